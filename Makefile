@@ -1,0 +1,121 @@
+# mhanw: the pipeline from notebooks to figures, macros and the paper PDF.
+# `make help` lists the targets.  Everything generated lands in build/,
+# figures/ and paper/generated/ (all ignored by git).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+.SUFFIXES:
+MAKEFLAGS += --no-builtin-rules
+
+## FIDELITY=quick|paper   sizes of every Monte Carlo run (default: paper)
+FIDELITY ?= paper
+ifeq ($(filter $(FIDELITY),quick paper),)
+$(error FIDELITY must be 'quick' or 'paper', got '$(FIDELITY)')
+endif
+PYTHON ?= python3
+VENV ?= .venv
+export VENV FIDELITY
+
+# Reproducibility: a fixed build date (the paper's announcement day), one BLAS
+# thread per process, caches under build/ instead of $HOME.
+export SOURCE_DATE_EPOCH := 1779321600
+export PYTHONHASHSEED := 0
+export OPENBLAS_NUM_THREADS := 1
+export OMP_NUM_THREADS := 1
+export MKL_NUM_THREADS := 1
+export MPLBACKEND := Agg
+CACHE := $(CURDIR)/build/cache
+export MPLCONFIGDIR := $(CACHE)/matplotlib
+export IPYTHONDIR := $(CACHE)/ipython
+export JUPYTER_CONFIG_DIR := $(CACHE)/jupyter/config
+export JUPYTER_DATA_DIR := $(CACHE)/jupyter/data
+export JUPYTER_RUNTIME_DIR := $(CACHE)/jupyter/runtime
+export JUPYTER_PLATFORM_DIRS := 1
+export XDG_CACHE_HOME := $(CACHE)/xdg
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+# Every target below is derived from the notebooks on disk, never from a list.
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+NAMES := $(patsubst notebooks/%.ipynb,%,$(NOTEBOOKS))
+MACROS := $(NAMES:%=paper/generated/%.tex)
+EXECUTED := $(NAMES:%=build/notebooks/%.ipynb)
+LIB := $(shell find src/mhanw -type f -not -path '*/__pycache__/*' -not -name '*.pyc' | sort)
+PAPER_SRC := paper/main.tex paper/refs.bib $(sort $(wildcard paper/sections/*.tex))
+PDF := build/paper/main.pdf
+VENV_STAMP := $(VENV)/.installed
+FIDELITY_STAMP := build/fidelity
+
+.PHONY: all help notebooks paper test test-fast clean distclean lock tex FORCE
+
+all: $(PDF) ## every figure, every number and the paper PDF (build/paper/main.pdf)
+
+notebooks: $(MACROS) ## execute every notebook (into build/notebooks/), figures and macros only
+
+paper: $(PDF) ## the paper PDF from the current macros and figures
+
+help: ## list the targets
+	@echo "usage: make [target] [FIDELITY=quick|paper] [-j2]"
+	@grep -hE '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([^:]+):.*## (.*)/  \1\t\2/' | expand -t 16
+	@echo "  build/notebooks/NN_slug.ipynb    one notebook (and its figures and macros)"
+	@echo "variables: FIDELITY=quick|paper (default paper), VENV=.venv, PYTHON=python3"
+
+# ---- the Python environment ------------------------------------------------
+$(VENV_STAMP): pyproject.toml requirements.lock
+	@echo "==> creating $(VENV) from pyproject.toml and requirements.lock"
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV) || { echo "*** '$(PYTHON) -m venv' failed; on Debian: apt-get install python3-venv" >&2; exit 1; }
+	$(VENV)/bin/python -m pip install --quiet --constraint requirements.lock --editable '.[test]'
+	touch $@
+
+lock: ## renew requirements.lock from a fresh resolution of pyproject.toml
+	rm -rf build/lockenv && $(PYTHON) -m venv build/lockenv
+	build/lockenv/bin/python -m pip install --quiet '.[test]'
+	build/lockenv/bin/python -m pip freeze --exclude mhanw | LC_ALL=C sort > requirements.lock
+	rm -rf build/lockenv
+
+# ---- TeX (Debian packages; installed here when we may) ---------------------
+TEX_PACKAGES := latexmk texlive-latex-base texlive-latex-recommended poppler-utils
+tex: ## make sure latexmk, pdflatex and pdftotext are there (installs them as root)
+	@if command -v latexmk >/dev/null && command -v pdflatex >/dev/null && command -v pdftotext >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; elif sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else echo "*** TeX is missing. Install it with:" >&2; \
+	     echo "    sudo apt-get update && sudo apt-get install -y --no-install-recommends $(TEX_PACKAGES)" >&2; exit 1; fi; \
+	command -v apt-get >/dev/null || { echo "*** TeX is missing and this is not a Debian system: install latexmk, pdflatex (TeX Live) and pdftotext (poppler)" >&2; exit 1; }; \
+	echo "==> installing TeX: $(TEX_PACKAGES)"; \
+	$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) >/dev/null
+
+# ---- notebooks -> figures/, paper/generated/, build/results/ ----------------
+# A notebook is re-run when it, the library, the environment or FIDELITY changes.
+$(FIDELITY_STAMP): FORCE
+	@mkdir -p $(@D); if [ "$$(cat $@ 2>/dev/null)" != "$(FIDELITY)" ]; then echo "$(FIDELITY)" > $@; fi
+
+build/notebooks/%.ipynb paper/generated/%.tex: notebooks/%.ipynb $(LIB) $(VENV_STAMP) $(FIDELITY_STAMP)
+	@scripts/run_notebook.sh $*
+
+# ---- the paper --------------------------------------------------------------
+$(PDF): $(PAPER_SRC) $(MACROS) | tex
+	@echo "==> paper: $@"
+	@mkdir -p $(@D)
+	@latexmk -pdf -silent -interaction=nonstopmode -halt-on-error -file-line-error \
+	  -cd -outdir=$(CURDIR)/build/paper paper/main.tex >build/paper/latexmk.log 2>&1 \
+	  || { echo "*** LaTeX failed; the first errors from build/paper/main.log:" >&2; \
+	       grep -m5 -A4 -E '^[^ ]*\.(tex|sty|cls):[0-9]+: |^! ' build/paper/main.log >&2 || tail -30 build/paper/latexmk.log >&2; exit 1; }
+	@echo "    $@ ($$(pdfinfo $@ 2>/dev/null | awk '/^Pages/{print $$2}') pages)"
+
+# ---- checks and housekeeping -----------------------------------------------
+test: $(VENV_STAMP) | tex ## run every test: library, notebooks (quick), pipeline end to end
+	$(VENV)/bin/python -m pytest
+
+test-fast: $(VENV_STAMP) ## the library tests only (seconds)
+	$(VENV)/bin/python -m pytest -m "not slow"
+
+clean: ## remove generated files (figures, macros, build/); keeps .venv and all sources
+	rm -rf build
+	find figures paper/generated -type f ! -name .gitkeep -delete
+
+distclean: clean ## clean, and remove .venv too
+	rm -rf $(VENV)
+
+FORCE:

@@ -1,0 +1,13 @@
+"""mhanw: the reproducible companion to *Multi-Head Attention as Ensemble
+Nadaraya-Watson Estimation* (E. Fokoue, arXiv 2605.20271, 2026).
+
+One module per idea of the paper; see ``DESIGN.md`` in the shared folder and
+the README for the theorem -> module -> notebook map.
+
+- :mod:`mhanw.nw`        kernels, the Nadaraya-Watson estimator, softmax attention (Thm 2.1)
+- :mod:`mhanw.locality`  effective sample size and the large-n limit of the exponential kernel (Thm 2.1)
+- :mod:`mhanw.figures`   one plotting style, deterministic saving
+- :mod:`mhanw.texout`    numbers and sympy expressions as LaTeX macros
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,109 @@
+"""Input checks shared by every public function of :mod:`mhanw`.
+
+Each helper raises :class:`ValueError` whose message starts with the name of the
+offending argument and says what was expected, so that a caller sees at once
+which of its inputs is wrong.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def as_float_array(value, name: str, *, ndim=None, allow_empty: bool = False) -> np.ndarray:
+    """Return ``value`` as a finite float64 array, or raise ``ValueError`` naming ``name``.
+
+    ``ndim`` is an int or a tuple of accepted numbers of dimensions.
+    """
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: expected an array of real numbers, got {type(value).__name__}") from exc
+    if ndim is not None:
+        accepted = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if arr.ndim not in accepted:
+            want = " or ".join(f"{k}-D" for k in accepted)
+            raise ValueError(f"{name}: expected a {want} array, got shape {arr.shape}")
+    if not allow_empty and arr.size == 0:
+        raise ValueError(f"{name}: expected a non-empty array, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: expected finite values, found NaN or inf")
+    return arr
+
+
+def positive_scalar(value, name: str) -> float:
+    """Return ``value`` as a float if it is a finite number > 0, else raise ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise ValueError(f"{name}: expected a positive real number, got {value!r}")
+    out = float(value)
+    if not np.isfinite(out) or out <= 0:
+        raise ValueError(f"{name}: expected a positive finite number, got {value!r}")
+    return out
+
+
+def positive_int(value, name: str, *, minimum: int = 1) -> int:
+    """Return ``value`` as an int if it is an integer >= ``minimum``, else raise ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def one_of(value, name: str, choices) -> str:
+    """Return ``value`` if it is one of ``choices``, else raise ``ValueError`` listing them."""
+    if value not in choices:
+        listed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name}: expected one of {listed}, got {value!r}")
+    return value
+
+
+def nonnegative_scalar(value, name: str) -> float:
+    """Return ``value`` as a float if it is a finite number >= 0, else raise ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise ValueError(f"{name}: expected a non-negative real number, got {value!r}")
+    out = float(value)
+    if not np.isfinite(out) or out < 0:
+        raise ValueError(f"{name}: expected a non-negative finite number, got {value!r}")
+    return out
+
+
+def real_scalar(value, name: str) -> float:
+    """Return ``value`` as a float if it is a finite real number, else raise ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise ValueError(f"{name}: expected a finite real number, got {value!r}")
+    out = float(value)
+    if not np.isfinite(out):
+        raise ValueError(f"{name}: expected a finite real number, got {value!r}")
+    return out
+
+
+def unit_interval(value, name: str) -> float:
+    """Return ``value`` as a float if it lies in ``[0, 1]``, else raise ``ValueError``."""
+    out = real_scalar(value, name)
+    if not 0.0 <= out <= 1.0:
+        raise ValueError(f"{name}: expected a number in [0, 1], got {value!r}")
+    return out
+
+
+def generator(value, name: str) -> np.random.Generator:
+    """Return ``value`` if it is a ``numpy.random.Generator``, else raise ``ValueError``."""
+    if not isinstance(value, np.random.Generator):
+        raise ValueError(f"{name}: expected a numpy.random.Generator, got {type(value).__name__}")
+    return value
+
+
+def as_seed_sequence(seed, name: str = "seed") -> np.random.SeedSequence:
+    """Return ``seed`` as a :class:`numpy.random.SeedSequence`.
+
+    Accepts a non-negative int, a sequence of them, or a SeedSequence (returned
+    as is, so that a spawned child keeps its place in the tree of streams).
+    """
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    try:
+        return np.random.SeedSequence(seed)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: expected a non-negative int or a numpy SeedSequence, got {seed!r}") from exc

@@ -1,0 +1,91 @@
+"""One plotting style for every figure, and deterministic saving.
+
+Every notebook calls :func:`use_style` once and saves each figure with
+:func:`save`, which writes ``<figures_dir>/<name>.pdf`` (for the paper) and
+``<name>.png`` (for reading the notebooks) without timestamps or software
+strings, so that two builds give byte-identical files.
+
+Sizes are in inches, for the paper's text width (:data:`TEXT_WIDTH`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+#: Text width of the companion paper (article, 1 in margins on A4/letter), inches.
+TEXT_WIDTH = 6.3
+#: Height of a one-row panel figure, inches.
+ROW_HEIGHT = 2.35
+#: Resolution of the PNG copies.
+PNG_DPI = 150
+
+_NAME = re.compile(r"^[0-9]{2}_[a-z0-9_]+$")
+
+
+def use_style() -> None:
+    """Set the companion's seaborn theme and matplotlib defaults (idempotent)."""
+    sns.set_theme(context="paper", style="whitegrid", palette="colorblind", font_scale=0.95)
+    plt.rcParams.update(
+        {
+            "figure.dpi": 110,
+            "figure.constrained_layout.use": True,
+            "axes.titlesize": 8.5,
+            "axes.labelsize": 8,
+            "legend.fontsize": 6.5,
+            "legend.frameon": False,
+            "xtick.labelsize": 7,
+            "ytick.labelsize": 7,
+            "lines.markersize": 4,
+            "errorbar.capsize": 2,
+            "pdf.fonttype": 42,
+            "svg.hashsalt": "mhanw",
+            "path.simplify": False,
+        }
+    )
+
+
+def panels(ncols: int, *, height: float = ROW_HEIGHT, width: float = TEXT_WIDTH, **kwargs):
+    """A one-row figure of ``ncols`` panels at the paper's width; returns ``(fig, axes)``."""
+    fig, axes = plt.subplots(1, ncols, figsize=(width, height), squeeze=False, **kwargs)
+    return fig, axes[0]
+
+
+def save(fig, name: str, figures_dir) -> list[Path]:
+    """Save ``fig`` as ``<figures_dir>/<name>.pdf`` and ``.png`` and close it.
+
+    ``name`` must look like ``NN_slug`` (two digits, lower case), the notebook's
+    name optionally followed by ``_panel``: the pipeline publishes only the
+    figures whose name starts with the notebook's.  Metadata that would change
+    from build to build (dates, software versions in PNG) is left out.
+    Returns the two paths.
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"name: expected 'NN_slug' (two digits, lower-case words), got {name!r}")
+    out = Path(figures_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    pdf, png = out / f"{name}.pdf", out / f"{name}.png"
+    fig.savefig(pdf, metadata={"CreationDate": None, "ModDate": None, "Creator": None})
+    fig.savefig(png, dpi=PNG_DPI, metadata={"Software": None})
+    plt.close(fig)
+    return [pdf, png]
+
+
+def errorbar(ax, x, mean, se, *, label=None, **kwargs):
+    """Points with +-1 standard-error bars (the Monte Carlo s.e. the caller computed)."""
+    kwargs.setdefault("marker", "o")
+    kwargs.setdefault("linestyle", "-")
+    return ax.errorbar(x, mean, yerr=se, label=label, **kwargs)
+
+
+__all__ = ["TEXT_WIDTH", "ROW_HEIGHT", "use_style", "panels", "save", "errorbar"]
+
+if os.environ.get("MPLBACKEND", "").lower() not in ("", "agg"):
+    matplotlib.use("Agg", force=True)

@@ -1,0 +1,132 @@
+"""How local is softmax attention?  Effective sample size and the large-n limit
+of the exponential-kernel estimator (Theorem 2.1, THEORY.md section 4 (c), (d)).
+
+Read as a Nadaraya-Watson estimator, attention with the kernel
+``exp(beta q.k)`` is *not* a local smoother:
+
+- with keys ``k_i ~ N(0, I_{d_k})`` the logits ``beta q.k_i`` are
+  ``N(0, beta^2 |q|^2)``, so the effective sample size
+  ``n_eff = (sum w_i)^2 / sum w_i^2`` is a fixed fraction
+  ``exp(-beta^2 |q|^2)`` of ``n`` (:func:`neff_fraction_given_query`); for
+  ``beta = 1/sqrt(d_k)`` and ``q ~ N(0, I)`` its mean is
+  ``(1 + 2/d_k)^(-d_k/2)`` (:func:`expected_neff_fraction`), which decreases to
+  ``exp(-1)`` and never to 0;
+- with ``beta`` fixed the estimate converges, as ``n`` grows, to the tilted mean
+  ``E[m(Z)], Z ~ N(beta q, I)`` rather than to ``m(q)``; for ``m = sin`` in one
+  dimension that is ``sin(beta q) exp(-1/2)`` (:func:`tilted_sine_limit`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import as_float_array, as_seed_sequence, positive_int, positive_scalar
+from .nw import attention_weights, softmax_attention
+
+
+def effective_sample_size(weights) -> np.ndarray:
+    """Kish's effective sample size of each row of normalised weights.
+
+    ``weights``: ``(m, n)``, non-negative rows summing to 1.  Returns ``(m,)``
+    with ``n_eff = 1 / sum_i w_i^2`` (between 1 and n).
+    """
+    w = as_float_array(weights, "weights", ndim=2)
+    if np.any(w < 0):
+        raise ValueError("weights: expected non-negative weights")
+    if not np.allclose(w.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+        raise ValueError("weights: expected every row to sum to 1")
+    return 1.0 / np.einsum("ij,ij->i", w, w)
+
+
+def attention_neff_fraction(queries, keys, scale=None) -> np.ndarray:
+    """``n_eff / n`` of softmax attention for each query, shape ``(m,)``."""
+    w = attention_weights(queries, keys, scale=scale)
+    return effective_sample_size(w) / w.shape[1]
+
+
+def neff_fraction_given_query(queries, scale=None) -> np.ndarray:
+    """Large-n limit of ``n_eff/n`` for Gaussian keys: ``exp(-scale^2 |q|^2)``, shape ``(m,)``.
+
+    ``scale`` defaults to ``1/sqrt(d_k)``, so the limit is ``exp(-|q|^2/d_k)``.
+    """
+    q = as_float_array(queries, "queries", ndim=2)
+    beta = 1.0 / np.sqrt(q.shape[1]) if scale is None else positive_scalar(scale, "scale")
+    return np.exp(-(beta**2) * (q * q).sum(axis=1))
+
+
+def expected_neff_fraction(d_k) -> np.ndarray:
+    """Mean of ``exp(-|q|^2/d_k)`` over ``q ~ N(0, I_{d_k})``: ``(1 + 2/d_k)^(-d_k/2)``."""
+    d = as_float_array(d_k, "d_k", ndim=(0, 1))
+    if np.any(d <= 0):
+        raise ValueError("d_k: expected positive dimensions")
+    return (1.0 + 2.0 / d) ** (-d / 2.0)
+
+
+def tilted_sine_limit(query: float = 1.0, beta: float = 1.0) -> float:
+    """Limit of the exp-kernel estimate of ``m = sin`` at ``query`` (d_k = 1): ``sin(beta q) e^{-1/2}``."""
+    q = float(as_float_array(query, "query", ndim=0))
+    b = positive_scalar(beta, "beta")
+    return float(np.sin(b * q) * np.exp(-0.5))
+
+
+def neff_by_dimension(dims, n_keys: int, n_queries: int, seed) -> dict:
+    """Monte Carlo ``n_eff/n`` of attention with Gaussian queries and keys, per ``d_k``.
+
+    For each ``d_k`` in ``dims``: ``n_queries`` queries ``q ~ N(0, I)`` and
+    ``n_keys`` keys ``k ~ N(0, I)``, default scale ``1/sqrt(d_k)``.  Streams
+    come from ``SeedSequence(seed)``, one child per dimension.
+
+    Returns a dict of arrays over ``dims``: ``"d_k"``; ``"mean"`` and ``"se"``
+    (over queries) of the measured fraction; ``"per_query"`` ``(len(dims),
+    n_queries)``; ``"predicted"`` ``(len(dims), n_queries)`` the per-query limit
+    ``exp(-|q|^2/d_k)``; ``"expected"`` the mean limit.
+    """
+    dims = [positive_int(d, "dims") for d in np.atleast_1d(dims)]
+    n_keys = positive_int(n_keys, "n_keys", minimum=2)
+    n_queries = positive_int(n_queries, "n_queries", minimum=2)
+    children = as_seed_sequence(seed).spawn(len(dims))
+    measured = np.empty((len(dims), n_queries))
+    predicted = np.empty_like(measured)
+    for i, (d, ss) in enumerate(zip(dims, children)):
+        rng = np.random.default_rng(ss)
+        q = rng.standard_normal((n_queries, d))
+        k = rng.standard_normal((n_keys, d))
+        measured[i] = attention_neff_fraction(q, k)
+        predicted[i] = neff_fraction_given_query(q)
+    return {
+        "d_k": np.array(dims),
+        "mean": measured.mean(axis=1),
+        "se": measured.std(axis=1, ddof=1) / np.sqrt(n_queries),
+        "per_query": measured,
+        "predicted": predicted,
+        "expected": expected_neff_fraction(np.array(dims, dtype=float)),
+    }
+
+
+def exp_kernel_sine_estimates(
+    sample_sizes, n_rep: int, seed, *, query: float = 1.0, beta: float = 1.0, sigma: float = 0.5
+) -> np.ndarray:
+    """Exp-kernel (attention) estimates of ``m = sin`` at ``query``, d_k = 1.
+
+    Replicate ``r`` draws one sample of ``max(sample_sizes)`` keys
+    ``X ~ N(0, 1)`` and responses ``Y = sin X + sigma * eps`` from the ``r``-th
+    child of ``SeedSequence(seed)``; the estimate at size ``n`` uses its first
+    ``n`` points, so the sizes are compared under common random numbers.
+
+    Returns ``(len(sample_sizes), n_rep)``.
+    """
+    sizes = [positive_int(n, "sample_sizes") for n in np.atleast_1d(sample_sizes)]
+    n_rep = positive_int(n_rep, "n_rep")
+    sigma = float(as_float_array(sigma, "sigma", ndim=0))
+    if sigma < 0:
+        raise ValueError(f"sigma: expected a non-negative noise level, got {sigma!r}")
+    b = positive_scalar(beta, "beta")
+    qv = np.array([[float(as_float_array(query, "query", ndim=0))]])
+    out = np.empty((len(sizes), n_rep))
+    for r, ss in enumerate(as_seed_sequence(seed).spawn(n_rep)):
+        rng = np.random.default_rng(ss)
+        x = rng.standard_normal((max(sizes), 1))
+        y = np.sin(x[:, 0]) + sigma * rng.standard_normal(max(sizes))
+        for i, n in enumerate(sizes):
+            out[i, r] = softmax_attention(qv, x[:n], y[:n], scale=b)[0]
+    return out

@@ -1,0 +1,33 @@
+"""Helpers for the notebook and pipeline tests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def notebook_meta(path: Path) -> dict:
+    return json.loads(path.read_text())["metadata"].get("mhanw", {})
+
+
+def tracked_files() -> list[str]:
+    """The files of the repository as a fresh clone has them (tracked and new, not ignored)."""
+    out = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    ).stdout
+    return [f for f in out.split("\0") if f and (ROOT / f).exists()]
+
+
+def fresh_copy(dest: Path) -> Path:
+    """Copy the repository's source files (no build products) to ``dest``, keeping mtimes."""
+    for rel in tracked_files():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, target)
+    return dest

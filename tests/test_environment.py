@@ -1,0 +1,27 @@
+"""pyproject.toml, requirements.lock and environment.yml agree on every pin."""
+
+import re
+import tomllib
+
+from nbtools import ROOT
+
+
+def pins(lines):
+    out = {}
+    for line in lines:
+        m = re.match(r"^\s*-?\s*\"?([A-Za-z0-9_.\-]+)==([^\s\"',]+)", line)
+        if m:
+            out[m.group(1).lower().replace("_", "-")] = m.group(2)
+    return out
+
+
+def test_direct_dependencies_are_pinned_and_agree():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    direct = project["dependencies"] + sum(project["optional-dependencies"].values(), [])
+    assert all("==" in d for d in direct), "every dependency in pyproject.toml must be pinned with =="
+    py = pins(f'"{d}"' for d in direct)
+    env = pins((ROOT / "environment.yml").read_text().splitlines())
+    lock = pins((ROOT / "requirements.lock").read_text().splitlines())
+    for name, version in py.items():
+        assert env.get(name) == version, f"environment.yml pins {name}=={env.get(name)}, pyproject.toml {version}"
+        assert lock.get(name) == version, f"requirements.lock pins {name}=={lock.get(name)}, pyproject.toml {version}"
