@@ -47,7 +47,7 @@ PDF := build/paper/main.pdf
 VENV_STAMP := $(VENV)/.installed
 FIDELITY_STAMP := build/fidelity
 
-.PHONY: all help notebooks paper test test-fast clean distclean lock tex FORCE
+.PHONY: all help notebooks paper test test-fast clean distclean lock tex
 
 all: $(PDF) ## every figure, every number and the paper PDF (build/paper/main.pdf)
 
@@ -63,6 +63,7 @@ help: ## list the targets
 
 # ---- the Python environment ------------------------------------------------
 $(VENV_STAMP): pyproject.toml requirements.lock
+	@scripts/ensure_tex.sh
 	@echo "==> creating $(VENV) from pyproject.toml and requirements.lock"
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV) || { echo "*** '$(PYTHON) -m venv' failed; on Debian: apt-get install python3-venv" >&2; exit 1; }
@@ -75,27 +76,24 @@ lock: ## renew requirements.lock from a fresh resolution of pyproject.toml
 	build/lockenv/bin/python -m pip freeze --exclude mhanw | LC_ALL=C sort > requirements.lock
 	rm -rf build/lockenv
 
-# ---- TeX (Debian packages; installed here when we may) ---------------------
-TEX_PACKAGES := latexmk texlive-latex-base texlive-latex-recommended poppler-utils
+# ---- TeX (Debian packages; installed by scripts/ensure_tex.sh when we may) --
+# Checked when the environment is first made (so a fresh machine fails early),
+# and again before the paper and the tests; never a prerequisite, so that an
+# up-to-date tree stays up to date for `make -q`.
 tex: ## make sure latexmk, pdflatex and pdftotext are there (installs them as root)
-	@if command -v latexmk >/dev/null && command -v pdflatex >/dev/null && command -v pdftotext >/dev/null; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ]; then sudo=""; elif sudo -n true 2>/dev/null; then sudo="sudo -n"; \
-	else echo "*** TeX is missing. Install it with:" >&2; \
-	     echo "    sudo apt-get update && sudo apt-get install -y --no-install-recommends $(TEX_PACKAGES)" >&2; exit 1; fi; \
-	command -v apt-get >/dev/null || { echo "*** TeX is missing and this is not a Debian system: install latexmk, pdflatex (TeX Live) and pdftotext (poppler)" >&2; exit 1; }; \
-	echo "==> installing TeX: $(TEX_PACKAGES)"; \
-	$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) >/dev/null
+	@scripts/ensure_tex.sh
 
 # ---- notebooks -> figures/, paper/generated/, build/results/ ----------------
 # A notebook is re-run when it, the library, the environment or FIDELITY changes.
-$(FIDELITY_STAMP): FORCE
-	@mkdir -p $(@D); if [ "$$(cat $@ 2>/dev/null)" != "$(FIDELITY)" ]; then echo "$(FIDELITY)" > $@; fi
+# The stamp is rewritten (at parse time) only when FIDELITY differs from the last build's.
+$(shell mkdir -p build && [ "$$(cat $(FIDELITY_STAMP) 2>/dev/null)" = "$(FIDELITY)" ] || echo "$(FIDELITY)" > $(FIDELITY_STAMP))
 
 build/notebooks/%.ipynb paper/generated/%.tex: notebooks/%.ipynb $(LIB) $(VENV_STAMP) $(FIDELITY_STAMP)
 	@scripts/run_notebook.sh $*
 
 # ---- the paper --------------------------------------------------------------
-$(PDF): $(PAPER_SRC) $(MACROS) | tex
+$(PDF): $(PAPER_SRC) $(MACROS)
+	@scripts/ensure_tex.sh
 	@echo "==> paper: $@"
 	@mkdir -p $(@D)
 	@latexmk -pdf -silent -interaction=nonstopmode -halt-on-error -file-line-error \
@@ -105,7 +103,8 @@ $(PDF): $(PAPER_SRC) $(MACROS) | tex
 	@echo "    $@ ($$(pdfinfo $@ 2>/dev/null | awk '/^Pages/{print $$2}') pages)"
 
 # ---- checks and housekeeping -----------------------------------------------
-test: $(VENV_STAMP) | tex ## run every test: library, notebooks (quick), pipeline end to end
+test: $(VENV_STAMP) ## run every test: library, notebooks (quick), pipeline end to end
+	@scripts/ensure_tex.sh
 	$(VENV)/bin/python -m pytest
 
 test-fast: $(VENV_STAMP) ## the library tests only (seconds)
@@ -118,4 +117,3 @@ clean: ## remove generated files (figures, macros, build/); keeps .venv and all 
 distclean: clean ## clean, and remove .venv too
 	rm -rf $(VENV)
 
-FORCE:
