@@ -1,0 +1,814 @@
+"""The optimal head size under a fixed budget ``D = H * d_k`` (Theorem 6.1).
+
+Theorem 6.1 of the paper states that, under a fixed budget ``D = H * d_k``, the
+risk ``MSE(H, d_k) = B(d_k)^2 + V(d_k)/H`` is minimised by a head dimension
+``d_k* ~ (log n)^(2/(4+d))`` and ``H* = floor(D/d_k*)`` heads.  The summaries of
+the paper never define ``d`` and disagree on the law, so this module does not
+hard-code one: a risk is an :class:`MSEModel` (a squared-bias law, a per-head
+variance law, a rule that combines the heads, and constants), and everything
+else -- the first-order condition (FOC), its closed form, its leading order,
+the real root, the integer minimiser, the local growth exponent -- is derived
+from the model by sympy and evaluated numerically in log space.
+
+Notation (THEORY.md section 10).  ``k = d_k`` is the head dimension, ``n`` the
+sample size, ``D`` the budget and ``H = D/k`` the number of heads.  In a law,
+``c_B`` is the constant of the **squared** bias and ``c_V`` the variance
+constant (THEORY's convention).  The Python arguments ``c_bias`` and ``c_var``
+of the numerical functions are the bias constant and the variance constant
+(the issue's convention): they scale the model's constants,
+``c_B -> c_B * c_bias**2`` and ``c_V -> c_V * c_var``.  The built-in models have
+``c_B = c_V = 1``, so ``c_B = c_bias**2`` and ``c_V = c_var``; for M1 the risk is
+the issue's ``c_bias**2 / k**2 + c_var * k**(k/2 + 1) / (n * budget)``, and
+THEORY's sensitivity grid ``(c_B, c_V) = (10, 1)`` is ``c_bias = sqrt(10)``.
+
+The built-in models (``model("M1")`` or ``MSEModel.named("M1")``), each with
+squared bias ``c_B/k^2`` (bandwidth ``h = k^(-1/2)``, bias ``O(h^2)``):
+
+- ``M1`` variance ``c_V k^(k/2)/n``, heads averaged: ``k* ~ 2 ln n / ln ln n``
+  (leading order ``exp(W(2 Lambda))``, ``Lambda = ln(2 c_B n D / c_V)``);
+- ``M2`` variance ``c_V exp(kappa k^((4+d)/2))/n``, one head: ``k* ~ (ln n/kappa)^(2/(4+d))``;
+- ``M3`` variance ``c_V k^(d/2)/ln n``, one head: ``k* = (4 c_B ln n/(c_V d))^(2/(4+d))``;
+- ``M4a`` variance ``c_V k^(d/2)/n``, one head: ``k* = (4 c_B n/(c_V d))^(2/(4+d))``;
+- ``M4b`` variance ``c_V k^(d/2)/n``, heads averaged: ``k* = (4 c_B n D/(c_V (d+2)))^(2/(d+6))``;
+- ``M5`` variance ``c_V exp(c k)/n``, heads averaged: ``k* = ln(nD)/c - O(ln ln n)``.
+
+(``M4`` is an alias of ``M4a``.)  The combination rules: ``"avg"`` averages
+``H = D/k`` uncorrelated heads, ``MSE = B^2 + V/H``; ``"sum"`` adds them,
+``MSE = B^2 + H V``; ``"none"`` is a single head, ``MSE = B^2 + V``.  A law may
+also use ``H`` itself, which is replaced by ``D/k`` (for example a correlated
+average ``V (rho + (1 - rho)/H)`` with ``combination="none"``).
+
+Extending a proof: ``model(bias_law="c_B/k**4", variance_law="c_V*k**(k/2)/n")``
+builds a new model from strings (parsed by sympy with a whitelist of names,
+:data:`ALLOWED_NAMES`), and ``model("M1", variance_law=...)`` swaps one
+ingredient of a built-in model; every function below accepts such a model
+where it accepts a name.
+
+Integer minimiser and ``H``.  :func:`optimal_head_dim` minimises the model's
+risk over ``k = 1..budget`` with the continuous ``H = budget/k`` in the risk (the
+relaxation that THEORY and the paper use), and :func:`n_heads` reports
+``H* = floor(budget/k*)``, so ``H* k*`` may fall short of the budget by less than
+``k*``; :func:`solve_head_size` reports that remainder.  With
+``divisors_only=True`` the search is restricted to divisors of ``budget``, so
+that ``H = budget/k`` is an integer and the budget is used exactly.
+
+Numerics.  M1's variance term ``k^(k/2)`` overflows a double near ``k = 256``,
+so the risk is evaluated as ``log MSE = logaddexp(log B^2, log(V term))`` with
+both logarithms expanded symbolically, and the real root is found by
+``scipy.optimize.brentq`` on the log-FOC ``log(d(V term)/dk) - log(-d(B^2)/dk)``,
+which is dimensionless and free of overflow.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import io
+import math
+import numbers
+import tokenize
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import sympy as sp
+from scipy.optimize import brentq
+from sympy.parsing.sympy_parser import auto_number, convert_xor, parse_expr
+
+from ._validate import as_float_array, one_of, positive_int, positive_scalar
+
+__all__ = [
+    "ALLOWED_NAMES",
+    "BUILTIN_MODELS",
+    "COMBINATIONS",
+    "DEFAULT_CONSTANTS",
+    "DEFAULT_N_VALUES",
+    "PRINTED_LAW",
+    "HeadSize",
+    "MSEModel",
+    "SYMBOLS",
+    "fit_power_law",
+    "implied_d",
+    "local_slope",
+    "log_mse",
+    "model",
+    "n_heads",
+    "optimal_head_dim",
+    "parse_law",
+    "real_root",
+    "sample_size_for_head_dim",
+    "scaling_table",
+    "solve_head_size",
+]
+
+# --------------------------------------------------------------------------
+# Symbols, the parser's whitelist
+# --------------------------------------------------------------------------
+
+#: The symbols a law may use.  ``k`` is d_k, ``n`` the sample size, ``D`` the
+#: budget, ``H`` the number of heads (replaced by ``D/k``); the others are
+#: constants with the defaults of :data:`DEFAULT_CONSTANTS`.
+SYMBOLS: dict[str, sp.Symbol] = {
+    "k": sp.Symbol("k", positive=True),
+    "n": sp.Symbol("n", positive=True),
+    "D": sp.Symbol("D", positive=True),
+    "H": sp.Symbol("H", positive=True),
+    "c_B": sp.Symbol("c_B", positive=True),
+    "c_V": sp.Symbol("c_V", positive=True),
+    "d": sp.Symbol("d", positive=True),
+    "kappa": sp.Symbol("kappa", positive=True),
+    "c": sp.Symbol("c", positive=True),
+    "s": sp.Symbol("s", positive=True),
+    "rho": sp.Symbol("rho", nonnegative=True),
+}
+k_, n_, D_, H_ = (SYMBOLS[name] for name in ("k", "n", "D", "H"))
+
+#: Default values of the constants (THEORY.md 10 (ii): c_B = c_V = 1, d = 1,
+#: kappa = 1, c = 1; ``s`` is a smoothness, ``rho`` a between-head correlation).
+DEFAULT_CONSTANTS: dict[str, float] = {
+    "c_B": 1.0, "c_V": 1.0, "d": 1.0, "kappa": 1.0, "c": 1.0, "s": 2.0, "rho": 0.0,
+}
+
+_FUNCTIONS = {
+    "log": sp.log, "ln": sp.log, "exp": sp.exp, "sqrt": sp.sqrt,
+    "LambertW": sp.LambertW, "pi": sp.pi, "E": sp.E,
+}
+
+#: Every name a law string may contain.
+ALLOWED_NAMES: tuple[str, ...] = tuple(SYMBOLS) + tuple(_FUNCTIONS)
+
+_ALLOWED_OPS = {"+", "-", "*", "/", "**", "^", "(", ")"}
+
+#: The law printed in the summaries, ``(log n)^(2/(4+d))``.
+PRINTED_LAW = sp.log(n_) ** (2 / (4 + SYMBOLS["d"]))
+
+COMBINATIONS = ("avg", "sum", "none")
+
+#: The grid of THEORY.md 10 (ii).
+DEFAULT_N_VALUES = tuple(10.0**e for e in range(2, 13, 2))
+
+#: Dominant terms of the log-FOC are judged at this head dimension.
+_K_LARGE = 1e30
+
+# --------------------------------------------------------------------------
+# Parsing and checking laws
+# --------------------------------------------------------------------------
+
+
+def _canonical(expr: sp.Expr, name: str) -> sp.Expr:
+    """Replace symbols by the canonical ones of :data:`SYMBOLS` (matched by name)."""
+    unknown = sorted(s.name for s in expr.free_symbols if s.name not in SYMBOLS)
+    if unknown:
+        raise ValueError(
+            f"{name}: unknown symbol(s) {', '.join(unknown)}; "
+            f"allowed names are {', '.join(ALLOWED_NAMES)}"
+        )
+    return expr.xreplace({s: SYMBOLS[s.name] for s in expr.free_symbols})
+
+
+def parse_law(text, name: str = "law") -> sp.Expr:
+    """Parse a law (a string, a number or a sympy expression) into a sympy expression.
+
+    The string may use the names of :data:`ALLOWED_NAMES`, numbers, ``+ - * /``,
+    ``**`` or ``^`` and parentheses, nothing else (no attribute access, no
+    commas, no other function).  ``H`` is replaced by ``D/k``.  The law must
+    depend on ``k`` and be finite and positive at ``k = 2, n = 1000, D = 512``
+    with the default constants.  Every failure raises ``ValueError`` whose
+    message starts with ``name``.
+    """
+    expr = _parse_expression(text, name)
+    if expr.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+        raise ValueError(f"{name}: the law {text!r} is not finite (it evaluates to {expr})")
+    if k_ not in expr.free_symbols:
+        raise ValueError(f"{name}: the law {expr} does not depend on k (= d_k)")
+    point = {**{SYMBOLS[c]: v for c, v in DEFAULT_CONSTANTS.items()}, k_: 2, n_: 1000, D_: 512}
+    try:
+        value = complex(expr.evalf(subs=point))
+    except (TypeError, ValueError, ZeroDivisionError) as exc:
+        raise ValueError(f"{name}: the law {expr} has no numeric value at {_fmt_point(point)}") from exc
+    if not (math.isfinite(value.real) and abs(value.imag) <= 1e-12 * max(1.0, abs(value.real)) and value.real > 0):
+        raise ValueError(
+            f"{name}: expected a positive finite law, got {expr} = {value:.6g} at {_fmt_point(point)}"
+        )
+    return expr
+
+
+def _parse_expression(text, name: str) -> sp.Expr:
+    """A string, number or sympy expression as a canonical sympy expression, ``H -> D/k``."""
+    if isinstance(text, sp.Basic):
+        if not isinstance(text, sp.Expr):
+            raise ValueError(f"{name}: expected a sympy expression, got {type(text).__name__}")
+        expr = _canonical(text, name)
+    elif isinstance(text, numbers.Real) and not isinstance(text, bool):
+        expr = sp.Float(text)
+    elif isinstance(text, str):
+        expr = _parse_string(text, name)
+    else:
+        raise ValueError(f"{name}: expected a string or a sympy expression, got {type(text).__name__}")
+    return expr.xreplace({H_: D_ / k_})
+
+
+def _fmt_point(point) -> str:
+    return ", ".join(f"{s}={v:g}" for s, v in point.items() if s in (k_, n_, D_))
+
+
+def _parse_string(text: str, name: str) -> sp.Expr:
+    if not text.strip():
+        raise ValueError(f"{name}: expected an expression in k, got an empty string")
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError) as exc:
+        raise ValueError(f"{name}: could not parse {text!r} (unbalanced parentheses?)") from exc
+    for tok in tokens:
+        if tok.type == tokenize.NAME and tok.string not in ALLOWED_NAMES:
+            raise ValueError(
+                f"{name}: unknown name {tok.string!r} in {text!r}; allowed names are {', '.join(ALLOWED_NAMES)}"
+            )
+        if tok.type == tokenize.OP and tok.string not in _ALLOWED_OPS:
+            raise ValueError(f"{name}: operator {tok.string!r} is not allowed in {text!r}")
+        if tok.type not in (tokenize.NAME, tokenize.OP, tokenize.NUMBER, tokenize.NEWLINE,
+                            tokenize.NL, tokenize.ENDMARKER):
+            raise ValueError(f"{name}: unexpected {tok.string!r} in {text!r}")
+    global_dict = {"__builtins__": {}, "Integer": sp.Integer, "Float": sp.Float,
+                   "Rational": sp.Rational, **_FUNCTIONS}
+    try:
+        expr = parse_expr(text, local_dict=dict(SYMBOLS), global_dict=global_dict,
+                          transformations=(auto_number, convert_xor), evaluate=True)
+    except Exception as exc:  # noqa: BLE001 - any parser failure becomes one clear message
+        raise ValueError(f"{name}: could not parse {text!r}: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(expr, sp.Expr):
+        raise ValueError(f"{name}: {text!r} is not an expression")
+    return expr
+
+
+def _check_constants(constants, name: str = "constants") -> dict[str, float]:
+    if constants is None:
+        return {}
+    if not hasattr(constants, "items"):
+        raise ValueError(f"{name}: expected a mapping from constant names to numbers, got {constants!r}")
+    out = {}
+    for key, value in dict(constants).items():
+        one_of(key, f"{name}", tuple(DEFAULT_CONSTANTS))
+        if key == "rho":
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
+                raise ValueError(f"{name}: expected rho in [0, 1], got {value!r}")
+            out[key] = float(value)
+        else:
+            out[key] = positive_scalar(value, f"{name}[{key!r}]")
+    return out
+
+
+# --------------------------------------------------------------------------
+# The model
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MSEModel:
+    """A risk model for one head size ``k = d_k`` under the budget ``D = H k``.
+
+    Fields (strings are parsed with :func:`parse_law`):
+
+    - ``name``: a label.
+    - ``bias_law``: the squared bias ``B(k)^2`` (must depend on ``k``).
+    - ``variance_law``: the variance ``V(k, n)`` of one head (must depend on ``k``).
+    - ``combination``: ``"avg"`` (``B^2 + V/H``, uncorrelated heads averaged),
+      ``"sum"`` (``B^2 + H V``, uncorrelated heads added; the bias law is then
+      that of the additive ensemble, the reader's to supply) or ``"none"``
+      (``B^2 + V``, a single head), with ``H = D/k``.
+    - ``constants``: values of the constants (``c_B, c_V, d, kappa, c, s, rho``),
+      a mapping; missing ones take :data:`DEFAULT_CONSTANTS`.  Stored as a
+      sorted tuple of pairs so that the model is hashable.
+    - ``asymptotics``: extra asymptotic formulas for ``k*``, ``{label: expr in n, D}``.
+    - ``description``: the assumptions, in words.
+
+    Derived attributes (sympy, computed once): :attr:`mse`, :attr:`foc`,
+    :attr:`log_foc`, :attr:`log_scale`, :attr:`closed_form`,
+    :attr:`leading_order`, :attr:`asymptotic_formulas`,
+    :attr:`local_slope_expr`.
+    """
+
+    name: str
+    bias_law: sp.Expr
+    variance_law: sp.Expr
+    combination: str = "avg"
+    constants: tuple = ()
+    asymptotics: tuple = ()
+    description: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name: expected a non-empty string, got {self.name!r}")
+        object.__setattr__(self, "bias_law", parse_law(self.bias_law, "bias_law"))
+        object.__setattr__(self, "variance_law", parse_law(self.variance_law, "variance_law"))
+        one_of(self.combination, "combination", COMBINATIONS)
+        consts = dict(self.constants) if not hasattr(self.constants, "items") else self.constants
+        merged = {**DEFAULT_CONSTANTS, **_check_constants(consts)}
+        object.__setattr__(self, "constants", tuple(sorted(merged.items())))
+        asym = dict(self.asymptotics) if not hasattr(self.asymptotics, "items") else self.asymptotics
+        checked = []
+        for label, expr in asym.items():
+            e = _parse_expression(expr, f"asymptotics[{label!r}]")
+            if k_ in e.free_symbols:
+                raise ValueError(f"asymptotics[{label!r}]: a formula for k* must not contain k, got {e}")
+            checked.append((str(label), e))
+        object.__setattr__(self, "asymptotics", tuple(checked))
+
+    # -- construction ------------------------------------------------------
+
+    @classmethod
+    def named(cls, name: str) -> MSEModel:
+        """The built-in model ``name`` (one of :data:`BUILTIN_MODELS` or ``"M4"``)."""
+        return _named(one_of(name, "model", tuple(_BUILTIN_SPECS) + ("M4",)))
+
+    def replace(self, **changes) -> MSEModel:
+        """A copy with some fields changed (laws may be strings); constants are merged."""
+        if "constants" in changes and changes["constants"] is not None:
+            changes["constants"] = {**dict(self.constants), **_check_constants(changes["constants"])}
+        return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    @property
+    def constant_values(self) -> dict[str, float]:
+        """The constants as a dict."""
+        return dict(self.constants)
+
+    # -- sympy derivations -------------------------------------------------
+
+    @cached_property
+    def variance_term(self) -> sp.Expr:
+        """The variance part of the risk after combining ``H = D/k`` heads."""
+        factor = {"avg": k_ / D_, "sum": D_ / k_, "none": sp.Integer(1)}[self.combination]
+        return self.variance_law * factor
+
+    @cached_property
+    def mse(self) -> sp.Expr:
+        """The risk ``B(k)^2 + (variance term)`` as a sympy expression in ``k, n, D``."""
+        return self.bias_law + self.variance_term
+
+    @cached_property
+    def foc(self) -> sp.Expr:
+        """The first-order condition ``d MSE / dk`` (``= 0`` at the optimum)."""
+        return sp.diff(self.mse, k_)
+
+    @cached_property
+    def log_foc(self) -> sp.Expr:
+        """The FOC in logs: ``log(d(V term)/dk) - log(-d(B^2)/dk)``, ``= 0`` at the optimum.
+
+        It is negative where the risk decreases and positive where it
+        increases, assuming the squared bias decreases and the variance term
+        increases in ``k``.  Written as ``G(k) - Lambda`` with
+        :attr:`log_scale` ``= Lambda`` free of ``k``.
+        """
+        dv = sp.factor_terms(sp.diff(self.variance_term, k_))
+        db = sp.factor_terms(-sp.diff(self.bias_law, k_))
+        expr = sp.expand_log(sp.log(dv), force=True) - sp.expand_log(sp.log(db), force=True)
+        return sp.expand(expr)
+
+    @cached_property
+    def _split(self) -> tuple[sp.Expr, sp.Expr]:
+        with_k, without_k = [], []
+        for term in sp.Add.make_args(self.log_foc):
+            (with_k if k_ in term.free_symbols else without_k).append(term)
+        scale = sp.powsimp(sp.together(sp.expand_power_exp(sp.exp(-sp.Add(*without_k)))), force=True)
+        return sp.Add(*with_k), scale
+
+    @property
+    def foc_lhs(self) -> sp.Expr:
+        """``G(k)``, the ``k``-dependent side of the log-FOC ``G(k) = Lambda``."""
+        return self._split[0]
+
+    @property
+    def log_scale(self) -> sp.Expr:
+        """``Lambda``, the ``k``-free side of the log-FOC (for M1, ``log(2 c_B n D / c_V)``)."""
+        return sp.log(self._split[1])
+
+    @cached_property
+    def closed_form(self) -> sp.Expr | None:
+        """``k*`` in closed form when the log-FOC is linear in ``log k``, else ``None``.
+
+        This covers every power-law model (M3, M4a, M4b); sympy's ``solve`` is
+        not called on transcendental FOCs such as M1's, where it does not return.
+        """
+        u = sp.Symbol("u", real=True)
+        g = sp.expand(sp.expand_log(self.foc_lhs.subs(k_, sp.exp(u)), force=True))
+        if not g.is_polynomial(u) or sp.degree(g, u) != 1:
+            return None
+        # g1 log k + g0 = Lambda  =>  k = (exp(Lambda) exp(-g0))^(1/g1)
+        g0, g1 = g.coeff(u, 0), g.coeff(u, 1)
+        base = self._split[1]
+        if g0 != 0:
+            base = sp.powsimp(base * sp.expand_power_exp(sp.exp(-g0)), force=True)
+        return base ** sp.together(1 / g1)
+
+    @cached_property
+    def dominant_term(self) -> sp.Expr:
+        """The terms of ``G(k)`` that dominate as ``k -> oo`` (judged at ``k = 1e30``)."""
+        terms = sp.Add.make_args(sp.expand(self.foc_lhs))
+        subs = {SYMBOLS[c]: v for c, v in self.constants}
+        sizes = []
+        for term in terms:
+            try:
+                size = abs(float(sp.N(term.xreplace(subs).xreplace({k_: sp.Float(_K_LARGE)}))))
+            except (TypeError, ValueError, OverflowError):
+                size = math.inf
+            sizes.append(size if math.isfinite(size) else math.inf)
+        top = max(sizes)
+        keep = [t for t, s in zip(terms, sizes) if s == math.inf or (top < math.inf and s >= 1e-3 * top)]
+        return sp.Add(*keep)
+
+    @cached_property
+    def leading_order(self) -> sp.Expr | None:
+        """Leading order of ``k*``: ``solve(dominant term = Lambda, k)``, or ``None``.
+
+        For M1 the dominant term is ``k log(k)/2`` and sympy returns the Lambert
+        form ``exp(W(2 Lambda))`` (``= 2 Lambda / W(2 Lambda)``).  For models
+        with a closed form this is the closed form.
+        """
+        if self.closed_form is not None:
+            return self.closed_form
+        lam = sp.Symbol("Lambda", positive=True)
+        sol = _solve_dominant(self.dominant_term, lam)
+        return None if sol is None else sol.xreplace({lam: self.log_scale})
+
+    @cached_property
+    def asymptotic_formulas(self) -> dict[str, sp.Expr]:
+        """Every formula for ``k*`` known for this model: ``closed_form`` or
+        ``leading_order`` (derived), then the model's own ``asymptotics``."""
+        out = {}
+        if self.closed_form is not None:
+            out["closed_form"] = self.closed_form
+        elif self.leading_order is not None:
+            out["leading_order"] = self.leading_order
+        out.update(dict(self.asymptotics))
+        return out
+
+    @cached_property
+    def local_slope_expr(self) -> sp.Expr:
+        """``d ln k* / d ln ln n`` along the real root, by implicit differentiation
+        of the log-FOC: ``-(n ln n / k) (dF/dn) / (dF/dk)``."""
+        f = self.log_foc
+        return -(n_ * sp.log(n_) / k_) * sp.diff(f, n_) / sp.diff(f, k_)
+
+    def __str__(self) -> str:
+        return f"{self.name}: MSE = {self.mse}"
+
+
+def _solve_dominant(term: sp.Expr, lam: sp.Symbol) -> sp.Expr | None:
+    """Solve ``term(k) = lam`` for ``k > 0``.
+
+    The two shapes of the built-in models are solved directly (sympy's
+    ``solve`` gives the same answers, but takes about a second for the Lambert
+    case): ``a k^p = lam`` gives ``k = (lam/a)^(1/p)``, and ``a k^p log k = lam``
+    gives, with ``w = p log k``, ``w e^w = p lam / a``, so
+    ``k = exp(W(p lam / a) / p)``.  Anything else goes to ``sympy.solve``;
+    ``None`` when it finds no unique solution.
+    """
+    a, rest = term.as_independent(k_, as_Add=False)
+    factors = sp.Mul.make_args(rest)
+    logs = [f for f in factors if f == sp.log(k_)]
+    powers = [f for f in factors if f != sp.log(k_)]
+    power = sp.Mul(*powers)
+    p = None
+    if power == k_:
+        p = sp.Integer(1)
+    else:
+        power = sp.powsimp(power)
+        if power.is_Pow and power.base == k_ and k_ not in power.exp.free_symbols:
+            p = power.exp
+    if p is not None and len(logs) == 0:
+        return (lam / a) ** sp.together(1 / p)
+    if p is not None and len(logs) == 1:
+        return sp.exp(sp.LambertW(p * lam / a) / p)
+    try:
+        sols = sp.solve(sp.Eq(term, lam), k_, check=False, simplify=False)
+    except (NotImplementedError, ValueError):
+        return None
+    sols = [s for s in sols if s.is_positive is not False]
+    return sols[0] if len(sols) == 1 else None
+
+
+# --------------------------------------------------------------------------
+# Built-in models (THEORY.md section 10)
+# --------------------------------------------------------------------------
+
+_cB, _cV, _d, _kappa, _c = (SYMBOLS[s] for s in ("c_B", "c_V", "d", "kappa", "c"))
+
+_BUILTIN_SPECS = {
+    "M1": dict(
+        bias_law=_cB / k_**2, variance_law=_cV * k_ ** (k_ / 2) / n_, combination="avg",
+        asymptotics={"log_ratio": 2 * sp.log(n_) / sp.log(sp.log(n_))},
+        description=("The summaries' own ingredients: bandwidth h = k^(-1/2), squared bias "
+                     "c_B h^4 = c_B/k^2, per-head NW variance c_V/(n h^k) = c_V k^(k/2)/n "
+                     "as in Lemma 4.1, H = D/k uncorrelated heads averaged."),
+    ),
+    "M2": dict(
+        bias_law=_cB / k_**2, variance_law=_cV * sp.exp(_kappa * k_ ** ((4 + _d) / 2)) / n_,
+        combination="none",
+        asymptotics={"law": (sp.log(n_) / _kappa) ** (2 / (4 + _d)), "printed": PRINTED_LAW},
+        description=("A variance exp(kappa k^((4+d)/2))/n chosen to give the printed law; "
+                     "no derivation from NW theory is known; no 1/H."),
+    ),
+    "M3": dict(
+        bias_law=_cB / k_**2, variance_law=_cV * k_ ** (_d / 2) / sp.log(n_), combination="none",
+        asymptotics={"printed": PRINTED_LAW},
+        description=("Standard NW trade-off with h = k^(-1/2) in d dimensions, n replaced by "
+                     "an effective sample size ln n; no 1/H."),
+    ),
+    "M4a": dict(
+        bias_law=_cB / k_**2, variance_law=_cV * k_ ** (_d / 2) / n_, combination="none",
+        asymptotics={"printed": PRINTED_LAW},
+        description="Standard NW trade-off with h = k^(-1/2) in fixed dimension d; no 1/H.",
+    ),
+    "M4b": dict(
+        bias_law=_cB / k_**2, variance_law=_cV * k_ ** (_d / 2) / n_, combination="avg",
+        asymptotics={"printed": PRINTED_LAW},
+        description="Standard NW trade-off in fixed dimension d, H = D/k heads averaged.",
+    ),
+    "M5": dict(
+        bias_law=_cB / k_**2, variance_law=_cV * sp.exp(_c * k_) / n_, combination="avg",
+        asymptotics={"log_n": sp.log(n_ * D_) / _c},
+        description=("Fixed bandwidth h_0 < 1 in k dimensions, c = ln(1/h_0): variance "
+                     "c_V h_0^(-k)/n = c_V exp(c k)/n, H = D/k heads averaged."),
+    ),
+}
+
+#: Names of the built-in models, in THEORY's order.
+BUILTIN_MODELS: tuple[str, ...] = tuple(_BUILTIN_SPECS)
+
+
+@functools.lru_cache(maxsize=None)
+def _named(name: str) -> MSEModel:
+    key = "M4a" if name == "M4" else name
+    return MSEModel(name=key, **_BUILTIN_SPECS[key])
+
+
+def model(spec=None, *, bias_law=None, variance_law=None, combination=None, constants=None,
+          name=None) -> MSEModel:
+    """Resolve a model: a built-in name, an :class:`MSEModel`, or laws given as strings.
+
+    ``model("M1")``; ``model(bias_law="c_B/k**2", variance_law="c_V*k**(d/2)/n",
+    combination="none")`` (default combination ``"avg"``); ``model("M1",
+    variance_law="c_V*exp(k)/n")`` swaps one ingredient of a built-in model;
+    ``constants={"d": 2}`` overrides constants.  This is the entry point for a
+    notebook parameter.
+    """
+    if spec is None:
+        if bias_law is None or variance_law is None:
+            raise ValueError("model: expected a model name, an MSEModel, or both bias_law and variance_law")
+        return MSEModel(name=name or "custom", bias_law=bias_law, variance_law=variance_law,
+                        combination=combination or "avg", constants=constants or {})
+    if isinstance(spec, MSEModel):
+        base = spec
+    elif isinstance(spec, str):
+        base = MSEModel.named(spec)
+    else:
+        raise ValueError(f"model: expected a model name or an MSEModel, got {type(spec).__name__}")
+    if all(v is None for v in (bias_law, variance_law, combination, constants, name)):
+        return base
+    changed_law = bias_law is not None or variance_law is not None or combination is not None
+    return base.replace(
+        name=name or (f"{base.name}*" if changed_law else base.name),
+        bias_law=bias_law, variance_law=variance_law, combination=combination,
+        constants=constants,
+        # a law changed by the reader invalidates the built-in asymptotic formulas
+        asymptotics=() if changed_law else None,
+    )
+
+
+# --------------------------------------------------------------------------
+# Numerics
+# --------------------------------------------------------------------------
+
+
+class _Compiled:
+    """Lambdified log-space functions of one model at fixed constants."""
+
+    def __init__(self, m: MSEModel, consts: tuple):
+        subs = {SYMBOLS[c]: v for c, v in consts}
+        mods = ["numpy", "scipy"]
+
+        def lam(expr, args=(k_, n_, D_)):
+            return sp.lambdify(args, expr.xreplace(subs), modules=mods)
+
+        self.log_bias = lam(sp.expand_log(sp.log(m.bias_law), force=True))
+        self.log_var = lam(sp.expand_log(sp.log(m.variance_term), force=True))
+        self.log_foc = lam(m.log_foc)
+        self.model = m
+        self.subs = subs
+
+    @cached_property
+    def slope(self):
+        return sp.lambdify((k_, n_, D_), self.model.local_slope_expr.xreplace(self.subs), modules=["numpy"])
+
+    @cached_property
+    def asymptotics(self):
+        return {label: sp.lambdify((n_, D_), expr.xreplace(self.subs), modules=["numpy", "scipy"])
+                for label, expr in self.model.asymptotic_formulas.items()}
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(m: MSEModel, consts: tuple) -> _Compiled:
+    return _Compiled(m, consts)
+
+
+def _resolve(spec, c_bias, c_var) -> tuple[MSEModel, _Compiled]:
+    if isinstance(spec, str):
+        m = MSEModel.named(spec)
+    elif isinstance(spec, MSEModel):
+        m = spec
+    else:
+        raise ValueError(f"model: expected a model name or an MSEModel, got {type(spec).__name__}")
+    c_bias = positive_scalar(c_bias, "c_bias")
+    c_var = positive_scalar(c_var, "c_var")
+    consts = dict(m.constants)
+    consts.update(c_B=consts["c_B"] * c_bias**2, c_V=consts["c_V"] * c_var)
+    return m, _compiled(m, tuple(sorted(consts.items())))
+
+
+def _sample_size(n, name: str = "n") -> float:
+    value = positive_scalar(n, name)
+    if value <= 1:
+        raise ValueError(f"{name}: expected a sample size > 1, got {n!r}")
+    return value
+
+
+def _eval(f, *args):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        out = f(*args)
+    return np.real(np.asarray(out, dtype=complex)) if np.iscomplexobj(out) else np.asarray(out, dtype=float)
+
+
+def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
+    """``log MSE`` of the model at head dimensions ``d_k`` (array-like, > 0), without overflow."""
+    m, comp = _resolve(model, c_bias, c_var)
+    n = _sample_size(n)
+    budget = positive_int(budget, "budget")
+    k = np.asarray(d_k, dtype=float)
+    if np.any(~np.isfinite(k)) or np.any(k <= 0):
+        raise ValueError("d_k: expected positive finite head dimensions")
+    lb = np.broadcast_to(_eval(comp.log_bias, k, n, budget), k.shape)
+    lv = np.broadcast_to(_eval(comp.log_var, k, n, budget), k.shape)
+    with np.errstate(invalid="ignore"):
+        out = np.logaddexp(lb, lv)
+    return np.where(np.isnan(out), np.inf, out)
+
+
+def _candidates(budget: int, divisors_only: bool) -> np.ndarray:
+    ks = np.arange(1, budget + 1)
+    return ks[budget % ks == 0] if divisors_only else ks
+
+
+def optimal_head_dim(n, budget, model="M1", c_bias=1.0, c_var=1.0, *, divisors_only=False) -> int:
+    """The integer ``d_k`` in ``1..budget`` that minimises the model's risk (Theorem 6.1).
+
+    The risk uses ``H = budget / d_k`` as a real number (the relaxation of
+    THEORY and the paper); the number of heads is then ``n_heads(d_k, budget)
+    = floor(budget / d_k)``.  With ``divisors_only=True`` only divisors of
+    ``budget`` are candidates, so that ``H`` is exact.  Ties go to the smaller
+    ``d_k``.  For M1 the risk is ``c_bias**2/k**2 + c_var*k**(k/2+1)/(n*budget)``.
+    """
+    return solve_head_size(n, budget, model, c_bias, c_var, divisors_only=divisors_only).d_k
+
+
+def n_heads(d_k, budget) -> int:
+    """``H = floor(budget / d_k)``, the number of heads of size ``d_k`` that fit in the budget."""
+    d_k = positive_int(d_k, "d_k")
+    budget = positive_int(budget, "budget")
+    if d_k > budget:
+        raise ValueError(f"d_k: expected at most budget = {budget}, got {d_k}")
+    return budget // d_k
+
+
+@dataclass(frozen=True)
+class HeadSize:
+    """The solution at one ``(n, budget)``: integer and real minimiser, heads, risk."""
+
+    model: str
+    n: float
+    budget: int
+    d_k: int  #: integer argmin over the candidates
+    n_heads: int  #: floor(budget / d_k)
+    unused_budget: int  #: budget - n_heads * d_k
+    d_k_real: float  #: the real root of the FOC (unconstrained; NaN if none)
+    log_mse: float  #: log MSE at d_k
+
+
+def solve_head_size(n, budget, model="M1", c_bias=1.0, c_var=1.0, *, divisors_only=False) -> HeadSize:
+    """Integer minimiser, heads and real root of the model at ``(n, budget)``."""
+    m, comp = _resolve(model, c_bias, c_var)
+    n = _sample_size(n)
+    budget = positive_int(budget, "budget")
+    ks = _candidates(budget, bool(divisors_only))
+    values = log_mse(ks, n, budget, m, c_bias, c_var)
+    if not np.any(np.isfinite(values)):
+        raise ValueError(f"model: the risk of {m.name} is not finite at any d_k in 1..{budget}")
+    best = int(ks[int(np.argmin(values))])
+    h = budget // best
+    return HeadSize(model=m.name, n=n, budget=budget, d_k=best, n_heads=h,
+                    unused_budget=budget - h * best,
+                    d_k_real=real_root(n, budget, m, c_bias, c_var),
+                    log_mse=float(values[int(np.argmin(values))]))
+
+
+_ROOT_GRID = np.geomspace(1e-3, 1e9, 601)
+
+
+def real_root(n, budget, model="M1", c_bias=1.0, c_var=1.0) -> float:
+    """The real minimiser of the risk: the first root of the log-FOC where it
+    changes sign from - to + on ``k`` in ``[1e-3, 1e9]`` (brentq, ``xtol = 1e-14``).
+
+    Not constrained to ``1..budget``; NaN when there is no such root.
+    """
+    m, comp = _resolve(model, c_bias, c_var)
+    n = _sample_size(n)
+    budget = positive_int(budget, "budget")
+
+    def f(k):
+        return float(_eval(comp.log_foc, k, n, budget))
+
+    vals = _eval(comp.log_foc, _ROOT_GRID, n, budget) * np.ones_like(_ROOT_GRID)
+    for i in range(len(_ROOT_GRID) - 1):
+        a, b = vals[i], vals[i + 1]
+        if np.isfinite(a) and np.isfinite(b) and a < 0 <= b:
+            if b == 0:
+                return float(_ROOT_GRID[i + 1])
+            return float(brentq(f, _ROOT_GRID[i], _ROOT_GRID[i + 1], xtol=1e-14, rtol=4 * np.finfo(float).eps,
+                                maxiter=500))
+    return math.nan
+
+
+def local_slope(n, budget, model="M1", c_bias=1.0, c_var=1.0) -> float:
+    """``d ln k* / d ln ln n`` at the real root: the local exponent ``p`` of
+    ``k* ~ (ln n)^p``.  Constant (``= 2/(4+d)``) exactly when the law is a power of ``ln n``."""
+    m, comp = _resolve(model, c_bias, c_var)
+    return _slope_at(comp, real_root(n, budget, m, c_bias, c_var), float(n), budget)
+
+
+def _slope_at(comp: _Compiled, k: float, n: float, budget: int) -> float:
+    if not math.isfinite(k):
+        return math.nan
+    return float(_eval(comp.slope, k, n, budget))
+
+
+def sample_size_for_head_dim(d_k, budget, model="M1", c_bias=1.0, c_var=1.0) -> float:
+    """``log10 n`` at which the real root equals ``d_k`` (brentq on ``log10 n`` in
+    ``(0, 300]``); NaN if no such ``n`` below ``1e300``.  Returned in ``log10`` because
+    the answer can be astronomically large (M1, ``d_k = 64``)."""
+    m, comp = _resolve(model, c_bias, c_var)
+    k = positive_scalar(d_k, "d_k")
+    budget = positive_int(budget, "budget")
+
+    def f(x):
+        return float(_eval(comp.log_foc, k, 10.0**x, budget))
+
+    lo, hi = 1e-9, 300.0
+    flo, fhi = f(lo), f(hi)
+    if not (np.isfinite(flo) and np.isfinite(fhi)) or flo * fhi > 0:
+        return math.nan
+    return float(brentq(f, lo, hi, xtol=1e-12))
+
+
+def fit_power_law(n_values, d_k_values) -> tuple[float, float]:
+    """Least-squares fit of ``d_k = A (ln n)^p`` in logs; returns ``(A, p)``."""
+    n = as_float_array(n_values, "n_values", ndim=1)
+    kk = as_float_array(d_k_values, "d_k_values", ndim=1)
+    if n.shape != kk.shape or n.size < 2:
+        raise ValueError(f"d_k_values: expected the shape of n_values {n.shape} (at least 2), got {kk.shape}")
+    if np.any(n <= 1) or np.any(kk <= 0):
+        raise ValueError("n_values: expected n > 1 and d_k_values > 0")
+    x, y = np.log(np.log(n)), np.log(kk)
+    p, log_a = np.polyfit(x, y, 1)
+    return float(np.exp(log_a)), float(p)
+
+
+def implied_d(p) -> float:
+    """The ``d`` of the printed law ``(log n)^(2/(4+d))`` that a fitted exponent ``p`` implies: ``2/p - 4``."""
+    p = positive_scalar(p, "p")
+    return 2.0 / p - 4.0
+
+
+def scaling_table(models=BUILTIN_MODELS, n_values=DEFAULT_N_VALUES, budget=512, c_bias=1.0, c_var=1.0,
+                  *, divisors_only=False) -> list[dict]:
+    """One row per (model, n): the integer argmin ``d_k``, ``n_heads = floor(budget/d_k)``,
+    the real root ``d_k_real``, the local slope, and for every asymptotic formula
+    ``f`` of the model its value ``asym_f`` and the ratios ``ratio_f = d_k / f`` and
+    ``ratio_real_f = d_k_real / f``.  ``pandas.DataFrame(rows)`` makes a table."""
+    budget = positive_int(budget, "budget")
+    if isinstance(models, (str, MSEModel)):
+        models = (models,)
+    rows = []
+    for spec in models:
+        m, comp = _resolve(spec, c_bias, c_var)
+        for n in n_values:
+            n = _sample_size(n, "n_values")
+            sol = solve_head_size(n, budget, m, c_bias, c_var, divisors_only=divisors_only)
+            row = {"model": m.name, "n": n, "budget": budget, "d_k": sol.d_k, "n_heads": sol.n_heads,
+                   "unused_budget": sol.unused_budget, "d_k_real": sol.d_k_real,
+                   "local_slope": _slope_at(comp, sol.d_k_real, n, budget)}
+            for label, f in comp.asymptotics.items():
+                value = float(_eval(f, n, budget))
+                row[f"asym_{label}"] = value
+                row[f"ratio_{label}"] = sol.d_k / value
+                row[f"ratio_real_{label}"] = sol.d_k_real / value
+            rows.append(row)
+    return rows

@@ -1,0 +1,369 @@
+"""Uniform, geometric, Fibonacci and optimal head weights (Theorem 7.1).
+
+Theorem 7.1 of the paper says that when heads are ordered by quality,
+structured non-uniform weights (geometric, Fibonacci) can beat the uniform
+average, especially when head quality is heterogeneous.  The companion checks
+this exactly, without Monte Carlo, on an error second-moment matrix ``M``
+(``M[j, j'] = E int (m_j - m)(m_j' - m) dp_X``), for which the integrated MSE
+of the combination ``sum_j a_j m_j`` is the quadratic form ``a' M a``
+(THEORY.md section 11).
+
+Conventions.  Heads are indexed ``j = 1..H`` (array index ``j - 1``) and ordered
+by quality, best first: ``M[0, 0] <= ... <= M[H-1, H-1]``.  Every structured
+weighting therefore puts its largest weight on index 0.
+
+- :func:`uniform_weights`, :func:`geometric_weights`, :func:`fibonacci_weights`
+  and :func:`structured_weights` (by name): fixed weights, summing to 1,
+  non-increasing.
+- :func:`affine_oracle_weights`: ``M^{-1} 1 / (1' M^{-1} 1)``, the minimiser of
+  ``a' M a`` subject to ``sum a = 1`` (weights may be negative).
+- :func:`simplex_oracle_weights`: the minimiser subject to ``a >= 0`` and
+  ``sum a = 1`` (a small quadratic program, solved exactly by an active set).
+- :func:`mse`: the exact ``a' M a`` of any weights.
+- :func:`graded_error_matrix`: the equicorrelated graded error model of
+  THEORY.md section 11(a), ``M_jj = v_j = kappa^((j-1)/(H-1))``,
+  ``M_jj' = rho sqrt(v_j v_j')``.
+- :func:`heterogeneity_threshold`: the heterogeneity ``kappa*`` of that model at
+  which geometric (or any given fixed) weights start to beat uniform ones.
+
+Matrices are never inverted explicitly: the oracles use a Cholesky
+factorisation (:func:`scipy.linalg.cho_factor`), which also checks that ``M``
+is positive definite.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy import linalg, optimize
+
+from ._validate import as_float_array, one_of, positive_int, positive_scalar
+
+#: Default ratio of geometric weights: the golden-ratio conjugate 1/phi = (sqrt(5) - 1)/2.
+GOLDEN_Q = (np.sqrt(5.0) - 1.0) / 2.0
+
+#: Names accepted by :func:`structured_weights`.
+SCHEMES = ("uniform", "geometric", "fibonacci")
+
+#: Relative tolerance of the symmetry check of ``M``.
+SYMMETRY_RTOL = 1e-10
+
+#: Relative tolerance (to max_j M_jj) of the KKT check of :func:`simplex_oracle_weights`.
+KKT_RTOL = 1e-12
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _ratio(q, name: str = "q") -> float:
+    """Return ``q`` as a float in the open interval (0, 1), else raise ``ValueError``."""
+    if isinstance(q, bool) or not isinstance(q, (numbers.Real, np.floating, np.integer)):
+        raise ValueError(f"{name}: expected a real number in (0, 1), got {q!r}")
+    out = float(q)
+    if not (0.0 < out < 1.0):
+        raise ValueError(f"{name}: expected a real number in the open interval (0, 1), got {q!r}")
+    return out
+
+
+def _real(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise ValueError(f"{name}: expected a real number, got {value!r}")
+    out = float(value)
+    if not np.isfinite(out):
+        raise ValueError(f"{name}: expected a finite real number, got {value!r}")
+    return out
+
+
+def _symmetric_matrix(M, name: str = "M") -> np.ndarray:
+    """Return ``M`` as a square, symmetric float array (exactly symmetrised)."""
+    arr = as_float_array(M, name, ndim=2)
+    if arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"{name}: expected a square (H, H) matrix, got shape {arr.shape}")
+    scale = float(np.max(np.abs(arr)))
+    if np.max(np.abs(arr - arr.T)) > SYMMETRY_RTOL * scale:
+        raise ValueError(
+            f"{name}: expected a symmetric matrix, got max |M - M'| = {np.max(np.abs(arr - arr.T)):.3g}"
+        )
+    return 0.5 * (arr + arr.T)
+
+
+def _cholesky(M: np.ndarray, name: str = "M"):
+    try:
+        return linalg.cho_factor(M, lower=False, check_finite=False)
+    except linalg.LinAlgError as exc:
+        raise ValueError(f"{name}: expected a positive definite matrix (Cholesky factorisation failed)") from exc
+
+
+def _weights(weights, n_heads: int | None = None, name: str = "weights") -> np.ndarray:
+    a = as_float_array(weights, name, ndim=1)
+    if n_heads is not None and a.shape[0] != n_heads:
+        raise ValueError(f"{name}: expected {n_heads} weights (one per head), got {a.shape[0]}")
+    return a
+
+
+# --------------------------------------------------------------------------- fixed weights
+
+
+def uniform_weights(n_heads: int) -> np.ndarray:
+    """Uniform weights ``a_j = 1/H``, shape ``(n_heads,)``."""
+    H = positive_int(n_heads, "n_heads")
+    return np.full(H, 1.0 / H)
+
+
+def geometric_weights(n_heads: int, q: float = GOLDEN_Q) -> np.ndarray:
+    """Geometric weights ``a_j = (1 - q) q^(j-1) / (1 - q^H)``, ``j = 1..H``, shape ``(n_heads,)``.
+
+    The largest weight is on the best head (index 0); the weights sum to 1 and
+    strictly decrease.  ``q`` must lie in the open interval (0, 1); the default
+    is the golden-ratio conjugate :data:`GOLDEN_Q` ``= 0.618...``.
+    """
+    H = positive_int(n_heads, "n_heads")
+    q = _ratio(q, "q")
+    log_q = np.log(q)
+    j = np.arange(H, dtype=np.float64)
+    # (1 - q) / (1 - q^H), computed without cancellation for q close to 1.
+    scale = np.expm1(log_q) / np.expm1(H * log_q)
+    return scale * np.exp(j * log_q)
+
+
+def fibonacci_weights(n_heads: int) -> np.ndarray:
+    """Fibonacci weights ``a_j = F_{H+1-j} / (F_1 + ... + F_H)``, shape ``(n_heads,)``.
+
+    ``F_1 = F_2 = 1``; the best head (index 0) gets ``F_H``, the worst gets
+    ``F_1``.  This definition is the companion's assumption (THEORY.md
+    section 11); for large ``H`` the weights are asymptotically geometric with
+    ratio ``1/phi``.  For ``H = 2`` they are uniform.  Each weight is the
+    correctly rounded value of an exact integer ratio.
+    """
+    H = positive_int(n_heads, "n_heads")
+    fib = [1, 1]
+    while len(fib) < H:
+        fib.append(fib[-1] + fib[-2])
+    fib = fib[:H]
+    total = sum(fib)  # = F_{H+2} - 1
+    return np.array([f / total for f in reversed(fib)], dtype=np.float64)
+
+
+def structured_weights(scheme: str, n_heads: int, *, q: float = GOLDEN_Q) -> np.ndarray:
+    """Fixed weights by name: ``"uniform"``, ``"geometric"`` (ratio ``q``) or ``"fibonacci"``."""
+    one_of(scheme, "scheme", SCHEMES)
+    if scheme == "uniform":
+        return uniform_weights(n_heads)
+    if scheme == "geometric":
+        return geometric_weights(n_heads, q)
+    return fibonacci_weights(n_heads)
+
+
+# --------------------------------------------------------------------------- MSE and oracles
+
+
+def mse(weights, M) -> float:
+    """Exact integrated MSE ``a' M a`` of the combination with weights ``a``.
+
+    ``weights``: ``(H,)``, any real weights (the sum is not constrained);
+    ``M``: ``(H, H)`` symmetric error second-moment matrix.  Positive
+    definiteness is not required here (an estimated ``M`` may be singular).
+    """
+    M = _symmetric_matrix(M, "M")
+    a = _weights(weights, M.shape[0])
+    return float(a @ M @ a)
+
+
+def affine_oracle_weights(M) -> np.ndarray:
+    """Affine oracle ``a* = M^{-1} 1 / (1' M^{-1} 1)``, shape ``(H,)``.
+
+    The unique minimiser of ``a' M a`` subject to ``sum a = 1``; its MSE is
+    ``1 / (1' M^{-1} 1)``.  Weights may be negative.  ``M`` must be square,
+    symmetric and positive definite; it is factorised (Cholesky), never
+    inverted.
+    """
+    M = _symmetric_matrix(M, "M")
+    factor = _cholesky(M, "M")
+    x = linalg.cho_solve(factor, np.ones(M.shape[0]), check_finite=False)
+    return x / x.sum()
+
+
+def _restricted_oracle(M: np.ndarray, support: np.ndarray) -> np.ndarray:
+    """Affine oracle of ``M[support, support]``, embedded in a length-H vector."""
+    sub = M[np.ix_(support, support)]
+    x = linalg.cho_solve(_cholesky(sub, "M"), np.ones(support.size), check_finite=False)
+    a = np.zeros(M.shape[0])
+    a[support] = x / x.sum()
+    return a
+
+
+def simplex_oracle_weights(M, *, max_iter: int | None = None) -> np.ndarray:
+    """Simplex oracle: the minimiser of ``a' M a`` subject to ``a >= 0``, ``sum a = 1``.
+
+    ``M`` must be square, symmetric and positive definite; the minimiser is
+    then unique.  Method (exact up to rounding):
+
+    1. With ``M = R' R`` (Cholesky), solve the non-negative least-squares
+       problem ``min_{b >= 0} |R b - R^{-T} 1|^2 = b' M b - 2 1'b + const``
+       (:func:`scipy.optimize.nnls`, Lawson-Hanson active set).  Its KKT
+       conditions make ``a = b / sum(b)`` the simplex minimiser.
+    2. Polish on the support ``S`` of ``b``: ``a_S`` is the affine oracle of
+       ``M[S, S]`` (one Cholesky solve), which is exact when ``S`` is right.
+    3. Verify the KKT conditions of the simplex problem, ``(M a)_j = a'Ma`` on
+       ``S`` and ``(M a)_j >= a'Ma`` off ``S``, and repair the support with
+       primal active-set steps (add the most violating head; step back to the
+       boundary and drop a head when a weight turns negative) until they hold.
+
+    The KKT check allows a violation of ``KKT_RTOL * max_j M_jj``.  On small,
+    well-conditioned ``H`` the result agrees with an exhaustive search over
+    supports to about 1e-15 (tested to 1e-10).
+    """
+    M = _symmetric_matrix(M, "M")
+    H = M.shape[0]
+    R, _ = _cholesky(M, "M")
+    R = np.triu(R)
+    y = linalg.solve_triangular(R, np.ones(H), trans="T", lower=False, check_finite=False)
+    b, _ = optimize.nnls(R, y)
+    if not np.any(b > 0):  # cannot happen for positive definite M; start at the best vertex
+        b = np.zeros(H)
+        b[int(np.argmin(np.diag(M)))] = 1.0
+    support = np.flatnonzero(b > 0)
+    current = np.zeros(H)
+    current[support] = b[support] / b[support].sum()
+
+    max_iter = 10 * H + 10 if max_iter is None else positive_int(max_iter, "max_iter")
+    diag_scale = float(np.max(np.diag(M)))
+    added = -1
+    for _ in range(max_iter):
+        candidate = _restricted_oracle(M, support)
+        drop = support[candidate[support] <= 0.0]
+        if drop.size:
+            # Primal active-set step: move from the feasible `current` towards
+            # `candidate` until the first weight reaches zero, then drop it.
+            cur, cand = current[drop], candidate[drop]
+            steps = np.where(cur > 0.0, cur / np.maximum(cur - cand, np.finfo(float).tiny), 0.0)
+            k = int(np.argmin(steps))
+            t = float(np.clip(steps[k], 0.0, 1.0))
+            if drop[k] == added and t == 0.0:
+                # The head just added cannot enter: its KKT violation was rounding.
+                return current
+            current = current + t * (candidate - current)
+            current[drop[k]] = 0.0
+            current = np.maximum(current, 0.0)
+            current = current / current.sum()
+            support = np.flatnonzero(current > 0)
+            added = -1
+            continue
+        current = candidate
+        grad = M @ current
+        lam = float(current @ grad)
+        outside = np.setdiff1d(np.arange(H), support)
+        if outside.size == 0:
+            return current
+        slack = grad[outside] - lam
+        worst = int(np.argmin(slack))
+        if slack[worst] >= -KKT_RTOL * diag_scale:
+            return current
+        added = int(outside[worst])
+        support = np.union1d(support, [added])
+    raise RuntimeError("simplex_oracle_weights: the active-set refinement did not converge")
+
+
+# --------------------------------------------------------------------------- error model
+
+
+def graded_error_matrix(n_heads: int, kappa: float, rho: float) -> np.ndarray:
+    """Equicorrelated graded error model of THEORY.md section 11(a), shape ``(H, H)``.
+
+    ``M_jj = v_j = kappa^((j-1)/(H-1))`` (head 1 has MSE 1, head H has MSE
+    ``kappa``; ``v_1 = 1`` when ``H = 1``) and ``M_jj' = rho sqrt(v_j v_j')``.
+    ``kappa >= 1`` keeps the heads ordered by quality, best first; ``rho`` must
+    lie in ``(-1/(H-1), 1)``, where ``M`` is positive definite.
+    """
+    H = positive_int(n_heads, "n_heads")
+    kappa = positive_scalar(kappa, "kappa")
+    if kappa < 1.0:
+        raise ValueError(f"kappa: expected a number >= 1 (heads ordered best first), got {kappa!r}")
+    rho = _real(rho, "rho")
+    lower = -1.0 / (H - 1) if H > 1 else -np.inf
+    if not (lower < rho < 1.0):
+        raise ValueError(f"rho: expected a correlation in ({lower:.6g}, 1) for {H} heads, got {rho!r}")
+    t = np.arange(H, dtype=np.float64) / (H - 1) if H > 1 else np.zeros(1)
+    sd = np.exp(0.5 * t * np.log(kappa))
+    M = rho * np.outer(sd, sd)
+    np.fill_diagonal(M, sd * sd)
+    return M
+
+
+def heterogeneity_threshold(
+    n_heads: int,
+    rho: float,
+    q: float | None = None,
+    *,
+    weights=None,
+    kappa_max: float = 1e6,
+    n_scan: int = 256,
+) -> float:
+    """Heterogeneity ``kappa*`` above which geometric weights beat uniform ones.
+
+    In the graded error model (:func:`graded_error_matrix`) let
+    ``g(kappa) = mse(a, M(kappa)) - mse(uniform, M(kappa))``, with ``a`` the
+    geometric weights of ratio ``q`` (default :data:`GOLDEN_Q`), or any fixed
+    ``weights`` of length ``n_heads`` (e.g. :func:`fibonacci_weights`).  At
+    ``kappa = 1`` the heads are exchangeable and uniform weights are the affine
+    oracle, so ``g(1) > 0`` unless ``a`` is uniform.  ``kappa*`` is the first
+    sign change of ``g`` in ``[1, kappa_max]``: ``ln kappa`` is scanned on
+    ``n_scan`` points and the root refined by :func:`scipy.optimize.brentq` on
+    ``ln kappa`` (to machine precision).
+
+    Raises ``ValueError`` naming ``kappa_max`` when ``a`` does not beat uniform
+    anywhere in ``[1, kappa_max]``, and naming ``weights`` (or ``q``) when ``a``
+    is the uniform weighting itself (then ``g = 0`` and there is no crossover).
+    """
+    H = positive_int(n_heads, "n_heads", minimum=2)
+    rho = _real(rho, "rho")
+    graded_error_matrix(H, 1.0, rho)  # validates rho for this H
+    kappa_max = positive_scalar(kappa_max, "kappa_max")
+    if kappa_max <= 1.0:
+        raise ValueError(f"kappa_max: expected a number > 1, got {kappa_max!r}")
+    n_scan = positive_int(n_scan, "n_scan", minimum=2)
+    if weights is not None and q is not None:
+        raise ValueError("q: give either q (geometric weights) or weights, not both")
+    if weights is None:
+        a = geometric_weights(H, GOLDEN_Q if q is None else q)
+        label = "geometric weights"
+        name = "q"
+    else:
+        a = _weights(weights, H)
+        label = "weights"
+        name = "weights"
+    u = uniform_weights(H)
+
+    # In the model, a' M a = sum_jj' a_j a_j' R_jj' s_j s_j' with s_j = kappa^(t_j/2):
+    # evaluate the difference for many kappa at once.
+    t = np.arange(H, dtype=np.float64) / (H - 1)
+    corr = np.full((H, H), rho)
+    np.fill_diagonal(corr, 1.0)
+    coef = corr * (np.outer(a, a) - np.outer(u, u))
+    scale = corr * np.outer(u, u)
+
+    def gap(log_kappa):
+        s = np.exp(0.5 * np.multiply.outer(np.atleast_1d(log_kappa), t))  # (m, H)
+        diff = np.einsum("mi,ij,mj->m", s, coef, s)
+        ref = np.einsum("mi,ij,mj->m", s, scale, s)
+        return diff, ref
+
+    grid = np.linspace(0.0, np.log(kappa_max), n_scan)
+    diff, ref = gap(grid)
+    zero_tol = 1e-12 * ref
+    if abs(diff[0]) <= zero_tol[0]:
+        raise ValueError(f"{name}: {label} equal uniform ones at kappa = 1; there is no crossover")
+    if diff[0] < 0:  # cannot happen in the model: uniform is the affine oracle at kappa = 1
+        raise ValueError(f"{name}: {label} already beat uniform ones at kappa = 1")
+    below = np.flatnonzero(diff < -zero_tol)
+    if below.size == 0:
+        raise ValueError(
+            f"kappa_max: {label} do not beat uniform ones anywhere in [1, {kappa_max:g}] "
+            f"(n_heads={H}, rho={rho:g}); no crossover in the bracket"
+        )
+    k = int(below[0])
+    i = int(np.flatnonzero(diff[:k] > 0)[-1])  # last scan point where uniform still wins
+    lo, hi = grid[i], grid[k]
+    root = optimize.brentq(lambda x: float(gap(x)[0][0]), lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    return float(np.exp(root))
