@@ -67,12 +67,12 @@ $(VENV_STAMP): pyproject.toml requirements.lock
 	@echo "==> creating $(VENV) from pyproject.toml and requirements.lock"
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV) || { echo "*** '$(PYTHON) -m venv' failed; on Debian: apt-get install python3-venv" >&2; exit 1; }
-	$(VENV)/bin/python -m pip install --quiet --constraint requirements.lock --editable '.[test]'
+	$(VENV)/bin/python -m pip install -qq --constraint requirements.lock --editable '.[test]'
 	touch $@
 
 lock: ## renew requirements.lock from a fresh resolution of pyproject.toml
 	rm -rf build/lockenv && $(PYTHON) -m venv build/lockenv
-	build/lockenv/bin/python -m pip install --quiet '.[test]'
+	build/lockenv/bin/python -m pip install -qq '.[test]'
 	build/lockenv/bin/python -m pip freeze --exclude mhanw | LC_ALL=C sort > requirements.lock
 	rm -rf build/lockenv
 
