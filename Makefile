@@ -62,12 +62,13 @@ help: ## list the targets
 	@echo "variables: FIDELITY=quick|paper (default paper), VENV=.venv, PYTHON=python3"
 
 # ---- the Python environment ------------------------------------------------
-$(VENV_STAMP): pyproject.toml requirements.lock
+$(VENV_STAMP): pyproject.toml requirements.lock requirements-nodeps.txt
 	@scripts/ensure_tex.sh
 	@echo "==> creating $(VENV) from pyproject.toml and requirements.lock"
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV) || { echo "*** '$(PYTHON) -m venv' failed; on Debian: apt-get install python3-venv" >&2; exit 1; }
 	$(VENV)/bin/python -m pip install -qq --constraint requirements.lock --editable '.[test]'
+	$(VENV)/bin/python -m pip install -qq --no-deps -r requirements-nodeps.txt
 	touch $@
 
 lock: ## renew requirements.lock from a fresh resolution of pyproject.toml

@@ -25,3 +25,11 @@ def test_direct_dependencies_are_pinned_and_agree():
     for name, version in py.items():
         assert env.get(name) == version, f"environment.yml pins {name}=={env.get(name)}, pyproject.toml {version}"
         assert lock.get(name) == version, f"requirements.lock pins {name}=={lock.get(name)}, pyproject.toml {version}"
+
+
+def test_no_deps_packages_are_pinned_and_installed_by_every_route():
+    lines = [l for l in (ROOT / "requirements-nodeps.txt").read_text().splitlines() if l and not l.startswith("#")]
+    assert lines and all("==" in l for l in lines)
+    assert "--no-deps -r requirements-nodeps.txt" in (ROOT / "Makefile").read_text()
+    assert "--no-deps -r requirements-nodeps.txt" in (ROOT / "postBuild").read_text()
+    assert "postBuild" in (ROOT / "environment.yml").read_text()

