@@ -6,6 +6,13 @@ the README for the theorem -> module -> notebook map.
 
 - :mod:`mhanw.nw`        kernels, the Nadaraya-Watson estimator, softmax attention (Thm 2.1)
 - :mod:`mhanw.locality`  effective sample size and the large-n limit of the exponential kernel (Thm 2.1)
+- :mod:`mhanw.data`      reference data-generating processes and regression functions
+- :mod:`mhanw.heads`     head families, head outputs, combination rules, integrated MSE (Sec. 3-5)
+- :mod:`mhanw.decomposition` bias-variance-covariance decomposition (Thm 3.1)
+- :mod:`mhanw.diversity` principal angles, cross-Gram matrices, HDI, Lemma 4.1 (Sec. 4)
+- :mod:`mhanw.sweep`     seeded, parallel sweeps with common random numbers
+- :mod:`mhanw.scaling`   sympy MSE models and the optimal head size (Thm 6.1)
+- :mod:`mhanw.weighting` uniform, geometric, Fibonacci and oracle head weights (Thm 7.1)
 - :mod:`mhanw.pretrained` offline weights and a numpy encoder of all-MiniLM-L6-v2 (beyond the paper)
 - :mod:`mhanw.figures`   one plotting style, deterministic saving
 - :mod:`mhanw.texout`    numbers and sympy expressions as LaTeX macros

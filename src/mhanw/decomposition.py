@@ -1,0 +1,229 @@
+"""Monte Carlo bias-variance-covariance decomposition of a weighted ensemble (Thm 3.1).
+
+For head estimates ``m_j(x)`` over replicates of ``D_n`` and weights ``a``,
+with ``B_j`` the bias, ``C`` the covariance matrix of the heads (``V_j = C_jj``)
+and ``S = sum_j a_j`` (THEORY.md, Section 5):
+
+    MSE(x) = E (sum_j a_j m_j(x) - m(x))^2
+           = (sum_j a_j B_j + (S - 1) m(x))^2 + sum_j a_j^2 V_j + sum_{j != j'} a_j a_j' C_jj'
+
+With ``S = 1`` the first term is the paper's ``(sum_j a_j B_j)^2``; otherwise
+the paper's term is wrong and the corrected one holds.  With empirical moments
+over ``R`` replicates (``ddof = 0``) the identity is exact to rounding; with
+``ddof = 1`` it is off by ``O(1/R)``.
+
+The same moments give Breiman's quantities (THEORY.md, Section 12):
+``Vbar = mean_j V_j``, ``Cbar = mean_{j != j'} C_jj'``, ``rho_bar = Cbar / Vbar``
+and, for uniform weights, ``Var(avg) = Vbar (rho_bar + (1 - rho_bar)/H)``.
+
+The rule ``"sum"`` of :mod:`mhanw.heads`, ``Ybar + sum_j (m_j - Ybar)``, is the
+weighted ensemble of ``H + 1`` "heads" ``(m_1, ..., m_H, Ybar)`` with weights
+``(1, ..., 1, 1 - H)``, which sum to 1; decompose it that way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validate import as_float_array
+
+__all__ = ["BVCDecomposition", "bias_variance_covariance", "covariance_with_se"]
+
+#: ``|sum(weights) - 1|`` up to which the weights count as convex-normalised.
+WEIGHT_SUM_TOL = 1e-12
+
+FORMULAS = {
+    "sum_to_one": "(sum_j a_j B_j)^2 + sum_j a_j^2 V_j + sum_{j!=j'} a_j a_j' C_jj' (Thm 3.1 as printed; sum a = 1)",
+    "corrected": "(sum_j a_j B_j + (sum_j a_j - 1) m(x))^2 + sum_j a_j^2 V_j + sum_{j!=j'} a_j a_j' C_jj' "
+                 "(THEORY.md Section 5; sum a != 1)",
+}
+
+
+@dataclass(frozen=True)
+class BVCDecomposition:
+    """Terms of Thm 3.1 from empirical moments (``ddof = 0``).
+
+    Each term has shape ``()`` for estimates ``(R, H)`` and ``(m,)`` for
+    estimates ``(R, H, m)`` (one value per test point).
+
+    Attributes
+    ----------
+    bias_squared : squared bias of the ensemble (corrected form if ``sum a != 1``)
+    variance_term : ``sum_j a_j^2 V_j``
+    covariance_term : ``sum_{j != j'} a_j a_j' C_jj'``
+    mse : Monte Carlo MSE ``mean_r (sum_j a_j m_jr - m)^2``;
+        ``bias_squared + variance_term + covariance_term == mse`` to rounding
+    mse_se : standard error of ``mse`` (``sd/sqrt(R)`` of the squared errors, ddof = 1)
+    mse_se_integrated : standard error of ``mean(mse)`` over the test points
+        (``sd_r`` of the per-replicate mean squared error ``/ sqrt(R)``)
+    printed_bias_squared : the paper's ``(sum_j a_j B_j)^2`` whatever ``sum a``
+    formula : ``"sum_to_one"`` or ``"corrected"`` (text in :data:`FORMULAS`)
+    weights_sum : ``sum_j a_j``
+    weights : ``(H,)``
+    bias : per-head bias ``B_j``, ``(H,)`` or ``(H, m)``
+    covariance : head covariance matrix ``C``, ``(H, H)`` or ``(H, H, m)``
+    n_rep : ``R``
+    """
+
+    bias_squared: np.ndarray | float
+    variance_term: np.ndarray | float
+    covariance_term: np.ndarray | float
+    mse: np.ndarray | float
+    mse_se: np.ndarray | float
+    mse_se_integrated: float
+    printed_bias_squared: np.ndarray | float
+    formula: str
+    weights_sum: float
+    weights: np.ndarray
+    bias: np.ndarray
+    covariance: np.ndarray
+    n_rep: int
+
+    @property
+    def formula_text(self) -> str:
+        """The formula used, in words."""
+        return FORMULAS[self.formula]
+
+    @property
+    def mean_variance(self):
+        """Breiman's ``Vbar = mean_j V_j``."""
+        return np.einsum("jj...->j...", self.covariance).mean(axis=0)
+
+    @property
+    def mean_covariance(self):
+        """Breiman's ``Cbar = mean_{j != j'} C_jj'`` (``nan`` for one head)."""
+        H = self.covariance.shape[0]
+        if H < 2:
+            return np.full(self.covariance.shape[2:], np.nan)[()]
+        total = self.covariance.sum(axis=(0, 1)) - np.einsum("jj...->j...", self.covariance).sum(axis=0)
+        return total / (H * (H - 1))
+
+    @property
+    def rho_bar(self):
+        """Breiman's mean correlation ``rho_bar = Cbar / Vbar`` (a ratio of means)."""
+        return self.mean_covariance / self.mean_variance
+
+    def averaged(self) -> "BVCDecomposition":
+        """The decomposition averaged over test points (integrated over ``x``).
+
+        Every term is linear in the per-point moments, so the identity still
+        holds; ``mse_se`` becomes ``mse_se_integrated``.
+        """
+        if np.ndim(self.mse) == 0:
+            return self
+        mean = lambda v: float(np.mean(v))  # noqa: E731
+        return BVCDecomposition(
+            bias_squared=mean(self.bias_squared),
+            variance_term=mean(self.variance_term),
+            covariance_term=mean(self.covariance_term),
+            mse=mean(self.mse),
+            mse_se=self.mse_se_integrated,
+            mse_se_integrated=self.mse_se_integrated,
+            printed_bias_squared=mean(self.printed_bias_squared),
+            formula=self.formula,
+            weights_sum=self.weights_sum,
+            weights=self.weights,
+            bias=self.bias.mean(axis=-1),
+            covariance=self.covariance.mean(axis=-1),
+            n_rep=self.n_rep,
+        )
+
+
+def _check(estimates, target, weights):
+    est = as_float_array(estimates, "estimates", ndim=(2, 3))
+    R, H = est.shape[:2]
+    point_shape = est.shape[2:]
+    tgt = as_float_array(target, "target", ndim=(0, 1))
+    if tgt.ndim == 1:
+        if est.ndim == 2 or tgt.shape != point_shape:
+            raise ValueError(
+                f"target: expected a scalar or shape {point_shape} (one value per test point), got {tgt.shape}"
+            )
+    a = as_float_array(weights, "weights", ndim=1)
+    if a.shape[0] != H:
+        raise ValueError(f"weights: expected {H} weights (one per head of estimates {est.shape}), got {a.shape}")
+    return est, tgt, a
+
+
+def bias_variance_covariance(estimates, target, weights) -> BVCDecomposition:
+    """Bias-variance-covariance decomposition of ``sum_j a_j m_j(x)`` (Thm 3.1).
+
+    Parameters
+    ----------
+    estimates : array ``(R, H)`` or ``(R, H, m)``
+        Head estimates over ``R`` replicates of ``D_n``, ``H`` heads and
+        ``m`` test points.
+    target : float or array ``(m,)``
+        The true ``m(x)``.
+    weights : array ``(H,)``
+        Head weights ``a``; any real numbers.
+
+    Returns
+    -------
+    BVCDecomposition
+        With empirical moments (``ddof = 0``),
+        ``bias_squared + variance_term + covariance_term == mse`` to rounding
+        (relative error of order 1e-15) for any weights; ``formula`` says
+        whether the paper's bias term (``sum a = 1``) or the corrected one was
+        needed.
+    """
+    est, tgt, a = _check(estimates, target, weights)
+    R = est.shape[0]
+    tail = (slice(None),) + (None,) * (est.ndim - 2)  # broadcast a over test points
+    err = est - tgt  # (R, H[, m])
+    bias = err.mean(axis=0)  # (H[, m])
+    centred = err - bias
+    cov = np.einsum("rj...,rk...->jk...", centred, centred) / R  # (H, H[, m])
+    s = float(a.sum())
+    weighted_bias = (a[tail] * bias).sum(axis=0)
+    bias_sq = (weighted_bias + (s - 1.0) * tgt) ** 2
+    diag = np.einsum("jj...->j...", cov)
+    variance_term = ((a * a)[tail] * diag).sum(axis=0)
+    aa = np.multiply.outer(a, a)
+    total = np.einsum("jk,jk...->...", aa, cov)
+    covariance_term = total - variance_term
+    sq = (np.einsum("j,rj...->r...", a, est) - tgt) ** 2
+    mse = sq.mean(axis=0)
+    sq_int = sq.reshape(R, -1).mean(axis=1)
+    if R > 1:
+        mse_se = sq.std(axis=0, ddof=1) / np.sqrt(R)
+        mse_se_int = float(sq_int.std(ddof=1) / np.sqrt(R))
+    else:
+        mse_se, mse_se_int = np.full(np.shape(mse), np.nan), float("nan")
+    formula = "sum_to_one" if abs(s - 1.0) <= WEIGHT_SUM_TOL else "corrected"
+    as_out = (lambda v: float(v)) if est.ndim == 2 else (lambda v: np.asarray(v, dtype=float))
+    return BVCDecomposition(
+        bias_squared=as_out(bias_sq),
+        variance_term=as_out(variance_term),
+        covariance_term=as_out(covariance_term),
+        mse=as_out(mse),
+        mse_se=as_out(mse_se),
+        mse_se_integrated=mse_se_int,
+        printed_bias_squared=as_out(weighted_bias ** 2),
+        formula=formula,
+        weights_sum=s,
+        weights=a,
+        bias=bias,
+        covariance=cov,
+        n_rep=R,
+    )
+
+
+def covariance_with_se(x, y) -> tuple:
+    """Empirical covariance (ddof = 0) of paired samples and its standard error (Lemma 4.1).
+
+    ``x``, ``y``: arrays ``(R,)`` or ``(R, m)`` (replicates first).  Returns
+    ``(cov, se)`` with ``cov = mean_r (x_r - xbar)(y_r - ybar)`` and
+    ``se = sd_r((x_r - xbar)(y_r - ybar)) / sqrt(R)``, each ``()`` or ``(m,)``.
+    """
+    x = as_float_array(x, "x", ndim=(1, 2))
+    y = as_float_array(y, "y", ndim=(1, 2))
+    if x.shape != y.shape:
+        raise ValueError(f"y: expected the shape of x {x.shape}, got {y.shape}")
+    R = x.shape[0]
+    if R < 2:
+        raise ValueError(f"x: expected at least 2 replicates, got shape {x.shape}")
+    p = (x - x.mean(axis=0)) * (y - y.mean(axis=0))
+    return p.mean(axis=0)[()], (p.std(axis=0, ddof=1) / np.sqrt(R))[()]

@@ -1,0 +1,578 @@
+"""Nadaraya-Watson heads, head families and their ensembles (paper Sec. 3; THEORY.md Sections 2-3, 5-9).
+
+A *head* is a fixed key projection ``W_j`` of shape ``(d, d_k)``; a
+configuration is ``W`` of shape ``(H, d, d_k)``.  All heads regress **one shared
+response** ``Y`` (assumption A-common of THEORY.md, Section 3 item 2).
+
+Head estimate at a query ``x`` (THEORY.md, Section 2):
+
+- ``kernel="gaussian"`` (every statistical check):
+  ``m_j(x) = sum_i w_ij(x) Y_i``, ``w_ij(x) ∝ exp(-|W_j^T (x - X_i)|^2 / (2 h^2))``
+  with an explicit bandwidth ``h`` not tied to ``d_k``;
+- ``kernel="attention"`` (sensitivity analysis only):
+  ``w_ij(x) ∝ exp(beta (W_j^T x) . (W_j^T X_i))``, ``beta = 1/sqrt(d_k)`` by default
+  (tied query and key projections).
+
+Combination rules (THEORY.md, Section 3 item 1):
+
+- ``"average"``: ``f = sum_j a_j m_j`` with ``sum_j a_j = 1`` (default
+  ``a_j = 1/H``), the rule of Thm 3.1, 4.2 and 7.1;
+- ``"sum"``: ``f = Ybar + sum_j a_j (m_j - Ybar)``, default ``a_j = 1``, additive
+  and concatenation-like (``Ybar`` the training mean of ``Y``).
+
+Head families (THEORY.md, Section 2): :func:`identical_heads`,
+:func:`orthogonal_heads`, :func:`pair_heads`, :func:`star_heads`,
+:func:`haar_heads`, :func:`interpolated_heads`.  Angles are in radians.
+
+Monte Carlo: :func:`integrated_mse` (Thm 4.2, 5.1) and
+:func:`pointwise_estimates` (Thm 3.1, Lemma 4.1) draw one training sample per
+replicate from its own stream of :mod:`mhanw.sweep` and evaluate every
+configuration on it (common random numbers).
+
+Speed: all heads of all configurations with the same kernel and ``d_k`` are
+evaluated in one batched call, test points in blocks of at most
+:data:`BLOCK_ENTRIES` logits.  The kernels and the bandwidth convention are
+those of :func:`mhanw.nw.nadaraya_watson` and :func:`mhanw.nw.softmax_attention`
+(tests check equality to 1e-12), but the softmax-weighted mean is fused here
+(max-subtract, exp, ``w @ Y / sum w``) rather than calling
+``mhanw.nw._normalise``, which normalises the whole weight matrix first and
+was measured about twice slower; and logits are floored at ``-LOGIT_FLOOR``
+after max subtraction, because ``exp`` of very negative numbers takes a slow
+path on x86 and a weight below ``exp(-300)`` next to the maximal weight 1
+cannot change a float64 sum.  Cost: about 2 ms per head at n = 500, T = 300
+(``exp`` dominates, about 10 ns per logit on the reference machine).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import data as _data
+from ._validate import (
+    as_float_array,
+    generator,
+    nonnegative_scalar,
+    one_of,
+    positive_int,
+    positive_scalar,
+    real_scalar,
+    unit_interval,
+)
+from .sweep import run_replicates
+
+__all__ = [
+    "HeadConfig",
+    "ImseResult",
+    "KERNELS",
+    "RULES",
+    "combine",
+    "ensemble_estimate",
+    "haar_basis",
+    "haar_heads",
+    "head_estimates",
+    "identical_heads",
+    "integrated_mse",
+    "interpolated_heads",
+    "orthogonal_heads",
+    "orthonormalize",
+    "pair_heads",
+    "pointwise_estimates",
+    "star_heads",
+]
+
+KERNELS = ("gaussian", "attention")
+RULES = ("average", "sum")
+
+#: After max subtraction, logits below ``-LOGIT_FLOOR`` are raised to it.
+LOGIT_FLOOR = 300.0
+
+#: Largest number of logits in one block, ``H * rows * n``: 2 MB of float64,
+#: small enough to stay in cache (measured faster than larger blocks at
+#: n = 2000, T = 500).
+BLOCK_ENTRIES = 1 << 18
+
+#: Tolerance on ``sum(weights) == 1`` for the ``"average"`` rule.
+WEIGHT_SUM_TOL = 1e-10
+
+
+# --------------------------------------------------------------------------- families
+
+
+def orthonormalize(A) -> np.ndarray:
+    """Orthonormal basis of ``range(A)`` by QR with ``diag(R) > 0``; ``A`` ``(d, d_k)``, ``d >= d_k``.
+
+    Raises ``ValueError`` naming ``A`` if its columns are (numerically) dependent.
+    """
+    A = as_float_array(A, "A", ndim=2)
+    d, k = A.shape
+    if k > d:
+        raise ValueError(f"A: expected at most d columns, got shape {A.shape}")
+    Q, R = np.linalg.qr(A)
+    diag = np.diag(R)
+    scale = np.abs(diag).max() if diag.size else 0.0
+    if scale == 0.0 or np.abs(diag).min() <= 1e-12 * scale:
+        raise ValueError(f"A: expected linearly independent columns, got rank < {k}")
+    return Q * np.sign(diag)
+
+
+def _eye_block(d: int, start: int, d_k: int) -> np.ndarray:
+    W = np.zeros((d, d_k))
+    W[start + np.arange(d_k), np.arange(d_k)] = 1.0
+    return W
+
+
+def _dims(d, d_k, n_heads, need=None, what="", name="n_heads"):
+    d = positive_int(d, "d")
+    d_k = positive_int(d_k, "d_k")
+    n_heads = positive_int(n_heads, "n_heads")
+    if d_k > d:
+        raise ValueError(f"d_k: expected d_k <= d = {d}, got {d_k}")
+    if need is not None and need(d, d_k, n_heads):
+        raise ValueError(f"{name}: {what}, got d = {d}, d_k = {d_k}, n_heads = {n_heads}")
+    return d, d_k, n_heads
+
+
+def identical_heads(d: int, d_k: int, n_heads: int, basis=None) -> np.ndarray:
+    """``n_heads`` copies of one projection, shape ``(H, d, d_k)``.
+
+    ``basis`` ``(d, d_k)`` defaults to ``[e_1 ... e_dk]``.  HDI_PA = 0
+    (Thm 3.1 check T3.1c; the worst case of S-weak, Thm 4.2).
+    """
+    d, d_k, n_heads = _dims(d, d_k, n_heads)
+    if basis is None:
+        W1 = _eye_block(d, 0, d_k)
+    else:
+        W1 = as_float_array(basis, "basis", ndim=2)
+        if W1.shape != (d, d_k):
+            raise ValueError(f"basis: expected shape ({d}, {d_k}), got {W1.shape}")
+    return np.repeat(W1[None], n_heads, axis=0)
+
+
+def orthogonal_heads(d: int, d_k: int, n_heads: int) -> np.ndarray:
+    """Orthogonal coordinate blocks ``W_j = [e_{(j-1)d_k+1} ... e_{j d_k}]``, ``(H, d, d_k)``.
+
+    Needs ``H d_k <= d``.  HDI_PA = HDI_paper = 1 (Thm 5.1's optimum).
+    """
+    d, d_k, n_heads = _dims(d, d_k, n_heads, lambda d, k, H: H * k > d, "expected n_heads * d_k <= d")
+    return np.stack([_eye_block(d, j * d_k, d_k) for j in range(n_heads)])
+
+
+def pair_heads(theta: float, d: int, d_k: int) -> np.ndarray:
+    """The isoclinic pair: ``W_1 = U_0``, ``W_2 = cos(theta) U_0 + sin(theta) E``, ``(2, d, d_k)``.
+
+    ``U_0 = [e_1 ... e_dk]``, ``E = [e_{dk+1} ... e_{2dk}]`` (needs ``2 d_k <= d``);
+    ``theta`` in radians.  All ``d_k`` principal angles equal ``theta``;
+    HDI_PA = sin^2(theta), HDI_paper = 1 - cos^2(theta)/d_k (Thm 3.1 figure,
+    Lemma 4.1, Thm 4.2 (A)).
+    """
+    theta = real_scalar(theta, "theta")
+    d, d_k, _ = _dims(d, d_k, 2, lambda d, k, H: 2 * k > d, "pair(theta) needs 2 d_k <= d", name="d")
+    U0, E = _eye_block(d, 0, d_k), _eye_block(d, d_k, d_k)
+    return np.stack([U0, np.cos(theta) * U0 + np.sin(theta) * E])
+
+
+def star_heads(theta: float, d: int, d_k: int, n_heads: int) -> np.ndarray:
+    """The star: ``W_j = cos(theta) U_0 + sin(theta) E_j``, ``(H, d, d_k)``.
+
+    ``U_0, E_1, ..., E_H`` are consecutive coordinate blocks (needs
+    ``(H + 1) d_k <= d``); ``theta`` in radians.  Every pair has all principal
+    angles equal to ``arccos(cos^2 theta)``; HDI_PA = 1 - cos^4(theta).
+    """
+    theta = real_scalar(theta, "theta")
+    d, d_k, n_heads = _dims(d, d_k, n_heads, lambda d, k, H: (H + 1) * k > d,
+                            "star(theta) needs (n_heads + 1) * d_k <= d")
+    U0 = _eye_block(d, 0, d_k)
+    return np.stack([np.cos(theta) * U0 + np.sin(theta) * _eye_block(d, (j + 1) * d_k, d_k)
+                     for j in range(n_heads)])
+
+
+def haar_basis(d: int, d_k: int, rng) -> np.ndarray:
+    """A Haar-distributed orthonormal ``(d, d_k)`` frame: QR of a Gaussian matrix, ``diag(R) > 0``."""
+    d, d_k, _ = _dims(d, d_k, 1)
+    generator(rng, "rng")
+    return orthonormalize(rng.standard_normal((d, d_k)))
+
+
+def haar_heads(d: int, d_k: int, n_heads: int, rng) -> np.ndarray:
+    """``n_heads`` independent Haar frames, ``(H, d, d_k)``; E[HDI_PA] = 1 - d_k/d."""
+    d, d_k, n_heads = _dims(d, d_k, n_heads)
+    generator(rng, "rng")
+    return np.stack([haar_basis(d, d_k, rng) for _ in range(n_heads)])
+
+
+def interpolated_heads(t: float, d: int, d_k: int, n_heads: int, rng) -> np.ndarray:
+    """``W_j = orth((1 - t) U + t Z_j)`` with ``U, Z_1..Z_H`` Haar, ``(H, d, d_k)``.
+
+    ``t = 0`` gives identical heads (HDI_PA = 0), ``t = 1`` independent Haar
+    heads; intermediate ``t`` spread HDI_PA upward (Thm 4.2 (D)).  Draws
+    ``U`` then ``Z_1, ..., Z_H`` from ``rng``.
+    """
+    t = unit_interval(t, "t")
+    d, d_k, n_heads = _dims(d, d_k, n_heads)
+    generator(rng, "rng")
+    U = haar_basis(d, d_k, rng)
+    Z = [haar_basis(d, d_k, rng) for _ in range(n_heads)]
+    return np.stack([orthonormalize((1.0 - t) * U + t * Zj) for Zj in Z])
+
+
+# --------------------------------------------------------------------------- head outputs
+
+
+def _check_projections(projections, name="projections") -> np.ndarray:
+    W = as_float_array(projections, name, ndim=3)
+    if W.shape[2] > W.shape[1]:
+        raise ValueError(f"{name}: expected shape (H, d, d_k) with d_k <= d, got {W.shape}")
+    return W
+
+
+def _inv_scale(kernel, bandwidth, beta, d_k):
+    """Multiplier of the raw logits: ``1/h^2`` (gaussian) or ``beta`` (attention)."""
+    if kernel == "gaussian":
+        return 1.0 / (bandwidth * bandwidth)
+    return 1.0 / np.sqrt(d_k) if beta is None else beta
+
+
+def _head_estimates(W, X, Y, queries, kernel, scale, block_entries=BLOCK_ENTRIES):
+    """Unchecked core of :func:`head_estimates`; returns ``(H, T)``.
+
+    ``scale`` is the logit multiplier, a float or one per head ``(H,)``
+    (``1/h^2`` for the Gaussian kernel, ``beta`` for attention).  Gaussian
+    logits use ``q.k - |k|^2/2``: the ``-|q|^2/2`` term is constant in each row
+    and cancels in the softmax.
+    """
+    H, d, d_k = W.shape
+    n, T = X.shape[0], queries.shape[0]
+    flat = W.transpose(1, 0, 2).reshape(d, H * d_k)
+    P = X @ flat  # (n, H d_k): keys of every head side by side
+    K = np.ascontiguousarray(P.reshape(n, H, d_k).transpose(1, 2, 0))  # (H, d_k, n)
+    Q = (queries @ flat).reshape(T, H, d_k).transpose(1, 0, 2)  # (H, T, d_k)
+    scale = np.reshape(np.asarray(scale, dtype=np.float64), (-1, 1, 1))
+    if kernel == "gaussian":
+        # |k|^2 / 2 per head and key; a matmul with the block indicator is
+        # much faster than a reduction over the short d_k axis.
+        blocks = np.repeat(np.eye(H), d_k, axis=0)  # (H d_k, H)
+        half_sq = (0.5 * ((P * P) @ blocks)).T[:, None, :]  # (H, 1, n)
+    out = np.empty((H, T))
+    step = max(1, block_entries // max(1, H * n))
+    for start in range(0, T, step):
+        rows = slice(start, min(T, start + step))
+        L = np.matmul(Q[:, rows], K)  # (H, b, n)
+        if kernel == "gaussian":
+            L -= half_sq
+        L *= scale
+        L -= L.max(axis=2, keepdims=True)
+        np.maximum(L, -LOGIT_FLOOR, out=L)
+        np.exp(L, out=L)
+        out[:, rows] = np.matmul(L, Y) / L.sum(axis=2)
+    return out
+
+
+class _Plan:
+    """All heads of several configurations, grouped by ``(kernel, d_k)`` and evaluated together."""
+
+    def __init__(self, configs):
+        self.configs = configs
+        groups = {}
+        for i, c in enumerate(configs):
+            groups.setdefault((c.kernel, c.d_k), []).append(i)
+        self.groups = []
+        for (kernel, _), members in groups.items():
+            W = np.concatenate([configs[i].projections for i in members])
+            scale = np.concatenate([np.full(configs[i].n_heads, configs[i]._scale()) for i in members])
+            edges = np.cumsum([0] + [configs[i].n_heads for i in members])
+            slices = {i: slice(a, b) for i, a, b in zip(members, edges[:-1], edges[1:])}
+            self.groups.append((kernel, W, scale, slices))
+
+    def heads(self, X, Y, queries) -> list:
+        """Head estimates of every configuration, a list of ``(H_c, T)`` arrays."""
+        out = [None] * len(self.configs)
+        for kernel, W, scale, slices in self.groups:
+            est = _head_estimates(W, X, Y, queries, kernel, scale)
+            for i, sl in slices.items():
+                out[i] = est[sl]
+        return out
+
+
+def head_estimates(projections, X, Y, queries, bandwidth=None, kernel="gaussian", beta=None) -> np.ndarray:
+    """Estimates ``m_j(x_t)`` of every head at every query, shape ``(H, T)`` (Sec. 3).
+
+    Parameters
+    ----------
+    projections : array ``(H, d, d_k)``
+        Key projections ``W_j`` (used for queries and keys alike).
+    X : array ``(n, d)``; Y : array ``(n,)``
+        Training sample ``D_n``, one shared response for all heads.
+    queries : array ``(T, d)``
+        Test points ``x_t``.
+    bandwidth : float > 0
+        ``h`` of the Gaussian kernel; required for ``kernel="gaussian"``.
+    kernel : {"gaussian", "attention"}
+    beta : float, optional
+        Inverse temperature of ``kernel="attention"``; default ``1/sqrt(d_k)``.
+
+    Equals ``mhanw.nw.nadaraya_watson(queries @ W_j, X @ W_j, Y, h)`` (gaussian)
+    and ``mhanw.nw.softmax_attention(queries @ W_j, X @ W_j, Y, beta)``
+    (attention) head by head, to rounding.
+    """
+    W = _check_projections(projections)
+    X = as_float_array(X, "X", ndim=2)
+    Y = as_float_array(Y, "Y", ndim=1)
+    queries = as_float_array(queries, "queries", ndim=2)
+    d = W.shape[1]
+    if X.shape[1] != d:
+        raise ValueError(f"X: expected shape (n, {d}) to match projections {W.shape}, got {X.shape}")
+    if Y.shape[0] != X.shape[0]:
+        raise ValueError(f"Y: expected {X.shape[0]} values (one per row of X), got shape {Y.shape}")
+    if queries.shape[1] != d:
+        raise ValueError(f"queries: expected shape (T, {d}), got {queries.shape}")
+    kernel, bandwidth, beta = _check_kernel(kernel, bandwidth, beta)
+    return _head_estimates(W, X, Y, queries, kernel, _inv_scale(kernel, bandwidth, beta, W.shape[2]))
+
+
+def _check_kernel(kernel, bandwidth, beta):
+    one_of(kernel, "kernel", KERNELS)
+    if kernel == "gaussian":
+        if bandwidth is None:
+            raise ValueError("bandwidth: required for kernel='gaussian', got None")
+        bandwidth = positive_scalar(bandwidth, "bandwidth")
+    if beta is not None:
+        beta = real_scalar(beta, "beta")
+    return kernel, bandwidth, beta
+
+
+def _check_weights(weights, n_heads, rule):
+    if weights is None:
+        return np.full(n_heads, 1.0 / n_heads) if rule == "average" else np.ones(n_heads)
+    a = as_float_array(weights, "weights", ndim=1)
+    if a.shape[0] != n_heads:
+        raise ValueError(f"weights: expected {n_heads} weights (one per head), got shape {a.shape}")
+    if rule == "average" and abs(a.sum() - 1.0) > WEIGHT_SUM_TOL:
+        raise ValueError(f"weights: rule 'average' needs weights summing to 1, got sum {a.sum()!r}")
+    return a
+
+
+def combine(estimates, rule="average", weights=None, y_mean=None) -> np.ndarray:
+    """Combine head estimates ``(H,)`` or ``(H, T)`` into the ensemble, ``()`` or ``(T,)``.
+
+    - ``"average"``: ``sum_j a_j m_j``; ``weights`` must sum to 1 (default 1/H).
+    - ``"sum"``: ``y_mean + sum_j a_j (m_j - y_mean)``; ``weights`` default 1;
+      ``y_mean`` (the training mean ``Ybar``) is required.
+    """
+    est = as_float_array(estimates, "estimates", ndim=(1, 2))
+    one_of(rule, "rule", RULES)
+    a = _check_weights(weights, est.shape[0], rule)
+    if rule == "average":
+        return np.tensordot(a, est, axes=1)
+    if y_mean is None:
+        raise ValueError("y_mean: required for rule='sum', got None")
+    ybar = real_scalar(y_mean, "y_mean")
+    return ybar + np.tensordot(a, est - ybar, axes=1)
+
+
+# --------------------------------------------------------------------------- configurations
+
+
+@dataclass(frozen=True, eq=False)
+class HeadConfig:
+    """One ensemble to evaluate: projections, kernel, combination rule.
+
+    Attributes
+    ----------
+    projections : array ``(H, d, d_k)``
+    bandwidth : float > 0 (Gaussian kernel), default 0.5 (reference setting)
+    kernel : {"gaussian", "attention"}
+    beta : float or None (attention only; default ``1/sqrt(d_k)``)
+    rule : {"average", "sum"}
+    weights : array ``(H,)`` or None (the rule's default)
+    label : str, free text for tables and legends
+    """
+
+    projections: np.ndarray
+    bandwidth: float | None = 0.5
+    kernel: str = "gaussian"
+    beta: float | None = None
+    rule: str = "average"
+    weights: np.ndarray | None = None
+    label: str = ""
+
+    def __post_init__(self):
+        W = _check_projections(self.projections)
+        kernel, bandwidth, beta = _check_kernel(self.kernel, self.bandwidth, self.beta)
+        one_of(self.rule, "rule", RULES)
+        object.__setattr__(self, "projections", W)
+        object.__setattr__(self, "bandwidth", bandwidth)
+        object.__setattr__(self, "beta", beta)
+        object.__setattr__(self, "weights", _check_weights(self.weights, W.shape[0], self.rule))
+
+    @property
+    def n_heads(self) -> int:
+        return self.projections.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.projections.shape[1]
+
+    @property
+    def d_k(self) -> int:
+        return self.projections.shape[2]
+
+    def _scale(self):
+        return _inv_scale(self.kernel, self.bandwidth, self.beta, self.d_k)
+
+    def _combine(self, est, ybar):
+        if self.rule == "average":
+            return self.weights @ est
+        return ybar + self.weights @ (est - ybar)
+
+
+def ensemble_estimate(config: HeadConfig, X, Y, queries) -> np.ndarray:
+    """The ensemble ``f(x_t)`` of ``config`` on ``D_n = (X, Y)``, shape ``(T,)``."""
+    if not isinstance(config, HeadConfig):
+        raise ValueError(f"config: expected a HeadConfig, got {type(config).__name__}")
+    Y = as_float_array(Y, "Y", ndim=1)
+    est = head_estimates(config.projections, X, Y, queries, config.bandwidth, config.kernel, config.beta)
+    return config._combine(est, Y.mean())
+
+
+def _as_configs(configs, bandwidth):
+    if isinstance(configs, (HeadConfig, np.ndarray)):
+        configs = [configs]
+    try:
+        configs = list(configs)
+    except TypeError as exc:
+        raise ValueError(f"configs: expected a list of HeadConfig or (H, d, d_k) arrays, got "
+                         f"{type(configs).__name__}") from exc
+    if not configs:
+        raise ValueError("configs: expected at least one configuration, got none")
+    out = [c if isinstance(c, HeadConfig) else HeadConfig(c, bandwidth=bandwidth) for c in configs]
+    d = out[0].d
+    for i, c in enumerate(out):
+        if c.d != d:
+            raise ValueError(f"configs: configuration {i} has input dimension {c.d}, configuration 0 has {d}")
+    return out
+
+
+@dataclass(frozen=True)
+class ImseResult:
+    """Per-replicate integrated squared errors of several configurations under CRN.
+
+    ``errors[c, r] = (1/T) sum_t (f_c(x_t) - m(x_t))^2`` for configuration ``c``
+    on replicate ``r`` (shape ``(C, R)``); all configurations share the
+    training sample and test points of replicate ``r``.
+    """
+
+    errors: np.ndarray
+    labels: tuple
+
+    @property
+    def mean(self) -> np.ndarray:
+        """IMSE per configuration, ``(C,)``."""
+        return self.errors.mean(axis=1)
+
+    @property
+    def se(self) -> np.ndarray:
+        """Monte Carlo standard error ``sd(err)/sqrt(R)`` (ddof = 1), ``(C,)``."""
+        R = self.errors.shape[1]
+        return self.errors.std(axis=1, ddof=1) / np.sqrt(R) if R > 1 else np.full(len(self.labels), np.nan)
+
+    def paired_difference(self, a: int, b: int) -> tuple[float, float]:
+        """``(IMSE_a - IMSE_b, paired s.e. sd(err_a - err_b)/sqrt(R))``."""
+        diff = self.errors[a] - self.errors[b]
+        R = diff.shape[0]
+        return float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(R)) if R > 1 else float("nan")
+
+
+def _imse_replicate(rng, plan, regression, n, n_test, sigma):
+    configs = plan.configs
+    s = _data.draw_sample(rng, regression, n, configs[0].d, n_test=n_test, sigma=sigma)
+    ybar = s.Y.mean()
+    errs = np.empty(len(configs))
+    for i, (c, est) in enumerate(zip(configs, plan.heads(s.X, s.Y, s.X_test))):
+        errs[i] = np.mean((c._combine(est, ybar) - s.m_test) ** 2)
+    return errs
+
+
+def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, sigma: float = 0.5,
+                   bandwidth: float = 0.5, n_jobs: int = 1, progress: bool = False) -> ImseResult:
+    """Integrated MSE of several configurations under common random numbers (Thm 4.2, 5.1).
+
+    Replicate ``r`` draws, from stream ``r`` of ``SeedSequence(seed)``, a fresh
+    ``D_n`` (``n`` points of the reference DGP with ``m = regression``) and
+    ``n_test`` fresh test points ``x ~ N(0, I_d)``; every configuration is
+    evaluated on them and ``err_r = mean_t (f(x_t) - m(x_t))^2``.
+
+    Parameters
+    ----------
+    configs : list of HeadConfig or of arrays ``(H, d, d_k)``
+        Arrays become ``HeadConfig(W, bandwidth=bandwidth)``; all share ``d``.
+    regression : str or RegressionFunction
+    n, n_test, n_rep : int >= 1
+    seed : int or SeedSequence
+    sigma : float >= 0
+    n_jobs, progress : see :func:`mhanw.sweep.run_replicates`
+
+    Returns
+    -------
+    ImseResult with ``errors`` ``(C, n_rep)``; use
+    :meth:`ImseResult.paired_difference` for comparisons (3-s.e. rule).
+    """
+    configs = _as_configs(configs, bandwidth)
+    m = _data.regression_function(regression)
+    n = positive_int(n, "n")
+    n_test = positive_int(n_test, "n_test")
+    positive_int(n_rep, "n_rep")
+    if configs[0].d < m.min_dim:
+        raise ValueError(f"configs: {m.name!r} needs d >= {m.min_dim}, got d = {configs[0].d}")
+    sigma = nonnegative_scalar(sigma, "sigma")
+    func = functools.partial(_imse_replicate, plan=_Plan(configs), regression=m, n=n, n_test=n_test,
+                             sigma=sigma)
+    errors = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="IMSE")
+    return ImseResult(errors=np.ascontiguousarray(errors.T), labels=tuple(c.label for c in configs))
+
+
+def _pointwise_replicate(rng, plan, regression, x, n, sigma):
+    s = _data.draw_sample(rng, regression, n, plan.configs[0].d, sigma=sigma, x_test=x)
+    return plan.heads(s.X, s.Y, x)
+
+
+def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma: float = 0.5,
+                        bandwidth: float = 0.5, n_jobs: int = 1, progress: bool = False) -> list:
+    """Per-head estimates at fixed points over replicates of ``D_n`` (Thm 3.1, Lemma 4.1).
+
+    Replicate ``r`` draws ``D_n`` from stream ``r`` of ``SeedSequence(seed)``
+    (the same draw as :func:`integrated_mse` up to the test points); every
+    configuration is evaluated at the fixed points ``x``.
+
+    Parameters
+    ----------
+    configs : list of HeadConfig or of arrays ``(H, d, d_k)``
+    regression : str or RegressionFunction
+    x : array ``(m, d)`` or ``(d,)``
+        Fixed evaluation points.
+    n, n_rep, seed, sigma, bandwidth, n_jobs, progress :
+        As in :func:`integrated_mse`.
+
+    Returns
+    -------
+    list over configurations of arrays ``(n_rep, H_c, m)``, the input of
+    :func:`mhanw.decomposition.bias_variance_covariance` (with target
+    ``regression(x)``).  The rule ``"sum"`` is the affine combination of the
+    heads and ``Ybar``; it is not returned here.
+    """
+    configs = _as_configs(configs, bandwidth)
+    m = _data.regression_function(regression)
+    d = configs[0].d
+    x = as_float_array(x, "x", ndim=(1, 2))
+    x = x[None, :] if x.ndim == 1 else x
+    if x.shape[1] != d:
+        raise ValueError(f"x: expected shape (m, {d}) to match the configurations, got {x.shape}")
+    if d < m.min_dim:
+        raise ValueError(f"configs: {m.name!r} needs d >= {m.min_dim}, got d = {d}")
+    n = positive_int(n, "n")
+    sigma = nonnegative_scalar(sigma, "sigma")
+    func = functools.partial(_pointwise_replicate, plan=_Plan(configs), regression=m, x=x, n=n, sigma=sigma)
+    per_rep = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="estimates")
+    return [np.stack([rep[i] for rep in per_rep]) for i in range(len(configs))]

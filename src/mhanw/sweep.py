@@ -1,0 +1,195 @@
+"""Seeded, parallel Monte Carlo sweeps (THEORY.md, Section 3 item 5).
+
+Every Monte Carlo number of the companion comes from here, so two rules hold
+everywhere:
+
+- **One stream per replicate.**  ``numpy.random.SeedSequence(seed).spawn``
+  gives child ``r`` to replicate ``r``.  The child depends only on ``(seed, r)``,
+  not on the number of replicates, workers or settings, so results are
+  identical with 1 or 2 workers and a larger run extends a smaller one.
+- **Common random numbers (CRN).**  In :func:`run_sweep`, setting ``s`` and
+  replicate ``r`` get a fresh ``Generator`` built from child ``r``, the same for
+  every ``s``: a difference between settings is the settings', not the noise's,
+  and its paired standard error is small.
+
+Work is split into blocks of replicates run by joblib (loky backend).  Each
+worker has one BLAS thread (``OPENBLAS_NUM_THREADS=1`` and friends via joblib's
+``inner_max_num_threads``, plus threadpoolctl when it is installed); the main
+process does the same when threadpoolctl is available.  On the 2-core machines
+the companion targets, use ``n_jobs`` of 1 or 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ._validate import as_seed_sequence, positive_int
+
+__all__ = ["run_replicates", "run_sweep", "spawn_streams"]
+
+#: Blocks per worker: enough for load balance and a smooth progress bar.
+BLOCKS_PER_JOB = 4
+
+
+def spawn_streams(seed, n_rep: int) -> list[np.random.SeedSequence]:
+    """The ``n_rep`` child seed sequences of ``seed``, one per replicate.
+
+    ``seed`` is a non-negative int (or a sequence of them) or a
+    ``numpy.random.SeedSequence`` (its children are spawned afresh from 0).  Child
+    ``r`` is the same for every ``n_rep > r``.
+    """
+    n_rep = positive_int(n_rep, "n_rep")
+    return _root(seed).spawn(n_rep)
+
+
+def _root(seed) -> np.random.SeedSequence:
+    seq = as_seed_sequence(seed, "seed")
+    # A copy, so that spawning neither advances the caller's sequence nor
+    # depends on how many children it has already spawned.
+    return np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key, pool_size=seq.pool_size)
+
+
+def _single_blas_thread():
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # the env variables set by joblib cover the workers
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1)
+
+
+def _run_block(func, settings, streams, pass_setting):
+    """Results of one block of replicates: a list over replicates of lists over settings."""
+    out = []
+    with _single_blas_thread():
+        for child in streams:
+            if pass_setting:
+                out.append([func(s, np.random.default_rng(child)) for s in settings])
+            else:
+                out.append(func(np.random.default_rng(child)))
+    return out
+
+
+def _blocks(n_rep: int, n_jobs: int):
+    n_blocks = 1 if n_jobs == 1 else min(n_rep, BLOCKS_PER_JOB * n_jobs)
+    edges = np.linspace(0, n_rep, n_blocks + 1).round().astype(int)
+    return [range(a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+
+
+def _execute(func, settings, n_rep, seed, n_jobs, progress, desc, pass_setting):
+    n_jobs = positive_int(n_jobs, "n_jobs")
+    if not callable(func):
+        raise ValueError(f"func: expected a callable, got {type(func).__name__}")
+    streams = spawn_streams(seed, n_rep)
+    blocks = _blocks(n_rep, n_jobs)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n_rep, desc=desc)
+    results = []
+    try:
+        if n_jobs == 1:
+            for block in blocks:
+                results.extend(_run_block(func, settings, [streams[r] for r in block], pass_setting))
+                if bar is not None:
+                    bar.update(len(block))
+        else:
+            from joblib import Parallel, delayed, parallel_config
+
+            with parallel_config(backend="loky", inner_max_num_threads=1):
+                parallel = Parallel(n_jobs=n_jobs, return_as="generator")
+                outputs = parallel(
+                    delayed(_run_block)(func, settings, [streams[r] for r in block], pass_setting)
+                    for block in blocks
+                )
+                for block, res in zip(blocks, outputs):
+                    results.extend(res)
+                    if bar is not None:
+                        bar.update(len(block))
+    finally:
+        if bar is not None:
+            bar.close()
+    return results
+
+
+def _stack(items: list) -> Any:
+    """``np.stack(items)`` if every item is numeric with one common shape, else ``items``."""
+    arrays = []
+    for it in items:
+        try:
+            a = np.asarray(it)
+        except (ValueError, TypeError):
+            return items
+        if a.dtype == object or a.dtype.kind not in "biufc":
+            return items
+        arrays.append(a)
+    if arrays and all(a.shape == arrays[0].shape for a in arrays):
+        return np.stack(arrays)
+    return items
+
+
+def run_replicates(func: Callable[[np.random.Generator], Any], n_rep: int, seed, n_jobs: int = 1,
+                   progress: bool = False, desc: str | None = None):
+    """Run ``func(rng)`` for ``n_rep`` replicates, replicate ``r`` on stream ``r``.
+
+    Use it when one replicate evaluates every configuration itself on one draw
+    of the data (the cheapest way to get CRN, e.g.
+    :func:`mhanw.heads.integrated_mse`).
+
+    Parameters
+    ----------
+    func : callable ``(numpy.random.Generator) -> result``
+        Must be picklable by cloudpickle when ``n_jobs > 1``.
+    n_rep : int >= 1
+    seed : int >= 0 or numpy.random.SeedSequence
+    n_jobs : int >= 1
+        Worker processes (loky); 1 runs in this process.  Results do not
+        depend on it.
+    progress : bool
+        Show a tqdm bar over replicates (off by default).
+
+    Returns
+    -------
+    array ``(n_rep, ...)`` when every result is numeric with one shape, else a
+    list of ``n_rep`` results.
+    """
+    return _stack(_execute(func, None, n_rep, seed, n_jobs, progress, desc, pass_setting=False))
+
+
+def run_sweep(func: Callable[[Any, np.random.Generator], Any], settings: Sequence, n_rep: int, seed,
+              n_jobs: int = 1, progress: bool = False, desc: str | None = None):
+    """Run ``func(setting, rng)`` on a grid of settings x replicates.
+
+    Setting ``s`` and replicate ``r`` get ``numpy.random.default_rng(child_r)``,
+    a fresh generator from the same child for every ``s``: common random
+    numbers across settings.
+
+    Parameters
+    ----------
+    func : callable ``(setting, numpy.random.Generator) -> result``
+        Must be picklable by cloudpickle when ``n_jobs > 1``.
+    settings : sequence
+        The settings compared (any picklable objects).
+    n_rep, seed, n_jobs, progress :
+        As in :func:`run_replicates`.
+
+    Returns
+    -------
+    array ``(n_settings, n_rep, ...)`` when every result is numeric with one
+    shape, else a list over settings of lists over replicates.
+    """
+    try:
+        settings = list(settings)
+    except TypeError as exc:
+        raise ValueError(f"settings: expected a sequence, got {type(settings).__name__}") from exc
+    if not settings:
+        raise ValueError("settings: expected at least one setting, got none")
+    per_rep = _execute(func, settings, n_rep, seed, n_jobs, progress, desc, pass_setting=True)
+    by_setting = [[per_rep[r][s] for r in range(len(per_rep))] for s in range(len(settings))]
+    stacked = [_stack(row) for row in by_setting]
+    if all(isinstance(a, np.ndarray) for a in stacked) and all(a.shape == stacked[0].shape for a in stacked):
+        return np.stack(stacked)
+    return by_setting
