@@ -33,13 +33,8 @@ Speed: all heads of all configurations with the same kernel and ``d_k`` are
 evaluated in one batched call, test points in blocks of at most
 :data:`BLOCK_ENTRIES` logits.  The kernels and the bandwidth convention are
 those of :func:`mhanw.nw.nadaraya_watson` and :func:`mhanw.nw.softmax_attention`
-(tests check equality to 1e-12), but the softmax-weighted mean is fused here
-(max-subtract, exp, ``w @ Y / sum w``) rather than calling
-``mhanw.nw._normalise``, which normalises the whole weight matrix first and
-was measured about twice slower; and logits are floored at ``-LOGIT_FLOOR``
-after max subtraction, because ``exp`` of very negative numbers takes a slow
-path on x86 and a weight below ``exp(-300)`` next to the maximal weight 1
-cannot change a float64 sum.  Cost: about 2 ms per head at n = 500, T = 300
+(tests check equality to 1e-12); the softmax-weighted mean is the fused
+:func:`mhanw.nw.softmax_mean` (max-subtract, floor, exp, ``w @ Y / sum w``).  Cost: about 2 ms per head at n = 500, T = 300
 (``exp`` dominates, about 10 ns per logit on the reference machine).
 """
 
@@ -51,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import data as _data
+from . import nw as _nw
 from ._validate import (
     as_float_array,
     generator,
@@ -69,6 +65,8 @@ __all__ = [
     "KERNELS",
     "RULES",
     "combine",
+    "error_moments",
+    "graded_heads",
     "ensemble_estimate",
     "haar_basis",
     "haar_heads",
@@ -86,8 +84,6 @@ __all__ = [
 KERNELS = ("gaussian", "attention")
 RULES = ("average", "sum")
 
-#: After max subtraction, logits below ``-LOGIT_FLOOR`` are raised to it.
-LOGIT_FLOOR = 300.0
 
 #: Largest number of logits in one block, ``H * rows * n``: 2 MB of float64,
 #: small enough to stay in cache (measured faster than larger blocks at
@@ -189,6 +185,26 @@ def star_heads(theta: float, d: int, d_k: int, n_heads: int) -> np.ndarray:
                      for j in range(n_heads)])
 
 
+def graded_heads(angles, d: int) -> np.ndarray:
+    """One-dimensional heads of graded quality, ``u_j = cos(theta_j) e_1 + sin(theta_j) e_{j+1}``, ``(H, d, 1)``.
+
+    ``angles`` ``(H,)`` in radians.  For a regression function that depends on
+    ``x_1`` only (``"blind"``), head ``j`` sees the signal direction at angle
+    ``theta_j``: increasing angles give heads of decreasing quality (Thm 7.1
+    check (b), THEORY.md Section 11).  Needs ``d >= H + 1``.  Distinct
+    ``e_{j+1}`` make the heads pairwise at cosine ``cos(theta_j) cos(theta_j')``.
+    """
+    theta = as_float_array(angles, "angles", ndim=1)
+    d = positive_int(d, "d")
+    H = theta.shape[0]
+    if d < H + 1:
+        raise ValueError(f"d: graded heads need d >= n_heads + 1 = {H + 1}, got {d}")
+    W = np.zeros((H, d, 1))
+    W[:, 0, 0] = np.cos(theta)
+    W[np.arange(H), np.arange(1, H + 1), 0] = np.sin(theta)
+    return W
+
+
 def haar_basis(d: int, d_k: int, rng) -> np.ndarray:
     """A Haar-distributed orthonormal ``(d, d_k)`` frame: QR of a Gaussian matrix, ``diag(R) > 0``."""
     d, d_k, _ = _dims(d, d_k, 1)
@@ -251,10 +267,12 @@ def _head_estimates(W, X, Y, queries, kernel, scale, block_entries=BLOCK_ENTRIES
     Q = (queries @ flat).reshape(T, H, d_k).transpose(1, 0, 2)  # (H, T, d_k)
     scale = np.reshape(np.asarray(scale, dtype=np.float64), (-1, 1, 1))
     if kernel == "gaussian":
-        # |k|^2 / 2 per head and key; a matmul with the block indicator is
-        # much faster than a reduction over the short d_k axis.
-        blocks = np.repeat(np.eye(H), d_k, axis=0)  # (H d_k, H)
-        half_sq = (0.5 * ((P * P) @ blocks)).T[:, None, :]  # (H, 1, n)
+        # |k|^2 / 2 per head and key, from the contiguous keys.  einsum is
+        # fastest for d_k > 1 but pathologically slow for d_k = 1 (12 ms
+        # against 0.7 ms at H = 60, n = 8000), hence the special case; the
+        # earlier matmul with a block indicator cost O(n H^2 d_k).
+        sq = np.square(K[:, 0]) if d_k == 1 else np.einsum("hkn,hkn->hn", K, K)
+        half_sq = (0.5 * sq)[:, None, :]  # (H, 1, n)
     out = np.empty((H, T))
     step = max(1, block_entries // max(1, H * n))
     for start in range(0, T, step):
@@ -263,10 +281,7 @@ def _head_estimates(W, X, Y, queries, kernel, scale, block_entries=BLOCK_ENTRIES
         if kernel == "gaussian":
             L -= half_sq
         L *= scale
-        L -= L.max(axis=2, keepdims=True)
-        np.maximum(L, -LOGIT_FLOOR, out=L)
-        np.exp(L, out=L)
-        out[:, rows] = np.matmul(L, Y) / L.sum(axis=2)
+        out[:, rows] = _nw.softmax_mean(L, Y[:, None])[..., 0]
     return out
 
 
@@ -576,3 +591,52 @@ def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma:
     func = functools.partial(_pointwise_replicate, plan=_Plan(configs), regression=m, x=x, n=n, sigma=sigma)
     per_rep = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="estimates")
     return [np.stack([rep[i] for rep in per_rep]) for i in range(len(configs))]
+
+
+def _moments_replicate(rng, plan, regression, n, n_test, sigma):
+    s = _data.draw_sample(rng, regression, n, plan.configs[0].d, n_test=n_test, sigma=sigma)
+    err = plan.heads(s.X, s.Y, s.X_test)[0] - s.m_test  # (H, T)
+    return err @ err.T / n_test
+
+
+def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sigma: float = 0.5,
+                  bandwidth: float = 0.5, n_jobs: int = 1, progress: bool = False) -> np.ndarray:
+    """Per-replicate error second-moment matrices of the heads of one configuration (Thm 7.1).
+
+    Replicate ``r`` draws ``D_n`` and ``n_test`` fresh test points exactly as
+    :func:`integrated_mse` does (same ``seed``, same draws) and returns
+
+        ``M_r[j, j'] = (1/T) sum_t (m_j(x_t) - m(x_t)) (m_j'(x_t) - m(x_t))``.
+
+    ``mean_r M_r`` estimates ``M = E int (m_j - m)(m_j' - m) dp_X`` of
+    :mod:`mhanw.weighting`, and for any weights ``a`` summing to 1,
+    ``a' M_r a`` is the replicate's integrated squared error of the average
+    ``sum_j a_j m_j`` (equal to ``integrated_mse(...).errors`` to rounding), so
+    every weighting is evaluated on the same draws (common random numbers).
+
+    Parameters
+    ----------
+    config : HeadConfig or array ``(H, d, d_k)``
+        Arrays become ``HeadConfig(W, bandwidth=bandwidth)``; the combination
+        rule and weights of a HeadConfig are ignored.
+    regression, n, n_test, n_rep, seed, sigma, n_jobs, progress :
+        As in :func:`integrated_mse`.
+
+    Returns
+    -------
+    array ``(n_rep, H, H)``, symmetric positive semi-definite per replicate.
+    """
+    configs = _as_configs(config, bandwidth)
+    if len(configs) != 1:
+        raise ValueError(f"config: expected one configuration, got {len(configs)}")
+    m = _data.regression_function(regression)
+    n = positive_int(n, "n")
+    n_test = positive_int(n_test, "n_test")
+    positive_int(n_rep, "n_rep")
+    if configs[0].d < m.min_dim:
+        raise ValueError(f"config: {m.name!r} needs d >= {m.min_dim}, got d = {configs[0].d}")
+    sigma = nonnegative_scalar(sigma, "sigma")
+    func = functools.partial(_moments_replicate, plan=_Plan(configs), regression=m, n=n, n_test=n_test,
+                             sigma=sigma)
+    out = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="error moments")
+    return np.ascontiguousarray(out)

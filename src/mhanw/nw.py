@@ -12,7 +12,9 @@ holds bit for bit, and the Gaussian-kernel NW estimator that every statistical
 check of the companion uses.
 
 Shapes: ``queries`` ``(m, d_k)``, ``keys`` ``(n, d_k)``, ``values`` ``(n,)`` or
-``(n, d_v)``; outputs ``(m,)`` or ``(m, d_v)``.  Weights are computed from
+``(n, d_v)``; outputs ``(m,)`` or ``(m, d_v)``.  A leading head axis ``H`` on
+all three (``(H, m, d_k)`` ...) evaluates H heads at once.  float32 inputs are
+computed in float32 (for speed), everything else in float64.  Weights are computed from
 max-subtracted logits (log-sum-exp), in float64, so finite inputs never give NaN
 or inf, even for logits of order 1e4.  Queries are processed in blocks so that
 the ``(block, n)`` weight matrix stays small.
@@ -26,59 +28,116 @@ from ._validate import as_float_array, one_of, positive_scalar
 
 KERNELS = ("gaussian", "exponential")
 
-#: Largest number of entries of one block of the (queries x keys) logit matrix.
-BLOCK_ENTRIES = 1 << 22
+#: Largest number of entries of one block of the (queries x keys) logit matrix
+#: (2 MiB in float64: the block stays in cache between the passes over it).
+BLOCK_ENTRIES = 1 << 18
+
+
+def _real_array(value, name, ndim):
+    """Finite float array; float32 input stays float32, anything else becomes float64."""
+    if isinstance(value, np.ndarray) and value.dtype == np.float32:
+        if value.ndim not in ((ndim,) if isinstance(ndim, int) else ndim):
+            as_float_array(value, name, ndim=ndim)  # raises the standard message
+        if value.size == 0 or not np.all(np.isfinite(value)):
+            as_float_array(value, name, ndim=ndim)
+        return value
+    return as_float_array(value, name, ndim=ndim)
 
 
 def _check_qkv(queries, keys, values=None):
-    q = as_float_array(queries, "queries", ndim=2)
-    k = as_float_array(keys, "keys", ndim=2)
-    if q.shape[1] != k.shape[1]:
-        raise ValueError(
-            f"keys: expected shape (n, {q.shape[1]}) to match queries of shape {q.shape}, got {k.shape}"
-        )
+    """Validate shapes ``(m, d_k)``, ``(n, d_k)``, ``(n,)|(n, d_v)``, or the same
+    with a leading batch (head) axis ``H``: ``(H, m, d_k)``, ``(H, n, d_k)``,
+    ``(H, n)|(H, n, d_v)``."""
+    q = _real_array(queries, "queries", (2, 3))
+    k = _real_array(keys, "keys", q.ndim)
+    if q.shape[-1] != k.shape[-1] or q.shape[:-2] != k.shape[:-2]:
+        want = q.shape[:-2] + ("n", q.shape[-1])
+        raise ValueError(f"keys: expected shape {want} to match queries of shape {q.shape}, got {k.shape}")
     if values is None:
         return q, k, None
-    v = as_float_array(values, "values", ndim=(1, 2))
-    if v.shape[0] != k.shape[0]:
-        raise ValueError(f"values: expected {k.shape[0]} rows (one per key), got shape {v.shape}")
+    v = _real_array(values, "values", (q.ndim - 1, q.ndim))
+    if v.shape[: q.ndim - 1] != k.shape[:-1]:
+        raise ValueError(f"values: expected leading shape {k.shape[:-1]} (one row per key), got shape {v.shape}")
     return q, k, v
 
 
 def _logits(q: np.ndarray, k: np.ndarray, kernel: str, inv: float) -> np.ndarray:
-    """Logits of one block of queries, ``(m, n)``.
+    """Exact logits of one block of queries, ``(..., m, n)``.
 
     ``exponential``: ``(q.k) * inv``; ``gaussian``: ``-|q-k|^2 * inv`` where the
     caller passes ``inv = 1/(2 h^2)``.
     """
-    dots = q @ k.T
+    dots = q @ np.swapaxes(k, -1, -2)
     if kernel == "exponential":
         return dots * inv
-    sq = (q * q).sum(axis=1)[:, None] + (k * k).sum(axis=1)[None, :] - 2.0 * dots
+    sq = (q * q).sum(axis=-1)[..., :, None] + (k * k).sum(axis=-1)[..., None, :] - 2.0 * dots
     np.maximum(sq, 0.0, out=sq)
     return sq * (-inv)
 
 
 def _normalise(logits: np.ndarray) -> np.ndarray:
     """Row-wise softmax of a logit block, stable for logits of any finite size."""
-    w = logits - logits.max(axis=1, keepdims=True)
+    w = logits - logits.max(axis=-1, keepdims=True)
     np.exp(w, out=w)
-    w /= w.sum(axis=1, keepdims=True)
+    w /= w.sum(axis=-1, keepdims=True)
     return w
 
 
-def _blocks(m: int, n: int):
-    step = max(1, BLOCK_ENTRIES // max(n, 1))
+#: After max subtraction, logits are floored here before ``exp``: a weight below
+#: ``exp(-floor)`` next to the maximal weight 1 cannot change the sum, and ``exp``
+#: of numbers whose result is subnormal takes a slow path on x86.
+LOGIT_FLOOR = {np.dtype(np.float64): -300.0, np.dtype(np.float32): -80.0}
+
+
+def softmax_mean(logits: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``softmax(logits) @ values`` fused, overwriting ``logits``.
+
+    ``logits`` ``(..., b, n)``, ``values`` ``(..., n, d_v)``; returns
+    ``(..., b, d_v)``.  Max-subtracted, floored at :data:`LOGIT_FLOOR`,
+    exponentiated in place, then ``(w @ v) / sum(w)``: the weight matrix is
+    never normalised, which saves a pass over it.
+    """
+    logits -= logits.max(axis=-1, keepdims=True)
+    np.maximum(logits, LOGIT_FLOOR[logits.dtype], out=logits)
+    np.exp(logits, out=logits)
+    return (logits @ values) / logits.sum(axis=-1)[..., None]
+
+
+def _blocks(m: int, n: int, batch: int = 1):
+    step = max(1, BLOCK_ENTRIES // max(n * batch, 1))
     for start in range(0, m, step):
         yield slice(start, min(m, start + step))
 
 
 def _smooth(q, k, v, kernel, inv):
-    out_shape = (q.shape[0],) + v.shape[1:]
-    out = np.empty(out_shape)
-    for rows in _blocks(q.shape[0], k.shape[0]):
-        out[rows] = _normalise(_logits(q[rows], k, kernel, inv)) @ v
-    return out
+    """Blocked evaluation of the NW/attention mean; shapes as in :func:`_check_qkv`."""
+    dtype = np.result_type(q, k, v)
+    batched = q.ndim == 3
+    if not batched:
+        q, k, v = q[None], k[None], v[None]
+    vec = v.ndim == 2
+    if vec:
+        v = v[..., None]
+    q, k, v = (np.asarray(a, dtype=dtype) for a in (q, k, v))
+    kt = np.ascontiguousarray(np.swapaxes(k, -1, -2))  # (B, d_k, n)
+    if kernel == "gaussian":
+        # -|q-k|^2/(2h^2) = (q.k - |k|^2/2)/h^2 - |q|^2/(2h^2); the last term is
+        # constant in a row and cancels in the softmax.
+        half_sq = (0.5 * np.einsum("bnd,bnd->bn", k, k))[:, None, :]
+        factor = dtype.type(2.0 * inv)
+    else:
+        factor = dtype.type(inv)
+    B, m, n = q.shape[0], q.shape[1], k.shape[1]
+    out = np.empty((B, m, v.shape[-1]), dtype=dtype)
+    for rows in _blocks(m, n, B):
+        L = q[:, rows] @ kt
+        if kernel == "gaussian":
+            L -= half_sq
+        L *= factor
+        out[:, rows] = softmax_mean(L, v)
+    if vec:
+        out = out[..., 0]
+    return out if batched else out[0]
 
 
 def _inverse_scale(kernel: str, bandwidth: float) -> float:
@@ -106,7 +165,7 @@ def softmax_attention(queries, keys, values, scale=None) -> np.ndarray:
     """
     q, k, v = _check_qkv(queries, keys, values)
     if scale is None:
-        inv = 1.0 / np.sqrt(q.shape[1])
+        inv = 1.0 / np.sqrt(q.shape[-1])
     else:
         inv = float(as_float_array(scale, "scale", ndim=0))
     return _smooth(q, k, v, "exponential", inv)
@@ -155,7 +214,7 @@ def attention_weights(queries, keys, scale=None) -> np.ndarray:
     """Softmax attention weights ``softmax(Q K^T * scale)``, shape ``(m, n)``."""
     q, k, _ = _check_qkv(queries, keys)
     if scale is None:
-        inv = 1.0 / np.sqrt(q.shape[1])
+        inv = 1.0 / np.sqrt(q.shape[-1])
     else:
         inv = float(as_float_array(scale, "scale", ndim=0))
     return _normalise(_logits(q, k, "exponential", inv))
