@@ -35,6 +35,8 @@ export JUPYTER_RUNTIME_DIR := $(CACHE)/jupyter/runtime
 export JUPYTER_PLATFORM_DIRS := 1
 export XDG_CACHE_HOME := $(CACHE)/xdg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
+# Progress bars of long sweeps on the terminal (mhanw.sweep); hidden when CI is set.
+export MHANW_PROGRESS := 1
 
 # Every target below is derived from the notebooks on disk, never from a list.
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
@@ -47,9 +49,9 @@ PDF := build/paper/main.pdf
 VENV_STAMP := $(VENV)/.installed
 FIDELITY_STAMP := build/fidelity
 
-.PHONY: all help notebooks paper test test-fast clean distclean lock tex
+.PHONY: all help notebooks paper test test-fast clean distclean lock tex bench
 
-all: $(PDF) ## every figure, every number and the paper PDF (build/paper/main.pdf)
+all: $(PDF) build/timings.json ## every figure, every number and the paper PDF (build/paper/main.pdf)
 
 notebooks: $(MACROS) ## execute every notebook (into build/notebooks/), figures and macros only
 
@@ -102,6 +104,15 @@ $(PDF): $(PAPER_SRC) $(MACROS)
 	  || { echo "*** LaTeX failed; the first errors from build/paper/main.log:" >&2; \
 	       grep -m5 -A4 -E '^[^ ]*\.(tex|sty|cls):[0-9]+: |^! ' build/paper/main.log >&2 || tail -30 build/paper/latexmk.log >&2; exit 1; }
 	@echo "    $@ ($$(pdfinfo $@ 2>/dev/null | awk '/^Pages/{print $$2}') pages)"
+
+# Wall time of every notebook's last run, and the total.
+build/timings.json: $(MACROS)
+	@$(VENV)/bin/python scripts/collect_timings.py build/timings $@
+
+# ---- speed ------------------------------------------------------------------
+bench: $(VENV_STAMP) ## benchmark the head evaluation (installs the torch CPU build for comparison)
+	@$(VENV)/bin/python -c "import torch" 2>/dev/null || $(VENV)/bin/python -m pip install -qq torch==2.13.0
+	$(VENV)/bin/python -m mhanw.bench --out build/bench
 
 # ---- checks and housekeeping -----------------------------------------------
 test: $(VENV_STAMP) ## run every test: library, notebooks (quick), pipeline end to end

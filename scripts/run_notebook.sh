@@ -51,4 +51,7 @@ find "$stage/figures" -type f -exec mv -t figures/ {} +
 mv "$stage/$name.ipynb" build/notebooks/
 mv "$stage/$name.tex" paper/generated/
 rm -rf "$stage"
-echo "    $name done in $(( $(date +%s) - start )) s"
+seconds=$(( $(date +%s) - start ))
+mkdir -p build/timings
+printf '{"notebook": "%s", "fidelity": "%s", "seconds": %d}\n' "$name" "$FIDELITY" "$seconds" > "build/timings/$name.json"
+echo "    $name done in $seconds s"

@@ -17,11 +17,20 @@ worker has one BLAS thread (``OPENBLAS_NUM_THREADS=1`` and friends via joblib's
 ``inner_max_num_threads``, plus threadpoolctl when it is installed); the main
 process does the same when threadpoolctl is available.  On the 2-core machines
 the companion targets, use ``n_jobs`` of 1 or 2.
+
+**On a Dask cluster.**  Give a scheduler address, either as ``scheduler=``
+(``"tcp://host:8786"``) or in the environment variable
+:data:`SCHEDULER_ENV` (``MHANW_DASK_SCHEDULER``), and the same blocks of
+replicates run as Dask tasks on that cluster (``pip install
+dask[distributed]``, the ``dask`` extra).  The streams are the same, so the
+results are bit-identical to a local run with the same seed.  Local runs
+import nothing of Dask.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -32,6 +41,10 @@ __all__ = ["run_replicates", "run_sweep", "spawn_streams"]
 
 #: Blocks per worker: enough for load balance and a smooth progress bar.
 BLOCKS_PER_JOB = 4
+
+#: Environment variable holding a Dask scheduler address; when set (and no
+#: ``scheduler=`` is given) every sweep runs on that cluster.
+SCHEDULER_ENV = "MHANW_DASK_SCHEDULER"
 
 
 def spawn_streams(seed, n_rep: int) -> list[np.random.SeedSequence]:
@@ -78,20 +91,67 @@ def _blocks(n_rep: int, n_jobs: int):
     return [range(a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
 
 
-def _execute(func, settings, n_rep, seed, n_jobs, progress, desc, pass_setting):
+#: ``MHANW_PROGRESS=1`` (the Makefile sets it) shows a bar on every sweep;
+#: ``CI`` set to anything hides them all, so CI logs are not flooded.
+PROGRESS_ENV = "MHANW_PROGRESS"
+
+
+def _progress_bar(progress, total, desc):
+    """A plain-text tqdm bar on stderr, refreshed at most every few seconds (it
+    reaches the terminal through papermill's --log-output one line per refresh)."""
+    show = progress or os.environ.get(PROGRESS_ENV) == "1"
+    if not show or os.environ.get("CI"):
+        return None
+    import sys
+
+    from tqdm.std import tqdm
+
+    interval = float(os.environ.get("MHANW_PROGRESS_INTERVAL", "5"))
+    return tqdm(total=total, desc=desc or "replicates", file=sys.stderr, mininterval=interval,
+                maxinterval=max(interval, 10.0), ascii=True, dynamic_ncols=False, ncols=80)
+
+
+def _scheduler_address(scheduler):
+    address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV) or None
+    if address is not None and (not isinstance(address, str) or not address.strip()):
+        raise ValueError(f"scheduler: expected a Dask scheduler address such as 'tcp://host:8786', got {address!r}")
+    return address
+
+
+def _run_on_dask(address, func, settings, block_streams, pass_setting, bar):
+    """Run the blocks as tasks on the Dask cluster at ``address``; results in block order."""
+    try:
+        from distributed import Client, as_completed
+    except ImportError as exc:
+        raise ImportError(
+            f"a Dask scheduler was given ({address}) but dask.distributed is not installed: "
+            "pip install 'dask[distributed]==2026.8.0'"
+        ) from exc
+    with Client(address) as client:
+        futures = [
+            client.submit(_run_block, func, settings, streams, pass_setting, pure=False)
+            for streams in block_streams
+        ]
+        for future in as_completed(futures):
+            if bar is not None:
+                bar.update(len(block_streams[futures.index(future)]))
+        return client.gather(futures)
+
+
+def _execute(func, settings, n_rep, seed, n_jobs, progress, desc, pass_setting, scheduler=None):
     n_jobs = positive_int(n_jobs, "n_jobs")
     if not callable(func):
         raise ValueError(f"func: expected a callable, got {type(func).__name__}")
+    address = _scheduler_address(scheduler)
     streams = spawn_streams(seed, n_rep)
-    blocks = _blocks(n_rep, n_jobs)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=n_rep, desc=desc)
+    blocks = _blocks(n_rep, max(n_jobs, 4) if address else n_jobs)
+    bar = _progress_bar(progress, n_rep, desc)
     results = []
     try:
-        if n_jobs == 1:
+        if address:
+            for res in _run_on_dask(address, func, settings, [[streams[r] for r in b] for b in blocks], pass_setting, bar):
+                results.extend(res)
+        elif n_jobs == 1:
             for block in blocks:
                 results.extend(_run_block(func, settings, [streams[r] for r in block], pass_setting))
                 if bar is not None:
@@ -132,7 +192,7 @@ def _stack(items: list) -> Any:
 
 
 def run_replicates(func: Callable[[np.random.Generator], Any], n_rep: int, seed, n_jobs: int = 1,
-                   progress: bool = False, desc: str | None = None):
+                   progress: bool = False, desc: str | None = None, scheduler: str | None = None):
     """Run ``func(rng)`` for ``n_rep`` replicates, replicate ``r`` on stream ``r``.
 
     Use it when one replicate evaluates every configuration itself on one draw
@@ -150,17 +210,20 @@ def run_replicates(func: Callable[[np.random.Generator], Any], n_rep: int, seed,
         depend on it.
     progress : bool
         Show a tqdm bar over replicates (off by default).
+    scheduler : str, optional
+        Address of a Dask scheduler; defaults to the environment variable
+        ``MHANW_DASK_SCHEDULER``; when neither is set the run is local.
 
     Returns
     -------
     array ``(n_rep, ...)`` when every result is numeric with one shape, else a
     list of ``n_rep`` results.
     """
-    return _stack(_execute(func, None, n_rep, seed, n_jobs, progress, desc, pass_setting=False))
+    return _stack(_execute(func, None, n_rep, seed, n_jobs, progress, desc, pass_setting=False, scheduler=scheduler))
 
 
 def run_sweep(func: Callable[[Any, np.random.Generator], Any], settings: Sequence, n_rep: int, seed,
-              n_jobs: int = 1, progress: bool = False, desc: str | None = None):
+              n_jobs: int = 1, progress: bool = False, desc: str | None = None, scheduler: str | None = None):
     """Run ``func(setting, rng)`` on a grid of settings x replicates.
 
     Setting ``s`` and replicate ``r`` get ``numpy.random.default_rng(child_r)``,
@@ -173,7 +236,7 @@ def run_sweep(func: Callable[[Any, np.random.Generator], Any], settings: Sequenc
         Must be picklable by cloudpickle when ``n_jobs > 1``.
     settings : sequence
         The settings compared (any picklable objects).
-    n_rep, seed, n_jobs, progress :
+    n_rep, seed, n_jobs, progress, scheduler :
         As in :func:`run_replicates`.
 
     Returns
@@ -187,7 +250,7 @@ def run_sweep(func: Callable[[Any, np.random.Generator], Any], settings: Sequenc
         raise ValueError(f"settings: expected a sequence, got {type(settings).__name__}") from exc
     if not settings:
         raise ValueError("settings: expected at least one setting, got none")
-    per_rep = _execute(func, settings, n_rep, seed, n_jobs, progress, desc, pass_setting=True)
+    per_rep = _execute(func, settings, n_rep, seed, n_jobs, progress, desc, pass_setting=True, scheduler=scheduler)
     by_setting = [[per_rep[r][s] for r in range(len(per_rep))] for s in range(len(settings))]
     stacked = [_stack(row) for row in by_setting]
     if all(isinstance(a, np.ndarray) for a in stacked) and all(a.shape == stacked[0].shape for a in stacked):

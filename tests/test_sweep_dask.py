@@ -1,0 +1,50 @@
+"""Sweeps on a Dask cluster give bit-identical results to local runs (issue 7)."""
+
+import numpy as np
+import pytest
+
+from mhanw import sweep
+
+distributed = pytest.importorskip("distributed")
+
+
+def _draw(setting, rng):
+    return setting * rng.standard_normal(3)
+
+
+def _replicate(rng):
+    return rng.standard_normal(2)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None, silence_logs=40) as c:
+        yield c
+
+
+def test_dask_run_equals_local_run(cluster):
+    local = sweep.run_sweep(_draw, [1.0, 2.0], n_rep=9, seed=5)
+    remote = sweep.run_sweep(_draw, [1.0, 2.0], n_rep=9, seed=5, scheduler=cluster.scheduler_address)
+    assert np.array_equal(local, remote)
+
+
+def test_environment_variable_selects_the_cluster(cluster, monkeypatch):
+    local = sweep.run_replicates(_replicate, n_rep=7, seed=3)
+    monkeypatch.setenv(sweep.SCHEDULER_ENV, cluster.scheduler_address)
+    assert np.array_equal(local, sweep.run_replicates(_replicate, n_rep=7, seed=3))
+
+
+def test_integrated_mse_on_dask_equals_local(cluster, monkeypatch):
+    from mhanw import heads
+
+    configs = [heads.HeadConfig(heads.pair_heads(t, 4, 2), bandwidth=0.5) for t in (0.0, np.pi / 2)]
+    local = heads.integrated_mse(configs, "iso_exp", n=60, n_test=20, n_rep=6, seed=1)
+    monkeypatch.setenv(sweep.SCHEDULER_ENV, cluster.scheduler_address)
+    remote = heads.integrated_mse(configs, "iso_exp", n=60, n_test=20, n_rep=6, seed=1)
+    assert np.array_equal(local.errors, remote.errors)
+
+
+def test_bad_scheduler_names_the_argument():
+    with pytest.raises(ValueError, match="^scheduler:"):
+        sweep.run_replicates(_replicate, n_rep=2, seed=1, scheduler="  ")
