@@ -33,12 +33,20 @@ def as_float_array(value, name: str, *, ndim=None, allow_empty: bool = False) ->
     return arr
 
 
+def _finite_real(value, name: str, what: str) -> float:
+    """``value`` as a float if it is a finite real number (not a bool), else ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise ValueError(f"{name}: expected {what}, got {value!r}")
+    out = float(value)
+    if not np.isfinite(out):
+        raise ValueError(f"{name}: expected {what} (finite), got {value!r}")
+    return out
+
+
 def positive_scalar(value, name: str) -> float:
     """Return ``value`` as a float if it is a finite number > 0, else raise ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise ValueError(f"{name}: expected a positive real number, got {value!r}")
-    out = float(value)
-    if not np.isfinite(out) or out <= 0:
+    out = _finite_real(value, name, "a positive real number")
+    if out <= 0:
         raise ValueError(f"{name}: expected a positive finite number, got {value!r}")
     return out
 
@@ -62,22 +70,15 @@ def one_of(value, name: str, choices) -> str:
 
 def nonnegative_scalar(value, name: str) -> float:
     """Return ``value`` as a float if it is a finite number >= 0, else raise ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise ValueError(f"{name}: expected a non-negative real number, got {value!r}")
-    out = float(value)
-    if not np.isfinite(out) or out < 0:
+    out = _finite_real(value, name, "a non-negative real number")
+    if out < 0:
         raise ValueError(f"{name}: expected a non-negative finite number, got {value!r}")
     return out
 
 
 def real_scalar(value, name: str) -> float:
     """Return ``value`` as a float if it is a finite real number, else raise ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise ValueError(f"{name}: expected a finite real number, got {value!r}")
-    out = float(value)
-    if not np.isfinite(out):
-        raise ValueError(f"{name}: expected a finite real number, got {value!r}")
-    return out
+    return _finite_real(value, name, "a finite real number")
 
 
 def unit_interval(value, name: str) -> float:
