@@ -15,6 +15,7 @@ from mhanw.diversity import (
     covariance_factor,
     covariance_factor_symbolic,
     cross_gram,
+    first_order_covariance,
     haar_expected_hdi,
     hdi_upper_bound,
     head_correlation,
@@ -315,3 +316,66 @@ def test_closed_form_helpers_agree():
     assert kernel_overlap(W[0], W[1], X_LEMMA, 0.5) == pytest.approx(1.0, rel=1e-12)
     with pytest.raises(ValueError, match="^bandwidth:"):
         covariance_factor(0.1, -1.0)
+
+
+# ---------------------------------------------------------------- Lemma 4.1, corrected first-order statement
+
+
+def test_first_order_covariance_zero_m_is_the_kernel_overlap():
+    for theta in (0.0, 0.7, np.pi / 2):
+        W = heads.pair_heads(theta, 4, 2)
+        fo = first_order_covariance(W[0], W[1], X_LEMMA, 0.5, n=500, sigma=0.5, regression="zero")
+        assert fo.signal == 0.0 and fo.limits == (0.0, 0.0)
+        assert fo.covariance == fo.noise == pytest.approx(0.25 * kernel_overlap(W[0], W[1], X_LEMMA, 0.5) / 500,
+                                                          rel=1e-14)
+    # one head with itself: the first-order variance, kappa = single-head variance factor
+    u = np.array([[1.0], [0.0]])
+    fo = first_order_covariance(u, u, np.zeros(2), 0.3, n=1, sigma=1.0)
+    assert fo.covariance == pytest.approx(covariance_factor(0.0, 0.3), rel=1e-12)
+
+
+def test_first_order_signal_term_matches_monte_carlo_integration():
+    """kappa * D against a direct Monte Carlo integral of E[K K' (m - mu)(m - mu')] / (E K E K')."""
+    W = heads.pair_heads(np.radians(60), 4, 2)
+    h = 0.5
+    fo = first_order_covariance(W[0], W[1], X_LEMMA, h, n=1, sigma=0.0, regression="sin13")
+    X = np.random.default_rng(7).standard_normal((400_000, 4))
+    m = data.regression_function("sin13")(X)
+    K = [np.exp(-((X - X_LEMMA) @ w) ** 2 @ np.ones(2) / (2 * h * h)) for w in W]
+    mu = [np.mean(k * m) / np.mean(k) for k in K]
+    direct = np.mean(K[0] * K[1] * (m - mu[0]) * (m - mu[1])) / (K[0].mean() * K[1].mean())
+    assert fo.limits == pytest.approx(mu, abs=0.01)  # Monte Carlo s.e. about 0.002
+    assert fo.covariance == pytest.approx(direct, rel=0.02)
+    # the quadrature has converged
+    fine = first_order_covariance(W[0], W[1], X_LEMMA, h, n=1, sigma=0.0, regression="sin13", nodes=24)
+    assert fine.covariance == pytest.approx(fo.covariance, rel=1e-8)
+
+
+def test_first_order_covariance_matches_sin13_monte_carlo(lemma_covariances):
+    """Corrected Lemma 4.1: the signal term accounts for the covariance the noise term misses."""
+    for theta, W in ((0, heads.pair_heads(0.0, 4, 2)), (90, heads.pair_heads(np.pi / 2, 4, 2))):
+        cov, se, _ = lemma_covariances["sin13", theta]
+        fo = first_order_covariance(W[0], W[1], X_LEMMA, 0.5, n=500, sigma=0.5, regression="sin13")
+        assert abs(cov - fo.covariance) <= 3 * se + 0.1 * fo.covariance, theta
+        assert cov > fo.noise + 3 * se  # the noise term alone is not enough for a non-constant m
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(x=np.zeros(3)), "x"),
+        (dict(bandwidth=0.0), "bandwidth"),
+        (dict(n=0), "n"),
+        (dict(sigma=-1.0), "sigma"),
+        (dict(regression="nope"), "regression"),
+        (dict(nodes=1), "nodes"),
+        (dict(nodes=10**3), "nodes"),
+        (dict(W_jp=np.eye(5)[:, :2]), "W_jp"),
+    ],
+)
+def test_first_order_covariance_bad_input(kwargs, name):
+    W = heads.pair_heads(0.3, 4, 2)
+    args = dict(W_j=W[0], W_jp=W[1], x=X_LEMMA, bandwidth=0.5, n=500)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=f"^{name}:"):
+        first_order_covariance(**args)

@@ -36,20 +36,29 @@ statement ``n C_jj'(x) / sigma^2 ≈ kappa_jj'(x) = E[K_j K_j'] / (E K_j E K_j')
 for Gaussian heads and ``X ~ N(0, I_d)``; :func:`covariance_factor` and
 :func:`head_correlation` are its closed form for two one-dimensional heads at
 ``x = 0``, and :func:`covariance_factor_symbolic` derives it with sympy.
+:func:`first_order_covariance` adds the signal part of the first-order
+covariance for a non-constant ``m``:
+``n C_jj'(x) ≈ kappa_jj'(x) (sigma^2 + D_jj'(x))``.
 """
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import numpy as np
+from numpy.polynomial.hermite_e import hermegauss
 from scipy.linalg import subspace_angles
 
 from ._validate import as_float_array, nonnegative_scalar, one_of, positive_int, positive_scalar
 
 __all__ = [
     "NORMALIZATIONS",
+    "FirstOrderCovariance",
     "covariance_factor",
     "covariance_factor_symbolic",
     "cross_gram",
+    "first_order_covariance",
     "haar_expected_hdi",
     "hdi_upper_bound",
     "head_correlation",
@@ -321,3 +330,130 @@ def covariance_factor_symbolic():
     e_k = 1 / sp.sqrt(2 * sp.pi * (1 + h**2))
     return sp.simplify(e_kk / e_k**2), (h, phi)
 
+
+
+#: Largest number of Gauss-Hermite nodes (``nodes ** d``) :func:`first_order_covariance` accepts.
+MAX_QUADRATURE_POINTS = 1 << 21
+
+
+@dataclass(frozen=True)
+class FirstOrderCovariance:
+    """The first-order covariance of two Gaussian NW heads at ``x`` (Lemma 4.1, corrected).
+
+    ``covariance = kappa * (sigma^2 + signal) / n`` with
+
+    - ``kappa = E[K_j K_j'] / (E K_j E K_j')`` (:func:`kernel_overlap`);
+    - ``signal = D_jj'(x) = E_q[(m(X) - mu_j)(m(X) - mu_j')]``, ``q`` the
+      Gaussian density proportional to ``K_j K_j' p_X`` and
+      ``mu_j = E[K_j m(X)] / E[K_j]`` the large-sample limit of head ``j``;
+    - ``noise = kappa sigma^2 / n``, the part that is left for constant ``m``.
+    """
+
+    covariance: float
+    noise: float
+    signal: float
+    kappa: float
+    limits: tuple
+
+    @property
+    def signal_part(self) -> float:
+        """``covariance - noise``: the contribution of ``m`` (zero for constant ``m``)."""
+        return self.covariance - self.noise
+
+
+def _kernel_tilted_gaussian(M: np.ndarray, x: np.ndarray):
+    """Mean and covariance of the density proportional to ``exp(-(X-x)^T M (X-x)/2) N(X; 0, I)``."""
+    S = np.linalg.inv(np.eye(M.shape[0]) + M)
+    S = 0.5 * (S + S.T)
+    return S @ M @ x, S
+
+
+@functools.lru_cache(maxsize=8)
+def _standard_gauss_hermite(nodes: int, d: int):
+    """Tensor Gauss-Hermite rule for ``N(0, I_d)``: nodes ``(N, d)`` and weights ``(N,)``, read-only."""
+    z, w = hermegauss(nodes)
+    w = w / w.sum()
+    Z = np.stack(np.meshgrid(*([z] * d), indexing="ij"), axis=-1).reshape(-1, d)
+    weights = np.prod(np.stack(np.meshgrid(*([w] * d), indexing="ij"), axis=-1).reshape(-1, d), axis=1)
+    Z.flags.writeable = False
+    weights.flags.writeable = False
+    return Z, weights
+
+
+def _gauss_hermite(mean: np.ndarray, cov: np.ndarray, nodes: int):
+    """Tensor Gauss-Hermite nodes ``(N, d)`` and weights ``(N,)`` for ``N(mean, cov)``."""
+    Z, weights = _standard_gauss_hermite(nodes, mean.shape[0])
+    return mean + Z @ np.linalg.cholesky(cov).T, weights
+
+
+def first_order_covariance(W_j, W_jp, x, bandwidth: float, n: int, sigma: float = 0.5,
+                           regression="zero", nodes: int = 12) -> FirstOrderCovariance:
+    """First-order covariance of two Gaussian NW heads at ``x``, ``X ~ N(0, I_d)`` (Lemma 4.1, corrected).
+
+    Linearising ``m_j = sum_i K_ij Y_i / sum_i K_ij`` around its limit
+    ``mu_j = E[K_j Y] / E[K_j]`` gives
+
+        n Cov(m_j(x), m_j'(x)) = E[K_j K_j' (Y - mu_j)(Y - mu_j')] / (E K_j E K_j') + o(1)
+                               = kappa_jj'(x) (sigma^2 + D_jj'(x)) + o(1),
+
+    with ``kappa`` of :func:`kernel_overlap` and ``D_jj'(x)`` the covariance of
+    the two heads' residuals ``m(X) - mu_j`` under the Gaussian density
+    proportional to ``K_j K_j' p_X``.  ``D = 0`` for constant ``m``.  All
+    Gaussian expectations except those of ``m`` are exact; those of ``m`` use
+    a tensor Gauss-Hermite rule with ``nodes`` points per dimension (exact for
+    polynomials of degree ``< 2 nodes``; at the default ``nodes = 12`` the
+    values for ``sin13`` and ``bvc`` in ``d = 4`` agree with ``nodes = 24`` to
+    1e-8, in about 5 ms).
+
+    Parameters
+    ----------
+    W_j, W_jp : arrays ``(d, d_k)`` and ``(d, d_k')``
+    x : array ``(d,)``
+    bandwidth : float > 0
+    n : int >= 1
+    sigma : float >= 0
+    regression : str or RegressionFunction (:mod:`mhanw.data`), default ``"zero"``
+    nodes : int >= 2, with ``nodes ** d <= MAX_QUADRATURE_POINTS``
+
+    Returns
+    -------
+    FirstOrderCovariance
+        ``covariance`` is the first-order ``C_jj'(x)``; ``limits`` the pair
+        ``(mu_j, mu_j')``.
+    """
+    from . import data as _data  # local: data is independent of diversity
+
+    Wj = _matrix(W_j, "W_j")
+    Wjp = _matrix(W_jp, "W_jp")
+    if Wjp.shape[0] != Wj.shape[0]:
+        raise ValueError(f"W_jp: expected {Wj.shape[0]} rows to match W_j {Wj.shape}, got {Wjp.shape}")
+    x = as_float_array(x, "x", ndim=1)
+    d = Wj.shape[0]
+    if x.shape[0] != d:
+        raise ValueError(f"x: expected shape ({d},), got {x.shape}")
+    h = positive_scalar(bandwidth, "bandwidth")
+    n = positive_int(n, "n")
+    sigma = nonnegative_scalar(sigma, "sigma")
+    m = _data.regression_function(regression)
+    if d < m.min_dim:
+        raise ValueError(f"x: {m.name!r} needs d >= {m.min_dim}, got d = {d}")
+    nodes = positive_int(nodes, "nodes", minimum=2)
+    if nodes**d > MAX_QUADRATURE_POINTS:
+        raise ValueError(f"nodes: nodes ** d = {nodes}**{d} exceeds {MAX_QUADRATURE_POINTS} quadrature points")
+    kappa = kernel_overlap(Wj, Wjp, x, h)
+    Mj, Mjp = Wj @ Wj.T / h**2, Wjp @ Wjp.T / h**2
+
+    def expect(M, f):
+        pts, w = _gauss_hermite(*_kernel_tilted_gaussian(M, x), nodes)
+        return float(w @ f(pts))
+
+    mu_j = expect(Mj, m._func)
+    mu_jp = expect(Mjp, m._func)
+    signal = expect(Mj + Mjp, lambda X: (m._func(X) - mu_j) * (m._func(X) - mu_jp))
+    return FirstOrderCovariance(
+        covariance=kappa * (sigma**2 + signal) / n,
+        noise=kappa * sigma**2 / n,
+        signal=signal,
+        kappa=kappa,
+        limits=(mu_j, mu_jp),
+    )
