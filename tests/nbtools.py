@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,3 +33,17 @@ def fresh_copy(dest: Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / rel, target)
     return dest
+
+
+VENV = Path(sys.prefix)
+
+
+def make(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """``make VENV=<this venv> FIDELITY=quick ARGS`` in ``cwd``; raises with the log on failure."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}
+    proc = subprocess.run(
+        ["make", f"VENV={VENV}", "FIDELITY=quick", *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"make {' '.join(args)} failed in {cwd}:\n{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}")
+    return proc

@@ -13,41 +13,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from nbtools import ROOT, fresh_copy
+from nbtools import ROOT, fresh_copy, make
 
 pytestmark = pytest.mark.slow
-
-VENV = Path(sys.prefix)
-
-
-def make(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}
-    proc = subprocess.run(
-        ["make", f"VENV={VENV}", "FIDELITY=quick", *args], cwd=cwd, env=env, capture_output=True, text=True
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"make {' '.join(args)} failed in {cwd}:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return proc
-
-
-@pytest.fixture(scope="module")
-def builds(tmp_path_factory):
-    if not (VENV / ".installed").exists():
-        pytest.fail(f"run the tests from the project's venv (make test); {VENV} has no .installed stamp")
-    copies = []
-    for label in ("a", "b"):
-        copy = fresh_copy(tmp_path_factory.mktemp(f"build_{label}"))
-        make(copy, "all", "-j2")
-        copies.append(copy)
-    return copies
 
 
 def test_pdf_exists_and_holds_numbers_from_notebook_01(builds):
