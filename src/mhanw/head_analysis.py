@@ -1,0 +1,634 @@
+"""Head diversity of a trained transformer: per-layer HDI, null models, redundancy, ablations (issue 6).
+
+The paper proposes the head diversity index (HDI) as a diagnostic computable
+from trained weights and reports it for no model.  This module holds the
+analysis that notebook ``09_pretrained_head_diversity`` runs on the weights of
+:func:`mhanw.pretrained.load_attention_weights`; the HDI itself is
+:func:`mhanw.diversity.head_diversity_index` (THEORY.md, Section 7).
+
+Objects whose diversity is measured, per layer (:data:`OBJECTS`)
+    ``"query"``, ``"key"``, ``"value"``: the per-head projections ``W^h`` of
+    shape ``(d, d_k)``.  ``"qk_circuit"``: the query-key circuit
+    ``M_h = W_Q^h (W_K^h)^T`` (``d x d``, rank ``d_k``), which is what a head's
+    attention logits ``x_q^T M_h x_k / sqrt(d_k)`` depend on.  The pair
+    ``(W_Q^h, W_K^h)`` is fixed by ``M_h`` only up to
+    ``(W_Q^h A, W_K^h A^{-T})``, so the circuit is represented by its
+    *balanced factor* (:func:`circuit_factors`)
+    ``Z_h = [U_h S_h^{1/2}; V_h S_h^{1/2}]`` of shape ``(2d, d_k)``, with
+    ``M_h = U_h S_h V_h^T`` the compact SVD.  ``Z_h`` is unique up to
+    ``Z_h O`` (``O`` orthogonal), to which all three HDIs are invariant, so the
+    HDI of ``{Z_h}`` is a function of the circuits alone.  The range of
+    ``Z_h`` pairs each query direction with its key direction; for independent
+    Haar ``W_Q``, ``W_K`` with orthonormal columns, ``E[HDI_PA] = 1 - d_k/(2d)``.
+
+Null models for "more or less diverse than chance"
+    - :func:`random_subspace_null`: independent Haar heads of the same shape
+      (``E[HDI_PA] = 1 - d_k/d``).
+    - :func:`row_permutation_null`: keeps a layer's weight matrices and
+      reassigns their rows (the ``H d_k`` outputs of the ``[out, in]`` matrix)
+      to heads at random; for the circuit, the same reassignment is applied to
+      the query and key rows, so each rank-one term ``q_r k_r^T`` stays whole.
+      :func:`null_summary` gives the z-score and a two-sided permutation
+      p-value.
+
+Redundancy and ablation
+    :func:`pair_overlaps` is the principal-angle overlap
+    ``tr(P_j P_j')/d_k`` (the mean squared cosine of the principal angles);
+    :func:`redundancy` its mean over the other heads of the layer;
+    :func:`ablation_effects` turns :meth:`mhanw.pretrained.Encoder.ablate_each_head`
+    into ``1 - cos`` changes of the sentence embeddings;
+    :func:`spearman_permutation` correlates the two with a (optionally
+    stratified) permutation p-value.
+
+The printed formula's scale (:func:`paper_scale_decomposition`)
+    ``1 - HDI_paper = mean_{j<j'} RV_jj' n_j n_j' / d_k^2`` exactly, with
+    ``n_j = ||W_j^T W_j||_F`` and ``RV_jj'`` the RV coefficient; the factor
+    ``S = mean n_j n_j' / d_k^2`` carries the weights' scale (it grows as
+    ``c^4`` under ``W -> cW``), the rest ``G = (1 - HDI_paper)/S`` is
+    geometry.
+
+All HDI values are returned in the order of :data:`mhanw.diversity.NORMALIZATIONS`
+(``"paper"``, ``"principal_angles"``, ``"rv"``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import as_float_array, as_seed_sequence, one_of, positive_int
+from .diversity import NORMALIZATIONS
+
+__all__ = [
+    "NORMALIZATIONS",
+    "OBJECTS",
+    "ablation_effects",
+    "circuit_factors",
+    "cos2_spectrum",
+    "hdi_all",
+    "hdi_table_latex",
+    "layer_hdi",
+    "layer_objects",
+    "null_summary",
+    "pair_overlaps",
+    "paper_scale_decomposition",
+    "permute_rows",
+    "qk_circuits",
+    "random_subspace_null",
+    "redundancy",
+    "row_permutation_null",
+    "spearman_permutation",
+]
+
+#: The per-head objects whose diversity is measured, in table order.
+OBJECTS = ("query", "key", "value", "qk_circuit")
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _heads(W, name: str = "W") -> np.ndarray:
+    W = as_float_array(W, name, ndim=3)
+    H, d, d_k = W.shape
+    if H < 2:
+        raise ValueError(f"{name}: expected at least 2 heads (shape (H, d, d_k), H >= 2), got {W.shape}")
+    if d_k > d:
+        raise ValueError(f"{name}: expected shape (H, d, d_k) with d_k <= d, got {W.shape}")
+    return W
+
+
+def _pair(WQ, WK):
+    WQ = _heads(WQ, "WQ")
+    WK = _heads(WK, "WK")
+    if WQ.shape != WK.shape:
+        raise ValueError(f"WK: expected the shape of WQ {WQ.shape}, got {WK.shape}")
+    return WQ, WK
+
+
+# --------------------------------------------------------------------------- block Gram matrices
+#
+# Every quantity below depends on a configuration only through its block Gram
+# matrix ``B[j, j'] = W_j^T W_j'`` (``(H, H, d_k, d_k)``).  Reassigning rows to
+# heads permutes the rows of the stacked ``[out, in]`` matrix, hence the rows and
+# columns of its row Gram matrix: the permutation null never touches the
+# ``d``-dimensional weights again and costs ``O(H^2 d_k^3)`` per draw.
+
+
+def _block_gram(W: np.ndarray) -> np.ndarray:
+    """``B[j, j'] = W_j^T W_j'``, shape ``(H, H, k, k)``."""
+    H, d, k = W.shape
+    A = W.transpose(0, 2, 1).reshape(H * k, d)
+    return _blocks(A @ A.T, H, k)
+
+
+def _blocks(G: np.ndarray, H: int, k: int) -> np.ndarray:
+    """A row Gram matrix ``(H k, H k)`` cut into head blocks ``(H, H, k, k)``."""
+    return G.reshape(H, k, H, k).transpose(0, 2, 1, 3)
+
+
+def _cholesky(B: np.ndarray, what: str) -> np.ndarray:
+    """Lower Cholesky factors ``L_j`` of the diagonal blocks ``B[j, j] = L_j L_j^T``, ``(H, k, k)``.
+
+    A head whose Gram matrix is not numerically positive definite (Cholesky
+    fails, or a pivot below ``1e-10`` times the largest) raises ``ValueError``.
+    """
+    H, _, k, _ = B.shape
+    C = B[np.arange(H), np.arange(H)]
+    try:
+        L = np.linalg.cholesky(C)
+    except np.linalg.LinAlgError:
+        L = None
+    for j in range(H):
+        piv = None if L is None else np.diagonal(L[j])
+        if piv is None or not np.all(np.isfinite(piv)) or piv.min() <= 1e-10 * piv.max():
+            if L is None:  # locate the failing head
+                try:
+                    np.linalg.cholesky(C[j])
+                    continue
+                except np.linalg.LinAlgError:
+                    pass
+            raise ValueError(f"{what}: head {j} is rank deficient (rank < d_k = {k})")
+    return L
+
+
+def _right(G: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """``G @ blockdiag(T_1, ..., T_H)`` for ``G`` ``(m, H k)``, ``T`` ``(H, k, k')``."""
+    m = G.shape[0]
+    H, k, k2 = T.shape
+    return (G.reshape(m, H, k).transpose(1, 0, 2) @ T).transpose(1, 0, 2).reshape(m, H * k2)
+
+
+def _sandwich(T: np.ndarray, G: np.ndarray, T2=None) -> np.ndarray:
+    """``blockdiag(T)^T G blockdiag(T2)`` (``T2 = T`` by default), ``G`` ``(H k, H k)``."""
+    left = _right(G.T, T).T
+    return _right(left, T if T2 is None else T2)
+
+
+def _full(B: np.ndarray) -> np.ndarray:
+    H, _, k, _ = B.shape
+    return B.transpose(0, 2, 1, 3).reshape(H * k, H * k)
+
+
+def _orthonormal_blocks(B: np.ndarray, what: str = "W") -> np.ndarray:
+    """``Q_j^T Q_j'`` for orthonormal bases ``Q_j = W_j L_j^{-T}`` of the heads, ``(H, H, k, k)``."""
+    H, _, k, _ = B.shape
+    LinvT = np.linalg.inv(_cholesky(B, what)).transpose(0, 2, 1)
+    return _blocks(_sandwich(LinvT, _full(B)), H, k)
+
+
+def _upper(H: int):
+    return np.triu_indices(H, k=1)
+
+
+def _hdis_from_blocks(B: np.ndarray, what: str = "W", spectrum: bool = False):
+    """``[HDI_paper, HDI_PA, HDI_RV]`` from the block Gram ``B``; with ``spectrum``, also the
+    mean over pairs of the descending squared principal cosines ``(k,)``."""
+    H, _, k, _ = B.shape
+    iu = _upper(H)
+    S = np.einsum("ijab,ijab->ij", B, B)  # ||W_j^T W_j'||_F^2
+    norms = np.sqrt(np.diag(S))
+    if np.any(norms == 0.0):
+        raise ValueError(f"{what}: head {int(np.flatnonzero(norms == 0.0)[0])} is zero")
+    O = _orthonormal_blocks(B, what)
+    hdi = np.array([
+        1.0 - S[iu].mean() / k**2,
+        1.0 - np.einsum("pab,pab->p", O[iu], O[iu]).mean() / k,
+        1.0 - (S / np.outer(norms, norms))[iu].mean(),
+    ])
+    if not spectrum:
+        return hdi
+    P = O[iu]
+    cos2 = np.clip(np.linalg.eigvalsh(P @ P.transpose(0, 2, 1))[:, ::-1], 0.0, 1.0)  # squared singular values
+    return hdi, cos2.mean(axis=0)
+
+
+def _circuit_transforms(Bq: np.ndarray, Bk: np.ndarray):
+    """``T_q^h``, ``T_k^h`` ``(H, k, k)`` with ``Z_h = [W_Q^h T_q^h; W_K^h T_k^h]`` the balanced
+    factor of ``M_h = W_Q^h (W_K^h)^T`` (see :func:`circuit_factors`)."""
+    Lq = _cholesky(Bq, "WQ")
+    Lk = _cholesky(Bk, "WK")
+    Uc, s, Vct = np.linalg.svd(Lq.transpose(0, 2, 1) @ Lk)  # Lq^T Lk = Uc diag(s) Vc^T
+    if np.any(s[:, -1] <= 1e-10 * s[:, 0]):
+        j = int(np.flatnonzero(s[:, -1] <= 1e-10 * s[:, 0])[0])
+        raise ValueError(f"WQ, WK: the circuit of head {j} is rank deficient (rank < d_k = {Bq.shape[2]})")
+    root = np.sqrt(s)[:, None, :]
+    Tq = np.linalg.solve(Lq.transpose(0, 2, 1), Uc) * root  # Lq^{-T} Uc S^{1/2}
+    Tk = np.linalg.solve(Lk.transpose(0, 2, 1), Vct.transpose(0, 2, 1)) * root
+    return Tq, Tk
+
+
+def _circuit_blocks(Bq: np.ndarray, Bk: np.ndarray) -> np.ndarray:
+    """Block Gram ``Z_j^T Z_j'`` of the balanced circuit factors from those of ``W_Q`` and ``W_K``."""
+    H, _, k, _ = Bq.shape
+    Tq, Tk = _circuit_transforms(Bq, Bk)
+    return _blocks(_sandwich(Tq, _full(Bq)) + _sandwich(Tk, _full(Bk)), H, k)
+
+
+# --------------------------------------------------------------------------- circuits
+
+
+def qk_circuits(WQ, WK) -> np.ndarray:
+    """The query-key circuits ``M_h = W_Q^h (W_K^h)^T``, shape ``(H, d, d)``.
+
+    ``WQ``, ``WK``: ``(H, d, d_k)``.  Head ``h``'s attention logit between
+    tokens ``x_q`` and ``x_k`` (biases aside) is ``x_q^T M_h x_k / sqrt(d_k)``.
+    """
+    WQ, WK = _pair(WQ, WK)
+    return WQ @ WK.transpose(0, 2, 1)
+
+
+def circuit_factors(WQ, WK) -> np.ndarray:
+    """Balanced factors ``Z_h = [U_h S_h^{1/2}; V_h S_h^{1/2}]`` of the QK circuits, ``(H, 2d, d_k)``.
+
+    ``M_h = W_Q^h (W_K^h)^T = U_h S_h V_h^T`` (compact SVD, computed from the
+    Cholesky factors of ``W_Q^{hT} W_Q^h`` and ``W_K^{hT} W_K^h`` without
+    forming ``M_h``), so that ``Z_h[:d] Z_h[d:]^T = M_h`` and
+    ``Z_h[:d]^T Z_h[:d] = Z_h[d:]^T Z_h[d:] = S_h``.  ``Z_h`` depends on
+    ``(W_Q^h, W_K^h)`` only through ``M_h``, up to ``Z_h O`` with ``O``
+    orthogonal.  Rank-deficient heads raise ``ValueError`` naming the head.
+    """
+    WQ, WK = _pair(WQ, WK)
+    H = WQ.shape[0]
+    idx = np.arange(H)
+    Bq = np.zeros((H, H) + WQ.shape[2:] * 2)
+    Bq[idx, idx] = WQ.transpose(0, 2, 1) @ WQ
+    Bk = np.zeros_like(Bq)
+    Bk[idx, idx] = WK.transpose(0, 2, 1) @ WK
+    Tq, Tk = _circuit_transforms(Bq, Bk)
+    return np.concatenate([WQ @ Tq, WK @ Tk], axis=1)
+
+
+# --------------------------------------------------------------------------- the three HDIs at once
+
+
+def pair_overlaps(W) -> np.ndarray:
+    """Principal-angle overlaps ``O[j, j'] = tr(P_j P_j')/d_k = mean_i cos^2 theta_i^{(jj')}``, ``(H, H)``.
+
+    ``W``: ``(H, d, d_k)``, every head of full rank.  The diagonal is 1;
+    ``HDI_PA = 1 - mean_{j<j'} O[j, j']``.
+    """
+    W = _heads(W)
+    O = _orthonormal_blocks(_block_gram(W))
+    return np.einsum("ijab,ijab->ij", O, O) / W.shape[2]
+
+
+def redundancy(W) -> np.ndarray:
+    """Each head's mean overlap with the other heads, ``mean_{j' != j} O[j, j']``, shape ``(H,)``.
+
+    ``O`` is :func:`pair_overlaps`: the mean squared cosine of the principal
+    angles, 0 for a head orthogonal to all others and 1 for a head that every
+    other head duplicates.
+    """
+    O = pair_overlaps(W)
+    H = O.shape[0]
+    return (O.sum(axis=1) - np.diag(O)) / (H - 1)
+
+
+def hdi_all(W) -> np.ndarray:
+    """``[HDI_paper, HDI_PA, HDI_RV]`` of ``W`` ``(H, d, d_k)`` in one pass (``NORMALIZATIONS`` order).
+
+    Same values as :func:`mhanw.diversity.head_diversity_index` with each
+    normalization, computed from one block Gram matrix (orthonormal bases by
+    Cholesky factors), for the many evaluations of the permutation null.
+    Rank-deficient heads raise ``ValueError`` naming the head.
+    """
+    return _hdis_from_blocks(_block_gram(_heads(W)))
+
+
+def cos2_spectrum(W) -> np.ndarray:
+    """Mean over head pairs of the squared cosines of the principal angles, largest first, ``(d_k,)``.
+
+    Entry ``i`` is ``mean_{j<j'} cos^2 theta_{i}^{(jj')}`` with the angles of
+    each pair ascending; the mean of the spectrum is ``1 - HDI_PA``.  It shows
+    whether an overlap comes from a few shared directions or is spread out.
+    """
+    return _hdis_from_blocks(_block_gram(_heads(W)), spectrum=True)[1]
+
+
+# --------------------------------------------------------------------------- per-layer objects and HDIs
+
+
+def _check_weights(weights) -> tuple[int, int, int, int]:
+    if not isinstance(weights, dict) or not all(k in weights for k in ("query", "key", "value")):
+        raise ValueError("weights: expected the dict of mhanw.pretrained.load_attention_weights (query, key, value)")
+    shapes = {np.shape(weights[k]) for k in ("query", "key", "value")}
+    if len(shapes) != 1 or len(next(iter(shapes))) != 4:
+        raise ValueError(f"weights: expected query, key, value of one shape (layers, heads, d, d_k), got {shapes}")
+    return next(iter(shapes))
+
+
+def _layer(weights, layer) -> int:
+    L = _check_weights(weights)[0]
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < L:
+        raise ValueError(f"layer: expected an integer in [0, {L}), got {layer!r}")
+    return int(layer)
+
+
+def layer_objects(weights, layer: int) -> dict:
+    """The four per-head objects of :data:`OBJECTS` for one layer, each ``(H, D, d_k)`` float64.
+
+    ``weights`` is the dict of :func:`mhanw.pretrained.load_attention_weights`;
+    ``"qk_circuit"`` holds :func:`circuit_factors` of that layer's query and key.
+    """
+    l = _layer(weights, layer)
+    out = {k: np.asarray(weights[k][l], dtype=np.float64) for k in ("query", "key", "value")}
+    out["qk_circuit"] = circuit_factors(out["query"], out["key"])
+    return out
+
+
+def layer_hdi(weights) -> dict:
+    """HDI of every layer and object: ``{object: (n_layers, 3)}`` in ``NORMALIZATIONS`` order."""
+    L = _check_weights(weights)[0]
+    table = {name: np.empty((L, len(NORMALIZATIONS))) for name in OBJECTS}
+    for l in range(L):
+        for name, W in layer_objects(weights, l).items():
+            table[name][l] = hdi_all(W)
+    return table
+
+
+# --------------------------------------------------------------------------- null models
+
+
+def permute_rows(W, perm) -> np.ndarray:
+    """``W`` ``(H, d, d_k)`` with its ``H d_k`` output rows reassigned: new head ``h`` gets rows
+    ``perm[h*d_k:(h+1)*d_k]`` of the stacked ``[out, in]`` matrix (row ``h*d_k + i`` is ``W[h, :, i]``)."""
+    W = _heads(W)
+    H, d, k = W.shape
+    perm = np.asarray(perm)
+    if perm.shape != (H * k,) or not np.array_equal(np.sort(perm), np.arange(H * k)):
+        raise ValueError(f"perm: expected a permutation of range({H * k}), got shape {perm.shape}")
+    rows = W.transpose(0, 2, 1).reshape(H * k, d)[perm]
+    return np.ascontiguousarray(rows.reshape(H, k, d).transpose(0, 2, 1))
+
+
+def row_permutation_null(weights, layer: int, n_perm: int, seed, *, n_spectrum: int = 100) -> dict:
+    """HDIs of one layer after random reassignments of rows to heads.
+
+    For each of ``n_perm`` permutations (one stream of ``seed``, a
+    ``SeedSequence`` or int) the query, key and value rows are each reassigned
+    with their own permutation (:func:`permute_rows`), and the circuit with the
+    query's and key's rows reassigned by one common permutation.  Returns
+    ``{object: (n_perm, 3)}`` HDIs (``NORMALIZATIONS`` order) and
+    ``{object + "_spectrum": (min(n_perm, n_spectrum), d_k)}``
+    (:func:`cos2_spectrum` of the first draws).  Computed from the layer's row
+    Gram matrices, which a reassignment only permutes.
+    """
+    l = _layer(weights, layer)
+    n_perm = positive_int(n_perm, "n_perm")
+    rng = np.random.default_rng(as_seed_sequence(seed))
+    _, H, d, k = _check_weights(weights)
+    rows = {name: np.asarray(weights[name][l], dtype=np.float64).transpose(0, 2, 1).reshape(H * k, d)
+            for name in ("query", "key", "value")}
+    gram = {name: A @ A.T for name, A in rows.items()}
+    out = {name: np.empty((n_perm, len(NORMALIZATIONS))) for name in OBJECTS}
+    n_spec = min(n_perm, positive_int(n_spectrum, "n_spectrum", minimum=0))
+    out.update({f"{name}_spectrum": np.empty((n_spec, k)) for name in OBJECTS})
+
+    def blocks(name, perm):
+        return _blocks(gram[name][perm][:, perm], H, k)
+
+    for p in range(n_perm):
+        perms = {name: rng.permutation(H * k) for name in OBJECTS}
+        B = {name: blocks(name, perms[name]) for name in ("query", "key", "value")}
+        B["qk_circuit"] = _circuit_blocks(blocks("query", perms["qk_circuit"]), blocks("key", perms["qk_circuit"]))
+        for name in OBJECTS:
+            if p < n_spec:
+                out[name][p], out[f"{name}_spectrum"][p] = _hdis_from_blocks(B[name], name, spectrum=True)
+            else:
+                out[name][p] = _hdis_from_blocks(B[name], name)
+    return out
+
+
+def random_subspace_null(n_heads: int, d: int, d_k: int, n_draw: int, seed, *, circuit: bool = False) -> np.ndarray:
+    """HDIs ``(n_draw, 3)`` of independent Haar heads of shape ``(n_heads, d, d_k)`` (``NORMALIZATIONS`` order).
+
+    ``circuit=True``: the heads are the :func:`circuit_factors` of independent
+    Haar query and key projections.  Expected ``HDI_PA``: ``1 - d_k/d``
+    (``1 - d_k/(2d)`` for circuits).
+    """
+    H = positive_int(n_heads, "n_heads", minimum=2)
+    d = positive_int(d, "d")
+    d_k = positive_int(d_k, "d_k")
+    if d_k > d:
+        raise ValueError(f"d_k: expected d_k <= d = {d}, got {d_k}")
+    n_draw = positive_int(n_draw, "n_draw")
+    rng = np.random.default_rng(as_seed_sequence(seed))
+
+    def haar():
+        Q, R = np.linalg.qr(rng.standard_normal((H, d, d_k)))
+        return Q * np.sign(np.diagonal(R, axis1=1, axis2=2))[:, None, :]
+
+    out = np.empty((n_draw, len(NORMALIZATIONS)))
+    for i in range(n_draw):
+        W = circuit_factors(haar(), haar()) if circuit else haar()
+        out[i] = hdi_all(W)
+    return out
+
+
+def null_summary(observed, null) -> dict:
+    """Observed values against null draws, per column.
+
+    ``observed``: scalar or ``(m,)``; ``null``: ``(n, )`` or ``(n, m)`` with
+    ``n >= 2``.  Returns arrays (or floats) ``null_mean``, ``null_sd``
+    (ddof = 1), ``z = (observed - null_mean)/null_sd`` and ``p`` the two-sided
+    permutation p-value ``(1 + #{|null - mean| >= |observed - mean|})/(n + 1)``
+    (at least ``1/(n + 1)``).
+    """
+    obs = as_float_array(observed, "observed", ndim=(0, 1))
+    nul = as_float_array(null, "null", ndim=(1, 2))
+    if nul.shape[0] < 2:
+        raise ValueError(f"null: expected at least 2 draws, got shape {nul.shape}")
+    if nul.shape[1:] != obs.shape:
+        raise ValueError(f"null: expected shape (n,) + {obs.shape} to match observed, got {nul.shape}")
+    mean = nul.mean(axis=0)
+    sd = nul.std(axis=0, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (obs - mean) / sd
+    extreme = (np.abs(nul - mean) >= np.abs(obs - mean) - 1e-15).sum(axis=0)
+    p = (1.0 + extreme) / (nul.shape[0] + 1.0)
+    return {"null_mean": mean[()], "null_sd": sd[()], "z": z[()], "p": p[()]}
+
+
+# --------------------------------------------------------------------------- the printed formula's scale
+
+
+def paper_scale_decomposition(W) -> dict:
+    """``1 - HDI_paper = S * G`` exactly, for ``W`` ``(H, d, d_k)``.
+
+    ``S = mean_{j<j'} n_j n_j' / d_k^2`` with ``n_j = ||W_j^T W_j||_F`` (the
+    weights' scale: ``c^4 S`` for ``cW``) and ``G = (1 - HDI_paper)/S``, a
+    weighted mean of the RV coefficients ``||W_j^T W_j'||_F^2 / (n_j n_j')``
+    (geometry, scale free).  Returns ``one_minus_paper``, ``scale``,
+    ``geometry`` and ``one_minus_rv`` (``1 - HDI_RV``, the unweighted mean RV).
+    """
+    W = _heads(W)
+    d_k = W.shape[2]
+    B = _block_gram(W)
+    S = np.einsum("ijab,ijab->ij", B, B)
+    n = np.sqrt(np.diag(S))
+    if np.any(n == 0.0):
+        raise ValueError(f"W: head {int(np.flatnonzero(n == 0.0)[0])} is zero")
+    iu = _upper(W.shape[0])
+    one_minus_paper = float(S[iu].mean()) / d_k**2
+    scale = float(np.outer(n, n)[iu].mean()) / d_k**2
+    return {
+        "one_minus_paper": one_minus_paper,
+        "scale": scale,
+        "geometry": one_minus_paper / scale,
+        "one_minus_rv": float((S / np.outer(n, n))[iu].mean()),
+    }
+
+
+# --------------------------------------------------------------------------- ablation
+
+
+def ablation_effects(baseline, ablated) -> dict:
+    """Change of sentence embeddings when one head is removed: ``1 - cos(ablated, baseline)``.
+
+    ``baseline``: ``(n, D)``; ``ablated``: ``(L, H, n, D)`` (as returned by
+    :meth:`mhanw.pretrained.Encoder.ablate_each_head`).  Returns
+    ``per_sentence`` ``(L, H, n)``, ``mean`` and ``se`` ``(L, H)`` (s.e. over
+    sentences, ddof = 1; needs ``n >= 2``).
+    """
+    b = as_float_array(baseline, "baseline", ndim=2)
+    a = as_float_array(ablated, "ablated", ndim=4)
+    if a.shape[2:] != b.shape:
+        raise ValueError(f"ablated: expected shape (L, H) + {b.shape} to match baseline, got {a.shape}")
+    n = b.shape[0]
+    if n < 2:
+        raise ValueError(f"baseline: expected at least 2 sentences for a standard error, got {n}")
+    bn = np.linalg.norm(b, axis=1)
+    an = np.linalg.norm(a, axis=3)
+    if np.any(bn == 0) or np.any(an == 0):
+        raise ValueError("baseline: embeddings must be non-zero")
+    cos = np.einsum("lhnd,nd->lhn", a, b) / (an * bn)
+    eff = 1.0 - cos
+    return {"per_sentence": eff, "mean": eff.mean(axis=2), "se": eff.std(axis=2, ddof=1) / np.sqrt(n)}
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    from scipy.stats import rankdata
+
+    return rankdata(x)
+
+
+def spearman_permutation(x, y, n_perm: int, seed, *, strata=None, alternative: str = "two-sided") -> dict:
+    """Spearman correlation of ``x`` and ``y`` with a permutation p-value.
+
+    ``x``, ``y``: ``(m,)``.  Without ``strata``: ``rho`` is Spearman's
+    correlation and the null permutes ``y``.  With ``strata`` (``(m,)``
+    labels, e.g. each head's layer): ``rho`` is the mean over strata of the
+    within-stratum Spearman correlations and the null permutes ``y`` within
+    each stratum, so that differences between strata cannot create a
+    correlation.  ``p = (1 + #{T_perm at least as extreme as rho})/(n_perm + 1)``
+    for ``alternative`` ``"two-sided"`` (``|T|``), ``"less"`` or ``"greater"``.
+    Returns ``rho``, ``p``, ``n_perm`` and, with strata, ``per_stratum``
+    (``{label: rho}``).
+    """
+    x = as_float_array(x, "x", ndim=1)
+    y = as_float_array(y, "y", ndim=1)
+    if y.shape != x.shape:
+        raise ValueError(f"y: expected the shape of x {x.shape}, got {y.shape}")
+    n_perm = positive_int(n_perm, "n_perm")
+    one_of(alternative, "alternative", ("two-sided", "less", "greater"))
+    rng = np.random.default_rng(as_seed_sequence(seed))
+    labels = np.zeros(x.shape[0], dtype=int) if strata is None else np.asarray(strata)
+    if labels.shape != x.shape:
+        raise ValueError(f"strata: expected the shape of x {x.shape}, got {labels.shape}")
+    groups = [np.flatnonzero(labels == g) for g in np.unique(labels)]
+    if any(len(g) < 3 for g in groups):
+        raise ValueError("strata: expected at least 3 items per stratum")
+
+    def standardized_ranks(v, idx):
+        r = _ranks(v[idx])
+        r = r - r.mean()
+        norm = np.sqrt((r * r).sum())
+        if norm == 0:
+            raise ValueError("x, y: expected values that are not all tied within a stratum")
+        return r / norm
+
+    rx = [standardized_ranks(x, g) for g in groups]
+    ry = [standardized_ranks(y, g) for g in groups]
+    per = np.array([a @ b for a, b in zip(rx, ry)])
+    rho = float(per.mean())
+    null = np.zeros(n_perm)
+    for a, b in zip(rx, ry):
+        idx = np.argsort(rng.random((n_perm, len(b))), axis=1)  # n_perm independent permutations
+        null += b[idx] @ a
+    null /= len(groups)
+    if alternative == "two-sided":
+        extreme = np.abs(null) >= abs(rho) - 1e-12
+    elif alternative == "less":
+        extreme = null <= rho + 1e-12
+    else:
+        extreme = null >= rho - 1e-12
+    out = {"rho": rho, "p": float((1 + extreme.sum()) / (n_perm + 1)), "n_perm": n_perm}
+    if strata is not None:
+        out["per_stratum"] = {g.item() if hasattr(g, "item") else g: float(r)
+                              for g, r in zip(np.unique(labels), per)}
+    return out
+
+
+# --------------------------------------------------------------------------- the paper's table
+
+#: How the table names the objects and the normalizations.
+OBJECT_LABELS = {
+    "query": r"$W_Q^h$",
+    "key": r"$W_K^h$",
+    "value": r"$W_V^h$",
+    "qk_circuit": r"$W_Q^h W_K^{h\top}$",
+}
+NORMALIZATION_LABELS = {"paper": "printed", "principal_angles": "PA", "rv": "RV"}
+
+
+def _z_text(z: float) -> str:
+    if not np.isfinite(z):
+        return r"\text{n/a}"
+    return f"{z:+.0f}" if abs(z) >= 9.95 else f"{z:+.1f}"
+
+
+def hdi_table_latex(observed: dict, z: dict, random: dict) -> str:
+    """A booktabs ``tabular`` of the per-layer HDIs with their z-scores, for the paper.
+
+    ``observed`` and ``z``: ``{object: (n_layers, 3)}`` (``NORMALIZATIONS``
+    order, e.g. from :func:`layer_hdi` and :func:`null_summary`); ``random``:
+    ``{object: (3,)}``, the mean HDI of random heads of the same shape.  One
+    row per object and normalization, one column per layer (numbered from 1)
+    and a last column for the random heads; each cell reads
+    ``value (z)``.  Objects are those of :data:`OBJECTS` present in ``observed``.
+    """
+    names = [o for o in OBJECTS if o in observed]
+    if not names:
+        raise ValueError(f"observed: expected some of {OBJECTS}, got {sorted(observed)}")
+    shapes = set()
+    for o in names:
+        if o not in z or o not in random:
+            raise ValueError(f"z, random: expected an entry for {o!r}")
+        obs = as_float_array(observed[o], "observed", ndim=2)
+        zz = np.asarray(z[o], dtype=float)
+        if obs.shape[1] != len(NORMALIZATIONS) or zz.shape != obs.shape or np.shape(random[o]) != (len(NORMALIZATIONS),):
+            raise ValueError(f"observed, z, random: expected shapes (L, 3), (L, 3), (3,) for {o!r}")
+        shapes.add(obs.shape)
+    if len(shapes) != 1:
+        raise ValueError(f"observed: expected one shape for every object, got {shapes}")
+    L = shapes.pop()[0]
+    lines = [
+        r"\begingroup\small\setlength{\tabcolsep}{3pt}",
+        r"\begin{tabular}{ll" + "c" * L + "c}",
+        r"\toprule",
+        r" & & \multicolumn{" + str(L) + r"}{c}{layer} & random \\",
+        r"\cmidrule(lr){3-" + str(L + 2) + r"}\cmidrule(lr){" + str(L + 3) + "-" + str(L + 3) + "}",
+        r"heads & HDI & " + " & ".join(str(l + 1) for l in range(L)) + r" & Haar \\",
+        r"\midrule",
+    ]
+    for i, o in enumerate(names):
+        if i:
+            lines.append(r"\addlinespace")
+        for n, norm in enumerate(NORMALIZATIONS):
+            cells = [
+                f"${observed[o][l][n]:.3f}$\\,{{\\scriptsize$({_z_text(float(z[o][l][n]))})$}}" for l in range(L)
+            ]
+            label = OBJECT_LABELS[o] if n == 0 else ""
+            lines.append(f"{label} & {NORMALIZATION_LABELS[norm]} & " + " & ".join(cells)
+                         + f" & ${float(random[o][n]):.3f}$ \\\\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\endgroup"]
+    return "\n".join(lines)
