@@ -26,6 +26,19 @@ def _plain(obj):
     return obj
 
 
+def json_safe(obj):
+    """``obj`` with every non-finite float (NaN, inf) replaced by ``None``, numpy
+    converted to plain Python: ready for :func:`save_results`, which rejects NaN."""
+    obj = _plain(obj)
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
+
+
 def save_results(path, results: dict) -> Path:
     """Write ``results`` (nested dicts, lists, numbers, numpy arrays) to ``path``."""
     if not isinstance(results, dict):

@@ -1,0 +1,133 @@
+"""Tests of :mod:`mhanw.budget`: real NW heads under a fixed budget (Thm 6.1, THEORY 10 (iii)).
+
+The simulation must be the one of :mod:`mhanw.heads` (same draws, same head
+estimates): its per-replicate errors are reproduced exactly by
+:func:`mhanw.heads.integrated_mse` on the same streams.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mhanw import budget as B
+from mhanw import heads as Hd
+
+SMALL = dict(budget=4, bandwidths=(0.3, 0.6, 1.2), n_tune=3, n_rep=4, n_test=40, seed=7)
+
+
+@pytest.fixture(scope="module")
+def result():
+    return B.budget_simulation("additive", 150, **SMALL)
+
+
+def test_head_sizes():
+    assert B.head_sizes(8) == (1, 2, 4, 8)
+    assert B.head_sizes(12) == (1, 2, 3, 4, 6, 12)
+    with pytest.raises(ValueError, match=r"^budget: "):
+        B.head_sizes(0)
+
+
+def test_shapes_and_tuning(result):
+    r = result
+    assert r.d_k_values == (1, 2, 4) and r.n_heads == (4, 2, 1) and r.rules == ("average", "sum")
+    assert r.tuning_imse.shape == r.tuning_se.shape == (3, 3, 2)
+    assert r.tuned_bandwidth.shape == (3, 2) and r.errors.shape == (2, 3, 4) and r.n_rep == 4
+    best = np.asarray(r.bandwidths)[np.argmin(r.tuning_imse, axis=1)]
+    np.testing.assert_array_equal(r.tuned_bandwidth, best)
+    assert np.all(r.tuning_se > 0) and np.all(np.isfinite(r.errors))
+    np.testing.assert_allclose(r.se, r.errors.std(axis=2, ddof=1) / 2)
+
+
+def test_one_head_is_the_same_under_both_rules(result):
+    """d_k = budget: one head, so 'average' and 'sum' are the same estimator."""
+    i = result.d_k_values.index(4)
+    np.testing.assert_allclose(result.tuning_imse[i, :, 0], result.tuning_imse[i, :, 1], rtol=1e-12)
+    np.testing.assert_allclose(result.errors[0, i], result.errors[1, i], rtol=1e-12)
+
+
+def test_reproduced_by_heads_integrated_mse(result):
+    """Evaluation and tuning replicates are exactly heads.integrated_mse on the same streams."""
+    tune_seed, eval_seed = np.random.SeedSequence(SMALL["seed"]).spawn(2)
+    for i, d_k in enumerate(result.d_k_values):
+        W = Hd.orthogonal_heads(4, d_k, 4 // d_k)
+        for r, rule in enumerate(result.rules):
+            h = float(result.tuned_bandwidth[i, r])
+            ev = Hd.integrated_mse([Hd.HeadConfig(W, bandwidth=h, rule=rule)], "additive", 150, 40, 4, eval_seed)
+            np.testing.assert_allclose(result.errors[r, i], ev.errors[0], rtol=1e-12)
+        configs = [Hd.HeadConfig(W, bandwidth=h, rule="sum") for h in result.bandwidths]
+        tune = Hd.integrated_mse(configs, "additive", 150, 40, 3, tune_seed)
+        np.testing.assert_allclose(result.tuning_imse[i, :, 1], tune.mean, rtol=1e-12)
+
+
+def test_comparisons_and_rows(result):
+    for rule in result.rules:
+        best = result.best_d_k(rule)
+        rows = result.comparisons(rule)
+        assert len(rows) == 2 and all(row["d_k"] != best for row in rows)
+        for row in rows:
+            diff, se = result.paired_difference((rule, row["d_k"]), (rule, best))
+            assert (row["diff"], row["se"]) == (diff, se) and diff >= 0
+            assert row["z"] == pytest.approx(diff / se) and row["significant"] == (diff / se > 3)
+    rows = result.rows()
+    assert len(rows) == 6 and {r["rule"] for r in rows} == {"average", "sum"}
+    for row in rows:
+        assert row["bandwidth_on_edge"] == (row["bandwidth"] in (0.3, 1.2))
+
+
+def test_deterministic_and_independent_of_workers(result):
+    seq = np.random.SeedSequence(SMALL["seed"])
+    again = B.budget_simulation("additive", 150, **{**SMALL, "seed": seq})
+    np.testing.assert_array_equal(again.errors, result.errors)
+    seq.spawn(3)  # what the caller spawned before does not matter
+    parallel = B.budget_simulation("additive", 150, **{**SMALL, "seed": seq, "n_jobs": 2})
+    np.testing.assert_array_equal(parallel.errors, result.errors)
+    np.testing.assert_array_equal(parallel.tuning_imse, result.tuning_imse)
+
+
+def test_small_heads_win_when_summed_on_an_additive_function():
+    """THEORY 10 (iii), expected outcome at a glance (d = D = 8, n = 1000)."""
+    r = B.budget_simulation("additive", 1000, d_k_values=(1, 8), bandwidths=(0.25, 0.4, 0.6), n_tune=3,
+                            n_rep=6, n_test=100, seed=3)
+    assert r.best_d_k("sum") == 1 and r.best_d_k("average") == 8
+    diff, se = r.paired_difference(("sum", 1), ("sum", 8))
+    assert diff < -3 * se
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(d_k_values=(3,)), r"^d_k_values: "),
+        (dict(d_k_values=(1, 1)), r"^d_k_values: "),
+        (dict(d_k_values=()), r"^d_k_values: "),
+        (dict(rules=("mean",)), r"^rules: "),
+        (dict(rules=("sum", "sum")), r"^rules: "),
+        (dict(bandwidths=()), r"^bandwidths: "),
+        (dict(bandwidths=(0.5, -1)), r"^bandwidths: "),
+        (dict(n_tune=1), r"^n_tune: "),
+        (dict(n_rep=1), r"^n_rep: "),
+        (dict(n_test=0), r"^n_test: "),
+        (dict(sigma=-1.0), r"^sigma: "),
+        (dict(budget=0), r"^budget: "),
+        (dict(seed=-3), r"^seed: "),
+    ],
+)
+def test_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        B.budget_simulation("additive", 50, **{**SMALL, **kwargs})
+
+
+def test_bad_regression_and_n():
+    with pytest.raises(ValueError, match=r"^regression: "):
+        B.budget_simulation("nope", 50, **SMALL)
+    with pytest.raises(ValueError, match=r"^budget: "):
+        B.budget_simulation("bvc", 50, **{**SMALL, "budget": 2})  # bvc needs d >= 4
+    with pytest.raises(ValueError, match=r"^n: "):
+        B.budget_simulation("additive", 0, **SMALL)
+
+
+def test_bad_cell_queries(result):
+    with pytest.raises(ValueError, match=r"^rule: "):
+        result.best_d_k("median")
+    with pytest.raises(ValueError, match=r"^d_k: "):
+        result.paired_difference(("sum", 3), ("sum", 1))
