@@ -29,7 +29,14 @@ import numpy as np
 
 from ._validate import as_float_array
 
-__all__ = ["BVCDecomposition", "bias_variance_covariance", "covariance_with_se"]
+__all__ = [
+    "BVCDecomposition",
+    "BreimanQuantities",
+    "bias_variance_covariance",
+    "breiman_quantities",
+    "covariance_with_se",
+    "jackknife",
+]
 
 #: ``|sum(weights) - 1|`` up to which the weights count as convex-normalised.
 WEIGHT_SUM_TOL = 1e-12
@@ -227,3 +234,115 @@ def covariance_with_se(x, y) -> tuple:
         raise ValueError(f"x: expected at least 2 replicates, got shape {x.shape}")
     p = (x - x.mean(axis=0)) * (y - y.mean(axis=0))
     return p.mean(axis=0)[()], (p.std(axis=0, ddof=1) / np.sqrt(R))[()]
+
+
+@dataclass(frozen=True)
+class BreimanQuantities:
+    """Breiman's quantities of the uniform average of ``H`` heads, integrated over the test points.
+
+    Moments over replicates use ``ddof = 0`` and are averaged over the test
+    points before any ratio is taken (THEORY.md, Section 12):
+
+    - ``mean_variance``: ``Vbar = mean_x mean_j V_j(x)``;
+    - ``mean_covariance``: ``Cbar = mean_x mean_{j != j'} C_jj'(x)``;
+    - ``rho_bar``: ``Cbar / Vbar``;
+    - ``ensemble_variance``: ``mean_x Var(mean_j m_j(x))``, computed directly
+      from the averaged estimates;
+    - ``breiman_variance``: ``Vbar (rho_bar + (1 - rho_bar)/H)``, equal to
+      ``ensemble_variance`` to rounding (the identity is exact);
+    - ``mse``: ``mean_x E(mean_j m_j(x) - m(x))^2``;
+    - ``n_heads``: ``H``.
+    """
+
+    mean_variance: float
+    mean_covariance: float
+    rho_bar: float
+    ensemble_variance: float
+    breiman_variance: float
+    mse: float
+    n_heads: int
+
+    #: Fields returned by :meth:`vector`, in order.
+    FIELDS = ("mean_variance", "mean_covariance", "rho_bar", "ensemble_variance", "breiman_variance", "mse")
+
+    def vector(self) -> np.ndarray:
+        """The quantities of :attr:`FIELDS` as an array ``(6,)`` (e.g. for :func:`jackknife`)."""
+        return np.array([getattr(self, f) for f in self.FIELDS])
+
+
+def breiman_quantities(estimates, target) -> BreimanQuantities:
+    """Breiman's ``Vbar``, ``Cbar``, ``rho_bar`` and ``Var(avg)`` of uniformly averaged heads (Sec. 12).
+
+    Parameters
+    ----------
+    estimates : array ``(R, H)`` or ``(R, H, m)``, ``H >= 2``
+        Head estimates over ``R`` replicates of ``D_n`` at ``m`` fixed points.
+    target : float or array ``(m,)``
+        ``m(x)`` at the points (enters only ``mse``).
+    """
+    est, tgt, _ = _check(estimates, target, np.ones(np.shape(estimates)[1]))
+    H = est.shape[1]
+    if H < 2:
+        raise ValueError(f"estimates: expected at least 2 heads (axis 1), got shape {est.shape}")
+    dec = bias_variance_covariance(est, tgt, np.full(H, 1.0 / H)).averaged()
+    vbar, cbar = float(dec.mean_variance), float(dec.mean_covariance)
+    rho = cbar / vbar
+    avg = est.mean(axis=1)  # (R[, m])
+    return BreimanQuantities(
+        mean_variance=vbar,
+        mean_covariance=cbar,
+        rho_bar=rho,
+        ensemble_variance=float(np.mean(avg.var(axis=0))),
+        breiman_variance=vbar * (rho + (1.0 - rho) / H),
+        mse=float(dec.mse),
+        n_heads=H,
+    )
+
+
+def jackknife(statistic, arrays, n_blocks: int = 20):
+    """Delete-a-group jackknife over replicates: ``(estimate, standard error)``.
+
+    Parameters
+    ----------
+    statistic : callable ``(*arrays) -> float or array``
+        Computed on the full data and with each group of replicates left out.
+    arrays : sequence of arrays sharing the replicate axis 0 (length ``R``)
+        Several arrays give paired standard errors (e.g. a difference of two
+        settings computed on the same replicates, common random numbers).
+    n_blocks : int, ``2 <= n_blocks <= R``
+        Number of contiguous groups of (nearly) equal size; ``n_blocks = R`` is
+        the delete-one jackknife.
+
+    Returns
+    -------
+    ``(theta, se)`` with ``theta = statistic(*arrays)`` and
+    ``se = sqrt((B - 1)/B sum_b (theta_(b) - mean_b theta_(b))^2)``, each a
+    float or an array of the statistic's shape.  For the mean and
+    ``n_blocks = R`` this is ``sd / sqrt(R)`` exactly.
+    """
+    if not callable(statistic):
+        raise ValueError(f"statistic: expected a callable, got {type(statistic).__name__}")
+    if isinstance(arrays, np.ndarray):
+        arrays = (arrays,)
+    arrays = [np.asarray(a) for a in arrays]
+    if not arrays:
+        raise ValueError("arrays: expected at least one array, got none")
+    R = arrays[0].shape[0] if arrays[0].ndim else 0
+    for i, a in enumerate(arrays):
+        if a.ndim == 0 or a.shape[0] != R:
+            raise ValueError(f"arrays: array {i} has shape {a.shape}; expected {R} replicates on axis 0")
+    if isinstance(n_blocks, bool) or not isinstance(n_blocks, (int, np.integer)) or not 2 <= n_blocks <= R:
+        raise ValueError(f"n_blocks: expected an integer in [2, {R}] (the number of replicates), got {n_blocks!r}")
+    theta = np.asarray(statistic(*arrays), dtype=np.float64)
+    edges = np.linspace(0, R, int(n_blocks) + 1).round().astype(int)
+    keep = np.ones(R, dtype=bool)
+    leave_out = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        keep[lo:hi] = False
+        leave_out.append(np.asarray(statistic(*[a[keep] for a in arrays]), dtype=np.float64))
+        keep[lo:hi] = True
+    leave_out = np.stack(leave_out)
+    B = leave_out.shape[0]
+    se = np.sqrt((B - 1) / B * ((leave_out - leave_out.mean(axis=0)) ** 2).sum(axis=0))
+    return theta[()], se[()]
+

@@ -1,0 +1,82 @@
+"""The README's "Extend a proof" example runs as written and re-derives a different law.
+
+README:
+
+    .venv/bin/papermill notebooks/06_optimal_head_size.ipynb /tmp/06_mine.ipynb --cwd notebooks \\
+        -p fidelity quick -p variance_law "c_V*k**2/n" \\
+        -p figures_dir /tmp/06_mine -p macros_path /tmp/06_mine.tex -p results_path /tmp/06_mine.json
+
+Replacing M1's variance ``c_V k^(k/2)/n`` by ``c_V k^2/n`` (heads still averaged)
+turns M1's ``k* ~ 2 ln n / ln ln n`` into the polynomial ``k* = (2 c_B n D/(3 c_V))^(1/5)``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nbtools import ROOT
+
+pytestmark = pytest.mark.slow
+
+PAPERMILL = Path(sys.executable).parent / "papermill"
+NOTEBOOK = "notebooks/06_optimal_head_size.ipynb"
+
+
+def run_readme_example(tmp_path: Path, variance_law: str) -> subprocess.CompletedProcess:
+    """The README command, with its /tmp paths moved into ``tmp_path``."""
+    return subprocess.run(
+        [str(PAPERMILL), NOTEBOOK, str(tmp_path / "06_mine.ipynb"), "--cwd", "notebooks",
+         "-p", "fidelity", "quick", "-p", "variance_law", variance_law,
+         "-p", "figures_dir", str(tmp_path / "06_mine"), "-p", "macros_path", str(tmp_path / "06_mine.tex"),
+         "-p", "results_path", str(tmp_path / "06_mine.json")],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )
+
+
+def macro(text: str, name: str) -> str:
+    match = re.search(rf"^\\newcommand{{\\HeadSize{name}}}{{(.*)}}$", text, flags=re.M)
+    assert match, f"no macro HeadSize{name}"
+    return match.group(1)
+
+
+def test_readme_example_rederives_a_polynomial_law(tmp_path):
+    proc = run_readme_example(tmp_path, "c_V*k**2/n")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads((tmp_path / "06_mine.json").read_text())
+    assert results["chosen"] == "M1*: MSE = c_B/k**2 + c_V*k**3/(D*n)"
+    # the re-derived law differs from M1's, as expected
+    assert results["laws"]["M1*"] == "polynomial in n: k* ~ n^(1/5)"
+    assert results["laws"]["M1"].startswith("k* ~ (ln n)^1 asymptotically")
+    tex = (tmp_path / "06_mine.tex").read_text()
+    assert macro(tex, "ChosenName") == "M1*"
+    assert macro(tex, "ChosenLaw") == r"\ensuremath{k^*\propto n^{\frac{1}{5}}}"
+    assert macro(tex, "ChosenPrinted") == "no"
+    assert macro(tex, "MOneLaw") == r"\ensuremath{k^*=(\ln n)^{1+o(1)}}"
+    # its closed form (2 c_B n D / (3 c_V))^(1/5) is the real root; the integer minimiser is next
+    # to it, until the root passes the budget (806 > 512 at n = 1e12): then one head of size 512
+    rows = {(r["model"], r["n"]): r for r in results["table"]}
+    for n in (1e2, 1e6, 1e12):
+        assert rows["M1*", n]["d_k_real"] == pytest.approx((2 * n * 512 / 3) ** 0.2, rel=1e-9)
+    for n in (1e2, 1e6):
+        assert abs(rows["M1*", n]["d_k"] - rows["M1*", n]["d_k_real"]) < 1
+    assert (rows["M1*", 1e12]["d_k"], rows["M1*", 1e12]["n_heads"]) == (512, 1)
+    assert rows["M1", 1e12]["d_k"] == 16
+    for fig in ("06_optimal_head_size", "06_optimal_head_size_budget"):
+        assert (tmp_path / "06_mine" / f"{fig}.pdf").is_file()
+
+
+@pytest.mark.parametrize(
+    "law, message",
+    [("c_V*k**(2/n", "variance_law: could not parse"), ("c_V/n", "variance_law: the law c_V/n does not depend on k")],
+)
+def test_bad_law_stops_with_a_clear_message(tmp_path, law, message):
+    proc = run_readme_example(tmp_path, law)
+    assert proc.returncode != 0
+    assert message in proc.stderr + proc.stdout
+    assert not (tmp_path / "06_mine.tex").exists()
