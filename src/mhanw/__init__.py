@@ -10,8 +10,11 @@ the README for the theorem -> module -> notebook map.
 - :mod:`mhanw.heads`     head families, head outputs, combination rules, integrated MSE (Sec. 3-5)
 - :mod:`mhanw.decomposition` bias-variance-covariance decomposition (Thm 3.1)
 - :mod:`mhanw.diversity` principal angles, cross-Gram matrices, HDI, Lemma 4.1 (Sec. 4)
+- :mod:`mhanw.hdi_mse`   IMSE against the HDI: configurations, paired summaries, frame bound (Thm 4.2, 5.1)
 - :mod:`mhanw.sweep`     seeded, parallel sweeps with common random numbers
 - :mod:`mhanw.scaling`   sympy MSE models and the optimal head size (Thm 6.1)
+- :mod:`mhanw.derivation` the head-size law derived step by step, checked and classified (Thm 6.1)
+- :mod:`mhanw.budget`    real NW heads under a fixed budget D = H d_k, averaged or summed (Thm 6.1)
 - :mod:`mhanw.weighting` uniform, geometric, Fibonacci and oracle head weights (Thm 7.1)
 - :mod:`mhanw.pretrained` offline weights and a numpy encoder of all-MiniLM-L6-v2 (beyond the paper)
 - :mod:`mhanw.figures`   one plotting style, deterministic saving

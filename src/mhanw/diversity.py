@@ -208,7 +208,10 @@ def hdi_upper_bound(d: int, d_k: int, n_heads: int) -> float:
     """Largest HDI_PA of ``H`` subspaces of dimension ``d_k`` in ``R^d`` (frame bound; Thm 5.1).
 
     ``1 - max(0, (H d_k/d - 1)/(H - 1))``: 1 when ``H d_k <= d`` (orthogonal
-    blocks), else attained by tight fusion frames (8/9 for four lines in R^3).
+    blocks).  When ``H d_k > d`` it is an upper bound, attained exactly when an
+    equi-isoclinic tight fusion frame of that shape exists (four lines in R^3:
+    8/9, the cube's diagonals); it is not always attained (two planes in R^3
+    reach only 1/2, against a bound of 2/3).
     """
     d = positive_int(d, "d")
     d_k = positive_int(d_k, "d_k")

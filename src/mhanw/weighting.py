@@ -36,13 +36,12 @@ is positive definite.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg, optimize
 
-from ._validate import as_float_array, one_of, positive_int, positive_scalar
+from ._validate import as_float_array, one_of, positive_int, positive_scalar, real_scalar
 
 #: Default ratio of geometric weights: the golden-ratio conjugate 1/phi = (sqrt(5) - 1)/2.
 GOLDEN_Q = (np.sqrt(5.0) - 1.0) / 2.0
@@ -62,20 +61,9 @@ KKT_RTOL = 1e-12
 
 def _ratio(q, name: str = "q") -> float:
     """Return ``q`` as a float in the open interval (0, 1), else raise ``ValueError``."""
-    if isinstance(q, bool) or not isinstance(q, (numbers.Real, np.floating, np.integer)):
-        raise ValueError(f"{name}: expected a real number in (0, 1), got {q!r}")
-    out = float(q)
+    out = real_scalar(q, name)
     if not (0.0 < out < 1.0):
         raise ValueError(f"{name}: expected a real number in the open interval (0, 1), got {q!r}")
-    return out
-
-
-def _real(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise ValueError(f"{name}: expected a real number, got {value!r}")
-    out = float(value)
-    if not np.isfinite(out):
-        raise ValueError(f"{name}: expected a finite real number, got {value!r}")
     return out
 
 
@@ -284,7 +272,7 @@ def graded_error_matrix(n_heads: int, kappa: float, rho: float) -> np.ndarray:
     kappa = positive_scalar(kappa, "kappa")
     if kappa < 1.0:
         raise ValueError(f"kappa: expected a number >= 1 (heads ordered best first), got {kappa!r}")
-    rho = _real(rho, "rho")
+    rho = real_scalar(rho, "rho")
     lower = -1.0 / (H - 1) if H > 1 else -np.inf
     if not (lower < rho < 1.0):
         raise ValueError(f"rho: expected a correlation in ({lower:.6g}, 1) for {H} heads, got {rho!r}")
@@ -321,7 +309,7 @@ def heterogeneity_threshold(
     is the uniform weighting itself (then ``g = 0`` and there is no crossover).
     """
     H = positive_int(n_heads, "n_heads", minimum=2)
-    rho = _real(rho, "rho")
+    rho = real_scalar(rho, "rho")
     graded_error_matrix(H, 1.0, rho)  # validates rho for this H
     kappa_max = positive_scalar(kappa_max, "kappa_max")
     if kappa_max <= 1.0:
