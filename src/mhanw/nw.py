@@ -31,6 +31,8 @@ KERNELS = ("gaussian", "exponential")
 #: Largest number of entries of one block of the (queries x keys) logit matrix
 #: (2 MiB in float64: the block stays in cache between the passes over it).
 BLOCK_ENTRIES = 1 << 18
+#: Fewest queries in one block, whatever ``n``: 32 x 1e6 keys is 256 MB in float64.
+MIN_BLOCK_ROWS = 32
 
 
 def _real_array(value, name, ndim):
@@ -104,7 +106,10 @@ def softmax_mean(logits: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def _blocks(m: int, n: int, batch: int = 1):
-    step = max(1, BLOCK_ENTRIES // max(n * batch, 1))
+    # At least MIN_BLOCK_ROWS queries per block, so that Q K^T stays a
+    # matrix-matrix product (one query at a time is a matrix-vector product,
+    # several times slower per flop).
+    step = max(MIN_BLOCK_ROWS, BLOCK_ENTRIES // max(n * batch, 1))
     for start in range(0, m, step):
         yield slice(start, min(m, start + step))
 
@@ -119,7 +124,7 @@ def _smooth(q, k, v, kernel, inv):
     if vec:
         v = v[..., None]
     q, k, v = (np.asarray(a, dtype=dtype) for a in (q, k, v))
-    kt = np.ascontiguousarray(np.swapaxes(k, -1, -2))  # (B, d_k, n)
+    kt = np.swapaxes(k, -1, -2)  # (B, d_k, n), a view: BLAS reads K transposed, no copy
     if kernel == "gaussian":
         # -|q-k|^2/(2h^2) = (q.k - |k|^2/2)/h^2 - |q|^2/(2h^2); the last term is
         # constant in a row and cancels in the softmax.
