@@ -118,13 +118,14 @@ def cross_gram(A, B) -> np.ndarray:
     return A.T @ B / A.shape[1]
 
 
-def _check_W(W) -> np.ndarray:
-    W = as_float_array(W, "W", ndim=3)
+def _check_W(W, name: str = "W") -> np.ndarray:
+    """``W`` as a float array of shape ``(H, d, d_k)`` with ``H >= 2`` and ``d_k <= d``."""
+    W = as_float_array(W, name, ndim=3)
     H, d, d_k = W.shape
     if H < 2:
-        raise ValueError(f"W: expected at least 2 heads (shape (H, d, d_k), H >= 2), got {W.shape}")
+        raise ValueError(f"{name}: expected at least 2 heads (shape (H, d, d_k), H >= 2), got {W.shape}")
     if d_k > d:
-        raise ValueError(f"W: expected shape (H, d, d_k) with d_k <= d, got {W.shape}")
+        raise ValueError(f"{name}: expected shape (H, d, d_k) with d_k <= d, got {W.shape}")
     return W
 
 

@@ -56,6 +56,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validate import as_float_array, as_seed_sequence, one_of, positive_int
+from . import diversity
 from .diversity import NORMALIZATIONS
 
 __all__ = [
@@ -87,13 +88,7 @@ OBJECTS = ("query", "key", "value", "qk_circuit")
 
 
 def _heads(W, name: str = "W") -> np.ndarray:
-    W = as_float_array(W, name, ndim=3)
-    H, d, d_k = W.shape
-    if H < 2:
-        raise ValueError(f"{name}: expected at least 2 heads (shape (H, d, d_k), H >= 2), got {W.shape}")
-    if d_k > d:
-        raise ValueError(f"{name}: expected shape (H, d, d_k) with d_k <= d, got {W.shape}")
-    return W
+    return diversity._check_W(W, name)
 
 
 def _pair(WQ, WK):
