@@ -35,7 +35,7 @@ export JUPYTER_RUNTIME_DIR := $(CACHE)/jupyter/runtime
 export JUPYTER_PLATFORM_DIRS := 1
 export XDG_CACHE_HOME := $(CACHE)/xdg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
-# Progress bars of long sweeps on the terminal (mhanw.sweep); hidden when CI is set.
+# Progress bars of long sweeps on the terminal (mhanw.infra.sweep); hidden when CI is set.
 export MHANW_PROGRESS := 1
 
 # Every target below is derived from the notebooks on disk, never from a list.

@@ -1,8 +1,8 @@
-"""Tests of :mod:`mhanw.budget`: real NW heads under a fixed budget (Thm 6.1, THEORY 10 (iii)).
+"""Tests of :mod:`mhanw.chapters.ch06_optimal_head_size`: real NW heads under a fixed budget (Thm 6.1, THEORY 10 (iii)).
 
 The simulation must be the one of :mod:`mhanw.heads` (same draws, same head
 estimates): its per-replicate errors are reproduced exactly by
-:func:`mhanw.heads.integrated_mse` on the same streams.
+:func:`mhanw.montecarlo.integrated_mse` on the same streams.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mhanw import budget as B
+from mhanw import montecarlo
+from mhanw.chapters import ch06_optimal_head_size as B
 from mhanw import heads as Hd
 
 SMALL = dict(budget=4, bandwidths=(0.3, 0.6, 1.2), n_tune=3, n_rep=4, n_test=40, seed=7)
@@ -47,16 +48,16 @@ def test_one_head_is_the_same_under_both_rules(result):
 
 
 def test_reproduced_by_heads_integrated_mse(result):
-    """Evaluation and tuning replicates are exactly heads.integrated_mse on the same streams."""
+    """Evaluation and tuning replicates are exactly montecarlo.integrated_mse on the same streams."""
     tune_seed, eval_seed = np.random.SeedSequence(SMALL["seed"]).spawn(2)
     for i, d_k in enumerate(result.d_k_values):
         W = Hd.orthogonal_heads(4, d_k, 4 // d_k)
         for r, rule in enumerate(result.rules):
             h = float(result.tuned_bandwidth[i, r])
-            ev = Hd.integrated_mse([Hd.HeadConfig(W, bandwidth=h, rule=rule)], "additive", 150, 40, 4, eval_seed)
+            ev = montecarlo.integrated_mse([Hd.HeadConfig(W, bandwidth=h, rule=rule)], "additive", 150, 40, 4, eval_seed)
             np.testing.assert_allclose(result.errors[r, i], ev.errors[0], rtol=1e-12)
         configs = [Hd.HeadConfig(W, bandwidth=h, rule="sum") for h in result.bandwidths]
-        tune = Hd.integrated_mse(configs, "additive", 150, 40, 3, tune_seed)
+        tune = montecarlo.integrated_mse(configs, "additive", 150, 40, 3, tune_seed)
         np.testing.assert_allclose(result.tuning_imse[i, :, 1], tune.mean, rtol=1e-12)
 
 

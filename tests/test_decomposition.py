@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mhanw import data, heads
+from mhanw import data, heads, montecarlo
 from mhanw.decomposition import bias_variance_covariance, covariance_with_se
 
 # Check design of THEORY.md Section 5 (quick): d = 6, d_k = 2, H = 3 Haar heads,
@@ -16,7 +16,7 @@ X_POINT = np.array([[1.0, 1.0, 0.5, -0.4, 0.0, 0.2]])
 @pytest.fixture(scope="module")
 def bvc_estimates():
     W = heads.haar_heads(6, 2, 3, np.random.default_rng(2026))
-    (est,) = heads.pointwise_estimates([W], "bvc", X_POINT, n=400, n_rep=2000, seed=31, bandwidth=0.5)
+    (est,) = montecarlo.pointwise_estimates([W], "bvc", X_POINT, n=400, n_rep=2000, seed=31, bandwidth=0.5)
     target = data.regression_function("bvc")(X_POINT)
     return est[:, :, 0], float(target[0])
 
@@ -63,7 +63,7 @@ def test_T31b_weights_not_summing_to_one(bvc_estimates):
 def test_T31c_identical_heads_do_not_reduce_variance():
     x = X_POINT[:, :4]
     configs = [heads.identical_heads(4, 2, H) for H in (1, 2, 3, 4)]
-    ests = heads.pointwise_estimates(configs, "bvc", x, n=300, n_rep=300, seed=5)
+    ests = montecarlo.pointwise_estimates(configs, "bvc", x, n=300, n_rep=300, seed=5)
     v1 = np.var(ests[0][:, 0, 0])
     target = data.regression_function("bvc")(x)
     for H, est in zip((1, 2, 3, 4), ests):

@@ -9,22 +9,10 @@ import sympy as sp
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from mhanw import data, heads
+from mhanw import data, heads, montecarlo
 from mhanw.decomposition import covariance_with_se
-from mhanw.diversity import (
-    covariance_factor,
-    covariance_factor_symbolic,
-    cross_gram,
-    first_order_covariance,
-    haar_expected_hdi,
-    hdi_upper_bound,
-    head_correlation,
-    head_diversity_index,
-    kernel_overlap,
-    orthonormal_bases,
-    principal_angles,
-    printed_covariance_bound,
-)
+from mhanw.diversity import cross_gram, haar_expected_hdi, hdi_upper_bound, head_diversity_index, orthonormal_bases, principal_angles
+from mhanw.covariance import covariance_factor, covariance_factor_symbolic, first_order_covariance, head_correlation, kernel_overlap, printed_covariance_bound
 
 HDI = head_diversity_index
 
@@ -244,7 +232,7 @@ def lemma_covariances():
     configs = [heads.pair_heads(t, 4, 2) for t in (0.0, np.pi / 2)]
     out = {}
     for m in ("zero", "sin13"):
-        ests = heads.pointwise_estimates(configs, m, X_LEMMA, n=500, n_rep=1500, seed=41, bandwidth=0.5,
+        ests = montecarlo.pointwise_estimates(configs, m, X_LEMMA, n=500, n_rep=1500, seed=41, bandwidth=0.5,
                                          n_jobs=2)
         L = data.regression_function(m).lipschitz_constant()
         for theta, W, est in zip((0, 90), configs, ests):
@@ -284,7 +272,7 @@ def test_L41c_closed_form_matches_monte_carlo():
         for phi in phis:
             W = np.array([[[1.0], [0.0]], [[np.cos(phi)], [np.sin(phi)]]])
             configs.append(heads.HeadConfig(W, bandwidth=h))
-    ests = heads.pointwise_estimates(configs, "zero", np.zeros(2), n=n, n_rep=1500, seed=43, sigma=1.0,
+    ests = montecarlo.pointwise_estimates(configs, "zero", np.zeros(2), n=n, n_rep=1500, seed=43, sigma=1.0,
                                      n_jobs=2)
     for c, est in zip(configs, ests):
         phi = np.arctan2(c.projections[1, 1, 0], c.projections[1, 0, 0])

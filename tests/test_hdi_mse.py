@@ -1,4 +1,4 @@
-"""Tests of mhanw.hdi_mse: the configurations and summaries of Thm 4.2 and Thm 5.1, the
+"""Tests of mhanw.chapters.ch04_head_diversity_index: the configurations and summaries of Thm 4.2 and Thm 5.1, the
 checks T5.1a-c of THEORY.md Section 9 (reduced sizes) and the strict violation (B') of Section 8.
 
 T4.2a-e themselves are tested in test_heads.py."""
@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mhanw import hdi_mse, heads
+from mhanw import heads, montecarlo
+from mhanw.chapters import ch04_head_diversity_index as hdi_mse
 from mhanw.diversity import hdi_upper_bound, head_diversity_index, principal_angles
 
 # ---------------------------------------------------------------- configurations
@@ -61,7 +62,7 @@ def test_random_configurations_structure_and_determinism():
 
 def _result(errors):
     errors = np.asarray(errors, dtype=float)
-    return heads.ImseResult(errors=errors, labels=tuple("" for _ in errors))
+    return montecarlo.ImseResult(errors=errors, labels=tuple("" for _ in errors))
 
 
 @settings(max_examples=30, deadline=None)
@@ -163,7 +164,7 @@ def test_T51a_orthogonal_best_among_random_isotropic_configurations():
 def blind_imse():
     """(ii) at reduced size: reference setting, m = blind, T = 100, R = 100 (THEORY: T = 300, R = 200)."""
     cfg = hdi_mse.blind_configurations()
-    return heads.integrated_mse(list(cfg.values()), "blind", n=500, n_test=100, n_rep=100, seed=512, n_jobs=2)
+    return montecarlo.integrated_mse(list(cfg.values()), "blind", n=500, n_test=100, n_rep=100, seed=512, n_jobs=2)
 
 
 def test_T51b_blind_orthogonal_heads_lose_to_shared_ones(blind_imse):
@@ -178,7 +179,7 @@ def test_Bprime_strict_violation_with_isotropic_m():
     """(B') at reduced size: P' (HDI_PA 0.510) vs Q (0.5), m = iso_cos, T = 300, R = 800.
     Higher HDI, higher IMSE: z = 4.1-6.0 over three seeds at these sizes."""
     cfg = hdi_mse.equal_hdi_configurations()
-    res = heads.integrated_mse([cfg["P'"], cfg["Q"]], "iso_cos", n=500, n_test=300, n_rep=800, seed=513, n_jobs=2)
+    res = montecarlo.integrated_mse([cfg["P'"], cfg["Q"]], "iso_cos", n=500, n_test=300, n_rep=800, seed=513, n_jobs=2)
     assert head_diversity_index(cfg["P'"]) > head_diversity_index(cfg["Q"]) + 0.005
     diff, se = res.paired_difference(0, 1)
     assert diff > 3 * se  # documented failure of S-true (strict)

@@ -1,4 +1,4 @@
-"""Tests of mhanw.head_analysis: per-layer HDI, circuits, null models, redundancy, ablation effects
+"""Tests of mhanw.chapters.ch09_pretrained_head_diversity: per-layer HDI, circuits, null models, redundancy, ablation effects
 (issue 6, notebook 09)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.linalg import subspace_angles
 from scipy.stats import spearmanr
 
-from mhanw import head_analysis as ha
+from mhanw.chapters import ch09_pretrained_head_diversity as ha
 from mhanw.diversity import NORMALIZATIONS, head_diversity_index
 
 requires_model = pytest.mark.skipif(

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
-from mhanw import data, heads, nw, sweep
+from mhanw import data, heads, montecarlo, nw
+from mhanw.infra import sweep
 from mhanw.diversity import head_diversity_index, principal_angles
 
 # ---------------------------------------------------------------- families
@@ -177,7 +178,7 @@ def test_config_and_ensemble_estimate():
 def test_integrated_mse_definition_and_crn():
     cfgs = [heads.pair_heads(0.3, 4, 2), heads.pair_heads(0.3, 4, 2),
             heads.HeadConfig(heads.pair_heads(1.2, 4, 2), bandwidth=0.8, rule="sum", label="sum")]
-    res = heads.integrated_mse(cfgs, "aniso", n=120, n_test=30, n_rep=4, seed=9)
+    res = montecarlo.integrated_mse(cfgs, "aniso", n=120, n_test=30, n_rep=4, seed=9)
     assert res.errors.shape == (3, 4) and res.labels == ("", "", "sum")
     np.testing.assert_array_equal(res.errors[0], res.errors[1])  # same data for every configuration
     assert res.paired_difference(0, 1) == (0.0, 0.0)
@@ -190,7 +191,7 @@ def test_integrated_mse_definition_and_crn():
         assert res.errors[i, 2] == pytest.approx(np.mean((f - s.m_test) ** 2), rel=1e-12)
     # pointwise estimates use the same training samples
     x = s.X_test[:2]
-    (est,) = heads.pointwise_estimates([cfgs[0]], "aniso", x, n=120, n_rep=4, seed=9)
+    (est,) = montecarlo.pointwise_estimates([cfgs[0]], "aniso", x, n=120, n_rep=4, seed=9)
     assert est.shape == (4, 2, 2)
     np.testing.assert_allclose(est[2], heads.head_estimates(cfgs[0], s.X, s.Y, x, 0.5), rtol=1e-12)
 
@@ -198,19 +199,19 @@ def test_integrated_mse_definition_and_crn():
 def test_integrated_mse_bad_input():
     W = heads.pair_heads(0.3, 4, 2)
     with pytest.raises(ValueError, match="^configs:"):
-        heads.integrated_mse([], "iso_exp", 10, 5, 2, 0)
+        montecarlo.integrated_mse([], "iso_exp", 10, 5, 2, 0)
     with pytest.raises(ValueError, match="^configs:"):
-        heads.integrated_mse([W, heads.orthogonal_heads(6, 2, 2)], "iso_exp", 10, 5, 2, 0)
+        montecarlo.integrated_mse([W, heads.orthogonal_heads(6, 2, 2)], "iso_exp", 10, 5, 2, 0)
     with pytest.raises(ValueError, match="^configs:"):
-        heads.integrated_mse([heads.pair_heads(0.3, 2, 1)], "sin13", 10, 5, 2, 0)
+        montecarlo.integrated_mse([heads.pair_heads(0.3, 2, 1)], "sin13", 10, 5, 2, 0)
     with pytest.raises(ValueError, match="^regression:"):
-        heads.integrated_mse([W], "sine", 10, 5, 2, 0)
+        montecarlo.integrated_mse([W], "sine", 10, 5, 2, 0)
     with pytest.raises(ValueError, match="^sigma:"):
-        heads.integrated_mse([W], "iso_exp", 10, 5, 2, 0, sigma=-1.0)
+        montecarlo.integrated_mse([W], "iso_exp", 10, 5, 2, 0, sigma=-1.0)
     with pytest.raises(ValueError, match="^n_test:"):
-        heads.integrated_mse([W], "iso_exp", 10, 0, 2, 0)
+        montecarlo.integrated_mse([W], "iso_exp", 10, 0, 2, 0)
     with pytest.raises(ValueError, match="^x:"):
-        heads.pointwise_estimates([W], "iso_exp", np.zeros(3), 10, 2, 0)
+        montecarlo.pointwise_estimates([W], "iso_exp", np.zeros(3), 10, 2, 0)
 
 
 # ---------------------------------------------------------------- Thm 4.2 (THEORY.md Section 8)
@@ -222,7 +223,7 @@ THETAS = np.radians([0, 30, 60, 90])  # THEORY: 0, 15, ..., 90 degrees
 def pair_family_imse():
     """(A) at reduced size: pair(theta), d = 4, d_k = 2, n = 500, h = 0.5, T = 100, R = 100 (THEORY: T = 300, R = 200)."""
     configs = [heads.pair_heads(t, 4, 2) for t in THETAS]
-    return {m: heads.integrated_mse(configs, m, n=500, n_test=100, n_rep=100, seed=421, n_jobs=2)
+    return {m: montecarlo.integrated_mse(configs, m, n=500, n_test=100, n_rep=100, seed=421, n_jobs=2)
             for m in ("iso_exp", "iso_cos", "aniso")}
 
 
@@ -251,7 +252,7 @@ def test_T42c_equal_hdi_different_imse():
     Q = heads.pair_heads(np.pi / 4, 4, 2)
     assert head_diversity_index(P) == pytest.approx(head_diversity_index(Q)) == pytest.approx(0.5)
     np.testing.assert_allclose(principal_angles(P[0], P[1]), [0, np.pi / 2], atol=1e-12)
-    res = heads.integrated_mse([P, Q], "iso_cos", n=500, n_test=100, n_rep=1600, seed=422, n_jobs=2)
+    res = montecarlo.integrated_mse([P, Q], "iso_cos", n=500, n_test=100, n_rep=1600, seed=422, n_jobs=2)
     diff, se = res.paired_difference(0, 1)
     assert abs(diff) > 3 * se  # documented failure: the IMSE is not a function of HDI
 
@@ -264,7 +265,7 @@ def random_configurations():
     configs = [heads.interpolated_heads(t, 6, 2, 3, rng) for t in np.linspace(0, 1, 12)]
     configs.append(heads.orthogonal_heads(6, 2, 3))
     hdi = np.array([head_diversity_index(W) for W in configs])
-    res = heads.integrated_mse(configs, "iso_cos6", n=400, n_test=100, n_rep=100, seed=424, bandwidth=0.6,
+    res = montecarlo.integrated_mse(configs, "iso_cos6", n=400, n_test=100, n_rep=100, seed=424, bandwidth=0.6,
                                n_jobs=2)
     return hdi, res
 

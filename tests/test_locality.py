@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from mhanw import locality
+from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
 
 DIMS = [1, 2, 4, 8, 16, 64, 256]
 
@@ -11,7 +12,7 @@ DIMS = [1, 2, 4, 8, 16, 64, 256]
 def test_T21c_neff_fraction_matches_its_limit_and_stays_large():
     # 200 000 keys: the Monte Carlo error of one query's n_eff/n is about 0.006
     # here (it is about 0.02 at 20 000 keys, the size THEORY.md names).
-    out = locality.neff_by_dimension(DIMS, n_keys=200_000, n_queries=20, seed=7)
+    out = ch01.neff_by_dimension(DIMS, n_keys=200_000, n_queries=20, seed=7)
     assert np.max(np.abs(out["per_query"] - out["predicted"])) <= 0.05
     assert np.all(out["mean"] >= 0.25)  # documented: non-local at every d_k
     assert np.all(np.abs(out["mean"] - out["expected"]) <= 4 * out["se"] + 0.02)
@@ -35,7 +36,7 @@ def test_effective_sample_size_bounds():
 
 
 def test_T21d_exp_kernel_converges_to_the_tilted_mean_not_to_m():
-    est = locality.exp_kernel_sine_estimates([100, 1_000_000], n_rep=8, seed=11)
+    est = ch01.exp_kernel_sine_estimates([100, 1_000_000], n_rep=8, seed=11)
     limit = locality.tilted_sine_limit(1.0, 1.0)
     assert limit == pytest.approx(np.sin(1) * np.exp(-0.5), rel=1e-15)
     assert abs(est[-1].mean() - limit) <= 0.02  # documented inconsistency
@@ -43,8 +44,8 @@ def test_T21d_exp_kernel_converges_to_the_tilted_mean_not_to_m():
 
 
 def test_estimates_share_random_numbers_across_sizes():
-    a = locality.exp_kernel_sine_estimates([50, 200], n_rep=3, seed=5)
-    b = locality.exp_kernel_sine_estimates([200], n_rep=3, seed=5)
+    a = ch01.exp_kernel_sine_estimates([50, 200], n_rep=3, seed=5)
+    b = ch01.exp_kernel_sine_estimates([200], n_rep=3, seed=5)
     assert np.array_equal(a[1], b[0])
 
 
@@ -60,4 +61,4 @@ def test_estimates_share_random_numbers_across_sizes():
 )
 def test_bad_input_names_the_argument(kwargs, argument):
     with pytest.raises(ValueError, match=rf"^{argument}:"):
-        locality.exp_kernel_sine_estimates(**kwargs)
+        ch01.exp_kernel_sine_estimates(**kwargs)

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mhanw import data, heads
+from mhanw import data, heads, montecarlo
 from mhanw.decomposition import breiman_quantities, jackknife
-from mhanw.diversity import head_correlation
+from mhanw.covariance import head_correlation
 
 BANDWIDTHS = (0.05, 0.1, 0.2, 0.5, 1.0)
 
@@ -91,7 +91,7 @@ def test_RFb_orthogonal_heads_keep_a_correlation():
     """star(90 deg), H = 4, d_k = 2, d = 10, h = 0.5: HDI_PA = 1, yet 1 - rho_bar < 1 by > 3 s.e. (documented)."""
     x = np.random.default_rng(8).standard_normal((100, 10))
     cfgs = [heads.star_heads(t, 10, 2, 4) for t in (0.0, np.pi / 2)]
-    ident, orth = heads.pointwise_estimates(cfgs, "iso_exp", x, n=500, n_rep=60, seed=81, bandwidth=0.5, n_jobs=2)
+    ident, orth = montecarlo.pointwise_estimates(cfgs, "iso_exp", x, n=500, n_rep=60, seed=81, bandwidth=0.5, n_jobs=2)
     target = data.regression_function("iso_exp")(x)
     assert breiman_quantities(ident, target).rho_bar == pytest.approx(1.0, rel=1e-12)  # HDI_PA = 0
     gap, se = jackknife(lambda e: 1.0 - breiman_quantities(e, target).rho_bar, [orth], 20)
@@ -107,7 +107,7 @@ def one_dim_correlations():
     phis = np.radians([45.0, 90.0])
     cfgs = [heads.HeadConfig(np.array([[[1.0], [0.0]], [[np.cos(p)], [np.sin(p)]]]), bandwidth=h)
             for p in phis for h in BANDWIDTHS]
-    ests = heads.pointwise_estimates(cfgs, "zero", np.zeros(2), n=2000, n_rep=2000, seed=82, sigma=1.0, n_jobs=2)
+    ests = montecarlo.pointwise_estimates(cfgs, "zero", np.zeros(2), n=2000, n_rep=2000, seed=82, sigma=1.0, n_jobs=2)
     rho = lambda *es: np.array([breiman_quantities(e, 0.0).rho_bar for e in es])  # noqa: E731
     return phis, ests, rho
 

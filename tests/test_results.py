@@ -1,11 +1,11 @@
-"""Tests of :mod:`mhanw.results`: raw results as deterministic JSON."""
+"""Tests of :mod:`mhanw.infra.results`: raw results as deterministic JSON."""
 
 import math
 
 import numpy as np
 import pytest
 
-from mhanw.results import json_safe, load_results, save_results
+from mhanw.infra.results import json_safe, load_results, save_results
 
 
 def test_json_safe_replaces_non_finite_numbers(tmp_path):

@@ -1,6 +1,6 @@
 """Thm 7.1 with real Nadaraya-Watson heads (THEORY.md section 11(b)).
 
-Library: :func:`mhanw.heads.graded_heads`, :func:`mhanw.heads.error_moments`
+Library: :func:`mhanw.heads.graded_heads`, :func:`mhanw.montecarlo.error_moments`
 and the out-of-sample evaluation :func:`mhanw.weighting.nested_errors`.
 Pass criterion T7.1d (documented) and the homogeneous control, at reduced
 sizes (THEORY: R = 300 / 2000; here R = 150 fitting + 150 evaluation
@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mhanw import data, heads, sweep
+from mhanw import data, heads, montecarlo
+from mhanw.infra import sweep
 from mhanw import weighting as w
 
 ANGLES = np.radians([0, 20, 35, 50, 65, 80])
@@ -44,13 +45,13 @@ def test_graded_heads_bad_input(angles, d, name):
 def test_error_moments_match_integrated_mse():
     """a' M_r a is the replicate's integrated squared error of the average, on the same draws."""
     W = heads.graded_heads(ANGLES[:4], 6)
-    M = heads.error_moments(W, "blind", n=80, n_test=25, n_rep=5, seed=3, bandwidth=0.4)
+    M = montecarlo.error_moments(W, "blind", n=80, n_test=25, n_rep=5, seed=3, bandwidth=0.4)
     assert M.shape == (5, 4, 4)
     np.testing.assert_allclose(M, M.transpose(0, 2, 1), rtol=0, atol=0)
     assert np.all(np.linalg.eigvalsh(M) > -1e-12)
     weights = [w.uniform_weights(4), w.geometric_weights(4), np.array([1.3, -0.1, -0.1, -0.1])]
     configs = [heads.HeadConfig(W, bandwidth=0.4, weights=a) for a in weights]
-    res = heads.integrated_mse(configs, "blind", n=80, n_test=25, n_rep=5, seed=3)
+    res = montecarlo.integrated_mse(configs, "blind", n=80, n_test=25, n_rep=5, seed=3)
     for a, errs in zip(weights, res.errors):
         np.testing.assert_allclose(np.einsum("i,rij,j->r", a, M, a), errs, rtol=1e-12)
     # replicate 1 by hand, from its stream
@@ -60,20 +61,20 @@ def test_error_moments_match_integrated_mse():
     np.testing.assert_allclose(M[1], e @ e.T / 25, rtol=1e-12)
     # workers do not change the result
     np.testing.assert_array_equal(
-        heads.error_moments(W, "blind", n=80, n_test=25, n_rep=5, seed=3, bandwidth=0.4, n_jobs=2), M)
+        montecarlo.error_moments(W, "blind", n=80, n_test=25, n_rep=5, seed=3, bandwidth=0.4, n_jobs=2), M)
 
 
 def test_error_moments_bad_input():
     W = heads.graded_heads(ANGLES[:2], 4)
     with pytest.raises(ValueError, match="^config:"):
-        heads.error_moments([W, W], "blind", 50, 10, 2, 0)
+        montecarlo.error_moments([W, W], "blind", 50, 10, 2, 0)
     with pytest.raises(ValueError, match="^config:"):
-        heads.error_moments(np.zeros((2, 1, 1)) + 1.0, "aniso", 50, 10, 2, 0)
+        montecarlo.error_moments(np.zeros((2, 1, 1)) + 1.0, "aniso", 50, 10, 2, 0)
     for kwargs, name in ((dict(n=0), "n"), (dict(n_test=0), "n_test"), (dict(n_rep=0), "n_rep"),
                          (dict(sigma=-1.0), "sigma")):
         args = dict(n=50, n_test=10, n_rep=2, seed=0) | kwargs
         with pytest.raises(ValueError, match=f"^{name}:"):
-            heads.error_moments(W, "blind", **args)
+            montecarlo.error_moments(W, "blind", **args)
 
 
 # --------------------------------------------------------------------------- nested_errors
@@ -146,8 +147,8 @@ def test_nested_errors_bad_input():
 @pytest.fixture(scope="module")
 def graded_errors():
     W = heads.graded_heads(ANGLES, 8)
-    fit = heads.error_moments(W, "blind", n_rep=150, seed=71, n_jobs=2, **SIZES)
-    ev = heads.error_moments(W, "blind", n_rep=150, seed=72, n_jobs=2, **SIZES)
+    fit = montecarlo.error_moments(W, "blind", n_rep=150, seed=71, n_jobs=2, **SIZES)
+    ev = montecarlo.error_moments(W, "blind", n_rep=150, seed=72, n_jobs=2, **SIZES)
     return w.nested_errors(fit.mean(axis=0), ev)
 
 
@@ -178,8 +179,8 @@ def test_T71_oracles_out_of_sample(graded_errors):
 
 def test_T71_homogeneous_control_uniform_wins():
     W = heads.orthogonal_heads(8, 1, 6)
-    fit = heads.error_moments(W, "iso_exp", n_rep=150, seed=73, n_jobs=2, **SIZES)
-    ev = heads.error_moments(W, "iso_exp", n_rep=150, seed=74, n_jobs=2, **SIZES)
+    fit = montecarlo.error_moments(W, "iso_exp", n_rep=150, seed=73, n_jobs=2, **SIZES)
+    ev = montecarlo.error_moments(W, "iso_exp", n_rep=150, seed=74, n_jobs=2, **SIZES)
     res = w.nested_errors(fit.mean(axis=0), ev)
     for scheme in ("geometric", "fibonacci"):
         diff, se = res.paired_difference(scheme, "uniform")

@@ -1,11 +1,12 @@
-"""Tests of mhanw.sweep: seeded streams, common random numbers, 1 vs 2 workers (THEORY.md Section 3 item 5)."""
+"""Tests of mhanw.infra.sweep: seeded streams, common random numbers, 1 vs 2 workers (THEORY.md Section 3 item 5)."""
 
 import os
 
 import numpy as np
 import pytest
 
-from mhanw import heads, sweep
+from mhanw import heads, montecarlo
+from mhanw.infra import sweep
 
 
 def _normal_times(setting, rng):
@@ -59,8 +60,8 @@ def test_workers_use_one_blas_thread():
 
 def test_integrated_mse_identical_for_one_and_two_workers():
     configs = [heads.pair_heads(t, 4, 2) for t in (0.0, 0.8, np.pi / 2)]
-    one = heads.integrated_mse(configs, "iso_exp", n=150, n_test=40, n_rep=12, seed=3, n_jobs=1)
-    two = heads.integrated_mse(configs, "iso_exp", n=150, n_test=40, n_rep=12, seed=3, n_jobs=2)
+    one = montecarlo.integrated_mse(configs, "iso_exp", n=150, n_test=40, n_rep=12, seed=3, n_jobs=1)
+    two = montecarlo.integrated_mse(configs, "iso_exp", n=150, n_test=40, n_rep=12, seed=3, n_jobs=2)
     np.testing.assert_array_equal(one.errors, two.errors)
 
 

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from mhanw import sweep
+from mhanw import montecarlo
+from mhanw.infra import sweep
 
 distributed = pytest.importorskip("distributed")
 
@@ -39,9 +40,9 @@ def test_integrated_mse_on_dask_equals_local(cluster, monkeypatch):
     from mhanw import heads
 
     configs = [heads.HeadConfig(heads.pair_heads(t, 4, 2), bandwidth=0.5) for t in (0.0, np.pi / 2)]
-    local = heads.integrated_mse(configs, "iso_exp", n=60, n_test=20, n_rep=6, seed=1)
+    local = montecarlo.integrated_mse(configs, "iso_exp", n=60, n_test=20, n_rep=6, seed=1)
     monkeypatch.setenv(sweep.SCHEDULER_ENV, cluster.scheduler_address)
-    remote = heads.integrated_mse(configs, "iso_exp", n=60, n_test=20, n_rep=6, seed=1)
+    remote = montecarlo.integrated_mse(configs, "iso_exp", n=60, n_test=20, n_rep=6, seed=1)
     assert np.array_equal(local.errors, remote.errors)
 
 

@@ -5,8 +5,8 @@ import re
 import pytest
 import sympy as sp
 
-from mhanw.results import load_results, save_results
-from mhanw.texout import Macros, format_mean_se, format_number
+from mhanw.infra.results import load_results, save_results
+from mhanw.infra.texout import Macros, format_mean_se, format_number
 
 
 @pytest.mark.parametrize(

@@ -1,24 +1,37 @@
 """mhanw: the reproducible companion to *Multi-Head Attention as Ensemble
 Nadaraya-Watson Estimation* (E. Fokoue, arXiv 2605.20271, 2026).
 
-One module per idea of the paper; see ``DESIGN.md`` in the shared folder and
-the README for the theorem -> module -> notebook map.
+Three kinds of code, kept apart (the README's "Architecture" section says the same):
 
-- :mod:`mhanw.nw`        kernels, the Nadaraya-Watson estimator, softmax attention (Thm 2.1)
-- :mod:`mhanw.locality`  effective sample size and the large-n limit of the exponential kernel (Thm 2.1)
-- :mod:`mhanw.data`      reference data-generating processes and regression functions
-- :mod:`mhanw.heads`     head families, head outputs, combination rules, integrated MSE (Sec. 3-5)
-- :mod:`mhanw.decomposition` bias-variance-covariance decomposition (Thm 3.1)
-- :mod:`mhanw.diversity` principal angles, cross-Gram matrices, HDI, Lemma 4.1 (Sec. 4)
-- :mod:`mhanw.hdi_mse`   IMSE against the HDI: configurations, paired summaries, frame bound (Thm 4.2, 5.1)
-- :mod:`mhanw.sweep`     seeded, parallel sweeps with common random numbers
-- :mod:`mhanw.scaling`   sympy MSE models and the optimal head size (Thm 6.1)
-- :mod:`mhanw.derivation` the head-size law derived step by step, checked and classified (Thm 6.1)
-- :mod:`mhanw.budget`    real NW heads under a fixed budget D = H d_k, averaged or summed (Thm 6.1)
-- :mod:`mhanw.weighting` uniform, geometric, Fibonacci and oracle head weights (Thm 7.1)
-- :mod:`mhanw.pretrained` offline weights and a numpy encoder of all-MiniLM-L6-v2 (beyond the paper)
-- :mod:`mhanw.figures`   one plotting style, deterministic saving
-- :mod:`mhanw.texout`    numbers and sympy expressions as LaTeX macros
+**Theory** (``mhanw.<module>``): general and reusable, no chapter names, no
+verdict thresholds.
+
+- :mod:`mhanw.nw`           kernels, the one blocked softmax-weighted-mean engine, NW regression, attention (Thm 2.1)
+- :mod:`mhanw.locality`     effective sample size and the large-n limit of the exponential kernel (Thm 2.1)
+- :mod:`mhanw.data`         data-generating processes and regression functions
+- :mod:`mhanw.heads`        head families, head outputs, combination rules (Sec. 3-5)
+- :mod:`mhanw.montecarlo`   Monte Carlo over training samples: IMSE, pointwise estimates, error moments
+- :mod:`mhanw.decomposition` bias-variance-covariance decomposition, Breiman's quantities (Thm 3.1)
+- :mod:`mhanw.diversity`    principal angles, cross-Gram matrices, the HDI (Sec. 4)
+- :mod:`mhanw.covariance`   covariance of two heads: the printed bound and its first-order form (Lemma 4.1)
+- :mod:`mhanw.weighting`    uniform, geometric, Fibonacci and oracle head weights (Thm 7.1)
+- :mod:`mhanw.scaling`      sympy MSE models and the optimal head size (Thm 6.1)
+- :mod:`mhanw.derivation`   the head-size law derived step by step, checked and classified (Thm 6.1)
+- :mod:`mhanw.pretrained`   offline weights and a numpy encoder of all-MiniLM-L6-v2 (beyond the paper)
+
+**Chapters** (``mhanw.chapters.chNN_slug``): one module per chapter
+``notebooks/NN_slug.ipynb``, holding that chapter's experiment drivers and fixtures.
+
+**Infrastructure** (``mhanw.infra``): knows nothing of attention.
+
+- :mod:`mhanw.infra.sweep`     seeded, parallel sweeps with common random numbers (joblib or Dask)
+- :mod:`mhanw.infra.figures`   one plotting style, deterministic saving
+- :mod:`mhanw.infra.texout`    numbers and sympy expressions as LaTeX macros
+- :mod:`mhanw.infra.results`   raw results as JSON
+- :mod:`mhanw.infra.notebook`  the sizes of a fidelity level
+- :mod:`mhanw.infra.validate`  input checks shared by every public function
+
+:mod:`mhanw.bench` times the engine (``make bench``).
 """
 
 __version__ = "0.1.0"

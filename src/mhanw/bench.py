@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from . import nw
-from .texout import write_atomic
+from .infra.texout import write_atomic
 
 IMPLEMENTATIONS = ("mhanw", "numpy_full", "torch_sdpa", "matmul_bound")
 

@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._validate import as_float_array, generator, nonnegative_scalar, one_of, positive_int
+from .infra.validate import as_float_array, generator, nonnegative_scalar, one_of, positive_int
 
 __all__ = [
     "REGRESSION_FUNCTIONS",

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_float_array
+from .infra.validate import as_float_array
 
 __all__ = [
     "BVCDecomposition",

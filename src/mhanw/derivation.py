@@ -34,7 +34,7 @@ import mpmath
 import sympy as sp
 
 from . import scaling as _s
-from ._validate import positive_int, positive_scalar
+from .infra.validate import positive_int, positive_scalar
 
 __all__ = [
     "THEORY_FORMULAS",

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_float_array, one_of, positive_scalar
+from .infra.validate import as_float_array, one_of, positive_scalar
 
 KERNELS = ("gaussian", "exponential")
 

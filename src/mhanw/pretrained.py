@@ -64,7 +64,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import erf
 
-from ._validate import as_float_array, one_of, positive_int
+from .infra.validate import as_float_array, one_of, positive_int
 
 __all__ = [
     "MODELS",

@@ -75,7 +75,7 @@ import sympy as sp
 from scipy.optimize import brentq
 from sympy.parsing.sympy_parser import auto_number, convert_xor, parse_expr
 
-from ._validate import as_float_array, one_of, positive_int, positive_scalar
+from .infra.validate import as_float_array, one_of, positive_int, positive_scalar
 
 __all__ = [
     "ALLOWED_NAMES",

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg, optimize
 
-from ._validate import as_float_array, one_of, positive_int, positive_scalar, real_scalar
+from .infra.validate import as_float_array, one_of, positive_int, positive_scalar, real_scalar
 
 #: Default ratio of geometric weights: the golden-ratio conjugate 1/phi = (sqrt(5) - 1)/2.
 GOLDEN_Q = (np.sqrt(5.0) - 1.0) / 2.0
@@ -447,7 +447,7 @@ def nested_errors(M_fit, M_eval, schemes=SCHEMES + ORACLES, *, q: float = GOLDEN
         and the oracle weights, so that no weighting sees the data it is
         evaluated on.
     M_eval : ``(R, H, H)`` or ``(H, H)``
-        Per-replicate matrices (e.g. :func:`mhanw.heads.error_moments`) on
+        Per-replicate matrices (e.g. :func:`mhanw.montecarlo.error_moments`) on
         which every weighting is evaluated: ``a' M_r a``, replicate by
         replicate (common random numbers across weightings and head counts).
     schemes : names from :data:`SCHEMES` and :data:`ORACLES`

@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ._validate import as_seed_sequence, positive_int
+from .validate import as_seed_sequence, positive_int
 
 __all__ = ["run_replicates", "run_sweep", "spawn_streams"]
 
@@ -197,7 +197,7 @@ def run_replicates(func: Callable[[np.random.Generator], Any], n_rep: int, seed,
 
     Use it when one replicate evaluates every configuration itself on one draw
     of the data (the cheapest way to get CRN, e.g.
-    :func:`mhanw.heads.integrated_mse`).
+    :func:`mhanw.montecarlo.integrated_mse`).
 
     Parameters
     ----------

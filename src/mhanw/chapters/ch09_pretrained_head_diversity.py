@@ -55,9 +55,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_float_array, as_seed_sequence, one_of, positive_int
-from . import diversity
-from .diversity import NORMALIZATIONS
+from ..infra.validate import as_float_array, as_seed_sequence, one_of, positive_int
+from .. import diversity
+from ..diversity import NORMALIZATIONS
 
 __all__ = [
     "NORMALIZATIONS",

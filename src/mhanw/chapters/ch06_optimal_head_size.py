@@ -17,7 +17,7 @@ every configuration shares the training sample and test points of a replicate
 
 All head evaluation is :func:`mhanw.heads.head_estimates`; the data are
 :func:`mhanw.data.draw_sample`; the replicates run through
-:func:`mhanw.sweep.run_replicates` (one seeded stream per replicate, results
+:func:`mhanw.infra.sweep.run_replicates` (one seeded stream per replicate, results
 independent of ``n_jobs``).
 """
 
@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import data as _data
-from . import heads as _heads
-from ._validate import as_seed_sequence, nonnegative_scalar, one_of, positive_int, positive_scalar
-from .sweep import run_replicates
+from .. import data as _data
+from .. import heads as _heads
+from ..infra.validate import as_seed_sequence, nonnegative_scalar, one_of, positive_int, positive_scalar
+from ..infra.sweep import run_replicates
 
 __all__ = ["BANDWIDTHS", "BudgetResult", "budget_simulation", "head_sizes"]
 

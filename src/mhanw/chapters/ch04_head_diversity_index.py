@@ -2,7 +2,7 @@
 
 Configurations, the shared random-configuration experiment, paired summaries
 and the frame-potential optimisation used by notebooks ``04`` and ``05``.  The
-Monte Carlo itself is :func:`mhanw.heads.integrated_mse` (common random
+Monte Carlo itself is :func:`mhanw.montecarlo.integrated_mse` (common random
 numbers, one stream per replicate); this module only chooses what to compare
 and summarises the paired differences.
 
@@ -21,7 +21,7 @@ Configurations (orthonormal coordinate blocks unless stated):
   heads at evenly spaced ``t`` plus the exact orthogonal blocks, evaluated by
   :func:`random_configuration_imse`, the one experiment both notebooks run.
 
-Summaries of an :class:`mhanw.heads.ImseResult` (3-s.e. rule of THEORY.md,
+Summaries of an :class:`mhanw.montecarlo.ImseResult` (3-s.e. rule of THEORY.md,
 Section 3 item 5): :func:`differences_from`, :func:`relative_difference`,
 :func:`step_differences`, :func:`family_summary`, :func:`monotonicity_violations`,
 :func:`rank_correlation`, :func:`z_score`.
@@ -39,9 +39,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm, spearmanr
 
-from . import heads as _heads
-from ._validate import as_float_array, as_seed_sequence, generator, nonnegative_scalar, positive_int, positive_scalar
-from .diversity import head_diversity_index, orthonormal_bases
+from .. import heads as _heads
+from .. import montecarlo as _mc
+from ..infra.validate import as_float_array, as_seed_sequence, generator, nonnegative_scalar, positive_int, positive_scalar
+from ..diversity import head_diversity_index, orthonormal_bases
 
 __all__ = [
     "HEAD_TYPES",
@@ -216,7 +217,7 @@ def random_configuration_imse(regressions, n_configs: int, seed, n: int, n_test:
 
     ``seed`` (int or SeedSequence) spawns two children: the first draws the
     configurations (:func:`random_configurations`), the second the replicates
-    of :func:`mhanw.heads.integrated_mse`; every ``m`` uses the same replicate
+    of :func:`mhanw.montecarlo.integrated_mse`; every ``m`` uses the same replicate
     streams (same inputs and test points; only ``m(X)`` differs).  Reference
     sizes: ``n = 400, h = 0.6, T = 200``, ``m = iso_cos6``.
 
@@ -231,7 +232,7 @@ def random_configuration_imse(regressions, n_configs: int, seed, n: int, n_test:
     child_configs, child_reps = as_seed_sequence(seed, "seed").spawn(2)
     configs = random_configurations(n_configs, np.random.default_rng(child_configs), d, d_k, n_heads)
     bandwidth = positive_scalar(bandwidth, "bandwidth")
-    results = {m: _heads.integrated_mse(configs.projections, m, n=n, n_test=n_test, n_rep=n_rep, seed=child_reps,
+    results = {m: _mc.integrated_mse(configs.projections, m, n=n, n_test=n_test, n_rep=n_rep, seed=child_reps,
                                         sigma=sigma, bandwidth=bandwidth, n_jobs=n_jobs, progress=progress)
                for m in regressions}
     return configs, results
@@ -241,7 +242,7 @@ def random_configuration_imse(regressions, n_configs: int, seed, n: int, n_test:
 
 
 def _check_result(result):
-    if not isinstance(result, _heads.ImseResult):
+    if not isinstance(result, _mc.ImseResult):
         raise ValueError(f"result: expected an ImseResult, got {type(result).__name__}")
     if result.errors.shape[1] < 2:
         raise ValueError(f"result: expected at least 2 replicates, got {result.errors.shape[1]}")

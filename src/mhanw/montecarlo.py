@@ -1,0 +1,220 @@
+"""Monte Carlo moments of head ensembles over training samples (Thm 3.1, Lemma 4.1, Thm 4.2, 5.1, 7.1).
+
+Every function draws one training sample ``D_n`` per replicate from its own
+stream of :mod:`mhanw.infra.sweep` and evaluates every configuration on it
+(common random numbers), so differences between configurations carry paired
+standard errors:
+
+- :func:`integrated_mse`: the integrated squared error of each configuration
+  over fresh test points, per replicate (Thm 4.2, 5.1);
+- :func:`pointwise_estimates`: per-head estimates at fixed points, the input of
+  :func:`mhanw.decomposition.bias_variance_covariance` (Thm 3.1, Lemma 4.1);
+- :func:`error_moments`: the heads' error second-moment matrices (Thm 7.1).
+
+Configurations and head evaluation are :mod:`mhanw.heads`; the data are
+:func:`mhanw.data.draw_sample`.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import data as _data
+from .heads import HeadConfig, _Plan
+from .infra.sweep import run_replicates
+from .infra.validate import as_float_array, nonnegative_scalar, positive_int
+
+__all__ = ["ImseResult", "error_moments", "integrated_mse", "pointwise_estimates"]
+
+
+def _as_configs(configs, bandwidth):
+    if isinstance(configs, (HeadConfig, np.ndarray)):
+        configs = [configs]
+    try:
+        configs = list(configs)
+    except TypeError as exc:
+        raise ValueError(f"configs: expected a list of HeadConfig or (H, d, d_k) arrays, got "
+                         f"{type(configs).__name__}") from exc
+    if not configs:
+        raise ValueError("configs: expected at least one configuration, got none")
+    out = [c if isinstance(c, HeadConfig) else HeadConfig(c, bandwidth=bandwidth) for c in configs]
+    d = out[0].d
+    for i, c in enumerate(out):
+        if c.d != d:
+            raise ValueError(f"configs: configuration {i} has input dimension {c.d}, configuration 0 has {d}")
+    return out
+
+
+@dataclass(frozen=True)
+class ImseResult:
+    """Per-replicate integrated squared errors of several configurations under CRN.
+
+    ``errors[c, r] = (1/T) sum_t (f_c(x_t) - m(x_t))^2`` for configuration ``c``
+    on replicate ``r`` (shape ``(C, R)``); all configurations share the
+    training sample and test points of replicate ``r``.
+    """
+
+    errors: np.ndarray
+    labels: tuple
+
+    @property
+    def mean(self) -> np.ndarray:
+        """IMSE per configuration, ``(C,)``."""
+        return self.errors.mean(axis=1)
+
+    @property
+    def se(self) -> np.ndarray:
+        """Monte Carlo standard error ``sd(err)/sqrt(R)`` (ddof = 1), ``(C,)``."""
+        R = self.errors.shape[1]
+        return self.errors.std(axis=1, ddof=1) / np.sqrt(R) if R > 1 else np.full(len(self.labels), np.nan)
+
+    def paired_difference(self, a: int, b: int) -> tuple[float, float]:
+        """``(IMSE_a - IMSE_b, paired s.e. sd(err_a - err_b)/sqrt(R))``."""
+        diff = self.errors[a] - self.errors[b]
+        R = diff.shape[0]
+        return float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(R)) if R > 1 else float("nan")
+
+
+def _imse_replicate(rng, plan, regression, n, n_test, sigma):
+    configs = plan.configs
+    s = _data.draw_sample(rng, regression, n, configs[0].d, n_test=n_test, sigma=sigma)
+    ybar = s.Y.mean()
+    errs = np.empty(len(configs))
+    for i, (c, est) in enumerate(zip(configs, plan.heads(s.X, s.Y, s.X_test))):
+        errs[i] = np.mean((c._combine(est, ybar) - s.m_test) ** 2)
+    return errs
+
+
+def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, sigma: float = 0.5,
+                   bandwidth: float = 0.5, n_jobs: int = 1, progress: bool = False) -> ImseResult:
+    """Integrated MSE of several configurations under common random numbers (Thm 4.2, 5.1).
+
+    Replicate ``r`` draws, from stream ``r`` of ``SeedSequence(seed)``, a fresh
+    ``D_n`` (``n`` points of the reference DGP with ``m = regression``) and
+    ``n_test`` fresh test points ``x ~ N(0, I_d)``; every configuration is
+    evaluated on them and ``err_r = mean_t (f(x_t) - m(x_t))^2``.
+
+    Parameters
+    ----------
+    configs : list of HeadConfig or of arrays ``(H, d, d_k)``
+        Arrays become ``HeadConfig(W, bandwidth=bandwidth)``; all share ``d``.
+    regression : str or RegressionFunction
+    n, n_test, n_rep : int >= 1
+    seed : int or SeedSequence
+    sigma : float >= 0
+    n_jobs, progress : see :func:`mhanw.infra.sweep.run_replicates`
+
+    Returns
+    -------
+    ImseResult with ``errors`` ``(C, n_rep)``; use
+    :meth:`ImseResult.paired_difference` for comparisons (3-s.e. rule).
+    """
+    configs = _as_configs(configs, bandwidth)
+    m = _data.regression_function(regression)
+    n = positive_int(n, "n")
+    n_test = positive_int(n_test, "n_test")
+    positive_int(n_rep, "n_rep")
+    if configs[0].d < m.min_dim:
+        raise ValueError(f"configs: {m.name!r} needs d >= {m.min_dim}, got d = {configs[0].d}")
+    sigma = nonnegative_scalar(sigma, "sigma")
+    func = functools.partial(_imse_replicate, plan=_Plan(configs), regression=m, n=n, n_test=n_test,
+                             sigma=sigma)
+    errors = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="IMSE")
+    return ImseResult(errors=np.ascontiguousarray(errors.T), labels=tuple(c.label for c in configs))
+
+
+def _pointwise_replicate(rng, plan, regression, x, n, sigma):
+    s = _data.draw_sample(rng, regression, n, plan.configs[0].d, sigma=sigma, x_test=x)
+    return plan.heads(s.X, s.Y, x)
+
+
+def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma: float = 0.5,
+                        bandwidth: float = 0.5, n_jobs: int = 1, progress: bool = False) -> list:
+    """Per-head estimates at fixed points over replicates of ``D_n`` (Thm 3.1, Lemma 4.1).
+
+    Replicate ``r`` draws ``D_n`` from stream ``r`` of ``SeedSequence(seed)``
+    (the same draw as :func:`integrated_mse` up to the test points); every
+    configuration is evaluated at the fixed points ``x``.
+
+    Parameters
+    ----------
+    configs : list of HeadConfig or of arrays ``(H, d, d_k)``
+    regression : str or RegressionFunction
+    x : array ``(m, d)`` or ``(d,)``
+        Fixed evaluation points.
+    n, n_rep, seed, sigma, bandwidth, n_jobs, progress :
+        As in :func:`integrated_mse`.
+
+    Returns
+    -------
+    list over configurations of arrays ``(n_rep, H_c, m)``, the input of
+    :func:`mhanw.decomposition.bias_variance_covariance` (with target
+    ``regression(x)``).  The rule ``"sum"`` is the affine combination of the
+    heads and ``Ybar``; it is not returned here.
+    """
+    configs = _as_configs(configs, bandwidth)
+    m = _data.regression_function(regression)
+    d = configs[0].d
+    x = as_float_array(x, "x", ndim=(1, 2))
+    x = x[None, :] if x.ndim == 1 else x
+    if x.shape[1] != d:
+        raise ValueError(f"x: expected shape (m, {d}) to match the configurations, got {x.shape}")
+    if d < m.min_dim:
+        raise ValueError(f"configs: {m.name!r} needs d >= {m.min_dim}, got d = {d}")
+    n = positive_int(n, "n")
+    sigma = nonnegative_scalar(sigma, "sigma")
+    func = functools.partial(_pointwise_replicate, plan=_Plan(configs), regression=m, x=x, n=n, sigma=sigma)
+    per_rep = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="estimates")
+    return [np.stack([rep[i] for rep in per_rep]) for i in range(len(configs))]
+
+
+def _moments_replicate(rng, plan, regression, n, n_test, sigma):
+    s = _data.draw_sample(rng, regression, n, plan.configs[0].d, n_test=n_test, sigma=sigma)
+    err = plan.heads(s.X, s.Y, s.X_test)[0] - s.m_test  # (H, T)
+    return err @ err.T / n_test
+
+
+def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sigma: float = 0.5,
+                  bandwidth: float = 0.5, n_jobs: int = 1, progress: bool = False) -> np.ndarray:
+    """Per-replicate error second-moment matrices of the heads of one configuration (Thm 7.1).
+
+    Replicate ``r`` draws ``D_n`` and ``n_test`` fresh test points exactly as
+    :func:`integrated_mse` does (same ``seed``, same draws) and returns
+
+        ``M_r[j, j'] = (1/T) sum_t (m_j(x_t) - m(x_t)) (m_j'(x_t) - m(x_t))``.
+
+    ``mean_r M_r`` estimates ``M = E int (m_j - m)(m_j' - m) dp_X`` of
+    :mod:`mhanw.weighting`, and for any weights ``a`` summing to 1,
+    ``a' M_r a`` is the replicate's integrated squared error of the average
+    ``sum_j a_j m_j`` (equal to ``integrated_mse(...).errors`` to rounding), so
+    every weighting is evaluated on the same draws (common random numbers).
+
+    Parameters
+    ----------
+    config : HeadConfig or array ``(H, d, d_k)``
+        Arrays become ``HeadConfig(W, bandwidth=bandwidth)``; the combination
+        rule and weights of a HeadConfig are ignored.
+    regression, n, n_test, n_rep, seed, sigma, n_jobs, progress :
+        As in :func:`integrated_mse`.
+
+    Returns
+    -------
+    array ``(n_rep, H, H)``, symmetric positive semi-definite per replicate.
+    """
+    configs = _as_configs(config, bandwidth)
+    if len(configs) != 1:
+        raise ValueError(f"config: expected one configuration, got {len(configs)}")
+    m = _data.regression_function(regression)
+    n = positive_int(n, "n")
+    n_test = positive_int(n_test, "n_test")
+    positive_int(n_rep, "n_rep")
+    if configs[0].d < m.min_dim:
+        raise ValueError(f"config: {m.name!r} needs d >= {m.min_dim}, got d = {configs[0].d}")
+    sigma = nonnegative_scalar(sigma, "sigma")
+    func = functools.partial(_moments_replicate, plan=_Plan(configs), regression=m, n=n, n_test=n_test,
+                             sigma=sigma)
+    out = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="error moments")
+    return np.ascontiguousarray(out)
