@@ -1,0 +1,91 @@
+"""Generated text that reads as written text: counts, ranges, lists.
+
+The paper and the chapters state counts and lists computed from results.  These
+helpers say them as a writer would: "all four" rather than "4 of the 4",
+"layers 1-6" rather than "layers 1, 2, 3, 4, 5, 6", and a list of verdicts
+without repeating a verdict that several items share.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+          "eleven", "twelve")
+
+
+def _count(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ValueError(f"{name}: expected a whole number >= 0, got {value!r}")
+    return int(value)
+
+
+def number_word(k) -> str:
+    """``k`` in words up to twelve, in digits above (the usual house style)."""
+    k = _count(k, "k")
+    return _WORDS[k] if k < len(_WORDS) else str(k)
+
+
+def count_of(k, n, noun: str = "") -> str:
+    """"all four", "none of the four", "3 of 8", "both", "neither" (``k`` of ``n`` items).
+
+    ``noun`` (plural) is appended: ``count_of(4, 4, "layers")`` -> ``"all four layers"``.
+    """
+    k, n = _count(k, "k"), _count(n, "n")
+    if k > n:
+        raise ValueError(f"k: expected at most n = {n}, got {k}")
+    tail = f" {noun}" if noun else ""
+    if n == 0:
+        raise ValueError("n: expected at least one item")
+    if n == 2 and k == 2:
+        return f"both{tail}"
+    if n == 2 and k == 0:
+        return f"neither{' of the ' + noun if noun else ''}"
+    if k == n:
+        return f"all {number_word(n)}{tail}"
+    if k == 0:
+        return f"none of the {number_word(n)}{tail}"
+    return f"{number_word(k)} of {number_word(n)}{tail}" if n <= len(_WORDS) - 1 else f"{k} of {n}{tail}"
+
+
+def ranges(values) -> str:
+    """Integers as ranges: ``[1, 2, 3, 5, 7, 8]`` -> ``"1-3, 5, 7-8"`` (an en dash in LaTeX is the caller's)."""
+    try:
+        items = sorted({int(v) for v in values})
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"values: expected integers, got {values!r}") from exc
+    if not items:
+        raise ValueError("values: expected at least one integer")
+    out, start, prev = [], items[0], items[0]
+    for v in items[1:] + [None]:
+        if v is not None and v == prev + 1:
+            prev = v
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if v is not None:
+            start = prev = v
+    return ", ".join(out)
+
+
+def join_list(items, conjunction: str = "and") -> str:
+    """"a", "a and b", "a, b and c"."""
+    items = [str(x) for x in items]
+    if not items:
+        raise ValueError("items: expected at least one item")
+    if len(items) == 1:
+        return items[0]
+    return f"{', '.join(items[:-1])} {conjunction} {items[-1]}"
+
+
+def group_by_verdict(pairs) -> str:
+    """Items with their verdicts, each verdict said once.
+
+    ``[("the bound", "fails as stated"), ("the limit", "fails as stated"), ("the identity", "holds")]``
+    -> ``"the bound and the limit: fails as stated; the identity: holds"``.
+    """
+    groups: dict[str, list[str]] = {}
+    for item, verdict in pairs:
+        groups.setdefault(str(verdict), []).append(str(item))
+    if not groups:
+        raise ValueError("pairs: expected at least one (item, verdict) pair")
+    return "; ".join(f"{join_list(items)}: {verdict}" for verdict, items in groups.items())

@@ -1,0 +1,289 @@
+"""Verdict records: a claim's verdict as data, decided from numbers by a rule.
+
+A chapter checks claims of the paper.  Each check ends in a :class:`Verdict`:
+the claim's id, the statement checked, one verdict from :data:`VOCABULARY`,
+the deciding statistics with their standard errors, the criterion in words and,
+where "holds" means that no violation was detected, the smallest violation the
+run could have detected.  Chapters render their "What we found" cells, the
+paper's verdict sentences and the claims ledger from these records, never from
+typed text.
+
+The rules that turn statistics into verdicts live in the chapter modules (with
+their thresholds as named constants); this module holds what every rule shares:
+
+- :func:`no_violation` -- a claim holds when an effect expected to be zero is
+  within ``k`` standard errors of it *and* the run could have seen a violation
+  of a stated size; otherwise "fails as stated" or "undecided at this size";
+- :func:`significant_effect` -- the mirror image: a claim that predicts an
+  effect of a given sign holds when the effect is ``k`` s.e. away from 0;
+- :func:`guard` -- a sentence of the text states a condition; the chapter stops
+  when the numbers disagree;
+- :class:`Ledger` -- the records of one chapter, written as JSON next to its
+  results, and gathered into ``build/claims.json`` by the pipeline.
+
+Nothing here knows about attention.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from .texout import write_atomic
+
+HOLDS = "holds"
+HOLDS_UNDER = "holds under the stated conditions"
+FAILS = "fails as stated"
+UNDECIDED = "undecided at this size"
+NOT_CHECKABLE = "not checkable"
+
+#: The one vocabulary of verdicts, from strongest support to none.
+VOCABULARY = (HOLDS, HOLDS_UNDER, FAILS, UNDECIDED, NOT_CHECKABLE)
+
+#: Default number of standard errors that separate an effect from zero.  Three
+#: keeps the chance of a false alarm per comparison near 0.3% for a normal statistic.
+N_SE = 3.0
+
+_CLAIM_ID = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*(?:/[a-z0-9]+(?:[.-][a-z0-9]+)*)*$")
+
+
+class VerdictGuardError(AssertionError):
+    """A sentence of the text states something the numbers do not support."""
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """A deciding number: its value and standard error (``nan`` when exact)."""
+
+    name: str
+    value: float
+    se: float = math.nan
+    unit: str = ""
+
+    def to_dict(self) -> dict:
+        out = {"name": self.name, "value": _plain(self.value), "se": _plain(self.se)}
+        if self.unit:
+            out["unit"] = self.unit
+        return out
+
+
+def _plain(x: float):
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _finite(value, name: str) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: expected a real number, got {value!r}") from exc
+    if not math.isfinite(x):
+        raise ValueError(f"{name}: expected a finite number, got {value!r}")
+    return x
+
+
+def _se(value, name: str) -> float:
+    x = _finite(value, name)
+    if x < 0:
+        raise ValueError(f"{name}: expected a standard error >= 0, got {value!r}")
+    return x
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The verdict on one claim, with what decided it.
+
+    ``claim``: a stable id such as ``"lemma-4.1/printed-bound"`` (lower case,
+    ``/`` separating a claim from its parts); ``statement``: the sentence checked;
+    ``verdict``: one of :data:`VOCABULARY`; ``criterion``: the rule in words;
+    ``statistics``: the deciding numbers; ``detectable``: for a claim that holds
+    because no violation was found, the smallest violation the run could have
+    detected (in the units of the first statistic), else ``None``; ``chapter``
+    and ``section``: where the claim is checked and reported.
+    """
+
+    claim: str
+    statement: str
+    verdict: str
+    criterion: str
+    statistics: tuple = ()
+    detectable: float | None = None
+    chapter: str = ""
+    section: str = ""
+    conditions: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.claim, str) or not _CLAIM_ID.match(self.claim):
+            raise ValueError(f"claim: expected an id like 'thm-4.2/equal-hdi', got {self.claim!r}")
+        if self.verdict not in VOCABULARY:
+            raise ValueError(f"verdict: expected one of {VOCABULARY}, got {self.verdict!r}")
+        for name in ("statement", "criterion"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise ValueError(f"{name}: expected a non-empty sentence")
+        if self.verdict == HOLDS_UNDER and not self.conditions.strip():
+            raise ValueError("conditions: a verdict 'holds under the stated conditions' must state them")
+        stats = tuple(self.statistics)
+        if not all(isinstance(s, Statistic) for s in stats):
+            raise ValueError("statistics: expected Statistic records")
+        object.__setattr__(self, "statistics", stats)
+
+    @property
+    def holds(self) -> bool:
+        return self.verdict in (HOLDS, HOLDS_UNDER)
+
+    @property
+    def fails(self) -> bool:
+        return self.verdict == FAILS
+
+    def to_dict(self) -> dict:
+        return {
+            "claim": self.claim,
+            "chapter": self.chapter,
+            "section": self.section,
+            "statement": self.statement,
+            "verdict": self.verdict,
+            "conditions": self.conditions,
+            "criterion": self.criterion,
+            "statistics": [s.to_dict() for s in self.statistics],
+            "detectable": None if self.detectable is None else _plain(self.detectable),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Verdict":
+        stats = tuple(Statistic(s["name"], math.nan if s["value"] is None else s["value"],
+                                math.nan if s.get("se") is None else s["se"], s.get("unit", ""))
+                      for s in d.get("statistics", ()))
+        return cls(claim=d["claim"], statement=d["statement"], verdict=d["verdict"], criterion=d["criterion"],
+                   statistics=stats, detectable=d.get("detectable"), chapter=d.get("chapter", ""),
+                   section=d.get("section", ""), conditions=d.get("conditions", ""))
+
+
+def compatible(paper: str, other: str) -> bool:
+    """Whether verdict ``other`` (another seed or size) agrees with ``paper``: equal,
+    ``"undecided at this size"``, or both a form of "holds"; never the opposite one."""
+    for name, v in (("paper", paper), ("other", other)):
+        if v not in VOCABULARY:
+            raise ValueError(f"{name}: expected one of {VOCABULARY}, got {v!r}")
+    return other == paper or other == UNDECIDED or {paper, other} <= {HOLDS, HOLDS_UNDER}
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def no_violation(effect: float, se: float, tolerance: float, *, n_se: float = N_SE) -> tuple[str, float]:
+    """Verdict on "this effect is (practically) zero", and the detectable violation.
+
+    ``effect`` is an estimated violation (e.g. a deviation from a predicted value)
+    with standard error ``se``; ``tolerance`` is the size of violation that would
+    matter.  The run can detect violations larger than ``n_se * se`` (a
+    two-sided test at ``n_se`` s.e.), so:
+
+    - ``|effect| > n_se * se`` and ``|effect| > tolerance``: ``"fails as stated"``;
+    - ``|effect| + n_se * se <= tolerance``: ``"holds"`` (the whole interval lies
+      within the tolerance);
+    - otherwise ``"undecided at this size"``.
+
+    Returns ``(verdict, detectable)`` with ``detectable = n_se * se``.
+    """
+    e = _finite(effect, "effect")
+    s = _se(se, "se")
+    tol = _se(tolerance, "tolerance")
+    k = _se(n_se, "n_se")
+    detectable = k * s
+    if abs(e) > detectable and abs(e) > tol:
+        return FAILS, detectable
+    if abs(e) + detectable <= tol:
+        return HOLDS, detectable
+    return UNDECIDED, detectable
+
+
+def significant_effect(effect: float, se: float, *, sign: int = 1, n_se: float = N_SE) -> str:
+    """Verdict on "the effect has sign ``sign``" (+1: positive, -1: negative).
+
+    ``"holds"`` when ``sign * effect > n_se * se``; ``"fails as stated"`` when the
+    effect is ``n_se`` s.e. on the other side; ``"undecided at this size"`` otherwise.
+    """
+    e = _finite(effect, "effect")
+    s = _se(se, "se")
+    if sign not in (1, -1):
+        raise ValueError(f"sign: expected +1 or -1, got {sign!r}")
+    k = _se(n_se, "n_se")
+    if sign * e > k * s:
+        return HOLDS
+    if -sign * e > k * s:
+        return FAILS
+    return UNDECIDED
+
+
+def guard(condition: bool, text_says: str, numbers_say: str) -> None:
+    """Stop when a sentence's condition is false: ``the text says X; the numbers say Y``."""
+    if not isinstance(condition, (bool, np.bool_)):
+        raise ValueError(f"condition: expected a bool, got {type(condition).__name__}")
+    if not condition:
+        raise VerdictGuardError(f"the text says {text_says}; the numbers say {numbers_say}")
+
+
+# --------------------------------------------------------------------------- ledger
+
+
+@dataclass
+class Ledger:
+    """The verdict records of one chapter, in the order they were decided."""
+
+    chapter: str
+    records: list = field(default_factory=list)
+
+    def add(self, record: Verdict) -> Verdict:
+        if not isinstance(record, Verdict):
+            raise ValueError(f"record: expected a Verdict, got {type(record).__name__}")
+        if any(r.claim == record.claim for r in self.records):
+            raise ValueError(f"record: claim {record.claim!r} is already in the ledger of {self.chapter}")
+        if not record.chapter:
+            record = Verdict(**{**record.__dict__, "chapter": self.chapter})
+        self.records.append(record)
+        return record
+
+    def __getitem__(self, claim: str) -> Verdict:
+        for r in self.records:
+            if r.claim == claim:
+                return r
+        raise KeyError(f"claim: no record {claim!r} in the ledger of {self.chapter}")
+
+    def __iter__(self):
+        return iter(self.records)
+
+    def __len__(self):
+        return len(self.records)
+
+    def to_list(self) -> list[dict]:
+        return [r.to_dict() for r in self.records]
+
+    def write(self, path) -> Path:
+        """Write the records as JSON (atomically)."""
+        return write_atomic(path, json.dumps(self.to_list(), indent=1, ensure_ascii=False) + "\n")
+
+
+def load_records(path) -> list[Verdict]:
+    """Read the records a :class:`Ledger` wrote."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError(f"path: {path} does not hold a list of verdict records")
+    return [Verdict.from_dict(d) for d in data]
+
+
+def gather(paths: Iterable) -> list[dict]:
+    """The records of several chapters, in chapter order, as plain dicts (``build/claims.json``)."""
+    out = []
+    for p in sorted(Path(x) for x in paths):
+        out.extend(r.to_dict() for r in load_records(p))
+    claims = [r["claim"] for r in out]
+    dup = sorted({c for c in claims if claims.count(c) > 1})
+    if dup:
+        raise ValueError(f"paths: claim ids appear in more than one record: {dup}")
+    return out
