@@ -1,8 +1,8 @@
 """mhanw: the reproducible companion to *Multi-Head Attention as Ensemble
 Nadaraya-Watson Estimation* (E. Fokoue, arXiv 2605.20271, 2026).
 
-One module per idea of the paper; see ``DESIGN.md`` in the shared folder and
-the README for the theorem -> module -> notebook map.
+One module per idea of the paper; the README maps theorem -> module -> notebook,
+and ``book/claims.md`` states each claim and how it is checked.
 
 - :mod:`mhanw.nw`        kernels, the Nadaraya-Watson estimator, softmax attention (Thm 2.1)
 - :mod:`mhanw.locality`  effective sample size and the large-n limit of the exponential kernel (Thm 2.1)

@@ -1,6 +1,6 @@
 """Principal angles, cross-Gram matrices and the Head Diversity Index (Sec. 4; Lemma 4.1, HDI, Thm 4.2, 5.1).
 
-Geometry of a configuration ``W`` of shape ``(H, d, d_k)`` (THEORY.md, Section 7):
+Geometry of a configuration ``W`` of shape ``(H, d, d_k)`` (``book/claims.md``, 'The Head Diversity Index'):
 
 - ``principal_angles(A, B)``: ``cos theta_i`` are the singular values of
   ``Q_A^T Q_B`` (``Q`` orthonormal bases);
@@ -26,11 +26,11 @@ Geometry of a configuration ``W`` of shape ``(H, d, d_k)`` (THEORY.md, Section 7
     ``W_j -> c_j W_j O_j``; equals HDI_PA when every ``W_j`` has equal
     singular values, otherwise weights directions by them.
 
-Analytic facts (THEORY.md, Section 7): Haar heads have
+Analytic facts: Haar heads have
 ``E[HDI_PA] = 1 - d_k/d`` (:func:`haar_expected_hdi`); if ``H d_k > d``,
 ``HDI_PA <= 1 - max(0, (H d_k/d - 1)/(H - 1))`` (:func:`hdi_upper_bound`).
 
-Lemma 4.1 (THEORY.md, Section 6): :func:`printed_covariance_bound` evaluates
+Lemma 4.1 (``book/claims.md``, 'Lemma 4.1'): :func:`printed_covariance_bound` evaluates
 the bound as printed; :func:`kernel_overlap` is the corrected first-order
 statement ``n C_jj'(x) / sigma^2 ≈ kappa_jj'(x) = E[K_j K_j'] / (E K_j E K_j')``
 for Gaussian heads and ``X ~ N(0, I_d)``; :func:`covariance_factor` and
@@ -167,7 +167,7 @@ def head_diversity_index(W, normalization: str = "principal_angles") -> float:
       in ``[1 - 1/d_k, 1]`` (identical heads give ``1 - 1/d_k``, not 0); it
       scales: identical heads times ``c`` give ``1 - c^4/d_k``.  Invariant to
       permuting heads and to ``W_j -> W_j O_j`` with ``O_j`` orthogonal.
-    - ``"principal_angles"`` (recommended; THEORY's HDI_PA):
+    - ``"principal_angles"`` (recommended; HDI_PA):
       ``1 - mean_{j<j'} (1/d_k) sum_i cos^2 theta_i^{(jj')}``, in ``[0, 1]``,
       0 iff every head spans the same subspace, 1 iff the subspaces are
       mutually orthogonal.  Depends only on the subspaces: invariant to
@@ -197,7 +197,7 @@ def head_diversity_index(W, normalization: str = "principal_angles") -> float:
 
 
 def haar_expected_hdi(d: int, d_k: int) -> float:
-    """``E[HDI_PA] = 1 - d_k/d`` for independent Haar heads (THEORY.md, Section 7)."""
+    """``E[HDI_PA] = 1 - d_k/d`` for independent Haar heads (uniform random subspaces)."""
     d = positive_int(d, "d")
     d_k = positive_int(d_k, "d_k")
     if d_k > d:
@@ -266,7 +266,7 @@ def kernel_overlap(W_j, W_jp, x, bandwidth: float) -> float:
 
     ``K_j = exp(-|W_j^T (x - X)|^2 / (2 h^2))``; ``W_j``, ``W_jp`` ``(d, d_k)``,
     ``x`` ``(d,)``.  To first order in ``1/n`` the noise part of the covariance
-    of the two heads is ``sigma^2 kappa_jj'(x) / n`` (THEORY.md, Section 6);
+    of the two heads is ``sigma^2 kappa_jj'(x) / n`` (the corrected Lemma 4.1);
     ``kappa`` is the single-head variance factor for identical heads and 1 for
     heads on orthogonal coordinates.  Exact Gaussian integrals:
     ``E exp(-(X-x)^T M (X-x)/2) = det(I + M)^{-1/2} exp(-x^T M (I + M)^{-1} x / 2)``.
@@ -287,7 +287,7 @@ def kernel_overlap(W_j, W_jp, x, bandwidth: float) -> float:
 
 
 def covariance_factor(phi, bandwidth):
-    """Closed form ``n C / sigma^2 = (1 + h^2) / sqrt((1 + h^2)^2 - cos^2 phi)`` (Lemma 4.1, THEORY.md Section 6).
+    """Closed form ``n C / sigma^2 = (1 + h^2) / sqrt((1 + h^2)^2 - cos^2 phi)`` (corrected Lemma 4.1).
 
     First-order covariance of two one-dimensional Gaussian heads ``u``, ``v``
     with ``u . v = cos phi`` at ``x = 0``, ``m = 0``, ``X ~ N(0, I)``.
@@ -316,7 +316,7 @@ def head_correlation(phi, bandwidth):
 def covariance_factor_symbolic():
     """Sympy derivation of :func:`covariance_factor` (Lemma 4.1, check L4.1d).
 
-    Steps of THEORY.md Section 6 with normalised kernels
+    Steps, with normalised kernels
     ``K = exp(-(u^T X)^2/(2 h^2)) / (sqrt(2 pi) h)``:
     ``E[K K'] = 1 / (2 pi h^2 sqrt(det A))``, ``A = I + (u u^T + v v^T)/h^2``;
     ``E K = 1 / sqrt(2 pi (1 + h^2))``.
