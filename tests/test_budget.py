@@ -1,4 +1,4 @@
-"""Tests of :mod:`mhanw.chapters.ch06_optimal_head_size`: real NW heads under a fixed budget (Thm 6.1, THEORY 10 (iii)).
+"""Tests of :mod:`mhanw.chapters.ch06_optimal_head_size`: real NW heads under a fixed budget (Thm 6.1, the budget simulation).
 
 The simulation must be the one of :mod:`mhanw.heads` (same draws, same head
 estimates): its per-replicate errors are reproduced exactly by
@@ -87,7 +87,7 @@ def test_deterministic_and_independent_of_workers(result):
 
 
 def test_small_heads_win_when_summed_on_an_additive_function():
-    """THEORY 10 (iii), expected outcome at a glance (d = D = 8, n = 1000)."""
+    """The budget simulation's expected outcome at a glance (d = D = 8, n = 1000)."""
     r = B.budget_simulation("additive", 1000, d_k_values=(1, 8), bandwidths=(0.25, 0.4, 0.6), n_tune=3,
                             n_rep=6, n_test=100, seed=3)
     assert r.best_d_k("sum") == 1 and r.best_d_k("average") == 8

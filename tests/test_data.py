@@ -1,4 +1,4 @@
-"""Tests of mhanw.data: the reference DGP and the catalogue of regression functions (THEORY.md Section 2)."""
+"""Tests of mhanw.data: the reference DGP and the catalogue of regression functions (``book/claims.md``, 'The reference data-generating process')."""
 
 import math
 
@@ -52,8 +52,8 @@ def test_isotropic_flag_means_rotation_invariance():
 def test_lipschitz_constants_from_theory():
     assert data.regression_function("zero").lipschitz_constant() == 0.0
     assert data.regression_function("sin13").lipschitz_constant() == math.sqrt(2.0)
-    assert data.regression_function("zero").lipschitz_source == "THEORY"
-    assert data.regression_function("sin13").lipschitz_source == "THEORY"
+    assert data.regression_function("zero").lipschitz_source == "stated"
+    assert data.regression_function("sin13").lipschitz_source == "stated"
     assert math.isinf(data.regression_function("bvc").lipschitz_constant())
 
 

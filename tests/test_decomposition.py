@@ -1,4 +1,4 @@
-"""Tests of mhanw.decomposition: Thm 3.1 (checks T3.1a-c of THEORY.md Section 5) and Breiman's identity (RF-a)."""
+"""Tests of mhanw.decomposition: Thm 3.1 (checks T3.1a-c of ``book/claims.md``) and Breiman's identity."""
 
 import numpy as np
 import pytest
@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from mhanw import data, heads, montecarlo
 from mhanw.decomposition import bias_variance_covariance, covariance_with_se
 
-# Check design of THEORY.md Section 5 (quick): d = 6, d_k = 2, H = 3 Haar heads,
+# The check of Thm 3.1 at quick fidelity: d = 6, d_k = 2, H = 3 Haar heads,
 # n = 400, h = 0.5, sigma = 0.5, m = bvc, one test point with m(x) != 0, R = 2000.
 X_POINT = np.array([[1.0, 1.0, 0.5, -0.4, 0.0, 0.2]])
 
@@ -102,7 +102,7 @@ def test_identity_holds_for_any_input(seed, R, H, m, weight_sum):
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), R=st.integers(2, 60), H=st.integers(2, 6))
-def test_RFa_breiman_identity(seed, R, H):
+def test_breiman_identity(seed, R, H):
     est, target, _ = _random_problem(seed, R, H, 1, None)
     est = est[:, :, 0]
     dec = bias_variance_covariance(est, float(target[0]), np.full(H, 1 / H))

@@ -1,6 +1,6 @@
 """Tests of :mod:`mhanw.derivation`: the head-size law derived, checked and classified (Thm 6.1).
 
-The symbolic results are those of THEORY.md section 10; the numerical ones
+The symbolic results are those stated in ``book/claims.md`` ('Theorem 6.1'); the numerical ones
 compare the arbitrary-precision root with :func:`mhanw.scaling.real_root` and
 the asymptotic formulas far beyond a double.
 """
@@ -50,8 +50,8 @@ def test_every_builtin_derivation_is_checked_symbolically():
 
 
 def test_checks_detect_a_wrong_formula(monkeypatch):
-    monkeypatch.setitem(Dv.THEORY_FORMULAS, "M3", (5 * c_B * sp.log(n) / (c_V * d)) ** (2 / (4 + d)))
-    assert Dv.symbolic_checks("M3")["equals THEORY.md"] is False
+    monkeypatch.setitem(Dv.REFERENCE_FORMULAS, "M3", (5 * c_B * sp.log(n) / (c_V * d)) ** (2 / (4 + d)))
+    assert Dv.symbolic_checks("M3")["equals the stated formula"] is False
 
 
 def test_show_derivation_runs(capsys):
@@ -108,14 +108,14 @@ def test_readme_example_polynomial_variance():
     m = S.model("M1", variance_law="c_V*k**2/n")
     expected = (2 * c_B * n * Dsym / (3 * c_V)) ** sp.Rational(1, 5)
     assert Dv._log_equal(sp.log(Dv.formula(m)), sp.log(expected))
-    assert Dv.symbolic_checks(m) == {"closed form solves the FOC": True}  # no THEORY formula for M1*
+    assert Dv.symbolic_checks(m) == {"closed form solves the FOC": True}  # no stated formula for M1*
     g = Dv.growth_law(m)
     assert (g.kind, g.exact, g.q_limit) == ("polynomial", True, sp.Rational(1, 5))
     assert Dv.law_latex(m) == r"k^*\propto n^{\frac{1}{5}}"
 
 
 def test_reader_model_with_literal_bias_keeps_lambert_leading_order():
-    """THEORY: read literally, B^2 ~ k^-4, and M1's leading order is unchanged."""
+    """Read literally, B^2 ~ k^-4, and M1's leading order is unchanged."""
     m = S.model("M1", bias_law="c_B/k**4")
     assert Dv.symbolic_checks(m) == {"leading order solves the dominant balance": True}
     assert m.dominant_term == k * sp.log(k) / 2

@@ -1,5 +1,5 @@
-"""Tests of mhanw.diversity: principal angles, the HDI (checks HDI-a..e of THEORY.md Section 7),
-the frame bound (Section 9), and Lemma 4.1 (checks L4.1a-d of Section 6)."""
+"""Tests of mhanw.diversity: principal angles, the HDI (checks HDI-a..e of ``book/claims.md``),
+the frame bound (Thm 5.1), and Lemma 4.1 (checks L4.1a-d)."""
 
 import math
 
@@ -72,7 +72,7 @@ def test_cross_gram_as_printed():
     assert (cross_gram(W[0], W[1]) ** 2).sum() == pytest.approx(np.cos(0.4) ** 2 / 3)
 
 
-# ---------------------------------------------------------------- HDI checks of THEORY.md Section 7
+# ---------------------------------------------------------------- HDI checks HDI-a..e
 
 
 @pytest.mark.parametrize("d, H, d_k", [(512, 8, 64), (768, 12, 64), (64, 8, 8), (6, 3, 1)])
@@ -207,7 +207,7 @@ def test_principal_angles_bad_input():
         cross_gram(np.eye(4)[:, :2], np.eye(4)[:, :3])
 
 
-# ---------------------------------------------------------------- Lemma 4.1 (THEORY.md Section 6)
+# ---------------------------------------------------------------- Lemma 4.1
 
 X_LEMMA = np.array([0.3, -0.2, 0.1, 0.4])
 
@@ -228,7 +228,7 @@ def test_printed_bound_value():
 
 @pytest.fixture(scope="module")
 def lemma_covariances():
-    """Check design of Section 6 at theta in {0, 90} degrees, R = 1500 (THEORY: 6000)."""
+    """The check of the printed bound at theta in {0, 90} degrees, R = 1500 (the chapter: 6000)."""
     configs = [heads.pair_heads(t, 4, 2) for t in (0.0, np.pi / 2)]
     out = {}
     for m in ("zero", "sin13"):
@@ -264,7 +264,7 @@ def test_L41_first_order_covariance_matches_kernel_overlap(lemma_covariances):
 
 
 def test_L41c_closed_form_matches_monte_carlo():
-    """1-D heads, x = 0, m = 0, sigma = 1, d = 2, n = 2000; R = 1500 (THEORY: 4000)."""
+    """1-D heads, x = 0, m = 0, sigma = 1, d = 2, n = 2000; R = 1500 (the chapter: 4000)."""
     phis = np.radians([0, 10, 30, 60, 90])
     n = 2000
     configs = []

@@ -1,4 +1,4 @@
-"""The fast evaluation path (issue 7): equal to the materialising reference,
+"""The fast evaluation path of the heads (blocked, batched, float32-capable): equal to the materialising reference,
 blocked equal to unblocked, float32 kept, and the benchmark runs."""
 
 import json

@@ -1,5 +1,5 @@
 """Tests of mhanw.chapters.ch04_head_diversity_index: the configurations and summaries of Thm 4.2 and Thm 5.1, the
-checks T5.1a-c of THEORY.md Section 9 (reduced sizes) and the strict violation (B') of Section 8.
+checks T5.1a-c of ``book/claims.md`` (reduced sizes) and the strict violation (B') of Thm 4.2.
 
 T4.2a-e themselves are tested in test_heads.py."""
 
@@ -109,7 +109,7 @@ def test_monotonicity_violations_counts_pairs_and_direction():
         hdi_mse.monotonicity_violations(hdi, base)
 
 
-# ---------------------------------------------------------------- Thm 5.1 (THEORY.md Section 9)
+# ---------------------------------------------------------------- Thm 5.1
 
 
 def test_T51c_frame_bound_reached_by_projected_gradient_ascent():
@@ -150,8 +150,8 @@ def test_maximize_hdi_bad_input():
 
 
 def test_T51a_orthogonal_best_among_random_isotropic_configurations():
-    """(i) at reduced size: 8 interpolated configurations plus orthogonal blocks, m = iso_cos6,
-    n = 400, h = 0.6, T = 100, R = 150 (THEORY: 24 configurations, T = 200, R = 150 / 600)."""
+    """Random configurations at reduced size: 8 interpolated configurations plus orthogonal blocks, m = iso_cos6,
+    n = 400, h = 0.6, T = 100, R = 150 (the chapter: 24 configurations, T = 200, R = 150 / 600)."""
     configs, res = hdi_mse.random_configuration_imse("iso_cos6", 8, 511, n=400, n_test=100, n_rep=150,
                                                      n_jobs=2)
     r = res["iso_cos6"]
@@ -162,7 +162,7 @@ def test_T51a_orthogonal_best_among_random_isotropic_configurations():
 
 @pytest.fixture(scope="module")
 def blind_imse():
-    """(ii) at reduced size: reference setting, m = blind, T = 100, R = 100 (THEORY: T = 300, R = 200)."""
+    """The blind counterexample at reduced size: reference setting, m = blind, T = 100, R = 100 (the chapter: T = 300, R = 200)."""
     cfg = hdi_mse.blind_configurations()
     return montecarlo.integrated_mse(list(cfg.values()), "blind", n=500, n_test=100, n_rep=100, seed=512, n_jobs=2)
 
@@ -185,7 +185,7 @@ def test_Bprime_strict_violation_with_isotropic_m():
     assert diff > 3 * se  # documented failure of S-true (strict)
 
 
-# ---------------------------------------------------------------- HDI definitions (THEORY.md Section 7)
+# ---------------------------------------------------------------- HDI definitions
 
 
 @pytest.mark.parametrize("d, H, d_k", [(512, 8, 64), (768, 12, 64), (64, 8, 8)])

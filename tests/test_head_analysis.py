@@ -1,5 +1,5 @@
 """Tests of mhanw.chapters.ch09_pretrained_head_diversity: per-layer HDI, circuits, null models, redundancy, ablation effects
-(issue 6, notebook 09)."""
+(chapter 9, the HDI of a trained transformer)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Tests of mhanw.heads: head families, head outputs, combination rules, and the
-integrated-MSE checks of Thm 4.2 (T4.2a-e of THEORY.md Section 8, at reduced sizes)."""
+integrated-MSE checks of Thm 4.2 (T4.2a-e of ``book/claims.md``, at reduced sizes)."""
 
 import numpy as np
 import pytest
@@ -214,14 +214,14 @@ def test_integrated_mse_bad_input():
         montecarlo.pointwise_estimates([W], "iso_exp", np.zeros(3), 10, 2, 0)
 
 
-# ---------------------------------------------------------------- Thm 4.2 (THEORY.md Section 8)
+# ---------------------------------------------------------------- Thm 4.2
 
-THETAS = np.radians([0, 30, 60, 90])  # THEORY: 0, 15, ..., 90 degrees
+THETAS = np.radians([0, 30, 60, 90])  # the chapter: 0, 15, ..., 90 degrees
 
 
 @pytest.fixture(scope="module")
 def pair_family_imse():
-    """(A) at reduced size: pair(theta), d = 4, d_k = 2, n = 500, h = 0.5, T = 100, R = 100 (THEORY: T = 300, R = 200)."""
+    """(A) at reduced size: pair(theta), d = 4, d_k = 2, n = 500, h = 0.5, T = 100, R = 100 (the chapter: T = 300, R = 200)."""
     configs = [heads.pair_heads(t, 4, 2) for t in THETAS]
     return {m: montecarlo.integrated_mse(configs, m, n=500, n_test=100, n_rep=100, seed=421, n_jobs=2)
             for m in ("iso_exp", "iso_cos", "aniso")}
@@ -245,7 +245,7 @@ def test_T42b_aniso_imse_increases_with_hdi(pair_family_imse):
 def test_T42c_equal_hdi_different_imse():
     """(B): P = (span{e1,e2}, span{e1,e3}) vs Q = pair(45 deg), HDI_PA 0.5 both; iso_cos.
 
-    R = 1600 (THEORY quick: 800): at R = 800 the paired z-score was 3.2-4.8 over five seeds,
+    R = 1600 (the chapter at quick fidelity: 800): at R = 800 the paired z-score was 3.2-4.8 over five seeds,
     too close to the 3-s.e. threshold for a verdict that must survive a change of seed."""
     e = np.eye(4)
     P = np.stack([e[:, [0, 1]], e[:, [0, 2]]])
@@ -260,7 +260,7 @@ def test_T42c_equal_hdi_different_imse():
 @pytest.fixture(scope="module")
 def random_configurations():
     """(D) at reduced size: H = 3, d = 6, d_k = 2, 12 interpolated configurations plus orthogonal
-    blocks, m = iso_cos6, n = 400, h = 0.6, T = 100, R = 100 (THEORY: 24 configurations, T = 200, R = 150)."""
+    blocks, m = iso_cos6, n = 400, h = 0.6, T = 100, R = 100 (the chapter: 24 configurations, T = 200, R = 150)."""
     rng = np.random.default_rng(423)
     configs = [heads.interpolated_heads(t, 6, 2, 3, rng) for t in np.linspace(0, 1, 12)]
     configs.append(heads.orthogonal_heads(6, 2, 3))

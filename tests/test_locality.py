@@ -11,7 +11,7 @@ DIMS = [1, 2, 4, 8, 16, 64, 256]
 
 def test_T21c_neff_fraction_matches_its_limit_and_stays_large():
     # 200 000 keys: the Monte Carlo error of one query's n_eff/n is about 0.006
-    # here (it is about 0.02 at 20 000 keys, the size THEORY.md names).
+    # here (it is about 0.02 at 20 000 keys, the size of the quick chapter).
     out = ch01.neff_by_dimension(DIMS, n_keys=200_000, n_queries=20, seed=7)
     assert np.max(np.abs(out["per_query"] - out["predicted"])) <= 0.05
     assert np.all(out["mean"] >= 0.25)  # documented: non-local at every d_k

@@ -1,5 +1,5 @@
 """mhanw.pretrained: real all-MiniLM-L6-v2 weights, their head split, and a numpy
-forward pass checked against the original PyTorch model (issue 6).
+forward pass checked against the original PyTorch model (for chapter 9).
 
 The reference numbers in tests/data/minilm_reference.json were computed once
 with sentence-transformers / transformers on torch (see its "provenance" and

@@ -1,10 +1,10 @@
-"""The random-forest analogy: Breiman's 1 - rho_bar and the HDI (THEORY.md section 12).
+"""The random-forest analogy: Breiman's 1 - rho_bar and the HDI (``book/claims.md``, 'The random-forest analogy').
 
 Library: :func:`mhanw.decomposition.breiman_quantities` and
-:func:`mhanw.decomposition.jackknife`.  Pass criteria RF-a (exact identity),
-RF-b (orthogonal heads keep 1 - rho_bar below 1, documented), RF-c (rho(phi)
-matches the closed form) and RF-d (at a fixed angle rho grows with h), at
-reduced sizes (THEORY: R = 300 / 4000; here R = 60 / 2000).
+:func:`mhanw.decomposition.jackknife`.  Checks: Breiman's identity (exact),
+orthogonal heads keep 1 - rho_bar below 1 (documented), rho(phi) matches
+the closed form, and at a fixed angle rho grows with h; at reduced sizes
+(the chapter: R = 300 / 4000; here R = 60 / 2000).
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from mhanw.covariance import head_correlation
 
 BANDWIDTHS = (0.05, 0.1, 0.2, 0.5, 1.0)
 
-# --------------------------------------------------------------------------- RF-a and the helpers
+# --------------------------------------------------------------------------- Breiman's identity and the helpers
 
 
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), R=st.integers(2, 50), H=st.integers(2, 7), m=st.integers(1, 5))
-def test_RFa_breiman_identity_with_empirical_moments(seed, R, H, m):
+def test_breiman_identity_with_empirical_moments(seed, R, H, m):
     rng = np.random.default_rng(seed)
     A = rng.standard_normal((H, H))
     est = rng.standard_normal((R, m, H)) @ A.T + rng.standard_normal(H)  # arbitrary covariance and means
@@ -40,7 +40,7 @@ def test_RFa_breiman_identity_with_empirical_moments(seed, R, H, m):
     assert q.n_heads == H and q.vector().shape == (6,)
 
 
-def test_RFa_equicorrelated_draws_recover_the_population_formula():
+def test_breiman_equicorrelated_draws_recover_the_population_formula():
     """200 000 equicorrelated Gaussian 'heads': rho_bar and Var(avg) within 3 s.e. of V (rho + (1 - rho)/H)."""
     H, V, rho = 4, 2.0, 0.3
     cov = V * ((1 - rho) * np.eye(H) + rho)
@@ -84,10 +84,10 @@ def test_jackknife():
         jackknife(None, [x], 4)
 
 
-# --------------------------------------------------------------------------- RF-b
+# --------------------------------------------------------------------------- orthogonal heads
 
 
-def test_RFb_orthogonal_heads_keep_a_correlation():
+def test_orthogonal_heads_keep_a_correlation():
     """star(90 deg), H = 4, d_k = 2, d = 10, h = 0.5: HDI_PA = 1, yet 1 - rho_bar < 1 by > 3 s.e. (documented)."""
     x = np.random.default_rng(8).standard_normal((100, 10))
     cfgs = [heads.star_heads(t, 10, 2, 4) for t in (0.0, np.pi / 2)]
@@ -98,7 +98,7 @@ def test_RFb_orthogonal_heads_keep_a_correlation():
     assert 0 < gap < 1 - 3 * se
 
 
-# --------------------------------------------------------------------------- RF-c, RF-d
+# --------------------------------------------------------------------------- closed form of rho; rho against the bandwidth
 
 
 @pytest.fixture(scope="module")
@@ -112,14 +112,14 @@ def one_dim_correlations():
     return phis, ests, rho
 
 
-def test_RFc_correlation_matches_closed_form(one_dim_correlations):
+def test_correlation_matches_closed_form(one_dim_correlations):
     phis, ests, rho = one_dim_correlations
     value, se = jackknife(rho, ests, 20)
     closed = np.array([head_correlation(p, h) for p in phis for h in BANDWIDTHS])
     assert np.all(np.abs(value - closed) <= 3 * se + 0.05 * closed), (value, se, closed)
 
 
-def test_RFd_correlation_increases_with_bandwidth(one_dim_correlations):
+def test_correlation_increases_with_bandwidth(one_dim_correlations):
     _, ests, rho = one_dim_correlations
     k = len(BANDWIDTHS)
     steps, se = jackknife(lambda *es: np.diff(rho(*es)), ests[:k], 20)  # phi = 45 deg, paired over h

@@ -1,4 +1,4 @@
-"""Tests of :mod:`mhanw.scaling`: Theorem 6.1, the head-size law (THEORY.md section 10).
+"""Tests of :mod:`mhanw.scaling`: Theorem 6.1, the head-size law (``book/claims.md``, 'Theorem 6.1').
 
 T6.1a  symbolic: the closed forms of M3, M4a, M4b; M1's leading order
        exp(W(2 Lambda)); the log-FOCs of M1, M2, M5.
@@ -59,7 +59,7 @@ def m1_brute_force(nn: float, budget: int, cb: float = 1.0, cv: float = 1.0) -> 
 
 
 def m1_log_foc_mp(kk, nn, budget) -> mpmath.mpf:
-    """THEORY's log-FOC of M1 in mpmath: (k/2+4) ln k + ln(ln k/2 + 1/2 + 1/k) - ln(2 n D)."""
+    """The log first-order condition of M1 in mpmath: (k/2+4) ln k + ln(ln k/2 + 1/2 + 1/k) - ln(2 n D)."""
     kk = mpmath.mpf(kk)
     return ((kk / 2 + 4) * mpmath.log(kk) + mpmath.log(mpmath.log(kk) / 2 + mpmath.mpf(1) / 2 + 1 / kk)
             - mpmath.log(2 * mpmath.mpf(nn) * budget))
@@ -104,7 +104,7 @@ def test_t61a_m1_leading_order_is_lambert():
     # sympy's own solve of the dominant balance gives the same Lambert form
     L = sp.Symbol("Lambda", positive=True)
     assert sp.solve(sp.Eq(k / 2 * sp.log(k), L), k) == [sp.exp(sp.LambertW(2 * L))]
-    # exp(W(x)) = x / W(x), the form 2 Lambda / W(2 Lambda) of THEORY
+    # exp(W(x)) = x / W(x), the form 2 Lambda / W(2 Lambda) on the claims page
     with mpmath.workdps(40):
         for x in (1, 23, 70, 10**6):
             w = mpmath.lambertw(x)
@@ -276,7 +276,7 @@ def test_t61d_ratio_overshoots_one_documented():
 
 
 def test_m1_needs_astronomical_n_for_64():
-    """THEORY 10 (ii): the n at which M1 gives d_k* = 64 with D = 768."""
+    """The numerical table of Thm 6.1: the n at which M1 gives d_k* = 64 with D = 768."""
     log10_n = S.sample_size_for_head_dim(64, 768)
     assert 62 < log10_n < 63
     assert S.optimal_head_dim(10.0 ** (log10_n + 0.01), 768) == 64

@@ -1,9 +1,9 @@
-"""Thm 7.1 with real Nadaraya-Watson heads (THEORY.md section 11(b)).
+"""Thm 7.1 with real Nadaraya-Watson heads (the graded-heads check).
 
 Library: :func:`mhanw.heads.graded_heads`, :func:`mhanw.montecarlo.error_moments`
 and the out-of-sample evaluation :func:`mhanw.weighting.nested_errors`.
 Pass criterion T7.1d (documented) and the homogeneous control, at reduced
-sizes (THEORY: R = 300 / 2000; here R = 150 fitting + 150 evaluation
+sizes (the chapter: R = 300 / 2000; here R = 150 fitting + 150 evaluation
 replicates).  The analytic criteria T7.1a-c are in ``test_weighting.py``.
 """
 
@@ -168,7 +168,7 @@ def test_T71d_fixed_weights_lose_to_the_best_single_head(graded_errors):
 
 
 def test_T71_oracles_out_of_sample(graded_errors):
-    """THEORY 11: the affine oracle puts a weight above 1 on the best head; the simplex oracle collapses onto it."""
+    """Expected for Thm 7.1: the affine oracle puts a weight above 1 on the best head; the simplex oracle collapses onto it."""
     res = graded_errors
     a = res.weights["affine"][-1]
     assert a[0] > 1 and np.all(a[1:] < 0.05)

@@ -1,4 +1,4 @@
-"""Tests of mhanw.infra.sweep: seeded streams, common random numbers, 1 vs 2 workers (THEORY.md Section 3 item 5)."""
+"""Tests of mhanw.infra.sweep: seeded streams, common random numbers, 1 vs 2 workers (the Monte Carlo rules of the claims page)."""
 
 import os
 

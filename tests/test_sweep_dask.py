@@ -1,4 +1,4 @@
-"""Sweeps on a Dask cluster give bit-identical results to local runs (issue 7)."""
+"""Sweeps on a Dask cluster give bit-identical results to local runs (same seeds, same streams)."""
 
 import numpy as np
 import pytest

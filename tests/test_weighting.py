@@ -1,6 +1,6 @@
-"""Tests of :mod:`mhanw.weighting` (Theorem 7.1, THEORY.md section 11).
+"""Tests of :mod:`mhanw.weighting` (Theorem 7.1, ``book/claims.md``).
 
-Pass criteria T7.1a-c of THEORY.md, plus the properties of the weights and the
+Pass criteria T7.1a-c of the claims page, plus the properties of the weights and the
 input checks.  Reference values are computed here independently of the library
 (explicit loops, explicit inverses, grid scans, polynomial roots, exhaustive
 search over supports), never typed in.
@@ -27,7 +27,7 @@ Q_DEFAULT = (np.sqrt(5.0) - 1.0) / 2.0
 
 
 def model_matrix(H, kappa, rho):
-    """THEORY 11(a) by explicit loops: M_jj = kappa^((j-1)/(H-1)), M_jj' = rho sqrt(v_j v_j')."""
+    """The analytic error model of Thm 7.1 by explicit loops: M_jj = kappa^((j-1)/(H-1)), M_jj' = rho sqrt(v_j v_j')."""
     v = [kappa ** ((j - 1) / (H - 1)) for j in range(1, H + 1)]
     M = np.empty((H, H))
     for i in range(H):
@@ -232,7 +232,7 @@ def test_T71b_geometric_wins_iff_kappa_above_threshold(thresholds, H, rho):
 
 
 def test_T71b_threshold_monotone(thresholds):
-    """THEORY 11: kappa* falls (non-increasing) with rho and grows with H."""
+    """Expected for Thm 7.1: kappa* falls (non-increasing) with rho and grows with H."""
     for H in H_GRID:
         ks = [thresholds[(H, rho)] for rho in RHO_GRID]
         assert all(x >= y for x, y in zip(ks, ks[1:])), (H, ks)

@@ -1,4 +1,4 @@
-"""Benchmark of the head evaluation against what a user would pick instead (issue 7).
+"""Benchmark of the head evaluation against what a user would pick instead (a plain numpy reference, PyTorch's fused attention).
 
 Every statistical check of the companion spends its time in one kernel: the
 softmax-weighted mean of values over keys (Theorem 2.1), i.e. attention or
@@ -240,7 +240,7 @@ def run(cases, with_torch=None, progress=print) -> dict:
 
 
 def targets(rows) -> dict:
-    """The issue's targets, measured: mhanw within 1.5x of the matmul bound, and no slower than torch."""
+    """The performance targets, measured: mhanw within 1.5x of the matmul bound, and no slower than torch."""
     bound = [r["results"]["matmul_bound"]["ratio"] for r in rows if "matmul_bound" in r["results"]]
     torch_ratios = [r["results"]["torch_sdpa"]["ratio"] for r in rows if "torch_sdpa" in r["results"]]
     mem = [r for r in rows if r["case"]["n"] >= 10**6 and r["case"]["m"] >= 10**4]

@@ -77,7 +77,7 @@ def kernel_overlap(W_j, W_jp, x, bandwidth: float) -> float:
 
     ``K_j = exp(-|W_j^T (x - X)|^2 / (2 h^2))``; ``W_j``, ``W_jp`` ``(d, d_k)``,
     ``x`` ``(d,)``.  To first order in ``1/n`` the noise part of the covariance
-    of the two heads is ``sigma^2 kappa_jj'(x) / n`` (THEORY.md, Section 6);
+    of the two heads is ``sigma^2 kappa_jj'(x) / n`` (the corrected Lemma 4.1);
     ``kappa`` is the single-head variance factor for identical heads and 1 for
     heads on orthogonal coordinates.  Exact Gaussian integrals:
     ``E exp(-(X-x)^T M (X-x)/2) = det(I + M)^{-1/2} exp(-x^T M (I + M)^{-1} x / 2)``.
@@ -98,7 +98,7 @@ def kernel_overlap(W_j, W_jp, x, bandwidth: float) -> float:
 
 
 def covariance_factor(phi, bandwidth):
-    """Closed form ``n C / sigma^2 = (1 + h^2) / sqrt((1 + h^2)^2 - cos^2 phi)`` (Lemma 4.1, THEORY.md Section 6).
+    """Closed form ``n C / sigma^2 = (1 + h^2) / sqrt((1 + h^2)^2 - cos^2 phi)`` (corrected Lemma 4.1).
 
     First-order covariance of two one-dimensional Gaussian heads ``u``, ``v``
     with ``u . v = cos phi`` at ``x = 0``, ``m = 0``, ``X ~ N(0, I)``.
@@ -127,7 +127,7 @@ def head_correlation(phi, bandwidth):
 def covariance_factor_symbolic():
     """Sympy derivation of :func:`covariance_factor` (Lemma 4.1, check L4.1d).
 
-    Steps of THEORY.md Section 6 with normalised kernels
+    Steps, with normalised kernels
     ``K = exp(-(u^T X)^2/(2 h^2)) / (sqrt(2 pi) h)``:
     ``E[K K'] = 1 / (2 pi h^2 sqrt(det A))``, ``A = I + (u u^T + v v^T)/h^2``;
     ``E K = 1 / sqrt(2 pi (1 + h^2))``.

@@ -1,4 +1,4 @@
-"""The reference data-generating process of the companion (THEORY.md, Section 2).
+"""The reference data-generating process of the companion (``book/claims.md``, 'The reference data-generating process').
 
 Inputs ``X ~ N(0, I_d)``, responses ``Y = m(X) + sigma * eps`` with
 ``eps ~ N(0, 1)`` and ``sigma = 0.5`` unless stated.  The training sample
@@ -43,14 +43,15 @@ class RegressionFunction:
     Attributes
     ----------
     name, formula : str
-        Catalogue name and the formula of THEORY.md, Section 2.
+        Catalogue name and the formula (the table of regression functions in
+        ``book/claims.md``).
     min_dim : int
         Smallest input dimension ``d`` on which ``m`` is defined.
     isotropic : bool
         Whether ``m(x)`` depends on ``x`` only through ``|x|`` (rotation
         invariant), the condition of S-weak (Thm 4.2).
     lipschitz_source : str
-        ``"THEORY"`` when THEORY.md states the Lipschitz constant (``zero``,
+        ``"stated"`` when the claims page states the Lipschitz constant (``zero``,
         ``sin13``); ``"derived"`` when it is computed here from the formula
         (the supremum of ``|grad m|``).
     """
@@ -94,10 +95,10 @@ def _const(value):
 
 _CATALOGUE = (
     RegressionFunction(
-        "zero", "0", 1, True, "THEORY", lambda x: np.zeros(x.shape[0]), _const(0.0)
+        "zero", "0", 1, True, "stated", lambda x: np.zeros(x.shape[0]), _const(0.0)
     ),
     RegressionFunction(
-        "sin13", "sin x1 + sin x3", 3, False, "THEORY",
+        "sin13", "sin x1 + sin x3", 3, False, "stated",
         lambda x: np.sin(x[:, 0]) + np.sin(x[:, 2]), _const(math.sqrt(2.0)),
     ),
     RegressionFunction(
@@ -134,7 +135,7 @@ _CATALOGUE = (
 
 _BY_NAME = {f.name: f for f in _CATALOGUE}
 
-#: Names of the regression functions of THEORY.md, Section 2, in its order.
+#: Names of the regression functions, in the order of the claims page's table.
 REGRESSION_FUNCTIONS = tuple(_BY_NAME)
 
 
@@ -171,7 +172,7 @@ def sample_inputs(rng, n: int, d: int) -> np.ndarray:
 
 def draw_sample(rng, regression, n: int, d: int, n_test: int = 0, sigma: float = 0.5,
                 x_test=None) -> Sample:
-    """Draw ``D_n`` and test points from the reference DGP (THEORY.md, Section 2).
+    """Draw ``D_n`` and test points from the reference data-generating process.
 
     Draws, in this order from ``rng``: ``X`` ``(n, d)`` ~ ``N(0, I_d)``, noise
     ``eps`` ``(n,)`` ~ ``N(0, 1)``, then, unless ``x_test`` is given,

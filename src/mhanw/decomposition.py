@@ -2,7 +2,7 @@
 
 For head estimates ``m_j(x)`` over replicates of ``D_n`` and weights ``a``,
 with ``B_j`` the bias, ``C`` the covariance matrix of the heads (``V_j = C_jj``)
-and ``S = sum_j a_j`` (THEORY.md, Section 5):
+and ``S = sum_j a_j`` (Thm 3.1 with the bias term corrected for ``S != 1``):
 
     MSE(x) = E (sum_j a_j m_j(x) - m(x))^2
            = (sum_j a_j B_j + (S - 1) m(x))^2 + sum_j a_j^2 V_j + sum_{j != j'} a_j a_j' C_jj'
@@ -12,7 +12,7 @@ the paper's term is wrong and the corrected one holds.  With empirical moments
 over ``R`` replicates (``ddof = 0``) the identity is exact to rounding; with
 ``ddof = 1`` it is off by ``O(1/R)``.
 
-The same moments give Breiman's quantities (THEORY.md, Section 12):
+The same moments give Breiman's quantities (the random-forest analogy):
 ``Vbar = mean_j V_j``, ``Cbar = mean_{j != j'} C_jj'``, ``rho_bar = Cbar / Vbar``
 and, for uniform weights, ``Var(avg) = Vbar (rho_bar + (1 - rho_bar)/H)``.
 
@@ -44,7 +44,7 @@ WEIGHT_SUM_TOL = 1e-12
 FORMULAS = {
     "sum_to_one": "(sum_j a_j B_j)^2 + sum_j a_j^2 V_j + sum_{j!=j'} a_j a_j' C_jj' (Thm 3.1 as printed; sum a = 1)",
     "corrected": "(sum_j a_j B_j + (sum_j a_j - 1) m(x))^2 + sum_j a_j^2 V_j + sum_{j!=j'} a_j a_j' C_jj' "
-                 "(THEORY.md Section 5; sum a != 1)",
+                 "(corrected bias term; sum a != 1)",
 }
 
 
@@ -241,7 +241,7 @@ class BreimanQuantities:
     """Breiman's quantities of the uniform average of ``H`` heads, integrated over the test points.
 
     Moments over replicates use ``ddof = 0`` and are averaged over the test
-    points before any ratio is taken (THEORY.md, Section 12):
+    points before any ratio is taken, so that Breiman's identity is exact:
 
     - ``mean_variance``: ``Vbar = mean_x mean_j V_j(x)``;
     - ``mean_covariance``: ``Cbar = mean_x mean_{j != j'} C_jj'(x)``;

@@ -10,7 +10,8 @@ minimisers.  This module is the textbook layer on top of it, for notebook
   step a sympy equation; :func:`show_derivation` displays it in a notebook.
 - :func:`symbolic_checks` verifies each step symbolically: the closed form
   solves the FOC, the leading order solves the dominant balance, and for the
-  built-in models the result equals the formula of THEORY.md section 10.
+  built-in models the result equals the formula stated on the claims page
+  (``book/claims.md``, 'Theorem 6.1').
 - :func:`growth_law` classifies the law the model gives, symbolically: with
   ``l = ln n``, the local exponent ``p(n) = d ln k*/d ln ln n`` and the
   elasticity ``q = d ln k*/d ln n = p/l``.  A law ``k* ~ n^q`` is
@@ -37,7 +38,7 @@ from . import scaling as _s
 from .infra.validate import positive_int, positive_scalar
 
 __all__ = [
-    "THEORY_FORMULAS",
+    "REFERENCE_FORMULAS",
     "GrowthLaw",
     "Step",
     "asymptotic_check",
@@ -55,9 +56,9 @@ _K_STAR = sp.Symbol("k^{*}", positive=True)  # typeset name of the minimiser
 _ELL = sp.Symbol("ell", positive=True)  # ln n
 _W = sp.Symbol("w", positive=True)  # stands for a Lambert W of an argument that grows with n
 
-#: The formulas of THEORY.md section 10 for the built-in models: the closed form
-#: (M3, M4a, M4b) or the leading order (M1, M2, M5).
-THEORY_FORMULAS: dict[str, sp.Expr] = {
+#: The formulas stated on the claims page (``book/claims.md``, 'Theorem 6.1') for the
+#: built-in models: the closed form (M3, M4a, M4b) or the leading order (M1, M2, M5).
+REFERENCE_FORMULAS: dict[str, sp.Expr] = {
     "M1": sp.exp(sp.LambertW(2 * sp.log(2 * _cB * n_ * D_ / _cV))),
     "M2": (sp.log(4 * _cB * n_ / (_cV * _kappa * (4 + _d))) / _kappa) ** (2 / (4 + _d)),
     "M3": (4 * _cB * sp.log(n_) / (_cV * _d)) ** (2 / (4 + _d)),
@@ -211,8 +212,8 @@ def symbolic_checks(spec) -> dict[str, bool]:
     - ``"closed form solves the FOC"`` (when there is one): the log-FOC at the
       closed form is identically zero;
     - ``"leading order solves the dominant balance"`` (otherwise);
-    - ``"equals THEORY.md"`` for an unmodified built-in model: the closed form
-      or leading order equals the formula of :data:`THEORY_FORMULAS`.
+    - ``"equals the stated formula"`` for an unmodified built-in model: the closed
+      form or leading order equals the formula of :data:`REFERENCE_FORMULAS`.
     """
     m = _model(spec)
     out = {}
@@ -220,8 +221,8 @@ def symbolic_checks(spec) -> dict[str, bool]:
         out["closed form solves the FOC"] = _log_equal(m.foc_lhs.subs(k_, m.closed_form), m.log_scale)
     elif m.leading_order is not None:
         out["leading order solves the dominant balance"] = _solves_dominant(m)
-    if m.name in THEORY_FORMULAS and formula(m) is not None:
-        out["equals THEORY.md"] = _log_equal(sp.log(formula(m)), sp.log(THEORY_FORMULAS[m.name]))
+    if m.name in REFERENCE_FORMULAS and formula(m) is not None:
+        out["equals the stated formula"] = _log_equal(sp.log(formula(m)), sp.log(REFERENCE_FORMULAS[m.name]))
     return out
 
 

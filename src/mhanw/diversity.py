@@ -1,6 +1,6 @@
 """Principal angles, cross-Gram matrices and the Head Diversity Index (Sec. 4; Lemma 4.1, HDI, Thm 4.2, 5.1).
 
-Geometry of a configuration ``W`` of shape ``(H, d, d_k)`` (THEORY.md, Section 7):
+Geometry of a configuration ``W`` of shape ``(H, d, d_k)`` (``book/claims.md``, 'The Head Diversity Index'):
 
 - ``principal_angles(A, B)``: ``cos theta_i`` are the singular values of
   ``Q_A^T Q_B`` (``Q`` orthonormal bases);
@@ -26,7 +26,7 @@ Geometry of a configuration ``W`` of shape ``(H, d, d_k)`` (THEORY.md, Section 7
     ``W_j -> c_j W_j O_j``; equals HDI_PA when every ``W_j`` has equal
     singular values, otherwise weights directions by them.
 
-Analytic facts (THEORY.md, Section 7): Haar heads have
+Analytic facts: Haar heads have
 ``E[HDI_PA] = 1 - d_k/d`` (:func:`haar_expected_hdi`); if ``H d_k > d``,
 ``HDI_PA <= 1 - max(0, (H d_k/d - 1)/(H - 1))`` (:func:`hdi_upper_bound`).
 
@@ -148,7 +148,7 @@ def head_diversity_index(W, normalization: str = "principal_angles") -> float:
       in ``[1 - 1/d_k, 1]`` (identical heads give ``1 - 1/d_k``, not 0); it
       scales: identical heads times ``c`` give ``1 - c^4/d_k``.  Invariant to
       permuting heads and to ``W_j -> W_j O_j`` with ``O_j`` orthogonal.
-    - ``"principal_angles"`` (recommended; THEORY's HDI_PA):
+    - ``"principal_angles"`` (recommended; HDI_PA):
       ``1 - mean_{j<j'} (1/d_k) sum_i cos^2 theta_i^{(jj')}``, in ``[0, 1]``,
       0 iff every head spans the same subspace, 1 iff the subspaces are
       mutually orthogonal.  Depends only on the subspaces: invariant to
@@ -178,7 +178,7 @@ def head_diversity_index(W, normalization: str = "principal_angles") -> float:
 
 
 def haar_expected_hdi(d: int, d_k: int) -> float:
-    """``E[HDI_PA] = 1 - d_k/d`` for independent Haar heads (THEORY.md, Section 7)."""
+    """``E[HDI_PA] = 1 - d_k/d`` for independent Haar heads (uniform random subspaces)."""
     d = positive_int(d, "d")
     d_k = positive_int(d_k, "d_k")
     if d_k > d:

@@ -1,10 +1,10 @@
-"""Nadaraya-Watson heads, head families and their ensembles (paper Sec. 3; THEORY.md Sections 2-3, 5-9).
+"""Nadaraya-Watson heads, head families and their ensembles (paper Sec. 3; Thm 3.1 to 7.1).
 
 A *head* is a fixed key projection ``W_j`` of shape ``(d, d_k)``; a
 configuration is ``W`` of shape ``(H, d, d_k)``.  All heads regress **one shared
-response** ``Y`` (assumption A-common of THEORY.md, Section 3 item 2).
+response** ``Y`` (assumption A-common of ``book/claims.md``).
 
-Head estimate at a query ``x`` (THEORY.md, Section 2):
+Head estimate at a query ``x``:
 
 - ``kernel="gaussian"`` (every statistical check):
   ``m_j(x) = sum_i w_ij(x) Y_i``, ``w_ij(x) ∝ exp(-|W_j^T (x - X_i)|^2 / (2 h^2))``
@@ -13,14 +13,14 @@ Head estimate at a query ``x`` (THEORY.md, Section 2):
   ``w_ij(x) ∝ exp(beta (W_j^T x) . (W_j^T X_i))``, ``beta = 1/sqrt(d_k)`` by default
   (tied query and key projections).
 
-Combination rules (THEORY.md, Section 3 item 1):
+Combination rules (convex averaging versus concatenation):
 
 - ``"average"``: ``f = sum_j a_j m_j`` with ``sum_j a_j = 1`` (default
   ``a_j = 1/H``), the rule of Thm 3.1, 4.2 and 7.1;
 - ``"sum"``: ``f = Ybar + sum_j a_j (m_j - Ybar)``, default ``a_j = 1``, additive
   and concatenation-like (``Ybar`` the training mean of ``Y``).
 
-Head families (THEORY.md, Section 2): :func:`identical_heads`,
+Head families (``book/claims.md``, 'Head families'): :func:`identical_heads`,
 :func:`orthogonal_heads`, :func:`pair_heads`, :func:`star_heads`,
 :func:`haar_heads`, :func:`interpolated_heads`.  Angles are in radians.
 
@@ -180,8 +180,8 @@ def graded_heads(angles, d: int) -> np.ndarray:
 
     ``angles`` ``(H,)`` in radians.  For a regression function that depends on
     ``x_1`` only (``"blind"``), head ``j`` sees the signal direction at angle
-    ``theta_j``: increasing angles give heads of decreasing quality (Thm 7.1
-    check (b), THEORY.md Section 11).  Needs ``d >= H + 1``.  Distinct
+    ``theta_j``: increasing angles give heads of decreasing quality (Thm 7.1,
+    graded heads).  Needs ``d >= H + 1``.  Distinct
     ``e_{j+1}`` make the heads pairwise at cosine ``cos(theta_j) cos(theta_j')``.
     """
     theta = as_float_array(angles, "angles", ndim=1)

@@ -1,5 +1,5 @@
 """How local is softmax attention?  Effective sample size and the large-n limit
-of the exponential-kernel estimator (Theorem 2.1, THEORY.md section 4 (c), (d)).
+of the exponential-kernel estimator (Theorem 2.1: locality and consistency).
 
 Read as a Nadaraya-Watson estimator, attention with the kernel
 ``exp(beta q.k)`` is *not* a local smoother:

@@ -1,4 +1,4 @@
-"""Offline loading of a real pretrained transformer's attention weights (issue 6).
+"""Offline loading of a real pretrained transformer's attention weights (for chapter 9, the HDI of a trained model).
 
 The paper proposes the head diversity index (HDI) as a diagnostic "computable
 directly from trained weights" but reports it for no real model.  This module

@@ -10,16 +10,16 @@ else -- the first-order condition (FOC), its closed form, its leading order,
 the real root, the integer minimiser, the local growth exponent -- is derived
 from the model by sympy and evaluated numerically in log space.
 
-Notation (THEORY.md section 10).  ``k = d_k`` is the head dimension, ``n`` the
+Notation (``book/claims.md``, 'Theorem 6.1').  ``k = d_k`` is the head dimension, ``n`` the
 sample size, ``D`` the budget and ``H = D/k`` the number of heads.  In a law,
 ``c_B`` is the constant of the **squared** bias and ``c_V`` the variance
-constant (THEORY's convention).  The Python arguments ``c_bias`` and ``c_var``
+constant (the claims page's convention).  The Python arguments ``c_bias`` and ``c_var``
 of the numerical functions are the bias constant and the variance constant
-(the issue's convention): they scale the model's constants,
+(the convention of the numerical functions): they scale the model's constants,
 ``c_B -> c_B * c_bias**2`` and ``c_V -> c_V * c_var``.  The built-in models have
 ``c_B = c_V = 1``, so ``c_B = c_bias**2`` and ``c_V = c_var``; for M1 the risk is
-the issue's ``c_bias**2 / k**2 + c_var * k**(k/2 + 1) / (n * budget)``, and
-THEORY's sensitivity grid ``(c_B, c_V) = (10, 1)`` is ``c_bias = sqrt(10)``.
+``c_bias**2 / k**2 + c_var * k**(k/2 + 1) / (n * budget)``, and
+the sensitivity grid's ``(c_B, c_V) = (10, 1)`` is ``c_bias = sqrt(10)``.
 
 The built-in models (``model("M1")`` or ``MSEModel.named("M1")``), each with
 squared bias ``c_B/k^2`` (bandwidth ``h = k^(-1/2)``, bias ``O(h^2)``):
@@ -46,7 +46,7 @@ where it accepts a name.
 
 Integer minimiser and ``H``.  :func:`optimal_head_dim` minimises the model's
 risk over ``k = 1..budget`` with the continuous ``H = budget/k`` in the risk (the
-relaxation that THEORY and the paper use), and :func:`n_heads` reports
+relaxation that the claims page and the paper use), and :func:`n_heads` reports
 ``H* = floor(budget/k*)``, so ``H* k*`` may fall short of the budget by less than
 ``k*``; :func:`solve_head_size` reports that remainder.  With
 ``divisors_only=True`` the search is restricted to divisors of ``budget``, so
@@ -123,7 +123,7 @@ SYMBOLS: dict[str, sp.Symbol] = {
 }
 k_, n_, D_, H_ = (SYMBOLS[name] for name in ("k", "n", "D", "H"))
 
-#: Default values of the constants (THEORY.md 10 (ii): c_B = c_V = 1, d = 1,
+#: Default values of the constants (the numerical table of Thm 6.1: c_B = c_V = 1, d = 1,
 #: kappa = 1, c = 1; ``s`` is a smoothness, ``rho`` a between-head correlation).
 DEFAULT_CONSTANTS: dict[str, float] = {
     "c_B": 1.0, "c_V": 1.0, "d": 1.0, "kappa": 1.0, "c": 1.0, "s": 2.0, "rho": 0.0,
@@ -144,7 +144,7 @@ PRINTED_LAW = sp.log(n_) ** (2 / (4 + SYMBOLS["d"]))
 
 COMBINATIONS = ("avg", "sum", "none")
 
-#: The grid of THEORY.md 10 (ii).
+#: The sample sizes of the numerical table of Thm 6.1, n = 1e2, 1e4, ..., 1e12.
 DEFAULT_N_VALUES = tuple(10.0**e for e in range(2, 13, 2))
 
 #: Dominant terms of the log-FOC are judged at this head dimension.
@@ -488,7 +488,7 @@ def _solve_dominant(term: sp.Expr, lam: sp.Symbol) -> sp.Expr | None:
 
 
 # --------------------------------------------------------------------------
-# Built-in models (THEORY.md section 10)
+# Built-in models (M1-M5 of Theorem 6.1)
 # --------------------------------------------------------------------------
 
 _cB, _cV, _d, _kappa, _c = (SYMBOLS[s] for s in ("c_B", "c_V", "d", "kappa", "c"))
@@ -532,7 +532,7 @@ _BUILTIN_SPECS = {
     ),
 }
 
-#: Names of the built-in models, in THEORY's order.
+#: Names of the built-in models, in the order of the claims page.
 BUILTIN_MODELS: tuple[str, ...] = tuple(_BUILTIN_SPECS)
 
 
@@ -662,7 +662,7 @@ def optimal_head_dim(n, budget, model="M1", c_bias=1.0, c_var=1.0, *, divisors_o
     """The integer ``d_k`` in ``1..budget`` that minimises the model's risk (Theorem 6.1).
 
     The risk uses ``H = budget / d_k`` as a real number (the relaxation of
-    THEORY and the paper); the number of heads is then ``n_heads(d_k, budget)
+    the claims page and the paper); the number of heads is then ``n_heads(d_k, budget)
     = floor(budget / d_k)``.  With ``divisors_only=True`` only divisors of
     ``budget`` are candidates, so that ``H`` is exact.  Ties go to the smaller
     ``d_k``.  For M1 the risk is ``c_bias**2/k**2 + c_var*k**(k/2+1)/(n*budget)``.

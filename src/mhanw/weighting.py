@@ -6,7 +6,7 @@ average, especially when head quality is heterogeneous.  The companion checks
 this exactly, without Monte Carlo, on an error second-moment matrix ``M``
 (``M[j, j'] = E int (m_j - m)(m_j' - m) dp_X``), for which the integrated MSE
 of the combination ``sum_j a_j m_j`` is the quadratic form ``a' M a``
-(THEORY.md section 11).
+(``book/claims.md``, 'Theorem 7.1').
 
 Conventions.  Heads are indexed ``j = 1..H`` (array index ``j - 1``) and ordered
 by quality, best first: ``M[0, 0] <= ... <= M[H-1, H-1]``.  Every structured
@@ -21,13 +21,13 @@ weighting therefore puts its largest weight on index 0.
   ``sum a = 1`` (a small quadratic program, solved exactly by an active set).
 - :func:`mse`: the exact ``a' M a`` of any weights.
 - :func:`graded_error_matrix`: the equicorrelated graded error model of
-  THEORY.md section 11(a), ``M_jj = v_j = kappa^((j-1)/(H-1))``,
+  the analytic check of Thm 7.1, ``M_jj = v_j = kappa^((j-1)/(H-1))``,
   ``M_jj' = rho sqrt(v_j v_j')``.
 - :func:`heterogeneity_threshold`: the heterogeneity ``kappa*`` of that model at
   which geometric (or any given fixed) weights start to beat uniform ones.
 - :func:`nested_errors` (with :func:`quality_order`, :func:`fitted_weights`):
   every weighting evaluated out of sample on Monte Carlo matrices of real
-  heads, as heads are added in quality order (THEORY.md section 11(b)).
+  heads, as heads are added in quality order (the graded-heads check of Thm 7.1).
 
 Matrices are never inverted explicitly: the oracles use a Cholesky
 factorisation (:func:`scipy.linalg.cho_factor`), which also checks that ``M``
@@ -123,8 +123,8 @@ def fibonacci_weights(n_heads: int) -> np.ndarray:
     """Fibonacci weights ``a_j = F_{H+1-j} / (F_1 + ... + F_H)``, shape ``(n_heads,)``.
 
     ``F_1 = F_2 = 1``; the best head (index 0) gets ``F_H``, the worst gets
-    ``F_1``.  This definition is the companion's assumption (THEORY.md
-    section 11); for large ``H`` the weights are asymptotically geometric with
+    ``F_1``.  This definition is the companion's assumption (the
+    summaries give none); for large ``H`` the weights are asymptotically geometric with
     ratio ``1/phi``.  For ``H = 2`` they are uniform.  Each weight is the
     correctly rounded value of an exact integer ratio.
     """
@@ -261,7 +261,7 @@ def simplex_oracle_weights(M, *, max_iter: int | None = None) -> np.ndarray:
 
 
 def graded_error_matrix(n_heads: int, kappa: float, rho: float) -> np.ndarray:
-    """Equicorrelated graded error model of THEORY.md section 11(a), shape ``(H, H)``.
+    """Equicorrelated graded error model of the analytic check of Thm 7.1, shape ``(H, H)``.
 
     ``M_jj = v_j = kappa^((j-1)/(H-1))`` (head 1 has MSE 1, head H has MSE
     ``kappa``; ``v_1 = 1`` when ``H = 1``) and ``M_jj' = rho sqrt(v_j v_j')``.

@@ -1,4 +1,4 @@
-"""The integrated MSE against the Head Diversity Index (Thm 4.2, Thm 5.1; THEORY.md Sections 8-9).
+"""The integrated MSE against the Head Diversity Index (Thm 4.2, Thm 5.1).
 
 Configurations, the shared random-configuration experiment, paired summaries
 and the frame-potential optimisation used by notebooks ``04`` and ``05``.  The
@@ -6,7 +6,7 @@ Monte Carlo itself is :func:`mhanw.montecarlo.integrated_mse` (common random
 numbers, one stream per replicate); this module only chooses what to compare
 and summarises the paired differences.
 
-HDI definitions (THEORY.md, Section 7): :func:`normalization_table` evaluates the
+HDI definitions (the three versions of the index): :func:`normalization_table` evaluates the
 three normalizations of :func:`mhanw.diversity.head_diversity_index` on five
 kinds of heads, :func:`normalization_predictions` gives their analytic values.
 
@@ -15,14 +15,14 @@ Configurations (orthonormal coordinate blocks unless stated):
 - :func:`equal_hdi_configurations`, Thm 4.2 (B) and (B'): ``P`` with principal
   angles ``(0, 90)`` deg and ``Q = pair(45 deg)`` with ``(45, 45)`` deg share
   HDI_PA = 1/2; ``P'`` with angles ``(8, 90)`` deg has a slightly larger HDI_PA.
-- :func:`blind_configurations`, Thm 5.1 (ii): identical, partially shared and
+- :func:`blind_configurations`, the ``blind`` counterexample of Thm 5.1: identical, partially shared and
   orthogonal heads in ``R^4``, for ``m = blind`` (signal along ``e_1`` only).
-- :func:`random_configurations`, Thm 4.2 (D) and Thm 5.1 (i): interpolated
+- :func:`random_configurations`, Thm 4.2 (D) and the random configurations of Thm 5.1: interpolated
   heads at evenly spaced ``t`` plus the exact orthogonal blocks, evaluated by
   :func:`random_configuration_imse`, the one experiment both notebooks run.
 
-Summaries of an :class:`mhanw.montecarlo.ImseResult` (3-s.e. rule of THEORY.md,
-Section 3 item 5): :func:`differences_from`, :func:`relative_difference`,
+Summaries of an :class:`mhanw.montecarlo.ImseResult` (the 3-s.e. rule of
+the claims page): :func:`differences_from`, :func:`relative_difference`,
 :func:`step_differences`, :func:`family_summary`, :func:`monotonicity_violations`,
 :func:`rank_correlation`, :func:`z_score`.
 
@@ -68,7 +68,7 @@ __all__ = [
 
 # --------------------------------------------------------------------------- HDI definitions
 
-#: Kinds of heads of the normalization table (THEORY.md, Section 7).
+#: Kinds of heads of the normalization table (HDI checks HDI-a..e).
 HEAD_TYPES = ("identical", "orthogonal", "gaussian_scaled", "gaussian_unit", "identical_x2")
 
 _NORMS = ("paper", "principal_angles", "rv")
@@ -103,7 +103,7 @@ def normalization_table(d: int, n_heads: int, d_k: int, rng) -> dict:
 
 
 def normalization_predictions(d: int, d_k: int) -> dict:
-    """Analytic values of :func:`normalization_table`, ``{kind: {normalization: value}}`` (THEORY.md, Section 7).
+    """Analytic values of :func:`normalization_table`, ``{kind: {normalization: value}}``.
 
     Exact for ``identical``, ``orthogonal`` and ``identical_x2`` (``1 - 1/d_k``,
     ``1``, ``1 - 16/d_k`` for ``"paper"``).  For Gaussian heads they are
@@ -199,7 +199,7 @@ def random_configurations(n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads
     (:func:`mhanw.heads.interpolated_heads`), so ``t = 0`` gives identical heads
     and ``t = 1`` independent Haar heads (E[HDI_PA] = 1 - d_k/d); the last
     configuration is :func:`mhanw.heads.orthogonal_heads` (HDI_PA 1, needs
-    ``H d_k <= d``).  Reference: ``d = 6, d_k = 2, H = 3`` (THEORY.md, Section 8 (D)).
+    ``H d_k <= d``).  Reference: ``d = 6, d_k = 2, H = 3`` (experiment (D) of Thm 4.2).
     """
     n_configs = positive_int(n_configs, "n_configs", minimum=2)
     generator(rng, "rng")
@@ -322,7 +322,7 @@ def family_summary(result, reference: int = 0) -> dict:
 
 
 def monotonicity_violations(hdi, result, gap: float = 0.02, n_se: float = 3.0) -> dict:
-    """Test "IMSE non-increasing in HDI" on every ordered pair (THEORY.md Section 8, T4.2d).
+    """Test "IMSE non-increasing in HDI" on every ordered pair (Thm 4.2, check T4.2d).
 
     For every pair with ``hdi[i] > hdi[j] + gap`` the paired difference
     ``IMSE_i - IMSE_j`` is compared with ``n_se`` paired s.e.

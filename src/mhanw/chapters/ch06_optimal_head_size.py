@@ -1,6 +1,6 @@
 """Many small heads or few big ones? A fixed budget ``D = H d_k`` with real NW heads (Thm 6.1).
 
-THEORY.md section 10, check design (iii).  The input dimension is the budget,
+The budget simulation of Theorem 6.1 (``book/claims.md``, 'Theorem 6.1').  The input dimension is the budget,
 ``d = D`` (8 by default), and a configuration with head size ``d_k`` has
 ``H = D / d_k`` Gaussian Nadaraya-Watson heads on orthogonal coordinate blocks
 (:func:`mhanw.heads.orthogonal_heads`), so every configuration sees all ``D``
@@ -35,12 +35,12 @@ from ..infra.sweep import run_replicates
 
 __all__ = ["BANDWIDTHS", "BudgetResult", "budget_simulation", "head_sizes"]
 
-#: The bandwidth grid of THEORY.md section 10 (iii), extended down to 0.1: with
+#: The bandwidth grid of the budget simulation, 0.15 to 2.0, extended down to 0.1: with
 #: many one-dimensional heads summed, 0.15 was the tuned value at n = 3000 (the
-#: edge of THEORY's grid), so the optimum could have been below it.
+#: edge of the original grid), so the optimum could have been below it.
 BANDWIDTHS = (0.1, 0.15, 0.25, 0.4, 0.6, 0.9, 1.3, 2.0)
 
-#: A paired difference is significant when it exceeds this many standard errors (THEORY 3.5).
+#: A paired difference is significant when it exceeds this many standard errors (the 3-s.e. rule).
 SIGNIFICANCE = 3.0
 
 
@@ -162,7 +162,7 @@ class BudgetResult:
 def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, bandwidths=BANDWIDTHS,
                       rules=("average", "sum"), n_tune: int = 10, n_rep: int = 20, n_test: int = 300,
                       sigma: float = 0.5, seed=0, n_jobs: int = 1) -> BudgetResult:
-    """Tune the bandwidth per ``(d_k, rule)`` and evaluate the tuned ensembles (THEORY 10 (iii)).
+    """Tune the bandwidth per ``(d_k, rule)`` and evaluate the tuned ensembles (Thm 6.1, budget simulation).
 
     Parameters
     ----------

@@ -1,10 +1,10 @@
-"""Head diversity of a trained transformer: per-layer HDI, null models, redundancy, ablations (issue 6).
+"""Head diversity of a trained transformer: per-layer HDI, null models, redundancy, ablations (chapter 9).
 
 The paper proposes the head diversity index (HDI) as a diagnostic computable
 from trained weights and reports it for no model.  This module holds the
 analysis that notebook ``09_pretrained_head_diversity`` runs on the weights of
 :func:`mhanw.pretrained.load_attention_weights`; the HDI itself is
-:func:`mhanw.diversity.head_diversity_index` (THEORY.md, Section 7).
+:func:`mhanw.diversity.head_diversity_index`.
 
 Objects whose diversity is measured, per layer (:data:`OBJECTS`)
     ``"query"``, ``"key"``, ``"value"``: the per-head projections ``W^h`` of

@@ -1,4 +1,4 @@
-"""Seeded, parallel Monte Carlo sweeps (THEORY.md, Section 3 item 5).
+"""Seeded, parallel Monte Carlo sweeps (one random stream per replicate, common random numbers).
 
 Every Monte Carlo number of the companion comes from here, so two rules hold
 everywhere:
