@@ -96,7 +96,7 @@ def test_m1_law_mentions_lambert_factor_and_negative_d():
 
 
 def test_reader_model_standard_nw_without_heads_is_polynomial():
-    """The issue's example: the standard NW trade-off without the 1/H factor."""
+    """An example model: the standard NW trade-off without the 1/H factor."""
     m = S.model(bias_law="c_B/k**2", variance_law="c_V*k**(d/2)/n", combination="none")
     assert Dv.symbolic_checks(m) == {"closed form solves the FOC": True}
     g = Dv.growth_law(m)

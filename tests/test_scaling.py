@@ -138,7 +138,7 @@ def test_t61a_m2_and_m5_leading_orders():
 
 
 def test_reader_model_standard_nw_gives_polynomial_law():
-    """The issue's example: the standard NW trade-off without the 1/H factor."""
+    """An example model: the standard NW trade-off without the 1/H factor."""
     m = S.model(bias_law="c_B/k^2", variance_law="c_V*k**(d/2)/n", combination="none")
     assert sym_equal(sp.log(m.closed_form), sp.log((4 * c_B * n / (c_V * d)) ** (2 / (4 + d))))
     # numerically: d = 2 gives k* = (2 n)^(1/3), the real root agrees

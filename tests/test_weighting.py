@@ -244,7 +244,7 @@ def test_T71b_threshold_monotone(thresholds):
 
 
 def test_crossover_H8_rho0(thresholds):
-    """The issue's crossover for H = 8, rho = 0, against two independent computations."""
+    """The crossover for H = 8, rho = 0 (kappa* about 4.22), against two independent computations."""
     k_star = thresholds[(8, 0.0)]
     a = geometric_ref(8, Q_DEFAULT)
     assert k_star == pytest.approx(grid_scan_threshold(8, 0.0, a, n=20001), rel=1e-3)

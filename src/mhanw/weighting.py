@@ -391,7 +391,7 @@ def fitted_weights(scheme: str, M, *, q: float = GOLDEN_Q) -> np.ndarray:
 
 @dataclass(frozen=True)
 class NestedErrors:
-    """Errors of weightings as heads are added in quality order (Thm 7.1 check (b)).
+    """Errors of weightings as heads are added in quality order (Thm 7.1, the graded-heads check).
 
     Attributes
     ----------
@@ -437,7 +437,7 @@ class NestedErrors:
 
 
 def nested_errors(M_fit, M_eval, schemes=SCHEMES + ORACLES, *, q: float = GOLDEN_Q) -> NestedErrors:
-    """Evaluate weightings out of sample as heads are added in quality order (Thm 7.1 check (b)).
+    """Evaluate weightings out of sample as heads are added in quality order (Thm 7.1, the graded-heads check).
 
     Parameters
     ----------

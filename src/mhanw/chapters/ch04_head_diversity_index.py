@@ -26,7 +26,7 @@ the claims page): :func:`differences_from`, :func:`relative_difference`,
 :func:`step_differences`, :func:`family_summary`, :func:`monotonicity_violations`,
 :func:`rank_correlation`, :func:`z_score`.
 
-Frame bound (Thm 5.1 (iv)): :func:`maximize_hdi` maximises HDI_PA over ``H``
+Frame bound (Thm 5.1, check T5.1c): :func:`maximize_hdi` maximises HDI_PA over ``H``
 subspaces of dimension ``d_k`` in ``R^d`` by projected gradient ascent;
 :func:`frame_tightness` measures the distance of ``sum_j P_j`` from
 ``(H d_k/d) I``, zero exactly for tight fusion frames.
@@ -156,7 +156,7 @@ def equal_hdi_configurations(tilt_deg: float = 8.0) -> dict:
 
 
 def blind_configurations() -> dict:
-    """Thm 5.1 (ii): two heads in ``R^4``, ``d_k = 2``, for ``m = blind`` (signal along ``e_1``).
+    """The ``blind`` counterexample of Thm 5.1: two heads in ``R^4``, ``d_k = 2``, for ``m = blind`` (signal along ``e_1``).
 
     - ``"identical"``: ``span{e1, e2}`` twice (HDI_PA 0);
     - ``"shared"``: ``(span{e1, e2}, span{e1, e3})``, both heads see ``e_1`` (HDI_PA 1/2);
@@ -213,7 +213,7 @@ def random_configurations(n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads
 def random_configuration_imse(regressions, n_configs: int, seed, n: int, n_test: int, n_rep: int,
                               bandwidth: float = 0.6, sigma: float = 0.5, d: int = 6, d_k: int = 2,
                               n_heads: int = 3, n_jobs: int = 1, progress: bool = False) -> tuple:
-    """Thm 4.2 (D) and Thm 5.1 (i): the IMSE of random configurations, one result per ``m``.
+    """Thm 4.2 (D) and the random configurations of Thm 5.1: the IMSE of random configurations, one result per ``m``.
 
     ``seed`` (int or SeedSequence) spawns two children: the first draws the
     configurations (:func:`random_configurations`), the second the replicates
@@ -409,7 +409,7 @@ def _batched_qr(A):
 
 def maximize_hdi(d: int, d_k: int, n_heads: int, rng, n_starts: int = 20, n_steps: int = 300,
                  step: float = 0.5) -> FrameAscent:
-    """Maximise HDI_PA over ``H`` subspaces of dimension ``d_k`` in ``R^d`` (Thm 5.1 (iv)).
+    """Maximise HDI_PA over ``H`` subspaces of dimension ``d_k`` in ``R^d`` (the frame bound of Thm 5.1).
 
     Projected gradient ascent from ``n_starts`` Haar starts.  With orthonormal
     bases ``Q_j``, ``1 - HDI_PA = c sum_{j<j'} ||Q_j^T Q_j'||_F^2`` with
