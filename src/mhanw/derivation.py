@@ -369,7 +369,7 @@ def real_root_mp(log10_n, budget, model="M1", c_bias=1.0, c_var=1.0, dps: int = 
     an integer from :data:`MIN_DPS` (a double's) to :data:`MAX_DPS`.
     """
     m = _model(model)
-    dps = positive_int(dps, "dps")
+    dps = positive_int(dps, "dps", minimum=MIN_DPS)
     if not MIN_DPS <= dps <= MAX_DPS:
         raise ValueError(f"dps: expected an integer from {MIN_DPS} to {MAX_DPS} (decimal digits), got {dps!r}")
     log10_n = positive_scalar(log10_n, "log10_n")

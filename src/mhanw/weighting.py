@@ -83,17 +83,19 @@ def _symmetric_matrix(M, name: str = "M") -> np.ndarray:
 
 
 def _unit_scale(M: np.ndarray, name: str = "M") -> tuple[np.ndarray, int]:
-    """``(M * 2**-e, e)`` with ``2**e`` near the largest ``|M_jj'|``.
+    """``(M * 2**-e, e)`` with ``e`` even and ``2**e`` within a factor 4 of the largest ``|M_jj'|``.
 
-    Weights are invariant to the scale of ``M``; dividing by a power of two is
-    exact, so a matrix of ``1e-310`` (subnormal) or ``1e308`` entries gives the
-    same weights as the identity, and an ordinary matrix exactly the same
-    weights as without scaling.
+    Weights are invariant to the scale of ``M``; dividing by a power of four is
+    exact and commutes with the square roots of a Cholesky factorisation, so a
+    matrix of ``1e-310`` (subnormal) or ``1e308`` entries gives the same weights
+    as the identity, and an ordinary matrix exactly the same weights as
+    without scaling.
     """
     top = float(np.max(np.abs(M))) if M.size else 0.0
     if top == 0.0:
         raise ValueError(f"{name}: expected a positive definite matrix, got all zeros")
     e = int(np.frexp(top)[1])
+    e -= e % 2  # a power of 4: its square root is exact, so Cholesky sees the same digits
     return np.ldexp(M, -e), e
 
 
