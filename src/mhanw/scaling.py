@@ -787,8 +787,8 @@ def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
     m, comp = _resolve(model, c_bias, c_var)
     n = _sample_size(n)
     budget = positive_int(budget, "budget")
-    k = np.asarray(d_k, dtype=float)
-    if np.any(~np.isfinite(k)) or np.any(k <= 0):
+    k = as_float_array(d_k, "d_k", ndim=None)
+    if np.any(k <= 0):
         raise ValueError("d_k: expected positive finite head dimensions")
     lb = np.broadcast_to(_eval(comp.log_bias, k, n, budget), k.shape)
     lv = np.broadcast_to(_eval(comp.log_var, k, n, budget), k.shape)
