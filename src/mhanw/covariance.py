@@ -147,7 +147,8 @@ def covariance_factor(phi, bandwidth):
     """
     phi, h = _angle_and_bandwidth(phi, bandwidth)
     num, sin_part, t = _factor_terms(phi, h)
-    out = num / np.hypot(sin_part, t)
+    with np.errstate(over="ignore"):
+        out = num / np.hypot(sin_part, t)
     if not np.all(np.isfinite(out)):
         raise ValueError("bandwidth: the covariance factor ~ 1/(sqrt(2) h) overflows a double; "
                          "use a larger bandwidth")
@@ -172,7 +173,7 @@ def _factor_terms(phi: np.ndarray, h: np.ndarray):
     ``hypot`` gives the square root without cancellation or underflow."""
     small = h <= 1.0
     hs = np.where(small, h, 1.0)
-    u = np.where(small, 1.0, 1.0 / h)  # 1/h for h > 1
+    u = 1.0 / np.where(small, 1.0, h)  # 1/h for h > 1
     sin_phi = np.abs(np.sin(phi))
     num = np.where(small, 1.0 + hs * hs, 1.0 + u * u)
     sin_part = np.where(small, sin_phi, sin_phi * u * u)
