@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.polynomial.hermite_e import hermegauss
+from scipy.special import expit
 
 from . import data as _data
 
@@ -62,14 +63,54 @@ def printed_covariance_bound(W_j, W_jp, x, lipschitz: float, n: int, bandwidth: 
     z = Wj.T @ x
     _, logdet = np.linalg.slogdet(S)
     log_p = -0.5 * (d_k * np.log(2 * np.pi) + logdet + z @ np.linalg.solve(S, z))
-    return float(L**2 * (G * G).sum() / (n * h**d_k * np.exp(log_p)))
+    g2 = float((G * G).sum())
+    if L == 0.0 or g2 == 0.0:
+        return 0.0
+    # In logs: h**d_k and p_K underflow for tiny bandwidths or far-out x.
+    log_bound = 2.0 * np.log(L) + np.log(g2) - np.log(n) - d_k * np.log(h) - log_p
+    return _finite_exp(log_bound, "bandwidth", "the printed bound")
 
 
-def _log_gauss_kernel_mean(M: np.ndarray, x: np.ndarray) -> float:
-    """``log E exp(-(X - x)^T M (X - x) / 2)`` for ``X ~ N(0, I)``, ``M`` psd."""
-    I_M = np.eye(M.shape[0]) + M
-    _, logdet = np.linalg.slogdet(I_M)
-    return -0.5 * logdet - 0.5 * float(x @ M @ np.linalg.solve(I_M, x))
+def _finite_exp(log_value: float, name: str, what: str) -> float:
+    """``exp(log_value)``, or ``ValueError`` naming ``name`` when it overflows a double."""
+    if not np.isfinite(log_value) or log_value > _LOG_MAX:
+        raise ValueError(
+            f"{name}: {what} is exp({float(log_value):.6g}), beyond the largest double; "
+            "use a larger bandwidth"
+        )
+    return float(np.exp(log_value))
+
+
+#: ``log`` of the largest double.
+_LOG_MAX = float(np.log(np.finfo(np.float64).max))
+
+
+def _scaled_svd(B: np.ndarray, h: float):
+    """``U``, ``log(s / h)`` of the numerically non-zero singular values ``s`` of ``B``.
+
+    ``M = B B^T / h^2 = U diag(exp(2 r)) U^T`` with ``r = log(s / h)``: the
+    kernel's matrix in a form that neither overflows for tiny ``h`` nor keeps
+    rounding noise as a direction (singular values below the usual rank
+    tolerance ``max(s) max(B.shape) eps`` are zero).
+    """
+    U, sv, _ = np.linalg.svd(B, full_matrices=False)
+    keep = sv > (sv[0] if sv.size else 0.0) * max(B.shape) * np.finfo(np.float64).eps
+    return U[:, keep], np.log(sv[keep]) - np.log(h)
+
+
+def _log_gauss_kernel_mean(B: np.ndarray, h: float, x: np.ndarray) -> float:
+    """``log E exp(-|B^T (X - x)|^2 / (2 h^2))`` for ``X ~ N(0, I)``.
+
+    With ``M = B B^T / h^2 = U diag(exp(2 r)) U^T`` (:func:`_scaled_svd`):
+    ``log det(I + M) = sum log(1 + exp(2 r))`` and
+    ``x^T M (I + M)^{-1} x = sum (U^T x)^2 / (1 + exp(-2 r))``, both finite for
+    any ``h > 0``.
+    """
+    U, r = _scaled_svd(B, h)
+    logdet = float(np.sum(np.logaddexp(0.0, 2.0 * r)))
+    ux = U.T @ x
+    quad = float(np.sum(ux * ux * expit(2.0 * r)))
+    return -0.5 * logdet - 0.5 * quad
 
 
 def kernel_overlap(W_j, W_jp, x, bandwidth: float) -> float:
@@ -90,11 +131,10 @@ def kernel_overlap(W_j, W_jp, x, bandwidth: float) -> float:
     if x.shape[0] != Wj.shape[0]:
         raise ValueError(f"x: expected shape ({Wj.shape[0]},), got {x.shape}")
     h = positive_scalar(bandwidth, "bandwidth")
-    Mj = Wj @ Wj.T / h**2
-    Mjp = Wjp @ Wjp.T / h**2
-    log_k = (_log_gauss_kernel_mean(Mj + Mjp, x) - _log_gauss_kernel_mean(Mj, x)
-             - _log_gauss_kernel_mean(Mjp, x))
-    return float(np.exp(log_k))
+    # M_j + M_j' = [W_j W_j'] [W_j W_j']^T / h^2.
+    log_k = (_log_gauss_kernel_mean(np.hstack([Wj, Wjp]), h, x) - _log_gauss_kernel_mean(Wj, h, x)
+             - _log_gauss_kernel_mean(Wjp, h, x))
+    return _finite_exp(log_k, "bandwidth", "the kernel overlap")
 
 
 def covariance_factor(phi, bandwidth):
@@ -105,23 +145,48 @@ def covariance_factor(phi, bandwidth):
     ``phi`` (radians) and ``bandwidth`` broadcast.  1 at ``phi = pi/2``;
     ``(1 + h^2)/(h sqrt(2 + h^2)) ~ 1/(sqrt(2) h)`` at ``phi = 0``.
     """
+    phi, h = _angle_and_bandwidth(phi, bandwidth)
+    num, sin_part, t = _factor_terms(phi, h)
+    with np.errstate(over="ignore"):
+        out = num / np.hypot(sin_part, t)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("bandwidth: the covariance factor ~ 1/(sqrt(2) h) overflows a double; "
+                         "use a larger bandwidth")
+    return out[()]
+
+
+def _angle_and_bandwidth(phi, bandwidth):
     phi = as_float_array(phi, "phi", ndim=None)
     h = as_float_array(bandwidth, "bandwidth", ndim=None)
     if np.any(h <= 0):
         raise ValueError("bandwidth: expected positive values")
-    a = 1.0 + h * h
-    return (a / np.sqrt(a * a - np.cos(phi) ** 2))[()]
+    try:
+        return np.broadcast_arrays(phi, h)
+    except ValueError:
+        raise ValueError(f"bandwidth: shape {h.shape} does not broadcast with phi's {phi.shape}") from None
+
+
+def _factor_terms(phi: np.ndarray, h: np.ndarray):
+    """``(a, sin phi, t) / c`` with ``a = 1 + h^2``, ``t = sqrt(a^2 - 1) = h sqrt(2 + h^2)``
+    and a common factor ``c`` (1 for ``h <= 1``, ``h^2`` above) that keeps all three
+    finite for every ``h > 0``: ``a^2 - cos^2 phi = sin^2 phi + t^2`` exactly, so
+    ``hypot`` gives the square root without cancellation or underflow."""
+    small = h <= 1.0
+    hs = np.where(small, h, 1.0)
+    u = 1.0 / np.where(small, 1.0, h)  # 1/h for h > 1
+    sin_phi = np.abs(np.sin(phi))
+    num = np.where(small, 1.0 + hs * hs, 1.0 + u * u)
+    sin_part = np.where(small, sin_phi, sin_phi * u * u)
+    t = np.where(small, hs * np.sqrt(2.0 + hs * hs), np.sqrt(1.0 + 2.0 * u * u))
+    return num, sin_part, t
 
 
 def head_correlation(phi, bandwidth):
     """Closed-form correlation of the two heads of :func:`covariance_factor`:
     ``rho = sqrt((1 + h^2)^2 - 1) / sqrt((1 + h^2)^2 - cos^2 phi)`` (Lemma 4.1, Sec. 12)."""
-    phi = as_float_array(phi, "phi", ndim=None)
-    h = as_float_array(bandwidth, "bandwidth", ndim=None)
-    if np.any(h <= 0):
-        raise ValueError("bandwidth: expected positive values")
-    a = 1.0 + h * h
-    return (np.sqrt(a * a - 1.0) / np.sqrt(a * a - np.cos(phi) ** 2))[()]
+    phi, h = _angle_and_bandwidth(phi, bandwidth)
+    _, sin_part, t = _factor_terms(phi, h)
+    return (t / np.hypot(sin_part, t))[()]
 
 
 def covariance_factor_symbolic():
@@ -176,11 +241,27 @@ class FirstOrderCovariance:
         return self.covariance - self.noise
 
 
-def _kernel_tilted_gaussian(M: np.ndarray, x: np.ndarray):
-    """Mean and covariance of the density proportional to ``exp(-(X-x)^T M (X-x)/2) N(X; 0, I)``."""
-    S = np.linalg.inv(np.eye(M.shape[0]) + M)
+def _kernel_tilted_gaussian(B: np.ndarray, h: float, x: np.ndarray):
+    """Mean and a square root of the covariance of the density proportional to
+    ``exp(-|B^T (X-x)|^2 / (2 h^2)) N(X; 0, I)``.
+
+    With ``M = B B^T / h^2 = U diag(e^{2r}) U^T`` (:func:`_scaled_svd`) the
+    covariance is ``S = (I + M)^{-1} = I - U diag(expit(2r)) U^T`` and the mean
+    ``S M x = U diag(expit(2r)) U^T x``, finite for every ``h > 0``.  The square
+    root is the Cholesky factor of ``S`` when ``S`` is numerically positive
+    definite, else (tiny ``h``: ``S`` is singular in double precision) the
+    symmetric root ``I - U diag(1 - expit(-2r)^(1/2)) U^T``.
+    """
+    U, r = _scaled_svd(B, h)
+    p = expit(2.0 * r)
+    mean = U @ (p * (U.T @ x))
+    S = np.eye(B.shape[0]) - (U * p) @ U.T
     S = 0.5 * (S + S.T)
-    return S @ M @ x, S
+    try:
+        root = np.linalg.cholesky(S)
+    except np.linalg.LinAlgError:
+        root = np.eye(B.shape[0]) - (U * (1.0 - np.sqrt(expit(-2.0 * r)))) @ U.T
+    return mean, root
 
 
 @functools.lru_cache(maxsize=8)
@@ -195,10 +276,10 @@ def _standard_gauss_hermite(nodes: int, d: int):
     return Z, weights
 
 
-def _gauss_hermite(mean: np.ndarray, cov: np.ndarray, nodes: int):
-    """Tensor Gauss-Hermite nodes ``(N, d)`` and weights ``(N,)`` for ``N(mean, cov)``."""
+def _gauss_hermite(mean: np.ndarray, root: np.ndarray, nodes: int):
+    """Tensor Gauss-Hermite nodes ``(N, d)`` and weights ``(N,)`` for ``N(mean, root root^T)``."""
     Z, weights = _standard_gauss_hermite(nodes, mean.shape[0])
-    return mean + Z @ np.linalg.cholesky(cov).T, weights
+    return mean + Z @ root.T, weights
 
 
 def first_order_covariance(W_j, W_jp, x, bandwidth: float, n: int, sigma: float = 0.5,
@@ -255,17 +336,19 @@ def first_order_covariance(W_j, W_jp, x, bandwidth: float, n: int, sigma: float 
     if nodes**d > MAX_QUADRATURE_POINTS:
         raise ValueError(f"nodes: nodes ** d = {nodes}**{d} exceeds {MAX_QUADRATURE_POINTS} quadrature points")
     kappa = kernel_overlap(Wj, Wjp, x, h)
-    Mj, Mjp = Wj @ Wj.T / h**2, Wjp @ Wjp.T / h**2
 
-    def expect(M, f):
-        pts, w = _gauss_hermite(*_kernel_tilted_gaussian(M, x), nodes)
+    def expect(B, f):
+        pts, w = _gauss_hermite(*_kernel_tilted_gaussian(B, h, x), nodes)
         return float(w @ f(pts))
 
-    mu_j = expect(Mj, m._func)
-    mu_jp = expect(Mjp, m._func)
-    signal = expect(Mj + Mjp, lambda X: (m._func(X) - mu_j) * (m._func(X) - mu_jp))
+    mu_j = expect(Wj, m._func)
+    mu_jp = expect(Wjp, m._func)
+    signal = expect(np.hstack([Wj, Wjp]), lambda X: (m._func(X) - mu_j) * (m._func(X) - mu_jp))
+    covariance = kappa * (sigma**2 + signal) / n
+    if not np.isfinite(covariance):
+        raise ValueError("bandwidth: the first-order covariance overflows a double; use a larger bandwidth")
     return FirstOrderCovariance(
-        covariance=kappa * (sigma**2 + signal) / n,
+        covariance=covariance,
         noise=kappa * sigma**2 / n,
         signal=signal,
         kappa=kappa,

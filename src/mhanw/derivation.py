@@ -357,14 +357,22 @@ _U_GRID = [-6, -3, -1, 0, 0.5, 1, 1.5, 2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 64, 90
            724, 1024, 1448, 2048, 2896, 4096, 5793, 8192, 11585, 16384, 23170, 32768, 65536]
 
 
+#: Smallest and largest working precision (decimal digits) of :func:`real_root_mp`.
+MIN_DPS, MAX_DPS = 15, 1000
+
+
 def real_root_mp(log10_n, budget, model="M1", c_bias=1.0, c_var=1.0, dps: int = 40):
     """The real minimiser ``k*`` at ``n = 10**log10_n`` in mpmath (``log10_n`` may be 10000).
 
     Solves the log-FOC in ``u = ln k`` by bracketing on a grid and the Anderson-Björck
     method; returns an ``mpmath.mpf`` (NaN if no sign change on ``k`` in
-    ``[e^-6, e^65536]``).
+    ``[e^-6, e^65536]``).  ``dps`` is the working precision in decimal digits,
+    an integer from :data:`MIN_DPS` (a double's) to :data:`MAX_DPS`.
     """
     m = _model(model)
+    dps = positive_int(dps, "dps", minimum=MIN_DPS)
+    if not MIN_DPS <= dps <= MAX_DPS:
+        raise ValueError(f"dps: expected an integer from {MIN_DPS} to {MAX_DPS} (decimal digits), got {dps!r}")
     log10_n = positive_scalar(log10_n, "log10_n")
     budget = positive_int(budget, "budget")
     c_bias, c_var = positive_scalar(c_bias, "c_bias"), positive_scalar(c_var, "c_var")

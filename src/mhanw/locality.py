@@ -59,11 +59,16 @@ def expected_neff_fraction(d_k) -> np.ndarray:
     d = as_float_array(d_k, "d_k", ndim=(0, 1))
     if np.any(d <= 0):
         raise ValueError("d_k: expected positive dimensions")
-    return (1.0 + 2.0 / d) ** (-d / 2.0)
+    # exp(-d/2 log1p(2/d)): (1 + 2/d) rounds to 1 for d above ~1e16, and the limit is exp(-1).
+    return np.exp(-0.5 * d * np.log1p(2.0 / d))
 
 
 def tilted_sine_limit(query: float = 1.0, beta: float = 1.0) -> float:
     """Limit of the exp-kernel estimate of ``m = sin`` at ``query`` (d_k = 1): ``sin(beta q) e^{-1/2}``."""
     q = float(as_float_array(query, "query", ndim=0))
     b = positive_scalar(beta, "beta")
-    return float(np.sin(b * q) * np.exp(-0.5))
+    with np.errstate(over="ignore"):
+        arg = b * q
+    if not np.isfinite(arg):
+        raise ValueError(f"beta: beta * query = {b!r} * {q!r} overflows a double")
+    return float(np.sin(arg) * np.exp(-0.5))

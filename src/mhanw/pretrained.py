@@ -68,6 +68,7 @@ from .infra.validate import as_float_array, one_of, positive_int
 
 __all__ = [
     "MODELS",
+    "ModelFileError",
     "ModelNotInstalledError",
     "Encoder",
     "encode",
@@ -124,6 +125,32 @@ class ModelNotInstalledError(ImportError):
         self.command = command
 
 
+class ModelFileError(ValueError):
+    """A file of an installed model package is damaged: truncated, empty, not
+    valid JSON or safetensors, or missing a setting or a tensor.
+
+    The message names the file and the fix (reinstalling the package with
+    :func:`install_command` plus ``--force-reinstall``); :attr:`path` and
+    :attr:`command` hold them.
+    """
+
+    def __init__(self, message: str, path, command: str):
+        super().__init__(message)
+        self.path = Path(path)
+        self.command = command
+
+
+def _damaged(model: str, path, problem: str) -> ModelFileError:
+    """A :class:`ModelFileError` for ``path`` of ``model`` saying ``problem`` and the fix."""
+    command = f"{install_command(model)} --force-reinstall"
+    return ModelFileError(
+        f"model {model!r}: the file {path} is damaged ({problem}). Reinstall the package WITHOUT its "
+        f"dependencies:\n    {sys.executable} -m {command}",
+        path,
+        command,
+    )
+
+
 def install_command(model: str = DEFAULT_MODEL) -> str:
     """The pip command that installs ``model``'s package, without its dependencies."""
     spec = _spec(model)
@@ -169,9 +196,30 @@ def model_path(model: str = DEFAULT_MODEL) -> Path:
     return path
 
 
-def _read_json(path: Path) -> dict:
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+def _read_json(path: Path, model: str = DEFAULT_MODEL, kind=dict):
+    """The JSON document at ``path`` (of type ``kind``), or :class:`ModelFileError`."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            doc = json.load(handle)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _damaged(model, path, f"{type(exc).__name__}: {exc}") from exc
+    if not isinstance(doc, kind):
+        raise _damaged(model, path, f"expected a JSON {'object' if kind is dict else 'array'}, "
+                                    f"got {type(doc).__name__}")
+    return doc
+
+
+def _setting(cfg: dict, key: str, convert, path: Path, model: str, default=None):
+    """``convert(cfg[key])`` (or ``default`` when absent and given), else :class:`ModelFileError`."""
+    if key not in cfg and default is None:
+        raise _damaged(model, path, f"no {key!r}")
+    value = cfg.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _damaged(model, path, f"{key!r} is {value!r}, expected a number")
+    out = convert(value)
+    if out != value or (convert is float and not np.isfinite(out)):
+        raise _damaged(model, path, f"{key!r} is {value!r}, expected {'an integer' if convert is int else 'a finite number'}")
+    return out
 
 
 def model_config(model: str = DEFAULT_MODEL) -> dict:
@@ -186,30 +234,48 @@ def model_config(model: str = DEFAULT_MODEL) -> dict:
     """
     spec = _spec(model)
     path = model_path(model)
-    cfg = _read_json(path / "config.json")
+    cfg_path = path / "config.json"
+    cfg = _read_json(cfg_path, model)
     if cfg.get("model_type") != "bert" or cfg.get("hidden_act") != "gelu":
         raise NotImplementedError(f"model {model!r}: only BERT encoders with exact GELU are supported")
     if cfg.get("position_embedding_type", "absolute") != "absolute":
         raise NotImplementedError(f"model {model!r}: only absolute position embeddings are supported")
-    n_heads = int(cfg["num_attention_heads"])
-    d_model = int(cfg["hidden_size"])
+
+    def setting(key, convert=int, default=None):
+        value = _setting(cfg, key, convert, cfg_path, model, default)
+        if convert is int and value < (0 if key == "pad_token_id" else 1):
+            raise _damaged(model, cfg_path, f"{key!r} is {value!r}, expected a positive integer")
+        return value
+
+    n_heads = setting("num_attention_heads")
+    d_model = setting("hidden_size")
     if d_model % n_heads:
         raise NotImplementedError(f"model {model!r}: hidden_size {d_model} not divisible by {n_heads} heads")
-    max_pos = int(cfg["max_position_embeddings"])
+    max_pos = setting("max_position_embeddings")
     max_seq = max_pos
     st_cfg = path / "sentence_bert_config.json"
     if st_cfg.is_file():
-        max_seq = min(max_pos, int(_read_json(st_cfg).get("max_seq_length", max_pos)))
+        max_seq = min(max_pos, _setting(_read_json(st_cfg, model), "max_seq_length", int, st_cfg, model, max_pos))
     pooling = "mean"
     pool_cfg = path / "1_Pooling" / "config.json"
     if pool_cfg.is_file():
-        modes = {k for k, v in _read_json(pool_cfg).items() if k.startswith("pooling_mode_") and v is True}
+        modes = {k for k, v in _read_json(pool_cfg, model).items() if k.startswith("pooling_mode_") and v is True}
         if modes != {"pooling_mode_mean_tokens"}:
             raise NotImplementedError(f"model {model!r}: only mean pooling is supported, got {sorted(modes)}")
     modules = path / "modules.json"
     normalize = True
     if modules.is_file():
-        normalize = any(m.get("type", "").endswith("Normalize") for m in _read_json(modules))
+        entries = _read_json(modules, model, kind=list)
+        if not all(isinstance(m, dict) for m in entries):
+            raise _damaged(model, modules, "expected a list of JSON objects")
+        normalize = any(str(m.get("type", "")).endswith("Normalize") for m in entries)
+    n_layers = setting("num_hidden_layers")
+    d_ff = setting("intermediate_size")
+    vocab_size = setting("vocab_size")
+    eps = setting("layer_norm_eps", float)
+    if not eps > 0:
+        raise _damaged(model, cfg_path, f"'layer_norm_eps' is {eps!r}, expected a positive number")
+    pad_token_id = setting("pad_token_id", int, 0)
     try:
         installed = importlib.metadata.version(spec.distribution)
     except importlib.metadata.PackageNotFoundError:
@@ -219,29 +285,46 @@ def model_config(model: str = DEFAULT_MODEL) -> dict:
         "hub_id": spec.hub_id,
         "package": f"{spec.distribution}=={installed}",
         "path": str(path),
-        "n_layers": int(cfg["num_hidden_layers"]),
+        "n_layers": n_layers,
         "n_heads": n_heads,
         "d_model": d_model,
         "d_k": d_model // n_heads,
-        "d_ff": int(cfg["intermediate_size"]),
-        "vocab_size": int(cfg["vocab_size"]),
+        "d_ff": d_ff,
+        "vocab_size": vocab_size,
         "max_position_embeddings": max_pos,
         "max_seq_length": max_seq,
-        "layer_norm_eps": float(cfg["layer_norm_eps"]),
-        "pad_token_id": int(cfg.get("pad_token_id", 0)),
+        "layer_norm_eps": eps,
+        "pad_token_id": pad_token_id,
         "pooling": pooling,
         "normalize": normalize,
     }
 
 
 @functools.lru_cache(maxsize=2)
-def _tensors_at(file: str) -> dict:
+def _tensors_at(file: str, model: str = DEFAULT_MODEL) -> dict:
+    from safetensors import SafetensorError
     from safetensors.numpy import load_file
 
-    tensors = load_file(file)
-    for arr in tensors.values():
+    try:
+        tensors = load_file(file)
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise _damaged(model, file, f"{type(exc).__name__}: {exc}") from exc
+    for name, arr in tensors.items():
+        if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
+            raise _damaged(model, file, f"tensor {name!r} holds NaN or inf")
         arr.setflags(write=False)
-    return tensors
+    return _Tensors(tensors, file, model)
+
+
+class _Tensors(dict):
+    """The tensors of one file; a missing name raises :class:`ModelFileError` naming the file."""
+
+    def __init__(self, tensors: dict, file: str, model: str):
+        super().__init__(tensors)
+        self._file, self._model = file, model
+
+    def __missing__(self, name):
+        raise _damaged(self._model, self._file, f"no tensor {name!r}")
 
 
 def load_tensors(model: str = DEFAULT_MODEL) -> dict:
@@ -249,8 +332,10 @@ def load_tensors(model: str = DEFAULT_MODEL) -> dict:
 
     Names are those of Hugging Face's ``BertModel``, e.g.
     ``"encoder.layer.0.attention.self.query.weight"`` of shape ``[out, in]``.
+    A truncated or otherwise damaged file, or a missing tensor, raises
+    :class:`ModelFileError` naming the file and the reinstall command.
     """
-    return _tensors_at(str(model_path(model) / "model.safetensors"))
+    return _tensors_at(str(model_path(model) / "model.safetensors"), model)
 
 
 def split_heads(weight, n_heads: int) -> np.ndarray:
@@ -378,9 +463,9 @@ class Encoder:
     not depend on the BLAS's float32 rounding); weights are stored in float32.
 
     ``head_mask`` (everywhere below): ``None`` (keep every head) or an array of
-    shape ``(n_layers, n_heads)``; head ``h`` of layer ``l``'s context (its
-    attention-weighted values, ``(tokens, d_k)``) is multiplied by
-    ``head_mask[l, h]`` before the output projection.  ``0`` removes the head,
+    shape ``(n_layers, n_heads)`` of gates in ``[0, 1]``; head ``h`` of layer
+    ``l``'s context (its attention-weighted values, ``(tokens, d_k)``) is
+    multiplied by ``head_mask[l, h]`` before the output projection.  ``0`` removes the head,
     ``1`` keeps it; this is Hugging Face's ``head_mask`` and Michel et al.'s
     (2019) gate ``xi_h``.  See :func:`head_mask` to build one.
 
@@ -436,7 +521,11 @@ class Encoder:
             )
         from tokenizers import Tokenizer
 
-        self._tokenizer = Tokenizer.from_file(str(Path(cfg["path"]) / "tokenizer.json"))
+        tokenizer_file = Path(cfg["path"]) / "tokenizer.json"
+        try:
+            self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        except Exception as exc:  # noqa: BLE001 - tokenizers raises the bare Exception for a bad file
+            raise _damaged(model, tokenizer_file, f"{type(exc).__name__}: {exc}") from exc
         # tokenizer.json pads and truncates to a fixed 128; sentence-transformers
         # truncates at max_seq_length (256) and pads to the longest in a batch.
         self._tokenizer.enable_truncation(max_length=self.max_seq_length)
@@ -470,6 +559,8 @@ class Encoder:
             raise ValueError(
                 f"head_mask: expected shape (n_layers, n_heads) = {(self.n_layers, self.n_heads)}, got {m.shape}"
             )
+        if np.any(m < 0.0) or np.any(m > 1.0):
+            raise ValueError(f"head_mask: expected gates in [0, 1], got values from {m.min():g} to {m.max():g}")
         return m.astype(self.dtype)
 
     # -- the network

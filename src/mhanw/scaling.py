@@ -87,6 +87,7 @@ __all__ = [
     "HeadSize",
     "MSEModel",
     "SYMBOLS",
+    "divisors",
     "fit_power_law",
     "implied_d",
     "local_slope",
@@ -181,16 +182,51 @@ def parse_law(text, name: str = "law") -> sp.Expr:
         raise ValueError(f"{name}: the law {text!r} is not finite (it evaluates to {expr})")
     if k_ not in expr.free_symbols:
         raise ValueError(f"{name}: the law {expr} does not depend on k (= d_k)")
-    point = {**{SYMBOLS[c]: v for c, v in DEFAULT_CONSTANTS.items()}, k_: 2, n_: 1000, D_: 512}
-    try:
-        value = complex(expr.evalf(subs=point))
-    except (TypeError, ValueError, ZeroDivisionError) as exc:
-        raise ValueError(f"{name}: the law {expr} has no numeric value at {_fmt_point(point)}") from exc
-    if not (math.isfinite(value.real) and abs(value.imag) <= 1e-12 * max(1.0, abs(value.real)) and value.real > 0):
-        raise ValueError(
-            f"{name}: expected a positive finite law, got {expr} = {value:.6g} at {_fmt_point(point)}"
-        )
+    _check_on_domain(expr, name, DEFAULT_CONSTANTS)
     return expr
+
+
+#: The law is checked at ``n = CHECK_N`` and ``D = CHECK_BUDGET`` on every half-integer
+#: ``k`` in ``[1, CHECK_BUDGET]`` (:func:`parse_law`, :class:`MSEModel`).
+CHECK_N, CHECK_BUDGET = 1000, 512
+_CHECK_K = np.arange(1.0, CHECK_BUDGET + 0.25, 0.5)
+
+
+def _numeric(expr: sp.Expr, consts) -> np.ndarray:
+    """``expr`` at ``k = _CHECK_K``, ``n = CHECK_N``, ``D = CHECK_BUDGET`` and ``consts``
+    (NaN where it has no real value)."""
+    subs = {SYMBOLS[c]: v for c, v in dict(consts).items()}
+    f = sp.lambdify((k_, n_, D_), expr.xreplace(subs), modules=["numpy", "scipy"])
+    with np.errstate(all="ignore"):
+        try:
+            out = np.asarray(f(_CHECK_K, float(CHECK_N), float(CHECK_BUDGET)))
+        except (ZeroDivisionError, OverflowError, TypeError, ValueError):
+            return np.full(_CHECK_K.shape, np.nan)
+    if np.iscomplexobj(out):
+        out = np.where(np.abs(out.imag) <= 1e-12 * np.maximum(1.0, np.abs(out.real)), out.real, np.nan)
+    return np.broadcast_to(out.astype(float), _CHECK_K.shape)
+
+
+def _check_on_domain(expr: sp.Expr, name: str, consts) -> None:
+    """Raise ``ValueError`` naming ``name`` unless ``expr`` is finite and positive on the domain.
+
+    The domain is ``k`` in ``[1, CHECK_BUDGET]`` (every half-integer), ``n =
+    CHECK_N``, ``D = CHECK_BUDGET``.  A value that over- or underflows a double
+    (``k**(k/2)`` at ``k = 512``) counts as finite and positive when the
+    logarithm of the law, expanded symbolically, is finite there.
+    """
+    value = _numeric(expr, consts)
+    direct = np.isfinite(value) & (value > 0)
+    rescue = ~direct & (~np.isfinite(value) | (value == 0))
+    if np.any(rescue):
+        log_value = _numeric(sp.expand_log(sp.log(expr), force=True), consts)
+        direct |= rescue & np.isfinite(log_value)
+    if not np.all(direct):
+        i = int(np.flatnonzero(~direct)[0])
+        raise ValueError(
+            f"{name}: expected a positive finite law for every k in [1, {CHECK_BUDGET}], "
+            f"got {expr} = {value[i]:.6g} at k={_CHECK_K[i]:g}, n={CHECK_N}, D={CHECK_BUDGET}"
+        )
 
 
 def _parse_expression(text, name: str) -> sp.Expr:
@@ -205,7 +241,72 @@ def _parse_expression(text, name: str) -> sp.Expr:
         expr = _parse_string(text, name)
     else:
         raise ValueError(f"{name}: expected a string or a sympy expression, got {type(text).__name__}")
+    _check_size(expr, name)
     return expr.xreplace({H_: D_ / k_})
+
+
+#: Longest law string :func:`parse_law` accepts (characters).
+MAX_LAW_LENGTH = 1000
+#: Largest ``|exponent|`` of a power with a constant exponent, e.g. ``k**100``.
+MAX_EXPONENT = 100
+#: Largest ``|log10|`` of a constant in a law (a double reaches about 308).
+MAX_CONSTANT_LOG10 = 300.0
+
+
+def _check_size(expr: sp.Basic, name: str) -> float:
+    """Reject laws whose constants or powers are too large to evaluate quickly.
+
+    Walks the (possibly unevaluated) expression tree bottom-up and returns an
+    upper bound of ``|log10 |value||`` for a constant node (``nan`` for one that
+    depends on a symbol).  A constant beyond ``10**MAX_CONSTANT_LOG10`` (such
+    as ``9**9**9``, whose exact value has 369 million digits) or a power with a
+    constant exponent above :data:`MAX_EXPONENT` raises ``ValueError`` naming
+    ``name`` before sympy evaluates it.
+    """
+    sizes = [_check_size(arg, name) for arg in expr.args]
+    if expr.free_symbols:
+        if expr.is_Pow and not expr.exp.free_symbols:
+            exponent = _constant_value(expr.exp, name)
+            if abs(exponent) > MAX_EXPONENT:
+                raise ValueError(f"{name}: the exponent {expr.exp} is larger than {MAX_EXPONENT} in absolute value")
+        return math.nan
+    if expr.is_Number:
+        if expr.is_zero:
+            size = 0.0
+        elif expr.is_Rational:
+            size = abs(_log10_int(expr.p) - _log10_int(expr.q))
+        else:
+            size = abs(float(sp.N(sp.log(abs(expr), 10)))) if expr.is_finite else math.inf
+    elif isinstance(expr, sp.NumberSymbol):
+        size = 1.0
+    elif expr.is_Pow:
+        base_size, exp_size = sizes
+        exponent = _constant_value(expr.exp, name) if exp_size <= MAX_CONSTANT_LOG10 else math.inf
+        size = abs(exponent) * max(base_size, 1.0)
+    elif isinstance(expr, sp.exp):
+        size = abs(_constant_value(expr.args[0], name)) / math.log(10) if sizes[0] <= MAX_CONSTANT_LOG10 else math.inf
+    elif expr.is_Mul:
+        size = sum(sizes)
+    else:  # Add, log, sqrt, LambertW: no larger than their arguments (plus a little)
+        size = max(sizes, default=0.0) + math.log10(max(len(sizes), 1)) + 1.0
+    if not size <= MAX_CONSTANT_LOG10:
+        raise ValueError(
+            f"{name}: the constant {sp.sstr(expr)[:60]} is too large or too small in magnitude "
+            f"(beyond 10**+-{MAX_CONSTANT_LOG10:g}) to be part of a law"
+        )
+    return size
+
+
+def _log10_int(value: int) -> float:
+    return math.log10(abs(value)) if value else 0.0
+
+
+def _constant_value(expr: sp.Expr, name: str) -> float:
+    """A constant sub-expression of a law as a float (it is known to be of moderate size)."""
+    try:
+        return float(sp.N(expr, 20))
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{name}: the constant {expr} has no real value") from exc
 
 
 def _fmt_point(point) -> str:
@@ -215,6 +316,8 @@ def _fmt_point(point) -> str:
 def _parse_string(text: str, name: str) -> sp.Expr:
     if not text.strip():
         raise ValueError(f"{name}: expected an expression in k, got an empty string")
+    if len(text) > MAX_LAW_LENGTH:
+        raise ValueError(f"{name}: expected a law of at most {MAX_LAW_LENGTH} characters, got {len(text)}")
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError) as exc:
@@ -230,15 +333,31 @@ def _parse_string(text: str, name: str) -> sp.Expr:
                             tokenize.NL, tokenize.ENDMARKER):
             raise ValueError(f"{name}: unexpected {tok.string!r} in {text!r}")
     global_dict = {"__builtins__": {}, "Integer": sp.Integer, "Float": sp.Float,
-                   "Rational": sp.Rational, **_FUNCTIONS}
-    try:
-        expr = parse_expr(text, local_dict=dict(SYMBOLS), global_dict=global_dict,
-                          transformations=(auto_number, convert_xor), evaluate=True)
-    except Exception as exc:  # noqa: BLE001 - any parser failure becomes one clear message
-        raise ValueError(f"{name}: could not parse {text!r}: {type(exc).__name__}: {exc}") from exc
+                   "Rational": sp.Rational, "Add": sp.Add, "Mul": sp.Mul, "Pow": sp.Pow, **_FUNCTIONS}
+
+    def parse(evaluate: bool):
+        try:
+            return parse_expr(text, local_dict=dict(SYMBOLS), global_dict=global_dict,
+                              transformations=(auto_number, convert_xor), evaluate=evaluate)
+        except _PARSE_ERRORS as exc:
+            raise ValueError(f"{name}: could not parse {text!r}: {type(exc).__name__}: {exc}") from exc
+
+    # First unevaluated, so that sizes are checked before sympy computes anything
+    # (``9**9**9`` would otherwise be computed as an exact integer).
+    raw = parse(False)
+    if not isinstance(raw, sp.Expr):
+        raise ValueError(f"{name}: {text!r} is not an expression")
+    _check_size(raw, name)
+    expr = parse(True)
     if not isinstance(expr, sp.Expr):
         raise ValueError(f"{name}: {text!r} is not an expression")
     return expr
+
+
+#: What sympy's parser raises for a malformed law (a call of a symbol, a
+#: keyword, a wrong number of arguments).
+_PARSE_ERRORS = (SyntaxError, TypeError, ValueError, AttributeError, ZeroDivisionError,
+                 tokenize.TokenError, sp.SympifyError)
 
 
 def _check_constants(constants, name: str = "constants") -> dict[str, float]:
@@ -313,6 +432,31 @@ class MSEModel:
                 raise ValueError(f"asymptotics[{label!r}]: a formula for k* must not contain k, got {e}")
             checked.append((str(label), e))
         object.__setattr__(self, "asymptotics", tuple(checked))
+        self._check_shape()
+
+    def _check_shape(self) -> None:
+        """The model's assumptions, on ``k`` in ``[1, CHECK_BUDGET]`` at its constants:
+        both laws finite and positive, the squared bias decreasing in ``k`` and
+        the variance term (after :attr:`combination`) increasing, so that the
+        log-FOC is defined and the risk has one interior trade-off.
+
+        Signs are judged on ``d log(law)/dk``, which neither overflows nor
+        underflows where the law itself does."""
+        consts = dict(self.constants)
+        _check_on_domain(self.bias_law, "bias_law", consts)
+        _check_on_domain(self.variance_law, "variance_law", consts)
+        for law, term, name, want in ((self.bias_law, self.bias_law, "bias_law", -1.0),
+                                      (self.variance_law, self.variance_term, "variance_law", 1.0)):
+            slope = _numeric(sp.diff(sp.expand_log(sp.log(term), force=True), k_), consts)
+            bad = np.isfinite(slope) & (want * slope <= 0)
+            if np.any(bad) or not np.any(np.isfinite(slope)):
+                i = int(np.flatnonzero(bad)[0]) if np.any(bad) else 0
+                what = ("the squared bias must decrease in k" if want < 0 else
+                        f"the variance term {term} (combination {self.combination!r}) must increase in k")
+                raise ValueError(
+                    f"{name}: {what} for a trade-off in the head size; {law} does not at "
+                    f"k={_CHECK_K[i]:g} (n={CHECK_N}, D={CHECK_BUDGET})"
+                )
 
     # -- construction ------------------------------------------------------
 
@@ -643,8 +787,8 @@ def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
     m, comp = _resolve(model, c_bias, c_var)
     n = _sample_size(n)
     budget = positive_int(budget, "budget")
-    k = np.asarray(d_k, dtype=float)
-    if np.any(~np.isfinite(k)) or np.any(k <= 0):
+    k = as_float_array(d_k, "d_k", ndim=None)
+    if np.any(k <= 0):
         raise ValueError("d_k: expected positive finite head dimensions")
     lb = np.broadcast_to(_eval(comp.log_bias, k, n, budget), k.shape)
     lv = np.broadcast_to(_eval(comp.log_var, k, n, budget), k.shape)
@@ -653,9 +797,36 @@ def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
     return np.where(np.isnan(out), np.inf, out)
 
 
+#: Largest budget :func:`solve_head_size` (and :func:`optimal_head_dim`) searches
+#: exhaustively (every ``k`` in ``1..budget`` is a candidate, one float each).
+MAX_BUDGET = 1 << 22
+#: Largest budget whose divisors :func:`divisors` lists (trial division up to its square root).
+MAX_DIVISOR_BUDGET = 10**12
+
+
+def divisors(budget) -> np.ndarray:
+    """The divisors of ``budget``, ascending, as int64: the head sizes that split it exactly.
+
+    Trial division up to ``sqrt(budget)`` (vectorised), so ``budget`` up to
+    :data:`MAX_DIVISOR_BUDGET` takes well under a second.
+    """
+    budget = positive_int(budget, "budget")
+    if budget > MAX_DIVISOR_BUDGET:
+        raise ValueError(f"budget: expected at most {MAX_DIVISOR_BUDGET} (divisors by trial division), got {budget}")
+    small = np.arange(1, math.isqrt(budget) + 1, dtype=np.int64)
+    small = small[budget % small == 0]
+    return np.unique(np.concatenate([small, budget // small]))
+
+
 def _candidates(budget: int, divisors_only: bool) -> np.ndarray:
-    ks = np.arange(1, budget + 1)
-    return ks[budget % ks == 0] if divisors_only else ks
+    if divisors_only:
+        return divisors(budget)
+    if budget > MAX_BUDGET:
+        raise ValueError(
+            f"budget: expected at most {MAX_BUDGET} for an exhaustive search over d_k = 1..budget, "
+            f"got {budget}; use divisors_only=True for larger budgets"
+        )
+    return np.arange(1, budget + 1)
 
 
 def optimal_head_dim(n, budget, model="M1", c_bias=1.0, c_var=1.0, *, divisors_only=False) -> int:
@@ -666,6 +837,8 @@ def optimal_head_dim(n, budget, model="M1", c_bias=1.0, c_var=1.0, *, divisors_o
     = floor(budget / d_k)``.  With ``divisors_only=True`` only divisors of
     ``budget`` are candidates, so that ``H`` is exact.  Ties go to the smaller
     ``d_k``.  For M1 the risk is ``c_bias**2/k**2 + c_var*k**(k/2+1)/(n*budget)``.
+    ``budget`` is at most :data:`MAX_BUDGET` (:data:`MAX_DIVISOR_BUDGET` with
+    ``divisors_only=True``); a larger one raises ``ValueError`` naming it.
     """
     return solve_head_size(n, budget, model, c_bias, c_var, divisors_only=divisors_only).d_k
 
@@ -774,8 +947,12 @@ def fit_power_law(n_values, d_k_values) -> tuple[float, float]:
     kk = as_float_array(d_k_values, "d_k_values", ndim=1)
     if n.shape != kk.shape or n.size < 2:
         raise ValueError(f"d_k_values: expected the shape of n_values {n.shape} (at least 2), got {kk.shape}")
-    if np.any(n <= 1) or np.any(kk <= 0):
-        raise ValueError("n_values: expected n > 1 and d_k_values > 0")
+    if np.any(n <= 1):
+        raise ValueError("n_values: expected sample sizes n > 1")
+    if np.any(kk <= 0):
+        raise ValueError("d_k_values: expected head dimensions > 0")
+    if np.unique(np.log(np.log(n))).size < 2:
+        raise ValueError(f"n_values: expected at least two distinct sample sizes, got {np.unique(n).tolist()}")
     x, y = np.log(np.log(n)), np.log(kk)
     p, log_a = np.polyfit(x, y, 1)
     return float(np.exp(log_a)), float(p)

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg, optimize
 
+from .heads import WEIGHT_SUM_TOL
 from .infra.validate import as_float_array, one_of, positive_int, positive_scalar, real_scalar
 
 #: Default ratio of geometric weights: the golden-ratio conjugate 1/phi = (sqrt(5) - 1)/2.
@@ -73,11 +74,29 @@ def _symmetric_matrix(M, name: str = "M") -> np.ndarray:
     if arr.shape[0] != arr.shape[1]:
         raise ValueError(f"{name}: expected a square (H, H) matrix, got shape {arr.shape}")
     scale = float(np.max(np.abs(arr)))
-    if np.max(np.abs(arr - arr.T)) > SYMMETRY_RTOL * scale:
-        raise ValueError(
-            f"{name}: expected a symmetric matrix, got max |M - M'| = {np.max(np.abs(arr - arr.T)):.3g}"
-        )
-    return 0.5 * (arr + arr.T)
+    with np.errstate(over="ignore"):
+        asym = float(np.max(np.abs(arr - arr.T)))
+    if asym > SYMMETRY_RTOL * scale:
+        raise ValueError(f"{name}: expected a symmetric matrix, got max |M - M'| = {asym:.3g}")
+    # arr + (arr' - arr)/2, not (arr + arr')/2: the sum overflows for entries near 1e308.
+    return arr + 0.5 * (arr.T - arr)
+
+
+def _unit_scale(M: np.ndarray, name: str = "M") -> tuple[np.ndarray, int]:
+    """``(M * 2**-e, e)`` with ``e`` even and ``2**e`` within a factor 4 of the largest ``|M_jj'|``.
+
+    Weights are invariant to the scale of ``M``; dividing by a power of four is
+    exact and commutes with the square roots of a Cholesky factorisation, so a
+    matrix of ``1e-310`` (subnormal) or ``1e308`` entries gives the same weights
+    as the identity, and an ordinary matrix exactly the same weights as
+    without scaling.
+    """
+    top = float(np.max(np.abs(M))) if M.size else 0.0
+    if top == 0.0:
+        raise ValueError(f"{name}: expected a positive definite matrix, got all zeros")
+    e = int(np.frexp(top)[1])
+    e -= e % 2  # a power of 4: its square root is exact, so Cholesky sees the same digits
+    return np.ldexp(M, -e), e
 
 
 def _cholesky(M: np.ndarray, name: str = "M"):
@@ -159,7 +178,19 @@ def mse(weights, M) -> float:
     """
     M = _symmetric_matrix(M, "M")
     a = _weights(weights, M.shape[0])
-    return float(a @ M @ a)
+    if not np.any(M):
+        return 0.0
+    scaled, e = _unit_scale(M, "M")
+    top = float(np.max(np.abs(a)))
+    if top == 0.0:
+        return 0.0
+    f = int(np.frexp(top)[1])
+    b = np.ldexp(a, -f)
+    with np.errstate(over="ignore"):
+        value = float(np.ldexp(b @ scaled @ b, e + 2 * f))
+    if not np.isfinite(value):
+        raise ValueError("weights: a' M a overflows a double (weights or M too large)")
+    return value
 
 
 def affine_oracle_weights(M) -> np.ndarray:
@@ -170,10 +201,20 @@ def affine_oracle_weights(M) -> np.ndarray:
     symmetric and positive definite; it is factorised (Cholesky), never
     inverted.
     """
-    M = _symmetric_matrix(M, "M")
+    M, _ = _unit_scale(_symmetric_matrix(M, "M"), "M")
     factor = _cholesky(M, "M")
     x = linalg.cho_solve(factor, np.ones(M.shape[0]), check_finite=False)
-    return x / x.sum()
+    return _normalised(x, "M")
+
+
+def _normalised(x: np.ndarray, name: str) -> np.ndarray:
+    """``x / sum(x)``, or ``ValueError`` naming ``name`` when that is not finite
+    (``M`` positive definite in name only: numerically singular)."""
+    total = x.sum()
+    out = x / total if np.isfinite(total) and total > 0 else np.full_like(x, np.nan)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{name}: expected a positive definite matrix; it is numerically singular")
+    return out
 
 
 def _restricted_oracle(M: np.ndarray, support: np.ndarray) -> np.ndarray:
@@ -181,7 +222,7 @@ def _restricted_oracle(M: np.ndarray, support: np.ndarray) -> np.ndarray:
     sub = M[np.ix_(support, support)]
     x = linalg.cho_solve(_cholesky(sub, "M"), np.ones(support.size), check_finite=False)
     a = np.zeros(M.shape[0])
-    a[support] = x / x.sum()
+    a[support] = _normalised(x, "M")
     return a
 
 
@@ -206,7 +247,7 @@ def simplex_oracle_weights(M, *, max_iter: int | None = None) -> np.ndarray:
     well-conditioned ``H`` the result agrees with an exhaustive search over
     supports to about 1e-15 (tested to 1e-10).
     """
-    M = _symmetric_matrix(M, "M")
+    M, _ = _unit_scale(_symmetric_matrix(M, "M"), "M")
     H = M.shape[0]
     R, _ = _cholesky(M, "M")
     R = np.triu(R)
@@ -323,6 +364,9 @@ def heterogeneity_threshold(
         name = "q"
     else:
         a = _weights(weights, H)
+        if abs(a.sum() - 1.0) > WEIGHT_SUM_TOL:
+            raise ValueError(f"weights: expected weights summing to 1 (within {WEIGHT_SUM_TOL:g}), "
+                             f"got a sum of {a.sum():.17g}")
         label = "weights"
         name = "weights"
     u = uniform_weights(H)

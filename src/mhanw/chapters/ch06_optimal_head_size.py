@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import data as _data
 from .. import heads as _heads
+from .. import scaling as _scaling
 from ..infra.validate import as_seed_sequence, nonnegative_scalar, one_of, positive_int, positive_scalar
 from ..infra.sweep import run_replicates
 
@@ -45,9 +46,12 @@ SIGNIFICANCE = 3.0
 
 
 def head_sizes(budget: int) -> tuple[int, ...]:
-    """The head sizes that split ``budget`` exactly: its divisors, ascending."""
-    budget = positive_int(budget, "budget")
-    return tuple(k for k in range(1, budget + 1) if budget % k == 0)
+    """The head sizes that split ``budget`` exactly: its divisors, ascending.
+
+    ``budget`` is an integer from 1 to :data:`mhanw.scaling.MAX_DIVISOR_BUDGET`
+    (:func:`mhanw.scaling.divisors`, trial division up to its square root).
+    """
+    return tuple(int(k) for k in _scaling.divisors(budget))
 
 
 def _errors(rng, regression, n, n_test, sigma, budget, d_k_values, cells, rules):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -72,10 +73,29 @@ def save(fig, name: str, figures_dir) -> list[Path]:
     out = Path(figures_dir)
     out.mkdir(parents=True, exist_ok=True)
     pdf, png = out / f"{name}.pdf", out / f"{name}.png"
-    fig.savefig(pdf, metadata={"CreationDate": None, "ModDate": None, "Creator": None})
-    fig.savefig(png, dpi=PNG_DPI, metadata={"Software": None})
+    # Both files are written under temporary names in the same directory and
+    # renamed only when both succeeded: a failing save leaves the previous
+    # pair (or nothing) and never a truncated file or a PDF without its PNG.
+    tmp_pdf = _temporary(out, pdf.name)
+    tmp_png = _temporary(out, png.name)
+    try:
+        fig.savefig(tmp_pdf, format="pdf", metadata={"CreationDate": None, "ModDate": None, "Creator": None})
+        fig.savefig(tmp_png, format="png", dpi=PNG_DPI, metadata={"Software": None})
+        os.replace(tmp_png, png)
+        os.replace(tmp_pdf, pdf)
+    finally:
+        for tmp in (tmp_pdf, tmp_png):
+            if tmp.exists():
+                tmp.unlink()
     plt.close(fig)
     return [pdf, png]
+
+
+def _temporary(directory: Path, name: str) -> Path:
+    """A new empty file in ``directory`` for writing ``name`` before its rename."""
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    os.close(fd)
+    return Path(tmp)
 
 
 def errorbar(ax, x, mean, se, *, label=None, **kwargs):

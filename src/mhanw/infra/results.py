@@ -7,6 +7,7 @@ sorted and floats written with full precision, so the file is deterministic.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -14,15 +15,38 @@ import numpy as np
 from .texout import write_atomic
 
 
-def _plain(obj):
+def _plain(obj, where: str = "results", *, strict: bool = False):
+    """``obj`` with numpy converted to plain Python and dict keys made strings.
+
+    Two keys that become the same string (``1`` and ``"1"``, ``True`` and
+    ``"True"``) raise ``ValueError`` naming the key at ``where``: one of the two
+    values would otherwise be lost.  With ``strict``, anything JSON cannot hold
+    exactly (NaN, inf, complex numbers, other objects) raises ``ValueError``
+    naming its place too.
+    """
     if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
+        out = {}
+        for k, v in obj.items():
+            key = str(k)
+            if key in out:
+                raise ValueError(
+                    f"{where}: keys {k!r} and {key!r} collide (both are written as the JSON key {key!r}); "
+                    "rename one of them"
+                )
+            out[key] = _plain(v, f"{where}[{key!r}]", strict=strict)
+        return out
     if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
+        return [_plain(v, f"{where}[{i}]", strict=strict) for i, v in enumerate(obj)]
     if isinstance(obj, np.ndarray):
-        return _plain(obj.tolist())
+        return _plain(obj.tolist(), where, strict=strict)
     if isinstance(obj, np.generic):
-        return obj.item()
+        return _plain(obj.item(), where, strict=strict)
+    if strict:
+        if isinstance(obj, float) and not math.isfinite(obj):
+            raise ValueError(f"{where}: {obj!r} is not valid JSON; pass the results through json_safe() "
+                             "to write it as null")
+        if obj is not None and not isinstance(obj, (bool, int, float, str)):
+            raise ValueError(f"{where}: expected numbers, strings, lists or dicts, got {type(obj).__name__} {obj!r}")
     return obj
 
 
@@ -40,10 +64,15 @@ def json_safe(obj):
 
 
 def save_results(path, results: dict) -> Path:
-    """Write ``results`` (nested dicts, lists, numbers, numpy arrays) to ``path``."""
+    """Write ``results`` (nested dicts, lists, numbers, numpy arrays) to ``path``.
+
+    Keys are written as strings; two keys that would be written as the same
+    string (``1`` and ``"1"``) raise ``ValueError`` naming the key, as do NaN,
+    inf and values JSON cannot hold, naming where they are.
+    """
     if not isinstance(results, dict):
         raise ValueError(f"results: expected a dict, got {type(results).__name__}")
-    text = json.dumps(_plain(results), indent=1, sort_keys=True, allow_nan=False)
+    text = json.dumps(_plain(results, strict=True), indent=1, sort_keys=True, allow_nan=False)
     return write_atomic(path, text + "\n")
 
 

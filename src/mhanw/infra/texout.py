@@ -12,12 +12,55 @@ prefix, e.g. ``\\NWoneIdentityMaxErr``.  Every macro is wrapped in
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import re
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 _LETTERS = re.compile(r"^[A-Za-z]+$")
+
+#: Largest number of significant digits :func:`format_number` writes (a double holds 17).
+MAX_DIGITS = 17
+
+
+def _finite(value, name: str) -> float:
+    """``value`` as a finite float (not a bool or a string), else ``ValueError`` naming ``name``."""
+    if isinstance(value, (bool, str, bytes)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise ValueError(f"{name}: expected a finite real number, got {type(value).__name__} {value!r}")
+    out = float(value)
+    if not math.isfinite(out):
+        raise ValueError(f"{name}: expected a finite real number, got {value!r}")
+    return out
+
+
+def _digits(value, name: str) -> int:
+    """A number of significant digits, an int in ``1..MAX_DIGITS``."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) \
+            or not 1 <= int(value) <= MAX_DIGITS:
+        raise ValueError(f"{name}: expected an integer from 1 to {MAX_DIGITS} (significant digits), got {value!r}")
+    return int(value)
+
+
+def _braces_balanced(text: str) -> bool:
+    """Whether the unescaped braces of ``text`` are balanced (``\\{`` and ``\\}`` are literal)."""
+    depth = 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2  # a control symbol such as \{ or \%: never a group delimiter
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth < 0:
+                return False
+        i += 1
+    return depth == 0
 
 
 def format_number(x: float, digits: int = 3) -> str:
@@ -26,9 +69,8 @@ def format_number(x: float, digits: int = 3) -> str:
     Uses plain notation for ``1e-3 <= |x| < 1e5`` and ``a \\times 10^{b}``
     otherwise; integers-valued floats keep their significant digits.
     """
-    x = float(x)
-    if not math.isfinite(x):
-        raise ValueError(f"x: expected a finite number, got {x!r}")
+    x = _finite(x, "x")
+    digits = _digits(digits, "digits")
     if x == 0:
         return "0"
     if 1e-3 <= abs(x) < 1e5:
@@ -46,9 +88,11 @@ def format_number(x: float, digits: int = 3) -> str:
 
 def format_mean_se(mean: float, se: float, se_digits: int = 1) -> str:
     """``mean \\pm se``, the mean rounded to the decimal place of the s.e."""
-    mean, se = float(mean), float(se)
-    if not (math.isfinite(mean) and math.isfinite(se)) or se < 0:
+    mean = _finite(mean, "mean")
+    se = _finite(se, "se")
+    if se < 0:
         raise ValueError(f"se: expected a finite non-negative standard error, got {se!r}")
+    se_digits = _digits(se_digits, "se_digits")
     if se == 0:
         return f"{format_number(mean)} \\pm 0"
     place = se_digits - 1 - int(math.floor(math.log10(se)))
@@ -83,10 +127,14 @@ class Macros:
         self._add(name, f"\\ensuremath{{{format_number(value, digits)}}}")
 
     def integer(self, name: str, value: int) -> None:
-        """An integer, with thin spaces as thousands separators."""
-        v = int(value)
-        if v != value:
-            raise ValueError(f"value: expected an integer, got {value!r}")
+        """An integer (an int, or a float with an integer value), with thin spaces as thousands separators."""
+        if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
+            v = int(value)
+        else:
+            x = _finite(value, "value")
+            if not x.is_integer():
+                raise ValueError(f"value: expected an integer, got {value!r}")
+            v = int(x)
         s = f"{v:,}".replace(",", "\\,")
         self._add(name, f"\\ensuremath{{{s}}}")
 
@@ -95,8 +143,17 @@ class Macros:
         self._add(name, f"\\ensuremath{{{format_mean_se(mean, se)}}}")
 
     def text(self, name: str, value: str) -> None:
-        """A piece of LaTeX text, e.g. a verdict word."""
-        self._add(name, str(value))
+        """A piece of LaTeX text, e.g. a verdict word.
+
+        ``value`` must be a string whose braces balance (``\\{`` and ``\\}``
+        are literal braces): an unbalanced one would break every later macro
+        of the paper.
+        """
+        if not isinstance(value, str):
+            raise ValueError(f"value: expected a string of LaTeX text, got {type(value).__name__}")
+        if not _braces_balanced(value):
+            raise ValueError(f"value: unbalanced braces in LaTeX text {value!r}")
+        self._add(name, value)
 
     def expr(self, name: str, expression) -> None:
         """A sympy expression, typeset with :func:`sympy.latex`."""

@@ -12,15 +12,31 @@ import numbers
 import numpy as np
 
 
+#: dtype kinds :func:`as_float_array` accepts: signed and unsigned integers, floats.
+_REAL_KINDS = frozenset("iuf")
+
+_KIND_NAMES = {"b": "booleans", "c": "complex numbers", "O": "Python objects", "U": "strings",
+               "S": "bytes", "V": "structured records", "M": "datetimes", "m": "timedeltas"}
+
+
 def as_float_array(value, name: str, *, ndim=None, allow_empty: bool = False) -> np.ndarray:
     """Return ``value`` as a finite float64 array, or raise ``ValueError`` naming ``name``.
 
-    ``ndim`` is an int or a tuple of accepted numbers of dimensions.
+    Only integer and real floating dtypes are accepted: booleans, complex
+    numbers (whose imaginary part a cast would drop), strings, Python objects
+    and other dtypes are rejected, as are NaN and inf (also those produced by
+    the cast, e.g. an extended-precision 1e400).  ``ndim`` is an int or a tuple
+    of accepted numbers of dimensions.
     """
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        raw = np.asarray(value)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name}: expected an array of real numbers, got {type(value).__name__}") from exc
+    if raw.dtype.kind not in _REAL_KINDS:
+        what = _KIND_NAMES.get(raw.dtype.kind, f"dtype {raw.dtype}")
+        raise ValueError(f"{name}: expected an array of real numbers, got {what} (dtype {raw.dtype})")
+    with np.errstate(over="ignore"):
+        arr = raw.astype(np.float64, copy=False)
     if ndim is not None:
         accepted = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if arr.ndim not in accepted:
@@ -99,12 +115,23 @@ def generator(value, name: str) -> np.random.Generator:
 def as_seed_sequence(seed, name: str = "seed") -> np.random.SeedSequence:
     """Return ``seed`` as a :class:`numpy.random.SeedSequence`.
 
-    Accepts a non-negative int, a sequence of them, or a SeedSequence (returned
-    as is, so that a spawned child keeps its place in the tree of streams).
+    Accepts an explicit non-negative integer (a Python or numpy integer, not a
+    bool) or a SeedSequence (returned as is, so that a spawned child keeps its
+    place in the tree of streams).  ``None`` is rejected: it would draw fresh
+    entropy from the operating system, and two runs would differ.  Anything
+    else raises ``ValueError`` naming ``name``.
     """
     if isinstance(seed, np.random.SeedSequence):
         return seed
-    try:
-        return np.random.SeedSequence(seed)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: expected a non-negative int or a numpy SeedSequence, got {seed!r}") from exc
+    if seed is None:
+        raise ValueError(
+            f"{name}: expected an explicit non-negative integer or a numpy SeedSequence, got None "
+            "(None would draw fresh entropy, so two runs would differ)"
+        )
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (numbers.Integral, np.integer)):
+        raise ValueError(
+            f"{name}: expected a non-negative integer or a numpy SeedSequence, got {type(seed).__name__} {seed!r}"
+        )
+    if int(seed) < 0:
+        raise ValueError(f"{name}: expected a non-negative integer, got {seed!r}")
+    return np.random.SeedSequence(int(seed))
