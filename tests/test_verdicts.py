@@ -114,3 +114,17 @@ def test_gather_rejects_the_same_claim_in_two_chapters(tmp_path):
         led.write(tmp_path / f"{name}.json")
     with pytest.raises(ValueError, match="thm-2.1/identity"):
         V.gather(tmp_path.glob("*.json"))
+
+
+def test_findings_are_rendered_from_the_records():
+    recs = [record("lemma-4.1/printed-bound", V.FAILS, statistics=(V.Statistic("z at 90 deg", 12.3456, math.nan),)),
+            record("lemma-4.1/first-order", V.HOLDS, detectable=0.031,
+                   statistics=(V.Statistic("max deviation", 0.012, 0.0101, "%"),))]
+    text = V.findings_markdown(recs)
+    assert "*fails as stated*" in text and "*holds*" in text
+    assert "z at 90 deg = 12.3" in text and "max deviation = 0.012 ± 0.010 %" in text
+    assert "larger than 0.031" in text
+    flipped = [V.Verdict(**{**recs[0].__dict__, "verdict": V.HOLDS, "detectable": 0.5})] + recs[1:]
+    assert V.findings_markdown(flipped) != text
+    with pytest.raises(ValueError, match="^records:"):
+        V.findings_markdown([])

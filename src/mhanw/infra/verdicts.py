@@ -287,3 +287,57 @@ def gather(paths: Iterable) -> list[dict]:
     if dup:
         raise ValueError(f"paths: claim ids appear in more than one record: {dup}")
     return out
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _fmt(x: float, digits: int = 3) -> str:
+    if x is None or not math.isfinite(x):
+        return "n/a"
+    if x == 0:
+        return "0"
+    if 1e-3 <= abs(x) < 1e5:
+        return f"{x:.{digits}g}"
+    return f"{x:.{digits - 1}e}"
+
+
+def statistic_text(s: Statistic) -> str:
+    """``name = value ± se unit`` for reading (significant digits, no reprs)."""
+    unit = f" {s.unit}" if s.unit else ""
+    if math.isfinite(s.se):
+        return f"{s.name} = {_fmt(s.value)} ± {_fmt(s.se, 2)}{unit}"
+    return f"{s.name} = {_fmt(s.value)}{unit}"
+
+
+def findings_markdown(records: Iterable[Verdict]) -> str:
+    """The "What we found" text of a chapter, rendered from its records (Markdown).
+
+    One entry per record: the statement checked, the verdict in bold (with its
+    conditions), the deciding statistics with standard errors, the criterion and,
+    for a claim that holds because no violation was detected, the smallest
+    violation the run could have detected.
+    """
+    lines = []
+    for r in records:
+        if not isinstance(r, Verdict):
+            raise ValueError(f"records: expected Verdict records, got {type(r).__name__}")
+        verdict = r.verdict + (f" ({r.conditions})" if r.conditions else "")
+        lines.append(f"- **{r.statement}** — *{verdict}*.")
+        if r.statistics:
+            lines.append("  " + "; ".join(statistic_text(s) for s in r.statistics) + ".")
+        lines.append(f"  Criterion: {r.criterion}.")
+        if r.detectable is not None and math.isfinite(r.detectable):
+            lines.append(f"  The run could detect a violation larger than {_fmt(r.detectable, 2)}.")
+    if not lines:
+        raise ValueError("records: expected at least one verdict record")
+    return "\n".join(lines)
+
+
+def show_findings(records: Iterable[Verdict]):
+    """Display :func:`findings_markdown` in a notebook (returns the Markdown object)."""
+    from IPython.display import Markdown, display
+
+    md = Markdown(findings_markdown(records))
+    display(md)
+    return md
