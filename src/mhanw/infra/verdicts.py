@@ -298,7 +298,7 @@ def _fmt(x: float, digits: int = 3) -> str:
     if x == 0:
         return "0"
     if 1e-3 <= abs(x) < 1e5:
-        return f"{x:.{digits}g}"
+        return f"{x:#.{digits}g}".rstrip(".")
     return f"{x:.{digits - 1}e}"
 
 
