@@ -122,7 +122,7 @@ def test_findings_are_rendered_from_the_records():
                    statistics=(V.Statistic("max deviation", 0.012, 0.0101, "%"),))]
     text = V.findings_markdown(recs)
     assert "*fails as stated*" in text and "*holds*" in text
-    assert "z at 90 deg = 12.3" in text and "max deviation = 0.012 ± 0.010 %" in text
+    assert "z at 90 deg = 12.3" in text and "max deviation = 0.0120 ± 0.010 %" in text
     assert "larger than 0.031" in text
     flipped = [V.Verdict(**{**recs[0].__dict__, "verdict": V.HOLDS, "detectable": 0.5})] + recs[1:]
     assert V.findings_markdown(flipped) != text

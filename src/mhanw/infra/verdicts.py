@@ -298,6 +298,8 @@ def _fmt(x: float, digits: int = 3) -> str:
     if x == 0:
         return "0"
     if 1e-3 <= abs(x) < 1e5:
+        if abs(x) >= 10 ** (digits - 1):
+            return f"{x:.0f}"
         return f"{x:#.{digits}g}".rstrip(".")
     return f"{x:.{digits - 1}e}"
 
