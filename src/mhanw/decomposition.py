@@ -2,7 +2,7 @@
 
 For head estimates ``m_j(x)`` over replicates of ``D_n`` and weights ``a``,
 with ``B_j`` the bias, ``C`` the covariance matrix of the heads (``V_j = C_jj``)
-and ``S = sum_j a_j`` (THEORY.md, Section 5):
+and ``S = sum_j a_j``:
 
     MSE(x) = E (sum_j a_j m_j(x) - m(x))^2
            = (sum_j a_j B_j + (S - 1) m(x))^2 + sum_j a_j^2 V_j + sum_{j != j'} a_j a_j' C_jj'
@@ -12,7 +12,7 @@ the paper's term is wrong and the corrected one holds.  With empirical moments
 over ``R`` replicates (``ddof = 0``) the identity is exact to rounding; with
 ``ddof = 1`` it is off by ``O(1/R)``.
 
-The same moments give Breiman's quantities (THEORY.md, Section 12):
+The same moments give Breiman's quantities (the random-forest analogy):
 ``Vbar = mean_j V_j``, ``Cbar = mean_{j != j'} C_jj'``, ``rho_bar = Cbar / Vbar``
 and, for uniform weights, ``Var(avg) = Vbar (rho_bar + (1 - rho_bar)/H)``.
 
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .constants import WEIGHT_SUM_TOL
 from .infra.validate import as_float_array
 
 __all__ = [
@@ -38,13 +39,14 @@ __all__ = [
     "jackknife",
 ]
 
-#: ``|sum(weights) - 1|`` up to which the weights count as convex-normalised.
-WEIGHT_SUM_TOL = 1e-12
+#: ``|sum(weights) - 1|`` up to which the weights count as summing to one (:data:`mhanw.constants.WEIGHT_SUM_TOL`,
+#: the same test as the ``"average"`` rule of :mod:`mhanw.heads`).
+WEIGHT_SUM_TOL = WEIGHT_SUM_TOL
 
 FORMULAS = {
     "sum_to_one": "(sum_j a_j B_j)^2 + sum_j a_j^2 V_j + sum_{j!=j'} a_j a_j' C_jj' (Thm 3.1 as printed; sum a = 1)",
     "corrected": "(sum_j a_j B_j + (sum_j a_j - 1) m(x))^2 + sum_j a_j^2 V_j + sum_{j!=j'} a_j a_j' C_jj' "
-                 "(THEORY.md Section 5; sum a != 1)",
+                 "(corrected Thm 3.1; sum a != 1)",
 }
 
 
@@ -167,6 +169,9 @@ def bias_variance_covariance(estimates, target, weights) -> BVCDecomposition:
     weights : array ``(H,)``
         Head weights ``a``; any real numbers.
 
+    Raises ``ValueError`` naming ``estimates`` when a squared term does not
+    fit in float64 (the moments themselves are computed on rescaled values).
+
     Returns
     -------
     BVCDecomposition
@@ -177,6 +182,9 @@ def bias_variance_covariance(estimates, target, weights) -> BVCDecomposition:
         needed.
     """
     est, tgt, a = _check(estimates, target, weights)
+    # Work on estimates and target divided by a power of two (exact): no square overflows on the way.
+    e = int(np.frexp(max(np.abs(est).max(), np.abs(tgt).max()))[1])
+    est, tgt = np.ldexp(est, -e), np.ldexp(tgt, -e)
     R = est.shape[0]
     tail = (slice(None),) + (None,) * (est.ndim - 2)  # broadcast a over test points
     err = est - tgt  # (R, H[, m])
@@ -200,20 +208,29 @@ def bias_variance_covariance(estimates, target, weights) -> BVCDecomposition:
     else:
         mse_se, mse_se_int = np.full(np.shape(mse), np.nan), float("nan")
     formula = "sum_to_one" if abs(s - 1.0) <= WEIGHT_SUM_TOL else "corrected"
-    as_out = (lambda v: float(v)) if est.ndim == 2 else (lambda v: np.asarray(v, dtype=float))
+
+    def second(v):  # a second moment back on the scale of the estimates
+        with np.errstate(over="ignore"):
+            out = np.ldexp(v, 2 * e)
+        if np.any(np.isinf(out) & np.isfinite(v)):
+            raise ValueError(f"estimates: the squared errors overflow float64 (|estimates - target| up to "
+                             f"about 2^{e}); rescale the estimates and the target")
+        return out
+
+    as_out = (lambda v: float(second(v))) if est.ndim == 2 else (lambda v: np.asarray(second(v), dtype=float))
     return BVCDecomposition(
         bias_squared=as_out(bias_sq),
         variance_term=as_out(variance_term),
         covariance_term=as_out(covariance_term),
         mse=as_out(mse),
         mse_se=as_out(mse_se),
-        mse_se_integrated=mse_se_int,
+        mse_se_integrated=float(second(mse_se_int)),
         printed_bias_squared=as_out(weighted_bias ** 2),
         formula=formula,
         weights_sum=s,
         weights=a,
-        bias=bias,
-        covariance=cov,
+        bias=np.ldexp(bias, e),
+        covariance=second(cov),
         n_rep=R,
     )
 
@@ -241,7 +258,7 @@ class BreimanQuantities:
     """Breiman's quantities of the uniform average of ``H`` heads, integrated over the test points.
 
     Moments over replicates use ``ddof = 0`` and are averaged over the test
-    points before any ratio is taken (THEORY.md, Section 12):
+    points before any ratio is taken:
 
     - ``mean_variance``: ``Vbar = mean_x mean_j V_j(x)``;
     - ``mean_covariance``: ``Cbar = mean_x mean_{j != j'} C_jj'(x)``;
@@ -279,6 +296,9 @@ def breiman_quantities(estimates, target) -> BreimanQuantities:
         Head estimates over ``R`` replicates of ``D_n`` at ``m`` fixed points.
     target : float or array ``(m,)``
         ``m(x)`` at the points (enters only ``mse``).
+
+    Raises ``ValueError`` naming ``estimates`` when every head has zero
+    variance (``Vbar = 0``), where ``rho_bar`` is undefined.
     """
     est, tgt, _ = _check(estimates, target, np.ones(np.shape(estimates)[1]))
     H = est.shape[1]
@@ -286,6 +306,8 @@ def breiman_quantities(estimates, target) -> BreimanQuantities:
         raise ValueError(f"estimates: expected at least 2 heads (axis 1), got shape {est.shape}")
     dec = bias_variance_covariance(est, tgt, np.full(H, 1.0 / H)).averaged()
     vbar, cbar = float(dec.mean_variance), float(dec.mean_covariance)
+    if vbar == 0.0:
+        raise ValueError("estimates: the heads have zero variance over the replicates; rho_bar = Cbar/Vbar is undefined")
     rho = cbar / vbar
     avg = est.mean(axis=1)  # (R[, m])
     return BreimanQuantities(
