@@ -43,7 +43,12 @@ def test_random_configurations_structure_and_determinism():
         ch04.random_configurations(1, np.random.default_rng(0))
 
 
-# ---------------------------------------------------------------- paired summaries
+# ---------------------------------------------------------------- summaries
+
+
+def _result(errors):
+    errors = np.asarray(errors, dtype=float)
+    return montecarlo.ImseResult(errors=errors, labels=tuple("" for _ in errors))
 
 
 def test_monotonicity_violations_counts_pairs_and_direction():
@@ -68,7 +73,8 @@ def test_monotonicity_violations_counts_pairs_and_direction():
 # ---------------------------------------------------------------- Thm 5.1 (THEORY.md Section 9)
 
 
-def test_Bprime_strict_violation_with_isotropic_m():
+@pytest.mark.statistical
+def test_higher_hdi_can_raise_the_imse_for_isotropic_m():
     """(B') at reduced size: P' (HDI_PA 0.510) vs Q (0.5), m = iso_cos, T = 300, R = 800.
     Higher HDI, higher IMSE: z = 4.1-6.0 over three seeds at these sizes."""
     cfg = ch04.equal_hdi_configurations()
@@ -126,8 +132,9 @@ def pair_family_imse():
             for m in ("iso_exp", "iso_cos", "aniso")}
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("m", ["iso_exp", "iso_cos"])
-def test_T42a_isotropic_imse_never_increases_along_pair(pair_family_imse, m):
+def test_isotropic_imse_never_increases_along_the_pair_family(pair_family_imse, m):
     res = pair_family_imse[m]
     for i in range(len(THETAS) - 1):
         diff, se = res.paired_difference(i + 1, i)
@@ -136,12 +143,14 @@ def test_T42a_isotropic_imse_never_increases_along_pair(pair_family_imse, m):
     assert diff < -3 * se  # and diversity helps overall
 
 
-def test_T42b_aniso_imse_increases_with_hdi(pair_family_imse):
+@pytest.mark.statistical
+def test_anisotropic_imse_increases_with_hdi(pair_family_imse):
     diff, se = pair_family_imse["aniso"].paired_difference(len(THETAS) - 1, 0)
     assert diff > 3 * se  # documented failure of S-true
 
 
-def test_T42c_equal_hdi_different_imse():
+@pytest.mark.statistical
+def test_equal_hdi_configurations_have_different_imse():
     """(B): P = (span{e1,e2}, span{e1,e3}) vs Q = pair(45 deg), HDI_PA 0.5 both; iso_cos.
 
     R = 1600 (THEORY quick: 800): at R = 800 the paired z-score was 3.2-4.8 over five seeds,
@@ -169,7 +178,8 @@ def random_configurations():
     return hdi, res
 
 
-def test_T42d_rank_correlation_and_violations(random_configurations):
+@pytest.mark.statistical
+def test_imse_falls_with_hdi_over_random_configurations(random_configurations):
     hdi, res = random_configurations
     assert spearmanr(hdi, res.mean).statistic <= -0.8
     violations = 0
@@ -181,7 +191,8 @@ def test_T42d_rank_correlation_and_violations(random_configurations):
     assert violations <= 1
 
 
-def test_T42e_identical_heads_are_worst_for_isotropic_m(pair_family_imse, random_configurations):
+@pytest.mark.statistical
+def test_identical_heads_are_worst_for_isotropic_m(pair_family_imse, random_configurations):
     for m in ("iso_exp", "iso_cos"):
         res = pair_family_imse[m]  # theta = 0 is the identical configuration
         for i in range(1, len(THETAS)):

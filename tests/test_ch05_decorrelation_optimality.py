@@ -20,7 +20,8 @@ def test_blind_configurations():
     assert np.linalg.norm(cfg["orthogonal"][1].T @ e1) == 0.0
 
 
-def test_T51a_orthogonal_best_among_random_isotropic_configurations():
+@pytest.mark.statistical
+def test_orthogonal_heads_best_among_random_isotropic_configurations():
     """(i) at reduced size: 8 interpolated configurations plus orthogonal blocks, m = iso_cos6,
     n = 400, h = 0.6, T = 100, R = 150 (THEORY: 24 configurations, T = 200, R = 150 / 600)."""
     configs, res = ch05.random_configuration_imse("iso_cos6", 8, 511, n=400, n_test=100, n_rep=150,
@@ -38,7 +39,8 @@ def blind_imse():
     return montecarlo.integrated_mse(list(cfg.values()), "blind", n=500, n_test=100, n_rep=100, seed=512, n_jobs=2)
 
 
-def test_T51b_blind_orthogonal_heads_lose_to_shared_ones(blind_imse):
+@pytest.mark.statistical
+def test_blind_orthogonal_heads_lose_to_shared_ones(blind_imse):
     identical, shared, orthogonal = range(3)
     diff, se = blind_imse.paired_difference(orthogonal, shared)
     assert diff > 3 * se  # documented failure of Thm 5.1 as stated

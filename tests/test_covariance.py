@@ -48,14 +48,16 @@ def lemma_covariances():
     return out
 
 
-def test_L41a_zero_regression_covariance_positive_bound_zero(lemma_covariances):
+@pytest.mark.statistical
+def test_covariance_is_positive_where_the_printed_bound_is_zero(lemma_covariances):
     for theta in (0, 90):
         cov, se, bound = lemma_covariances["zero", theta]
         assert bound == 0.0
         assert cov > 3 * se  # documented failure: the noise term is missing from the bound
 
 
-def test_L41b_sin13_bound_fails_at_90_degrees(lemma_covariances):
+@pytest.mark.statistical
+def test_printed_bound_fails_at_90_degrees_for_sin13(lemma_covariances):
     cov, se, bound = lemma_covariances["sin13", 90]
     assert bound < 1e-30  # vanishes to rounding (cos(pi/2) != 0 in floating point)
     assert cov > bound + 3 * se  # documented failure
@@ -63,14 +65,16 @@ def test_L41b_sin13_bound_fails_at_90_degrees(lemma_covariances):
     assert cov0 + 3 * se0 < bound0  # at small angles the printed bound holds
 
 
-def test_L41_first_order_covariance_matches_kernel_overlap(lemma_covariances):
+@pytest.mark.statistical
+def test_first_order_covariance_matches_the_kernel_overlap(lemma_covariances):
     for theta, W in ((0, heads.pair_heads(0.0, 4, 2)), (90, heads.pair_heads(np.pi / 2, 4, 2))):
         cov, se, _ = lemma_covariances["zero", theta]
         first_order = 0.25 * kernel_overlap(W[0], W[1], X_LEMMA, 0.5) / 500
         assert abs(cov - first_order) <= 3 * se + 0.1 * first_order
 
 
-def test_L41c_closed_form_matches_monte_carlo():
+@pytest.mark.statistical
+def test_closed_form_covariance_factor_matches_monte_carlo():
     """1-D heads, x = 0, m = 0, sigma = 1, d = 2, n = 2000; R = 1500 (THEORY: 4000)."""
     phis = np.radians([0, 10, 30, 60, 90])
     n = 2000
@@ -88,7 +92,7 @@ def test_L41c_closed_form_matches_monte_carlo():
         assert abs(n * cov - closed) <= 3 * n * se + 0.05 * closed, (c.bandwidth, np.degrees(phi))
 
 
-def test_L41d_symbolic_closed_form():
+def test_symbolic_covariance_factor_matches_the_closed_form():
     ratio, (h, phi) = covariance_factor_symbolic()
     closed = (1 + h**2) / sp.sqrt((1 + h**2) ** 2 - sp.cos(phi) ** 2)
     assert sp.simplify(ratio - closed) == 0
@@ -146,6 +150,7 @@ def test_first_order_signal_term_matches_monte_carlo_integration():
     assert fine.covariance == pytest.approx(fo.covariance, rel=1e-8)
 
 
+@pytest.mark.statistical
 def test_first_order_covariance_matches_sin13_monte_carlo(lemma_covariances):
     """Corrected Lemma 4.1: the signal term accounts for the covariance the noise term misses."""
     for theta, W in ((0, heads.pair_heads(0.0, 4, 2)), (90, heads.pair_heads(np.pi / 2, 4, 2))):
@@ -190,14 +195,16 @@ def one_dim_correlations():
     return phis, ests, rho
 
 
-def test_RFc_correlation_matches_closed_form(one_dim_correlations):
+@pytest.mark.statistical
+def test_head_correlation_matches_its_closed_form(one_dim_correlations):
     phis, ests, rho = one_dim_correlations
     value, se = jackknife(rho, ests, 20)
     closed = np.array([head_correlation(p, h) for p in phis for h in BANDWIDTHS])
     assert np.all(np.abs(value - closed) <= 3 * se + 0.05 * closed), (value, se, closed)
 
 
-def test_RFd_correlation_increases_with_bandwidth(one_dim_correlations):
+@pytest.mark.statistical
+def test_head_correlation_increases_with_bandwidth(one_dim_correlations):
     _, ests, rho = one_dim_correlations
     k = len(BANDWIDTHS)
     steps, se = jackknife(lambda *es: np.diff(rho(*es)), ests[:k], 20)  # phi = 45 deg, paired over h

@@ -26,8 +26,9 @@ def _rhs(dec):
     return dec.bias_squared + dec.variance_term + dec.covariance_term
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("weights", [np.full(3, 1 / 3), np.array([0.5, 0.3, 0.2])])
-def test_T31a_identity_exact_with_ddof0(bvc_estimates, weights):
+def test_bvc_identity_is_exact_with_empirical_moments(bvc_estimates, weights):
     est, target = bvc_estimates
     assert abs(target) > 1.0
     dec = bias_variance_covariance(est, target, weights)
@@ -38,7 +39,8 @@ def test_T31a_identity_exact_with_ddof0(bvc_estimates, weights):
     assert dec.printed_bias_squared == pytest.approx(dec.bias_squared, rel=1e-12)
 
 
-def test_T31a_ddof1_is_off_by_order_one_over_R(bvc_estimates):
+@pytest.mark.statistical
+def test_bvc_identity_with_ddof1_is_off_by_order_one_over_R(bvc_estimates):
     est, target = bvc_estimates
     a = np.array([0.5, 0.3, 0.2])
     dec = bias_variance_covariance(est, target, a)
@@ -50,7 +52,8 @@ def test_T31a_ddof1_is_off_by_order_one_over_R(bvc_estimates):
     assert gap / dec.mse > 1e-9  # far above the 1e-12 of the ddof = 0 identity
 
 
-def test_T31b_weights_not_summing_to_one(bvc_estimates):
+@pytest.mark.statistical
+def test_printed_bias_term_fails_when_weights_do_not_sum_to_one(bvc_estimates):
     est, target = bvc_estimates
     a = np.array([0.8, 0.4, 0.1])
     dec = bias_variance_covariance(est, target, a)
@@ -61,7 +64,7 @@ def test_T31b_weights_not_summing_to_one(bvc_estimates):
     assert "sum_j a_j - 1" in dec.formula_text
 
 
-def test_T31c_identical_heads_do_not_reduce_variance():
+def test_identical_heads_do_not_reduce_variance():
     x = X_POINT[:, :4]
     configs = [heads.identical_heads(4, 2, H) for H in (1, 2, 3, 4)]
     ests = montecarlo.pointwise_estimates(configs, "bvc", x, n=300, n_rep=300, seed=5)
@@ -103,7 +106,7 @@ def test_identity_holds_for_any_input(seed, R, H, m, weight_sum):
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), R=st.integers(2, 60), H=st.integers(2, 6))
-def test_RFa_breiman_identity(seed, R, H):
+def test_breiman_identity_for_any_estimates(seed, R, H):
     est, target, _ = _random_problem(seed, R, H, 1, None)
     est = est[:, :, 0]
     dec = bias_variance_covariance(est, float(target[0]), np.full(H, 1 / H))
@@ -154,7 +157,7 @@ def test_bad_input(estimates, target, weights, name):
 
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), R=st.integers(2, 50), H=st.integers(2, 7), m=st.integers(1, 5))
-def test_RFa_breiman_identity_with_empirical_moments(seed, R, H, m):
+def test_breiman_identity_with_empirical_moments_of_correlated_heads(seed, R, H, m):
     rng = np.random.default_rng(seed)
     A = rng.standard_normal((H, H))
     est = rng.standard_normal((R, m, H)) @ A.T + rng.standard_normal(H)  # arbitrary covariance and means
@@ -169,7 +172,7 @@ def test_RFa_breiman_identity_with_empirical_moments(seed, R, H, m):
     assert q.n_heads == H and q.vector().shape == (6,)
 
 
-def test_RFa_equicorrelated_draws_recover_the_population_formula():
+def test_equicorrelated_draws_recover_breimans_population_formula():
     """200 000 equicorrelated Gaussian 'heads': rho_bar and Var(avg) within 3 s.e. of V (rho + (1 - rho)/H)."""
     H, V, rho = 4, 2.0, 0.3
     cov = V * ((1 - rho) * np.eye(H) + rho)
@@ -213,7 +216,8 @@ def test_jackknife():
         jackknife(None, [x], 4)
 
 
-def test_RFb_orthogonal_heads_keep_a_correlation():
+@pytest.mark.statistical
+def test_orthogonal_heads_keep_a_positive_error_correlation():
     """star(90 deg), H = 4, d_k = 2, d = 10, h = 0.5: HDI_PA = 1, yet 1 - rho_bar < 1 by > 3 s.e. (documented)."""
     x = np.random.default_rng(8).standard_normal((100, 10))
     cfgs = [heads.star_heads(t, 10, 2, 4) for t in (0.0, np.pi / 2)]

@@ -73,7 +73,7 @@ def test_cross_gram_as_printed():
 
 
 @pytest.mark.parametrize("d, H, d_k", [(512, 8, 64), (768, 12, 64), (64, 8, 8), (6, 3, 1)])
-def test_HDIa_identical_orthonormal_heads(d, H, d_k):
+def test_hdi_of_identical_orthonormal_heads(d, H, d_k):
     W = heads.identical_heads(d, d_k, H, basis=_haar(d, 1, d, d_k)[0])
     assert HDI(W, "paper") == pytest.approx(1 - 1 / d_k, abs=1e-12)  # documented: not 0
     assert HDI(W, "principal_angles") == pytest.approx(0.0, abs=1e-12)
@@ -81,7 +81,7 @@ def test_HDIa_identical_orthonormal_heads(d, H, d_k):
 
 
 @pytest.mark.parametrize("d, H, d_k", [(512, 8, 64), (768, 12, 64), (64, 8, 8)])
-def test_table_of_section_7(d, H, d_k):
+def test_hdi_table_of_three_model_shapes(d, H, d_k):
     for norm in ("paper", "principal_angles", "rv"):
         assert HDI(heads.orthogonal_heads(d, d_k, H), norm) == pytest.approx(1.0, abs=1e-12)
     rng = np.random.default_rng(d)
@@ -95,7 +95,7 @@ def test_table_of_section_7(d, H, d_k):
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10**6), H=st.integers(2, 5), d_k=st.integers(1, 4), extra=st.integers(0, 4))
-def test_HDIb_affine_map_for_orthonormal_heads(seed, H, d_k, extra):
+def test_printed_hdi_is_affine_in_hdi_pa_for_orthonormal_heads(seed, H, d_k, extra):
     W = _haar(seed, H, d_k + extra, d_k)
     assert HDI(W) == pytest.approx(d_k * HDI(W, "paper") - d_k + 1, abs=1e-12)
     assert HDI(W, "rv") == pytest.approx(HDI(W), abs=1e-12)  # equal singular values
@@ -105,7 +105,7 @@ def test_HDIb_affine_map_for_orthonormal_heads(seed, H, d_k, extra):
 
 @pytest.mark.parametrize("c", [0.5, 2.0, 3.0])
 @pytest.mark.parametrize("d_k", [1, 4, 64])
-def test_HDIc_rescaled_identical_heads(c, d_k):
+def test_hdi_of_rescaled_identical_heads(c, d_k):
     W = c * heads.identical_heads(128, d_k, 4)
     assert HDI(W, "paper") == pytest.approx(1 - c**4 / d_k, abs=1e-12)
     assert HDI(W, "principal_angles") == pytest.approx(0.0, abs=1e-12)
@@ -120,7 +120,7 @@ def _well_conditioned(rng, k):
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), H=st.integers(2, 5), d_k=st.integers(1, 3), extra=st.integers(0, 4),
        c=st.floats(0.2, 5.0))
-def test_HDId_invariances(seed, H, d_k, extra, c):
+def test_invariances_of_each_normalization(seed, H, d_k, extra, c):
     rng = np.random.default_rng(seed)
     d = d_k + extra + 1
     W = rng.standard_normal((H, d, d_k))
@@ -152,7 +152,7 @@ def test_rv_differs_from_pa_for_unequal_singular_values():
     assert abs(HDI(W2, "rv") - HDI(W2)) > 0.3
 
 
-def test_HDIe_haar_heads_expected_value():
+def test_haar_heads_expected_hdi():
     W = _haar(7, 8, 512, 64)
     assert HDI(W) == pytest.approx(haar_expected_hdi(512, 64), abs=0.01)
     assert haar_expected_hdi(512, 64) == 1 - 64 / 512
@@ -204,7 +204,7 @@ def test_principal_angles_bad_input():
         cross_gram(np.eye(4)[:, :2], np.eye(4)[:, :3])
 
 
-def test_T51c_frame_bound_reached_by_projected_gradient_ascent():
+def test_frame_bound_reached_by_projected_gradient_ascent():
     out = maximize_hdi(3, 1, 4, np.random.default_rng(20), n_starts=20, n_steps=150)
     bound = hdi_upper_bound(3, 1, 4)
     assert bound == pytest.approx(8 / 9)

@@ -78,6 +78,26 @@ def test_family_bad_input(call, name):
         call()
 
 
+GRADED_ANGLES = np.radians([0, 20, 35, 50, 65, 80])
+
+
+def test_graded_heads_geometry():
+    W = heads.graded_heads(GRADED_ANGLES, 8)
+    assert W.shape == (6, 8, 1)
+    np.testing.assert_allclose(np.linalg.norm(W[:, :, 0], axis=1), 1.0, rtol=1e-15)
+    np.testing.assert_allclose(W[:, 0, 0], np.cos(GRADED_ANGLES), rtol=1e-15)  # cosine with the signal direction e1
+    G = W[:, :, 0] @ W[:, :, 0].T
+    np.testing.assert_allclose(G, np.outer(np.cos(GRADED_ANGLES), np.cos(GRADED_ANGLES)) + np.diag(np.sin(GRADED_ANGLES) ** 2),
+                               atol=1e-15)
+
+
+@pytest.mark.parametrize("angles,d,name", [([0.1, 0.2], 2, "d"), ([[0.1]], 4, "angles"), ([], 4, "angles"),
+                                           ([np.nan], 4, "angles"), ([0.1], 0, "d")])
+def test_graded_heads_bad_input(angles, d, name):
+    with pytest.raises(ValueError, match=f"^{name}:"):
+        heads.graded_heads(angles, d)
+
+
 # ---------------------------------------------------------------- head outputs
 
 

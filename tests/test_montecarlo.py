@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 from mhanw import data, heads, montecarlo
+from mhanw import weighting as w
 from mhanw.infra import sweep
-from mhanw.infra.estimates import Estimate
+
+ANGLES = np.radians([0, 20, 35, 50, 65, 80])
 
 
 def _result(errors):
@@ -81,9 +83,6 @@ def test_error_moments_match_integrated_mse():
     s = data.draw_sample(rng, "blind", 80, 6, n_test=25)
     e = heads.head_estimates(W, s.X, s.Y, s.X_test, 0.4) - s.m_test
     np.testing.assert_allclose(M[1], e @ e.T / 25, rtol=1e-12)
-    # workers do not change the result
-    np.testing.assert_array_equal(
-        montecarlo.error_moments(W, "blind", n=80, n_test=25, n_rep=5, seed=3, bandwidth=0.4, n_jobs=2), M)
 
 
 def test_error_moments_bad_input():

@@ -273,10 +273,7 @@ def block_gram(W) -> np.ndarray:
 
     Every HDI depends on ``W`` only through ``B`` (:func:`hdi_from_gram`).
     """
-    W = check_heads(W)
-    H, d, k = W.shape
-    A = W.transpose(0, 2, 1).reshape(H * k, d)
-    return (A @ A.T).reshape(H, k, H, k).transpose(0, 2, 1, 3)
+    return _cross_blocks(check_heads(W))
 
 
 def _gram(B, name: str) -> np.ndarray:
@@ -308,21 +305,32 @@ def gram_factors(B, name: str = "W") -> np.ndarray:
     C = B[np.arange(H), np.arange(H)]
     # scale each block by a power of 4 (exact) so that its largest entry is about 1
     f = (np.frexp(np.abs(C).max(axis=(1, 2)))[1] + 1) // 2
-    L = np.empty_like(C)
-    for j in range(H):
-        try:
-            L[j] = np.ldexp(np.linalg.cholesky(np.ldexp(C[j], -2 * f[j])), f[j])
-        except np.linalg.LinAlgError:
-            raise ValueError(f"{name}: head {j} is rank deficient (rank < d_k = {k})") from None
+    Cs = np.ldexp(C, -2 * f[:, None, None])
+    try:
+        L = np.linalg.cholesky(Cs)
+    except np.linalg.LinAlgError:
+        for j in range(H):  # name the first head that is not positive definite
+            try:
+                np.linalg.cholesky(Cs[j])
+            except np.linalg.LinAlgError:
+                raise ValueError(f"{name}: head {j} is rank deficient (rank < d_k = {k})") from None
+        raise
+    L = np.ldexp(L, f[:, None, None])
     _check_factors(L, name)
     return L
 
 
 def _orthonormal_blocks(B: np.ndarray, name: str) -> np.ndarray:
-    """``Q_j^T Q_j'`` ``(H, H, k, k)`` from a block Gram matrix (``Q_j = W_j L_j^{-T}``)."""
-    H, _, k, _ = B.shape
+    """``Q_j^T Q_j' = L_j^{-1} B[j, j'] L_j'^{-T}`` ``(H, H, k, k)`` from a block Gram matrix (``Q_j = W_j L_j^{-T}``)."""
     Linv = np.linalg.inv(gram_factors(B, name))
-    return np.einsum("iab,ijbc,jdc->ijad", Linv, B, Linv)
+    return Linv[:, None] @ B @ Linv.transpose(0, 2, 1)[None]
+
+
+def _cross_blocks(Q: np.ndarray) -> np.ndarray:
+    """``Q_j^T Q_j'`` ``(H, H, k, k)`` for a stack ``Q`` ``(H, d, k)`` (one matrix product)."""
+    H, d, k = Q.shape
+    A = Q.transpose(0, 2, 1).reshape(H * k, d)
+    return (A @ A.T).reshape(H, k, H, k).transpose(0, 2, 1, 3)
 
 
 def _cos2(O: np.ndarray) -> np.ndarray:
@@ -368,8 +376,7 @@ def cos2_spectrum(W) -> np.ndarray:
     each pair ascending; the mean of the spectrum is ``1 - HDI_PA``.  It shows
     whether an overlap comes from a few shared directions or is spread out.
     """
-    Q = orthonormal_bases(check_heads(W))
-    return _cos2(np.einsum("iak,jal->ijkl", Q, Q))
+    return _cos2(_cross_blocks(orthonormal_bases(check_heads(W))))
 
 
 def haar_expected_hdi(d: int, d_k: int) -> float:
