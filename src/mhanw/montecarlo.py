@@ -25,7 +25,7 @@ import numpy as np
 from . import data as _data
 from .constants import BANDWIDTH, SIGMA
 from .heads import HeadConfig, _Plan
-from .infra.estimates import Estimate
+from .infra.estimates import Estimate, ReplicatedErrors
 from .infra.sweep import run_replicates
 from .infra.validate import as_float_array, nonnegative_scalar, positive_int
 
@@ -51,33 +51,18 @@ def _as_configs(configs, bandwidth):
 
 
 @dataclass(frozen=True)
-class ImseResult:
+class ImseResult(ReplicatedErrors):
     """Per-replicate integrated squared errors of several configurations under CRN.
 
     ``errors[c, r] = (1/T) sum_t (f_c(x_t) - m(x_t))^2`` for configuration ``c``
     on replicate ``r`` (shape ``(C, R)``); all configurations share the
     training sample and test points of replicate ``r``, so every comparison is
-    paired.  Means, standard errors and comparisons are
-    :class:`mhanw.infra.estimates.Estimate` objects.
+    paired.  ``mean``, ``se`` and ``estimate`` are the IMSE per configuration
+    ``(C,)``; comparisons are :class:`mhanw.infra.estimates.Estimate` objects.
     """
 
     errors: np.ndarray
     labels: tuple
-
-    @property
-    def estimate(self) -> Estimate:
-        """IMSE per configuration with its Monte Carlo s.e., ``(C,)`` each."""
-        return Estimate.from_samples(self.errors)
-
-    @property
-    def mean(self) -> np.ndarray:
-        """IMSE per configuration, ``(C,)``."""
-        return self.estimate.mean
-
-    @property
-    def se(self) -> np.ndarray:
-        """Monte Carlo standard error ``sd(err)/sqrt(R)`` (ddof = 1; NaN for one replicate), ``(C,)``."""
-        return self.estimate.se
 
     def _index(self, i, name: str) -> int:
         i = positive_int(i, name, minimum=0)

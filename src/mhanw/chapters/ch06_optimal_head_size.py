@@ -32,7 +32,7 @@ import numpy as np
 from .. import data as _data
 from .. import heads as _heads
 from ..constants import N_SE, SIGMA
-from ..infra.estimates import Estimate
+from ..infra.estimates import Estimate, ReplicatedErrors
 from ..infra.validate import as_seed_sequence, nonnegative_scalar, one_of, positive_int, positive_scalar
 from ..infra.sweep import run_replicates
 
@@ -71,7 +71,7 @@ def _errors(rng, regression, n, n_test, sigma, budget, d_k_values, cells, rules)
 
 
 @dataclass(frozen=True)
-class BudgetResult:
+class BudgetResult(ReplicatedErrors):
     """The budget simulation at one ``(regression, n)``.
 
     Attributes
@@ -85,6 +85,8 @@ class BudgetResult:
     tuned_bandwidth : ``(n_dk, n_rules)``, the grid value with the smallest tuning IMSE
     errors : ``(n_rules, n_dk, n_rep)``, per-replicate integrated squared errors of
         the tuned ensembles on the evaluation replicates (common random numbers)
+
+    ``mean``, ``se`` and ``estimate``: the evaluation IMSE ``(n_rules, n_dk)``.
     """
 
     regression: str
@@ -107,21 +109,6 @@ class BudgetResult:
     @property
     def n_heads(self) -> tuple:
         return tuple(self.budget // k for k in self.d_k_values)
-
-    @property
-    def estimate(self) -> Estimate:
-        """IMSE ``(n_rules, n_dk)`` on the evaluation replicates with its Monte Carlo s.e."""
-        return Estimate.from_samples(self.errors)
-
-    @property
-    def mean(self) -> np.ndarray:
-        """IMSE ``(n_rules, n_dk)`` on the evaluation replicates."""
-        return self.estimate.mean
-
-    @property
-    def se(self) -> np.ndarray:
-        """Monte Carlo standard error ``sd/sqrt(R)`` (ddof = 1), ``(n_rules, n_dk)``."""
-        return self.estimate.se
 
     def _index(self, rule, d_k):
         return self.rules.index(one_of(rule, "rule", self.rules)), self.d_k_values.index(

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..infra.estimates import Estimate
+from ..infra.estimates import Estimate, ReplicatedErrors
 from ..infra.validate import as_float_array, one_of, positive_int
 from ..weighting import GOLDEN_Q, ORACLES, SCHEMES, _ratio, _symmetric_matrix, fitted_weights, quality_order
 
@@ -26,7 +26,7 @@ __all__ = ["NestedErrors", "nested_errors"]
 
 
 @dataclass(frozen=True)
-class NestedErrors:
+class NestedErrors(ReplicatedErrors):
     """Errors of weightings as heads are added in quality order (Thm 7.1, real heads).
 
     Attributes
@@ -37,27 +37,14 @@ class NestedErrors:
         ``s`` of the best ``k`` heads on evaluation replicate ``r``
     weights : ``{scheme: [a_1, ..., a_H]}``, ``a_k`` of shape ``(k,)`` in
         quality order (the oracles fitted on the fitting matrix)
+
+    ``mean``, ``se`` and ``estimate`` are the MSE per scheme and number of heads, ``(S, H)``.
     """
 
     order: np.ndarray
     schemes: tuple
     errors: np.ndarray
     weights: dict
-
-    @property
-    def estimate(self) -> Estimate:
-        """MSE per scheme and number of heads with its Monte Carlo s.e., ``(S, H)`` each."""
-        return Estimate.from_samples(self.errors)
-
-    @property
-    def mean(self) -> np.ndarray:
-        """MSE per scheme and number of heads, ``(S, H)``."""
-        return self.estimate.mean
-
-    @property
-    def se(self) -> np.ndarray:
-        """Monte Carlo s.e. ``sd/sqrt(R)`` (ddof = 1; NaN for one replicate), ``(S, H)``."""
-        return self.estimate.se
 
     def samples(self, scheme: str, k: int | None = None) -> np.ndarray:
         """Per-replicate errors ``(R,)`` of ``scheme`` with its best ``k`` heads (default all)."""

@@ -16,6 +16,9 @@ of them replicate by replicate (common random numbers):
 - :meth:`Estimate.exceeds`: the 3-s.e. rule; it raises on a NaN s.e. instead
   of reading it as "not significant".
 
+:class:`ReplicatedErrors` gives a result type holding per-replicate
+``errors`` (replicates on the last axis) its ``estimate``, ``mean`` and ``se``.
+
 Samples must be finite; fewer than two replicates give a NaN s.e.  An :class:`Estimate` unpacks as
 ``mean, se = estimate``.
 """
@@ -29,7 +32,7 @@ import numpy as np
 from ..constants import N_SE
 from .validate import as_float_array
 
-__all__ = ["Estimate"]
+__all__ = ["Estimate", "ReplicatedErrors"]
 
 
 def _samples(samples, name: str, axis: int) -> tuple[np.ndarray, int]:
@@ -132,3 +135,24 @@ class Estimate:
 
     def __len__(self) -> int:
         return 2
+
+
+class ReplicatedErrors:
+    """Mixin for a result with per-replicate ``errors`` of shape ``(..., R)``: ``estimate``, ``mean``, ``se``."""
+
+    errors: np.ndarray
+
+    @property
+    def estimate(self) -> Estimate:
+        """The mean error over replicates with its Monte Carlo s.e., shape ``errors.shape[:-1]`` each."""
+        return Estimate.from_samples(self.errors)
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Mean error over the replicates (last axis)."""
+        return self.estimate.mean
+
+    @property
+    def se(self) -> np.ndarray:
+        """Monte Carlo standard error ``sd/sqrt(R)`` (ddof = 1; NaN for one replicate)."""
+        return self.estimate.se
