@@ -6,8 +6,6 @@ import math
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
 
 from mhanw import data, heads, montecarlo
 from mhanw.decomposition import covariance_with_se

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from scipy.linalg import subspace_angles
 
 from mhanw import diversity, heads
 from mhanw.diversity import (NORMALIZATIONS, cross_gram, frame_tightness, haar_expected_hdi, hdi_upper_bound, head_diversity_index,

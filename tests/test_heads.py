@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mhanw import data, heads, nw
-from mhanw.diversity import head_diversity_index, principal_angles
+from mhanw.diversity import head_diversity_index
 
 # ---------------------------------------------------------------- families
 
