@@ -10,7 +10,7 @@ from mhanw.infra.estimates import Estimate
 
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10**6), C=st.integers(2, 5), R=st.integers(3, 40))
-def test_relative_difference_is_the_delta_method(seed, C, R):
+def test_relative_change_se_is_the_delta_method(seed, C, R):
     rng = np.random.default_rng(seed)
     E = rng.gamma(2.0, 1.0, size=(C, R)) + 0.1
     rel, se = Estimate.relative(E, E[1])
