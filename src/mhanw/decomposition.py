@@ -39,10 +39,6 @@ __all__ = [
     "jackknife",
 ]
 
-#: ``|sum(weights) - 1|`` up to which the weights count as summing to one (:data:`mhanw.constants.WEIGHT_SUM_TOL`,
-#: the same test as the ``"average"`` rule of :mod:`mhanw.heads`).
-WEIGHT_SUM_TOL = WEIGHT_SUM_TOL
-
 FORMULAS = {
     "sum_to_one": "(sum_j a_j B_j)^2 + sum_j a_j^2 V_j + sum_{j!=j'} a_j a_j' C_jj' (Thm 3.1 as printed; sum a = 1)",
     "corrected": "(sum_j a_j B_j + (sum_j a_j - 1) m(x))^2 + sum_j a_j^2 V_j + sum_{j!=j'} a_j a_j' C_jj' "
@@ -207,6 +203,7 @@ def bias_variance_covariance(estimates, target, weights) -> BVCDecomposition:
         mse_se_int = float(sq_int.std(ddof=1) / np.sqrt(R))
     else:
         mse_se, mse_se_int = np.full(np.shape(mse), np.nan), float("nan")
+    # the same test of "sum a = 1" as the "average" rule of mhanw.heads
     formula = "sum_to_one" if abs(s - 1.0) <= WEIGHT_SUM_TOL else "corrected"
 
     def second(v):  # a second moment back on the scale of the estimates
