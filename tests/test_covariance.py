@@ -8,7 +8,7 @@ import pytest
 import sympy as sp
 
 from mhanw import data, heads, montecarlo
-from mhanw.decomposition import covariance_with_se
+from mhanw.decomposition import breiman_quantities, covariance_with_se, jackknife
 from mhanw.covariance import covariance_factor, covariance_factor_symbolic, first_order_covariance, head_correlation, kernel_overlap, printed_covariance_bound
 
 
