@@ -1,18 +1,14 @@
-"""Tests of mhanw.diversity: principal angles, the HDI (checks HDI-a..e of ``book/claims.md``),
-the frame bound (Thm 5.1), and Lemma 4.1 (checks L4.1a-d)."""
-
-import math
+"""Tests of mhanw.diversity: principal angles, the orthonormal-basis helper, the HDI in its three
+normalizations (from heads and from Gram matrices), and the frame bound of Thm 5.1."""
 
 import numpy as np
 import pytest
-import sympy as sp
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from mhanw import data, heads, montecarlo
-from mhanw.decomposition import covariance_with_se
-from mhanw.diversity import cross_gram, haar_expected_hdi, hdi_upper_bound, head_diversity_index, orthonormal_bases, principal_angles
-from mhanw.covariance import covariance_factor, covariance_factor_symbolic, first_order_covariance, head_correlation, kernel_overlap, printed_covariance_bound
+from mhanw import diversity, heads
+from mhanw.diversity import (NORMALIZATIONS, cross_gram, frame_tightness, haar_expected_hdi, hdi_upper_bound, head_diversity_index,
+                             maximize_hdi, orthonormal_bases, principal_angles)
 
 HDI = head_diversity_index
 
@@ -76,7 +72,7 @@ def test_cross_gram_as_printed():
 
 
 @pytest.mark.parametrize("d, H, d_k", [(512, 8, 64), (768, 12, 64), (64, 8, 8), (6, 3, 1)])
-def test_HDIa_identical_orthonormal_heads(d, H, d_k):
+def test_hdi_of_identical_orthonormal_heads(d, H, d_k):
     W = heads.identical_heads(d, d_k, H, basis=_haar(d, 1, d, d_k)[0])
     assert HDI(W, "paper") == pytest.approx(1 - 1 / d_k, abs=1e-12)  # documented: not 0
     assert HDI(W, "principal_angles") == pytest.approx(0.0, abs=1e-12)
@@ -84,7 +80,7 @@ def test_HDIa_identical_orthonormal_heads(d, H, d_k):
 
 
 @pytest.mark.parametrize("d, H, d_k", [(512, 8, 64), (768, 12, 64), (64, 8, 8)])
-def test_table_of_section_7(d, H, d_k):
+def test_hdi_table_of_three_model_shapes(d, H, d_k):
     for norm in ("paper", "principal_angles", "rv"):
         assert HDI(heads.orthogonal_heads(d, d_k, H), norm) == pytest.approx(1.0, abs=1e-12)
     rng = np.random.default_rng(d)
@@ -98,7 +94,7 @@ def test_table_of_section_7(d, H, d_k):
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10**6), H=st.integers(2, 5), d_k=st.integers(1, 4), extra=st.integers(0, 4))
-def test_HDIb_affine_map_for_orthonormal_heads(seed, H, d_k, extra):
+def test_printed_hdi_is_affine_in_hdi_pa_for_orthonormal_heads(seed, H, d_k, extra):
     W = _haar(seed, H, d_k + extra, d_k)
     assert HDI(W) == pytest.approx(d_k * HDI(W, "paper") - d_k + 1, abs=1e-12)
     assert HDI(W, "rv") == pytest.approx(HDI(W), abs=1e-12)  # equal singular values
@@ -108,7 +104,7 @@ def test_HDIb_affine_map_for_orthonormal_heads(seed, H, d_k, extra):
 
 @pytest.mark.parametrize("c", [0.5, 2.0, 3.0])
 @pytest.mark.parametrize("d_k", [1, 4, 64])
-def test_HDIc_rescaled_identical_heads(c, d_k):
+def test_hdi_of_rescaled_identical_heads(c, d_k):
     W = c * heads.identical_heads(128, d_k, 4)
     assert HDI(W, "paper") == pytest.approx(1 - c**4 / d_k, abs=1e-12)
     assert HDI(W, "principal_angles") == pytest.approx(0.0, abs=1e-12)
@@ -123,7 +119,7 @@ def _well_conditioned(rng, k):
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), H=st.integers(2, 5), d_k=st.integers(1, 3), extra=st.integers(0, 4),
        c=st.floats(0.2, 5.0))
-def test_HDId_invariances(seed, H, d_k, extra, c):
+def test_invariances_of_each_normalization(seed, H, d_k, extra, c):
     rng = np.random.default_rng(seed)
     d = d_k + extra + 1
     W = rng.standard_normal((H, d, d_k))
@@ -155,7 +151,7 @@ def test_rv_differs_from_pa_for_unequal_singular_values():
     assert abs(HDI(W2, "rv") - HDI(W2)) > 0.3
 
 
-def test_HDIe_haar_heads_expected_value():
+def test_haar_heads_expected_hdi():
     W = _haar(7, 8, 512, 64)
     assert HDI(W) == pytest.approx(haar_expected_hdi(512, 64), abs=0.01)
     assert haar_expected_hdi(512, 64) == 1 - 64 / 512
@@ -207,163 +203,128 @@ def test_principal_angles_bad_input():
         cross_gram(np.eye(4)[:, :2], np.eye(4)[:, :3])
 
 
-# ---------------------------------------------------------------- Lemma 4.1
-
-X_LEMMA = np.array([0.3, -0.2, 0.1, 0.4])
-
-
-def test_printed_bound_value():
-    theta, n, h = 0.5, 500, 0.5
-    W = heads.pair_heads(theta, 4, 2)
-    L = data.regression_function("sin13").lipschitz_constant()
-    p = np.exp(-0.5 * (0.3**2 + 0.2**2)) / (2 * np.pi)
-    expected = L**2 * (2 * np.cos(theta) ** 2 / 4) / (n * h**2 * p)
-    assert printed_covariance_bound(W[0], W[1], X_LEMMA, L, n, h) == pytest.approx(expected, rel=1e-12)
-    assert printed_covariance_bound(W[0], W[1], X_LEMMA, 0.0, n, h) == 0.0
-    with pytest.raises(ValueError, match="^lipschitz:"):
-        printed_covariance_bound(W[0], W[1], X_LEMMA, -1.0, n, h)
-    with pytest.raises(ValueError, match="^x:"):
-        printed_covariance_bound(W[0], W[1], X_LEMMA[:3], 1.0, n, h)
+def test_frame_bound_reached_by_projected_gradient_ascent():
+    out = maximize_hdi(3, 1, 4, np.random.default_rng(20), n_starts=20, n_steps=150)
+    bound = hdi_upper_bound(3, 1, 4)
+    assert bound == pytest.approx(8 / 9)
+    assert np.all(out.trace <= bound + 1e-12)  # never above the bound
+    assert out.hdi.max() == pytest.approx(8 / 9, abs=1e-3)
+    assert np.all(np.abs(out.hdi - 8 / 9) < 1e-3)  # every start reaches it: no spurious local maxima here
+    assert np.all(out.tightness < 1e-3)  # a tight frame: sum_j P_j = (4/3) I
+    lines = out.bases[0][:, :, 0]
+    np.testing.assert_allclose(np.abs(lines @ lines.T)[np.triu_indices(4, 1)], 1 / 3, atol=1e-3)  # tetrahedral
 
 
-@pytest.fixture(scope="module")
-def lemma_covariances():
-    """The check of the printed bound at theta in {0, 90} degrees, R = 1500 (the chapter: 6000)."""
-    configs = [heads.pair_heads(t, 4, 2) for t in (0.0, np.pi / 2)]
-    out = {}
-    for m in ("zero", "sin13"):
-        ests = montecarlo.pointwise_estimates(configs, m, X_LEMMA, n=500, n_rep=1500, seed=41, bandwidth=0.5,
-                                         n_jobs=2)
-        L = data.regression_function(m).lipschitz_constant()
-        for theta, W, est in zip((0, 90), configs, ests):
-            cov, se = covariance_with_se(est[:, 0, 0], est[:, 1, 0])
-            out[m, theta] = (cov, se, printed_covariance_bound(W[0], W[1], X_LEMMA, L, 500, 0.5))
-    return out
+@pytest.mark.parametrize("d, d_k, H", [(6, 2, 3), (6, 2, 5), (5, 2, 4)])
+def test_maximize_hdi_reaches_the_bound_in_other_dimensions(d, d_k, H):
+    out = maximize_hdi(d, d_k, H, np.random.default_rng(d + H), n_starts=5, n_steps=300)
+    assert out.hdi.max() == pytest.approx(hdi_upper_bound(d, d_k, H), abs=1e-3)
+    assert np.all(out.trace <= hdi_upper_bound(d, d_k, H) + 1e-12)
 
 
-def test_L41a_zero_regression_covariance_positive_bound_zero(lemma_covariances):
-    for theta in (0, 90):
-        cov, se, bound = lemma_covariances["zero", theta]
-        assert bound == 0.0
-        assert cov > 3 * se  # documented failure: the noise term is missing from the bound
+def test_frame_tightness():
+    assert frame_tightness(heads.orthogonal_heads(6, 2, 3)) == pytest.approx(0.0, abs=1e-14)
+    lines = np.array([[1, 1, 1], [1, -1, -1], [-1, 1, -1], [-1, -1, 1]]) / np.sqrt(3)
+    assert frame_tightness(2.0 * lines[:, :, None]) == pytest.approx(0.0, abs=1e-12)  # ranges only
+    assert frame_tightness(heads.identical_heads(4, 2, 2)) > 1.0
 
 
-def test_L41b_sin13_bound_fails_at_90_degrees(lemma_covariances):
-    cov, se, bound = lemma_covariances["sin13", 90]
-    assert bound < 1e-30  # vanishes to rounding (cos(pi/2) != 0 in floating point)
-    assert cov > bound + 3 * se  # documented failure
-    cov0, se0, bound0 = lemma_covariances["sin13", 0]
-    assert cov0 + 3 * se0 < bound0  # at small angles the printed bound holds
+def test_maximize_hdi_bad_input():
+    with pytest.raises(ValueError, match="^n_heads:"):
+        maximize_hdi(3, 1, 1, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="^d_k:"):
+        maximize_hdi(3, 4, 2, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="^rng:"):
+        maximize_hdi(3, 1, 4, 0)
+    with pytest.raises(ValueError, match="^step:"):
+        maximize_hdi(3, 1, 4, np.random.default_rng(0), step=0.0)
 
 
-def test_L41_first_order_covariance_matches_kernel_overlap(lemma_covariances):
-    for theta, W in ((0, heads.pair_heads(0.0, 4, 2)), (90, heads.pair_heads(np.pi / 2, 4, 2))):
-        cov, se, _ = lemma_covariances["zero", theta]
-        first_order = 0.25 * kernel_overlap(W[0], W[1], X_LEMMA, 0.5) / 500
-        assert abs(cov - first_order) <= 3 * se + 0.1 * first_order
+def test_frame_bound_not_attained_when_no_tight_fusion_frame_exists():
+    """Two planes in R^3 share a line: HDI_PA <= 1/2, below the frame bound 2/3."""
+    out = maximize_hdi(3, 2, 2, np.random.default_rng(3), n_starts=5, n_steps=100)
+    assert hdi_upper_bound(3, 2, 2) == pytest.approx(2 / 3)
+    assert out.hdi.max() == pytest.approx(0.5, abs=1e-6)
+    assert np.all(out.trace <= 0.5 + 1e-12)
+    assert np.all(out.tightness > 0.1)
 
 
-def test_L41c_closed_form_matches_monte_carlo():
-    """1-D heads, x = 0, m = 0, sigma = 1, d = 2, n = 2000; R = 1500 (the chapter: 4000)."""
-    phis = np.radians([0, 10, 30, 60, 90])
-    n = 2000
-    configs = []
-    for h in (0.1, 0.3):
-        for phi in phis:
-            W = np.array([[[1.0], [0.0]], [[np.cos(phi)], [np.sin(phi)]]])
-            configs.append(heads.HeadConfig(W, bandwidth=h))
-    ests = montecarlo.pointwise_estimates(configs, "zero", np.zeros(2), n=n, n_rep=1500, seed=43, sigma=1.0,
-                                     n_jobs=2)
-    for c, est in zip(configs, ests):
-        phi = np.arctan2(c.projections[1, 1, 0], c.projections[1, 0, 0])
-        cov, se = covariance_with_se(est[:, 0, 0], est[:, 1, 0])
-        closed = covariance_factor(phi, c.bandwidth)
-        assert abs(n * cov - closed) <= 3 * n * se + 0.05 * closed, (c.bandwidth, np.degrees(phi))
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), H=st.integers(2, 5), k=st.integers(1, 4), extra=st.integers(0, 5),
+       scale=st.floats(0.05, 20.0))
+def test_all_normalizations_at_once_and_from_the_gram_matrix_equal_each_one(seed, H, k, extra, scale):
+    W = scale * np.random.default_rng(seed).standard_normal((H, k + extra, k))
+    expected = [head_diversity_index(W, n) for n in NORMALIZATIONS]
+    np.testing.assert_allclose(diversity.head_diversity_indices(W), expected, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(diversity.hdi_from_gram(diversity.block_gram(W)), expected, rtol=1e-9, atol=1e-10)
 
 
-def test_L41d_symbolic_closed_form():
-    ratio, (h, phi) = covariance_factor_symbolic()
-    closed = (1 + h**2) / sp.sqrt((1 + h**2) ** 2 - sp.cos(phi) ** 2)
-    assert sp.simplify(ratio - closed) == 0
-    assert sp.simplify(ratio.subs(phi, sp.pi / 2) ** 2) == 1  # and the ratio is positive
-    assert sp.limit(ratio.subs(phi, 0) * sp.sqrt(2) * h, h, 0) == 1
+def test_all_normalizations_of_identical_and_orthogonal_heads():
+    ident = np.repeat(np.eye(8)[:, [0, 1]][None], 3, axis=0)
+    np.testing.assert_allclose(diversity.head_diversity_indices(ident), [1 - 1 / 2, 0, 0], atol=1e-12)
+    orth = np.stack([np.eye(8)[:, [0, 1]], np.eye(8)[:, [2, 3]], np.eye(8)[:, [4, 5]]])
+    np.testing.assert_allclose(diversity.head_diversity_indices(orth), [1, 1, 1], atol=1e-12)
 
 
-def test_closed_form_helpers_agree():
-    for h in (0.1, 0.3, 1.0):
-        for phi in (0.0, 0.3, np.pi / 2):
-            u = np.array([[1.0], [0.0]])
-            v = np.array([[np.cos(phi)], [np.sin(phi)]])
-            assert kernel_overlap(u, v, np.zeros(2), h) == pytest.approx(covariance_factor(phi, h), rel=1e-12)
-            rho = covariance_factor(phi, h) / covariance_factor(0.0, h)
-            assert head_correlation(phi, h) == pytest.approx(rho, rel=1e-12)
-        assert covariance_factor(0.0, h) == pytest.approx((1 + h**2) / (h * math.sqrt(2 + h**2)))
-    assert covariance_factor(np.pi / 2, 0.3) == pytest.approx(1.0)
-    # orthogonal coordinate heads: kappa = 1 at every x (no correlation floor beyond 1/n)
-    W = heads.orthogonal_heads(4, 2, 2)
-    assert kernel_overlap(W[0], W[1], X_LEMMA, 0.5) == pytest.approx(1.0, rel=1e-12)
-    with pytest.raises(ValueError, match="^bandwidth:"):
-        covariance_factor(0.1, -1.0)
+def test_all_normalizations_name_a_rank_deficient_or_zero_head():
+    W = np.stack([np.eye(5)[:, [0, 1]], np.ones((5, 2)), np.eye(5)[:, [2, 3]]])
+    with pytest.raises(ValueError, match="^W: head 1 is rank deficient"):
+        diversity.head_diversity_indices(W)
+    W[1] = 0.0
+    with pytest.raises(ValueError, match="^W: head 1 is zero"):
+        diversity.head_diversity_indices(W)
+    with pytest.raises(ValueError, match="^W:"):
+        diversity.head_diversity_indices(np.ones((1, 4, 2)))
+    with pytest.raises(ValueError, match="^W:"):
+        diversity.head_diversity_indices(np.ones((2, 2, 3)))
 
 
-# ---------------------------------------------------------------- Lemma 4.1, corrected first-order statement
+def test_a_zero_head_is_rejected_by_every_normalization():
+    W = np.stack([np.eye(4)[:, :2], np.zeros((4, 2))])
+    for normalization in NORMALIZATIONS:
+        with pytest.raises(ValueError, match="^W: head 1 is zero"):
+            head_diversity_index(W, normalization)
 
 
-def test_first_order_covariance_zero_m_is_the_kernel_overlap():
-    for theta in (0.0, 0.7, np.pi / 2):
-        W = heads.pair_heads(theta, 4, 2)
-        fo = first_order_covariance(W[0], W[1], X_LEMMA, 0.5, n=500, sigma=0.5, regression="zero")
-        assert fo.signal == 0.0 and fo.limits == (0.0, 0.0)
-        assert fo.covariance == fo.noise == pytest.approx(0.25 * kernel_overlap(W[0], W[1], X_LEMMA, 0.5) / 500,
-                                                          rel=1e-14)
-    # one head with itself: the first-order variance, kappa = single-head variance factor
-    u = np.array([[1.0], [0.0]])
-    fo = first_order_covariance(u, u, np.zeros(2), 0.3, n=1, sigma=1.0)
-    assert fo.covariance == pytest.approx(covariance_factor(0.0, 0.3), rel=1e-12)
+@pytest.mark.parametrize("scale", [1e-200, 1e-150, 1e150, 1e200])
+def test_scale_free_indices_survive_extreme_scales(scale):
+    W = heads.haar_heads(6, 2, 3, np.random.default_rng(7)) @ np.diag([1.0, 0.3])  # unequal singular values
+    for normalization in ("principal_angles", "rv"):
+        assert head_diversity_index(scale * W, normalization) == pytest.approx(head_diversity_index(W, normalization),
+                                                                              rel=1e-12)
+    np.testing.assert_allclose(diversity.head_diversity_indices(scale * W)[1:], diversity.head_diversity_indices(W)[1:],
+                               rtol=1e-12)
+    np.testing.assert_allclose(orthonormal_bases(scale * W), orthonormal_bases(W), atol=1e-14)
+    if scale < 1e-100:  # the printed formula is not scale free: c^4 -> 0
+        assert head_diversity_index(scale * W, "paper") == 1.0
+    else:
+        assert head_diversity_index(scale * W, "paper") == -np.inf
 
 
-def test_first_order_signal_term_matches_monte_carlo_integration():
-    """kappa * D against a direct Monte Carlo integral of E[K K' (m - mu)(m - mu')] / (E K E K')."""
-    W = heads.pair_heads(np.radians(60), 4, 2)
-    h = 0.5
-    fo = first_order_covariance(W[0], W[1], X_LEMMA, h, n=1, sigma=0.0, regression="sin13")
-    X = np.random.default_rng(7).standard_normal((400_000, 4))
-    m = data.regression_function("sin13")(X)
-    K = [np.exp(-((X - X_LEMMA) @ w) ** 2 @ np.ones(2) / (2 * h * h)) for w in W]
-    mu = [np.mean(k * m) / np.mean(k) for k in K]
-    direct = np.mean(K[0] * K[1] * (m - mu[0]) * (m - mu[1])) / (K[0].mean() * K[1].mean())
-    assert fo.limits == pytest.approx(mu, abs=0.01)  # Monte Carlo s.e. about 0.002
-    assert fo.covariance == pytest.approx(direct, rel=0.02)
-    # the quadrature has converged
-    fine = first_order_covariance(W[0], W[1], X_LEMMA, h, n=1, sigma=0.0, regression="sin13", nodes=24)
-    assert fine.covariance == pytest.approx(fo.covariance, rel=1e-8)
+def test_gram_route_survives_extreme_scales():
+    W = heads.haar_heads(6, 2, 3, np.random.default_rng(8))
+    for scale in (1e-100, 1e100):
+        np.testing.assert_allclose(diversity.hdi_from_gram(diversity.block_gram(scale * W))[1:],
+                                   diversity.head_diversity_indices(W)[1:], rtol=1e-12)
 
 
-def test_first_order_covariance_matches_sin13_monte_carlo(lemma_covariances):
-    """Corrected Lemma 4.1: the signal term accounts for the covariance the noise term misses."""
-    for theta, W in ((0, heads.pair_heads(0.0, 4, 2)), (90, heads.pair_heads(np.pi / 2, 4, 2))):
-        cov, se, _ = lemma_covariances["sin13", theta]
-        fo = first_order_covariance(W[0], W[1], X_LEMMA, 0.5, n=500, sigma=0.5, regression="sin13")
-        assert abs(cov - fo.covariance) <= 3 * se + 0.1 * fo.covariance, theta
-        assert cov > fo.noise + 3 * se  # the noise term alone is not enough for a non-constant m
+def test_rank_test_is_scale_invariant():
+    A = np.eye(4)[:, :2] @ np.diag([1.0, 1e-11])  # rank deficient at RANK_RTOL = 1e-10, at every scale
+    B = np.eye(4)[:, :2] @ np.diag([1.0, 1e-8])  # full rank at every scale
+    for scale in (1e-200, 1.0, 1e200):
+        with pytest.raises(ValueError, match="^A:"):
+            orthonormal_bases(scale * A, "A")
+        np.testing.assert_allclose(orthonormal_bases(scale * B), np.eye(4)[:, :2], atol=1e-14)
+    for scale in (1e-100, 1.0, 1e100):  # the Gram matrix squares the scale
+        with pytest.raises(ValueError, match="^W: head 1 is rank deficient"):
+            diversity.gram_factors(diversity.block_gram(scale * np.stack([B, A])))
 
 
-@pytest.mark.parametrize(
-    "kwargs, name",
-    [
-        (dict(x=np.zeros(3)), "x"),
-        (dict(bandwidth=0.0), "bandwidth"),
-        (dict(n=0), "n"),
-        (dict(sigma=-1.0), "sigma"),
-        (dict(regression="nope"), "regression"),
-        (dict(nodes=1), "nodes"),
-        (dict(nodes=10**3), "nodes"),
-        (dict(W_jp=np.eye(5)[:, :2]), "W_jp"),
-    ],
-)
-def test_first_order_covariance_bad_input(kwargs, name):
-    W = heads.pair_heads(0.3, 4, 2)
-    args = dict(W_j=W[0], W_jp=W[1], x=X_LEMMA, bandwidth=0.5, n=500)
-    args.update(kwargs)
-    with pytest.raises(ValueError, match=f"^{name}:"):
-        first_order_covariance(**args)
+def test_orthonormal_bases_is_the_sign_fixed_qr_of_each_head():
+    W = np.random.default_rng(9).standard_normal((3, 5, 2))
+    Q = orthonormal_bases(W)
+    for w, q in zip(W, Q):
+        np.testing.assert_allclose(q, heads.orthonormalize(w), atol=0)
+        R = q.T @ w
+        np.testing.assert_allclose(np.tril(R, -1), 0, atol=1e-12)
+        assert np.all(np.diag(R) > 0)

@@ -9,7 +9,7 @@ from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
 DIMS = [1, 2, 4, 8, 16, 64, 256]
 
 
-def test_T21c_neff_fraction_matches_its_limit_and_stays_large():
+def test_neff_fraction_matches_its_limit_and_stays_large():
     # 200 000 keys: the Monte Carlo error of one query's n_eff/n is about 0.006
     # here (it is about 0.02 at 20 000 keys, the size of the quick chapter).
     out = ch01.neff_by_dimension(DIMS, n_keys=200_000, n_queries=20, seed=7)
@@ -35,7 +35,7 @@ def test_effective_sample_size_bounds():
         locality.effective_sample_size(np.array([[1.5, -0.5]]))
 
 
-def test_T21d_exp_kernel_converges_to_the_tilted_mean_not_to_m():
+def test_exp_kernel_converges_to_the_tilted_mean_not_to_m():
     est = ch01.exp_kernel_sine_estimates([100, 1_000_000], n_rep=8, seed=11)
     limit = locality.tilted_sine_limit(1.0, 1.0)
     assert limit == pytest.approx(np.sin(1) * np.exp(-0.5), rel=1e-15)

@@ -70,7 +70,7 @@ def m1_log_foc_mp(kk, nn, budget) -> mpmath.mpf:
 # --------------------------------------------------------------------------
 
 
-def test_t61a_m3_closed_form():
+def test_m3_closed_form():
     m = S.model("M3")
     expected = (4 * c_B * sp.log(n) / (c_V * d)) ** (2 / (4 + d))
     assert sym_equal(sp.log(m.closed_form), sp.log(expected))
@@ -86,7 +86,7 @@ def test_t61a_m3_closed_form():
         ("M4b", (4 * c_B * n * Dsym / (c_V * (d + 2))) ** (2 / (d + 6))),
     ],
 )
-def test_t61a_m4_closed_forms(name, expected):
+def test_m4_closed_forms(name, expected):
     m = S.model(name)
     assert sym_equal(sp.log(m.closed_form), sp.log(expected))
     sols = [s for s in sp.solve(m.foc, k, check=False, simplify=False) if s != 0]
@@ -94,7 +94,7 @@ def test_t61a_m4_closed_forms(name, expected):
     assert S.model("M4") == S.model("M4a")
 
 
-def test_t61a_m1_leading_order_is_lambert():
+def test_m1_leading_order_is_lambert():
     m = S.model("M1")
     lam = sp.log(2 * c_B * n * Dsym / c_V)
     assert m.closed_form is None
@@ -121,7 +121,7 @@ def test_t61a_m1_leading_order_is_lambert():
         ("M5", c * k + sp.log(1 + c * k) + 3 * sp.log(k) - sp.log(2 * c_B * n * Dsym / c_V)),
     ],
 )
-def test_t61a_log_focs(name, expected):
+def test_first_order_conditions_in_log_form(name, expected):
     m = S.model(name)
     assert sym_equal(m.log_foc, expected)
     # the log-FOC has the sign of the FOC (checked at a few points)
@@ -131,7 +131,7 @@ def test_t61a_log_focs(name, expected):
         assert np.sign(f(kk, 1e4, D)) == np.sign(g(kk, 1e4, D))
 
 
-def test_t61a_m2_and_m5_leading_orders():
+def test_m2_and_m5_leading_orders():
     lam2 = sp.log(4 * c_B * n / (c_V * kappa * (4 + d)))
     assert sym_equal(sp.log(S.model("M2").leading_order), sp.log((lam2 / kappa) ** (2 / (4 + d))))
     assert sym_equal(S.model("M5").leading_order, sp.log(2 * c_B * n * Dsym / c_V) / c)
@@ -168,7 +168,7 @@ def test_m3_is_the_printed_law_exactly():
 # --------------------------------------------------------------------------
 
 
-def test_t61b_golden_table():
+def test_optimal_head_size_golden_table():
     golden = json.loads(GOLDEN.read_text())
     assert "mpmath" in golden["method"] and golden["produced_by"]
     entries = golden["entries"]
@@ -180,7 +180,7 @@ def test_t61b_golden_table():
         assert S.n_heads(got, e["budget"]) == e["n_heads"]
 
 
-def test_t61b_brute_force_scan_and_log_mse():
+def test_optimum_matches_a_brute_force_scan_and_log_mse():
     for x in [10.0**e for e in range(2, 13)]:
         assert S.optimal_head_dim(x, D) == m1_brute_force(x, D)
     ks = np.arange(1, D + 1)
@@ -193,12 +193,12 @@ def test_t61b_brute_force_scan_and_log_mse():
 @settings(max_examples=40, deadline=None, derandomize=True)
 @given(log10_n=st.floats(1.0, 40.0), budget=st.integers(1, 700),
        cb=st.floats(0.1, 10.0), cv=st.floats(0.1, 10.0))
-def test_t61b_brute_force_property(log10_n, budget, cb, cv):
+def test_optimum_matches_a_brute_force_scan_for_any_setting(log10_n, budget, cb, cv):
     nn = 10.0**log10_n
     assert S.optimal_head_dim(nn, budget, "M1", c_bias=cb, c_var=cv) == m1_brute_force(nn, budget, cb**2, cv)
 
 
-def test_t61b_real_root_solves_foc():
+def test_real_root_solves_the_first_order_condition():
     for x in [10.0**e for e in range(2, 13)]:
         root = S.real_root(x, D)
         with mpmath.workdps(40):
@@ -221,7 +221,7 @@ def test_solution_and_heads():
 # --------------------------------------------------------------------------
 
 
-def test_t61c_m1_is_no_power_of_log_n():
+def test_m1_is_no_power_of_log_n():
     slopes = [S.local_slope(x, D) for x in N_GRID]
     assert max(slopes) - min(slopes) > 0.1  # the local exponent drifts (0.41 -> 0.79)
     assert all(np.diff(slopes) > 0)
@@ -250,14 +250,14 @@ def _ratio(x, kk):
     return kk / (2 * math.log(x) / math.log(math.log(x)))
 
 
-def test_t61d_real_root_ratio_increases_to_one():
+def test_real_root_ratio_increases_to_one():
     ratios = [_ratio(x, S.real_root(x, D)) for x in N_GRID]
     assert all(np.diff(ratios) > 0)
     assert abs(ratios[-1] - 1) < 0.1  # 0.978 at n = 1e12
     assert ratios[0] < ratios[-1] < 1  # from below, on this range
 
 
-def test_t61d_integer_ratio_not_monotone_documented():
+def test_integer_ratio_not_monotone_documented():
     """Documented: with the integer argmin the ratio is not monotone in n
     (0.950 at 1e6, 0.949 at 1e8), though within 0.1 of 1 at 1e12."""
     ratios = [_ratio(x, S.optimal_head_dim(x, D)) for x in N_GRID]
@@ -265,7 +265,7 @@ def test_t61d_integer_ratio_not_monotone_documented():
     assert not all(np.diff(ratios) > 0)
 
 
-def test_t61d_ratio_overshoots_one_documented():
+def test_ratio_overshoots_one_documented():
     """Documented: 'tends to 1 from below' holds only up to n ~ 2e15; beyond it the
     ratio exceeds 1 (1.02 at 1e20, 1.16 at 1e300) and returns to 1 from above."""
     assert _ratio(1e15, S.real_root(1e15, D)) < 1 < _ratio(1e16, S.real_root(1e16, D))

@@ -179,7 +179,7 @@ def test_graded_error_matrix(H, kappa, rho):
 
 @pytest.mark.parametrize("H", H_GRID)
 @pytest.mark.parametrize("rho", RHO_GRID)
-def test_T71a_uniform_is_the_oracle_for_exchangeable_heads(H, rho):
+def test_uniform_is_the_oracle_for_exchangeable_heads(H, rho):
     M = w.graded_error_matrix(H, 1.0, rho)
     u = w.uniform_weights(H)
     np.testing.assert_allclose(w.affine_oracle_weights(M), u, rtol=0, atol=1e-12)
@@ -192,7 +192,7 @@ def test_T71a_uniform_is_the_oracle_for_exchangeable_heads(H, rho):
         assert w.mse(a, M) > mse_u + 1e-12
 
 
-def test_T71a_large_factor_at_H16_rho0():
+def test_geometric_loses_by_a_large_factor_at_H16_rho0():
     """At kappa = 1, H = 16, rho = 0 uniform wins by mse_geo/mse_unif = H (1-q)(1+q^H)/((1+q)(1-q^H))."""
     H, q = 16, Q_DEFAULT
     M = w.graded_error_matrix(H, 1.0, 0.0)
@@ -211,7 +211,7 @@ def thresholds():
 
 @pytest.mark.parametrize("H", H_GRID)
 @pytest.mark.parametrize("rho", RHO_GRID)
-def test_T71b_threshold_matches_grid_scan_and_exact_root(thresholds, H, rho):
+def test_threshold_matches_grid_scan_and_exact_root(thresholds, H, rho):
     k_star = thresholds[(H, rho)]
     a = geometric_ref(H, Q_DEFAULT)
     assert k_star > 1.0
@@ -221,7 +221,7 @@ def test_T71b_threshold_matches_grid_scan_and_exact_root(thresholds, H, rho):
 
 @pytest.mark.parametrize("H", H_GRID)
 @pytest.mark.parametrize("rho", RHO_GRID)
-def test_T71b_geometric_wins_iff_kappa_above_threshold(thresholds, H, rho):
+def test_geometric_wins_iff_kappa_above_threshold(thresholds, H, rho):
     k_star = thresholds[(H, rho)]
     a, u = w.geometric_weights(H), w.uniform_weights(H)
     for kappa in np.geomspace(1.0, 1e3, 61):
@@ -231,7 +231,7 @@ def test_T71b_geometric_wins_iff_kappa_above_threshold(thresholds, H, rho):
         assert (w.mse(a, M) < w.mse(u, M)) == (kappa > k_star)
 
 
-def test_T71b_threshold_monotone(thresholds):
+def test_threshold_monotone_in_rho_and_H(thresholds):
     """Expected for Thm 7.1: kappa* falls (non-increasing) with rho and grows with H."""
     for H in H_GRID:
         ks = [thresholds[(H, rho)] for rho in RHO_GRID]
@@ -272,7 +272,7 @@ def test_threshold_for_other_weights(H):
 
 @settings(max_examples=100, deadline=None)
 @given(M=spd_matrices(), delta=hnp.arrays(np.float64, 8, elements=st.floats(-10, 10, allow_subnormal=False)))
-def test_T71c_affine_oracle_is_a_minimum(M, delta):
+def test_affine_oracle_is_a_minimum(M, delta):
     H = M.shape[0]
     a = w.affine_oracle_weights(M)
     d = delta[:H] - delta[:H].mean()  # sum d = 0

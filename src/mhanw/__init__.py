@@ -12,19 +12,23 @@ verdict thresholds.
 - :mod:`mhanw.heads`        head families, head outputs, combination rules (Sec. 3-5)
 - :mod:`mhanw.montecarlo`   Monte Carlo over training samples: IMSE, pointwise estimates, error moments
 - :mod:`mhanw.decomposition` bias-variance-covariance decomposition, Breiman's quantities (Thm 3.1)
-- :mod:`mhanw.diversity`    principal angles, cross-Gram matrices, the HDI (Sec. 4)
+- :mod:`mhanw.diversity`    principal angles, orthonormal bases, the HDI in all normalizations, the frame bound (Sec. 4, Thm 5.1)
 - :mod:`mhanw.covariance`   covariance of two heads: the printed bound and its first-order form (Lemma 4.1)
 - :mod:`mhanw.weighting`    uniform, geometric, Fibonacci and oracle head weights (Thm 7.1)
 - :mod:`mhanw.scaling`      sympy MSE models and the optimal head size (Thm 6.1)
 - :mod:`mhanw.derivation`   the head-size law derived step by step, checked and classified (Thm 6.1)
 - :mod:`mhanw.pretrained`   offline weights and a numpy encoder of all-MiniLM-L6-v2 (beyond the paper)
+- :mod:`mhanw.constants`    the reference setting (n = 500, sigma = 0.5, h = 0.5), shared tolerances, the 3-s.e. rule
 
 **Chapters** (``mhanw.chapters.chNN_slug``): one module per chapter
-``notebooks/NN_slug.ipynb``, holding that chapter's experiment drivers and fixtures.
+``notebooks/NN_slug.ipynb``, holding that chapter's experiment drivers and fixtures
+(``ch01``, ``ch04``, ``ch05``, ``ch06``, ``ch07``, ``ch09``; chapters 02, 03 and 08
+need none).
 
 **Infrastructure** (``mhanw.infra``): knows nothing of attention.
 
 - :mod:`mhanw.infra.sweep`     seeded, parallel sweeps with common random numbers (joblib or Dask)
+- :mod:`mhanw.infra.estimates` a Monte Carlo estimate with its standard error, paired differences, z-scores
 - :mod:`mhanw.infra.figures`   one plotting style, deterministic saving
 - :mod:`mhanw.infra.texout`    numbers and sympy expressions as LaTeX macros
 - :mod:`mhanw.infra.results`   raw results as JSON

@@ -1,7 +1,7 @@
 """The reference data-generating process of the companion (``book/claims.md``, 'The reference data-generating process').
 
 Inputs ``X ~ N(0, I_d)``, responses ``Y = m(X) + sigma * eps`` with
-``eps ~ N(0, 1)`` and ``sigma = 0.5`` unless stated.  The training sample
+``eps ~ N(0, 1)`` and ``sigma =`` :data:`mhanw.constants.SIGMA` (0.5) unless stated.  The training sample
 ``D_n`` is the only source of randomness in the bias, variance, covariance and
 MSE of every head (Thm 3.1, Lemma 4.1, Thm 4.2, Thm 5.1); projections are fixed
 and never fitted on ``D_n``.
@@ -21,6 +21,7 @@ from typing import Callable
 
 import numpy as np
 
+from .constants import SIGMA
 from .infra.validate import as_float_array, generator, nonnegative_scalar, one_of, positive_int
 
 __all__ = [
@@ -170,9 +171,9 @@ def sample_inputs(rng, n: int, d: int) -> np.ndarray:
     return rng.standard_normal((positive_int(n, "n"), positive_int(d, "d")))
 
 
-def draw_sample(rng, regression, n: int, d: int, n_test: int = 0, sigma: float = 0.5,
+def draw_sample(rng, regression, n: int, d: int, n_test: int = 0, sigma: float = SIGMA,
                 x_test=None) -> Sample:
-    """Draw ``D_n`` and test points from the reference data-generating process.
+    """Draw ``D_n`` and test points from the reference DGP (noise sd ``sigma``, default :data:`mhanw.constants.SIGMA`).
 
     Draws, in this order from ``rng``: ``X`` ``(n, d)`` ~ ``N(0, I_d)``, noise
     ``eps`` ``(n,)`` ~ ``N(0, 1)``, then, unless ``x_test`` is given,

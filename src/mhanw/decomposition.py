@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .constants import WEIGHT_SUM_TOL
 from .infra.validate import as_float_array
 
 __all__ = [
@@ -37,9 +38,6 @@ __all__ = [
     "covariance_with_se",
     "jackknife",
 ]
-
-#: ``|sum(weights) - 1|`` up to which the weights count as convex-normalised.
-WEIGHT_SUM_TOL = 1e-12
 
 FORMULAS = {
     "sum_to_one": "(sum_j a_j B_j)^2 + sum_j a_j^2 V_j + sum_{j!=j'} a_j a_j' C_jj' (Thm 3.1 as printed; sum a = 1)",
@@ -167,6 +165,9 @@ def bias_variance_covariance(estimates, target, weights) -> BVCDecomposition:
     weights : array ``(H,)``
         Head weights ``a``; any real numbers.
 
+    Raises ``ValueError`` naming ``estimates`` when a squared term does not
+    fit in float64 (the moments themselves are computed on rescaled values).
+
     Returns
     -------
     BVCDecomposition
@@ -177,6 +178,9 @@ def bias_variance_covariance(estimates, target, weights) -> BVCDecomposition:
         needed.
     """
     est, tgt, a = _check(estimates, target, weights)
+    # Work on estimates and target divided by a power of two (exact): no square overflows on the way.
+    e = int(np.frexp(max(np.abs(est).max(), np.abs(tgt).max()))[1])
+    est, tgt = np.ldexp(est, -e), np.ldexp(tgt, -e)
     R = est.shape[0]
     tail = (slice(None),) + (None,) * (est.ndim - 2)  # broadcast a over test points
     err = est - tgt  # (R, H[, m])
@@ -199,21 +203,31 @@ def bias_variance_covariance(estimates, target, weights) -> BVCDecomposition:
         mse_se_int = float(sq_int.std(ddof=1) / np.sqrt(R))
     else:
         mse_se, mse_se_int = np.full(np.shape(mse), np.nan), float("nan")
+    # the same test of "sum a = 1" as the "average" rule of mhanw.heads
     formula = "sum_to_one" if abs(s - 1.0) <= WEIGHT_SUM_TOL else "corrected"
-    as_out = (lambda v: float(v)) if est.ndim == 2 else (lambda v: np.asarray(v, dtype=float))
+
+    def second(v):  # a second moment back on the scale of the estimates
+        with np.errstate(over="ignore"):
+            out = np.ldexp(v, 2 * e)
+        if np.any(np.isinf(out) & np.isfinite(v)):
+            raise ValueError(f"estimates: the squared errors overflow float64 (|estimates - target| up to "
+                             f"about 2^{e}); rescale the estimates and the target")
+        return out
+
+    as_out = (lambda v: float(second(v))) if est.ndim == 2 else (lambda v: np.asarray(second(v), dtype=float))
     return BVCDecomposition(
         bias_squared=as_out(bias_sq),
         variance_term=as_out(variance_term),
         covariance_term=as_out(covariance_term),
         mse=as_out(mse),
         mse_se=as_out(mse_se),
-        mse_se_integrated=mse_se_int,
+        mse_se_integrated=float(second(mse_se_int)),
         printed_bias_squared=as_out(weighted_bias ** 2),
         formula=formula,
         weights_sum=s,
         weights=a,
-        bias=bias,
-        covariance=cov,
+        bias=np.ldexp(bias, e),
+        covariance=second(cov),
         n_rep=R,
     )
 
@@ -279,6 +293,9 @@ def breiman_quantities(estimates, target) -> BreimanQuantities:
         Head estimates over ``R`` replicates of ``D_n`` at ``m`` fixed points.
     target : float or array ``(m,)``
         ``m(x)`` at the points (enters only ``mse``).
+
+    Raises ``ValueError`` naming ``estimates`` when every head has zero
+    variance (``Vbar = 0``), where ``rho_bar`` is undefined.
     """
     est, tgt, _ = _check(estimates, target, np.ones(np.shape(estimates)[1]))
     H = est.shape[1]
@@ -286,6 +303,8 @@ def breiman_quantities(estimates, target) -> BreimanQuantities:
         raise ValueError(f"estimates: expected at least 2 heads (axis 1), got shape {est.shape}")
     dec = bias_variance_covariance(est, tgt, np.full(H, 1.0 / H)).averaged()
     vbar, cbar = float(dec.mean_variance), float(dec.mean_covariance)
+    if vbar == 0.0:
+        raise ValueError("estimates: the heads have zero variance over the replicates; rho_bar = Cbar/Vbar is undefined")
     rho = cbar / vbar
     avg = est.mean(axis=1)  # (R[, m])
     return BreimanQuantities(

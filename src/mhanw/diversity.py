@@ -1,11 +1,15 @@
-"""Principal angles, cross-Gram matrices and the Head Diversity Index (Sec. 4; Lemma 4.1, HDI, Thm 4.2, 5.1).
+"""Principal angles, cross-Gram matrices, the Head Diversity Index and its maximisation (Sec. 4; Lemma 4.1, HDI, Thm 4.2, 5.1).
 
 Geometry of a configuration ``W`` of shape ``(H, d, d_k)`` (``book/claims.md``, 'The Head Diversity Index'):
 
 - ``principal_angles(A, B)``: ``cos theta_i`` are the singular values of
   ``Q_A^T Q_B`` (``Q`` orthonormal bases);
 - ``cross_gram(A, B) = A^T B / d_k``, as printed in the paper;
-- ``head_diversity_index(W, normalization)`` with three normalizations:
+- :func:`orthonormal_bases`: the one orthonormal-basis helper of the library,
+  QR with ``diag(R) > 0`` and a scale-invariant rank test;
+- ``head_diversity_index(W, normalization)`` with three normalizations
+  (:func:`head_diversity_indices` gives all three at once,
+  :func:`hdi_from_gram` the same from the block Gram matrix alone):
 
   - ``"paper"``, the formula as printed,
     ``1 - 2/(H(H-1)) sum_{j<j'} ||W_j^T W_j' / d_k||_F^2``.  For orthonormal W
@@ -26,39 +30,72 @@ Geometry of a configuration ``W`` of shape ``(H, d, d_k)`` (``book/claims.md``, 
     ``W_j -> c_j W_j O_j``; equals HDI_PA when every ``W_j`` has equal
     singular values, otherwise weights directions by them.
 
-Analytic facts: Haar heads have
-``E[HDI_PA] = 1 - d_k/d`` (:func:`haar_expected_hdi`); if ``H d_k > d``,
-``HDI_PA <= 1 - max(0, (H d_k/d - 1)/(H - 1))`` (:func:`hdi_upper_bound`).
+  Every normalization rejects a zero head (``ValueError`` naming ``W``).
+  Heads are rescaled by powers of two before any product is squared, so
+  HDI_PA and HDI_RV are finite and exact for any representable scale.
+
+Pairwise forms: :func:`pair_overlaps` (``tr(P_j P_j')/d_k``),
+:func:`cos2_spectrum` (mean squared principal cosines, largest first).
+
+Analytic facts: Haar heads have ``E[HDI_PA] = 1 - d_k/d``
+(:func:`haar_expected_hdi`); if ``H d_k > d``,
+``HDI_PA <= 1 - max(0, (H d_k/d - 1)/(H - 1))`` (:func:`hdi_upper_bound`, the
+frame bound of Thm 5.1), attained iff the subspaces form a tight fusion
+frame (:func:`frame_tightness`); :func:`maximize_hdi` reaches it by projected
+gradient ascent when it exists.
 
 The covariance theory of Lemma 4.1 built on this geometry is :mod:`mhanw.covariance`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.linalg import subspace_angles
 
-from .infra.validate import as_float_array, one_of, positive_int
+from .constants import RANK_RTOL
+from .infra.validate import as_float_array, generator, one_of, positive_int, positive_scalar
 
 __all__ = [
     "NORMALIZATIONS",
+    "FrameAscent",
+    "block_gram",
+    "check_heads",
+    "cos2_spectrum",
     "cross_gram",
+    "frame_tightness",
+    "gram_factors",
     "haar_expected_hdi",
+    "hdi_from_gram",
     "hdi_upper_bound",
     "head_diversity_index",
+    "head_diversity_indices",
+    "maximize_hdi",
     "orthonormal_bases",
+    "pair_overlaps",
     "principal_angles",
 ]
 
 NORMALIZATIONS = ("paper", "principal_angles", "rv")
 
-#: Relative singular-value threshold below which a projection counts as rank deficient.
-RANK_TOL = 1e-10
+
+# --------------------------------------------------------------------------- rank and bases
+
+
+def _rank_deficient(A: np.ndarray) -> np.ndarray:
+    """Per matrix of a stack ``(..., m, k)``: True when ``s_min <= RANK_RTOL * s_max`` (or the matrix is 0).
+
+    Each matrix is divided by its largest entry first, so the test is
+    invariant to scale and free of overflow.
+    """
+    top = np.abs(A).max(axis=(-2, -1), keepdims=True)
+    s = np.linalg.svd(A / np.where(top > 0, top, 1.0), compute_uv=False)
+    return (top[..., 0, 0] == 0.0) | (s[..., -1] <= RANK_RTOL * s[..., 0])
 
 
 def _full_rank(A: np.ndarray, what: str) -> None:
-    s = np.linalg.svd(A, compute_uv=False)
-    if s.size == 0 or s[0] == 0.0 or s[-1] <= RANK_TOL * s[0]:
+    if A.size == 0 or _rank_deficient(A):
         raise ValueError(f"{what}: expected full column rank {A.shape[1]}, got a rank-deficient matrix")
 
 
@@ -67,6 +104,36 @@ def _matrix(A, name):
     if A.shape[1] > A.shape[0]:
         raise ValueError(f"{name}: expected shape (d, k) with k <= d, got {A.shape}")
     return A
+
+
+def _check_factors(R: np.ndarray, name: str) -> None:
+    """Raise ``ValueError`` naming the first head whose triangular factor ``R_j`` ``(k, k)`` is rank deficient."""
+    bad = np.flatnonzero(_rank_deficient(R))
+    if bad.size:
+        raise ValueError(f"{name}: head {int(bad[0])} is rank deficient (rank < d_k = {R.shape[-1]})")
+
+
+def orthonormal_bases(W, name: str = "W") -> np.ndarray:
+    """Orthonormal bases of the ranges: QR with ``diag(R) > 0``, the one basis helper of the library.
+
+    ``W``: one matrix ``(d, k)`` or a stack ``(H, d, k)``, ``k <= d``; returns
+    ``Q`` of the same shape with ``W_j = Q_j R_j``, ``R_j`` upper triangular
+    with a positive diagonal (unique, so an orthonormal ``W_j`` is returned
+    unchanged to rounding).  A matrix whose singular values satisfy
+    ``s_min <= RANK_RTOL s_max`` (:data:`mhanw.constants.RANK_RTOL`, scale
+    invariant) raises ``ValueError`` naming ``name`` (and the head).
+    """
+    A = as_float_array(W, name, ndim=(2, 3))
+    d, k = A.shape[-2:]
+    if k > d:
+        raise ValueError(f"{name}: expected shape (..., d, k) with k <= d, got {A.shape}")
+    Q, R = np.linalg.qr(A)
+    if A.ndim == 2:
+        if _rank_deficient(R):
+            raise ValueError(f"{name}: expected linearly independent columns, got rank < {k}")
+    else:
+        _check_factors(R, name)
+    return Q * np.sign(np.diagonal(R, axis1=-2, axis2=-1))[..., None, :]
 
 
 def principal_angles(A, B) -> np.ndarray:
@@ -99,8 +166,8 @@ def cross_gram(A, B) -> np.ndarray:
     return A.T @ B / A.shape[1]
 
 
-def _check_W(W, name: str = "W") -> np.ndarray:
-    """``W`` as a float array of shape ``(H, d, d_k)`` with ``H >= 2`` and ``d_k <= d``."""
+def check_heads(W, name: str = "W") -> np.ndarray:
+    """``W`` as a finite float array of shape ``(H, d, d_k)`` with ``H >= 2`` and ``d_k <= d``, else ``ValueError``."""
     W = as_float_array(W, name, ndim=3)
     H, d, d_k = W.shape
     if H < 2:
@@ -110,23 +177,25 @@ def _check_W(W, name: str = "W") -> np.ndarray:
     return W
 
 
-def orthonormal_bases(W) -> np.ndarray:
-    """Orthonormal bases ``Q_j`` of ``range(W_j)``, shape ``(H, d, d_k)`` (left singular vectors).
-
-    Raises ``ValueError`` naming the head if some ``W_j`` is rank deficient.
-    """
-    W = as_float_array(W, "W", ndim=3)
-    if W.shape[2] > W.shape[1]:
-        raise ValueError(f"W: expected shape (H, d, d_k) with d_k <= d, got {W.shape}")
-    U, s, _ = np.linalg.svd(W, full_matrices=False)
-    for j in range(W.shape[0]):
-        if s[j, 0] == 0.0 or s[j, -1] <= RANK_TOL * s[j, 0]:
-            raise ValueError(f"W: head {j} is rank deficient (rank < d_k = {W.shape[2]})")
-    return U
+# --------------------------------------------------------------------------- the HDI
 
 
-def _pair_sq_norms(W: np.ndarray) -> np.ndarray:
-    """``S[j, j'] = ||W_j^T W_j'||_F^2``, shape ``(H, H)``."""
+def _power_of_two(top: np.ndarray, name: str) -> np.ndarray:
+    """Exponents ``e_j`` with ``top_j / 2^e_j`` in ``[0.5, 1)``; a zero head raises ``ValueError``."""
+    zero = np.flatnonzero(top == 0.0)
+    if zero.size:
+        raise ValueError(f"{name}: head {int(zero[0])} is zero; the HDI is undefined")
+    return np.frexp(top)[1]
+
+
+def _scaled_heads(W: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``W_j 2^-e_j`` (largest entry in ``[0.5, 1)``, exact) and the exponents ``e`` ``(H,)``."""
+    e = _power_of_two(np.abs(W).max(axis=(1, 2)), name)
+    return np.ldexp(W, -e[:, None, None]), e
+
+
+def _sq_norms(W: np.ndarray) -> np.ndarray:
+    """``S[j, j'] = ||W_j^T W_j'||_F^2`` for ``W`` ``(H, d, k)``, shape ``(H, H)``."""
     H, d, k = W.shape
     A = W.transpose(0, 2, 1).reshape(H * k, d)
     G = (A @ A.T).reshape(H, k, H, k)
@@ -138,6 +207,18 @@ def _mean_upper(S: np.ndarray) -> float:
     return float(S[iu].mean())
 
 
+def _hdi_value(normalization: str, d_k: int, S=None, e=None, S_orth=None) -> float:
+    """The HDI from pair matrices: ``S`` ``(H, H)`` of heads scaled by ``2^-e_j`` (paper, RV) or
+    ``S_orth`` of orthonormal bases (PA).  The one place where the three formulas are written."""
+    if normalization == "paper":
+        with np.errstate(over="ignore"):  # the printed formula is not scale free: -inf once c^4 overflows
+            return 1.0 - _mean_upper(np.ldexp(S, 2 * (e[:, None] + e[None, :]))) / d_k**2
+    if normalization == "principal_angles":
+        return 1.0 - _mean_upper(S_orth) / d_k
+    norms = np.sqrt(np.diag(S))
+    return 1.0 - _mean_upper(S / np.outer(norms, norms))
+
+
 def head_diversity_index(W, normalization: str = "principal_angles") -> float:
     """Head Diversity Index of a configuration ``W`` of shape ``(H, d, d_k)``, ``H >= 2`` (HDI, Thm 4.2, 5.1).
 
@@ -146,9 +227,10 @@ def head_diversity_index(W, normalization: str = "principal_angles") -> float:
     - ``"paper"``: ``1 - 2/(H(H-1)) sum_{j<j'} ||G_jj'||_F^2`` with
       ``G_jj' = W_j^T W_j' / d_k`` (as printed).  For orthonormal heads it lies
       in ``[1 - 1/d_k, 1]`` (identical heads give ``1 - 1/d_k``, not 0); it
-      scales: identical heads times ``c`` give ``1 - c^4/d_k``.  Invariant to
-      permuting heads and to ``W_j -> W_j O_j`` with ``O_j`` orthogonal.
-    - ``"principal_angles"`` (recommended; HDI_PA):
+      scales: identical heads times ``c`` give ``1 - c^4/d_k`` (``-inf`` once
+      that overflows).  Invariant to permuting heads and to ``W_j -> W_j O_j``
+      with ``O_j`` orthogonal.
+    - ``"principal_angles"`` (recommended, HDI_PA):
       ``1 - mean_{j<j'} (1/d_k) sum_i cos^2 theta_i^{(jj')}``, in ``[0, 1]``,
       0 iff every head spans the same subspace, 1 iff the subspaces are
       mutually orthogonal.  Depends only on the subspaces: invariant to
@@ -161,20 +243,140 @@ def head_diversity_index(W, normalization: str = "principal_angles") -> float:
       Invariant to ``W_j -> c_j W_j O_j`` (scale, orthogonal ``O_j``), to
       permutations and rotations; equals ``"principal_angles"`` when every
       ``W_j`` has equal singular values, otherwise weights directions by them.
+
+    A zero head raises ``ValueError`` naming ``W`` under every normalization.
     """
     one_of(normalization, "normalization", NORMALIZATIONS)
-    W = _check_W(W)
+    W = check_heads(W)
     d_k = W.shape[2]
-    if normalization == "paper":
-        return 1.0 - _mean_upper(_pair_sq_norms(W)) / d_k**2
     if normalization == "principal_angles":
-        return 1.0 - _mean_upper(_pair_sq_norms(orthonormal_bases(W))) / d_k
-    S = _pair_sq_norms(W)
-    norms = np.sqrt(np.diag(S))
-    zero = np.flatnonzero(norms == 0.0)
-    if zero.size:
-        raise ValueError(f"W: head {int(zero[0])} is zero; the RV coefficient is undefined")
-    return 1.0 - _mean_upper(S / np.outer(norms, norms))
+        _power_of_two(np.abs(W).max(axis=(1, 2)), "W")
+        return _hdi_value(normalization, d_k, S_orth=_sq_norms(orthonormal_bases(W)))
+    Ws, e = _scaled_heads(W, "W")
+    return _hdi_value(normalization, d_k, S=_sq_norms(Ws), e=e)
+
+
+def head_diversity_indices(W) -> np.ndarray:
+    """``[HDI_paper, HDI_PA, HDI_RV]`` of ``W`` ``(H, d, d_k)`` (:data:`NORMALIZATIONS` order), ``(3,)``.
+
+    The values of :func:`head_diversity_index` under each normalization, from
+    one pass over ``W``; every head must be non-zero and of full rank.
+    """
+    W = check_heads(W)
+    Ws, e = _scaled_heads(W, "W")
+    S, S_orth = _sq_norms(Ws), _sq_norms(orthonormal_bases(W))
+    return np.array([_hdi_value(n, W.shape[2], S=S, e=e, S_orth=S_orth) for n in NORMALIZATIONS])
+
+
+def block_gram(W) -> np.ndarray:
+    """The block Gram matrix ``B[j, j'] = W_j^T W_j'`` of ``W`` ``(H, d, k)``, shape ``(H, H, k, k)``.
+
+    Every HDI depends on ``W`` only through ``B`` (:func:`hdi_from_gram`).
+    """
+    return _cross_blocks(check_heads(W))
+
+
+def _gram(B, name: str) -> np.ndarray:
+    B = as_float_array(B, name, ndim=4)
+    H, H2, k, k2 = B.shape
+    if H != H2 or k != k2 or H < 2:
+        raise ValueError(f"{name}: expected a block Gram matrix of shape (H, H, k, k) with H >= 2, got {B.shape}")
+    return B
+
+
+def _scaled_gram(B: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``B[j, j'] 2^-(e_j + e_j')`` (exact) with ``2^(2 e_j)`` about the largest entry of ``B[j, j]``."""
+    H = B.shape[0]
+    diag = np.abs(B[np.arange(H), np.arange(H)]).max(axis=(1, 2))
+    e = (_power_of_two(diag, name) + 1) // 2
+    return np.ldexp(B, -(e[:, None, None, None] + e[None, :, None, None])), e
+
+
+def gram_factors(B, name: str = "W") -> np.ndarray:
+    """Lower Cholesky factors ``L_j`` of the diagonal blocks ``B[j, j] = W_j^T W_j = L_j L_j^T``, ``(H, k, k)``.
+
+    ``L_j^T`` is the triangular factor ``R_j`` of :func:`orthonormal_bases`
+    (``W_j = Q_j R_j``), so ``Q_j = W_j L_j^{-T}`` is the same basis; a head
+    whose ``L_j`` fails the rank test of :func:`orthonormal_bases` raises
+    ``ValueError`` naming ``name`` and the head.
+    """
+    B = _gram(B, name)
+    H, _, k, _ = B.shape
+    C = B[np.arange(H), np.arange(H)]
+    # scale each block by a power of 4 (exact) so that its largest entry is about 1
+    f = (np.frexp(np.abs(C).max(axis=(1, 2)))[1] + 1) // 2
+    Cs = np.ldexp(C, -2 * f[:, None, None])
+    try:
+        L = np.linalg.cholesky(Cs)
+    except np.linalg.LinAlgError:
+        for j in range(H):  # name the first head that is not positive definite
+            try:
+                np.linalg.cholesky(Cs[j])
+            except np.linalg.LinAlgError:
+                raise ValueError(f"{name}: head {j} is rank deficient (rank < d_k = {k})") from None
+        raise
+    L = np.ldexp(L, f[:, None, None])
+    _check_factors(L, name)
+    return L
+
+
+def _orthonormal_blocks(B: np.ndarray, name: str) -> np.ndarray:
+    """``Q_j^T Q_j' = L_j^{-1} B[j, j'] L_j'^{-T}`` ``(H, H, k, k)`` from a block Gram matrix (``Q_j = W_j L_j^{-T}``)."""
+    Linv = np.linalg.inv(gram_factors(B, name))
+    return Linv[:, None] @ B @ Linv.transpose(0, 2, 1)[None]
+
+
+def _cross_blocks(Q: np.ndarray) -> np.ndarray:
+    """``Q_j^T Q_j'`` ``(H, H, k, k)`` for a stack ``Q`` ``(H, d, k)`` (one matrix product)."""
+    H, d, k = Q.shape
+    A = Q.transpose(0, 2, 1).reshape(H * k, d)
+    return (A @ A.T).reshape(H, k, H, k).transpose(0, 2, 1, 3)
+
+
+def _cos2(O: np.ndarray) -> np.ndarray:
+    """Mean over pairs ``j < j'`` of the squared principal cosines, largest first, from blocks ``O`` ``(H, H, k, k)``."""
+    P = O[np.triu_indices(O.shape[0], k=1)]
+    cos2 = np.clip(np.linalg.eigvalsh(P @ P.transpose(0, 2, 1))[:, ::-1], 0.0, 1.0)
+    return cos2.mean(axis=0)
+
+
+def hdi_from_gram(B, name: str = "W", spectrum: bool = False):
+    """``[HDI_paper, HDI_PA, HDI_RV]`` ``(3,)`` from the block Gram matrix ``B`` ``(H, H, k, k)`` alone.
+
+    ``B[j, j'] = W_j^T W_j'`` (:func:`block_gram`): the same values as
+    :func:`head_diversity_indices` of ``W`` (to rounding; the orthonormal
+    bases come from Cholesky factors, :func:`gram_factors`), for callers that
+    only hold Gram matrices (the row-permutation null of a trained model).
+    With ``spectrum``, also returns :func:`cos2_spectrum` ``(k,)``.
+    """
+    B = _gram(B, name)
+    Bs, e = _scaled_gram(B, name)
+    k = B.shape[2]
+    S = np.einsum("ijab,ijab->ij", Bs, Bs)
+    O = _orthonormal_blocks(Bs, name)
+    S_orth = np.einsum("ijab,ijab->ij", O, O)
+    hdi = np.array([_hdi_value(n, k, S=S, e=e, S_orth=S_orth) for n in NORMALIZATIONS])
+    return (hdi, _cos2(O)) if spectrum else hdi
+
+
+def pair_overlaps(W) -> np.ndarray:
+    """Principal-angle overlaps ``O[j, j'] = tr(P_j P_j')/d_k = mean_i cos^2 theta_i^{(jj')}``, ``(H, H)``.
+
+    ``W``: ``(H, d, d_k)``, every head of full rank.  The diagonal is 1;
+    ``HDI_PA = 1 - mean_{j<j'} O[j, j']``.
+    """
+    W = check_heads(W)
+    return _sq_norms(orthonormal_bases(W)) / W.shape[2]
+
+
+def cos2_spectrum(W) -> np.ndarray:
+    """Mean over head pairs of the squared cosines of the principal angles, largest first, ``(d_k,)``.
+
+    Entry ``i`` is ``mean_{j<j'} cos^2 theta_{i}^{(jj')}`` with the angles of
+    each pair ascending; the mean of the spectrum is ``1 - HDI_PA``.  It shows
+    whether an overlap comes from a few shared directions or is spread out.
+    """
+    return _cos2(_cross_blocks(orthonormal_bases(check_heads(W))))
 
 
 def haar_expected_hdi(d: int, d_k: int) -> float:
@@ -201,3 +403,76 @@ def hdi_upper_bound(d: int, d_k: int, n_heads: int) -> float:
     if d_k > d:
         raise ValueError(f"d_k: expected d_k <= d = {d}, got {d_k}")
     return 1.0 - max(0.0, (H * d_k / d - 1.0) / (H - 1))
+
+
+# --------------------------------------------------------------------------- the frame bound (Thm 5.1)
+
+
+@dataclass(frozen=True)
+class FrameAscent:
+    """Result of :func:`maximize_hdi`: ``bases`` ``(n_starts, H, d, d_k)`` at the end,
+    ``hdi`` ``(n_starts,)`` final HDI_PA, ``trace`` ``(n_starts, n_steps + 1)`` HDI_PA
+    along the ascent, ``tightness`` ``(n_starts,)`` (:func:`frame_tightness`)."""
+
+    bases: np.ndarray
+    hdi: np.ndarray
+    trace: np.ndarray
+    tightness: np.ndarray
+
+
+def frame_tightness(W) -> float:
+    """``|| sum_j P_j - (H d_k / d) I ||_F``: 0 iff the subspaces form a tight fusion frame.
+
+    ``W`` ``(H, d, d_k)``, any full-rank heads (their ranges are used).  When
+    ``H d_k > d`` the bound :func:`hdi_upper_bound` is attained iff this is 0.
+    """
+    Q = orthonormal_bases(W)
+    H, d, d_k = Q.shape
+    S = np.einsum("hik,hjk->ij", Q, Q)
+    return float(np.linalg.norm(S - (H * d_k / d) * np.eye(d)))
+
+
+def maximize_hdi(d: int, d_k: int, n_heads: int, rng, n_starts: int = 20, n_steps: int = 300,
+                 step: float = 0.5) -> FrameAscent:
+    """Maximise HDI_PA over ``H`` subspaces of dimension ``d_k`` in ``R^d`` (the frame bound of Thm 5.1).
+
+    Projected gradient ascent from ``n_starts`` Haar starts (each drawn as
+    :func:`orthonormal_bases` of a standard Gaussian ``(H, d, d_k)`` from
+    ``rng``).  With orthonormal bases ``Q_j``,
+    ``1 - HDI_PA = c sum_{j<j'} ||Q_j^T Q_j'||_F^2`` with
+    ``c = 2/(H (H - 1) d_k)``, whose gradient in ``Q_j`` is
+    ``2 c sum_{j' != j} P_j' Q_j``; each step moves every ``Q_j`` against it by
+    ``step / (2 c (H - 1))`` times the gradient (so the update is at most ``step``
+    in operator norm) and re-orthonormalises (:func:`orthonormal_bases`, the
+    projection onto the Stiefel manifold).  Maximising HDI_PA is minimising the
+    fusion-frame potential ``||sum_j P_j||_F^2 >= (H d_k)^2 / d``.  When
+    ``H d_k <= d`` the optimum is mutually orthogonal subspaces (HDI_PA 1); when
+    ``H d_k > d`` the bound :func:`hdi_upper_bound` is attained iff a tight
+    fusion frame ``sum_j P_j = (H d_k/d) I`` with these dimensions exists: four
+    lines in ``R^3`` reach 8/9, but two planes in ``R^3`` always share a line and
+    reach only 1/2 < 2/3.  The ascent finds a local maximum; use several starts.
+    """
+    d = positive_int(d, "d")
+    d_k = positive_int(d_k, "d_k")
+    H = positive_int(n_heads, "n_heads", minimum=2)
+    if d_k > d:
+        raise ValueError(f"d_k: expected d_k <= d = {d}, got {d_k}")
+    generator(rng, "rng")
+    n_starts = positive_int(n_starts, "n_starts")
+    n_steps = positive_int(n_steps, "n_steps")
+    step = positive_scalar(step, "step")
+    eta = step / (H - 1)  # = step / (2c (H-1)) times the constant 2c absorbed in the gradient below
+    bases = np.empty((n_starts, H, d, d_k))
+    trace = np.empty((n_starts, n_steps + 1))
+    for s in range(n_starts):
+        Q = orthonormal_bases(rng.standard_normal((H, d, d_k)))
+        trace[s, 0] = _hdi_value("principal_angles", d_k, S_orth=_sq_norms(Q))
+        for k in range(n_steps):
+            P_sum = np.einsum("hik,hjk->ij", Q, Q)
+            # sum_{j' != j} P_j' Q_j = (sum_j' P_j') Q_j - Q_j, up to the constant 2c
+            grad = np.einsum("ij,hjk->hik", P_sum, Q) - Q
+            Q = orthonormal_bases(Q - eta * grad)
+            trace[s, k + 1] = _hdi_value("principal_angles", d_k, S_orth=_sq_norms(Q))
+        bases[s] = Q
+    return FrameAscent(bases=bases, hdi=trace[:, -1].copy(), trace=trace,
+                       tightness=np.array([frame_tightness(b) for b in bases]))

@@ -42,6 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import constants as _constants
+from . import diversity as _diversity
 from . import nw as _nw
 from .infra.validate import (
     as_float_array,
@@ -80,8 +82,8 @@ RULES = ("average", "sum")
 #: n = 2000, T = 500).
 BLOCK_ENTRIES = 1 << 18
 
-#: Tolerance on ``sum(weights) == 1`` for the ``"average"`` rule.
-WEIGHT_SUM_TOL = 1e-10
+#: Tolerance on ``sum(weights) == 1`` for the ``"average"`` rule (:data:`mhanw.constants.WEIGHT_SUM_TOL`).
+WEIGHT_SUM_TOL = _constants.WEIGHT_SUM_TOL
 
 
 # --------------------------------------------------------------------------- families
@@ -90,18 +92,10 @@ WEIGHT_SUM_TOL = 1e-10
 def orthonormalize(A) -> np.ndarray:
     """Orthonormal basis of ``range(A)`` by QR with ``diag(R) > 0``; ``A`` ``(d, d_k)``, ``d >= d_k``.
 
-    Raises ``ValueError`` naming ``A`` if its columns are (numerically) dependent.
+    :func:`mhanw.diversity.orthonormal_bases` of one matrix.  Raises
+    ``ValueError`` naming ``A`` if its columns are (numerically) dependent.
     """
-    A = as_float_array(A, "A", ndim=2)
-    d, k = A.shape
-    if k > d:
-        raise ValueError(f"A: expected at most d columns, got shape {A.shape}")
-    Q, R = np.linalg.qr(A)
-    diag = np.diag(R)
-    scale = np.abs(diag).max() if diag.size else 0.0
-    if scale == 0.0 or np.abs(diag).min() <= 1e-12 * scale:
-        raise ValueError(f"A: expected linearly independent columns, got rank < {k}")
-    return Q * np.sign(diag)
+    return _diversity.orthonormal_bases(as_float_array(A, "A", ndim=2), "A")
 
 
 def _eye_block(d: int, start: int, d_k: int) -> np.ndarray:
@@ -203,10 +197,13 @@ def haar_basis(d: int, d_k: int, rng) -> np.ndarray:
 
 
 def haar_heads(d: int, d_k: int, n_heads: int, rng) -> np.ndarray:
-    """``n_heads`` independent Haar frames, ``(H, d, d_k)``; E[HDI_PA] = 1 - d_k/d."""
+    """``n_heads`` independent Haar frames, ``(H, d, d_k)``; E[HDI_PA] = 1 - d_k/d.
+
+    The same draws as ``n_heads`` calls of :func:`haar_basis`.
+    """
     d, d_k, n_heads = _dims(d, d_k, n_heads)
     generator(rng, "rng")
-    return np.stack([haar_basis(d, d_k, rng) for _ in range(n_heads)])
+    return _diversity.orthonormal_bases(rng.standard_normal((n_heads, d, d_k)))
 
 
 def interpolated_heads(t: float, d: int, d_k: int, n_heads: int, rng) -> np.ndarray:
@@ -387,7 +384,7 @@ class HeadConfig:
     Attributes
     ----------
     projections : array ``(H, d, d_k)``
-    bandwidth : float > 0 (Gaussian kernel), default 0.5 (reference setting)
+    bandwidth : float > 0 (Gaussian kernel), default :data:`mhanw.constants.BANDWIDTH` (reference setting)
     kernel : {"gaussian", "attention"}
     beta : float or None (attention only; default ``1/sqrt(d_k)``)
     rule : {"average", "sum"}
@@ -396,7 +393,7 @@ class HeadConfig:
     """
 
     projections: np.ndarray
-    bandwidth: float | None = 0.5
+    bandwidth: float | None = _constants.BANDWIDTH
     kernel: str = "gaussian"
     beta: float | None = None
     rule: str = "average"

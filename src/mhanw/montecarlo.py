@@ -23,7 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import data as _data
+from .constants import BANDWIDTH, SIGMA
 from .heads import HeadConfig, _Plan
+from .infra.estimates import Estimate, ReplicatedErrors
 from .infra.sweep import run_replicates
 from .infra.validate import as_float_array, nonnegative_scalar, positive_int
 
@@ -49,33 +51,45 @@ def _as_configs(configs, bandwidth):
 
 
 @dataclass(frozen=True)
-class ImseResult:
+class ImseResult(ReplicatedErrors):
     """Per-replicate integrated squared errors of several configurations under CRN.
 
     ``errors[c, r] = (1/T) sum_t (f_c(x_t) - m(x_t))^2`` for configuration ``c``
     on replicate ``r`` (shape ``(C, R)``); all configurations share the
-    training sample and test points of replicate ``r``.
+    training sample and test points of replicate ``r``, so every comparison is
+    paired.  ``mean``, ``se`` and ``estimate`` are the IMSE per configuration
+    ``(C,)``; comparisons are :class:`mhanw.infra.estimates.Estimate` objects.
     """
 
     errors: np.ndarray
     labels: tuple
 
-    @property
-    def mean(self) -> np.ndarray:
-        """IMSE per configuration, ``(C,)``."""
-        return self.errors.mean(axis=1)
+    def _index(self, i, name: str) -> int:
+        i = positive_int(i, name, minimum=0)
+        if i >= self.errors.shape[0]:
+            raise ValueError(f"{name}: expected a configuration index below {self.errors.shape[0]}, got {i}")
+        return i
 
-    @property
-    def se(self) -> np.ndarray:
-        """Monte Carlo standard error ``sd(err)/sqrt(R)`` (ddof = 1), ``(C,)``."""
-        R = self.errors.shape[1]
-        return self.errors.std(axis=1, ddof=1) / np.sqrt(R) if R > 1 else np.full(len(self.labels), np.nan)
+    def paired_difference(self, a: int, b: int) -> Estimate:
+        """``IMSE_a - IMSE_b`` with its paired s.e. ``sd(err_a - err_b)/sqrt(R)`` (unpacks as ``diff, se``)."""
+        return Estimate.paired(self.errors[self._index(a, "a")], self.errors[self._index(b, "b")])
 
-    def paired_difference(self, a: int, b: int) -> tuple[float, float]:
-        """``(IMSE_a - IMSE_b, paired s.e. sd(err_a - err_b)/sqrt(R))``."""
-        diff = self.errors[a] - self.errors[b]
-        R = diff.shape[0]
-        return float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(R)) if R > 1 else float("nan")
+    def differences_from(self, reference: int = 0) -> Estimate:
+        """``IMSE_c - IMSE_ref`` for every configuration ``c`` with paired s.e., ``(C,)`` each."""
+        return Estimate.paired(self.errors, self.errors[self._index(reference, "reference")])
+
+    def relative_to(self, reference: int = 0) -> Estimate:
+        """``IMSE_c / IMSE_ref - 1`` for every ``c`` with its paired delta-method s.e. (0 for the reference), ``(C,)``."""
+        return Estimate.relative(self.errors, self.errors[self._index(reference, "reference")])
+
+    def steps(self, order=None) -> Estimate:
+        """``IMSE_{order[k+1]} - IMSE_{order[k]}`` with paired s.e., ``(len(order) - 1,)`` (default: stored order)."""
+        C = self.errors.shape[0]
+        order = np.arange(C) if order is None else np.asarray(order)
+        if (order.ndim != 1 or order.size < 2 or not np.issubdtype(order.dtype, np.integer)
+                or order.min() < 0 or order.max() >= C):
+            raise ValueError(f"order: expected at least 2 configuration indices below {C}, got {order!r}")
+        return Estimate.paired(self.errors[order[1:]], self.errors[order[:-1]])
 
 
 def _imse_replicate(rng, plan, regression, n, n_test, sigma):
@@ -88,8 +102,8 @@ def _imse_replicate(rng, plan, regression, n, n_test, sigma):
     return errs
 
 
-def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, sigma: float = 0.5,
-                   bandwidth: float = 0.5, n_jobs: int = 1, progress: bool = False) -> ImseResult:
+def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, sigma: float = SIGMA,
+                   bandwidth: float = BANDWIDTH, n_jobs: int = 1, progress: bool = False) -> ImseResult:
     """Integrated MSE of several configurations under common random numbers (Thm 4.2, 5.1).
 
     Replicate ``r`` draws, from stream ``r`` of ``SeedSequence(seed)``, a fresh
@@ -105,12 +119,16 @@ def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, s
     n, n_test, n_rep : int >= 1
     seed : int or SeedSequence
     sigma : float >= 0
+        Noise sd (default: the reference :data:`mhanw.constants.SIGMA`).
+    bandwidth : float > 0
+        Bandwidth of array configurations (default: the reference :data:`mhanw.constants.BANDWIDTH`).
     n_jobs, progress : see :func:`mhanw.infra.sweep.run_replicates`
 
     Returns
     -------
     ImseResult with ``errors`` ``(C, n_rep)``; use
-    :meth:`ImseResult.paired_difference` for comparisons (3-s.e. rule).
+    :meth:`ImseResult.paired_difference` for comparisons (3-s.e. rule,
+    :meth:`mhanw.infra.estimates.Estimate.exceeds`).
     """
     configs = _as_configs(configs, bandwidth)
     m = _data.regression_function(regression)
@@ -131,8 +149,8 @@ def _pointwise_replicate(rng, plan, regression, x, n, sigma):
     return plan.heads(s.X, s.Y, x)
 
 
-def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma: float = 0.5,
-                        bandwidth: float = 0.5, n_jobs: int = 1, progress: bool = False) -> list:
+def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma: float = SIGMA,
+                        bandwidth: float = BANDWIDTH, n_jobs: int = 1, progress: bool = False) -> list:
     """Per-head estimates at fixed points over replicates of ``D_n`` (Thm 3.1, Lemma 4.1).
 
     Replicate ``r`` draws ``D_n`` from stream ``r`` of ``SeedSequence(seed)``
@@ -177,8 +195,8 @@ def _moments_replicate(rng, plan, regression, n, n_test, sigma):
     return err @ err.T / n_test
 
 
-def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sigma: float = 0.5,
-                  bandwidth: float = 0.5, n_jobs: int = 1, progress: bool = False) -> np.ndarray:
+def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sigma: float = SIGMA,
+                  bandwidth: float = BANDWIDTH, n_jobs: int = 1, progress: bool = False) -> np.ndarray:
     """Per-replicate error second-moment matrices of the heads of one configuration (Thm 7.1).
 
     Replicate ``r`` draws ``D_n`` and ``n_test`` fresh test points exactly as

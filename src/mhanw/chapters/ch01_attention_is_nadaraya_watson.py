@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..constants import SIGMA
 from ..infra.validate import as_float_array, as_seed_sequence, positive_int, positive_scalar
 from ..locality import attention_neff_fraction, expected_neff_fraction, neff_fraction_given_query
 from ..nw import softmax_attention
@@ -51,7 +52,7 @@ def neff_by_dimension(dims, n_keys: int, n_queries: int, seed) -> dict:
 
 
 def exp_kernel_sine_estimates(
-    sample_sizes, n_rep: int, seed, *, query: float = 1.0, beta: float = 1.0, sigma: float = 0.5
+    sample_sizes, n_rep: int, seed, *, query: float = 1.0, beta: float = 1.0, sigma: float = SIGMA
 ) -> np.ndarray:
     """Exp-kernel (attention) estimates of ``m = sin`` at ``query``, d_k = 1.
 

@@ -1,4 +1,4 @@
-"""Many small heads or few big ones? A fixed budget ``D = H d_k`` with real NW heads (Thm 6.1).
+"""Chapter 06: many small heads or few big ones?  A fixed budget ``D = H d_k`` with real NW heads (Thm 6.1).
 
 The budget simulation of Theorem 6.1 (``book/claims.md``, 'Theorem 6.1').  The input dimension is the budget,
 ``d = D`` (8 by default), and a configuration with head size ``d_k`` has
@@ -13,7 +13,8 @@ integrated MSE over ``n_tune`` *tuning* replicates, and the tuned ensemble is
 then evaluated on ``n_rep`` fresh *evaluation* replicates (independent streams),
 so the reported IMSE is not biased downward by the tuning.  Within one stage
 every configuration shares the training sample and test points of a replicate
-(common random numbers), so comparisons carry paired standard errors.
+(common random numbers), so comparisons carry paired standard errors
+(:class:`mhanw.infra.estimates.Estimate`).
 
 All head evaluation is :func:`mhanw.heads.head_estimates`; the data are
 :func:`mhanw.data.draw_sample`; the replicates run through
@@ -31,18 +32,20 @@ import numpy as np
 from .. import data as _data
 from .. import heads as _heads
 from .. import scaling as _scaling
+from ..constants import N_SE, SIGMA
+from ..infra.estimates import Estimate, ReplicatedErrors
 from ..infra.validate import as_seed_sequence, nonnegative_scalar, one_of, positive_int, positive_scalar
 from ..infra.sweep import run_replicates
 
 __all__ = ["BANDWIDTHS", "BudgetResult", "budget_simulation", "head_sizes"]
 
-#: The bandwidth grid of the budget simulation, 0.15 to 2.0, extended down to 0.1: with
-#: many one-dimensional heads summed, 0.15 was the tuned value at n = 3000 (the
-#: edge of the original grid), so the optimum could have been below it.
+#: The bandwidth grid, extended down to 0.1: with many one-dimensional heads
+#: summed, 0.15 was the tuned value at n = 3000 (the edge of the first grid), so
+#: the optimum could have been below it.
 BANDWIDTHS = (0.1, 0.15, 0.25, 0.4, 0.6, 0.9, 1.3, 2.0)
 
-#: A paired difference is significant when it exceeds this many standard errors (the 3-s.e. rule).
-SIGNIFICANCE = 3.0
+#: A paired difference is significant when it exceeds this many standard errors (:data:`mhanw.constants.N_SE`).
+SIGNIFICANCE = N_SE
 
 
 def head_sizes(budget: int) -> tuple[int, ...]:
@@ -72,7 +75,7 @@ def _errors(rng, regression, n, n_test, sigma, budget, d_k_values, cells, rules)
 
 
 @dataclass(frozen=True)
-class BudgetResult:
+class BudgetResult(ReplicatedErrors):
     """The budget simulation at one ``(regression, n)``.
 
     Attributes
@@ -86,6 +89,8 @@ class BudgetResult:
     tuned_bandwidth : ``(n_dk, n_rules)``, the grid value with the smallest tuning IMSE
     errors : ``(n_rules, n_dk, n_rep)``, per-replicate integrated squared errors of
         the tuned ensembles on the evaluation replicates (common random numbers)
+
+    ``mean``, ``se`` and ``estimate``: the evaluation IMSE ``(n_rules, n_dk)``.
     """
 
     regression: str
@@ -109,25 +114,13 @@ class BudgetResult:
     def n_heads(self) -> tuple:
         return tuple(self.budget // k for k in self.d_k_values)
 
-    @property
-    def mean(self) -> np.ndarray:
-        """IMSE ``(n_rules, n_dk)`` on the evaluation replicates."""
-        return self.errors.mean(axis=2)
-
-    @property
-    def se(self) -> np.ndarray:
-        """Monte Carlo standard error ``sd/sqrt(R)`` (ddof = 1), ``(n_rules, n_dk)``."""
-        return self.errors.std(axis=2, ddof=1) / np.sqrt(self.n_rep)
-
     def _index(self, rule, d_k):
         return self.rules.index(one_of(rule, "rule", self.rules)), self.d_k_values.index(
             one_of(d_k, "d_k", self.d_k_values))
 
-    def paired_difference(self, a: tuple, b: tuple) -> tuple[float, float]:
-        """``(IMSE_a - IMSE_b, paired s.e.)`` for cells ``a = (rule, d_k)`` and ``b``."""
-        ia, ib = self._index(*a), self._index(*b)
-        diff = self.errors[ia] - self.errors[ib]
-        return float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(diff.size))
+    def paired_difference(self, a: tuple, b: tuple) -> Estimate:
+        """``IMSE_a - IMSE_b`` with its paired s.e. for cells ``a = (rule, d_k)`` and ``b`` (unpacks as ``diff, se``)."""
+        return Estimate.paired(self.errors[self._index(*a)], self.errors[self._index(*b)])
 
     def best_d_k(self, rule) -> int:
         """The head size with the smallest evaluation IMSE under ``rule``."""
@@ -136,17 +129,16 @@ class BudgetResult:
 
     def comparisons(self, rule) -> list[dict]:
         """Under ``rule``: every other head size against the best one, with the paired
-        difference, its s.e., ``z = diff/se`` and whether ``z > 3`` (the best is
-        significantly better)."""
+        difference, its s.e., ``z = diff/se`` and whether ``diff > 3 se`` (the best is
+        significantly better; :meth:`mhanw.infra.estimates.Estimate.exceeds`)."""
         best = self.best_d_k(rule)
         rows = []
         for d_k in self.d_k_values:
             if d_k == best:
                 continue
-            diff, se = self.paired_difference((rule, d_k), (rule, best))
-            z = diff / se if se > 0 else np.inf
-            rows.append({"rule": rule, "best_d_k": best, "d_k": d_k, "diff": diff, "se": se, "z": z,
-                         "significant": bool(z > SIGNIFICANCE)})
+            diff = self.paired_difference((rule, d_k), (rule, best))
+            rows.append({"rule": rule, "best_d_k": best, "d_k": d_k, "diff": float(diff.mean),
+                         "se": float(diff.se), "z": float(diff.z), "significant": bool(diff.exceeds(SIGNIFICANCE))})
         return rows
 
     def rows(self) -> list[dict]:
@@ -165,8 +157,8 @@ class BudgetResult:
 
 def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, bandwidths=BANDWIDTHS,
                       rules=("average", "sum"), n_tune: int = 10, n_rep: int = 20, n_test: int = 300,
-                      sigma: float = 0.5, seed=0, n_jobs: int = 1) -> BudgetResult:
-    """Tune the bandwidth per ``(d_k, rule)`` and evaluate the tuned ensembles (Thm 6.1, budget simulation).
+                      sigma: float = SIGMA, seed=0, n_jobs: int = 1) -> BudgetResult:
+    """Tune the bandwidth per ``(d_k, rule)`` and evaluate the tuned ensembles (Thm 6.1).
 
     Parameters
     ----------
@@ -215,8 +207,8 @@ def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, b
     # stage 1: every bandwidth on the tuning replicates
     tune = run_replicates(functools.partial(_errors, cells=[bandwidths] * len(d_k_values), **common),
                           n_tune, tune_seed, n_jobs=n_jobs)  # (R, n_dk, n_h, n_rules)
-    tuning_imse = tune.mean(axis=0)
-    tuning_se = tune.std(axis=0, ddof=1) / np.sqrt(n_tune)
+    tuning = Estimate.from_samples(tune, axis=0)
+    tuning_imse, tuning_se = tuning.mean, tuning.se
     tuned = np.asarray(bandwidths)[np.argmin(tuning_imse, axis=1)]  # (n_dk, n_rules)
 
     # stage 2: the tuned bandwidths on fresh replicates; each distinct bandwidth evaluated once

@@ -3,8 +3,9 @@
 The paper proposes the head diversity index (HDI) as a diagnostic computable
 from trained weights and reports it for no model.  This module holds the
 analysis that notebook ``09_pretrained_head_diversity`` runs on the weights of
-:func:`mhanw.pretrained.load_attention_weights`; the HDI itself is
-:func:`mhanw.diversity.head_diversity_index`.
+:func:`mhanw.pretrained.load_attention_weights`; the HDI itself, in all three
+normalizations, is :mod:`mhanw.diversity` (:func:`~mhanw.diversity.head_diversity_indices`,
+and :func:`~mhanw.diversity.hdi_from_gram` for the permutation null).
 
 Objects whose diversity is measured, per layer (:data:`OBJECTS`)
     ``"query"``, ``"key"``, ``"value"``: the per-head projections ``W^h`` of
@@ -32,9 +33,9 @@ Null models for "more or less diverse than chance"
       p-value.
 
 Redundancy and ablation
-    :func:`pair_overlaps` is the principal-angle overlap
+    :func:`redundancy` is the mean over the other heads of the layer of
+    :func:`mhanw.diversity.pair_overlaps`, the principal-angle overlap
     ``tr(P_j P_j')/d_k`` (the mean squared cosine of the principal angles);
-    :func:`redundancy` its mean over the other heads of the layer;
     :func:`ablation_effects` turns :meth:`mhanw.pretrained.Encoder.ablate_each_head`
     into ``1 - cos`` changes of the sentence embeddings;
     :func:`spearman_permutation` correlates the two with a (optionally
@@ -55,22 +56,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..infra.validate import as_float_array, as_seed_sequence, one_of, positive_int
 from .. import diversity
+from .. import heads as _heads
+from ..constants import RANK_RTOL
 from ..diversity import NORMALIZATIONS
+from ..infra.estimates import Estimate
+from ..infra.validate import as_float_array, as_seed_sequence, one_of, positive_int
 
 __all__ = [
     "NORMALIZATIONS",
     "OBJECTS",
     "ablation_effects",
     "circuit_factors",
-    "cos2_spectrum",
-    "hdi_all",
     "hdi_table_latex",
     "layer_hdi",
     "layer_objects",
     "null_summary",
-    "pair_overlaps",
     "paper_scale_decomposition",
     "permute_rows",
     "qk_circuits",
@@ -87,13 +88,13 @@ OBJECTS = ("query", "key", "value", "qk_circuit")
 # --------------------------------------------------------------------------- inputs
 
 
-def _heads(W, name: str = "W") -> np.ndarray:
-    return diversity._check_W(W, name)
+def _check(W, name: str = "W") -> np.ndarray:
+    return diversity.check_heads(W, name)
 
 
 def _pair(WQ, WK):
-    WQ = _heads(WQ, "WQ")
-    WK = _heads(WK, "WK")
+    WQ = _check(WQ, "WQ")
+    WK = _check(WK, "WK")
     if WQ.shape != WK.shape:
         raise ValueError(f"WK: expected the shape of WQ {WQ.shape}, got {WK.shape}")
     return WQ, WK
@@ -102,47 +103,15 @@ def _pair(WQ, WK):
 # --------------------------------------------------------------------------- block Gram matrices
 #
 # Every quantity below depends on a configuration only through its block Gram
-# matrix ``B[j, j'] = W_j^T W_j'`` (``(H, H, d_k, d_k)``).  Reassigning rows to
-# heads permutes the rows of the stacked ``[out, in]`` matrix, hence the rows and
-# columns of its row Gram matrix: the permutation null never touches the
-# ``d``-dimensional weights again and costs ``O(H^2 d_k^3)`` per draw.
-
-
-def _block_gram(W: np.ndarray) -> np.ndarray:
-    """``B[j, j'] = W_j^T W_j'``, shape ``(H, H, k, k)``."""
-    H, d, k = W.shape
-    A = W.transpose(0, 2, 1).reshape(H * k, d)
-    return _blocks(A @ A.T, H, k)
+# matrix ``B[j, j'] = W_j^T W_j'`` (``(H, H, d_k, d_k)``, :func:`mhanw.diversity.block_gram`).
+# Reassigning rows to heads permutes the rows of the stacked ``[out, in]`` matrix,
+# hence the rows and columns of its row Gram matrix: the permutation null never
+# touches the ``d``-dimensional weights again and costs ``O(H^2 d_k^3)`` per draw.
 
 
 def _blocks(G: np.ndarray, H: int, k: int) -> np.ndarray:
     """A row Gram matrix ``(H k, H k)`` cut into head blocks ``(H, H, k, k)``."""
     return G.reshape(H, k, H, k).transpose(0, 2, 1, 3)
-
-
-def _cholesky(B: np.ndarray, what: str) -> np.ndarray:
-    """Lower Cholesky factors ``L_j`` of the diagonal blocks ``B[j, j] = L_j L_j^T``, ``(H, k, k)``.
-
-    A head whose Gram matrix is not numerically positive definite (Cholesky
-    fails, or a pivot below ``1e-10`` times the largest) raises ``ValueError``.
-    """
-    H, _, k, _ = B.shape
-    C = B[np.arange(H), np.arange(H)]
-    try:
-        L = np.linalg.cholesky(C)
-    except np.linalg.LinAlgError:
-        L = None
-    for j in range(H):
-        piv = None if L is None else np.diagonal(L[j])
-        if piv is None or not np.all(np.isfinite(piv)) or piv.min() <= 1e-10 * piv.max():
-            if L is None:  # locate the failing head
-                try:
-                    np.linalg.cholesky(C[j])
-                    continue
-                except np.linalg.LinAlgError:
-                    pass
-            raise ValueError(f"{what}: head {j} is rank deficient (rank < d_k = {k})")
-    return L
 
 
 def _right(G: np.ndarray, T: np.ndarray) -> np.ndarray:
@@ -163,47 +132,14 @@ def _full(B: np.ndarray) -> np.ndarray:
     return B.transpose(0, 2, 1, 3).reshape(H * k, H * k)
 
 
-def _orthonormal_blocks(B: np.ndarray, what: str = "W") -> np.ndarray:
-    """``Q_j^T Q_j'`` for orthonormal bases ``Q_j = W_j L_j^{-T}`` of the heads, ``(H, H, k, k)``."""
-    H, _, k, _ = B.shape
-    LinvT = np.linalg.inv(_cholesky(B, what)).transpose(0, 2, 1)
-    return _blocks(_sandwich(LinvT, _full(B)), H, k)
-
-
-def _upper(H: int):
-    return np.triu_indices(H, k=1)
-
-
-def _hdis_from_blocks(B: np.ndarray, what: str = "W", spectrum: bool = False):
-    """``[HDI_paper, HDI_PA, HDI_RV]`` from the block Gram ``B``; with ``spectrum``, also the
-    mean over pairs of the descending squared principal cosines ``(k,)``."""
-    H, _, k, _ = B.shape
-    iu = _upper(H)
-    S = np.einsum("ijab,ijab->ij", B, B)  # ||W_j^T W_j'||_F^2
-    norms = np.sqrt(np.diag(S))
-    if np.any(norms == 0.0):
-        raise ValueError(f"{what}: head {int(np.flatnonzero(norms == 0.0)[0])} is zero")
-    O = _orthonormal_blocks(B, what)
-    hdi = np.array([
-        1.0 - S[iu].mean() / k**2,
-        1.0 - np.einsum("pab,pab->p", O[iu], O[iu]).mean() / k,
-        1.0 - (S / np.outer(norms, norms))[iu].mean(),
-    ])
-    if not spectrum:
-        return hdi
-    P = O[iu]
-    cos2 = np.clip(np.linalg.eigvalsh(P @ P.transpose(0, 2, 1))[:, ::-1], 0.0, 1.0)  # squared singular values
-    return hdi, cos2.mean(axis=0)
-
-
 def _circuit_transforms(Bq: np.ndarray, Bk: np.ndarray):
     """``T_q^h``, ``T_k^h`` ``(H, k, k)`` with ``Z_h = [W_Q^h T_q^h; W_K^h T_k^h]`` the balanced
     factor of ``M_h = W_Q^h (W_K^h)^T`` (see :func:`circuit_factors`)."""
-    Lq = _cholesky(Bq, "WQ")
-    Lk = _cholesky(Bk, "WK")
+    Lq = diversity.gram_factors(Bq, "WQ")
+    Lk = diversity.gram_factors(Bk, "WK")
     Uc, s, Vct = np.linalg.svd(Lq.transpose(0, 2, 1) @ Lk)  # Lq^T Lk = Uc diag(s) Vc^T
-    if np.any(s[:, -1] <= 1e-10 * s[:, 0]):
-        j = int(np.flatnonzero(s[:, -1] <= 1e-10 * s[:, 0])[0])
+    if np.any(s[:, -1] <= RANK_RTOL * s[:, 0]):
+        j = int(np.flatnonzero(s[:, -1] <= RANK_RTOL * s[:, 0])[0])
         raise ValueError(f"WQ, WK: the circuit of head {j} is rank deficient (rank < d_k = {Bq.shape[2]})")
     root = np.sqrt(s)[:, None, :]
     Tq = np.linalg.solve(Lq.transpose(0, 2, 1), Uc) * root  # Lq^{-T} Uc S^{1/2}
@@ -252,51 +188,19 @@ def circuit_factors(WQ, WK) -> np.ndarray:
     return np.concatenate([WQ @ Tq, WK @ Tk], axis=1)
 
 
-# --------------------------------------------------------------------------- the three HDIs at once
-
-
-def pair_overlaps(W) -> np.ndarray:
-    """Principal-angle overlaps ``O[j, j'] = tr(P_j P_j')/d_k = mean_i cos^2 theta_i^{(jj')}``, ``(H, H)``.
-
-    ``W``: ``(H, d, d_k)``, every head of full rank.  The diagonal is 1;
-    ``HDI_PA = 1 - mean_{j<j'} O[j, j']``.
-    """
-    W = _heads(W)
-    O = _orthonormal_blocks(_block_gram(W))
-    return np.einsum("ijab,ijab->ij", O, O) / W.shape[2]
+# --------------------------------------------------------------------------- redundancy
 
 
 def redundancy(W) -> np.ndarray:
     """Each head's mean overlap with the other heads, ``mean_{j' != j} O[j, j']``, shape ``(H,)``.
 
-    ``O`` is :func:`pair_overlaps`: the mean squared cosine of the principal
-    angles, 0 for a head orthogonal to all others and 1 for a head that every
-    other head duplicates.
+    ``O`` is :func:`mhanw.diversity.pair_overlaps`: the mean squared cosine of
+    the principal angles, 0 for a head orthogonal to all others and 1 for a
+    head that every other head duplicates.
     """
-    O = pair_overlaps(W)
+    O = diversity.pair_overlaps(W)
     H = O.shape[0]
     return (O.sum(axis=1) - np.diag(O)) / (H - 1)
-
-
-def hdi_all(W) -> np.ndarray:
-    """``[HDI_paper, HDI_PA, HDI_RV]`` of ``W`` ``(H, d, d_k)`` in one pass (``NORMALIZATIONS`` order).
-
-    Same values as :func:`mhanw.diversity.head_diversity_index` with each
-    normalization, computed from one block Gram matrix (orthonormal bases by
-    Cholesky factors), for the many evaluations of the permutation null.
-    Rank-deficient heads raise ``ValueError`` naming the head.
-    """
-    return _hdis_from_blocks(_block_gram(_heads(W)))
-
-
-def cos2_spectrum(W) -> np.ndarray:
-    """Mean over head pairs of the squared cosines of the principal angles, largest first, ``(d_k,)``.
-
-    Entry ``i`` is ``mean_{j<j'} cos^2 theta_{i}^{(jj')}`` with the angles of
-    each pair ascending; the mean of the spectrum is ``1 - HDI_PA``.  It shows
-    whether an overlap comes from a few shared directions or is spread out.
-    """
-    return _hdis_from_blocks(_block_gram(_heads(W)), spectrum=True)[1]
 
 
 # --------------------------------------------------------------------------- per-layer objects and HDIs
@@ -336,7 +240,7 @@ def layer_hdi(weights) -> dict:
     table = {name: np.empty((L, len(NORMALIZATIONS))) for name in OBJECTS}
     for l in range(L):
         for name, W in layer_objects(weights, l).items():
-            table[name][l] = hdi_all(W)
+            table[name][l] = diversity.head_diversity_indices(W)
     return table
 
 
@@ -346,7 +250,7 @@ def layer_hdi(weights) -> dict:
 def permute_rows(W, perm) -> np.ndarray:
     """``W`` ``(H, d, d_k)`` with its ``H d_k`` output rows reassigned: new head ``h`` gets rows
     ``perm[h*d_k:(h+1)*d_k]`` of the stacked ``[out, in]`` matrix (row ``h*d_k + i`` is ``W[h, :, i]``)."""
-    W = _heads(W)
+    W = _check(W)
     H, d, k = W.shape
     perm = np.asarray(perm)
     if perm.shape != (H * k,) or not np.array_equal(np.sort(perm), np.arange(H * k)):
@@ -364,7 +268,7 @@ def row_permutation_null(weights, layer: int, n_perm: int, seed, *, n_spectrum: 
     query's and key's rows reassigned by one common permutation.  Returns
     ``{object: (n_perm, 3)}`` HDIs (``NORMALIZATIONS`` order) and
     ``{object + "_spectrum": (min(n_perm, n_spectrum), d_k)}``
-    (:func:`cos2_spectrum` of the first draws).  Computed from the layer's row
+    (:func:`mhanw.diversity.cos2_spectrum` of the first draws).  Computed from the layer's row
     Gram matrices, which a reassignment only permutes.
     """
     l = _layer(weights, layer)
@@ -387,9 +291,9 @@ def row_permutation_null(weights, layer: int, n_perm: int, seed, *, n_spectrum: 
         B["qk_circuit"] = _circuit_blocks(blocks("query", perms["qk_circuit"]), blocks("key", perms["qk_circuit"]))
         for name in OBJECTS:
             if p < n_spec:
-                out[name][p], out[f"{name}_spectrum"][p] = _hdis_from_blocks(B[name], name, spectrum=True)
+                out[name][p], out[f"{name}_spectrum"][p] = diversity.hdi_from_gram(B[name], name, spectrum=True)
             else:
-                out[name][p] = _hdis_from_blocks(B[name], name)
+                out[name][p] = diversity.hdi_from_gram(B[name], name)
     return out
 
 
@@ -409,13 +313,12 @@ def random_subspace_null(n_heads: int, d: int, d_k: int, n_draw: int, seed, *, c
     rng = np.random.default_rng(as_seed_sequence(seed))
 
     def haar():
-        Q, R = np.linalg.qr(rng.standard_normal((H, d, d_k)))
-        return Q * np.sign(np.diagonal(R, axis1=1, axis2=2))[:, None, :]
+        return _heads.haar_heads(d, d_k, H, rng)
 
     out = np.empty((n_draw, len(NORMALIZATIONS)))
     for i in range(n_draw):
         W = circuit_factors(haar(), haar()) if circuit else haar()
-        out[i] = hdi_all(W)
+        out[i] = diversity.head_diversity_indices(W)
     return out
 
 
@@ -455,14 +358,14 @@ def paper_scale_decomposition(W) -> dict:
     (geometry, scale free).  Returns ``one_minus_paper``, ``scale``,
     ``geometry`` and ``one_minus_rv`` (``1 - HDI_RV``, the unweighted mean RV).
     """
-    W = _heads(W)
+    W = _check(W)
     d_k = W.shape[2]
-    B = _block_gram(W)
+    B = diversity.block_gram(W)
     S = np.einsum("ijab,ijab->ij", B, B)
     n = np.sqrt(np.diag(S))
     if np.any(n == 0.0):
         raise ValueError(f"W: head {int(np.flatnonzero(n == 0.0)[0])} is zero")
-    iu = _upper(W.shape[0])
+    iu = np.triu_indices(W.shape[0], k=1)
     one_minus_paper = float(S[iu].mean()) / d_k**2
     scale = float(np.outer(n, n)[iu].mean()) / d_k**2
     return {
@@ -497,7 +400,8 @@ def ablation_effects(baseline, ablated) -> dict:
         raise ValueError("baseline: embeddings must be non-zero")
     cos = np.einsum("lhnd,nd->lhn", a, b) / (an * bn)
     eff = 1.0 - cos
-    return {"per_sentence": eff, "mean": eff.mean(axis=2), "se": eff.std(axis=2, ddof=1) / np.sqrt(n)}
+    est = Estimate.from_samples(eff)
+    return {"per_sentence": eff, "mean": est.mean, "se": est.se}
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from scipy.linalg import subspace_angles
 from scipy.stats import spearmanr
 
+from mhanw import diversity
 from mhanw.chapters import ch09_pretrained_head_diversity as ha
 from mhanw.diversity import NORMALIZATIONS, head_diversity_index
 
@@ -34,46 +35,17 @@ def _fake_weights(seed=0, L=2, H=3, d=10, k=2):
     return {name: rng.standard_normal((L, H, d, k)).astype(np.float32) for name in ("query", "key", "value")}
 
 
-# ---------------------------------------------------------------- the three HDIs at once
-
-
-@settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 10**6), H=st.integers(2, 5), k=st.integers(1, 4), extra=st.integers(0, 5),
-       scale=st.floats(0.05, 20.0))
-def test_hdi_all_equals_head_diversity_index(seed, H, k, extra, scale):
-    W = scale * _gauss(seed, H, k + extra, k)
-    expected = [head_diversity_index(W, n) for n in NORMALIZATIONS]
-    np.testing.assert_allclose(ha.hdi_all(W), expected, rtol=1e-9, atol=1e-10)
-
-
-def test_hdi_all_known_configurations():
-    ident = np.repeat(_eye_cols(8, [0, 1])[None], 3, axis=0)
-    np.testing.assert_allclose(ha.hdi_all(ident), [1 - 1 / 2, 0, 0], atol=1e-12)
-    orth = np.stack([_eye_cols(8, [0, 1]), _eye_cols(8, [2, 3]), _eye_cols(8, [4, 5])])
-    np.testing.assert_allclose(ha.hdi_all(orth), [1, 1, 1], atol=1e-12)
-
-
-def test_hdi_all_names_a_rank_deficient_or_zero_head():
-    W = np.stack([_eye_cols(5, [0, 1]), np.ones((5, 2)), _eye_cols(5, [2, 3])])
-    with pytest.raises(ValueError, match="^W: head 1 is rank deficient"):
-        ha.hdi_all(W)
-    W[1] = 0.0
-    with pytest.raises(ValueError, match="^W: head 1 is zero"):
-        ha.hdi_all(W)
-    with pytest.raises(ValueError, match="^W:"):
-        ha.hdi_all(np.ones((1, 4, 2)))
-    with pytest.raises(ValueError, match="^W:"):
-        ha.hdi_all(np.ones((2, 2, 3)))
+# ---------------------------------------------------------------- redundancy and the cosine spectrum
 
 
 def test_pair_overlaps_redundancy_and_spectrum_of_an_isoclinic_pair():
     theta = 0.7
     U0, E = _eye_cols(6, [0, 1, 2]), _eye_cols(6, [3, 4, 5])
     W = np.stack([U0, np.cos(theta) * U0 + np.sin(theta) * E])
-    O = ha.pair_overlaps(W)
+    O = diversity.pair_overlaps(W)
     np.testing.assert_allclose(O, [[1, np.cos(theta) ** 2], [np.cos(theta) ** 2, 1]], atol=1e-12)
     np.testing.assert_allclose(ha.redundancy(W), [np.cos(theta) ** 2] * 2, atol=1e-12)
-    np.testing.assert_allclose(ha.cos2_spectrum(W), [np.cos(theta) ** 2] * 3, atol=1e-12)
+    np.testing.assert_allclose(diversity.cos2_spectrum(W), [np.cos(theta) ** 2] * 3, atol=1e-12)
 
 
 def test_redundancy_and_spectrum_against_scipy():
@@ -86,9 +58,9 @@ def test_redundancy_and_spectrum_against_scipy():
     red = [np.mean([cos2[j, jj].mean() for jj in range(4) if jj != j]) for j in range(4)]
     np.testing.assert_allclose(ha.redundancy(W), red, atol=1e-10)
     spectrum = np.mean([cos2[j, jj] for j in range(4) for jj in range(j + 1, 4)], axis=0)
-    np.testing.assert_allclose(ha.cos2_spectrum(W), spectrum, atol=1e-10)
-    assert ha.cos2_spectrum(W).mean() == pytest.approx(1 - head_diversity_index(W), abs=1e-12)
-    assert np.all(np.diff(ha.cos2_spectrum(W)) <= 1e-12)
+    np.testing.assert_allclose(diversity.cos2_spectrum(W), spectrum, atol=1e-10)
+    assert diversity.cos2_spectrum(W).mean() == pytest.approx(1 - head_diversity_index(W), abs=1e-12)
+    assert np.all(np.diff(diversity.cos2_spectrum(W)) <= 1e-12)
 
 
 # ---------------------------------------------------------------- circuits
@@ -115,18 +87,18 @@ def test_circuit_hdi_depends_only_on_the_circuits(seed, c):
     WQ2 = c * WQ @ A
     WK2 = WK @ np.linalg.inv(A).transpose(0, 2, 1) / c  # same circuits, other factors
     np.testing.assert_allclose(ha.qk_circuits(WQ2, WK2), ha.qk_circuits(WQ, WK), atol=1e-9)
-    np.testing.assert_allclose(ha.hdi_all(ha.circuit_factors(WQ2, WK2)), ha.hdi_all(ha.circuit_factors(WQ, WK)),
+    np.testing.assert_allclose(diversity.head_diversity_indices(ha.circuit_factors(WQ2, WK2)), diversity.head_diversity_indices(ha.circuit_factors(WQ, WK)),
                                atol=1e-8)
 
 
 def test_circuit_of_identical_and_of_orthogonal_heads():
     Q = np.stack([_eye_cols(8, [0, 1]), _eye_cols(8, [2, 3]), _eye_cols(8, [4, 5])])
-    np.testing.assert_allclose(ha.hdi_all(ha.circuit_factors(Q, Q)), [1, 1, 1], atol=1e-12)
+    np.testing.assert_allclose(diversity.head_diversity_indices(ha.circuit_factors(Q, Q)), [1, 1, 1], atol=1e-12)
     same = np.repeat(_eye_cols(8, [0, 1])[None], 3, axis=0)
-    assert ha.hdi_all(ha.circuit_factors(same, 3 * same))[1:] == pytest.approx([0, 0], abs=1e-12)
+    assert diversity.head_diversity_indices(ha.circuit_factors(same, 3 * same))[1:] == pytest.approx([0, 0], abs=1e-12)
     # same query and key subspaces, different pairing: the circuits differ
     K = np.stack([_eye_cols(8, [0, 1]), _eye_cols(8, [1, 0]), _eye_cols(8, [0, 1])])
-    assert ha.hdi_all(ha.circuit_factors(same, K))[1] > 0.2
+    assert diversity.head_diversity_indices(ha.circuit_factors(same, K))[1] > 0.2
 
 
 def test_circuit_bad_input():
@@ -185,12 +157,12 @@ def test_row_permutation_null_matches_direct_computation():
         perms = {name: rng.permutation(6) for name in ha.OBJECTS}
         for name in ("query", "key", "value"):
             Wp = ha.permute_rows(W[name], perms[name])
-            np.testing.assert_allclose(out[name][p], ha.hdi_all(Wp), atol=1e-10)
+            np.testing.assert_allclose(out[name][p], diversity.head_diversity_indices(Wp), atol=1e-10)
             if p < 2:
-                np.testing.assert_allclose(out[f"{name}_spectrum"][p], ha.cos2_spectrum(Wp), atol=1e-10)
+                np.testing.assert_allclose(out[f"{name}_spectrum"][p], diversity.cos2_spectrum(Wp), atol=1e-10)
         Z = ha.circuit_factors(ha.permute_rows(W["query"], perms["qk_circuit"]),
                                ha.permute_rows(W["key"], perms["qk_circuit"]))
-        np.testing.assert_allclose(out["qk_circuit"][p], ha.hdi_all(Z), atol=1e-10)
+        np.testing.assert_allclose(out["qk_circuit"][p], diversity.head_diversity_indices(Z), atol=1e-10)
     again = ha.row_permutation_null(w, 1, 4, np.random.SeedSequence(11), n_spectrum=2)
     np.testing.assert_array_equal(again["value"], out["value"])
 
@@ -318,7 +290,7 @@ def test_real_weights_pa_hdi_two_independent_ways(minilm):
         W = minilm["key"][layer].astype(np.float64)
         H = W.shape[0]
         overlaps = [np.mean(np.cos(subspace_angles(W[j], W[jj])) ** 2) for j in range(H) for jj in range(j + 1, H)]
-        assert ha.hdi_all(W)[1] == pytest.approx(1 - np.mean(overlaps), abs=1e-10)
+        assert diversity.head_diversity_indices(W)[1] == pytest.approx(1 - np.mean(overlaps), abs=1e-10)
 
 
 @requires_model

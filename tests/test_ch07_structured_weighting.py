@@ -1,10 +1,10 @@
-"""Thm 7.1 with real Nadaraya-Watson heads (the graded-heads check).
+"""Tests of mhanw.chapters.ch07_structured_weighting: Thm 7.1 with real Nadaraya-Watson heads.
 
-Library: :func:`mhanw.heads.graded_heads`, :func:`mhanw.montecarlo.error_moments`
-and the out-of-sample evaluation :func:`mhanw.weighting.nested_errors`.
-Pass criterion T7.1d (documented) and the homogeneous control, at reduced
-sizes (the chapter: R = 300 / 2000; here R = 150 fitting + 150 evaluation
-replicates).  The analytic criteria T7.1a-c are in ``test_weighting.py``.
+The out-of-sample evaluation :func:`~mhanw.chapters.ch07_structured_weighting.nested_errors`
+on graded heads (:func:`mhanw.heads.graded_heads`, :func:`mhanw.montecarlo.error_moments`):
+exactness on the model, the documented loss to the best single head and the
+homogeneous control, at reduced sizes (150 fitting + 150 evaluation replicates).
+The exact model checks are in ``test_weighting.py``.
 """
 
 from __future__ import annotations
@@ -12,70 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mhanw import data, heads, montecarlo
-from mhanw.infra import sweep
+from mhanw import heads, montecarlo
 from mhanw import weighting as w
+from mhanw.chapters import ch07_structured_weighting as ch07
 
 ANGLES = np.radians([0, 20, 35, 50, 65, 80])
 SIZES = dict(n=500, n_test=200, sigma=0.5, bandwidth=0.3)
-
-# --------------------------------------------------------------------------- graded heads
-
-
-def test_graded_heads_geometry():
-    W = heads.graded_heads(ANGLES, 8)
-    assert W.shape == (6, 8, 1)
-    np.testing.assert_allclose(np.linalg.norm(W[:, :, 0], axis=1), 1.0, rtol=1e-15)
-    np.testing.assert_allclose(W[:, 0, 0], np.cos(ANGLES), rtol=1e-15)  # cosine with the signal direction e1
-    G = W[:, :, 0] @ W[:, :, 0].T
-    np.testing.assert_allclose(G, np.outer(np.cos(ANGLES), np.cos(ANGLES)) + np.diag(np.sin(ANGLES) ** 2),
-                               atol=1e-15)
-
-
-@pytest.mark.parametrize("angles,d,name", [([0.1, 0.2], 2, "d"), ([[0.1]], 4, "angles"), ([], 4, "angles"),
-                                           ([np.nan], 4, "angles"), ([0.1], 0, "d")])
-def test_graded_heads_bad_input(angles, d, name):
-    with pytest.raises(ValueError, match=f"^{name}:"):
-        heads.graded_heads(angles, d)
-
-
-# --------------------------------------------------------------------------- error moments
-
-
-def test_error_moments_match_integrated_mse():
-    """a' M_r a is the replicate's integrated squared error of the average, on the same draws."""
-    W = heads.graded_heads(ANGLES[:4], 6)
-    M = montecarlo.error_moments(W, "blind", n=80, n_test=25, n_rep=5, seed=3, bandwidth=0.4)
-    assert M.shape == (5, 4, 4)
-    np.testing.assert_allclose(M, M.transpose(0, 2, 1), rtol=0, atol=0)
-    assert np.all(np.linalg.eigvalsh(M) > -1e-12)
-    weights = [w.uniform_weights(4), w.geometric_weights(4), np.array([1.3, -0.1, -0.1, -0.1])]
-    configs = [heads.HeadConfig(W, bandwidth=0.4, weights=a) for a in weights]
-    res = montecarlo.integrated_mse(configs, "blind", n=80, n_test=25, n_rep=5, seed=3)
-    for a, errs in zip(weights, res.errors):
-        np.testing.assert_allclose(np.einsum("i,rij,j->r", a, M, a), errs, rtol=1e-12)
-    # replicate 1 by hand, from its stream
-    rng = np.random.default_rng(sweep.spawn_streams(3, 5)[1])
-    s = data.draw_sample(rng, "blind", 80, 6, n_test=25)
-    e = heads.head_estimates(W, s.X, s.Y, s.X_test, 0.4) - s.m_test
-    np.testing.assert_allclose(M[1], e @ e.T / 25, rtol=1e-12)
-    # workers do not change the result
-    np.testing.assert_array_equal(
-        montecarlo.error_moments(W, "blind", n=80, n_test=25, n_rep=5, seed=3, bandwidth=0.4, n_jobs=2), M)
-
-
-def test_error_moments_bad_input():
-    W = heads.graded_heads(ANGLES[:2], 4)
-    with pytest.raises(ValueError, match="^config:"):
-        montecarlo.error_moments([W, W], "blind", 50, 10, 2, 0)
-    with pytest.raises(ValueError, match="^config:"):
-        montecarlo.error_moments(np.zeros((2, 1, 1)) + 1.0, "aniso", 50, 10, 2, 0)
-    for kwargs, name in ((dict(n=0), "n"), (dict(n_test=0), "n_test"), (dict(n_rep=0), "n_rep"),
-                         (dict(sigma=-1.0), "sigma")):
-        args = dict(n=50, n_test=10, n_rep=2, seed=0) | kwargs
-        with pytest.raises(ValueError, match=f"^{name}:"):
-            montecarlo.error_moments(W, "blind", **args)
-
 
 # --------------------------------------------------------------------------- nested_errors
 
@@ -83,7 +25,7 @@ def test_error_moments_bad_input():
 def test_nested_errors_exact_on_the_model():
     """With M_eval = M_fit = the model matrix, errors are the exact quadratic forms."""
     M = w.graded_error_matrix(6, 50.0, 0.3)
-    res = w.nested_errors(M, M)
+    res = ch07.nested_errors(M, M)
     assert res.errors.shape == (5, 6, 1) and res.schemes == w.SCHEMES + w.ORACLES
     np.testing.assert_array_equal(res.order, np.arange(6))
     for k in range(1, 7):
@@ -105,16 +47,16 @@ def test_nested_errors_order_comes_from_the_fitting_matrix():
     perm = np.array([3, 0, 4, 1, 2])
     Mp = M[np.ix_(perm, perm)]
     reps = np.stack([M * s for s in rng.uniform(0.5, 1.5, 7)])
-    ref = w.nested_errors(M, reps)
-    res = w.nested_errors(Mp, reps[:, perm][:, :, perm])
+    ref = ch07.nested_errors(M, reps)
+    res = ch07.nested_errors(Mp, reps[:, perm][:, :, perm])
     np.testing.assert_array_equal(perm[res.order], np.arange(5))  # best first, in the original labels
     np.testing.assert_allclose(res.errors, ref.errors, rtol=1e-12)
     # the evaluation matrices never decide the order: reversing their quality changes nothing but the errors
-    rev = w.nested_errors(M, reps[:, ::-1][:, :, ::-1])
+    rev = ch07.nested_errors(M, reps[:, ::-1][:, :, ::-1])
     np.testing.assert_array_equal(rev.order, np.arange(5))
     diff, se = ref.paired_difference("geometric", "uniform")
     assert diff == pytest.approx((ref.errors[1, -1] - ref.errors[0, -1]).mean()) and se >= 0
-    assert ref.paired_difference("uniform", "uniform", k_b=1)[0] == pytest.approx(
+    assert ref.paired_difference("uniform", "uniform", k_b=1).mean == pytest.approx(
         (ref.errors[0, -1] - ref.errors[0, 0]).mean())
     assert ref.mean.shape == ref.se.shape == (5, 5)
 
@@ -122,16 +64,16 @@ def test_nested_errors_order_comes_from_the_fitting_matrix():
 def test_nested_errors_bad_input():
     M = w.graded_error_matrix(4, 10.0, 0.2)
     with pytest.raises(ValueError, match="^M_eval:"):
-        w.nested_errors(M, np.ones((3, 3, 3)))
+        ch07.nested_errors(M, np.ones((3, 3, 3)))
     with pytest.raises(ValueError, match="^M_fit:"):
-        w.nested_errors(np.ones((4, 3)), M)
+        ch07.nested_errors(np.ones((4, 3)), M)
     with pytest.raises(ValueError, match="^schemes:"):
-        w.nested_errors(M, M, schemes=("uniform", "harmonic"))
+        ch07.nested_errors(M, M, schemes=("uniform", "harmonic"))
     with pytest.raises(ValueError, match="^schemes:"):
-        w.nested_errors(M, M, schemes=("uniform", "uniform"))
+        ch07.nested_errors(M, M, schemes=("uniform", "uniform"))
     with pytest.raises(ValueError, match="^q:"):
-        w.nested_errors(M, M, q=1.0)
-    res = w.nested_errors(M, M, schemes="uniform")
+        ch07.nested_errors(M, M, q=1.0)
+    res = ch07.nested_errors(M, M, schemes="uniform")
     with pytest.raises(ValueError, match="^k:"):
         res.paired_difference("uniform", "uniform", k=5)
     with pytest.raises(ValueError, match="^a:"):
@@ -141,7 +83,7 @@ def test_nested_errors_bad_input():
     np.testing.assert_array_equal(w.quality_order(np.diag([3.0, 1.0, 2.0, 1.0])), [1, 3, 2, 0])
 
 
-# --------------------------------------------------------------------------- T7.1d and the control
+# --------------------------------------------------------------------------- real heads and the exchangeable control
 
 
 @pytest.fixture(scope="module")
@@ -149,10 +91,11 @@ def graded_errors():
     W = heads.graded_heads(ANGLES, 8)
     fit = montecarlo.error_moments(W, "blind", n_rep=150, seed=71, n_jobs=2, **SIZES)
     ev = montecarlo.error_moments(W, "blind", n_rep=150, seed=72, n_jobs=2, **SIZES)
-    return w.nested_errors(fit.mean(axis=0), ev)
+    return ch07.nested_errors(fit.mean(axis=0), ev)
 
 
-def test_T71d_fixed_weights_lose_to_the_best_single_head(graded_errors):
+@pytest.mark.statistical
+def test_fixed_weights_lose_to_the_best_single_head(graded_errors):
     """Documented: uniform and geometric both exceed the best single head by > 3 paired s.e."""
     res = graded_errors
     np.testing.assert_array_equal(res.order, np.arange(6))  # quality falls with the angle
@@ -167,7 +110,8 @@ def test_T71d_fixed_weights_lose_to_the_best_single_head(graded_errors):
     assert -diff > 3 * se
 
 
-def test_T71_oracles_out_of_sample(graded_errors):
+@pytest.mark.statistical
+def test_oracles_out_of_sample(graded_errors):
     """Expected for Thm 7.1: the affine oracle puts a weight above 1 on the best head; the simplex oracle collapses onto it."""
     res = graded_errors
     a = res.weights["affine"][-1]
@@ -177,11 +121,12 @@ def test_T71_oracles_out_of_sample(graded_errors):
     assert -diff > 3 * se
 
 
-def test_T71_homogeneous_control_uniform_wins():
+@pytest.mark.statistical
+def test_uniform_wins_on_exchangeable_heads():
     W = heads.orthogonal_heads(8, 1, 6)
     fit = montecarlo.error_moments(W, "iso_exp", n_rep=150, seed=73, n_jobs=2, **SIZES)
     ev = montecarlo.error_moments(W, "iso_exp", n_rep=150, seed=74, n_jobs=2, **SIZES)
-    res = w.nested_errors(fit.mean(axis=0), ev)
+    res = ch07.nested_errors(fit.mean(axis=0), ev)
     for scheme in ("geometric", "fibonacci"):
         diff, se = res.paired_difference(scheme, "uniform")
         assert diff > 3 * se, scheme

@@ -1,0 +1,43 @@
+"""Named constants shared by the library: the reference setting, tolerances, the 3-s.e. rule.
+
+Every default and every tolerance that more than one function uses lives here,
+with the reason for its value, so that the same argument gets the same check
+everywhere and the reference setting is stated once.
+
+The reference setting (the data-generating process of :mod:`mhanw.data`, the
+heads of :mod:`mhanw.heads`, the Monte Carlo of :mod:`mhanw.montecarlo`):
+``Y = m(X) + sigma eps`` with ``X ~ N(0, I_d)``, Gaussian NW heads of
+bandwidth ``h``, training samples of size ``n``.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+#: Noise standard deviation of the reference DGP: signal and noise of comparable size for every ``m``.
+SIGMA = 0.5
+
+#: Bandwidth ``h`` of a Gaussian NW head on unit-variance projected inputs: close to the tuned value at ``n = 500``.
+BANDWIDTH = 0.5
+
+#: Training sample size of the reference setting: large enough for a stable IMSE, small enough for many replicates.
+N = 500
+
+#: The reference setting as keyword arguments of :func:`mhanw.montecarlo.integrated_mse` (read-only).
+REFERENCE = MappingProxyType({"n": N, "sigma": SIGMA, "bandwidth": BANDWIDTH})
+
+#: Bandwidth of the random-configuration experiment (Thm 4.2 (D), Thm 5.1 (i)): deliberately wider than
+#: :data:`BANDWIDTH` because its ``H = 3`` heads of ``d_k = 2`` see ``d = 6`` inputs with ``n = 400``.
+RANDOM_CONFIGURATION_BANDWIDTH = 0.6
+
+#: ``|sum(weights) - 1|`` up to which weights count as summing to one (the ``"average"`` rule, the
+#: printed form of Thm 3.1): a few hundred ulps of 1, far above the rounding of a normalised vector.
+WEIGHT_SUM_TOL = 1e-10
+
+#: Relative singular-value threshold of every rank test (``s_min <= RANK_RTOL * s_max`` is rank
+#: deficient); relative, hence invariant to the scale of the matrix.
+RANK_RTOL = 1e-10
+
+#: A paired difference is significant when it exceeds this many standard errors (the 3-s.e. rule of
+#: every verdict: a two-sided false-positive rate of 0.27 % per comparison).
+N_SE = 3.0

@@ -1,0 +1,158 @@
+"""A Monte Carlo estimate with its standard error, and the paired comparisons built from it.
+
+Every Monte Carlo result of the library (integrated MSEs, head-size budgets,
+nested weightings) is a stack of per-replicate samples.  :class:`Estimate`
+turns such samples into ``mean`` and standard error ``se = sd/sqrt(R)``
+(``ddof = 1``), vectorised over any leading "settings" axes, and compares two
+of them replicate by replicate (common random numbers):
+
+- :meth:`Estimate.from_samples`: the mean of ``R`` samples and its s.e.;
+- :meth:`Estimate.paired`: the paired difference ``mean(a - b)`` with s.e.
+  ``sd(a - b)/sqrt(R)``;
+- :meth:`Estimate.relative`: the relative change ``mean(a)/mean(b) - 1`` with
+  the delta-method s.e. ``sd(a - r b)/(sqrt(R) mean(b))``, ``r = mean(a)/mean(b)``;
+- :attr:`Estimate.z`: ``mean/se`` with IEEE semantics, so a NaN s.e. gives a
+  NaN z-score (never 0) and a zero s.e. gives ``+-inf`` (or NaN for ``0/0``);
+- :meth:`Estimate.exceeds`: the 3-s.e. rule; it raises on a NaN s.e. instead
+  of reading it as "not significant".
+
+:class:`ReplicatedErrors` gives a result type holding per-replicate
+``errors`` (replicates on the last axis) its ``estimate``, ``mean`` and ``se``.
+
+Samples must be finite; fewer than two replicates give a NaN s.e.  An :class:`Estimate` unpacks as
+``mean, se = estimate``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..constants import N_SE
+from .validate import as_float_array
+
+__all__ = ["Estimate", "ReplicatedErrors"]
+
+
+def _samples(samples, name: str, axis: int) -> tuple[np.ndarray, int]:
+    x = as_float_array(samples, name, ndim=None, allow_empty=True)
+    if x.ndim == 0:
+        raise ValueError(f"{name}: expected an array with a replicate axis, got a scalar")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis: expected an axis of {name} (shape {x.shape}), got {axis}")
+    if x.shape[axis] == 0:
+        raise ValueError(f"{name}: expected at least one replicate on axis {axis}, got shape {x.shape}")
+    return x, x.shape[axis]
+
+
+def _pair(a, b, axis: int) -> tuple[np.ndarray, np.ndarray, int]:
+    x, R = _samples(a, "a", axis)
+    y, Rb = _samples(b, "b", axis)
+    if Rb != R:
+        raise ValueError(f"b: expected {R} replicates on axis {axis} to match a, got {Rb}")
+    return x, y, R
+
+
+def _se(x: np.ndarray, R: int, axis: int) -> np.ndarray:
+    """``sd(x)/sqrt(R)`` along ``axis`` (ddof = 1); NaN for fewer than 2 replicates."""
+    if R < 2:
+        return np.full(np.delete(x.shape, axis % x.ndim), np.nan)
+    return x.std(axis=axis, ddof=1) / np.sqrt(R)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """``mean`` and standard error ``se`` of a Monte Carlo quantity, arrays of one shape (or scalars).
+
+    Build it with :meth:`from_samples`, :meth:`paired` or :meth:`relative`;
+    index it like its arrays (``estimate[i]``); unpack it as ``mean, se``.
+    """
+
+    mean: np.ndarray | float
+    se: np.ndarray | float
+
+    def __post_init__(self):
+        if np.shape(self.mean) != np.shape(self.se):
+            raise ValueError(f"se: expected the shape of mean {np.shape(self.mean)}, got {np.shape(self.se)}")
+
+    # ------------------------------------------------------------------ constructors
+
+    @classmethod
+    def from_samples(cls, samples, axis: int = -1) -> "Estimate":
+        """Mean over the replicate ``axis`` of ``samples`` (shape ``(..., R)`` by default) and ``sd/sqrt(R)``."""
+        x, R = _samples(samples, "samples", axis)
+        return cls(x.mean(axis=axis)[()], _se(x, R, axis)[()])
+
+    @classmethod
+    def paired(cls, a, b, axis: int = -1) -> "Estimate":
+        """Paired difference ``mean(a - b)`` with s.e. ``sd(a - b)/sqrt(R)``; ``a``, ``b`` broadcast, same ``R``."""
+        x, y, R = _pair(a, b, axis)
+        d = x - y
+        return cls(d.mean(axis=axis)[()], _se(d, R, axis)[()])
+
+    @classmethod
+    def relative(cls, a, b, axis: int = -1) -> "Estimate":
+        """Relative change ``mean(a)/mean(b) - 1`` with its paired delta-method s.e.
+
+        With ``r = mean(a)/mean(b)``: ``se = sd(a - r b)/(sqrt(R) mean(b))``
+        (ddof = 1), exactly 0 when ``a`` is ``b``.  ``b`` broadcasts against ``a``.
+        """
+        x, y, R = _pair(a, b, axis)
+        base = y.mean(axis=axis, keepdims=True)
+        ratio = x.mean(axis=axis, keepdims=True) / base
+        if R < 2:
+            se = np.full(np.shape(np.squeeze(ratio, axis=axis)), np.nan)
+        else:
+            se = np.squeeze((x - ratio * y).std(axis=axis, ddof=1, keepdims=True) / (np.sqrt(R) * base), axis=axis)
+        return cls(np.squeeze(ratio - 1.0, axis=axis)[()], np.asarray(se)[()])
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def z(self):
+        """``mean/se`` elementwise: NaN where ``se`` is NaN, ``+-inf`` where ``se = 0 != mean``, NaN for ``0/0``."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (np.asarray(self.mean, dtype=float) / np.asarray(self.se, dtype=float))[()]
+
+    def exceeds(self, n_se: float = N_SE):
+        """``mean > n_se * se`` elementwise (significantly positive by the ``n_se``-s.e. rule).
+
+        Raises ``ValueError`` if some ``se`` is NaN (fewer than two replicates):
+        an undefined standard error is never read as "not significant".
+        """
+        se = np.asarray(self.se, dtype=float)
+        if np.any(np.isnan(se)):
+            raise ValueError("se: the standard error is NaN (fewer than 2 replicates); significance is undefined")
+        return (np.asarray(self.mean, dtype=float) > n_se * se)[()]
+
+    def __getitem__(self, index) -> "Estimate":
+        return Estimate(np.asarray(self.mean)[index][()], np.asarray(self.se)[index][()])
+
+    def __iter__(self):
+        yield self.mean
+        yield self.se
+
+    def __len__(self) -> int:
+        return 2
+
+
+class ReplicatedErrors:
+    """Mixin for a result with per-replicate ``errors`` of shape ``(..., R)``: ``estimate``, ``mean``, ``se``."""
+
+    errors: np.ndarray
+
+    @property
+    def estimate(self) -> Estimate:
+        """The mean error over replicates with its Monte Carlo s.e., shape ``errors.shape[:-1]`` each."""
+        return Estimate.from_samples(self.errors)
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Mean error over the replicates (last axis)."""
+        return self.estimate.mean
+
+    @property
+    def se(self) -> np.ndarray:
+        """Monte Carlo standard error ``sd/sqrt(R)`` (ddof = 1; NaN for one replicate)."""
+        return self.estimate.se
