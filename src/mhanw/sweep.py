@@ -97,8 +97,10 @@ PROGRESS_ENV = "MHANW_PROGRESS"
 
 
 def _progress_bar(progress, total, desc):
-    """A plain-text tqdm bar on stderr, refreshed at most every few seconds (it
-    reaches the terminal through papermill's --log-output one line per refresh)."""
+    """A plain-text tqdm bar on the process's real stderr, refreshed at most every
+    few seconds.  In a Jupyter kernel that is the terminal that started the
+    kernel (papermill's, or JupyterLab's), never the notebook: ``sys.stderr``
+    there is the cell's output, and a bar would end up in the executed notebook."""
     show = progress or os.environ.get(PROGRESS_ENV) == "1"
     if not show or os.environ.get("CI"):
         return None
@@ -106,8 +108,9 @@ def _progress_bar(progress, total, desc):
 
     from tqdm.std import tqdm
 
+    stream = sys.__stderr__ if sys.__stderr__ is not None else sys.stderr
     interval = float(os.environ.get("MHANW_PROGRESS_INTERVAL", "5"))
-    return tqdm(total=total, desc=desc or "replicates", file=sys.stderr, mininterval=interval,
+    return tqdm(total=total, desc=desc or "replicates", file=stream, mininterval=interval,
                 maxinterval=max(interval, 10.0), ascii=True, dynamic_ncols=False, ncols=80)
 
 
