@@ -96,22 +96,37 @@ def _blocks(n_rep: int, n_jobs: int):
 PROGRESS_ENV = "MHANW_PROGRESS"
 
 
+def _terminal():
+    """A text stream on the terminal's stderr, and whether the caller must close it.
+
+    In a Jupyter kernel ``sys.stderr`` is the cell's output, and even file
+    descriptor 2 is piped into the notebook; ``sys.stderr.fileno()`` is then
+    ipykernel's copy of the original descriptor, i.e. the terminal that started
+    the kernel (papermill's, or JupyterLab's).  Elsewhere it is descriptor 2.
+    Without a descriptor (a test's captured stream), ``sys.stderr`` itself."""
+    import sys
+
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return sys.stderr, False
+    return open(fd, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False), True
+
+
 def _progress_bar(progress, total, desc):
-    """A plain-text tqdm bar on the process's real stderr, refreshed at most every
-    few seconds.  In a Jupyter kernel that is the terminal that started the
-    kernel (papermill's, or JupyterLab's), never the notebook: ``sys.stderr``
-    there is the cell's output, and a bar would end up in the executed notebook."""
+    """A plain-text tqdm bar on the terminal (see :func:`_terminal`), never in a
+    notebook's output, refreshed at most every few seconds."""
     show = progress or os.environ.get(PROGRESS_ENV) == "1"
     if not show or os.environ.get("CI"):
         return None
-    import sys
-
     from tqdm.std import tqdm
 
-    stream = sys.__stderr__ if sys.__stderr__ is not None else sys.stderr
+    stream, owned = _terminal()
     interval = float(os.environ.get("MHANW_PROGRESS_INTERVAL", "5"))
-    return tqdm(total=total, desc=desc or "replicates", file=stream, mininterval=interval,
-                maxinterval=max(interval, 10.0), ascii=True, dynamic_ncols=False, ncols=80)
+    bar = tqdm(total=total, desc=desc or "replicates", file=stream, mininterval=interval,
+               maxinterval=max(interval, 10.0), ascii=True, dynamic_ncols=False, ncols=80)
+    bar.terminal = stream if owned else None
+    return bar
 
 
 def _scheduler_address(scheduler):
@@ -175,6 +190,8 @@ def _execute(func, settings, n_rep, seed, n_jobs, progress, desc, pass_setting, 
     finally:
         if bar is not None:
             bar.close()
+            if bar.terminal is not None:
+                bar.terminal.close()
     return results
 
 
