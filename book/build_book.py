@@ -131,10 +131,10 @@ def inline_md(text: str) -> str:
     return out
 
 
-def section_link(section: str) -> str:
+def section_link(section: str, has_pdf: bool = True) -> str:
     """Paper section ``N`` as a link into the PDF (hyperref's named destination)."""
     section = section.strip()
-    if re.fullmatch(r"\d+", section):
+    if has_pdf and re.fullmatch(r"\d+", section):
         return f'<a href="{PAPER_PDF}#nameddest=section.{section}">Section {section}</a>'
     return html.escape(section)
 
@@ -179,7 +179,7 @@ def front_page(chapters: list[Chapter], claims: list[dict], source: str, pages, 
                    else html.escape(c["chapter"]))
         figs = figure_links(ch) if ch else ""
         rows.append(f"<tr><td>{inline_md(c['claim'])}</td><td>{chapter}</td><td>{inline_md(c['verdict'])}</td>"
-                    f"<td>{section_link(c['section'])}</td><td>{figs}</td></tr>")
+                    f"<td>{section_link(c['section'], has_pdf)}</td><td>{figs}</td></tr>")
     pdf = (f'<p><strong>The paper</strong> that collects these checks: <a href="{PAPER_PDF}">PDF</a>.</p>'
            if has_pdf else "")
     extra = "".join(f'<li><a href="{stem}.html">{html.escape(title)}</a></li>' for stem, title in pages)

@@ -18,6 +18,8 @@ nb_execution_mode = "off"
 nb_output_stderr = "show"  # none is expected; tests/test_book.py fails on any
 nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_dmath_double_inline = True  # $$...$$ inside a paragraph or list item, as the chapters write it
+nb_render_markdown_format = "myst"  # markdown outputs (derivations) may hold $math$ too
 myst_heading_anchors = 3
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 
@@ -41,8 +43,11 @@ html_title = "mhanw: the chapters"
 html_show_sourcelink = False
 html_copy_source = False
 html_last_updated_fmt = None
+html_show_sphinx = False
 
 
 def setup(app):
     # SVG output: no web fonts, which browsers refuse to load from file:// pages.
     app.config.mathjax_path = "mathjax/tex-svg.js"
+    # MathJax on every page: chapter titles with math appear in every page's navigation.
+    app.set_html_assets_policy("always")
