@@ -247,6 +247,24 @@ def link_chapters(text: str, chapters: list[Chapter], here: str) -> str:
     return "\n".join(out)
 
 
+def merge_parameters(nb) -> None:
+    """One parameters cell with the values the chapter ran with: papermill's injected
+    assignments replace the defaults' lines, and the injected cell goes."""
+    tags = [c.get("metadata", {}).get("tags", []) for c in nb.cells]
+    injected = next((i for i, t in enumerate(tags) if "injected-parameters" in t), None)
+    default = next((i for i, t in enumerate(tags) if "parameters" in t and "injected-parameters" not in t), None)
+    if injected is None or default is None:
+        return
+    values = dict(re.findall(r"^(\w+)\s*=\s*(.+)$", nb.cells[injected].source, flags=re.M))
+    lines = []
+    for line in nb.cells[default].source.splitlines():
+        m = re.match(r"^(\w+)\s*=", line)
+        lines.append(f"{m.group(1)} = {values.pop(m.group(1))}" if m and m.group(1) in values else line)
+    lines += [f"{k} = {v}" for k, v in values.items()]
+    nb.cells[default].source = "\n".join(lines)
+    del nb.cells[injected]
+
+
 def prepare_chapter(nb, ch: Chapter, prev, nxt, chapters, pages, has_pdf: bool):
     """A copy of the executed chapter with navigation, figure anchors and captions, and links."""
     nb = copy.deepcopy(nb)
@@ -255,9 +273,6 @@ def prepare_chapter(nb, ch: Chapter, prev, nxt, chapters, pages, has_pdf: bool):
             cell.source = link_chapters(cell.source, chapters, ch.name)
         if cell.cell_type != "code":
             continue
-        tags = cell.get("metadata", {}).get("tags", [])
-        if "parameters" in tags and "injected-parameters" not in tags:
-            cell.metadata["tags"] = [*tags, "remove-cell"]  # the defaults; the injected values follow
         outputs = []
         for out in cell.get("outputs", []):
             fig = out.get("metadata", {}).get("mhanw", {}).get("figure") if out.get("output_type") == "display_data" else None
@@ -270,6 +285,7 @@ def prepare_chapter(nb, ch: Chapter, prev, nxt, chapters, pages, has_pdf: bool):
                     f'<p class="mhanw-figcaption">Figure <code>{fig}</code>: '
                     f'<a href="_static/figures/{fig}.pdf">PDF</a> · <a href="_static/figures/{fig}.png">PNG</a></p>')}))
         cell.outputs = outputs
+    merge_parameters(nb)
     first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
     nb.cells.insert(first + 1, nbformat.v4.new_markdown_cell(nav_block(ch, prev, nxt, pages, has_pdf, top=True)))
     nb.cells.append(nbformat.v4.new_markdown_cell(nav_block(ch, prev, nxt, pages, has_pdf, top=False)))
