@@ -134,7 +134,8 @@ $(BOOK): $(EXECUTED) $(PDF) $(BOOK_SRC) $(VENV_STAMP)
 
 lab: $(VENV_STAMP) ## JupyterLab on the chapters (LAB_ARGS="--no-browser --port 8890" to change)
 	mkdir -p build/scratch
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks --ServerApp.ip=127.0.0.1 $(LAB_ARGS)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks --ServerApp.ip=127.0.0.1 \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 # ---- checks and housekeeping -----------------------------------------------
 test: $(VENV_STAMP) ## run every test: library, notebooks (quick), pipeline end to end
