@@ -103,13 +103,15 @@ def _terminal():
     descriptor 2 is piped into the notebook; ``sys.stderr.fileno()`` is then
     ipykernel's copy of the original descriptor, i.e. the terminal that started
     the kernel (papermill's, or JupyterLab's).  Elsewhere it is descriptor 2.
-    Without a descriptor (a test's captured stream), ``sys.stderr`` itself."""
+    When ``sys.stderr`` has no descriptor (a kernel that does not pipe the
+    descriptors, as under pytest, or a captured stream), ``sys.__stderr__``:
+    the process's own stderr, again not the notebook."""
     import sys
 
     try:
         fd = sys.stderr.fileno()
     except (AttributeError, OSError, ValueError):
-        return sys.stderr, False
+        return (sys.__stderr__ if sys.__stderr__ is not None else sys.stderr), False
     return open(fd, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False), True
 
 
