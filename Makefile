@@ -114,6 +114,29 @@ bench: $(VENV_STAMP) ## benchmark the head evaluation (installs the torch CPU bu
 	@$(VENV)/bin/python -c "import torch" 2>/dev/null || $(VENV)/bin/python -m pip install -qq torch==2.13.0
 	$(VENV)/bin/python -m mhanw.bench --out build/bench
 
+# ---- reading the chapters: the offline book and JupyterLab ------------------
+# `make book` renders the executed chapters (never re-executed) with the figures,
+# the claims table and the paper PDF into a static site that needs no network;
+# `make all` builds it too.  `make lab` opens the chapters in JupyterLab: run by
+# hand they write to build/scratch/, only the pipeline passes the paper's paths.
+BOOK := build/book/index.html
+BOOK_SRC := $(sort $(wildcard book/*.py book/*.md book/_static/*)) README.md $(wildcard build/claims.json)
+LAB_ARGS ?=
+.PHONY: book lab
+
+all: $(BOOK)
+
+book: $(BOOK) ## the chapters as an offline website: open build/book/index.html
+
+$(BOOK): $(EXECUTED) $(PDF) $(BOOK_SRC) $(VENV_STAMP)
+	@echo "==> book: build/book/"
+	@$(VENV)/bin/python book/build_book.py
+
+lab: $(VENV_STAMP) ## JupyterLab on the chapters (LAB_ARGS="--no-browser --port 8890" to change)
+	mkdir -p build/scratch
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks --ServerApp.ip=127.0.0.1 \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+
 # ---- checks and housekeeping -----------------------------------------------
 test: $(VENV_STAMP) ## run every test: library, notebooks (quick), pipeline end to end
 	@scripts/ensure_tex.sh

@@ -3,7 +3,9 @@
 #
 #   scripts/run_notebook.sh NN_slug        (environment: VENV, FIDELITY)
 #
-# The notebook runs with its output paths pointing into build/stage/NN_slug/.
+# The notebook runs with its output paths pointing into build/stage/NN_slug/
+# (relative to notebooks/, papermill's --cwd, so that the executed copy names no
+# folder of this machine).
 # Only when every cell succeeded are its figures moved to figures/, its raw
 # results to build/results/, the executed copy to build/notebooks/ and, last,
 # its macros to paper/generated/ (the make target).  When a cell fails, the
@@ -31,9 +33,9 @@ start=$(date +%s)
 "$VENV/bin/papermill" "$src" "$stage/$name.ipynb" \
     -k python3 --log-output --no-progress-bar --cwd notebooks \
     -p fidelity "$FIDELITY" \
-    -p figures_dir "$stage/figures" \
-    -p macros_path "$stage/$name.tex" \
-    -p results_path "$stage/$name.json" \
+    -p figures_dir "../build/stage/$name/figures" \
+    -p macros_path "../build/stage/$name/$name.tex" \
+    -p results_path "../build/stage/$name/$name.json" \
   || fail "the failing cell and its traceback are above; executed copy: build/stage/$name/$name.ipynb"
 
 [ -s "$stage/$name.tex" ] || fail "it wrote no macros (expected the parameter macros_path to be written)"

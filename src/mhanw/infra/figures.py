@@ -3,7 +3,9 @@
 Every notebook calls :func:`use_style` once and saves each figure with
 :func:`save`, which writes ``<figures_dir>/<name>.pdf`` (for the paper) and
 ``<name>.png`` (for reading the notebooks) without timestamps or software
-strings, so that two builds give byte-identical files.
+strings, so that two builds give byte-identical files.  Inside a Jupyter
+kernel, :func:`save` also shows the PNG as the cell's output, so that the
+executed notebook carries every figure where its text discusses it.
 
 Sizes are in inches, for the paper's text width (:data:`TEXT_WIDTH`).
 """
@@ -49,6 +51,19 @@ def use_style() -> None:
             "pdf.fonttype": 42,
             "svg.hashsalt": "mhanw",
             "path.simplify": False,
+            # Math in DejaVu Sans, as the default "dejavusans" set, but with primes and
+            # missing glyphs from STIX: that set takes them from the bundled BaKoMa (cm*)
+            # fonts, whose 'head' timestamps predate 1970 and make fontTools warn on
+            # every PDF that embeds them.
+            "mathtext.fontset": "custom",
+            "mathtext.rm": "DejaVu Sans",
+            "mathtext.sf": "DejaVu Sans",
+            "mathtext.it": "DejaVu Sans:italic",
+            "mathtext.bf": "DejaVu Sans:bold",
+            "mathtext.bfit": "DejaVu Sans:italic:bold",
+            "mathtext.cal": "DejaVu Sans:italic",
+            "mathtext.tt": "DejaVu Sans Mono",
+            "mathtext.fallback": "stixsans",
         }
     )
 
@@ -59,14 +74,44 @@ def panels(ncols: int, *, height: float = ROW_HEIGHT, width: float = TEXT_WIDTH,
     return fig, axes[0]
 
 
-def save(fig, name: str, figures_dir) -> list[Path]:
-    """Save ``fig`` as ``<figures_dir>/<name>.pdf`` and ``.png`` and close it.
+class SavedFigure(list):
+    """The paths ``[pdf, png]`` written by :func:`save`; shows nothing as a cell's value
+    (the figure itself is already displayed, and a path would name this machine)."""
+
+    def _ipython_display_(self):
+        pass
+
+
+def _in_kernel() -> bool:
+    """True inside a Jupyter kernel (papermill, JupyterLab), False in plain Python."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def show_png(png: Path, name: str) -> None:
+    """Display the PNG file ``png`` as an image output of the running cell.
+
+    The output's metadata names the figure (``{"mhanw": {"figure": name}}``), so
+    that tools reading the executed notebook can find it.
+    """
+    from IPython.display import Image, display
+
+    display(Image(data=Path(png).read_bytes(), format="png"), metadata={"mhanw": {"figure": name}})
+
+
+def save(fig, name: str, figures_dir) -> SavedFigure:
+    """Save ``fig`` as ``<figures_dir>/<name>.pdf`` and ``.png``, show it, and close it.
 
     ``name`` must look like ``NN_slug`` (two digits, lower case), the notebook's
     name optionally followed by ``_panel``: the pipeline publishes only the
     figures whose name starts with the notebook's.  Metadata that would change
-    from build to build (dates, software versions in PNG) is left out.
-    Returns the two paths.
+    from build to build (dates, software versions in PNG) is left out.  In a
+    Jupyter kernel the PNG is displayed as the cell's output (see
+    :func:`show_png`).  Returns the two paths (a list that displays nothing).
     """
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"name: expected 'NN_slug' (two digits, lower-case words), got {name!r}")
@@ -88,7 +133,9 @@ def save(fig, name: str, figures_dir) -> list[Path]:
             if tmp.exists():
                 tmp.unlink()
     plt.close(fig)
-    return [pdf, png]
+    if _in_kernel():
+        show_png(png, name)
+    return SavedFigure([pdf, png])
 
 
 def _temporary(directory: Path, name: str) -> Path:
@@ -105,7 +152,7 @@ def errorbar(ax, x, mean, se, *, label=None, **kwargs):
     return ax.errorbar(x, mean, yerr=se, label=label, **kwargs)
 
 
-__all__ = ["TEXT_WIDTH", "ROW_HEIGHT", "use_style", "panels", "save", "errorbar"]
+__all__ = ["TEXT_WIDTH", "ROW_HEIGHT", "use_style", "panels", "save", "show_png", "errorbar"]
 
 if os.environ.get("MPLBACKEND", "").lower() not in ("", "agg"):
     matplotlib.use("Agg", force=True)

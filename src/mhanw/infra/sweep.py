@@ -96,19 +96,39 @@ def _blocks(n_rep: int, n_jobs: int):
 PROGRESS_ENV = "MHANW_PROGRESS"
 
 
+def _terminal():
+    """A text stream on the terminal's stderr, and whether the caller must close it.
+
+    In a Jupyter kernel ``sys.stderr`` is the cell's output, and even file
+    descriptor 2 is piped into the notebook; ``sys.stderr.fileno()`` is then
+    ipykernel's copy of the original descriptor, i.e. the terminal that started
+    the kernel (papermill's, or JupyterLab's).  Elsewhere it is descriptor 2.
+    When ``sys.stderr`` has no descriptor (a kernel that does not pipe the
+    descriptors, as under pytest, or a captured stream), ``sys.__stderr__``:
+    the process's own stderr, again not the notebook."""
+    import sys
+
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return (sys.__stderr__ if sys.__stderr__ is not None else sys.stderr), False
+    return open(fd, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False), True
+
+
 def _progress_bar(progress, total, desc):
-    """A plain-text tqdm bar on stderr, refreshed at most every few seconds (it
-    reaches the terminal through papermill's --log-output one line per refresh)."""
+    """A plain-text tqdm bar on the terminal (see :func:`_terminal`), never in a
+    notebook's output, refreshed at most every few seconds."""
     show = progress or os.environ.get(PROGRESS_ENV) == "1"
     if not show or os.environ.get("CI"):
         return None
-    import sys
-
     from tqdm.std import tqdm
 
+    stream, owned = _terminal()
     interval = float(os.environ.get("MHANW_PROGRESS_INTERVAL", "5"))
-    return tqdm(total=total, desc=desc or "replicates", file=sys.stderr, mininterval=interval,
-                maxinterval=max(interval, 10.0), ascii=True, dynamic_ncols=False, ncols=80)
+    bar = tqdm(total=total, desc=desc or "replicates", file=stream, mininterval=interval,
+               maxinterval=max(interval, 10.0), ascii=True, dynamic_ncols=False, ncols=80)
+    bar.terminal = stream if owned else None
+    return bar
 
 
 def _scheduler_address(scheduler):
@@ -172,6 +192,8 @@ def _execute(func, settings, n_rep, seed, n_jobs, progress, desc, pass_setting, 
     finally:
         if bar is not None:
             bar.close()
+            if bar.terminal is not None:
+                bar.terminal.close()
     return results
 
 

@@ -1,0 +1,53 @@
+"""Sphinx configuration of the companion's book (`make book`).
+
+The sources are assembled by ``book/build_book.py`` in ``build/book-src/``:
+the executed chapters (``build/notebooks/*.ipynb``, never executed again), a
+front page and any ``book/*.md`` page.  Everything a page needs is in the
+output folder (MathJax from the ``sphinx-mathjax-offline`` package, the paper
+PDF, the figures), so the book reads without a network.
+"""
+
+project = "mhanw"
+author = "the mhanw companion"
+copyright = "2026, the mhanw companion"
+
+extensions = ["myst_nb", "sphinx-mathjax-offline"]
+
+# Executed by the pipeline; the book only reads the outputs.
+nb_execution_mode = "off"
+nb_output_stderr = "show"  # none is expected; tests/test_book.py fails on any
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_dmath_double_inline = True  # $$...$$ inside a paragraph or list item, as the chapters write it
+nb_render_markdown_format = "myst"  # markdown outputs (derivations) may hold $math$ too
+myst_heading_anchors = 3
+suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
+
+master_doc = "index"
+exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+html_theme = "alabaster"
+html_theme_options = {
+    "page_width": "1180px",
+    "sidebar_width": "250px",
+    "fixed_sidebar": True,
+    "show_relbars": True,
+    "font_family": "DejaVu Sans, Verdana, sans-serif",
+    "head_font_family": "DejaVu Sans, Verdana, sans-serif",
+    "code_font_family": "DejaVu Sans Mono, monospace",
+}
+html_sidebars = {"**": ["about.html", "navigation.html", "relations.html", "searchbox.html"]}
+html_static_path = ["_static"]
+html_extra_path = ["extra"]
+html_css_files = ["mhanw.css"]
+html_title = "mhanw: the chapters"
+html_show_sourcelink = False
+html_copy_source = False
+html_last_updated_fmt = None
+html_show_sphinx = False
+
+
+def setup(app):
+    # SVG output: no web fonts, which browsers refuse to load from file:// pages.
+    app.config.mathjax_path = "mathjax/tex-svg.js"
+    # MathJax on every page: chapter titles with math appear in every page's navigation.
+    app.set_html_assets_policy("always")

@@ -1,0 +1,269 @@
+"""Tables for reading: numbers to a few significant digits, estimates as "mean ± s.e.".
+
+The notebooks end their table cells with :func:`show`, which turns a pandas
+DataFrame, a list of row dicts or a dict into a :class:`Table`: an HTML table
+in Jupyter and in the book, aligned plain text elsewhere.  Every cell is
+formatted by :func:`fmt` (significant digits, no ``np.float64(...)`` reprs,
+arrays as short comma-separated lists); ``se={"mean": "s.e."}`` merges an
+estimate and its standard error into one "mean ± s.e." column (:func:`pm`);
+long tables are split by a column's values (``split=``) or shortened to their
+first and last rows with a note saying how many were left out.
+
+>>> fmt(0.129912345), fmt(2.220446049250313e-16), fmt(123456.7), fmt(True)
+('0.1299', '2.22e-16', '123457', 'yes')
+>>> pm(0.51316, 0.0039)
+'0.5132 ± 0.0039'
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import numbers
+import re
+from typing import Any, Mapping, Sequence
+
+__all__ = ["fmt", "pm", "show", "Table", "Tables"]
+
+#: Rows shown before a table is shortened (first rows, "…", last rows).
+MAX_ROWS = 16
+#: Items of an array shown inside one cell before it is shortened.
+MAX_ITEMS = 8
+
+
+def _is_float(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, numbers.Integral)
+
+
+def fmt(x: Any, digits: int = 4) -> str:
+    """One value as text: floats to ``digits`` significant digits, ints exactly,
+    booleans as yes/no, NaN as "–", sequences and arrays as short comma lists,
+    dicts as ``key: value`` lists."""
+    if x is None:
+        return ""
+    if isinstance(x, str):
+        return x
+    if isinstance(x, (bool,)) or type(x).__name__ == "bool_":
+        return "yes" if bool(x) else "no"
+    if isinstance(x, numbers.Integral):
+        return str(int(x))
+    if _is_float(x):
+        v = float(x)
+        if math.isnan(v):
+            return "–"
+        if math.isinf(v):
+            return "∞" if v > 0 else "−∞"
+        if v == 0:
+            return "0"
+        if 10**digits <= abs(v) < 1e15:
+            return f"{v:.0f}"
+        return f"{v:.{digits}g}"
+    if isinstance(x, numbers.Complex):
+        return f"{complex(x):.{digits}g}"
+    if isinstance(x, Mapping):
+        return ", ".join(f"{fmt(k, digits)}: {fmt(v, digits)}" for k, v in x.items())
+    if hasattr(x, "tolist") and not isinstance(x, (list, tuple)):  # numpy arrays and scalars
+        return fmt(x.tolist(), digits)
+    if isinstance(x, (list, tuple, set, frozenset)):
+        items = list(x)
+        if len(items) > MAX_ITEMS:
+            shown = [fmt(v, digits) for v in items[: MAX_ITEMS - 2]] + ["…", fmt(items[-1], digits)]
+        else:
+            shown = [fmt(v, digits) for v in items]
+        text = ", ".join(shown)
+        return f"[{text}]" if any(isinstance(v, (list, tuple)) for v in items) else text
+    return str(x)
+
+
+def pm(mean, se, digits: int = 2) -> str:
+    """``mean ± se``: the standard error to ``digits`` significant digits and the
+    mean to the same decimal place (scientific notation for tiny or huge values)."""
+    mean, se = float(mean), float(se)
+    if math.isnan(mean):
+        return "–"
+    if math.isnan(se) or se <= 0:
+        return f"{fmt(mean, 4)} ± {fmt(se, digits)}"
+    exponent = math.floor(math.log10(se))
+    decimals = digits - 1 - exponent
+    if 0 <= decimals <= 5 and abs(mean) < 1e7:
+        return f"{mean:.{decimals}f} ± {se:.{decimals}f}"
+    scale = 10.0 ** math.floor(math.log10(max(abs(mean), se)))
+    d = max(digits - 1 + int(round(math.log10(scale))) - exponent, 0)
+    power = int(round(math.log10(scale)))
+    return f"({mean / scale:.{d}f} ± {se / scale:.{d}f})e{power:+d}"
+
+
+_NUMBER = re.compile(r"[\s\d.eE+\-−±()∞%,]*\d[\s\d.eE+\-−±()∞%,]*|–|∞|−∞")
+
+
+def _numeric(text: str) -> bool:
+    """True for a cell that reads as a number (right-aligned)."""
+    return bool(_NUMBER.fullmatch(text))
+
+
+class Table:
+    """A formatted table: ``columns`` (header strings) and ``rows`` (lists of strings).
+
+    Shown as HTML in Jupyter (``_repr_html_``) and as aligned text otherwise."""
+
+    def __init__(self, columns: Sequence[str], rows: Sequence[Sequence[str]], caption: str | None = None,
+                 note: str | None = None):
+        self.columns = [str(c) for c in columns]
+        self.rows = [[str(v) for v in r] for r in rows]
+        self.caption = caption
+        self.note = note
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        out = ['<div class="mhanw-table">', '<table style="border-collapse:collapse">']
+        if self.caption:
+            out.append(f'<caption style="text-align:left;font-weight:bold">{esc(self.caption)}</caption>')
+        out.append("<thead><tr>" + "".join(f'<th style="text-align:left">{esc(c)}</th>' for c in self.columns)
+                   + "</tr></thead>")
+        out.append("<tbody>")
+        for row in self.rows:
+            cells = []
+            for v in row:
+                align = "right" if _numeric(v) else "left"
+                cells.append(f'<td style="text-align:{align};white-space:nowrap">{esc(v)}</td>')
+            out.append("<tr>" + "".join(cells) + "</tr>")
+        out.append("</tbody></table>")
+        if self.note:
+            out.append(f'<p class="mhanw-table-note"><em>{esc(self.note)}</em></p>')
+        out.append("</div>")
+        return "\n".join(out)
+
+    def __repr__(self) -> str:
+        widths = [max([len(c)] + [len(r[i]) for r in self.rows]) for i, c in enumerate(self.columns)]
+        lines = [self.caption] if self.caption else []
+        lines.append("  ".join(c.ljust(w) for c, w in zip(self.columns, widths)).rstrip())
+        lines.append("  ".join("-" * w for w in widths))
+        for r in self.rows:
+            lines.append("  ".join(v.rjust(w) if _numeric(v) else v.ljust(w) for v, w in zip(r, widths)).rstrip())
+        if self.note:
+            lines.append(self.note)
+        return "\n".join(lines)
+
+
+class Tables(list):
+    """Several :class:`Table` shown one after the other (a table split by a column)."""
+
+    def _repr_html_(self) -> str:
+        return "\n".join(t._repr_html_() for t in self)
+
+    def __repr__(self) -> str:
+        return "\n\n".join(repr(t) for t in self)
+
+
+def _records(data, index: str | None) -> tuple[list[str], list[dict]]:
+    """``data`` as (column names, list of row dicts)."""
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is a dependency of seaborn
+        pd = None
+    if pd is not None and isinstance(data, pd.Series):
+        data = data.to_frame()
+    if pd is not None and isinstance(data, pd.DataFrame):
+        df = data.copy()
+        if isinstance(df.columns, pd.MultiIndex):
+            df.columns = [" / ".join(fmt(p) for p in c if str(p) != "") for c in df.columns]
+        df.columns = [fmt(c) for c in df.columns]
+        if not isinstance(df.index, pd.RangeIndex) or df.index.name is not None:
+            names = [n if n is not None else (index or "") for n in df.index.names]
+            if isinstance(df.index, pd.MultiIndex):
+                names = [n or f"level {i}" for i, n in enumerate(names)]
+            df.index = df.index.set_names(names)
+            df = df.reset_index()
+        return [str(c) for c in df.columns], df.to_dict("records")
+    if isinstance(data, Mapping):
+        values = list(data.values())
+        if values and all(isinstance(v, Mapping) for v in values):
+            cols: list[str] = []
+            for v in values:
+                cols += [str(k) for k in v if str(k) not in cols]
+            first = index or ""
+            rows = [{first: fmt(k), **{str(kk): vv for kk, vv in v.items()}} for k, v in data.items()]
+            return [first] + cols, rows
+        lengths = {len(v) if _is_column(v) else -1 for v in values}
+        if values and len(lengths) == 1 and lengths != {-1} and min(lengths) > 1:
+            n = lengths.pop()
+            cols = [str(k) for k in data]
+            return cols, [{str(k): _item(v, i) for k, v in data.items()} for i in range(n)]
+        first = index or ""
+        return [first, "value"], [{first: fmt(k), "value": v} for k, v in data.items()]
+    if isinstance(data, Sequence) and not isinstance(data, str) and all(isinstance(r, Mapping) for r in data):
+        cols = []
+        for r in data:
+            cols += [str(k) for k in r if str(k) not in cols]
+        return cols, [{str(k): v for k, v in r.items()} for r in data]
+    raise TypeError(f"data: expected a DataFrame, a dict or a list of dicts, got {type(data).__name__}")
+
+
+def _is_column(v) -> bool:
+    if isinstance(v, (str, Mapping)):
+        return False
+    shape = getattr(v, "shape", None)
+    if shape is not None:
+        return len(shape) == 1
+    return isinstance(v, (list, tuple)) and all(not isinstance(x, (list, tuple, Mapping)) for x in v)
+
+
+def _item(v, i):
+    return v[i]
+
+
+def show(data, digits: int = 4, *, se: Mapping[str, str] | None = None, split: str | None = None,
+         max_rows: int = MAX_ROWS, caption: str | None = None, note: str | None = None,
+         index: str | None = None) -> Table | Tables:
+    """Format ``data`` as a table for reading.
+
+    Parameters
+    ----------
+    data : DataFrame, Series, dict or list of dicts
+        A dict of dicts gives one row per key; a dict of equal-length 1-D
+        sequences gives one column per key; any other dict gives key/value rows.
+        A DataFrame's index (unless a plain range) becomes its first columns.
+    digits : int
+        Significant digits of every float.
+    se : dict ``{estimate column: s.e. column}``
+        Merge each pair into one column "estimate ± s.e." (:func:`pm`).
+    split : str, optional
+        A column whose values split the table into one table each.
+    max_rows : int
+        Longer tables keep their first ``max_rows - 2`` and last 2 rows.
+    caption, note : str, optional
+        A title above, a remark below.
+    index : str, optional
+        The header of the first column when it comes from dict keys or an unnamed index.
+    """
+    columns, records = _records(data, index)
+    if se:
+        for est, err in se.items():
+            if est not in columns or err not in columns:
+                raise ValueError(f"se: columns {est!r} and {err!r} must both be in the table, got {columns}")
+            for r in records:
+                r[est] = pm(r[est], r[err])
+            columns = [c for c in columns if c != err]
+            columns[columns.index(est)] = f"{est} ± s.e."
+            for r in records:
+                r[f"{est} ± s.e."] = r.pop(est)
+    if split is not None:
+        if split not in columns:
+            raise ValueError(f"split: no column {split!r} in {columns}")
+        groups: dict[str, list[dict]] = {}
+        for r in records:
+            groups.setdefault(fmt(r[split], digits), []).append(r)
+        rest = [c for c in columns if c != split]
+        return Tables(_make(rest, g, digits, max_rows, f"{split} = {k}", None) for k, g in groups.items())
+    return _make(columns, records, digits, max_rows, caption, note)
+
+
+def _make(columns, records, digits, max_rows, caption, note) -> Table:
+    rows = [[fmt(r.get(c), digits) for c in columns] for r in records]
+    if len(rows) > max_rows:
+        head, tail = rows[: max_rows - 2], rows[-2:]
+        left_out = len(rows) - len(head) - len(tail)
+        rows = head + [["…"] * len(columns)] + tail
+        extra = f"{left_out} of {len(records)} rows not shown; every row is in the notebook's results file."
+        note = f"{note} {extra}" if note else extra
+    return Table(columns, rows, caption=caption, note=note)
