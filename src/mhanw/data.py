@@ -388,7 +388,8 @@ def regression_function(spec) -> RegressionFunction:
     if isinstance(spec, str) and spec in _BY_NAME:
         return _BY_NAME[spec]
     names = ", ".join(repr(c) for c in REGRESSION_FUNCTIONS)
-    if isinstance(spec, str) and re.fullmatch(r"\s*[A-Za-z_]\w*\s*", spec) and _symbol(spec.strip()) is None:
+    if (isinstance(spec, str) and re.fullmatch(r"\s*[A-Za-z_]\w*\s*", spec) and _symbol(spec.strip()) is None
+            and not re.fullmatch(r"\s*x[0-9]+\s*", spec)):
         raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {spec!r}")
     if not isinstance(spec, (str, sp.Expr)):
         raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {spec!r}")
