@@ -28,12 +28,10 @@ Monte Carlo over training samples (IMSE, pointwise estimates, error moments) is
 :mod:`mhanw.montecarlo`.
 
 Speed: all heads of all configurations with the same kernel and ``d_k`` are
-evaluated in one batched call, test points in blocks of at most
-:data:`BLOCK_ENTRIES` logits.  The kernels and the bandwidth convention are
-those of :func:`mhanw.nw.nadaraya_watson` and :func:`mhanw.nw.softmax_attention`
-(tests check equality to 1e-12); the softmax-weighted mean is the fused
-:func:`mhanw.nw.softmax_mean` (max-subtract, floor, exp, ``w @ Y / sum w``).  Cost: about 2 ms per head at n = 500, T = 300
-(``exp`` dominates, about 10 ns per logit on the reference machine).
+evaluated in one call of the engine :func:`mhanw.nw.weighted_mean`, the one
+blocked softmax-weighted mean of the package, with the kernels and the
+bandwidth convention of :func:`mhanw.nw.nadaraya_watson` and
+:func:`mhanw.nw.softmax_attention` (tests check equality to 1e-12).
 """
 
 from __future__ import annotations
@@ -74,11 +72,6 @@ __all__ = [
 KERNELS = ("gaussian", "attention")
 RULES = ("average", "sum")
 
-
-#: Largest number of logits in one block, ``H * rows * n``: 2 MB of float64,
-#: small enough to stay in cache (measured faster than larger blocks at
-#: n = 2000, T = 500).
-BLOCK_ENTRIES = 1 << 18
 
 #: Tolerance on ``sum(weights) == 1`` for the ``"average"`` rule.
 WEIGHT_SUM_TOL = 1e-10
@@ -235,44 +228,30 @@ def _check_projections(projections, name="projections") -> np.ndarray:
 
 
 def _inv_scale(kernel, bandwidth, beta, d_k):
-    """Multiplier of the raw logits: ``1/h^2`` (gaussian) or ``beta`` (attention)."""
+    """Multiplier of the raw logits as ``(mantissa, exponent)`` (see :func:`mhanw.nw.logit_scale`):
+    ``1/h^2`` (gaussian) or ``beta`` (attention, default ``1/sqrt(d_k)``)."""
     if kernel == "gaussian":
-        return 1.0 / (bandwidth * bandwidth)
-    return 1.0 / np.sqrt(d_k) if beta is None else beta
+        return _nw.logit_scale("gaussian", bandwidth=bandwidth)
+    if beta is None:
+        return _nw.logit_scale("exponential", bandwidth=np.sqrt(d_k))
+    return _nw.logit_scale("exponential", beta=beta)
 
 
-def _head_estimates(W, X, Y, queries, kernel, scale, block_entries=BLOCK_ENTRIES):
+def _head_estimates(W, X, Y, queries, kernel, scale, block_entries=None):
     """Unchecked core of :func:`head_estimates`; returns ``(H, T)``.
 
-    ``scale`` is the logit multiplier, a float or one per head ``(H,)``
-    (``1/h^2`` for the Gaussian kernel, ``beta`` for attention).  Gaussian
-    logits use ``q.k - |k|^2/2``: the ``-|q|^2/2`` term is constant in each row
-    and cancels in the softmax.
+    ``scale`` is the logit multiplier as ``(mantissa, exponent)``, scalars or one
+    per head ``(H,)`` (``1/h^2`` for the Gaussian kernel, ``beta`` for
+    attention).  Projects queries and keys of every head, then evaluates all
+    heads in one call of the engine :func:`mhanw.nw.weighted_mean`, the
+    response ``Y`` shared by all heads.
     """
     H, d, d_k = W.shape
-    n, T = X.shape[0], queries.shape[0]
-    flat = W.transpose(1, 0, 2).reshape(d, H * d_k)
-    P = X @ flat  # (n, H d_k): keys of every head side by side
-    K = np.ascontiguousarray(P.reshape(n, H, d_k).transpose(1, 2, 0))  # (H, d_k, n)
-    Q = (queries @ flat).reshape(T, H, d_k).transpose(1, 0, 2)  # (H, T, d_k)
-    scale = np.reshape(np.asarray(scale, dtype=np.float64), (-1, 1, 1))
-    if kernel == "gaussian":
-        # |k|^2 / 2 per head and key, from the contiguous keys.  einsum is
-        # fastest for d_k > 1 but pathologically slow for d_k = 1 (12 ms
-        # against 0.7 ms at H = 60, n = 8000), hence the special case; the
-        # earlier matmul with a block indicator cost O(n H^2 d_k).
-        sq = np.square(K[:, 0]) if d_k == 1 else np.einsum("hkn,hkn->hn", K, K)
-        half_sq = (0.5 * sq)[:, None, :]  # (H, 1, n)
-    out = np.empty((H, T))
-    step = max(1, block_entries // max(1, H * n))
-    for start in range(0, T, step):
-        rows = slice(start, min(T, start + step))
-        L = np.matmul(Q[:, rows], K)  # (H, b, n)
-        if kernel == "gaussian":
-            L -= half_sq
-        L *= scale
-        out[:, rows] = _nw.softmax_mean(L, Y[:, None])[..., 0]
-    return out
+    T = queries.shape[0]
+    Q = (queries @ W.transpose(1, 0, 2).reshape(d, H * d_k)).reshape(T, H, d_k).transpose(1, 0, 2)  # (H, T, d_k)
+    nw_kernel = "gaussian" if kernel == "gaussian" else "exponential"
+    # keys X @ W_j are projected by the engine, block by block
+    return _nw.weighted_mean(Q, (X, W), Y[None, :, None], nw_kernel, scale, block_entries)[..., 0]
 
 
 class _Plan:
@@ -286,7 +265,9 @@ class _Plan:
         self.groups = []
         for (kernel, _), members in groups.items():
             W = np.concatenate([configs[i].projections for i in members])
-            scale = np.concatenate([np.full(configs[i].n_heads, configs[i]._scale()) for i in members])
+            parts = [(configs[i]._scale(), configs[i].n_heads) for i in members]
+            scale = (np.concatenate([np.full(H, m) for (m, _), H in parts]),
+                     np.concatenate([np.full(H, e) for (_, e), H in parts]))
             edges = np.cumsum([0] + [configs[i].n_heads for i in members])
             slices = {i: slice(a, b) for i, a, b in zip(members, edges[:-1], edges[1:])}
             self.groups.append((kernel, W, scale, slices))

@@ -3,21 +3,42 @@
 Theorem 2.1 of the paper states that single-head softmax attention *is* a
 Nadaraya-Watson (NW) kernel regression with the exponential kernel
 ``K(q, k) = exp(q.k / sqrt(d_k))``.  This module implements both sides of that
-identity with one shared, numerically stable core, so that
+identity with one engine, so that
 
     softmax_attention(Q, K, V) == nadaraya_watson(Q, K, V, bandwidth=sqrt(d_k),
                                                   kernel="exponential")
 
 holds bit for bit, and the Gaussian-kernel NW estimator that every statistical
-check of the companion uses.
+check of the companion uses (through :func:`mhanw.heads.head_estimates`, which
+calls the same engine with all heads batched).
 
 Shapes: ``queries`` ``(m, d_k)``, ``keys`` ``(n, d_k)``, ``values`` ``(n,)`` or
 ``(n, d_v)``; outputs ``(m,)`` or ``(m, d_v)``.  A leading head axis ``H`` on
 all three (``(H, m, d_k)`` ...) evaluates H heads at once.  float32 inputs are
-computed in float32 (for speed), everything else in float64.  Weights are computed from
-max-subtracted logits (log-sum-exp), in float64, so finite inputs never give NaN
-or inf, even for logits of order 1e4.  Queries are processed in blocks so that
-the ``(block, n)`` weight matrix stays small.
+computed in float32 (for speed), everything else in float64.
+
+The engine, :func:`weighted_mean`, evaluates ``softmax(L) @ V`` row by row for
+the logits ``L = scale * (q.k + b_k)`` (``b_k = 0`` for the exponential kernel,
+``-|k|^2/2`` for the Gaussian one, whose row constant ``-|q|^2/2`` cancels),
+over blocks of queries so that the ``(block, n)`` logit matrix stays in cache
+and ``Q K^T`` stays a matrix-matrix product.  Per block it makes three passes:
+
+1. one product ``[scale q, ..., -c_q] @ [k, ..., 1]^T`` gives the logits
+   already shifted by an upper bound ``c_q`` of their row maximum (for the
+   Gaussian kernel ``c_q = -scale |q|^2/2`` is exact: the logits are
+   ``-scale |q - k|^2 / 2 <= 0``; for the exponential one a Cauchy-Schwarz
+   bound), so no pass for the row maximum is needed;
+2. ``exp`` in place;
+3. one product with ``[V, 1]`` gives numerators and the denominator together.
+
+A row whose denominator shows that the bound was too loose (all weights
+below ``exp(-SHIFT_SLACK)``) is recomputed with its exact row maximum
+subtracted.  Finite inputs never give NaN or inf: a scale, bandwidth or input
+magnitude for which a logit could overflow (bandwidths down to 1e-300, inputs
+of 1e200, ``scale=1e308``) is handled in log space: queries and keys are
+divided by powers of two, and the scale is carried as mantissa and exponent,
+so that each weight is the exact limit, ``exp(-inf) = 0`` for every key but
+the maximal ones (nearest-neighbour weights for a vanishing bandwidth).
 """
 
 from __future__ import annotations
@@ -28,15 +49,38 @@ from .infra.validate import as_float_array, one_of, positive_scalar
 
 KERNELS = ("gaussian", "exponential")
 
-#: Largest number of entries of one block of the (queries x keys) logit matrix
-#: (2 MiB in float64: the block stays in cache between the passes over it).
+#: Largest number of logits in one block (``heads x queries x keys``): 2 MiB
+#: of float64, measured fastest on a 1 MiB L2 cache at the simulations' shapes.
 BLOCK_ENTRIES = 1 << 18
-#: Fewest queries in one block, whatever ``n``: 32 x 1e6 keys is 256 MB in float64.
+#: Fewest queries in one block, whatever ``n``: Q K^T stays a matrix-matrix
+#: product (32 x 1e6 keys is 256 MB in float64).
 MIN_BLOCK_ROWS = 32
+
+#: Logits (after the shift) are floored here before ``exp`` in float64: a weight
+#: below ``exp(-700)`` next to a maximal weight above ``exp(-SHIFT_SLACK)`` cannot
+#: change the sum, and ``exp`` of numbers whose result is subnormal or zero takes
+#: a slow path on x86 (about 15-200 ns instead of 1 ns).  float32 ``exp`` has no
+#: such slow path.
+LOGIT_FLOOR = {np.dtype(np.float64): -700.0}
+#: A row whose shifted logits are all below ``-SHIFT_SLACK`` (denominator below
+#: ``exp(-SHIFT_SLACK)``) is recomputed with its exact maximum subtracted, so
+#: that its weights keep full relative precision.
+SHIFT_SLACK = {np.dtype(np.float64): 600.0, np.dtype(np.float32): 60.0}
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _real_kind(value, name):
+    """Raise ``ValueError`` naming ``name`` unless ``value`` holds real numbers (int or float)."""
+    kind = np.asarray(value).dtype.kind if not isinstance(value, np.ndarray) else value.dtype.kind
+    if kind not in "fiu":
+        raise ValueError(f"{name}: expected an array of real numbers, got dtype {np.asarray(value).dtype}")
 
 
 def _real_array(value, name, ndim):
     """Finite float array; float32 input stays float32, anything else becomes float64."""
+    _real_kind(value, name)
     if isinstance(value, np.ndarray) and value.dtype == np.float32:
         if value.ndim not in ((ndim,) if isinstance(ndim, int) else ndim):
             as_float_array(value, name, ndim=ndim)  # raises the standard message
@@ -63,59 +107,258 @@ def _check_qkv(queries, keys, values=None):
     return q, k, v
 
 
-def _logits(q: np.ndarray, k: np.ndarray, kernel: str, inv: float) -> np.ndarray:
-    """Exact logits of one block of queries, ``(..., m, n)``.
+# --------------------------------------------------------------------------- scales
 
-    ``exponential``: ``(q.k) * inv``; ``gaussian``: ``-|q-k|^2 * inv`` where the
-    caller passes ``inv = 1/(2 h^2)``.
+
+def logit_scale(kernel: str, bandwidth: float | None = None, beta: float | None = None):
+    """The logit multiplier as ``(mantissa, exponent)``, ``scale = mantissa * 2**exponent``.
+
+    ``kernel="gaussian"``: ``1/h^2`` for ``bandwidth=h``; ``kernel="exponential"``:
+    ``1/h`` for ``bandwidth=h``, or ``beta`` itself.  Split this way the scale
+    of a bandwidth down to the smallest subnormal neither overflows nor
+    divides by zero; for ordinary bandwidths ``mantissa * 2**exponent`` is
+    bitwise ``1/(h*h)`` (resp. ``1/h``).
     """
-    dots = q @ np.swapaxes(k, -1, -2)
-    if kernel == "exponential":
-        return dots * inv
-    sq = (q * q).sum(axis=-1)[..., :, None] + (k * k).sum(axis=-1)[..., None, :] - 2.0 * dots
-    np.maximum(sq, 0.0, out=sq)
-    return sq * (-inv)
+    if bandwidth is None:
+        mant, expo = np.frexp(float(beta))
+        return float(mant), int(expo)
+    mant, expo = np.frexp(float(bandwidth))  # h = mant 2^expo, mant in [0.5, 1)
+    if kernel == "gaussian":
+        return 1.0 / (mant * mant), -2 * int(expo)
+    return 1.0 / mant, -int(expo)
 
 
-def _normalise(logits: np.ndarray) -> np.ndarray:
-    """Row-wise softmax of a logit block, stable for logits of any finite size."""
-    w = logits - logits.max(axis=-1, keepdims=True)
-    np.exp(w, out=w)
-    w /= w.sum(axis=-1, keepdims=True)
-    return w
+def _scale_arrays(scale, B):
+    mant, expo = scale
+    mant = np.broadcast_to(np.asarray(mant, dtype=np.float64), (B,))
+    expo = np.broadcast_to(np.asarray(expo, dtype=np.int64), (B,))
+    return mant, expo
 
 
-#: After max subtraction, logits are floored here before ``exp``: a weight below
-#: ``exp(-floor)`` next to the maximal weight 1 cannot change the sum, and ``exp``
-#: of numbers whose result is subnormal takes a slow path on x86.
-LOGIT_FLOOR = {np.dtype(np.float64): -300.0, np.dtype(np.float32): -80.0}
+# --------------------------------------------------------------------------- the engine
 
 
-def softmax_mean(logits: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``softmax(logits) @ values`` fused, overwriting ``logits``.
+def _block_shape(B: int, m: int, n: int, width: int, block_entries: int):
+    """``(heads, rows)`` of one block: at least MIN_BLOCK_ROWS queries (or all ``m``),
+    and as many heads as fit in ``block_entries`` entries of logits plus keys
+    (``width`` rows of augmented keys per head)."""
+    rows = min(m, max(MIN_BLOCK_ROWS, block_entries // max(n, 1)))
+    heads = max(1, min(B, block_entries // max((rows + width) * n, 1)))
+    return heads, rows
 
-    ``logits`` ``(..., b, n)``, ``values`` ``(..., n, d_v)``; returns
-    ``(..., b, d_v)``.  Max-subtracted, floored at :data:`LOGIT_FLOOR`,
-    exponentiated in place, then ``(w @ v) / sum(w)``: the weight matrix is
-    never normalised, which saves a pass over it.
+
+def _sqnorm(x, axis=-1, out=None):
+    """``|x|^2`` along ``axis`` (-1, or 1 of a ``(B, d, n)`` array), inf where it overflows."""
+    with np.errstate(over="ignore"):
+        if x.shape[axis] == 1:  # einsum is pathologically slow for one column
+            return np.square(x[..., 0] if axis == -1 else x[:, 0], out=out)
+        return np.einsum("...d,...d->..." if axis == -1 else "bdn,bdn->bn", x, x, out=out)
+
+
+def _fast_ok(qsq, ksq, mant, expo, dtype):
+    """Per head: can no product of the shifted fast path overflow, and does every
+    product that underflows stay negligible?  (Else the log-space path runs.)
+
+    ``qsq`` ``(B, m)``, ``ksq`` ``(B, n)``: squared norms of queries and keys
+    (``inf`` where they overflow); the largest, ``M^2``, bounds every ``|q.k|``,
+    ``|k|^2`` and ``|q|^2``.
     """
-    logits -= logits.max(axis=-1, keepdims=True)
-    np.maximum(logits, LOGIT_FLOOR[logits.dtype], out=logits)
-    np.exp(logits, out=logits)
-    return (logits @ values) / logits.sum(axis=-1)[..., None]
+    top = np.finfo(dtype).maxexp - 8  # powers of two of headroom
+    with np.errstate(divide="ignore"):
+        log_m2 = np.log2(np.maximum(qsq.max(axis=1), ksq.max(axis=1)).astype(np.float64))
+        log_s = np.log2(np.abs(mant)) + expo
+    ok = (log_m2 < top) & (log_s + log_m2 < top) & (log_s + log_m2 / 2 < top)
+    # |log2 s| <= 200: a product that underflows (a term below 2^-1022 before it
+    # meets s) then stays below 2^-300 after it.
+    return ok & ((mant == 0) | (np.abs(log_s) <= 200))
 
 
-def _blocks(m: int, n: int, batch: int = 1):
-    # At least MIN_BLOCK_ROWS queries per block, so that Q K^T stays a
-    # matrix-matrix product (one query at a time is a matrix-vector product,
-    # several times slower per flop).
-    step = max(MIN_BLOCK_ROWS, BLOCK_ENTRIES // max(n * batch, 1))
-    for start in range(0, m, step):
-        yield slice(start, min(m, start + step))
+def _augment(q, kat, kernel, s, qsq, kmax):
+    """Augmented queries ``(B, m, d+a)`` of the fast path and a lower bound ``(B, m)``
+    of each row's shifted logits; ``kat`` ``(B, d+a, n)`` holds the augmented
+    keys, transposed; ``kmax`` ``(B, 1)`` the largest key norm.
+
+    Gaussian: ``[s q, s, -s|q|^2/2] . [k, -|k|^2/2, 1] = -s |q - k|^2 / 2``.
+    Exponential: ``[s q, -c_q] . [k, 1] = s q.k - c_q`` with ``c_q >= max_k s q.k``
+    (Cauchy-Schwarz or coordinate-wise, whichever is smaller).
+    """
+    dtype = q.dtype
+    B, m, d = q.shape
+    st = s.astype(dtype)[:, None]
+    qa = np.empty((B, m, kat.shape[1]), dtype)
+    np.multiply(q, st[..., None], out=qa[..., :d])
+    if kernel == "gaussian":
+        qa[..., d] = st
+        np.multiply(qsq, -0.5 * st, out=qa[..., d + 1])
+        return qa, -0.5 * s[:, None] * (np.sqrt(qsq) + kmax) ** 2
+    sq = qa[..., :d]
+    kt = kat[:, :d]
+    qnorm = np.abs(s)[:, None] * np.sqrt(qsq)  # |s q|, (B, m)
+    hi = np.where(sq >= 0, sq * kt.max(axis=2)[:, None, :], sq * kt.min(axis=2)[:, None, :]).sum(axis=2)
+    np.negative(np.minimum(qnorm * kmax, hi), out=qa[..., d])
+    return qa, -2.0 * qnorm * kmax
 
 
-def _smooth(q, k, v, kernel, inv):
-    """Blocked evaluation of the NW/attention mean; shapes as in :func:`_check_qkv`."""
+def _exact_rows(qa, kat, va, floor):
+    """Weighted means of rows whose shift bound was too loose, with the exact row
+    maximum subtracted: ``qa`` ``(r, d+a)`` without its shift column, ``kat``
+    ``(d+a, n)``, ``va`` ``(n, d_v+1)``; returns ``(r, d_v)``."""
+    L = qa @ kat
+    L -= L.max(axis=1, keepdims=True)
+    if floor is not None:
+        np.maximum(L, floor, out=L)
+    np.exp(L, out=L)
+    r = L @ va
+    return r[:, :-1] / r[:, -1:]
+
+
+def _fast_block(q, kat, va, kernel, s, qsq, kmax, out, rb, buf):
+    """The three passes of the module docstring for heads whose scales pass
+    :func:`_fast_ok`: ``q`` ``(b, m, d)``, ``kat`` ``(b, d+a, n)`` with its key rows
+    filled, ``va`` ``(b|1, n, d_v+1)``, ``out`` ``(b, m, d_v)``; ``rb`` rows per block."""
+    dtype = q.dtype
+    m, d = q.shape[1], q.shape[2]
+    if kernel == "gaussian":
+        kat[:, d] *= -0.5  # the squared norms become the bias -|k|^2/2
+        kat[:, d + 1] = 1.0
+    else:
+        kat[:, d] = 1.0
+    qa, lo = _augment(q, kat, kernel, s, qsq, kmax)
+    floor = LOGIT_FLOOR.get(dtype)
+    tiny = np.exp(-SHIFT_SLACK[dtype])
+    shared = va.shape[0] == 1
+    for r0 in range(0, m, rb):
+        rs = slice(r0, min(m, r0 + rb))
+        L = np.matmul(qa[:, rs], kat, out=buf[: q.shape[0], : rs.stop - r0])
+        if floor is not None and lo[:, rs].min() < floor + 10:
+            np.maximum(L, floor, out=L)
+        np.exp(L, out=L)
+        r = np.matmul(L, va)
+        den = r[..., -1]
+        np.divide(r[..., :-1], den[..., None], out=out[:, rs])
+        bad = ~(den >= tiny)
+        if bad.any():
+            for h, i in zip(*np.nonzero(bad)):
+                row = qa[h, r0 + i : r0 + i + 1].copy()
+                row[:, -1] = 0.0  # drop the shift, subtract the exact maximum instead
+                out[h, r0 + i] = _exact_rows(row, kat[h], va[0 if shared else h], floor)[0]
+
+
+def _log_space_logits(q, k, kernel, mant, expo):
+    """Exact shifted logits ``L - max_k L`` of one head, ``(m, n)`` float64, for any finite
+    inputs and any scale ``mant * 2**expo``: queries (per row) and keys are divided
+    by powers of two before the product, the row maximum is subtracted from the
+    bounded products, and only then is the scale applied, with ``ldexp``; a
+    product that overflows becomes ``-inf`` (weight 0), never NaN."""
+    q = np.asarray(q, np.float64)
+    k = np.asarray(k, np.float64)
+    if mant < 0:  # only the exponential kernel has signed scales: s q.k = |s| (-q).k
+        q, mant = -q, -mant
+    eq = np.frexp(np.abs(q).max(axis=1))[1].astype(np.int64)  # (m,)
+    ek = int(np.frexp(np.abs(k).max())[1])
+    qs = np.ldexp(q, -eq[:, None])
+    ks = np.ldexp(k, -ek)
+    A = qs @ ks.T  # |A| <= d_k
+    if kernel == "gaussian":
+        # q.k - |k|^2/2 = 2^(ek + e) (2^(eq - e) A - 2^(ek - e) |ks|^2/2), e = max(eq, ek)
+        e = np.maximum(eq, ek)
+        half = 0.5 * _sqnorm(ks)
+        A = np.ldexp(A, (eq - e)[:, None]) - np.ldexp(half[None, :], (ek - e)[:, None])
+        E = expo + ek + e
+    else:
+        E = expo + eq + ek
+    A -= A.max(axis=1, keepdims=True)
+    A *= mant
+    with np.errstate(over="ignore", under="ignore"):
+        A = np.ldexp(A, E[:, None])
+    return A
+
+
+def _log_space_mean(q, k, va, kernel, mant, expo, rb):
+    """The weighted mean of one head from :func:`_log_space_logits`, ``rb`` rows at a time."""
+    out = np.empty((q.shape[0], va.shape[1] - 1))
+    va = np.asarray(va, np.float64)
+    for r0 in range(0, q.shape[0], rb):
+        L = _log_space_logits(q[r0 : r0 + rb], k, kernel, mant, expo)
+        np.maximum(L, LOGIT_FLOOR[np.dtype(np.float64)], out=L)
+        np.exp(L, out=L)
+        r = L @ va
+        out[r0 : r0 + rb] = r[:, :-1] / r[:, -1:]
+    return out
+
+
+def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
+    """The softmax-weighted mean ``softmax(L) @ v`` for a batch of heads: the one engine.
+
+    Parameters
+    ----------
+    q : array ``(B, m, d_k)``
+        Queries per head, finite, float64 or float32.
+    k : array ``(B, n, d_k)``, or a pair ``(X, W)``
+        Keys per head, of q's dtype; the pair, ``X`` ``(n, p)`` and ``W``
+        ``(B, p, d_k)``, stands for the keys ``X @ W[h]`` of projection heads,
+        which are then projected block by block, never all at once.
+    v : array ``(B, n, d_v)`` or ``(1, n, d_v)`` (shared by all heads)
+    kernel : {"gaussian", "exponential"}
+        Logits ``s (q.k - |k|^2/2)`` (Gaussian, ``s > 0``; equal to
+        ``-s |q - k|^2 / 2`` up to a row constant) or ``s q.k``.
+    scale : ``(mantissa, exponent)``, scalars or ``(B,)`` arrays
+        ``s = mantissa * 2**exponent`` per head, see :func:`logit_scale`.
+    block_entries : int, optional
+        Budget of one block in logits plus augmented keys; :data:`BLOCK_ENTRIES`.
+
+    Returns
+    -------
+    array ``(B, m, d_v)`` of q's dtype: rows are convex combinations of the
+    rows of ``v``, never NaN for finite input.  This is the estimator of
+    Theorem 2.1 and the head estimate of every Monte Carlo check.
+    """
+    block_entries = BLOCK_ENTRIES if block_entries is None else block_entries
+    dtype = q.dtype
+    B, m, d = q.shape
+    projected = isinstance(k, tuple)
+    n = k[0].shape[0] if projected else k.shape[1]
+    keys = (lambda h: k[0] @ k[1][h]) if projected else (lambda h: k[h])  # (n, d) of head h
+    mant, expo = _scale_arrays(scale, B)
+    # values: exact power-of-two rescaling if sum_i w_i v_i could overflow
+    vmax = float(np.abs(v).max())
+    ev = int(np.frexp(vmax)[1]) if vmax * n >= 2.0 ** (np.finfo(dtype).maxexp - 2) else 0
+    va = np.empty(v.shape[:-1] + (v.shape[-1] + 1,), dtype)
+    va[..., :-1] = np.ldexp(v, -ev) if ev else v
+    va[..., -1] = 1.0
+    shared = va.shape[0] == 1
+    width = d + (2 if kernel == "gaussian" else 1)
+    hb, rb = _block_shape(B, m, n, width, block_entries)
+    kat_buf = np.empty((hb, width, n), dtype)  # augmented keys of hb heads, transposed
+    buf = np.empty((hb, rb, n), dtype)  # one block of logits
+    out = np.empty((B, m, v.shape[-1]), dtype)
+    for h0 in range(0, B, hb):
+        hs = slice(h0, min(B, h0 + hb))
+        kat = kat_buf[: hs.stop - h0]
+        if projected:
+            np.matmul(np.swapaxes(k[1][hs], 1, 2), k[0].T, out=kat[:, :d])
+        else:
+            kat[:, :d] = np.swapaxes(k[hs], 1, 2)
+        ksq = _sqnorm(kat[:, :d], axis=1, out=kat[:, d])  # overwritten by the fast path
+        qsq = _sqnorm(q[hs])
+        ok = _fast_ok(qsq, ksq, mant[hs], expo[hs], dtype)
+        kmax = np.sqrt(ksq.max(axis=1))[:, None]
+        for h in np.nonzero(~ok)[0]:
+            out[h0 + h] = _log_space_mean(q[h0 + h], keys(h0 + h), va[0 if shared else h0 + h], kernel,
+                                          mant[h0 + h], expo[h0 + h], rb)
+        if ok.all():
+            s = np.ldexp(mant[hs], expo[hs])
+            _fast_block(q[hs], kat, va if shared else va[hs], kernel, s, qsq, kmax, out[hs], rb, buf)
+        else:
+            for h in np.nonzero(ok)[0]:
+                g = slice(h0 + h, h0 + h + 1)
+                _fast_block(q[g], kat[h : h + 1], va if shared else va[g], kernel, np.ldexp(mant[g], expo[g]),
+                            qsq[h : h + 1], kmax[h : h + 1], out[g], rb, buf)
+    return np.ldexp(out, ev).astype(dtype, copy=False) if ev else out
+
+
+def _mean(q, k, v, kernel, scale):
+    """:func:`weighted_mean` for the shapes of :func:`_check_qkv` (with or without head axis)."""
     dtype = np.result_type(q, k, v)
     batched = q.ndim == 3
     if not batched:
@@ -124,31 +367,28 @@ def _smooth(q, k, v, kernel, inv):
     if vec:
         v = v[..., None]
     q, k, v = (np.asarray(a, dtype=dtype) for a in (q, k, v))
-    kt = np.swapaxes(k, -1, -2)  # (B, d_k, n), a view: BLAS reads K transposed, no copy
-    if kernel == "gaussian":
-        # -|q-k|^2/(2h^2) = (q.k - |k|^2/2)/h^2 - |q|^2/(2h^2); the last term is
-        # constant in a row and cancels in the softmax.
-        half_sq = (0.5 * np.einsum("bnd,bnd->bn", k, k))[:, None, :]
-        factor = dtype.type(2.0 * inv)
-    else:
-        factor = dtype.type(inv)
-    B, m, n = q.shape[0], q.shape[1], k.shape[1]
-    out = np.empty((B, m, v.shape[-1]), dtype=dtype)
-    for rows in _blocks(m, n, B):
-        L = q[:, rows] @ kt
-        if kernel == "gaussian":
-            L -= half_sq
-        L *= factor
-        out[:, rows] = softmax_mean(L, v)
+    out = weighted_mean(q, k, v, kernel, scale)
     if vec:
         out = out[..., 0]
     return out if batched else out[0]
 
 
-def _inverse_scale(kernel: str, bandwidth: float) -> float:
-    if kernel == "exponential":
-        return 1.0 / bandwidth
-    return 1.0 / (2.0 * bandwidth * bandwidth)
+def _weights(q, k, kernel, scale):
+    """Normalised weights ``(m, n)`` of one head from the exact log-space logits (float64)."""
+    mant, expo = scale
+    L = _log_space_logits(q, k, kernel, mant, expo)
+    np.exp(L, out=L)
+    L /= L.sum(axis=1, keepdims=True)
+    return L
+
+
+# --------------------------------------------------------------------------- public
+
+
+def _attention_scale(q, scale):
+    if scale is None:
+        return logit_scale("exponential", bandwidth=np.sqrt(q.shape[-1]))
+    return logit_scale("exponential", beta=float(as_float_array(scale, "scale", ndim=0)))
 
 
 def softmax_attention(queries, keys, values, scale=None) -> np.ndarray:
@@ -161,7 +401,9 @@ def softmax_attention(queries, keys, values, scale=None) -> np.ndarray:
     values : array ``(n,)`` or ``(n, d_v)``
     scale : float, optional
         Multiplier of the logits, the inverse temperature ``beta``; defaults to
-        ``1/sqrt(d_k)``.  Any finite real number is accepted.
+        ``1/sqrt(d_k)``.  Any finite real number is accepted; for logits too
+        large for ``exp`` the result is the limit (the mean of the values of
+        the maximal logits).
 
     Returns
     -------
@@ -169,11 +411,7 @@ def softmax_attention(queries, keys, values, scale=None) -> np.ndarray:
     the values.
     """
     q, k, v = _check_qkv(queries, keys, values)
-    if scale is None:
-        inv = 1.0 / np.sqrt(q.shape[-1])
-    else:
-        inv = float(as_float_array(scale, "scale", ndim=0))
-    return _smooth(q, k, v, "exponential", inv)
+    return _mean(q, k, v, "exponential", _attention_scale(q, scale))
 
 
 def nadaraya_watson(queries, keys, values, bandwidth, kernel="gaussian") -> np.ndarray:
@@ -191,6 +429,9 @@ def nadaraya_watson(queries, keys, values, bandwidth, kernel="gaussian") -> np.n
         ``h``.  For ``kernel="gaussian"`` the weights are
         ``exp(-|q - k|^2 / (2 h^2))``; for ``kernel="exponential"`` they are
         ``exp(q.k / h)``, so that ``h = sqrt(d_k)`` gives softmax attention.
+        Any positive float; as ``h -> 0`` the Gaussian estimate tends to the
+        mean of the values of the nearest keys, which is what a bandwidth
+        too small for ``1/h^2`` to be a float returns.
     kernel : {"gaussian", "exponential"}
 
     Returns
@@ -200,29 +441,25 @@ def nadaraya_watson(queries, keys, values, bandwidth, kernel="gaussian") -> np.n
     one_of(kernel, "kernel", KERNELS)
     h = positive_scalar(bandwidth, "bandwidth")
     q, k, v = _check_qkv(queries, keys, values)
-    return _smooth(q, k, v, kernel, _inverse_scale(kernel, h))
+    return _mean(q, k, v, kernel, logit_scale(kernel, bandwidth=h))
 
 
 def kernel_weights(queries, keys, bandwidth, kernel="gaussian") -> np.ndarray:
     """Normalised NW weights ``w_i(q)``, shape ``(m, n)``, each row summing to 1.
 
     Same kernels and conventions as :func:`nadaraya_watson`; materialises the
-    full weight matrix, so use it for diagnostics on moderate ``m * n``.
+    full weight matrix (float64), so use it for diagnostics on moderate ``m * n``.
     """
     one_of(kernel, "kernel", KERNELS)
     h = positive_scalar(bandwidth, "bandwidth")
     q, k, _ = _check_qkv(queries, keys)
-    return _normalise(_logits(q, k, kernel, _inverse_scale(kernel, h)))
+    return _weights(q, k, kernel, logit_scale(kernel, bandwidth=h))
 
 
 def attention_weights(queries, keys, scale=None) -> np.ndarray:
-    """Softmax attention weights ``softmax(Q K^T * scale)``, shape ``(m, n)``."""
+    """Softmax attention weights ``softmax(Q K^T * scale)``, shape ``(m, n)`` (float64)."""
     q, k, _ = _check_qkv(queries, keys)
-    if scale is None:
-        inv = 1.0 / np.sqrt(q.shape[-1])
-    else:
-        inv = float(as_float_array(scale, "scale", ndim=0))
-    return _normalise(_logits(q, k, "exponential", inv))
+    return _weights(q, k, "exponential", _attention_scale(q, scale))
 
 
 def nadaraya_watson_loop(queries, keys, values, kernel_function) -> np.ndarray:
