@@ -82,8 +82,11 @@ def test_benchmark_runs_in_a_tiny_configuration(tmp_path):
     rows = json.loads((tmp_path / "bench.json").read_text())["rows"]
     assert len(rows) == len(bench.TINY)
     for row in rows:
-        assert set(row["results"]) == {"mhanw", "numpy_full", "matmul_bound"}
+        assert set(row["results"]) == {"mhanw", "numpy_full", "bound"}
         assert row["results"]["mhanw"]["ratio"] == 1.0
         assert all(r["seconds"] > 0 for r in row["results"].values())
-    assert "matmul bound" in (tmp_path / "bench.md").read_text()
+        bound = row["results"]["bound"]
+        assert bound["seconds"] == pytest.approx(bound["products_seconds"] + bound["exp_seconds"])
+    assert any(row["case"]["path"] == "heads" for row in rows)  # the simulations' path is measured
+    assert "mhanw / bound" in (tmp_path / "bench.md").read_text()
     assert result["targets"]["n_cases"] == len(bench.TINY)
