@@ -66,6 +66,9 @@ LOGIT_FLOOR = {np.dtype(np.float64): -700.0}
 #: ``exp(-SHIFT_SLACK)``) is recomputed with its exact maximum subtracted, so
 #: that its weights keep full relative precision.
 SHIFT_SLACK = {np.dtype(np.float64): 600.0, np.dtype(np.float32): 60.0}
+#: Gaussian rows whose shift ``s |q|^2 / 2`` is below this need none: their
+#: weights are at most ``exp(SHIFT_FREE)``, far from overflow.
+SHIFT_FREE = {np.dtype(np.float64): 300.0, np.dtype(np.float32): 30.0}
 
 
 # --------------------------------------------------------------------------- inputs
@@ -138,12 +141,11 @@ def _scale_arrays(scale, B):
 # --------------------------------------------------------------------------- the engine
 
 
-def _block_shape(B: int, m: int, n: int, width: int, block_entries: int):
-    """``(heads, rows)`` of one block: at least MIN_BLOCK_ROWS queries (or all ``m``),
-    and as many heads as fit in ``block_entries`` entries of logits plus keys
-    (``width`` rows of augmented keys per head)."""
+def _block_shape(B: int, m: int, n: int, block_entries: int):
+    """``(heads, rows)`` of one block of logits: at least MIN_BLOCK_ROWS queries (or
+    all ``m``), as many heads as fit in ``block_entries``."""
     rows = min(m, max(MIN_BLOCK_ROWS, block_entries // max(n, 1)))
-    heads = max(1, min(B, block_entries // max((rows + width) * n, 1)))
+    heads = max(1, min(B, block_entries // max(rows * n, 1)))
     return heads, rows
 
 
@@ -173,75 +175,94 @@ def _fast_ok(qsq, ksq, mant, expo, dtype):
     return ok & ((mant == 0) | (np.abs(log_s) <= 200))
 
 
-def _augment(q, kat, kernel, s, qsq, kmax):
-    """Augmented queries ``(B, m, d+a)`` of the fast path and a lower bound ``(B, m)``
-    of each row's shifted logits; ``kat`` ``(B, d+a, n)`` holds the augmented
-    keys, transposed; ``kmax`` ``(B, 1)`` the largest key norm.
+def _augment(q, kat, kernel, s, qsq, ksq):
+    """Fill the key rows after ``d`` of ``kat`` and return the augmented queries.
 
-    Gaussian: ``[s q, s, -s|q|^2/2] . [k, -|k|^2/2, 1] = -s |q - k|^2 / 2``.
-    Exponential: ``[s q, -c_q] . [k, 1] = s q.k - c_q`` with ``c_q >= max_k s q.k``
-    (Cauchy-Schwarz or coordinate-wise, whichever is smaller).
+    ``kat`` ``(B, w, n)``: keys transposed in rows ``:d``, then for the Gaussian
+    kernel ``-|k|^2/2``, then ones; ``qsq`` ``(B, m)``, ``ksq`` ``(B, n)``
+    squared norms.  Returns ``qa`` ``(B, m, w)`` with ``qa . kat = L - c_q``, the
+    shift ``c_q`` ``(B, m)`` (an upper bound of the row maximum of the logits
+    ``L``) and a lower bound ``(B, m)`` of ``L - c_q``:
+
+    - Gaussian: ``[s q, s, -c_q] . [k, -|k|^2/2, 1]`` with ``c_q = s |q|^2/2``,
+      so that ``L - c_q = -s |q - k|^2 / 2 <= 0``;
+    - exponential: ``[s q, -c_q] . [k, 1]`` with ``c_q`` the smaller of the
+      Cauchy-Schwarz bound ``|s q| max|k|`` and the coordinate-wise one.
     """
     dtype = q.dtype
     B, m, d = q.shape
     st = s.astype(dtype)[:, None]
+    kmax = np.sqrt(ksq.max(axis=1))[:, None]  # (B, 1) largest key norm
     qa = np.empty((B, m, kat.shape[1]), dtype)
-    np.multiply(q, st[..., None], out=qa[..., :d])
+    sq = np.multiply(q, st[..., None], out=qa[..., :d])
+    kat[:, -1] = 1.0
     if kernel == "gaussian":
+        np.multiply(ksq, -0.5, out=kat[:, d])
         qa[..., d] = st
-        np.multiply(qsq, -0.5 * st, out=qa[..., d + 1])
-        return qa, -0.5 * s[:, None] * (np.sqrt(qsq) + kmax) ** 2
-    sq = qa[..., :d]
-    kt = kat[:, :d]
-    qnorm = np.abs(s)[:, None] * np.sqrt(qsq)  # |s q|, (B, m)
-    hi = np.where(sq >= 0, sq * kt.max(axis=2)[:, None, :], sq * kt.min(axis=2)[:, None, :]).sum(axis=2)
-    np.negative(np.minimum(qnorm * kmax, hi), out=qa[..., d])
-    return qa, -2.0 * qnorm * kmax
+        c = np.multiply(qsq, 0.5 * st)
+        lo = -0.5 * s[:, None] * (np.sqrt(qsq) + kmax) ** 2
+    else:
+        qnorm = np.abs(s)[:, None] * np.sqrt(qsq)  # |s q|, (B, m)
+        kt = kat[:, :d]
+        hi = np.where(sq >= 0, sq * kt.max(axis=2)[:, None, :], sq * kt.min(axis=2)[:, None, :]).sum(axis=2)
+        c = np.minimum(qnorm * kmax, hi)
+        lo = -2.0 * qnorm * kmax
+    np.negative(c, out=qa[..., -1])
+    return qa, c, lo
 
 
-def _exact_rows(qa, kat, va, floor):
+def _exact_rows(qa, kat, v, floor):
     """Weighted means of rows whose shift bound was too loose, with the exact row
-    maximum subtracted: ``qa`` ``(r, d+a)`` without its shift column, ``kat``
-    ``(d+a, n)``, ``va`` ``(n, d_v+1)``; returns ``(r, d_v)``."""
+    maximum subtracted: ``qa`` ``(r, w)`` without the shift, ``kat`` ``(w, n)``,
+    ``v`` ``(n, d_v+1)`` values then ones; returns ``(r, d_v)``."""
     L = qa @ kat
     L -= L.max(axis=1, keepdims=True)
     if floor is not None:
         np.maximum(L, floor, out=L)
     np.exp(L, out=L)
-    r = L @ va
+    r = L @ v
     return r[:, :-1] / r[:, -1:]
 
 
-def _fast_block(q, kat, va, kernel, s, qsq, kmax, out, rb, buf):
-    """The three passes of the module docstring for heads whose scales pass
-    :func:`_fast_ok`: ``q`` ``(b, m, d)``, ``kat`` ``(b, d+a, n)`` with its key rows
-    filled, ``va`` ``(b|1, n, d_v+1)``, ``out`` ``(b, m, d_v)``; ``rb`` rows per block."""
+def _fast_heads(q, kat, va, kernel, s, qsq, ksq, out, block_entries):
+    """The three passes of the module docstring for heads whose scales pass :func:`_fast_ok`.
+
+    ``q`` ``(b, m, d)``; ``kat`` ``(b, w, n)`` with the keys transposed in rows
+    ``:d`` (see :func:`_augment`); ``va`` ``(b|1, n, d_v+1)``: values, then ones;
+    ``ksq`` ``(b, n)`` squared key norms; ``out`` ``(b, m, d_v)``.  A block
+    whose Gaussian shifts are all below ``SHIFT_FREE`` (no ``exp`` can
+    overflow) skips the shift column: one column less in the product.
+    """
     dtype = q.dtype
-    m, d = q.shape[1], q.shape[2]
-    if kernel == "gaussian":
-        kat[:, d] *= -0.5  # the squared norms become the bias -|k|^2/2
-        kat[:, d + 1] = 1.0
-    else:
-        kat[:, d] = 1.0
-    qa, lo = _augment(q, kat, kernel, s, qsq, kmax)
+    b, m, d = q.shape
+    n = kat.shape[2]
     floor = LOGIT_FLOOR.get(dtype)
+    qa, c, lo = _augment(q, kat, kernel, s, qsq, ksq)
     tiny = np.exp(-SHIFT_SLACK[dtype])
-    shared = va.shape[0] == 1
-    for r0 in range(0, m, rb):
-        rs = slice(r0, min(m, r0 + rb))
-        L = np.matmul(qa[:, rs], kat, out=buf[: q.shape[0], : rs.stop - r0])
-        if floor is not None and lo[:, rs].min() < floor + 10:
-            np.maximum(L, floor, out=L)
-        np.exp(L, out=L)
-        r = np.matmul(L, va)
-        den = r[..., -1]
-        np.divide(r[..., :-1], den[..., None], out=out[:, rs])
-        bad = ~(den >= tiny)
-        if bad.any():
-            for h, i in zip(*np.nonzero(bad)):
-                row = qa[h, r0 + i : r0 + i + 1].copy()
-                row[:, -1] = 0.0  # drop the shift, subtract the exact maximum instead
-                out[h, r0 + i] = _exact_rows(row, kat[h], va[0 if shared else h], floor)[0]
+    free = SHIFT_FREE[dtype] if kernel == "gaussian" else -np.inf
+    hb, rb = _block_shape(b, m, n, block_entries)
+    buf = np.empty((hb, rb, n), dtype)
+    w = kat.shape[1]
+    for h0 in range(0, b, hb):
+        hs = slice(h0, min(b, h0 + hb))
+        vb = va if va.shape[0] == 1 else va[hs]
+        for r0 in range(0, m, rb):
+            rs = slice(r0, min(m, r0 + rb))
+            shift = c[hs, rs].max() > free
+            cols = w if shift else w - 1
+            L = np.matmul(qa[hs, rs, :cols], kat[hs, :cols], out=buf[: hs.stop - h0, : rs.stop - r0])
+            if floor is not None and (lo[hs, rs] + (0 if shift else c[hs, rs])).min() < floor + 10:
+                np.maximum(L, floor, out=L)
+            np.exp(L, out=L)
+            r = np.matmul(L, vb)
+            den = r[..., -1]
+            np.divide(r[..., :-1], den[..., None], out=out[hs, rs])
+            bad = ~(den >= tiny)
+            if bad.any():
+                for j, i in zip(*np.nonzero(bad)):
+                    h = h0 + j
+                    out[h, r0 + i] = _exact_rows(qa[h, r0 + i : r0 + i + 1, : w - 1], kat[h, : w - 1],
+                                                 va[0 if va.shape[0] == 1 else h], floor)[0]
 
 
 def _log_space_logits(q, k, kernel, mant, expo):
@@ -297,7 +318,7 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
     k : array ``(B, n, d_k)``, or a pair ``(X, W)``
         Keys per head, of q's dtype; the pair, ``X`` ``(n, p)`` and ``W``
         ``(B, p, d_k)``, stands for the keys ``X @ W[h]`` of projection heads,
-        which are then projected block by block, never all at once.
+        which are then projected a few heads at a time, never all at once.
     v : array ``(B, n, d_v)`` or ``(1, n, d_v)`` (shared by all heads)
     kernel : {"gaussian", "exponential"}
         Logits ``s (q.k - |k|^2/2)`` (Gaussian, ``s > 0``; equal to
@@ -305,7 +326,8 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
     scale : ``(mantissa, exponent)``, scalars or ``(B,)`` arrays
         ``s = mantissa * 2**exponent`` per head, see :func:`logit_scale`.
     block_entries : int, optional
-        Budget of one block in logits plus augmented keys; :data:`BLOCK_ENTRIES`.
+        Entries of one block of logits, and of the keys prepared at once;
+        :data:`BLOCK_ENTRIES`.
 
     Returns
     -------
@@ -327,34 +349,41 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
     va[..., :-1] = np.ldexp(v, -ev) if ev else v
     va[..., -1] = 1.0
     shared = va.shape[0] == 1
-    width = d + (2 if kernel == "gaussian" else 1)
-    hb, rb = _block_shape(B, m, n, width, block_entries)
-    kat_buf = np.empty((hb, width, n), dtype)  # augmented keys of hb heads, transposed
-    buf = np.empty((hb, rb, n), dtype)  # one block of logits
+    # heads whose keys are prepared at once: their keys, weighted values and
+    # one block of logits within the budget
+    hc = max(1, min(B, block_entries // ((d + 2) * n)))
+    width = d + (2 if kernel == "gaussian" else 1)  # see _augment
+    kat_buf = np.empty((hc, width, n), dtype)
     out = np.empty((B, m, v.shape[-1]), dtype)
-    for h0 in range(0, B, hb):
-        hs = slice(h0, min(B, h0 + hb))
+    for h0 in range(0, B, hc):
+        hs = slice(h0, min(B, h0 + hc))
         kat = kat_buf[: hs.stop - h0]
         if projected:
             np.matmul(np.swapaxes(k[1][hs], 1, 2), k[0].T, out=kat[:, :d])
         else:
             kat[:, :d] = np.swapaxes(k[hs], 1, 2)
-        ksq = _sqnorm(kat[:, :d], axis=1, out=kat[:, d])  # overwritten by the fast path
+        ksq = _sqnorm(kat[:, :d], axis=1)
         qsq = _sqnorm(q[hs])
         ok = _fast_ok(qsq, ksq, mant[hs], expo[hs], dtype)
-        kmax = np.sqrt(ksq.max(axis=1))[:, None]
         for h in np.nonzero(~ok)[0]:
             out[h0 + h] = _log_space_mean(q[h0 + h], keys(h0 + h), va[0 if shared else h0 + h], kernel,
-                                          mant[h0 + h], expo[h0 + h], rb)
-        if ok.all():
-            s = np.ldexp(mant[hs], expo[hs])
-            _fast_block(q[hs], kat, va if shared else va[hs], kernel, s, qsq, kmax, out[hs], rb, buf)
-        else:
-            for h in np.nonzero(ok)[0]:
-                g = slice(h0 + h, h0 + h + 1)
-                _fast_block(q[g], kat[h : h + 1], va if shared else va[g], kernel, np.ldexp(mant[g], expo[g]),
-                            qsq[h : h + 1], kmax[h : h + 1], out[g], rb, buf)
+                                          mant[h0 + h], expo[h0 + h], _block_shape(1, m, n, block_entries)[1])
+        for a, z in _runs(ok):
+            g = slice(h0 + a, h0 + z)
+            _fast_heads(q[g], kat[a:z], va if shared else va[g], kernel, np.ldexp(mant[g], expo[g]),
+                        qsq[a:z], ksq[a:z], out[g], block_entries)
     return np.ldexp(out, ev).astype(dtype, copy=False) if ev else out
+
+
+def _runs(flags):
+    """Maximal runs ``(start, stop)`` of True in ``flags``."""
+    start = None
+    for i, f in enumerate(list(flags) + [False]):
+        if f and start is None:
+            start = i
+        elif not f and start is not None:
+            yield start, i
+            start = None
 
 
 def _mean(q, k, v, kernel, scale):
