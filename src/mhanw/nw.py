@@ -204,8 +204,8 @@ def _augment(q, kat, kernel, s, qsq, ksq):
     else:
         qnorm = np.abs(s)[:, None] * np.sqrt(qsq)  # |s q|, (B, m)
         kt = kat[:, :d]
-        hi = np.where(sq >= 0, sq * kt.max(axis=2)[:, None, :], sq * kt.min(axis=2)[:, None, :]).sum(axis=2)
-        c = np.minimum(qnorm * kmax, hi)
+        hi = np.maximum(sq, 0) @ kt.max(axis=2)[..., None] + np.minimum(sq, 0) @ kt.min(axis=2)[..., None]
+        c = np.minimum(qnorm * kmax, hi[..., 0])
         lo = -2.0 * qnorm * kmax
     np.negative(c, out=qa[..., -1])
     return qa, c, lo
