@@ -237,6 +237,16 @@ def _inv_scale(kernel, bandwidth, beta, d_k):
     return _nw.logit_scale("exponential", beta=beta)
 
 
+#: Inputs or projections whose largest entry is outside ``2^(+-INPUT_EXPONENT_LIMIT)``
+#: are rescaled by a power of two before they are multiplied.
+INPUT_EXPONENT_LIMIT = 256
+
+
+def _binary_exponent(x: float) -> int:
+    """``e`` with ``x = f 2^e``, ``0.5 <= f < 1`` (0 for x = 0)."""
+    return int(np.frexp(x)[1])
+
+
 def _head_estimates(W, X, Y, queries, kernel, scale, block_entries=None):
     """Unchecked core of :func:`head_estimates`; returns ``(H, T)``.
 
@@ -248,6 +258,14 @@ def _head_estimates(W, X, Y, queries, kernel, scale, block_entries=None):
     """
     H, d, d_k = W.shape
     T = queries.shape[0]
+    # inputs far from 1 in size would over- or underflow in the projections:
+    # exact power-of-two rescaling, folded into the scale (the logits are
+    # quadratic in x and in W, for both kernels)
+    ex = _binary_exponent(max(X.max(), -X.min(), queries.max(), -queries.min()))
+    ew = _binary_exponent(max(W.max(), -W.min()))
+    if abs(ex) > INPUT_EXPONENT_LIMIT or abs(ew) > INPUT_EXPONENT_LIMIT:
+        X, queries, W = np.ldexp(X, -ex), np.ldexp(queries, -ex), np.ldexp(W, -ew)
+        scale = (scale[0], np.asarray(scale[1]) + 2 * (ex + ew))
     Q = (queries @ W.transpose(1, 0, 2).reshape(d, H * d_k)).reshape(T, H, d_k).transpose(1, 0, 2)  # (H, T, d_k)
     nw_kernel = "gaussian" if kernel == "gaussian" else "exponential"
     # keys X @ W_j are projected by the engine, block by block
@@ -301,8 +319,13 @@ def head_estimates(projections, X, Y, queries, bandwidth=None, kernel="gaussian"
 
     Equals ``mhanw.nw.nadaraya_watson(queries @ W_j, X @ W_j, Y, h)`` (gaussian)
     and ``mhanw.nw.softmax_attention(queries @ W_j, X @ W_j, Y, beta)``
-    (attention) head by head, to rounding.
+    (attention) head by head, to rounding.  Any finite inputs give finite
+    estimates within ``[min Y, max Y]``: where a kernel weight is not a float
+    (``h`` down to 1e-300, inputs of 1e200, ``beta = 1e308``) the estimate is its
+    limit, the mean response of the nearest (resp. best-aligned) keys.
     """
+    for value, name in ((projections, "projections"), (X, "X"), (Y, "Y"), (queries, "queries")):
+        _nw._real_kind(value, name)
     W = _check_projections(projections)
     X = as_float_array(X, "X", ndim=2)
     Y = as_float_array(Y, "Y", ndim=1)

@@ -66,6 +66,9 @@ LOGIT_FLOOR = {np.dtype(np.float64): -700.0}
 #: ``exp(-SHIFT_SLACK)``) is recomputed with its exact maximum subtracted, so
 #: that its weights keep full relative precision.
 SHIFT_SLACK = {np.dtype(np.float64): 600.0, np.dtype(np.float32): 60.0}
+#: Keys of at least this many dimensions, given to :func:`weighted_mean` as an
+#: array, are read in place (no augmented copy).
+PLAIN_MIN_DK = 32
 #: Gaussian rows whose shift ``s |q|^2 / 2`` is below this need none: their
 #: weights are at most ``exp(SHIFT_FREE)``, far from overflow.
 SHIFT_FREE = {np.dtype(np.float64): 300.0, np.dtype(np.float32): 30.0}
@@ -75,10 +78,15 @@ SHIFT_FREE = {np.dtype(np.float64): 300.0, np.dtype(np.float32): 30.0}
 
 
 def _real_kind(value, name):
-    """Raise ``ValueError`` naming ``name`` unless ``value`` holds real numbers (int or float)."""
-    kind = np.asarray(value).dtype.kind if not isinstance(value, np.ndarray) else value.dtype.kind
-    if kind not in "fiu":
-        raise ValueError(f"{name}: expected an array of real numbers, got dtype {np.asarray(value).dtype}")
+    """Raise ``ValueError`` naming ``name`` unless ``value`` holds real numbers (ints or
+    floats): complex numbers would lose their imaginary part in a cast, and bool,
+    object and string arrays are not data of a regression."""
+    try:
+        dtype = value.dtype if isinstance(value, np.ndarray) else np.asarray(value).dtype
+    except (TypeError, ValueError) as exc:  # ragged nesting
+        raise ValueError(f"{name}: expected an array of real numbers, got {type(value).__name__}") from exc
+    if dtype.kind not in "fiu":
+        raise ValueError(f"{name}: expected an array of real numbers, got dtype {dtype}")
 
 
 def _real_array(value, name, ndim):
@@ -176,13 +184,15 @@ def _fast_ok(qsq, ksq, mant, expo, dtype):
 
 
 def _augment(q, kat, kernel, s, qsq, ksq):
-    """Fill the key rows after ``d`` of ``kat`` and return the augmented queries.
+    """Augmented queries, shifts and bounds of the fast path.
 
-    ``kat`` ``(B, w, n)``: keys transposed in rows ``:d``, then for the Gaussian
-    kernel ``-|k|^2/2``, then ones; ``qsq`` ``(B, m)``, ``ksq`` ``(B, n)``
-    squared norms.  Returns ``qa`` ``(B, m, w)`` with ``qa . kat = L - c_q``, the
-    shift ``c_q`` ``(B, m)`` (an upper bound of the row maximum of the logits
-    ``L``) and a lower bound ``(B, m)`` of ``L - c_q``:
+    ``kat`` ``(B, w, n)``: keys transposed in rows ``:d``; if ``w > d`` (the
+    augmented layout) its rows after ``d`` are filled here: for the Gaussian
+    kernel ``-|k|^2/2``, then ones.  ``qsq`` ``(B, m)``, ``ksq`` ``(B, n)``
+    squared norms.  Returns ``qa`` ``(B, m, w)``, such that ``qa . kat = L - c_q``
+    in the augmented layout (``qa = s q`` in the plain one, ``w = d``); the
+    shift ``c_q`` ``(B, m)``, an upper bound of the row maximum of the logits
+    ``L``; and a lower bound ``(B, m)`` of ``L - c_q``:
 
     - Gaussian: ``[s q, s, -c_q] . [k, -|k|^2/2, 1]`` with ``c_q = s |q|^2/2``,
       so that ``L - c_q = -s |q - k|^2 / 2 <= 0``;
@@ -191,31 +201,37 @@ def _augment(q, kat, kernel, s, qsq, ksq):
     """
     dtype = q.dtype
     B, m, d = q.shape
+    w = kat.shape[1]
     st = s.astype(dtype)[:, None]
     kmax = np.sqrt(ksq.max(axis=1))[:, None]  # (B, 1) largest key norm
-    qa = np.empty((B, m, kat.shape[1]), dtype)
+    qa = np.empty((B, m, w), dtype)
     sq = np.multiply(q, st[..., None], out=qa[..., :d])
-    kat[:, -1] = 1.0
     if kernel == "gaussian":
-        np.multiply(ksq, -0.5, out=kat[:, d])
-        qa[..., d] = st
         c = np.multiply(qsq, 0.5 * st)
         lo = -0.5 * s[:, None] * (np.sqrt(qsq) + kmax) ** 2
+        if w > d:
+            np.multiply(ksq, -0.5, out=kat[:, d])
+            qa[..., d] = st
     else:
         qnorm = np.abs(s)[:, None] * np.sqrt(qsq)  # |s q|, (B, m)
         kt = kat[:, :d]
         hi = np.maximum(sq, 0) @ kt.max(axis=2)[..., None] + np.minimum(sq, 0) @ kt.min(axis=2)[..., None]
         c = np.minimum(qnorm * kmax, hi[..., 0])
         lo = -2.0 * qnorm * kmax
-    np.negative(c, out=qa[..., -1])
+    if w > d:
+        kat[:, -1] = 1.0
+        np.negative(c, out=qa[..., -1])
     return qa, c, lo
 
 
-def _exact_rows(qa, kat, v, floor):
+def _exact_rows(qa, kat, bias, v, floor):
     """Weighted means of rows whose shift bound was too loose, with the exact row
     maximum subtracted: ``qa`` ``(r, w)`` without the shift, ``kat`` ``(w, n)``,
-    ``v`` ``(n, d_v+1)`` values then ones; returns ``(r, d_v)``."""
+    ``bias`` ``(n,)`` or None (added to the logits), ``v`` ``(n, d_v+1)`` values
+    then ones; returns ``(r, d_v)``."""
     L = qa @ kat
+    if bias is not None:
+        L += bias
     L -= L.max(axis=1, keepdims=True)
     if floor is not None:
         np.maximum(L, floor, out=L)
@@ -228,29 +244,37 @@ def _fast_heads(q, kat, va, kernel, s, qsq, ksq, out, block_entries):
     """The three passes of the module docstring for heads whose scales pass :func:`_fast_ok`.
 
     ``q`` ``(b, m, d)``; ``kat`` ``(b, w, n)`` with the keys transposed in rows
-    ``:d`` (see :func:`_augment`); ``va`` ``(b|1, n, d_v+1)``: values, then ones;
-    ``ksq`` ``(b, n)`` squared key norms; ``out`` ``(b, m, d_v)``.  A block
-    whose Gaussian shifts are all below ``SHIFT_FREE`` (no ``exp`` can
-    overflow) skips the shift column: one column less in the product.
+    ``:d`` (see :func:`_augment`; ``w = d``: a view of the caller's keys, and
+    the bias and shift take a pass each over the logits instead of a column of
+    the product); ``va`` ``(b|1, n, d_v+1)``: values, then ones; ``ksq``
+    ``(b, n)`` squared key norms; ``out`` ``(b, m, d_v)``.  A block whose
+    Gaussian shifts are all below ``SHIFT_FREE`` (no ``exp`` can overflow)
+    skips the shift: one column less in the product.
     """
     dtype = q.dtype
     b, m, d = q.shape
     n = kat.shape[2]
     floor = LOGIT_FLOOR.get(dtype)
     qa, c, lo = _augment(q, kat, kernel, s, qsq, ksq)
+    w = kat.shape[1]
+    aug = w > d
+    bias = None if aug or kernel != "gaussian" else (-0.5 * s.astype(dtype))[:, None] * ksq  # (b, n)
     tiny = np.exp(-SHIFT_SLACK[dtype])
     free = SHIFT_FREE[dtype] if kernel == "gaussian" else -np.inf
     hb, rb = _block_shape(b, m, n, block_entries)
     buf = np.empty((hb, rb, n), dtype)
-    w = kat.shape[1]
     for h0 in range(0, b, hb):
         hs = slice(h0, min(b, h0 + hb))
         vb = va if va.shape[0] == 1 else va[hs]
         for r0 in range(0, m, rb):
             rs = slice(r0, min(m, r0 + rb))
             shift = c[hs, rs].max() > free
-            cols = w if shift else w - 1
+            cols = w if shift or not aug else w - 1
             L = np.matmul(qa[hs, rs, :cols], kat[hs, :cols], out=buf[: hs.stop - h0, : rs.stop - r0])
+            if bias is not None:
+                L += bias[hs, None, :]
+            if shift and not aug:
+                L -= c[hs, rs, None]
             if floor is not None and (lo[hs, rs] + (0 if shift else c[hs, rs])).min() < floor + 10:
                 np.maximum(L, floor, out=L)
             np.exp(L, out=L)
@@ -259,9 +283,11 @@ def _fast_heads(q, kat, va, kernel, s, qsq, ksq, out, block_entries):
             np.divide(r[..., :-1], den[..., None], out=out[hs, rs])
             bad = ~(den >= tiny)
             if bad.any():
+                e = w - 1 if aug else w  # without the shift column
                 for j, i in zip(*np.nonzero(bad)):
                     h = h0 + j
-                    out[h, r0 + i] = _exact_rows(qa[h, r0 + i : r0 + i + 1, : w - 1], kat[h, : w - 1],
+                    out[h, r0 + i] = _exact_rows(qa[h, r0 + i : r0 + i + 1, :e], kat[h, :e],
+                                                 None if bias is None else bias[h],
                                                  va[0 if va.shape[0] == 1 else h], floor)[0]
 
 
@@ -352,17 +378,24 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
     # heads whose keys are prepared at once: their keys, weighted values and
     # one block of logits within the budget
     hc = max(1, min(B, block_entries // ((d + 2) * n)))
-    width = d + (2 if kernel == "gaussian" else 1)  # see _augment
-    kat_buf = np.empty((hc, width, n), dtype)
+    # augmented layout (see _augment), unless the keys are given and wide: then
+    # the product dominates, and a copy of the keys is not worth a pass less
+    augmented = projected or d < PLAIN_MIN_DK
+    width = d + (2 if kernel == "gaussian" else 1)
+    kat_buf = np.empty((hc, width, n), dtype) if augmented else None
     out = np.empty((B, m, v.shape[-1]), dtype)
     for h0 in range(0, B, hc):
         hs = slice(h0, min(B, h0 + hc))
-        kat = kat_buf[: hs.stop - h0]
-        if projected:
-            np.matmul(np.swapaxes(k[1][hs], 1, 2), k[0].T, out=kat[:, :d])
+        if not augmented:
+            kat = np.swapaxes(k[hs], 1, 2)  # a view: BLAS reads the keys transposed
+            ksq = _sqnorm(k[hs])
         else:
-            kat[:, :d] = np.swapaxes(k[hs], 1, 2)
-        ksq = _sqnorm(kat[:, :d], axis=1)
+            kat = kat_buf[: hs.stop - h0]
+            if projected:
+                np.matmul(np.swapaxes(k[1][hs], 1, 2), k[0].T, out=kat[:, :d])
+            else:
+                kat[:, :d] = np.swapaxes(k[hs], 1, 2)
+            ksq = _sqnorm(kat[:, :d], axis=1)
         qsq = _sqnorm(q[hs])
         ok = _fast_ok(qsq, ksq, mant[hs], expo[hs], dtype)
         for h in np.nonzero(~ok)[0]:
@@ -417,6 +450,7 @@ def _weights(q, k, kernel, scale):
 def _attention_scale(q, scale):
     if scale is None:
         return logit_scale("exponential", bandwidth=np.sqrt(q.shape[-1]))
+    _real_kind(scale, "scale")
     return logit_scale("exponential", beta=float(as_float_array(scale, "scale", ndim=0)))
 
 
