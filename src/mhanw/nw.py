@@ -66,6 +66,9 @@ LOGIT_FLOOR = {np.dtype(np.float64): -700.0}
 #: ``exp(-SHIFT_SLACK)``) is recomputed with its exact maximum subtracted, so
 #: that its weights keep full relative precision.
 SHIFT_SLACK = {np.dtype(np.float64): 600.0, np.dtype(np.float32): 60.0}
+#: Largest ``log2(s M^2)`` (scale times the largest squared norm of a query or
+#: key) evaluated in the fast path; larger ones take the log-space path.
+FAST_LOG2_RANGE = {np.dtype(np.float64): 40.0, np.dtype(np.float32): 12.0}
 #: Keys of at least this many dimensions, given to :func:`weighted_mean` as an
 #: array, are read in place (no augmented copy).
 PLAIN_MIN_DK = 32
@@ -177,7 +180,10 @@ def _fast_ok(qsq, ksq, mant, expo, dtype):
     with np.errstate(divide="ignore"):
         log_m2 = np.log2(np.maximum(qsq.max(axis=1), ksq.max(axis=1)).astype(np.float64))
         log_s = np.log2(np.abs(mant)) + expo
-    ok = (log_m2 < top) & (log_s + log_m2 < top) & (log_s + log_m2 / 2 < top)
+    # s M^2 <= 2^FAST_LOG2_RANGE: the rounding error of a shifted logit,
+    # about eps s M^2 (d+2), stays far below the range of exp, so that a
+    # logit bounded above by 0 cannot round to one whose exp overflows.
+    ok = (log_m2 < top) & (log_s + log_m2 <= FAST_LOG2_RANGE[dtype])
     # |log2 s| <= 200: a product that underflows (a term below 2^-1022 before it
     # meets s) then stays below 2^-300 after it.
     return ok & ((mant == 0) | (np.abs(log_s) <= 200))
