@@ -30,7 +30,9 @@ On the same shapes and dtype it times
 each as a ratio to ``mhanw``'s time, with the peak resident memory each adds
 (``VmHWM`` after resetting it through ``/proc/self/clear_refs``).  All run on
 one thread (BLAS via threadpoolctl, torch via ``set_num_threads``), best of a
-few repeats after a warm-up.  ``python -m mhanw.bench`` writes
+few repeats after a warm-up, timed as the process's CPU time
+(``time.process_time``): on one thread it equals the wall time of an idle
+machine, and other jobs on a shared machine do not inflate it.  ``python -m mhanw.bench`` writes
 ``build/bench/bench.json`` and ``bench.md``; ``make bench`` runs it.
 """
 
@@ -250,7 +252,7 @@ def _reset_peak() -> bool:
 
 
 def measure(run, repeat: int = 3) -> dict:
-    """Wall time and the peak memory one call adds (MiB).
+    """CPU time (one thread: the wall time of an idle machine) and the peak memory one call adds (MiB).
 
     The first call gives the peak memory (and warms up); the time is the best
     of ``repeat`` further calls, or of the first call alone when ``repeat`` is 0.

@@ -18,27 +18,34 @@ all three (``(H, m, d_k)`` ...) evaluates H heads at once.  float32 inputs are
 computed in float32 (for speed), everything else in float64.
 
 The engine, :func:`weighted_mean`, evaluates ``softmax(L) @ V`` row by row for
-the logits ``L = scale * (q.k + b_k)`` (``b_k = 0`` for the exponential kernel,
+the logits ``L = s (q.k + b_k)`` (``b_k = 0`` for the exponential kernel,
 ``-|k|^2/2`` for the Gaussian one, whose row constant ``-|q|^2/2`` cancels),
-over blocks of queries so that the ``(block, n)`` logit matrix stays in cache
-and ``Q K^T`` stays a matrix-matrix product.  Per block it makes three passes:
+for a batch of heads, over blocks of queries so that the ``(block, n)`` logit
+matrix stays in cache and ``Q K^T`` stays a matrix-matrix product.  Per block
+it makes three passes:
 
-1. one product ``[scale q, ..., -c_q] @ [k, ..., 1]^T`` gives the logits
-   already shifted by an upper bound ``c_q`` of their row maximum (for the
-   Gaussian kernel ``c_q = -scale |q|^2/2`` is exact: the logits are
-   ``-scale |q - k|^2 / 2 <= 0``; for the exponential one a Cauchy-Schwarz
-   bound), so no pass for the row maximum is needed;
+1. one product ``[s q, ..., -c_q] . [k, ..., 1]`` gives the logits already
+   shifted by an upper bound ``c_q`` of their row maximum (Gaussian:
+   ``c_q = s |q|^2/2``, and the shifted logits are ``-s |q - k|^2 / 2 <= 0``;
+   exponential: a Cauchy-Schwarz or coordinate-wise bound), so no pass for
+   the row maximum is needed; Gaussian blocks whose logits cannot overflow
+   skip the shift;
 2. ``exp`` in place;
 3. one product with ``[V, 1]`` gives numerators and the denominator together.
 
-A row whose denominator shows that the bound was too loose (all weights
-below ``exp(-SHIFT_SLACK)``) is recomputed with its exact row maximum
-subtracted.  Finite inputs never give NaN or inf: a scale, bandwidth or input
-magnitude for which a logit could overflow (bandwidths down to 1e-300, inputs
-of 1e200, ``scale=1e308``) is handled in log space: queries and keys are
-divided by powers of two, and the scale is carried as mantissa and exponent,
-so that each weight is the exact limit, ``exp(-inf) = 0`` for every key but
-the maximal ones (nearest-neighbour weights for a vanishing bandwidth).
+A row whose denominator shows that the bound was too loose (all weights below
+``exp(-SHIFT_SLACK)``) is recomputed with its exact row maximum subtracted.
+
+Finite inputs never give NaN or inf.  A head whose scale or input size could
+make a logit overflow or lose its precision to rounding (``s M^2`` above
+``2^FAST_LOG2_RANGE``, ``M`` the largest norm of a query or key: bandwidths
+down to the smallest subnormal, inputs of 1e200, ``scale=1e308``) is evaluated
+in log space: queries and keys are divided by powers of two, the row maximum is
+subtracted from the bounded products, and the scale, carried as mantissa and
+exponent, is applied last, so that each weight is its exact limit,
+``exp(-inf) = 0`` for every key but the maximal ones (nearest-neighbour
+weights for a vanishing bandwidth).  The weight matrices
+(:func:`kernel_weights`, :func:`attention_weights`) always take this path.
 """
 
 from __future__ import annotations
