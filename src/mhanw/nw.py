@@ -55,6 +55,7 @@ import numpy as np
 from .infra.validate import as_float_array, one_of, positive_scalar
 
 KERNELS = ("gaussian", "exponential")
+_MAXEXP = {np.dtype(np.float64): 1024, np.dtype(np.float32): 128}  # np.finfo(dtype).maxexp
 
 #: Largest number of logits in one block (``heads x queries x keys``): 2 MiB
 #: of float64, measured fastest on a 1 MiB L2 cache at the simulations' shapes.
@@ -150,9 +151,10 @@ def logit_scale(kernel: str, bandwidth: float | None = None, beta: float | None 
 
 
 def _scale_arrays(scale, B):
+    """``(mantissa, exponent)`` as two ``(B,)`` arrays (float64, int64)."""
     mant, expo = scale
-    mant = np.broadcast_to(np.asarray(mant, dtype=np.float64), (B,))
-    expo = np.broadcast_to(np.asarray(expo, dtype=np.int64), (B,))
+    mant = np.full(B, mant, dtype=np.float64) if np.ndim(mant) == 0 else np.asarray(mant, dtype=np.float64)
+    expo = np.full(B, expo, dtype=np.int64) if np.ndim(expo) == 0 else np.asarray(expo, dtype=np.int64)
     return mant, expo
 
 
@@ -168,25 +170,24 @@ def _block_shape(B: int, m: int, n: int, block_entries: int):
 
 
 def _sqnorm(x, axis=-1, out=None):
-    """``|x|^2`` along ``axis`` (-1, or 1 of a ``(B, d, n)`` array), inf where it overflows."""
-    with np.errstate(over="ignore"):
-        if x.shape[axis] == 1:  # einsum is pathologically slow for one column
-            return np.square(x[..., 0] if axis == -1 else x[:, 0], out=out)
-        return np.einsum("...d,...d->..." if axis == -1 else "bdn,bdn->bn", x, x, out=out)
+    """``|x|^2`` along ``axis`` (-1, or 1 of a ``(B, d, n)`` array), inf where it overflows
+    (the caller silences the overflow warning)."""
+    if x.shape[axis] == 1:  # einsum is pathologically slow for one column
+        return np.square(x[..., 0] if axis == -1 else x[:, 0], out=out)
+    return np.einsum("...d,...d->..." if axis == -1 else "bdn,bdn->bn", x, x, out=out)
 
 
-def _fast_ok(qsq, ksq, mant, expo, dtype):
+def _fast_ok(qsq, kmax2, mant, expo, dtype):
     """Per head: can no product of the shifted fast path overflow, and does every
     product that underflows stay negligible?  (Else the log-space path runs.)
 
-    ``qsq`` ``(B, m)``, ``ksq`` ``(B, n)``: squared norms of queries and keys
-    (``inf`` where they overflow); the largest, ``M^2``, bounds every ``|q.k|``,
-    ``|k|^2`` and ``|q|^2``.
+    ``qsq`` ``(B, m)``: squared norms of the queries, ``kmax2`` ``(B, 1)``: the
+    largest squared norm of a key (``inf`` where they overflow); the largest of
+    all, ``M^2``, bounds every ``|q.k|``, ``|k|^2`` and ``|q|^2``.
     """
-    top = np.finfo(dtype).maxexp - 8  # powers of two of headroom
-    with np.errstate(divide="ignore"):
-        log_m2 = np.log2(np.maximum(qsq.max(axis=1), ksq.max(axis=1)).astype(np.float64))
-        log_s = np.log2(np.abs(mant)) + expo
+    top = _MAXEXP[dtype] - 8  # powers of two of headroom
+    log_m2 = np.log2(np.maximum(np.maximum(qsq.max(axis=1), kmax2[:, 0]), 1e-300).astype(np.float64))
+    log_s = np.log2(np.maximum(np.abs(mant), 1e-300)) + expo
     # s M^2 <= 2^FAST_LOG2_RANGE: the rounding error of a shifted logit,
     # about eps s M^2 (d+2), stays far below the range of exp, so that a
     # logit bounded above by 0 cannot round to one whose exp overflows.
@@ -196,7 +197,7 @@ def _fast_ok(qsq, ksq, mant, expo, dtype):
     return ok & ((mant == 0) | (np.abs(log_s) <= 200))
 
 
-def _augment(q, kat, kernel, s, qsq, ksq):
+def _augment(q, kat, kernel, s, qsq, ksq, kmax2):
     """Augmented queries, shifts and bounds of the fast path.
 
     ``kat`` ``(B, w, n)``: keys transposed in rows ``:d``; if ``w > d`` (the
@@ -205,7 +206,7 @@ def _augment(q, kat, kernel, s, qsq, ksq):
     squared norms.  Returns ``qa`` ``(B, m, w)``, such that ``qa . kat = L - c_q``
     in the augmented layout (``qa = s q`` in the plain one, ``w = d``); the
     shift ``c_q`` ``(B, m)``, an upper bound of the row maximum of the logits
-    ``L``; and a lower bound ``(B, m)`` of ``L - c_q``:
+    ``L``:
 
     - Gaussian: ``[s q, s, -c_q] . [k, -|k|^2/2, 1]`` with ``c_q = s |q|^2/2``,
       so that ``L - c_q = -s |q - k|^2 / 2 <= 0``;
@@ -216,12 +217,11 @@ def _augment(q, kat, kernel, s, qsq, ksq):
     B, m, d = q.shape
     w = kat.shape[1]
     st = s.astype(dtype)[:, None]
-    kmax = np.sqrt(ksq.max(axis=1))[:, None]  # (B, 1) largest key norm
+    kmax = np.sqrt(kmax2)  # (B, 1) largest key norm
     qa = np.empty((B, m, w), dtype)
     sq = np.multiply(q, st[..., None], out=qa[..., :d])
     if kernel == "gaussian":
         c = np.multiply(qsq, 0.5 * st)
-        lo = -0.5 * s[:, None] * (np.sqrt(qsq) + kmax) ** 2
         if w > d:
             np.multiply(ksq, -0.5, out=kat[:, d])
             qa[..., d] = st
@@ -230,11 +230,10 @@ def _augment(q, kat, kernel, s, qsq, ksq):
         kt = kat[:, :d]
         hi = np.maximum(sq, 0) @ kt.max(axis=2)[..., None] + np.minimum(sq, 0) @ kt.min(axis=2)[..., None]
         c = np.minimum(qnorm * kmax, hi[..., 0])
-        lo = -2.0 * qnorm * kmax
     if w > d:
         kat[:, -1] = 1.0
         np.negative(c, out=qa[..., -1])
-    return qa, c, lo
+    return qa, c
 
 
 def _exact_rows(qa, kat, bias, v, floor):
@@ -253,14 +252,14 @@ def _exact_rows(qa, kat, bias, v, floor):
     return r[:, :-1] / r[:, -1:]
 
 
-def _fast_heads(q, kat, va, kernel, s, qsq, ksq, out, block_entries):
+def _fast_heads(q, kat, va, kernel, s, qsq, ksq, kmax2, out, block_entries):
     """The three passes of the module docstring for heads whose scales pass :func:`_fast_ok`.
 
     ``q`` ``(b, m, d)``; ``kat`` ``(b, w, n)`` with the keys transposed in rows
     ``:d`` (see :func:`_augment`; ``w = d``: a view of the caller's keys, and
     the bias and shift take a pass each over the logits instead of a column of
     the product); ``va`` ``(b|1, n, d_v+1)``: values, then ones; ``ksq``
-    ``(b, n)`` squared key norms; ``out`` ``(b, m, d_v)``.  A block whose
+    ``(b, n)`` squared key norms, ``kmax2`` ``(b, 1)`` their maxima; ``out`` ``(b, m, d_v)``.  A block whose
     Gaussian shifts are all below ``SHIFT_FREE`` (no ``exp`` can overflow)
     skips the shift: one column less in the product.
     """
@@ -268,12 +267,19 @@ def _fast_heads(q, kat, va, kernel, s, qsq, ksq, out, block_entries):
     b, m, d = q.shape
     n = kat.shape[2]
     floor = LOGIT_FLOOR.get(dtype)
-    qa, c, lo = _augment(q, kat, kernel, s, qsq, ksq)
+    qa, c = _augment(q, kat, kernel, s, qsq, ksq, kmax2)
     w = kat.shape[1]
     aug = w > d
     bias = None if aug or kernel != "gaussian" else (-0.5 * s.astype(dtype))[:, None] * ksq  # (b, n)
     tiny = np.exp(-SHIFT_SLACK[dtype])
-    free = SHIFT_FREE[dtype] if kernel == "gaussian" else -np.inf
+    # decided once for these heads, from the largest |s|, |q| and |k|: shift
+    # (Gaussian: only if an unshifted weight could come near overflow), and
+    # floor (only if a logit, shifted or not, can fall below the floor:
+    # L - c_q >= -s (|q| + |k|)^2 / 2 (Gaussian), >= -2 |s q| |k| (exponential))
+    qk = float(np.abs(s).max()) * (float(np.sqrt(qsq.max())) + float(np.sqrt(kmax2.max()))) ** 2
+    shift = kernel != "gaussian" or float(c.max()) > SHIFT_FREE[dtype]
+    floor = floor if floor is not None and 0.5 * qk > -floor - 10 else None
+    cols = w if shift or not aug else w - 1
     hb, rb = _block_shape(b, m, n, block_entries)
     buf = np.empty((hb, rb, n), dtype)
     for h0 in range(0, b, hb):
@@ -281,23 +287,21 @@ def _fast_heads(q, kat, va, kernel, s, qsq, ksq, out, block_entries):
         vb = va if va.shape[0] == 1 else va[hs]
         for r0 in range(0, m, rb):
             rs = slice(r0, min(m, r0 + rb))
-            shift = c[hs, rs].max() > free
-            cols = w if shift or not aug else w - 1
             L = np.matmul(qa[hs, rs, :cols], kat[hs, :cols], out=buf[: hs.stop - h0, : rs.stop - r0])
             if bias is not None:
                 L += bias[hs, None, :]
             if shift and not aug:
                 L -= c[hs, rs, None]
-            if floor is not None and (lo[hs, rs] + (0 if shift else c[hs, rs])).min() < floor + 10:
+            if floor is not None:
                 np.maximum(L, floor, out=L)
             np.exp(L, out=L)
             r = np.matmul(L, vb)
             den = r[..., -1]
             np.divide(r[..., :-1], den[..., None], out=out[hs, rs])
-            bad = ~(den >= tiny)
-            if bad.any():
+            if not den.min() >= tiny:  # also NaN
+                bad = ~(den >= tiny)
                 e = w - 1 if aug else w  # without the shift column
-                for j, i in zip(*np.nonzero(bad)):
+                for j, i in zip(*np.nonzero(bad), strict=True):
                     h = h0 + j
                     out[h, r0 + i] = _exact_rows(qa[h, r0 + i : r0 + i + 1, :e], kat[h, :e],
                                                  None if bias is None else bias[h],
@@ -382,8 +386,8 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
     keys = (lambda h: k[0] @ k[1][h]) if projected else (lambda h: k[h])  # (n, d) of head h
     mant, expo = _scale_arrays(scale, B)
     # values: exact power-of-two rescaling if sum_i w_i v_i could overflow
-    vmax = float(np.abs(v).max())
-    ev = int(np.frexp(vmax)[1]) if vmax * n >= 2.0 ** (np.finfo(dtype).maxexp - 2) else 0
+    vmax = max(float(v.max()), -float(v.min()))
+    ev = int(np.frexp(vmax)[1]) if vmax * n >= 2.0 ** (_MAXEXP[dtype] - 2) else 0
     va = np.empty(v.shape[:-1] + (v.shape[-1] + 1,), dtype)
     va[..., :-1] = np.ldexp(v, -ev) if ev else v
     va[..., -1] = 1.0
@@ -397,27 +401,30 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
     width = d + (2 if kernel == "gaussian" else 1)
     kat_buf = np.empty((hc, width, n), dtype) if augmented else None
     out = np.empty((B, m, v.shape[-1]), dtype)
-    for h0 in range(0, B, hc):
-        hs = slice(h0, min(B, h0 + hc))
-        if not augmented:
-            kat = np.swapaxes(k[hs], 1, 2)  # a view: BLAS reads the keys transposed
-            ksq = _sqnorm(k[hs])
-        else:
-            kat = kat_buf[: hs.stop - h0]
-            if projected:
-                np.matmul(np.swapaxes(k[1][hs], 1, 2), k[0].T, out=kat[:, :d])
+    with np.errstate(over="ignore"):  # squared norms that overflow are inf: the log-space path takes them
+        for h0 in range(0, B, hc):
+            hs = slice(h0, min(B, h0 + hc))
+            if not augmented:
+                kat = np.swapaxes(k[hs], 1, 2)  # a view: BLAS reads the keys transposed
+                ksq = _sqnorm(k[hs])
             else:
-                kat[:, :d] = np.swapaxes(k[hs], 1, 2)
-            ksq = _sqnorm(kat[:, :d], axis=1)
-        qsq = _sqnorm(q[hs])
-        ok = _fast_ok(qsq, ksq, mant[hs], expo[hs], dtype)
-        for h in np.nonzero(~ok)[0]:
-            out[h0 + h] = _log_space_mean(q[h0 + h], keys(h0 + h), va[0 if shared else h0 + h], kernel,
-                                          mant[h0 + h], expo[h0 + h], _block_shape(1, m, n, block_entries)[1])
-        for a, z in _runs(ok):
-            g = slice(h0 + a, h0 + z)
-            _fast_heads(q[g], kat[a:z], va if shared else va[g], kernel, np.ldexp(mant[g], expo[g]),
-                        qsq[a:z], ksq[a:z], out[g], block_entries)
+                kat = kat_buf[: hs.stop - h0]
+                if projected:
+                    np.matmul(np.swapaxes(k[1][hs], 1, 2), k[0].T, out=kat[:, :d])
+                else:
+                    kat[:, :d] = np.swapaxes(k[hs], 1, 2)
+                ksq = _sqnorm(kat[:, :d], axis=1)
+            qsq = _sqnorm(q[hs])
+            kmax2 = ksq.max(axis=1, keepdims=True)
+            ok = _fast_ok(qsq, kmax2, mant[hs], expo[hs], dtype)
+            runs = [(0, len(ok))] if ok.all() else list(_runs(ok))
+            for h in np.nonzero(~ok)[0]:
+                out[h0 + h] = _log_space_mean(q[h0 + h], keys(h0 + h), va[0 if shared else h0 + h], kernel,
+                                              mant[h0 + h], expo[h0 + h], _block_shape(1, m, n, block_entries)[1])
+            for a, z in runs:
+                g = slice(h0 + a, h0 + z)
+                _fast_heads(q[g], kat[a:z], va if shared else va[g], kernel, np.ldexp(mant[g], expo[g]),
+                            qsq[a:z], ksq[a:z], kmax2[a:z], out[g], block_entries)
     return np.ldexp(out, ev).astype(dtype, copy=False) if ev else out
 
 
