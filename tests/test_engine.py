@@ -120,13 +120,14 @@ def _problem(seed, H=2, m=40, n=60, d=3, far=1.0):
 
 @pytest.mark.parametrize("kernel", ["gaussian", "exponential"])
 def test_paths_agree(monkeypatch, kernel):
-    """Shifted 3-pass path, exact-maximum rows, plain (in-place keys) layout, with and
-    without the Gaussian shift column: the same numbers to rounding."""
+    """Shifted 3-pass path, exact-maximum rows, plain (in-place keys) layout, values
+    without the column of ones, with and without the Gaussian shift column: the
+    same numbers to rounding."""
     q, k, v = _problem(8, d=4, far=3.0)
     ref = np.stack([reference(q[i], k[i], v[i], kernel, 0.3) for i in range(2)])
     base = nw.nadaraya_watson(q, k, v, 0.3, kernel=kernel)
     np.testing.assert_allclose(base, ref, rtol=0, atol=1e-12)
-    for name, value in [("PLAIN_MIN_DK", 1), ("SHIFT_FREE", {np.dtype(np.float64): -np.inf}),
+    for name, value in [("PLAIN_MIN_DK", 1), ("ONES_MAX_DV", 0), ("SHIFT_FREE", {np.dtype(np.float64): -np.inf}),
                         ("SHIFT_SLACK", {np.dtype(np.float64): 0.0})]:  # 0: every row takes the exact maximum
         with monkeypatch.context() as mp:
             mp.setattr(nw, name, value)

@@ -77,6 +77,10 @@ SHIFT_SLACK = {np.dtype(np.float64): 600.0, np.dtype(np.float32): 60.0}
 #: Largest ``log2(s M^2)`` (scale times the largest squared norm of a query or
 #: key) evaluated in the fast path; larger ones take the log-space path.
 FAST_LOG2_RANGE = {np.dtype(np.float64): 40.0, np.dtype(np.float32): 12.0}
+#: Values of at most this width get a column of ones appended, so that one
+#: product gives numerators and denominators; wider values are read in place
+#: (no copy), and the denominators take a pass over the weights.
+ONES_MAX_DV = 8
 #: Keys of at least this many dimensions, given to :func:`weighted_mean` as an
 #: array, are read in place (no augmented copy).
 PLAIN_MIN_DK = 32
@@ -236,11 +240,21 @@ def _augment(q, kat, kernel, s, qsq, ksq, kmax2):
     return qa, c
 
 
-def _exact_rows(qa, kat, bias, v, floor):
+def _weighted_sums(L, v, ones):
+    """Numerators ``(..., r, d_v)`` and denominators ``(..., r)`` of the weights ``L``
+    ``(..., r, n)`` against ``v`` ``(..., n, d_v[+1])``, whose last column is ones
+    if ``ones`` (then one product gives both)."""
+    r = np.matmul(L, v)
+    if ones:
+        return r[..., :-1], r[..., -1]
+    return r, L.sum(axis=-1)
+
+
+def _exact_rows(qa, kat, bias, v, ones, floor):
     """Weighted means of rows whose shift bound was too loose, with the exact row
     maximum subtracted: ``qa`` ``(r, w)`` without the shift, ``kat`` ``(w, n)``,
-    ``bias`` ``(n,)`` or None (added to the logits), ``v`` ``(n, d_v+1)`` values
-    then ones; returns ``(r, d_v)``."""
+    ``bias`` ``(n,)`` or None (added to the logits), ``v`` ``(n, d_v[+1])`` values
+    (then ones, if ``ones``); returns ``(r, d_v)``."""
     L = qa @ kat
     if bias is not None:
         L += bias
@@ -248,8 +262,8 @@ def _exact_rows(qa, kat, bias, v, floor):
     if floor is not None:
         np.maximum(L, floor, out=L)
     np.exp(L, out=L)
-    r = L @ v
-    return r[:, :-1] / r[:, -1:]
+    num, den = _weighted_sums(L, v, ones)
+    return num / den[:, None]
 
 
 def _fast_heads(q, kat, va, kernel, s, qsq, ksq, kmax2, out, block_entries):
@@ -258,7 +272,8 @@ def _fast_heads(q, kat, va, kernel, s, qsq, ksq, kmax2, out, block_entries):
     ``q`` ``(b, m, d)``; ``kat`` ``(b, w, n)`` with the keys transposed in rows
     ``:d`` (see :func:`_augment`; ``w = d``: a view of the caller's keys, and
     the bias and shift take a pass each over the logits instead of a column of
-    the product); ``va`` ``(b|1, n, d_v+1)``: values, then ones; ``ksq``
+    the product); ``va`` ``(b|1, n, d_v[+1])``: values, then ones if
+    ``d_v <= ONES_MAX_DV``; ``ksq``
     ``(b, n)`` squared key norms, ``kmax2`` ``(b, 1)`` their maxima; ``out`` ``(b, m, d_v)``.  A block whose
     Gaussian shifts are all below ``SHIFT_FREE`` (no ``exp`` can overflow)
     skips the shift: one column less in the product.
@@ -266,6 +281,7 @@ def _fast_heads(q, kat, va, kernel, s, qsq, ksq, kmax2, out, block_entries):
     dtype = q.dtype
     b, m, d = q.shape
     n = kat.shape[2]
+    ones = va.shape[-1] == out.shape[-1] + 1
     floor = LOGIT_FLOOR.get(dtype)
     qa, c = _augment(q, kat, kernel, s, qsq, ksq, kmax2)
     w = kat.shape[1]
@@ -295,9 +311,8 @@ def _fast_heads(q, kat, va, kernel, s, qsq, ksq, kmax2, out, block_entries):
             if floor is not None:
                 np.maximum(L, floor, out=L)
             np.exp(L, out=L)
-            r = np.matmul(L, vb)
-            den = r[..., -1]
-            np.divide(r[..., :-1], den[..., None], out=out[hs, rs])
+            num, den = _weighted_sums(L, vb, ones)
+            np.divide(num, den[..., None], out=out[hs, rs])
             if not den.min() >= tiny:  # also NaN
                 bad = ~(den >= tiny)
                 e = w - 1 if aug else w  # without the shift column
@@ -305,7 +320,7 @@ def _fast_heads(q, kat, va, kernel, s, qsq, ksq, kmax2, out, block_entries):
                     h = h0 + j
                     out[h, r0 + i] = _exact_rows(qa[h, r0 + i : r0 + i + 1, :e], kat[h, :e],
                                                  None if bias is None else bias[h],
-                                                 va[0 if va.shape[0] == 1 else h], floor)[0]
+                                                 va[0 if va.shape[0] == 1 else h], ones, floor)[0]
 
 
 def _log_space_logits(q, k, kernel, mant, expo):
@@ -338,16 +353,16 @@ def _log_space_logits(q, k, kernel, mant, expo):
     return A
 
 
-def _log_space_mean(q, k, va, kernel, mant, expo, rb):
+def _log_space_mean(q, k, va, ones, kernel, mant, expo, rb):
     """The weighted mean of one head from :func:`_log_space_logits`, ``rb`` rows at a time."""
-    out = np.empty((q.shape[0], va.shape[1] - 1))
+    out = np.empty((q.shape[0], va.shape[1] - ones))
     va = np.asarray(va, np.float64)
     for r0 in range(0, q.shape[0], rb):
         L = _log_space_logits(q[r0 : r0 + rb], k, kernel, mant, expo)
         np.maximum(L, LOGIT_FLOOR[np.dtype(np.float64)], out=L)
         np.exp(L, out=L)
-        r = L @ va
-        out[r0 : r0 + rb] = r[:, :-1] / r[:, -1:]
+        num, den = _weighted_sums(L, va, ones)
+        out[r0 : r0 + rb] = num / den[:, None]
     return out
 
 
@@ -388,9 +403,13 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
     # values: exact power-of-two rescaling if sum_i w_i v_i could overflow
     vmax = max(float(v.max()), -float(v.min()))
     ev = int(np.frexp(vmax)[1]) if vmax * n >= 2.0 ** (_MAXEXP[dtype] - 2) else 0
-    va = np.empty(v.shape[:-1] + (v.shape[-1] + 1,), dtype)
-    va[..., :-1] = np.ldexp(v, -ev) if ev else v
-    va[..., -1] = 1.0
+    ones = v.shape[-1] <= ONES_MAX_DV
+    if ones:
+        va = np.empty(v.shape[:-1] + (v.shape[-1] + 1,), dtype)
+        va[..., :-1] = np.ldexp(v, -ev) if ev else v
+        va[..., -1] = 1.0
+    else:
+        va = np.ldexp(v, -ev).astype(dtype, copy=False) if ev else v
     shared = va.shape[0] == 1
     # heads whose keys are prepared at once: their keys, weighted values and
     # one block of logits within the budget
@@ -419,7 +438,7 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
             ok = _fast_ok(qsq, kmax2, mant[hs], expo[hs], dtype)
             runs = [(0, len(ok))] if ok.all() else list(_runs(ok))
             for h in np.nonzero(~ok)[0]:
-                out[h0 + h] = _log_space_mean(q[h0 + h], keys(h0 + h), va[0 if shared else h0 + h], kernel,
+                out[h0 + h] = _log_space_mean(q[h0 + h], keys(h0 + h), va[0 if shared else h0 + h], ones, kernel,
                                               mant[h0 + h], expo[h0 + h], _block_shape(1, m, n, block_entries)[1])
             for a, z in runs:
                 g = slice(h0 + a, h0 + z)
