@@ -71,6 +71,9 @@ for f in "$stage"/figures/*; do
   esac
 done
 
+# The executed notebook and the macros (the make targets) must be newer than the
+# figures (their prerequisites once listed), whichever cell wrote what first.
+touch "$stage/$name.ipynb" "$stage/$name.tex"
 forget
 find "$stage/figures" -type f -exec mv -t figures/ {} +
 [ -f "$stage/$name.json" ] && mv "$stage/$name.json" build/results/
