@@ -207,7 +207,7 @@ clean: ## remove generated files (figures, macros, build/); keeps .venv and all 
 	rm -rf build
 	find figures paper/generated -type f ! -name .gitkeep -delete
 
-distclean: clean ## clean, and remove $(VENV) too (only if this Makefile made it)
+distclean: clean ## clean, and remove the environment VENV too (only if this Makefile made it)
 	@if [ -e '$(VENV)' ] && [ ! -f '$(VENV_MARKER)' ]; then \
 	  echo "*** VENV=$(VENV) was not made by this Makefile (no $(notdir $(VENV_MARKER))); not deleting it" >&2; exit 1; fi
 	rm -rf '$(VENV)'
