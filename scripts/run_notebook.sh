@@ -54,6 +54,8 @@ fail() { forget; echo "*** notebook $name FAILED: $*" >&2; exit 1; }
 
 rm -rf "$stage"
 mkdir -p "$stage/figures" figures build/notebooks build/results build/figures build/timings paper/generated
+# The caches the Makefile points IPython and matplotlib to (they warn when missing).
+for dir in "${IPYTHONDIR:-}" "${MPLCONFIGDIR:-}"; do [ -z "$dir" ] || mkdir -p "$dir"; done
 echo "==> notebook $name (FIDELITY=$FIDELITY)"
 start=$(date +%s)
 PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}" \
