@@ -184,6 +184,7 @@ $(PDF): $(PAPER_SRC) $(MACROS) $(ENV_TEX) $(filter %.pdf,$(FIGURES))
 	  -cd -outdir=$(CURDIR)/build/paper paper/main.tex >build/paper/latexmk.log 2>&1 \
 	  || { echo "*** LaTeX failed; the first errors from build/paper/main.log:" >&2; \
 	       grep -m5 -A4 -E '^[^ ]*\.(tex|sty|cls):[0-9]+: |^! ' build/paper/main.log >&2 || tail -30 build/paper/latexmk.log >&2; exit 1; }
+	@touch $@  # latexmk leaves the PDF alone when no input's content changed; make compares times
 	@echo "    $@ ($$(pdfinfo $@ 2>/dev/null | awk '/^Pages/{print $$2}') pages)"
 
 # Wall time of every notebook's last run, and the total.
