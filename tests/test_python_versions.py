@@ -8,11 +8,14 @@ environment of the second interpreter is kept in build/test-venvs/ between
 runs (the Makefile remakes it when the lock changes), so a repeated run costs
 one quick build.
 
-Compared: figures/*.{pdf,png}, paper/generated/NN_slug.tex, build/results/NN_slug.json.
-Not compared, because they legitimately name the interpreter: the environment
+Compared byte for byte: figures/*.{pdf,png} and paper/generated/NN_slug.tex.
+Compared as JSON: build/results/NN_slug.json without its wall-time fields
+(``runtime_s``, ``seconds``), which differ between any two runs.  Not compared,
+because they legitimately name the interpreter or the time: the environment
 record (build/results/environment.json, paper/generated/environment.tex, hence
 the PDF's metadata), the executed notebooks (their outputs hold timings) and
-build/timings*.
+build/timings*.  Measured: 3.11.7 against 3.13.0, every figure, macro and
+result identical.
 """
 
 from __future__ import annotations
@@ -53,10 +56,24 @@ def other_interpreters() -> dict[str, str]:
     return found
 
 
-def outputs(tree) -> dict[str, bytes]:
-    files = [*tree.glob("figures/*.pdf"), *tree.glob("figures/*.png"),
-             *tree.glob("paper/generated/[0-9][0-9]_*.tex"), *tree.glob("build/results/[0-9][0-9]_*.json")]
-    return {str(p.relative_to(tree)): p.read_bytes() for p in sorted(files)}
+#: Fields of the raw results that hold wall times, not results.
+WALL_TIME_KEYS = {"runtime_s", "seconds"}
+
+
+def without_wall_times(obj):
+    if isinstance(obj, dict):
+        return {k: without_wall_times(v) for k, v in obj.items() if k not in WALL_TIME_KEYS}
+    if isinstance(obj, list):
+        return [without_wall_times(v) for v in obj]
+    return obj
+
+
+def outputs(tree) -> dict[str, object]:
+    files = [*tree.glob("figures/*.pdf"), *tree.glob("figures/*.png"), *tree.glob("paper/generated/[0-9][0-9]_*.tex")]
+    out: dict[str, object] = {str(p.relative_to(tree)): p.read_bytes() for p in files}
+    for p in tree.glob("build/results/[0-9][0-9]_*.json"):
+        out[str(p.relative_to(tree))] = without_wall_times(json.loads(p.read_text()))
+    return dict(sorted(out.items()))
 
 
 def test_a_second_python_gives_byte_identical_figures_and_numbers(builds, tmp_path):
