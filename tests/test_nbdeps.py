@@ -7,6 +7,7 @@ and on the real notebooks, checked against what Python itself imports.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -121,7 +122,6 @@ def test_the_static_dependencies_cover_what_python_imports(path):
     imports = [ast.unparse(n) for n in ast.walk(ast.parse(code)) if isinstance(n, (ast.Import, ast.ImportFrom))]
     probe = "\n".join(imports) + "\nimport sys\nprint(' '.join(sorted(m for m in sys.modules if m.split('.')[0] == 'mhanw')))"
     loaded = set(subprocess.run([sys.executable, "-c", probe], cwd=ROOT / "notebooks", capture_output=True, text=True,
-                                check=True, env={"PYTHONPATH": str(ROOT / "src"), "MPLBACKEND": "Agg",
-                                                 "PATH": "/usr/bin:/bin"}).stdout.split())
+                                check=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "MPLBACKEND": "Agg"}).stdout.split())
     static = set(nbdeps(ROOT, "--explain", f"notebooks/{path.name}").split())
     assert "mhanw" in loaded and loaded <= static, loaded - static

@@ -139,7 +139,7 @@ def test_the_environment_is_recorded_in_results_and_in_the_pdf_metadata(builds):
 
 def test_a_build_leaves_no_temporary_files(builds):
     for copy in builds:
-        left = [p for p in copy.rglob("*") if p.name.endswith((".tmp", ".part")) or "stage" in p.parts]
+        left = [p for p in copy.rglob("*") if p.is_file() and (p.name.endswith(".tmp") or "stage" in p.parts)]
         assert not left, left
 
 
