@@ -34,11 +34,19 @@ import ast
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = Path("src")
 PACKAGE = "mhanw"
+
+
+def parse(source: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse`` without the warnings of the code parsed (e.g. invalid escapes in strings)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source, filename=filename)
 
 
 def _skipped(path: Path) -> bool:
@@ -130,7 +138,7 @@ class Library:
                 self._imports[module] = set()
             else:
                 try:
-                    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+                    tree = parse(path.read_text(encoding="utf-8"), str(path))
                 except (SyntaxError, ValueError, UnicodeDecodeError):
                     self.unparsable.append(str(path))
                     self._imports[module] = set(self.modules)
@@ -182,7 +190,7 @@ def notebook_tree(path: Path) -> ast.Module | None:
             for line in source.splitlines()
         ]
         try:
-            body.extend(ast.parse("\n".join(lines)).body)
+            body.extend(parse("\n".join(lines), str(path)).body)
         except SyntaxError:
             return None
     return ast.Module(body=body, type_ignores=[])
@@ -251,4 +259,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # e.g. `--explain ... | head`
+        sys.exit(0)

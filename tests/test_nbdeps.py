@@ -112,6 +112,7 @@ def test_the_rule_names_both_targets_and_gives_every_file_an_empty_rule(tree):
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")  # the notebooks' escapes
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_the_static_dependencies_cover_what_python_imports(path):
     """Every mhanw module that the notebook's import statements load is among its dependencies."""

@@ -150,6 +150,7 @@ def test_a_dry_run_writes_nothing_and_a_fidelity_change_reruns_every_notebook(bu
         return {p.relative_to(copy): (p.stat().st_mtime_ns, p.read_bytes())
                 for p in copy.rglob("*") if p.is_file()}
 
+    assert make(copy, "-q", "all", check=False).returncode == 0, "the clone must start up to date"
     before = snapshot()
     plan = make(copy, "-n", "all", fidelity="paper").stdout
     assert sorted(planned_notebooks(plan)) == [p.stem for p in NOTEBOOKS]
@@ -171,7 +172,8 @@ def _importers(copy, module: str) -> set[str]:
 
 
 def test_editing_a_library_module_reruns_the_notebooks_that_import_it_only(builds, tmp_path):
-    copy = clone_build(builds[1], tmp_path / "copy")
+    copy = clone_build(builds[0], tmp_path / "copy")
+    assert make(copy, "-q", "all", check=False).returncode == 0, "the clone must start up to date"
     importers = _importers(copy, "mhanw.scaling")
     # scaling is imported by notebook 06 (directly, and through derivation), by no other
     assert importers == {"06_optimal_head_size"}
@@ -185,7 +187,8 @@ def test_editing_a_library_module_reruns_the_notebooks_that_import_it_only(build
 
 
 def test_a_module_no_notebook_imports_reruns_nothing(builds, tmp_path):
-    copy = clone_build(builds[1], tmp_path / "copy")
+    copy = clone_build(builds[0], tmp_path / "copy")
+    assert make(copy, "-q", "all", check=False).returncode == 0, "the clone must start up to date"
     assert not _importers(copy, "mhanw.bench")
     os.utime(copy / "src" / "mhanw" / "bench.py", None)
     assert make(copy, "-q", "all", check=False).returncode == 0
@@ -194,6 +197,7 @@ def test_a_module_no_notebook_imports_reruns_nothing(builds, tmp_path):
 
 def test_a_deleted_figure_reruns_its_notebook_and_the_paper_only(builds, tmp_path):
     copy = clone_build(builds[0], tmp_path / "copy")
+    assert make(copy, "-q", "all", check=False).returncode == 0, "the clone must start up to date"
     name = "01_attention_is_nadaraya_watson"
     listed = (copy / "build" / "figures" / f"{name}.list").read_text().split()
     assert sorted(listed) == sorted(p.name for p in (copy / "figures").glob(f"{name}*"))
