@@ -14,8 +14,8 @@ Compared as JSON: build/results/NN_slug.json without its wall-time fields
 because they legitimately name the interpreter or the time: the environment
 record (build/results/environment.json, paper/generated/environment.tex, hence
 the PDF's metadata), the executed notebooks (their outputs hold timings) and
-build/timings*.  Measured: 3.11.7 against 3.13.0, every figure, macro and
-result identical.
+build/timings*.  Measured: 3.11.7 against 3.12.1 and against 3.13.0, every
+figure, macro and result identical.
 """
 
 from __future__ import annotations
