@@ -181,8 +181,8 @@ def test_editing_a_library_module_reruns_the_notebooks_that_import_it_only(build
     plan = make(copy, "-n", "all").stdout
     assert sorted(planned_notebooks(plan)) == sorted(importers)
     assert "latexmk" in plan
-    # a module every notebook imports through others (_validate) re-runs every notebook
-    os.utime(copy / "src" / "mhanw" / "_validate.py", None)
+    # a module every notebook imports through others (infra/validate) re-runs every notebook
+    os.utime(copy / "src" / "mhanw" / "infra" / "validate.py", None)
     assert sorted(planned_notebooks(make(copy, "-n", "all").stdout)) == [p.stem for p in NOTEBOOKS]
 
 
@@ -229,12 +229,12 @@ def _probe_notebook(copy, name: str, code: str, parameters: str | None = None) -
 def test_a_copy_imports_its_own_library(tmp_path):
     copy = fresh_copy(tmp_path / "copy")
     _probe_notebook(copy, "97_probe", (
-        "import mhanw, mhanw.texout\n"
+        "import mhanw, mhanw.infra.texout\n"
         "from pathlib import Path\n"
-        "Path(macros_path).write_text('% ' + mhanw.__file__ + '\\n% ' + mhanw.texout.__file__ + '\\n')\n"))
+        "Path(macros_path).write_text('% ' + mhanw.__file__ + '\\n% ' + mhanw.infra.texout.__file__ + '\\n')\n"))
     make(copy, "paper/generated/97_probe.tex")
     files = re.findall(r"^% (.*)$", (copy / "paper" / "generated" / "97_probe.tex").read_text(), flags=re.M)
-    assert files == [str(copy / "src" / "mhanw" / "__init__.py"), str(copy / "src" / "mhanw" / "texout.py")]
+    assert files == [str(copy / "src" / "mhanw" / "__init__.py"), str(copy / "src" / "mhanw" / "infra" / "texout.py")]
     assert (copy / "build" / "figures" / "97_probe.list").read_text().split() == []
     assert make(copy, "-q", "paper/generated/97_probe.tex", check=False).returncode == 0
 
