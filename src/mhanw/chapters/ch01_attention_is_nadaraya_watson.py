@@ -11,10 +11,11 @@ import numpy as np
 
 from ..constants import SIGMA
 from ..infra.validate import as_float_array, as_seed_sequence, positive_int, positive_scalar
-from ..locality import attention_neff_fraction, expected_neff_fraction, neff_fraction_given_query
+from ..locality import (attention_neff_fraction, effective_sample_size, expected_neff_fraction,
+                         neff_fraction_given_query)
 from ..nw import softmax_attention
 
-__all__ = ["exp_kernel_sine_estimates", "neff_by_dimension"]
+__all__ = ["exp_kernel_sine_estimates", "gaussian_model_neff", "neff_by_dimension", "trained_attention_neff"]
 
 
 def neff_by_dimension(dims, n_keys: int, n_queries: int, seed) -> dict:
@@ -78,3 +79,85 @@ def exp_kernel_sine_estimates(
         for i, n in enumerate(sizes):
             out[i, r] = softmax_attention(qv, x[:n], y[:n], scale=b)[0]
     return out
+
+
+# --------------------------------------------------------------------------- trained attention
+
+
+def trained_attention_neff(maps) -> dict:
+    """``n_eff/n`` of every head of a trained encoder, per sentence (Theorem 2.1, locality).
+
+    ``maps``: a list over sentences of arrays ``(layers, heads, t, t)``, the
+    attention weights of :meth:`mhanw.pretrained.Encoder.attention_maps`.  For
+    each sentence, layer and head, Kish's ``n_eff/n`` of every query row
+    (``n = t`` keys, special tokens included) averaged over the queries.
+
+    Returns ``"per_sentence"`` ``(sentences, layers, heads)``, ``"tokens"``
+    ``(sentences,)`` the token counts, and ``"by_layer"`` / ``"by_layer_se"``
+    ``(layers,)``, ``"overall"`` / ``"overall_se"``: means over heads and
+    sentences with the standard error over sentences (the sentences are the
+    independent units; the heads of one sentence share its tokens).
+    """
+    if not maps:
+        raise ValueError("maps: expected at least one sentence's attention maps")
+    per = []
+    tokens = []
+    for i, a in enumerate(maps):
+        a = as_float_array(a, "maps", ndim=4)
+        if a.shape[2] != a.shape[3]:
+            raise ValueError(f"maps: sentence {i} has shape {a.shape}; expected (layers, heads, t, t)")
+        if per and a.shape[:2] != per[0].shape:
+            raise ValueError(f"maps: sentence {i} has {a.shape[:2]} (layers, heads), expected {per[0].shape}")
+        t = a.shape[-1]
+        frac = effective_sample_size(a.reshape(-1, t)).reshape(a.shape[:3]) / t
+        per.append(frac.mean(axis=2))
+        tokens.append(t)
+    per = np.stack(per)
+    s = per.shape[0]
+    by_sentence_layer = per.mean(axis=2)  # (sentences, layers)
+    overall = per.mean(axis=(1, 2))
+    sd = lambda v: v.std(axis=0, ddof=1) / np.sqrt(s) if s > 1 else np.full(np.shape(v)[1:], np.nan)  # noqa: E731
+    return {
+        "per_sentence": per,
+        "tokens": np.array(tokens),
+        "by_layer": by_sentence_layer.mean(axis=0),
+        "by_layer_se": sd(by_sentence_layer),
+        "overall": float(overall.mean()),
+        "overall_se": float(sd(overall[:, None])[0]),
+    }
+
+
+def gaussian_model_neff(tokens, d_k: int, n_draws: int, seed, scale=None) -> dict:
+    """The Gaussian model's ``n_eff/n`` at the token counts of real sentences (Theorem 2.1, locality).
+
+    For each count ``t`` in ``tokens``: ``n_draws`` draws of ``t`` queries and
+    ``t`` keys, all ``N(0, I_{d_k})``, inverse temperature ``scale`` (default
+    ``1/sqrt(d_k)``), and the mean ``n_eff/n`` of attention over the queries
+    and draws: the finite-``n`` value of the model whose limit is
+    ``(1 + 2/d_k)^(-d_k/2)``.  Streams: one child of ``SeedSequence(seed)``
+    per sentence.
+
+    Returns ``"per_sentence"`` ``(len(tokens),)``, ``"per_sentence_se"``,
+    ``"overall"`` (the mean over sentences) and ``"overall_se"`` (its Monte
+    Carlo error), ``"limit"`` ``(1 + 2/d_k)^(-d_k/2)``.
+    """
+    counts = [positive_int(t, "tokens", minimum=2) for t in np.atleast_1d(tokens)]
+    d_k = positive_int(d_k, "d_k")
+    n_draws = positive_int(n_draws, "n_draws", minimum=2)
+    means, ses = [], []
+    for t, ss in zip(counts, as_seed_sequence(seed).spawn(len(counts))):
+        rng = np.random.default_rng(ss)
+        vals = np.array([
+            attention_neff_fraction(rng.standard_normal((t, d_k)), rng.standard_normal((t, d_k)), scale=scale).mean()
+            for _ in range(n_draws)
+        ])
+        means.append(vals.mean())
+        ses.append(vals.std(ddof=1) / np.sqrt(n_draws))
+    means, ses = np.array(means), np.array(ses)
+    return {
+        "per_sentence": means,
+        "per_sentence_se": ses,
+        "overall": float(means.mean()),
+        "overall_se": float(np.sqrt((ses**2).sum()) / len(ses)),
+        "limit": float(expected_neff_fraction(float(d_k))),
+    }
