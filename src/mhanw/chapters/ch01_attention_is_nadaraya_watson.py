@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..constants import SIGMA
+from ..infra.verdicts import (FAILS, HOLDS, UNDECIDED, Statistic, Verdict, no_violation,
+                              significant_effect)
 from ..infra.validate import as_float_array, as_seed_sequence, positive_int, positive_scalar
 from ..locality import (attention_neff_fraction, effective_sample_size, expected_neff_fraction,
                          neff_fraction_given_query)
@@ -161,3 +163,181 @@ def gaussian_model_neff(tokens, d_k: int, n_draws: int, seed, scale=None) -> dic
         "overall_se": float(np.sqrt((ses**2).sum()) / len(ses)),
         "limit": float(expected_neff_fraction(float(d_k))),
     }
+
+
+# --------------------------------------------------------------------------- verdict rules
+
+#: Largest difference that counts as rounding for the identity: values of order 1, sums over 50 keys
+#: in double precision (a few hundred ulps of 1).
+IDENTITY_TOL = 1e-13
+
+#: A difference of a tenth on values of order 1 is an O(1) disagreement, not rounding: the literal
+#: bandwidth is "off" at a d_k where attention and Gaussian NW at h = d_k^(-1/2) differ by at least this.
+LITERAL_OFF = 0.1
+
+#: A smoother is local when a vanishing share of the sample carries the weight at a query; we call
+#: the weight "spread" when n_eff/n exceeds a tenth (a tenth of all keys is a global average, not a
+#: neighbourhood).  The Gaussian theory predicts at least e^-1 ~ 0.37 at every d_k.
+LOCAL_MAX_FRACTION = 0.1
+
+#: The large-n limit is identified when the estimate lies within this share of the distance between
+#: the two candidate limits (the tilted mean and m(q)): 5 % of the gap leaves no doubt which one it is.
+LIMIT_SHARE = 0.05
+
+#: The Gaussian model describes trained attention when their mean n_eff/n differ by less than this
+#: (a twentieth of the sample: below it the two spread their weight alike for every practical purpose).
+MODEL_TOL = 0.05
+
+SECTION = "sec:thm21"
+
+
+def _stat(name, value, se=float("nan"), unit=""):
+    return Statistic(name, float(value), float(se), unit)
+
+
+def identity_rule(max_error: float, bitwise: bool) -> Verdict:
+    """Thm 2.1, the identity: attention equals exponential-kernel NW to rounding (no assumption)."""
+    ok = max_error <= IDENTITY_TOL and bool(bitwise)
+    return Verdict(
+        claim="thm-2.1/identity",
+        statement="Softmax attention equals Nadaraya-Watson regression with the kernel exp(q.k/sqrt(d_k))",
+        verdict=HOLDS if ok else FAILS,
+        criterion=f"largest difference from the NW double loop at most {IDENTITY_TOL:g} (rounding) and "
+                  "the library's exponential-kernel NW bit-identical to its attention",
+        statistics=(_stat("largest |attention - NW loop|", max_error),),
+        detectable=IDENTITY_TOL if ok else None,
+        section=SECTION,
+    )
+
+
+def gaussian_form_rule(max_error: float) -> Verdict:
+    """Thm 2.1, the Gaussian form: equal-norm keys make attention Gaussian NW at h = d_k^(1/4)."""
+    ok = max_error <= IDENTITY_TOL
+    return Verdict(
+        claim="thm-2.1/gaussian-form",
+        statement="With keys of equal norm, attention is Gaussian-kernel NW with bandwidth d_k^(1/4)",
+        verdict=HOLDS if ok else FAILS,
+        criterion=f"largest difference at most {IDENTITY_TOL:g} (rounding) at every d_k tried",
+        statistics=(_stat("largest |attention - Gaussian NW|", max_error),),
+        detectable=IDENTITY_TOL if ok else None,
+        section=SECTION,
+    )
+
+
+def literal_bandwidth_rule(literal_err: dict) -> Verdict:
+    """Thm 2.1, "bandwidth 1/sqrt(d_k)": attention with equal-norm keys against Gaussian NW at h = d_k^(-1/2).
+
+    ``literal_err``: ``{d_k: largest |difference|}``.  Fails when the difference is
+    O(1) (at least :data:`LITERAL_OFF`) at some d_k; the record names those d_k.
+    """
+    off = literal_off_dims(literal_err)
+    return Verdict(
+        claim="thm-2.1/literal-bandwidth",
+        statement="Attention is Gaussian NW with bandwidth h = 1/sqrt(d_k)",
+        verdict=FAILS if off else HOLDS,
+        criterion=f"fails at a d_k where attention and Gaussian NW at h = d_k^(-1/2) differ by at least "
+                  f"{LITERAL_OFF:g} (values of order 1): the d_k where it is off are {off}",
+        statistics=tuple(_stat(f"largest difference at d_k = {d}", literal_err[d]) for d in sorted(literal_err)),
+        detectable=None if off else LITERAL_OFF,
+        section=SECTION,
+    )
+
+
+def literal_off_dims(literal_err: dict) -> list:
+    """The d_k at which the literal bandwidth is off by at least :data:`LITERAL_OFF`."""
+    return sorted(d for d, e in literal_err.items() if e >= LITERAL_OFF)
+
+
+def locality_rule(mean: float, se: float, d_k: int, claim: str = "thm-2.1/locality",
+                  statement: str = "Softmax attention with beta = 1/sqrt(d_k) is a local smoother "
+                                   "(a vanishing share of the keys carries the weight)",
+                  where: str = "the smallest mean over d_k") -> Verdict:
+    """Locality: fails when n_eff/n is :data:`LOCAL_MAX_FRACTION` or more by 3 s.e.; holds when below by 3 s.e."""
+    spread = significant_effect(mean - LOCAL_MAX_FRACTION, se)
+    verdict = {HOLDS: FAILS, FAILS: HOLDS}.get(spread, UNDECIDED)
+    return Verdict(
+        claim=claim,
+        statement=statement,
+        verdict=verdict,
+        criterion=f"{where} of n_eff/n against {LOCAL_MAX_FRACTION:g} (a tenth of the keys is not a "
+                  f"neighbourhood): fails when 3 s.e. above it, holds when 3 s.e. below",
+        statistics=(_stat(f"n_eff/n ({where}, d_k = {d_k})", mean, se),),
+        section=SECTION,
+    )
+
+
+def neff_prediction_rule(measured, se, predicted) -> Verdict:
+    """Locality, the Gaussian theory: measured n_eff/n against exp(-|q|^2/d_k) averaged, at every d_k.
+
+    ``measured``, ``se``, ``predicted``: arrays over d_k.  Holds when every
+    deviation lies within 3 s.e. of 0 and within :data:`MODEL_TOL`.
+    """
+    dev = np.asarray(measured, float) - np.asarray(predicted, float)
+    se = np.asarray(se, float)
+    worst = int(np.argmax(np.abs(dev) / np.maximum(se, 1e-300)))
+    verdicts = [no_violation(e, s, MODEL_TOL)[0] for e, s in zip(dev, se)]
+    verdict = FAILS if FAILS in verdicts else (HOLDS if all(v == HOLDS for v in verdicts) else UNDECIDED)
+    return Verdict(
+        claim="thm-2.1/neff-limit",
+        statement="With Gaussian queries and keys, n_eff/n of attention is (1 + 2/d_k)^(-d_k/2), "
+                  "which decreases to e^-1 and never to 0",
+        verdict=verdict,
+        criterion=f"at every d_k the measured mean minus the prediction within 3 s.e. and within {MODEL_TOL:g}",
+        statistics=(_stat("largest deviation (measured - predicted)", dev[worst], se[worst]),),
+        detectable=float(np.max(3 * se)) if verdict == HOLDS else None,
+        section=SECTION,
+    )
+
+
+def consistency_rules(estimate: float, se: float, tilted: float, target: float) -> tuple:
+    """Consistency: the large-n estimate against the tilted mean (limit record) and against m(q).
+
+    Returns ``(limit_record, consistency_record)``: the tilted mean is the limit
+    when the estimate is within :data:`LIMIT_SHARE` of the gap between the
+    candidates (``no_violation``); "consistent for m(q)" fails when the
+    estimate is more than 3 s.e. and more than that share away from m(q).
+    """
+    tol = LIMIT_SHARE * abs(target - tilted)
+    v_tilted, det = no_violation(estimate - tilted, se, tol)
+    v_target, _ = no_violation(estimate - target, se, tol)
+    limit = Verdict(
+        claim="thm-2.1/tilted-limit",
+        statement="With beta fixed, the exponential-kernel estimate converges to the tilted mean "
+                  "E m(Z), Z ~ N(beta q, I)",
+        verdict=v_tilted,
+        criterion=f"estimate at the largest n minus the tilted mean within 3 s.e. and within {LIMIT_SHARE:g} "
+                  f"of the gap between the tilted mean and m(q) ({tol:.3g})",
+        statistics=(_stat("estimate - tilted mean", estimate - tilted, se),),
+        detectable=det if v_tilted == HOLDS else None,
+        section=SECTION,
+    )
+    consistent = Verdict(
+        claim="thm-2.1/consistency",
+        statement="With beta fixed, the exponential-kernel estimate is consistent for m(q)",
+        verdict=v_target,
+        criterion=f"estimate at the largest n minus m(q) within 3 s.e. and within {tol:.3g} "
+                  f"({LIMIT_SHARE:g} of the gap between the candidate limits)",
+        statistics=(_stat("estimate - m(q)", estimate - target, se),),
+        detectable=det if v_target == HOLDS else None,
+        section=SECTION,
+    )
+    return limit, consistent
+
+
+def trained_model_rule(measured: float, measured_se: float, model: float, model_se: float) -> Verdict:
+    """Trained attention against the Gaussian model at the same token counts (n_eff/n, mean over sentences)."""
+    effect = measured - model
+    se = float(np.hypot(measured_se, model_se))
+    verdict, det = no_violation(effect, se, MODEL_TOL)
+    return Verdict(
+        claim="thm-2.1/trained-vs-gaussian-model",
+        statement="The Gaussian model (q, k ~ N(0, I), beta = 1/sqrt(d_k)) predicts how far trained "
+                  "attention spreads its weight (n_eff/n at the sentences' token counts)",
+        verdict=verdict,
+        criterion=f"mean n_eff/n of all-MiniLM-L6-v2 over sentences, layers, heads and queries minus the "
+                  f"model's within 3 s.e. and within {MODEL_TOL:g}",
+        statistics=(_stat("trained - model", effect, se), _stat("trained", measured, measured_se),
+                    _stat("model", model, model_se)),
+        detectable=det if verdict == HOLDS else None,
+        section=SECTION,
+    )
