@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from .. import covariance, data
+from ..infra import params as P
 from ..infra.verdicts import FAILS, HOLDS, UNDECIDED, Statistic, Verdict, significant_effect
 
 __all__ = [
@@ -23,6 +25,10 @@ __all__ = [
     "identical_heads_rule",
     "identity_rule",
     "mse_rise_rule",
+    "bias_path_words",
+    "CONSTRAINTS",
+    "first_order",
+    "symbolic_rule",
     "printed_bias_rules",
 ]
 
@@ -36,6 +42,44 @@ IDENTITY_REL_TOL = 1e-12
 DDOF1_ROUNDING_FACTOR = 1e3
 
 SECTION = "sec:thm31"
+
+#: The chapter's papermill parameters (checked by :func:`mhanw.infra.params.check_parameters`).
+PARAMETERS = {
+    **P.STANDARD,
+    "regression": P.regression(dimension="d"),
+    "inputs": P.inputs(dimension="d"),
+    "noise": P.noise(dimension="d"),
+    "sigma": P.nonnegative_float(),
+    "d": P.positive_int(),
+    "d_k": P.positive_int(at_most="d"),
+    "n_heads": P.positive_int(2),
+    "n_train": P.positive_int(2),
+    "bandwidth": P.positive_float(),
+    "weights_decreasing": P.weights(length="n_heads"),
+    "weights_unnormalised": P.weights(length="n_heads", sum_to_one=False, nonnegative=False),
+    "points": P.sequence(P.sequence(P.real(), length="d")),
+    "n_pair": P.positive_int(2),
+    "pair_point": P.sequence(P.real(), length=4),
+}
+CONSTRAINTS = (
+    P.require("regression", lambda p: data.regression_function(p["regression"]).min_dim <= 4,
+              "a regression function defined in d = 4 (the pair family of part 5)"),
+)
+
+
+def first_order(W_j, W_jp, x, bandwidth: float, n: int, model) -> "covariance.FirstOrderCovariance":
+    """Lemma 4.1's first-order covariance of two heads under the chapter's data model.
+
+    Gauss-Hermite quadrature (:func:`mhanw.covariance.first_order_covariance`)
+    when the inputs are Gaussian and the noise Gaussian; otherwise the Monte
+    Carlo version (:func:`mhanw.covariance.first_order_covariance_mc`, fixed seed
+    0), so that a changed assumption is never compared with the reference prediction.
+    """
+    model = data.as_data_model(model)
+    if model.inputs.is_gaussian and model.noise.is_gaussian:
+        return covariance.first_order_covariance(W_j, W_jp, x, bandwidth, n, model.sigma, model.regression,
+                                                 inputs=model.inputs)
+    return covariance.first_order_covariance_mc(W_j, W_jp, x, bandwidth, n, model)
 
 
 def _stat(name, value, se=math.nan, unit=""):
@@ -60,24 +104,26 @@ def identity_rule(max_rel_err: float) -> Verdict:
                   max_rel_err, "over points, weight vectors and angles")
 
 
-def ddof1_rule(gap_rel_min: float, match: float, rounding_limit: float) -> Verdict:
+def ddof1_rule(gap_rel_min: float, match: float, rounding_limit: float, ratio: float) -> Verdict:
     """With divisor R - 1 the right-hand side exceeds the MSE by exactly a'C^(1)a/R.
 
-    ``gap_rel_min``: the smallest gap as a share of the MSE (must be far above
-    rounding: the identity does not hold with ddof = 1); ``match``: the largest
-    ``|gap / (a'C1a/R) - 1|``; ``rounding_limit``: the largest rounding limit
-    of that ratio.  Holds when the gap is above :data:`IDENTITY_REL_TOL` and
-    ``match <= DDOF1_ROUNDING_FACTOR * rounding_limit``.
+    ``gap_rel_min``: the smallest gap as a share of the MSE (above rounding: the
+    identity does not hold with ddof = 1); ``match``: the largest
+    ``|gap / (a'C1a/R) - 1|``; ``rounding_limit``: the largest rounding limit of
+    that ratio; ``ratio``: the largest ``match / rounding limit`` over points.
+    Holds when the gap is above :data:`IDENTITY_REL_TOL` and ``ratio <=
+    DDOF1_ROUNDING_FACTOR``.
     """
-    ok = gap_rel_min > IDENTITY_REL_TOL and match <= DDOF1_ROUNDING_FACTOR * rounding_limit
+    ok = gap_rel_min > IDENTITY_REL_TOL and ratio <= DDOF1_ROUNDING_FACTOR
     return Verdict(
         claim="thm-3.1/ddof1-offset",
         statement="With divisor R - 1 the identity is off by exactly a'C^(1)a/R, the ensemble's variance over R",
         verdict=HOLDS if ok else FAILS,
         criterion=f"the gap exceeds {IDENTITY_REL_TOL:g} of the MSE at every point and matches a'C^(1)a/R "
-                  f"to within {DDOF1_ROUNDING_FACTOR:g} times the rounding limit of the ratio",
+                  f"to within {DDOF1_ROUNDING_FACTOR:g} times the rounding limit of the ratio at every point",
         statistics=(_stat("smallest gap / MSE", gap_rel_min), _stat("largest |gap / (a'C1a/R) - 1|", match),
-                    _stat("rounding limit of the ratio", rounding_limit)),
+                    _stat("largest rounding limit of the ratio", rounding_limit),
+                    _stat("largest deviation / rounding limit", ratio)),
         detectable=DDOF1_ROUNDING_FACTOR * rounding_limit if ok else None,
         section=SECTION,
     )
@@ -149,3 +195,39 @@ def mse_rise_rule(rise: float, rise_se: float) -> Verdict:
         statistics=(_stat("MSE(45) - MSE(0)", rise, rise_se),),
         section=SECTION,
     )
+
+
+def symbolic_rule(corrected_gap, printed_gap, corrected_gap_symbolic, n_heads: int) -> Verdict:
+    """The decomposition derived in sympy: the corrected right-hand side equals the derived MSE exactly.
+
+    ``corrected_gap``: derived MSE minus the corrected right-hand side for the
+    chapter's weights; ``corrected_gap_symbolic``: the same for symbolic
+    weights; ``printed_gap``: derived MSE minus the printed right-hand side.
+    """
+    import sympy as sp
+
+    ok = sp.simplify(corrected_gap) == 0 and sp.simplify(corrected_gap_symbolic) == 0
+    return Verdict(
+        claim="thm-3.1/symbolic",
+        statement=f"For H = {n_heads} heads and any weights, E(sum_j a_j m_j - m)^2 = (sum_j a_j B_j + "
+                  "(sum_j a_j - 1) m)^2 + sum_j a_j^2 V_j + sum_{j != j'} a_j a_j' C_jj' (derived in sympy)",
+        verdict=HOLDS if ok else FAILS,
+        criterion="sympy simplifies the derived MSE minus the corrected right-hand side to 0, for the chapter's "
+                  f"weights and for symbolic weights; the printed right-hand side leaves {sp.sstr(printed_gap)}",
+        section=SECTION,
+    )
+
+
+def bias_path_words(rise: float, rise_se: float, fall: float, fall_se: float) -> str:
+    """How the squared bias moves from 0 to 45 to 90 degrees, in words, from paired differences.
+
+    ``rise``: bias^2(45) - bias^2(0); ``fall``: bias^2(45) - bias^2(90), each with
+    its paired standard error.  Each step is named only when 3 s.e. from 0.
+    """
+    up = significant_effect(rise, rise_se)
+    down = significant_effect(fall, fall_se)
+    first = {HOLDS: "rises from 0 to 45 degrees", FAILS: "falls from 0 to 45 degrees"}.get(
+        up, "does not change detectably from 0 to 45 degrees")
+    second = {HOLDS: "falls from 45 to 90 degrees", FAILS: "rises from 45 to 90 degrees"}.get(
+        down, "does not change detectably from 45 to 90 degrees")
+    return f"{first} and {second}"
