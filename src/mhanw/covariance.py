@@ -43,6 +43,7 @@ __all__ = [
     "covariance_factor_symbolic",
     "first_order_covariance",
     "first_order_covariance_mc",
+    "first_order_covariance_model",
     "head_correlation",
     "kernel_overlap",
     "kernel_overlap_symbolic",
@@ -555,3 +556,18 @@ def first_order_covariance_mc(W_j, W_jp, x, bandwidth: float, n: int, model, n_s
     signal = float((KK * (mX - mu_j) * (mX - mu_jp)).mean() / e_kk)
     return FirstOrderCovariance(covariance=noise + kappa * signal / n, noise=noise, signal=signal, kappa=kappa,
                                 limits=(mu_j, mu_jp))
+
+
+def first_order_covariance_model(W_j, W_jp, x, bandwidth: float, n: int, model) -> FirstOrderCovariance:
+    """Lemma 4.1's first-order covariance of two heads under a data model, by the right method.
+
+    Gauss-Hermite quadrature (:func:`first_order_covariance`, exact in the
+    Gaussian integrals) when the inputs and the noise are Gaussian; otherwise
+    :func:`first_order_covariance_mc` (seed 0), so that a changed input or noise
+    law is never compared with the prediction for the reference one.
+    ``model``: a :class:`mhanw.data.DataModel` or a regression spec.
+    """
+    model = _data.as_data_model(model)
+    if model.inputs.is_gaussian and model.noise.is_gaussian:
+        return first_order_covariance(W_j, W_jp, x, bandwidth, n, model.sigma, model.regression, inputs=model.inputs)
+    return first_order_covariance_mc(W_j, W_jp, x, bandwidth, n, model)

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .. import covariance, data
+from .. import data
 from ..infra import params as P
 from ..infra.verdicts import FAILS, HOLDS, UNDECIDED, Statistic, Verdict, significant_effect
 
@@ -27,7 +27,6 @@ __all__ = [
     "mse_rise_rule",
     "bias_path_words",
     "CONSTRAINTS",
-    "first_order",
     "symbolic_rule",
     "printed_bias_rules",
 ]
@@ -65,21 +64,6 @@ CONSTRAINTS = (
     P.require("regression", lambda p: data.regression_function(p["regression"]).min_dim <= 4,
               "a regression function defined in d = 4 (the pair family of part 5)"),
 )
-
-
-def first_order(W_j, W_jp, x, bandwidth: float, n: int, model) -> "covariance.FirstOrderCovariance":
-    """Lemma 4.1's first-order covariance of two heads under the chapter's data model.
-
-    Gauss-Hermite quadrature (:func:`mhanw.covariance.first_order_covariance`)
-    when the inputs are Gaussian and the noise Gaussian; otherwise the Monte
-    Carlo version (:func:`mhanw.covariance.first_order_covariance_mc`, fixed seed
-    0), so that a changed assumption is never compared with the reference prediction.
-    """
-    model = data.as_data_model(model)
-    if model.inputs.is_gaussian and model.noise.is_gaussian:
-        return covariance.first_order_covariance(W_j, W_jp, x, bandwidth, n, model.sigma, model.regression,
-                                                 inputs=model.inputs)
-    return covariance.first_order_covariance_mc(W_j, W_jp, x, bandwidth, n, model)
 
 
 def _stat(name, value, se=math.nan, unit=""):
