@@ -102,3 +102,19 @@ def test_the_chapters_layer_guard_raises_when_a_layer_is_below_the_threshold():
         guard(ch01.layers_above_threshold(by_layer, np.full(3, 0.002)),
               "every layer's mean n_eff/n lies more than 3 s.e. above the locality threshold", "a layer below")
     assert ch01.layers_above_threshold(np.full(3, 0.3), np.full(3, 0.002))
+
+
+def test_encoder_attention_maps_are_row_stochastic_per_sentence():
+    from mhanw import pretrained
+
+    try:
+        enc = pretrained.get_encoder()
+    except pretrained.ModelNotInstalledError:
+        pytest.skip("all-MiniLM-L6-v2 is not installed")
+    maps = enc.attention_maps(["A short sentence.", "A somewhat longer sentence with more tokens in it."])
+    lengths = enc.tokenize(["A short sentence.", "A somewhat longer sentence with more tokens in it."])["attention_mask"].sum(1)
+    assert [m.shape for m in maps] == [(enc.n_layers, enc.n_heads, t, t) for t in lengths]
+    for m in maps:
+        assert np.allclose(m.sum(axis=-1), 1.0) and np.all(m >= 0)
+    # the same sentence alone or in a batch gets the same maps (no padding enters attention)
+    assert np.allclose(enc.attention_maps(["A short sentence."])[0], maps[0], atol=1e-12)
