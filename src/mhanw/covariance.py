@@ -43,8 +43,11 @@ __all__ = [
     "covariance_factor_symbolic",
     "first_order_covariance",
     "first_order_covariance_mc",
+    "first_order_covariance_model",
     "head_correlation",
     "kernel_overlap",
+    "kernel_overlap_symbolic",
+    "SymbolicOverlap",
     "printed_covariance_bound",
 ]
 
@@ -231,6 +234,86 @@ def covariance_factor_symbolic():
     e_kk = 1 / (2 * sp.pi * h**2 * sp.sqrt(sp.simplify(A.det())))
     e_k = 1 / sp.sqrt(2 * sp.pi * (1 + h**2))
     return sp.simplify(e_kk / e_k**2), (h, phi)
+
+
+@dataclass(frozen=True)
+class SymbolicOverlap:
+    """``kappa`` of two one-dimensional Gaussian heads, derived in sympy (Lemma 4.1, corrected).
+
+    ``kappa``: the simplified ``E[K_u K_v] / (E K_u E K_v)``; ``e_kk``, ``e_ku``,
+    ``e_kv``: the three Gaussian expectations it is made of; ``symbols``: the
+    symbols left free, by name (``"h"``, ``"phi"``, ``"s"``, ``"x1"``, ``"x2"``).
+    """
+
+    kappa: object
+    e_kk: object
+    e_ku: object
+    e_kv: object
+    symbols: dict
+
+
+def kernel_overlap_symbolic(bandwidth=None, angle=None, input_variance=None, point=None) -> SymbolicOverlap:
+    """Derive ``kappa_uv(x) = E[K_u K_v] / (E K_u E K_v)`` in sympy for two 1-D heads (Lemma 4.1, corrected).
+
+    Heads ``u = (1, 0)`` and ``v = (cos phi, sin phi)`` in ``d = 2``, kernels
+    ``K_w = exp(-(w^T (X - x))^2 / (2 h^2))`` (a normalising constant cancels
+    in ``kappa``), inputs ``X ~ N(0, s^2 I_2)``.  Every expectation is the
+    Gaussian integral
+
+        E exp(-(X - x)^T M (X - x) / 2) = det(I + S M)^(-1/2) exp(-x^T M (I + S M)^(-1) x / 2),
+
+    with ``S = s^2 I`` the input covariance and ``M = w w^T / h^2`` (one head) or
+    ``(u u^T + v v^T) / h^2`` (the product of two kernels).  The first-order
+    covariance of the two heads is then ``kappa (sigma^2 + Delta) / n``.
+
+    Each argument left at ``None`` stays a symbol (``h``, ``phi``, ``s``, and
+    ``x = (x1, x2)``); a number or sympy expression substitutes it before the
+    derivation, so a changed assumption is re-derived, not re-simulated.
+    ``point`` is a pair.  With ``s = 1`` and ``x = 0``, ``kappa`` is
+    :func:`covariance_factor`'s ``(1 + h^2) / sqrt((1 + h^2)^2 - cos^2 phi)``.
+    """
+    import sympy as sp
+
+    def value(v, name, positive=False):
+        if v is None:
+            return sp.Symbol(name, positive=True) if positive else sp.Symbol(name, real=True)
+        try:
+            out = sp.nsimplify(v, rational=True) if not isinstance(v, sp.Basic) else v
+        except (TypeError, ValueError, sp.SympifyError) as exc:
+            raise ValueError(f"{ {'h': 'bandwidth', 'phi': 'angle', 's': 'input_variance'}.get(name, 'point')}: "
+                             f"expected a number or a sympy expression, got {v!r}") from exc
+        if positive and out.is_positive is False:
+            raise ValueError(f"{ {'h': 'bandwidth', 's': 'input_variance'}[name]}: expected a positive value, got {v!r}")
+        return out
+
+    h = value(bandwidth, "h", positive=True)
+    phi = sp.Symbol("phi", positive=True) if angle is None else value(angle, "phi")
+    s2 = sp.Symbol("s", positive=True) ** 2 if input_variance is None else value(input_variance, "s", positive=True)
+    if point is None:
+        x = sp.Matrix(sp.symbols("x1 x2", real=True))
+    else:
+        pts = list(point)
+        if len(pts) != 2:
+            raise ValueError(f"point: expected a pair (x1, x2), got {point!r}")
+        x = sp.Matrix([value(p, "x") for p in pts])
+    u = sp.Matrix([1, 0])
+    v = sp.Matrix([sp.cos(phi), sp.sin(phi)])
+    S = s2 * sp.eye(2)
+
+    def gauss(M):
+        """(det(I + S M), x^T M (I + S M)^(-1) x): the expectation is det^(-1/2) exp(-quad/2)."""
+        A = sp.eye(2) + S * M
+        return sp.factor(sp.trigsimp(A.det())), sp.factor(sp.trigsimp(sp.together((x.T * M * A.inv() * x)[0])))
+
+    (det_u, q_u), (det_v, q_v) = gauss(u * u.T / h**2), gauss(v * v.T / h**2)
+    det_uv, q_uv = gauss((u * u.T + v * v.T) / h**2)
+    expectation = lambda det, quad: sp.exp(-quad / 2) / sp.sqrt(det)  # noqa: E731
+    e_ku, e_kv, e_kk = expectation(det_u, q_u), expectation(det_v, q_v), expectation(det_uv, q_uv)
+    prefactor = sp.simplify(sp.sqrt(det_u) * sp.sqrt(det_v) / sp.sqrt(det_uv))
+    exponent = sp.factor(sp.trigsimp(sp.together(-(q_uv - q_u - q_v) / 2)))
+    kappa = prefactor * sp.exp(exponent) if exponent != 0 else prefactor
+    free = {str(sym): sym for sym in kappa.free_symbols}
+    return SymbolicOverlap(kappa=kappa, e_kk=e_kk, e_ku=e_ku, e_kv=e_kv, symbols=free)
 
 
 
@@ -473,3 +556,18 @@ def first_order_covariance_mc(W_j, W_jp, x, bandwidth: float, n: int, model, n_s
     signal = float((KK * (mX - mu_j) * (mX - mu_jp)).mean() / e_kk)
     return FirstOrderCovariance(covariance=noise + kappa * signal / n, noise=noise, signal=signal, kappa=kappa,
                                 limits=(mu_j, mu_jp))
+
+
+def first_order_covariance_model(W_j, W_jp, x, bandwidth: float, n: int, model) -> FirstOrderCovariance:
+    """Lemma 4.1's first-order covariance of two heads under a data model, by the right method.
+
+    Gauss-Hermite quadrature (:func:`first_order_covariance`, exact in the
+    Gaussian integrals) when the inputs and the noise are Gaussian; otherwise
+    :func:`first_order_covariance_mc` (seed 0), so that a changed input or noise
+    law is never compared with the prediction for the reference one.
+    ``model``: a :class:`mhanw.data.DataModel` or a regression spec.
+    """
+    model = _data.as_data_model(model)
+    if model.inputs.is_gaussian and model.noise.is_gaussian:
+        return first_order_covariance(W_j, W_jp, x, bandwidth, n, model.sigma, model.regression, inputs=model.inputs)
+    return first_order_covariance_mc(W_j, W_jp, x, bandwidth, n, model)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .constants import WEIGHT_SUM_TOL
-from .infra.validate import as_float_array
+from .infra.validate import as_float_array, positive_int
 
 __all__ = [
     "BVCDecomposition",
@@ -37,6 +37,8 @@ __all__ = [
     "breiman_quantities",
     "covariance_with_se",
     "jackknife",
+    "SymbolicDecomposition",
+    "symbolic_decomposition",
 ]
 
 FORMULAS = {
@@ -365,3 +367,105 @@ def jackknife(statistic, arrays, n_blocks: int = 20):
     se = np.sqrt((B - 1) / B * ((leave_out - leave_out.mean(axis=0)) ** 2).sum(axis=0))
     return theta[()], se[()]
 
+
+
+# --------------------------------------------------------------------------- symbolic derivation
+
+
+@dataclass(frozen=True)
+class SymbolicDecomposition:
+    """Thm 3.1 derived in sympy for ``H`` heads and symbolic or given weights.
+
+    Write each head as ``m_j = m + B_j + e_j`` with ``E e_j = 0`` and
+    ``E e_j e_k = C_jk`` (``C`` symmetric, ``V_j = C_jj``).  :func:`symbolic_decomposition`
+    expands ``(sum_j a_j m_j - m)^2`` as a polynomial in the ``e_j`` and
+    takes its expectation term by term (linear terms vanish, ``e_j e_k ->
+    C_jk``): that is :attr:`mse`, derived, not assumed.
+
+    Attributes
+    ----------
+    mse : the derived ``E (sum_j a_j m_j - m)^2``
+    printed : the printed right-hand side ``(sum a_j B_j)^2 + sum a_j^2 V_j + sum_{j != k} a_j a_k C_jk``
+    corrected : the same with the bias term ``(sum a_j B_j + (sum a_j - 1) m)^2``
+    printed_gap : ``mse - printed``, factored (zero exactly when the weights sum to 1 or ``m = 0``)
+    corrected_gap : ``mse - corrected``, simplified (zero for every ``H`` and weights)
+    ddof_offset : ``a' C^(1) a - a' C^(0) a`` with ``C^(1) = R/(R - 1) C^(0)`` (empirical moments
+        with divisor ``R - 1`` against ``R``): ``a' C^(0) a / (R - 1)``
+    weights, bias, covariance, m, R : the symbols (``weights`` may be numbers)
+    """
+
+    mse: object
+    printed: object
+    corrected: object
+    printed_gap: object
+    corrected_gap: object
+    ddof_offset: object
+    weights: tuple
+    bias: tuple
+    covariance: object
+    m: object
+    R: object
+
+    @property
+    def weights_sum(self):
+        import sympy as sp
+
+        return sp.nsimplify(sum(self.weights))
+
+
+def symbolic_decomposition(n_heads: int, weights=None) -> SymbolicDecomposition:
+    """Derive the bias-variance-covariance decomposition of ``sum_j a_j m_j(x)`` in sympy (Thm 3.1).
+
+    ``n_heads``: ``H >= 1``.  ``weights``: ``None`` (symbols ``a_1..a_H``) or
+    ``H`` numbers or sympy expressions (numbers are made exact with
+    :func:`sympy.nsimplify`, so ``0.6`` is ``3/5``).  The derivation assumes
+    only finite second moments; see :class:`SymbolicDecomposition`.
+    """
+    import sympy as sp
+
+    H = positive_int(n_heads, "n_heads")
+    if weights is None:
+        a = sp.symbols(f"a_1:{H + 1}", real=True)
+    else:
+        w = list(np.atleast_1d(np.asarray(weights, dtype=object)))
+        if len(w) != H:
+            raise ValueError(f"weights: expected {H} weights (one per head), got {len(w)}")
+        try:
+            a = tuple(sp.nsimplify(v, rational=True) if not isinstance(v, sp.Basic) else v for v in w)
+        except (TypeError, ValueError, sp.SympifyError) as exc:
+            raise ValueError(f"weights: expected numbers or sympy expressions, got {weights!r}") from exc
+    m = sp.Symbol("m", real=True)
+    B = sp.symbols(f"B_1:{H + 1}", real=True)
+    e = sp.symbols(f"e_1:{H + 1}", real=True)
+    C = sp.Matrix(H, H, lambda j, k: sp.Symbol(f"C_{min(j, k) + 1}{max(j, k) + 1}", real=True))
+    R = sp.Symbol("R", positive=True)
+
+    # E[(sum_j a_j (m + B_j + e_j) - m)^2]: expand in e, then E e_j = 0, E e_j e_k = C_jk.
+    poly = sp.Poly(sp.expand((sum(a[j] * (m + B[j] + e[j]) for j in range(H)) - m) ** 2), *e)
+    mse = sp.Integer(0)
+    for powers, coeff in poly.terms():
+        idx = [j for j, p in enumerate(powers) for _ in range(p)]
+        if not idx:
+            mse += coeff
+        elif len(idx) == 2:
+            mse += coeff * C[idx[0], idx[1]]
+        # a single e_j has mean 0; a square is at most degree 2
+    variance = sum(a[j] ** 2 * C[j, j] for j in range(H))
+    cross = sum(a[j] * a[k] * C[j, k] for j in range(H) for k in range(H) if j != k)
+    weighted_bias = sum(a[j] * B[j] for j in range(H))
+    printed = weighted_bias**2 + variance + cross
+    corrected = (weighted_bias + (sum(a) - 1) * m) ** 2 + variance + cross
+    quad = sum(a[j] * a[k] * C[j, k] for j in range(H) for k in range(H))
+    return SymbolicDecomposition(
+        mse=sp.expand(mse),
+        printed=printed,
+        corrected=corrected,
+        printed_gap=sp.factor(sp.expand(mse - printed)),
+        corrected_gap=sp.simplify(sp.expand(mse - corrected)),
+        ddof_offset=sp.simplify(R / (R - 1) * quad - quad),
+        weights=tuple(a),
+        bias=tuple(B),
+        covariance=C,
+        m=m,
+        R=R,
+    )

@@ -72,3 +72,37 @@ def tilted_sine_limit(query: float = 1.0, beta: float = 1.0) -> float:
     if not np.isfinite(arg):
         raise ValueError(f"beta: beta * query = {b!r} * {q!r} overflows a double")
     return float(np.sin(arg) * np.exp(-0.5))
+
+
+def tilted_mean(regression, query, beta: float = 1.0, nodes: int = 40) -> float:
+    """Large-n limit of the exp-kernel estimate at ``query`` with keys ``X ~ N(0, I_d)``: ``E m(Z)``, ``Z ~ N(beta q, I)``.
+
+    With weights ``exp(beta q.X_i)`` the estimate ``sum_i w_i Y_i / sum_i w_i``
+    tends to ``E[e^{beta q.X} m(X)] / E[e^{beta q.X}]``, and the tilted density
+    ``e^{beta q.x} N(x; 0, I) / E e^{beta q.X}`` is ``N(beta q, I)`` (Theorem 2.1,
+    consistency).  ``regression``: a spec or function of :mod:`mhanw.data`;
+    ``query``: ``(d,)`` or a number (``d = 1``); the expectation is a tensor
+    Gauss-Hermite rule with ``nodes`` points per dimension (``nodes ** d`` at
+    most ``2**20``).  For ``m = sin``, ``d = 1`` it is :func:`tilted_sine_limit`.
+    """
+    from numpy.polynomial.hermite_e import hermegauss
+
+    from . import data
+
+    q = as_float_array(query, "query", ndim=(0, 1)).reshape(-1)
+    b = positive_scalar(beta, "beta")
+    d = q.shape[0]
+    m = data.regression_function(regression)
+    if d < m.min_dim:
+        raise ValueError(f"query: {m.name!r} needs d >= {m.min_dim}, got d = {d}")
+    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 2 or nodes**d > 2**20:
+        raise ValueError(f"nodes: expected an integer >= 2 with nodes ** d <= 2**20, got {nodes!r} (d = {d})")
+    z, w = hermegauss(int(nodes))
+    w = w / w.sum()
+    Z = np.stack(np.meshgrid(*([z] * d), indexing="ij"), axis=-1).reshape(-1, d)
+    W = np.prod(np.stack(np.meshgrid(*([w] * d), indexing="ij"), axis=-1).reshape(-1, d), axis=1)
+    with np.errstate(over="ignore"):
+        centre = b * q
+    if not np.all(np.isfinite(centre)):
+        raise ValueError(f"beta: beta * query overflows a double (beta = {b!r})")
+    return float(W @ np.asarray(m(Z + centre), dtype=float))

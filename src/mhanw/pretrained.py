@@ -594,9 +594,11 @@ class Encoder:
         x = self._word[ids].astype(self.dtype) + self._position[positions] + self._token_type[types]
         return b, _layer_norm(x, *self._emb_ln, self._eps)
 
-    def _layer(self, l: int, x: np.ndarray, b: dict, gates) -> np.ndarray:
+    def _layer(self, l: int, x: np.ndarray, b: dict, gates, probs_out=None) -> np.ndarray:
         """Layer ``l`` on packed tokens ``x`` ``(N, d)``; ``gates`` is ``None`` or
-        ``(n_sentences, n_heads)``, each head's context multiplier per sentence."""
+        ``(n_sentences, n_heads)``, each head's context multiplier per sentence;
+        ``probs_out``, if a dict, receives ``{sentence index: (n_heads, t, t)}``,
+        the attention weights of every head."""
         p = self._layers[l]
         H, dk = self.n_heads, self.d_k
         qkv = x @ p["w_qkv"] + p["b_qkv"]  # (N, 3 * H * dk): [query | key | value], head-major
@@ -609,6 +611,8 @@ class Encoder:
             scores -= scores.max(axis=-1, keepdims=True)
             probs = np.exp(scores)
             probs /= probs.sum(axis=-1, keepdims=True)
+            if probs_out is not None:
+                probs_out.update({int(i): probs[k] for k, i in enumerate(sel)})
             ctx = probs @ v  # (n_t, H, t, dk): head h's context
             if gates is not None:
                 ctx *= gates[sel][:, :, None, None]
@@ -642,6 +646,27 @@ class Encoder:
         out = np.zeros(enc["attention_mask"].shape + (self.d_model,), dtype=self.dtype)
         out[enc["attention_mask"].astype(bool)] = self._run(x, b, mask)
         return out, enc["attention_mask"]
+
+    def attention_maps(self, sentences) -> list:
+        """The attention weights of every layer and head, one array per sentence.
+
+        Returns a list (one entry per sentence, in order) of arrays
+        ``(n_layers, n_heads, t, t)``, ``t`` the sentence's token count
+        (special tokens included, no padding): entry ``[l, h, a, i]`` is the
+        weight that head ``h`` of layer ``l`` gives key token ``i`` at query
+        token ``a``; each row sums to 1.  These are the weights of the forward
+        pass of :meth:`encode` (no head removed), e.g. for the effective sample
+        size of trained attention read as a kernel smoother (Theorem 2.1).
+        """
+        items = _check_sentences(sentences)
+        b, x = self._packed(self.tokenize(items))
+        maps = [np.empty((self.n_layers, self.n_heads, t, t), dtype=self.dtype) for t in b["lengths"]]
+        for l in range(self.n_layers):
+            probs: dict = {}
+            x = self._layer(l, x, b, None, probs_out=probs)
+            for i, p in probs.items():
+                maps[i][l] = p
+        return maps
 
     def encode(self, sentences, head_mask=None, *, normalize: bool = True, batch_size: int = 64) -> np.ndarray:
         """Sentence embeddings ``(n, d_model)``: mean of the last hidden states over

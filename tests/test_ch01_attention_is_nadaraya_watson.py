@@ -1,0 +1,120 @@
+"""Tests of mhanw.chapters.ch01_attention_is_nadaraya_watson: the verdict rules on each side of their
+thresholds, the trained-attention statistics and a guard of the chapter."""
+
+import numpy as np
+import pytest
+
+from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
+from mhanw.infra.verdicts import FAILS, HOLDS, NOT_CHECKABLE, UNDECIDED, VerdictGuardError, guard
+
+
+def test_identity_rule_threshold():
+    assert ch01.identity_rule(0.5 * ch01.IDENTITY_TOL, True).verdict == HOLDS
+    assert ch01.identity_rule(0.5 * ch01.IDENTITY_TOL, True).detectable == ch01.IDENTITY_TOL
+    assert ch01.identity_rule(2 * ch01.IDENTITY_TOL, True).verdict == FAILS
+    assert ch01.identity_rule(0.0, False).verdict == FAILS
+
+
+def test_gaussian_form_rule_threshold():
+    assert ch01.gaussian_form_rule(0.5 * ch01.IDENTITY_TOL).verdict == HOLDS
+    assert ch01.gaussian_form_rule(2 * ch01.IDENTITY_TOL).verdict == FAILS
+
+
+def test_literal_bandwidth_names_the_dims_where_it_is_off():
+    below, above = 0.5 * ch01.LITERAL_OFF, 2 * ch01.LITERAL_OFF
+    rec = ch01.literal_bandwidth_rule({1: 0.0, 4: above, 16: below, 64: above})
+    assert rec.verdict == FAILS and "[4, 64]" in rec.criterion
+    assert ch01.literal_off_dims({1: 0.0, 4: above, 16: below, 64: above}) == [4, 64]
+    assert ch01.literal_bandwidth_rule({1: 0.0, 4: below}).verdict == HOLDS
+
+
+@pytest.mark.parametrize("mean, verdict", [(ch01.LOCAL_MAX_FRACTION + 0.05, FAILS),
+                                           (ch01.LOCAL_MAX_FRACTION - 0.05, HOLDS),
+                                           (ch01.LOCAL_MAX_FRACTION + 0.005, UNDECIDED)])
+def test_locality_rule_sides(mean, verdict):
+    assert ch01.locality_rule(mean, 0.01, 8).verdict == verdict
+
+
+def test_neff_prediction_rule_sides():
+    rng = np.random.default_rng(1)
+    pred = rng.uniform(0.3, 0.6, (2, 400))
+    noise = 0.01 * rng.standard_normal((2, 400))
+    assert ch01.neff_prediction_rule(pred + noise, pred).verdict == HOLDS
+    assert ch01.neff_prediction_rule(pred + noise + 2 * ch01.MODEL_TOL, pred).verdict == FAILS
+    wide = 0.5 * rng.standard_normal((2, 400))  # s.e. 0.025: 3 s.e. exceed the tolerance
+    assert ch01.neff_prediction_rule(pred + wide, pred).verdict == UNDECIDED
+
+
+def test_consistency_rules_sides():
+    tilted, target = 0.51, 0.84
+    tol = ch01.LIMIT_SHARE * (target - tilted)
+    limit, consistent = ch01.consistency_rules(tilted + 0.1 * tol, 0.1 * tol, tilted, target)
+    assert (limit.verdict, consistent.verdict) == (HOLDS, FAILS)
+    limit, consistent = ch01.consistency_rules(target, 0.1 * tol, tilted, target)
+    assert (limit.verdict, consistent.verdict) == (FAILS, HOLDS)
+    limit, _ = ch01.consistency_rules(tilted + 0.5 * tol, tol, tilted, target)
+    assert limit.verdict == UNDECIDED
+
+
+def test_trained_model_rule_sides():
+    assert ch01.trained_model_rule(0.30, 0.002, 0.30 + 0.96 * ch01.MODEL_TOL, 0.001).verdict == UNDECIDED
+    assert ch01.trained_model_rule(0.30, 0.002, 0.30 + 0.1 * ch01.MODEL_TOL, 0.001).verdict == HOLDS
+    assert ch01.trained_model_rule(0.30, 0.002, 0.30 + 3 * ch01.MODEL_TOL, 0.001).verdict == FAILS
+
+
+def test_not_checkable_and_direction_words():
+    assert ch01.not_checkable("thm-2.1/neff-limit", "student-t keys").verdict == NOT_CHECKABLE
+    words = dict(below="less", above="more", neither="same")
+    assert ch01.direction_word(-1.0, 0.1, **words) == "less"
+    assert ch01.direction_word(1.0, 0.1, **words) == "more"
+    assert ch01.direction_word(0.1, 0.1, **words) == "same"
+
+
+def test_trained_attention_neff_of_uniform_and_one_hot_maps():
+    t = 5
+    uniform = np.full((2, 3, t, t), 1.0 / t)
+    one_hot = np.broadcast_to(np.eye(t), (2, 3, t, t)).copy()
+    out = ch01.trained_attention_neff([uniform, one_hot, uniform])
+    assert out["per_sentence"].shape == (3, 2, 3)
+    assert out["per_sentence"][0] == pytest.approx(1.0)
+    assert out["per_sentence"][1] == pytest.approx(1.0 / t)
+    assert out["overall"] == pytest.approx((2 + 1 / t) / 3)
+    with pytest.raises(ValueError, match="^maps:"):
+        ch01.trained_attention_neff([uniform, np.full((1, 3, t, t), 1.0 / t)])
+
+
+def test_gaussian_model_neff_tends_to_its_limit():
+    out = ch01.gaussian_model_neff([2000], 4, 3, seed=3)
+    assert out["limit"] == pytest.approx((1 + 2 / 4) ** (-2))
+    assert abs(out["overall"] - out["limit"]) < 0.05
+
+
+def test_exp_kernel_estimates_take_a_data_model():
+    from mhanw import data
+
+    a = ch01.exp_kernel_estimates([50, 200], 3, 5, data.data_model("sin(x1)", sigma=0.5))
+    assert np.array_equal(a, ch01.exp_kernel_sine_estimates([50, 200], n_rep=3, seed=5))
+
+
+def test_the_chapters_layer_guard_raises_when_a_layer_is_below_the_threshold():
+    by_layer = np.array([0.3, ch01.LOCAL_MAX_FRACTION - 0.02, 0.3])
+    with pytest.raises(VerdictGuardError, match="the text says"):
+        guard(ch01.layers_above_threshold(by_layer, np.full(3, 0.002)),
+              "every layer's mean n_eff/n lies more than 3 s.e. above the locality threshold", "a layer below")
+    assert ch01.layers_above_threshold(np.full(3, 0.3), np.full(3, 0.002))
+
+
+def test_encoder_attention_maps_are_row_stochastic_per_sentence():
+    from mhanw import pretrained
+
+    try:
+        enc = pretrained.get_encoder()
+    except pretrained.ModelNotInstalledError:
+        pytest.skip("all-MiniLM-L6-v2 is not installed")
+    maps = enc.attention_maps(["A short sentence.", "A somewhat longer sentence with more tokens in it."])
+    lengths = enc.tokenize(["A short sentence.", "A somewhat longer sentence with more tokens in it."])["attention_mask"].sum(1)
+    assert [m.shape for m in maps] == [(enc.n_layers, enc.n_heads, t, t) for t in lengths]
+    for m in maps:
+        assert np.allclose(m.sum(axis=-1), 1.0) and np.all(m >= 0)
+    # the same sentence alone or in a batch gets the same maps (no padding enters attention)
+    assert np.allclose(enc.attention_maps(["A short sentence."])[0], maps[0], atol=1e-12)
