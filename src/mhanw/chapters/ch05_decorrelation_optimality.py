@@ -36,9 +36,10 @@ from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED
 from .ch04_head_diversity_index import random_configuration_imse, rank_correlation
 
 __all__ = [
-    "CrnBatch", "ImseOptimum", "RESOLUTION_PCT", "blind_configurations", "blind_records", "crn_batch",
-    "frame_record", "imse_and_gradient", "minimize_imse", "optimum_record", "overall_record",
-    "random_configuration_imse", "random_records", "rank_correlation", "training_record",
+    "CONSTRAINTS", "CrnBatch", "ImseOptimum", "PARAMETERS", "RESOLUTION_PCT", "blind_configurations", "blind_record",
+    "comparison_word", "crn_batch", "frame_general_record", "frame_record", "imse_and_gradient", "minimize_imse",
+    "optimum_record", "overall_record", "random_configuration_imse", "random_records", "rank_correlation",
+    "training_record",
 ]
 
 SECTION = "sec:thm51"
@@ -88,7 +89,7 @@ class CrnBatch:
     m_test: np.ndarray
 
 
-def crn_batch(regression, n: int, n_test: int, n_rep: int, d: int, seed, sigma: float = 0.5) -> CrnBatch:
+def crn_batch(regression, n: int, n_test: int, n_rep: int, d: int, seed, sigma: float | None = None) -> CrnBatch:
     """Draw ``n_rep`` replicates of :func:`mhanw.data.draw_sample` (one stream each from ``SeedSequence(seed)``).
 
     ``regression`` is whatever :func:`mhanw.data.draw_sample` accepts (a catalogue
@@ -237,3 +238,148 @@ def minimize_imse(batch: CrnBatch, n_heads: int, d_k: int, bandwidth: float, rng
     angles = np.array([principal_angles(W[a], W[b]) for a, b in pairs]) if pairs else np.zeros((0, d_k))
     return ImseOptimum(projections=W, loss=loss, losses=losses, trace=trace,
                        hdi=head_diversity_index(W) if H > 1 else float("nan"), angles=angles)
+
+
+# --------------------------------------------------------------------------- verdict rules
+
+
+def _stat(name, value, se=float("nan"), unit=""):
+    return Statistic(name, float(value), float(se), unit)
+
+
+def _verdict(**kw):
+    return Verdict(section=kw.pop("section", SECTION), **kw)
+
+
+def comparison_word(diff: float, se: float, lower: str, higher: str, same: str) -> str:
+    """``lower`` when ``diff < -3 se``, ``higher`` when ``diff > 3 se``, ``same`` otherwise: a direction said
+    only when the numbers show it (e.g. ``"beat"``, ``"lose to"``, ``"do not differ significantly from"``)."""
+    if diff < -N_SE * se:
+        return lower
+    if diff > N_SE * se:
+        return higher
+    return same
+
+
+def _no_better(claim, statement, rel_pct, rel_se_pct, conditions, criterion, extra=()):
+    """Fails when a configuration beats the orthogonal one by 3 s.e.; holds (under ``conditions``) when the
+    run could have seen a gain of :data:`RESOLUTION_PCT`; undecided otherwise."""
+    detectable = N_SE * rel_se_pct
+    if rel_pct < -detectable:
+        verdict = FAILS
+    elif detectable <= RESOLUTION_PCT:
+        verdict = HOLDS_UNDER
+    else:
+        verdict = UNDECIDED
+    return _verdict(claim=claim, statement=statement, verdict=verdict,
+                    conditions=conditions if verdict == HOLDS_UNDER else "",
+                    criterion=criterion + f"; a holds needs 3 s.e. <= {RESOLUTION_PCT:g} % (the run could see such a gain)",
+                    statistics=(_stat("best other vs orthogonal", rel_pct, rel_se_pct, "%"),) + tuple(extra),
+                    detectable=detectable if verdict == HOLDS_UNDER else None)
+
+
+def random_records(rel_pct: float, rel_se_pct: float, m_label: str, isotropic: bool, rho: float, n_better: int,
+                   claim: str):
+    """Thm 5.1 over the random configurations: is any configuration better than the orthogonal blocks?
+
+    ``rel_pct``, ``rel_se_pct``: IMSE of the best other configuration relative
+    to the orthogonal blocks (per cent, paired s.e.)."""
+    return _no_better(claim, f"The orthogonal blocks have the lowest IMSE among the random configurations ({m_label})",
+                      rel_pct, rel_se_pct,
+                      "isotropic m and inputs, uniform averaging, H d_k <= d" if isotropic else f"m = {m_label}",
+                      "the best other configuration against the orthogonal blocks, 3 paired s.e.",
+                      (_stat("Spearman correlation", rho), _stat("configurations significantly better", n_better)))
+
+
+def blind_record(diff: float, se: float):
+    """Signal along e_1 only, averaging: orthogonal heads beat heads that share e_1 (Thm 5.1 predicts it)."""
+    return _verdict(claim="thm-5.1/blind-head",
+                    statement="With the signal along e_1 only, orthogonal heads beat heads that share e_1 (averaging)",
+                    verdict=significant_effect(diff, se, sign=-1),
+                    criterion="IMSE(orthogonal) - IMSE(shared): below -3 s.e. holds, above +3 s.e. fails",
+                    statistics=(_stat("orthogonal minus shared", diff, se), _stat("z", diff / se)))
+
+
+def optimum_record(slug: str, m_label: str, rel_pct: float, rel_se_pct: float, hdi: float, isotropic: bool):
+    """The IMSE minimised over free head subspaces against the best mutually orthogonal heads, on fresh
+    replicates: fails when the optimum is better by 3 paired s.e."""
+    return _no_better(f"thm-5.1/imse-optimum/{slug}",
+                      f"No head configuration has a lower IMSE than the best orthogonal one ({m_label})",
+                      rel_pct, rel_se_pct,
+                      "isotropic m and inputs, uniform averaging, H d_k <= d" if isotropic else f"m = {m_label}",
+                      "the optimum over free heads against the best orthogonal heads on fresh replicates, 3 paired s.e.",
+                      (_stat("HDI_PA of the optimum", hdi),))
+
+
+def frame_record(gap: float, overshoot: float, tightness: float):
+    """Four lines in R^3 reach the frame bound 8/9 (a tight fusion frame exists)."""
+    bad = gap > FRAME_TOL or overshoot > EXACT_TOL_FRAME
+    return _verdict(claim="thm-5.1/frame-bound",
+                    statement="When H d_k > d the largest HDI_PA is the frame bound (four lines in R^3: 8/9)",
+                    verdict=FAILS if bad else HOLDS,
+                    criterion=f"every start within {FRAME_TOL:g} of the bound and no step above it",
+                    statistics=(_stat("largest distance of a start from the bound", gap),
+                                _stat("largest excess over the bound", overshoot),
+                                _stat("largest |sum P_j - (4/3) I|", tightness)),
+                    detectable=None if bad else FRAME_TOL)
+
+
+#: An ascent step may exceed the bound only by rounding (the bound is a theorem).
+EXACT_TOL_FRAME = 1e-12
+
+
+def frame_general_record(best: float, bound: float):
+    """The frame bound is attained for every shape: fails for two planes in R^3 (they share a line)."""
+    bad = best < bound - FRAME_TOL
+    return _verdict(claim="thm-5.1/frame-bound-every-shape",
+                    statement="The frame bound is attained for every shape with H d_k > d",
+                    verdict=FAILS if bad else HOLDS,
+                    criterion=f"best HDI_PA of two planes in R^3 against the bound {bound:.4f}, tolerance {FRAME_TOL:g}",
+                    statistics=(_stat("two planes in R^3: best HDI_PA", best), _stat("frame bound", bound)),
+                    detectable=None if bad else FRAME_TOL)
+
+
+def training_record():
+    """That training drives heads to orthogonality: no model is trained here."""
+    return _verdict(claim="thm-5.1/training", statement="Training drives heads towards orthogonal subspaces",
+                    verdict=NOT_CHECKABLE, criterion="a claim about training dynamics; this companion trains no models")
+
+
+def overall_record(parts):
+    """Thm 5.1 as stated (orthogonal heads minimise the MSE, unconditionally): fails when any part fails."""
+    failed = [r.claim for r in parts if r.fails]
+    return _verdict(claim="thm-5.1/as-stated", statement="Orthogonal heads minimise the MSE of multi-head attention",
+                    verdict=FAILS if failed else UNDECIDED,
+                    criterion="fails when any of " + ", ".join(r.claim for r in parts) + " fails",
+                    statistics=(_stat("parts that fail", len(failed)),))
+
+
+# --------------------------------------------------------------------------- parameters
+
+from ..infra import params as _P  # noqa: E402  (the declaration below is the module's last part)
+
+#: The chapter's papermill parameters (checked by :func:`mhanw.infra.params.check_parameters`).  The
+#: blind-head configurations fix their shape (d = 4, d_k = 2, H = 2); the frame bound needs no data.
+PARAMETERS = {
+    **_P.STANDARD,
+    "n_jobs": _P.positive_int(),
+    "isotropic_regression": _P.regression(dimension="random_d"),
+    "anisotropic_regression": _P.regression(dimension="random_d"),
+    "blind_regression": _P.regression(dimension=4),
+    "optimum_regressions": _P.sequence(_P.regression(dimension="optimum_d")),
+    "inputs": _P.inputs(),
+    "noise": _P.noise(),
+    "sigma": _P.nonnegative_float(),
+    "n": _P.positive_int(2),
+    "bandwidth": _P.positive_float(),
+    "random_n": _P.positive_int(2),
+    "random_bandwidth": _P.positive_float(),
+    "random_d": _P.positive_int(2),
+    "random_d_k": _P.positive_int(at_most="random_d"),
+    "random_H": _P.positive_int(2),
+    "optimum_d": _P.positive_int(2),
+    "optimum_d_k": _P.positive_int(at_most="optimum_d"),
+    "optimum_H": _P.positive_int(2),
+}
+CONSTRAINTS = (_P.product_at_most(("random_H", "random_d_k"), "random_d"),
+               _P.product_at_most(("optimum_H", "optimum_d_k"), "optimum_d"))
