@@ -32,7 +32,7 @@ from ..constants import N_SE
 from ..diversity import head_diversity_index, orthonormal_bases, principal_angles
 from ..heads import orthonormalize
 from ..infra.validate import generator, positive_int, positive_scalar
-from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict
+from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict, significant_effect
 from .ch04_head_diversity_index import random_configuration_imse, rank_correlation
 
 __all__ = [
