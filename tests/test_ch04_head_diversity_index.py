@@ -1,5 +1,6 @@
 """Tests of mhanw.chapters.ch04_head_diversity_index: the configurations and summaries of Thm 4.2, and
-the Monte Carlo checks of Thm 4.2 (A), (B), (B') and (D) at reduced sizes (marked statistical)."""
+the Monte Carlo checks of Thm 4.2 (isoclinic families, equal HDI, higher HDI with higher IMSE, random
+configurations) at reduced sizes (marked statistical), and the chapter's verdict rules."""
 
 import numpy as np
 import pytest
@@ -75,7 +76,7 @@ def test_monotonicity_violations_counts_pairs_and_direction():
 
 @pytest.mark.statistical
 def test_higher_hdi_can_raise_the_imse_for_isotropic_m():
-    """(B') at reduced size: P' (HDI_PA 0.510) vs Q (0.5), m = iso_cos, T = 300, R = 800.
+    """Higher HDI, higher IMSE at reduced size: P' (HDI_PA 0.510) vs Q (0.5), m = iso_cos, T = 300, R = 800.
     Higher HDI, higher IMSE: z = 4.1-6.0 over three seeds at these sizes."""
     cfg = ch04.equal_hdi_configurations()
     res = montecarlo.integrated_mse([cfg["P'"], cfg["Q"]], "iso_cos", n=500, n_test=300, n_rep=800, seed=513, n_jobs=2)
@@ -126,7 +127,7 @@ THETAS = np.radians([0, 30, 60, 90])  # the chapter: 0, 15, ..., 90 degrees
 
 @pytest.fixture(scope="module")
 def pair_family_imse():
-    """(A) at reduced size: pair(theta), d = 4, d_k = 2, n = 500, h = 0.5, T = 100, R = 100 (the chapter: T = 300, R = 200)."""
+    """Isoclinic pair family at reduced size: pair(theta), d = 4, d_k = 2, n = 500, h = 0.5, T = 100, R = 100 (the chapter: T = 300, R = 200)."""
     configs = [heads.pair_heads(t, 4, 2) for t in THETAS]
     return {m: montecarlo.integrated_mse(configs, m, n=500, n_test=100, n_rep=100, seed=421, n_jobs=2)
             for m in ("iso_exp", "iso_cos", "aniso")}
@@ -151,7 +152,7 @@ def test_anisotropic_imse_increases_with_hdi(pair_family_imse):
 
 @pytest.mark.statistical
 def test_equal_hdi_configurations_have_different_imse():
-    """(B): P = (span{e1,e2}, span{e1,e3}) vs Q = pair(45 deg), HDI_PA 0.5 both; iso_cos.
+    """Equal HDI: P = (span{e1,e2}, span{e1,e3}) vs Q = pair(45 deg), HDI_PA 0.5 both; iso_cos.
 
     R = 1600 (the chapter at quick fidelity: 800): at R = 800 the paired z-score was 3.2-4.8 over five seeds,
     too close to the 3-s.e. threshold for a verdict that must survive a change of seed."""
@@ -167,7 +168,7 @@ def test_equal_hdi_configurations_have_different_imse():
 
 @pytest.fixture(scope="module")
 def random_configurations():
-    """(D) at reduced size: H = 3, d = 6, d_k = 2, 12 interpolated configurations plus orthogonal
+    """Random configurations at reduced size: H = 3, d = 6, d_k = 2, 12 interpolated configurations plus orthogonal
     blocks, m = iso_cos6, n = 400, h = 0.6, T = 100, R = 100 (the chapter: 24 configurations, T = 200, R = 150)."""
     rng = np.random.default_rng(423)
     configs = [heads.interpolated_heads(t, 6, 2, 3, rng) for t in np.linspace(0, 1, 12)]
@@ -291,3 +292,9 @@ def test_parameter_declaration_rejects_bad_values():
         check_parameters({**good, "random_regression": "x1 +* x2"}, ch04.PARAMETERS, ch04.CONSTRAINTS)
     with pytest.raises(ParameterError, match="^matched_kernel:"):
         check_parameters({**good, "matched_kernel": "cosine"}, ch04.PARAMETERS, ch04.CONSTRAINTS)
+
+
+def test_projection_bias_guard_stops_the_chapter_when_the_rise_is_not_seen():
+    ch04.guard_projection_bias(10.0)
+    with pytest.raises(V.VerdictGuardError, match="the text says"):
+        ch04.guard_projection_bias(1.0)  # a synthetic z-score: no significant rise

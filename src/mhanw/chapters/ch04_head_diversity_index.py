@@ -643,14 +643,8 @@ def attention_record(min_diff: float, se: float, min_z: float):
 
 from ..infra import params as _P  # noqa: E402  (the declaration below is the module's last part)
 
-#: The chapter's papermill parameters (checked by :func:`mhanw.infra.params.check_parameters`).  The
-#: isoclinic families fix their own shapes (pair: d = 4, d_k = 2, H = 2; star: d = 10, d_k = 2, H = 4).
-PARAMETERS = {
-    **_P.STANDARD,
-    "n_jobs": _P.positive_int(),
-    "isotropic_regressions": _P.sequence(_P.regression(dimension=4), length=2),
-    "anisotropic_regression": _P.regression(dimension=4),
-    "random_regression": _P.regression(dimension="random_d"),
+#: The data and random-configuration parameters that chapters 04 and 05 share (the same experiment).
+SHARED_PARAMETERS = {
     "inputs": _P.inputs(),
     "noise": _P.noise(),
     "sigma": _P.nonnegative_float(),
@@ -661,6 +655,17 @@ PARAMETERS = {
     "random_d": _P.positive_int(2),
     "random_d_k": _P.positive_int(at_most="random_d"),
     "random_H": _P.positive_int(2),
+}
+
+#: The chapter's papermill parameters (checked by :func:`mhanw.infra.params.check_parameters`).  The
+#: isoclinic families fix their own shapes (pair: d = 4, d_k = 2, H = 2; star: d = 10, d_k = 2, H = 4).
+PARAMETERS = {
+    **_P.STANDARD,
+    "n_jobs": _P.positive_int(),
+    "isotropic_regressions": _P.sequence(_P.regression(dimension=4), length=2),
+    "anisotropic_regression": _P.regression(dimension=4),
+    "random_regression": _P.regression(dimension="random_d"),
+    **SHARED_PARAMETERS,
     "matched_targets": _P.sequence(_P.probability(open_ends=True)),
     "matched_configs": _P.positive_int(2),
     "matched_kernel": _P.choice("gaussian", "attention"),
@@ -691,3 +696,13 @@ def rotation_invariant(model) -> tuple[bool, str]:
     if model.noise.law == "heteroscedastic":
         why.append(f"noise {model.noise.spec} is not rotation invariant")
     return not why, "; ".join(why)
+
+
+def guard_projection_bias(z_aniso: float) -> None:
+    """Guard of the sentence "the diverse heads turn away from the directions that carry the signal and,
+    averaged, add their projection bias" (chapter and Section 5): it explains a rise of the IMSE with HDI
+    for the anisotropic m, so that rise must be significant (z > 3)."""
+    from ..infra.verdicts import guard
+
+    guard(bool(z_aniso > N_SE), "the IMSE of the anisotropic m rises with HDI (projection bias of the diverse heads)",
+          f"the identical-to-orthogonal z-score is {z_aniso:.1f}, not above {N_SE:g}")

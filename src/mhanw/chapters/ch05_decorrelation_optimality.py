@@ -33,7 +33,7 @@ from ..diversity import head_diversity_index, orthonormal_bases, principal_angle
 from ..heads import orthonormalize
 from ..infra.validate import generator, positive_int, positive_scalar
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict, significant_effect
-from .ch04_head_diversity_index import random_configuration_imse, rank_correlation
+from .ch04_head_diversity_index import SHARED_PARAMETERS, random_configuration_imse, rank_correlation
 
 __all__ = [
     "CONSTRAINTS", "CrnBatch", "ImseOptimum", "PARAMETERS", "RESOLUTION_PCT", "blind_configurations", "blind_record",
@@ -367,16 +367,7 @@ PARAMETERS = {
     "anisotropic_regression": _P.regression(dimension="random_d"),
     "blind_regression": _P.regression(dimension=4),
     "optimum_regressions": _P.sequence(_P.regression(dimension="optimum_d")),
-    "inputs": _P.inputs(),
-    "noise": _P.noise(),
-    "sigma": _P.nonnegative_float(),
-    "n": _P.positive_int(2),
-    "bandwidth": _P.positive_float(),
-    "random_n": _P.positive_int(2),
-    "random_bandwidth": _P.positive_float(),
-    "random_d": _P.positive_int(2),
-    "random_d_k": _P.positive_int(at_most="random_d"),
-    "random_H": _P.positive_int(2),
+    **SHARED_PARAMETERS,
     "optimum_d": _P.positive_int(2),
     "optimum_d_k": _P.positive_int(at_most="optimum_d"),
     "optimum_H": _P.positive_int(2),
