@@ -1,5 +1,6 @@
 """Tests of mhanw.chapters.ch04_head_diversity_index: the configurations and summaries of Thm 4.2, and
-the Monte Carlo checks of Thm 4.2 (A), (B), (B') and (D) at reduced sizes (marked statistical)."""
+the Monte Carlo checks of Thm 4.2 (isoclinic families, equal HDI, higher HDI with higher IMSE, random
+configurations) at reduced sizes (marked statistical), and the chapter's verdict rules."""
 
 import numpy as np
 import pytest
@@ -75,7 +76,7 @@ def test_monotonicity_violations_counts_pairs_and_direction():
 
 @pytest.mark.statistical
 def test_higher_hdi_can_raise_the_imse_for_isotropic_m():
-    """(B') at reduced size: P' (HDI_PA 0.510) vs Q (0.5), m = iso_cos, T = 300, R = 800.
+    """Higher HDI, higher IMSE at reduced size: P' (HDI_PA 0.510) vs Q (0.5), m = iso_cos, T = 300, R = 800.
     Higher HDI, higher IMSE: z = 4.1-6.0 over three seeds at these sizes."""
     cfg = ch04.equal_hdi_configurations()
     res = montecarlo.integrated_mse([cfg["P'"], cfg["Q"]], "iso_cos", n=500, n_test=300, n_rep=800, seed=513, n_jobs=2)
@@ -126,7 +127,7 @@ THETAS = np.radians([0, 30, 60, 90])  # the chapter: 0, 15, ..., 90 degrees
 
 @pytest.fixture(scope="module")
 def pair_family_imse():
-    """(A) at reduced size: pair(theta), d = 4, d_k = 2, n = 500, h = 0.5, T = 100, R = 100 (the chapter: T = 300, R = 200)."""
+    """Isoclinic pair family at reduced size: pair(theta), d = 4, d_k = 2, n = 500, h = 0.5, T = 100, R = 100 (the chapter: T = 300, R = 200)."""
     configs = [heads.pair_heads(t, 4, 2) for t in THETAS]
     return {m: montecarlo.integrated_mse(configs, m, n=500, n_test=100, n_rep=100, seed=421, n_jobs=2)
             for m in ("iso_exp", "iso_cos", "aniso")}
@@ -151,7 +152,7 @@ def test_anisotropic_imse_increases_with_hdi(pair_family_imse):
 
 @pytest.mark.statistical
 def test_equal_hdi_configurations_have_different_imse():
-    """(B): P = (span{e1,e2}, span{e1,e3}) vs Q = pair(45 deg), HDI_PA 0.5 both; iso_cos.
+    """Equal HDI: P = (span{e1,e2}, span{e1,e3}) vs Q = pair(45 deg), HDI_PA 0.5 both; iso_cos.
 
     R = 1600 (the chapter at quick fidelity: 800): at R = 800 the paired z-score was 3.2-4.8 over five seeds,
     too close to the 3-s.e. threshold for a verdict that must survive a change of seed."""
@@ -167,7 +168,7 @@ def test_equal_hdi_configurations_have_different_imse():
 
 @pytest.fixture(scope="module")
 def random_configurations():
-    """(D) at reduced size: H = 3, d = 6, d_k = 2, 12 interpolated configurations plus orthogonal
+    """Random configurations at reduced size: H = 3, d = 6, d_k = 2, 12 interpolated configurations plus orthogonal
     blocks, m = iso_cos6, n = 400, h = 0.6, T = 100, R = 100 (the chapter: 24 configurations, T = 200, R = 150)."""
     rng = np.random.default_rng(423)
     configs = [heads.interpolated_heads(t, 6, 2, 3, rng) for t in np.linspace(0, 1, 12)]
@@ -203,3 +204,97 @@ def test_identical_heads_are_worst_for_isotropic_m(pair_family_imse, random_conf
     for i in range(1, len(hdi)):
         diff, se = res.paired_difference(i, 0)
         assert diff <= 3 * se
+
+
+# ---------------------------------------------------------------- verdict rules (synthetic statistics on each side)
+
+from mhanw.infra import verdicts as V  # noqa: E402
+
+
+def test_exact_rules_on_each_side_of_the_tolerance():
+    tol = ch04.EXACT_TOL
+    assert ch04.printed_identical_record(0.5 * tol, 64).verdict == V.HOLDS
+    assert ch04.printed_identical_record(2 * tol, 64).verdict == V.FAILS
+    assert ch04.printed_range_record({"a": 0.0, "b": 1 + 0.5 * tol}).verdict == V.HOLDS
+    assert ch04.printed_range_record({"a": -2 * tol, "b": 1.0}).verdict == V.FAILS
+    assert ch04.printed_scale_record(0.98, 0.98 + 0.5 * tol).verdict == V.HOLDS
+    assert ch04.printed_scale_record(0.98, 0.75).verdict == V.FAILS
+    assert ch04.pa_properties_record({"identical": 0.5 * tol, "orthogonal": 0.0}).verdict == V.HOLDS
+    assert ch04.pa_properties_record({"identical": 2 * tol, "orthogonal": 0.0}).verdict == V.FAILS
+
+
+def test_three_se_rules_on_each_side():
+    assert ch04.affine_bound_record(3.1, 1.0, 0.2).verdict == V.FAILS
+    assert ch04.affine_bound_record(2.9, 1.0, 0.2).verdict == V.UNDECIDED
+    assert ch04.anisotropic_record(50.0, 5.0, 3.1).verdict == V.FAILS
+    assert ch04.anisotropic_record(5.0, 5.0, 2.9).verdict == V.UNDECIDED
+    assert ch04.equal_hdi_record({"a": 0.7}, {"a": 0.2}, {"a": -3.1}).verdict == V.FAILS
+    assert ch04.equal_hdi_record({"a": 0.7}, {"a": 0.2}, {"a": 2.9}).verdict == V.UNDECIDED
+    assert ch04.higher_hdi_record({"a": 0.6}, {"a": 0.2}, {"a": 3.1}, 0.01).verdict == V.FAILS
+    assert ch04.higher_hdi_record({"a": -0.6}, {"a": 0.2}, {"a": -3.1}, 0.01).verdict == V.UNDECIDED
+    r = ch04.identical_worst_record(2.9, 0.01, True)
+    assert r.verdict == V.HOLDS_UNDER and r.detectable == pytest.approx(0.03)
+    assert ch04.identical_worst_record(3.1, 0.01, True).verdict == V.FAILS
+    assert ch04.identical_worst_record(3.1, 0.01, False, "inputs not isotropic").verdict == V.NOT_CHECKABLE
+    assert ch04.families_record(2.9, 0.01, -3.1, True).verdict == V.HOLDS_UNDER
+    assert ch04.families_record(3.1, 0.01, -10.0, True).verdict == V.FAILS
+    assert ch04.families_record(2.9, 0.01, -2.9, True).verdict == V.UNDECIDED  # the fall itself is not seen
+    assert ch04.attention_record(-0.31, 0.1, -3.1).verdict == V.HOLDS
+    assert ch04.attention_record(0.31, 0.1, 3.1).verdict == V.FAILS
+    assert ch04.attention_record(0.0, 0.1, 0.0).verdict == V.UNDECIDED
+
+
+def test_random_and_matched_rules_on_each_side():
+    from scipy.stats import poisson
+
+    allowed = int(poisson.ppf(1 - ch04.CHANCE_LEVEL, 0.4))
+    assert ch04.random_record(-0.9, 0.05, allowed, 0.4, 300, 0.01, True).verdict == V.HOLDS_UNDER
+    assert ch04.random_record(-0.9, 0.05, allowed + 1, 0.4, 300, 0.01, True).verdict == V.FAILS
+    assert ch04.random_record(-0.1, 0.05, 0, 0.4, 300, 0.01, True).verdict == V.UNDECIDED  # -0.1 + 3 * 0.05 > 0
+    p = ch04.P_3SE
+    bins = lambda p1, p2: {0.3: dict(p=p1, tau_pct=0.2, tau_se_pct=0.1), 0.6: dict(p=p2, tau_pct=0.1, tau_se_pct=0.1)}  # noqa: E731
+    assert ch04.matched_hdi_record(bins(0.49 * p, 0.9)).verdict == V.FAILS  # Bonferroni: 2 bins
+    assert ch04.matched_hdi_record(bins(0.51 * p, 0.9)).verdict == V.UNDECIDED
+    parts = [ch04.anisotropic_record(5.0, 5.0, 2.9), ch04.equal_hdi_record({"a": 0.7}, {"a": 0.2}, {"a": 3.5})]
+    assert ch04.as_stated_record(parts).verdict == V.FAILS
+    assert ch04.as_stated_record(parts[:1]).verdict == V.UNDECIDED
+
+
+def test_matched_hdi_configurations_are_matched_and_heterogeneity_detects_a_difference():
+    rng = np.random.default_rng(1)
+    cfgs = ch04.matched_hdi_configurations([0.3, 0.6], 3, rng)
+    for target, configs in cfgs.items():
+        assert len(configs) == 3
+        for W in configs:
+            assert head_diversity_index(W) == pytest.approx(target, abs=1e-9)
+    with pytest.raises(ValueError, match="^target:"):
+        ch04.matched_hdi_configuration(1.0, rng)
+    noise = rng.normal(0, 1, size=400)
+    same = _result(np.stack([noise + rng.normal(0, 0.1, 400) for _ in range(4)]))
+    differ = _result(np.stack([noise + rng.normal(0, 0.1, 400) + 0.1 * k for k in range(4)]) + 5)
+    assert ch04.heterogeneity(same, n_boot=20)["p"] > 1e-3
+    h = ch04.heterogeneity(differ, n_boot=20)
+    assert h["p"] < 1e-6 and h["tau_pct"] > 0 and h["K"] == 4 and h["R"] == 400
+
+
+def test_parameter_declaration_rejects_bad_values():
+    from mhanw.infra.params import ParameterError, check_parameters
+
+    good = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", n_jobs=1,
+                isotropic_regressions=["iso_exp", "iso_cos"], anisotropic_regression="aniso", random_regression="iso_cos6",
+                inputs="gaussian", noise="gaussian", sigma=0.5, n=500, bandwidth=0.5, random_n=400, random_bandwidth=0.6,
+                random_d=6, random_d_k=2, random_H=3, matched_targets=[0.3, 0.6], matched_configs=8,
+                matched_kernel="gaussian")
+    check_parameters(good, ch04.PARAMETERS, ch04.CONSTRAINTS)
+    with pytest.raises(ParameterError, match="^random_H:|^random_d"):
+        check_parameters({**good, "random_H": 4}, ch04.PARAMETERS, ch04.CONSTRAINTS)
+    with pytest.raises(ParameterError, match="^random_regression:"):
+        check_parameters({**good, "random_regression": "x1 +* x2"}, ch04.PARAMETERS, ch04.CONSTRAINTS)
+    with pytest.raises(ParameterError, match="^matched_kernel:"):
+        check_parameters({**good, "matched_kernel": "cosine"}, ch04.PARAMETERS, ch04.CONSTRAINTS)
+
+
+def test_projection_bias_guard_stops_the_chapter_when_the_rise_is_not_seen():
+    ch04.guard_projection_bias(10.0)
+    with pytest.raises(V.VerdictGuardError, match="the text says"):
+        ch04.guard_projection_bias(1.0)  # a synthetic z-score: no significant rise

@@ -46,3 +46,59 @@ def test_blind_orthogonal_heads_lose_to_shared_ones(blind_imse):
     assert diff > 3 * se  # documented failure of Thm 5.1 as stated
     diff, se = blind_imse.paired_difference(orthogonal, identical)
     assert diff > 3 * se  # orthogonal is even worse than identical heads
+
+
+# ---------------------------------------------------------------- the IMSE optimum
+
+from mhanw import heads  # noqa: E402
+from mhanw.infra import verdicts as V  # noqa: E402
+
+
+def test_imse_gradient_matches_finite_differences_and_integrated_mse():
+    batch = ch05.crn_batch("iso_cos", 60, 20, 3, 4, seed=5)
+    rng = np.random.default_rng(0)
+    W = heads.haar_heads(4, 2, 2, rng)
+    loss, G = ch05.imse_and_gradient(W, batch, 0.5)
+    D = rng.standard_normal(W.shape)
+    eps = 1e-6
+    up = ch05.imse_and_gradient(W + eps * D, batch, 0.5, gradient=False)[0]
+    down = ch05.imse_and_gradient(W - eps * D, batch, 0.5, gradient=False)[0]
+    assert (up - down) / (2 * eps) == pytest.approx(np.sum(G * D), rel=1e-5)
+    # the same replicates through the library's Monte Carlo give the same IMSE
+    res = montecarlo.integrated_mse([W], "iso_cos", n=60, n_test=20, n_rep=3, seed=5, bandwidth=0.5)
+    assert loss == pytest.approx(res.mean[0], rel=1e-10)
+
+
+def test_minimize_imse_descends_and_keeps_orthogonality():
+    batch = ch05.crn_batch("blind", 80, 30, 2, 4, seed=6)
+    free = ch05.minimize_imse(batch, 2, 2, 0.5, np.random.default_rng(1), n_starts=1, n_steps=5)
+    assert free.trace[-1] <= free.trace[0] and np.all(np.diff(free.trace) <= 0)
+    orth = ch05.minimize_imse(batch, 2, 2, 0.5, np.random.default_rng(1), n_starts=1, n_steps=5, orthogonal=True)
+    U = np.concatenate(list(orth.projections), axis=1)
+    np.testing.assert_allclose(U.T @ U, np.eye(4), atol=1e-10)
+    assert orth.hdi == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="^d_k:"):
+        ch05.minimize_imse(batch, 3, 2, 0.5, np.random.default_rng(1), orthogonal=True)
+
+
+def test_rules_on_each_side_of_their_thresholds():
+    res = ch05.RESOLUTION_PCT
+    se_ok = res / 3 * 0.99  # 3 s.e. just below the resolution
+    assert ch05.optimum_record("iso", "m", 0.0, se_ok, 0.9, True).verdict == V.HOLDS_UNDER
+    assert ch05.optimum_record("iso", "m", 0.0, res / 3 * 1.01, 0.9, True).verdict == V.UNDECIDED
+    assert ch05.optimum_record("iso", "m", -3.1 * se_ok, se_ok, 0.2, True).verdict == V.FAILS
+    assert ch05.optimum_record("iso", "m", -2.9 * se_ok, se_ok, 0.2, True).verdict == V.HOLDS_UNDER
+    assert ch05.random_records(-2.9 * se_ok, se_ok, "m", True, -0.9, 0, "thm-5.1/x").verdict == V.HOLDS_UNDER
+    assert ch05.blind_record(0.31, 0.1).verdict == V.FAILS
+    assert ch05.blind_record(-0.31, 0.1).verdict == V.HOLDS
+    assert ch05.blind_record(0.29, 0.1).verdict == V.UNDECIDED
+    assert ch05.frame_record(0.5 * ch05.FRAME_TOL, 0.0, 1e-8).verdict == V.HOLDS
+    assert ch05.frame_record(2 * ch05.FRAME_TOL, 0.0, 1e-8).verdict == V.FAILS
+    assert ch05.frame_general_record(0.5, 2 / 3).verdict == V.FAILS
+    assert ch05.frame_general_record(2 / 3 - 0.5 * ch05.FRAME_TOL, 2 / 3).verdict == V.HOLDS
+    assert ch05.training_record().verdict == V.NOT_CHECKABLE
+    assert ch05.overall_record([ch05.blind_record(0.31, 0.1)]).verdict == V.FAILS
+    assert ch05.overall_record([ch05.blind_record(0.29, 0.1)]).verdict == V.UNDECIDED
+    assert ch05.comparison_word(-0.31, 0.1, "a", "b", "c") == "a"
+    assert ch05.comparison_word(0.31, 0.1, "a", "b", "c") == "b"
+    assert ch05.comparison_word(0.29, 0.1, "a", "b", "c") == "c"

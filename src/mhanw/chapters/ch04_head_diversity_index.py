@@ -15,12 +15,20 @@ heads, :func:`normalization_predictions` gives their analytic values.
 
 Configurations (orthonormal coordinate blocks unless stated):
 
-- :func:`equal_hdi_configurations`, Thm 4.2 (B) and (B'): ``P`` with principal
-  angles ``(0, 90)`` deg and ``Q = pair(45 deg)`` with ``(45, 45)`` deg share
-  HDI_PA = 1/2; ``P'`` with angles ``(8, 90)`` deg has a slightly larger HDI_PA.
-- :func:`random_configurations`, Thm 4.2 (D) and Thm 5.1 (i): interpolated
-  heads at evenly spaced ``t`` plus the exact orthogonal blocks, evaluated by
-  :func:`random_configuration_imse`, the one experiment chapters 04 and 05 run.
+- :func:`equal_hdi_configurations`, Thm 4.2 "equal HDI" and "higher HDI,
+  higher IMSE": ``P`` with principal angles ``(0, 90)`` deg and
+  ``Q = pair(45 deg)`` with ``(45, 45)`` deg share HDI_PA = 1/2; ``P'`` with
+  angles ``(8, 90)`` deg has a slightly larger HDI_PA.
+- :func:`random_configurations`, Thm 4.2 "random configurations" and Thm 5.1:
+  interpolated heads at evenly spaced ``t`` plus the exact orthogonal blocks,
+  evaluated by :func:`random_configuration_imse`, the one experiment chapters
+  04 and 05 run.
+- :func:`matched_hdi_configurations`, Thm 4.2 "matched HDI": random
+  configurations whose HDI_PA equals a target exactly; :func:`heterogeneity`
+  tests whether their IMSE differs (Hotelling's T^2 on paired contrasts).
+
+Verdict rules (thresholds as named constants): the ``*_record`` functions,
+each returning a :class:`mhanw.infra.verdicts.Verdict`.
 
 Summaries of an :class:`mhanw.montecarlo.ImseResult` (3-s.e. rule,
 :data:`mhanw.constants.N_SE`): :func:`family_summary`,
@@ -32,13 +40,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm, spearmanr
+from scipy.stats import f as f_dist
+from scipy.stats import norm, poisson, spearmanr
 
 from .. import heads as _heads
 from .. import montecarlo as _mc
 from ..constants import N_SE, RANDOM_CONFIGURATION_BANDWIDTH, SIGMA
 from ..diversity import NORMALIZATIONS, head_diversity_index
 from ..infra.estimates import Estimate
+from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict,
+                              significant_effect)
 from ..infra.validate import as_float_array, as_seed_sequence, generator, nonnegative_scalar, positive_int, positive_scalar
 
 __all__ = [
@@ -121,7 +132,7 @@ def _cols(d, *vectors):
 
 
 def equal_hdi_configurations(tilt_deg: float = 8.0) -> dict:
-    """Thm 4.2 (B) and (B'): three two-head configurations in ``R^4`` with ``d_k = 2``.
+    """Thm 4.2 "equal HDI" and "higher HDI, higher IMSE": three two-head configurations in ``R^4`` with ``d_k = 2``.
 
     - ``"P"``: ``(span{e1, e2}, span{e1, e3})``, principal angles (0, 90) deg, HDI_PA = 1/2;
     - ``"Q"``: ``pair(45 deg)``, angles (45, 45) deg, HDI_PA = 1/2;
@@ -144,7 +155,7 @@ def equal_hdi_configurations(tilt_deg: float = 8.0) -> dict:
 
 @dataclass(frozen=True)
 class RandomConfigurations:
-    """Configurations of Thm 4.2 (D): ``projections`` (list of ``(H, d, d_k)``), the
+    """Random configurations of Thm 4.2: ``projections`` (list of ``(H, d, d_k)``), the
     interpolation parameter ``t`` (NaN for the orthogonal blocks, which come last)
     and ``hdi`` (HDI_PA, ``(C,)``)."""
 
@@ -184,8 +195,8 @@ def random_configurations(n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads
 def random_configuration_imse(regressions, n_configs: int, seed, n: int, n_test: int, n_rep: int,
                               bandwidth: float = RANDOM_CONFIGURATION_BANDWIDTH, sigma: float = SIGMA,
                               d: int = 6, d_k: int = 2,
-                              n_heads: int = 3, n_jobs: int = 1, progress: bool = False) -> tuple:
-    """Thm 4.2 (D) and the random configurations of Thm 5.1: the IMSE of random configurations, one result per ``m``.
+                              n_heads: int = 3, n_jobs: int = 1, progress: bool = False, data=None) -> tuple:
+    """Thm 4.2 and Thm 5.1, random configurations: the IMSE of random configurations, one result per ``m``.
 
     ``seed`` (int or SeedSequence) spawns two children: the first draws the
     configurations (:func:`random_configurations`), the second the replicates
@@ -194,6 +205,9 @@ def random_configuration_imse(regressions, n_configs: int, seed, n: int, n_test:
     sizes: ``n = 400, T = 200``, ``m = iso_cos6``, and the bandwidth
     :data:`mhanw.constants.RANDOM_CONFIGURATION_BANDWIDTH` (0.6, deliberately
     wider than the reference 0.5).
+
+    ``data``: optional ``{m: DataModel}`` (:func:`mhanw.data.data_model`) used in
+    place of the names (changed inputs or noise); the keys stay the names.
 
     Returns ``(configs, {m: ImseResult})`` with ``configs`` a
     :class:`RandomConfigurations`.
@@ -206,8 +220,10 @@ def random_configuration_imse(regressions, n_configs: int, seed, n: int, n_test:
     child_configs, child_reps = as_seed_sequence(seed, "seed").spawn(2)
     configs = random_configurations(n_configs, np.random.default_rng(child_configs), d, d_k, n_heads)
     bandwidth = positive_scalar(bandwidth, "bandwidth")
-    results = {m: _mc.integrated_mse(configs.projections, m, n=n, n_test=n_test, n_rep=n_rep, seed=child_reps,
-                                        sigma=sigma, bandwidth=bandwidth, n_jobs=n_jobs, progress=progress)
+    data = data or {}
+    results = {m: _mc.integrated_mse(configs.projections, data.get(m, m), n=n, n_test=n_test, n_rep=n_rep, seed=child_reps,
+                                        sigma=None if m in data else sigma, bandwidth=bandwidth, n_jobs=n_jobs,
+                                        progress=progress)
                for m in regressions}
     return configs, results
 
@@ -231,7 +247,7 @@ def _hdi(hdi, E):
 
 
 def family_summary(result, reference: int = 0) -> dict:
-    """Summary of a family ordered by increasing HDI (pair, star; Thm 4.2 (A)).
+    """Summary of a family ordered by increasing HDI (the isoclinic pair and star families of Thm 4.2).
 
     Keys: ``imse``, ``se`` (per configuration); ``rel``, ``rel_se``
     (:meth:`~mhanw.montecarlo.ImseResult.relative_to` ``reference``); ``diff``,
@@ -253,7 +269,7 @@ def family_summary(result, reference: int = 0) -> dict:
 
 
 def monotonicity_violations(hdi, result, gap: float = 0.02, n_se: float = N_SE) -> dict:
-    """Test "IMSE non-increasing in HDI" on every ordered pair (Thm 4.2 (D)).
+    """Test "IMSE non-increasing in HDI" on every ordered pair (Thm 4.2, random configurations).
 
     For every pair with ``hdi[i] > hdi[j] + gap`` the paired difference
     ``IMSE_i - IMSE_j`` is compared with ``n_se`` paired s.e.
@@ -284,7 +300,409 @@ def monotonicity_violations(hdi, result, gap: float = 0.02, n_se: float = N_SE) 
 
 
 def rank_correlation(hdi, result) -> float:
-    """Spearman rank correlation between HDI and IMSE over configurations (Thm 4.2 (D): <= -0.8 expected)."""
+    """Spearman rank correlation between HDI and IMSE over configurations (Thm 4.2, random configurations)."""
     E = _check_result(result)
     hdi = _hdi(hdi, E)
     return float(spearmanr(hdi, E.mean(axis=1)).statistic)
+
+
+def rank_correlation_se(hdi, result, n_boot: int = 200, seed=0) -> float:
+    """Bootstrap s.e. of :func:`rank_correlation`: replicates resampled with replacement (all
+    configurations together, so the CRN pairing is kept), ``n_boot`` resamples from ``seed``."""
+    E = _check_result(result)
+    hdi = _hdi(hdi, E)
+    rng = np.random.default_rng(seed)
+    R = E.shape[1]
+    rho = [spearmanr(hdi, E[:, rng.integers(0, R, R)].mean(axis=1)).statistic for _ in range(positive_int(n_boot, "n_boot", minimum=2))]
+    return float(np.std(rho, ddof=1))
+
+
+# --------------------------------------------------------------------------- matched HDI
+
+
+def matched_hdi_configuration(target: float, rng, d: int = 6, d_k: int = 2, n_heads: int = 3,
+                              max_tries: int = 1000) -> np.ndarray:
+    """One random configuration whose HDI_PA equals ``target`` (to 1e-12), ``(H, d, d_k)``.
+
+    Draws a shared Haar frame ``U``, Haar frames ``Z_j`` and mixing weights
+    ``D_j ~ U(0, 1)^{d_k}`` (one per column), and sets
+    ``W_j(s) = orth(U (I - s D_j) + Z_j s D_j)``: ``s = 0`` gives identical heads,
+    and each column of each head leaves ``U`` at its own rate, so the
+    configurations differ in their principal-angle profiles, not only in HDI.
+    ``s`` in ``[0, 1/max D]`` is found by bisection so that HDI_PA = ``target``;
+    a draw whose largest ``s`` does not reach ``target`` is rejected and redrawn.
+    """
+    target = float(target)
+    if not 0.0 < target < 1.0:
+        raise ValueError(f"target: expected an HDI_PA in (0, 1), got {target!r}")
+    generator(rng, "rng")
+    for _ in range(positive_int(max_tries, "max_tries")):
+        U = _heads.haar_basis(d, d_k, rng)
+        Z = [_heads.haar_basis(d, d_k, rng) for _ in range(n_heads)]
+        D = rng.uniform(0.0, 1.0, (n_heads, d_k))
+
+        def config(s):
+            return np.stack([_heads.orthonormalize(U * (1.0 - s * D[j]) + Z[j] * (s * D[j])) for j in range(n_heads)])
+
+        hi = 1.0 / D.max()
+        if head_diversity_index(config(hi)) < target:
+            continue
+        lo = 0.0
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if head_diversity_index(config(mid)) < target else (lo, mid)
+        return config(hi)
+    raise ValueError(f"target: no configuration reached HDI_PA {target} in {max_tries} draws (d = {d}, d_k = {d_k}, "
+                     f"H = {n_heads}); choose a smaller target")
+
+
+def matched_hdi_configurations(targets, n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads: int = 3) -> dict:
+    """``{target: [n_configs configurations]}`` of :func:`matched_hdi_configuration`, targets in the given order."""
+    n_configs = positive_int(n_configs, "n_configs", minimum=2)
+    return {float(t): [matched_hdi_configuration(t, rng, d, d_k, n_heads) for _ in range(n_configs)] for t in targets}
+
+
+def heterogeneity(result, n_boot: int = 200, seed=0) -> dict:
+    """Do configurations with equal HDI have equal IMSE?  Hotelling's T^2 on the paired contrasts.
+
+    ``result``: an :class:`~mhanw.montecarlo.ImseResult` of ``K`` configurations
+    (common random numbers, ``R > K`` replicates).  The contrasts
+    ``err_k - err_K`` (``k < K``) of each replicate have mean ``c`` and
+    covariance ``S``; ``T^2 = R c^T S^{-1} c`` and, under "all IMSEs equal",
+    ``(R - K + 1) / ((R - 1)(K - 1)) T^2 ~ F(K - 1, R - K + 1)``.
+
+    Also the between-configuration standard deviation of the IMSE beyond Monte
+    Carlo noise, ``tau``: ``tau^2 = [sum_k (I_k - I.)^2 - tr(C Sigma C)/R] / (K - 1)``
+    with ``Sigma`` the covariance of the per-replicate errors and ``C`` the
+    centring matrix, in per cent of the mean IMSE, floored at 0, with a
+    bootstrap s.e. over replicates (``n_boot`` resamples).
+
+    Returns ``{"T2", "p", "K", "R", "tau_pct", "tau_se_pct", "spread_pct"}``
+    (``spread_pct``: largest minus smallest IMSE, per cent of the mean).
+    """
+    E = _check_result(result)
+    K, R = E.shape
+    if K < 2 or R <= K:
+        raise ValueError(f"result: expected at least 2 configurations and more replicates than configurations, "
+                         f"got {K} and {R}")
+    contrasts = E[:-1] - E[-1]
+    c = contrasts.mean(axis=1)
+    S = np.atleast_2d(np.cov(contrasts))
+    T2 = float(R * c @ np.linalg.solve(S, c))
+    F = (R - K + 1) / ((R - 1) * (K - 1)) * T2
+    p = float(f_dist.sf(F, K - 1, R - K + 1))
+
+    def tau_pct(E):
+        means = E.mean(axis=1)
+        centred = E - E.mean(axis=0, keepdims=True)  # C err_r, the centring across configurations
+        noise = np.sum(np.var(centred, axis=1, ddof=1)) / E.shape[1]
+        tau2 = (np.sum((means - means.mean()) ** 2) - noise) / (K - 1)
+        return 100.0 * np.sqrt(max(tau2, 0.0)) / means.mean()
+
+    rng = np.random.default_rng(seed)
+    boot = [tau_pct(E[:, rng.integers(0, R, R)]) for _ in range(positive_int(n_boot, "n_boot", minimum=2))]
+    means = E.mean(axis=1)
+    return {"T2": T2, "p": p, "K": K, "R": R, "tau_pct": tau_pct(E), "tau_se_pct": float(np.std(boot, ddof=1)),
+            "spread_pct": float(100.0 * (means.max() - means.min()) / means.mean())}
+
+
+# --------------------------------------------------------------------------- verdict rules
+
+SECTION = "sec:hdi"
+
+#: Exact quantities (an index of fixed matrices) differ from their formula by rounding only: a few
+#: hundred ulps of 1 at the matrix sizes used (d up to 768), far below any difference the text reads.
+EXACT_TOL = 1e-9
+
+#: Two-sided tail probability of the 3-s.e. rule (N_SE = 3): the size of every test of this chapter.
+P_3SE = float(2.0 * norm.sf(N_SE))
+
+
+def _stat(name, value, se=float("nan"), unit=""):
+    return Statistic(name, float(value), float(se), unit)
+
+
+def _verdict(**kw):
+    return Verdict(section=kw.pop("section", SECTION), **kw)
+
+
+def printed_identical_record(identical_value: float, d_k: int):
+    """The printed index is 0 for identical heads: fails when identical orthonormal heads score away from 0."""
+    bad = abs(identical_value) > EXACT_TOL
+    return _verdict(claim="hdi-definition/printed-identical-zero",
+                    statement="The printed HDI equals 0 for identical heads",
+                    verdict=FAILS if bad else HOLDS,
+                    criterion=f"exact value for identical orthonormal heads (d_k = {d_k}) against 0, rounding "
+                              f"tolerance {EXACT_TOL:g}",
+                    statistics=(_stat("printed HDI of identical heads", identical_value),),
+                    detectable=None if bad else EXACT_TOL)
+
+
+def printed_range_record(values: dict):
+    """The printed index lies in [0, 1]: fails when some head kind scores outside."""
+    low_kind = min(values, key=values.get)
+    high_kind = max(values, key=values.get)
+    bad = values[low_kind] < -EXACT_TOL or values[high_kind] > 1 + EXACT_TOL
+    return _verdict(claim="hdi-definition/printed-unit-range", statement="The printed HDI lies in [0, 1]",
+                    verdict=FAILS if bad else HOLDS,
+                    criterion=f"smallest and largest value over the head kinds of the table against [0, 1], rounding "
+                              f"tolerance {EXACT_TOL:g}",
+                    statistics=(_stat(f"smallest ({low_kind})", values[low_kind]),
+                                _stat(f"largest ({high_kind})", values[high_kind])),
+                    detectable=None if bad else EXACT_TOL)
+
+
+def printed_scale_record(unit_value: float, doubled_value: float):
+    """The printed index describes the subspaces, so rescaling the heads leaves it unchanged."""
+    diff = doubled_value - unit_value
+    bad = abs(diff) > EXACT_TOL
+    return _verdict(claim="hdi-definition/printed-scale-free",
+                    statement="The printed HDI does not change when the heads are rescaled",
+                    verdict=FAILS if bad else HOLDS,
+                    criterion=f"identical heads times 2 against identical heads, rounding tolerance {EXACT_TOL:g}",
+                    statistics=(_stat("change when the heads are doubled", diff),),
+                    detectable=None if bad else EXACT_TOL)
+
+
+def pa_properties_record(deviations: dict):
+    """HDI_PA: 0 for identical heads, 1 for orthogonal ones, in [0, 1] and scale free (exact checks).
+
+    ``deviations``: ``{what: |value - required|}`` (0 where a value lies inside [0, 1])."""
+    worst = max(deviations, key=deviations.get)
+    bad = deviations[worst] > EXACT_TOL
+    return _verdict(claim="hdi-definition/pa-properties",
+                    statement="HDI_PA is 0 for identical heads, 1 for orthogonal heads, lies in [0, 1] and is scale free",
+                    verdict=FAILS if bad else HOLDS,
+                    criterion=f"largest deviation over the checks ({', '.join(deviations)}), rounding tolerance "
+                              f"{EXACT_TOL:g}",
+                    statistics=(_stat(f"largest deviation ({worst})", deviations[worst]),),
+                    detectable=None if bad else EXACT_TOL)
+
+
+def affine_bound_record(covariance: float, se: float, correlation: float):
+    """The affine bound ``MSE <= B^2 + V/H + (1 - 1/H) K (1 - HDI)`` at HDI = 1 leaves no room for a positive
+    covariance between heads: fails when orthogonal heads covary positively beyond 3 s.e.  The check can
+    only refute the bound (it reads one point of it); otherwise "undecided"."""
+    bad = covariance > N_SE * se
+    return _verdict(claim="thm-4.2/affine-bound",
+                    statement="MSE <= B^2 + V/H + (1 - 1/H) K (1 - HDI) with the constant K of Lemma 4.1",
+                    verdict=FAILS if bad else UNDECIDED,
+                    criterion="at HDI = 1 the bound equals B^2 + V/H, so it needs the integrated covariance of "
+                              "orthogonal heads to be <= 0; a covariance above 3 s.e. refutes it",
+                    statistics=(_stat("integrated covariance of orthogonal heads", covariance, se),
+                                _stat("as a correlation", correlation)))
+
+
+def identical_worst_record(max_z: float, max_se: float, applicable: bool, reason: str = ""):
+    """S-weak: no configuration is worse than identical heads (isotropic m and inputs)."""
+    common = dict(claim="thm-4.2/identical-worst", statement="Identical heads have the largest IMSE (isotropic m and inputs)")
+    if not applicable:
+        return _verdict(**common, verdict=NOT_CHECKABLE, criterion=f"the proof needs rotation-invariant m and inputs; {reason}")
+    bad = max_z > N_SE
+    return _verdict(**common, verdict=FAILS if bad else HOLDS_UNDER,
+                    conditions="isotropic m and inputs, orthonormal heads of equal d_k, uniform averaging",
+                    criterion="largest z-score of IMSE(c) - IMSE(identical) over every configuration of the isoclinic "
+                              "families and the random configurations, against 3",
+                    statistics=(_stat("largest z-score", max_z),),
+                    detectable=None if bad else N_SE * max_se)
+
+
+def families_record(max_step_z: float, max_step_se: float, end_z: float, applicable: bool, reason: str = ""):
+    """IMSE non-increasing along the isoclinic pair and star families, isotropic m: no step rises by more
+    than 3 s.e. and identical-to-orthogonal falls by more than 3 s.e. (the direction must be seen)."""
+    common = dict(claim="thm-4.2/isotropic-families",
+                  statement="The IMSE does not increase with HDI_PA along the isoclinic families (isotropic m)")
+    if not applicable:
+        return _verdict(**common, verdict=NOT_CHECKABLE, criterion=f"the families test the isotropic reading; {reason}")
+    if max_step_z > N_SE:
+        verdict = FAILS
+    elif end_z < -N_SE:
+        verdict = HOLDS_UNDER
+    else:
+        verdict = UNDECIDED
+    return _verdict(**common, verdict=verdict,
+                    conditions="isotropic m and inputs, uniform averaging" if verdict == HOLDS_UNDER else "",
+                    criterion="largest z-score of a step (more diverse minus less diverse) against 3, and the most "
+                              "positive identical-to-orthogonal z-score against -3",
+                    statistics=(_stat("largest step z-score", max_step_z), _stat("identical-to-orthogonal z-score", end_z)),
+                    detectable=N_SE * max_step_se if verdict == HOLDS_UNDER else None)
+
+
+def anisotropic_record(rel_pct: float, rel_se_pct: float, z: float):
+    """IMSE non-increasing in HDI for anisotropic m: fails when orthogonal heads are worse than identical
+    ones by more than 3 s.e.; the check can only refute."""
+    return _verdict(claim="thm-4.2/anisotropic",
+                    statement="The IMSE does not increase with HDI_PA for an anisotropic m",
+                    verdict=FAILS if z > N_SE else UNDECIDED,
+                    criterion="z-score of IMSE(orthogonal) - IMSE(identical) along the isoclinic families (the "
+                              "smaller of the two) against 3",
+                    statistics=(_stat("IMSE change identical to orthogonal", rel_pct, rel_se_pct, "%"), _stat("z", z)))
+
+
+def equal_hdi_record(rel_pct: dict, rel_se_pct: dict, z: dict):
+    """IMSE a function of HDI: two configurations with equal HDI_PA must have equal IMSE; fails when
+    some isotropic m separates them by more than 3 paired s.e., otherwise "undecided" (equality cannot be
+    shown by one pair)."""
+    bad = any(abs(v) > N_SE for v in z.values())
+    stats = tuple(s for m in z for s in (_stat(f"P vs Q, {m}", rel_pct[m], rel_se_pct[m], "%"), _stat(f"z, {m}", z[m])))
+    return _verdict(claim="thm-4.2/equal-hdi", statement="Configurations with equal HDI_PA have equal IMSE",
+                    verdict=FAILS if bad else UNDECIDED,
+                    criterion="|z| of IMSE(P) - IMSE(Q) (both HDI_PA = 1/2) against 3, for each isotropic m",
+                    statistics=stats)
+
+
+def higher_hdi_record(rel_pct: dict, rel_se_pct: dict, z: dict, hdi_gap: float):
+    """Monotone in HDI: a configuration with higher HDI_PA must not have a higher IMSE; fails when P'
+    (higher HDI) is worse than Q by more than 3 paired s.e. for some isotropic m."""
+    bad = any(v > N_SE for v in z.values())
+    stats = tuple(s for m in z for s in (_stat(f"P' vs Q, {m}", rel_pct[m], rel_se_pct[m], "%"), _stat(f"z, {m}", z[m])))
+    return _verdict(claim="thm-4.2/higher-hdi-higher-imse",
+                    statement="A configuration with higher HDI_PA never has a higher IMSE (isotropic m)",
+                    verdict=FAILS if bad else UNDECIDED,
+                    criterion=f"z of IMSE(P') - IMSE(Q) against 3 for each isotropic m; P' has HDI_PA higher by {hdi_gap:.3f}",
+                    statistics=stats)
+
+
+def random_record(rho: float, rho_se: float, n_violations: int, expected: float, n_pairs: int, max_se: float,
+                  applicable: bool, reason: str = ""):
+    """IMSE non-increasing in HDI over random configurations (isotropic m).
+
+    Fails when the significant violations (higher HDI, IMSE higher by 3 paired
+    s.e.) are more than chance allows: above the 99.9 % Poisson quantile of the
+    number expected if no pair differed.  Holds (under its conditions) when
+    they are not and the rank correlation is negative by more than 3 bootstrap
+    s.e.; undecided otherwise.
+    """
+    common = dict(claim="thm-4.2/random-configurations",
+                  statement="Over random configurations the IMSE does not increase with HDI_PA (isotropic m)")
+    if not applicable:
+        return _verdict(**common, verdict=NOT_CHECKABLE, criterion=f"the isotropic reading; {reason}")
+    allowed = int(poisson.ppf(1 - CHANCE_LEVEL, expected))
+    if n_violations > allowed:
+        verdict = FAILS
+    elif rho + N_SE * rho_se < 0:
+        verdict = HOLDS_UNDER
+    else:
+        verdict = UNDECIDED
+    return _verdict(**common, verdict=verdict,
+                    conditions="isotropic m and inputs, uniform averaging" if verdict == HOLDS_UNDER else "",
+                    criterion=f"significant violations among {n_pairs} ordered pairs with an HDI gap above 0.02 against "
+                              f"{allowed} (99.9 % Poisson quantile of the {expected:.2f} expected by chance), and the "
+                              "Spearman correlation below 0 by 3 bootstrap s.e.",
+                    statistics=(_stat("Spearman correlation", rho, rho_se), _stat("significant violations", n_violations),
+                                _stat("expected by chance", expected)),
+                    detectable=N_SE * max_se if verdict == HOLDS_UNDER else None)
+
+
+#: The Poisson tail beyond which a count of violations is more than chance (0.1 %: a false alarm of the
+#: whole family of pairs about as rare as one 3-s.e. false alarm).
+CHANCE_LEVEL = 1e-3
+
+
+def matched_hdi_record(bins: dict):
+    """IMSE a function of HDI, tested on random configurations at matched HDI_PA.
+
+    ``bins``: ``{target: heterogeneity(...) dict}``.  Fails when the smallest
+    Hotelling p-value, times the number of bins (Bonferroni), is below the size
+    of the 3-s.e. rule; undecided otherwise (equality cannot be shown).
+    """
+    p_adj = min(1.0, min(b["p"] for b in bins.values()) * len(bins))
+    stats = tuple(s for t, b in bins.items() for s in (
+        _stat(f"between-configuration sd at HDI_PA {t:g}", b["tau_pct"], b["tau_se_pct"], "%"),
+        _stat(f"Hotelling p at HDI_PA {t:g}", b["p"])))
+    return _verdict(claim="thm-4.2/matched-hdi",
+                    statement="Random configurations with the same HDI_PA have the same IMSE",
+                    verdict=FAILS if p_adj < P_3SE else UNDECIDED,
+                    criterion=f"Hotelling's T^2 on the paired contrasts within each HDI bin; the smallest p-value times "
+                              f"{len(bins)} bins against {P_3SE:.4f} (the size of the 3-s.e. rule)",
+                    statistics=stats + (_stat("Bonferroni-adjusted p", p_adj),))
+
+
+def as_stated_record(parts):
+    """Thm 4.2 as stated (the IMSE is a non-increasing function of HDI): fails when any part that tests
+    it fails; undecided otherwise (such a statement cannot be confirmed by finitely many checks)."""
+    failed = [r.claim for r in parts if r.fails]
+    return _verdict(claim="thm-4.2/as-stated",
+                    statement="The MSE of multi-head attention is a non-increasing function of the HDI",
+                    verdict=FAILS if failed else UNDECIDED,
+                    criterion="fails when any of " + ", ".join(r.claim for r in parts) + " fails",
+                    statistics=(_stat("parts that fail", len(failed)),))
+
+
+def attention_record(min_diff: float, se: float, min_z: float):
+    """Sensitivity: plain softmax attention at beta = 1/sqrt(d_k) improves on the training mean at some HDI."""
+    return _verdict(claim="thm-4.2/plain-attention-benefit",
+                    statement="Plain softmax attention (beta = 1/sqrt(d_k)) beats the training mean at some HDI_PA",
+                    verdict=significant_effect(min_diff, se, sign=-1),
+                    criterion="the smallest IMSE(attention) - IMSE(training mean) over the angles: below -3 s.e. holds, "
+                              "above +3 s.e. fails",
+                    statistics=(_stat("smallest difference", min_diff, se), _stat("z", min_z)))
+
+
+# --------------------------------------------------------------------------- parameters and names
+
+from ..infra import params as _P  # noqa: E402  (the declaration below is the module's last part)
+
+#: The data and random-configuration parameters that chapters 04 and 05 share (the same experiment).
+SHARED_PARAMETERS = {
+    "inputs": _P.inputs(),
+    "noise": _P.noise(),
+    "sigma": _P.nonnegative_float(),
+    "n": _P.positive_int(2),
+    "bandwidth": _P.positive_float(),
+    "random_n": _P.positive_int(2),
+    "random_bandwidth": _P.positive_float(),
+    "random_d": _P.positive_int(2),
+    "random_d_k": _P.positive_int(at_most="random_d"),
+    "random_H": _P.positive_int(2),
+}
+
+#: The chapter's papermill parameters (checked by :func:`mhanw.infra.params.check_parameters`).  The
+#: isoclinic families fix their own shapes (pair: d = 4, d_k = 2, H = 2; star: d = 10, d_k = 2, H = 4).
+PARAMETERS = {
+    **_P.STANDARD,
+    "n_jobs": _P.positive_int(),
+    "isotropic_regressions": _P.sequence(_P.regression(dimension=4), length=2),
+    "anisotropic_regression": _P.regression(dimension=4),
+    "random_regression": _P.regression(dimension="random_d"),
+    **SHARED_PARAMETERS,
+    "matched_targets": _P.sequence(_P.probability(open_ends=True)),
+    "matched_configs": _P.positive_int(2),
+    "matched_kernel": _P.choice("gaussian", "attention"),
+}
+CONSTRAINTS = (_P.product_at_most(("random_H", "random_d_k"), "random_d"),)
+
+#: How the figures and tables name the catalogue's regression functions (defined in the chapter's text).
+REGRESSION_LABELS = {
+    "iso_exp": r"$m_{\exp}$", "iso_cos": r"$m_{\cos,1.5}$", "iso_cos6": r"$m_{\cos,1.2}$",
+    "aniso": r"$m_{\mathrm{aniso}}$", "blind": r"$m_{e_1}$",
+}
+
+
+def regression_label(spec) -> str:
+    """The name a figure gives the regression function ``spec``: the text's symbol for a catalogue
+    function, else the formula itself (``m = ...``)."""
+    return REGRESSION_LABELS.get(spec, f"$m = {spec}$" if isinstance(spec, str) else "$m$")
+
+
+def rotation_invariant(model) -> tuple[bool, str]:
+    """Whether a :class:`mhanw.data.DataModel` meets the isotropy conditions of S-weak (m, inputs, noise), and
+    why not."""
+    why = []
+    if not model.regression.isotropic:
+        why.append(f"m = {model.regression.name} is not isotropic")
+    if not model.inputs.rotation_invariant:
+        why.append(f"inputs {model.inputs.spec} are not rotation invariant")
+    if model.noise.law == "heteroscedastic":
+        why.append(f"noise {model.noise.spec} is not rotation invariant")
+    return not why, "; ".join(why)
+
+
+def guard_projection_bias(z_aniso: float) -> None:
+    """Guard of the sentence "the diverse heads turn away from the directions that carry the signal and,
+    averaged, add their projection bias" (chapter and Section 5): it explains a rise of the IMSE with HDI
+    for the anisotropic m, so that rise must be significant (z > 3)."""
+    from ..infra.verdicts import guard
+
+    guard(bool(z_aniso > N_SE), "the IMSE of the anisotropic m rises with HDI (projection bias of the diverse heads)",
+          f"the identical-to-orthogonal z-score is {z_aniso:.1f}, not above {N_SE:g}")
