@@ -26,6 +26,21 @@ PYTHON ?=
 ## PARAMS=scenarios/NAME.toml   run the notebooks under a scenario's parameters (in place; `make scenario` runs one in a copy)
 PARAMS ?=
 export VENV FIDELITY PARAMS
+## SCENARIO=scenarios/NAME.toml   the scenario of `make scenario` (SCENARIO_FIDELITY=quick|paper, default quick)
+## STABILITY_SEEDS="1 2 3 4 5"     the seeds of `make stability`
+SCENARIO ?=
+SCENARIO_FIDELITY ?= quick
+STABILITY_SEEDS ?= 1 2 3 4 5
+SCENARIOS := $(sort $(wildcard scenarios/*.toml))
+.PHONY: scenario scenarios stability
+ifneq ($(filter scenario,$(MAKECMDGOALS)),)
+ifeq ($(strip $(SCENARIO)),)
+$(error make scenario needs SCENARIO=scenarios/NAME.toml (one of: $(or $(SCENARIOS),none yet)))
+endif
+ifeq ($(wildcard $(SCENARIO)),)
+$(error SCENARIO=$(SCENARIO): no such file (scenarios: $(or $(SCENARIOS),none yet)))
+endif
+endif
 
 # Reproducibility: a fixed build date (the paper's announcement day), one BLAS
 # thread per process, caches under build/ instead of $HOME.
@@ -246,19 +261,6 @@ $(VERDICTS): $(CLAIMS) $(PDF) build/timings.json $(README_STAMP)
 # Dask cluster at MHANW_DASK_SCHEDULER when it is set).  Neither is part of
 # `make all` (each scenario costs a quick build); `make all` afterwards puts their
 # results into the paper.
-SCENARIO ?=
-SCENARIO_FIDELITY ?= quick
-STABILITY_SEEDS ?= 1 2 3 4 5
-SCENARIOS := $(sort $(wildcard scenarios/*.toml))
-.PHONY: scenario scenarios stability
-ifneq ($(filter scenario,$(MAKECMDGOALS)),)
-ifeq ($(strip $(SCENARIO)),)
-$(error make scenario needs SCENARIO=scenarios/NAME.toml (one of: $(or $(SCENARIOS),none yet)))
-endif
-ifeq ($(wildcard $(SCENARIO)),)
-$(error SCENARIO=$(SCENARIO): no such file (scenarios: $(or $(SCENARIOS),none yet)))
-endif
-endif
 
 scenario: $(VENV_STAMP) ## run every chapter under SCENARIO=scenarios/NAME.toml into build/scenarios/NAME/
 	@$(SCRIPT_PY) scripts/scenario.py check '$(SCENARIO)' >/dev/null
