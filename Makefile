@@ -259,7 +259,8 @@ $(VERDICTS): $(CLAIMS) $(PDF) build/timings.json $(README_STAMP)
 # `make scenarios` runs every scenarios/*.toml; `make stability` re-runs the
 # chapters at quick fidelity under STABILITY_SEEDS (a chapter's sweeps go to the
 # Dask cluster at MHANW_DASK_SCHEDULER when it is set).  Neither is part of
-# `make all` (each scenario costs a quick build); `make all` afterwards puts their
+# `make all` (each scenario costs a quick build of every chapter: 487 s wall with -j2
+# on a loaded 2-core machine, about 4 min idle); `make all` afterwards puts their
 # results into the paper.
 
 scenario: $(VENV_STAMP) ## run every chapter under SCENARIO=scenarios/NAME.toml into build/scenarios/NAME/
