@@ -23,7 +23,24 @@ endif
 override VENV := $(strip $(VENV))
 ## PYTHON=python3.X   the interpreter that builds VENV (default: python3 if supported, else the newest python3.X)
 PYTHON ?=
-export VENV FIDELITY
+## PARAMS=scenarios/NAME.toml   run the notebooks under a scenario's parameters (in place; `make scenario` runs one in a copy)
+PARAMS ?=
+export VENV FIDELITY PARAMS
+## SCENARIO=scenarios/NAME.toml   the scenario of `make scenario` (SCENARIO_FIDELITY=quick|paper, default quick)
+## STABILITY_SEEDS="1 2 3 4 5"     the seeds of `make stability`
+SCENARIO ?=
+SCENARIO_FIDELITY ?= quick
+STABILITY_SEEDS ?= 1 2 3 4 5
+SCENARIOS := $(sort $(wildcard scenarios/*.toml))
+.PHONY: scenario scenarios stability
+ifneq ($(filter scenario,$(MAKECMDGOALS)),)
+ifeq ($(strip $(SCENARIO)),)
+$(error make scenario needs SCENARIO=scenarios/NAME.toml (one of: $(or $(SCENARIOS),none yet)))
+endif
+ifeq ($(wildcard $(SCENARIO)),)
+$(error SCENARIO=$(SCENARIO): no such file (scenarios: $(or $(SCENARIOS),none yet)))
+endif
+endif
 
 # Reproducibility: a fixed build date (the paper's announcement day), one BLAS
 # thread per process, caches under build/ instead of $HOME.
@@ -60,10 +77,18 @@ VENV_MARKER := $(VENV)/.mhanw-venv
 VENV_INPUTS := pyproject.toml requirements.lock requirements-nodeps.txt
 FIDELITY_STAMP := build/fidelity
 LIBRARY_LIST := build/deps/library.list
+CLAIMS := build/claims.json
+CLAIMS_TEX := paper/generated/claims_table.tex paper/generated/claims_summary.tex
+README_STAMP := build/readme-claims.stamp
+VERDICTS := build/verdicts.txt
+SCENARIO_LEDGERS := $(sort $(wildcard build/scenarios/*/claims.json))
+ROBUSTNESS_TEX := paper/generated/scenarios.tex paper/generated/stability.tex
+# Library code for the scripts that read the ledger (this checkout's src/, whichever checkout the venv came from).
+SCRIPT_PY = PYTHONPATH='$(CURDIR)/src' '$(VENV)/bin/python'
 
 .PHONY: all help notebooks paper test test-fast clean distclean lock tex bench FORCE
 
-all: $(PDF) build/timings.json $(ENV_JSON) ## every figure, every number and the paper PDF (build/paper/main.pdf)
+all: $(PDF) build/timings.json $(ENV_JSON) $(VERDICTS) ## every figure, every number, the claims ledger and the paper PDF (build/paper/main.pdf)
 
 notebooks: $(MACROS) ## execute every notebook (into build/notebooks/), figures and macros only
 
@@ -141,6 +166,11 @@ $(FIDELITY_STAMP):
 build/notebooks/%.ipynb paper/generated/%.tex: notebooks/%.ipynb $(VENV_STAMP) $(FIDELITY_STAMP)
 	@scripts/run_notebook.sh $*
 
+# Under a scenario (PARAMS), every notebook is re-run when the scenario changes.
+ifneq ($(strip $(PARAMS)),)
+$(EXECUTED) $(MACROS): $(PARAMS)
+endif
+
 # The library files each notebook imports: build/deps/NN_slug.d, computed from
 # the code (scripts/nbdeps.py), remade when the notebook, a library file or the
 # set of library files changes.
@@ -176,7 +206,7 @@ tex: ## make sure latexmk, pdflatex and pdftotext are there (installs them as ro
 	@scripts/ensure_tex.sh
 
 # ---- the paper --------------------------------------------------------------
-$(PDF): $(PAPER_SRC) $(MACROS) $(ENV_TEX) $(filter %.pdf,$(FIGURES))
+$(PDF): $(PAPER_SRC) $(MACROS) $(ENV_TEX) $(CLAIMS_TEX) $(ROBUSTNESS_TEX) $(filter %.pdf,$(FIGURES))
 	@scripts/ensure_tex.sh
 	@echo "==> paper: $@"
 	@mkdir -p $(@D)
@@ -191,6 +221,59 @@ $(PDF): $(PAPER_SRC) $(MACROS) $(ENV_TEX) $(filter %.pdf,$(FIGURES))
 build/timings.json: $(MACROS)
 	@'$(VENV)/bin/python' scripts/collect_timings.py build/timings $@
 
+# ---- the claims ledger --------------------------------------------------------
+# Every chapter's verdict records (the `claims` of build/results/NN_slug.json)
+# gathered into build/claims.json, with the paper's table of every record and the
+# generated sentences of the abstract and the summary.  A chapter without records
+# is left out (and named).
+$(CLAIMS) $(CLAIMS_TEX) &: $(MACROS) $(PAPER_SRC) scripts/collect_claims.py scripts/claimslib.py $(VENV_STAMP)
+	@$(SCRIPT_PY) scripts/collect_claims.py
+
+# README.md's claims table, rewritten from the ledger (only when it changed) at
+# FIDELITY=paper; a quick build leaves the committed, paper-fidelity table alone.
+$(README_STAMP): $(CLAIMS) scripts/update_readme_claims.py scripts/claimslib.py
+	@if [ '$(FIDELITY)' = paper ] && [ -z '$(PARAMS)' ]; then $(SCRIPT_PY) scripts/update_readme_claims.py; \
+	 else echo "    README.md: claims table left as committed (FIDELITY=$(FIDELITY)$(if $(PARAMS), PARAMS=$(PARAMS)))"; fi
+	@touch $@
+
+# "Beyond the stated assumptions" (the scenarios' ledgers against the default one)
+# and the stability of every verdict across seeds; each has a fallback sentence
+# until `make scenarios` / `make stability` has run.
+paper/generated/scenarios.tex: $(CLAIMS) $(SCENARIO_LEDGERS) scripts/report_robustness.py scripts/claimslib.py
+	@$(SCRIPT_PY) scripts/report_robustness.py scenarios --out $@ $(SCENARIO_LEDGERS)
+paper/generated/stability.tex: $(CLAIMS) $(wildcard build/stability.json) scripts/report_robustness.py scripts/claimslib.py
+	@$(SCRIPT_PY) scripts/report_robustness.py stability --out $@
+
+# The last step of `make all`: the verdict table on the terminal.
+$(VERDICTS): $(CLAIMS) $(PDF) build/timings.json $(README_STAMP)
+	@echo "==> verdicts (build/claims.json, FIDELITY=$(FIDELITY)):"
+	@$(SCRIPT_PY) -c "import sys; sys.path.insert(0, 'scripts'); import claimslib; \
+	  print(claimslib.text_table(claimslib.load_ledger('$(CLAIMS)')))" | tee $@.tmp
+	@mv -f $@.tmp $@
+
+# ---- scenarios and seeds ------------------------------------------------------
+# `make scenario SCENARIO=scenarios/NAME.toml` runs every chapter under the
+# scenario in a copy of the sources (build/scenarios/NAME/tree, with -j2) and
+# collects its chapters, figures, macros, results, claims.json and paper PDF in
+# build/scenarios/NAME/; then prints the verdicts that differ from build/claims.json.
+# `make scenarios` runs every scenarios/*.toml; `make stability` re-runs the
+# chapters at quick fidelity under STABILITY_SEEDS (a chapter's sweeps go to the
+# Dask cluster at MHANW_DASK_SCHEDULER when it is set).  Neither is part of
+# `make all` (each scenario costs a quick build of every chapter: 487 s wall with -j2
+# on a loaded 2-core machine, about 4 min idle); `make all` afterwards puts their
+# results into the paper.
+
+scenario: $(VENV_STAMP) ## run every chapter under SCENARIO=scenarios/NAME.toml into build/scenarios/NAME/
+	@$(SCRIPT_PY) scripts/scenario.py check '$(SCENARIO)' >/dev/null
+	@$(SCRIPT_PY) scripts/scenario.py run '$(SCENARIO)' --fidelity $(SCENARIO_FIDELITY) --jobs 2 --venv '$(VENV)'
+
+scenarios: $(VENV_STAMP) ## every scenarios/*.toml, one after the other (SCENARIO_FIDELITY=quick)
+	@for f in $(SCENARIOS); do $(SCRIPT_PY) scripts/scenario.py check "$$f" >/dev/null || exit 1; done
+	@for f in $(SCENARIOS); do $(SCRIPT_PY) scripts/scenario.py run "$$f" --fidelity $(SCENARIO_FIDELITY) --jobs 2 --venv '$(VENV)' || exit 1; done
+
+stability: $(VENV_STAMP) ## every chapter at quick fidelity under STABILITY_SEEDS; build/stability.json
+	@$(SCRIPT_PY) scripts/stability.py --seeds $(STABILITY_SEEDS) --jobs 2 --venv '$(VENV)'
+
 # ---- speed ------------------------------------------------------------------
 bench: $(VENV_STAMP) ## benchmark the head evaluation (installs the torch CPU build for comparison)
 	@'$(VENV)/bin/python' -c "import torch" 2>/dev/null || '$(VENV)/bin/python' -m pip install -qq torch==2.13.0
@@ -202,11 +285,12 @@ bench: $(VENV_STAMP) ## benchmark the head evaluation (installs the torch CPU bu
 # `make all` builds it too.  `make lab` opens the chapters in JupyterLab: run by
 # hand they write to build/scratch/, only the pipeline passes the paper's paths.
 BOOK := build/book/index.html
-BOOK_SRC := $(sort $(wildcard book/*.py book/*.md book/_static/*)) README.md $(wildcard build/claims.json)
+BOOK_SRC := $(sort $(wildcard book/*.py book/*.md book/_static/*)) README.md $(CLAIMS) $(README_STAMP)
 LAB_ARGS ?=
 .PHONY: book lab
 
 all: $(BOOK)
+$(VERDICTS): $(BOOK)  # the verdict table comes last
 
 book: $(BOOK) ## the chapters as an offline website: open build/book/index.html
 

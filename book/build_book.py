@@ -91,7 +91,8 @@ def claims_from_json(path: Path) -> list[dict]:
         rows.append({
             "claim": str(rec.get("claim", "")),
             "chapter": str(chapter) if not isinstance(chapter, int) else f"{chapter:02d}",
-            "section": str(rec.get("section", rec.get("paper_section", rec.get("paper section", "")))),
+            "section": str(rec.get("section_number") or rec.get("section", rec.get("paper_section",
+                                                                              rec.get("paper section", "")))),
             "verdict": str(rec.get("verdict", "")),
         })
     return rows

@@ -27,7 +27,8 @@ case $FIDELITY in
   *) echo "*** FIDELITY must be 'quick' or 'paper', got '$FIDELITY'" >&2; exit 2 ;;
 esac
 
-# The parameters this pipeline injects, name and value.
+# The parameters this pipeline injects, name and value (and, under a scenario,
+# the scenario's overrides: see below).
 params=(
   fidelity "$FIDELITY"
   figures_dir "../build/stage/$name/figures"
@@ -52,6 +53,18 @@ fail() { forget; echo "*** notebook $name FAILED: $*" >&2; exit 1; }
 
 "$VENV/bin/python" scripts/check_params.py "$src" "${names[@]}" \
   || fail "the pipeline's parameters do not match the notebook's parameters cell"
+
+# A scenario (PARAMS=scenarios/NAME.toml, set by `make scenario`): the overrides
+# this notebook declares, as one JSON object for papermill -y (scripts/scenario.py
+# checks them against the parameters cell first).
+if [ -n "${PARAMS:-}" ]; then
+  overrides=$("$VENV/bin/python" scripts/scenario.py params "$PARAMS" "$name") \
+    || fail "the scenario $PARAMS does not fit this notebook (the reason is above)"
+  if [ "$overrides" != "{}" ]; then
+    papermill_args+=(-y "$overrides")
+    echo "    $name under $PARAMS: $overrides"
+  fi
+fi
 
 rm -rf "$stage"
 mkdir -p "$stage/figures" figures build/notebooks build/results build/figures build/timings paper/generated

@@ -270,10 +270,12 @@ class Ledger:
 
 
 def load_records(path) -> list[Verdict]:
-    """Read the records a :class:`Ledger` wrote."""
+    """Read the records a :class:`Ledger` wrote, or the ``claims`` of a chapter's results JSON."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if isinstance(data, dict) and "claims" in data:
+        data = data["claims"]
     if not isinstance(data, list):
-        raise ValueError(f"path: {path} does not hold a list of verdict records")
+        raise ValueError(f"path: {path} holds neither a list of verdict records nor results with 'claims'")
     return [Verdict.from_dict(d) for d in data]
 
 

@@ -1,0 +1,575 @@
+"""The claims ledger: every chapter's verdict records, and the texts made from them.
+
+Each chapter stores its verdict records (``mhanw.infra.verdicts.Verdict.to_dict``)
+under the key ``claims`` of its results, ``build/results/NN_slug.json``.  This
+module gathers them (through ``mhanw.infra.verdicts.gather``, which validates
+every record and refuses a claim id that two records share) and renders them:
+
+- :func:`latex_table` -- the table of every record for the paper;
+- :func:`latex_summary` -- macros with generated sentences for the abstract and
+  the summary (each verdict said once, counts in words);
+- :func:`markdown_table` -- the README's claims table;
+- :func:`text_table` -- the verdict table printed at the end of ``make all``;
+- :func:`differences` -- the verdicts of two ledgers that differ.
+
+Scripts import it from ``scripts/`` (``collect_claims.py``,
+``update_readme_claims.py``, ``run_scenario.py``); the tests import it too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Iterable
+
+from mhanw.infra import prose
+from mhanw.infra.texout import format_number, write_atomic
+from mhanw.infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, VOCABULARY, Statistic,
+                                  Verdict, gather, statistic_text)
+
+README_BEGIN = "<!-- claims:begin -->"
+README_END = "<!-- claims:end -->"
+README_HEADER = "| claim of the paper | statement | notebook | paper section | verdict |"
+
+# --------------------------------------------------------------------------- collection
+
+
+def chapters_with_claims(results_dir) -> tuple[list[Path], list[str]]:
+    """The results files that hold a ``claims`` list, and the chapters that have none (yet)."""
+    with_claims, without = [], []
+    for path in sorted(Path(results_dir).glob("[0-9][0-9]_*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not JSON ({exc})") from exc
+        if isinstance(data, dict) and isinstance(data.get("claims"), list) and data["claims"]:
+            with_claims.append(path)
+        else:
+            without.append(path.stem)
+    return with_claims, without
+
+
+def collect(results_dir) -> tuple[list[dict], list[str], list[str]]:
+    """``(records, contributing chapters, chapters without records)`` of a results folder.
+
+    The records are validated and ordered by ``mhanw.infra.verdicts.gather``.
+    """
+    paths, without = chapters_with_claims(results_dir)
+    records = gather(paths)
+    chapters = []
+    for r in records:
+        if r["chapter"] not in chapters:
+            chapters.append(r["chapter"])
+    return records, chapters, without
+
+
+def section_numbers(paper_dir) -> dict[str, str]:
+    """``{label: section number}`` for every ``\\label`` of a ``\\section`` of the paper.
+
+    Follows ``\\input{sections/...}`` of ``main.tex`` in order and counts the
+    ``\\section`` commands (not ``\\section*``), as LaTeX numbers them.
+    """
+    paper_dir = Path(paper_dir)
+    main = paper_dir / "main.tex"
+    if not main.is_file():
+        return {}
+    numbers: dict[str, str] = {}
+    count = 0
+    text = _strip_comments(main.read_text(encoding="utf-8"))
+    for m in re.finditer(r"\\input\{([^}]+)\}", text):
+        f = paper_dir / m.group(1)
+        if f.suffix != ".tex":
+            f = f.with_suffix(".tex")
+        if not f.is_file():
+            continue
+        body = _strip_comments(f.read_text(encoding="utf-8"))
+        for tok in re.finditer(r"\\section(\*?)\{|\\label\{([^}]+)\}", body):
+            if tok.group(2) is None:
+                if not tok.group(1):
+                    count += 1
+            elif count:
+                numbers.setdefault(tok.group(2), str(count))
+    return numbers
+
+
+def _strip_comments(tex: str) -> str:
+    return re.sub(r"(?<!\\)%.*", "", tex)
+
+
+def with_section_numbers(records: list[dict], numbers: dict[str, str]) -> list[dict]:
+    """The records with ``section_number`` added where the section label is known."""
+    out = []
+    for r in records:
+        r = dict(r)
+        sec = r.get("section", "")
+        r["section_number"] = numbers.get(sec, sec if re.fullmatch(r"\d+", sec or "") else "")
+        out.append(r)
+    return out
+
+
+def load_ledger(path) -> list[dict]:
+    """The records of a ``claims.json`` (validated)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a list of verdict records")
+    for d in data:
+        Verdict.from_dict(d)
+    return data
+
+
+def write_json(path, data) -> Path:
+    return write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+
+
+# --------------------------------------------------------------------------- names
+
+
+_GROUP_NAMES = {"thm": "Theorem", "lemma": "Lemma", "prop": "Proposition", "cor": "Corollary",
+                "def": "Definition", "eq": "Equation"}
+
+
+def group_of(claim: str) -> str:
+    """The claim a record belongs to: the part of its id before the first ``/``."""
+    return claim.split("/", 1)[0]
+
+
+def group_name(group: str) -> str:
+    """``thm-4.2`` -> ``Theorem 4.2``; ``hdi-definition`` -> ``hdi definition``."""
+    m = re.fullmatch(r"([a-z]+)-(\d+(?:\.\d+)*)", group)
+    if m and m.group(1) in _GROUP_NAMES:
+        return f"{_GROUP_NAMES[m.group(1)]} {m.group(2)}"
+    return group.replace("-", " ")
+
+
+def part_name(claim: str) -> str:
+    """``thm-6.1/printed-law/some-model`` -> ``printed law, some model``; the whole claim -> ``as a whole``."""
+    parts = claim.split("/")[1:]
+    return ", ".join(p.replace("-", " ") for p in parts) if parts else "as a whole"
+
+
+_VERBS = {  # (one, several)
+    HOLDS: ("holds", "hold"),
+    HOLDS_UNDER: ("holds under the stated conditions", "hold under the stated conditions"),
+    FAILS: ("fails as stated", "fail as stated"),
+    UNDECIDED: ("is undecided at this size", "are undecided at this size"),
+    NOT_CHECKABLE: ("is not checkable", "are not checkable"),
+}
+
+
+def counts(records: Iterable[dict]) -> dict[str, int]:
+    """Number of records per verdict, in the order of the vocabulary (absent verdicts left out)."""
+    c = {v: 0 for v in VOCABULARY}
+    for r in records:
+        c[r["verdict"]] += 1
+    return {v: k for v, k in c.items() if k}
+
+
+def counts_phrase(records: list[dict], noun: str = "parts") -> str:
+    """"all four parts hold" / "two of five parts hold, three fail as stated" (each verdict once)."""
+    c = counts(records)
+    n = sum(c.values())
+    if n == 0:
+        raise ValueError("records: expected at least one record")
+    out = []
+    for i, (v, k) in enumerate(c.items()):
+        verb = _VERBS[v][0 if k == 1 else 1]
+        if i == 0:
+            head = prose.count_of(k, n, noun if n > 1 else noun.rstrip("s"))
+            if n == 1:
+                head = f"its one {noun.rstrip('s')}" if noun else "it"
+            out.append(f"{head} {verb}")
+        else:
+            out.append(f"{prose.number_word(k)} {verb}")
+    return prose.join_list(out)
+
+
+def overall_sentence(records: list[dict]) -> str:
+    """"Of the 52 statements checked, 20 hold, 18 fail as stated and ..." (each verdict once)."""
+    c = counts(records)
+    n = sum(c.values())
+    if n == 0:
+        raise ValueError("records: expected at least one record")
+    if len(c) == 1:
+        v, = c
+        return f"{_capital(prose.count_of(n, n, 'statements checked' if n > 1 else 'statement checked'))} " \
+               f"{_VERBS[v][0 if n == 1 else 1]}"
+    parts = [f"{prose.number_word(k)} {_VERBS[v][0 if k == 1 else 1]}" for v, k in c.items()]
+    return f"Of the {prose.number_word(n)} statements checked, {prose.join_list(parts)}"
+
+
+def grouped(records: list[dict]) -> dict[str, list[dict]]:
+    g: dict[str, list[dict]] = {}
+    for r in records:
+        g.setdefault(group_of(r["claim"]), []).append(r)
+    return g
+
+
+def by_verdict_sentence(records: list[dict]) -> str:
+    """Each verdict once, with the claims (and their parts) that received it."""
+    pairs = []
+    for v in VOCABULARY:
+        per_group: dict[str, list[str]] = {}
+        for r in records:
+            if r["verdict"] == v:
+                per_group.setdefault(group_of(r["claim"]), []).append(part_name(r["claim"]))
+        for g, parts in per_group.items():
+            pairs.append((f"{group_name(g)} ({prose.join_list(parts)})", v))
+    return prose.group_by_verdict(pairs) if pairs else ""
+
+
+# --------------------------------------------------------------------------- LaTeX
+
+
+_TEX_CHARS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+              "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+              "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+_TEX_UNICODE = {
+    "±": r"$\pm$", "≤": r"$\le$", "≥": r"$\ge$", "≈": r"$\approx$", "≠": r"$\ne$", "×": r"$\times$",
+    "·": r"$\cdot$", "√": r"$\surd$", "∞": r"$\infty$", "→": r"$\to$", "−": "-", "–": "--", "—": "---",
+    "…": r"\ldots{}", "’": "'", "‘": "`", "“": "``", "”": "''", "∝": r"$\propto$", "≍": r"$\asymp$",
+    "∑": r"$\sum$", "⊥": r"$\perp$", "‖": r"$\|$", "°": r"$^\circ$", "²": r"$^2$", "³": r"$^3$",
+    "ρ̄": r"$\bar\rho$", "\u0304": "", "é": r"\'e", "è": r"\`e", "ü": r"\"u", "ö": r"\"o", "ä": r"\"a",
+    "ℓ": r"$\ell$", "∈": r"$\in$", "⟨": r"$\langle$", "⟩": r"$\rangle$", "∗": "*", "ε": r"$\varepsilon$",
+}
+_GREEK = {"α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ζ": "zeta", "η": "eta", "θ": "theta",
+          "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi", "π": "pi", "ρ": "rho", "σ": "sigma",
+          "τ": "tau", "φ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega", "Γ": "Gamma", "Δ": "Delta",
+          "Θ": "Theta", "Λ": "Lambda", "Σ": "Sigma", "Φ": "Phi", "Ω": "Omega"}
+
+
+def tex_escape(text: str) -> str:
+    """Plain text (as the records hold it, Unicode included) as LaTeX text for pdflatex."""
+    out = []
+    i = 0
+    while i < len(text):
+        two = text[i:i + 2]
+        if two in _TEX_UNICODE:
+            out.append(_TEX_UNICODE[two])
+            i += 2
+            continue
+        ch = text[i]
+        if ch in _TEX_CHARS:
+            out.append(_TEX_CHARS[ch])
+        elif ch in _TEX_UNICODE:
+            out.append(_TEX_UNICODE[ch])
+        elif ch in _GREEK:
+            out.append(f"$\\{_GREEK[ch]}$")
+        elif ord(ch) < 128:
+            out.append(ch)
+        else:
+            out.append("?")
+        i += 1
+    return "".join(out).replace("$$", "")
+
+
+def claim_tex(claim: str) -> str:
+    """A claim id in typewriter type that may break after ``/`` and ``-`` (narrow columns)."""
+    return "\\texttt{" + re.sub(r"([/-])", r"\1\\allowbreak{}", tex_escape(claim)) + "}"
+
+
+def _statistics(r: dict) -> list[Statistic]:
+    return [Statistic(s["name"], math.nan if s["value"] is None else s["value"],
+                      math.nan if s.get("se") is None else s["se"], s.get("unit", ""))
+            for s in r.get("statistics", ())]
+
+
+def deciding_statistic(r: dict) -> str:
+    """The first statistic as ``name = value ± se unit`` (plain text), or an empty string."""
+    stats = _statistics(r)
+    return statistic_text(stats[0]) + (f" (+{len(stats) - 1} more)" if len(stats) > 1 else "") if stats else ""
+
+
+def detectable_text(r: dict) -> str:
+    d = r.get("detectable")
+    return "" if d is None or not math.isfinite(d) else f"${format_number(d, 2)}$"
+
+
+def verdict_text(r: dict) -> str:
+    return r["verdict"] + (f" ({r['conditions']})" if r.get("conditions") else "")
+
+
+def _section_ref(r: dict) -> str:
+    sec = r.get("section", "")
+    if re.fullmatch(r"[A-Za-z]+:[A-Za-z0-9:.-]+", sec or ""):
+        return f"\\ref{{{sec}}}"
+    return tex_escape(sec or "")
+
+
+def latex_table(records: list[dict]) -> str:
+    """Every record as a row of a long table (claim, statement, verdict, statistic, detectable, section)."""
+    head = ("% Generated by scripts/collect_claims.py from build/claims.json; do not edit.\n")
+    if not records:
+        return head + ("\\paragraph{Claims ledger.} No chapter has recorded its verdicts yet "
+                       "(\\texttt{build/claims.json} is empty), so no table of verdicts can be printed.\n")
+    rows = []
+    for r in records:
+        rows.append(" & ".join([
+            claim_tex(r["claim"]),
+            tex_escape(r["statement"]),
+            f"\\emph{{{tex_escape(verdict_text(r))}}}",
+            tex_escape(deciding_statistic(r)),
+            detectable_text(r),
+            _section_ref(r),
+        ]) + " \\\\")
+    return head + "\n".join([
+        "{\\footnotesize",
+        "\\setlength{\\tabcolsep}{3pt}",
+        "\\begin{longtable}{@{}>{\\raggedright\\arraybackslash}p{0.15\\linewidth}"
+        ">{\\raggedright\\arraybackslash}p{0.30\\linewidth}>{\\raggedright\\arraybackslash}p{0.13\\linewidth}"
+        ">{\\raggedright\\arraybackslash}p{0.24\\linewidth}>{\\raggedright\\arraybackslash}p{0.07\\linewidth}r@{}}",
+        "\\caption{Every verdict of the companion, one row per record of the claims ledger "
+        "(\\texttt{build/claims.json}): the statement checked, its verdict, the deciding statistic "
+        "$\\pm$ its standard error, and, where a claim holds because no violation was detected, the "
+        "smallest violation the run could have detected.}\\label{tab:claims}\\\\",
+        "\\toprule",
+        "claim & statement & verdict & deciding statistic & detect. & sec. \\\\",
+        "\\midrule\\endfirsthead",
+        "\\toprule claim & statement & verdict & deciding statistic & detect. & sec. \\\\ \\midrule\\endhead",
+        "\\bottomrule\\endlastfoot",
+        *rows,
+        "\\end{longtable}}",
+        "",
+    ])
+
+
+def _csdef(prefix: str, key: str, value: str) -> str:
+    return f"\\expandafter\\def\\csname {prefix}@{key}\\endcsname{{{value}}}"
+
+
+def latex_summary(records: list[dict]) -> str:
+    """Macros with generated sentences, for the abstract and the summary.
+
+    - ``\\ClaimsTotal``: the number of records; ``\\ClaimsOverall``: "of the N
+      statements checked, K hold, ..." (each verdict once);
+    - ``\\ClaimsByVerdict``: each verdict once with the claims and parts that received it;
+    - ``\\ClaimsOf{thm-4.2}``: that claim's parts counted by verdict ("two of five parts hold, ...");
+    - ``\\ClaimVerdict{thm-2.1/identity}``: one record's verdict.
+
+    A claim id without a record prints a bold "(not recorded)" and a LaTeX warning,
+    never a verdict.
+    """
+    lines = ["% Generated by scripts/collect_claims.py from build/claims.json; do not edit.",
+             "\\makeatletter",
+             "\\newcommand{\\mhanw@missing}[1]{\\textbf{(#1: not recorded)}"
+             "\\PackageWarning{mhanw}{no verdict record for claim #1}}",
+             "\\newcommand{\\ClaimVerdict}[1]{\\ifcsname mhanw@verdict@#1\\endcsname"
+             "\\csname mhanw@verdict@#1\\endcsname\\else\\mhanw@missing{#1}\\fi}",
+             "\\newcommand{\\ClaimsOf}[1]{\\ifcsname mhanw@group@#1\\endcsname"
+             "\\csname mhanw@group@#1\\endcsname\\else\\mhanw@missing{#1}\\fi}"]
+    if records:
+        n = len(records)
+        overall = overall_sentence(records)
+        lines.append(f"\\newcommand{{\\ClaimsTotal}}{{{n}}}")
+        lines.append(f"\\newcommand{{\\ClaimsOverall}}{{{tex_escape(overall)}}}")
+        lines.append(f"\\newcommand{{\\ClaimsByVerdict}}{{{tex_escape(by_verdict_sentence(records))}}}")
+        for r in records:
+            lines.append(_csdef("mhanw@verdict", r["claim"], tex_escape(verdict_text(r))))
+        for g, rs in grouped(records).items():
+            lines.append(_csdef("mhanw@group", g, tex_escape(counts_phrase(rs))))
+        groups = [f"{group_name(g)}: {counts_phrase(rs)}" for g, rs in grouped(records).items()]
+        lines.append(f"\\newcommand{{\\ClaimsByClaim}}{{{tex_escape('; '.join(groups))}}}")
+    else:
+        none = "no chapter has recorded its verdicts yet"
+        lines += ["\\newcommand{\\ClaimsTotal}{0}",
+                  f"\\newcommand{{\\ClaimsOverall}}{{{_capital(none)}}}",
+                  f"\\newcommand{{\\ClaimsByVerdict}}{{{none}}}",
+                  f"\\newcommand{{\\ClaimsByClaim}}{{{none}}}"]
+    lines += ["\\makeatother", ""]
+    return "\n".join(lines)
+
+
+def _capital(s: str) -> str:
+    return s[:1].upper() + s[1:]
+
+
+# --------------------------------------------------------------------------- Markdown and terminal
+
+
+def _md(text: str) -> str:
+    """Text for a table cell: a vertical bar becomes U+2223 (readers split rows on "|")."""
+    return str(text).replace("|", "\u2223").replace("\n", " ")
+
+
+def markdown_table(records: list[dict]) -> str:
+    """The README's claims table (between :data:`README_BEGIN` and :data:`README_END`)."""
+    lines = [README_BEGIN,
+             "<!-- generated from build/claims.json by scripts/update_readme_claims.py (make all); do not edit -->",
+             ""]
+    if not records:
+        lines += ["No chapter has recorded its verdicts yet: run `make all`.", "", README_END]
+        return "\n".join(lines)
+    lines += [README_HEADER, "|---|---|---|---|---|"]
+    for r in records:
+        stat = deciding_statistic(r)
+        lines.append("| " + " | ".join([
+            f"`{r['claim']}`",
+            _md(r["statement"]) + (f" ({_md(stat)})" if stat else ""),
+            f"`{r['chapter']}`",
+            _md(r.get("section_number") or r.get("section", "")),
+            _md(verdict_text(r)),
+        ]) + " |")
+    lines += ["", README_END]
+    return "\n".join(lines)
+
+
+def readme_table_claims(readme_text: str) -> list[str]:
+    """The claim ids listed between the README's markers (``ValueError`` if the block is malformed)."""
+    if readme_text.count(README_BEGIN) != 1 or readme_text.count(README_END) != 1:
+        raise ValueError(f"README: expected exactly one {README_BEGIN} ... {README_END} block")
+    block = readme_text.split(README_BEGIN, 1)[1].split(README_END, 1)[0]
+    rows = [ln for ln in block.splitlines() if ln.startswith("|")]
+    if not rows:
+        return []
+    if rows[0] != README_HEADER or not re.fullmatch(r"\|(---\|)+", rows[1]):
+        raise ValueError("README: the claims block does not start with the generated header")
+    ids = []
+    for ln in rows[2:]:
+        m = re.match(r"\| `([^`]+)` \|", ln)
+        if not m or ln.count("|") != 6:
+            raise ValueError(f"README: malformed row in the claims block: {ln}")
+        ids.append(m.group(1))
+    return ids
+
+
+def replace_readme_block(readme_text: str, table: str) -> str:
+    """The README with its claims block replaced by ``table`` (which carries the markers)."""
+    if readme_text.count(README_BEGIN) != 1 or readme_text.count(README_END) != 1:
+        raise ValueError(f"README: expected exactly one {README_BEGIN} ... {README_END} block")
+    before, rest = readme_text.split(README_BEGIN, 1)
+    after = rest.split(README_END, 1)[1]
+    return before + table + after
+
+
+def text_table(records: list[dict], width: int = 44) -> str:
+    """The verdicts as a fixed-width table for the terminal."""
+    if not records:
+        return "    (no verdict records)"
+    w = min(max(len(r["claim"]) for r in records), width)
+    out = [f"    {'claim':<{w}}  verdict"]
+    for r in records:
+        out.append(f"    {r['claim']:<{w}}  {verdict_text(r)}")
+    c = counts(records)
+    out.append("    " + ", ".join(f"{k} {v}" for v, k in c.items()))
+    return "\n".join(out)
+
+
+def differences(default: list[dict], other: list[dict]) -> list[tuple[str, str | None, str | None]]:
+    """``(claim, default verdict, other verdict)`` for every claim whose verdict differs (or is in one only)."""
+    a = {r["claim"]: r["verdict"] for r in default}
+    b = {r["claim"]: r["verdict"] for r in other}
+    out = []
+    for claim in list(a) + [c for c in b if c not in a]:
+        if a.get(claim) != b.get(claim):
+            out.append((claim, a.get(claim), b.get(claim)))
+    return out
+
+
+# --------------------------------------------------------------------------- scenarios and seeds
+
+
+def _first_stat_tex(r: dict | None) -> str:
+    if not r:
+        return "(no record)"
+    stat = deciding_statistic(r)
+    return f"\\emph{{{tex_escape(verdict_text(r))}}}" + (f" ({tex_escape(stat)})" if stat else "")
+
+
+def scenarios_latex(default: list[dict], scenarios: list[tuple[str, str, str, list[dict]]]) -> str:
+    """The section "Beyond the stated assumptions" from the scenarios' ledgers.
+
+    ``scenarios``: ``(name, description, parameters in words, records)``.  For each
+    scenario: how many of the default run's claims keep their verdict (each verdict
+    once) and a table of those that change, with their deciding statistics.
+    """
+    head = ["% Generated by scripts/report_robustness.py from build/claims.json and "
+            "build/scenarios/*/claims.json; do not edit.",
+            "\\section{Beyond the stated assumptions}", "\\label{sec:scenarios}", ""]
+    if not scenarios:
+        return "\n".join(head + [
+            "Every chapter exposes its modelling assumptions (input distribution, noise, regression "
+            "function, sizes) as parameters, and a scenario file (\\texttt{scenarios/NAME.toml}) changes "
+            "them for every chapter at once. No scenario has been run for this build; "
+            "\\texttt{make scenarios} runs them, and a later \\texttt{make all} reports here which verdicts "
+            "keep their value and which change.", ""])
+    by_claim = {r["claim"]: r for r in default}
+    out = head + ["Each scenario below re-runs every chapter with changed modelling assumptions "
+                  "(\\texttt{scenarios/NAME.toml}) and compares its ledger with the default run's.", ""]
+    for name, description, params, records in scenarios:
+        mine = {r["claim"]: r for r in records}
+        common = [c for c in by_claim if c in mine]
+        same = [mine[c] for c in common if mine[c]["verdict"] == by_claim[c]["verdict"]]
+        changed = [c for c in common if mine[c]["verdict"] != by_claim[c]["verdict"]]
+        title = tex_escape(description or name)
+        out.append(f"\\paragraph{{{title} (\\texttt{{{tex_escape(name)}}}).}}")
+        if params:
+            out.append(f"Parameters: {tex_escape(params)}.")
+        if not common:
+            out += ["Its ledger shares no claim with the default run.", ""]
+            continue
+        kept = prose.count_of(len(same), len(common), "claims")
+        out.append(f"{_capital(kept)} checked in both runs keep their verdict"
+                   + (f" ({tex_escape(by_verdict_sentence(same))})" if same and len(same) < len(common) else "")
+                   + ".")
+        if changed:
+            out.append(f"{_capital(prose.count_of(len(changed), len(common), 'claims'))} change:")
+            out.append("{\\footnotesize\\begin{longtable}{@{}>{\\raggedright\\arraybackslash}p{0.22\\linewidth}"
+                       ">{\\raggedright\\arraybackslash}p{0.36\\linewidth}>{\\raggedright\\arraybackslash}"
+                       "p{0.36\\linewidth}@{}}")
+            out.append("\\toprule claim & default run & this scenario \\\\ \\midrule\\endhead")
+            out.append("\\bottomrule\\endlastfoot")
+            for c in changed:
+                out.append(f"{claim_tex(c)} & {_first_stat_tex(by_claim[c])} & "
+                           f"{_first_stat_tex(mine[c])} \\\\")
+            out.append("\\end{longtable}}")
+        only = [c for c in mine if c not in by_claim]
+        if only:
+            out.append(f"Recorded only under this scenario: {tex_escape(prose.join_list(only))}.")
+        out.append("")
+    return "\n".join(out)
+
+
+def stability(default: list[dict], runs: dict[str, list[dict]]) -> dict:
+    """Claim by claim, how often the verdicts of other seeds equal (or are compatible with) the default's."""
+    from mhanw.infra.verdicts import compatible
+
+    rows = []
+    for r in default:
+        verdicts = {seed: next((x["verdict"] for x in recs if x["claim"] == r["claim"]), None)
+                    for seed, recs in runs.items()}
+        present = [v for v in verdicts.values() if v is not None]
+        rows.append({"claim": r["claim"], "default": r["verdict"], "seeds": verdicts,
+                     "runs": len(present), "equal": sum(v == r["verdict"] for v in present),
+                     "compatible": sum(compatible(r["verdict"], v) for v in present)})
+    return {"seeds": list(runs), "claims": rows}
+
+
+def stability_latex(stab: dict | None) -> str:
+    head = ["% Generated by scripts/report_robustness.py from build/stability.json; do not edit.",
+            "\\subsection{Stability across seeds}", "\\label{sec:stability}", ""]
+    if not stab or not stab.get("claims"):
+        return "\n".join(head + [
+            "Each verdict above comes from one seeded run. \\texttt{make stability} re-runs every chapter at "
+            "quick fidelity under five other seeds and reports here, claim by claim, how often the verdict "
+            "equals the default run's; it has not been run for this build.", ""])
+    rows = stab["claims"]
+    n_seeds = len(stab["seeds"])
+    all_equal = [r for r in rows if r["runs"] and r["equal"] == r["runs"]]
+    out = head + [
+        f"Every chapter was re-run at quick fidelity under {prose.number_word(n_seeds)} other seeds "
+        f"({tex_escape(prose.join_list(stab['seeds']))}). "
+        f"{_capital(prose.count_of(len(all_equal), len(rows), 'claims'))} receive the default verdict under "
+        "every seed; Table~\\ref{tab:stability} lists each claim (``compatible'' counts a seed whose verdict "
+        "equals the default's or is \\emph{undecided at this size}, the smaller runs' honest answer).", "",
+        "{\\footnotesize\\begin{longtable}{@{}>{\\raggedright\\arraybackslash}p{0.34\\linewidth}"
+        ">{\\raggedright\\arraybackslash}p{0.3\\linewidth}rr@{}}",
+        "\\caption{Verdicts under other seeds (quick fidelity) against the default run.}\\label{tab:stability}\\\\",
+        "\\toprule claim & default verdict & equal & compatible \\\\ \\midrule\\endfirsthead",
+        "\\toprule claim & default verdict & equal & compatible \\\\ \\midrule\\endhead",
+        "\\bottomrule\\endlastfoot"]
+    for r in rows:
+        out.append(f"{claim_tex(r['claim'])} & {tex_escape(r['default'])} & "
+                   f"{r['equal']}/{r['runs']} & {r['compatible']}/{r['runs']} \\\\")
+    out += ["\\end{longtable}}", ""]
+    return "\n".join(out)

@@ -1,0 +1,266 @@
+"""The claims ledger and what is made from it; scenarios and seeds.
+
+Fast tests run the collection and every generator on synthetic ledgers (a
+chapter without records, a duplicated id, LaTeX specials, an empty ledger), the
+scenario checks (a parameter a chapter lacks, reserved names, `make -n scenario`
+without SCENARIO) and the stability count.  Slow ones reuse the pipeline test's
+quick build (``builds``): a scenario equal to the defaults gives the default
+numbers and verdicts (one cheap chapter), and the README's table lists every
+claim of the quick ledger.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+
+import pytest
+
+from nbtools import NOTEBOOKS, ROOT, VENV, fresh_copy, make
+
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import claimslib  # noqa: E402
+import scenario  # noqa: E402
+from mhanw.infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Ledger, Statistic,  # noqa: E402
+                                  Verdict)
+
+
+def _ledger(chapter, *records):
+    led = Ledger(chapter)
+    for r in records:
+        led.add(r)
+    return led.to_list()
+
+
+def _v(claim, verdict, **kw):
+    kw.setdefault("statement", f"statement of {claim}")
+    kw.setdefault("criterion", "a criterion")
+    if verdict == HOLDS_UNDER:
+        kw.setdefault("conditions", "isotropic m")
+    return Verdict(claim=claim, verdict=verdict, **kw)
+
+
+@pytest.fixture
+def results(tmp_path):
+    d = tmp_path / "results"
+    d.mkdir()
+    (d / "01_a.json").write_text(json.dumps({"fidelity": "quick", "claims": _ledger(
+        "01_a",
+        _v("thm-2.1/identity", HOLDS, statistics=(Statistic("largest |diff|", 1e-16),), detectable=1e-12,
+           section="sec:thm21", statement="attention = NW with exp(q.k/sqrt(d_k)) & 50% ± κ"),
+        _v("thm-2.1/literal-bandwidth", FAILS, statistics=(Statistic("diff", 0.5, 0.01, "%"),),
+           section="sec:thm21"))}))
+    (d / "02_b.json").write_text(json.dumps({"fidelity": "quick"}))  # no records yet
+    (d / "03_c.json").write_text(json.dumps({"claims": _ledger(
+        "03_c", _v("lemma-4.1/first-order", HOLDS_UNDER, section="sec:lemma41"),
+        _v("lemma-4.1/closed-form", UNDECIDED, section="sec:lemma41"))}))
+    return d
+
+
+def test_collect_gathers_records_in_chapter_order_and_names_chapters_without_records(results):
+    records, chapters, without = claimslib.collect(results)
+    assert [r["claim"] for r in records] == ["thm-2.1/identity", "thm-2.1/literal-bandwidth",
+                                             "lemma-4.1/first-order", "lemma-4.1/closed-form"]
+    assert chapters == ["01_a", "03_c"] and without == ["02_b"]
+    assert {"claim", "chapter", "verdict", "section", "statement", "statistics", "detectable"} <= set(records[0])
+
+
+def test_collect_refuses_a_claim_id_in_two_chapters(results):
+    (results / "04_d.json").write_text(json.dumps({"claims": _ledger("04_d", _v("thm-2.1/identity", HOLDS))}))
+    with pytest.raises(ValueError, match="thm-2.1/identity"):
+        claimslib.collect(results)
+
+
+def test_collect_script_writes_ledger_and_tex_and_prints_contributors(results, tmp_path):
+    out = subprocess.run([sys.executable, "scripts/collect_claims.py", "--results", str(results),
+                          "--out", str(tmp_path / "claims.json"), "--generated", str(tmp_path / "gen"), "--print"],
+                         cwd=ROOT, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""})
+    assert out.returncode == 0, out.stderr
+    assert "from 01_a, 03_c; no records yet from 02_b" in out.stdout
+    assert "thm-2.1/literal-bandwidth" in out.stdout and "fails as stated" in out.stdout
+    ledger = json.loads((tmp_path / "claims.json").read_text())
+    assert [r["section_number"] for r in ledger] == ["2", "2", "4", "4"]  # from the paper's labels
+    assert (tmp_path / "gen" / "claims_table.tex").is_file() and (tmp_path / "gen" / "claims_summary.tex").is_file()
+
+
+def test_empty_results_give_a_fallback_not_an_error(tmp_path):
+    records, chapters, without = claimslib.collect(tmp_path)
+    assert records == [] and chapters == []
+    assert "No chapter has recorded" in claimslib.latex_table([])
+    assert "\\ClaimsOverall" in claimslib.latex_summary([])
+    assert "run `make all`" in claimslib.markdown_table([])
+
+
+def test_latex_table_escapes_and_prints_statistic_and_detectable(results):
+    records, _, _ = claimslib.collect(results)
+    tex = claimslib.latex_table(records)
+    assert "\\&" in tex and "50\\%" in tex and "$\\kappa$" in tex and "d\\_k" in tex
+    assert "diff = 0.500 ± 0.010 \\%".replace("±", "$\\pm$") in tex
+    assert "$10^{-12}$" in tex and "\\ref{sec:thm21}" in tex
+    assert "holds under the stated conditions (isotropic m)" in tex
+    assert all(ord(c) < 128 for c in tex), "pdflatex gets ASCII only"
+
+
+def test_summary_says_each_verdict_once_and_counts_in_words(results):
+    records, _, _ = claimslib.collect(results)
+    tex = claimslib.latex_summary(records)
+    assert ("Of the four statements checked, one holds, one holds under the stated conditions, "
+            "one fails as stated and one is undecided at this size") in tex
+    by_verdict = claimslib.by_verdict_sentence(records)
+    for v in (HOLDS, FAILS, UNDECIDED):
+        assert (by_verdict + ";").count(f": {v};") == 1
+    assert "fails as stated; fails as stated" not in tex
+    assert claimslib.counts_phrase([{"verdict": HOLDS}] * 4) == "all four parts hold"
+    assert claimslib.counts_phrase([{"verdict": HOLDS}, {"verdict": FAILS}, {"verdict": FAILS}]) == \
+        "one of three parts holds and two fail as stated"
+
+
+def test_readme_table_generation_round_trip(results):
+    records, _, _ = claimslib.collect(results)
+    records = claimslib.with_section_numbers(records, claimslib.section_numbers(ROOT / "paper"))
+    table = claimslib.markdown_table(records)
+    text = claimslib.replace_readme_block((ROOT / "README.md").read_text(), table)
+    assert claimslib.readme_table_claims(text) == [r["claim"] for r in records]
+    assert "| `thm-2.1/identity` |" in table and "\u2223diff\u2223" in table
+    assert claimslib.replace_readme_block(text, table) == text  # idempotent
+
+
+def test_committed_readme_block_is_well_formed():
+    claimslib.readme_table_claims((ROOT / "README.md").read_text())  # raises when malformed
+    with pytest.raises(ValueError, match="exactly one"):
+        claimslib.readme_table_claims("no markers")
+
+
+def test_update_readme_rewrites_only_on_change(results, tmp_path):
+    records, _, _ = claimslib.collect(results)
+    claimslib.write_json(tmp_path / "claims.json", records)
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{claimslib.README_BEGIN}\nold\n{claimslib.README_END}\n\nafter\n")
+    cmd = [sys.executable, "scripts/update_readme_claims.py", "--ledger", str(tmp_path / "claims.json"),
+           "--readme", str(readme)]
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": ""}
+    assert subprocess.run(cmd + ["--check"], cwd=ROOT, env=env).returncode == 1
+    assert subprocess.run(cmd, cwd=ROOT, env=env).returncode == 0
+    text = readme.read_text()
+    assert text.startswith("# x\n\n") and text.endswith("\n\nafter\n") and "`lemma-4.1/closed-form`" in text
+    mtime = readme.stat().st_mtime_ns
+    assert subprocess.run(cmd, cwd=ROOT, env=env).returncode == 0
+    assert readme.stat().st_mtime_ns == mtime
+
+
+def test_differences_and_stability(results):
+    records, _, _ = claimslib.collect(results)
+    other = [dict(r) for r in records]
+    other[1]["verdict"] = UNDECIDED
+    other = other[:3]
+    assert claimslib.differences(records, other) == [("thm-2.1/literal-bandwidth", FAILS, UNDECIDED),
+                                                     ("lemma-4.1/closed-form", UNDECIDED, None)]
+    stab = claimslib.stability(records, {"1": records, "2": other})
+    row = {r["claim"]: r for r in stab["claims"]}
+    assert (row["thm-2.1/literal-bandwidth"]["equal"], row["thm-2.1/literal-bandwidth"]["compatible"]) == (1, 2)
+    assert row["lemma-4.1/closed-form"]["runs"] == 1
+    assert "Stability across seeds" in claimslib.stability_latex(stab)
+    assert "has not been run" in claimslib.stability_latex(None)
+
+
+def test_scenarios_section_reports_kept_and_changed_verdicts(results):
+    records, _, _ = claimslib.collect(results)
+    other = [dict(r) for r in records]
+    other[1]["verdict"] = HOLDS
+    tex = claimslib.scenarios_latex(records, [("heavy-tails", "Heavy tails", "inputs = student-t:3", other)])
+    assert "Beyond the stated assumptions" in tex and "three of four claims" in tex.lower()
+    assert "literal-\\allowbreak{}bandwidth" in tex and "diff = 0.500" in tex
+    assert "No scenario has been run" in claimslib.scenarios_latex(records, [])
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+def _scenario(tmp_path, text):
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    return p
+
+
+def test_shipped_scenarios_are_valid():
+    files = sorted((ROOT / "scenarios").glob("*.toml"))
+    assert {f.stem for f in files} >= {"heavy-tails", "anisotropic", "heteroscedastic"}
+    for f in files:
+        scenario.load(f)
+
+
+def test_common_parameter_goes_only_to_chapters_that_declare_it(tmp_path):
+    s = scenario.load(_scenario(tmp_path, '[all]\nseed = 7\nnot_a_parameter_anywhere = 1\n'))
+    for name in s["declared"]:
+        assert scenario.params_for(s, name) == {"seed": 7}
+    assert scenario.unused_common(s) == ["not_a_parameter_anywhere"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[chapters.02_bias_variance_covariance]\nnot_a_parameter = 1\n', "not_a_parameter: not a parameter of"),
+    ('[chapters.99_nothing]\nseed = 1\n', "no notebook notebooks/99_nothing.ipynb"),
+    ('[all]\nfigures_dir = "x"\n', "set by the pipeline"),
+    ('[all]\nseed = {a = 1}\n', "expected a string, number"),
+    ('[everything]\nseed = 1\n', "unknown table or key everything"),
+    ('[all\n', "not valid TOML"),
+])
+def test_bad_scenario_gives_one_line_error(tmp_path, text, message):
+    p = _scenario(tmp_path, text)
+    out = subprocess.run([sys.executable, "scripts/scenario.py", "check", str(p)], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert out.returncode == 1
+    assert message in out.stderr and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_make_scenario_without_scenario_says_what_to_pass():
+    out = subprocess.run(["make", "-n", "scenario", f"VENV={VENV}"], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode != 0
+    assert "make scenario needs SCENARIO=scenarios/NAME.toml" in out.stderr
+
+
+def test_section_numbers_follow_the_papers_inputs():
+    numbers = claimslib.section_numbers(ROOT / "paper")
+    assert numbers["sec:thm21"] == "2" and numbers["sec:summary"] > numbers["sec:pretrained"]
+
+
+# --------------------------------------------------------------------------- slow: with the quick build
+
+
+def _default_seed(notebook) -> int:
+    nb = json.loads(notebook.read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    tree = ast.parse("".join(cell["source"]))
+    return next(n.value.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "seed")
+
+
+@pytest.mark.slow
+def test_scenario_equal_to_the_defaults_gives_the_default_numbers_and_verdicts(builds, tmp_path):
+    name = "02_bias_variance_covariance"
+    nb = ROOT / "notebooks" / f"{name}.ipynb"
+    copy = fresh_copy(tmp_path / "copy")
+    (copy / "same.toml").write_text(f'description = "the defaults"\n[all]\nseed = {_default_seed(nb)}\n')
+    out = make(copy, f"paper/generated/{name}.tex", "PARAMS=same.toml")
+    assert "under same.toml" in out.stdout
+    built = builds[0]
+    assert (copy / "paper/generated" / f"{name}.tex").read_text() == \
+        (built / "paper/generated" / f"{name}.tex").read_text()
+    mine = json.loads((copy / "build/results" / f"{name}.json").read_text()).get("claims", [])
+    default = [r for r in json.loads((built / "build/claims.json").read_text()) if r["chapter"] == name]
+    assert [(r["claim"], r["verdict"]) for r in mine] == [(r["claim"], r["verdict"]) for r in default]
+
+
+@pytest.mark.slow
+def test_quick_build_writes_ledger_tex_and_prints_verdicts(builds):
+    copy = builds[0]
+    ledger = claimslib.load_ledger(copy / "build" / "claims.json")
+    assert (copy / "paper/generated/claims_table.tex").is_file()
+    assert (copy / "build/verdicts.txt").read_text().startswith("    claim")
+    # a quick build leaves the committed (paper-fidelity) README alone
+    assert (copy / "README.md").read_text() == (ROOT / "README.md").read_text()
+    listed = claimslib.readme_table_claims((ROOT / "README.md").read_text())
+    if ledger and not listed:
+        pytest.xfail("README.md's claims table has not yet been regenerated by a paper-fidelity make all")
+    assert set(r["claim"] for r in ledger) <= set(listed)
