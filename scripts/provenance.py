@@ -1,0 +1,85 @@
+"""Where the paper's figures come from: the commit of the tree that built them.
+
+    python scripts/provenance.py paper/generated/provenance.tex   # write (only if changed)
+    python scripts/provenance.py --print                            # the content, on stdout
+
+Writes two LaTeX macros that ``paper/main.tex`` uses in ``\\figsource{NN_slug}``,
+the provenance line that ends every figure caption:
+
+* ``\\BuildCommit``: the short hash of the checked-out commit, followed by
+  "(dirty)" when tracked files differ from it (uncommitted changes, staged or
+  not); "unknown" outside a git work tree (a copy of the sources, an unpacked
+  archive) or when git is missing.  Two builds of the same clean commit write
+  the same file, so the PDF stays byte-identical.
+* ``\\BookChapterBase``: the path from the PDF's copy in the offline book
+  (``build/book/paper/main.pdf``, see ``book/build_book.py``) to the book's
+  chapter pages (``build/book/NN_slug.html``), i.e. ``../``.
+
+The file is rewritten only when its content changes, so that an unchanged tree
+stays up to date for ``make -q``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Relative path from build/book/paper/main.pdf to build/book/NN_slug.html.
+BOOK_CHAPTER_BASE = "../"
+#: Digits of the abbreviated commit hash (fixed, so that the text does not depend on git's configuration).
+SHORT = 7
+
+
+def _git(*args: str) -> str | None:
+    try:
+        proc = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def build_commit() -> str:
+    """"abc1234", "abc1234 (dirty)" or "unknown" (see the module's docstring)."""
+    top = _git("rev-parse", "--show-toplevel")
+    if top is None or Path(top).resolve() != ROOT:  # no git, or a repository that merely encloses this copy
+        return "unknown"
+    head = _git("rev-parse", "--verify", "--quiet", "HEAD")
+    if not head:
+        return "unknown"
+    # refresh the index's file stats first, so that a touched but unchanged file is not "dirty"
+    _git("update-index", "-q", "--refresh")
+    diff = _git("diff-index", "--name-only", "HEAD", "--")
+    dirty = diff is None or diff != ""
+    return head[:SHORT] + (" (dirty)" if dirty else "")
+
+
+def content() -> str:
+    commit = build_commit()
+    return (
+        "% Written by scripts/provenance.py at build time; do not edit.\n"
+        f"\\newcommand{{\\BuildCommit}}{{{commit}}}\n"
+        f"\\newcommand{{\\BookChapterBase}}{{{BOOK_CHAPTER_BASE}}}\n"
+    )
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--print"]:
+        sys.stdout.write(content())
+        return 0
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print("usage: provenance.py OUT.tex | --print", file=sys.stderr)
+        return 2
+    out = Path(argv[0])
+    text = content()
+    if not out.is_file() or out.read_text(encoding="utf-8") != text:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
