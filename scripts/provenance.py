@@ -2,6 +2,7 @@
 
     python scripts/provenance.py paper/generated/provenance.tex   # write (only if changed)
     python scripts/provenance.py --print                            # the content, on stdout
+    python scripts/provenance.py --check paper/generated/provenance.tex  # "same" or "differs"
 
 Writes two LaTeX macros that ``paper/main.tex`` uses in ``\\figsource{NN_slug}``,
 the provenance line that ends every figure caption:
@@ -16,7 +17,8 @@ the provenance line that ends every figure caption:
   chapter pages (``build/book/NN_slug.html``), i.e. ``../``.
 
 The file is rewritten only when its content changes, so that an unchanged tree
-stays up to date for ``make -q``.
+stays up to date for ``make -q``; the Makefile asks ``--check`` (which writes
+nothing) whether it must be rewritten.
 """
 
 from __future__ import annotations
@@ -68,8 +70,12 @@ def main(argv: list[str]) -> int:
     if argv == ["--print"]:
         sys.stdout.write(content())
         return 0
+    if len(argv) == 2 and argv[0] == "--check":
+        out = Path(argv[1])
+        print("same" if out.is_file() and out.read_text(encoding="utf-8") == content() else "differs")
+        return 0
     if len(argv) != 1 or argv[0].startswith("-"):
-        print("usage: provenance.py OUT.tex | --print", file=sys.stderr)
+        print("usage: provenance.py OUT.tex | --print | --check OUT.tex", file=sys.stderr)
         return 2
     out = Path(argv[0])
     text = content()
