@@ -38,7 +38,7 @@ _spec.loader.exec_module(paper_layout)
 #: Internal identifiers that must not appear as text in a figure: (pattern, why).
 INTERNAL_NAMES = [
     (r"\bbvc\b", "code name of the bias-variance-covariance chapter"),
-    (r"\bblind\b", "code name of a head family"),
+    (r"\bblind\b", "code name of a regression function"),
     (r"\biso_(?:cos|exp)\d*\b", "code name of a regression function"),
     (r"\baniso\b", "code name of a regression function"),
     (r"\bsin13\b", "code name of a regression function"),
@@ -50,11 +50,16 @@ INTERNAL_NAMES = [
 
 
 def internal_names(text: str) -> list[str]:
-    """The internal identifiers found in ``text``, one line each."""
-    found = []
+    """The internal identifiers found in ``text``, each once."""
+    found, spans = [], []
     for pattern, why in INTERNAL_NAMES:
         for m in re.finditer(pattern, text):
-            found.append(f"{m.group(0).strip()!r} ({why})")
+            if any(m.start() < end and start < m.end() for start, end in spans):
+                continue  # part of a name already reported
+            spans.append(m.span())
+            hit = f"{m.group(0).strip()!r} ({why})"
+            if hit not in found:
+                found.append(hit)
     return found
 
 
