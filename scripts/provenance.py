@@ -23,6 +23,7 @@ nothing) whether it must be rewritten.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,27 +35,32 @@ BOOK_CHAPTER_BASE = "../"
 SHORT = 7
 
 
-def _git(*args: str) -> str | None:
+def _git(*args: str, ok: tuple[int, ...] = (0,)) -> tuple[int, str] | None:
+    """``(status, stdout)`` of ``git -C ROOT ARGS``, or None when git fails or is missing.
+
+    GIT_OPTIONAL_LOCKS=0: git must not refresh and rewrite the index on the side
+    (the Makefile asks at parse time, and ``make -n``/``make -q`` write nothing).
+    """
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
     try:
-        proc = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30)
+        proc = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30, env=env)
     except (OSError, subprocess.SubprocessError):
         return None
-    return proc.stdout.strip() if proc.returncode == 0 else None
+    return (proc.returncode, proc.stdout.strip()) if proc.returncode in ok else None
 
 
 def build_commit() -> str:
     """"abc1234", "abc1234 (dirty)" or "unknown" (see the module's docstring)."""
     top = _git("rev-parse", "--show-toplevel")
-    if top is None or Path(top).resolve() != ROOT:  # no git, or a repository that merely encloses this copy
+    if top is None or Path(top[1]).resolve() != ROOT:  # no git, or a repository that merely encloses this copy
         return "unknown"
     head = _git("rev-parse", "--verify", "--quiet", "HEAD")
-    if not head:
+    if head is None or not head[1]:
         return "unknown"
-    # refresh the index's file stats first, so that a touched but unchanged file is not "dirty"
-    _git("update-index", "-q", "--refresh")
-    diff = _git("diff-index", "--name-only", "HEAD", "--")
-    dirty = diff is None or diff != ""
-    return head[:SHORT] + (" (dirty)" if dirty else "")
+    # `git diff` compares contents, so a touched but unchanged file is not a change
+    diff = _git("diff", "--no-ext-diff", "--quiet", "HEAD", "--", ok=(0, 1))
+    dirty = diff is None or diff[0] == 1
+    return head[1][:SHORT] + (" (dirty)" if dirty else "")
 
 
 def content() -> str:
