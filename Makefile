@@ -72,6 +72,7 @@ PAPER_SRC := paper/main.tex paper/refs.bib $(sort $(wildcard paper/sections/*.te
 PDF := build/paper/main.pdf
 ENV_JSON := build/results/environment.json
 ENV_TEX := paper/generated/environment.tex
+PROVENANCE := paper/generated/provenance.tex
 VENV_STAMP := $(VENV)/.installed
 VENV_MARKER := $(VENV)/.mhanw-venv
 VENV_INPUTS := pyproject.toml requirements.lock requirements-nodeps.txt
@@ -196,6 +197,15 @@ ifneq ($(FIGURES),)
 $(FIGURES):
 endif
 
+# The commit the figures are built from, for their captions (\figsource), with
+# "(dirty)" for uncommitted changes and "unknown" outside git; rewritten (and the
+# paper remade) only when that changes.  scripts/provenance.py --check writes nothing.
+ifneq ($(shell '$(BASE_PYTHON)' scripts/provenance.py --check $(PROVENANCE)),same)
+$(PROVENANCE): FORCE
+endif
+$(PROVENANCE): scripts/provenance.py
+	@'$(BASE_PYTHON)' scripts/provenance.py $@ && touch $@
+
 endif  # goals that need Python
 
 # ---- TeX (Debian packages; installed by scripts/ensure_tex.sh when we may) --
@@ -206,7 +216,7 @@ tex: ## make sure latexmk, pdflatex and pdftotext are there (installs them as ro
 	@scripts/ensure_tex.sh
 
 # ---- the paper --------------------------------------------------------------
-$(PDF): $(PAPER_SRC) $(MACROS) $(ENV_TEX) $(CLAIMS_TEX) $(ROBUSTNESS_TEX) $(filter %.pdf,$(FIGURES))
+$(PDF): $(PAPER_SRC) $(MACROS) $(ENV_TEX) $(CLAIMS_TEX) $(ROBUSTNESS_TEX) $(PROVENANCE) $(filter %.pdf,$(FIGURES))
 	@scripts/ensure_tex.sh
 	@echo "==> paper: $@"
 	@mkdir -p $(@D)

@@ -7,7 +7,11 @@ strings, so that two builds give byte-identical files.  Inside a Jupyter
 kernel, :func:`save` also shows the PNG as the cell's output, so that the
 executed notebook carries every figure where its text discusses it.
 
-Sizes are in inches, for the paper's text width (:data:`TEXT_WIDTH`).
+Sizes are in inches, for the paper's text width (:data:`TEXT_WIDTH`).  Every
+figure must be legible at print size: :func:`legibility_problems` lists what is
+not (a figure wider than the text width, visible text under :data:`MIN_TEXT_PT`
+points); :func:`save` records the list in the figure's notebook output and, with
+``MHANW_STRICT_FIGURES=1`` in the environment, refuses to save such a figure.
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ TEXT_WIDTH = 6.3
 ROW_HEIGHT = 2.35
 #: Resolution of the PNG copies.
 PNG_DPI = 150
+#: Smallest legible text at print size (the figure at the text width), points.
+MIN_TEXT_PT = 7.0
+#: Environment variable that turns the legibility problems of a figure into an error.
+STRICT_ENV = "MHANW_STRICT_FIGURES"
 
 _NAME = re.compile(r"^[0-9]{2}_[a-z0-9_]+$")
 
@@ -42,7 +50,7 @@ def use_style() -> None:
             "figure.constrained_layout.use": True,
             "axes.titlesize": 8.5,
             "axes.labelsize": 8,
-            "legend.fontsize": 6.5,
+            "legend.fontsize": 7,
             "legend.frameon": False,
             "xtick.labelsize": 7,
             "ytick.labelsize": 7,
@@ -92,15 +100,76 @@ def _in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def show_png(png: Path, name: str) -> None:
+def show_png(png: Path, name: str, problems: list[str] | None = None) -> None:
     """Display the PNG file ``png`` as an image output of the running cell.
 
     The output's metadata names the figure (``{"mhanw": {"figure": name}}``), so
-    that tools reading the executed notebook can find it.
+    that tools reading the executed notebook can find it, and lists its
+    legibility ``problems`` when there are any (``"legibility": [...]``; see
+    :func:`legibility_problems`), which the tests of a build read.
     """
     from IPython.display import Image, display
 
-    display(Image(data=Path(png).read_bytes(), format="png"), metadata={"mhanw": {"figure": name}})
+    meta = {"figure": name}
+    if problems:
+        meta["legibility"] = list(problems)
+    display(Image(data=Path(png).read_bytes(), format="png"), metadata={"mhanw": meta})
+
+
+def strict() -> bool:
+    """True when ``MHANW_STRICT_FIGURES=1``: :func:`save` refuses an illegible figure."""
+    return os.environ.get(STRICT_ENV, "").strip() not in ("", "0")
+
+
+def _text_role(text) -> str:
+    """What a text of a figure is, for a message: tick label, legend, title, ..."""
+    from matplotlib.axis import Tick
+    from matplotlib.legend import Legend
+    from matplotlib.text import Annotation
+
+    for artist in text.figure.findobj(lambda a: isinstance(a, (Tick, Legend))):
+        if isinstance(artist, Tick) and (text is artist.label1 or text is artist.label2):
+            return "tick label"
+        if isinstance(artist, Legend) and (any(text is t for t in artist.get_texts()) or text is artist.get_title()):
+            return "legend"
+    if isinstance(text, Annotation):
+        return "annotation"
+    for axes in text.figure.axes:
+        if any(text is t for t in (axes.title, getattr(axes, "_left_title", None), getattr(axes, "_right_title", None))):
+            return "title"
+        if text is axes.xaxis.label or text is axes.yaxis.label:
+            return "axis label"
+    return "text"
+
+
+def legibility_problems(fig) -> list[str]:
+    """What makes ``fig`` illegible when printed at the paper's text width.
+
+    A figure wider than :data:`TEXT_WIDTH` (it would be shrunk, and its text
+    with it), and every visible, non-empty text smaller than :data:`MIN_TEXT_PT`
+    points: titles, axis and tick labels, legend entries and titles,
+    annotations (e.g. the numbers of a heatmap) and free text.  Returns one line
+    per problem (texts of one size and kind grouped), ``[]`` when legible.  Tick
+    labels are checked as the last drawing left them (:func:`save` calls this
+    once the figure is drawn).
+    """
+    from matplotlib.text import Text
+
+    problems = []
+    width, _ = fig.get_size_inches()
+    if width > TEXT_WIDTH + 1e-3:
+        problems.append(f"{width:.2f} in wide, wider than the text width ({TEXT_WIDTH} in)")
+    small: dict[tuple[str, float], list[str]] = {}
+    for text in fig.findobj(Text):
+        if not text.get_visible() or not text.get_text().strip():
+            continue
+        size = float(text.get_fontsize())
+        if size < MIN_TEXT_PT - 1e-9:
+            small.setdefault((_text_role(text), size), []).append(text.get_text().strip())
+    for (role, size), texts in sorted(small.items()):
+        shown = ", ".join(repr(t) for t in texts[:3]) + (f" and {len(texts) - 3} more" if len(texts) > 3 else "")
+        problems.append(f"{role} at {size:g} pt: {shown}")
+    return problems
 
 
 def save(fig, name: str, figures_dir) -> SavedFigure:
@@ -112,6 +181,11 @@ def save(fig, name: str, figures_dir) -> SavedFigure:
     from build to build (dates, software versions in PNG) is left out.  In a
     Jupyter kernel the PNG is displayed as the cell's output (see
     :func:`show_png`).  Returns the two paths (a list that displays nothing).
+
+    The drawn figure is checked by :func:`legibility_problems`: with
+    ``MHANW_STRICT_FIGURES=1`` a problem raises ``ValueError`` (naming ``fig``)
+    and nothing is written; otherwise the problems go into the displayed
+    output's metadata, where the tests of a build find them.
     """
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"name: expected 'NN_slug' (two digits, lower-case words), got {name!r}")
@@ -125,6 +199,12 @@ def save(fig, name: str, figures_dir) -> SavedFigure:
     tmp_png = _temporary(out, png.name)
     try:
         fig.savefig(tmp_pdf, format="pdf", metadata={"CreationDate": None, "ModDate": None, "Creator": None})
+        # checked once drawn: tick labels get their text when the figure is drawn
+        problems = legibility_problems(fig)
+        if problems and strict():
+            plt.close(fig)
+            raise ValueError(f"fig: figure {name} is not legible at print size (at most {TEXT_WIDTH} in wide, "
+                             f"no text under {MIN_TEXT_PT:g} pt): " + "; ".join(problems))
         fig.savefig(tmp_png, format="png", dpi=PNG_DPI, metadata={"Software": None})
         os.replace(tmp_png, png)
         os.replace(tmp_pdf, pdf)
@@ -134,7 +214,7 @@ def save(fig, name: str, figures_dir) -> SavedFigure:
                 tmp.unlink()
     plt.close(fig)
     if _in_kernel():
-        show_png(png, name)
+        show_png(png, name, problems)
     return SavedFigure([pdf, png])
 
 
@@ -152,7 +232,8 @@ def errorbar(ax, x, mean, se, *, label=None, **kwargs):
     return ax.errorbar(x, mean, yerr=se, label=label, **kwargs)
 
 
-__all__ = ["TEXT_WIDTH", "ROW_HEIGHT", "use_style", "panels", "save", "show_png", "errorbar"]
+__all__ = ["TEXT_WIDTH", "ROW_HEIGHT", "MIN_TEXT_PT", "use_style", "panels", "save", "show_png", "errorbar",
+           "legibility_problems", "strict"]
 
 if os.environ.get("MPLBACKEND", "").lower() not in ("", "agg"):
     matplotlib.use("Agg", force=True)
