@@ -816,6 +816,13 @@ class DataModel:
             x_test = as_float_array(x_test, "x_test", ndim=2)
             if x_test.shape[1] != d:
                 raise ValueError(f"x_test: expected shape (T, {d}), got {x_test.shape}")
+        return self._draw(rng, n, d, n_test, x_test)
+
+    def _draw(self, rng, n: int, d: int, n_test: int = 0, x_test=None, m_test=None) -> Sample:
+        """:meth:`draw` without its argument checks, for drivers that checked them once
+        (``n``, ``d``, ``n_test`` valid, ``x_test`` a finite float ``(T, d)`` array);
+        ``m_test``: ``m(x_test)`` if already computed (and found finite) for these
+        fixed points."""
         m = self.regression._func
         X = self.inputs.sample(rng, n, d)
         noise = self.noise.draw(rng, X)
@@ -823,11 +830,30 @@ class DataModel:
             x_test = self.inputs.sample(rng, n_test, d)
         mX = m(X)
         Y = mX + noise
-        m_test = m(x_test) if x_test.shape[0] else np.zeros(0)
-        if not (np.all(np.isfinite(Y)) and np.all(np.isfinite(m_test))):
+        if m_test is None:
+            m_test = m(x_test) if x_test.shape[0] else np.zeros(0)
+            finite = _all_finite(m_test)
+        else:
+            finite = True
+        if not (_all_finite(Y) and finite):
             raise ValueError(f"regression: {self.regression.name!r} is not finite at some drawn point "
                              f"(inputs {self.inputs.spec})")
         return Sample(X=X, Y=Y, X_test=x_test, m_test=m_test)
+
+    def _regression_at(self, x: np.ndarray) -> np.ndarray:
+        """``m(x)`` at fixed points ``(T, d)`` (checked), for :meth:`_draw`'s ``m_test``;
+        ``ValueError`` as :meth:`draw` raises if it is not finite."""
+        m_x = self.regression._func(x) if x.shape[0] else np.zeros(0)
+        if not _all_finite(m_x):
+            raise ValueError(f"regression: {self.regression.name!r} is not finite at some drawn point "
+                             f"(inputs {self.inputs.spec})")
+        return m_x
+
+
+def _all_finite(a: np.ndarray) -> bool:
+    """Whether every entry of ``a`` (float, non-empty or empty) is finite: ``np.all(np.isfinite(a))``
+    without its boolean temporary (the maximum and minimum propagate NaN)."""
+    return a.size == 0 or (math.isfinite(a.max()) and math.isfinite(a.min()))
 
 
 def data_model(regression, inputs="gaussian", noise="gaussian", sigma: float | None = None) -> DataModel:

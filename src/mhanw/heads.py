@@ -270,9 +270,23 @@ def _head_estimates(W, X, Y, queries, kernel, scale, block_entries=None):
 
 
 class _Plan:
-    """All heads of several configurations, grouped by ``(kernel, d_k)`` and evaluated together."""
+    """All heads of several configurations, grouped by ``(kernel, d_k)`` and evaluated together.
 
-    def __init__(self, configs):
+    Built once per Monte Carlo call: per group the stacked projections, their
+    scales and a prepared engine (:class:`mhanw.nw.ProjectedHeads`); with
+    ``queries`` (fixed evaluation points) also their projections and norms.
+    :meth:`heads` is the unchecked per-replicate path: its results equal
+    :func:`_head_estimates` on every group bit for bit (the same operations,
+    without the per-call preparation); samples outside the plain fast path
+    (inputs far from 1 in size, scales that need log space) take
+    :func:`_head_estimates` itself.
+    """
+
+    #: Largest binary exponent of the inputs and of the projections (together) for
+    #: which :meth:`heads` knows that no squared key norm overflows.
+    _BOUNDED_EXPONENT = 200
+
+    def __init__(self, configs, queries=None):
         self.configs = configs
         groups = {}
         for i, c in enumerate(configs):
@@ -286,15 +300,57 @@ class _Plan:
             edges = np.cumsum([0] + [configs[i].n_heads for i in members])
             slices = {i: slice(a, b) for i, a, b in zip(members, edges[:-1], edges[1:])}
             self.groups.append((kernel, W, scale, slices))
+        self.queries = queries
+        self._prepared = None
+
+    def __getstate__(self):
+        # the prepared engines hold views; a worker process prepares its own
+        state = self.__dict__.copy()
+        state["_prepared"] = None
+        return state
+
+    def _prepare(self):
+        prepared = []
+        for kernel, W, scale, _ in self.groups:
+            H, d, d_k = W.shape
+            engine = _nw.ProjectedHeads(W, "gaussian" if kernel == "gaussian" else "exponential", scale)
+            flat = W.transpose(1, 0, 2).reshape(d, H * d_k)
+            ew = _binary_exponent(max(W.max(), -W.min()))
+            fixed = None
+            if self.queries is not None:
+                qx = self.queries
+                Q = (qx @ flat).reshape(qx.shape[0], H, d_k).transpose(1, 0, 2)
+                qsq = engine.query_norms(Q)
+                fixed = (max(qx.max(), -qx.min()), Q, qsq, float(qsq.max()))
+            prepared.append((engine, flat, ew, fixed))
+        self._prepared = prepared
+        return prepared
 
     def heads(self, X, Y, queries) -> list:
         """Head estimates of every configuration, a list of ``(H_c, T)`` arrays."""
+        prepared = self._prepared if self._prepared is not None else self._prepare()
         out = [None] * len(self.configs)
-        for kernel, W, scale, slices in self.groups:
-            est = _head_estimates(W, X, Y, queries, kernel, scale)
+        for (kernel, W, scale, slices), (engine, flat, ew, fixed) in zip(self.groups, prepared):
+            est = self._group(kernel, W, scale, engine, flat, ew, fixed, X, Y, queries)
             for i, sl in slices.items():
                 out[i] = est[sl]
         return out
+
+    def _group(self, kernel, W, scale, engine, flat, ew, fixed, X, Y, queries):
+        """:func:`_head_estimates` of one group, bit for bit."""
+        fixed = fixed if queries is self.queries else None
+        xmax = max(X.max(), -X.min())
+        qmax = fixed[0] if fixed is not None else max(queries.max(), -queries.min())
+        ex = _binary_exponent(max(xmax, qmax))
+        if abs(ex) > INPUT_EXPONENT_LIMIT or abs(ew) > INPUT_EXPONENT_LIMIT:
+            return _head_estimates(W, X, Y, queries, kernel, scale)
+        bounded = ex + ew <= self._BOUNDED_EXPONENT
+        if fixed is not None:
+            return engine(fixed[1], X, Y, fixed[2], fixed[3], bounded=bounded)
+        H, d, d_k = W.shape
+        T = queries.shape[0]
+        Q = (queries @ flat).reshape(T, H, d_k).transpose(1, 0, 2)  # (H, T, d_k)
+        return engine(Q, X, Y, bounded=bounded)
 
 
 def head_estimates(projections, X, Y, queries, bandwidth=None, kernel="gaussian", beta=None) -> np.ndarray:

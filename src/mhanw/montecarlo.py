@@ -108,7 +108,7 @@ def _model(regression, sigma, d: int, name: str) -> _data.DataModel:
 
 def _imse_replicate(rng, plan, model, n, n_test):
     configs = plan.configs
-    s = model.draw(rng, n, configs[0].d, n_test=n_test)
+    s = model._draw(rng, n, configs[0].d, n_test=n_test)
     ybar = s.Y.mean()
     errs = np.empty(len(configs))
     for i, (c, est) in enumerate(zip(configs, plan.heads(s.X, s.Y, s.X_test))):
@@ -158,8 +158,8 @@ def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, s
     return ImseResult(errors=np.ascontiguousarray(errors.T), labels=tuple(c.label for c in configs))
 
 
-def _pointwise_replicate(rng, plan, model, x, n):
-    s = model.draw(rng, n, plan.configs[0].d, x_test=x)
+def _pointwise_replicate(rng, plan, model, x, n, m_x=None):
+    s = model._draw(rng, n, plan.configs[0].d, x_test=x, m_test=m_x)
     return plan.heads(s.X, s.Y, x)
 
 
@@ -195,13 +195,16 @@ def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma:
         raise ValueError(f"x: expected shape (m, {d}) to match the configurations, got {x.shape}")
     model = _model(regression, sigma, d, "configs")
     n = positive_int(n, "n")
-    func = functools.partial(_pointwise_replicate, plan=_Plan(configs), model=model, x=x, n=n)
+    # checked here once: each replicate draws through the unchecked DataModel._draw, and
+    # m(x) at the fixed points (the same in every replicate) is computed once
+    func = functools.partial(_pointwise_replicate, plan=_Plan(configs, queries=x), model=model, x=x, n=n,
+                             m_x=model._regression_at(x))
     per_rep = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="estimates")
     return [np.stack([rep[i] for rep in per_rep]) for i in range(len(configs))]
 
 
 def _moments_replicate(rng, plan, model, n, n_test):
-    s = model.draw(rng, n, plan.configs[0].d, n_test=n_test)
+    s = model._draw(rng, n, plan.configs[0].d, n_test=n_test)
     err = plan.heads(s.X, s.Y, s.X_test)[0] - s.m_test  # (H, T)
     return err @ err.T / n_test
 

@@ -50,6 +50,8 @@ weights for a vanishing bandwidth).  The weight matrices
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .infra.validate import as_float_array, one_of, positive_scalar
@@ -87,6 +89,8 @@ PLAIN_MIN_DK = 32
 #: Gaussian rows whose shift ``s |q|^2 / 2`` is below this need none: their
 #: weights are at most ``exp(SHIFT_FREE)``, far from overflow.
 SHIFT_FREE = {np.dtype(np.float64): 300.0, np.dtype(np.float32): 30.0}
+#: ``exp(-SHIFT_SLACK)``: rows whose denominator is below it are recomputed exactly.
+_TINY = {dt: np.exp(-slack) for dt, slack in SHIFT_SLACK.items()}
 
 
 # --------------------------------------------------------------------------- inputs
@@ -220,8 +224,7 @@ def _augment(q, kat, kernel, s, qsq, ksq, kmax2):
     dtype = q.dtype
     B, m, d = q.shape
     w = kat.shape[1]
-    st = s.astype(dtype)[:, None]
-    kmax = np.sqrt(kmax2)  # (B, 1) largest key norm
+    st = s.astype(dtype, copy=False)[:, None]
     qa = np.empty((B, m, w), dtype)
     sq = np.multiply(q, st[..., None], out=qa[..., :d])
     if kernel == "gaussian":
@@ -230,6 +233,7 @@ def _augment(q, kat, kernel, s, qsq, ksq, kmax2):
             np.multiply(ksq, -0.5, out=kat[:, d])
             qa[..., d] = st
     else:
+        kmax = np.sqrt(kmax2)  # (B, 1) largest key norm
         qnorm = np.abs(s)[:, None] * np.sqrt(qsq)  # |s q|, (B, m)
         kt = kat[:, :d]
         hi = np.maximum(sq, 0) @ kt.max(axis=2)[..., None] + np.minimum(sq, 0) @ kt.min(axis=2)[..., None]
@@ -266,7 +270,7 @@ def _exact_rows(qa, kat, bias, v, ones, floor):
     return num / den[:, None]
 
 
-def _fast_heads(q, kat, va, kernel, s, qsq, ksq, kmax2, out, block_entries):
+def _fast_heads(q, kat, va, kernel, s, qsq, ksq, kmax2, out, block_entries, s_abs_max=None):
     """The three passes of the module docstring for heads whose scales pass :func:`_fast_ok`.
 
     ``q`` ``(b, m, d)``; ``kat`` ``(b, w, n)`` with the keys transposed in rows
@@ -274,7 +278,8 @@ def _fast_heads(q, kat, va, kernel, s, qsq, ksq, kmax2, out, block_entries):
     the bias and shift take a pass each over the logits instead of a column of
     the product); ``va`` ``(b|1, n, d_v[+1])``: values, then ones if
     ``d_v <= ONES_MAX_DV``; ``ksq``
-    ``(b, n)`` squared key norms, ``kmax2`` ``(b, 1)`` their maxima; ``out`` ``(b, m, d_v)``.  A block whose
+    ``(b, n)`` squared key norms, ``kmax2`` ``(b, 1)`` their maxima; ``out`` ``(b, m, d_v)``;
+    ``s_abs_max``: ``max |s|`` if the caller knows it.  A block whose
     Gaussian shifts are all below ``SHIFT_FREE`` (no ``exp`` can overflow)
     skips the shift: one column less in the product.
     """
@@ -287,12 +292,16 @@ def _fast_heads(q, kat, va, kernel, s, qsq, ksq, kmax2, out, block_entries):
     w = kat.shape[1]
     aug = w > d
     bias = None if aug or kernel != "gaussian" else (-0.5 * s.astype(dtype))[:, None] * ksq  # (b, n)
-    tiny = np.exp(-SHIFT_SLACK[dtype])
+    tiny = _TINY[dtype]
     # decided once for these heads, from the largest |s|, |q| and |k|: shift
     # (Gaussian: only if an unshifted weight could come near overflow), and
     # floor (only if a logit, shifted or not, can fall below the floor:
     # L - c_q >= -s (|q| + |k|)^2 / 2 (Gaussian), >= -2 |s q| |k| (exponential))
-    qk = float(np.abs(s).max()) * (float(np.sqrt(qsq.max())) + float(np.sqrt(kmax2.max()))) ** 2
+    smax = float(np.abs(s).max()) if s_abs_max is None else s_abs_max
+    if dtype == np.float64:  # math.sqrt and np.sqrt: both the correctly rounded square root
+        qk = smax * (math.sqrt(float(qsq.max())) + math.sqrt(float(kmax2.max()))) ** 2
+    else:  # the float32 square roots, rounded to float32, as before
+        qk = smax * (float(np.sqrt(qsq.max())) + float(np.sqrt(kmax2.max()))) ** 2
     shift = kernel != "gaussian" or float(c.max()) > SHIFT_FREE[dtype]
     floor = floor if floor is not None and 0.5 * qk > -floor - 10 else None
     cols = w if shift or not aug else w - 1
@@ -445,6 +454,93 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
                 _fast_heads(q[g], kat[a:z], va if shared else va[g], kernel, np.ldexp(mant[g], expo[g]),
                             qsq[a:z], ksq[a:z], kmax2[a:z], out[g], block_entries)
     return np.ldexp(out, ev).astype(dtype, copy=False) if ev else out
+
+
+class ProjectedHeads:
+    """:func:`weighted_mean` of projection heads with per-call constants computed once.
+
+    The Monte Carlo drivers evaluate the same heads (projections ``W``
+    ``(B, p, d_k)``, kernel, scales) on thousands of small samples; at
+    ``n`` in the hundreds and a few queries the engine's own arithmetic takes
+    less time than its preparation.  This object prepares once what does not
+    depend on the sample (scales as arrays, ``|s|``, the key-projection view,
+    the bound on ``M^2`` below which every head passes :func:`_fast_ok`), and
+    :meth:`__call__` evaluates float64 samples whose scales and sizes take the
+    plain fast path (no log space, no rescaled values, all heads prepared at
+    once) with the very same operations as :func:`weighted_mean`, so bit for
+    bit the same result; any other sample is handed to :func:`weighted_mean`.
+    Inputs are not checked (internal callers only).
+    """
+
+    #: Relative margin below the exact limits of :func:`_fast_ok`: a sample within
+    #: it is decided by :func:`_fast_ok` itself (in :func:`weighted_mean`).
+    _MARGIN = 1.0 - 2.0**-20
+
+    def __init__(self, W, kernel, scale, block_entries=None):
+        self.W = W
+        self.kernel = kernel
+        self.scale = scale
+        self.block_entries = BLOCK_ENTRIES if block_entries is None else block_entries
+        B, _, d = W.shape
+        self.mant, self.expo = _scale_arrays(scale, B)
+        with np.errstate(over="ignore"):  # a scale that overflows never takes the fast path (m2_limit)
+            self.s = np.ldexp(self.mant, self.expo)
+        self.s_abs_max = float(np.abs(self.s).max())
+        self.Wt = np.swapaxes(W[0:B], 1, 2)  # the view weighted_mean projects the keys with
+        self.width = d + (2 if kernel == "gaussian" else 1)
+        # _fast_ok for float64, with the largest M^2 of all heads: ok for every head if
+        # M^2 <= 2^(FAST_LOG2_RANGE - log2 s) and M^2 < 2^top, and |log2 s| <= 200 (or s = 0)
+        dtype = np.dtype(np.float64)
+        log_s = np.log2(np.maximum(np.abs(self.mant), 1e-300)) + self.expo
+        scales_ok = bool(np.all((self.mant == 0) | (np.abs(log_s) <= 200)))
+        with np.errstate(over="ignore"):  # tiny scales: no limit but 2^top
+            limit = min(2.0 ** (_MAXEXP[dtype] - 8), float(np.exp2(FAST_LOG2_RANGE[dtype] - log_s).min()))
+        self.m2_limit = limit * self._MARGIN if scales_ok else -1.0
+        self.v_limit = 2.0 ** (_MAXEXP[dtype] - 2)
+        # below it no sum of n weights (each at most exp(SHIFT_FREE) < 2^440) times values overflows
+        self.quiet_limit = 2.0 ** (_MAXEXP[dtype] - 2 - 440)
+
+    def query_norms(self, q):
+        """``|q|^2`` ``(B, m)`` of queries ``(B, m, d_k)`` (computed as :func:`weighted_mean` does)."""
+        return _sqnorm(q[0 : q.shape[0]])
+
+    def __call__(self, q, X, y, qsq=None, qsq_max=None, bounded=False):
+        """Weighted means ``(B, m)`` of the responses ``y`` ``(n,)`` for queries ``q``
+        ``(B, m, d_k)`` and keys ``X @ W[h]`` (``X`` ``(n, p)``): ``weighted_mean(q, (X, W),
+        y[None, :, None], kernel, scale)[..., 0]`` bit for bit.  ``qsq``, ``qsq_max``:
+        :meth:`query_norms` of ``q`` and its maximum, if known; ``bounded``: the caller
+        knows that no squared key norm can overflow."""
+        n = X.shape[0]
+        B, m, d = q.shape
+        vmax = max(float(y.max()), -float(y.min()))
+        hc = max(1, min(B, self.block_entries // ((d + 2) * n)))
+        if q.dtype != np.float64 or X.dtype != np.float64 or hc < B or not vmax * n < self.v_limit:
+            return weighted_mean(q, (X, self.W), y[None, :, None], self.kernel, self.scale, self.block_entries)[..., 0]
+        va = np.empty((1, n, 2))
+        va[0, :, 0] = y
+        va[0, :, 1] = 1.0
+        kat = np.empty((B, self.width, n))
+        np.matmul(self.Wt, X.T, out=kat[:, :d])
+        if bounded:
+            ksq = _sqnorm(kat[:, :d], axis=1)
+        else:
+            with np.errstate(over="ignore"):
+                ksq = _sqnorm(kat[:, :d], axis=1)
+        if qsq is None:
+            qsq = self.query_norms(q)
+            qsq_max = None
+        kmax2 = ksq.max(axis=1, keepdims=True)
+        m2 = max(float(qsq.max()) if qsq_max is None else qsq_max, float(kmax2.max()))
+        if not m2 <= self.m2_limit:  # (also NaN) some head may need the log-space path: decided exactly there
+            return weighted_mean(q, (X, self.W), y[None, :, None], self.kernel, self.scale, self.block_entries)[..., 0]
+        out = np.empty((B, m, 1))
+        if bounded and vmax * n < self.quiet_limit:
+            _fast_heads(q, kat, va, self.kernel, self.s, qsq, ksq, kmax2, out, self.block_entries, self.s_abs_max)
+        else:  # as in weighted_mean (an unshifted Gaussian weight may reach exp(SHIFT_FREE))
+            with np.errstate(over="ignore"):
+                _fast_heads(q, kat, va, self.kernel, self.s, qsq, ksq, kmax2, out, self.block_entries,
+                            self.s_abs_max)
+        return out[..., 0]
 
 
 def _runs(flags):
