@@ -58,11 +58,13 @@ import numpy as np
 
 from .. import diversity
 from .. import heads as _heads
+from .. import pretrained as _pretrained
+from ..infra import params as P
 from ..constants import RANK_RTOL
 from ..diversity import NORMALIZATIONS
 from ..infra.estimates import Estimate
-from ..infra.prose import join_list
-from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, significant_effect
+from ..infra.prose import count_of, join_list
+from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, guard, significant_effect
 from ..infra.validate import as_float_array, as_seed_sequence, one_of, positive_int
 
 __all__ = [
@@ -70,9 +72,11 @@ __all__ = [
     "OBJECTS",
     "ablation_effects",
     "circuit_factors",
+    "diversity_sentence",
     "diversity_verdict",
     "excess_spectrum_summary",
     "hdi_table_latex",
+    "guard_text",
     "head_spectra",
     "head_spectrum_null",
     "layer_hdi",
@@ -86,6 +90,8 @@ __all__ = [
     "printed_scale_verdict",
     "qk_circuits",
     "random_subspace_null",
+    "r2_bootstrap",
+    "layer_contrast",
     "redundancy",
     "redundancy_verdict",
     "row_permutation_null",
@@ -97,6 +103,64 @@ __all__ = [
 
 #: The per-head objects whose diversity is measured, in table order.
 OBJECTS = ("query", "key", "value", "qk_circuit")
+
+
+# --------------------------------------------------------------------------- the chapter's parameters
+
+
+def _sentences_kind() -> P.Kind:
+    """``None`` (the shipped sentences) or a list of at least 3 non-empty strings."""
+
+    def check(value, name):
+        if value is None:
+            return None
+        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+            raise P.ParameterError(f"{name}: expected None or a list of sentences, got {value!r}")
+        if len(value) < 3 or not all(isinstance(v, str) and v.strip() for v in value):
+            raise P.ParameterError(f"{name}: expected at least 3 non-empty sentences (strings)")
+        return tuple(value)
+
+    return P.Kind("None (the shipped sentences) or a list of >= 3 sentences", check)
+
+
+#: Papermill parameters of notebook 09 (``None``: the fidelity's default size, see :data:`SIZES`).
+PARAMETERS = {
+    **P.STANDARD,
+    "model": P.choice(*sorted(_pretrained.MODELS)),
+    "n_perm": P.optional(P.positive_int(2)),
+    "n_spectral": P.optional(P.positive_int(2)),
+    "n_haar": P.optional(P.positive_int(2)),
+    "n_sentences": P.optional(P.positive_int(3)),
+    "n_perm_spearman": P.optional(P.positive_int(2)),
+    "sentences": _sentences_kind(),
+}
+CONSTRAINTS = ()
+
+#: Sizes by fidelity: permutations of the row null per layer, draws of the layer-spectrum null per
+#: layer, Haar draws, how many of the shipped sentences, permutations of the Spearman test, and the
+#: number of null draws whose principal-cosine spectra are kept.
+SIZES = {
+    "quick": dict(n_perm=20, n_spectrum=20, n_haar=10, n_sentences=10, n_perm_spearman=2000, n_spectral=20),
+    "paper": dict(n_perm=500, n_spectrum=100, n_haar=200, n_sentences=50, n_perm_spearman=20000, n_spectral=100),
+}
+
+
+def chapter_sizes(params) -> dict:
+    """The sizes of a run: :data:`SIZES` of ``params["fidelity"]``, overridden by the non-``None`` size parameters."""
+    out = dict(SIZES[params["fidelity"]])
+    for key in ("n_perm", "n_spectral", "n_haar", "n_sentences", "n_perm_spearman"):
+        if params.get(key) is not None:
+            out[key] = params[key]
+    out["n_spectrum"] = min(out["n_spectrum"], out["n_perm"], out["n_spectral"])
+    return out
+
+
+def pick_sentences(records, n: int) -> list[str]:
+    """``n`` of the shipped sentence records, evenly spaced (one per topic at ``n = 10``)."""
+    n = positive_int(n, "n_sentences", minimum=3)
+    if n > len(records):
+        raise ValueError(f"n_sentences: expected at most {len(records)} (the shipped sentences), got {n}")
+    return [r["text"] for r in records][:: len(records) // n][:n]
 
 
 # --------------------------------------------------------------------------- inputs
@@ -564,7 +628,8 @@ def excess_spectrum_summary(pair_spectra, null_spectra, n_leading: int) -> dict:
         "top": combined(lambda t, u: float(t[0] - u[0])),
         "top_trained": {"value": float(trained[0]), "se": float(stratified_jackknife_se(trained, reps)[0])},
         "top_null": {"value": float(null[0]), "se": float(per_draw[:, 0].std(ddof=1) / np.sqrt(n))},
-        "share": combined(lambda t, u: leading_share(t, u, m)),
+        "share": (combined(lambda t, u: leading_share(t, u, m)) if (trained - null).sum() > 0
+                  else {"value": float("nan"), "se": float("nan")}),
         "n_leading": m,
     }
 
@@ -597,6 +662,45 @@ def paper_scale_decomposition(W) -> dict:
         "geometry": one_minus_paper / scale,
         "one_minus_rv": float((S / np.outer(n, n))[iu].mean()),
     }
+
+
+def r2_bootstrap(x, y, n_boot: int, seed) -> dict:
+    """Squared correlation of ``x`` and ``y`` (``(m,)``, e.g. ``log S`` and ``log(1 - HDI_printed)``) and its bootstrap s.e.
+
+    The cases are resampled with replacement ``n_boot`` times (one stream of
+    ``seed``); resamples with a constant ``x`` or ``y`` are skipped.  Returns
+    ``r2``, ``se`` (ddof = 1 over resamples) and ``n_boot``.
+    """
+    x = as_float_array(x, "x", ndim=1)
+    y = as_float_array(y, "y", ndim=1)
+    if y.shape != x.shape or x.shape[0] < 3:
+        raise ValueError(f"y: expected the shape of x {x.shape}, with at least 3 cases")
+    n_boot = positive_int(n_boot, "n_boot", minimum=2)
+    rng = np.random.default_rng(as_seed_sequence(seed))
+    idx = rng.integers(0, x.shape[0], size=(n_boot, x.shape[0]))
+    xs, ys = x[idx], y[idx]
+    xs = xs - xs.mean(axis=1, keepdims=True)
+    ys = ys - ys.mean(axis=1, keepdims=True)
+    den = (xs * xs).sum(axis=1) * (ys * ys).sum(axis=1)
+    ok = den > 0
+    r2 = (xs * ys).sum(axis=1)[ok] ** 2 / den[ok]
+    return {"r2": float(np.corrcoef(x, y)[0, 1] ** 2), "se": float(r2.std(ddof=1)), "n_boot": int(ok.sum())}
+
+
+def layer_contrast(per_sentence, layer: int = -1) -> Estimate:
+    """Mean ablation effect of one layer's heads minus that of the other layers' heads, per sentence.
+
+    ``per_sentence``: ``(L, H, n)`` (:func:`ablation_effects`); returns the
+    :class:`~mhanw.infra.estimates.Estimate` over sentences (paired: both
+    means are taken on the same sentence).
+    """
+    E = as_float_array(per_sentence, "per_sentence", ndim=3)
+    L = E.shape[0]
+    if L < 2 or not -L <= layer < L:
+        raise ValueError(f"layer: expected an index of one of {L} >= 2 layers, got {layer!r}")
+    layer = layer % L
+    others = np.delete(E, layer, axis=0)
+    return Estimate.from_samples(E[layer].mean(axis=0) - others.mean(axis=(0, 1)))
 
 
 # --------------------------------------------------------------------------- ablation
@@ -643,7 +747,9 @@ def spearman_permutation(x, y, n_perm: int, seed, *, strata=None, alternative: s
     each stratum, so that differences between strata cannot create a
     correlation.  ``p = (1 + #{T_perm at least as extreme as rho})/(n_perm + 1)``
     for ``alternative`` ``"two-sided"`` (``|T|``), ``"less"`` or ``"greater"``.
-    Returns ``rho``, ``p``, ``n_perm`` and, with strata, ``per_stratum``
+    Returns ``rho``, ``p``, ``n_perm``, ``null_sd`` (the standard deviation
+    of the permutation null: the standard error of ``rho`` when the two are
+    unrelated) and, with strata, ``per_stratum``
     (``{label: rho}``).
     """
     x = as_float_array(x, "x", ndim=1)
@@ -683,7 +789,8 @@ def spearman_permutation(x, y, n_perm: int, seed, *, strata=None, alternative: s
         extreme = null <= rho + 1e-12
     else:
         extreme = null >= rho - 1e-12
-    out = {"rho": rho, "p": float((1 + extreme.sum()) / (n_perm + 1)), "n_perm": n_perm}
+    out = {"rho": rho, "p": float((1 + extreme.sum()) / (n_perm + 1)), "n_perm": n_perm,
+           "null_sd": float(null.std(ddof=1)) if n_perm > 1 else float("nan")}
     if strata is not None:
         out["per_stratum"] = {g.item() if hasattr(g, "item") else g: float(r)
                               for g, r in zip(np.unique(labels), per)}
@@ -760,6 +867,27 @@ def diversity_verdict(z_by_null: dict, *, unit: str = "(layer, object) cases") -
                     Statistic(f"{unit}", n)),
         section=SECTION,
     )
+
+
+def diversity_sentence(record: Verdict) -> str:
+    """The verdict of :func:`diversity_verdict` as one clause for the abstract and the summary (LaTeX-safe).
+
+    E.g. "its heads are less diverse than chance in 17 of 24 (layer, object)
+    cases, against every null, so the reading that training drives heads
+    towards orthogonal subspaces fails as stated".
+    """
+    stats = {st.name: st.value for st in record.statistics}
+    n = int(next(v for k, v in stats.items() if k.endswith("cases") and "than" not in k))
+    less = int(next(v for k, v in stats.items() if "less diverse" in k))
+    more = int(next(v for k, v in stats.items() if "more diverse" in k))
+    reading = "the reading that training drives heads towards orthogonal subspaces"
+    if record.verdict == FAILS:
+        return (f"its heads are less diverse than chance in {count_of(less, n, '(layer, object) cases')}, "
+                f"against every null, so {reading} {FAILS}")
+    if record.verdict == HOLDS:
+        return (f"its heads are more diverse than chance in {count_of(more, n, '(layer, object) cases')}, "
+                f"against every null, so {reading} {HOLDS}")
+    return f"{reading} is {record.verdict} (less diverse than chance against every null: {count_of(less, n)})"
 
 
 def printed_scale_verdict(r2: float, se: float) -> Verdict:
@@ -892,6 +1020,32 @@ def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int,
         statistics=tuple(stats),
         section=SECTION,
     )
+
+
+def guard_text(*, last_minus_rest, key_positive_layers: int, n_layers: int, pa_change: float, rv_change: float,
+               top_excess) -> None:
+    """Check the sentences of the chapter and its section that state a direction (raises
+    :class:`~mhanw.infra.verdicts.VerdictGuardError` "the text says ...; the numbers say ...").
+
+    ``last_minus_rest``, ``top_excess``: ``(value, se)`` of the last layer's mean
+    ablation effect minus the other layers' (:func:`layer_contrast`) and of the
+    leading squared cosine of the trained keys minus the row null's
+    (:func:`excess_spectrum_summary`); ``key_positive_layers``: in how many of
+    ``n_layers`` layers the keys' within-layer Spearman correlation is positive;
+    ``pa_change``, ``rv_change``: the largest change of those indices along the
+    model-preserving rescaling.
+    """
+    m, se = (float(v) for v in last_minus_rest)
+    guard(bool(m > N_SE * se), "removing a head of the last layer changes the embeddings more than removing a head "
+          "of another layer", f"the difference is {m:.2g} ± {se:.2g}")
+    guard(0 < int(key_positive_layers) < int(n_layers), "the within-layer correlations of the keys have no consistent sign",
+          f"{key_positive_layers} of {n_layers} are positive")
+    guard(bool(pa_change < INVARIANCE_TOL and rv_change < INVARIANCE_TOL),
+          "the principal-angle and RV indices do not move under the rescaling",
+          f"they move by {pa_change:.2g} and {rv_change:.2g}")
+    t, tse = (float(v) for v in top_excess)
+    guard(bool(t > N_SE * tse), "the leading squared cosine of trained key heads exceeds that of the row null",
+          f"the difference is {t:.3g} ± {tse:.2g}")
 
 
 # --------------------------------------------------------------------------- the paper's table
