@@ -349,24 +349,36 @@ def row_permutation_null(weights, layer: int, n_perm: int, seed, *, n_spectrum: 
     (:func:`mhanw.diversity.cos2_spectrum` of the first draws).  Computed from the layer's row
     Gram matrices, which a reassignment only permutes.
     """
-    l = _layer(weights, layer)
     n_perm = positive_int(n_perm, "n_perm")
+    return _gram_null(weights, layer, n_perm, seed, n_spectrum,
+                      draw=lambda rng, n: rng.permutation(n), move=lambda G, perm: G[perm][:, perm])
+
+
+def _gram_null(weights, layer, n_draw: int, seed, n_spectrum, *, draw, move) -> dict:
+    """The loop shared by the nulls that transform a layer's row Gram matrices.
+
+    Per draw and object (in :data:`OBJECTS` order, one stream of ``seed``)
+    ``t = draw(rng, H d_k)``; the object's row Gram matrix ``G`` becomes
+    ``move(G, t)`` (the circuit moves the query's and key's with one common
+    ``t``).  Returns the dict described in :func:`row_permutation_null`.
+    """
+    l = _layer(weights, layer)
     rng = np.random.default_rng(as_seed_sequence(seed))
     _, H, d, k = _check_weights(weights)
     rows = {name: np.asarray(weights[name][l], dtype=np.float64).transpose(0, 2, 1).reshape(H * k, d)
             for name in ("query", "key", "value")}
     gram = {name: A @ A.T for name, A in rows.items()}
-    out = {name: np.empty((n_perm, len(NORMALIZATIONS))) for name in OBJECTS}
-    n_spec = min(n_perm, positive_int(n_spectrum, "n_spectrum", minimum=0))
+    out = {name: np.empty((n_draw, len(NORMALIZATIONS))) for name in OBJECTS}
+    n_spec = min(n_draw, positive_int(n_spectrum, "n_spectrum", minimum=0))
     out.update({f"{name}_spectrum": np.empty((n_spec, k)) for name in OBJECTS})
 
-    def blocks(name, perm):
-        return _blocks(gram[name][perm][:, perm], H, k)
+    def blocks(name, t):
+        return _blocks(move(gram[name], t), H, k)
 
-    for p in range(n_perm):
-        perms = {name: rng.permutation(H * k) for name in OBJECTS}
-        B = {name: blocks(name, perms[name]) for name in ("query", "key", "value")}
-        B["qk_circuit"] = _circuit_blocks(blocks("query", perms["qk_circuit"]), blocks("key", perms["qk_circuit"]))
+    for p in range(n_draw):
+        ts = {name: draw(rng, H * k) for name in OBJECTS}
+        B = {name: blocks(name, ts[name]) for name in ("query", "key", "value")}
+        B["qk_circuit"] = _circuit_blocks(blocks("query", ts["qk_circuit"]), blocks("key", ts["qk_circuit"]))
         for name in OBJECTS:
             if p < n_spec:
                 out[name][p], out[f"{name}_spectrum"][p] = diversity.hdi_from_gram(B[name], name, spectrum=True)
@@ -398,30 +410,9 @@ def layer_spectrum_null(weights, layer: int, n_draw: int, seed, *, n_spectrum: i
     (``NORMALIZATIONS`` order) and ``{object + "_spectrum": (min(n_draw, n_spectrum), d_k)}``,
     like :func:`row_permutation_null`; one stream of ``seed``.
     """
-    l = _layer(weights, layer)
     n_draw = positive_int(n_draw, "n_draw")
-    rng = np.random.default_rng(as_seed_sequence(seed))
-    _, H, d, k = _check_weights(weights)
-    rows = {name: np.asarray(weights[name][l], dtype=np.float64).transpose(0, 2, 1).reshape(H * k, d)
-            for name in ("query", "key", "value")}
-    gram = {name: A @ A.T for name, A in rows.items()}
-    out = {name: np.empty((n_draw, len(NORMALIZATIONS))) for name in OBJECTS}
-    n_spec = min(n_draw, positive_int(n_spectrum, "n_spectrum", minimum=0))
-    out.update({f"{name}_spectrum": np.empty((n_spec, k)) for name in OBJECTS})
-
-    def blocks(name, Q):
-        return _blocks(Q @ gram[name] @ Q.T, H, k)
-
-    for p in range(n_draw):
-        Qs = {name: _haar_orthogonal(H * k, rng) for name in OBJECTS}
-        B = {name: blocks(name, Qs[name]) for name in ("query", "key", "value")}
-        B["qk_circuit"] = _circuit_blocks(blocks("query", Qs["qk_circuit"]), blocks("key", Qs["qk_circuit"]))
-        for name in OBJECTS:
-            if p < n_spec:
-                out[name][p], out[f"{name}_spectrum"][p] = diversity.hdi_from_gram(B[name], name, spectrum=True)
-            else:
-                out[name][p] = diversity.hdi_from_gram(B[name], name)
-    return out
+    return _gram_null(weights, layer, n_draw, seed, n_spectrum,
+                      draw=lambda rng, n: _haar_orthogonal(n, rng), move=lambda G, Q: Q @ G @ Q.T)
 
 
 def head_spectra(W) -> np.ndarray:
