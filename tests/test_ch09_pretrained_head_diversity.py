@@ -332,3 +332,201 @@ def test_hdi_table_latex():
         ha.hdi_table_latex(obs, {"key": z["key"]}, rnd)
     with pytest.raises(ValueError, match="^observed, z, random:"):
         ha.hdi_table_latex({"key": obs["key"][:, :2]}, z, rnd)
+
+
+# ---------------------------------------------------------------- spectrum-matched nulls
+
+
+def test_layer_spectrum_null_keeps_the_layer_gram_and_matches_direct_rotation():
+    w = _fake_weights(seed=4, L=2, H=3, d=8, k=2)
+    out = ha.layer_spectrum_null(w, 1, 3, np.random.SeedSequence(5), n_spectrum=2)
+    assert out["key"].shape == (3, 3) and out["qk_circuit_spectrum"].shape == (2, 2)
+    # the same draws by hand: Q A cut into heads, one Q per object in OBJECTS order
+    rng = np.random.default_rng(np.random.SeedSequence(5))
+    A = {n: np.asarray(w[n][1], float).transpose(0, 2, 1).reshape(6, 8) for n in ("query", "key", "value")}
+    for p in range(3):
+        Qs = {n: ha._haar_orthogonal(6, rng) for n in ha.OBJECTS}
+        heads = {n: (Qs[n] @ A[n]).reshape(3, 2, 8).transpose(0, 2, 1) for n in ("query", "key", "value")}
+        for n in ("query", "key", "value"):
+            np.testing.assert_allclose(out[n][p], diversity.head_diversity_indices(heads[n]), atol=1e-9)
+        Qc = Qs["qk_circuit"]
+        Z = ha.circuit_factors(*((Qc @ A[n]).reshape(3, 2, 8).transpose(0, 2, 1) for n in ("query", "key")))
+        np.testing.assert_allclose(out["qk_circuit"][p], diversity.head_diversity_indices(Z), atol=1e-9)
+        np.testing.assert_allclose(heads["key"].transpose(0, 2, 1).reshape(6, 8).T @ heads["key"].transpose(0, 2, 1).reshape(6, 8),
+                                   A["key"].T @ A["key"], atol=1e-10)
+
+
+def test_head_spectrum_null_keeps_spectra_and_has_the_haar_pa_law():
+    w = _fake_weights(seed=6, L=1, H=4, d=12, k=3)
+    objs = ha.layer_objects(w, 0)
+    out = ha.head_spectrum_null(objs, 300, np.random.SeedSequence(7))
+    haar = ha.random_subspace_null(4, 12, 3, 300, np.random.SeedSequence(8))
+    pa = NORMALIZATIONS.index("principal_angles")
+    for name in ("query", "key", "value"):
+        m, s = out[name][:, pa].mean(), out[name][:, pa].std(ddof=1) / np.sqrt(300)
+        assert abs(m - (1 - 3 / 12)) < 4 * s
+        assert abs(m - haar[:, pa].mean()) < 4 * np.hypot(s, haar[:, pa].std(ddof=1) / np.sqrt(300))
+    circ = ha.random_subspace_null(4, 12, 3, 300, np.random.SeedSequence(9), circuit=True)
+    m, s = out["qk_circuit"][:, pa].mean(), out["qk_circuit"][:, pa].std(ddof=1) / np.sqrt(300)
+    assert abs(m - circ[:, pa].mean()) < 4 * np.hypot(s, circ[:, pa].std(ddof=1) / np.sqrt(300))
+    with pytest.raises(ValueError, match="^objects:"):
+        ha.head_spectrum_null({"nope": objs["key"]}, 2, 0)
+
+
+def test_head_spectra_are_the_singular_values():
+    W = _gauss(2, 3, 7, 2)
+    np.testing.assert_allclose(ha.head_spectra(W), [np.linalg.svd(w, compute_uv=False) for w in W])
+
+
+# ---------------------------------------------------------------- uncertainty of the spectrum and of R^2
+
+
+def test_spectrum_jackknife_replicates_are_leave_one_head_out_means():
+    Ws = [_gauss(10 + l, 4, 9, 2) for l in range(2)]
+    C = np.array([diversity.pair_cos2(W) for W in Ws])
+    np.testing.assert_allclose(C[0][np.triu_indices(4, 1)].mean(axis=0), diversity.cos2_spectrum(Ws[0]), atol=1e-12)
+    jk = ha.spectrum_jackknife(C)
+    np.testing.assert_allclose(jk["value"], np.mean([diversity.cos2_spectrum(W) for W in Ws], axis=0), atol=1e-12)
+    keep = [0, 2, 3]
+    by_hand = (diversity.cos2_spectrum(Ws[0]) + diversity.cos2_spectrum(Ws[1][keep])) / 2
+    np.testing.assert_allclose(jk["replicates"][1, 1], by_hand, atol=1e-12)
+
+
+def test_stratified_jackknife_se_of_a_mean_is_the_usual_se():
+    x = _gauss(3, 2, 10)
+    reps = (x.sum(axis=1, keepdims=True) - x) / 9  # leave-one-out means per stratum
+    se = ha.stratified_jackknife_se(0.0, reps)  # for one stratum's mean: sd/sqrt(n)
+    expected = np.sqrt(sum(x[l].var(ddof=1) / 10 for l in range(2)))
+    assert se == pytest.approx(expected, rel=1e-12)
+
+
+def test_leading_share_and_excess_summary():
+    t, n = np.array([0.6, 0.3, 0.2, 0.1]), np.array([0.4, 0.2, 0.2, 0.1])
+    assert ha.leading_share(t, n, 1) == pytest.approx(2 / 3)
+    with pytest.raises(ValueError, match="positive total excess"):
+        ha.leading_share(n, t, 1)
+    with pytest.raises(ValueError, match="^n_leading:"):
+        ha.leading_share(t, n, 5)
+    Ws = [_gauss(20 + l, 4, 9, 2) for l in range(2)]
+    C = np.array([diversity.pair_cos2(W) for W in Ws])
+    null = np.full((2, 5, 2), 0.01) + 0.001 * _gauss(1, 2, 5, 2)
+    s = ha.excess_spectrum_summary(C, null, 1)
+    assert s["top"]["value"] == pytest.approx(s["top_trained"]["value"] - s["top_null"]["value"])
+    assert s["top"]["se"] >= s["top_trained"]["se"] and np.all(s["trained_se"] > 0)
+
+
+def test_r2_bootstrap():
+    x = np.arange(24.0)
+    y = x + _gauss(0, 24)
+    out = ha.r2_bootstrap(x, y, 500, 1)
+    assert out["r2"] == pytest.approx(np.corrcoef(x, y)[0, 1] ** 2) and 0 < out["se"] < 0.05
+    with pytest.raises(ValueError, match="^y:"):
+        ha.r2_bootstrap(x, y[:3], 10, 1)
+
+
+def test_layer_contrast_is_paired_over_sentences():
+    E = np.ones((3, 2, 5))
+    E[-1] += np.arange(5)
+    est = ha.layer_contrast(E)
+    assert float(est.mean) == pytest.approx(2.0) and float(est.se) == pytest.approx(np.arange(5).std(ddof=1) / np.sqrt(5))
+
+
+# ---------------------------------------------------------------- verdict rules: each side of every threshold
+
+from mhanw.infra import verdicts as V  # noqa: E402
+
+
+def test_diversity_verdict_thresholds():
+    n = 24
+    z_less = np.r_[np.full(13, -ha.Z_CALL), np.zeros(n - 13)]
+    assert ha.diversity_verdict({"a": z_less, "b": z_less - 1}).verdict == V.FAILS
+    z_half = np.r_[np.full(12, -ha.Z_CALL), np.zeros(n - 12)]
+    assert ha.diversity_verdict({"a": z_half}).verdict == V.UNDECIDED
+    # less against one null only is not "less than chance"
+    assert ha.diversity_verdict({"a": z_less, "b": np.zeros(n)}).verdict == V.UNDECIDED
+    z_more = np.r_[np.full(13, ha.Z_CALL), np.zeros(n - 13)]
+    assert ha.diversity_verdict({"a": z_more}).verdict == V.HOLDS
+    assert ha.diversity_verdict({"a": np.r_[z_more[:-1], -ha.Z_CALL]}).verdict == V.UNDECIDED
+    rec = ha.diversity_verdict({"a": z_less, "b": z_less})
+    assert rec.statistics[0].value == 13 and rec.statistics[2].value == n and "every null (a and b)" in rec.criterion
+    with pytest.raises(ValueError, match="^z_by_null:"):
+        ha.diversity_verdict({"a": np.zeros(3), "b": np.zeros(4)})
+
+
+def test_printed_scale_verdict_thresholds():
+    se = 0.01
+    assert ha.printed_scale_verdict(ha.R2_MOSTLY + 3.01 * se, se).verdict == V.FAILS
+    assert ha.printed_scale_verdict(ha.R2_MOSTLY + 2.99 * se, se).verdict == V.UNDECIDED
+    assert ha.printed_scale_verdict(ha.R2_MOSTLY - 3.01 * se, se).verdict == V.HOLDS
+    with pytest.raises(ValueError, match="^r2:"):
+        ha.printed_scale_verdict(1.2, se)
+
+
+def test_printed_invariance_verdict_thresholds():
+    tol = ha.INVARIANCE_TOL
+    assert ha.printed_invariance_verdict(2 * tol, 0.0, 0.0).verdict == V.FAILS
+    rec = ha.printed_invariance_verdict(tol / 2, 0.0, 0.0)
+    assert rec.verdict == V.HOLDS and rec.detectable == tol
+
+
+def test_redundancy_verdict_thresholds():
+    se = 0.1
+    assert ha.redundancy_verdict(-3.01 * se, se, 0.001).verdict == V.HOLDS
+    assert ha.redundancy_verdict(3.01 * se, se, 0.001).verdict == V.FAILS
+    # near zero: fails only when rho - 3 se lies above RHO_USEFUL
+    assert ha.redundancy_verdict(ha.RHO_USEFUL + 3 * se + 0.01, se, 0.5).verdict == V.FAILS
+    assert ha.redundancy_verdict(ha.RHO_USEFUL + 3 * se - 0.01, se, 0.5).verdict == V.UNDECIDED
+    with pytest.raises(ValueError, match="^p:"):
+        ha.redundancy_verdict(0.0, se, 0.0)
+
+
+def test_shared_directions_verdict_thresholds():
+    even, se = 4 / 32, 0.05
+    assert ha.shared_directions_verdict(even + 3.01 * se, se, 4, 32).verdict == V.HOLDS
+    assert ha.shared_directions_verdict(even + 2.99 * se, se, 4, 32).verdict == V.UNDECIDED
+    assert ha.shared_directions_verdict(even - 3.01 * se, se, 4, 32).verdict == V.FAILS
+    rec = ha.shared_directions_verdict(0.6, se, 4, 32, top=(0.7, 0.03), top_null=(0.55, 0.001))
+    assert len(rec.statistics) == 4
+
+
+def _text_ok(**kw):
+    args = dict(last_minus_rest=(0.02, 0.001), key_positive_layers=2, n_layers=6, pa_change=0.0, rv_change=1e-15,
+                top_excess=(0.15, 0.03))
+    args.update(kw)
+    ha.guard_text(**args)
+
+
+def test_guard_text_raises_when_a_sentence_is_contradicted():
+    _text_ok()
+    for bad in (dict(last_minus_rest=(0.002, 0.001)), dict(key_positive_layers=0), dict(key_positive_layers=6),
+                dict(pa_change=1e-3), dict(top_excess=(0.05, 0.03))):
+        with pytest.raises(V.VerdictGuardError, match="the text says"):
+            _text_ok(**bad)
+
+
+def test_parameters_declaration():
+    from mhanw.infra.params import ParameterError, check_parameters
+
+    base = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", model="all-MiniLM-L6-v2",
+                n_perm=None, n_spectral=None, n_haar=None, n_sentences=None, n_perm_spearman=None, sentences=None)
+    params = check_parameters(base, ha.PARAMETERS, ha.CONSTRAINTS)
+    assert ha.chapter_sizes(params) == ha.SIZES["quick"]
+    assert ha.chapter_sizes({**params, "n_perm": 7})["n_spectrum"] == 7
+    with pytest.raises(ParameterError, match="^model:"):
+        check_parameters({**base, "model": "bert-base"}, ha.PARAMETERS)
+    with pytest.raises(ParameterError, match="^sentences:"):
+        check_parameters({**base, "sentences": ["one", ""]}, ha.PARAMETERS)
+    with pytest.raises(ParameterError, match="^n_perm:"):
+        check_parameters({**base, "n_perm": 1}, ha.PARAMETERS)
+    records = [{"text": f"s{i}"} for i in range(50)]
+    assert ha.pick_sentences(records, 10) == [f"s{i}" for i in range(0, 50, 5)]
+
+
+def test_diversity_sentence_reads_as_written():
+    z = np.r_[np.full(17, -5.0), np.zeros(7)]
+    text = ha.diversity_sentence(ha.diversity_verdict({"a": z}))
+    assert text == ("its heads are less diverse than chance in 17 of 24 (layer, object) cases, against every null, "
+                    "so the reading that training drives heads towards orthogonal subspaces fails as stated")
+    assert "all 24 (layer, object) cases" in ha.diversity_sentence(ha.diversity_verdict({"a": np.full(24, 5.0)}))
+    assert ha.diversity_sentence(ha.diversity_verdict({"a": np.zeros(24)})).endswith(
+        "is undecided at this size (less diverse than chance against every null: none of the 24)")

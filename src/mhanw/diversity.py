@@ -73,6 +73,7 @@ __all__ = [
     "head_diversity_indices",
     "maximize_hdi",
     "orthonormal_bases",
+    "pair_cos2",
     "pair_overlaps",
     "principal_angles",
 ]
@@ -367,6 +368,18 @@ def pair_overlaps(W) -> np.ndarray:
     """
     W = check_heads(W)
     return _sq_norms(orthonormal_bases(W)) / W.shape[2]
+
+
+def pair_cos2(W) -> np.ndarray:
+    """Squared cosines of the principal angles of every pair of heads, largest first, ``(H, H, d_k)``.
+
+    ``W``: ``(H, d, d_k)``, every head of full rank.  Entry ``[j, j']`` is the
+    spectrum of the pair ``(j, j')`` (symmetric in ``j, j'``; the diagonal is
+    all ones).  Its mean over ``j < j'`` is :func:`cos2_spectrum`; a
+    leave-one-head-out mean over the remaining pairs gives a jackknife over heads.
+    """
+    O = _cross_blocks(orthonormal_bases(check_heads(W)))
+    return np.clip(np.linalg.eigvalsh(O @ O.transpose(0, 1, 3, 2))[..., ::-1], 0.0, 1.0)
 
 
 def cos2_spectrum(W) -> np.ndarray:

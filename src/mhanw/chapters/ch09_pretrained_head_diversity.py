@@ -58,9 +58,13 @@ import numpy as np
 
 from .. import diversity
 from .. import heads as _heads
+from .. import pretrained as _pretrained
+from ..infra import params as P
 from ..constants import RANK_RTOL
 from ..diversity import NORMALIZATIONS
 from ..infra.estimates import Estimate
+from ..infra.prose import count_of, join_list
+from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, guard, significant_effect
 from ..infra.validate import as_float_array, as_seed_sequence, one_of, positive_int
 
 __all__ = [
@@ -68,21 +72,95 @@ __all__ = [
     "OBJECTS",
     "ablation_effects",
     "circuit_factors",
+    "diversity_sentence",
+    "diversity_verdict",
+    "excess_spectrum_summary",
     "hdi_table_latex",
+    "guard_text",
+    "head_spectra",
+    "head_spectrum_null",
     "layer_hdi",
     "layer_objects",
+    "layer_spectrum_null",
+    "leading_share",
     "null_summary",
     "paper_scale_decomposition",
     "permute_rows",
+    "printed_invariance_verdict",
+    "printed_scale_verdict",
     "qk_circuits",
     "random_subspace_null",
+    "r2_bootstrap",
+    "layer_contrast",
     "redundancy",
+    "redundancy_verdict",
     "row_permutation_null",
+    "shared_directions_verdict",
     "spearman_permutation",
+    "spectrum_jackknife",
+    "stratified_jackknife_se",
 ]
 
 #: The per-head objects whose diversity is measured, in table order.
 OBJECTS = ("query", "key", "value", "qk_circuit")
+
+
+# --------------------------------------------------------------------------- the chapter's parameters
+
+
+def _sentences_kind() -> P.Kind:
+    """``None`` (the shipped sentences) or a list of at least 3 non-empty strings."""
+
+    def check(value, name):
+        if value is None:
+            return None
+        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+            raise P.ParameterError(f"{name}: expected None or a list of sentences, got {value!r}")
+        if len(value) < 3 or not all(isinstance(v, str) and v.strip() for v in value):
+            raise P.ParameterError(f"{name}: expected at least 3 non-empty sentences (strings)")
+        return tuple(value)
+
+    return P.Kind("None (the shipped sentences) or a list of >= 3 sentences", check)
+
+
+#: Papermill parameters of notebook 09 (``None``: the fidelity's default size, see :data:`SIZES`).
+PARAMETERS = {
+    **P.STANDARD,
+    "model": P.choice(*sorted(_pretrained.MODELS)),
+    "n_perm": P.optional(P.positive_int(2)),
+    "n_spectral": P.optional(P.positive_int(2)),
+    "n_haar": P.optional(P.positive_int(2)),
+    "n_sentences": P.optional(P.positive_int(3)),
+    "n_perm_spearman": P.optional(P.positive_int(2)),
+    "sentences": _sentences_kind(),
+}
+CONSTRAINTS = ()
+
+#: Sizes by fidelity: permutations of the row null per layer, draws of the layer-spectrum null per
+#: layer, Haar draws, how many of the shipped sentences, permutations of the Spearman test, and the
+#: number of null draws whose principal-cosine spectra are kept.
+SIZES = {
+    "quick": dict(n_perm=20, n_spectrum=20, n_haar=10, n_sentences=10, n_perm_spearman=2000, n_spectral=20),
+    "paper": dict(n_perm=500, n_spectrum=100, n_haar=200, n_sentences=50, n_perm_spearman=20000, n_spectral=50),
+}
+
+
+def chapter_sizes(params) -> dict:
+    """The sizes of a run: :data:`SIZES` of ``params["fidelity"]``, overridden by the non-``None`` size parameters."""
+    out = dict(SIZES[params["fidelity"]])
+    for key in ("n_perm", "n_spectral", "n_haar", "n_sentences", "n_perm_spearman"):
+        if params.get(key) is not None:
+            out[key] = params[key]
+    out["n_spectrum"] = min(out["n_spectrum"], out["n_perm"])
+    return out
+
+
+def pick_sentences(records, n: int) -> list[str]:
+    """``n`` of the shipped sentence records, evenly spaced (one per topic at ``n = 10``)."""
+    n = positive_int(n, "n_sentences", minimum=3)
+    if n > len(records):
+        raise ValueError(f"n_sentences: expected at most {len(records)} (the shipped sentences), got {n}")
+    return [r["text"] for r in records][:: len(records) // n][:n]
 
 
 # --------------------------------------------------------------------------- inputs
@@ -271,29 +349,113 @@ def row_permutation_null(weights, layer: int, n_perm: int, seed, *, n_spectrum: 
     (:func:`mhanw.diversity.cos2_spectrum` of the first draws).  Computed from the layer's row
     Gram matrices, which a reassignment only permutes.
     """
-    l = _layer(weights, layer)
     n_perm = positive_int(n_perm, "n_perm")
+    return _gram_null(weights, layer, n_perm, seed, n_spectrum,
+                      draw=lambda rng, n: rng.permutation(n), move=lambda G, perm: G[perm][:, perm])
+
+
+def _gram_null(weights, layer, n_draw: int, seed, n_spectrum, *, draw, move) -> dict:
+    """The loop shared by the nulls that transform a layer's row Gram matrices.
+
+    Per draw and object (in :data:`OBJECTS` order, one stream of ``seed``)
+    ``t = draw(rng, H d_k)``; the object's row Gram matrix ``G`` becomes
+    ``move(G, t)`` (the circuit moves the query's and key's with one common
+    ``t``).  Returns the dict described in :func:`row_permutation_null`.
+    """
+    l = _layer(weights, layer)
     rng = np.random.default_rng(as_seed_sequence(seed))
     _, H, d, k = _check_weights(weights)
     rows = {name: np.asarray(weights[name][l], dtype=np.float64).transpose(0, 2, 1).reshape(H * k, d)
             for name in ("query", "key", "value")}
     gram = {name: A @ A.T for name, A in rows.items()}
-    out = {name: np.empty((n_perm, len(NORMALIZATIONS))) for name in OBJECTS}
-    n_spec = min(n_perm, positive_int(n_spectrum, "n_spectrum", minimum=0))
+    out = {name: np.empty((n_draw, len(NORMALIZATIONS))) for name in OBJECTS}
+    n_spec = min(n_draw, positive_int(n_spectrum, "n_spectrum", minimum=0))
     out.update({f"{name}_spectrum": np.empty((n_spec, k)) for name in OBJECTS})
 
-    def blocks(name, perm):
-        return _blocks(gram[name][perm][:, perm], H, k)
+    def blocks(name, t):
+        return _blocks(move(gram[name], t), H, k)
 
-    for p in range(n_perm):
-        perms = {name: rng.permutation(H * k) for name in OBJECTS}
-        B = {name: blocks(name, perms[name]) for name in ("query", "key", "value")}
-        B["qk_circuit"] = _circuit_blocks(blocks("query", perms["qk_circuit"]), blocks("key", perms["qk_circuit"]))
+    for p in range(n_draw):
+        ts = {name: draw(rng, H * k) for name in OBJECTS}
+        B = {name: blocks(name, ts[name]) for name in ("query", "key", "value")}
+        B["qk_circuit"] = _circuit_blocks(blocks("query", ts["qk_circuit"]), blocks("key", ts["qk_circuit"]))
         for name in OBJECTS:
             if p < n_spec:
                 out[name][p], out[f"{name}_spectrum"][p] = diversity.hdi_from_gram(B[name], name, spectrum=True)
             else:
                 out[name][p] = diversity.hdi_from_gram(B[name], name)
+    return out
+
+
+def _haar_orthogonal(n: int, rng) -> np.ndarray:
+    """A Haar-distributed orthogonal ``(n, n)`` matrix (QR of a Gaussian matrix, signs fixed)."""
+    Q, R = np.linalg.qr(rng.standard_normal((n, n)))
+    return Q * np.sign(np.diag(R))
+
+
+def layer_spectrum_null(weights, layer: int, n_draw: int, seed, *, n_spectrum: int = 100) -> dict:
+    """HDIs of one layer's heads redrawn with the layer's own scale and singular values.
+
+    A layer's stacked ``[out, in]`` matrix ``A = U diag(s) V^T`` (``(H d_k, d)``)
+    is replaced by ``A' = U' diag(s) V'^T`` with ``U'``, ``V'`` Haar and ``s``
+    the trained singular values, and ``A'`` is cut into heads as the trained
+    matrix is.  Every HDI depends on the heads only through
+    ``W_j^T W_j' = (A A^T)`` blocks, which a common rotation ``V'`` of the
+    input space leaves unchanged, so the draw is ``A' = Q A`` with ``Q`` Haar on
+    ``O(H d_k)``: the trained rows rotated into new heads.  This keeps the
+    layer's scale, spectrum and input-side Gram matrix ``A^T A`` exactly, and
+    (unlike :func:`row_permutation_null`) mixes rows across heads.  For the
+    circuit the query and key rows are rotated by one common ``Q``, which keeps
+    the layer's summed circuit ``A_Q^T A_K``.  Returns ``{object: (n_draw, 3)}``
+    (``NORMALIZATIONS`` order) and ``{object + "_spectrum": (min(n_draw, n_spectrum), d_k)}``,
+    like :func:`row_permutation_null`; one stream of ``seed``.
+    """
+    n_draw = positive_int(n_draw, "n_draw")
+    return _gram_null(weights, layer, n_draw, seed, n_spectrum,
+                      draw=lambda rng, n: _haar_orthogonal(n, rng), move=lambda G, Q: Q @ G @ Q.T)
+
+
+def head_spectra(W) -> np.ndarray:
+    """Singular values of each head, ``(H, d_k)`` largest first, for ``W`` ``(H, D, d_k)``."""
+    return np.linalg.svd(_check(W), compute_uv=False)
+
+
+def head_spectrum_null(objects: dict, n_draw: int, seed) -> dict:
+    """HDIs of random heads that keep each trained head's scale and singular values.
+
+    ``objects``: one layer's :func:`layer_objects` (``{object: (H, D, d_k)}``).
+    A projection head ``W_h = U_h diag(s_h) V_h^T`` is redrawn as
+    ``U_h' diag(s_h)`` with ``U_h'`` Haar on the Stiefel manifold of
+    ``R^D`` (the right factor ``V_h`` changes no HDI); a circuit with
+    singular values ``sigma_h`` as the balanced factor
+    ``[U_h' diag(sigma_h)^{1/2}; V_h' diag(sigma_h)^{1/2}]`` of the circuit
+    ``U_h' diag(sigma_h) V_h'^T`` with independent Haar ``U_h'``, ``V_h'``
+    on ``R^d``.  Heads are drawn independently, so the principal-angle HDI
+    has the Haar law (:func:`random_subspace_null`); the printed and RV
+    indices, which weight directions by the singular values, now compare
+    with heads of the trained scale.  Returns ``{object: (n_draw, 3)}``
+    (``NORMALIZATIONS`` order); one stream of ``seed``.
+    """
+    if not isinstance(objects, dict) or not objects or not set(objects) <= set(OBJECTS):
+        raise ValueError(f"objects: expected a dict with keys among {OBJECTS} (see layer_objects)")
+    n_draw = positive_int(n_draw, "n_draw")
+    rng = np.random.default_rng(as_seed_sequence(seed))
+    spec = {}
+    for name in OBJECTS:
+        if name not in objects:
+            continue
+        W = _check(objects[name], f"objects[{name!r}]")
+        spec[name] = (W.shape, head_spectra(W))
+    out = {name: np.empty((n_draw, len(NORMALIZATIONS))) for name in spec}
+    for p in range(n_draw):
+        for name, ((H, D, k), s) in spec.items():
+            if name == "qk_circuit":
+                d = D // 2
+                root = s[:, None, :] / np.sqrt(2.0)  # Z_h^T Z_h = 2 diag(sigma_h), so sigma_h^{1/2} = s_h / sqrt(2)
+                W = np.concatenate([_heads.haar_heads(d, k, H, rng) * root, _heads.haar_heads(d, k, H, rng) * root], axis=1)
+            else:
+                W = _heads.haar_heads(D, k, H, rng) * s[:, None, :]
+            out[name][p] = diversity.head_diversity_indices(W)
     return out
 
 
@@ -346,6 +508,123 @@ def null_summary(observed, null) -> dict:
     return {"null_mean": mean[()], "null_sd": sd[()], "z": z[()], "p": p[()]}
 
 
+# --------------------------------------------------------------------------- uncertainty of the shared-direction spectrum
+
+
+def spectrum_jackknife(pair_spectra) -> dict:
+    """The layer-averaged principal-cosine spectrum and its leave-one-head-out replicates.
+
+    ``pair_spectra``: per layer, :func:`mhanw.diversity.pair_cos2` of its heads
+    (``(H, H, d_k)``; a list or an ``(L, H, H, d_k)`` array).  The statistic is
+    ``mean_l mean_{j<j'} c_l[j, j']``, the curve of the chapter's figure.
+    Returns ``value`` ``(d_k,)`` and ``replicates`` ``(L, H, d_k)``: the
+    statistic with head ``j`` of layer ``l`` left out (its pairs dropped from
+    that layer's mean).  :func:`stratified_jackknife_se` turns replicates of
+    any function of the spectrum into a standard error over heads.
+    """
+    C = as_float_array(pair_spectra, "pair_spectra", ndim=4)
+    L, H, H2, k = C.shape
+    if H2 != H or H < 3:
+        raise ValueError(f"pair_spectra: expected (L, H, H, d_k) with H >= 3, got {C.shape}")
+    iu = np.triu_indices(H, k=1)
+    n_pairs = len(iu[0])
+    layer_sum = C[:, iu[0], iu[1]].sum(axis=1)  # (L, k)
+    layer_mean = layer_sum / n_pairs
+    off = C.copy()
+    off[:, np.arange(H), np.arange(H)] = 0.0
+    without = (layer_sum[:, None, :] - off.sum(axis=2)) / (n_pairs - (H - 1))  # (L, H, k)
+    total = layer_mean.sum(axis=0)
+    replicates = (total[None, None, :] - layer_mean[:, None, :] + without) / L
+    return {"value": total / L, "replicates": replicates}
+
+
+def stratified_jackknife_se(value, replicates) -> np.ndarray:
+    """Delete-one jackknife standard error with strata along axis 0.
+
+    ``replicates``: ``(L, n, ...)``, the statistic with item ``i`` of stratum
+    ``l`` left out; ``value`` the full-sample statistic ``(...)`` (used for
+    the shape check).  ``se^2 = sum_l (n - 1)/n sum_i (T_li - mean_i T_li)^2``
+    (heads resampled within layers, layers fixed).  With one stratum this is
+    the ordinary jackknife.
+    """
+    R = as_float_array(replicates, "replicates", ndim=(2, 3, 4))
+    v = np.asarray(value, dtype=float)
+    if R.shape[2:] != v.shape:
+        raise ValueError(f"replicates: expected shape (L, n) + {v.shape}, got {R.shape}")
+    n = R.shape[1]
+    if n < 2:
+        raise ValueError("replicates: expected at least 2 items per stratum")
+    dev = R - R.mean(axis=1, keepdims=True)
+    return np.sqrt(((n - 1) / n * (dev**2).sum(axis=1)).sum(axis=0))[()]
+
+
+def leading_share(trained, null, n_leading: int) -> float:
+    """Share of the excess overlap ``e = trained - null`` (spectra ``(d_k,)``) carried by the leading ``n_leading`` angles.
+
+    ``sum(e[:n_leading]) / sum(e)``; an excess spread evenly over the
+    ``d_k`` angles gives ``n_leading/d_k``, one confined to them gives 1.
+    Requires a positive total excess.
+    """
+    t = as_float_array(trained, "trained", ndim=1)
+    n = as_float_array(null, "null", ndim=1)
+    if n.shape != t.shape:
+        raise ValueError(f"null: expected the shape of trained {t.shape}, got {n.shape}")
+    m = positive_int(n_leading, "n_leading")
+    if m > t.shape[0]:
+        raise ValueError(f"n_leading: expected at most d_k = {t.shape[0]}, got {m}")
+    e = t - n
+    if not e.sum() > 0:
+        raise ValueError("trained, null: expected a positive total excess overlap")
+    return float(e[:m].sum() / e.sum())
+
+
+def excess_spectrum_summary(pair_spectra, null_spectra, n_leading: int) -> dict:
+    """The trained spectrum against a null's, with standard errors for every comparison.
+
+    ``pair_spectra``: per layer :func:`mhanw.diversity.pair_cos2` (see
+    :func:`spectrum_jackknife`); ``null_spectra``: ``(L, n, d_k)`` spectra of
+    ``n`` null draws per layer (e.g. ``row_permutation_null(...)["key_spectrum"]``).
+    The trained curve's s.e. is the stratified jackknife over heads; the null
+    curve's is the s.e. of the mean over draws (its spread over draws,
+    ``null_sd``, is the band of a single draw).  For the leading cosine and the
+    :func:`leading_share` of the excess, the two sources add in quadrature
+    (the null's through a delete-one-draw jackknife).  Returns ``trained``,
+    ``trained_se``, ``null``, ``null_se``, ``null_sd`` (all ``(d_k,)``) and
+    ``top``/``share`` dicts with ``value`` and ``se``.
+    """
+    jk = spectrum_jackknife(pair_spectra)
+    N = as_float_array(null_spectra, "null_spectra", ndim=3)
+    if N.shape[2] != jk["value"].shape[0] or N.shape[1] < 2:
+        raise ValueError(f"null_spectra: expected (L, n >= 2, {jk['value'].shape[0]}), got {N.shape}")
+    per_draw = N.mean(axis=0)  # (n, d_k): the layer-averaged spectrum of each draw
+    n = per_draw.shape[0]
+    null = per_draw.mean(axis=0)
+    null_loo = (null[None, :] * n - per_draw) / (n - 1)  # (n, d_k)
+    trained, reps = jk["value"], jk["replicates"]
+
+    def combined(f):
+        a = np.array([[f(r, null) for r in layer] for layer in reps])
+        b = np.array([f(trained, m) for m in null_loo])[None]
+        return {"value": f(trained, null),
+                "se": float(np.hypot(stratified_jackknife_se(f(trained, null), a),
+                                     stratified_jackknife_se(f(trained, null), b)))}
+
+    m = positive_int(n_leading, "n_leading")
+    return {
+        "trained": trained,
+        "trained_se": stratified_jackknife_se(trained, reps),
+        "null": null,
+        "null_se": per_draw.std(axis=0, ddof=1) / np.sqrt(n),
+        "null_sd": per_draw.std(axis=0, ddof=1),
+        "top": combined(lambda t, u: float(t[0] - u[0])),
+        "top_trained": {"value": float(trained[0]), "se": float(stratified_jackknife_se(trained, reps)[0])},
+        "top_null": {"value": float(null[0]), "se": float(per_draw[:, 0].std(ddof=1) / np.sqrt(n))},
+        "share": (combined(lambda t, u: leading_share(t, u, m)) if (trained - null).sum() > 0
+                  else {"value": float("nan"), "se": float("nan")}),
+        "n_leading": m,
+    }
+
+
 # --------------------------------------------------------------------------- the printed formula's scale
 
 
@@ -374,6 +653,45 @@ def paper_scale_decomposition(W) -> dict:
         "geometry": one_minus_paper / scale,
         "one_minus_rv": float((S / np.outer(n, n))[iu].mean()),
     }
+
+
+def r2_bootstrap(x, y, n_boot: int, seed) -> dict:
+    """Squared correlation of ``x`` and ``y`` (``(m,)``, e.g. ``log S`` and ``log(1 - HDI_printed)``) and its bootstrap s.e.
+
+    The cases are resampled with replacement ``n_boot`` times (one stream of
+    ``seed``); resamples with a constant ``x`` or ``y`` are skipped.  Returns
+    ``r2``, ``se`` (ddof = 1 over resamples) and ``n_boot``.
+    """
+    x = as_float_array(x, "x", ndim=1)
+    y = as_float_array(y, "y", ndim=1)
+    if y.shape != x.shape or x.shape[0] < 3:
+        raise ValueError(f"y: expected the shape of x {x.shape}, with at least 3 cases")
+    n_boot = positive_int(n_boot, "n_boot", minimum=2)
+    rng = np.random.default_rng(as_seed_sequence(seed))
+    idx = rng.integers(0, x.shape[0], size=(n_boot, x.shape[0]))
+    xs, ys = x[idx], y[idx]
+    xs = xs - xs.mean(axis=1, keepdims=True)
+    ys = ys - ys.mean(axis=1, keepdims=True)
+    den = (xs * xs).sum(axis=1) * (ys * ys).sum(axis=1)
+    ok = den > 0
+    r2 = (xs * ys).sum(axis=1)[ok] ** 2 / den[ok]
+    return {"r2": float(np.corrcoef(x, y)[0, 1] ** 2), "se": float(r2.std(ddof=1)), "n_boot": int(ok.sum())}
+
+
+def layer_contrast(per_sentence, layer: int = -1) -> Estimate:
+    """Mean ablation effect of one layer's heads minus that of the other layers' heads, per sentence.
+
+    ``per_sentence``: ``(L, H, n)`` (:func:`ablation_effects`); returns the
+    :class:`~mhanw.infra.estimates.Estimate` over sentences (paired: both
+    means are taken on the same sentence).
+    """
+    E = as_float_array(per_sentence, "per_sentence", ndim=3)
+    L = E.shape[0]
+    if L < 2 or not -L <= layer < L:
+        raise ValueError(f"layer: expected an index of one of {L} >= 2 layers, got {layer!r}")
+    layer = layer % L
+    others = np.delete(E, layer, axis=0)
+    return Estimate.from_samples(E[layer].mean(axis=0) - others.mean(axis=(0, 1)))
 
 
 # --------------------------------------------------------------------------- ablation
@@ -420,7 +738,9 @@ def spearman_permutation(x, y, n_perm: int, seed, *, strata=None, alternative: s
     each stratum, so that differences between strata cannot create a
     correlation.  ``p = (1 + #{T_perm at least as extreme as rho})/(n_perm + 1)``
     for ``alternative`` ``"two-sided"`` (``|T|``), ``"less"`` or ``"greater"``.
-    Returns ``rho``, ``p``, ``n_perm`` and, with strata, ``per_stratum``
+    Returns ``rho``, ``p``, ``n_perm``, ``null_sd`` (the standard deviation
+    of the permutation null: the standard error of ``rho`` when the two are
+    unrelated) and, with strata, ``per_stratum``
     (``{label: rho}``).
     """
     x = as_float_array(x, "x", ndim=1)
@@ -460,11 +780,263 @@ def spearman_permutation(x, y, n_perm: int, seed, *, strata=None, alternative: s
         extreme = null <= rho + 1e-12
     else:
         extreme = null >= rho - 1e-12
-    out = {"rho": rho, "p": float((1 + extreme.sum()) / (n_perm + 1)), "n_perm": n_perm}
+    out = {"rho": rho, "p": float((1 + extreme.sum()) / (n_perm + 1)), "n_perm": n_perm,
+           "null_sd": float(null.std(ddof=1)) if n_perm > 1 else float("nan")}
     if strata is not None:
         out["per_stratum"] = {g.item() if hasattr(g, "item") else g: float(r)
                               for g, r in zip(np.unique(labels), per)}
     return out
+
+
+# --------------------------------------------------------------------------- verdict rules
+#
+# One rule per claim the chapter checks.  Each returns a Verdict record; the
+# thresholds are the named constants below, each with its reason.
+
+#: A case is "more" ("less") diverse than chance at z >= Z_CALL (z <= -Z_CALL) against a null:
+#: the project's 3-s.e. rule (a two-sided false alarm near 0.3% per case for a normal null).
+Z_CALL = 3.0
+#: The specialisation reading fails when MORE than this share of the (layer, object) cases is
+#: significantly less diverse than chance (and holds when more than this share is more diverse and
+#: none less): the claim speaks of trained heads in general, so a majority decides.
+MAJORITY = 0.5
+#: "Mostly the weights' scale": log S explains more than half of the variance of
+#: log(1 - HDI_printed) across the cases, by more than N_SE bootstrap standard errors.
+R2_MOSTLY = 0.5
+#: A model-preserving rescaling may move an index by rounding only: float64 on values of order 1.
+INVARIANCE_TOL = 1e-9
+#: The pruning reading needs a within-layer Spearman correlation of at least this size (negative):
+#: Cohen's "large" correlation, the least at which one score orders a layer's heads usefully
+#: (it explains a quarter of the variance of the ranks).  The reading fails when the data exclude it.
+RHO_USEFUL = -0.5
+#: "A few shared directions": the leading 4 of the d_k = 32 principal angles (one eighth).
+N_LEADING = 4
+
+SECTION = "sec:pretrained"
+
+
+def _case_counts(z_by_null: dict) -> tuple[int, int, int]:
+    zs = [np.asarray(v, dtype=float) for v in z_by_null.values()]
+    if not zs or len({v.shape for v in zs}) != 1 or zs[0].size == 0:
+        raise ValueError("z_by_null: expected one non-empty array of z-scores of one shape per null")
+    Z = np.stack([v.ravel() for v in zs])
+    if not np.all(np.isfinite(Z)):
+        raise ValueError("z_by_null: expected finite z-scores")
+    less = int(np.all(Z <= -Z_CALL, axis=0).sum())
+    more = int(np.all(Z >= Z_CALL, axis=0).sum())
+    return less, more, Z.shape[1]
+
+
+def diversity_verdict(z_by_null: dict, *, unit: str = "(layer, object) cases") -> Verdict:
+    """Trained heads more diverse than chance (training drives heads towards orthogonal subspaces).
+
+    ``z_by_null``: ``{null name: z-scores}`` of the principal-angle HDI of each
+    (layer, object) case against each null (arrays of one shape).  A case is
+    less (more) diverse than chance when its z is at most ``-Z_CALL`` (at least
+    ``Z_CALL``) against EVERY null.  The reading fails as stated when more than
+    ``MAJORITY`` of the cases are less diverse than chance, holds when more
+    than ``MAJORITY`` are more diverse and none is less, and is undecided otherwise.
+    """
+    less, more, n = _case_counts(z_by_null)
+    nulls = join_list(list(z_by_null))
+    if less > MAJORITY * n:
+        verdict = FAILS
+    elif more > MAJORITY * n and less == 0:
+        verdict = HOLDS
+    else:
+        verdict = UNDECIDED
+    return Verdict(
+        claim="pretrained/more-diverse-than-chance",
+        statement="training drives the heads of a layer towards mutually orthogonal subspaces, "
+                  "so that trained heads are more diverse than chance",
+        verdict=verdict,
+        criterion=(f"a {unit[:-1] if unit.endswith('s') else unit} is less (more) diverse than chance when the z-score "
+                   f"of its principal-angle HDI is at most -{Z_CALL:g} (at least +{Z_CALL:g}) against every null "
+                   f"({nulls}); the reading fails when more than {MAJORITY:.0%} of the cases are less diverse, "
+                   f"holds when more than {MAJORITY:.0%} are more diverse and none less"),
+        statistics=(Statistic(f"{unit} less diverse than chance", less), Statistic(f"{unit} more diverse than chance", more),
+                    Statistic(f"{unit}", n)),
+        section=SECTION,
+    )
+
+
+def diversity_sentence(record: Verdict) -> str:
+    """The verdict of :func:`diversity_verdict` as one clause for the abstract and the summary (LaTeX-safe).
+
+    E.g. "its heads are less diverse than chance in 17 of 24 (layer, object)
+    cases, against every null, so the reading that training drives heads
+    towards orthogonal subspaces fails as stated".
+    """
+    stats = {st.name: st.value for st in record.statistics}
+    n = int(next(v for k, v in stats.items() if k.endswith("cases") and "than" not in k))
+    less = int(next(v for k, v in stats.items() if "less diverse" in k))
+    more = int(next(v for k, v in stats.items() if "more diverse" in k))
+    reading = "the reading that training drives heads towards orthogonal subspaces"
+    if record.verdict == FAILS:
+        return (f"its heads are less diverse than chance in {count_of(less, n, '(layer, object) cases')}, "
+                f"against every null, so {reading} {FAILS}")
+    if record.verdict == HOLDS:
+        return (f"its heads are more diverse than chance in {count_of(more, n, '(layer, object) cases')}, "
+                f"against every null, so {reading} {HOLDS}")
+    return f"{reading} is {record.verdict} (less diverse than chance against every null: {count_of(less, n)})"
+
+
+def printed_scale_verdict(r2: float, se: float) -> Verdict:
+    """The printed HDI measures the heads' geometry rather than the weights' scale.
+
+    ``r2``: share of the variance of ``log(1 - HDI_printed)`` across the cases
+    that ``log S`` (:func:`paper_scale_decomposition`) explains, with its
+    bootstrap standard error ``se``.  Fails as stated when ``r2`` exceeds
+    ``R2_MOSTLY`` by more than ``N_SE`` s.e.; holds when it is below by as much.
+    """
+    r2 = float(r2)
+    if not 0.0 <= r2 <= 1.0:
+        raise ValueError(f"r2: expected a value in [0, 1], got {r2!r}")
+    # "holds" for the claim means the scale explains LESS than R2_MOSTLY: sign -1 on r2 - R2_MOSTLY
+    verdict = significant_effect(r2 - R2_MOSTLY, se, sign=-1)
+    return Verdict(
+        claim="pretrained/printed-hdi-geometry",
+        statement="in a trained model the printed HDI measures the geometry of the heads, not the scale of the weights",
+        verdict=verdict,
+        criterion=(f"R^2 of log(1 - HDI_printed) on the log scale factor log S across the (layer, object) cases; "
+                   f"fails when R^2 exceeds {R2_MOSTLY:g} by more than {N_SE:g} bootstrap s.e. (the scale explains "
+                   f"most of it), holds when it is below {R2_MOSTLY:g} by as much"),
+        statistics=(Statistic("R^2 of log(1 - HDI_printed) on log S", r2, se),),
+        section=SECTION,
+    )
+
+
+def printed_invariance_verdict(printed_change: float, pa_change: float, rv_change: float) -> Verdict:
+    """The printed HDI is unchanged by ``W_Q -> c W_Q``, ``W_K -> W_K / c``, which leaves the model unchanged.
+
+    Arguments: the largest change of each index of the keys and queries along
+    the rescaling (exact computations, no sampling error).  Fails as stated
+    when the printed index moves by more than ``INVARIANCE_TOL``; holds
+    otherwise (the run detects any change above that tolerance).
+    """
+    vals = [_finite_nonneg(v, n) for v, n in ((printed_change, "printed_change"), (pa_change, "pa_change"),
+                                              (rv_change, "rv_change"))]
+    verdict = FAILS if vals[0] > INVARIANCE_TOL else HOLDS
+    return Verdict(
+        claim="pretrained/printed-hdi-invariance",
+        statement="the printed HDI is a property of the model: a rescaling W_Q -> c W_Q, W_K -> W_K / c, "
+                  "which leaves every attention logit unchanged, leaves it unchanged",
+        verdict=verdict,
+        criterion=(f"largest change of the printed HDI of the keys and queries over c in [1/2, 2]; fails above "
+                   f"{INVARIANCE_TOL:g} (rounding); the principal-angle and RV indices are shown for comparison"),
+        statistics=(Statistic("largest change of HDI_printed", vals[0]), Statistic("largest change of HDI_PA", vals[1]),
+                    Statistic("largest change of HDI_RV", vals[2])),
+        detectable=INVARIANCE_TOL if verdict == HOLDS else None,
+        section=SECTION,
+    )
+
+
+def _finite_nonneg(v, name: str) -> float:
+    x = float(v)
+    if not np.isfinite(x) or x < 0:
+        raise ValueError(f"{name}: expected a finite number >= 0, got {v!r}")
+    return x
+
+
+def redundancy_verdict(rho: float, se: float, p: float) -> Verdict:
+    """A redundant head (large overlap with its layer) matters less when removed.
+
+    ``rho``: mean within-layer Spearman correlation of redundancy and ablation
+    effect (keys, the pre-declared primary test); ``se``: its standard error,
+    the standard deviation of the within-layer permutation null; ``p``: the
+    two-sided permutation p-value.  Holds when ``rho <= -N_SE se`` (a
+    significant negative correlation); fails as stated when ``rho >= N_SE se``
+    (the opposite sign) or when ``rho - N_SE se > RHO_USEFUL`` (the data
+    exclude a correlation large enough to pick pruning candidates); undecided otherwise.
+    """
+    rho = float(rho)
+    if not -1.0 <= rho <= 1.0:
+        raise ValueError(f"rho: expected a correlation in [-1, 1], got {rho!r}")
+    s = _finite_nonneg(se, "se")
+    p = float(p)
+    if not 0.0 < p <= 1.0:
+        raise ValueError(f"p: expected a p-value in (0, 1], got {p!r}")
+    if rho <= -N_SE * s:
+        verdict = HOLDS
+    elif rho >= N_SE * s or rho - N_SE * s > RHO_USEFUL:
+        verdict = FAILS
+    else:
+        verdict = UNDECIDED
+    return Verdict(
+        claim="pretrained/redundancy-predicts-ablation",
+        statement="within a layer, a head that overlaps more with the other heads matters less when removed, "
+                  "so that redundancy picks pruning candidates",
+        verdict=verdict,
+        criterion=(f"mean within-layer Spearman correlation rho of the key projections' redundancy and the ablation "
+                   f"effect, s.e. from the within-layer permutation null; holds when rho <= -{N_SE:g} s.e.; fails "
+                   f"when rho >= +{N_SE:g} s.e. or when rho - {N_SE:g} s.e. > {RHO_USEFUL:g} (a correlation large "
+                   f"enough to pick pruning candidates is excluded)"),
+        statistics=(Statistic("within-layer Spearman rho", rho, s), Statistic("permutation p", p)),
+        detectable=N_SE * s,
+        section=SECTION,
+    )
+
+
+def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int, *,
+                              top=None, top_null=None, null: str = "row-reassignment null") -> Verdict:
+    """The excess overlap of trained heads over a null sits in a few shared directions.
+
+    ``share``: :func:`leading_share` of the excess spectrum (its standard error
+    ``se`` from :func:`excess_spectrum_summary`); an even spread gives
+    ``n_leading/d_k``.  Holds when ``share - n_leading/d_k > N_SE se``; fails
+    as stated when it is below the even share by as much; undecided otherwise.
+    ``top``/``top_null``: optional ``(value, se)`` of the leading squared cosine,
+    trained and under the null, reported beside the share.
+    """
+    n_leading = positive_int(n_leading, "n_leading")
+    d_k = positive_int(d_k, "d_k")
+    if n_leading > d_k:
+        raise ValueError(f"n_leading: expected at most d_k = {d_k}, got {n_leading}")
+    even = n_leading / d_k
+    verdict = significant_effect(float(share) - even, se, sign=1)
+    stats = [Statistic(f"share of the excess in the leading {n_leading} of {d_k} angles", share, se),
+             Statistic("share under an even spread", even)]
+    if top is not None:
+        stats.append(Statistic("leading squared cosine, trained", *top))
+    if top_null is not None:
+        stats.append(Statistic(f"leading squared cosine, {null}", *top_null))
+    return Verdict(
+        claim="pretrained/shared-directions",
+        statement=(f"the excess overlap of the trained key heads over the {null} sits in a few shared directions "
+                   f"(the leading principal angles), not spread over all {d_k}"),
+        verdict=verdict,
+        criterion=(f"share of the excess spectrum (trained minus null, mean over head pairs and layers) in the leading "
+                   f"{n_leading} angles, against the even share {n_leading}/{d_k}; holds (fails) when it is above "
+                   f"(below) it by more than {N_SE:g} s.e. (jackknife over heads within layers, and over null draws)"),
+        statistics=tuple(stats),
+        section=SECTION,
+    )
+
+
+def guard_text(*, last_minus_rest, key_positive_layers: int, n_layers: int, pa_change: float, rv_change: float,
+               top_excess) -> None:
+    """Check the sentences of the chapter and its section that state a direction (raises
+    :class:`~mhanw.infra.verdicts.VerdictGuardError` "the text says ...; the numbers say ...").
+
+    ``last_minus_rest``, ``top_excess``: ``(value, se)`` of the last layer's mean
+    ablation effect minus the other layers' (:func:`layer_contrast`) and of the
+    leading squared cosine of the trained keys minus the row null's
+    (:func:`excess_spectrum_summary`); ``key_positive_layers``: in how many of
+    ``n_layers`` layers the keys' within-layer Spearman correlation is positive;
+    ``pa_change``, ``rv_change``: the largest change of those indices along the
+    model-preserving rescaling.
+    """
+    m, se = (float(v) for v in last_minus_rest)
+    guard(bool(m > N_SE * se), "removing a head of the last layer changes the embeddings more than removing a head "
+          "of another layer", f"the difference is {m:.2g} ± {se:.2g}")
+    guard(0 < int(key_positive_layers) < int(n_layers), "the within-layer correlations of the keys have no consistent sign",
+          f"{key_positive_layers} of {n_layers} are positive")
+    guard(bool(pa_change < INVARIANCE_TOL and rv_change < INVARIANCE_TOL),
+          "the principal-angle and RV indices do not move under the rescaling",
+          f"they move by {pa_change:.2g} and {rv_change:.2g}")
+    t, tse = (float(v) for v in top_excess)
+    guard(bool(t > N_SE * tse), "the leading squared cosine of trained key heads exceeds that of the row null",
+          f"the difference is {t:.3g} ± {tse:.2g}")
 
 
 # --------------------------------------------------------------------------- the paper's table
