@@ -8,7 +8,18 @@ matrix of their key projections.  This module holds:
   angle ``phi`` (:func:`kernel_overlap`, :func:`covariance_factor`,
   :func:`head_correlation`, :func:`covariance_factor_symbolic`);
 - :func:`first_order_covariance`, the first-order (large ``n``) covariance
-  ``n C -> kappa (sigma^2 + D)`` with its signal term by Gauss-Hermite quadrature.
+  ``n C -> kappa (sigma^2 + D)`` with its signal term by Gauss-Hermite quadrature;
+- :func:`first_order_covariance_mc`, the same prediction by a large seeded
+  Monte Carlo sample of ``X`` under any :class:`mhanw.data.DataModel`.
+
+Assumption on the inputs: the closed forms (:func:`kernel_overlap`,
+:func:`covariance_factor`, :func:`head_correlation`, the density ``p_K`` of
+:func:`printed_covariance_bound`) assume ``X ~ N(0, I_d)``;
+:func:`kernel_overlap` and :func:`first_order_covariance` are exact for any
+Gaussian input law of :mod:`mhanw.data` through their ``inputs`` argument
+(``X = A Z`` with ``Z ~ N(0, I)``: the heads become ``A W`` and the point
+``A^{-1} x``).  For other laws (:func:`mhanw.data.is_reference_gaussian` is
+``False`` and the law is not Gaussian) use :func:`first_order_covariance_mc`.
 
 Geometry (principal angles, cross-Gram matrices) is :mod:`mhanw.diversity`.
 """
@@ -25,12 +36,13 @@ from scipy.special import expit
 from . import data as _data
 
 from .diversity import _full_rank, _matrix, cross_gram
-from .infra.validate import as_float_array, nonnegative_scalar, positive_int, positive_scalar
+from .infra.validate import as_float_array, as_seed_sequence, nonnegative_scalar, positive_int, positive_scalar
 __all__ = [
     "FirstOrderCovariance",
     "covariance_factor",
     "covariance_factor_symbolic",
     "first_order_covariance",
+    "first_order_covariance_mc",
     "head_correlation",
     "kernel_overlap",
     "printed_covariance_bound",
@@ -45,6 +57,7 @@ def printed_covariance_bound(W_j, W_jp, x, lipschitz: float, n: int, bandwidth: 
     ``W_j^T X`` for ``X ~ N(0, I_d)``, i.e. ``N(0, W_j^T W_j)``; ``h`` is the
     kernel bandwidth.  The bound is 0 for constant ``m`` (``L = 0``) and for
     orthogonal heads, while the covariance is not (documented failure).
+    Assumes ``X ~ N(0, I_d)`` (through ``p_K``).
     """
     Wj = _matrix(W_j, "W_j")
     Wjp = _matrix(W_jp, "W_jp")
@@ -113,7 +126,7 @@ def _log_gauss_kernel_mean(B: np.ndarray, h: float, x: np.ndarray) -> float:
     return -0.5 * logdet - 0.5 * quad
 
 
-def kernel_overlap(W_j, W_jp, x, bandwidth: float) -> float:
+def kernel_overlap(W_j, W_jp, x, bandwidth: float, inputs="gaussian") -> float:
     """``kappa_jj'(x) = E[K_j K_j'] / (E K_j E K_j')`` for Gaussian heads, ``X ~ N(0, I_d)`` (Lemma 4.1, corrected).
 
     ``K_j = exp(-|W_j^T (x - X)|^2 / (2 h^2))``; ``W_j``, ``W_jp`` ``(d, d_k)``,
@@ -122,6 +135,12 @@ def kernel_overlap(W_j, W_jp, x, bandwidth: float) -> float:
     ``kappa`` is the single-head variance factor for identical heads and 1 for
     heads on orthogonal coordinates.  Exact Gaussian integrals:
     ``E exp(-(X-x)^T M (X-x)/2) = det(I + M)^{-1/2} exp(-x^T M (I + M)^{-1} x / 2)``.
+
+    ``inputs`` (an input spec or :class:`mhanw.data.InputDistribution`,
+    default the reference ``N(0, I_d)``) may be any Gaussian law of
+    :mod:`mhanw.data` (exact, by the change of variables ``X = A Z``); other
+    laws raise ``ValueError`` naming ``inputs`` (use
+    :func:`first_order_covariance_mc`).
     """
     Wj = _matrix(W_j, "W_j")
     Wjp = _matrix(W_jp, "W_jp")
@@ -131,6 +150,9 @@ def kernel_overlap(W_j, W_jp, x, bandwidth: float) -> float:
     if x.shape[0] != Wj.shape[0]:
         raise ValueError(f"x: expected shape ({Wj.shape[0]},), got {x.shape}")
     h = positive_scalar(bandwidth, "bandwidth")
+    A = _whitening(inputs, Wj.shape[0])
+    if A is not None:
+        Wj, Wjp, x = A @ Wj, A @ Wjp, np.linalg.solve(A, x)
     # M_j + M_j' = [W_j W_j'] [W_j W_j']^T / h^2.
     log_k = (_log_gauss_kernel_mean(np.hstack([Wj, Wjp]), h, x) - _log_gauss_kernel_mean(Wj, h, x)
              - _log_gauss_kernel_mean(Wjp, h, x))
@@ -282,8 +304,20 @@ def _gauss_hermite(mean: np.ndarray, root: np.ndarray, nodes: int):
     return mean + Z @ root.T, weights
 
 
+def _whitening(inputs, d: int):
+    """``None`` for ``N(0, I_d)`` inputs, else the factor ``A`` with ``X = A Z`` of a Gaussian law;
+    ``ValueError`` naming ``inputs`` for a non-Gaussian law."""
+    dist = _data.input_distribution(inputs)
+    if dist.is_standard_gaussian:
+        return None
+    if not dist.is_gaussian:
+        raise ValueError(f"inputs: this closed form assumes Gaussian inputs and {dist.spec!r} is not Gaussian; "
+                         "use mhanw.covariance.first_order_covariance_mc")
+    return dist.gaussian_factor(d)
+
+
 def first_order_covariance(W_j, W_jp, x, bandwidth: float, n: int, sigma: float = 0.5,
-                           regression="zero", nodes: int = 12) -> FirstOrderCovariance:
+                           regression="zero", nodes: int = 12, inputs="gaussian") -> FirstOrderCovariance:
     """First-order covariance of two Gaussian NW heads at ``x``, ``X ~ N(0, I_d)`` (Lemma 4.1, corrected).
 
     Linearising ``m_j = sum_i K_ij Y_i / sum_i K_ij`` around its limit
@@ -310,6 +344,12 @@ def first_order_covariance(W_j, W_jp, x, bandwidth: float, n: int, sigma: float 
     sigma : float >= 0
     regression : str or RegressionFunction (:mod:`mhanw.data`), default ``"zero"``
     nodes : int >= 2, with ``nodes ** d <= MAX_QUADRATURE_POINTS``
+    inputs : str or InputDistribution, default ``"gaussian"`` (``N(0, I_d)``)
+        Any Gaussian law of :mod:`mhanw.data` (exact by the change of
+        variables ``X = A Z``); a non-Gaussian law raises ``ValueError`` naming
+        ``inputs`` (use :func:`first_order_covariance_mc`).  The noise is
+        homoscedastic with variance ``sigma^2`` (its law does not matter to
+        first order).
 
     Returns
     -------
@@ -335,15 +375,21 @@ def first_order_covariance(W_j, W_jp, x, bandwidth: float, n: int, sigma: float 
     nodes = positive_int(nodes, "nodes", minimum=2)
     if nodes**d > MAX_QUADRATURE_POINTS:
         raise ValueError(f"nodes: nodes ** d = {nodes}**{d} exceeds {MAX_QUADRATURE_POINTS} quadrature points")
+    A = _whitening(inputs, d)
+    if A is None:
+        func = m._func
+    else:  # X = A Z, Z ~ N(0, I): heads A W, point A^{-1} x, regression m(A z)
+        Wj, Wjp, x = A @ Wj, A @ Wjp, np.linalg.solve(A, x)
+        func = lambda Z: m._func(Z @ A.T)  # noqa: E731
     kappa = kernel_overlap(Wj, Wjp, x, h)
 
     def expect(B, f):
         pts, w = _gauss_hermite(*_kernel_tilted_gaussian(B, h, x), nodes)
         return float(w @ f(pts))
 
-    mu_j = expect(Wj, m._func)
-    mu_jp = expect(Wjp, m._func)
-    signal = expect(np.hstack([Wj, Wjp]), lambda X: (m._func(X) - mu_j) * (m._func(X) - mu_jp))
+    mu_j = expect(Wj, func)
+    mu_jp = expect(Wjp, func)
+    signal = expect(np.hstack([Wj, Wjp]), lambda X: (func(X) - mu_j) * (func(X) - mu_jp))
     covariance = kappa * (sigma**2 + signal) / n
     if not np.isfinite(covariance):
         raise ValueError("bandwidth: the first-order covariance overflows a double; use a larger bandwidth")
@@ -354,3 +400,76 @@ def first_order_covariance(W_j, W_jp, x, bandwidth: float, n: int, sigma: float 
         kappa=kappa,
         limits=(mu_j, mu_jp),
     )
+
+
+#: Default size of the Monte Carlo sample of :func:`first_order_covariance_mc`.
+MC_SAMPLES = 1 << 18
+
+
+def first_order_covariance_mc(W_j, W_jp, x, bandwidth: float, n: int, model, n_samples: int = MC_SAMPLES,
+                              seed=0) -> FirstOrderCovariance:
+    """First-order covariance of two Gaussian NW heads at ``x`` under any data model, by Monte Carlo (Lemma 4.1, corrected).
+
+    The same linearisation as :func:`first_order_covariance`, without
+    assuming Gaussian inputs or constant noise: with
+    ``K_j = exp(-|W_j^T (x - X)|^2 / (2 h^2))`` and ``s(X)`` the noise
+    standard deviation of ``model`` (:meth:`mhanw.data.NoiseModel.sd`),
+
+        n Cov(m_j(x), m_j'(x)) -> E[K_j K_j' (s(X)^2 + (m(X) - mu_j)(m(X) - mu_j'))] / (E K_j E K_j'),
+
+    every expectation a mean over ``n_samples`` draws of ``X`` from
+    ``model.inputs`` (stream ``SeedSequence(seed)``).  The fields of the
+    result are those of :class:`FirstOrderCovariance`: ``kappa`` and
+    ``signal`` as there, ``noise = E[K_j K_j' s^2] / (E K_j E K_j') / n``
+    (``kappa sigma^2 / n`` for homoscedastic noise) and ``covariance = noise +
+    kappa signal / n``.  Under the reference model it agrees with the closed
+    form to Monte Carlo error, relative ``~ 1/sqrt(n_samples * q)`` with ``q``
+    the fraction of draws where both kernels are not negligible (small for a
+    small bandwidth or a point far in the tails).
+
+    Parameters
+    ----------
+    W_j, W_jp : arrays ``(d, d_k)`` and ``(d, d_k')``
+    x : array ``(d,)``
+    bandwidth : float > 0
+    n : int >= 1
+    model : DataModel or regression spec (:func:`mhanw.data.as_data_model`)
+    n_samples : int >= 1000
+    seed : int or SeedSequence
+    """
+    Wj = _matrix(W_j, "W_j")
+    Wjp = _matrix(W_jp, "W_jp")
+    if Wjp.shape[0] != Wj.shape[0]:
+        raise ValueError(f"W_jp: expected {Wj.shape[0]} rows to match W_j {Wj.shape}, got {Wjp.shape}")
+    x = as_float_array(x, "x", ndim=1)
+    d = Wj.shape[0]
+    if x.shape[0] != d:
+        raise ValueError(f"x: expected shape ({d},), got {x.shape}")
+    h = positive_scalar(bandwidth, "bandwidth")
+    n = positive_int(n, "n")
+    model = _data.as_data_model(model)
+    if d < model.min_dim:
+        raise ValueError(f"x: {model.name!r} needs d >= {model.min_dim}, got d = {d}")
+    model.inputs.check_dimension(d, "x")
+    n_samples = positive_int(n_samples, "n_samples", minimum=1000)
+    rng = np.random.default_rng(as_seed_sequence(seed))
+    X = model.inputs.sample(rng, n_samples, d)
+
+    def log_kernel(B):
+        z = (x - X) @ B
+        return -0.5 * (z * z).sum(axis=1) / (h * h)
+
+    lj, ljp = log_kernel(Wj), log_kernel(Wjp)
+    Kj, Kjp = np.exp(lj - lj.max()), np.exp(ljp - ljp.max())  # ratios do not depend on the scale
+    KK = Kj * Kjp
+    e_j, e_jp, e_kk = Kj.mean(), Kjp.mean(), KK.mean()
+    if not e_kk > 0:
+        raise ValueError("n_samples: no draw falls under both kernels; use more samples or a larger bandwidth")
+    mX = model.regression._func(X)
+    s2 = model.noise.sd(X) ** 2
+    mu_j, mu_jp = float((Kj * mX).mean() / e_j), float((Kjp * mX).mean() / e_jp)
+    kappa = float(e_kk / (e_j * e_jp))
+    noise = float((KK * s2).mean() / (e_j * e_jp)) / n
+    signal = float((KK * (mX - mu_j) * (mX - mu_jp)).mean() / e_kk)
+    return FirstOrderCovariance(covariance=noise + kappa * signal / n, noise=noise, signal=signal, kappa=kappa,
+                                limits=(mu_j, mu_jp))

@@ -1,34 +1,73 @@
-"""The reference data-generating process of the companion (``book/claims.md``, 'The reference data-generating process').
+"""The data-generating process: the reference one and its variations (``book/claims.md``, 'The reference data-generating process').
 
-Inputs ``X ~ N(0, I_d)``, responses ``Y = m(X) + sigma * eps`` with
-``eps ~ N(0, 1)`` and ``sigma =`` :data:`mhanw.constants.SIGMA` (0.5) unless stated.  The training sample
-``D_n`` is the only source of randomness in the bias, variance, covariance and
-MSE of every head (Thm 3.1, Lemma 4.1, Thm 4.2, Thm 5.1); projections are fixed
-and never fitted on ``D_n``.
+The reference: inputs ``X ~ N(0, I_d)``, responses ``Y = m(X) + sigma * eps``
+with ``eps ~ N(0, 1)`` and ``sigma =`` :data:`mhanw.constants.SIGMA` (0.5)
+unless stated.  The training sample ``D_n`` is the only source of randomness in
+the bias, variance, covariance and MSE of every head (Thm 3.1, Lemma 4.1,
+Thm 4.2, Thm 5.1); projections are fixed and never fitted on ``D_n``.
 
-The catalogue of regression functions ``m`` is :data:`REGRESSION_FUNCTIONS`;
-:func:`regression_function` returns one by name.  :func:`draw_sample` draws a
-training sample and fresh test points from a ``numpy.random.Generator``, always
-in the same order (training inputs, noise, test inputs), so that one stream per
-replicate gives common random numbers across every configuration that uses it.
+A :class:`DataModel` changes the three modelling assumptions one at a time:
+
+- the regression function ``m`` (:func:`regression_function`): a name of the
+  catalogue :data:`REGRESSION_FUNCTIONS`, or a formula in the coordinates
+  ``x1 ... xd`` and the norm ``r = |x|`` such as ``"sin(x1) + x2**2/2"``
+  (functions :data:`EXPRESSION_FUNCTIONS`, parsed safely by
+  :mod:`mhanw.infra.expressions`);
+- the input distribution (:class:`InputDistribution`, :data:`INPUT_KINDS`):
+  ``"gaussian"`` (the reference), ``"gaussian-diagonal:COND"``,
+  ``"gaussian-equicorrelated:RHO"``, ``"student-t:NU"``, ``"uniform-cube"``,
+  ``"uniform-sphere"``; every one has mean 0 and unit variance per coordinate,
+  so that a bandwidth means the same thing under each;
+- the noise (:class:`NoiseModel`, :data:`NOISE_LAWS`): a level ``sigma >= 0``
+  and a law ``"gaussian"`` (the reference), ``"student-t:NU"`` or
+  ``"heteroscedastic:EXPR"`` (standard deviation ``sigma * EXPR(x)``).
+
+:func:`data_model` builds one from spec strings; :meth:`DataModel.draw` and
+:func:`draw_sample` draw a training sample and test points from a
+``numpy.random.Generator``, always in the same order (training inputs, noise,
+test inputs), so that one stream per replicate gives common random numbers
+across every configuration that uses it.  With the reference choices the draws
+are bit-identical to ``rng.standard_normal((n, d))``,
+``sigma * rng.standard_normal(n)``, ``rng.standard_normal((n_test, d))``.
+
+Several closed-form predictions of the library assume Gaussian inputs (Lemma
+4.1's first-order covariance, the kernel overlap, the density in the printed
+bound); :func:`is_reference_gaussian` tells whether a model satisfies that
+assumption, and :func:`mhanw.covariance.first_order_covariance_mc` recomputes
+the prediction by Monte Carlo under any model.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+import sympy as sp
 
 from .constants import SIGMA
+from .infra.expressions import Grammar
 from .infra.validate import as_float_array, generator, nonnegative_scalar, one_of, positive_int
 
 __all__ = [
+    "DataModel",
+    "EXPRESSION_FUNCTIONS",
+    "INPUT_KINDS",
+    "InputDistribution",
+    "NOISE_LAWS",
+    "NoiseModel",
     "REGRESSION_FUNCTIONS",
     "RegressionFunction",
     "Sample",
+    "as_data_model",
+    "data_model",
     "draw_sample",
+    "input_distribution",
+    "is_reference_gaussian",
+    "noise_model",
     "regression_function",
     "sample_inputs",
 ]
@@ -36,7 +75,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class RegressionFunction:
-    """A regression function ``m: R^d -> R`` of the catalogue.
+    """A regression function ``m: R^d -> R``: one of the catalogue or a parsed formula.
 
     Call it on ``x`` of shape ``(N, d)`` (returns ``(N,)``) or ``(d,)``
     (returns a float); ``d`` must be at least :attr:`min_dim`.
@@ -45,16 +84,29 @@ class RegressionFunction:
     ----------
     name, formula : str
         Catalogue name and the formula (the table of regression functions in
-        ``book/claims.md``).
+        ``book/claims.md``); for a parsed formula the name is the string
+        given (``regression_function(name)`` returns the same function) and
+        ``formula`` sympy's form of it.
     min_dim : int
-        Smallest input dimension ``d`` on which ``m`` is defined.
+        Smallest input dimension ``d`` on which ``m`` is defined (for a formula,
+        the largest coordinate index it names, ``x4`` -> 4).
     isotropic : bool
         Whether ``m(x)`` depends on ``x`` only through ``|x|`` (rotation
-        invariant), the condition of S-weak (Thm 4.2).
+        invariant on every ``R^d``), the condition of S-weak (Thm 4.2).  A
+        formula is isotropic exactly when it uses no coordinate ``x_l``, only
+        ``r = |x|`` (a non-constant function of ``x1..xk`` alone is not
+        rotation invariant on ``R^(k+1)``).
     lipschitz_source : str
         ``"stated"`` when the claims page states the Lipschitz constant (``zero``,
-        ``sin13``); ``"derived"`` when it is computed here from the formula
-        (the supremum of ``|grad m|``).
+        ``sin13``); ``"derived"`` when it is computed exactly from the formula
+        (the supremum of ``|grad m|``; for parsed formulas: constants, linear
+        forms, and polynomials of degree >= 2, whose constant is ``inf``);
+        ``"estimated"`` when it is the largest ``|grad m|`` on a large seeded
+        sample (a lower bound of the true constant, see
+        :data:`LIPSCHITZ_SAMPLE`); ``"unbounded"`` when ``|grad m|`` was seen to
+        grow without bound along rays (or overflow), so the constant is ``inf``.
+    expression : sympy.Expr or None
+        The parsed formula (``None`` for the catalogue).
     """
 
     name: str
@@ -62,8 +114,15 @@ class RegressionFunction:
     min_dim: int
     isotropic: bool
     lipschitz_source: str
-    _func: Callable[[np.ndarray], np.ndarray]
-    _lipschitz: Callable[[int], float]
+    _func: Callable[[np.ndarray], np.ndarray] = field(repr=False)
+    _lipschitz: Callable[[int], float] = field(repr=False)
+    expression: sp.Expr | None = field(default=None, repr=False)
+
+    def __reduce__(self):
+        # A parsed formula travels (to worker processes) as its text and is parsed again there.
+        if self.expression is None:
+            return object.__reduce__(self)
+        return (regression_function, (self.name,))
 
     def __call__(self, x) -> np.ndarray | float:
         arr = as_float_array(x, "x", ndim=(1, 2))
@@ -79,8 +138,9 @@ class RegressionFunction:
     def lipschitz_constant(self, d: int | None = None) -> float:
         """Global Lipschitz constant ``L`` of ``m`` on ``R^d`` (``inf`` if none).
 
-        ``d`` matters only for ``additive`` (``L = sqrt(d)``); it defaults to
-        :attr:`min_dim`.  Used by the printed bound of Lemma 4.1.
+        ``d`` matters only for ``additive`` (``L = sqrt(d)``) and formulas in
+        ``r``; it defaults to :attr:`min_dim`.  Used by the printed bound of
+        Lemma 4.1.  See :attr:`lipschitz_source` for how it was obtained.
         """
         d = self.min_dim if d is None else positive_int(d, "d", minimum=self.min_dim)
         return float(self._lipschitz(d))
@@ -140,20 +200,537 @@ _BY_NAME = {f.name: f for f in _CATALOGUE}
 REGRESSION_FUNCTIONS = tuple(_BY_NAME)
 
 
-def regression_function(name) -> RegressionFunction:
-    """The regression function called ``name`` (one of :data:`REGRESSION_FUNCTIONS`).
+# --------------------------------------------------------------------------
+# Formulas in x1 ... xd (regression functions, noise levels)
+# --------------------------------------------------------------------------
 
-    A :class:`RegressionFunction` is returned unchanged, so functions accept
-    either a name or the object.
+#: Functions and constants a formula in ``x1 ... xd`` may use.
+EXPRESSION_FUNCTIONS = {
+    "sin": sp.sin, "cos": sp.cos, "exp": sp.exp, "log": sp.log, "sqrt": sp.sqrt, "tanh": sp.tanh,
+    "abs": sp.Abs, "pi": sp.pi, "E": sp.E,
+}
+
+#: Largest coordinate index a formula may name (``x1 ... x4096``).
+MAX_COORDINATE = 4096
+
+_COORDINATE = re.compile(r"x([1-9][0-9]*)\Z")
+#: The norm ``r = |x|`` over all ``d`` coordinates.
+R_SYMBOL = sp.Symbol("r", nonnegative=True)
+
+
+@functools.lru_cache(maxsize=None)
+def _coordinate(index: int) -> sp.Symbol:
+    return sp.Symbol(f"x{index}", real=True)
+
+
+def _symbol(name: str):
+    if name == "r":
+        return R_SYMBOL
+    match = _COORDINATE.match(name)
+    if match and int(match.group(1)) <= MAX_COORDINATE:
+        return _coordinate(int(match.group(1)))
+    return None
+
+
+#: The grammar of a formula in ``x1 ... xd`` (:mod:`mhanw.infra.expressions`).
+GRAMMAR = Grammar(
+    symbols=_symbol, functions=EXPRESSION_FUNCTIONS,
+    allowed=(f"x1, x2, ..., x{MAX_COORDINATE} (coordinates, numbered from 1), r (the norm |x|), "
+             + ", ".join(EXPRESSION_FUNCTIONS)),
+    subject="expression", empty_hint="an expression in x1 ... xd",
+)
+
+
+def _coordinate_index(sym: sp.Symbol) -> int:
+    return int(sym.name[1:]) if sym is not R_SYMBOL else 0
+
+
+@dataclass(frozen=True)
+class _Formula:
+    """A parsed formula compiled for numpy: ``func(X)`` for ``X`` ``(N, d)``, ``d >= min_dim``."""
+
+    text: str
+    expr: sp.Expr
+    min_dim: int
+    args: tuple  # the symbols, in the order of the compiled function's arguments
+    compiled: Callable
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        values = []
+        for sym in self.args:
+            values.append(np.sqrt((X * X).sum(axis=1)) if sym is R_SYMBOL else X[:, _coordinate_index(sym) - 1])
+        with np.errstate(all="ignore"):
+            out = np.asarray(self.compiled(*values))
+        if np.iscomplexobj(out):
+            out = np.where(out.imag == 0, out.real, np.nan)
+        return np.array(np.broadcast_to(out, (X.shape[0],)), dtype=float)
+
+
+@functools.lru_cache(maxsize=256)
+def _formula(text, name: str) -> _Formula:
+    """Parse and compile a formula in ``x1 ... xd`` and ``r``; ``ValueError`` naming ``name`` if malformed."""
+    expr = GRAMMAR.parse(text, name)
+    if isinstance(text, str):
+        named = [_symbol(t) for t in GRAMMAR.names_in(text, name) if t not in EXPRESSION_FUNCTIONS]
+    else:
+        named = list(expr.free_symbols)
+    if expr.has(sp.I, sp.zoo, sp.oo, -sp.oo, sp.nan):
+        raise ValueError(f"{name}: the expression {text!r} is not real and finite (it evaluates to {expr})")
+    indices = [_coordinate_index(s) for s in named]
+    min_dim = max(indices + [1])
+    args = tuple(sorted(expr.free_symbols, key=_coordinate_index))
+    compiled = sp.lambdify(args, expr, modules="numpy")
+    label = text.strip() if isinstance(text, str) else sp.sstr(text)
+    formula = _Formula(label, expr, min_dim, args, compiled)
+    # A formula must be a finite real number wherever data may fall; checked on a seeded probe.
+    probe = np.random.default_rng(np.random.SeedSequence(_PROBE_SEED)).standard_normal((_PROBE_SIZE, min_dim))
+    probe *= np.repeat(np.geomspace(0.1, 10.0, 8), _PROBE_SIZE // 8)[:, None]
+    values = formula(probe)
+    bad = ~np.isfinite(values)
+    if np.any(bad):
+        x = probe[np.flatnonzero(bad)[0]]
+        raise ValueError(f"{name}: the expression {label!r} is not a finite real number at x = "
+                         f"({', '.join(f'{v:.3g}' for v in x)})")
+    return formula
+
+
+#: Seed and size of the probe sample on which a formula is checked when parsed.
+_PROBE_SEED, _PROBE_SIZE = 20260521, 4096
+
+#: Seed and size of the sample on which the Lipschitz constant of a formula is estimated.
+LIPSCHITZ_SEED, LIPSCHITZ_SAMPLE = 20260520, 1 << 15
+#: Radii of the rays along which the gradient is probed for unbounded growth.
+_RAY_RADII = (10.0, 100.0, 1000.0)
+
+
+def _gradient(formula: _Formula):
+    """``grad m`` as a function of ``X`` ``(N, d)`` -> ``(N, d)`` (chain rule through ``r = |x|``)."""
+    partials = [(s, sp.lambdify(formula.args, sp.diff(formula.expr, s), modules="numpy")) for s in formula.args]
+
+    def grad(X):
+        values = [np.sqrt((X * X).sum(axis=1)) if s is R_SYMBOL else X[:, _coordinate_index(s) - 1]
+                  for s in formula.args]
+        G = np.zeros_like(X)
+        with np.errstate(all="ignore"):
+            for s, f in partials:
+                g = np.broadcast_to(np.asarray(f(*values), dtype=float), (X.shape[0],))
+                if s is R_SYMBOL:
+                    G += (g / values[formula.args.index(R_SYMBOL)])[:, None] * X
+                else:
+                    G[:, _coordinate_index(s) - 1] += g
+        return G
+
+    return grad
+
+
+def _lipschitz_of(formula: _Formula):
+    """``(L(d), source)`` for a formula: exact for polynomials, else estimated (:attr:`RegressionFunction.lipschitz_source`)."""
+    xs = [s for s in formula.args if s is not R_SYMBOL]
+    if R_SYMBOL not in formula.args:
+        if not xs:
+            return (lambda d: 0.0), "derived"
+        if formula.expr.is_polynomial(*xs):
+            poly = sp.Poly(formula.expr, *xs)
+            if poly.total_degree() <= 1:
+                coeffs = [float(poly.coeff_monomial(s)) for s in xs]
+                value = math.hypot(*coeffs)
+                return (lambda d: value), "derived"
+            return (lambda d: math.inf), "derived"
+    grad = _gradient(formula)
+
+    @functools.lru_cache(maxsize=None)
+    def estimate(d: int) -> float:
+        dim = d if R_SYMBOL in formula.args else formula.min_dim
+        rng = np.random.default_rng(np.random.SeedSequence(LIPSCHITZ_SEED))
+        X = rng.standard_normal((LIPSCHITZ_SAMPLE, dim))
+        X *= np.repeat(np.geomspace(0.1, 10.0, 8), LIPSCHITZ_SAMPLE // 8)[:, None]
+        norms = np.linalg.norm(grad(X), axis=1)
+        dirs = rng.standard_normal((512, dim))
+        dirs = np.vstack([dirs / np.linalg.norm(dirs, axis=1, keepdims=True), np.eye(dim), -np.eye(dim),
+                          np.full((1, dim), dim**-0.5), np.full((1, dim), -(dim**-0.5))])
+        rays = [np.linalg.norm(grad(R * dirs), axis=1) for R in _RAY_RADII]
+        if not (np.all(np.isfinite(norms)) and all(np.all(np.isfinite(g)) for g in rays)):
+            return math.inf
+        far = [float(g.max()) for g in rays]
+        if far[2] >= 2.0 * far[1] and far[1] >= 2.0 * far[0] and far[2] > norms.max():
+            return math.inf
+        return float(max(norms.max(), *far))
+
+    source = "unbounded" if math.isinf(estimate(formula.min_dim)) else "estimated"
+    return estimate, source
+
+
+@functools.lru_cache(maxsize=256)
+def _regression_from_formula(text) -> RegressionFunction:
+    formula = _formula(text, "regression")
+    lipschitz, source = _lipschitz_of(formula)
+    isotropic = not any(s is not R_SYMBOL for s in formula.args)
+    return RegressionFunction(formula.text, sp.sstr(formula.expr), formula.min_dim, isotropic, source,
+                              formula, lipschitz, formula.expr)
+
+
+def regression_function(spec) -> RegressionFunction:
+    """The regression function ``m`` given by ``spec``.
+
+    ``spec`` is a name of :data:`REGRESSION_FUNCTIONS`, a formula in the
+    coordinates ``x1 ... xd`` and the norm ``r = |x|`` (a string such as
+    ``"sin(x1) + x2**2/2"`` or ``"2*exp(-r**2/4)"``, or a sympy expression in
+    those symbols; functions :data:`EXPRESSION_FUNCTIONS`, numbers,
+    ``+ - * / ** ^`` and parentheses), or a :class:`RegressionFunction`
+    (returned unchanged), so functions accept any of them.  A formula is
+    vectorised with numpy, must be a finite real number on a seeded probe
+    sample, and gets ``min_dim``, ``isotropic`` and a Lipschitz constant as
+    described in :class:`RegressionFunction`.  Bad specs raise ``ValueError``
+    starting with ``regression:``.
     """
-    if isinstance(name, RegressionFunction):
-        return name
-    return _BY_NAME[one_of(name, "regression", REGRESSION_FUNCTIONS)]
+    if isinstance(spec, RegressionFunction):
+        return spec
+    if isinstance(spec, str) and spec in _BY_NAME:
+        return _BY_NAME[spec]
+    names = ", ".join(repr(c) for c in REGRESSION_FUNCTIONS)
+    if (isinstance(spec, str) and re.fullmatch(r"\s*[A-Za-z_]\w*\s*", spec) and _symbol(spec.strip()) is None
+            and not re.fullmatch(r"\s*x[0-9]+\s*", spec)):
+        raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {spec!r}")
+    if not isinstance(spec, (str, sp.Expr)):
+        raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {spec!r}")
+    return _regression_from_formula(spec)
+
+
+# --------------------------------------------------------------------------
+# Input distributions
+# --------------------------------------------------------------------------
+
+#: The kinds of input distribution and whether each takes a parameter (``kind:PARAM``).
+INPUT_KINDS = {
+    "gaussian": None,
+    "gaussian-diagonal": "COND",
+    "gaussian-equicorrelated": "RHO",
+    "student-t": "NU",
+    "uniform-cube": None,
+    "uniform-sphere": None,
+}
+
+_SQRT3 = math.sqrt(3.0)
+
+
+def _split_spec(spec: str, name: str, kinds: dict) -> tuple[str, str | None]:
+    """``"kind"`` or ``"kind:PARAM"`` -> ``(kind, PARAM text or None)``, checked against ``kinds``."""
+    if not isinstance(spec, str):
+        raise ValueError(f"{name}: expected a spec string such as {next(iter(kinds))!r}, got {spec!r}")
+    kind, sep, param = spec.strip().partition(":")
+    kind = kind.strip()
+    if kind not in kinds:
+        listed = ", ".join(k if kinds[k] is None else f"{k}:{kinds[k]}" for k in kinds)
+        raise ValueError(f"{name}: unknown kind {kind!r} in {spec!r}; expected one of {listed}")
+    if kinds[kind] is None and sep:
+        raise ValueError(f"{name}: {kind!r} takes no parameter, got {spec!r}")
+    if kinds[kind] is not None and not param.strip():
+        raise ValueError(f"{name}: {kind!r} needs its parameter {kinds[kind]} ({kind}:{kinds[kind]}), got {spec!r}")
+    return kind, (param.strip() if sep else None)
+
+
+def _number(text, name: str, what: str) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number for {what}, got {text!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{name}: expected a finite number for {what}, got {text!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class InputDistribution:
+    """The law of the inputs ``X`` in ``R^d``; every kind has mean 0 and unit variance per coordinate.
+
+    ``kind`` (``parameter``):
+
+    - ``"gaussian"``: ``N(0, I_d)``, the reference; rotation invariant.  Drawn
+      as ``rng.standard_normal((n, d))`` exactly.
+    - ``"gaussian-diagonal"`` (``COND >= 1``): independent centred Gaussian
+      coordinates with variances ``lambda_l = COND^((l-1)/(d-1)) / c``,
+      ``l = 1..d``, geometric from the smallest to the largest with ratio
+      (condition number) ``COND`` and ``c`` chosen so that the average
+      variance is 1 (``trace = d``, the reference's); ``d = 1`` gives
+      variance 1.  Rotation invariant only for ``COND = 1``.
+    - ``"gaussian-equicorrelated"`` (``RHO``): unit variances, every
+      correlation ``RHO``, covariance ``(1 - RHO) I + RHO 1 1^T``; positive
+      definite for ``-1/(d-1) < RHO < 1`` (checked when ``d`` is known).
+      Rotation invariant only for ``RHO = 0``.
+    - ``"student-t"`` (``NU > 2``): multivariate t with ``NU`` degrees of
+      freedom, ``X = sqrt((NU-2)/W) Z`` with ``Z ~ N(0, I_d)``, ``W ~
+      chi^2_NU`` (one per point), covariance ``I_d``; rotation invariant
+      (spherical), heavier tails and dependent coordinates.  ``NU <= 2`` has
+      no variance and is rejected.
+    - ``"uniform-cube"``: independent ``U(-sqrt 3, sqrt 3)`` coordinates,
+      covariance ``I_d``; not rotation invariant.
+    - ``"uniform-sphere"``: uniform on the sphere of radius ``sqrt d``,
+      ``X = sqrt(d) Z / |Z|``, covariance ``I_d``; rotation invariant (no
+      density on ``R^d``: kernel-density arguments do not apply).
+
+    Build one from a spec string with :func:`input_distribution`.
+    """
+
+    kind: str = "gaussian"
+    parameter: float | None = None
+
+    def __post_init__(self):
+        one_of(self.kind, "inputs", tuple(INPUT_KINDS))
+        needs = INPUT_KINDS[self.kind]
+        if needs is None:
+            if self.parameter is not None:
+                raise ValueError(f"inputs: {self.kind!r} takes no parameter, got {self.parameter!r}")
+            return
+        p = _number(self.parameter, "inputs", f"{needs} of {self.kind!r}")
+        if self.kind == "gaussian-diagonal" and not p >= 1.0:
+            raise ValueError(f"inputs: COND of 'gaussian-diagonal' is a condition number, expected >= 1, got {p:g}")
+        if self.kind == "gaussian-equicorrelated" and not -1.0 < p < 1.0:
+            raise ValueError(f"inputs: RHO of 'gaussian-equicorrelated' is a correlation, expected in (-1, 1) "
+                             f"(and > -1/(d-1)), got {p:g}")
+        if self.kind == "student-t" and not p > 2.0:
+            raise ValueError(f"inputs: NU of 'student-t' must exceed 2 for the inputs to have a variance, got {p:g}")
+        object.__setattr__(self, "parameter", p)
+
+    @property
+    def spec(self) -> str:
+        """The spec string that :func:`input_distribution` turns back into this distribution."""
+        return self.kind if self.parameter is None else f"{self.kind}:{self.parameter!r}"
+
+    def __str__(self) -> str:
+        return self.spec
+
+    @property
+    def rotation_invariant(self) -> bool:
+        """Whether the law of ``O X`` equals that of ``X`` for every rotation ``O`` (the condition of
+        several theorems, e.g. the Haar-averaged statements and S-weak of Thm 4.2)."""
+        if self.kind == "gaussian-diagonal":
+            return self.parameter == 1.0
+        if self.kind == "gaussian-equicorrelated":
+            return self.parameter == 0.0
+        return self.kind in ("gaussian", "student-t", "uniform-sphere")
+
+    @property
+    def is_gaussian(self) -> bool:
+        """Whether ``X`` is Gaussian, ``N(0, Sigma)`` (see :meth:`gaussian_factor`)."""
+        return self.kind.startswith("gaussian")
+
+    @property
+    def is_standard_gaussian(self) -> bool:
+        """Whether ``X ~ N(0, I_d)``, the assumption of the closed-form predictions."""
+        return self.is_gaussian and self.rotation_invariant
+
+    def check_dimension(self, d: int, name: str = "d") -> int:
+        """``d`` if the distribution exists in ``R^d`` (RHO > -1/(d-1)), else ``ValueError``."""
+        d = positive_int(d, name)
+        if self.kind == "gaussian-equicorrelated" and d > 1 and not self.parameter > -1.0 / (d - 1):
+            raise ValueError(f"inputs: RHO of 'gaussian-equicorrelated' must exceed -1/(d-1) = {-1.0 / (d - 1):.4g} "
+                             f"in d = {d} (covariance positive definite), got {self.parameter:g}")
+        return d
+
+    def variances(self, d: int) -> np.ndarray:
+        """Per-coordinate variances ``(d,)`` (all 1 except for ``gaussian-diagonal``)."""
+        d = self.check_dimension(d)
+        if self.kind != "gaussian-diagonal" or d == 1:
+            return np.ones(d)
+        lam = self.parameter ** (np.arange(d) / (d - 1))
+        return lam * (d / lam.sum())
+
+    def mean(self, d: int) -> np.ndarray:
+        """``E X``, ``(d,)``: zero for every kind."""
+        return np.zeros(self.check_dimension(d))
+
+    def covariance(self, d: int) -> np.ndarray:
+        """``Cov X``, ``(d, d)``."""
+        d = self.check_dimension(d)
+        if self.kind == "gaussian-equicorrelated":
+            return (1.0 - self.parameter) * np.eye(d) + self.parameter * np.ones((d, d))
+        return np.diag(self.variances(d))
+
+    def gaussian_factor(self, d: int) -> np.ndarray:
+        """For Gaussian kinds, the symmetric ``A`` ``(d, d)`` with ``X = A Z``, ``Z ~ N(0, I_d)``
+        (``A = Cov^(1/2)``); ``ValueError`` naming ``inputs`` for the others."""
+        if not self.is_gaussian:
+            raise ValueError(f"inputs: {self.spec!r} is not Gaussian")
+        d = self.check_dimension(d)
+        if self.kind == "gaussian-equicorrelated":
+            P = np.full((d, d), 1.0 / d)
+            rho = self.parameter
+            return math.sqrt(1.0 - rho) * (np.eye(d) - P) + math.sqrt(1.0 + (d - 1) * rho) * P
+        return np.diag(np.sqrt(self.variances(d)))
+
+    def sample(self, rng, n: int, d: int) -> np.ndarray:
+        """``n`` iid draws, ``(n, d)``.  ``gaussian``: ``rng.standard_normal((n, d))`` exactly; the
+        other Gaussian kinds, ``student-t`` and ``uniform-sphere`` start from the same standard
+        normal block (so they share it with the reference under common random numbers)."""
+        if self.kind == "gaussian":
+            return rng.standard_normal((n, d))
+        if self.kind == "uniform-cube":
+            return rng.uniform(-_SQRT3, _SQRT3, (n, d))
+        Z = rng.standard_normal((n, d))
+        if self.kind == "gaussian-diagonal":
+            return Z * np.sqrt(self.variances(d))
+        if self.kind == "gaussian-equicorrelated":
+            if self.parameter == 0.0:
+                return Z
+            zbar = Z.mean(axis=1, keepdims=True)
+            rho = self.parameter
+            return math.sqrt(1.0 - rho) * (Z - zbar) + math.sqrt(1.0 + (d - 1) * rho) * zbar
+        if self.kind == "student-t":
+            W = rng.chisquare(self.parameter, n)
+            return Z * np.sqrt((self.parameter - 2.0) / W)[:, None]
+        # uniform-sphere
+        norms = np.sqrt((Z * Z).sum(axis=1, keepdims=True))
+        return Z * (math.sqrt(d) / norms)
+
+
+def input_distribution(spec="gaussian", name: str = "inputs") -> InputDistribution:
+    """An :class:`InputDistribution` from a spec string ``"kind"`` or ``"kind:PARAM"`` (or the object).
+
+    Kinds (:data:`INPUT_KINDS`): ``gaussian``, ``gaussian-diagonal:COND``,
+    ``gaussian-equicorrelated:RHO``, ``student-t:NU``, ``uniform-cube``,
+    ``uniform-sphere``.  Errors start with ``name``.
+    """
+    if isinstance(spec, InputDistribution):
+        return spec
+    kind, param = _split_spec(spec, name, INPUT_KINDS)
+    try:
+        return InputDistribution(kind, None if param is None else _number(param, name, f"{INPUT_KINDS[kind]} of {kind!r}"))
+    except ValueError as exc:
+        msg = str(exc)
+        raise ValueError(name + msg[len("inputs"):] if msg.startswith("inputs:") else msg) from None
+
+
+# --------------------------------------------------------------------------
+# Noise
+# --------------------------------------------------------------------------
+
+#: The noise laws and their parameter (``law:PARAM``).
+NOISE_LAWS = {"gaussian": None, "student-t": "NU", "heteroscedastic": "EXPR"}
+
+
+@dataclass(frozen=True)
+class NoiseModel:
+    """The noise ``Y - m(X)``: level ``sigma >= 0`` and law.
+
+    - ``"gaussian"``: ``sigma * eps``, ``eps ~ N(0, 1)``, the reference; drawn
+      as ``sigma * rng.standard_normal(n)`` exactly.
+    - ``"student-t"`` (``parameter = NU > 2``): ``sigma * sqrt((NU-2)/NU) t_NU``,
+      standard deviation ``sigma`` and heavier tails (``NU <= 2``: no variance).
+    - ``"heteroscedastic"`` (``expression = EXPR``): ``sigma * g(X) * eps``,
+      ``eps ~ N(0, 1)``, with ``g`` a formula in ``x1 ... xd`` and ``r`` (as for
+      :func:`regression_function`) that must be positive at every drawn point.
+
+    Always independent of ``X`` given the level, with mean 0 and conditional
+    variance ``sd(X)^2`` (:meth:`sd`).  Build one with :func:`noise_model`.
+    """
+
+    sigma: float = SIGMA
+    law: str = "gaussian"
+    parameter: float | None = None
+    expression: str | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "sigma", nonnegative_scalar(self.sigma, "sigma"))
+        one_of(self.law, "noise", tuple(NOISE_LAWS))
+        if self.law == "student-t":
+            nu = _number(self.parameter, "noise", "NU of 'student-t'")
+            if not nu > 2.0:
+                raise ValueError(f"noise: NU of 'student-t' must exceed 2 for the noise to have a variance, got {nu:g}")
+            object.__setattr__(self, "parameter", nu)
+        elif self.parameter is not None:
+            raise ValueError(f"noise: {self.law!r} takes no numeric parameter, got {self.parameter!r}")
+        if self.law == "heteroscedastic":
+            formula = _formula(self.expression, "noise")
+            probe = np.random.default_rng(np.random.SeedSequence(_PROBE_SEED)).standard_normal((_PROBE_SIZE, formula.min_dim))
+            g = formula(probe)
+            if not np.all(g > 0):
+                x = probe[np.flatnonzero(~(g > 0))[0]]
+                raise ValueError(f"noise: the level multiplier {formula.text!r} must be positive, it is {g[~(g > 0)][0]:.3g} "
+                                 f"at x = ({', '.join(f'{v:.3g}' for v in x)})")
+        elif self.expression is not None:
+            raise ValueError(f"noise: {self.law!r} takes no expression, got {self.expression!r}")
+
+    @property
+    def spec(self) -> str:
+        """The law as a spec string (without the level)."""
+        if self.law == "student-t":
+            return f"student-t:{self.parameter!r}"
+        if self.law == "heteroscedastic":
+            return f"heteroscedastic:{self.expression}"
+        return self.law
+
+    def __str__(self) -> str:
+        return f"{self.spec} (sigma = {self.sigma:g})"
+
+    @property
+    def min_dim(self) -> int:
+        """Smallest input dimension the noise law needs (its formula's largest coordinate index)."""
+        return _formula(self.expression, "noise").min_dim if self.law == "heteroscedastic" else 1
+
+    @property
+    def is_gaussian(self) -> bool:
+        """Whether the noise is ``N(0, sigma^2)`` independent of ``X`` (the reference law)."""
+        return self.law == "gaussian"
+
+    def sd(self, X) -> np.ndarray:
+        """Conditional standard deviation of the noise at the points ``X`` ``(N, d)``, ``(N,)``."""
+        X = as_float_array(X, "X", ndim=2, allow_empty=True)
+        if self.law != "heteroscedastic":
+            return np.full(X.shape[0], self.sigma)
+        return self.sigma * self._multiplier(X)
+
+    def _multiplier(self, X: np.ndarray) -> np.ndarray:
+        formula = _formula(self.expression, "noise")
+        if X.shape[1] < formula.min_dim:
+            raise ValueError(f"d: the noise level {formula.text!r} needs d >= {formula.min_dim}, got d = {X.shape[1]}")
+        g = formula(X)
+        if not np.all(g > 0):
+            i = int(np.flatnonzero(~(g > 0))[0])
+            raise ValueError(f"noise: the level multiplier {formula.text!r} is {g[i]:.3g} (not positive) at a drawn "
+                             f"point x = ({', '.join(f'{v:.3g}' for v in X[i][:6])})")
+        return g
+
+    def draw(self, rng, X: np.ndarray) -> np.ndarray:
+        """Noise at the training inputs ``X`` ``(n, d)``, ``(n,)``; consumes ``n`` draws of ``rng``
+        (``gaussian``: ``sigma * rng.standard_normal(n)`` exactly)."""
+        n = X.shape[0]
+        if self.law == "gaussian":
+            return self.sigma * rng.standard_normal(n)
+        if self.law == "student-t":
+            return (self.sigma * math.sqrt((self.parameter - 2.0) / self.parameter)) * rng.standard_t(self.parameter, n)
+        g = self._multiplier(X)
+        return self.sigma * g * rng.standard_normal(n)
+
+
+def noise_model(spec="gaussian", sigma: float = SIGMA, name: str = "noise") -> NoiseModel:
+    """A :class:`NoiseModel` from a spec ``"gaussian"``, ``"student-t:NU"`` or ``"heteroscedastic:EXPR"``
+    and a level ``sigma`` (a NoiseModel is returned unchanged if its level is ``sigma``).  Errors start
+    with ``name`` (``sigma`` for the level)."""
+    if isinstance(spec, NoiseModel):
+        sigma = nonnegative_scalar(sigma, "sigma")
+        if sigma != spec.sigma:
+            raise ValueError(f"sigma: the noise model {spec} has level {spec.sigma:g}, got sigma = {sigma:g}")
+        return spec
+    law, param = _split_spec(spec, name, NOISE_LAWS)
+    try:
+        if law == "student-t":
+            return NoiseModel(sigma, law, parameter=_number(param, name, "NU of 'student-t'"))
+        if law == "heteroscedastic":
+            return NoiseModel(sigma, law, expression=param)
+        return NoiseModel(sigma, law)
+    except ValueError as exc:
+        msg = str(exc)
+        raise ValueError(name + msg[len("noise"):] if msg.startswith("noise:") else msg) from None
+
+
+# --------------------------------------------------------------------------
+# Samples and data models
+# --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Sample:
-    """One replicate of the reference DGP.
+    """One replicate of a data-generating process.
 
     ``X`` ``(n, d)`` and ``Y`` ``(n,)``: the training sample ``D_n``;
     ``X_test`` ``(T, d)``: test points; ``m_test`` ``(T,)``: ``m(X_test)``.
@@ -165,32 +742,191 @@ class Sample:
     m_test: np.ndarray
 
 
-def sample_inputs(rng, n: int, d: int) -> np.ndarray:
-    """``n`` iid draws of ``X ~ N(0, I_d)``, shape ``(n, d)``."""
+@dataclass(frozen=True)
+class DataModel:
+    """A data-generating process ``Y = m(X) + noise``: regression function, input law, noise.
+
+    Build one with :func:`data_model`; every Monte Carlo driver of the library
+    (:mod:`mhanw.montecarlo`, :func:`draw_sample`) accepts it wherever it
+    accepts a regression name.  The reference model (``data_model(name)``:
+    Gaussian inputs and noise, ``sigma = SIGMA``) draws exactly what
+    :func:`draw_sample` drew with the name alone.
+    """
+
+    regression: RegressionFunction
+    inputs: InputDistribution
+    noise: NoiseModel
+
+    @property
+    def name(self) -> str:
+        """The regression function's name."""
+        return self.regression.name
+
+    @property
+    def sigma(self) -> float:
+        """The noise level."""
+        return self.noise.sigma
+
+    @property
+    def min_dim(self) -> int:
+        """Smallest input dimension on which the model is defined."""
+        return max(self.regression.min_dim, self.noise.min_dim)
+
+    @property
+    def is_reference(self) -> bool:
+        """Whether inputs and noise are the reference ones (Gaussian ``N(0, I)``, Gaussian noise)."""
+        return self.inputs.kind == "gaussian" and self.noise.is_gaussian
+
+    def spec(self) -> dict:
+        """The model as spec strings: ``{"regression", "inputs", "noise", "sigma"}`` (for results files)."""
+        return {"regression": self.regression.name, "inputs": self.inputs.spec, "noise": self.noise.spec,
+                "sigma": self.sigma}
+
+    def __str__(self) -> str:
+        return f"m = {self.regression.name}, X ~ {self.inputs.spec}, noise {self.noise}"
+
+    def check_dimension(self, d: int, name: str = "d") -> int:
+        """``d`` if the model is defined on ``R^d``, else ``ValueError`` naming ``name``."""
+        d = positive_int(d, name, minimum=self.min_dim)
+        self.inputs.check_dimension(d, name)
+        return d
+
+    def draw(self, rng, n: int, d: int, n_test: int = 0, x_test=None) -> Sample:
+        """Draw ``D_n`` and test points; the order of draws is fixed: ``X``, noise, ``X_test``.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+        n, d : int >= 1
+        n_test : int >= 0
+            Number of fresh test points (ignored when ``x_test`` is given).
+        x_test : array ``(T, d)``, optional
+            Fixed test points (per-point moments of Thm 3.1 and Lemma 4.1).
+
+        Returns
+        -------
+        Sample, with ``Y = m(X) + noise`` and ``m_test = m(X_test)``.
+        """
+        generator(rng, "rng")
+        n = positive_int(n, "n")
+        d = self.check_dimension(d)
+        if x_test is None:
+            n_test = positive_int(n_test, "n_test", minimum=0)
+        else:
+            x_test = as_float_array(x_test, "x_test", ndim=2)
+            if x_test.shape[1] != d:
+                raise ValueError(f"x_test: expected shape (T, {d}), got {x_test.shape}")
+        m = self.regression._func
+        X = self.inputs.sample(rng, n, d)
+        noise = self.noise.draw(rng, X)
+        if x_test is None:
+            x_test = self.inputs.sample(rng, n_test, d)
+        mX = m(X)
+        Y = mX + noise
+        m_test = m(x_test) if x_test.shape[0] else np.zeros(0)
+        if not (np.all(np.isfinite(Y)) and np.all(np.isfinite(m_test))):
+            raise ValueError(f"regression: {self.regression.name!r} is not finite at some drawn point "
+                             f"(inputs {self.inputs.spec})")
+        return Sample(X=X, Y=Y, X_test=x_test, m_test=m_test)
+
+
+def data_model(regression, inputs="gaussian", noise="gaussian", sigma: float | None = None) -> DataModel:
+    """A :class:`DataModel` from specs (strings or objects).
+
+    Parameters
+    ----------
+    regression : str, sympy expression or RegressionFunction
+        A catalogue name or a formula in ``x1 ... xd`` (:func:`regression_function`).
+    inputs : str or InputDistribution
+        ``"gaussian"`` (the reference), ``"gaussian-diagonal:COND"``,
+        ``"gaussian-equicorrelated:RHO"``, ``"student-t:NU"``,
+        ``"uniform-cube"``, ``"uniform-sphere"`` (:class:`InputDistribution`).
+    noise : str or NoiseModel
+        ``"gaussian"`` (the reference), ``"student-t:NU"``,
+        ``"heteroscedastic:EXPR"`` (:class:`NoiseModel`).
+    sigma : float >= 0, optional
+        Noise level; default the level of a NoiseModel given as ``noise``, else
+        :data:`mhanw.constants.SIGMA`.
+
+    Errors name the argument (``regression``, ``inputs``, ``noise``, ``sigma``).
+    """
+    m = regression_function(regression)
+    dist = input_distribution(inputs)
+    if sigma is None:
+        sigma = noise.sigma if isinstance(noise, NoiseModel) else SIGMA
+    return DataModel(m, dist, noise_model(noise, sigma))
+
+
+def as_data_model(model, sigma: float | None = None) -> DataModel:
+    """``model`` as a :class:`DataModel`: a DataModel is returned unchanged, anything else is a
+    regression spec for :func:`data_model` with the reference inputs and noise.
+
+    ``sigma``: ``None`` keeps the model's level (``SIGMA`` for a name); a number
+    must equal the level of a DataModel (``ValueError`` naming ``sigma``
+    otherwise: the level is part of the model).
+    """
+    if isinstance(model, DataModel):
+        if sigma is not None and nonnegative_scalar(sigma, "sigma") != model.sigma:
+            raise ValueError(f"sigma: the data model has noise level {model.sigma:g}; leave sigma at its default "
+                             f"(None) or pass {model.sigma:g}, got {sigma!r}")
+        return model
+    return data_model(model, sigma=SIGMA if sigma is None else sigma)
+
+
+def is_reference_gaussian(model) -> bool:
+    """Whether the inputs of ``model`` are ``N(0, I_d)``, the assumption of the closed-form predictions.
+
+    ``model`` is a :class:`DataModel`, an :class:`InputDistribution`, an input
+    spec string or a regression spec (reference inputs).  The closed forms
+    :func:`mhanw.covariance.kernel_overlap`,
+    :func:`mhanw.covariance.first_order_covariance` (exact also for the other
+    Gaussian kinds through its ``inputs`` argument) and the density in
+    :func:`mhanw.covariance.printed_covariance_bound` assume it; when this is
+    ``False``, compare with :func:`mhanw.covariance.first_order_covariance_mc`
+    instead or say that the prediction does not apply.  Geometric quantities
+    (head diversity, :func:`mhanw.diversity.haar_expected_hdi`) do not depend
+    on the data.
+    """
+    if isinstance(model, DataModel):
+        return model.inputs.is_standard_gaussian
+    if isinstance(model, InputDistribution):
+        return model.is_standard_gaussian
+    if isinstance(model, str) and model.strip().partition(":")[0].strip() in INPUT_KINDS:
+        return input_distribution(model).is_standard_gaussian
+    regression_function(model)
+    return True
+
+
+def sample_inputs(rng, n: int, d: int, inputs="gaussian") -> np.ndarray:
+    """``n`` iid draws of ``X`` from ``inputs`` (default ``N(0, I_d)``), shape ``(n, d)``."""
     generator(rng, "rng")
-    return rng.standard_normal((positive_int(n, "n"), positive_int(d, "d")))
+    dist = input_distribution(inputs)
+    n, d = positive_int(n, "n"), dist.check_dimension(positive_int(d, "d"))
+    return dist.sample(rng, n, d)
 
 
-def draw_sample(rng, regression, n: int, d: int, n_test: int = 0, sigma: float = SIGMA,
+def draw_sample(rng, regression, n: int, d: int, n_test: int = 0, sigma: float | None = None,
                 x_test=None) -> Sample:
-    """Draw ``D_n`` and test points from the reference DGP (noise sd ``sigma``, default :data:`mhanw.constants.SIGMA`).
+    """Draw ``D_n`` and test points (noise sd ``sigma``, default :data:`mhanw.constants.SIGMA`).
 
-    Draws, in this order from ``rng``: ``X`` ``(n, d)`` ~ ``N(0, I_d)``, noise
-    ``eps`` ``(n,)`` ~ ``N(0, 1)``, then, unless ``x_test`` is given,
-    ``n_test`` fresh test points ``(n_test, d)`` ~ ``N(0, I_d)``.
-    ``Y = m(X) + sigma * eps``.
+    With a regression name (or formula), draws in this order from ``rng``: ``X``
+    ``(n, d)`` ~ ``N(0, I_d)``, noise ``eps`` ``(n,)`` ~ ``N(0, 1)``, then,
+    unless ``x_test`` is given, ``n_test`` fresh test points ``(n_test, d)``
+    ~ ``N(0, I_d)``; ``Y = m(X) + sigma * eps``.  With a :class:`DataModel`,
+    the same order with the model's inputs and noise (:meth:`DataModel.draw`).
 
     Parameters
     ----------
     rng : numpy.random.Generator
-    regression : str or RegressionFunction
-        ``m``; a name of :data:`REGRESSION_FUNCTIONS`.
+    regression : str, RegressionFunction or DataModel
+        ``m`` (a name of :data:`REGRESSION_FUNCTIONS` or a formula), or a whole model.
     n, d : int >= 1
     n_test : int >= 0
         Number of fresh test points (Thm 4.2's integrated MSE uses fresh ones
         in every replicate).  Ignored when ``x_test`` is given.
-    sigma : float >= 0
-        Noise standard deviation.
+    sigma : float >= 0, optional
+        Noise standard deviation; default :data:`mhanw.constants.SIGMA` for a
+        name, the model's level for a DataModel (a different value is an error).
     x_test : array ``(T, d)``, optional
         Fixed test points (per-point moments of Thm 3.1 and Lemma 4.1).
 
@@ -199,20 +935,4 @@ def draw_sample(rng, regression, n: int, d: int, n_test: int = 0, sigma: float =
     Sample
     """
     generator(rng, "rng")
-    m = regression_function(regression)
-    n = positive_int(n, "n")
-    d = positive_int(d, "d", minimum=m.min_dim)
-    sigma = nonnegative_scalar(sigma, "sigma")
-    if x_test is None:
-        n_test = positive_int(n_test, "n_test", minimum=0)
-    else:
-        x_test = as_float_array(x_test, "x_test", ndim=2)
-        if x_test.shape[1] != d:
-            raise ValueError(f"x_test: expected shape (T, {d}), got {x_test.shape}")
-    X = rng.standard_normal((n, d))
-    eps = rng.standard_normal(n)
-    if x_test is None:
-        x_test = rng.standard_normal((n_test, d))
-    Y = m._func(X) + sigma * eps
-    m_test = m._func(x_test) if x_test.shape[0] else np.zeros(0)
-    return Sample(X=X, Y=Y, X_test=x_test, m_test=m_test)
+    return as_data_model(regression, sigma).draw(rng, n, d, n_test=n_test, x_test=x_test)

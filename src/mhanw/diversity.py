@@ -380,7 +380,11 @@ def cos2_spectrum(W) -> np.ndarray:
 
 
 def haar_expected_hdi(d: int, d_k: int) -> float:
-    """``E[HDI_PA] = 1 - d_k/d`` for independent Haar heads (uniform random subspaces)."""
+    """``E[HDI_PA] = 1 - d_k/d`` for independent Haar heads (uniform random subspaces).
+
+    Geometry only: it does not depend on the data-generating process (inputs,
+    noise, regression function) of :mod:`mhanw.data`.
+    """
     d = positive_int(d, "d")
     d_k = positive_int(d_k, "d_k")
     if d_k > d:

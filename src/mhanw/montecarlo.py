@@ -12,7 +12,12 @@ standard errors:
 - :func:`error_moments`: the heads' error second-moment matrices (Thm 7.1).
 
 Configurations and head evaluation are :mod:`mhanw.heads`; the data are
-:func:`mhanw.data.draw_sample`.
+drawn by :meth:`mhanw.data.DataModel.draw`: ``regression`` is a regression
+spec (a catalogue name or a formula, with the reference Gaussian inputs and
+noise of level ``sigma``) or a whole :class:`mhanw.data.DataModel` (its inputs
+and noise are used; ``sigma`` must then be left at ``None`` or equal the
+model's level).  With a name, the draws are those of
+:func:`mhanw.data.draw_sample` with that name, bit for bit.
 """
 
 from __future__ import annotations
@@ -23,11 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import data as _data
-from .constants import BANDWIDTH, SIGMA
+from .constants import BANDWIDTH
 from .heads import HeadConfig, _Plan
 from .infra.estimates import Estimate, ReplicatedErrors
 from .infra.sweep import run_replicates
-from .infra.validate import as_float_array, nonnegative_scalar, positive_int
+from .infra.validate import as_float_array, positive_int
 
 __all__ = ["ImseResult", "error_moments", "integrated_mse", "pointwise_estimates"]
 
@@ -92,9 +97,18 @@ class ImseResult(ReplicatedErrors):
         return Estimate.paired(self.errors[order[1:]], self.errors[order[:-1]])
 
 
-def _imse_replicate(rng, plan, regression, n, n_test, sigma):
+def _model(regression, sigma, d: int, name: str) -> _data.DataModel:
+    """``regression`` (spec or DataModel) and ``sigma`` as a DataModel defined on ``R^d``."""
+    model = _data.as_data_model(regression, sigma)
+    if d < model.min_dim:
+        raise ValueError(f"{name}: {model.name!r} needs d >= {model.min_dim}, got d = {d}")
+    model.inputs.check_dimension(d, name)
+    return model
+
+
+def _imse_replicate(rng, plan, model, n, n_test):
     configs = plan.configs
-    s = _data.draw_sample(rng, regression, n, configs[0].d, n_test=n_test, sigma=sigma)
+    s = model.draw(rng, n, configs[0].d, n_test=n_test)
     ybar = s.Y.mean()
     errs = np.empty(len(configs))
     for i, (c, est) in enumerate(zip(configs, plan.heads(s.X, s.Y, s.X_test))):
@@ -102,24 +116,28 @@ def _imse_replicate(rng, plan, regression, n, n_test, sigma):
     return errs
 
 
-def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, sigma: float = SIGMA,
+def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, sigma: float | None = None,
                    bandwidth: float = BANDWIDTH, n_jobs: int = 1, progress: bool = False) -> ImseResult:
     """Integrated MSE of several configurations under common random numbers (Thm 4.2, 5.1).
 
     Replicate ``r`` draws, from stream ``r`` of ``SeedSequence(seed)``, a fresh
     ``D_n`` (``n`` points of the reference DGP with ``m = regression``) and
-    ``n_test`` fresh test points ``x ~ N(0, I_d)``; every configuration is
-    evaluated on them and ``err_r = mean_t (f(x_t) - m(x_t))^2``.
+    ``n_test`` fresh test points ``x ~ N(0, I_d)`` (with a DataModel: its
+    inputs and noise); every configuration is evaluated on them and
+    ``err_r = mean_t (f(x_t) - m(x_t))^2``.
 
     Parameters
     ----------
     configs : list of HeadConfig or of arrays ``(H, d, d_k)``
         Arrays become ``HeadConfig(W, bandwidth=bandwidth)``; all share ``d``.
-    regression : str or RegressionFunction
+    regression : str, RegressionFunction or DataModel
+        A regression spec (:func:`mhanw.data.regression_function`) or a whole
+        data model (:func:`mhanw.data.data_model`).
     n, n_test, n_rep : int >= 1
     seed : int or SeedSequence
-    sigma : float >= 0
-        Noise sd (default: the reference :data:`mhanw.constants.SIGMA`).
+    sigma : float >= 0, optional
+        Noise sd (default: the reference :data:`mhanw.constants.SIGMA`, or the
+        level of a DataModel, which a different value contradicts).
     bandwidth : float > 0
         Bandwidth of array configurations (default: the reference :data:`mhanw.constants.BANDWIDTH`).
     n_jobs, progress : see :func:`mhanw.infra.sweep.run_replicates`
@@ -131,25 +149,21 @@ def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, s
     :meth:`mhanw.infra.estimates.Estimate.exceeds`).
     """
     configs = _as_configs(configs, bandwidth)
-    m = _data.regression_function(regression)
+    model = _model(regression, sigma, configs[0].d, "configs")
     n = positive_int(n, "n")
     n_test = positive_int(n_test, "n_test")
     positive_int(n_rep, "n_rep")
-    if configs[0].d < m.min_dim:
-        raise ValueError(f"configs: {m.name!r} needs d >= {m.min_dim}, got d = {configs[0].d}")
-    sigma = nonnegative_scalar(sigma, "sigma")
-    func = functools.partial(_imse_replicate, plan=_Plan(configs), regression=m, n=n, n_test=n_test,
-                             sigma=sigma)
+    func = functools.partial(_imse_replicate, plan=_Plan(configs), model=model, n=n, n_test=n_test)
     errors = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="IMSE")
     return ImseResult(errors=np.ascontiguousarray(errors.T), labels=tuple(c.label for c in configs))
 
 
-def _pointwise_replicate(rng, plan, regression, x, n, sigma):
-    s = _data.draw_sample(rng, regression, n, plan.configs[0].d, sigma=sigma, x_test=x)
+def _pointwise_replicate(rng, plan, model, x, n):
+    s = model.draw(rng, n, plan.configs[0].d, x_test=x)
     return plan.heads(s.X, s.Y, x)
 
 
-def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma: float = SIGMA,
+def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma: float | None = None,
                         bandwidth: float = BANDWIDTH, n_jobs: int = 1, progress: bool = False) -> list:
     """Per-head estimates at fixed points over replicates of ``D_n`` (Thm 3.1, Lemma 4.1).
 
@@ -160,7 +174,7 @@ def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma:
     Parameters
     ----------
     configs : list of HeadConfig or of arrays ``(H, d, d_k)``
-    regression : str or RegressionFunction
+    regression : str, RegressionFunction or DataModel
     x : array ``(m, d)`` or ``(d,)``
         Fixed evaluation points.
     n, n_rep, seed, sigma, bandwidth, n_jobs, progress :
@@ -174,28 +188,25 @@ def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma:
     heads and ``Ybar``; it is not returned here.
     """
     configs = _as_configs(configs, bandwidth)
-    m = _data.regression_function(regression)
     d = configs[0].d
     x = as_float_array(x, "x", ndim=(1, 2))
     x = x[None, :] if x.ndim == 1 else x
     if x.shape[1] != d:
         raise ValueError(f"x: expected shape (m, {d}) to match the configurations, got {x.shape}")
-    if d < m.min_dim:
-        raise ValueError(f"configs: {m.name!r} needs d >= {m.min_dim}, got d = {d}")
+    model = _model(regression, sigma, d, "configs")
     n = positive_int(n, "n")
-    sigma = nonnegative_scalar(sigma, "sigma")
-    func = functools.partial(_pointwise_replicate, plan=_Plan(configs), regression=m, x=x, n=n, sigma=sigma)
+    func = functools.partial(_pointwise_replicate, plan=_Plan(configs), model=model, x=x, n=n)
     per_rep = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="estimates")
     return [np.stack([rep[i] for rep in per_rep]) for i in range(len(configs))]
 
 
-def _moments_replicate(rng, plan, regression, n, n_test, sigma):
-    s = _data.draw_sample(rng, regression, n, plan.configs[0].d, n_test=n_test, sigma=sigma)
+def _moments_replicate(rng, plan, model, n, n_test):
+    s = model.draw(rng, n, plan.configs[0].d, n_test=n_test)
     err = plan.heads(s.X, s.Y, s.X_test)[0] - s.m_test  # (H, T)
     return err @ err.T / n_test
 
 
-def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sigma: float = SIGMA,
+def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sigma: float | None = None,
                   bandwidth: float = BANDWIDTH, n_jobs: int = 1, progress: bool = False) -> np.ndarray:
     """Per-replicate error second-moment matrices of the heads of one configuration (Thm 7.1).
 
@@ -225,14 +236,10 @@ def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sig
     configs = _as_configs(config, bandwidth)
     if len(configs) != 1:
         raise ValueError(f"config: expected one configuration, got {len(configs)}")
-    m = _data.regression_function(regression)
+    model = _model(regression, sigma, configs[0].d, "config")
     n = positive_int(n, "n")
     n_test = positive_int(n_test, "n_test")
     positive_int(n_rep, "n_rep")
-    if configs[0].d < m.min_dim:
-        raise ValueError(f"config: {m.name!r} needs d >= {m.min_dim}, got d = {configs[0].d}")
-    sigma = nonnegative_scalar(sigma, "sigma")
-    func = functools.partial(_moments_replicate, plan=_Plan(configs), regression=m, n=n, n_test=n_test,
-                             sigma=sigma)
+    func = functools.partial(_moments_replicate, plan=_Plan(configs), model=model, n=n, n_test=n_test)
     out = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="error moments")
     return np.ascontiguousarray(out)

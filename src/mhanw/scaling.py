@@ -63,18 +63,17 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import io
 import math
 import numbers
-import tokenize
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 import sympy as sp
 from scipy.optimize import brentq
-from sympy.parsing.sympy_parser import auto_number, convert_xor, parse_expr
 
+from .infra import expressions as _expressions
+from .infra.expressions import Grammar
 from .infra.validate import as_float_array, one_of, positive_int, positive_scalar
 
 __all__ = [
@@ -138,8 +137,6 @@ _FUNCTIONS = {
 #: Every name a law string may contain.
 ALLOWED_NAMES: tuple[str, ...] = tuple(SYMBOLS) + tuple(_FUNCTIONS)
 
-_ALLOWED_OPS = {"+", "-", "*", "/", "**", "^", "(", ")"}
-
 #: The law printed in the summaries, ``(log n)^(2/(4+d))``.
 PRINTED_LAW = sp.log(n_) ** (2 / (4 + SYMBOLS["d"]))
 
@@ -154,17 +151,6 @@ _K_LARGE = 1e30
 # --------------------------------------------------------------------------
 # Parsing and checking laws
 # --------------------------------------------------------------------------
-
-
-def _canonical(expr: sp.Expr, name: str) -> sp.Expr:
-    """Replace symbols by the canonical ones of :data:`SYMBOLS` (matched by name)."""
-    unknown = sorted(s.name for s in expr.free_symbols if s.name not in SYMBOLS)
-    if unknown:
-        raise ValueError(
-            f"{name}: unknown symbol(s) {', '.join(unknown)}; "
-            f"allowed names are {', '.join(ALLOWED_NAMES)}"
-        )
-    return expr.xreplace({s: SYMBOLS[s.name] for s in expr.free_symbols})
 
 
 def parse_law(text, name: str = "law") -> sp.Expr:
@@ -229,135 +215,26 @@ def _check_on_domain(expr: sp.Expr, name: str, consts) -> None:
         )
 
 
-def _parse_expression(text, name: str) -> sp.Expr:
-    """A string, number or sympy expression as a canonical sympy expression, ``H -> D/k``."""
-    if isinstance(text, sp.Basic):
-        if not isinstance(text, sp.Expr):
-            raise ValueError(f"{name}: expected a sympy expression, got {type(text).__name__}")
-        expr = _canonical(text, name)
-    elif isinstance(text, numbers.Real) and not isinstance(text, bool):
-        expr = sp.Float(text)
-    elif isinstance(text, str):
-        expr = _parse_string(text, name)
-    else:
-        raise ValueError(f"{name}: expected a string or a sympy expression, got {type(text).__name__}")
-    _check_size(expr, name)
-    return expr.xreplace({H_: D_ / k_})
-
+#: The grammar of a law (:mod:`mhanw.infra.expressions`): the names of :data:`ALLOWED_NAMES`.
+GRAMMAR = Grammar(symbols=SYMBOLS, functions=_FUNCTIONS, allowed=", ".join(ALLOWED_NAMES), subject="law",
+                  empty_hint="an expression in k")
 
 #: Longest law string :func:`parse_law` accepts (characters).
-MAX_LAW_LENGTH = 1000
+MAX_LAW_LENGTH = GRAMMAR.max_length
 #: Largest ``|exponent|`` of a power with a constant exponent, e.g. ``k**100``.
-MAX_EXPONENT = 100
+MAX_EXPONENT = _expressions.MAX_EXPONENT
 #: Largest ``|log10|`` of a constant in a law (a double reaches about 308).
-MAX_CONSTANT_LOG10 = 300.0
+MAX_CONSTANT_LOG10 = _expressions.MAX_CONSTANT_LOG10
 
 
-def _check_size(expr: sp.Basic, name: str) -> float:
-    """Reject laws whose constants or powers are too large to evaluate quickly.
-
-    Walks the (possibly unevaluated) expression tree bottom-up and returns an
-    upper bound of ``|log10 |value||`` for a constant node (``nan`` for one that
-    depends on a symbol).  A constant beyond ``10**MAX_CONSTANT_LOG10`` (such
-    as ``9**9**9``, whose exact value has 369 million digits) or a power with a
-    constant exponent above :data:`MAX_EXPONENT` raises ``ValueError`` naming
-    ``name`` before sympy evaluates it.
-    """
-    sizes = [_check_size(arg, name) for arg in expr.args]
-    if expr.free_symbols:
-        if expr.is_Pow and not expr.exp.free_symbols:
-            exponent = _constant_value(expr.exp, name)
-            if abs(exponent) > MAX_EXPONENT:
-                raise ValueError(f"{name}: the exponent {expr.exp} is larger than {MAX_EXPONENT} in absolute value")
-        return math.nan
-    if expr.is_Number:
-        if expr.is_zero:
-            size = 0.0
-        elif expr.is_Rational:
-            size = abs(_log10_int(expr.p) - _log10_int(expr.q))
-        else:
-            size = abs(float(sp.N(sp.log(abs(expr), 10)))) if expr.is_finite else math.inf
-    elif isinstance(expr, sp.NumberSymbol):
-        size = 1.0
-    elif expr.is_Pow:
-        base_size, exp_size = sizes
-        exponent = _constant_value(expr.exp, name) if exp_size <= MAX_CONSTANT_LOG10 else math.inf
-        size = abs(exponent) * max(base_size, 1.0)
-    elif isinstance(expr, sp.exp):
-        size = abs(_constant_value(expr.args[0], name)) / math.log(10) if sizes[0] <= MAX_CONSTANT_LOG10 else math.inf
-    elif expr.is_Mul:
-        size = sum(sizes)
-    else:  # Add, log, sqrt, LambertW: no larger than their arguments (plus a little)
-        size = max(sizes, default=0.0) + math.log10(max(len(sizes), 1)) + 1.0
-    if not size <= MAX_CONSTANT_LOG10:
-        raise ValueError(
-            f"{name}: the constant {sp.sstr(expr)[:60]} is too large or too small in magnitude "
-            f"(beyond 10**+-{MAX_CONSTANT_LOG10:g}) to be part of a law"
-        )
-    return size
-
-
-def _log10_int(value: int) -> float:
-    return math.log10(abs(value)) if value else 0.0
-
-
-def _constant_value(expr: sp.Expr, name: str) -> float:
-    """A constant sub-expression of a law as a float (it is known to be of moderate size)."""
-    try:
-        return float(sp.N(expr, 20))
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ValueError(f"{name}: the constant {expr} has no real value") from exc
+def _parse_expression(text, name: str) -> sp.Expr:
+    """A string, number or sympy expression as a canonical sympy expression, ``H -> D/k``
+    (parsed safely by :data:`GRAMMAR`)."""
+    return GRAMMAR.parse(text, name).xreplace({H_: D_ / k_})
 
 
 def _fmt_point(point) -> str:
     return ", ".join(f"{s}={v:g}" for s, v in point.items() if s in (k_, n_, D_))
-
-
-def _parse_string(text: str, name: str) -> sp.Expr:
-    if not text.strip():
-        raise ValueError(f"{name}: expected an expression in k, got an empty string")
-    if len(text) > MAX_LAW_LENGTH:
-        raise ValueError(f"{name}: expected a law of at most {MAX_LAW_LENGTH} characters, got {len(text)}")
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError) as exc:
-        raise ValueError(f"{name}: could not parse {text!r} (unbalanced parentheses?)") from exc
-    for tok in tokens:
-        if tok.type == tokenize.NAME and tok.string not in ALLOWED_NAMES:
-            raise ValueError(
-                f"{name}: unknown name {tok.string!r} in {text!r}; allowed names are {', '.join(ALLOWED_NAMES)}"
-            )
-        if tok.type == tokenize.OP and tok.string not in _ALLOWED_OPS:
-            raise ValueError(f"{name}: operator {tok.string!r} is not allowed in {text!r}")
-        if tok.type not in (tokenize.NAME, tokenize.OP, tokenize.NUMBER, tokenize.NEWLINE,
-                            tokenize.NL, tokenize.ENDMARKER):
-            raise ValueError(f"{name}: unexpected {tok.string!r} in {text!r}")
-    global_dict = {"__builtins__": {}, "Integer": sp.Integer, "Float": sp.Float,
-                   "Rational": sp.Rational, "Add": sp.Add, "Mul": sp.Mul, "Pow": sp.Pow, **_FUNCTIONS}
-
-    def parse(evaluate: bool):
-        try:
-            return parse_expr(text, local_dict=dict(SYMBOLS), global_dict=global_dict,
-                              transformations=(auto_number, convert_xor), evaluate=evaluate)
-        except _PARSE_ERRORS as exc:
-            raise ValueError(f"{name}: could not parse {text!r}: {type(exc).__name__}: {exc}") from exc
-
-    # First unevaluated, so that sizes are checked before sympy computes anything
-    # (``9**9**9`` would otherwise be computed as an exact integer).
-    raw = parse(False)
-    if not isinstance(raw, sp.Expr):
-        raise ValueError(f"{name}: {text!r} is not an expression")
-    _check_size(raw, name)
-    expr = parse(True)
-    if not isinstance(expr, sp.Expr):
-        raise ValueError(f"{name}: {text!r} is not an expression")
-    return expr
-
-
-#: What sympy's parser raises for a malformed law (a call of a symbol, a
-#: keyword, a wrong number of arguments).
-_PARSE_ERRORS = (SyntaxError, TypeError, ValueError, AttributeError, ZeroDivisionError,
-                 tokenize.TokenError, sp.SympifyError)
 
 
 def _check_constants(constants, name: str = "constants") -> dict[str, float]:

@@ -32,9 +32,9 @@ import numpy as np
 from .. import data as _data
 from .. import heads as _heads
 from .. import scaling as _scaling
-from ..constants import N_SE, SIGMA
+from ..constants import N_SE
 from ..infra.estimates import Estimate, ReplicatedErrors
-from ..infra.validate import as_seed_sequence, nonnegative_scalar, one_of, positive_int, positive_scalar
+from ..infra.validate import as_seed_sequence, one_of, positive_int, positive_scalar
 from ..infra.sweep import run_replicates
 from ..infra.prose import join_list
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict
@@ -162,13 +162,14 @@ class BudgetResult(ReplicatedErrors):
 
 def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, bandwidths=BANDWIDTHS,
                       rules=("average", "sum"), n_tune: int = 10, n_rep: int = 20, n_test: int = 300,
-                      sigma: float = SIGMA, seed=0, n_jobs: int = 1) -> BudgetResult:
+                      sigma: float | None = None, seed=0, n_jobs: int = 1) -> BudgetResult:
     """Tune the bandwidth per ``(d_k, rule)`` and evaluate the tuned ensembles (Thm 6.1).
 
     Parameters
     ----------
-    regression : str or RegressionFunction
-        ``m``, e.g. ``"additive"`` or ``"iso_cos8"``.
+    regression : str, RegressionFunction or DataModel
+        ``m``, e.g. ``"additive"`` or ``"iso_cos8"``, or a whole
+        :class:`mhanw.data.DataModel` (its inputs and noise are used).
     n : int
         Training sample size.
     budget : int
@@ -180,7 +181,8 @@ def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, b
     rules : sequence of ``"average"``, ``"sum"``
     n_tune, n_rep : int
         Tuning and evaluation replicates (independent streams: children 0 and 1 of ``seed``).
-    n_test, sigma : test points per replicate, noise standard deviation
+    n_test, sigma : test points per replicate, noise standard deviation (default
+        :data:`mhanw.constants.SIGMA`, or the DataModel's level)
     seed : int or numpy.random.SeedSequence
     n_jobs : worker processes (results do not depend on it)
     """
@@ -197,11 +199,12 @@ def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, b
     rules = tuple(one_of(r, "rules", _heads.RULES) for r in rules)
     if not rules or len(set(rules)) != len(rules):
         raise ValueError(f"rules: expected distinct rules among {_heads.RULES}, got {rules}")
-    m = _data.regression_function(regression)
+    m = _data.as_data_model(regression, sigma)
     positive_int(budget, "budget", minimum=m.min_dim)
+    m.inputs.check_dimension(budget, "budget")
     n_tune, n_rep = positive_int(n_tune, "n_tune", minimum=2), positive_int(n_rep, "n_rep", minimum=2)
     n_test = positive_int(n_test, "n_test")
-    sigma = nonnegative_scalar(sigma, "sigma")
+    sigma = m.sigma
     root = as_seed_sequence(seed)
     # a copy, so that the children do not depend on what the caller spawned before
     root = np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key, pool_size=root.pool_size)

@@ -1,0 +1,228 @@
+"""Safe parsing of user-supplied formulas (strings) into sympy expressions.
+
+One parser for every place where the project accepts a formula from a user: the
+scaling laws of :mod:`mhanw.scaling` (``"k**(-4/d) + 1/(n*k)"``) and the
+regression functions and noise levels of :mod:`mhanw.data`
+(``"sin(x1) + x2**2/2"``).  A :class:`Grammar` says which names a formula may
+use (symbols and functions); :meth:`Grammar.parse` turns a string, a number or
+a sympy expression into a sympy expression or raises ``ValueError`` whose
+message starts with the name of the parameter that held the formula.
+
+Safety: a string is tokenised first and may contain only the grammar's names,
+numbers, ``+ - * / ** ^`` and parentheses (no attribute access, no commas, no
+strings, no other call); sympy's parser then runs with empty builtins, first
+without evaluation, so that the size of every constant and power is bounded
+(:data:`MAX_CONSTANT_LOG10`, :data:`MAX_EXPONENT`) before sympy computes
+anything (``9**9**9`` has 369 million digits; ``x1**10**6`` would expand).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import numbers
+import tokenize
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import sympy as sp
+from sympy.parsing.sympy_parser import auto_number, convert_xor, parse_expr
+
+__all__ = [
+    "Grammar",
+    "MAX_CONSTANT_LOG10",
+    "MAX_EXPONENT",
+    "MAX_LENGTH",
+    "check_size",
+]
+
+#: Longest formula string accepted (characters).
+MAX_LENGTH = 1000
+#: Largest ``|exponent|`` of a power with a constant exponent, e.g. ``k**100``.
+MAX_EXPONENT = 100
+#: Largest ``|log10|`` of a constant in a formula (a double reaches about 308).
+MAX_CONSTANT_LOG10 = 300.0
+
+#: The operators a formula may contain.
+ALLOWED_OPS = frozenset({"+", "-", "*", "/", "**", "^", "(", ")"})
+
+#: What sympy's parser raises for a malformed formula (a call of a symbol, a
+#: keyword, a wrong number of arguments, nesting beyond Python's limits).
+_PARSE_ERRORS = (SyntaxError, TypeError, ValueError, AttributeError, ZeroDivisionError,
+                 RecursionError, MemoryError, tokenize.TokenError, sp.SympifyError)
+
+_SYMPY_CONSTRUCTORS = {"Integer": sp.Integer, "Float": sp.Float, "Rational": sp.Rational,
+                       "Add": sp.Add, "Mul": sp.Mul, "Pow": sp.Pow}
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """The names a formula may use and how to describe them in error messages.
+
+    Parameters
+    ----------
+    symbols : mapping name -> sympy.Symbol, or callable name -> Symbol or None
+        The variables.  A callable serves open families of names (``x1``,
+        ``x2``, ...): it returns the symbol of a name, or ``None`` for a name
+        that is not a variable.
+    functions : mapping name -> sympy function or constant
+        Functions (``sin``, ``log``, ...) and named constants (``pi``, ``E``).
+    allowed : str
+        How the allowed names are listed in error messages.
+    subject : str
+        What a formula is called in error messages (``"law"``, ``"expression"``).
+    empty_hint : str
+        What an empty string should have been (``"an expression in k"``).
+    max_length : int
+        Longest accepted string.
+    """
+
+    symbols: Mapping[str, sp.Symbol] | Callable[[str], sp.Symbol | None]
+    functions: Mapping[str, object]
+    allowed: str
+    subject: str = "expression"
+    empty_hint: str = "an expression"
+    max_length: int = MAX_LENGTH
+
+    def symbol(self, name: str) -> sp.Symbol | None:
+        """The symbol called ``name``, or ``None`` if the grammar has no such variable."""
+        if callable(self.symbols):
+            return self.symbols(name)
+        return self.symbols.get(name)
+
+    def canonical(self, expr: sp.Expr, name: str) -> sp.Expr:
+        """Replace the free symbols of ``expr`` by the grammar's symbols (matched by name)."""
+        found = {s: self.symbol(s.name) for s in expr.free_symbols}
+        unknown = sorted(s.name for s, t in found.items() if t is None)
+        if unknown:
+            raise ValueError(f"{name}: unknown symbol(s) {', '.join(unknown)}; allowed names are {self.allowed}")
+        return expr.xreplace(found)
+
+    def parse(self, text, name: str) -> sp.Expr:
+        """A string, a real number or a sympy expression as a sympy expression.
+
+        Every failure raises ``ValueError`` whose message starts with ``name``;
+        sizes are checked (:func:`check_size`) before and after evaluation.
+        """
+        if isinstance(text, sp.Basic):
+            if not isinstance(text, sp.Expr):
+                raise ValueError(f"{name}: expected a sympy expression, got {type(text).__name__}")
+            expr = self.canonical(text, name)
+        elif isinstance(text, numbers.Real) and not isinstance(text, bool):
+            expr = sp.Float(text)
+        elif isinstance(text, str):
+            expr = self._parse_string(text, name)
+        else:
+            raise ValueError(f"{name}: expected a string or a sympy expression, got {type(text).__name__}")
+        check_size(expr, name, self.subject)
+        return expr
+
+    def names_in(self, text: str, name: str) -> tuple[str, ...]:
+        """The names (tokens) of a formula string, in order of appearance, after the safety checks."""
+        if not text.strip():
+            raise ValueError(f"{name}: expected {self.empty_hint}, got an empty string")
+        if len(text) > self.max_length:
+            raise ValueError(
+                f"{name}: expected a {self.subject} of at most {self.max_length} characters, got {len(text)}")
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        except (tokenize.TokenError, IndentationError, SyntaxError) as exc:
+            raise ValueError(f"{name}: could not parse {text!r} (unbalanced parentheses?)") from exc
+        names = []
+        for tok in tokens:
+            if tok.type == tokenize.NAME:
+                if tok.string not in self.functions and self.symbol(tok.string) is None:
+                    raise ValueError(
+                        f"{name}: unknown name {tok.string!r} in {text!r}; allowed names are {self.allowed}")
+                names.append(tok.string)
+            elif tok.type == tokenize.OP and tok.string not in ALLOWED_OPS:
+                raise ValueError(f"{name}: operator {tok.string!r} is not allowed in {text!r}")
+            elif tok.type not in (tokenize.NAME, tokenize.OP, tokenize.NUMBER, tokenize.NEWLINE,
+                                  tokenize.NL, tokenize.ENDMARKER):
+                raise ValueError(f"{name}: unexpected {tok.string!r} in {text!r}")
+        return tuple(names)
+
+    def _parse_string(self, text: str, name: str) -> sp.Expr:
+        names = self.names_in(text, name)
+        local_dict = {s: self.symbol(s) for s in names if s not in self.functions}
+        global_dict = {"__builtins__": {}, **_SYMPY_CONSTRUCTORS, **self.functions}
+
+        def parse(evaluate: bool):
+            try:
+                return parse_expr(text, local_dict=dict(local_dict), global_dict=dict(global_dict),
+                                  transformations=(auto_number, convert_xor), evaluate=evaluate)
+            except _PARSE_ERRORS as exc:
+                raise ValueError(f"{name}: could not parse {text!r}: {type(exc).__name__}: {exc}") from exc
+
+        # First unevaluated, so that sizes are checked before sympy computes anything.
+        raw = parse(False)
+        if not isinstance(raw, sp.Expr):
+            raise ValueError(f"{name}: {text!r} is not an expression")
+        check_size(raw, name, self.subject)
+        expr = parse(True)
+        if not isinstance(expr, sp.Expr):
+            raise ValueError(f"{name}: {text!r} is not an expression")
+        return expr
+
+
+def check_size(expr: sp.Basic, name: str, subject: str = "expression") -> float:
+    """Reject formulas whose constants or powers are too large to evaluate quickly.
+
+    Walks the (possibly unevaluated) expression tree bottom-up and returns an
+    upper bound of ``|log10 |value||`` for a constant node (``nan`` for one that
+    depends on a symbol).  A constant beyond ``10**MAX_CONSTANT_LOG10`` (such
+    as ``9**9**9``) or a power with a constant exponent above
+    :data:`MAX_EXPONENT` raises ``ValueError`` naming ``name`` before sympy
+    evaluates it.
+    """
+    try:
+        return _check_size(expr, name, subject)
+    except RecursionError as exc:
+        raise ValueError(f"{name}: the {subject} is nested too deeply") from exc
+
+
+def _check_size(expr: sp.Basic, name: str, subject: str) -> float:
+    sizes = [_check_size(arg, name, subject) for arg in expr.args]
+    if expr.free_symbols:
+        if expr.is_Pow and not expr.exp.free_symbols:
+            exponent = _constant_value(expr.exp, name)
+            if abs(exponent) > MAX_EXPONENT:
+                raise ValueError(f"{name}: the exponent {expr.exp} is larger than {MAX_EXPONENT} in absolute value")
+        return math.nan
+    if expr.is_Number:
+        if expr.is_zero:
+            size = 0.0
+        elif expr.is_Rational:
+            size = abs(_log10_int(expr.p) - _log10_int(expr.q))
+        else:
+            size = abs(float(sp.N(sp.log(abs(expr), 10)))) if expr.is_finite else math.inf
+    elif isinstance(expr, sp.NumberSymbol):
+        size = 1.0
+    elif expr.is_Pow:
+        base_size, exp_size = sizes
+        exponent = _constant_value(expr.exp, name) if exp_size <= MAX_CONSTANT_LOG10 else math.inf
+        size = abs(exponent) * max(base_size, 1.0)
+    elif isinstance(expr, sp.exp):
+        size = abs(_constant_value(expr.args[0], name)) / math.log(10) if sizes[0] <= MAX_CONSTANT_LOG10 else math.inf
+    elif expr.is_Mul:
+        size = sum(sizes)
+    else:  # Add, log, sqrt, sin, ...: no larger than their arguments (plus a little)
+        size = max(sizes, default=0.0) + math.log10(max(len(sizes), 1)) + 1.0
+    if not size <= MAX_CONSTANT_LOG10:
+        raise ValueError(
+            f"{name}: the constant {sp.sstr(expr)[:60]} is too large or too small in magnitude "
+            f"(beyond 10**+-{MAX_CONSTANT_LOG10:g}) to be part of a {subject}"
+        )
+    return size
+
+
+def _log10_int(value: int) -> float:
+    return math.log10(abs(value)) if value else 0.0
+
+
+def _constant_value(expr: sp.Expr, name: str) -> float:
+    """A constant sub-expression as a float (it is known to be of moderate size)."""
+    try:
+        return float(sp.N(expr, 20))
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{name}: the constant {expr} has no real value") from exc

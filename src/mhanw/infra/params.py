@@ -1,0 +1,566 @@
+"""Checking a chapter's papermill parameters: names, values and the constraints between them.
+
+Papermill injects ``-p NAME VALUE`` into a notebook whether or not the
+notebook knows ``NAME``; a misspelt name (``-p fidelty quick``) only warns and
+the run goes on with the default.  A chapter therefore declares its parameters
+in its module (``mhanw.chapters.chNN_slug``)::
+
+    from mhanw.infra import params as P
+
+    PARAMETERS = {
+        **P.STANDARD,                       # fidelity, seed, figures_dir, macros_path, results_path
+        "d": P.positive_int(),
+        "d_k": P.positive_int(at_most="d"),
+        "H": P.positive_int(),
+        "sigma": P.nonnegative_float(),
+        "regression": P.regression(dimension="d"),
+        "inputs": P.inputs(dimension="d"),
+        "noise": P.noise(dimension="d"),
+        "weights": P.weights(length="H"),
+    }
+    CONSTRAINTS = (P.product_at_most(("H", "d_k"), "d"),)
+
+and calls, in the cell right after its ``parameters`` cell::
+
+    params = check_parameters(globals(), chapter.PARAMETERS, chapter.CONSTRAINTS)
+
+Every problem raises :class:`ParameterError` (a ``ValueError``) with a one-line
+message that starts with the parameter's name, e.g. ``fidelty: unknown
+parameter (did you mean 'fidelity'?)``; in a papermill run the traceback ends
+the chapter, and the pipeline publishes nothing from a failed chapter.
+
+Unknown names are found in two ways: inside IPython (papermill's kernel), the
+names assigned by papermill's injected cell (its source starts with
+``# Parameters``) that the spec does not declare; outside IPython, the
+data-valued names of the namespace (not modules, functions, classes, not
+``_private``) that the spec does not declare and ``ignore`` does not list.
+
+The kinds :func:`regression`, :func:`inputs` and :func:`noise` check specs with
+:mod:`mhanw.data` (imported when they run); everything else knows nothing of
+the library.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import math
+import numbers
+import re
+import types
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+__all__ = [
+    "CONSTRAINTS_NONE",
+    "Kind",
+    "ParameterError",
+    "Parameters",
+    "STANDARD",
+    "at_most",
+    "boolean",
+    "check_parameters",
+    "choice",
+    "divides",
+    "fidelity",
+    "inputs",
+    "noise",
+    "nonnegative_float",
+    "optional",
+    "path",
+    "positive_float",
+    "positive_int",
+    "probability",
+    "product_at_most",
+    "real",
+    "regression",
+    "require",
+    "seed",
+    "sequence",
+    "weights",
+]
+
+
+class ParameterError(ValueError):
+    """A chapter parameter is unknown, missing, malformed or inconsistent; the message starts with its name."""
+
+
+def _fail(name: str, text: str) -> ParameterError:
+    return ParameterError(f"{name}: {text}")
+
+
+def _rename(exc: ValueError, name: str) -> ParameterError:
+    """A library error ``"arg: detail"`` re-addressed to the parameter ``name``: ``"name: detail"`` (one line)."""
+    msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    head, sep, rest = msg.partition(": ")
+    return ParameterError(f"{name}: {rest if sep and head.isidentifier() else msg}")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What a parameter may be.
+
+    ``check(value, name) -> value`` validates (and normalises) the value alone;
+    ``relate(value, name, params)``, if given, checks it against the other
+    (already checked) parameters.  Both raise :class:`ParameterError`.
+    ``describe`` is shown in messages and listings.
+    """
+
+    describe: str
+    check: Callable[[object, str], object]
+    relate: Callable[[object, str, Mapping], None] | None = None
+
+
+def _real(value, name: str, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise _fail(name, f"expected {what}, got {value!r}")
+    out = float(value)
+    if not math.isfinite(out):
+        raise _fail(name, f"expected {what} (finite), got {value!r}")
+    return out
+
+
+def _integer(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise _fail(name, f"expected an integer >= {minimum}, got {value!r}")
+    if int(value) < minimum:
+        raise _fail(name, f"expected an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _ref(params: Mapping, ref, name: str):
+    """A literal, or the value of the parameter called ``ref``."""
+    if isinstance(ref, str):
+        if ref not in params:
+            raise _fail(name, f"refers to parameter {ref!r}, which the chapter does not declare")
+        return params[ref]
+    return ref
+
+
+def _bound_text(ref, value) -> str:
+    return f"{ref} = {value!r}" if isinstance(ref, str) else repr(value)
+
+
+def positive_int(minimum: int = 1, *, at_most=None) -> Kind:
+    """An integer ``>= minimum``; ``at_most``: a number or the name of another parameter (``d_k <= d``)."""
+
+    def relate(value, name, params):
+        if at_most is not None:
+            bound = _ref(params, at_most, name)
+            if value > bound:
+                raise _fail(name, f"expected {name} <= {_bound_text(at_most, bound)}, got {value!r}")
+
+    return Kind(f"integer >= {minimum}", lambda v, n: _integer(v, n, minimum), relate)
+
+
+def real(minimum: float | None = None, maximum: float | None = None, *, open_min: bool = False,
+         open_max: bool = False) -> Kind:
+    """A finite real number, optionally in ``[minimum, maximum]`` (ends open if asked)."""
+    lo = "-inf" if minimum is None else f"{minimum:g}"
+    hi = "inf" if maximum is None else f"{maximum:g}"
+    interval = f"{'(' if open_min or minimum is None else '['}{lo}, {hi}{')' if open_max or maximum is None else ']'}"
+
+    def check(value, name):
+        out = _real(value, name, f"a real number in {interval}")
+        if minimum is not None and (out < minimum or (open_min and out == minimum)):
+            raise _fail(name, f"expected a real number in {interval}, got {value!r}")
+        if maximum is not None and (out > maximum or (open_max and out == maximum)):
+            raise _fail(name, f"expected a real number in {interval}, got {value!r}")
+        return out
+
+    return Kind(f"real number in {interval}", check)
+
+
+def positive_float() -> Kind:
+    """A finite real number ``> 0`` (a bandwidth, a temperature)."""
+    return real(0.0, open_min=True)
+
+
+def nonnegative_float() -> Kind:
+    """A finite real number ``>= 0`` (a noise level)."""
+    return real(0.0)
+
+
+def probability(*, open_ends: bool = False) -> Kind:
+    """A number in ``[0, 1]`` (``(0, 1)`` with ``open_ends``)."""
+    return real(0.0, 1.0, open_min=open_ends, open_max=open_ends)
+
+
+def choice(*options) -> Kind:
+    """One of ``options``."""
+
+    def check(value, name):
+        if value not in options:
+            close = difflib.get_close_matches(str(value), [str(o) for o in options], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise _fail(name, f"expected one of {', '.join(repr(o) for o in options)}, got {value!r}{hint}")
+        return value
+
+    return Kind("one of " + ", ".join(repr(o) for o in options), check)
+
+
+def fidelity() -> Kind:
+    """``"quick"`` (tests, CI) or ``"paper"`` (the figures), :data:`mhanw.infra.notebook.FIDELITIES`."""
+    return choice("quick", "paper")
+
+
+def seed() -> Kind:
+    """An explicit non-negative integer (never ``None``: two runs would differ)."""
+
+    def check(value, name):
+        if value is None:
+            raise _fail(name, "expected an explicit non-negative integer, got None (two runs would differ)")
+        return _integer(value, name, 0)
+
+    return Kind("explicit integer >= 0", check)
+
+
+def path() -> Kind:
+    """A non-empty string (a file or folder path)."""
+
+    def check(value, name):
+        if not isinstance(value, str) or not value.strip():
+            raise _fail(name, f"expected a non-empty path string, got {value!r}")
+        return value
+
+    return Kind("path", check)
+
+
+def boolean() -> Kind:
+    """``True`` or ``False``."""
+
+    def check(value, name):
+        if not isinstance(value, bool):
+            raise _fail(name, f"expected True or False, got {value!r}")
+        return value
+
+    return Kind("True or False", check)
+
+
+def optional(kind: Kind) -> Kind:
+    """``None`` or a value of ``kind``."""
+
+    def relate(value, name, params):
+        if value is not None and kind.relate is not None:
+            kind.relate(value, name, params)
+
+    return Kind(f"None or {kind.describe}", lambda v, n: None if v is None else kind.check(v, n), relate)
+
+
+def sequence(of: Kind, *, min_length: int = 1, length=None) -> Kind:
+    """A list or tuple of values of ``of`` (returned as a tuple); ``length``: a number or a parameter name."""
+
+    def check(value, name):
+        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+            raise _fail(name, f"expected a list of {of.describe}, got {value!r}")
+        if len(value) < min_length:
+            raise _fail(name, f"expected at least {min_length} entries, got {len(value)}")
+        return tuple(of.check(v, f"{name}[{i}]") for i, v in enumerate(value))
+
+    def relate(value, name, params):
+        if length is not None:
+            want = _ref(params, length, name)
+            if len(value) != want:
+                raise _fail(name, f"expected {_bound_text(length, want)} entries, got {len(value)}")
+        if of.relate is not None:
+            for i, v in enumerate(value):
+                of.relate(v, f"{name}[{i}]", params)
+
+    return Kind(f"list of {of.describe}", check, relate)
+
+
+#: Tolerance of "sums to 1" for weights written as decimal literals.
+WEIGHT_SUM_TOLERANCE = 1e-9
+
+
+def weights(length=None, *, sum_to_one=True, nonnegative: bool = True) -> Kind:
+    """Head weights: a list of reals, ``length`` entries (a number or a parameter name, e.g. ``"H"``).
+
+    ``sum_to_one``: ``True``, ``False``, or a predicate of the checked
+    parameters (e.g. ``lambda p: p["rule"] == "average"``) saying when the
+    weights must sum to 1 (within :data:`WEIGHT_SUM_TOLERANCE`).
+    """
+    base = sequence(real(0.0) if nonnegative else real(), length=length)
+
+    def relate(value, name, params):
+        base.relate(value, name, params)
+        need = sum_to_one(params) if callable(sum_to_one) else sum_to_one
+        if need and abs(sum(value) - 1.0) > WEIGHT_SUM_TOLERANCE:
+            raise _fail(name, f"expected weights summing to 1, got sum {sum(value):.12g}")
+
+    return Kind("weights" + (" summing to 1" if sum_to_one is True else ""), base.check, relate)
+
+
+def _dimension_check(dimension, min_dim_of):
+    def relate(value, name, params):
+        if dimension is None:
+            return
+        d = _ref(params, dimension, name)
+        need = min_dim_of(value)
+        if need > d:
+            raise _fail(name, f"{value!r} needs d >= {need}, got {_bound_text(dimension, d)}")
+
+    return relate
+
+
+def regression(dimension=None) -> Kind:
+    """A regression spec of :func:`mhanw.data.regression_function`: a catalogue name or a formula in
+    ``x1 ... xd``; ``dimension``: the parameter holding ``d`` (the formula's largest index must fit)."""
+
+    def check(value, name):
+        from mhanw import data
+
+        try:
+            data.regression_function(value)
+        except ValueError as exc:
+            raise _rename(exc, name) from None
+        return value
+
+    def min_dim(value):
+        from mhanw import data
+
+        return data.regression_function(value).min_dim
+
+    return Kind("catalogue name or expression in x1 ... xd", check, _dimension_check(dimension, min_dim))
+
+
+def inputs(dimension=None) -> Kind:
+    """An input-distribution spec of :func:`mhanw.data.input_distribution`; with ``dimension``, also
+    checked in ``R^d`` (e.g. ``RHO > -1/(d-1)``)."""
+
+    def check(value, name):
+        from mhanw import data
+
+        try:
+            data.input_distribution(value, name=name)
+        except ValueError as exc:
+            raise _rename(exc, name) from None
+        return value
+
+    def relate(value, name, params):
+        if dimension is None:
+            return
+        from mhanw import data
+
+        d = _ref(params, dimension, name)
+        try:
+            data.input_distribution(value, name=name).check_dimension(d, name)
+        except ValueError as exc:
+            raise _rename(exc, name) from None
+
+    return Kind("input distribution spec", check, relate)
+
+
+def noise(dimension=None) -> Kind:
+    """A noise-law spec of :func:`mhanw.data.noise_model` (``gaussian``, ``student-t:NU``,
+    ``heteroscedastic:EXPR``); the level is a separate parameter (:func:`nonnegative_float`)."""
+
+    def check(value, name):
+        from mhanw import data
+
+        try:
+            data.noise_model(value, sigma=1.0, name=name)
+        except ValueError as exc:
+            raise _rename(exc, name) from None
+        return value
+
+    def min_dim(value):
+        from mhanw import data
+
+        return data.noise_model(value, sigma=1.0).min_dim
+
+    return Kind("noise law spec", check, _dimension_check(dimension, min_dim))
+
+
+# --------------------------------------------------------------------------
+# Constraints between parameters
+# --------------------------------------------------------------------------
+
+#: A constraint: ``f(params) -> None`` raising :class:`ParameterError`.
+Constraint = Callable[[Mapping], None]
+
+#: No constraints.
+CONSTRAINTS_NONE: tuple = ()
+
+
+def require(name: str, predicate: Callable[[Mapping], bool], statement: str) -> Constraint:
+    """``predicate(params)`` must hold; otherwise ``"name: expected statement"`` with the values it names."""
+
+    def constraint(params):
+        if not predicate(params):
+            words = set(re.findall(r"[A-Za-z_]\w*", statement))
+            shown = ", ".join(f"{k} = {v!r}" for k, v in params.items() if k in words)
+            raise _fail(name, f"expected {statement}" + (f" (got {shown})" if shown else ""))
+
+    return constraint
+
+
+def at_most(a: str, b: str) -> Constraint:
+    """``params[a] <= params[b]`` (e.g. ``d_k <= d``)."""
+
+    def constraint(params):
+        if params[a] > params[b]:
+            raise _fail(a, f"expected {a} <= {b} = {params[b]!r}, got {params[a]!r}")
+
+    return constraint
+
+
+def product_at_most(factors, bound: str, *, equal: bool = False) -> Constraint:
+    """``prod(params[f] for f in factors) <= params[bound]`` (``== `` with ``equal``): e.g. ``H*d_k <= d``,
+    or a budget that ``H*d_k`` fills exactly.  The message names the first factor."""
+    factors = tuple(factors)
+
+    def constraint(params):
+        value = math.prod(params[f] for f in factors)
+        limit = params[bound]
+        bad = value != limit if equal else value > limit
+        if bad:
+            rel = "=" if equal else "<="
+            raise _fail(factors[0], f"expected {'*'.join(factors)} {rel} {bound} = {limit!r}, got "
+                                    f"{' * '.join(repr(params[f]) for f in factors)} = {value!r}")
+
+    return constraint
+
+
+def divides(a: str, b: str) -> Constraint:
+    """``params[a]`` divides ``params[b]`` (a head size that splits a budget)."""
+
+    def constraint(params):
+        if params[b] % params[a]:
+            raise _fail(a, f"expected a divisor of {b} = {params[b]!r}, got {params[a]!r}")
+
+    return constraint
+
+
+# --------------------------------------------------------------------------
+# The check
+# --------------------------------------------------------------------------
+
+#: The parameters every chapter has (``notebooks/README.md``).
+STANDARD: Mapping[str, Kind] = types.MappingProxyType({
+    "fidelity": fidelity(),
+    "seed": seed(),
+    "figures_dir": path(),
+    "macros_path": path(),
+    "results_path": path(),
+})
+
+#: Names IPython puts in a kernel's namespace.
+_IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "display"})
+
+
+class Parameters(Mapping):
+    """The checked parameters, read-only: ``params["d"]`` or ``params.d``."""
+
+    def __init__(self, values: Mapping):
+        object.__setattr__(self, "_values", dict(values))
+
+    def __getitem__(self, key):
+        return self._values[key]
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self):
+        return len(self._values)
+
+    def __getattr__(self, key):
+        try:
+            return self._values[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __setattr__(self, key, value):
+        raise AttributeError("Parameters are read-only")
+
+    def __repr__(self):
+        return f"Parameters({self._values!r})"
+
+
+def injected_names(namespace: Mapping) -> tuple[str, ...] | None:
+    """Names assigned by papermill's injected-parameters cell, or ``None`` outside an IPython kernel
+    or when no parameters were injected.
+
+    Papermill's injected cell (tagged ``injected-parameters``) starts with the
+    comment ``# Parameters``; IPython keeps every executed cell's source in ``In``.
+    """
+    history = namespace.get("In")
+    if not isinstance(history, list):
+        return None
+    for source in reversed(history):
+        if isinstance(source, str) and source.lstrip().startswith("# Parameters"):
+            try:
+                tree = ast.parse(source)
+            except SyntaxError:
+                return None
+            names = []
+            for node in tree.body:
+                targets = node.targets if isinstance(node, ast.Assign) else (
+                    [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
+                names += [t.id for t in targets if isinstance(t, ast.Name)]
+            return tuple(names)
+    return None
+
+
+def _data_names(namespace: Mapping, ignore) -> list[str]:
+    out = []
+    for key, value in namespace.items():
+        if (key.startswith("_") or key in _IPYTHON_NAMES or key in ignore
+                or isinstance(value, (types.ModuleType, type, Parameters)) or callable(value)):
+            continue
+        out.append(key)
+    return out
+
+
+def check_parameters(namespace: Mapping, spec: Mapping[str, Kind], constraints=(), *,
+                     ignore=()) -> Parameters:
+    """Check a chapter's parameters; return them checked and normalised, or raise :class:`ParameterError`.
+
+    Parameters
+    ----------
+    namespace : mapping
+        The notebook's ``globals()`` right after its ``parameters`` cell.
+    spec : mapping name -> Kind
+        The chapter's declared parameters (e.g. ``{**STANDARD, "d": positive_int()}``).
+    constraints : sequence of callables ``f(params)``
+        Cross-constraints (:func:`at_most`, :func:`product_at_most`,
+        :func:`divides`, :func:`require`), checked after every value.
+    ignore : names of the namespace that are not parameters (only needed
+        outside IPython, for data-valued names defined before the call).
+
+    Order of the checks (the first failure is raised): unknown names (with the
+    closest declared name as a hint), declared names missing from the
+    namespace, each value, each value against the others, the constraints.
+    """
+    if not isinstance(spec, Mapping) or not all(isinstance(k, Kind) for k in spec.values()):
+        raise TypeError("spec: expected a mapping from parameter names to Kind objects (mhanw.infra.params)")
+    known = list(spec)
+    injected = injected_names(namespace)
+    candidates = injected if injected is not None else _data_names(namespace, set(ignore))
+    for name in candidates:
+        if name not in spec:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(known)})"
+            raise _fail(name, f"unknown parameter{hint}")
+    for name in known:
+        if name not in namespace:
+            raise _fail(name, "declared by the chapter but missing from its parameters cell")
+    values = {}
+    for name, kind in spec.items():
+        try:
+            values[name] = kind.check(namespace[name], name)
+        except ParameterError:
+            raise
+        except ValueError as exc:
+            raise _rename(exc, name) from None
+    for name, kind in spec.items():
+        if kind.relate is not None:
+            try:
+                kind.relate(values[name], name, values)
+            except ParameterError:
+                raise
+            except ValueError as exc:
+                raise _rename(exc, name) from None
+    for constraint in constraints:
+        constraint(values)
+    return Parameters(values)
