@@ -33,6 +33,7 @@ from .. import data as _data
 from .. import heads as _heads
 from .. import scaling as _scaling
 from ..constants import N_SE
+from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
 from ..infra.validate import as_seed_sequence, one_of, positive_int, positive_scalar
 from ..infra.sweep import run_replicates
@@ -42,7 +43,7 @@ from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED
 __all__ = ["BANDWIDTHS", "BIAS_EXPONENTS", "BudgetResult", "NEARLY_LINEAR_SLOPE", "PRACTICAL_LOG10_N",
            "bias_reading_models", "bias_reading_verdict", "budget_simulation", "head_sizes",
            "linear_heads_verdict", "logarithmic_growth_verdict", "practice_verdict", "printed_law_models_verdict",
-           "printed_law_verdict", "small_heads_verdict"]
+           "printed_law_verdict", "small_heads_verdict", "PARAMETERS", "CONSTRAINTS"]
 
 #: The bandwidth grid, extended down to 0.1: with many one-dimensional heads
 #: summed, 0.15 was the tuned value at n = 3000 (the edge of the first grid), so
@@ -425,3 +426,43 @@ def bias_reading_verdict(laws: dict, base: str = "M1") -> Verdict:
                    conditions=(f"only for a = {join_list([str(a) for a in giving])}" if giving else ""),
                    criterion="sympy's law for each reading, re-derived from the risk model (exact)",
                    statistics=tuple(stats), section=SECTION)
+
+
+# --------------------------------------------------------------------------- the chapter's parameters
+
+
+def _law_text() -> P.Kind:
+    """A law string for :func:`mhanw.scaling.model` ("" keeps the named model's ingredient)."""
+
+    def check(value, name):
+        if not isinstance(value, str):
+            raise P.ParameterError(f"{name}: expected a law as a string (or \"\" to keep the model's), got {value!r}")
+        if value.strip():
+            _scaling.parse_law(value, name)
+        return value
+
+    return P.Kind("a law in k, n, D, H and the constants, or \"\"", check)
+
+
+#: The papermill parameters of notebook 06 (checked by :func:`mhanw.infra.params.check_parameters`).
+PARAMETERS = {
+    **P.STANDARD,
+    "model": P.choice(*_scaling.BUILTIN_MODELS, "M4"),
+    "bias_law": _law_text(),
+    "variance_law": _law_text(),
+    "combination": P.choice("", *_scaling.COMBINATIONS),
+    "regressions": P.sequence(P.regression(dimension="sim_budget")),
+    "inputs": P.inputs(dimension="sim_budget"),
+    "noise": P.noise(dimension="sim_budget"),
+    "sigma": P.nonnegative_float(),
+    "sim_budget": P.positive_int(4),
+    "sim_n": P.sequence(P.positive_int(2)),
+    "rules": P.sequence(P.choice(*_heads.RULES)),
+}
+
+#: Constraints between the parameters: distinct rules, distinct regressions and sample sizes.
+CONSTRAINTS = (
+    P.require("rules", lambda p: len(set(p["rules"])) == len(p["rules"]), "distinct rules"),
+    P.require("regressions", lambda p: len(set(p["regressions"])) == len(p["regressions"]), "distinct regressions"),
+    P.require("sim_n", lambda p: len(set(p["sim_n"])) == len(p["sim_n"]), "distinct sample sizes"),
+)

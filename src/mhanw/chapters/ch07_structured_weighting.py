@@ -14,11 +14,13 @@ evaluated on the same replicates.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..constants import N_SE
+from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
 from ..infra.prose import join_list
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Statistic, Verdict, significant_effect
@@ -26,12 +28,14 @@ from ..infra.validate import as_float_array, one_of, positive_int
 from ..weighting import GOLDEN_Q, ORACLES, SCHEMES, _ratio, _symmetric_matrix, fitted_weights, quality_order
 
 __all__ = ["NestedErrors", "SIGNIFICANCE", "adding_heads_verdict", "best_single_head_verdict", "compare_words",
-           "control_verdict", "crossover_verdict", "graded_verdict", "nested_errors"]
+           "control_verdict", "crossover_verdict", "theorem_verdict", "graded_verdict", "nested_errors", "PARAMETERS", "CONSTRAINTS"]
 
 #: A paired difference counts when it exceeds this many standard errors (:data:`mhanw.constants.N_SE`).
 SIGNIFICANCE = N_SE
 
 SECTION = "sec:thm71"
+
+_NAMES = {"fibonacci": "Fibonacci"}
 
 
 @dataclass(frozen=True)
@@ -188,10 +192,10 @@ def graded_verdict(scheme: str, diff, *, predicted: bool, gamma_hat: float, gamm
     if not predicted:
         conditions = conditions.replace("above", "below")
     return Verdict(claim=f"thm-7.1/graded-heads/{scheme}",
-                   statement=(f"With real NW heads of graded quality, {scheme} weights "
+                   statement=(f"With real NW heads of graded quality, {_NAMES.get(scheme, scheme)} weights "
                               f"{'beat' if predicted else 'lose to'} uniform ones, as the error model predicts"),
                    verdict=HOLDS_UNDER if v == HOLDS else v, conditions=conditions if v == HOLDS else "",
-                   criterion=f"paired difference of the MSE, out of sample, beyond {n_se:g} s.e. in the predicted direction",
+                   criterion=f"paired difference of the MSE, out of sample, beyond {n_se:g} standard errors in the predicted direction",
                    statistics=(Statistic(f"MSE({scheme}) - MSE(uniform)", d, se),
                                Statistic("z", d / se if se > 0 else np.inf)),
                    section=SECTION)
@@ -211,11 +215,11 @@ def best_single_head_verdict(diffs: dict, *, n_se: float = SIGNIFICANCE) -> Verd
     better = [s for s, (d, se) in est.items() if d < -n_se * se]
     verdict = FAILS if worse else (HOLDS if len(better) == len(est) else UNDECIDED)
     return Verdict(claim="thm-7.1/graded-heads/best-single-head",
-                   statement=(f"With real NW heads of graded quality, fixed weights ({join_list(list(est))}) "
+                   statement=(f"With real NW heads of graded quality, fixed weights ({join_list([_NAMES.get(s, s) for s in est])}) "
                               "over all heads beat the best single head"),
                    verdict=verdict,
                    criterion=(f"paired difference with the best single head, out of sample: fails when one weighting "
-                              f"is worse by more than {n_se:g} s.e., holds when all are better by more than {n_se:g} s.e."),
+                              f"is worse by more than {n_se:g} s.e., holds when all are better by more than {n_se:g} standard errors"),
                    statistics=tuple(Statistic(f"MSE({s}) - MSE(best head)", d, se) for s, (d, se) in est.items()),
                    section=SECTION)
 
@@ -255,8 +259,99 @@ def control_verdict(diffs: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
     verdicts = [significant_effect(d, se, sign=1, n_se=n_se) for d, se in est.values()]
     verdict = FAILS if FAILS in verdicts else (HOLDS if all(v == HOLDS for v in verdicts) else UNDECIDED)
     return Verdict(claim="thm-7.1/homogeneous-control",
-                   statement=f"With exchangeable heads, uniform weights beat {join_list(list(est))} weights",
+                   statement=f"With exchangeable heads, uniform weights beat {join_list([_NAMES.get(s, s) for s in est])} weights",
                    verdict=verdict,
-                   criterion=f"paired difference with uniform weights, out of sample, beyond {n_se:g} s.e.",
+                   criterion=f"paired difference with uniform weights, out of sample, beyond {n_se:g} standard errors",
                    statistics=tuple(Statistic(f"MSE({s}) - MSE(uniform)", d, se) for s, (d, se) in est.items()),
                    section=SECTION)
+
+
+def theorem_verdict(model: Verdict, graded: Verdict, control: Verdict) -> Verdict:
+    """Verdict on Theorem 7.1 read as "geometric weights beat uniform ones when head quality is
+    heterogeneous (and not otherwise)": the error model's threshold, the graded heads and the
+    homogeneous control together.  "holds under the stated conditions" when all three hold;
+    "fails as stated" when one fails; else "undecided at this size"."""
+    parts = (model, graded, control)
+    if any(p.fails for p in parts):
+        verdict = FAILS
+    elif all(p.holds for p in parts):
+        verdict = HOLDS_UNDER
+    else:
+        verdict = UNDECIDED
+    return Verdict(claim="thm-7.1",
+                   statement="Geometric weights beat uniform ones when head quality is heterogeneous enough, and not otherwise",
+                   verdict=verdict,
+                   conditions=(graded.conditions + "; fixed weights keep the worst head's rate in n, so 'faster decay' "
+                               "means a lower MSE at the same (n, H)") if verdict == HOLDS_UNDER else "",
+                   criterion=f"the records {model.claim}, {graded.claim} and {control.claim} together",
+                   section=SECTION)
+
+
+# --------------------------------------------------------------------------- the chapter's parameters
+
+
+#: What a ratio expression may contain: numbers, arithmetic, parentheses and sqrt (nothing sympify could misuse).
+_SAFE_RATIO = re.compile(r"(?:[0-9.\s+\-*/()]|sqrt)+")
+
+
+def _ratio_expression() -> P.Kind:
+    """The ratio ``q`` of the geometric weights: a number or a sympy expression (``"(sqrt(5) - 1)/2"``) in (0, 1)."""
+
+    def check(value, name):
+        import sympy as sp
+
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise P.ParameterError(f"{name}: expected a number or an expression such as '(sqrt(5) - 1)/2', got {value!r}")
+        if isinstance(value, str) and not _SAFE_RATIO.fullmatch(value):
+            raise P.ParameterError(f"{name}: expected numbers, + - * / ** ( ) and sqrt only, got {value!r}")
+        try:
+            expr = sp.sympify(value, locals={"sqrt": sp.sqrt}) if isinstance(value, str) else sp.nsimplify(value)
+        except (sp.SympifyError, SyntaxError, TypeError) as exc:
+            raise P.ParameterError(f"{name}: cannot read {value!r} as a number ({type(exc).__name__})") from None
+        if not expr.is_number or expr.free_symbols or not (0 < float(expr) < 1):
+            raise P.ParameterError(f"{name}: expected a number in the open interval (0, 1), got {value!r}")
+        return value
+
+    return P.Kind("a number or expression in (0, 1)", check)
+
+
+def _weighting() -> P.Kind:
+    """``"geometric"``, ``"fibonacci"`` or a list of non-negative weights summing to 1 (one per head, ``H``)."""
+    listed = P.weights(length="H")
+
+    def check(value, name):
+        if isinstance(value, str):
+            return P.choice("geometric", "fibonacci").check(value, name)
+        return listed.check(value, name)
+
+    def relate(value, name, params):
+        if not isinstance(value, str):
+            listed.relate(value, name, params)
+
+    return P.Kind("'geometric', 'fibonacci' or a list of H weights summing to 1", check, relate)
+
+
+#: The papermill parameters of notebook 07 (checked by :func:`mhanw.infra.params.check_parameters`).
+PARAMETERS = {
+    **P.STANDARD,
+    "n_jobs": P.positive_int(),
+    "H": P.positive_int(2),
+    "rho": P.real(0.0, 1.0, open_max=True),
+    "q": _ratio_expression(),
+    "weights": _weighting(),
+    "regression": P.regression(dimension="d"),
+    "control_regression": P.regression(dimension="d"),
+    "inputs": P.inputs(dimension="d"),
+    "noise": P.noise(dimension="d"),
+    "sigma": P.nonnegative_float(),
+    "n": P.positive_int(2),
+    "bandwidth": P.positive_float(),
+    "angles_deg": P.sequence(P.real(0.0, 90.0), min_length=2),
+    "d": P.positive_int(2),
+}
+
+#: Constraints: the graded heads use the coordinates e_1 ... e_(H+1), the control e_1 ... e_H.
+CONSTRAINTS = (
+    P.require("angles_deg", lambda p: len(p["angles_deg"]) + 1 <= p["d"], "len(angles_deg) + 1 <= d"),
+    P.require("angles_deg", lambda p: list(p["angles_deg"]) == sorted(p["angles_deg"]), "angles_deg in increasing order"),
+)
