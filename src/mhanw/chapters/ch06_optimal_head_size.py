@@ -251,14 +251,19 @@ BIAS_EXPONENTS = (1, 2, 3, 4)
 SECTION = "sec:thm61"
 
 
-def _law_statistics(law) -> list:
+def _value(expr) -> float:
+    """A law's exponent as a number, with the constants at :data:`mhanw.scaling.DEFAULT_CONSTANTS` (NaN if none)."""
+    try:
+        return float(expr.xreplace({_scaling.SYMBOLS[c]: v for c, v in _scaling.DEFAULT_CONSTANTS.items()}))
+    except (AttributeError, TypeError, ValueError):
+        return float("nan")
 
+
+def _law_statistics(law) -> list:
     out = []
     for name, value in (("limit of the local exponent p", law.p_limit), ("implied d = 2/p - 4", law.implied_d)):
-        try:
-            out.append(Statistic(name, float(value)))
-        except (TypeError, ValueError):
-            continue
+        if np.isfinite(_value(value)):
+            out.append(Statistic(name, _value(value)))
     return out
 
 
@@ -314,7 +319,7 @@ def logarithmic_growth_verdict(model_name: str, law) -> Verdict:
 
     stats = _law_statistics(law)
     conditions = ""
-    if law.kind == "power of log n" and law.p_limit is not None and float(law.p_limit) <= 1:
+    if law.kind == "power of log n" and _value(law.p_limit) <= 1:
         verdict = HOLDS if law.exact else HOLDS_UNDER
         if not law.exact:
             conditions = f"in the weak sense d_k* = (ln n)^({law.p_limit} + o(1)), under {model_name}"
@@ -415,10 +420,8 @@ def bias_reading_verdict(laws: dict, base: str = "M1") -> Verdict:
     giving = [a for a, law in laws.items() if law.gives_printed_law]
     stats = []
     for a, law in laws.items():
-        try:
-            stats.append(Statistic(f"limit of p, B^2 = c_B/k^{a}", float(law.p_limit)))
-        except (TypeError, ValueError):
-            pass
+        if np.isfinite(_value(law.p_limit)):
+            stats.append(Statistic(f"limit of p, B^2 = c_B/k^{a}", _value(law.p_limit)))
     return Verdict(claim="thm-6.1/printed-law/bias-readings",
                    statement=(f"Under {base} with some reading of 'bias proportional to d_k^-2' (squared bias "
                               f"c_B/k^a, a = {join_list([str(a) for a in laws], 'or')}), d_k* grows as the printed law"),
