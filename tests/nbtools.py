@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,12 +39,29 @@ def fresh_copy(dest: Path) -> Path:
 VENV = Path(sys.prefix)
 
 
-def make(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """``make VENV=<this venv> FIDELITY=quick ARGS`` in ``cwd``; raises with the log on failure."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}
-    proc = subprocess.run(
-        ["make", f"VENV={VENV}", "FIDELITY=quick", *args], cwd=cwd, env=env, capture_output=True, text=True
-    )
+def make(cwd: Path, *args: str, check: bool = True, venv: Path | str = VENV, fidelity: str = "quick",
+         python: str | None = None, path: str | None = None) -> subprocess.CompletedProcess:
+    """``make VENV=<venv> FIDELITY=<fidelity> [PYTHON=<python>] ARGS`` in ``cwd``; raises with the log on failure.
+
+    ``venv`` defaults to this virtual environment, so the copies do not reinstall it;
+    ``path`` replaces PATH (to put a fake interpreter first, for instance).
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS")) and k != "PYTHON"}
+    if path is not None:
+        env["PATH"] = path
+    cmd = ["make", f"VENV={venv}", f"FIDELITY={fidelity}", *([f"PYTHON={python}"] if python is not None else []), *args]
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     if check and proc.returncode != 0:
         raise AssertionError(f"make {' '.join(args)} failed in {cwd}:\n{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}")
     return proc
+
+
+def clone_build(src: Path, dest: Path) -> Path:
+    """A copy of a built tree (sources and build products, modification times kept)."""
+    shutil.copytree(src, dest, symlinks=True)
+    return dest
+
+
+def planned_notebooks(plan: str) -> list[str]:
+    """The notebooks that a `make -n` plan would run, in plan order."""
+    return re.findall(r"run_notebook\.sh (\S+)", plan)

@@ -126,7 +126,8 @@ def test_blocking_and_tiny_bandwidth():
     W = heads.haar_heads(5, 2, 3, rng)
     X, Xt, Y = rng.standard_normal((80, 5)), rng.standard_normal((33, 5)), rng.standard_normal(80)
     full = heads.head_estimates(W, X, Y, Xt, 0.4)
-    blocked = heads._head_estimates(W, X, Y, Xt, "gaussian", 1 / 0.4**2, block_entries=100)
+    blocked = heads._head_estimates(W, X, Y, Xt, "gaussian", heads._inv_scale("gaussian", 0.4, None, 2),
+                                    block_entries=100)  # blocks of 32 queries, one head each
     np.testing.assert_allclose(full, blocked, rtol=0, atol=1e-14)  # BLAS may round differently per block
     # h -> 0: every head returns the response of its nearest projected key, never NaN
     tiny = heads.head_estimates(W, X, Y, Xt, 1e-4)

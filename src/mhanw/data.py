@@ -118,11 +118,11 @@ class RegressionFunction:
     _lipschitz: Callable[[int], float] = field(repr=False)
     expression: sp.Expr | None = field(default=None, repr=False)
 
-    def __reduce__(self):
-        # A parsed formula travels (to worker processes) as its text and is parsed again there.
-        if self.expression is None:
-            return object.__reduce__(self)
-        return (regression_function, (self.name,))
+    def __reduce_ex__(self, protocol):
+        # Formulas and catalogue functions travel (to worker processes) by name and are rebuilt there.
+        if self.expression is not None or _BY_NAME.get(self.name) is self:
+            return (regression_function, (self.name,))
+        return super().__reduce_ex__(protocol)
 
     def __call__(self, x) -> np.ndarray | float:
         arr = as_float_array(x, "x", ndim=(1, 2))

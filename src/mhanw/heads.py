@@ -28,12 +28,10 @@ Monte Carlo over training samples (IMSE, pointwise estimates, error moments) is
 :mod:`mhanw.montecarlo`.
 
 Speed: all heads of all configurations with the same kernel and ``d_k`` are
-evaluated in one batched call, test points in blocks of at most
-:data:`BLOCK_ENTRIES` logits.  The kernels and the bandwidth convention are
-those of :func:`mhanw.nw.nadaraya_watson` and :func:`mhanw.nw.softmax_attention`
-(tests check equality to 1e-12); the softmax-weighted mean is the fused
-:func:`mhanw.nw.softmax_mean` (max-subtract, floor, exp, ``w @ Y / sum w``).  Cost: about 2 ms per head at n = 500, T = 300
-(``exp`` dominates, about 10 ns per logit on the reference machine).
+evaluated in one call of the engine :func:`mhanw.nw.weighted_mean`, the one
+blocked softmax-weighted mean of the package, with the kernels and the
+bandwidth convention of :func:`mhanw.nw.nadaraya_watson` and
+:func:`mhanw.nw.softmax_attention` (tests check equality to 1e-12).
 """
 
 from __future__ import annotations
@@ -76,11 +74,6 @@ __all__ = [
 KERNELS = ("gaussian", "attention")
 RULES = ("average", "sum")
 
-
-#: Largest number of logits in one block, ``H * rows * n``: 2 MB of float64,
-#: small enough to stay in cache (measured faster than larger blocks at
-#: n = 2000, T = 500).
-BLOCK_ENTRIES = 1 << 18
 
 #: Tolerance on ``sum(weights) == 1`` for the ``"average"`` rule (:data:`mhanw.constants.WEIGHT_SUM_TOL`).
 WEIGHT_SUM_TOL = _constants.WEIGHT_SUM_TOL
@@ -232,44 +225,48 @@ def _check_projections(projections, name="projections") -> np.ndarray:
 
 
 def _inv_scale(kernel, bandwidth, beta, d_k):
-    """Multiplier of the raw logits: ``1/h^2`` (gaussian) or ``beta`` (attention)."""
+    """Multiplier of the raw logits as ``(mantissa, exponent)`` (see :func:`mhanw.nw.logit_scale`):
+    ``1/h^2`` (gaussian) or ``beta`` (attention, default ``1/sqrt(d_k)``)."""
     if kernel == "gaussian":
-        return 1.0 / (bandwidth * bandwidth)
-    return 1.0 / np.sqrt(d_k) if beta is None else beta
+        return _nw.logit_scale("gaussian", bandwidth=bandwidth)
+    if beta is None:
+        return _nw.logit_scale("exponential", bandwidth=np.sqrt(d_k))
+    return _nw.logit_scale("exponential", beta=beta)
 
 
-def _head_estimates(W, X, Y, queries, kernel, scale, block_entries=BLOCK_ENTRIES):
+#: Inputs or projections whose largest entry is outside ``2^(+-INPUT_EXPONENT_LIMIT)``
+#: are rescaled by a power of two before they are multiplied.
+INPUT_EXPONENT_LIMIT = 256
+
+
+def _binary_exponent(x: float) -> int:
+    """``e`` with ``x = f 2^e``, ``0.5 <= f < 1`` (0 for x = 0)."""
+    return int(np.frexp(x)[1])
+
+
+def _head_estimates(W, X, Y, queries, kernel, scale, block_entries=None):
     """Unchecked core of :func:`head_estimates`; returns ``(H, T)``.
 
-    ``scale`` is the logit multiplier, a float or one per head ``(H,)``
-    (``1/h^2`` for the Gaussian kernel, ``beta`` for attention).  Gaussian
-    logits use ``q.k - |k|^2/2``: the ``-|q|^2/2`` term is constant in each row
-    and cancels in the softmax.
+    ``scale`` is the logit multiplier as ``(mantissa, exponent)``, scalars or one
+    per head ``(H,)`` (``1/h^2`` for the Gaussian kernel, ``beta`` for
+    attention).  Projects queries and keys of every head, then evaluates all
+    heads in one call of the engine :func:`mhanw.nw.weighted_mean`, the
+    response ``Y`` shared by all heads.
     """
     H, d, d_k = W.shape
-    n, T = X.shape[0], queries.shape[0]
-    flat = W.transpose(1, 0, 2).reshape(d, H * d_k)
-    P = X @ flat  # (n, H d_k): keys of every head side by side
-    K = np.ascontiguousarray(P.reshape(n, H, d_k).transpose(1, 2, 0))  # (H, d_k, n)
-    Q = (queries @ flat).reshape(T, H, d_k).transpose(1, 0, 2)  # (H, T, d_k)
-    scale = np.reshape(np.asarray(scale, dtype=np.float64), (-1, 1, 1))
-    if kernel == "gaussian":
-        # |k|^2 / 2 per head and key, from the contiguous keys.  einsum is
-        # fastest for d_k > 1 but pathologically slow for d_k = 1 (12 ms
-        # against 0.7 ms at H = 60, n = 8000), hence the special case; the
-        # earlier matmul with a block indicator cost O(n H^2 d_k).
-        sq = np.square(K[:, 0]) if d_k == 1 else np.einsum("hkn,hkn->hn", K, K)
-        half_sq = (0.5 * sq)[:, None, :]  # (H, 1, n)
-    out = np.empty((H, T))
-    step = max(1, block_entries // max(1, H * n))
-    for start in range(0, T, step):
-        rows = slice(start, min(T, start + step))
-        L = np.matmul(Q[:, rows], K)  # (H, b, n)
-        if kernel == "gaussian":
-            L -= half_sq
-        L *= scale
-        out[:, rows] = _nw.softmax_mean(L, Y[:, None])[..., 0]
-    return out
+    T = queries.shape[0]
+    # inputs far from 1 in size would over- or underflow in the projections:
+    # exact power-of-two rescaling, folded into the scale (the logits are
+    # quadratic in x and in W, for both kernels)
+    ex = _binary_exponent(max(X.max(), -X.min(), queries.max(), -queries.min()))
+    ew = _binary_exponent(max(W.max(), -W.min()))
+    if abs(ex) > INPUT_EXPONENT_LIMIT or abs(ew) > INPUT_EXPONENT_LIMIT:
+        X, queries, W = np.ldexp(X, -ex), np.ldexp(queries, -ex), np.ldexp(W, -ew)
+        scale = (scale[0], np.asarray(scale[1]) + 2 * (ex + ew))
+    Q = (queries @ W.transpose(1, 0, 2).reshape(d, H * d_k)).reshape(T, H, d_k).transpose(1, 0, 2)  # (H, T, d_k)
+    nw_kernel = "gaussian" if kernel == "gaussian" else "exponential"
+    # keys X @ W_j are projected by the engine, block by block
+    return _nw.weighted_mean(Q, (X, W), Y[None, :, None], nw_kernel, scale, block_entries)[..., 0]
 
 
 class _Plan:
@@ -283,7 +280,9 @@ class _Plan:
         self.groups = []
         for (kernel, _), members in groups.items():
             W = np.concatenate([configs[i].projections for i in members])
-            scale = np.concatenate([np.full(configs[i].n_heads, configs[i]._scale()) for i in members])
+            parts = [(configs[i]._scale(), configs[i].n_heads) for i in members]
+            scale = (np.concatenate([np.full(H, m) for (m, _), H in parts]),
+                     np.concatenate([np.full(H, e) for (_, e), H in parts]))
             edges = np.cumsum([0] + [configs[i].n_heads for i in members])
             slices = {i: slice(a, b) for i, a, b in zip(members, edges[:-1], edges[1:])}
             self.groups.append((kernel, W, scale, slices))
@@ -317,8 +316,13 @@ def head_estimates(projections, X, Y, queries, bandwidth=None, kernel="gaussian"
 
     Equals ``mhanw.nw.nadaraya_watson(queries @ W_j, X @ W_j, Y, h)`` (gaussian)
     and ``mhanw.nw.softmax_attention(queries @ W_j, X @ W_j, Y, beta)``
-    (attention) head by head, to rounding.
+    (attention) head by head, to rounding.  Any finite inputs give finite
+    estimates within ``[min Y, max Y]``: where a kernel weight is not a float
+    (``h`` down to 1e-300, inputs of 1e200, ``beta = 1e308``) the estimate is its
+    limit, the mean response of the nearest (resp. best-aligned) keys.
     """
+    for value, name in ((projections, "projections"), (X, "X"), (Y, "Y"), (queries, "queries")):
+        _nw._real_kind(value, name)
     W = _check_projections(projections)
     X = as_float_array(X, "X", ndim=2)
     Y = as_float_array(Y, "Y", ndim=1)

@@ -3,21 +3,49 @@
 Theorem 2.1 of the paper states that single-head softmax attention *is* a
 Nadaraya-Watson (NW) kernel regression with the exponential kernel
 ``K(q, k) = exp(q.k / sqrt(d_k))``.  This module implements both sides of that
-identity with one shared, numerically stable core, so that
+identity with one engine, so that
 
     softmax_attention(Q, K, V) == nadaraya_watson(Q, K, V, bandwidth=sqrt(d_k),
                                                   kernel="exponential")
 
 holds bit for bit, and the Gaussian-kernel NW estimator that every statistical
-check of the companion uses.
+check of the companion uses (through :func:`mhanw.heads.head_estimates`, which
+calls the same engine with all heads batched).
 
 Shapes: ``queries`` ``(m, d_k)``, ``keys`` ``(n, d_k)``, ``values`` ``(n,)`` or
 ``(n, d_v)``; outputs ``(m,)`` or ``(m, d_v)``.  A leading head axis ``H`` on
 all three (``(H, m, d_k)`` ...) evaluates H heads at once.  float32 inputs are
-computed in float32 (for speed), everything else in float64.  Weights are computed from
-max-subtracted logits (log-sum-exp), in float64, so finite inputs never give NaN
-or inf, even for logits of order 1e4.  Queries are processed in blocks so that
-the ``(block, n)`` weight matrix stays small.
+computed in float32 (for speed), everything else in float64.
+
+The engine, :func:`weighted_mean`, evaluates ``softmax(L) @ V`` row by row for
+the logits ``L = s (q.k + b_k)`` (``b_k = 0`` for the exponential kernel,
+``-|k|^2/2`` for the Gaussian one, whose row constant ``-|q|^2/2`` cancels),
+for a batch of heads, over blocks of queries so that the ``(block, n)`` logit
+matrix stays in cache and ``Q K^T`` stays a matrix-matrix product.  Per block
+it makes three passes:
+
+1. one product ``[s q, ..., -c_q] . [k, ..., 1]`` gives the logits already
+   shifted by an upper bound ``c_q`` of their row maximum (Gaussian:
+   ``c_q = s |q|^2/2``, and the shifted logits are ``-s |q - k|^2 / 2 <= 0``;
+   exponential: a Cauchy-Schwarz or coordinate-wise bound), so no pass for
+   the row maximum is needed; Gaussian blocks whose logits cannot overflow
+   skip the shift;
+2. ``exp`` in place;
+3. one product with ``[V, 1]`` gives numerators and the denominator together.
+
+A row whose denominator shows that the bound was too loose (all weights below
+``exp(-SHIFT_SLACK)``) is recomputed with its exact row maximum subtracted.
+
+Finite inputs never give NaN or inf.  A head whose scale or input size could
+make a logit overflow or lose its precision to rounding (``s M^2`` above
+``2^FAST_LOG2_RANGE``, ``M`` the largest norm of a query or key: bandwidths
+down to the smallest subnormal, inputs of 1e200, ``scale=1e308``) is evaluated
+in log space: queries and keys are divided by powers of two, the row maximum is
+subtracted from the bounded products, and the scale, carried as mantissa and
+exponent, is applied last, so that each weight is its exact limit,
+``exp(-inf) = 0`` for every key but the maximal ones (nearest-neighbour
+weights for a vanishing bandwidth).  The weight matrices
+(:func:`kernel_weights`, :func:`attention_weights`) always take this path.
 """
 
 from __future__ import annotations
@@ -27,16 +55,58 @@ import numpy as np
 from .infra.validate import as_float_array, one_of, positive_scalar
 
 KERNELS = ("gaussian", "exponential")
+_MAXEXP = {np.dtype(np.float64): 1024, np.dtype(np.float32): 128}  # np.finfo(dtype).maxexp
 
-#: Largest number of entries of one block of the (queries x keys) logit matrix
-#: (2 MiB in float64: the block stays in cache between the passes over it).
+#: Largest number of logits in one block (``heads x queries x keys``): 2 MiB
+#: of float64, measured fastest on a 1 MiB L2 cache at the simulations' shapes.
 BLOCK_ENTRIES = 1 << 18
-#: Fewest queries in one block, whatever ``n``: 32 x 1e6 keys is 256 MB in float64.
+#: Fewest queries in one block, whatever ``n``: Q K^T stays a matrix-matrix
+#: product (32 x 1e6 keys is 256 MB in float64).
 MIN_BLOCK_ROWS = 32
+
+#: Logits (after the shift) are floored here before ``exp`` in float64: a weight
+#: below ``exp(-700)`` next to a maximal weight above ``exp(-SHIFT_SLACK)`` cannot
+#: change the sum, and ``exp`` of numbers whose result is subnormal or zero takes
+#: a slow path on x86 (about 15-200 ns instead of 1 ns).  float32 ``exp`` has no
+#: such slow path.
+LOGIT_FLOOR = {np.dtype(np.float64): -700.0}
+#: A row whose shifted logits are all below ``-SHIFT_SLACK`` (denominator below
+#: ``exp(-SHIFT_SLACK)``) is recomputed with its exact maximum subtracted, so
+#: that its weights keep full relative precision.
+SHIFT_SLACK = {np.dtype(np.float64): 600.0, np.dtype(np.float32): 60.0}
+#: Largest ``log2(s M^2)`` (scale times the largest squared norm of a query or
+#: key) evaluated in the fast path; larger ones take the log-space path.
+FAST_LOG2_RANGE = {np.dtype(np.float64): 40.0, np.dtype(np.float32): 12.0}
+#: Values of at most this width get a column of ones appended, so that one
+#: product gives numerators and denominators; wider values are read in place
+#: (no copy), and the denominators take a pass over the weights.
+ONES_MAX_DV = 8
+#: Keys of at least this many dimensions, given to :func:`weighted_mean` as an
+#: array, are read in place (no augmented copy).
+PLAIN_MIN_DK = 32
+#: Gaussian rows whose shift ``s |q|^2 / 2`` is below this need none: their
+#: weights are at most ``exp(SHIFT_FREE)``, far from overflow.
+SHIFT_FREE = {np.dtype(np.float64): 300.0, np.dtype(np.float32): 30.0}
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _real_kind(value, name):
+    """Raise ``ValueError`` naming ``name`` unless ``value`` holds real numbers (ints or
+    floats): complex numbers would lose their imaginary part in a cast, and bool,
+    object and string arrays are not data of a regression."""
+    try:
+        dtype = value.dtype if isinstance(value, np.ndarray) else np.asarray(value).dtype
+    except (TypeError, ValueError) as exc:  # ragged nesting
+        raise ValueError(f"{name}: expected an array of real numbers, got {type(value).__name__}") from exc
+    if dtype.kind not in "fiu":
+        raise ValueError(f"{name}: expected an array of real numbers, got dtype {dtype}")
 
 
 def _real_array(value, name, ndim):
     """Finite float array; float32 input stays float32, anything else becomes float64."""
+    _real_kind(value, name)
     if isinstance(value, np.ndarray) and value.dtype == np.float32:
         if value.ndim not in ((ndim,) if isinstance(ndim, int) else ndim):
             as_float_array(value, name, ndim=ndim)  # raises the standard message
@@ -63,59 +133,333 @@ def _check_qkv(queries, keys, values=None):
     return q, k, v
 
 
-def _logits(q: np.ndarray, k: np.ndarray, kernel: str, inv: float) -> np.ndarray:
-    """Exact logits of one block of queries, ``(..., m, n)``.
+# --------------------------------------------------------------------------- scales
 
-    ``exponential``: ``(q.k) * inv``; ``gaussian``: ``-|q-k|^2 * inv`` where the
-    caller passes ``inv = 1/(2 h^2)``.
+
+def logit_scale(kernel: str, bandwidth: float | None = None, beta: float | None = None):
+    """The logit multiplier as ``(mantissa, exponent)``, ``scale = mantissa * 2**exponent``.
+
+    ``kernel="gaussian"``: ``1/h^2`` for ``bandwidth=h``; ``kernel="exponential"``:
+    ``1/h`` for ``bandwidth=h``, or ``beta`` itself.  Split this way the scale
+    of a bandwidth down to the smallest subnormal neither overflows nor
+    divides by zero; for ordinary bandwidths ``mantissa * 2**exponent`` is
+    bitwise ``1/(h*h)`` (resp. ``1/h``).
     """
-    dots = q @ np.swapaxes(k, -1, -2)
-    if kernel == "exponential":
-        return dots * inv
-    sq = (q * q).sum(axis=-1)[..., :, None] + (k * k).sum(axis=-1)[..., None, :] - 2.0 * dots
-    np.maximum(sq, 0.0, out=sq)
-    return sq * (-inv)
+    if bandwidth is None:
+        mant, expo = np.frexp(float(beta))
+        return float(mant), int(expo)
+    mant, expo = np.frexp(float(bandwidth))  # h = mant 2^expo, mant in [0.5, 1)
+    if kernel == "gaussian":
+        return 1.0 / (mant * mant), -2 * int(expo)
+    return 1.0 / mant, -int(expo)
 
 
-def _normalise(logits: np.ndarray) -> np.ndarray:
-    """Row-wise softmax of a logit block, stable for logits of any finite size."""
-    w = logits - logits.max(axis=-1, keepdims=True)
-    np.exp(w, out=w)
-    w /= w.sum(axis=-1, keepdims=True)
-    return w
+def _scale_arrays(scale, B):
+    """``(mantissa, exponent)`` as two ``(B,)`` arrays (float64, int64)."""
+    mant, expo = scale
+    mant = np.full(B, mant, dtype=np.float64) if np.ndim(mant) == 0 else np.asarray(mant, dtype=np.float64)
+    expo = np.full(B, expo, dtype=np.int64) if np.ndim(expo) == 0 else np.asarray(expo, dtype=np.int64)
+    return mant, expo
 
 
-#: After max subtraction, logits are floored here before ``exp``: a weight below
-#: ``exp(-floor)`` next to the maximal weight 1 cannot change the sum, and ``exp``
-#: of numbers whose result is subnormal takes a slow path on x86.
-LOGIT_FLOOR = {np.dtype(np.float64): -300.0, np.dtype(np.float32): -80.0}
+# --------------------------------------------------------------------------- the engine
 
 
-def softmax_mean(logits: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``softmax(logits) @ values`` fused, overwriting ``logits``.
+def _block_shape(B: int, m: int, n: int, block_entries: int):
+    """``(heads, rows)`` of one block of logits: at least MIN_BLOCK_ROWS queries (or
+    all ``m``), as many heads as fit in ``block_entries``."""
+    rows = min(m, max(MIN_BLOCK_ROWS, block_entries // max(n, 1)))
+    heads = max(1, min(B, block_entries // max(rows * n, 1)))
+    return heads, rows
 
-    ``logits`` ``(..., b, n)``, ``values`` ``(..., n, d_v)``; returns
-    ``(..., b, d_v)``.  Max-subtracted, floored at :data:`LOGIT_FLOOR`,
-    exponentiated in place, then ``(w @ v) / sum(w)``: the weight matrix is
-    never normalised, which saves a pass over it.
+
+def _sqnorm(x, axis=-1, out=None):
+    """``|x|^2`` along ``axis`` (-1, or 1 of a ``(B, d, n)`` array), inf where it overflows
+    (the caller silences the overflow warning)."""
+    if x.shape[axis] == 1:  # einsum is pathologically slow for one column
+        return np.square(x[..., 0] if axis == -1 else x[:, 0], out=out)
+    return np.einsum("...d,...d->..." if axis == -1 else "bdn,bdn->bn", x, x, out=out)
+
+
+def _fast_ok(qsq, kmax2, mant, expo, dtype):
+    """Per head: can no product of the shifted fast path overflow, and does every
+    product that underflows stay negligible?  (Else the log-space path runs.)
+
+    ``qsq`` ``(B, m)``: squared norms of the queries, ``kmax2`` ``(B, 1)``: the
+    largest squared norm of a key (``inf`` where they overflow); the largest of
+    all, ``M^2``, bounds every ``|q.k|``, ``|k|^2`` and ``|q|^2``.
     """
-    logits -= logits.max(axis=-1, keepdims=True)
-    np.maximum(logits, LOGIT_FLOOR[logits.dtype], out=logits)
-    np.exp(logits, out=logits)
-    return (logits @ values) / logits.sum(axis=-1)[..., None]
+    top = _MAXEXP[dtype] - 8  # powers of two of headroom
+    log_m2 = np.log2(np.maximum(np.maximum(qsq.max(axis=1), kmax2[:, 0]), 1e-300).astype(np.float64))
+    log_s = np.log2(np.maximum(np.abs(mant), 1e-300)) + expo
+    # s M^2 <= 2^FAST_LOG2_RANGE: the rounding error of a shifted logit,
+    # about eps s M^2 (d+2), stays far below the range of exp, so that a
+    # logit bounded above by 0 cannot round to one whose exp overflows.
+    ok = (log_m2 < top) & (log_s + log_m2 <= FAST_LOG2_RANGE[dtype])
+    # |log2 s| <= 200: a product that underflows (a term below 2^-1022 before it
+    # meets s) then stays below 2^-300 after it.
+    return ok & ((mant == 0) | (np.abs(log_s) <= 200))
 
 
-def _blocks(m: int, n: int, batch: int = 1):
-    # At least MIN_BLOCK_ROWS queries per block, so that Q K^T stays a
-    # matrix-matrix product (one query at a time is a matrix-vector product,
-    # several times slower per flop).
-    step = max(MIN_BLOCK_ROWS, BLOCK_ENTRIES // max(n * batch, 1))
-    for start in range(0, m, step):
-        yield slice(start, min(m, start + step))
+def _augment(q, kat, kernel, s, qsq, ksq, kmax2):
+    """Augmented queries, shifts and bounds of the fast path.
+
+    ``kat`` ``(B, w, n)``: keys transposed in rows ``:d``; if ``w > d`` (the
+    augmented layout) its rows after ``d`` are filled here: for the Gaussian
+    kernel ``-|k|^2/2``, then ones.  ``qsq`` ``(B, m)``, ``ksq`` ``(B, n)``
+    squared norms.  Returns ``qa`` ``(B, m, w)``, such that ``qa . kat = L - c_q``
+    in the augmented layout (``qa = s q`` in the plain one, ``w = d``); the
+    shift ``c_q`` ``(B, m)``, an upper bound of the row maximum of the logits
+    ``L``:
+
+    - Gaussian: ``[s q, s, -c_q] . [k, -|k|^2/2, 1]`` with ``c_q = s |q|^2/2``,
+      so that ``L - c_q = -s |q - k|^2 / 2 <= 0``;
+    - exponential: ``[s q, -c_q] . [k, 1]`` with ``c_q`` the smaller of the
+      Cauchy-Schwarz bound ``|s q| max|k|`` and the coordinate-wise one.
+    """
+    dtype = q.dtype
+    B, m, d = q.shape
+    w = kat.shape[1]
+    st = s.astype(dtype)[:, None]
+    kmax = np.sqrt(kmax2)  # (B, 1) largest key norm
+    qa = np.empty((B, m, w), dtype)
+    sq = np.multiply(q, st[..., None], out=qa[..., :d])
+    if kernel == "gaussian":
+        c = np.multiply(qsq, 0.5 * st)
+        if w > d:
+            np.multiply(ksq, -0.5, out=kat[:, d])
+            qa[..., d] = st
+    else:
+        qnorm = np.abs(s)[:, None] * np.sqrt(qsq)  # |s q|, (B, m)
+        kt = kat[:, :d]
+        hi = np.maximum(sq, 0) @ kt.max(axis=2)[..., None] + np.minimum(sq, 0) @ kt.min(axis=2)[..., None]
+        c = np.minimum(qnorm * kmax, hi[..., 0])
+    if w > d:
+        kat[:, -1] = 1.0
+        np.negative(c, out=qa[..., -1])
+    return qa, c
 
 
-def _smooth(q, k, v, kernel, inv):
-    """Blocked evaluation of the NW/attention mean; shapes as in :func:`_check_qkv`."""
+def _weighted_sums(L, v, ones):
+    """Numerators ``(..., r, d_v)`` and denominators ``(..., r)`` of the weights ``L``
+    ``(..., r, n)`` against ``v`` ``(..., n, d_v[+1])``, whose last column is ones
+    if ``ones`` (then one product gives both)."""
+    r = np.matmul(L, v)
+    if ones:
+        return r[..., :-1], r[..., -1]
+    return r, L.sum(axis=-1)
+
+
+def _exact_rows(qa, kat, bias, v, ones, floor):
+    """Weighted means of rows whose shift bound was too loose, with the exact row
+    maximum subtracted: ``qa`` ``(r, w)`` without the shift, ``kat`` ``(w, n)``,
+    ``bias`` ``(n,)`` or None (added to the logits), ``v`` ``(n, d_v[+1])`` values
+    (then ones, if ``ones``); returns ``(r, d_v)``."""
+    L = qa @ kat
+    if bias is not None:
+        L += bias
+    L -= L.max(axis=1, keepdims=True)
+    if floor is not None:
+        np.maximum(L, floor, out=L)
+    np.exp(L, out=L)
+    num, den = _weighted_sums(L, v, ones)
+    return num / den[:, None]
+
+
+def _fast_heads(q, kat, va, kernel, s, qsq, ksq, kmax2, out, block_entries):
+    """The three passes of the module docstring for heads whose scales pass :func:`_fast_ok`.
+
+    ``q`` ``(b, m, d)``; ``kat`` ``(b, w, n)`` with the keys transposed in rows
+    ``:d`` (see :func:`_augment`; ``w = d``: a view of the caller's keys, and
+    the bias and shift take a pass each over the logits instead of a column of
+    the product); ``va`` ``(b|1, n, d_v[+1])``: values, then ones if
+    ``d_v <= ONES_MAX_DV``; ``ksq``
+    ``(b, n)`` squared key norms, ``kmax2`` ``(b, 1)`` their maxima; ``out`` ``(b, m, d_v)``.  A block whose
+    Gaussian shifts are all below ``SHIFT_FREE`` (no ``exp`` can overflow)
+    skips the shift: one column less in the product.
+    """
+    dtype = q.dtype
+    b, m, d = q.shape
+    n = kat.shape[2]
+    ones = va.shape[-1] == out.shape[-1] + 1
+    floor = LOGIT_FLOOR.get(dtype)
+    qa, c = _augment(q, kat, kernel, s, qsq, ksq, kmax2)
+    w = kat.shape[1]
+    aug = w > d
+    bias = None if aug or kernel != "gaussian" else (-0.5 * s.astype(dtype))[:, None] * ksq  # (b, n)
+    tiny = np.exp(-SHIFT_SLACK[dtype])
+    # decided once for these heads, from the largest |s|, |q| and |k|: shift
+    # (Gaussian: only if an unshifted weight could come near overflow), and
+    # floor (only if a logit, shifted or not, can fall below the floor:
+    # L - c_q >= -s (|q| + |k|)^2 / 2 (Gaussian), >= -2 |s q| |k| (exponential))
+    qk = float(np.abs(s).max()) * (float(np.sqrt(qsq.max())) + float(np.sqrt(kmax2.max()))) ** 2
+    shift = kernel != "gaussian" or float(c.max()) > SHIFT_FREE[dtype]
+    floor = floor if floor is not None and 0.5 * qk > -floor - 10 else None
+    cols = w if shift or not aug else w - 1
+    hb, rb = _block_shape(b, m, n, block_entries)
+    buf = np.empty((hb, rb, n), dtype)
+    for h0 in range(0, b, hb):
+        hs = slice(h0, min(b, h0 + hb))
+        vb = va if va.shape[0] == 1 else va[hs]
+        for r0 in range(0, m, rb):
+            rs = slice(r0, min(m, r0 + rb))
+            L = np.matmul(qa[hs, rs, :cols], kat[hs, :cols], out=buf[: hs.stop - h0, : rs.stop - r0])
+            if bias is not None:
+                L += bias[hs, None, :]
+            if shift and not aug:
+                L -= c[hs, rs, None]
+            if floor is not None:
+                np.maximum(L, floor, out=L)
+            np.exp(L, out=L)
+            num, den = _weighted_sums(L, vb, ones)
+            np.divide(num, den[..., None], out=out[hs, rs])
+            if not den.min() >= tiny:  # also NaN
+                bad = ~(den >= tiny)
+                e = w - 1 if aug else w  # without the shift column
+                for j, i in zip(*np.nonzero(bad), strict=True):
+                    h = h0 + j
+                    out[h, r0 + i] = _exact_rows(qa[h, r0 + i : r0 + i + 1, :e], kat[h, :e],
+                                                 None if bias is None else bias[h],
+                                                 va[0 if va.shape[0] == 1 else h], ones, floor)[0]
+
+
+def _log_space_logits(q, k, kernel, mant, expo):
+    """Exact shifted logits ``L - max_k L`` of one head, ``(m, n)`` float64, for any finite
+    inputs and any scale ``mant * 2**expo``: queries (per row) and keys are divided
+    by powers of two before the product, the row maximum is subtracted from the
+    bounded products, and only then is the scale applied, with ``ldexp``; a
+    product that overflows becomes ``-inf`` (weight 0), never NaN."""
+    q = np.asarray(q, np.float64)
+    k = np.asarray(k, np.float64)
+    if mant < 0:  # only the exponential kernel has signed scales: s q.k = |s| (-q).k
+        q, mant = -q, -mant
+    eq = np.frexp(np.abs(q).max(axis=1))[1].astype(np.int64)  # (m,)
+    ek = int(np.frexp(np.abs(k).max())[1])
+    qs = np.ldexp(q, -eq[:, None])
+    ks = np.ldexp(k, -ek)
+    A = qs @ ks.T  # |A| <= d_k
+    if kernel == "gaussian":
+        # q.k - |k|^2/2 = 2^(ek + e) (2^(eq - e) A - 2^(ek - e) |ks|^2/2), e = max(eq, ek)
+        e = np.maximum(eq, ek)
+        half = 0.5 * _sqnorm(ks)
+        A = np.ldexp(A, (eq - e)[:, None]) - np.ldexp(half[None, :], (ek - e)[:, None])
+        E = expo + ek + e
+    else:
+        E = expo + eq + ek
+    A -= A.max(axis=1, keepdims=True)
+    A *= mant
+    with np.errstate(over="ignore", under="ignore"):
+        A = np.ldexp(A, E[:, None])
+    return A
+
+
+def _log_space_mean(q, k, va, ones, kernel, mant, expo, rb):
+    """The weighted mean of one head from :func:`_log_space_logits`, ``rb`` rows at a time."""
+    out = np.empty((q.shape[0], va.shape[1] - ones))
+    va = np.asarray(va, np.float64)
+    for r0 in range(0, q.shape[0], rb):
+        L = _log_space_logits(q[r0 : r0 + rb], k, kernel, mant, expo)
+        np.maximum(L, LOGIT_FLOOR[np.dtype(np.float64)], out=L)
+        np.exp(L, out=L)
+        num, den = _weighted_sums(L, va, ones)
+        out[r0 : r0 + rb] = num / den[:, None]
+    return out
+
+
+def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
+    """The softmax-weighted mean ``softmax(L) @ v`` for a batch of heads: the one engine.
+
+    Parameters
+    ----------
+    q : array ``(B, m, d_k)``
+        Queries per head, finite, float64 or float32.
+    k : array ``(B, n, d_k)``, or a pair ``(X, W)``
+        Keys per head, of q's dtype; the pair, ``X`` ``(n, p)`` and ``W``
+        ``(B, p, d_k)``, stands for the keys ``X @ W[h]`` of projection heads,
+        which are then projected a few heads at a time, never all at once.
+    v : array ``(B, n, d_v)`` or ``(1, n, d_v)`` (shared by all heads)
+    kernel : {"gaussian", "exponential"}
+        Logits ``s (q.k - |k|^2/2)`` (Gaussian, ``s > 0``; equal to
+        ``-s |q - k|^2 / 2`` up to a row constant) or ``s q.k``.
+    scale : ``(mantissa, exponent)``, scalars or ``(B,)`` arrays
+        ``s = mantissa * 2**exponent`` per head, see :func:`logit_scale`.
+    block_entries : int, optional
+        Entries of one block of logits, and of the keys prepared at once;
+        :data:`BLOCK_ENTRIES`.
+
+    Returns
+    -------
+    array ``(B, m, d_v)`` of q's dtype: rows are convex combinations of the
+    rows of ``v``, never NaN for finite input.  This is the estimator of
+    Theorem 2.1 and the head estimate of every Monte Carlo check.
+    """
+    block_entries = BLOCK_ENTRIES if block_entries is None else block_entries
+    dtype = q.dtype
+    B, m, d = q.shape
+    projected = isinstance(k, tuple)
+    n = k[0].shape[0] if projected else k.shape[1]
+    keys = (lambda h: k[0] @ k[1][h]) if projected else (lambda h: k[h])  # (n, d) of head h
+    mant, expo = _scale_arrays(scale, B)
+    # values: exact power-of-two rescaling if sum_i w_i v_i could overflow
+    vmax = max(float(v.max()), -float(v.min()))
+    ev = int(np.frexp(vmax)[1]) if vmax * n >= 2.0 ** (_MAXEXP[dtype] - 2) else 0
+    ones = v.shape[-1] <= ONES_MAX_DV
+    if ones:
+        va = np.empty(v.shape[:-1] + (v.shape[-1] + 1,), dtype)
+        va[..., :-1] = np.ldexp(v, -ev) if ev else v
+        va[..., -1] = 1.0
+    else:
+        va = np.ldexp(v, -ev).astype(dtype, copy=False) if ev else v
+    shared = va.shape[0] == 1
+    # heads whose keys are prepared at once: their keys, weighted values and
+    # one block of logits within the budget
+    hc = max(1, min(B, block_entries // ((d + 2) * n)))
+    # augmented layout (see _augment), unless the keys are given and wide: then
+    # the product dominates, and a copy of the keys is not worth a pass less
+    augmented = projected or d < PLAIN_MIN_DK
+    width = d + (2 if kernel == "gaussian" else 1)
+    kat_buf = np.empty((hc, width, n), dtype) if augmented else None
+    out = np.empty((B, m, v.shape[-1]), dtype)
+    with np.errstate(over="ignore"):  # squared norms that overflow are inf: the log-space path takes them
+        for h0 in range(0, B, hc):
+            hs = slice(h0, min(B, h0 + hc))
+            if not augmented:
+                kat = np.swapaxes(k[hs], 1, 2)  # a view: BLAS reads the keys transposed
+                ksq = _sqnorm(k[hs])
+            else:
+                kat = kat_buf[: hs.stop - h0]
+                if projected:
+                    np.matmul(np.swapaxes(k[1][hs], 1, 2), k[0].T, out=kat[:, :d])
+                else:
+                    kat[:, :d] = np.swapaxes(k[hs], 1, 2)
+                ksq = _sqnorm(kat[:, :d], axis=1)
+            qsq = _sqnorm(q[hs])
+            kmax2 = ksq.max(axis=1, keepdims=True)
+            ok = _fast_ok(qsq, kmax2, mant[hs], expo[hs], dtype)
+            runs = [(0, len(ok))] if ok.all() else list(_runs(ok))
+            for h in np.nonzero(~ok)[0]:
+                out[h0 + h] = _log_space_mean(q[h0 + h], keys(h0 + h), va[0 if shared else h0 + h], ones, kernel,
+                                              mant[h0 + h], expo[h0 + h], _block_shape(1, m, n, block_entries)[1])
+            for a, z in runs:
+                g = slice(h0 + a, h0 + z)
+                _fast_heads(q[g], kat[a:z], va if shared else va[g], kernel, np.ldexp(mant[g], expo[g]),
+                            qsq[a:z], ksq[a:z], kmax2[a:z], out[g], block_entries)
+    return np.ldexp(out, ev).astype(dtype, copy=False) if ev else out
+
+
+def _runs(flags):
+    """Maximal runs ``(start, stop)`` of True in ``flags``."""
+    start = None
+    for i, f in enumerate(list(flags) + [False]):
+        if f and start is None:
+            start = i
+        elif not f and start is not None:
+            yield start, i
+            start = None
+
+
+def _mean(q, k, v, kernel, scale):
+    """:func:`weighted_mean` for the shapes of :func:`_check_qkv` (with or without head axis)."""
     dtype = np.result_type(q, k, v)
     batched = q.ndim == 3
     if not batched:
@@ -124,31 +468,29 @@ def _smooth(q, k, v, kernel, inv):
     if vec:
         v = v[..., None]
     q, k, v = (np.asarray(a, dtype=dtype) for a in (q, k, v))
-    kt = np.swapaxes(k, -1, -2)  # (B, d_k, n), a view: BLAS reads K transposed, no copy
-    if kernel == "gaussian":
-        # -|q-k|^2/(2h^2) = (q.k - |k|^2/2)/h^2 - |q|^2/(2h^2); the last term is
-        # constant in a row and cancels in the softmax.
-        half_sq = (0.5 * np.einsum("bnd,bnd->bn", k, k))[:, None, :]
-        factor = dtype.type(2.0 * inv)
-    else:
-        factor = dtype.type(inv)
-    B, m, n = q.shape[0], q.shape[1], k.shape[1]
-    out = np.empty((B, m, v.shape[-1]), dtype=dtype)
-    for rows in _blocks(m, n, B):
-        L = q[:, rows] @ kt
-        if kernel == "gaussian":
-            L -= half_sq
-        L *= factor
-        out[:, rows] = softmax_mean(L, v)
+    out = weighted_mean(q, k, v, kernel, scale)
     if vec:
         out = out[..., 0]
     return out if batched else out[0]
 
 
-def _inverse_scale(kernel: str, bandwidth: float) -> float:
-    if kernel == "exponential":
-        return 1.0 / bandwidth
-    return 1.0 / (2.0 * bandwidth * bandwidth)
+def _weights(q, k, kernel, scale):
+    """Normalised weights ``(m, n)`` of one head from the exact log-space logits (float64)."""
+    mant, expo = scale
+    L = _log_space_logits(q, k, kernel, mant, expo)
+    np.exp(L, out=L)
+    L /= L.sum(axis=1, keepdims=True)
+    return L
+
+
+# --------------------------------------------------------------------------- public
+
+
+def _attention_scale(q, scale):
+    if scale is None:
+        return logit_scale("exponential", bandwidth=np.sqrt(q.shape[-1]))
+    _real_kind(scale, "scale")
+    return logit_scale("exponential", beta=float(as_float_array(scale, "scale", ndim=0)))
 
 
 def softmax_attention(queries, keys, values, scale=None) -> np.ndarray:
@@ -161,7 +503,9 @@ def softmax_attention(queries, keys, values, scale=None) -> np.ndarray:
     values : array ``(n,)`` or ``(n, d_v)``
     scale : float, optional
         Multiplier of the logits, the inverse temperature ``beta``; defaults to
-        ``1/sqrt(d_k)``.  Any finite real number is accepted.
+        ``1/sqrt(d_k)``.  Any finite real number is accepted; for logits too
+        large for ``exp`` the result is the limit (the mean of the values of
+        the maximal logits).
 
     Returns
     -------
@@ -169,11 +513,7 @@ def softmax_attention(queries, keys, values, scale=None) -> np.ndarray:
     the values.
     """
     q, k, v = _check_qkv(queries, keys, values)
-    if scale is None:
-        inv = 1.0 / np.sqrt(q.shape[-1])
-    else:
-        inv = float(as_float_array(scale, "scale", ndim=0))
-    return _smooth(q, k, v, "exponential", inv)
+    return _mean(q, k, v, "exponential", _attention_scale(q, scale))
 
 
 def nadaraya_watson(queries, keys, values, bandwidth, kernel="gaussian") -> np.ndarray:
@@ -191,6 +531,9 @@ def nadaraya_watson(queries, keys, values, bandwidth, kernel="gaussian") -> np.n
         ``h``.  For ``kernel="gaussian"`` the weights are
         ``exp(-|q - k|^2 / (2 h^2))``; for ``kernel="exponential"`` they are
         ``exp(q.k / h)``, so that ``h = sqrt(d_k)`` gives softmax attention.
+        Any positive float; as ``h -> 0`` the Gaussian estimate tends to the
+        mean of the values of the nearest keys, which is what a bandwidth
+        too small for ``1/h^2`` to be a float returns.
     kernel : {"gaussian", "exponential"}
 
     Returns
@@ -200,29 +543,25 @@ def nadaraya_watson(queries, keys, values, bandwidth, kernel="gaussian") -> np.n
     one_of(kernel, "kernel", KERNELS)
     h = positive_scalar(bandwidth, "bandwidth")
     q, k, v = _check_qkv(queries, keys, values)
-    return _smooth(q, k, v, kernel, _inverse_scale(kernel, h))
+    return _mean(q, k, v, kernel, logit_scale(kernel, bandwidth=h))
 
 
 def kernel_weights(queries, keys, bandwidth, kernel="gaussian") -> np.ndarray:
     """Normalised NW weights ``w_i(q)``, shape ``(m, n)``, each row summing to 1.
 
     Same kernels and conventions as :func:`nadaraya_watson`; materialises the
-    full weight matrix, so use it for diagnostics on moderate ``m * n``.
+    full weight matrix (float64), so use it for diagnostics on moderate ``m * n``.
     """
     one_of(kernel, "kernel", KERNELS)
     h = positive_scalar(bandwidth, "bandwidth")
     q, k, _ = _check_qkv(queries, keys)
-    return _normalise(_logits(q, k, kernel, _inverse_scale(kernel, h)))
+    return _weights(q, k, kernel, logit_scale(kernel, bandwidth=h))
 
 
 def attention_weights(queries, keys, scale=None) -> np.ndarray:
-    """Softmax attention weights ``softmax(Q K^T * scale)``, shape ``(m, n)``."""
+    """Softmax attention weights ``softmax(Q K^T * scale)``, shape ``(m, n)`` (float64)."""
     q, k, _ = _check_qkv(queries, keys)
-    if scale is None:
-        inv = 1.0 / np.sqrt(q.shape[-1])
-    else:
-        inv = float(as_float_array(scale, "scale", ndim=0))
-    return _normalise(_logits(q, k, "exponential", inv))
+    return _weights(q, k, "exponential", _attention_scale(q, scale))
 
 
 def nadaraya_watson_loop(queries, keys, values, kernel_function) -> np.ndarray:

@@ -465,6 +465,8 @@ class Parameters(Mapping):
         return len(self._values)
 
     def __getattr__(self, key):
+        if key == "_values":
+            raise AttributeError(key)
         try:
             return self._values[key]
         except KeyError:
