@@ -83,9 +83,9 @@ def test_bad_weights_name_weights(weights, message):
     (lambda: w.geometric_weights(0), "n_heads"),
     (lambda: w.uniform_weights(2.0), "n_heads"),
     (lambda: w.structured_weights("golden", 3), "scheme"),
-    (lambda: w.graded_error_matrix(3, 0.5, 0.1), "kappa"),
+    (lambda: w.graded_error_matrix(3, 0.5, 0.1), "gamma"),
     (lambda: w.graded_error_matrix(3, 2.0, -0.6), "rho"),
-    (lambda: w.heterogeneity_threshold(3, 0.1, kappa_max=np.inf), "kappa_max"),
+    (lambda: w.heterogeneity_threshold(3, 0.1, gamma_max=np.inf), "gamma_max"),
     (lambda: w.heterogeneity_threshold(3, 0.1, n_scan=1), "n_scan"),
     (lambda: w.simplex_oracle_weights(np.eye(2), max_iter=0), "max_iter"),
 ])

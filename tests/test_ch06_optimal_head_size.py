@@ -133,3 +133,75 @@ def test_bad_cell_queries(result):
         result.best_d_k("median")
     with pytest.raises(ValueError, match=r"^d_k: "):
         result.paired_difference(("sum", 3), ("sum", 1))
+
+
+# --------------------------------------------------------------------------- verdict rules (synthetic statistics)
+
+from mhanw import derivation  # noqa: E402
+from mhanw.infra.params import ParameterError, check_parameters  # noqa: E402
+from mhanw.infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED  # noqa: E402
+
+
+def test_printed_law_rule_on_the_builtin_models():
+    assert B.printed_law_verdict("M1", derivation.growth_law("M1")).verdict == FAILS
+    assert B.printed_law_verdict("M3", derivation.growth_law("M3")).verdict == HOLDS
+    und = derivation.GrowthLaw("undetermined", False, None, None, None, False, "no law")
+    assert B.printed_law_verdict("X", und).verdict == NOT_CHECKABLE
+    laws = {name: derivation.growth_law(name) for name in ("M1", "M2", "M3", "M5")}
+    rec = B.printed_law_models_verdict(laws)
+    assert rec.verdict == HOLDS_UNDER and "M2" in rec.conditions and "M3" in rec.conditions
+    assert B.printed_law_models_verdict({"M1": laws["M1"]}).verdict == FAILS
+
+
+def test_logarithmic_growth_rule():
+    assert B.logarithmic_growth_verdict("M1", derivation.growth_law("M1")).verdict == HOLDS_UNDER
+    assert B.logarithmic_growth_verdict("M3", derivation.growth_law("M3")).verdict == HOLDS
+    assert B.logarithmic_growth_verdict("M4a", derivation.growth_law("M4a")).verdict == FAILS
+
+
+@pytest.mark.parametrize("slope, verdict", [(B.NEARLY_LINEAR_SLOPE + 1e-9, HOLDS), (B.NEARLY_LINEAR_SLOPE - 1e-9, FAILS)])
+def test_linear_heads_threshold(slope, verdict):
+    assert B.linear_heads_verdict("M1", slope, [256, 4096]).verdict == verdict
+
+
+@pytest.mark.parametrize("log10_n, verdict", [(B.PRACTICAL_LOG10_N, HOLDS), (B.PRACTICAL_LOG10_N + 0.1, FAILS),
+                                              (float("nan"), FAILS)])
+def test_practice_threshold(log10_n, verdict):
+    assert B.practice_verdict("M1", log10_n).verdict == verdict
+
+
+@pytest.mark.parametrize("cells, verdict", [
+    ([("a", -0.31, 0.1), ("b", -1.0, 0.1)], HOLDS),       # every setting: small heads better by > 3 s.e.
+    ([("a", -0.29, 0.1), ("b", -1.0, 0.1)], UNDECIDED),   # one only 2.9 s.e.
+    ([("a", 0.31, 0.1), ("b", -1.0, 0.1)], FAILS),        # one setting where big heads win by > 3 s.e.
+])
+def test_small_heads_thresholds(cells, verdict):
+    assert B.small_heads_verdict("sum", cells).verdict == verdict
+
+
+def test_bias_readings_are_rederived_and_all_fail():
+    models = B.bias_reading_models("M1", (2, 4))
+    laws = {a: derivation.growth_law(m) for a, m in models.items()}
+    assert all(not law.gives_printed_law for law in laws.values())
+    assert B.bias_reading_verdict(laws).verdict == FAILS
+    giving = {**laws, 9: derivation.growth_law("M3")}
+    rec = B.bias_reading_verdict(giving)
+    assert rec.verdict == HOLDS_UNDER and "9" in rec.conditions
+    with pytest.raises(ValueError, match="^exponents: "):
+        B.bias_reading_models("M1", (2, 2))
+
+
+DEFAULTS = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", model="M1", bias_law="",
+                variance_law="", combination="", regressions=["additive", "iso_cos8"], inputs="gaussian",
+                noise="gaussian", sigma=0.5, sim_budget=8, sim_n=[300, 3000], rules=["average", "sum"])
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(bias_law="c_B/n"), r"^bias_law: "), (dict(regressions=["x9"]), r"^regressions\[0\]: "),
+    (dict(sim_budget=2), r"^sim_budget: "), (dict(rules=["sum", "sum"]), r"^rules: "),
+    (dict(inputs="student-t:1.5x"), r"^inputs: "), (dict(sigma=-1.0), r"^sigma: "),
+])
+def test_parameters_name_the_bad_one(change, message):
+    assert check_parameters(DEFAULTS, B.PARAMETERS, B.CONSTRAINTS)["sim_budget"] == 8
+    with pytest.raises(ParameterError, match=message):
+        check_parameters({**DEFAULTS, **change}, B.PARAMETERS, B.CONSTRAINTS)

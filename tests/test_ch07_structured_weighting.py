@@ -130,3 +130,121 @@ def test_uniform_wins_on_exchangeable_heads():
     for scheme in ("geometric", "fibonacci"):
         diff, se = res.paired_difference(scheme, "uniform")
         assert diff > 3 * se, scheme
+
+
+# --------------------------------------------------------------------------- the crossover, symbolically
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import sympy as sp  # noqa: E402
+
+from mhanw.infra.params import ParameterError, check_parameters  # noqa: E402
+from mhanw.infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Statistic, Verdict, VerdictGuardError, guard  # noqa: E402,F401
+
+
+@pytest.mark.parametrize("H, rho, scheme", [(2, 0.0, "geometric"), (4, 0.3, "fibonacci"), (8, 0.0, "geometric"),
+                                            (8, 0.6, "geometric"), (16, 0.3, "fibonacci")])
+def test_symbolic_threshold_equals_the_scan(H, rho, scheme):
+    a = w.weights_expr(scheme, H)
+    exact = w.symbolic_threshold(H, rho, a)
+    scan = w.heterogeneity_threshold(H, rho, weights=np.array([float(x) for x in a]))
+    assert exact == pytest.approx(scan, rel=1e-12)
+
+
+def test_closed_form_at_two_heads():
+    q, rho = sp.symbols("q rho", positive=True)
+    g, r = w.crossover_gap(2, rho, w.weights_expr("geometric", 2, q))
+    roots = [x for x in sp.solve(g, r) if x.subs({q: sp.Rational(1, 2), rho: 0}) > 0]
+    assert len(roots) == 1
+    gamma = roots[0] ** 2
+    for qv, rv in ((0.5, 0.0), (w.GOLDEN_Q, 0.3), (0.8, 0.6)):
+        assert float(gamma.subs({q: qv, rho: rv})) == pytest.approx(w.heterogeneity_threshold(2, rv, q=qv), rel=1e-12)
+
+
+def test_symbolic_threshold_bad_input():
+    with pytest.raises(ValueError, match="^weights: "):
+        w.symbolic_threshold(4, 0.0, w.weights_expr("uniform", 4))
+    with pytest.raises(ValueError, match="^gamma_max: "):  # largest weight on the worst head: no crossover
+        w.symbolic_threshold(4, 0.0, list(reversed(w.weights_expr("geometric", 4))))
+    with pytest.raises(ValueError, match="^weights: "):
+        w.crossover_gap(4, 0.0, w.weights_expr("geometric", 3))
+    with pytest.raises(ValueError, match="^scheme: "):
+        w.weights_expr([0.5, 0.6], 2)
+
+
+# --------------------------------------------------------------------------- verdict rules (synthetic statistics)
+
+
+@pytest.mark.parametrize("diff, words", [(-0.31, "lower"), (0.31, "higher"), (0.29, "not distinguishable at 3 s.e.")])
+def test_compare_words(diff, words):
+    assert ch07.compare_words(diff, 0.1) == words
+
+
+@pytest.mark.parametrize("diff, predicted, verdict", [((-0.31, 0.1), True, HOLDS_UNDER), ((-0.29, 0.1), True, UNDECIDED),
+                                                     ((0.31, 0.1), True, FAILS), ((0.31, 0.1), False, HOLDS_UNDER)])
+def test_graded_rule(diff, predicted, verdict):
+    assert ch07.graded_verdict("geometric", diff, predicted=predicted, gamma_hat=50, gamma_star_hat=1.2).verdict == verdict
+
+
+@pytest.mark.parametrize("diffs, verdict", [({"uniform": (0.31, 0.1), "geometric": (-1.0, 0.1)}, FAILS),
+                                            ({"uniform": (-0.31, 0.1), "geometric": (-1.0, 0.1)}, HOLDS),
+                                            ({"uniform": (-0.29, 0.1), "geometric": (-1.0, 0.1)}, UNDECIDED)])
+def test_best_single_head_rule(diffs, verdict):
+    assert ch07.best_single_head_verdict(diffs).verdict == verdict
+
+
+def test_adding_heads_and_control_rules():
+    assert ch07.adding_heads_verdict({"uniform": [2], "geometric": [3]}, 5).verdict == FAILS
+    assert ch07.adding_heads_verdict({"uniform": [2], "geometric": []}, 5).verdict == UNDECIDED
+    assert ch07.control_verdict({"geometric": (0.31, 0.1)}).verdict == HOLDS
+    assert ch07.control_verdict({"geometric": (0.29, 0.1)}).verdict == UNDECIDED
+    assert ch07.control_verdict({"geometric": (-0.31, 0.1)}).verdict == FAILS
+
+
+def test_crossover_and_theorem_rules():
+    ok = ch07.crossover_verdict({"a": True}, [1.2, 4.0])
+    assert ok.verdict == HOLDS
+    assert ch07.crossover_verdict({"a": True}, [1.0, 4.0]).verdict == FAILS
+    assert ch07.crossover_verdict({"a": False}, [1.2]).verdict == FAILS
+    geo = ch07.graded_verdict("geometric", (-1.0, 0.1), predicted=True, gamma_hat=50, gamma_star_hat=1.2)
+    ctl = ch07.control_verdict({"geometric": (1.0, 0.1)})
+    assert ch07.theorem_verdict(ok, geo, ctl).verdict == HOLDS_UNDER
+    bad = ch07.control_verdict({"geometric": (-1.0, 0.1)})
+    assert ch07.theorem_verdict(ok, geo, bad).verdict == FAILS
+
+
+def _guard_cell():
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "07_structured_weighting.ipynb").read_text())
+    (src,) = ["".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("# the sentences of the chapter")]
+    return src
+
+
+def test_the_chapters_guard_stops_on_a_flipped_direction():
+    """The chapter's guard on 'gamma* grows with H and falls with rho': fed a grid where it falls with H, it stops."""
+    import pandas as pd
+
+    ns = dict(guard=guard, ch=ch07, np=np, pd=pd, falls_with_rho=True, grows_with_H=True,
+              gamma_star=pd.DataFrame({"x": [1.5, 2.0]}), cmp_graded={"fibonacci - geometric": (0.01, 0.001)},
+              cmp_control={"affine - uniform": (1e-5, 1e-5)})
+    exec(_guard_cell(), ns)  # the true directions pass
+    with pytest.raises(VerdictGuardError, match="the text says gamma\\* grows with H"):
+        exec(_guard_cell(), {**ns, "grows_with_H": False})
+    with pytest.raises(VerdictGuardError, match="the text says every crossover exceeds 1"):
+        exec(_guard_cell(), {**ns, "gamma_star": pd.DataFrame({"x": [0.9, 2.0]})})
+
+
+DEFAULTS = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", n_jobs=2, H=8, rho=0.0,
+                q="(sqrt(5) - 1)/2", weights="geometric", regression="blind", control_regression="iso_exp",
+                inputs="gaussian", noise="gaussian", sigma=0.5, n=500, bandwidth=0.3, angles_deg=[0, 20, 35, 50, 65, 80], d=8)
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(q="2"), r"^q: "), (dict(q="__import__('os')"), r"^q: "), (dict(weights=[0.5, 0.5]), r"^weights: "),
+    (dict(weights="harmonic"), r"^weights: "), (dict(angles_deg=list(range(0, 80, 10))), r"^angles_deg: "),
+    (dict(rho=1.0), r"^rho: "), (dict(regression="x9"), r"^regression: "), (dict(H=1), r"^H: "),
+])
+def test_parameters_name_the_bad_one(change, message):
+    assert check_parameters(DEFAULTS, ch07.PARAMETERS, ch07.CONSTRAINTS)["H"] == 8
+    with pytest.raises(ParameterError, match=message):
+        check_parameters({**DEFAULTS, **change}, ch07.PARAMETERS, ch07.CONSTRAINTS)

@@ -26,9 +26,9 @@ Q_DEFAULT = (np.sqrt(5.0) - 1.0) / 2.0
 # --------------------------------------------------------------------------- independent references
 
 
-def model_matrix(H, kappa, rho):
-    """The analytic error model of Thm 7.1 by explicit loops: M_jj = kappa^((j-1)/(H-1)), M_jj' = rho sqrt(v_j v_j')."""
-    v = [kappa ** ((j - 1) / (H - 1)) for j in range(1, H + 1)]
+def model_matrix(H, gamma, rho):
+    """The analytic error model of Thm 7.1 by explicit loops: M_jj = gamma^((j-1)/(H-1)), M_jj' = rho sqrt(v_j v_j')."""
+    v = [gamma ** ((j - 1) / (H - 1)) for j in range(1, H + 1)]
     M = np.empty((H, H))
     for i in range(H):
         for k in range(H):
@@ -41,18 +41,18 @@ def geometric_ref(H, q):
     return a / a.sum()
 
 
-def gap_on_grid(H, rho, a, log_kappa):
-    """mse(a) - mse(uniform) in the model, for every ln kappa of a grid (vectorised)."""
-    v = np.exp(np.outer(log_kappa, np.arange(H) / (H - 1)))  # (m, H)
+def gap_on_grid(H, rho, a, log_gamma):
+    """mse(a) - mse(uniform) in the model, for every ln gamma of a grid (vectorised)."""
+    v = np.exp(np.outer(log_gamma, np.arange(H) / (H - 1)))  # (m, H)
     sd = np.sqrt(v)
     R = np.full((H, H), rho) + (1 - rho) * np.eye(H)
     diff = np.outer(a, a) - 1.0 / H**2
     return np.einsum("mi,ij,mj->m", sd, R * diff, sd)
 
 
-def grid_scan_threshold(H, rho, a, kappa_max=1e3, n=4001):
-    """First sign change of the gap on a dense ln-kappa grid, linearly interpolated."""
-    t = np.linspace(0.0, np.log(kappa_max), n)
+def grid_scan_threshold(H, rho, a, gamma_max=1e3, n=4001):
+    """First sign change of the gap on a dense ln-gamma grid, linearly interpolated."""
+    t = np.linspace(0.0, np.log(gamma_max), n)
     g = gap_on_grid(H, rho, a, t)
     k = int(np.flatnonzero(g < 0)[0])
     t0 = t[k - 1] - g[k - 1] * (t[k] - t[k - 1]) / (g[k] - g[k - 1])
@@ -60,7 +60,7 @@ def grid_scan_threshold(H, rho, a, kappa_max=1e3, n=4001):
 
 
 def polynomial_threshold(H, rho, a):
-    """Exact kappa*: the gap is a polynomial in s = kappa^(1/(2(H-1))) of degree 2(H-1)."""
+    """Exact gamma*: the gap is a polynomial in s = gamma^(1/(2(H-1))) of degree 2(H-1)."""
     coef = np.zeros(2 * H - 1)
     for i in range(H):
         for k in range(H):
@@ -159,16 +159,16 @@ def test_mse_is_the_quadratic_form(M, seed):
 
 
 @pytest.mark.parametrize("H", [1, 2, 5, 16])
-@pytest.mark.parametrize("kappa", [1.0, 3.7, 1000.0])
+@pytest.mark.parametrize("gamma", [1.0, 3.7, 1000.0])
 @pytest.mark.parametrize("rho", [-0.05, 0.0, 0.6])
-def test_graded_error_matrix(H, kappa, rho):
-    M = w.graded_error_matrix(H, kappa, rho)
+def test_graded_error_matrix(H, gamma, rho):
+    M = w.graded_error_matrix(H, gamma, rho)
     if H == 1:
         np.testing.assert_array_equal(M, [[1.0]])
         return
-    np.testing.assert_allclose(M, model_matrix(H, kappa, rho), rtol=1e-13)
+    np.testing.assert_allclose(M, model_matrix(H, gamma, rho), rtol=1e-13)
     assert M[0, 0] == pytest.approx(1.0, rel=1e-15)
-    assert M[-1, -1] == pytest.approx(kappa, rel=1e-13)
+    assert M[-1, -1] == pytest.approx(gamma, rel=1e-13)
     assert np.all(np.diff(np.diag(M)) >= 0)  # ordered by quality, best first
     assert np.all(M == M.T)
     assert np.linalg.eigvalsh(M).min() > 0
@@ -193,7 +193,7 @@ def test_uniform_is_the_oracle_for_exchangeable_heads(H, rho):
 
 
 def test_geometric_loses_by_a_large_factor_at_H16_rho0():
-    """At kappa = 1, H = 16, rho = 0 uniform wins by mse_geo/mse_unif = H (1-q)(1+q^H)/((1+q)(1-q^H))."""
+    """At gamma = 1, H = 16, rho = 0 uniform wins by mse_geo/mse_unif = H (1-q)(1+q^H)/((1+q)(1-q^H))."""
     H, q = 16, Q_DEFAULT
     M = w.graded_error_matrix(H, 1.0, 0.0)
     gain = w.mse(w.geometric_weights(H), M) / w.mse(w.uniform_weights(H), M)
@@ -221,18 +221,18 @@ def test_threshold_matches_grid_scan_and_exact_root(thresholds, H, rho):
 
 @pytest.mark.parametrize("H", H_GRID)
 @pytest.mark.parametrize("rho", RHO_GRID)
-def test_geometric_wins_iff_kappa_above_threshold(thresholds, H, rho):
+def test_geometric_wins_iff_gamma_above_threshold(thresholds, H, rho):
     k_star = thresholds[(H, rho)]
     a, u = w.geometric_weights(H), w.uniform_weights(H)
-    for kappa in np.geomspace(1.0, 1e3, 61):
-        if abs(np.log(kappa / k_star)) < 1e-6:
+    for gamma in np.geomspace(1.0, 1e3, 61):
+        if abs(np.log(gamma / k_star)) < 1e-6:
             continue
-        M = w.graded_error_matrix(H, kappa, rho)
-        assert (w.mse(a, M) < w.mse(u, M)) == (kappa > k_star)
+        M = w.graded_error_matrix(H, gamma, rho)
+        assert (w.mse(a, M) < w.mse(u, M)) == (gamma > k_star)
 
 
 def test_threshold_monotone_in_rho_and_H(thresholds):
-    """Expected for Thm 7.1: kappa* falls (non-increasing) with rho and grows with H."""
+    """Expected for Thm 7.1: gamma* falls (non-increasing) with rho and grows with H."""
     for H in H_GRID:
         ks = [thresholds[(H, rho)] for rho in RHO_GRID]
         assert all(x >= y for x, y in zip(ks, ks[1:])), (H, ks)
@@ -244,14 +244,14 @@ def test_threshold_monotone_in_rho_and_H(thresholds):
 
 
 def test_crossover_H8_rho0(thresholds):
-    """The crossover for H = 8, rho = 0 (kappa* about 4.22), against two independent computations."""
+    """The crossover for H = 8, rho = 0 (gamma* about 4.22), against two independent computations."""
     k_star = thresholds[(8, 0.0)]
     a = geometric_ref(8, Q_DEFAULT)
     assert k_star == pytest.approx(grid_scan_threshold(8, 0.0, a, n=20001), rel=1e-3)
     assert k_star == pytest.approx(polynomial_threshold(8, 0.0, a), rel=1e-10)
-    # on either side of kappa*, the explicit model gives the predicted winner
-    for kappa, geo_wins in ((k_star * (1 - 1e-6), False), (k_star * (1 + 1e-6), True)):
-        M = model_matrix(8, kappa, 0.0)
+    # on either side of gamma*, the explicit model gives the predicted winner
+    for gamma, geo_wins in ((k_star * (1 - 1e-6), False), (k_star * (1 + 1e-6), True)):
+        M = model_matrix(8, gamma, 0.0)
         assert (a @ M @ a < np.full(8, 1 / 8) @ M @ np.full(8, 1 / 8)) == geo_wins
 
 
@@ -328,9 +328,9 @@ def test_simplex_oracle_is_feasible_optimal_and_exact(M, seed):
 
 @pytest.mark.parametrize("H", H_GRID)
 @pytest.mark.parametrize("rho", RHO_GRID)
-@pytest.mark.parametrize("kappa", [1.0, 5.0, 1000.0])
-def test_simplex_oracle_on_the_model_vs_slsqp(H, rho, kappa):
-    M = w.graded_error_matrix(H, kappa, rho)
+@pytest.mark.parametrize("gamma", [1.0, 5.0, 1000.0])
+def test_simplex_oracle_on_the_model_vs_slsqp(H, rho, gamma):
+    M = w.graded_error_matrix(H, gamma, rho)
     a = w.simplex_oracle_weights(M)
     _assert_simplex_optimal(M, a)
     res = optimize.minimize(
@@ -436,9 +436,9 @@ def test_bad_n_heads(n_heads):
 
 
 def test_bad_model_parameters():
-    with pytest.raises(ValueError, match=r"^kappa: "):
+    with pytest.raises(ValueError, match=r"^gamma: "):
         w.graded_error_matrix(4, 0.5, 0.0)
-    with pytest.raises(ValueError, match=r"^kappa: "):
+    with pytest.raises(ValueError, match=r"^gamma: "):
         w.graded_error_matrix(4, -1.0, 0.0)
     for rho in (1.0, 1.2, -1 / 3, -0.5, np.nan, "0"):
         with pytest.raises(ValueError, match=r"^rho: "):
@@ -458,12 +458,12 @@ def test_threshold_errors():
         w.heterogeneity_threshold(4, 0.0, weights=w.uniform_weights(4))
     with pytest.raises(ValueError, match=r"^weights: .*no crossover"):  # Fibonacci with H = 2 is uniform
         w.heterogeneity_threshold(2, 0.3, weights=w.fibonacci_weights(2))
-    with pytest.raises(ValueError, match=r"^kappa_max: .*no crossover"):  # best weight on the worst head
+    with pytest.raises(ValueError, match=r"^gamma_max: .*no crossover"):  # best weight on the worst head
         w.heterogeneity_threshold(4, 0.0, weights=w.geometric_weights(4)[::-1])
     k_star = w.heterogeneity_threshold(8, 0.0)
-    with pytest.raises(ValueError, match=r"^kappa_max: .*no crossover"):  # bracket too small
-        w.heterogeneity_threshold(8, 0.0, kappa_max=0.9 * k_star)
+    with pytest.raises(ValueError, match=r"^gamma_max: .*no crossover"):  # bracket too small
+        w.heterogeneity_threshold(8, 0.0, gamma_max=0.9 * k_star)
     for bad in (1.0, 0.5, -3.0, np.inf):
-        with pytest.raises(ValueError, match=r"^kappa_max: "):
-            w.heterogeneity_threshold(8, 0.0, kappa_max=bad)
-    assert w.heterogeneity_threshold(8, 0.0, kappa_max=1.1 * k_star) == pytest.approx(k_star, rel=1e-12)
+        with pytest.raises(ValueError, match=r"^gamma_max: "):
+            w.heterogeneity_threshold(8, 0.0, gamma_max=bad)
+    assert w.heterogeneity_threshold(8, 0.0, gamma_max=1.1 * k_star) == pytest.approx(k_star, rel=1e-12)

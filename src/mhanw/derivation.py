@@ -97,11 +97,11 @@ class Step:
         return sp.Eq(self.lhs, self.rhs, evaluate=False)
 
     def latex(self) -> str:
-        return f"{sp.latex(self.lhs)} {self.relation} {sp.latex(self.rhs)}"
+        return f"{sp.latex(self.lhs, ln_notation=True)} {self.relation} {sp.latex(self.rhs, ln_notation=True)}"
 
 
 _LABELS = {
-    "printed": r"the printed law $(\log n)^{2/(4+d)}$",
+    "printed": r"the printed law $(\ln n)^{2/(4+d)}$",
     "log_ratio": r"the leading order simplified with $W(x)\sim\ln x$ and $\Lambda\sim\ln n$",
     "law": r"the law the model was built for",
     "log_n": r"the leading order with $\Lambda\sim\ln(nD)$",
@@ -130,12 +130,12 @@ def derivation_steps(spec) -> list[Step]:
              mse, sp.Add(m.bias_law, sp.powsimp(m.variance_term), evaluate=False)),
         Step("First-order condition: the derivative in $k$ vanishes at the minimiser.",
              sp.powsimp(m.foc), sp.Integer(0)),
-        Step(r"In logarithms, $\log(\partial_k\,\text{variance term}) = \log(-\partial_k B^2)$, "
+        Step(r"In logarithms, $\ln(\partial_k\,\text{variance term}) = \ln(-\partial_k B^2)$, "
              r"with the terms in $k$ on the left and $\Lambda$, free of $k$, on the right.",
              m.foc_lhs, m.log_scale),
     ]
     if m.closed_form is not None:
-        steps.append(Step(r"The left side is linear in $\log k$, so the minimiser has a closed form.",
+        steps.append(Step(r"The left side is linear in $\ln k$, so the minimiser has a closed form.",
                           _K_STAR, m.closed_form))
         return steps + _extra_steps(m)
     steps.append(Step(r"No closed form. As $n\to\infty$ the root $k^*\to\infty$, and the left side is "

@@ -21,9 +21,9 @@ weighting therefore puts its largest weight on index 0.
   ``sum a = 1`` (a small quadratic program, solved exactly by an active set).
 - :func:`mse`: the exact ``a' M a`` of any weights.
 - :func:`graded_error_matrix`: the equicorrelated graded error model of
-  the analytic check of Thm 7.1, ``M_jj = v_j = kappa^((j-1)/(H-1))``,
+  the analytic check of Thm 7.1, ``M_jj = v_j = gamma^((j-1)/(H-1))``,
   ``M_jj' = rho sqrt(v_j v_j')``.
-- :func:`heterogeneity_threshold`: the heterogeneity ``kappa*`` of that model at
+- :func:`heterogeneity_threshold`: the heterogeneity ``gamma*`` of that model at
   which geometric (or any given fixed) weights start to beat uniform ones.
 - :func:`nested_errors` (with :func:`quality_order`, :func:`fitted_weights`):
   every weighting evaluated out of sample on Monte Carlo matrices of real
@@ -299,24 +299,24 @@ def simplex_oracle_weights(M, *, max_iter: int | None = None) -> np.ndarray:
 # --------------------------------------------------------------------------- error model
 
 
-def graded_error_matrix(n_heads: int, kappa: float, rho: float) -> np.ndarray:
+def graded_error_matrix(n_heads: int, gamma: float, rho: float) -> np.ndarray:
     """Equicorrelated graded error model of the analytic check of Thm 7.1, shape ``(H, H)``.
 
-    ``M_jj = v_j = kappa^((j-1)/(H-1))`` (head 1 has MSE 1, head H has MSE
-    ``kappa``; ``v_1 = 1`` when ``H = 1``) and ``M_jj' = rho sqrt(v_j v_j')``.
-    ``kappa >= 1`` keeps the heads ordered by quality, best first; ``rho`` must
+    ``M_jj = v_j = gamma^((j-1)/(H-1))`` (head 1 has MSE 1, head H has MSE
+    ``gamma``; ``v_1 = 1`` when ``H = 1``) and ``M_jj' = rho sqrt(v_j v_j')``.
+    ``gamma >= 1`` keeps the heads ordered by quality, best first; ``rho`` must
     lie in ``(-1/(H-1), 1)``, where ``M`` is positive definite.
     """
     H = positive_int(n_heads, "n_heads")
-    kappa = positive_scalar(kappa, "kappa")
-    if kappa < 1.0:
-        raise ValueError(f"kappa: expected a number >= 1 (heads ordered best first), got {kappa!r}")
+    gamma = positive_scalar(gamma, "gamma")
+    if gamma < 1.0:
+        raise ValueError(f"gamma: expected a number >= 1 (heads ordered best first), got {gamma!r}")
     rho = real_scalar(rho, "rho")
     lower = -1.0 / (H - 1) if H > 1 else -np.inf
     if not (lower < rho < 1.0):
         raise ValueError(f"rho: expected a correlation in ({lower:.6g}, 1) for {H} heads, got {rho!r}")
     t = np.arange(H, dtype=np.float64) / (H - 1) if H > 1 else np.zeros(1)
-    sd = np.exp(0.5 * t * np.log(kappa))
+    sd = np.exp(0.5 * t * np.log(gamma))
     M = rho * np.outer(sd, sd)
     np.fill_diagonal(M, sd * sd)
     return M
@@ -328,31 +328,31 @@ def heterogeneity_threshold(
     q: float | None = None,
     *,
     weights=None,
-    kappa_max: float = 1e6,
+    gamma_max: float = 1e6,
     n_scan: int = 256,
 ) -> float:
-    """Heterogeneity ``kappa*`` above which geometric weights beat uniform ones.
+    """Heterogeneity ``gamma*`` above which geometric weights beat uniform ones.
 
     In the graded error model (:func:`graded_error_matrix`) let
-    ``g(kappa) = mse(a, M(kappa)) - mse(uniform, M(kappa))``, with ``a`` the
+    ``g(gamma) = mse(a, M(gamma)) - mse(uniform, M(gamma))``, with ``a`` the
     geometric weights of ratio ``q`` (default :data:`GOLDEN_Q`), or any fixed
     ``weights`` of length ``n_heads`` (e.g. :func:`fibonacci_weights`).  At
-    ``kappa = 1`` the heads are exchangeable and uniform weights are the affine
-    oracle, so ``g(1) > 0`` unless ``a`` is uniform.  ``kappa*`` is the first
-    sign change of ``g`` in ``[1, kappa_max]``: ``ln kappa`` is scanned on
+    ``gamma = 1`` the heads are exchangeable and uniform weights are the affine
+    oracle, so ``g(1) > 0`` unless ``a`` is uniform.  ``gamma*`` is the first
+    sign change of ``g`` in ``[1, gamma_max]``: ``ln gamma`` is scanned on
     ``n_scan`` points and the root refined by :func:`scipy.optimize.brentq` on
-    ``ln kappa`` (to machine precision).
+    ``ln gamma`` (to machine precision).
 
-    Raises ``ValueError`` naming ``kappa_max`` when ``a`` does not beat uniform
-    anywhere in ``[1, kappa_max]``, and naming ``weights`` (or ``q``) when ``a``
+    Raises ``ValueError`` naming ``gamma_max`` when ``a`` does not beat uniform
+    anywhere in ``[1, gamma_max]``, and naming ``weights`` (or ``q``) when ``a``
     is the uniform weighting itself (then ``g = 0`` and there is no crossover).
     """
     H = positive_int(n_heads, "n_heads", minimum=2)
     rho = real_scalar(rho, "rho")
     graded_error_matrix(H, 1.0, rho)  # validates rho for this H
-    kappa_max = positive_scalar(kappa_max, "kappa_max")
-    if kappa_max <= 1.0:
-        raise ValueError(f"kappa_max: expected a number > 1, got {kappa_max!r}")
+    gamma_max = positive_scalar(gamma_max, "gamma_max")
+    if gamma_max <= 1.0:
+        raise ValueError(f"gamma_max: expected a number > 1, got {gamma_max!r}")
     n_scan = positive_int(n_scan, "n_scan", minimum=2)
     if weights is not None and q is not None:
         raise ValueError("q: give either q (geometric weights) or weights, not both")
@@ -369,31 +369,31 @@ def heterogeneity_threshold(
         name = "weights"
     u = uniform_weights(H)
 
-    # In the model, a' M a = sum_jj' a_j a_j' R_jj' s_j s_j' with s_j = kappa^(t_j/2):
-    # evaluate the difference for many kappa at once.
+    # In the model, a' M a = sum_jj' a_j a_j' R_jj' s_j s_j' with s_j = gamma^(t_j/2):
+    # evaluate the difference for many gamma at once.
     t = np.arange(H, dtype=np.float64) / (H - 1)
     corr = np.full((H, H), rho)
     np.fill_diagonal(corr, 1.0)
     coef = corr * (np.outer(a, a) - np.outer(u, u))
     scale = corr * np.outer(u, u)
 
-    def gap(log_kappa):
-        s = np.exp(0.5 * np.multiply.outer(np.atleast_1d(log_kappa), t))  # (m, H)
+    def gap(log_gamma):
+        s = np.exp(0.5 * np.multiply.outer(np.atleast_1d(log_gamma), t))  # (m, H)
         diff = np.einsum("mi,ij,mj->m", s, coef, s)
         ref = np.einsum("mi,ij,mj->m", s, scale, s)
         return diff, ref
 
-    grid = np.linspace(0.0, np.log(kappa_max), n_scan)
+    grid = np.linspace(0.0, np.log(gamma_max), n_scan)
     diff, ref = gap(grid)
     zero_tol = 1e-12 * ref
     if abs(diff[0]) <= zero_tol[0]:
-        raise ValueError(f"{name}: {label} equal uniform ones at kappa = 1; there is no crossover")
-    if diff[0] < 0:  # cannot happen in the model: uniform is the affine oracle at kappa = 1
-        raise ValueError(f"{name}: {label} already beat uniform ones at kappa = 1")
+        raise ValueError(f"{name}: {label} equal uniform ones at gamma = 1; there is no crossover")
+    if diff[0] < 0:  # cannot happen in the model: uniform is the affine oracle at gamma = 1
+        raise ValueError(f"{name}: {label} already beat uniform ones at gamma = 1")
     below = np.flatnonzero(diff < -zero_tol)
     if below.size == 0:
         raise ValueError(
-            f"kappa_max: {label} do not beat uniform ones anywhere in [1, {kappa_max:g}] "
+            f"gamma_max: {label} do not beat uniform ones anywhere in [1, {gamma_max:g}] "
             f"(n_heads={H}, rho={rho:g}); no crossover in the bracket"
         )
     k = int(below[0])
@@ -429,3 +429,101 @@ def fitted_weights(scheme: str, M, *, q: float = GOLDEN_Q) -> np.ndarray:
     if scheme == "simplex":
         return simplex_oracle_weights(M)
     return structured_weights(scheme, M.shape[0], q=q)
+
+
+# --------------------------------------------------------------------------- the crossover, symbolically
+
+#: Precision (decimal digits) of the roots of the crossover polynomial (:func:`symbolic_threshold`).
+ROOT_DIGITS = 30
+
+
+def weights_expr(scheme, n_heads: int, q=None) -> list:
+    """Weights as sympy expressions, ``[a_1, ..., a_H]`` (best head first), for :func:`crossover_gap`.
+
+    ``scheme``: ``"uniform"``, ``"geometric"`` (``a_j = (1-q) q^(j-1)/(1-q^H)``, ``q`` a
+    number, a sympy expression or symbol; default ``(sqrt(5)-1)/2``), ``"fibonacci"``
+    (exact rationals ``F_{H+1-j}/sum F``), or a sequence of ``n_heads`` numbers summing
+    to 1 (made exact rationals with :func:`sympy.nsimplify`).
+    """
+    import sympy as sp
+
+    H = positive_int(n_heads, "n_heads")
+    if isinstance(scheme, str):
+        one_of(scheme, "scheme", SCHEMES)
+        if scheme == "uniform":
+            return [sp.Rational(1, H)] * H
+        if scheme == "fibonacci":
+            fib = [1, 1]
+            while len(fib) < H:
+                fib.append(fib[-1] + fib[-2])
+            fib = fib[:H]
+            return [sp.Rational(f, sum(fib)) for f in reversed(fib)]
+        q = (sp.sqrt(5) - 1) / 2 if q is None else sp.sympify(q)
+        if q.is_number:
+            _ratio(float(q), "q")
+        return [sp.simplify((1 - q) * q**j / (1 - q**H)) for j in range(H)]
+    a = _weights(scheme, H, "scheme")
+    if abs(a.sum() - 1.0) > WEIGHT_SUM_TOL:
+        raise ValueError(f"scheme: expected weights summing to 1 (within {WEIGHT_SUM_TOL:g}), got {a.sum():.17g}")
+    exact = [sp.nsimplify(float(x), rational=True) for x in a]
+    return [x / sum(exact) for x in exact]
+
+
+def crossover_gap(n_heads: int, rho, weights):
+    """``g = a'M a - u'M u`` in the graded error model, symbolically, and its variable ``r``.
+
+    With ``r = gamma^(1/(2(H-1)))`` the heads' error standard deviations are
+    ``sqrt(v_j) = r^(j-1)`` and ``M = rho s s' + (1 - rho) diag(s^2)``, so
+    ``a'Ma = rho (sum_j a_j r^(j-1))^2 + (1 - rho) sum_j a_j^2 r^(2(j-1))``: ``g`` is a
+    polynomial in ``r`` of degree ``2(H-1)``.  ``rho`` may be a number (made an exact
+    rational) or a sympy symbol; ``weights`` a list from :func:`weights_expr`.
+    Returns ``(g, r)``; geometric weights beat uniform ones exactly where ``g < 0``.
+    """
+    import sympy as sp
+
+    H = positive_int(n_heads, "n_heads", minimum=2)
+    if len(weights) != H:
+        raise ValueError(f"weights: expected {H} weights (one per head), got {len(weights)}")
+    rho = sp.nsimplify(rho, rational=True) if isinstance(rho, (int, float, np.floating)) else sp.sympify(rho)
+    if rho.is_number:
+        graded_error_matrix(H, 1.0, float(rho))  # validates rho for this H
+    r = sp.Symbol("r", positive=True)
+    s = [r**j for j in range(H)]
+    u = [sp.Rational(1, H)] * H
+
+    def quad(a):
+        return rho * sp.Add(*[x * y for x, y in zip(a, s)]) ** 2 + (1 - rho) * sp.Add(*[(x * y) ** 2 for x, y in zip(a, s)])
+
+    return sp.expand(quad(list(weights)) - quad(u)), r
+
+
+def symbolic_threshold(n_heads: int, rho, weights, *, gamma_max: float = 1e6) -> float:
+    """The crossover ``gamma*`` from the roots of :func:`crossover_gap` (sympy), as a float.
+
+    The smallest root ``r* > 1`` at which ``g`` changes sign from positive (uniform
+    wins) to negative gives ``gamma* = r*^(2(H-1))``.  Roots are found by
+    :func:`sympy.Poly.nroots` at :data:`ROOT_DIGITS` digits; ``rho`` and the weights must
+    be numbers here.  Raises ``ValueError`` naming ``gamma_max`` when ``g`` does not turn
+    negative for ``gamma <= gamma_max``.  It agrees with :func:`heterogeneity_threshold`
+    (a scan and Brent's method on the matrices) to about 1e-12.
+    """
+    import sympy as sp
+
+    H = positive_int(n_heads, "n_heads", minimum=2)
+    g, r = crossover_gap(H, rho, weights)
+    if g.free_symbols - {r}:
+        raise ValueError(f"rho: expected numbers for rho and the weights, got symbols {g.free_symbols - {r}}")
+    gamma_max = positive_scalar(gamma_max, "gamma_max")
+    poly = sp.Poly(g, r)
+    if poly.is_zero:
+        raise ValueError("weights: the weights equal uniform ones; there is no crossover")
+    r_max = gamma_max ** (1.0 / (2 * (H - 1)))
+    roots = sorted(float(sp.re(x)) for x in poly.nroots(n=ROOT_DIGITS, maxsteps=500)
+                   if abs(sp.im(x)) < 1e-20 and 1.0 < float(sp.re(x)) <= r_max)
+    f = sp.lambdify(r, g, "mpmath")
+    for x in roots:
+        below, above = f(x * (1 - 1e-9)), f(x * (1 + 1e-9))
+        if below > 0 and above < 0:
+            return float(x ** (2 * (H - 1)))
+    raise ValueError(f"gamma_max: the weights do not beat uniform ones anywhere in [1, {gamma_max:g}] "
+                     f"(n_heads={H}, rho={float(rho) if not hasattr(rho, 'free_symbols') else rho}); no crossover")

@@ -33,11 +33,17 @@ from .. import data as _data
 from .. import heads as _heads
 from .. import scaling as _scaling
 from ..constants import N_SE
+from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
 from ..infra.validate import as_seed_sequence, one_of, positive_int, positive_scalar
 from ..infra.sweep import run_replicates
+from ..infra.prose import join_list
+from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict
 
-__all__ = ["BANDWIDTHS", "BudgetResult", "budget_simulation", "head_sizes"]
+__all__ = ["BANDWIDTHS", "BIAS_EXPONENTS", "BudgetResult", "NEARLY_LINEAR_SLOPE", "PRACTICAL_LOG10_N",
+           "bias_reading_models", "bias_reading_verdict", "budget_simulation", "head_sizes",
+           "linear_heads_verdict", "logarithmic_growth_verdict", "practice_verdict", "printed_law_models_verdict",
+           "printed_law_verdict", "small_heads_verdict", "PARAMETERS", "CONSTRAINTS"]
 
 #: The bandwidth grid, extended down to 0.1: with many one-dimensional heads
 #: summed, 0.15 was the tuned value at n = 3000 (the edge of the first grid), so
@@ -224,3 +230,242 @@ def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, b
     return BudgetResult(regression=m.name, n=n, budget=budget, n_test=n_test, sigma=sigma,
                         d_k_values=d_k_values, rules=rules, bandwidths=bandwidths,
                         tuning_imse=tuning_imse, tuning_se=tuning_se, tuned_bandwidth=tuned, errors=errors)
+
+
+# --------------------------------------------------------------------------- verdict rules
+
+#: "H* grows nearly linearly with D": the slope of ln H* on ln D is at least this
+#: (exact proportionality is 1; 0.9 allows the slow ln(nD) drift of d_k* under M1).
+NEARLY_LINEAR_SLOPE = 0.9
+
+#: A model "accounts for" a head size used in practice when it chooses it at some
+#: n <= 10^PRACTICAL_LOG10_N: the largest training sets have about 10^13 tokens, and
+#: 10^20 leaves seven orders of magnitude of margin.
+PRACTICAL_LOG10_N = 20.0
+
+#: The squared-bias exponents of the readings of "bias proportional to d_k^-2":
+#: 2 (the squared bias, the chapter's reading), 4 (the bias itself, squared), and
+#: 1 and 3 around them.
+BIAS_EXPONENTS = (1, 2, 3, 4)
+
+SECTION = "sec:thm61"
+
+
+def _value(expr) -> float:
+    """A law's exponent as a number, with the constants at :data:`mhanw.scaling.DEFAULT_CONSTANTS` (NaN if none)."""
+    try:
+        return float(expr.xreplace({_scaling.SYMBOLS[c]: v for c, v in _scaling.DEFAULT_CONSTANTS.items()}))
+    except (AttributeError, TypeError, ValueError):
+        return float("nan")
+
+
+def _law_statistics(law) -> list:
+    out = []
+    for name, value in (("limit of the local exponent p", law.p_limit), ("implied d = 2/p - 4", law.implied_d)):
+        if np.isfinite(_value(value)):
+            out.append(Statistic(name, _value(value)))
+    return out
+
+
+def printed_law_verdict(model_name: str, law, fitted=None, *, claim: str = "thm-6.1/printed-law",
+                        about: str = "") -> Verdict:
+    """Verdict on "k* grows as the printed law (ln n)^(2/(4+d)) for some d > 0" under one risk model.
+
+    ``law`` is the model's :class:`mhanw.derivation.GrowthLaw` (symbolic, exact):
+    "holds" when its exponent tends to ``2/(4+d)`` with ``d > 0``, "fails as stated"
+    when sympy finds another law, "not checkable" when sympy finds none.  ``fitted``:
+    optional ``{"p (integer)": p, "p (root)": p}`` of the least-squares fits, reported only.
+    """
+
+    stats = _law_statistics(law)
+    for name, p in (fitted or {}).items():
+        stats.append(Statistic(f"fitted exponent, {name}", float(p)))
+        stats.append(Statistic(f"implied d, {name}", 2.0 / float(p) - 4.0))
+    verdict = NOT_CHECKABLE if law.kind == "undetermined" else (HOLDS if law.gives_printed_law else FAILS)
+    return Verdict(
+        claim=claim,
+        statement=f"Under {model_name}{about}, d_k* grows as the printed law (ln n)^(2/(4+d)) for some d > 0",
+        verdict=verdict,
+        criterion=(f"sympy's law for {model_name}: {law.description}; the printed law needs the exponent "
+                   "p = d ln k*/d ln ln n to tend to 2/(4+d) with d > 0, i.e. 0 < p < 1/2 (exact, symbolic)"
+                   + ("; sympy finds no law for this model" if verdict == NOT_CHECKABLE else "")),
+        statistics=tuple(stats), section=SECTION)
+
+
+def printed_law_models_verdict(laws: dict) -> Verdict:
+    """Verdict on "the printed law follows from some risk model", over the models ``{name: GrowthLaw}``."""
+    from ..infra.verdicts import FAILS, HOLDS_UNDER, Verdict
+
+    giving = [f"{name} ({'exactly' if law.exact else 'asymptotically'})"
+              for name, law in laws.items() if law.gives_printed_law]
+    if not laws:
+        raise ValueError("laws: expected at least one model")
+    return Verdict(
+        claim="thm-6.1/printed-law/some-model",
+        statement="The printed law follows from some explicit risk model",
+        verdict=HOLDS_UNDER if giving else FAILS,
+        conditions=f"only under {join_list(giving)}" if giving else "",
+        criterion=f"the symbolic law of each of {join_list(list(laws))} (exact)",
+        section=SECTION)
+
+
+def logarithmic_growth_verdict(model_name: str, law) -> Verdict:
+    """Verdict on the abstract's "d_k* grows logarithmically" under one model.
+
+    "holds" for an exact power ``(ln n)^p``, ``0 < p <= 1``; "holds under the stated
+    conditions" (read as ``k* = (ln n)^(p + o(1))``) when the exponent only tends
+    to such a ``p``; "fails as stated" for a polynomial law or ``p > 1``.
+    """
+
+    stats = _law_statistics(law)
+    conditions = ""
+    if law.kind == "power of log n" and _value(law.p_limit) <= 1:
+        verdict = HOLDS if law.exact else HOLDS_UNDER
+        if not law.exact:
+            conditions = f"in the weak sense d_k* = (ln n)^({law.p_limit} + o(1)), under {model_name}"
+    elif law.kind in ("polynomial", "power of log n"):
+        verdict = FAILS
+    else:
+        verdict = NOT_CHECKABLE
+    return Verdict(claim="thm-6.1/logarithmic-growth",
+                   statement=f"Under {model_name}, d_k* grows logarithmically with n",
+                   verdict=verdict, conditions=conditions,
+                   criterion="sympy's law: an exact power (ln n)^p with 0 < p <= 1 holds; a limit p <= 1 of the "
+                             "local exponent holds in the weak sense; a polynomial law or p > 1 fails (exact)",
+                   statistics=tuple(stats), section=SECTION)
+
+
+def linear_heads_verdict(model_name: str, slope: float, budgets) -> Verdict:
+    """Verdict on "H* = floor(D/d_k*) grows nearly linearly with D": the least-squares
+    slope of ln H* on ln D over ``budgets`` is at least :data:`NEARLY_LINEAR_SLOPE` (exact numbers)."""
+
+    slope = float(slope)
+    if not np.isfinite(slope):
+        raise ValueError(f"slope: expected a finite number, got {slope!r}")
+    return Verdict(claim="thm-6.1/heads-linear-in-budget",
+                   statement=f"Under {model_name}, H* = floor(D/d_k*) grows nearly linearly with the budget D",
+                   verdict=HOLDS if slope >= NEARLY_LINEAR_SLOPE else FAILS,
+                   criterion=(f"slope of ln H* on ln D for D = {min(budgets)}..{max(budgets)} with the integer "
+                              f"minimiser d_k* at n = 10^8, at least {NEARLY_LINEAR_SLOPE} (exact)"),
+                   statistics=(Statistic("slope of ln H* on ln D", slope),), section=SECTION)
+
+
+def practice_verdict(model_name: str, log10_n: float) -> Verdict:
+    """Verdict on "the law accounts for BERT's d_k = 64 at D = 768": the model chooses it at
+    some n <= 10^PRACTICAL_LOG10_N (``log10_n`` NaN: at no n < 10^300)."""
+
+    x = float(log10_n)
+    ok = np.isfinite(x) and x <= PRACTICAL_LOG10_N
+    return Verdict(claim="thm-6.1/practice",
+                   statement=f"Under {model_name}, the optimal head size accounts for BERT's d_k = 64 at D = 768",
+                   verdict=HOLDS if ok else FAILS,
+                   criterion=(f"the real root equals 64 at some n <= 10^{PRACTICAL_LOG10_N:g} (the largest training "
+                              "sets have about 10^13 tokens); exact"),
+                   statistics=(Statistic("log10 n at which d_k* = 64", x),) if np.isfinite(x) else (),
+                   section=SECTION)
+
+
+def small_heads_verdict(rule: str, cells, *, n_se: float = SIGNIFICANCE) -> Verdict:
+    """Verdict on "many small heads beat few big ones" with real NW heads combined by ``rule``.
+
+    ``cells``: ``[(label, diff, se), ...]``, one per simulated setting, with ``diff`` =
+    IMSE of the best small configuration minus that of the best big one (paired over
+    common random numbers).  "holds" when every ``diff < -n_se se``; "fails as stated"
+    when some ``diff > n_se se`` (a setting where few big heads win significantly);
+    otherwise "undecided at this size".
+    """
+
+    cells = list(cells)
+    if not cells:
+        raise ValueError("cells: expected at least one simulated setting")
+    stats, z = [], []
+    for label, diff, se in cells:
+        diff, se = float(diff), float(se)
+        if not (np.isfinite(diff) and np.isfinite(se) and se >= 0):
+            raise ValueError(f"cells: expected finite differences and standard errors, got {diff!r} ± {se!r}")
+        stats.append(Statistic(f"IMSE(small) - IMSE(big), {label}", diff, se))
+        z.append(diff / se if se > 0 else np.sign(diff) * np.inf)
+    z = np.asarray(z)
+    verdict = HOLDS if np.all(z < -n_se) else (FAILS if np.any(z > n_se) else UNDECIDED)
+    how = {"average": "averaged (the theorem's convex ensemble)", "sum": "summed (additive, like concatenation)"}
+    return Verdict(claim=f"thm-6.1/small-heads/{rule}",
+                   statement=f"With real NW heads {how.get(rule, rule)}, many small heads (d_k <= D/4) beat few big ones",
+                   verdict=verdict,
+                   criterion=(f"paired difference of the best small and the best big configuration in every setting: "
+                              f"holds when all are below -{n_se:g} s.e., fails when one is above +{n_se:g} s.e"),
+                   statistics=tuple(stats), section=SECTION)
+
+
+def bias_reading_models(base="M1", exponents=BIAS_EXPONENTS) -> dict:
+    """The model ``base`` with the squared bias ``c_B/k^a`` for each ``a`` in ``exponents``,
+    ``{a: MSEModel}`` (derived symbolically by :mod:`mhanw.scaling` like any reader's model)."""
+    exps = tuple(positive_int(a, "exponents") for a in exponents)
+    if not exps or len(set(exps)) != len(exps):
+        raise ValueError(f"exponents: expected distinct positive integers, got {exponents!r}")
+    name = base if isinstance(base, str) else base.name
+    return {a: _scaling.model(base, bias_law=f"c_B/k**{a}", name=f"{name}, B^2 = c_B/k^{a}") for a in exps}
+
+
+def bias_reading_verdict(laws: dict, base: str = "M1") -> Verdict:
+    """Verdict on "the printed law follows from ``base`` under some reading of 'bias ∝ d_k^-2'".
+
+    ``laws``: ``{a: GrowthLaw}`` for the squared-bias exponents ``a``.  "fails as stated"
+    when no reading gives the printed law; "holds under the stated conditions" naming
+    the readings that do.  Exact (symbolic).
+    """
+    from ..infra.verdicts import FAILS, HOLDS_UNDER, Statistic, Verdict
+
+    if not laws:
+        raise ValueError("laws: expected at least one reading")
+    giving = [a for a, law in laws.items() if law.gives_printed_law]
+    stats = []
+    for a, law in laws.items():
+        if np.isfinite(_value(law.p_limit)):
+            stats.append(Statistic(f"limit of p, B^2 = c_B/k^{a}", _value(law.p_limit)))
+    return Verdict(claim="thm-6.1/printed-law/bias-readings",
+                   statement=(f"Under {base} with some reading of 'bias proportional to d_k^-2' (squared bias "
+                              f"c_B/k^a, a = {join_list([str(a) for a in laws], 'or')}), d_k* grows as the printed law"),
+                   verdict=HOLDS_UNDER if giving else FAILS,
+                   conditions=(f"only for a = {join_list([str(a) for a in giving])}" if giving else ""),
+                   criterion="sympy's law for each reading, re-derived from the risk model (exact)",
+                   statistics=tuple(stats), section=SECTION)
+
+
+# --------------------------------------------------------------------------- the chapter's parameters
+
+
+def _law_text() -> P.Kind:
+    """A law string for :func:`mhanw.scaling.model` ("" keeps the named model's ingredient)."""
+
+    def check(value, name):
+        if not isinstance(value, str):
+            raise P.ParameterError(f"{name}: expected a law as a string (or \"\" to keep the model's), got {value!r}")
+        if value.strip():
+            _scaling.parse_law(value, name)
+        return value
+
+    return P.Kind("a law in k, n, D, H and the constants, or \"\"", check)
+
+
+#: The papermill parameters of notebook 06 (checked by :func:`mhanw.infra.params.check_parameters`).
+PARAMETERS = {
+    **P.STANDARD,
+    "model": P.choice(*_scaling.BUILTIN_MODELS, "M4"),
+    "bias_law": _law_text(),
+    "variance_law": _law_text(),
+    "combination": P.choice("", *_scaling.COMBINATIONS),
+    "regressions": P.sequence(P.regression(dimension="sim_budget")),
+    "inputs": P.inputs(dimension="sim_budget"),
+    "noise": P.noise(dimension="sim_budget"),
+    "sigma": P.nonnegative_float(),
+    "sim_budget": P.positive_int(4),
+    "sim_n": P.sequence(P.positive_int(2)),
+    "rules": P.sequence(P.choice(*_heads.RULES)),
+}
+
+#: Constraints between the parameters: distinct rules, distinct regressions and sample sizes.
+CONSTRAINTS = (
+    P.require("rules", lambda p: len(set(p["rules"])) == len(p["rules"]), "distinct rules"),
+    P.require("regressions", lambda p: len(set(p["regressions"])) == len(p["regressions"]), "distinct regressions"),
+    P.require("sim_n", lambda p: len(set(p["sim_n"])) == len(p["sim_n"]), "distinct sample sizes"),
+)

@@ -1,7 +1,7 @@
 """Chapter 07: structured head weights evaluated out of sample on real NW heads (Thm 7.1).
 
 The exact part of the chapter (the graded error model, the crossover
-``kappa*``) is :mod:`mhanw.weighting`.  This module holds the Monte Carlo part:
+``gamma*``) is :mod:`mhanw.weighting`.  This module holds the Monte Carlo part:
 :func:`nested_errors` evaluates every weighting as heads are added in quality
 order, with the quality order and the oracle weights fitted on one set of
 replicates (:func:`mhanw.weighting.quality_order`,
@@ -14,15 +14,28 @@ evaluated on the same replicates.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..constants import N_SE
+from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
+from ..infra.prose import join_list
+from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Statistic, Verdict, significant_effect
 from ..infra.validate import as_float_array, one_of, positive_int
 from ..weighting import GOLDEN_Q, ORACLES, SCHEMES, _ratio, _symmetric_matrix, fitted_weights, quality_order
 
-__all__ = ["NestedErrors", "nested_errors"]
+__all__ = ["NestedErrors", "SIGNIFICANCE", "adding_heads_verdict", "best_single_head_verdict", "compare_words",
+           "control_verdict", "crossover_verdict", "theorem_verdict", "graded_verdict", "nested_errors", "PARAMETERS", "CONSTRAINTS"]
+
+#: A paired difference counts when it exceeds this many standard errors (:data:`mhanw.constants.N_SE`).
+SIGNIFICANCE = N_SE
+
+SECTION = "sec:thm71"
+
+_NAMES = {"fibonacci": "Fibonacci"}
 
 
 @dataclass(frozen=True)
@@ -114,3 +127,231 @@ def nested_errors(M_fit, M_eval, schemes=SCHEMES + ORACLES, *, q: float = GOLDEN
             weights[s].append(a)
             errors[i, k - 1] = np.einsum("i,rij,j->r", a, sub, a)
     return NestedErrors(order=order, schemes=schemes, errors=errors, weights=weights)
+
+
+# --------------------------------------------------------------------------- verdict rules
+
+
+def _estimate(pair, name: str) -> tuple[float, float]:
+    diff, se = (float(x) for x in pair)
+    if not (np.isfinite(diff) and np.isfinite(se) and se >= 0):
+        raise ValueError(f"{name}: expected a finite difference and standard error, got {pair!r}")
+    return diff, se
+
+
+def compare_words(diff: float, se: float, lower: str = "lower", higher: str = "higher",
+                  *, n_se: float = SIGNIFICANCE) -> str:
+    """``lower`` / ``higher`` when ``diff`` is below / above zero by more than ``n_se`` s.e.,
+    else ``"not distinguishable at n_se s.e."`` (for generated sentences)."""
+    diff, se = _estimate((diff, se), "diff")
+    if diff < -n_se * se:
+        return lower
+    if diff > n_se * se:
+        return higher
+    return f"not distinguishable at {n_se:g} s.e."
+
+
+def crossover_verdict(checks: dict, thresholds) -> Verdict:
+    """Verdict on the error model: "geometric weights beat uniform ones exactly above a
+    heterogeneity threshold gamma*(H, rho) > 1" (exact, no Monte Carlo).
+
+    ``checks``: named booleans, each a condition of the statement verified exactly
+    (e.g. uniform is the affine oracle at gamma = 1, the threshold found on every grid
+    point, the symbolic and the numerical threshold agree); ``thresholds``: every
+    gamma* found.  "holds" when every check passes and every gamma* exceeds 1.
+    """
+    th = np.asarray(thresholds, dtype=float).ravel()
+    if not checks or th.size == 0:
+        raise ValueError("checks: expected named conditions and at least one threshold")
+    failed = [name for name, ok in checks.items() if not bool(ok)]
+    ok = not failed and bool(np.all(np.isfinite(th))) and bool(np.all(th > 1))
+    return Verdict(claim="thm-7.1/error-model-threshold",
+                   statement=("In the graded error model, geometric weights beat uniform ones exactly when the "
+                              "heterogeneity gamma exceeds a threshold gamma*(H, rho) > 1"),
+                   verdict=HOLDS if ok else FAILS,
+                   criterion=("exact quadratic forms a'Ma (no Monte Carlo): " + join_list(list(checks))
+                              + "; every gamma* > 1" + (f"; failed: {join_list(failed)}" if failed else "")),
+                   statistics=(Statistic("smallest gamma*", float(np.nanmin(th))),), section=SECTION)
+
+
+def graded_verdict(scheme: str, diff, *, predicted: bool, gamma_hat: float, gamma_star_hat: float,
+                   n_se: float = SIGNIFICANCE) -> Verdict:
+    """Verdict on "with real graded NW heads, ``scheme`` weights beat uniform ones".
+
+    ``diff``: (MSE_scheme - MSE_uniform, paired s.e.) with all heads, out of sample;
+    ``predicted``: whether the error model predicts a win (``gamma_hat > gamma*``).
+    The prediction is tested with :func:`mhanw.infra.verdicts.significant_effect` in
+    its predicted direction: "holds under the stated conditions" (the conditions of
+    Theorem 7.1 as read here) when the effect has the predicted sign by more than
+    ``n_se`` s.e., "fails as stated" when it has the opposite one.
+    """
+    d, se = _estimate(diff, "diff")
+    v = significant_effect(d, se, sign=-1 if predicted else 1, n_se=n_se)
+    conditions = ("convex weights, heads ordered by a quality estimated on independent replicates, "
+                  f"heterogeneity gamma_hat = {gamma_hat:.3g} above the threshold gamma* = {gamma_star_hat:.3g}")
+    if not predicted:
+        conditions = conditions.replace("above", "below")
+    return Verdict(claim=f"thm-7.1/graded-heads/{scheme}",
+                   statement=(f"With real NW heads of graded quality, {_NAMES.get(scheme, scheme)} weights "
+                              f"{'beat' if predicted else 'lose to'} uniform ones, as the error model predicts"),
+                   verdict=HOLDS_UNDER if v == HOLDS else v, conditions=conditions if v == HOLDS else "",
+                   criterion=f"paired difference of the MSE, out of sample, beyond {n_se:g} standard errors in the predicted direction",
+                   statistics=(Statistic(f"MSE({scheme}) - MSE(uniform)", d, se),
+                               Statistic("z", d / se if se > 0 else np.inf)),
+                   section=SECTION)
+
+
+def best_single_head_verdict(diffs: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
+    """Verdict on "fixed structured weights over all heads beat the best single head".
+
+    ``diffs``: ``{scheme: (MSE_scheme(all heads) - MSE(best head), paired s.e.)}``.
+    "fails as stated" when some scheme is worse by more than ``n_se`` s.e.; "holds" when
+    every scheme is better by more than ``n_se`` s.e.; else "undecided at this size".
+    """
+    if not diffs:
+        raise ValueError("diffs: expected at least one weighting")
+    est = {s: _estimate(d, f"diffs[{s!r}]") for s, d in diffs.items()}
+    worse = [s for s, (d, se) in est.items() if d > n_se * se]
+    better = [s for s, (d, se) in est.items() if d < -n_se * se]
+    verdict = FAILS if worse else (HOLDS if len(better) == len(est) else UNDECIDED)
+    return Verdict(claim="thm-7.1/graded-heads/best-single-head",
+                   statement=(f"With real NW heads of graded quality, fixed weights ({join_list([_NAMES.get(s, s) for s in est])}) "
+                              "over all heads beat the best single head"),
+                   verdict=verdict,
+                   criterion=(f"paired difference with the best single head, out of sample: fails when one weighting "
+                              f"is worse by more than {n_se:g} s.e., holds when all are better by more than {n_se:g} standard errors"),
+                   statistics=tuple(Statistic(f"MSE({s}) - MSE(best head)", d, se) for s, (d, se) in est.items()),
+                   section=SECTION)
+
+
+def adding_heads_verdict(rising: dict, n_steps: int) -> Verdict:
+    """Verdict on "adding heads (in quality order) lowers the MSE of fixed weights".
+
+    ``rising``: ``{scheme: [k, ...]}``, the steps ``k -> k+1`` at which the MSE rose by
+    more than 3 paired s.e.  "fails as stated" when every scheme has such a step; "holds"
+    is never concluded from the absence of rises (that needs falls), so otherwise
+    "undecided at this size".
+    """
+    if not rising:
+        raise ValueError("rising: expected at least one weighting")
+    n_steps = int(n_steps)
+    every = all(len(v) > 0 for v in rising.values())
+    return Verdict(claim="thm-7.1/graded-heads/adding-heads",
+                   statement="With real NW heads of graded quality, each head added in quality order lowers the MSE of fixed weights",
+                   verdict=FAILS if every else UNDECIDED,
+                   criterion=(f"for every fixed weighting, a step k -> k+1 (of {n_steps}) that raises the MSE by more "
+                              "than 3 paired s.e. is a counterexample"),
+                   statistics=tuple(Statistic(f"steps that raise the MSE, {s}", len(v)) for s, v in rising.items()),
+                   section=SECTION)
+
+
+def control_verdict(diffs: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
+    """Verdict on the homogeneous control: "with exchangeable heads, uniform weights beat
+    every structured weighting" (uniform is the affine oracle there).
+
+    ``diffs``: ``{scheme: (MSE_scheme - MSE_uniform, paired s.e.)}``: "holds" when all are
+    positive by more than ``n_se`` s.e., "fails as stated" when one is negative by more
+    than ``n_se`` s.e., else "undecided at this size".
+    """
+    if not diffs:
+        raise ValueError("diffs: expected at least one weighting")
+    est = {s: _estimate(d, f"diffs[{s!r}]") for s, d in diffs.items()}
+    verdicts = [significant_effect(d, se, sign=1, n_se=n_se) for d, se in est.values()]
+    verdict = FAILS if FAILS in verdicts else (HOLDS if all(v == HOLDS for v in verdicts) else UNDECIDED)
+    return Verdict(claim="thm-7.1/homogeneous-control",
+                   statement=f"With exchangeable heads, uniform weights beat {join_list([_NAMES.get(s, s) for s in est])} weights",
+                   verdict=verdict,
+                   criterion=f"paired difference with uniform weights, out of sample, beyond {n_se:g} standard errors",
+                   statistics=tuple(Statistic(f"MSE({s}) - MSE(uniform)", d, se) for s, (d, se) in est.items()),
+                   section=SECTION)
+
+
+def theorem_verdict(model: Verdict, graded: Verdict, control: Verdict) -> Verdict:
+    """Verdict on Theorem 7.1 read as "geometric weights beat uniform ones when head quality is
+    heterogeneous (and not otherwise)": the error model's threshold, the graded heads and the
+    homogeneous control together.  "holds under the stated conditions" when all three hold;
+    "fails as stated" when one fails; else "undecided at this size"."""
+    parts = (model, graded, control)
+    if any(p.fails for p in parts):
+        verdict = FAILS
+    elif all(p.holds for p in parts):
+        verdict = HOLDS_UNDER
+    else:
+        verdict = UNDECIDED
+    return Verdict(claim="thm-7.1",
+                   statement="Geometric weights beat uniform ones when head quality is heterogeneous enough, and not otherwise",
+                   verdict=verdict,
+                   conditions=(graded.conditions + "; fixed weights keep the worst head's rate in n, so 'faster decay' "
+                               "means a lower MSE at the same (n, H)") if verdict == HOLDS_UNDER else "",
+                   criterion=f"the records {model.claim}, {graded.claim} and {control.claim} together",
+                   section=SECTION)
+
+
+# --------------------------------------------------------------------------- the chapter's parameters
+
+
+#: What a ratio expression may contain: numbers, arithmetic, parentheses and sqrt (nothing sympify could misuse).
+_SAFE_RATIO = re.compile(r"(?:[0-9.\s+\-*/()]|sqrt)+")
+
+
+def _ratio_expression() -> P.Kind:
+    """The ratio ``q`` of the geometric weights: a number or a sympy expression (``"(sqrt(5) - 1)/2"``) in (0, 1)."""
+
+    def check(value, name):
+        import sympy as sp
+
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise P.ParameterError(f"{name}: expected a number or an expression such as '(sqrt(5) - 1)/2', got {value!r}")
+        if isinstance(value, str) and not _SAFE_RATIO.fullmatch(value):
+            raise P.ParameterError(f"{name}: expected numbers, + - * / ** ( ) and sqrt only, got {value!r}")
+        try:
+            expr = sp.sympify(value, locals={"sqrt": sp.sqrt}) if isinstance(value, str) else sp.nsimplify(value)
+        except (sp.SympifyError, SyntaxError, TypeError) as exc:
+            raise P.ParameterError(f"{name}: cannot read {value!r} as a number ({type(exc).__name__})") from None
+        if not expr.is_number or expr.free_symbols or not (0 < float(expr) < 1):
+            raise P.ParameterError(f"{name}: expected a number in the open interval (0, 1), got {value!r}")
+        return value
+
+    return P.Kind("a number or expression in (0, 1)", check)
+
+
+def _weighting() -> P.Kind:
+    """``"geometric"``, ``"fibonacci"`` or a list of non-negative weights summing to 1 (one per head, ``H``)."""
+    listed = P.weights(length="H")
+
+    def check(value, name):
+        if isinstance(value, str):
+            return P.choice("geometric", "fibonacci").check(value, name)
+        return listed.check(value, name)
+
+    def relate(value, name, params):
+        if not isinstance(value, str):
+            listed.relate(value, name, params)
+
+    return P.Kind("'geometric', 'fibonacci' or a list of H weights summing to 1", check, relate)
+
+
+#: The papermill parameters of notebook 07 (checked by :func:`mhanw.infra.params.check_parameters`).
+PARAMETERS = {
+    **P.STANDARD,
+    "n_jobs": P.positive_int(),
+    "H": P.positive_int(2),
+    "rho": P.real(0.0, 1.0, open_max=True),
+    "q": _ratio_expression(),
+    "weights": _weighting(),
+    "regression": P.regression(dimension="d"),
+    "control_regression": P.regression(dimension="d"),
+    "inputs": P.inputs(dimension="d"),
+    "noise": P.noise(dimension="d"),
+    "sigma": P.nonnegative_float(),
+    "n": P.positive_int(2),
+    "bandwidth": P.positive_float(),
+    "angles_deg": P.sequence(P.real(0.0, 90.0), min_length=2),
+    "d": P.positive_int(2),
+}
+
+#: Constraints: the graded heads use the coordinates e_1 ... e_(H+1), the control e_1 ... e_H.
+CONSTRAINTS = (
+    P.require("angles_deg", lambda p: len(p["angles_deg"]) + 1 <= p["d"], "len(angles_deg) + 1 <= d"),
+    P.require("angles_deg", lambda p: list(p["angles_deg"]) == sorted(p["angles_deg"]), "angles_deg in increasing order"),
+)

@@ -1,0 +1,198 @@
+"""Chapter 08: the random-forest analogy -- Breiman's identity, the HDI against 1 - rho_bar, the closed-form correlation.
+
+The chapter's computations are :mod:`mhanw.decomposition` (Breiman's quantities,
+the jackknife), :mod:`mhanw.montecarlo` and :mod:`mhanw.covariance` (the
+first-order correlation of two one-dimensional heads).  This module holds the
+chapter's verdict rules, with their thresholds as named constants, and the
+declaration of its papermill parameters.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..constants import N_SE
+from ..infra import params as P
+from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict, no_violation,
+                              significant_effect)
+
+__all__ = ["CLOSED_FORM_TOLERANCE", "CONSTRAINTS", "IDENTITY_RTOL", "PARAMETERS", "SIGNIFICANCE", "ant_colony_verdict",
+           "closed_form_verdict", "hdi_verdict", "identity_verdict", "monotone_verdict", "small_bandwidth_verdict"]
+
+#: A Monte Carlo effect counts when it exceeds this many standard errors (:data:`mhanw.constants.N_SE`).
+SIGNIFICANCE = N_SE
+
+#: Breiman's identity is algebra: with empirical moments it must hold to rounding.  1e-12
+#: relative leaves room for the float64 rounding of sums of 10^5 terms (about 1e-16 each).
+IDENTITY_RTOL = 1e-12
+
+#: The deviation of the Monte Carlo correlation from the first-order closed form that would
+#: matter: 0.05 in correlation units, a sixteenth of the 0.8 by which rho moves with the
+#: bandwidth (the effect the closed form is used to explain).  No allowance is added to the
+#: standard errors: the check is :func:`mhanw.infra.verdicts.no_violation` at 3 s.e.
+CLOSED_FORM_TOLERANCE = 0.05
+
+SECTION = "sec:rf"
+
+
+def _pair(value, name):
+    diff, se = (float(x) for x in value)
+    if not (np.isfinite(diff) and np.isfinite(se) and se >= 0):
+        raise ValueError(f"{name}: expected a finite value and standard error, got {value!r}")
+    return diff, se
+
+
+def identity_verdict(relative_error: float) -> Verdict:
+    """Breiman's identity ``Var(avg) = Vbar (rho_bar + (1 - rho_bar)/H)`` with empirical moments:
+    "holds" when the largest relative error is at most :data:`IDENTITY_RTOL` (exact algebra)."""
+    err = float(relative_error)
+    if not np.isfinite(err) or err < 0:
+        raise ValueError(f"relative_error: expected a number >= 0, got {relative_error!r}")
+    return Verdict(claim="rf/breiman-identity",
+                   statement="Breiman's identity Var(average) = Vbar (rho_bar + (1 - rho_bar)/H) holds for any heads, with rho_bar a ratio of means",
+                   verdict=HOLDS if err <= IDENTITY_RTOL else FAILS,
+                   criterion=f"largest relative error over every setting at most {IDENTITY_RTOL:g} (algebra; rounding only)",
+                   statistics=(Statistic("largest relative error", err),), section=SECTION)
+
+
+def hdi_verdict(orthogonal: dict, steps: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
+    """"The HDI is 1 - rho_bar": "fails as stated" when some counterexample is significant.
+
+    ``orthogonal``: ``{label: (1 - rho_bar, se)}`` for heads whose HDI_PA is 1 (a value below 1
+    by more than ``n_se`` s.e. is a counterexample); ``steps``: ``{label: (step, se)}``, changes
+    of rho_bar with the bandwidth at a fixed geometry (a nonzero step beyond ``n_se`` s.e. is a
+    counterexample: the HDI did not change).  Agreement is never concluded from the absence of
+    counterexamples: otherwise "undecided at this size".
+    """
+    if not orthogonal and not steps:
+        raise ValueError("orthogonal: expected at least one statistic")
+    stats, counter = [], False
+    for label, value in orthogonal.items():
+        v, se = _pair(value, f"orthogonal[{label!r}]")
+        stats.append(Statistic(f"1 - rho_bar at HDI_PA = 1, {label}", v, se))
+        counter |= significant_effect(1.0 - v, se, sign=1, n_se=n_se) == HOLDS
+    for label, value in steps.items():
+        v, se = _pair(value, f"steps[{label!r}]")
+        stats.append(Statistic(f"change of rho_bar with h at a fixed angle, {label}", v, se))
+        counter |= abs(v) > n_se * se
+    return Verdict(claim="rf/hdi-is-one-minus-rho",
+                   statement="The HDI is Breiman's 1 - rho_bar of attention heads",
+                   verdict=FAILS if counter else UNDECIDED,
+                   criterion=(f"a counterexample beyond {n_se:g} standard errors: orthogonal heads (HDI_PA = 1) with "
+                              "1 - rho_bar < 1, or rho_bar changing with the bandwidth at a fixed geometry"),
+                   statistics=tuple(stats), section=SECTION)
+
+
+def closed_form_verdict(deviations, *, checkable: bool = True, reason: str = "",
+                        tolerance: float = CLOSED_FORM_TOLERANCE, n_se: float = SIGNIFICANCE) -> Verdict:
+    """The first-order closed form of the correlation of two one-dimensional heads against Monte Carlo.
+
+    ``deviations``: ``[(label, rho_mc - rho_closed, se), ...]``.  Each point is judged by
+    :func:`mhanw.infra.verdicts.no_violation` with ``tolerance`` (:data:`CLOSED_FORM_TOLERANCE`)
+    at ``n_se`` s.e.; "fails as stated" if one point fails, "holds" if all hold, else "undecided
+    at this size".  ``checkable=False`` (the closed form assumes Gaussian inputs and noise):
+    "not checkable" with ``reason``.
+    """
+    statement = "The first-order closed form rho(phi, h) gives the error correlation of two one-dimensional Gaussian heads"
+    if not checkable:
+        return Verdict(claim="rf/closed-form-correlation", statement=statement, verdict=NOT_CHECKABLE,
+                       criterion=f"not compared: {reason}", section=SECTION)
+    rows = [(label, *_pair((d, s), f"deviations[{label!r}]")) for label, d, s in deviations]
+    if not rows:
+        raise ValueError("deviations: expected at least one point")
+    outcomes = [no_violation(d, s, tolerance, n_se=n_se) for _, d, s in rows]
+    verdicts = [v for v, _ in outcomes]
+    verdict = FAILS if FAILS in verdicts else (HOLDS if all(v == HOLDS for v in verdicts) else UNDECIDED)
+    worst = max(range(len(rows)), key=lambda i: abs(rows[i][1]))
+    label, d, s = rows[worst]
+    detectable = max(det for _, det in outcomes) if verdict == HOLDS else None
+    return Verdict(claim="rf/closed-form-correlation", statement=statement, verdict=verdict,
+                   criterion=(f"every Monte Carlo deviation within {tolerance:g} (correlation units) with its "
+                              f"{n_se:g}-s.e. interval, no allowance on top; largest deviation at {label}"),
+                   statistics=(Statistic(f"largest deviation rho_mc - rho_closed ({label})", d, s),
+                               Statistic("its z", d / s if s > 0 else np.inf),
+                               Statistic("largest |z| over all points", max(abs(dd / ss) for _, dd, ss in rows if ss > 0))),
+                   detectable=detectable, section=SECTION)
+
+
+def small_bandwidth_verdict(gaps: dict, small, large, angle: float, *, n_se: float = SIGNIFICANCE) -> Verdict:
+    """"At a small angle, 1 - rho_bar rises faster than HDI_PA for small bandwidths (and more slowly for large ones)".
+
+    ``gaps``: ``{h: ((1 - rho_bar) - HDI_PA, se)}`` at the angle ``angle``; ``small``/``large``:
+    the bandwidths expected above/below.  "holds" when each gap has its expected sign by more
+    than ``n_se`` s.e., "fails as stated" when one has the opposite sign by more than ``n_se``
+    s.e., else "undecided at this size".
+    """
+    outcomes = []
+    stats = []
+    for h, value in gaps.items():
+        v, se = _pair(value, f"gaps[{h!r}]")
+        if h in small or h in large:
+            outcomes.append(significant_effect(v, se, sign=1 if h in small else -1, n_se=n_se))
+        stats.append(Statistic(f"(1 - rho_bar) - HDI_PA at {angle:g} deg, h = {h:g}", v, se))
+    if not outcomes:
+        raise ValueError("small: expected bandwidths among those of gaps")
+    verdict = FAILS if FAILS in outcomes else (HOLDS if all(o == HOLDS for o in outcomes) else UNDECIDED)
+    return Verdict(claim="rf/faster-than-hdi-small-bandwidth",
+                   statement=(f"At {angle:g} deg, 1 - rho_bar exceeds HDI_PA for h in {sorted(small)} and falls below it "
+                              f"for h in {sorted(large)}"),
+                   verdict=verdict,
+                   criterion=f"each difference with its expected sign beyond {n_se:g} jackknife standard errors",
+                   statistics=tuple(stats), section=SECTION)
+
+
+def monotone_verdict(steps: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
+    """"Within one family at fixed (h, n, p_X, m, sigma), 1 - rho_bar increases with the HDI".
+
+    ``steps``: ``{h: (increases, se)}``, arrays of the paired increases of 1 - rho_bar between
+    consecutive angles.  "holds under the stated conditions" when every increase exceeds
+    ``n_se`` s.e.; "fails as stated" when one is negative beyond ``n_se`` s.e.; else
+    "undecided at this size".
+    """
+    inc, neg, n_steps = True, False, 0
+    for h, (v, se) in steps.items():
+        v, se = np.asarray(v, float), np.asarray(se, float)
+        inc &= bool(np.all(v > n_se * se))
+        neg |= bool(np.any(-v > n_se * se))
+        n_steps += v.size
+    if not n_steps:
+        raise ValueError("steps: expected at least one step")
+    verdict = FAILS if neg else (HOLDS_UNDER if inc else UNDECIDED)
+    zmin = min(float(np.min(np.asarray(v) / np.asarray(se))) for v, se in steps.values())
+    return Verdict(claim="rf/monotone-within-family",
+                   statement="Along the star family, at a fixed bandwidth, 1 - rho_bar increases with HDI_PA",
+                   verdict=verdict,
+                   conditions="one family of heads at fixed (h, n, p_X, m, sigma); the curve depends on all of them" if verdict == HOLDS_UNDER else "",
+                   criterion=f"every step between consecutive angles an increase beyond {n_se:g} paired standard errors",
+                   statistics=(Statistic("smallest step / s.e.", zmin), Statistic("steps", n_steps)), section=SECTION)
+
+
+def ant_colony_verdict() -> Verdict:
+    """The ant-colony part of the analogy: "not checkable" (no quantity to compute)."""
+    return Verdict(claim="rf/ant-colonies",
+                   statement="Ant colonies share the decorrelation-variance-reduction principle of attention heads",
+                   verdict=NOT_CHECKABLE,
+                   criterion=("the summaries name no quantity of an ant colony (no members' estimates, no error, "
+                              "no correlation) that could be computed and compared"),
+                   section=SECTION)
+
+
+#: The papermill parameters of notebook 08 (checked by :func:`mhanw.infra.params.check_parameters`).
+PARAMETERS = {
+    **P.STANDARD,
+    "n_jobs": P.positive_int(),
+    "regression": P.regression(dimension=10),
+    "inputs": P.inputs(dimension=10),
+    "noise": P.noise(dimension=10),
+    "sigma": P.nonnegative_float(),
+    "n": P.positive_int(2),
+    "bandwidths": P.sequence(P.positive_float(), min_length=2),
+    "angles_deg": P.sequence(P.real(0.0, 90.0), min_length=3),
+}
+
+#: Constraints: the star family runs from identical (0 deg) to orthogonal (90 deg) heads, in order.
+CONSTRAINTS = (
+    P.require("angles_deg", lambda p: p["angles_deg"][0] == 0 and p["angles_deg"][-1] == 90
+              and list(p["angles_deg"]) == sorted(set(p["angles_deg"])), "angles_deg increasing from 0 to 90"),
+    P.require("bandwidths", lambda p: list(p["bandwidths"]) == sorted(set(p["bandwidths"])), "bandwidths increasing"),
+)

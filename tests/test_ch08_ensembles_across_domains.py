@@ -1,0 +1,67 @@
+"""Tests of mhanw.chapters.ch08_ensembles_across_domains: the verdict rules of the random-forest analogy,
+each fed synthetic statistics on both sides of its thresholds, and the chapter's parameter checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mhanw.chapters import ch08_ensembles_across_domains as ch
+from mhanw.infra.params import ParameterError, check_parameters
+from mhanw.infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED
+
+
+@pytest.mark.parametrize("err, verdict", [(ch.IDENTITY_RTOL, HOLDS), (10 * ch.IDENTITY_RTOL, FAILS)])
+def test_identity_threshold(err, verdict):
+    assert ch.identity_verdict(err).verdict == verdict
+
+
+def test_hdi_rule():
+    assert ch.hdi_verdict({"h": (0.969, 0.01)}, {}).verdict == FAILS          # below 1 by 3.1 s.e.
+    assert ch.hdi_verdict({"h": (0.971, 0.01)}, {}).verdict == UNDECIDED      # 2.9 s.e.: no counterexample
+    assert ch.hdi_verdict({"h": (0.99, 0.01)}, {"s": (0.031, 0.01)}).verdict == FAILS  # rho moves with h
+    assert ch.hdi_verdict({"h": (0.99, 0.01)}, {"s": (0.029, 0.01)}).verdict == UNDECIDED
+
+
+def test_closed_form_rule_has_no_allowance():
+    tol = ch.CLOSED_FORM_TOLERANCE
+    ok = ch.closed_form_verdict([("a", 0.01, 0.01), ("b", -0.01, 0.01)])   # |e| + 3 se = 0.04 <= 0.05
+    assert ok.verdict == HOLDS and ok.detectable == pytest.approx(0.03)
+    assert ch.closed_form_verdict([("a", 0.03, 0.01)]).verdict == UNDECIDED  # 0.06 > tol, but |e| < tol
+    assert ch.closed_form_verdict([("a", tol + 0.01, 0.001)]).verdict == FAILS
+    assert ch.closed_form_verdict([("a", 0.01, 0.001)], checkable=False, reason="inputs are uniform").verdict == NOT_CHECKABLE
+
+
+def test_small_bandwidth_rule():
+    gaps = {0.1: (0.31, 0.1), 1.0: (-0.31, 0.1)}
+    assert ch.small_bandwidth_verdict(gaps, [0.1], [1.0], 20).verdict == HOLDS
+    assert ch.small_bandwidth_verdict({**gaps, 1.0: (-0.29, 0.1)}, [0.1], [1.0], 20).verdict == UNDECIDED
+    assert ch.small_bandwidth_verdict({**gaps, 1.0: (0.31, 0.1)}, [0.1], [1.0], 20).verdict == FAILS
+
+
+def test_monotone_rule():
+    up = (np.array([0.31, 0.5]), np.array([0.1, 0.1]))
+    assert ch.monotone_verdict({0.1: up}).verdict == HOLDS_UNDER
+    assert ch.monotone_verdict({0.1: up, 1.0: (np.array([0.29]), np.array([0.1]))}).verdict == UNDECIDED
+    assert ch.monotone_verdict({0.1: up, 1.0: (np.array([-0.31]), np.array([0.1]))}).verdict == FAILS
+
+
+def test_ant_colonies_not_checkable():
+    rec = ch.ant_colony_verdict()
+    assert rec.verdict == NOT_CHECKABLE and "no quantity" in rec.criterion
+
+
+DEFAULTS = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", n_jobs=2,
+                regression="iso_exp", inputs="gaussian", noise="gaussian", sigma=0.5, n=500,
+                bandwidths=[0.1, 0.2, 0.5, 1.0], angles_deg=[0, 20, 40, 60, 75, 90])
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(angles_deg=[10, 20, 90]), r"^angles_deg: "), (dict(bandwidths=[0.5, 0.1]), r"^bandwidths: "),
+    (dict(bandwidths=[0.1, -1.0]), r"^bandwidths\[1\]: "), (dict(regression="x11"), r"^regression: "),
+    (dict(nosie="gaussian"), r"^nosie: unknown parameter \(did you mean 'noise'\?\)"),
+])
+def test_parameters_name_the_bad_one(change, message):
+    assert check_parameters(DEFAULTS, ch.PARAMETERS, ch.CONSTRAINTS)["n"] == 500
+    with pytest.raises(ParameterError, match=message):
+        check_parameters({**DEFAULTS, **change}, ch.PARAMETERS, ch.CONSTRAINTS)
