@@ -114,8 +114,9 @@ def unguarded_verdict_words() -> list[str]:
     return hits
 
 
-@pytest.mark.xfail(strict=False, reason="the chapter engineers' generated verdict sentences are not yet merged "
-                                        "into this branch; this lists what is left")
+@pytest.mark.xfail(strict=False, reason="open work: about 30 hits remain (vocabulary defined across lines, other "
+                                        "senses of 'holds', README examples of what a run prints, and a few typed "
+                                        "verdicts in sections 02 and 05); run with --runxfail to list them")
 def test_no_verdict_words_outside_generated_or_guarded_text():
     hits = unguarded_verdict_words()
     assert not hits, f"{len(hits)} verdict words outside generated or guarded text:\n" + "\n".join(hits)
