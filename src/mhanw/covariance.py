@@ -36,6 +36,7 @@ from scipy.special import expit
 from . import data as _data
 
 from .diversity import _full_rank, _matrix, cross_gram
+from .infra.expressions import exact_number
 from .infra.validate import as_float_array, as_seed_sequence, nonnegative_scalar, positive_int, positive_scalar
 __all__ = [
     "FirstOrderCovariance",
@@ -277,11 +278,7 @@ def kernel_overlap_symbolic(bandwidth=None, angle=None, input_variance=None, poi
     def value(v, name, positive=False):
         if v is None:
             return sp.Symbol(name, positive=True) if positive else sp.Symbol(name, real=True)
-        try:
-            out = sp.nsimplify(v, rational=True) if not isinstance(v, sp.Basic) else v
-        except (TypeError, ValueError, sp.SympifyError) as exc:
-            raise ValueError(f"{ {'h': 'bandwidth', 'phi': 'angle', 's': 'input_variance'}.get(name, 'point')}: "
-                             f"expected a number or a sympy expression, got {v!r}") from exc
+        out = exact_number(v, {'h': 'bandwidth', 'phi': 'angle', 's': 'input_variance'}.get(name, 'point'))
         if positive and out.is_positive is False:
             raise ValueError(f"{ {'h': 'bandwidth', 's': 'input_variance'}[name]}: expected a positive value, got {v!r}")
         return out

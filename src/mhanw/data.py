@@ -323,13 +323,34 @@ def _gradient(formula: _Formula):
     return grad
 
 
+#: Polynomials whose degree (bounded from the expression tree) is above this are not expanded to
+#: find their Lipschitz constant exactly (``(x1 + ... + x5)**100`` has millions of terms); their
+#: constant is estimated like any other formula's.
+MAX_EXPANDED_DEGREE = 12
+
+
+def _degree_bound(expr) -> int:
+    """An upper bound of the total degree of a polynomial expression, read from its tree without expanding it."""
+    if expr.is_Symbol:
+        return 1
+    if expr.is_Number or not expr.free_symbols:
+        return 0
+    if expr.is_Add:
+        return max(_degree_bound(a) for a in expr.args)
+    if expr.is_Mul:
+        return sum(_degree_bound(a) for a in expr.args)
+    if expr.is_Pow and expr.exp.is_Integer and expr.exp >= 0:
+        return int(expr.exp) * _degree_bound(expr.base)
+    return MAX_EXPANDED_DEGREE + 1  # anything else: do not expand
+
+
 def _lipschitz_of(formula: _Formula):
     """``(L(d), source)`` for a formula: exact for polynomials, else estimated (:attr:`RegressionFunction.lipschitz_source`)."""
     xs = [s for s in formula.args if s is not R_SYMBOL]
     if R_SYMBOL not in formula.args:
         if not xs:
             return (lambda d: 0.0), "derived"
-        if formula.expr.is_polynomial(*xs):
+        if formula.expr.is_polynomial(*xs) and _degree_bound(formula.expr) <= MAX_EXPANDED_DEGREE:
             poly = sp.Poly(formula.expr, *xs)
             if poly.total_degree() <= 1:
                 coeffs = [float(poly.coeff_monomial(s)) for s in xs]

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .constants import WEIGHT_SUM_TOL
+from .infra.expressions import exact_number
 from .infra.validate import as_float_array, positive_int
 
 __all__ = [
@@ -413,6 +414,10 @@ class SymbolicDecomposition:
         return sp.nsimplify(sum(self.weights))
 
 
+#: Largest number of heads the symbolic decomposition is derived for (H = 12 already takes seconds).
+MAX_SYMBOLIC_HEADS = 8
+
+
 def symbolic_decomposition(n_heads: int, weights=None) -> SymbolicDecomposition:
     """Derive the bias-variance-covariance decomposition of ``sum_j a_j m_j(x)`` in sympy (Thm 3.1).
 
@@ -424,16 +429,16 @@ def symbolic_decomposition(n_heads: int, weights=None) -> SymbolicDecomposition:
     import sympy as sp
 
     H = positive_int(n_heads, "n_heads")
+    if H > MAX_SYMBOLIC_HEADS:
+        raise ValueError(f"n_heads: the symbolic decomposition is derived for at most {MAX_SYMBOLIC_HEADS} heads "
+                         f"(its size grows as H^2 terms), got {H}")
     if weights is None:
         a = sp.symbols(f"a_1:{H + 1}", real=True)
     else:
         w = list(np.atleast_1d(np.asarray(weights, dtype=object)))
         if len(w) != H:
             raise ValueError(f"weights: expected {H} weights (one per head), got {len(w)}")
-        try:
-            a = tuple(sp.nsimplify(v, rational=True) if not isinstance(v, sp.Basic) else v for v in w)
-        except (TypeError, ValueError, sp.SympifyError) as exc:
-            raise ValueError(f"weights: expected numbers or sympy expressions, got {weights!r}") from exc
+        a = tuple(exact_number(v, "weights") for v in w)
     m = sp.Symbol("m", real=True)
     B = sp.symbols(f"B_1:{H + 1}", real=True)
     e = sp.symbols(f"e_1:{H + 1}", real=True)

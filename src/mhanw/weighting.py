@@ -40,6 +40,7 @@ import numpy as np
 from scipy import linalg, optimize
 
 from .heads import WEIGHT_SUM_TOL
+from .infra.expressions import exact_number
 from .infra.validate import as_float_array, one_of, positive_int, positive_scalar, real_scalar
 
 #: Default ratio of geometric weights: the golden-ratio conjugate 1/phi = (sqrt(5) - 1)/2.
@@ -458,7 +459,7 @@ def weights_expr(scheme, n_heads: int, q=None) -> list:
                 fib.append(fib[-1] + fib[-2])
             fib = fib[:H]
             return [sp.Rational(f, sum(fib)) for f in reversed(fib)]
-        q = (sp.sqrt(5) - 1) / 2 if q is None else sp.sympify(q)
+        q = (sp.sqrt(5) - 1) / 2 if q is None else exact_number(q, "q")
         if q.is_number:
             _ratio(float(q), "q")
         return [sp.simplify((1 - q) * q**j / (1 - q**H)) for j in range(H)]
@@ -484,7 +485,7 @@ def crossover_gap(n_heads: int, rho, weights):
     H = positive_int(n_heads, "n_heads", minimum=2)
     if len(weights) != H:
         raise ValueError(f"weights: expected {H} weights (one per head), got {len(weights)}")
-    rho = sp.nsimplify(rho, rational=True) if isinstance(rho, (int, float, np.floating)) else sp.sympify(rho)
+    rho = exact_number(rho, "rho")
     if rho.is_number:
         graded_error_matrix(H, 1.0, float(rho))  # validates rho for this H
     r = sp.Symbol("r", positive=True)

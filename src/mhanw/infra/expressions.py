@@ -30,6 +30,8 @@ from sympy.parsing.sympy_parser import auto_number, convert_xor, parse_expr
 
 __all__ = [
     "Grammar",
+    "NUMBER_GRAMMAR",
+    "exact_number",
     "MAX_CONSTANT_LOG10",
     "MAX_EXPONENT",
     "MAX_LENGTH",
@@ -226,3 +228,38 @@ def _constant_value(expr: sp.Expr, name: str) -> float:
         return float(sp.N(expr, 20))
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"{name}: the constant {expr} has no real value") from exc
+
+
+#: A plain number written as a formula: digits, arithmetic, ``sqrt``, ``pi`` and ``E`` (no variables).
+NUMBER_GRAMMAR = Grammar(symbols={}, functions={"sqrt": sp.sqrt, "pi": sp.pi, "E": sp.E},
+                         allowed="numbers, + - * / ** ( ), sqrt, pi and E", subject="number",
+                         empty_hint="a number")
+
+
+def exact_number(value, name: str) -> sp.Expr:
+    """``value`` as an exact sympy quantity for a symbolic derivation.
+
+    A real number (int, float, numpy scalar, fraction) becomes an exact rational
+    (``0.6`` -> ``3/5``); a string is read by :data:`NUMBER_GRAMMAR` (never by
+    ``sympify``, which would run it as Python); a sympy expression is kept (it
+    may hold symbols).  bool, complex, None and anything else raise
+    ``ValueError`` naming ``name``, as does a value that is not finite.
+    """
+    if isinstance(value, sp.Basic):
+        if not isinstance(value, sp.Expr):
+            raise ValueError(f"{name}: expected a number or a sympy expression, got {type(value).__name__}")
+        expr = value
+    elif isinstance(value, str):
+        expr = NUMBER_GRAMMAR.parse(value, name)
+        expr = sp.nsimplify(expr, rational=True) if expr.is_Float else expr
+    elif isinstance(value, numbers.Real) and not isinstance(value, bool):
+        f = float(value)
+        if not math.isfinite(f):
+            raise ValueError(f"{name}: expected a finite number, got {value!r}")
+        expr = sp.nsimplify(f, rational=True)
+    else:
+        raise ValueError(f"{name}: expected a real number or a sympy expression, got {type(value).__name__}")
+    if expr.has(sp.zoo, sp.oo, -sp.oo, sp.nan) or expr.is_real is False:
+        raise ValueError(f"{name}: expected a finite real value, got {value!r}")
+    return expr
+
