@@ -248,6 +248,23 @@ def link_chapters(text: str, chapters: list[Chapter], here: str) -> str:
     return "\n".join(out)
 
 
+def link_book_pages(text: str) -> str:
+    """Links from a chapter to the book's own pages, written ``[text](../book/NAME.md#anchor)``
+    so that they also work in JupyterLab, become links to the rendered pages
+    (``NAME.html#anchor``; raw HTML, since Sphinx resolves a Markdown link's anchor only
+    against headings, not against the pages' labels)."""
+    def label(text):  # $...$ becomes inline math that MathJax typesets inside raw HTML (\\( escaped for Markdown)
+        parts = re.split(r"\$([^$]+)\$", text.replace("`", ""))
+        return "".join(html.escape(p) if i % 2 == 0 else
+                       f'<span class="math notranslate nohighlight">\\\\({html.escape(p, quote=False)}\\\\)</span>'
+                       for i, p in enumerate(parts))
+
+    def repl(m):
+        return f'<a href="{m.group(2)}.html{m.group(3) or ""}">{label(m.group(1))}</a>'
+
+    return re.sub(r"\[([^\]]+)\]\(\.\./book/([A-Za-z0-9_-]+)\.md(#[^)\s]*)?\)", repl, text)
+
+
 def merge_parameters(nb) -> None:
     """One parameters cell with the values the chapter ran with: papermill's injected
     assignments replace the defaults' lines, and the injected cell goes."""
@@ -271,7 +288,7 @@ def prepare_chapter(nb, ch: Chapter, prev, nxt, chapters, pages, has_pdf: bool):
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source = link_chapters(cell.source, chapters, ch.name)
+            cell.source = link_book_pages(link_chapters(cell.source, chapters, ch.name))
         if cell.cell_type != "code":
             continue
         outputs = []

@@ -77,7 +77,7 @@ def test_a_failing_notebook_stops_the_build_and_leaves_nothing(tmp_path):
     nb["metadata"]["mhanw"] = {"figures": ["98_always_fails"]}
     nb["cells"] = [nb["cells"][1]] + [  # the parameters cell, then a figure, then an error
         {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "id": "x1",
-         "source": "import matplotlib.pyplot as plt\nfrom mhanw import figures\nfig, ax = plt.subplots()\n"
+         "source": "import matplotlib.pyplot as plt\nfrom mhanw.infra import figures\nfig, ax = plt.subplots()\n"
                    "figures.save(fig, '98_always_fails', figures_dir)\n"},
         {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "id": "x2",
          "source": "raise RuntimeError('deliberate failure for the pipeline test')\n"},

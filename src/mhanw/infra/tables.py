@@ -101,6 +101,21 @@ def _numeric(text: str) -> bool:
     return bool(_NUMBER.fullmatch(text))
 
 
+_INLINE_MATH = re.compile(r"\$([^$]+)\$")
+
+
+def _escape_with_math(text: str) -> str:
+    """HTML-escaped text whose ``$...$`` spans become MathJax inline math (``\\(...\\)`` in a
+    ``math`` span: what JupyterLab and the book's MathJax typeset inside HTML output)."""
+    parts, last = [], 0
+    for m in _INLINE_MATH.finditer(text):
+        parts.append(html.escape(text[last:m.start()]))
+        parts.append(f'<span class="math notranslate nohighlight">\\({html.escape(m.group(1), quote=False)}\\)</span>')
+        last = m.end()
+    parts.append(html.escape(text[last:]))
+    return "".join(parts)
+
+
 class Table:
     """A formatted table: ``columns`` (header strings) and ``rows`` (lists of strings).
 
@@ -114,7 +129,7 @@ class Table:
         self.note = note
 
     def _repr_html_(self) -> str:
-        esc = html.escape
+        esc = _escape_with_math
         out = ['<div class="mhanw-table">', '<table style="border-collapse:collapse">']
         if self.caption:
             out.append(f'<caption style="text-align:left;font-weight:bold">{esc(self.caption)}</caption>')
