@@ -96,7 +96,7 @@ def test_book_takes_claims_json_and_extra_pages_when_they_exist(builds, tmp_path
         else:
             (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src / rel, tmp_path / rel)
-    (tmp_path / "book" / "glossary.md").write_text("# Glossary\n\n**HDI.** The head diversity index, $1-\\bar\\rho$.\n")
+    (tmp_path / "book" / "zz_extra.md").write_text("# An extra page\n\n**HDI.** The head diversity index, $1-\\bar\\rho$.\n")
     first = NOTEBOOKS[0].stem
     (tmp_path / "build" / "claims.json").write_text(json.dumps(
         [{"claim": "Thm 2.1", "chapter": first, "verdict": "a verdict read from claims.json", "section": "2"}]))
@@ -106,6 +106,7 @@ def test_book_takes_claims_json_and_extra_pages_when_they_exist(builds, tmp_path
     assert "a verdict read from claims.json" in index and "build/claims.json" in index
     assert 'href="glossary.html"' in index and (book / "glossary.html").is_file()
     assert 'href="glossary.html"' in (book / f"{first}.html").read_text()
+    assert 'href="zz_extra.html"' in index and (book / "zz_extra.html").is_file()  # any book/*.md becomes a page
     assert "paper/main.pdf" not in index, "no PDF was built here, so none may be linked"
     report = check_book.check(book)
     assert not report.problems, "\n".join(report.problems)
