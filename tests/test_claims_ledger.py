@@ -3,7 +3,8 @@
 Fast tests run the collection and every generator on synthetic ledgers (a
 chapter without records, a duplicated id, LaTeX specials, an empty ledger), the
 scenario checks (a parameter a chapter lacks, reserved names, `make -n scenario`
-without SCENARIO) and the stability count.  Slow ones reuse the pipeline test's
+without SCENARIO); the paper's section on scenarios and seeds is tested in
+test_robustness.py.  Slow ones reuse the pipeline test's
 quick build (``builds``): a scenario equal to the defaults gives the default
 numbers and verdicts (one cheap chapter), and the README's table lists every
 claim of the quick ledger.
@@ -153,29 +154,13 @@ def test_update_readme_rewrites_only_on_change(results, tmp_path):
     assert readme.stat().st_mtime_ns == mtime
 
 
-def test_differences_and_stability(results):
+def test_differences(results):
     records, _, _ = claimslib.collect(results)
     other = [dict(r) for r in records]
     other[1]["verdict"] = UNDECIDED
     other = other[:3]
     assert claimslib.differences(records, other) == [("thm-2.1/literal-bandwidth", FAILS, UNDECIDED),
                                                      ("lemma-4.1/closed-form", UNDECIDED, None)]
-    stab = claimslib.stability(records, {"1": records, "2": other})
-    row = {r["claim"]: r for r in stab["claims"]}
-    assert (row["thm-2.1/literal-bandwidth"]["equal"], row["thm-2.1/literal-bandwidth"]["compatible"]) == (1, 2)
-    assert row["lemma-4.1/closed-form"]["runs"] == 1
-    assert "Stability across seeds" in claimslib.stability_latex(stab)
-    assert "has not been run" in claimslib.stability_latex(None)
-
-
-def test_scenarios_section_reports_kept_and_changed_verdicts(results):
-    records, _, _ = claimslib.collect(results)
-    other = [dict(r) for r in records]
-    other[1]["verdict"] = HOLDS
-    tex = claimslib.scenarios_latex(records, [("heavy-tails", "Heavy tails", "inputs = student-t:3", other)])
-    assert "Beyond the stated assumptions" in tex and "three of four claims" in tex.lower()
-    assert "literal-\\allowbreak{}bandwidth" in tex and "diff = 0.500" in tex
-    assert "No scenario has been run" in claimslib.scenarios_latex(records, [])
 
 
 # --------------------------------------------------------------------------- scenarios
