@@ -52,10 +52,10 @@ def _cap(s: str) -> str:
 
 
 def _chapter_numbers(names) -> str:
-    """``["02_a", "03_b", "05_c"]`` -> ``"2, 3 and 5"`` as ranges: ``"chapters 2-3 and 5"``."""
+    """``["02_a", "03_b", "05_c"]`` -> ``"chapters 2-3 and 5"``."""
     nums = sorted(int(n[:2]) for n in names)
     word = "chapter" if len(nums) == 1 else "chapters"
-    return f"{word} {prose.ranges(nums)}"
+    return f"{word} {prose.join_list(prose.ranges(nums).split(', '))}"
 
 
 def _stat_tex(r: dict | None) -> str:
@@ -147,7 +147,7 @@ _KIND_LABEL = {CHANGED: "changed by the assumption", UNDECIDED_NOW: "undecided u
 def _scenario_block(run: dict, default: list[dict], stab: dict | None, default_fidelity: str) -> list[str]:
     name = run["name"]
     title = tex_escape(run["description"] or name)
-    out = [f"\\paragraph{{{title} (\\texttt{{{tex_escape(name)}}}).}}"]
+    out = [f"\\paragraph{{Scenario \\texttt{{{tex_escape(name)}}}: {title}.}}"]
     if not run["chapters"]:
         return out + ["No chapter takes this scenario's parameters, so no verdict can change.", ""]
     groups: dict[str, list[str]] = {}
@@ -209,7 +209,7 @@ def _scenario_block(run: dict, default: list[dict], stab: dict | None, default_f
                 "\\bottomrule\\endlastfoot"]
         for r in differing:
             kind = kinds[r["claim"]]
-            seedtxt = _seed_counts(seeds[r["claim"]]) if r["claim"] in seeds else "not run"
+            seedtxt = _seed_counts(seeds[r["claim"]]) if r["claim"] in seeds else "no seed run"
             out.append(f"{claim_tex(r['claim'])} & {_stat_tex(r)} & {_stat_tex(mine[r['claim']])} & "
                        f"{tex_escape(seedtxt)}: \\emph{{{_KIND_LABEL[kind]}}} \\\\")
         out.append("\\end{longtable}}")

@@ -282,7 +282,7 @@ def run(path, *, fidelity: str, jobs: int, out: Path | None, targets: list[str],
         _write_ledger(out, [n for n in every if n not in stopped])
         print(f"    scenario {name}: no paper under it ({', '.join(stopped)} stopped; its macros are missing)")
     _write_run(out, path, scenario, fidelity, every, stopped)
-    print(report(out / "claims.json", compare_with or root / "build" / "claims.json", name))
+    print(report(out / "claims.json", compare_with or root / "build" / "claims.json", name, stopped))
     return 0
 
 
@@ -325,7 +325,8 @@ def ledger(path, *, fidelity: str, jobs: int, out: Path | None, venv: Path, root
     return 0
 
 
-def report(ledger: Path, default: Path, name: str) -> str:
+def report(ledger: Path, default: Path, name: str, stopped: dict[str, str] | None = None) -> str:
+    """The verdicts of ``ledger`` that differ from ``default``'s (a claim of a ``stopped`` chapter says so)."""
     import claimslib  # needs mhanw: only the run reports
 
     if not ledger.is_file():
@@ -334,12 +335,16 @@ def report(ledger: Path, default: Path, name: str) -> str:
     if not default.is_file():
         return (f"    scenario {name}: {len(mine)} verdicts in {ledger}; no default ledger {default} to compare with "
                 "(run make all first)\n" + claimslib.text_table(mine))
-    diff = claimslib.differences(claimslib.load_ledger(default), mine)
+    base = claimslib.load_ledger(default)
+    halted = {r["claim"] for r in base if r.get("chapter") in (stopped or {})}
+    diff = claimslib.differences(base, mine)
     if not diff:
         return f"    scenario {name}: all {len(mine)} verdicts equal the default run's ({default})"
     w = max(len(c) for c, _, _ in diff)
     lines = [f"    scenario {name}: {len(diff)} of {len(mine)} verdicts differ from the default run ({default}):"]
-    lines += [f"    {c:<{w}}  {a or '(no record)'} -> {b or '(no record)'}" for c, a, b in diff]
+    lines += [f"    {c:<{w}}  {a or '(no record)'} -> "
+              f"{b or ('(chapter stopped on a guarded sentence)' if c in halted else '(no record)')}"
+              for c, a, b in diff]
     return "\n".join(lines)
 
 

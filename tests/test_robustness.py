@@ -157,7 +157,7 @@ def test_the_script_reports_from_the_ledgers_on_disk(tmp_path):
         out = subprocess.run(script + args, cwd=tmp_path, env=env, capture_output=True, text=True)
         assert out.returncode == 0, out.stderr
     scen = (tmp_path / "scenarios.tex").read_text()
-    assert "Heavy tails (\\texttt{heavy-tails})" in scen and "one changes with the assumption" in scen
+    assert "Scenario \\texttt{heavy-tails}: Heavy tails." in scen and "one changes with the assumption" in scen
     stab = (tmp_path / "stability.tex").read_text()
     assert "All seven claims receive the default verdict under every seed; no claim flips" in stab
 
