@@ -275,7 +275,7 @@ $(VERDICTS): $(CLAIMS) $(PDF) build/timings.json $(README_STAMP)
 #   build/stability.json               the seeds' verdicts against build/claims.json.
 # Each copy has its own make, which re-runs only the chapters whose notebook or
 # library files changed; its log is build/scenarios/NAME/run.log (build/stability/seed-S/run.log).
-# Under `make -jN` the copies run side by side with one job each, otherwise with two.
+# Each copy runs two chapters at a time; under `make -j2` two copies run side by side.
 # With ROBUSTNESS=yes (the default at FIDELITY=paper) `make all` makes them all;
 # with ROBUSTNESS=no (the default at quick) the paper uses whichever ledgers exist
 # (or says how to make them).  Cost at quick fidelity: about one quick build of
@@ -301,8 +301,9 @@ SEEDS_WANT := seeds $(strip $(STABILITY_SEEDS)) chapters $(strip $(STABILITY_CHA
 CHAPTER_LIBRARY = $(sort $(foreach n,$(NAMES),$(patsubst %:,%,$(filter src/%,$(file <build/deps/$(n).d)))))
 RUN_INPUTS = $(NOTEBOOKS) $(CHAPTER_LIBRARY) scripts/scenario.py scripts/run_notebook.sh scripts/check_params.py \
   $(VENV_STAMP)
-# One job per copy under make -jN (the copies run side by side), two otherwise.
-COPY_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),1,2)
+# Two jobs in each copy, also under make -j2 (then up to four notebooks share the two
+# cores, but the last copy to finish does not run alone on one of them).
+COPY_JOBS := 2
 # run_in_copy(what, log, command): the command with its output in the log, a line before and after.
 run_in_copy = echo "==> $(1) (quick fidelity; log: $(2))"; mkdir -p $(dir $(2)); start=$$(date +%s); \
   $(3) >$(2) 2>&1 || { echo "*** $(1) failed; the end of $(2):" >&2; tail -n 40 $(2) >&2; exit 1; }; \
