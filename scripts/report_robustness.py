@@ -76,9 +76,22 @@ def _seed_counts(row: dict) -> str:
     for v in present:
         if v != row["default"]:
             others[v] = others.get(v, 0) + 1
-    head = f"same under {prose.count_of(row['equal'], n, 'seeds')}" if row["equal"] else "same under none"
+    if row["equal"] == n:
+        head = "same" if n == 1 else f"same under all {prose.number_word(n)} seeds"
+    else:
+        head = f"same under {prose.count_of(row['equal'], n, 'seeds')}" if row["equal"] else "same under none"
     tail = [f"{v} under {prose.number_word(k)}" for v, k in sorted(others.items(), key=lambda kv: VOCABULARY.index(kv[0]))]
     return "; ".join([head] + tail)
+
+
+def _other_verdicts(row: dict) -> str:
+    """``"holds under seeds 3 and 5"``: each verdict other than the default's once, with its seeds."""
+    seeds_of: dict[str, list[str]] = {}
+    for seed, v in row["seeds"].items():
+        if v is not None and v != row["default"]:
+            seeds_of.setdefault(v, []).append(seed)
+    return ", ".join(f"{v} under seed{'s' if len(ss) > 1 else ''} {prose.join_list(ss)}"
+                     for v, ss in sorted(seeds_of.items(), key=lambda kv: VOCABULARY.index(kv[0])))
 
 
 # --------------------------------------------------------------------------- scenarios
@@ -272,19 +285,16 @@ def stability_latex(stab: dict | None, default_fidelity: str) -> str:
             f"{prose.number_word(n_seeds)} other {seed_word} "
             f"({tex_escape(prose.ranges([int(s) for s in seeds]) if all(s.isdigit() for s in seeds) else ', '.join(seeds))}) "
             f"and each verdict compared with the default run's ({fid} fidelity), Table~\\ref{{tab:stability}}. "
-            f"{_cap(prose.count_of(len(same), len(rows), 'claims'))} receive the default verdict under every "
-            f"{seed_word}")
+            f"{_cap(prose.count_of(len(same), len(rows), 'claims'))} receive the default verdict under "
+            f"{'the' if n_seeds == 1 else 'every'} seed")
     tail = []
     if compatible:
         tail.append(f"{prose.number_word(len(compatible))} more "
                     f"{'is' if len(compatible) == 1 else 'are'} undecided at this size (or another form of "
                     "\\emph{holds}) under some seeds and never receive the opposite verdict")
     if flips:
-        listed = "; ".join(
-            f"{claim_tex(r['claim'])} ({tex_escape(r['default'])} in the default run, "
-            + ", ".join(f"{tex_escape(v)} under seed {s}" for s, v in r["seeds"].items()
-                        if v is not None and v != r["default"] and v != UNDECIDED)
-            + ")" for r in flips)
+        listed = "; ".join(f"{claim_tex(r['claim'])} ({tex_escape(r['default'])} in the default run, "
+                           f"{tex_escape(_other_verdicts(r))})" for r in flips)
         tail.append(f"{prose.number_word(len(flips))} flip{'s' if len(flips) == 1 else ''}: under at least one "
                     f"seed {'its' if len(flips) == 1 else 'their'} verdict is another one than the default "
                     f"run's and not \\emph{{undecided at this size}}: {listed}")
@@ -308,8 +318,8 @@ def stability_latex(stab: dict | None, default_fidelity: str) -> str:
                   "\\toprule claim & default verdict & under other seeds \\\\ \\midrule\\endhead",
                   "\\bottomrule\\endlastfoot"]
     for r in rows:
-        mark = f" \\textbf{{flip}} under {prose.number_word(r['flips'])}" if r["flips"] else ""
-        out.append(f"{claim_tex(r['claim'])} & {tex_escape(r['default'])} & {tex_escape(_seed_counts(r))}{mark} \\\\")
+        mark = "\\textbf{flips}: " if r["flips"] else ""
+        out.append(f"{claim_tex(r['claim'])} & {tex_escape(r['default'])} & {mark}{tex_escape(_seed_counts(r))} \\\\")
     out += ["\\end{longtable}}", ""]
     return "\n".join(out)
 
