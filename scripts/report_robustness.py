@@ -77,7 +77,7 @@ def _seed_counts(row: dict) -> str:
         if v != row["default"]:
             others[v] = others.get(v, 0) + 1
     if row["equal"] == n:
-        head = "same" if n == 1 else f"same under all {prose.number_word(n)} seeds"
+        head = "same" if n == 1 else f"same under {prose.count_of(n, n, 'seeds')}"
     else:
         head = f"same under {prose.count_of(row['equal'], n, 'seeds')}" if row["equal"] else "same under none"
     tail = [f"{v} under {prose.number_word(k)}" for v, k in sorted(others.items(), key=lambda kv: VOCABULARY.index(kv[0]))]
