@@ -278,8 +278,10 @@ $(VERDICTS): $(CLAIMS) $(PDF) build/timings.json $(README_STAMP)
 # Each copy runs two chapters at a time; under `make -j2` two copies run side by side.
 # With ROBUSTNESS=yes (the default at FIDELITY=paper) `make all` makes them all;
 # with ROBUSTNESS=no (the default at quick) the paper uses whichever ledgers exist
-# (or says how to make them).  Cost at quick fidelity: about one quick build of
-# every chapter per seed and per scenario; see README.md, "Speed".
+# (or says how to make them).  Cost: a quick run of every chapter per seed, and of
+# the chapters a scenario changes per scenario (02-08, and 01 for two of them): about
+# 1150 s of one core on an idle machine, some 10 minutes with -j2 (measured times, under
+# load, in README.md below "The two commands").
 #
 # `make scenario SCENARIO=scenarios/NAME.toml` runs every chapter under a scenario
 # (SCENARIO_FIDELITY, -j2) and also keeps, in build/scenarios/NAME/, the executed
