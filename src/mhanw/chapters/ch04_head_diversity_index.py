@@ -54,6 +54,7 @@ from ..infra.validate import as_float_array, as_seed_sequence, generator, nonneg
 
 __all__ = [
     "HEAD_TYPES",
+    "HEAD_TYPE_NAMES",
     "RandomConfigurations",
     "equal_hdi_configurations",
     "family_summary",
@@ -70,6 +71,10 @@ __all__ = [
 
 #: Kinds of heads of the normalization table.
 HEAD_TYPES = ("identical", "orthogonal", "gaussian_scaled", "gaussian_unit", "identical_x2")
+#: How the text names the head kinds of :data:`HEAD_TYPES` (the rows of the paper's table of the three indices).
+HEAD_TYPE_NAMES = {"identical": "identical, orthonormal", "orthogonal": "orthogonal blocks",
+                   "gaussian_scaled": "random, N(0, 1/d)", "gaussian_unit": "random, N(0, 1)",
+                   "identical_x2": "identical ×2"}
 
 
 def _table_heads(kind, d, n_heads, d_k, rng):
@@ -447,8 +452,8 @@ def printed_range_record(values: dict):
                     verdict=FAILS if bad else HOLDS,
                     criterion=f"smallest and largest value over the head kinds of the table against [0, 1], rounding "
                               f"tolerance {EXACT_TOL:g}",
-                    statistics=(_stat(f"smallest ({low_kind})", values[low_kind]),
-                                _stat(f"largest ({high_kind})", values[high_kind])),
+                    statistics=(_stat(f"smallest ({HEAD_TYPE_NAMES.get(low_kind, low_kind)})", values[low_kind]),
+                                _stat(f"largest ({HEAD_TYPE_NAMES.get(high_kind, high_kind)})", values[high_kind])),
                     detectable=None if bad else EXACT_TOL)
 
 
@@ -544,7 +549,8 @@ def equal_hdi_record(rel_pct: dict, rel_se_pct: dict, z: dict):
     some isotropic m separates them by more than 3 paired s.e., otherwise "undecided" (equality cannot be
     shown by one pair)."""
     bad = any(abs(v) > N_SE for v in z.values())
-    stats = tuple(s for m in z for s in (_stat(f"P vs Q, {m}", rel_pct[m], rel_se_pct[m], "%"), _stat(f"z, {m}", z[m])))
+    stats = tuple(s for m in z for s in (_stat(f"P vs Q, {regression_label(m)}", rel_pct[m], rel_se_pct[m], "%"),
+                                         _stat(f"z, {regression_label(m)}", z[m])))
     return _verdict(claim="thm-4.2/equal-hdi", statement="Configurations with equal HDI_PA have equal IMSE",
                     verdict=FAILS if bad else UNDECIDED,
                     criterion="|z| of IMSE(P) - IMSE(Q) (both HDI_PA = 1/2) against 3, for each isotropic m",
@@ -555,7 +561,8 @@ def higher_hdi_record(rel_pct: dict, rel_se_pct: dict, z: dict, hdi_gap: float):
     """Monotone in HDI: a configuration with higher HDI_PA must not have a higher IMSE; fails when P'
     (higher HDI) is worse than Q by more than 3 paired s.e. for some isotropic m."""
     bad = any(v > N_SE for v in z.values())
-    stats = tuple(s for m in z for s in (_stat(f"P' vs Q, {m}", rel_pct[m], rel_se_pct[m], "%"), _stat(f"z, {m}", z[m])))
+    stats = tuple(s for m in z for s in (_stat(f"P' vs Q, {regression_label(m)}", rel_pct[m], rel_se_pct[m], "%"),
+                                         _stat(f"z, {regression_label(m)}", z[m])))
     return _verdict(claim="thm-4.2/higher-hdi-higher-imse",
                     statement="A configuration with higher HDI_PA never has a higher IMSE (isotropic m)",
                     verdict=FAILS if bad else UNDECIDED,
