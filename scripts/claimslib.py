@@ -157,7 +157,8 @@ GROUP_TITLES = {
 #: Words of claim ids as the text writes them (acronyms, notation, the regression functions' names).
 _PART_WORDS = {
     "imse": "IMSE", "mse": "MSE", "hdi": "HDI", "pa": "HDI_PA", "nw": "NW", "bert": "BERT", "neff": "n_eff",
-    "ddof1": "divisor R - 1", "gaussian": "Gaussian",
+    "ddof1": "divisor R - 1", "gaussian": "Gaussian", "kappa": "κ", "breiman": "Breiman", "rho": "rho_bar",
+    "fibonacci": "Fibonacci",
 }
 
 
@@ -466,7 +467,7 @@ def latex_summary(records: list[dict]) -> str:
             lines.append(_csdef("mhanw@verdict", r["claim"], tex_text(verdict_text(r))))
         for g, rs in grouped(records).items():
             lines.append(_csdef("mhanw@group", g, tex_text(counts_phrase(rs))))
-        groups = [f"{_capital(group_name(g))}: {counts_phrase(rs)}" for g, rs in grouped(records).items()]
+        groups = [f"{group_name(g)}: {counts_phrase(rs)}" for g, rs in grouped(records).items()]
         lines.append(f"\\newcommand{{\\ClaimsByClaim}}{{{tex_text('; '.join(groups))}}}")
     else:
         none = "no chapter has recorded its verdicts yet"
@@ -581,14 +582,22 @@ def replace_readme_block(readme_text: str, table: str) -> str:
     return before + table + after
 
 
+def plain_text(text: str) -> str:
+    """Record text for a terminal: the text's symbols without their TeX (``$m_{\\cos,1.5}$`` -> ``m_cos,1.5``)."""
+    return re.sub(r"\$([^$]+)\$", lambda m: re.sub(r"\\mathrm|\\|[{}]", "", m.group(1)), text)
+
+
 def text_table(records: list[dict], width: int = 44) -> str:
-    """The verdicts as a fixed-width table for the terminal."""
+    """The verdicts as a fixed-width table for the terminal: one line per claim under its title."""
     if not records:
         return "    (no verdict records)"
     w = min(max(len(r["claim"]) for r in records), width)
-    out = [f"    {'claim':<{w}}  verdict"]
-    for r in records:
-        out.append(f"    {r['claim']:<{w}}  {verdict_text(r)}")
+    out = [f"    {'claim':<{w + 2}}  verdict"]
+    for g, rs in grouped(records).items():
+        name = group_name(g)
+        out.append(f"    {name[:1].upper() + name[1:]}")
+        for r in rs:
+            out.append(f"      {r['claim']:<{w}}  {plain_text(verdict_text(r))}")
     c = counts(records)
     out.append("    " + ", ".join(f"{k} {v}" for v, k in c.items()))
     return "\n".join(out)
