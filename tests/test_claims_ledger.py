@@ -184,7 +184,7 @@ def test_generated_text_names_claims_as_the_paper_does():
     """Titles, not ids: "Theorem 2.1", the unnumbered claims by their section's subject, parts in words."""
     assert claimslib.claim_title("thm-2.1/identity") == "Theorem 2.1: identity"
     assert claimslib.claim_title("thm-7.1") == "Theorem 7.1"
-    assert claimslib.claim_title("rf/breiman-identity") == "The random-forest analogy: breiman identity"
+    assert claimslib.claim_title("rf/breiman-identity") == "The random-forest analogy: Breiman identity"
     assert claimslib.claim_title("pretrained/shared-directions").startswith("The trained transformer: ")
     assert claimslib.claim_title("hdi-definition/pa-properties") == "The Head Diversity Index: HDI_PA properties"
     assert claimslib.part_name("lemma-4.1/printed-bound/constant-m") == "printed bound (constant m)"
@@ -198,7 +198,7 @@ def test_generated_text_names_claims_as_the_paper_does():
     by_claim = summary.split("\\ClaimsByClaim}{", 1)[1]
     for raw in ("rf:", "pretrained:", "hdi definition", "ddof1", "HDI\\_PA", "thm-"):
         assert raw not in sentences, raw
-    assert "The random-forest analogy: its one part holds" in by_claim and "$\\HDIpa$ properties" in summary
+    assert "the random-forest analogy: its one part holds" in by_claim and "$\\HDIpa$ properties" in summary
 
 
 @pytest.mark.parametrize("plain, tex, md", [
