@@ -10,7 +10,15 @@ every record and refuses a claim id that two records share) and renders them:
   the summary (each verdict said once, counts in words);
 - :func:`markdown_table` -- the README's claims table;
 - :func:`text_table` -- the verdict table printed at the end of ``make all``;
-- :func:`differences` -- the verdicts of two ledgers that differ.
+- :func:`differences` -- the verdicts of two ledgers that differ;
+- :func:`readme_table_verdicts` and :func:`contradictions` -- the README's table
+  (committed from a paper-fidelity build) as the reference verdicts, and the
+  verdicts of a smaller run that contradict them.
+
+Records are plain text in which ``$...$`` holds the text's symbols (``$m_{\\cos,1.5}$``);
+the generated text names claims as the paper does (:func:`claim_title`: "Theorem
+2.1: identity", "the random-forest analogy") and writes the records' plain notation
+as the paper's (:func:`tex_text`: ``HDI_PA`` -> ``$\\HDIpa$``).
 
 Scripts import it from ``scripts/`` (``collect_claims.py``,
 ``update_readme_claims.py``, ``run_scenario.py``); the tests import it too.
