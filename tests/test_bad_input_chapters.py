@@ -274,3 +274,9 @@ def test_chapter_sizes_names_params(params):
 
 def test_chapter_sizes_good():
     assert ch09.chapter_sizes({"fidelity": "quick"}) == ch09.chapter_sizes({"fidelity": "quick", "n_perm": None})
+
+
+def test_theorem_verdict_needs_records():
+    record = ch07.control_verdict({"geometric": (0.1, 0.01)})
+    with pytest.raises(ValueError, match="^graded: "):
+        ch07.theorem_verdict(record, None, record)

@@ -672,3 +672,21 @@ def test_by_fidelity_checks_its_settings():
 
     with pytest.raises(ValueError, match="^quick: "):
         by_fidelity("quick", quick=["n"], paper={"n": 1})
+
+
+def test_no_violation_record_and_records():
+    from mhanw.infra.verdicts import FAILS, HOLDS, Statistic, no_violation_record, records
+
+    fields = dict(claim="a/b", statement="s", criterion="c")
+    held = no_violation_record(Statistic("d", 0.01, 0.01), 0.1, **fields)
+    assert held.verdict == HOLDS and held.detectable == pytest.approx(0.03)
+    failed = no_violation_record(Statistic("d", 0.5, 0.01), 0.1, extra=(Statistic("n", 3),), **fields)
+    assert failed.verdict == FAILS and failed.detectable is None and len(failed.statistics) == 2
+    with pytest.raises(ValueError, match="^effect: "):
+        no_violation_record(0.5, 0.1, **fields)
+    with pytest.raises(ValueError, match="^tolerance: "):
+        no_violation_record(Statistic("d", 0.5, 0.01), math.nan, **fields)
+    assert records((held, failed), "parts") == [held, failed]
+    for bad in ([], "ab", [held, "x"], None):
+        with pytest.raises(ValueError, match="^parts: "):
+            records(bad, "parts")

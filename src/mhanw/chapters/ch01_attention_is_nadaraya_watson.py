@@ -14,7 +14,7 @@ from ..constants import SIGMA
 from ..infra import params as P
 from ..infra import verdicts as V
 from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, Verdict, checked, combine, no_violation,
-                              significant_effect, within_tolerance)
+                              no_violation_record, significant_effect, within_tolerance)
 from ..infra.verdicts import stat as _stat
 from ..infra.validate import as_float_array, as_seed_sequence, positive_int, positive_scalar
 from ..locality import (attention_neff_fraction, effective_sample_size, expected_neff_fraction,
@@ -367,27 +367,21 @@ def consistency_rules(estimate: float, se: float, tilted: float, target: float) 
     estimate is more than 3 s.e. and more than that share away from m(q).
     """
     tol = LIMIT_SHARE * abs(target - tilted)
-    v_tilted, det = no_violation(estimate - tilted, se, tol)
-    v_target, _ = no_violation(estimate - target, se, tol)
-    limit = Verdict(
+    limit = no_violation_record(
+        _stat("estimate - tilted mean", estimate - tilted, se), tol,
         claim="thm-2.1/tilted-limit",
         statement="With beta fixed, the exponential-kernel estimate converges to the tilted mean "
                   "E m(Z), Z ~ N(beta q, I)",
-        verdict=v_tilted,
         criterion=f"estimate at the largest n minus the tilted mean within 3 s.e. and within {LIMIT_SHARE:g} "
                   f"of the gap between the tilted mean and m(q) ({tol:.3g})",
-        statistics=(_stat("estimate - tilted mean", estimate - tilted, se),),
-        detectable=det if v_tilted == HOLDS else None,
         section=SECTION,
     )
-    consistent = Verdict(
+    consistent = no_violation_record(
+        _stat("estimate - m(q)", estimate - target, se), tol,
         claim="thm-2.1/consistency",
         statement="With beta fixed, the exponential-kernel estimate is consistent for m(q)",
-        verdict=v_target,
         criterion=f"estimate at the largest n minus m(q) within 3 s.e. and within {tol:.3g} "
                   f"({LIMIT_SHARE:g} of the gap between the candidate limits)",
-        statistics=(_stat("estimate - m(q)", estimate - target, se),),
-        detectable=det if v_target == HOLDS else None,
         section=SECTION,
     )
     return limit, consistent
@@ -396,19 +390,14 @@ def consistency_rules(estimate: float, se: float, tilted: float, target: float) 
 @checked(measured=V.number, measured_se=V.standard_error, model=V.number, model_se=V.standard_error)
 def trained_model_rule(measured: float, measured_se: float, model: float, model_se: float) -> Verdict:
     """Trained attention against the Gaussian model at the same token counts (n_eff/n, mean over sentences)."""
-    effect = measured - model
-    se = float(np.hypot(measured_se, model_se))
-    verdict, det = no_violation(effect, se, MODEL_TOL)
-    return Verdict(
+    return no_violation_record(
+        _stat("trained - model", measured - model, float(np.hypot(measured_se, model_se))), MODEL_TOL,
+        extra=(_stat("trained", measured, measured_se), _stat("model", model, model_se)),
         claim="thm-2.1/trained-vs-gaussian-model",
         statement="The Gaussian model (q, k ~ N(0, I), beta = 1/sqrt(d_k)) predicts how far trained "
                   "attention spreads its weight (n_eff/n at the sentences' token counts)",
-        verdict=verdict,
         criterion=f"mean n_eff/n of all-MiniLM-L6-v2 over sentences, layers, heads and queries minus the "
                   f"model's within 3 s.e. and within {MODEL_TOL:g}",
-        statistics=(_stat("trained - model", effect, se), _stat("trained", measured, measured_se),
-                    _stat("model", model, model_se)),
-        detectable=det if verdict == HOLDS else None,
         section=SECTION,
     )
 

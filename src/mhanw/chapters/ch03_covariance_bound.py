@@ -17,7 +17,7 @@ from ..infra import params as P
 from ..infra import verdicts as V
 from ..infra.validate import as_float_array
 from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, UNDECIDED, Verdict, checked, combine, no_violation,
-                              significant_effect)
+                              no_violation_record, significant_effect)
 from ..infra.verdicts import stat as _stat
 
 __all__ = [
@@ -225,19 +225,16 @@ def first_order_rule(pooled: dict, worst_rel: float, worst_z: float) -> Verdict:
 def closed_form_rule(pooled_dev: float, pooled_se: float, n: int, worst_rel: float, worst_z: float) -> Verdict:
     """The closed form for two 1-D heads at the largest n: the mean relative deviation over bandwidths and
     angles (jackknife s.e.) through :func:`no_violation` with tolerance :data:`CLOSED_FORM_REL_TOL`."""
-    verdict, det = no_violation(pooled_dev, pooled_se, CLOSED_FORM_REL_TOL)
-    return Verdict(
+    return no_violation_record(
+        _stat("mean relative deviation", pooled_dev, pooled_se), CLOSED_FORM_REL_TOL,
+        extra=(_stat("largest relative deviation at one setting", worst_rel),
+               _stat("largest |deviation| in s.e.", worst_z)),
         claim="lemma-4.1/closed-form",
         statement="For two one-dimensional heads at angle phi (x = 0, m constant, X ~ N(0, I_2)), "
                   "n C / sigma^2 -> (1 + h^2) / sqrt((1 + h^2)^2 - cos^2 phi)",
-        verdict=verdict,
         criterion=f"at n = {n}, the mean over bandwidths and angles of (Monte Carlo / closed form - 1), jackknife "
                   f"s.e. over the shared replicates, within 3 s.e. of 0 and within {CLOSED_FORM_REL_TOL:g} "
                   "(a limit in n; no further allowance)",
-        statistics=(_stat("mean relative deviation", pooled_dev, pooled_se),
-                    _stat("largest relative deviation at one setting", worst_rel),
-                    _stat("largest |deviation| in s.e.", worst_z)),
-        detectable=det if verdict == HOLDS else None,
         section=SECTION,
     )
 

@@ -648,17 +648,10 @@ def matched_hdi_record(bins: dict):
                     statistics=stats + (_stat("Bonferroni-adjusted p", p_adj),))
 
 
-def _records(parts) -> list:
-    parts = list(parts) if not isinstance(parts, (str, bytes)) else parts
-    if not isinstance(parts, list) or not parts or not all(isinstance(r, Verdict) for r in parts):
-        raise ValueError(f"parts: expected a non-empty list of Verdict records, got {parts!r}")
-    return parts
-
-
 def as_stated_record(parts):
     """Thm 4.2 as stated (the IMSE is a non-increasing function of HDI): fails when any part that tests
     it fails; undecided otherwise (such a statement cannot be confirmed by finitely many checks)."""
-    parts = _records(parts)
+    parts = V.records(parts, "parts")
     failed = [r.claim for r in parts if r.fails]
     return _verdict(claim="thm-4.2/as-stated",
                     statement="The MSE of multi-head attention is a non-increasing function of the HDI",

@@ -35,7 +35,7 @@ from ..infra import verdicts as V
 from ..infra.validate import as_seed_sequence, generator, positive_int, positive_scalar
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Verdict, checked, significant_effect
 from ..infra.verdicts import stat as _stat
-from .ch04_head_diversity_index import SHARED_PARAMETERS, _records, random_configuration_imse, rank_correlation
+from .ch04_head_diversity_index import SHARED_PARAMETERS, random_configuration_imse, rank_correlation
 
 __all__ = [
     "CONSTRAINTS", "CrnBatch", "ImseOptimum", "PARAMETERS", "RESOLUTION_PCT", "blind_configurations", "blind_record",
@@ -352,7 +352,7 @@ def training_record():
 
 def overall_record(parts):
     """Thm 5.1 as stated (orthogonal heads minimise the MSE, unconditionally): fails when any part fails."""
-    parts = _records(parts)
+    parts = V.records(parts, "parts")
     failed = [r.claim for r in parts if r.fails]
     return _verdict(claim="thm-5.1/as-stated", statement="Orthogonal heads minimise the MSE of multi-head attention",
                     verdict=FAILS if failed else UNDECIDED,

@@ -268,6 +268,9 @@ def theorem_verdict(model: Verdict, graded: Verdict, control: Verdict) -> Verdic
     heterogeneous (and not otherwise)": the error model's threshold, the graded heads and the
     homogeneous control together.  "holds under the stated conditions" when all three hold;
     "fails as stated" when one fails; else "undecided at this size"."""
+    for name, part in (("model", model), ("graded", graded), ("control", control)):
+        if not isinstance(part, Verdict):
+            raise ValueError(f"{name}: expected a Verdict record, got {type(part).__name__}")
     parts = (model, graded, control)
     if any(p.fails for p in parts):
         verdict = FAILS

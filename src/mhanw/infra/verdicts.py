@@ -14,6 +14,7 @@ their thresholds as named constants); this module holds what every rule shares:
 - :func:`no_violation` -- a claim holds when an effect expected to be zero is
   within ``k`` standard errors of it *and* the run could have seen a violation
   of a stated size; otherwise "fails as stated" or "undecided at this size";
+- :func:`no_violation_record` -- the record of a claim decided by :func:`no_violation`;
 - :func:`significant_effect` -- the mirror image: a claim that predicts an
   effect of a given sign holds when the effect is ``k`` s.e. away from 0;
 - :func:`combine` -- one verdict for a claim checked at several settings;
@@ -23,7 +24,7 @@ their thresholds as named constants); this module holds what every rule shares:
   ``ValueError`` naming the argument, so that no verdict comes from bad numbers;
   :func:`number`, :func:`nonnegative`, :func:`standard_error`, :func:`flag`,
   :func:`numbers`, :func:`nonnegatives`, :func:`standard_errors`, :func:`count`,
-  :func:`number_map`, :func:`estimate`, :func:`estimate_map` are the checks it
+  :func:`number_map`, :func:`estimate`, :func:`estimate_map`, :func:`records` are the checks it
   applies (each ``check(value, name)``);
 - :func:`stat` -- the checked constructor of a :class:`Statistic`;
 - :func:`guard` -- a sentence of the text states a condition; the chapter stops
@@ -154,6 +155,14 @@ def estimate(pair, name: str) -> tuple[float, float]:
 def estimate_map(values, name: str) -> dict:
     """A non-empty mapping of ``(value, standard error)`` pairs (:func:`estimate`)."""
     return {k: estimate(v, f"{name}[{k!r}]") for k, v in _mapping(values, name).items()}
+
+
+def records(values, name: str) -> list:
+    """``values`` as a non-empty list of :class:`Verdict` records (the parts a summary record combines)."""
+    items = None if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__") else list(values)
+    if not items or not all(isinstance(r, Verdict) for r in items):
+        raise ValueError(f"{name}: expected a non-empty list of Verdict records, got {values!r}")
+    return items
 
 
 def checked(**checks: Callable) -> Callable:
@@ -360,6 +369,21 @@ def no_violation(effect: float, se: float, tolerance: float, *, n_se: float = N_
     if abs(e) + detectable <= tol:
         return HOLDS, detectable
     return UNDECIDED, detectable
+
+
+def no_violation_record(effect: Statistic, tolerance: float, *, n_se: float = N_SE, extra: tuple = (),
+                        **fields) -> Verdict:
+    """The record of a claim decided by :func:`no_violation` on the statistic ``effect`` (its value and s.e.).
+
+    ``fields``: the record's ``claim``, ``statement``, ``criterion``, ``section``...;
+    ``extra``: further statistics, reported after ``effect``.  ``detectable`` is
+    the rule's ``n_se * se`` when the claim holds, else ``None``.
+    """
+    if not isinstance(effect, Statistic):
+        raise ValueError(f"effect: expected a Statistic, got {type(effect).__name__}")
+    verdict, detectable = no_violation(effect.value, effect.se, tolerance, n_se=n_se)
+    return Verdict(verdict=verdict, statistics=(effect, *extra), detectable=detectable if verdict == HOLDS else None,
+                   **fields)
 
 
 def significant_effect(effect: float, se: float, *, sign: int = 1, n_se: float = N_SE) -> str:
