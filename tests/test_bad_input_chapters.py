@@ -280,3 +280,14 @@ def test_theorem_verdict_needs_records():
     record = ch07.control_verdict({"geometric": (0.1, 0.01)})
     with pytest.raises(ValueError, match="^graded: "):
         ch07.theorem_verdict(record, None, record)
+
+
+@pytest.mark.parametrize("seed", [None, True, "0"])
+def test_bootstrap_helpers_need_an_explicit_seed(seed):
+    from mhanw import montecarlo
+
+    result = montecarlo.ImseResult(errors=np.random.default_rng(0).random((3, 6)), labels=("a", "b", "c"))
+    with pytest.raises(ValueError, match="^seed: "):
+        ch04.rank_correlation_se([0.1, 0.5, 0.9], result, n_boot=5, seed=seed)
+    with pytest.raises(ValueError, match="^seed: "):
+        ch04.heterogeneity(result, n_boot=5, seed=seed)

@@ -313,7 +313,7 @@ def rank_correlation_se(hdi, result, n_boot: int = 200, seed=0) -> float:
     configurations together, so the CRN pairing is kept), ``n_boot`` resamples from ``seed``."""
     E = _check_result(result)
     hdi = _hdi(hdi, E)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(as_seed_sequence(seed))  # an explicit int (None would differ run to run)
     R = E.shape[1]
     rho = [spearmanr(hdi, E[:, rng.integers(0, R, R)].mean(axis=1)).statistic for _ in range(positive_int(n_boot, "n_boot", minimum=2))]
     return float(np.std(rho, ddof=1))
@@ -401,7 +401,7 @@ def heterogeneity(result, n_boot: int = 200, seed=0) -> dict:
         tau2 = (np.sum((means - means.mean()) ** 2) - noise) / (K - 1)
         return 100.0 * np.sqrt(max(tau2, 0.0)) / means.mean()
 
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(as_seed_sequence(seed))  # an explicit int (None would differ run to run)
     boot = [tau_pct(E[:, rng.integers(0, R, R)]) for _ in range(positive_int(n_boot, "n_boot", minimum=2))]
     means = E.mean(axis=1)
     return {"T2": T2, "p": p, "K": K, "R": R, "tau_pct": tau_pct(E), "tau_se_pct": float(np.std(boot, ddof=1)),
