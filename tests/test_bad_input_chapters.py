@@ -291,3 +291,34 @@ def test_bootstrap_helpers_need_an_explicit_seed(seed):
         ch04.rank_correlation_se([0.1, 0.5, 0.9], result, n_boot=5, seed=seed)
     with pytest.raises(ValueError, match="^seed: "):
         ch04.heterogeneity(result, n_boot=5, seed=seed)
+
+
+def test_ch09_statistics_refuse_undefined_values():
+    with pytest.raises(ValueError, match="^null: .*constant"):
+        ch09.null_summary(1.0, np.ones(5))
+    with pytest.raises(ValueError, match="^x: constant"):
+        ch09.r2_bootstrap(np.ones(5), np.arange(5.0), 10, 0)
+    with pytest.raises(ValueError, match="^record: "):
+        ch09.diversity_sentence(None)
+    with pytest.raises(ValueError, match=r"^last_minus_rest\[0\]: "):
+        ch09.guard_text(last_minus_rest=(NAN, 0.1), key_positive_layers=1, n_layers=3, pa_change=0.0, rv_change=0.0,
+                        top_excess=(1.0, 0.1))
+
+
+def test_gaussian_model_neff_needs_token_counts():
+    with pytest.raises(ValueError, match="^tokens: "):
+        ch01.gaussian_model_neff([], 2, 2, 0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda n_se: ch08.hdi_verdict({}, {"a": (0.1, 0.01)}, n_se=n_se),
+    lambda n_se: ch08.small_bandwidth_verdict({0.1: (0.1, 0.01)}, [0.1], [], 5.0, n_se=n_se),
+    lambda n_se: ch07.best_single_head_verdict({"geometric": (0.1, 0.01)}, n_se=n_se),
+    lambda n_se: ch07.control_verdict({"geometric": (0.1, 0.01)}, n_se=n_se),
+    lambda n_se: ch06.small_heads_verdict("average", [("a", 0.1, 0.01)], n_se=n_se),
+    lambda n_se: ch08.monotone_verdict({0.5: ([0.1], [0.01])}, n_se=n_se),
+])
+@pytest.mark.parametrize("n_se", [NAN, -1.0, "3", None])
+def test_a_bad_n_se_is_named(call, n_se):
+    with pytest.raises(ValueError, match="^n_se: "):
+        call(n_se)

@@ -690,3 +690,15 @@ def test_no_violation_record_and_records():
     for bad in ([], "ab", [held, "x"], None):
         with pytest.raises(ValueError, match="^parts: "):
             records(bad, "parts")
+
+
+def test_sweep_settings_and_macro_expressions_and_fmt_digits():
+    from mhanw.infra import tables
+
+    with pytest.raises(ValueError, match="^settings: "):
+        sweep.run_sweep(lambda s, rng: 1.0, "ab", 2, 1)
+    with pytest.raises(ValueError, match="^expression: "):
+        texout.Macros("Test").expr("E", "x")
+    for digits in (0, "a", 2.5, True):
+        with pytest.raises(ValueError, match="^digits: "):
+            tables.fmt(1.5, digits)

@@ -206,6 +206,7 @@ def best_single_head_verdict(diffs: dict, *, n_se: float = SIGNIFICANCE) -> Verd
     if not diffs:
         raise ValueError("diffs: expected at least one weighting")
     est = V.estimate_map(diffs, "diffs")
+    n_se = V.nonnegative(n_se, "n_se")
     worse = [s for s, (d, se) in est.items() if d > n_se * se]
     better = [s for s, (d, se) in est.items() if d < -n_se * se]
     verdict = FAILS if worse else (HOLDS if len(better) == len(est) else UNDECIDED)

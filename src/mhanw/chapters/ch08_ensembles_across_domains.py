@@ -58,6 +58,7 @@ def hdi_verdict(orthogonal: dict, steps: dict, *, n_se: float = SIGNIFICANCE) ->
     """
     if not orthogonal and not steps:
         raise ValueError("orthogonal: expected at least one statistic")
+    n_se = V.nonnegative(n_se, "n_se")
     stats, counter = [], False
     for label, value in orthogonal.items():
         v, se = V.estimate(value, f"orthogonal[{label!r}]")
@@ -116,6 +117,7 @@ def small_bandwidth_verdict(gaps: dict, small, large, angle: float, *, n_se: flo
     than ``n_se`` s.e., "fails as stated" when one has the opposite sign by more than ``n_se``
     s.e., else "undecided at this size".
     """
+    n_se = V.nonnegative(n_se, "n_se")
     outcomes = []
     stats = []
     for h, value in gaps.items():
