@@ -82,20 +82,21 @@ def number(value, name: str) -> float:
     return real_scalar(value, name)
 
 
+def _at_least_zero(x, value, name: str, what: str):
+    if np.any(np.asarray(x) < 0):
+        got = f"{value!r}" if np.ndim(x) == 0 else "a negative one"
+        raise ValueError(f"{name}: expected {what} >= 0, got {got}")
+    return x
+
+
 def standard_error(value, name: str) -> float:
     """``value`` as a float if it is a finite standard error (a real number >= 0), else ``ValueError``."""
-    x = number(value, name)
-    if x < 0:
-        raise ValueError(f"{name}: expected a standard error >= 0, got {value!r}")
-    return x
+    return _at_least_zero(number(value, name), value, name, "a standard error")
 
 
 def nonnegative(value, name: str) -> float:
     """``value`` as a float if it is a finite real number >= 0 (an error size, a distance), else ``ValueError``."""
-    x = number(value, name)
-    if x < 0:
-        raise ValueError(f"{name}: expected a number >= 0, got {value!r}")
-    return x
+    return _at_least_zero(number(value, name), value, name, "a number")
 
 
 def flag(value, name: str) -> bool:
@@ -112,18 +113,12 @@ def numbers(values, name: str) -> np.ndarray:
 
 def standard_errors(values, name: str) -> np.ndarray:
     """``values`` as a non-empty float array of finite standard errors (>= 0), else ``ValueError``."""
-    arr = as_float_array(values, name)
-    if np.any(arr < 0):
-        raise ValueError(f"{name}: expected standard errors >= 0, got a negative one")
-    return arr
+    return _at_least_zero(as_float_array(values, name), values, name, "standard errors")
 
 
 def nonnegatives(values, name: str) -> np.ndarray:
     """``values`` as a non-empty float array of finite numbers >= 0 (error sizes), else ``ValueError``."""
-    arr = as_float_array(values, name)
-    if np.any(arr < 0):
-        raise ValueError(f"{name}: expected numbers >= 0, got a negative one")
-    return arr
+    return _at_least_zero(as_float_array(values, name), values, name, "numbers")
 
 
 def count(value, name: str) -> int:
