@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 import matplotlib
+import matplotlib.figure
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -78,6 +79,10 @@ def use_style() -> None:
 
 def panels(ncols: int, *, height: float = ROW_HEIGHT, width: float = TEXT_WIDTH, **kwargs):
     """A one-row figure of ``ncols`` panels at the paper's width; returns ``(fig, axes)``."""
+    from .validate import positive_int, positive_scalar
+
+    ncols = positive_int(ncols, "ncols")
+    height, width = positive_scalar(height, "height"), positive_scalar(width, "width")
     fig, axes = plt.subplots(1, ncols, figsize=(width, height), squeeze=False, **kwargs)
     return fig, axes[0]
 
@@ -189,6 +194,10 @@ def save(fig, name: str, figures_dir) -> SavedFigure:
     """
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"name: expected 'NN_slug' (two digits, lower-case words), got {name!r}")
+    if not isinstance(fig, matplotlib.figure.Figure):
+        raise ValueError(f"fig: expected a matplotlib Figure, got {type(fig).__name__}")
+    if not isinstance(figures_dir, (str, os.PathLike)) or not str(figures_dir).strip():
+        raise ValueError(f"figures_dir: expected a folder path, got {figures_dir!r}")
     out = Path(figures_dir)
     out.mkdir(parents=True, exist_ok=True)
     pdf, png = out / f"{name}.pdf", out / f"{name}.png"
