@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterable
 
-from mhanw.infra import prose
+from mhanw.infra import notation, prose
 from mhanw.infra.texout import format_number, write_atomic
 from mhanw.infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, VOCABULARY, Statistic,
                                   Verdict, gather, statistic_text)
@@ -332,13 +332,7 @@ def tex_escape(text: str) -> str:
     return "".join(out).replace("$$", "")
 
 
-#: The records' plain notation and the paper's symbol for it (math mode; ``\HDIpa`` etc. are
-#: defined in paper/main.tex).
-_NOTATION = {
-    "HDI_PA": r"\HDIpa", "HDI_printed": r"\HDIpr", "HDI_paper": r"\HDIpr", "HDI_RV": r"\HDIrv",
-    "rho_bar": r"\bar\rho", "gamma_hat": r"\hat\gamma", "n_eff": r"n_{\mathrm{eff}}", "rho_mc": r"\rho_{\mathrm{MC}}",
-    "rho_closed": r"\rho_{\mathrm{closed}}",
-}
+_NOTATION = notation.TEX
 _GREEK_WORDS = "|".join(sorted(set(_GREEK.values()), key=len, reverse=True))
 #: ``HDI_PA``, ``rho_bar``, and a letter or Greek name with a subscript (``d_k``, ``kappa_jj'``, ``e_1``).
 _PLAIN_SYMBOL = re.compile("(?<![A-Za-z0-9\\\\])(" + "|".join(map(re.escape, _NOTATION)) + "|(?:" + _GREEK_WORDS
@@ -494,19 +488,10 @@ def _capital(s: str) -> str:
 # --------------------------------------------------------------------------- Markdown and terminal
 
 
-#: The records' named notation in Markdown math (the chapters' convention; no paper macros there).
-_NOTATION_MD = {**_NOTATION, "HDI_PA": r"\mathrm{HDI}_{\mathrm{PA}}", "HDI_printed": r"\mathrm{HDI}_{\mathrm{printed}}",
-                "HDI_paper": r"\mathrm{HDI}_{\mathrm{printed}}", "HDI_RV": r"\mathrm{HDI}_{\mathrm{RV}}"}
-_NAMED_SYMBOL = re.compile("(?<![A-Za-z0-9\\\\])(" + "|".join(map(re.escape, _NOTATION_MD)) + ")(?![A-Za-z0-9_])")
-
-
 def _md(text: str) -> str:
-    """Record text for a table cell: the named notation as math (``HDI_PA`` -> ``$\\mathrm{HDI}_{\\mathrm{PA}}$``,
-    outside ``$...$``), and a vertical bar as U+2223 (readers split rows on "|")."""
-    pieces = re.split(r"(\$[^$]+\$)", str(text))
-    text = "".join(p if i % 2 else _NAMED_SYMBOL.sub(lambda m: f"${_NOTATION_MD[m.group(1)]}$", p)
-                   for i, p in enumerate(pieces))
-    return text.replace("|", "\u2223").replace("\n", " ")
+    """Record text for a table cell: the named notation as math (:func:`mhanw.infra.notation.markdown_text`),
+    and a vertical bar as U+2223 (readers split rows on "|")."""
+    return notation.markdown_text(str(text)).replace("|", "\u2223").replace("\n", " ")
 
 
 def markdown_table(records: list[dict]) -> str:

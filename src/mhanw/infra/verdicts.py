@@ -48,6 +48,7 @@ from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
+from . import notation
 from .texout import write_atomic
 from .validate import as_float_array, positive_int, real_scalar
 
@@ -538,11 +539,12 @@ def findings_markdown(records: Iterable[Verdict]) -> str:
     for r in records:
         if not isinstance(r, Verdict):
             raise ValueError(f"records: expected Verdict records, got {type(r).__name__}")
-        verdict = r.verdict + (f" ({r.conditions})" if r.conditions else "")
-        lines.append(f"- **{r.statement}** — *{verdict}*.")
+        md = notation.markdown_text
+        verdict = r.verdict + (f" ({md(r.conditions)})" if r.conditions else "")
+        lines.append(f"- **{md(r.statement)}** — *{verdict}*.")
         if r.statistics:
-            lines.append("  " + "; ".join(statistic_text(s) for s in r.statistics) + ".")
-        lines.append(f"  Criterion: {r.criterion}.")
+            lines.append("  " + "; ".join(md(statistic_text(s)) for s in r.statistics) + ".")
+        lines.append(f"  Criterion: {md(r.criterion)}.")
         if r.detectable is not None and math.isfinite(r.detectable):
             lines.append(f"  The run could detect a violation larger than {_fmt(r.detectable, 2)}.")
     if not lines:
