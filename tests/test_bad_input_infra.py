@@ -243,6 +243,28 @@ def test_failing_png_leaves_the_previous_pair_untouched(tmp_path, monkeypatch):
     assert after == before
 
 
+@pytest.mark.parametrize("first_time", [False, True])
+def test_failing_second_rename_puts_the_first_file_back(tmp_path, monkeypatch, first_time):
+    """The PNG and the PDF are replaced as a pair: if renaming the PDF fails after the PNG was
+    renamed, the previous PNG is restored (or the new one removed), never a mixed pair."""
+    if not first_time:
+        figures.save(_figure(), "01_test", tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    real = figures.os.replace
+
+    def failing(src, dst):
+        if str(dst).endswith(".pdf"):
+            raise OSError("rename failed")
+        return real(src, dst)
+
+    monkeypatch.setattr(figures.os, "replace", failing)
+    fig = _figure()
+    fig.axes[0].set_title("changed")
+    with pytest.raises(OSError, match="rename failed"):
+        figures.save(fig, "01_test", tmp_path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
 def test_failing_pdf_leaves_nothing_behind(tmp_path, monkeypatch):
     fig = _figure()
 
