@@ -377,8 +377,6 @@ def head_estimates(projections, X, Y, queries, bandwidth=None, kernel="gaussian"
     (``h`` down to 1e-300, inputs of 1e200, ``beta = 1e308``) the estimate is its
     limit, the mean response of the nearest (resp. best-aligned) keys.
     """
-    for value, name in ((projections, "projections"), (X, "X"), (Y, "Y"), (queries, "queries")):
-        _nw._real_kind(value, name)
     W = _check_projections(projections)
     X = as_float_array(X, "X", ndim=2)
     Y = as_float_array(Y, "Y", ndim=1)

@@ -97,13 +97,35 @@ class ImseResult(ReplicatedErrors):
         return Estimate.paired(self.errors[order[1:]], self.errors[order[:-1]])
 
 
+#: Largest noise level the drivers accept: squared errors of ``sigma`` times a normal draw, summed
+#: over test points and replicates, stay far inside a double (``sigma = 1e200`` gave inf).
+MAX_SIGMA = 1e100
+
+
 def _model(regression, sigma, d: int, name: str) -> _data.DataModel:
     """``regression`` (spec or DataModel) and ``sigma`` as a DataModel defined on ``R^d``."""
     model = _data.as_data_model(regression, sigma)
+    if not model.sigma <= MAX_SIGMA:
+        raise ValueError(f"sigma: expected a noise level at most {MAX_SIGMA:g} (the squared errors of larger "
+                         f"levels overflow a double), got {model.sigma:g}")
     if d < model.min_dim:
         raise ValueError(f"{name}: {model.name!r} needs d >= {model.min_dim}, got d = {d}")
     model.inputs.check_dimension(d, name)
     return model
+
+
+def _sizes(n, n_test, n_rep) -> tuple[int, int]:
+    """``n``, ``n_test`` checked (``n_rep`` too, which :func:`run_replicates` takes as given)."""
+    positive_int(n_rep, "n_rep")
+    return positive_int(n, "n"), positive_int(n_test, "n_test")
+
+
+def _finite_errors(errors: np.ndarray, model: _data.DataModel) -> np.ndarray:
+    """``errors`` if finite, else ``ValueError`` naming ``regression`` (its values overflow when squared)."""
+    if not np.all(np.isfinite(errors)):
+        raise ValueError(f"regression: the squared errors overflow a double; {model.regression.name!r} takes "
+                         f"values too large to square at some drawn point (inputs {model.inputs.spec})")
+    return errors
 
 
 def _imse_replicate(rng, plan, model, n, n_test):
@@ -113,7 +135,7 @@ def _imse_replicate(rng, plan, model, n, n_test):
     errs = np.empty(len(configs))
     for i, (c, est) in enumerate(zip(configs, plan.heads(s.X, s.Y, s.X_test))):
         errs[i] = np.mean((c._combine(est, ybar) - s.m_test) ** 2)
-    return errs
+    return _finite_errors(errs, model)
 
 
 def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, sigma: float | None = None,
@@ -150,9 +172,7 @@ def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, s
     """
     configs = _as_configs(configs, bandwidth)
     model = _model(regression, sigma, configs[0].d, "configs")
-    n = positive_int(n, "n")
-    n_test = positive_int(n_test, "n_test")
-    positive_int(n_rep, "n_rep")
+    n, n_test = _sizes(n, n_test, n_rep)
     func = functools.partial(_imse_replicate, plan=_Plan(configs), model=model, n=n, n_test=n_test)
     errors = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="IMSE")
     return ImseResult(errors=np.ascontiguousarray(errors.T), labels=tuple(c.label for c in configs))
@@ -206,7 +226,7 @@ def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma:
 def _moments_replicate(rng, plan, model, n, n_test):
     s = model._draw(rng, n, plan.configs[0].d, n_test=n_test)
     err = plan.heads(s.X, s.Y, s.X_test)[0] - s.m_test  # (H, T)
-    return err @ err.T / n_test
+    return _finite_errors(err @ err.T / n_test, model)
 
 
 def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sigma: float | None = None,
@@ -240,9 +260,7 @@ def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sig
     if len(configs) != 1:
         raise ValueError(f"config: expected one configuration, got {len(configs)}")
     model = _model(regression, sigma, configs[0].d, "config")
-    n = positive_int(n, "n")
-    n_test = positive_int(n_test, "n_test")
-    positive_int(n_rep, "n_rep")
+    n, n_test = _sizes(n, n_test, n_rep)
     func = functools.partial(_moments_replicate, plan=_Plan(configs), model=model, n=n, n_test=n_test)
     out = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="error moments")
     return np.ascontiguousarray(out)

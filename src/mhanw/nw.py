@@ -96,26 +96,13 @@ _TINY = {dt: np.exp(-slack) for dt, slack in SHIFT_SLACK.items()}
 # --------------------------------------------------------------------------- inputs
 
 
-def _real_kind(value, name):
-    """Raise ``ValueError`` naming ``name`` unless ``value`` holds real numbers (ints or
-    floats): complex numbers would lose their imaginary part in a cast, and bool,
-    object and string arrays are not data of a regression."""
-    try:
-        dtype = value.dtype if isinstance(value, np.ndarray) else np.asarray(value).dtype
-    except (TypeError, ValueError) as exc:  # ragged nesting
-        raise ValueError(f"{name}: expected an array of real numbers, got {type(value).__name__}") from exc
-    if dtype.kind not in "fiu":
-        raise ValueError(f"{name}: expected an array of real numbers, got dtype {dtype}")
-
-
 def _real_array(value, name, ndim):
-    """Finite float array; float32 input stays float32, anything else becomes float64."""
-    _real_kind(value, name)
+    """Finite float array (ints or floats; :func:`as_float_array` rejects other dtypes);
+    float32 input stays float32, anything else becomes float64."""
     if isinstance(value, np.ndarray) and value.dtype == np.float32:
-        if value.ndim not in ((ndim,) if isinstance(ndim, int) else ndim):
+        if value.ndim not in ((ndim,) if isinstance(ndim, int) else ndim) or value.size == 0 \
+                or not np.all(np.isfinite(value)):
             as_float_array(value, name, ndim=ndim)  # raises the standard message
-        if value.size == 0 or not np.all(np.isfinite(value)):
-            as_float_array(value, name, ndim=ndim)
         return value
     return as_float_array(value, name, ndim=ndim)
 
@@ -585,7 +572,6 @@ def _weights(q, k, kernel, scale):
 def _attention_scale(q, scale):
     if scale is None:
         return logit_scale("exponential", bandwidth=np.sqrt(q.shape[-1]))
-    _real_kind(scale, "scale")
     return logit_scale("exponential", beta=float(as_float_array(scale, "scale", ndim=0)))
 
 
