@@ -74,17 +74,23 @@ def printed_covariance_bound(W_j, W_jp, x, lipschitz: float, n: int, bandwidth: 
     n = positive_int(n, "n")
     h = positive_scalar(bandwidth, "bandwidth")
     d_k = Wj.shape[1]
+    _full_rank(Wj, "W_j")
+    # Heads far from unit scale (1e-300, 1e200) are divided by powers of two 2^e, e_j' (exact), and
+    # the scales enter in logs: ||G||^2 ~ 2^(2 e + 2 e_j'), det S ~ 2^(2 d_k e), z^T S^-1 z unchanged.
+    tops = np.array([np.abs(Wj).max(), np.abs(Wjp).max()])
+    e, ep = (np.frexp(tops)[1] if np.any((tops < 2.0**-200) | (tops > 2.0**200)) else (0, 0))
+    Wj, Wjp = np.ldexp(Wj, -e), np.ldexp(Wjp, -ep)
     G = cross_gram(Wj, Wjp)
     S = Wj.T @ Wj
-    _full_rank(Wj, "W_j")
     z = Wj.T @ x
     _, logdet = np.linalg.slogdet(S)
-    log_p = -0.5 * (d_k * np.log(2 * np.pi) + logdet + z @ np.linalg.solve(S, z))
+    log_p = -0.5 * (d_k * np.log(2 * np.pi) + logdet + 2 * d_k * e * np.log(2.0) + z @ np.linalg.solve(S, z))
     g2 = float((G * G).sum())
     if L == 0.0 or g2 == 0.0:
         return 0.0
     # In logs: h**d_k and p_K underflow for tiny bandwidths or far-out x.
-    log_bound = 2.0 * np.log(L) + np.log(g2) - np.log(n) - d_k * np.log(h) - log_p
+    log_bound = (2.0 * np.log(L) + np.log(g2) + 2 * (e + ep) * np.log(2.0) - np.log(n) - d_k * np.log(h)
+                 - log_p)
     return _finite_exp(log_bound, "bandwidth", "the printed bound")
 
 
@@ -513,12 +519,17 @@ def first_order_covariance(W_j, W_jp, x, bandwidth: float, n: int, sigma: float 
     mu_j = expect(Wj, func)
     mu_jp = expect(Wjp, func)
     signal = expect(np.hstack([Wj, Wjp]), lambda X: (func(X) - mu_j) * (func(X) - mu_jp))
-    covariance = kappa * (sigma**2 + signal) / n
-    if not np.isfinite(covariance):
-        raise ValueError("bandwidth: the first-order covariance overflows a double; use a larger bandwidth")
+    s2 = np.float64(sigma) ** 2  # as sigma**2, but inf instead of OverflowError
+    with np.errstate(over="ignore"):
+        covariance = float(kappa * (s2 + signal) / n)
+        noise = float(kappa * s2 / n)
+    if not (np.isfinite(covariance) and np.isfinite(noise)):
+        name = "sigma" if not np.isfinite(s2) else "bandwidth"
+        raise ValueError(f"{name}: the first-order covariance kappa (sigma^2 + Delta) / n overflows a double "
+                         f"(kappa = {kappa:.3g}, sigma = {sigma:.3g}); use a larger bandwidth or a smaller sigma")
     return FirstOrderCovariance(
         covariance=covariance,
-        noise=kappa * sigma**2 / n,
+        noise=noise,
         signal=signal,
         kappa=kappa,
         limits=(mu_j, mu_jp),

@@ -752,9 +752,10 @@ class NoiseModel:
         if X.shape[1] < formula.min_dim:
             raise ValueError(f"d: the noise level {formula.text!r} needs d >= {formula.min_dim}, got d = {X.shape[1]}")
         g = formula(X)
-        if not np.all(g > 0):
-            i = int(np.flatnonzero(~(g > 0))[0])
-            raise ValueError(f"noise: the level multiplier {formula.text!r} is {g[i]:.3g} (not positive) at a drawn "
+        if not np.all((g > 0) & (g < np.inf)):
+            i = int(np.flatnonzero(~((g > 0) & (g < np.inf)))[0])
+            raise ValueError(f"noise: the level multiplier {formula.text!r} is {g[i]:.3g} (not a finite positive "
+                             f"number) at a drawn "
                              f"point x = ({', '.join(f'{v:.3g}' for v in X[i][:6])})")
         return g
 

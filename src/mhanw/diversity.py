@@ -294,7 +294,11 @@ def block_gram(W) -> np.ndarray:
 
     Every HDI depends on ``W`` only through ``B`` (:func:`hdi_from_gram`).
     """
-    return _cross_blocks(check_heads(W))
+    B = _cross_blocks(check_heads(W))
+    if not np.all(np.isfinite(B)):
+        raise ValueError("W: an entry of W_j^T W_j' is beyond the largest double; rescale the heads (every HDI "
+                         "but the printed one is scale free)")
+    return B
 
 
 def _gram(B, name: str) -> np.ndarray:

@@ -51,7 +51,18 @@ def neff_fraction_given_query(queries, scale=None) -> np.ndarray:
     """
     q = as_float_array(queries, "queries", ndim=2)
     beta = 1.0 / np.sqrt(q.shape[1]) if scale is None else positive_scalar(scale, "scale")
-    return np.exp(-(beta**2) * (q * q).sum(axis=1))
+    from .data import _norm
+
+    # beta^2 |q|^2 where |q|^2 is safely inside a double; elsewhere (beta |q|)^2 with a scaled norm,
+    # whose overflow gives the right limit exp(-inf) = 0
+    b = np.float64(beta)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        sq = (q * q).sum(axis=1)
+        t = b**2 * sq
+        odd = ~((sq >= 2.0**-960) & (sq <= 2.0**1000) & np.isfinite(t))
+        if odd.any():
+            t[odd] = (b * _norm(q[odd])) ** 2
+    return np.exp(-t)
 
 
 def expected_neff_fraction(d_k) -> np.ndarray:
@@ -59,8 +70,11 @@ def expected_neff_fraction(d_k) -> np.ndarray:
     d = as_float_array(d_k, "d_k", ndim=(0, 1))
     if np.any(d <= 0):
         raise ValueError("d_k: expected positive dimensions")
-    # exp(-d/2 log1p(2/d)): (1 + 2/d) rounds to 1 for d above ~1e16, and the limit is exp(-1).
-    return np.exp(-0.5 * d * np.log1p(2.0 / d))
+    # exp(-d/2 log1p(2/d)): (1 + 2/d) rounds to 1 for d above ~1e16, and the limit is exp(-1);
+    # for d below ~1e-300, 2/d overflows and the value is its limit, 1 (d log(2/d) -> 0).
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.exp(-0.5 * d * np.log1p(2.0 / d))
+    return np.where(np.isfinite(out), out, 1.0)
 
 
 def tilted_sine_limit(query: float = 1.0, beta: float = 1.0) -> float:
