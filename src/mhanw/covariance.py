@@ -34,6 +34,7 @@ from numpy.polynomial.hermite_e import hermegauss
 from scipy.special import expit
 
 from . import data as _data
+from .constants import check_entries
 
 from .diversity import _full_rank, _matrix, cross_gram
 from .infra.expressions import exact_number
@@ -596,6 +597,7 @@ def first_order_covariance_mc(W_j, W_jp, x, bandwidth: float, n: int, model, n_s
         raise ValueError(f"x: {model.name!r} needs d >= {model.min_dim}, got d = {d}")
     model.inputs.check_dimension(d, "x")
     n_samples = positive_int(n_samples, "n_samples", minimum=1000)
+    check_entries("n_samples", n_samples, d)
     rng = np.random.default_rng(as_seed_sequence(seed))
     X = model.inputs.sample(rng, n_samples, d)
 

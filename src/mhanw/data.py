@@ -48,7 +48,7 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 
-from .constants import SIGMA
+from .constants import SIGMA, check_entries
 from .infra.expressions import NUMBER_GRAMMAR, Grammar
 from .infra.validate import as_float_array, generator, nonnegative_scalar, one_of, positive_int
 
@@ -598,6 +598,7 @@ class InputDistribution:
     def variances(self, d: int) -> np.ndarray:
         """Per-coordinate variances ``(d,)`` (all 1 except for ``gaussian-diagonal``)."""
         d = self.check_dimension(d)
+        check_entries("d", d)
         if self.kind != "gaussian-diagonal" or d == 1:
             return np.ones(d)
         lam = self.parameter ** (np.arange(d) / (d - 1))
@@ -605,11 +606,14 @@ class InputDistribution:
 
     def mean(self, d: int) -> np.ndarray:
         """``E X``, ``(d,)``: zero for every kind."""
-        return np.zeros(self.check_dimension(d))
+        d = self.check_dimension(d)
+        check_entries("d", d)
+        return np.zeros(d)
 
     def covariance(self, d: int) -> np.ndarray:
         """``Cov X``, ``(d, d)``."""
         d = self.check_dimension(d)
+        check_entries("d", d, d)
         if self.kind == "gaussian-equicorrelated":
             return (1.0 - self.parameter) * np.eye(d) + self.parameter * np.ones((d, d))
         return np.diag(self.variances(d))
@@ -620,6 +624,7 @@ class InputDistribution:
         if not self.is_gaussian:
             raise ValueError(f"inputs: {self.spec!r} is not Gaussian")
         d = self.check_dimension(d)
+        check_entries("d", d, d)
         if self.kind == "gaussian-equicorrelated":
             P = np.full((d, d), 1.0 / d)
             rho = self.parameter
@@ -754,8 +759,8 @@ class NoiseModel:
         g = formula(X)
         if not np.all((g > 0) & (g < np.inf)):
             i = int(np.flatnonzero(~((g > 0) & (g < np.inf)))[0])
-            raise ValueError(f"noise: the level multiplier {formula.text!r} is {g[i]:.3g} (not a finite positive "
-                             f"number) at a drawn "
+            raise ValueError(f"noise: the level multiplier {formula.text!r} is {g[i]:.3g} (not positive, or not "
+                             f"finite) at a drawn "
                              f"point x = ({', '.join(f'{v:.3g}' for v in X[i][:6])})")
         return g
 
@@ -889,8 +894,10 @@ class DataModel:
         generator(rng, "rng")
         n = positive_int(n, "n")
         d = self.check_dimension(d)
+        check_entries("n", n, d)
         if x_test is None:
             n_test = positive_int(n_test, "n_test", minimum=0)
+            check_entries("n_test", n_test, d)
         else:
             x_test = as_float_array(x_test, "x_test", ndim=2)
             if x_test.shape[1] != d:
@@ -1007,6 +1014,7 @@ def sample_inputs(rng, n: int, d: int, inputs="gaussian") -> np.ndarray:
     generator(rng, "rng")
     dist = input_distribution(inputs)
     n, d = positive_int(n, "n"), dist.check_dimension(positive_int(d, "d"))
+    check_entries("n" if n >= d else "d", n, d)
     return dist.sample(rng, n, d)
 
 

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import subspace_angles
 
-from .constants import RANK_RTOL
+from .constants import RANK_RTOL, check_entries
 from .infra.validate import as_float_array, generator, one_of, positive_int, positive_scalar
 
 __all__ = [
@@ -507,6 +507,9 @@ def maximize_hdi(d: int, d_k: int, n_heads: int, rng, n_starts: int = 20, n_step
     generator(rng, "rng")
     n_starts = positive_int(n_starts, "n_starts")
     n_steps = positive_int(n_steps, "n_steps")
+    check_entries("d" if d >= H else "n_heads", H, d, d_k)
+    check_entries("n_starts", n_starts, H, d, d_k)
+    check_entries("n_steps", n_starts, n_steps + 1)
     step = positive_scalar(step, "step")
     if step > MAX_STEP:
         raise ValueError(f"step: expected a step in (0, {MAX_STEP:g}] (a move of at most the size of an orthonormal "

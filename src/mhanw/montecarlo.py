@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import data as _data
-from .constants import BANDWIDTH
+from .constants import BANDWIDTH, MAX_REPLICATES, check_entries
 from .heads import HeadConfig, _Plan
 from .infra.estimates import Estimate, ReplicatedErrors
 from .infra.sweep import run_replicates
@@ -114,10 +114,20 @@ def _model(regression, sigma, d: int, name: str) -> _data.DataModel:
     return model
 
 
-def _sizes(n, n_test, n_rep) -> tuple[int, int]:
-    """``n``, ``n_test`` checked (``n_rep`` too, which :func:`run_replicates` takes as given)."""
-    positive_int(n_rep, "n_rep")
-    return positive_int(n, "n"), positive_int(n_test, "n_test")
+def _sizes(n, n_test, n_rep, d: int, per_replicate: int) -> tuple[int, int]:
+    """``n``, ``n_test`` (``None``: none) checked, and ``n_rep`` (which :func:`run_replicates` takes as
+    given): each replicate draws ``(n, d)`` and ``(n_test, d)`` arrays and returns ``per_replicate``
+    numbers."""
+    n_rep = positive_int(n_rep, "n_rep")
+    if n_rep > MAX_REPLICATES:
+        raise ValueError(f"n_rep: expected at most {MAX_REPLICATES} replicates, got {n_rep}")
+    check_entries("n_rep", n_rep, per_replicate)
+    n = positive_int(n, "n")
+    check_entries("n", n, d)
+    if n_test is not None:
+        n_test = positive_int(n_test, "n_test")
+        check_entries("n_test", n_test, d)
+    return n, n_test
 
 
 def _finite_errors(errors: np.ndarray, model: _data.DataModel) -> np.ndarray:
@@ -172,7 +182,7 @@ def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, s
     """
     configs = _as_configs(configs, bandwidth)
     model = _model(regression, sigma, configs[0].d, "configs")
-    n, n_test = _sizes(n, n_test, n_rep)
+    n, n_test = _sizes(n, n_test, n_rep, configs[0].d, len(configs))
     func = functools.partial(_imse_replicate, plan=_Plan(configs), model=model, n=n, n_test=n_test)
     errors = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="IMSE")
     return ImseResult(errors=np.ascontiguousarray(errors.T), labels=tuple(c.label for c in configs))
@@ -214,7 +224,7 @@ def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma:
     if x.shape[1] != d:
         raise ValueError(f"x: expected shape (m, {d}) to match the configurations, got {x.shape}")
     model = _model(regression, sigma, d, "configs")
-    n = positive_int(n, "n")
+    n, _ = _sizes(n, None, n_rep, d, sum(c.n_heads for c in configs) * x.shape[0])
     # checked here once: each replicate draws through the unchecked DataModel._draw, and
     # m(x) at the fixed points (the same in every replicate) is computed once
     func = functools.partial(_pointwise_replicate, plan=_Plan(configs, queries=x), model=model, x=x, n=n,
@@ -260,7 +270,7 @@ def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sig
     if len(configs) != 1:
         raise ValueError(f"config: expected one configuration, got {len(configs)}")
     model = _model(regression, sigma, configs[0].d, "config")
-    n, n_test = _sizes(n, n_test, n_rep)
+    n, n_test = _sizes(n, n_test, n_rep, configs[0].d, configs[0].n_heads ** 2)
     func = functools.partial(_moments_replicate, plan=_Plan(configs), model=model, n=n, n_test=n_test)
     out = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="error moments")
     return np.ascontiguousarray(out)
