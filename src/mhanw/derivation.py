@@ -338,9 +338,7 @@ def law_latex(spec) -> str:
 
 
 def _mp_functions(m: _s.MSEModel, c_bias: float, c_var: float):
-    consts = dict(m.constants)
-    consts.update(c_B=consts["c_B"] * c_bias**2, c_V=consts["c_V"] * c_var)
-    subs = {_s.SYMBOLS[c]: v for c, v in consts.items()}
+    subs = {_s.SYMBOLS[c]: v for c, v in _s._constants_with(m, c_bias, c_var).items()}
     # write n = exp(ell) so that ln n never overflows
     logfoc = sp.expand_log(m.log_foc.xreplace(subs), force=True).subs(n_, sp.exp(_ELL))
     logfoc = sp.expand_log(logfoc, force=True)
