@@ -188,3 +188,14 @@ def test_implied_d_of_a_subnormal_exponent_is_named():
 def test_scaling_table_names_what_is_not_a_list(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name}: "):  # was TypeError: not iterable
         S.scaling_table(**({"models": ("M1",), "n_values": (1e3,), "budget": 64} | kwargs))
+
+
+def test_real_root_mp_names_log10_n_where_the_root_cannot_be_located():
+    with pytest.raises(ValueError, match=r"^log10_n: "):  # mpmath's own ValueError, naming nothing
+        Dv.real_root_mp(1e300, 64)
+
+
+@pytest.mark.parametrize("values", [None, 12.0, "12"])
+def test_asymptotic_check_names_its_list(values):
+    with pytest.raises(ValueError, match=r"^log10_n_values: "):
+        Dv.asymptotic_check("M1", values)

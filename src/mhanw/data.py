@@ -894,7 +894,7 @@ class DataModel:
         generator(rng, "rng")
         n = positive_int(n, "n")
         d = self.check_dimension(d)
-        check_entries("n", n, d)
+        check_entries("n" if n >= d else "d", n, d)
         if x_test is None:
             n_test = positive_int(n_test, "n_test", minimum=0)
             check_entries("n_test", n_test, d)

@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass
 
 import mpmath
+import numpy as np
 import sympy as sp
 
 from . import scaling as _s
@@ -390,7 +391,11 @@ def real_root_mp(log10_n, budget, model="M1", c_bias=1.0, c_var=1.0, dps: int = 
             u = mpmath.mpf(u)
             val = g(u)
             if prev is not None and mpmath.isfinite(prev) and mpmath.isfinite(val) and prev < 0 <= val:
-                root = mpmath.findroot(g, (prev_u, u), solver="anderson")
+                try:
+                    root = mpmath.findroot(g, (prev_u, u), solver="anderson")
+                except ValueError:  # mpmath: "Could not find root within given tolerance"
+                    raise ValueError(f"log10_n: the root at n = 10**{log10_n:g} could not be located to {dps} digits "
+                                     "(the log-FOC is too steep there); use a larger dps or a smaller n") from None
                 return +mpmath.exp(root)
             prev_u, prev = u, val
     return mpmath.nan
@@ -404,6 +409,9 @@ def asymptotic_check(spec, log10_n_values=(12, 100, 1000, 10000), budget=512, c_
     root) is ``None``, and ``log10_k_real`` still holds the size of the root."""
     m = _model(spec)
     budget = positive_int(budget, "budget")
+    if isinstance(log10_n_values, (str, bytes)) or not isinstance(log10_n_values, (list, tuple, np.ndarray)) \
+            or np.ndim(log10_n_values) != 1:
+        raise ValueError(f"log10_n_values: expected a list of log10 sample sizes, got {log10_n_values!r}")
     _, slope, formulas = _mp_functions(m, positive_scalar(c_bias, "c_bias"), positive_scalar(c_var, "c_var"))
     rows = []
     for x in log10_n_values:

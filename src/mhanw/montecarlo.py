@@ -114,17 +114,17 @@ def _model(regression, sigma, d: int, name: str) -> _data.DataModel:
     return model
 
 
-def _sizes(n, n_test, n_rep, d: int, per_replicate: int) -> tuple[int, int]:
-    """``n``, ``n_test`` (``None``: none) checked, and ``n_rep`` (which :func:`run_replicates` takes as
-    given): each replicate draws ``(n, d)`` and ``(n_test, d)`` arrays and returns ``per_replicate``
-    numbers."""
+def _sizes(n, n_test, n_rep, d: int, per_replicate: int, fresh_tests: bool = True) -> tuple[int, int]:
+    """``n``, ``n_test`` (if ``fresh_tests``) checked, and ``n_rep`` (which :func:`run_replicates` takes
+    as given): each replicate draws ``(n, d)`` and ``(n_test, d)`` arrays and returns
+    ``per_replicate`` numbers."""
     n_rep = positive_int(n_rep, "n_rep")
     if n_rep > MAX_REPLICATES:
         raise ValueError(f"n_rep: expected at most {MAX_REPLICATES} replicates, got {n_rep}")
     check_entries("n_rep", n_rep, per_replicate)
     n = positive_int(n, "n")
     check_entries("n", n, d)
-    if n_test is not None:
+    if fresh_tests:
         n_test = positive_int(n_test, "n_test")
         check_entries("n_test", n_test, d)
     return n, n_test
@@ -224,7 +224,7 @@ def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma:
     if x.shape[1] != d:
         raise ValueError(f"x: expected shape (m, {d}) to match the configurations, got {x.shape}")
     model = _model(regression, sigma, d, "configs")
-    n, _ = _sizes(n, None, n_rep, d, sum(c.n_heads for c in configs) * x.shape[0])
+    n, _ = _sizes(n, None, n_rep, d, sum(c.n_heads for c in configs) * x.shape[0], fresh_tests=False)
     # checked here once: each replicate draws through the unchecked DataModel._draw, and
     # m(x) at the fixed points (the same in every replicate) is computed once
     func = functools.partial(_pointwise_replicate, plan=_Plan(configs, queries=x), model=model, x=x, n=n,
