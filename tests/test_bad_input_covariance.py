@@ -200,3 +200,14 @@ def test_symbolic_overlap_accepts_real_symbols_and_bounded_numbers():
     assert "t" in ov.symbols
     ov = C.kernel_overlap_symbolic(bandwidth=1e-3, angle=sp.pi / 2, input_variance=1, point=(0, 0))
     assert float(ov.kappa) == pytest.approx(1.0)
+
+
+@given(st.floats(-1e300, 1e300), st.floats(1e-300, 1e300))
+def test_kernel_overlap_is_finite_or_names_bandwidth(shift, h):
+    x = np.array([shift, 0.0, 0.0, 0.0])
+    try:
+        k = C.kernel_overlap(W1, W1 + 0.3 * W2, x, h)
+    except ValueError as exc:
+        assert str(exc).startswith("bandwidth: ")
+        return
+    assert np.isfinite(k) and k > 0

@@ -137,3 +137,19 @@ def test_breiman_quantities_names_estimates(estimates):
 def test_jackknife_names_arrays(arrays):
     with pytest.raises(ValueError, match=r"^arrays: "):  # was TypeError: not iterable
         Dec.jackknife(np.mean, arrays)
+
+
+@given(st.integers(-1000, 1000), st.integers(-1000, 1000))
+def test_covariance_with_se_scales_exactly_or_names_x(log2_x, log2_y):
+    x, y = EST[:, 0, 0], EST[:, 0, 0] + EST[:, 1, 0]
+    cov, se = Dec.covariance_with_se(x, y)
+    sx, sy = 2.0**log2_x, 2.0**log2_y
+    try:
+        got_cov, got_se = Dec.covariance_with_se(sx * x, sy * y)
+    except ValueError as exc:  # only when the covariance itself is beyond a double
+        assert str(exc).startswith("x: ") and log2_x + log2_y > 1000
+        return
+    assert np.isfinite(got_cov) and np.isfinite(got_se)
+    if -1000 < log2_x + log2_y < 1000 and max(log2_x, log2_y) < 1000 and min(log2_x, log2_y) > -1000:
+        assert got_cov == pytest.approx(cov * sx * sy, rel=1e-12)
+        assert got_se == pytest.approx(se * sx * sy, rel=1e-12)
