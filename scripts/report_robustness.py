@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import claimslib  # noqa: E402
-from claimslib import claim_tex, deciding_statistic, tex_escape, verdict_text  # noqa: E402
+from claimslib import claim_tex, deciding_statistic, tex_escape, tex_text, verdict_text  # noqa: E402
 from mhanw.infra import prose  # noqa: E402
 from mhanw.infra.texout import write_atomic  # noqa: E402
 from mhanw.infra.verdicts import NOT_CHECKABLE, UNDECIDED, VOCABULARY  # noqa: E402
@@ -63,7 +63,7 @@ def _stat_tex(r: dict | None) -> str:
     if not r:
         return "(no record)"
     detail = deciding_statistic(r) or (r.get("criterion", "") if r["verdict"] == NOT_CHECKABLE else "")
-    return f"\\emph{{{tex_escape(verdict_text(r))}}}" + (f" ({tex_escape(detail)})" if detail else "")
+    return f"\\emph{{{tex_text(verdict_text(r))}}}" + (f" ({tex_text(detail)})" if detail else "")
 
 
 def _seed_counts(row: dict) -> str:
@@ -177,7 +177,7 @@ def _scenario_block(run: dict, default: list[dict], stab: dict | None, default_f
     for chapter, message in run.get("stopped", {}).items():
         k = sum(1 for r in default if r.get("chapter") == chapter)
         out.append(f"{_cap(_chapter_numbers([chapter]))} stops under this scenario on a sentence of its text "
-                   f"({tex_escape(message)}), so its {prose.number_word(k)} "
+                   f"({tex_text(message)}), so its {prose.number_word(k)} "
                    f"claim{'' if k == 1 else 's'} {'is' if k == 1 else 'are'} not compared.")
     relevant = [r for r in default if r.get("chapter") in run["chapters"] and r.get("chapter") not in run.get("stopped", {})]
     if not relevant:
@@ -203,10 +203,12 @@ def _scenario_block(run: dict, default: list[dict], stab: dict | None, default_f
                     f"verdict; {prose.join_list(parts)} (Table~\\ref{{{label}}})")
     out.append(sentence + ".")
     if missing:
-        out.append(f"Not recorded under this scenario: {tex_escape(prose.join_list(missing))}.")
+        titles = [claimslib.claim_title(c) for c in missing]
+        out.append(f"Not recorded under this scenario: {tex_text(prose.join_list(titles))}.")
     only = [c for c in mine if c not in {r['claim'] for r in default}]
     if only:
-        out.append(f"Recorded only under this scenario: {tex_escape(prose.join_list(only))}.")
+        titles = [claimslib.claim_title(c) for c in only]
+        out.append(f"Recorded only under this scenario: {tex_text(prose.join_list(titles))}.")
     differing = [r for r in compared if kinds[r["claim"]] != KEPT]
     if differing:
         out += ["{\\footnotesize\\setlength{\\tabcolsep}{3pt}",
@@ -305,7 +307,7 @@ def stability_latex(stab: dict | None, default_fidelity: str) -> str:
     for seed, chapters in (stab.get("stopped") or {}).items():
         for chapter, message in chapters.items():
             text += (f" Under seed {tex_escape(seed)}, {_chapter_numbers([chapter])} stops on a sentence of its text "
-                     f"({tex_escape(message)}), so its claims have no verdict under that seed.")
+                     f"({tex_text(message)}), so its claims have no verdict under that seed.")
     out = head + [text, "",
                   "{\\footnotesize\\setlength{\\tabcolsep}{3pt}",
                   "\\begin{longtable}{@{}>{\\raggedright\\arraybackslash}p{0.3\\linewidth}"
