@@ -2,7 +2,8 @@
 
 Fast tests run the generators on synthetic ledgers (a verdict kept, changed, made
 undecided, not checkable, or changed as other seeds alone also change it; a flip
-across seeds), the script on a folder laid out as the pipeline lays it out, and
+across seeds; a chapter a guarded sentence stops), the script on a folder laid out
+as the pipeline lays it out, and
 `make -n` on a fresh copy: at paper fidelity `make all` plans every scenario's
 ledger and every seed's, and the paper's section is made from them.  Slow ones
 reuse the pipeline test's quick build (``builds``): ledgers that exist are
@@ -248,3 +249,26 @@ def test_make_all_with_robustness_runs_the_scenarios_and_seeds_then_is_up_to_dat
         f'description = "Louder noise"\n[chapters.{chapter}]\nsigma = 0.8\n')
     plan = make(copy, "-n", "all", *args).stdout
     assert "scenario.py ledger scenarios/louder.toml" in plan and "stability.py seed" not in plan
+
+
+def test_a_chapter_stopped_by_a_guard_is_reported_not_compared(tmp_path):
+    import scenario
+
+    tree = tmp_path / "tree"
+    (tree / "paper" / "generated").mkdir(parents=True)
+    (tree / "paper" / "generated" / "01_a.tex").write_text("% ran\n")
+    for name, ename in (("02_b", "VerdictGuardError"), ("03_c", "ValueError")):
+        stage = tree / "build" / "stage" / name
+        stage.mkdir(parents=True)
+        (stage / f"{name}.ipynb").write_text(json.dumps({"cells": [{"outputs": [
+            {"output_type": "error", "ename": ename, "evalue": "the text says A; the numbers say B"}]}]}))
+    stopped, failed = scenario.stopped_on_guard(tree, ["01_a", "02_b", "03_c", "04_d"])
+    assert stopped == {"02_b": "the text says A; the numbers say B"} and failed == ["03_c", "04_d"]
+    run = dict(_scenario_run(_records("01_a", [FAILS, HOLDS]), chapters=("01_a", "02_b"), untouched=()),
+               stopped={"02_b": "the text says A; the numbers say B"})
+    tex = rr.scenarios_latex(DEFAULT, [run], None, "paper")
+    assert ("Chapter 2 stops under this scenario on a sentence of its text (the text says A; the numbers say B), "
+            "so its five claims are not compared.") in tex
+    assert "Of the two claims of these chapters (run at quick fidelity), one keeps" in tex
+    stab = dict(_stab(DEFAULT, {"1": DEFAULT}), stopped={"1": {"02_b": "the text says A; the numbers say B"}})
+    assert "Under seed 1, chapter 2 stops on a sentence of its text" in rr.stability_latex(stab, "paper")
