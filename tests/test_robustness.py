@@ -3,9 +3,9 @@
 Fast tests run the generators on synthetic ledgers (a verdict kept, changed, made
 undecided, not checkable, or changed as other seeds alone also change it; a flip
 across seeds; a chapter a guarded sentence stops), the script on a folder laid out
-as the pipeline lays it out, and
-`make -n` on a fresh copy: at paper fidelity `make all` plans every scenario's
-ledger and every seed's, and the paper's section is made from them.  Slow ones
+as the pipeline lays it out, and `make -n` on a fresh copy: at paper fidelity
+`make all` plans every scenario's ledger and every seed's, and the paper's section
+is made from them.  Slow ones
 reuse the pipeline test's quick build (``builds``): ledgers that exist are
 reported (not the fallback), and `make all ROBUSTNESS=yes` with a one-chapter
 scenario and one seed of one chapter runs exactly those, is then up to date, and
