@@ -47,6 +47,9 @@ RULES = {
     "ch02.cross_term_rules": (ch02.cross_term_rules, dict(cross90=0.1, cross90_se=0.01, drop=0.2, drop_se=0.02)),
     "ch02.mse_rise_rule": (ch02.mse_rise_rule, dict(rise=0.1, rise_se=0.01)),
     "ch02.bias_path_words": (ch02.bias_path_words, dict(rise=0.1, rise_se=0.01, fall=0.1, fall_se=0.01)),
+    "ch02.pair_family_words": (ch02.pair_family_words, dict(rise=0.1, rise_se=0.01, drop=0.1, drop_se=0.01,
+                                                            cross_drop=0.1, cross_drop_se=0.01, cross90=0.1,
+                                                            cross90_se=0.01)),
     "ch03.bound_rule": (ch03.bound_rule, dict(claim="lemma-4.1/x", statement="s", covariance=[0.1, 0.2],
                                               se=[0.01, 0.01], bound=[0.5, 0.5], angles=[0, 90])),
     "ch03.orthogonal_rule": (ch03.orthogonal_rule, dict(rho=0.01, rho_se=0.001)),
@@ -103,7 +106,7 @@ def test_every_rule_decides_on_good_input(rule):
     out = _call(rule)
     records = out if isinstance(out, tuple) else (out,)
     for r in records:
-        assert isinstance(r, (Verdict, str, bool))
+        assert isinstance(r, (Verdict, str, bool, dict))
         if isinstance(r, Verdict):
             assert r.verdict in VOCABULARY
 

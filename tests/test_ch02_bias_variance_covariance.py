@@ -42,6 +42,16 @@ def test_bias_path_words():
     assert ch02.bias_path_words(0.1, 0.1, -1.0, 0.1).endswith("rises from 45 to 90 degrees")
 
 
+@pytest.mark.parametrize("effect, mse, cross", [(1.0, "exceeds", "smaller"), (-1.0, "is below", "larger"),
+                                                (0.2, "does not differ detectably from", "not detectably different")])
+def test_pair_family_words_follow_the_sign(effect, mse, cross):
+    """The section's sentences on the pair family change with the numbers (3 s.e. either side)."""
+    w = ch02.pair_family_words(effect, 0.1, -effect, 0.1, effect, 0.1, effect, 0.1)
+    assert w["MSERiseWords"] == mse and w["CrossDropWords"] == cross
+    assert w["MSEDropWords"] == mse  # drop = MSE(0) - MSE(90) = -effect: the same words, the other way round
+    assert w["CrossNinetyWords"] == {1.0: "above zero", -1.0: "below zero"}.get(effect, "indistinguishable from zero")
+
+
 def test_symbolic_decomposition_any_weights():
     sym = symbolic_decomposition(3)
     a, B, m = sym.weights, sym.bias, sym.m

@@ -400,6 +400,21 @@ def significant_effect(effect: float, se: float, *, sign: int = 1, n_se: float =
     return UNDECIDED
 
 
+def direction_words(effect: float, se: float, *, positive: str, negative: str, neither: str,
+                    n_se: float = N_SE) -> str:
+    """Words for the sign of an effect, decided as :func:`significant_effect` decides it.
+
+    ``positive`` when ``effect > n_se * se``, ``negative`` when ``effect < -n_se * se``,
+    ``neither`` otherwise: a sentence built from them says what the numbers resolve,
+    under any assumption a reader runs the chapter with (e.g. ``positive="below"``,
+    ``negative="above"``, ``neither="indistinguishable from"`` for MSE(0) - MSE(90)).
+    """
+    for name, text in (("positive", positive), ("negative", negative), ("neither", neither)):
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{name}: expected non-empty words, got {text!r}")
+    return {HOLDS: positive, FAILS: negative}.get(significant_effect(effect, se, n_se=n_se), neither)
+
+
 def combine(verdicts) -> str:
     """One verdict for a claim checked at several settings: fails if any fails, holds if all hold,
     undecided otherwise (also when some setting is not checkable)."""
