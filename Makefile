@@ -27,10 +27,20 @@ PYTHON ?=
 PARAMS ?=
 export VENV FIDELITY PARAMS
 ## SCENARIO=scenarios/NAME.toml   the scenario of `make scenario` (SCENARIO_FIDELITY=quick|paper, default quick)
-## STABILITY_SEEDS="1 2 3 4 5"     the seeds of `make stability`
+## STABILITY_SEEDS="1 2 3 4 5"     the seeds of `make stability` (STABILITY_CHAPTERS="NN_slug ...": only those chapters)
+## ROBUSTNESS=yes|no   `make all` runs the scenarios and the seeds for the paper (default: yes at FIDELITY=paper)
 SCENARIO ?=
 SCENARIO_FIDELITY ?= quick
 STABILITY_SEEDS ?= 1 2 3 4 5
+NOT_DIGITS := $(strip $(subst 0,,$(subst 1,,$(subst 2,,$(subst 3,,$(subst 4,,$(subst 5,,$(subst 6,,$(subst 7,,$(subst 8,,$(subst 9,,$(STABILITY_SEEDS))))))))))))
+ifneq ($(NOT_DIGITS)$(if $(strip $(STABILITY_SEEDS)),,empty),)
+$(error STABILITY_SEEDS must be whole numbers, e.g. "1 2 3 4 5"; got '$(STABILITY_SEEDS)')
+endif
+ROBUSTNESS ?= $(if $(filter paper,$(FIDELITY)),$(if $(strip $(PARAMS)),no,yes),no)
+ifneq ($(filter-out yes no,$(ROBUSTNESS))$(words $(ROBUSTNESS)),1)
+$(error ROBUSTNESS must be 'yes' or 'no'; got '$(ROBUSTNESS)')
+endif
+override ROBUSTNESS := $(strip $(ROBUSTNESS))
 SCENARIOS := $(sort $(wildcard scenarios/*.toml))
 .PHONY: scenario scenarios stability
 ifneq ($(filter scenario,$(MAKECMDGOALS)),)
@@ -82,8 +92,8 @@ CLAIMS := build/claims.json
 CLAIMS_TEX := paper/generated/claims_table.tex paper/generated/claims_summary.tex
 README_STAMP := build/readme-claims.stamp
 VERDICTS := build/verdicts.txt
-SCENARIO_LEDGERS := $(sort $(wildcard build/scenarios/*/claims.json))
 ROBUSTNESS_TEX := paper/generated/scenarios.tex paper/generated/stability.tex
+STABILITY_JSON := build/stability.json
 # Library code for the scripts that read the ledger (this checkout's src/, whichever checkout the venv came from).
 SCRIPT_PY = PYTHONPATH='$(CURDIR)/src' '$(VENV)/bin/python'
 
@@ -246,14 +256,6 @@ $(README_STAMP): $(CLAIMS) scripts/update_readme_claims.py scripts/claimslib.py
 	 else echo "    README.md: claims table left as committed (FIDELITY=$(FIDELITY)$(if $(PARAMS), PARAMS=$(PARAMS)))"; fi
 	@touch $@
 
-# "Beyond the stated assumptions" (the scenarios' ledgers against the default one)
-# and the stability of every verdict across seeds; each has a fallback sentence
-# until `make scenarios` / `make stability` has run.
-paper/generated/scenarios.tex: $(CLAIMS) $(SCENARIO_LEDGERS) scripts/report_robustness.py scripts/claimslib.py
-	@$(SCRIPT_PY) scripts/report_robustness.py scenarios --out $@ $(SCENARIO_LEDGERS)
-paper/generated/stability.tex: $(CLAIMS) $(wildcard build/stability.json) scripts/report_robustness.py scripts/claimslib.py
-	@$(SCRIPT_PY) scripts/report_robustness.py stability --out $@
-
 # The last step of `make all`: the verdict table on the terminal.
 $(VERDICTS): $(CLAIMS) $(PDF) build/timings.json $(README_STAMP)
 	@echo "==> verdicts (build/claims.json, FIDELITY=$(FIDELITY)):"
@@ -262,27 +264,97 @@ $(VERDICTS): $(CLAIMS) $(PDF) build/timings.json $(README_STAMP)
 	@mv -f $@.tmp $@
 
 # ---- scenarios and seeds ------------------------------------------------------
-# `make scenario SCENARIO=scenarios/NAME.toml` runs every chapter under the
-# scenario in a copy of the sources (build/scenarios/NAME/tree, with -j2) and
-# collects its chapters, figures, macros, results, claims.json and paper PDF in
-# build/scenarios/NAME/; then prints the verdicts that differ from build/claims.json.
-# `make scenarios` runs every scenarios/*.toml; `make stability` re-runs the
-# chapters at quick fidelity under STABILITY_SEEDS (a chapter's sweeps go to the
-# Dask cluster at MHANW_DASK_SCHEDULER when it is set).  Neither is part of
-# `make all` (each scenario costs a quick build of every chapter: 487 s wall with -j2
-# on a loaded 2-core machine, about 4 min idle); `make all` afterwards puts their
-# results into the paper.
+# The paper's section "Beyond the stated assumptions" compares, claim by claim,
+# the verdicts under each scenarios/NAME.toml with the default run's, and its
+# subsection on seeds counts how often the verdict under each of STABILITY_SEEDS
+# equals the default run's.  Both need only verdict records, at quick fidelity:
+#   build/scenarios/NAME/claims.json   the chapters the scenario changes (those that
+#                                      receive one of its parameters), run in a copy
+#                                      of the sources, build/scenarios/NAME/tree;
+#   build/stability/seed-S/claims.json every chapter with seed = S, in build/stability/seed-S/tree;
+#   build/stability.json               the seeds' verdicts against build/claims.json.
+# Each copy has its own make, which re-runs only the chapters whose notebook or
+# library files changed; its log is build/scenarios/NAME/run.log (build/stability/seed-S/run.log).
+# Each copy runs two chapters at a time; under `make -j2` two copies run side by side.
+# With ROBUSTNESS=yes (the default at FIDELITY=paper) `make all` makes them all;
+# with ROBUSTNESS=no (the default at quick) the paper uses whichever ledgers exist
+# (or says how to make them).  Cost: a quick run of every chapter per seed, and of
+# the chapters a scenario changes per scenario (02-08, and 01 for two of them): about
+# 1150 s of one core on an idle machine, some 10 minutes with -j2 (measured times, under
+# load, in README.md below "The two commands").
+#
+# `make scenario SCENARIO=scenarios/NAME.toml` runs every chapter under a scenario
+# (SCENARIO_FIDELITY, -j2) and also keeps, in build/scenarios/NAME/, the executed
+# chapters, figures, macros, results and the paper PDF under it; it prints the
+# verdicts that differ from build/claims.json.  `make scenarios` does so for every
+# scenarios/*.toml; `make stability` makes build/stability.json.  A chapter's sweeps
+# go to the Dask cluster at MHANW_DASK_SCHEDULER when it is set.
+SCENARIO_LEDGER_TARGETS := $(SCENARIOS:scenarios/%.toml=build/scenarios/%/claims.json)
+SEED_LEDGERS := $(foreach s,$(STABILITY_SEEDS),build/stability/seed-$(s)/claims.json)
+STABILITY_CHAPTERS ?= $(NAMES)
+ifneq ($(filter-out $(NAMES),$(STABILITY_CHAPTERS)),)
+$(error STABILITY_CHAPTERS: no notebook $(filter-out $(NAMES),$(STABILITY_CHAPTERS)) (chapters: $(NAMES)))
+endif
+# The seeds and the chapters of the last stability run (rewritten, and the run redone, when they change).
+SEEDS_STAMP := build/stability/seeds
+SEEDS_WANT := seeds $(strip $(STABILITY_SEEDS)) chapters $(strip $(STABILITY_CHAPTERS))
+# What a chapter run in a copy depends on: the notebooks, the library files they
+# import (build/deps/*.d), the scripts that run them and the environment.
+CHAPTER_LIBRARY = $(sort $(foreach n,$(NAMES),$(patsubst %:,%,$(filter src/%,$(file <build/deps/$(n).d)))))
+RUN_INPUTS = $(NOTEBOOKS) $(CHAPTER_LIBRARY) scripts/scenario.py scripts/run_notebook.sh scripts/check_params.py \
+  $(VENV_STAMP)
+# Two jobs in each copy, also under make -j2 (then up to four notebooks share the two
+# cores, but the last copy to finish does not run alone on one of them).
+COPY_JOBS := 2
+# run_in_copy(what, log, command): the command with its output in the log, a line before and after.
+run_in_copy = echo "==> $(1) (quick fidelity; log: $(2))"; mkdir -p $(dir $(2)); start=$$(date +%s); \
+  $(3) >$(2) 2>&1 || { echo "*** $(1) failed; the end of $(2):" >&2; tail -n 40 $(2) >&2; exit 1; }; \
+  echo "    $(1) done in $$(( $$(date +%s) - start )) s"
 
-scenario: $(VENV_STAMP) ## run every chapter under SCENARIO=scenarios/NAME.toml into build/scenarios/NAME/
+ifneq ($(strip $(file <$(SEEDS_STAMP))),$(SEEDS_WANT))
+$(SEEDS_STAMP): FORCE
+endif
+$(SEEDS_STAMP):
+	@mkdir -p $(@D) && echo '$(SEEDS_WANT)' > $@.tmp && mv -f $@.tmp $@
+
+$(SCENARIO_LEDGER_TARGETS): build/scenarios/%/claims.json: scenarios/%.toml $(RUN_INPUTS)
+	@$(call run_in_copy,scenario $*,build/scenarios/$*/run.log,\
+	  $(SCRIPT_PY) scripts/scenario.py ledger $< --jobs $(COPY_JOBS) --venv '$(VENV)')
+	@touch $@
+
+$(SEED_LEDGERS): build/stability/seed-%/claims.json: $(RUN_INPUTS) scripts/stability.py $(SEEDS_STAMP)
+	@$(call run_in_copy,seed $*,build/stability/seed-$*/run.log,\
+	  $(SCRIPT_PY) scripts/stability.py seed $* --chapters $(STABILITY_CHAPTERS) --jobs $(COPY_JOBS) --venv '$(VENV)')
+	@touch $@
+
+$(STABILITY_JSON): $(SEED_LEDGERS) $(CLAIMS) $(SEEDS_STAMP) $(FIDELITY_STAMP) scripts/stability.py scripts/claimslib.py
+	@$(SCRIPT_PY) scripts/stability.py collect --seeds $(STABILITY_SEEDS) --fidelity $(FIDELITY)
+
+# The paper's section: with ROBUSTNESS=yes from the targets above (and any other
+# scenario run by hand); with ROBUSTNESS=no from whatever ledgers exist.
+ifeq ($(ROBUSTNESS),yes)
+SCENARIO_LEDGERS := $(sort $(SCENARIO_LEDGER_TARGETS) $(wildcard build/scenarios/*/claims.json))
+STABILITY_INPUT := $(STABILITY_JSON)
+else
+SCENARIO_LEDGERS := $(sort $(wildcard build/scenarios/*/claims.json))
+STABILITY_INPUT := $(wildcard $(STABILITY_JSON))
+endif
+ROBUSTNESS_ARGS = --fidelity $(FIDELITY) $(if $(STABILITY_INPUT),--stability $(STABILITY_INPUT))
+paper/generated/scenarios.tex: $(CLAIMS) $(SCENARIO_LEDGERS) $(STABILITY_INPUT) scripts/report_robustness.py \
+  scripts/claimslib.py
+	@$(SCRIPT_PY) scripts/report_robustness.py scenarios --out $@ $(ROBUSTNESS_ARGS) $(SCENARIO_LEDGERS)
+paper/generated/stability.tex: $(CLAIMS) $(STABILITY_INPUT) scripts/report_robustness.py scripts/claimslib.py
+	@$(SCRIPT_PY) scripts/report_robustness.py stability --out $@ $(ROBUSTNESS_ARGS)
+
+scenario: $(VENV_STAMP) ## run every chapter under SCENARIO=scenarios/NAME.toml into build/scenarios/NAME/ (with its PDF)
 	@$(SCRIPT_PY) scripts/scenario.py check '$(SCENARIO)' >/dev/null
 	@$(SCRIPT_PY) scripts/scenario.py run '$(SCENARIO)' --fidelity $(SCENARIO_FIDELITY) --jobs 2 --venv '$(VENV)'
 
-scenarios: $(VENV_STAMP) ## every scenarios/*.toml, one after the other (SCENARIO_FIDELITY=quick)
+scenarios: $(VENV_STAMP) ## `make scenario` for every scenarios/*.toml, one after the other
 	@for f in $(SCENARIOS); do $(SCRIPT_PY) scripts/scenario.py check "$$f" >/dev/null || exit 1; done
 	@for f in $(SCENARIOS); do $(SCRIPT_PY) scripts/scenario.py run "$$f" --fidelity $(SCENARIO_FIDELITY) --jobs 2 --venv '$(VENV)' || exit 1; done
 
-stability: $(VENV_STAMP) ## every chapter at quick fidelity under STABILITY_SEEDS; build/stability.json
-	@$(SCRIPT_PY) scripts/stability.py --seeds $(STABILITY_SEEDS) --jobs 2 --venv '$(VENV)'
+stability: $(STABILITY_JSON) ## every chapter at quick fidelity under STABILITY_SEEDS; build/stability.json
 
 # ---- speed ------------------------------------------------------------------
 bench: $(VENV_STAMP) ## benchmark the head evaluation (installs the torch CPU build for comparison)

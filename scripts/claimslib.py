@@ -10,7 +10,15 @@ every record and refuses a claim id that two records share) and renders them:
   the summary (each verdict said once, counts in words);
 - :func:`markdown_table` -- the README's claims table;
 - :func:`text_table` -- the verdict table printed at the end of ``make all``;
-- :func:`differences` -- the verdicts of two ledgers that differ.
+- :func:`differences` -- the verdicts of two ledgers that differ;
+- :func:`readme_table_verdicts` and :func:`contradictions` -- the README's table
+  (committed from a paper-fidelity build) as the reference verdicts, and the
+  verdicts of a smaller run that contradict them.
+
+Records are plain text in which ``$...$`` holds the text's symbols (``$m_{\\cos,1.5}$``);
+the generated text names claims as the paper does (:func:`claim_title`: "Theorem
+2.1: identity", "the random-forest analogy") and writes the records' plain notation
+as the paper's (:func:`tex_text`: ``HDI_PA`` -> ``$\\HDIpa$``).
 
 Scripts import it from ``scripts/`` (``collect_claims.py``,
 ``update_readme_claims.py``, ``run_scenario.py``); the tests import it too.
@@ -18,13 +26,15 @@ Scripts import it from ``scripts/`` (``collect_claims.py``,
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import re
+import sys
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
-from mhanw.infra import prose
+from mhanw.infra import notation, prose
 from mhanw.infra.texout import format_number, write_atomic
 from mhanw.infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, VOCABULARY, Statistic,
                                   Verdict, gather, statistic_text)
@@ -123,11 +133,50 @@ def write_json(path, data) -> Path:
     return write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
+def run_script(doc: str, arguments: dict[str, dict], body: Callable[[argparse.Namespace], int], what: str,
+               argv=None) -> int:
+    """The command line of a claims script: ``arguments`` (``{flag: add_argument keywords}``) parsed, then
+    ``body(args)``; a bad ledger, README or results file (``ValueError``, ``OSError``) ends it with one
+    line ``*** what: reason`` on stderr and exit status 1."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    for flag, kw in arguments.items():
+        ap.add_argument(flag, **kw)
+    args = ap.parse_args(argv)
+    try:
+        return body(args)
+    except (OSError, ValueError) as exc:
+        print(f"*** {what}: {exc}", file=sys.stderr)
+        return 1
+
+
 # --------------------------------------------------------------------------- names
 
 
 _GROUP_NAMES = {"thm": "Theorem", "lemma": "Lemma", "prop": "Proposition", "cor": "Corollary",
                 "def": "Definition", "eq": "Equation"}
+
+#: The titles the paper gives the claims that carry no number (its section titles, shortened).
+GROUP_TITLES = {
+    "hdi-definition": "the Head Diversity Index",
+    "rf": "the random-forest analogy",
+    "pretrained": "the trained transformer",
+}
+
+#: Words of claim ids as the text writes them (acronyms, notation, the regression functions' names).
+_PART_WORDS = {
+    "imse": "IMSE", "mse": "MSE", "hdi": "HDI", "pa": "HDI_PA", "nw": "NW", "bert": "BERT", "neff": "n_eff",
+    "ddof1": "divisor R - 1", "gaussian": "Gaussian", "kappa": "κ", "breiman": "Breiman", "rho": "rho_bar",
+    "fibonacci": "Fibonacci",
+}
+
+
+def _regression_names() -> dict[str, str]:
+    """``{catalogue name: the text's symbol}`` of the regression functions (``iso_cos`` -> ``$m_{\\cos,1.5}$``)."""
+    try:
+        from mhanw.chapters.ch04_head_diversity_index import REGRESSION_LABELS
+    except ImportError:  # the library without its chapters: the plain words
+        return {}
+    return {k.replace("_", "-"): v for k, v in REGRESSION_LABELS.items()}
 
 
 def group_of(claim: str) -> str:
@@ -136,17 +185,36 @@ def group_of(claim: str) -> str:
 
 
 def group_name(group: str) -> str:
-    """``thm-4.2`` -> ``Theorem 4.2``; ``hdi-definition`` -> ``hdi definition``."""
+    """``thm-4.2`` -> ``Theorem 4.2``; ``hdi-definition`` -> ``the Head Diversity Index`` (:data:`GROUP_TITLES`)."""
     m = re.fullmatch(r"([a-z]+)-(\d+(?:\.\d+)*)", group)
     if m and m.group(1) in _GROUP_NAMES:
         return f"{_GROUP_NAMES[m.group(1)]} {m.group(2)}"
-    return group.replace("-", " ")
+    return GROUP_TITLES.get(group, group.replace("-", " "))
+
+
+def _part_words(part: str) -> str:
+    names = _regression_names()
+    if part in names:
+        return names[part]
+    return " ".join(_PART_WORDS.get(w, w) for w in part.split("-"))
 
 
 def part_name(claim: str) -> str:
-    """``thm-6.1/printed-law/some-model`` -> ``printed law, some model``; the whole claim -> ``as a whole``."""
-    parts = claim.split("/")[1:]
-    return ", ".join(p.replace("-", " ") for p in parts) if parts else "as a whole"
+    """``thm-5.1/imse-optimum/iso-cos`` -> ``IMSE optimum ($m_{\\cos,1.5}$)``; the whole claim -> ``as a whole``.
+
+    Record text (plain, with ``$...$`` for the text's symbols): a sub-part goes in parentheses, so that
+    a list of parts stays unambiguous."""
+    parts = [_part_words(p) for p in claim.split("/")[1:]]
+    if not parts:
+        return "as a whole"
+    return parts[0] + "".join(f" ({p})" for p in parts[1:])
+
+
+def claim_title(claim: str) -> str:
+    """``thm-2.1/identity`` -> ``Theorem 2.1: identity``; ``thm-7.1`` -> ``Theorem 7.1`` (record text)."""
+    title = group_name(group_of(claim))
+    title = title[:1].upper() + title[1:]
+    return title if "/" not in claim else f"{title}: {part_name(claim)}"
 
 
 _VERBS = {  # (one, several)
@@ -240,7 +308,7 @@ _GREEK = {"α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ζ": "zeta
 
 
 def tex_escape(text: str) -> str:
-    """Plain text (as the records hold it, Unicode included) as LaTeX text for pdflatex."""
+    """Plain text (no math) as LaTeX text for pdflatex: specials escaped, Unicode spelled out."""
     out = []
     i = 0
     while i < len(text):
@@ -264,9 +332,42 @@ def tex_escape(text: str) -> str:
     return "".join(out).replace("$$", "")
 
 
+_NOTATION = notation.TEX
+_GREEK_WORDS = "|".join(sorted(set(_GREEK.values()), key=len, reverse=True))
+#: ``HDI_PA``, ``rho_bar``, and a letter or Greek name with a subscript (``d_k``, ``kappa_jj'``, ``e_1``).
+_PLAIN_SYMBOL = re.compile("(?<![A-Za-z0-9\\\\])(" + "|".join(map(re.escape, _NOTATION)) + "|(?:" + _GREEK_WORDS
+                           + r"|[A-Za-z])_(?:[A-Za-z0-9]{1,3}'?)(?![A-Za-z0-9_]))")
+
+
+def _symbol_tex(token: str) -> str:
+    if token in _NOTATION:
+        return f"${_NOTATION[token]}$"
+    base, sub = token.split("_", 1)
+    base = f"\\{base}" if base in _GREEK.values() else base
+    return f"${base}_{{{sub}}}$"
+
+
+def tex_text(text: str) -> str:
+    """Record text as LaTeX: ``$...$`` (the text's symbols, e.g. ``$m_{\\cos,1.5}$``) passes through,
+    the records' plain notation becomes the paper's (``HDI_PA`` -> ``$\\HDIpa$``, ``d_k`` -> ``$d_{k}$``)
+    and the rest is escaped (:func:`tex_escape`)."""
+    out = []
+    for i, piece in enumerate(re.split(r"(\$[^$]+\$)", text)):
+        if i % 2:
+            out.append(piece)
+            continue
+        last = 0
+        for m in _PLAIN_SYMBOL.finditer(piece):
+            out.append(tex_escape(piece[last:m.start()]))
+            out.append(_symbol_tex(m.group(1)))
+            last = m.end()
+        out.append(tex_escape(piece[last:]))
+    return "".join(out).replace("$$", "")  # adjacent inline maths become one
+
+
 def claim_tex(claim: str) -> str:
-    """A claim id in typewriter type that may break after ``/`` and ``-`` (narrow columns)."""
-    return "\\texttt{" + re.sub(r"([/-])", r"\1\\allowbreak{}", tex_escape(claim)) + "}"
+    """A claim's title as LaTeX (``Theorem 2.1: identity``)."""
+    return tex_text(claim_title(claim))
 
 
 def _statistics(r: dict) -> list[Statistic]:
@@ -307,9 +408,9 @@ def latex_table(records: list[dict]) -> str:
     for r in records:
         rows.append(" & ".join([
             claim_tex(r["claim"]),
-            tex_escape(r["statement"]),
-            f"\\emph{{{tex_escape(verdict_text(r))}}}",
-            tex_escape(deciding_statistic(r)),
+            tex_text(r["statement"]),
+            f"\\emph{{{tex_text(verdict_text(r))}}}",
+            tex_text(deciding_statistic(r)),
             detectable_text(r),
             _section_ref(r),
         ]) + " \\\\")
@@ -363,13 +464,13 @@ def latex_summary(records: list[dict]) -> str:
         overall = overall_sentence(records)
         lines.append(f"\\newcommand{{\\ClaimsTotal}}{{{n}}}")
         lines.append(f"\\newcommand{{\\ClaimsOverall}}{{{tex_escape(overall)}}}")
-        lines.append(f"\\newcommand{{\\ClaimsByVerdict}}{{{tex_escape(by_verdict_sentence(records))}}}")
+        lines.append(f"\\newcommand{{\\ClaimsByVerdict}}{{{tex_text(by_verdict_sentence(records))}}}")
         for r in records:
-            lines.append(_csdef("mhanw@verdict", r["claim"], tex_escape(verdict_text(r))))
+            lines.append(_csdef("mhanw@verdict", r["claim"], tex_text(verdict_text(r))))
         for g, rs in grouped(records).items():
-            lines.append(_csdef("mhanw@group", g, tex_escape(counts_phrase(rs))))
+            lines.append(_csdef("mhanw@group", g, tex_text(counts_phrase(rs))))
         groups = [f"{group_name(g)}: {counts_phrase(rs)}" for g, rs in grouped(records).items()]
-        lines.append(f"\\newcommand{{\\ClaimsByClaim}}{{{tex_escape('; '.join(groups))}}}")
+        lines.append(f"\\newcommand{{\\ClaimsByClaim}}{{{tex_text('; '.join(groups))}}}")
     else:
         none = "no chapter has recorded its verdicts yet"
         lines += ["\\newcommand{\\ClaimsTotal}{0}",
@@ -388,8 +489,9 @@ def _capital(s: str) -> str:
 
 
 def _md(text: str) -> str:
-    """Text for a table cell: a vertical bar becomes U+2223 (readers split rows on "|")."""
-    return str(text).replace("|", "\u2223").replace("\n", " ")
+    """Record text for a table cell: the named notation as math (:func:`mhanw.infra.notation.markdown_text`),
+    and a vertical bar as U+2223 (readers split rows on "|")."""
+    return notation.markdown_text(str(text)).replace("|", "\u2223").replace("\n", " ")
 
 
 def markdown_table(records: list[dict]) -> str:
@@ -414,8 +516,8 @@ def markdown_table(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def readme_table_claims(readme_text: str) -> list[str]:
-    """The claim ids listed between the README's markers (``ValueError`` if the block is malformed)."""
+def readme_table_rows(readme_text: str) -> list[list[str]]:
+    """The cells of every row of the README's claims table (``ValueError`` if the block is malformed)."""
     if readme_text.count(README_BEGIN) != 1 or readme_text.count(README_END) != 1:
         raise ValueError(f"README: expected exactly one {README_BEGIN} ... {README_END} block")
     block = readme_text.split(README_BEGIN, 1)[1].split(README_END, 1)[0]
@@ -424,13 +526,44 @@ def readme_table_claims(readme_text: str) -> list[str]:
         return []
     if rows[0] != README_HEADER or not re.fullmatch(r"\|(---\|)+", rows[1]):
         raise ValueError("README: the claims block does not start with the generated header")
-    ids = []
+    out = []
     for ln in rows[2:]:
         m = re.match(r"\| `([^`]+)` \|", ln)
         if not m or ln.count("|") != 6:
             raise ValueError(f"README: malformed row in the claims block: {ln}")
-        ids.append(m.group(1))
-    return ids
+        out.append([c.strip() for c in ln.strip().strip("|").split("|")])
+    return out
+
+
+def readme_table_claims(readme_text: str) -> list[str]:
+    """The claim ids listed between the README's markers (``ValueError`` if the block is malformed)."""
+    return [cells[0].strip("`") for cells in readme_table_rows(readme_text)]
+
+
+def readme_table_verdicts(readme_text: str) -> dict[str, str]:
+    """``{claim id: verdict}`` of the README's claims table (the verdict without its conditions).
+
+    The table is committed from a paper-fidelity build, so this is the reference that smaller runs
+    are compared with (:func:`contradictions`)."""
+    out = {}
+    for cells in readme_table_rows(readme_text):
+        verdict = next((v for v in sorted(VOCABULARY, key=len, reverse=True) if cells[-1].startswith(v)), None)
+        if verdict is None:
+            raise ValueError(f"README: row {cells[0]} has no verdict of the vocabulary: {cells[-1]!r}")
+        out[cells[0].strip("`")] = verdict
+    return out
+
+
+def contradictions(reference: dict[str, str], records: list[dict]) -> list[tuple[str, str | None, str]]:
+    """``(claim, reference verdict, verdict)`` for every record whose verdict is neither the reference's nor
+    ``undecided at this size`` (a smaller run may lack the evidence, never reach the opposite), and for
+    every record the reference lacks (``None``: nothing to compare with)."""
+    out = []
+    for r in records:
+        ref = reference.get(r["claim"])
+        if ref is None or r["verdict"] not in (ref, UNDECIDED):
+            out.append((r["claim"], ref, r["verdict"]))
+    return out
 
 
 def replace_readme_block(readme_text: str, table: str) -> str:
@@ -442,14 +575,22 @@ def replace_readme_block(readme_text: str, table: str) -> str:
     return before + table + after
 
 
+def plain_text(text: str) -> str:
+    """Record text for a terminal: the text's symbols without their TeX (``$m_{\\cos,1.5}$`` -> ``m_cos,1.5``)."""
+    return re.sub(r"\$([^$]+)\$", lambda m: re.sub(r"\\mathrm|\\|[{}]", "", m.group(1)), text)
+
+
 def text_table(records: list[dict], width: int = 44) -> str:
-    """The verdicts as a fixed-width table for the terminal."""
+    """The verdicts as a fixed-width table for the terminal: one line per claim under its title."""
     if not records:
         return "    (no verdict records)"
     w = min(max(len(r["claim"]) for r in records), width)
-    out = [f"    {'claim':<{w}}  verdict"]
-    for r in records:
-        out.append(f"    {r['claim']:<{w}}  {verdict_text(r)}")
+    out = [f"    {'claim':<{w + 2}}  verdict"]
+    for g, rs in grouped(records).items():
+        name = group_name(g)
+        out.append(f"    {name[:1].upper() + name[1:]}")
+        for r in rs:
+            out.append(f"      {r['claim']:<{w}}  {plain_text(verdict_text(r))}")
     c = counts(records)
     out.append("    " + ", ".join(f"{k} {v}" for v, k in c.items()))
     return "\n".join(out)
@@ -464,112 +605,3 @@ def differences(default: list[dict], other: list[dict]) -> list[tuple[str, str |
         if a.get(claim) != b.get(claim):
             out.append((claim, a.get(claim), b.get(claim)))
     return out
-
-
-# --------------------------------------------------------------------------- scenarios and seeds
-
-
-def _first_stat_tex(r: dict | None) -> str:
-    if not r:
-        return "(no record)"
-    stat = deciding_statistic(r)
-    return f"\\emph{{{tex_escape(verdict_text(r))}}}" + (f" ({tex_escape(stat)})" if stat else "")
-
-
-def scenarios_latex(default: list[dict], scenarios: list[tuple[str, str, str, list[dict]]]) -> str:
-    """The section "Beyond the stated assumptions" from the scenarios' ledgers.
-
-    ``scenarios``: ``(name, description, parameters in words, records)``.  For each
-    scenario: how many of the default run's claims keep their verdict (each verdict
-    once) and a table of those that change, with their deciding statistics.
-    """
-    head = ["% Generated by scripts/report_robustness.py from build/claims.json and "
-            "build/scenarios/*/claims.json; do not edit.",
-            "\\section{Beyond the stated assumptions}", "\\label{sec:scenarios}", ""]
-    if not scenarios:
-        return "\n".join(head + [
-            "Every chapter exposes its modelling assumptions (input distribution, noise, regression "
-            "function, sizes) as parameters, and a scenario file (\\texttt{scenarios/NAME.toml}) changes "
-            "them for every chapter at once. No scenario has been run for this build; "
-            "\\texttt{make scenarios} runs them, and a later \\texttt{make all} reports here which verdicts "
-            "keep their value and which change.", ""])
-    by_claim = {r["claim"]: r for r in default}
-    out = head + ["Each scenario below re-runs every chapter with changed modelling assumptions "
-                  "(\\texttt{scenarios/NAME.toml}) and compares its ledger with the default run's.", ""]
-    for name, description, params, records in scenarios:
-        mine = {r["claim"]: r for r in records}
-        common = [c for c in by_claim if c in mine]
-        same = [mine[c] for c in common if mine[c]["verdict"] == by_claim[c]["verdict"]]
-        changed = [c for c in common if mine[c]["verdict"] != by_claim[c]["verdict"]]
-        title = tex_escape(description or name)
-        out.append(f"\\paragraph{{{title} (\\texttt{{{tex_escape(name)}}}).}}")
-        if params:
-            out.append(f"Parameters: {tex_escape(params)}.")
-        if not common:
-            out += ["Its ledger shares no claim with the default run.", ""]
-            continue
-        kept = prose.count_of(len(same), len(common), "claims")
-        out.append(f"{_capital(kept)} checked in both runs keep their verdict"
-                   + (f" ({tex_escape(by_verdict_sentence(same))})" if same and len(same) < len(common) else "")
-                   + ".")
-        if changed:
-            out.append(f"{_capital(prose.count_of(len(changed), len(common), 'claims'))} change:")
-            out.append("{\\footnotesize\\begin{longtable}{@{}>{\\raggedright\\arraybackslash}p{0.22\\linewidth}"
-                       ">{\\raggedright\\arraybackslash}p{0.36\\linewidth}>{\\raggedright\\arraybackslash}"
-                       "p{0.36\\linewidth}@{}}")
-            out.append("\\toprule claim & default run & this scenario \\\\ \\midrule\\endhead")
-            out.append("\\bottomrule\\endlastfoot")
-            for c in changed:
-                out.append(f"{claim_tex(c)} & {_first_stat_tex(by_claim[c])} & "
-                           f"{_first_stat_tex(mine[c])} \\\\")
-            out.append("\\end{longtable}}")
-        only = [c for c in mine if c not in by_claim]
-        if only:
-            out.append(f"Recorded only under this scenario: {tex_escape(prose.join_list(only))}.")
-        out.append("")
-    return "\n".join(out)
-
-
-def stability(default: list[dict], runs: dict[str, list[dict]]) -> dict:
-    """Claim by claim, how often the verdicts of other seeds equal (or are compatible with) the default's."""
-    from mhanw.infra.verdicts import compatible
-
-    rows = []
-    for r in default:
-        verdicts = {seed: next((x["verdict"] for x in recs if x["claim"] == r["claim"]), None)
-                    for seed, recs in runs.items()}
-        present = [v for v in verdicts.values() if v is not None]
-        rows.append({"claim": r["claim"], "default": r["verdict"], "seeds": verdicts,
-                     "runs": len(present), "equal": sum(v == r["verdict"] for v in present),
-                     "compatible": sum(compatible(r["verdict"], v) for v in present)})
-    return {"seeds": list(runs), "claims": rows}
-
-
-def stability_latex(stab: dict | None) -> str:
-    head = ["% Generated by scripts/report_robustness.py from build/stability.json; do not edit.",
-            "\\subsection{Stability across seeds}", "\\label{sec:stability}", ""]
-    if not stab or not stab.get("claims"):
-        return "\n".join(head + [
-            "Each verdict above comes from one seeded run. \\texttt{make stability} re-runs every chapter at "
-            "quick fidelity under five other seeds and reports here, claim by claim, how often the verdict "
-            "equals the default run's; it has not been run for this build.", ""])
-    rows = stab["claims"]
-    n_seeds = len(stab["seeds"])
-    all_equal = [r for r in rows if r["runs"] and r["equal"] == r["runs"]]
-    out = head + [
-        f"Every chapter was re-run at quick fidelity under {prose.number_word(n_seeds)} other seeds "
-        f"({tex_escape(prose.join_list(stab['seeds']))}). "
-        f"{_capital(prose.count_of(len(all_equal), len(rows), 'claims'))} receive the default verdict under "
-        "every seed; Table~\\ref{tab:stability} lists each claim (``compatible'' counts a seed whose verdict "
-        "equals the default's or is \\emph{undecided at this size}, the smaller runs' honest answer).", "",
-        "{\\footnotesize\\begin{longtable}{@{}>{\\raggedright\\arraybackslash}p{0.34\\linewidth}"
-        ">{\\raggedright\\arraybackslash}p{0.3\\linewidth}rr@{}}",
-        "\\caption{Verdicts under other seeds (quick fidelity) against the default run.}\\label{tab:stability}\\\\",
-        "\\toprule claim & default verdict & equal & compatible \\\\ \\midrule\\endfirsthead",
-        "\\toprule claim & default verdict & equal & compatible \\\\ \\midrule\\endhead",
-        "\\bottomrule\\endlastfoot"]
-    for r in rows:
-        out.append(f"{claim_tex(r['claim'])} & {tex_escape(r['default'])} & "
-                   f"{r['equal']}/{r['runs']} & {r['compatible']}/{r['runs']} \\\\")
-    out += ["\\end{longtable}}", ""]
-    return "\n".join(out)

@@ -18,7 +18,6 @@ paper's ``\\label``s) and writes, atomically:
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -27,20 +26,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import claimslib  # noqa: E402
 from mhanw.infra.texout import write_atomic  # noqa: E402
 
+ARGUMENTS = {
+    "--results": dict(default="build/results"),
+    "--out": dict(default="build/claims.json"),
+    "--generated": dict(default="paper/generated"),
+    "--paper": dict(default="paper"),
+    "--print": dict(dest="show", action="store_true", help="print the verdict table"),
+}
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--results", default="build/results")
-    ap.add_argument("--out", default="build/claims.json")
-    ap.add_argument("--generated", default="paper/generated")
-    ap.add_argument("--paper", default="paper")
-    ap.add_argument("--print", dest="show", action="store_true", help="print the verdict table")
-    args = ap.parse_args(argv)
-    try:
-        records, chapters, without = claimslib.collect(args.results)
-    except ValueError as exc:
-        print(f"*** claims ledger: {exc}", file=sys.stderr)
-        return 1
+
+def run(args) -> int:
+    records, chapters, without = claimslib.collect(args.results)
     records = claimslib.with_section_numbers(records, claimslib.section_numbers(args.paper))
     claimslib.write_json(args.out, records)
     gen = Path(args.generated)
@@ -52,6 +48,10 @@ def main(argv=None) -> int:
     if args.show:
         print(claimslib.text_table(records))
     return 0
+
+
+def main(argv=None) -> int:
+    return claimslib.run_script(__doc__, ARGUMENTS, run, "claims ledger", argv)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ A scenario is a TOML file of parameter overrides::
     [chapters.04_head_diversity_index]     # one chapter; it must declare the parameter
     noise = "gaussian"
 
-Subcommands (standard library only, except ``run``'s report):
+Subcommands (standard library only, except ``run``'s report and ``ledger``'s records):
 
     python scripts/scenario.py check SCENARIO.toml
         validate the file against the notebooks' parameters cells; print what
@@ -21,7 +21,15 @@ Subcommands (standard library only, except ``run``'s report):
         run every chapter under the scenario in a copy of the tree
         (DIR/tree, default build/scenarios/NAME/tree), collect its executed
         chapters, figures, macros, results, claims.json and paper PDF into DIR,
-        and print the verdicts that differ from build/claims.json
+        and print the verdicts that differ from build/claims.json (``make scenario``)
+    python scripts/scenario.py ledger SCENARIO.toml [--fidelity quick] [--jobs 1] [--out DIR]
+        run, in the same copy, only the chapters the scenario changes (those
+        that receive a parameter) and write their verdict records to
+        DIR/claims.json, nothing else (``make all``: the paper's section on
+        changed assumptions needs only the ledgers)
+
+Both write DIR/run.json: the fidelity, the chapters run and the parameters each
+received (an empty table: the chapter does not take the scenario's parameters).
 
 A parameter given under ``[all]`` is injected only into the chapters whose
 parameters cell declares it (the others run with their default); a parameter
@@ -178,33 +186,147 @@ def _copy_outputs(tree: Path, out: Path) -> None:
             shutil.copy2(tree / src, out / dst)
 
 
-def run(path, *, fidelity: str, jobs: int, out: Path | None, targets: list[str], venv: Path,
-        root: Path = ROOT, compare_with: Path | None = None) -> int:
-    path = Path(path)
-    scenario = load(path, root)
+def changed_chapters(scenario: dict) -> list[str]:
+    """The chapters that receive at least one parameter from the scenario (the others run as by default)."""
+    return [n for n in scenario["declared"] if params_for(scenario, n)]
+
+
+#: The error a chapter raises when a sentence of its text no longer matches its numbers
+#: (``mhanw.infra.verdicts.guard``): under a scenario, a finding, not a failure of the run.
+GUARD_ERROR = "VerdictGuardError"
+
+
+def stopped_on_guard(tree: Path, chapters: list[str]) -> tuple[dict[str, str], list[str]]:
+    """``({chapter: "the text says ...; the numbers say ..."}, [chapters that failed otherwise])``.
+
+    A chapter whose macros are missing after the build in ``tree`` failed; its
+    executed copy stays in ``tree/build/stage/NN_slug/`` (scripts/run_notebook.sh),
+    where the error of the failing cell says whether a guard stopped it.
+    """
+    stopped, failed = {}, []
+    for name in chapters:
+        if (tree / "paper" / "generated" / f"{name}.tex").is_file():
+            continue
+        staged = tree / "build" / "stage" / name / f"{name}.ipynb"
+        errors = []
+        if staged.is_file():
+            nb = json.loads(staged.read_text(encoding="utf-8"))
+            errors = [o for c in nb.get("cells", []) for o in c.get("outputs", []) if o.get("output_type") == "error"]
+        if errors and errors[-1].get("ename") == GUARD_ERROR:
+            stopped[name] = errors[-1].get("evalue", "").strip()
+        else:
+            failed.append(name)
+    return stopped, failed
+
+
+def _build(path: Path, scenario: dict, *, fidelity: str, jobs: int, out: Path, targets: list[str], venv: Path,
+           root: Path, what: str, chapters: list[str]) -> tuple[int, dict[str, str]]:
+    """Copy the sources to ``out/tree`` and make ``targets`` there under the scenario.
+
+    Returns ``(status, stopped)``: ``stopped`` names the chapters that a guarded
+    sentence stopped (with its message); those are findings, and the build goes
+    on without them (``make -k``); any other failure gives status 1.
+    """
     name = path.stem
-    out = out or root / "build" / "scenarios" / name
     tree = out / "tree"
-    print(f"==> scenario {name} (FIDELITY={fidelity}) in {out.relative_to(root) if out.is_relative_to(root) else out}/"
+    print(f"==> scenario {name} (FIDELITY={fidelity}, {what}) in "
+          f"{out.relative_to(root) if out.is_relative_to(root) else out}/"
           + (f": {scenario['description']}" if scenario["description"] else ""))
     for line in describe(scenario):
         print(line)
     make_tree(root, tree)
     _sync(path, tree / "scenario.toml")
+    # A make of its own (no MAKEFLAGS: the caller's variables must not reach the copy).
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}
     cmd = ["make", "-C", str(tree), f"VENV={venv}", f"FIDELITY={fidelity}", "PARAMS=scenario.toml",
-           f"-j{jobs}", *targets]
-    proc = subprocess.run(cmd, env=env)
-    if proc.returncode != 0:
-        print(f"*** scenario {name}: the build in {tree} failed (its output is above)", file=sys.stderr)
-        return 1
-    _copy_outputs(tree, out)
+           f"-j{jobs}", "-k", *targets]
+    if subprocess.run(cmd, env=env).returncode == 0:
+        return 0, {}
+    stopped, failed = stopped_on_guard(tree, chapters)
+    if failed or not stopped:
+        print(f"*** scenario {name}: the build in {tree} failed"
+              + (f" in {', '.join(failed)}" if failed else "") + " (its output is above)", file=sys.stderr)
+        return 1, stopped
+    for chapter, message in stopped.items():
+        print(f"    scenario {name}: {chapter} stops on a guarded sentence: {message}")
+    return 0, stopped
+
+
+def _write_run(out: Path, path: Path, scenario: dict, fidelity: str, chapters: list[str],
+               stopped: dict[str, str]) -> None:
+    """``out/scenario.toml`` and ``out/run.json`` (what ran, at which fidelity, with which parameters,
+    and which chapters a guarded sentence stopped)."""
     (out / "scenario.toml").write_bytes(path.read_bytes())
-    print(report(out / "claims.json", compare_with or root / "build" / "claims.json", name))
+    meta = {"scenario": path.stem, "description": scenario["description"], "fidelity": fidelity,
+            "chapters": chapters, "parameters": {n: params_for(scenario, n) for n in scenario["declared"]},
+            "stopped": stopped}
+    (out / "run.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+
+
+def run(path, *, fidelity: str, jobs: int, out: Path | None, targets: list[str], venv: Path,
+        root: Path = ROOT, compare_with: Path | None = None) -> int:
+    """Every chapter (and ``targets``, by default the paper) under the scenario; outputs collected in ``out``."""
+    path = Path(path)
+    scenario = load(path, root)
+    name = path.stem
+    out = out or root / "build" / "scenarios" / name
+    every = list(scenario["declared"])
+    status, stopped = _build(path, scenario, fidelity=fidelity, jobs=jobs, out=out, targets=targets, venv=venv,
+                             root=root, what="every chapter", chapters=every)
+    if status:
+        return 1
+    _copy_outputs(out / "tree", out)
+    if stopped:  # no ledger or paper of the whole tree: write the ledger of the chapters that finished
+        for stale in ("claims.json", "main.pdf"):
+            (out / stale).unlink(missing_ok=True)
+        _write_ledger(out, [n for n in every if n not in stopped])
+        print(f"    scenario {name}: no paper under it ({', '.join(stopped)} stopped; its macros are missing)")
+    _write_run(out, path, scenario, fidelity, every, stopped)
+    print(report(out / "claims.json", compare_with or root / "build" / "claims.json", name, stopped))
     return 0
 
 
-def report(ledger: Path, default: Path, name: str) -> str:
+def _write_ledger(out: Path, chapters: list[str]) -> list[dict]:
+    """``out/claims.json``: the records of ``chapters`` (their results in ``out/tree``), rewritten every time."""
+    from mhanw.infra.verdicts import gather
+
+    records = gather(out / "tree" / "build" / "results" / f"{n}.json" for n in chapters)
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / ".claims.json.tmp"
+    tmp.write_text(json.dumps(records, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(out / "claims.json")
+    return records
+
+
+def ledger(path, *, fidelity: str, jobs: int, out: Path | None, venv: Path, root: Path = ROOT,
+           chapters: list[str] | None = None) -> int:
+    """Only the verdict records of ``chapters`` (default: those the scenario changes), in ``out/claims.json``.
+
+    The chapters run in the same copy as :func:`run` (``out/tree``), so either
+    reuses what the other has built.  ``out/claims.json`` is rewritten on every
+    call (make compares its time with the sources').
+    """
+    path = Path(path)
+    scenario = load(path, root)
+    out = out or root / "build" / "scenarios" / path.stem
+    chosen = changed_chapters(scenario) if chapters is None else chapters
+    targets = [f"paper/generated/{n}.tex" for n in chosen]
+    stopped: dict[str, str] = {}
+    if targets:
+        status, stopped = _build(path, scenario, fidelity=fidelity, jobs=jobs, out=out, targets=targets, venv=venv,
+                                 root=root, what=f"{len(chosen)} chapters, ledger only", chapters=chosen)
+        if status:
+            return 1
+    records = _write_ledger(out, [n for n in chosen if n not in stopped])
+    _write_run(out, path, scenario, fidelity, chosen, stopped)
+    print(f"    scenario {path.stem}: {len(records)} verdict records from {len(chosen) - len(stopped)} chapters"
+          + (f" ({len(stopped)} stopped on a guarded sentence)" if stopped else "")
+          + f" in {(out / 'claims.json').relative_to(root) if out.is_relative_to(root) else out / 'claims.json'}")
+    return 0
+
+
+def report(ledger: Path, default: Path, name: str, stopped: dict[str, str] | None = None) -> str:
+    """The verdicts of ``ledger`` that differ from ``default``'s (a claim of a ``stopped`` chapter says so)."""
     import claimslib  # needs mhanw: only the run reports
 
     if not ledger.is_file():
@@ -213,12 +335,16 @@ def report(ledger: Path, default: Path, name: str) -> str:
     if not default.is_file():
         return (f"    scenario {name}: {len(mine)} verdicts in {ledger}; no default ledger {default} to compare with "
                 "(run make all first)\n" + claimslib.text_table(mine))
-    diff = claimslib.differences(claimslib.load_ledger(default), mine)
+    base = claimslib.load_ledger(default)
+    halted = {r["claim"] for r in base if r.get("chapter") in (stopped or {})}
+    diff = claimslib.differences(base, mine)
     if not diff:
         return f"    scenario {name}: all {len(mine)} verdicts equal the default run's ({default})"
     w = max(len(c) for c, _, _ in diff)
     lines = [f"    scenario {name}: {len(diff)} of {len(mine)} verdicts differ from the default run ({default}):"]
-    lines += [f"    {c:<{w}}  {a or '(no record)'} -> {b or '(no record)'}" for c, a, b in diff]
+    lines += [f"    {c:<{w}}  {a or '(no record)'} -> "
+              f"{b or ('(chapter stopped on a guarded sentence)' if c in halted else '(no record)')}"
+              for c, a, b in diff]
     return "\n".join(lines)
 
 
@@ -240,6 +366,12 @@ def main(argv: list[str]) -> int:
     r.add_argument("--venv", type=Path, default=Path(os.environ.get("VENV", ".venv")))
     r.add_argument("--targets", nargs="+", default=["paper", "build/claims.json"])
     r.add_argument("--compare-with", type=Path)
+    g = sub.add_parser("ledger")
+    g.add_argument("scenario")
+    g.add_argument("--fidelity", default="quick", choices=("quick", "paper"))
+    g.add_argument("--jobs", type=int, default=1)
+    g.add_argument("--out", type=Path)
+    g.add_argument("--venv", type=Path, default=Path(os.environ.get("VENV", ".venv")))
     args = ap.parse_args(argv)
     try:
         if args.cmd == "check":
@@ -253,6 +385,9 @@ def main(argv: list[str]) -> int:
                 raise ScenarioError(f"notebook: no notebook notebooks/{args.notebook}.ipynb")
             print(json.dumps(params_for(scenario, args.notebook)))
             return 0
+        if args.cmd == "ledger":
+            return ledger(args.scenario, fidelity=args.fidelity, jobs=args.jobs,
+                          out=args.out and args.out.resolve(), venv=args.venv.resolve())
         return run(args.scenario, fidelity=args.fidelity, jobs=args.jobs, out=args.out and args.out.resolve(),
                    targets=args.targets, venv=args.venv.resolve(), compare_with=args.compare_with)
     except ScenarioError as exc:

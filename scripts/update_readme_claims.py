@@ -11,7 +11,6 @@ exits 1 when the README's table differs from the ledger's.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -20,21 +19,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import claimslib  # noqa: E402
 from mhanw.infra.texout import write_atomic  # noqa: E402
 
+ARGUMENTS = {
+    "--ledger": dict(default="build/claims.json"),
+    "--readme": dict(default="README.md"),
+    "--check": dict(action="store_true"),
+}
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ledger", default="build/claims.json")
-    ap.add_argument("--readme", default="README.md")
-    ap.add_argument("--check", action="store_true")
-    args = ap.parse_args(argv)
+
+def run(args) -> int:
     readme = Path(args.readme)
-    try:
-        records = claimslib.load_ledger(args.ledger)
-        text = readme.read_text(encoding="utf-8")
-        new = claimslib.replace_readme_block(text, claimslib.markdown_table(records))
-    except (OSError, ValueError) as exc:
-        print(f"*** README claims table: {exc}", file=sys.stderr)
-        return 1
+    records = claimslib.load_ledger(args.ledger)
+    text = readme.read_text(encoding="utf-8")
+    new = claimslib.replace_readme_block(text, claimslib.markdown_table(records))
     if new == text:
         print(f"    {readme}: claims table up to date ({len(records)} records)")
         return 0
@@ -44,6 +40,10 @@ def main(argv=None) -> int:
     write_atomic(readme, new)
     print(f"    {readme}: claims table rewritten from {args.ledger} ({len(records)} records)")
     return 0
+
+
+def main(argv=None) -> int:
+    return claimslib.run_script(__doc__, ARGUMENTS, run, "README claims table", argv)
 
 
 if __name__ == "__main__":

@@ -4,8 +4,11 @@ when the value is beyond a double), never NaN or inf."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
+import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -121,3 +124,90 @@ def test_printed_bound_in_logs():
 def test_other_bad_covariance_input(call, name):
     with pytest.raises(ValueError, match=rf"^{name}: "):
         call()
+
+
+# ---------------------------------------------------------------- the Monte Carlo covariance
+
+
+@pytest.mark.parametrize("x,h", [(np.full(4, 6.0), 0.05), (np.zeros(4), 1e-3)])
+def test_mc_covariance_refuses_too_few_effective_draws(x, h):
+    # a point in the far tails or a tiny bandwidth: a handful of draws under both kernels
+    # (kappa came out as 1e-133 or 1000 instead of an error)
+    with pytest.raises(ValueError, match=r"^bandwidth: .*effective.*n_samples") as info:
+        C.first_order_covariance_mc(W1, W1 + 0.1 * W2, x, h, 10, "zero", n_samples=1000)
+    assert "n_samples" in str(info.value)
+
+
+def test_mc_covariance_with_enough_draws_matches_the_closed_form():
+    x = np.array([0.3, -0.2, 0.1, 0.4])
+    mc = C.first_order_covariance_mc(W1, W1 + 0.3 * W2, x, 0.5, 10, "zero", n_samples=1 << 16)
+    exact = C.kernel_overlap(W1, W1 + 0.3 * W2, x, 0.5)
+    assert mc.kappa == pytest.approx(exact, rel=0.05)
+
+
+def test_first_order_covariance_sigma_overflow_names_sigma():
+    with pytest.raises(ValueError, match=r"^sigma: .*overflows"):  # was OverflowError from sigma**2
+        C.first_order_covariance(W1, W2, np.zeros(4), 0.5, 10, sigma=1e300)
+    assert np.isfinite(C.first_order_covariance(W1, W2, np.zeros(4), 0.5, 10, sigma=1e150).covariance)
+
+
+@pytest.mark.parametrize("c", [1e-300, 5e-324 * 2**60, 1e-200])
+def test_printed_bound_of_tiny_heads_is_its_underflowed_value(c):
+    # was LinAlgError (W^T W underflows to a singular matrix); the bound scales as c^6 here
+    x = np.array([0.3, -0.2, 0.1, 0.4])
+    assert C.printed_covariance_bound(c * W1, c * (W1 + 0.1 * W2), x, 1.0, 10, 0.5) == 0.0
+
+
+def test_printed_bound_of_heads_at_opposite_extreme_scales_is_exact():
+    x = np.array([0.3, -0.2, 0.1, 0.4])
+    G = W1 + 0.1 * W2
+    b = C.printed_covariance_bound(W1, G, x, 1.0, 10, 0.5)
+    # G_jj' is scale free here, p_K(W_j^T x)^-1 scales as c^d_k = 2^-500
+    assert C.printed_covariance_bound(2.0**-250 * W1, 2.0**250 * G, x, 1.0, 10, 0.5) == pytest.approx(
+        b * 2.0**-500, rel=1e-12)
+
+
+# ---------------------------------------------------------------- the symbolic overlap
+
+
+@pytest.mark.parametrize("kwargs,name", [
+    (dict(bandwidth=1e-300), "bandwidth"),  # hung in sympy
+    (dict(bandwidth=1e300), "bandwidth"),
+    (dict(input_variance=1e-300), "input_variance"),
+    (dict(angle=1e300), "angle"),
+    (dict(point=(1e300, 0)), "point"),
+    (dict(angle=1j), "angle"),
+    (dict(angle=1 + sp.I), "angle"),
+    (dict(angle=sp.Symbol("z")), "angle"),  # not declared real
+    (dict(angle="sqrt(-1)"), "angle"),
+    (dict(bandwidth=0), "bandwidth"),
+    (dict(bandwidth=np.nan), "bandwidth"),
+    (dict(input_variance=True), "input_variance"),
+    (dict(point=3), "point"),
+    (dict(point="12"), "point"),
+])
+def test_symbolic_overlap_checks_before_sympy(kwargs, name):
+    args = dict(bandwidth=0.7, angle=0.3, input_variance=1, point=(0, 0)) | kwargs
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=rf"^{name}: "):
+        C.kernel_overlap_symbolic(**args)
+    assert time.monotonic() - start < 2.0
+
+
+def test_symbolic_overlap_accepts_real_symbols_and_bounded_numbers():
+    t = sp.Symbol("t", real=True)
+    ov = C.kernel_overlap_symbolic(bandwidth=1, angle=t, input_variance=1, point=(0, 0))
+    assert "t" in ov.symbols
+    ov = C.kernel_overlap_symbolic(bandwidth=1e-3, angle=sp.pi / 2, input_variance=1, point=(0, 0))
+    assert float(ov.kappa) == pytest.approx(1.0)
+
+
+@given(st.floats(-1e300, 1e300), st.floats(1e-300, 1e300))
+def test_kernel_overlap_is_finite_or_names_bandwidth(shift, h):
+    x = np.array([shift, 0.0, 0.0, 0.0])
+    try:
+        k = C.kernel_overlap(W1, W1 + 0.3 * W2, x, h)
+    except ValueError as exc:
+        assert str(exc).startswith("bandwidth: ")
+        return
+    assert np.isfinite(k) and k > 0

@@ -243,6 +243,28 @@ def test_failing_png_leaves_the_previous_pair_untouched(tmp_path, monkeypatch):
     assert after == before
 
 
+@pytest.mark.parametrize("first_time", [False, True])
+def test_failing_second_rename_puts_the_first_file_back(tmp_path, monkeypatch, first_time):
+    """The PNG and the PDF are replaced as a pair: if renaming the PDF fails after the PNG was
+    renamed, the previous PNG is restored (or the new one removed), never a mixed pair."""
+    if not first_time:
+        figures.save(_figure(), "01_test", tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    real = figures.os.replace
+
+    def failing(src, dst):
+        if str(dst).endswith(".pdf"):
+            raise OSError("rename failed")
+        return real(src, dst)
+
+    monkeypatch.setattr(figures.os, "replace", failing)
+    fig = _figure()
+    fig.axes[0].set_title("changed")
+    with pytest.raises(OSError, match="rename failed"):
+        figures.save(fig, "01_test", tmp_path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
 def test_failing_pdf_leaves_nothing_behind(tmp_path, monkeypatch):
     fig = _figure()
 
@@ -261,3 +283,444 @@ def test_failing_pdf_leaves_nothing_behind(tmp_path, monkeypatch):
 def test_save_rejects_bad_names(tmp_path, name):
     with pytest.raises(ValueError, match=r"^name: "):
         figures.save(_figure(), name, tmp_path)
+
+
+# --------------------------------------------------------------------------- estimates
+
+
+def test_estimate_does_not_overflow_near_the_largest_double():
+    from mhanw.infra.estimates import Estimate
+
+    e = Estimate.from_samples([1e308, 1e308, 1.2e308])
+    assert math.isfinite(e.mean) and math.isfinite(e.se)
+    assert e.mean == pytest.approx(1.0666666666666667e308) and e.se == pytest.approx(0.0666666666666667e308)
+    e = Estimate.from_samples([1e308, -1e308])
+    assert e.mean == 0.0 and e.se == pytest.approx(1e308)
+    # ordinary samples keep the plain sums bit for bit
+    x = np.random.default_rng(0).standard_normal(50)
+    assert Estimate.from_samples(x).mean == x.mean() and Estimate.from_samples(x).se == x.std(ddof=1) / np.sqrt(50)
+
+
+def test_paired_differences_beyond_the_double_range_raise():
+    from mhanw.infra.estimates import Estimate
+
+    with pytest.raises(ValueError, match="^b: "):
+        Estimate.paired([1e308, 1.5e308], [-1e308, -1.5e308])
+
+
+@pytest.mark.parametrize("mean,se,name", [(math.nan, 1.0, "mean"), (math.inf, 1.0, "mean"), ("a", 0.1, "mean"),
+                                          (None, 0.1, "mean"), (1.0, -1.0, "se"), (1.0, math.inf, "se"),
+                                          (1.0, "b", "se"), (True, 0.1, "mean"), ([1.0, 2.0], [0.1, -0.1], "se")])
+def test_estimate_constructor_checks_its_numbers(mean, se, name):
+    from mhanw.infra.estimates import Estimate
+
+    with pytest.raises(ValueError, match=rf"^{name}: "):
+        Estimate(mean, se)
+
+
+def test_estimate_keeps_a_nan_se_for_one_replicate():
+    from mhanw.infra.estimates import Estimate
+
+    e = Estimate.from_samples([1.0])
+    assert e.mean == 1.0 and math.isnan(e.se)
+    with pytest.raises(ValueError, match="^se: "):
+        e.exceeds()
+
+
+def test_relative_change_against_a_zero_base_raises():
+    from mhanw.infra.estimates import Estimate
+
+    with pytest.raises(ValueError, match="^b: .*0"):
+        Estimate.relative([1.0, 2.0], [0.0, 0.0])
+    with pytest.raises(ValueError, match="^b: "):
+        Estimate.relative([1.0, 2.0], [-1.0, 1.0])  # mean 0 as well
+
+
+def test_relative_change_of_a_negative_base_has_a_positive_se():
+    from mhanw.infra.estimates import Estimate
+
+    e = Estimate.relative([-2.0, -2.2, -1.9], [-1.0, -1.05, -1.0])
+    assert e.se > 0
+
+
+@pytest.mark.parametrize("n_se", [math.nan, -1.0, "3", None, True])
+def test_exceeds_rejects_a_bad_n_se(n_se):
+    from mhanw.infra.estimates import Estimate
+
+    with pytest.raises(ValueError, match="^n_se: "):
+        Estimate(1.0, 0.1).exceeds(n_se)
+
+
+# --------------------------------------------------------------------------- params
+
+
+def _check(ns, spec, constraints=()):
+    from mhanw.infra.params import check_parameters
+
+    return check_parameters(ns, spec, constraints)
+
+
+def test_constraints_that_cannot_be_evaluated_name_the_parameter():
+    from mhanw.infra import params as P
+
+    with pytest.raises(P.ParameterError, match="^a: the constraint 'b > 0' refers to parameter 'b'"):
+        _check({"a": 1}, {"a": P.positive_int()}, (P.require("a", lambda p: p["b"] > 0, "b > 0"),))
+    with pytest.raises(P.ParameterError, match="^a: cannot check 'a != 1'.*ZeroDivisionError"):
+        _check({"a": 1.0}, {"a": P.real()}, (P.require("a", lambda p: 1 / (p["a"] - 1) > 0, "a != 1"),))
+    with pytest.raises(P.ParameterError, match="^a: cannot check.*OverflowError"):
+        _check({"a": 1e3}, {"a": P.real()}, (P.require("a", lambda p: math.exp(p["a"]) > 0, "exp(a) > 0"),))
+    with pytest.raises(P.ParameterError, match="^a: expected a divisor of b = 4.0, got 0.0"):
+        _check({"a": 0.0, "b": 4.0}, {"a": P.real(), "b": P.real()}, (P.divides("a", "b"),))
+    with pytest.raises(P.ParameterError, match="^a: the constraint 'a <= c' refers to parameter 'c'"):
+        _check({"a": 1}, {"a": P.positive_int()}, (P.at_most("a", "c"),))
+    with pytest.raises(P.ParameterError, match="^H: the constraint 'H\\*d_k <= d' refers to parameter 'd_k'"):
+        _check({"H": 1, "d": 2}, {"H": P.positive_int(), "d": P.positive_int()}, (P.product_at_most(("H", "d_k"), "d"),))
+
+
+def test_a_hand_written_constraint_that_breaks_is_named():
+    from mhanw.infra import params as P
+
+    def broken(p):
+        return p["missing"]
+
+    with pytest.raises(P.ParameterError, match=r"^constraints\[0\]: could not be checked \(KeyError"):
+        _check({"a": 1}, {"a": P.positive_int()}, (broken,))
+    with pytest.raises(TypeError, match="^constraints: "):
+        _check({"a": 1}, {"a": P.positive_int()}, ("a > 0",))
+
+
+@pytest.mark.parametrize("namespace", [None, 3, "globals", [("a", 1)]])
+def test_check_parameters_needs_a_namespace_mapping(namespace):
+    from mhanw.infra import params as P
+
+    with pytest.raises(TypeError, match="^namespace: "):
+        _check(namespace, {"a": P.positive_int()})
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+@pytest.mark.parametrize("text", ["1j", "2 + 3J", "x1*1j"])
+def test_imaginary_numbers_are_rejected_by_name(text):
+    from mhanw import data
+    from mhanw.infra.expressions import NUMBER_GRAMMAR
+
+    with pytest.raises(ValueError, match=r"^q: imaginary number"):
+        NUMBER_GRAMMAR.parse(text.replace("x1*", ""), "q")
+    with pytest.raises(ValueError, match=r"^regression: imaginary number"):
+        data.GRAMMAR.parse(text, "regression")
+
+
+def test_undefined_sympy_functions_are_rejected_by_name():
+    import sympy as sp
+
+    from mhanw import data
+
+    x1 = sp.Symbol("x1")
+    with pytest.raises(ValueError, match=r"^regression: undefined function\(s\) f"):
+        data.GRAMMAR.parse(sp.Function("f")(x1) + 1, "regression")
+    assert data.GRAMMAR.parse(sp.sin(x1), "regression") == sp.sin(data.GRAMMAR.symbol("x1"))
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+@pytest.mark.parametrize("kwargs,name", [
+    (dict(name="a", value="x"), "value"), (dict(name="a", value=None), "value"), (dict(name="a", value=True), "value"),
+    (dict(name="a", value=math.nan), "value"), (dict(name="a", value=math.inf), "value"),
+    (dict(name="a", value=1.0, se=-1.0), "se"), (dict(name="a", value=1.0, se=math.inf), "se"),
+    (dict(name="a", value=1.0, se="0.1"), "se"), (dict(name="", value=1.0), "name"), (dict(name=3, value=1.0), "name"),
+    (dict(name="a", value=1.0, unit=None), "unit"),
+])
+def test_statistic_checks_its_fields(kwargs, name):
+    from mhanw.infra.verdicts import Statistic
+
+    with pytest.raises(ValueError, match=rf"^{name}: "):
+        Statistic(**kwargs)
+
+
+def test_statistic_accepts_numpy_and_exact_values():
+    from mhanw.infra.verdicts import Statistic, stat
+
+    assert Statistic("a", np.float64(1.0), np.nan).value == 1.0
+    s = stat("a", np.array(2.0), np.float64(0.5))
+    assert type(s.value) is float and s.value == 2.0 and s.se == 0.5
+    assert Statistic("count", 3).to_dict() == {"name": "count", "value": 3.0, "se": None}
+
+
+def _verdict(**changes):
+    from mhanw.infra.verdicts import HOLDS, Verdict
+
+    return Verdict(**{**dict(claim="a/b", statement="s", verdict=HOLDS, criterion="c"), **changes})
+
+
+@pytest.mark.parametrize("value", [-1.0, math.nan, math.inf, "0.1", True])
+def test_detectable_must_be_a_size(value):
+    with pytest.raises(ValueError, match="^detectable: "):
+        _verdict(detectable=value)
+
+
+@pytest.mark.parametrize("field", ["conditions", "chapter", "section"])
+def test_verdict_text_fields_are_strings(field):
+    with pytest.raises(ValueError, match=rf"^{field}: "):
+        _verdict(**{field: None})
+
+
+@pytest.mark.parametrize("record,what", [
+    ({"claim": "a/b"}, "has no statement, verdict, criterion"),
+    ({"claim": "a/b", "statement": "s", "verdict": "holds", "criterion": "c", "statistics": [{"value": 1.0}]},
+     r"statistics\[0\]"),
+    ({"claim": "a/b", "statement": "s", "verdict": "holds", "criterion": "c", "statistics": [{"name": "x",
+                                                                                               "value": None}]},
+     "value"),
+    ({"claim": "a/b", "statement": "s", "verdict": "holds", "criterion": "c", "statistics": "x"}, "statistics"),
+    ([1, 2], "mapping"),
+])
+def test_from_dict_names_what_is_wrong(record, what):
+    from mhanw.infra.verdicts import Verdict
+
+    with pytest.raises(ValueError, match=rf"^d: .*{what}"):
+        Verdict.from_dict(record)
+
+
+def test_load_records_names_the_file_and_record(tmp_path):
+    from mhanw.infra.verdicts import load_records
+
+    good = _verdict().to_dict()
+    path = tmp_path / "claims.json"
+    path.write_text(json.dumps([good, {"claim": "c/d"}]))
+    with pytest.raises(ValueError, match=r"^path: .*claims.json, record 1: d: "):
+        load_records(path)
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match=r"^path: .*not valid JSON"):
+        load_records(path)
+    path.write_text(json.dumps([good]))
+    assert load_records(path)[0] == _verdict()
+
+
+@pytest.mark.parametrize("args,name", [(("1", 0.1, 0.5), "effect"), ((True, 0.1, 0.5), "effect"),
+                                       ((0.1, "0.1", 0.5), "se"), ((0.1, np.bool_(True), 0.5), "se"),
+                                       ((0.1, 0.1, None), "tolerance"), ((np.array([0.1, 0.2]), 0.1, 0.5), "effect")])
+def test_no_violation_rejects_strings_and_bools(args, name):
+    from mhanw.infra.verdicts import no_violation
+
+    with pytest.raises(ValueError, match=rf"^{name}: "):
+        no_violation(*args)
+
+
+def test_no_violation_accepts_numpy_scalars_and_0d_arrays():
+    from mhanw.infra.verdicts import no_violation
+
+    assert no_violation(np.float64(0.01), np.array(0.01), 0.5) == no_violation(0.01, 0.01, 0.5)
+
+
+@pytest.mark.parametrize("sign", [True, 1.0 + 0j, 0, 2])
+def test_significant_effect_sign_is_plus_or_minus_one(sign):
+    from mhanw.infra.verdicts import significant_effect
+
+    with pytest.raises(ValueError, match="^sign: "):
+        significant_effect(1.0, 0.1, sign=sign)
+
+
+def test_combine_and_within_tolerance():
+    from mhanw.infra.verdicts import FAILS, HOLDS, UNDECIDED, combine, within_tolerance
+
+    assert combine([HOLDS, HOLDS]) == HOLDS and combine([HOLDS, UNDECIDED]) == UNDECIDED
+    assert combine([UNDECIDED, FAILS]) == FAILS
+    with pytest.raises(ValueError, match="^verdicts: "):
+        combine([])
+    with pytest.raises(ValueError, match="^verdicts: "):
+        combine(["ok"])
+    assert within_tolerance(1e-15, 1e-12) == (HOLDS, 1e-12) and within_tolerance(1e-3, 1e-12) == (FAILS, None)
+    with pytest.raises(ValueError, match="^error: "):
+        within_tolerance(math.nan, 1e-12)
+
+
+def test_checked_rejects_a_check_of_an_unknown_argument():
+    from mhanw.infra.verdicts import checked, number
+
+    with pytest.raises(TypeError, match="^checks: "):
+        @checked(y=number)
+        def rule(x):
+            return x
+
+
+# --------------------------------------------------------------------------- prose
+
+
+@pytest.mark.parametrize("values", [[1.5, 2.7], ["1", "2"], [True, 2], "12", 3, [math.nan], [None]])
+def test_ranges_rejects_non_integers(values):
+    from mhanw.infra import prose
+
+    with pytest.raises(ValueError, match="^values: "):
+        prose.ranges(values)
+
+
+def test_ranges_accepts_integral_numbers():
+    from mhanw.infra import prose
+
+    assert prose.ranges([np.int64(3), 1.0, 2, 5]) == "1-3, 5"
+
+
+@pytest.mark.parametrize("items", ["abc", b"ab", 3, None])
+def test_join_list_needs_a_list(items):
+    from mhanw.infra import prose
+
+    with pytest.raises(ValueError, match="^items: "):
+        prose.join_list(items)
+
+
+@pytest.mark.parametrize("noun", [3, None, ["layers"]])
+def test_count_of_noun_is_text(noun):
+    from mhanw.infra import prose
+
+    with pytest.raises(ValueError, match="^noun: "):
+        prose.count_of(1, 2, noun)
+
+
+def test_group_by_verdict_needs_pairs():
+    from mhanw.infra import prose
+
+    with pytest.raises(ValueError, match="^pairs: "):
+        prose.group_by_verdict(["ab"])
+    with pytest.raises(ValueError, match="^pairs: "):
+        prose.group_by_verdict("ab")
+
+
+# --------------------------------------------------------------------------- tables
+
+
+@pytest.mark.parametrize("args,name", [((1.0, math.inf), "se"), ((1.0, -0.1), "se"), ((math.inf, 0.1), "mean"),
+                                       (("1", 0.1), "mean"), ((1.0, None), "se"), ((1.0, 0.1, 0), "digits"),
+                                       ((1.0, 0.1, 2.0), "digits"), ((1.0, 0.1, True), "digits"), ((True, 0.1), "mean")])
+def test_pm_rejects_bad_numbers(args, name):
+    from mhanw.infra import tables
+
+    with pytest.raises(ValueError, match=rf"^{name}: "):
+        tables.pm(*args)
+
+
+def test_pm_keeps_missing_and_exact_values():
+    from mhanw.infra import tables
+
+    assert tables.pm(math.nan, 0.1) == "–"
+    assert tables.pm(1.5, math.nan) == "1.5 ± –" and tables.pm(1.5, 0.0) == "1.5 ± 0"
+    assert tables.pm(0.51316, 0.0039) == "0.5132 ± 0.0039"
+
+
+@pytest.mark.parametrize("max_rows", [0, 2, -1, 3.5, True, None])
+def test_show_checks_max_rows(max_rows):
+    from mhanw.infra import tables
+
+    with pytest.raises(ValueError, match="^max_rows: "):
+        tables.show([{"a": i} for i in range(20)], max_rows=max_rows)
+
+
+def test_show_checks_its_se_mapping():
+    from mhanw.infra import tables
+
+    with pytest.raises(ValueError, match="^se: expected a dict"):
+        tables.show([{"a": 1.0, "b": 0.1}], se=["a"])
+    with pytest.raises(ValueError, match=r"^se: row 0, columns 'a' and 'b': se: "):
+        tables.show([{"a": 1.0, "b": -0.1}], se={"a": "b"})
+    t = tables.show([{"a": 1.0, "b": 0.1}, {"c": 2}], se={"a": "b"})
+    assert t.rows[1][0] == "" and t.rows[0][0] == "1.00 ± 0.10"
+
+
+def test_table_rows_must_match_the_columns():
+    from mhanw.infra import tables
+
+    with pytest.raises(ValueError, match="^rows: row 0 has 2 cells, expected 1"):
+        tables.Table(["a"], [["1", "2"]])
+    with pytest.raises(ValueError, match="^rows: row 1 has 1 cells"):
+        tables.Table(["a", "b"], [["1", "2"], ["3"]])
+    with pytest.raises(ValueError, match="^columns: "):
+        tables.Table("ab", [["1", "2"]])
+
+
+# --------------------------------------------------------------------------- writers
+
+
+@pytest.mark.parametrize("path", [None, 3, ""])
+def test_writers_name_a_bad_path(path):
+    with pytest.raises(ValueError, match="^path: "):
+        results.save_results(path, {"a": 1})
+    m = texout.Macros("Test")
+    m.number("X", 1.0)
+    with pytest.raises(ValueError, match="^path: "):
+        m.write(path)
+
+
+def test_save_results_to_a_directory_leaves_nothing(tmp_path):
+    target = tmp_path / "r.json"
+    target.mkdir()
+    with pytest.raises(OSError):
+        results.save_results(target, {"a": 1})
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"] and target.is_dir()
+
+
+def test_save_results_failing_midway_keeps_the_previous_file(tmp_path):
+    path = results.save_results(tmp_path / "r.json", {"a": 1})
+    with pytest.raises(ValueError):
+        results.save_results(path, {"a": math.nan})
+    assert json.loads(path.read_text()) == {"a": 1} and [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+@pytest.mark.parametrize("fig,name", [(None, "fig"), ("figure", "fig")])
+def test_figures_save_names_a_non_figure(tmp_path, fig, name):
+    with pytest.raises(ValueError, match=rf"^{name}: "):
+        figures.save(fig, "01_test", tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_figures_save_to_an_unwritable_folder_leaves_nothing(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(OSError):
+        figures.save(_figure(), "01_test", blocker / "sub")
+    assert [p.name for p in tmp_path.iterdir()] == ["file"]
+    with pytest.raises(ValueError, match="^figures_dir: "):
+        figures.save(_figure(), "01_test", None)
+
+
+@pytest.mark.parametrize("ncols", [0, -1, 1.5, None])
+def test_panels_checks_ncols(ncols):
+    with pytest.raises(ValueError, match="^ncols: "):
+        figures.panels(ncols)
+
+
+def test_by_fidelity_checks_its_settings():
+    from mhanw.infra.notebook import by_fidelity
+
+    with pytest.raises(ValueError, match="^quick: "):
+        by_fidelity("quick", quick=["n"], paper={"n": 1})
+
+
+def test_no_violation_record_and_records():
+    from mhanw.infra.verdicts import FAILS, HOLDS, Statistic, no_violation_record, records
+
+    fields = dict(claim="a/b", statement="s", criterion="c")
+    held = no_violation_record(Statistic("d", 0.01, 0.01), 0.1, **fields)
+    assert held.verdict == HOLDS and held.detectable == pytest.approx(0.03)
+    failed = no_violation_record(Statistic("d", 0.5, 0.01), 0.1, extra=(Statistic("n", 3),), **fields)
+    assert failed.verdict == FAILS and failed.detectable is None and len(failed.statistics) == 2
+    with pytest.raises(ValueError, match="^effect: "):
+        no_violation_record(0.5, 0.1, **fields)
+    with pytest.raises(ValueError, match="^tolerance: "):
+        no_violation_record(Statistic("d", 0.5, 0.01), math.nan, **fields)
+    assert records((held, failed), "parts") == [held, failed]
+    for bad in ([], "ab", [held, "x"], None):
+        with pytest.raises(ValueError, match="^parts: "):
+            records(bad, "parts")
+
+
+def test_sweep_settings_and_macro_expressions_and_fmt_digits():
+    from mhanw.infra import tables
+
+    with pytest.raises(ValueError, match="^settings: "):
+        sweep.run_sweep(lambda s, rng: 1.0, "ab", 2, 1)
+    with pytest.raises(ValueError, match="^expression: "):
+        texout.Macros("Test").expr("E", "x")
+    for digits in (0, "a", 2.5, True):
+        with pytest.raises(ValueError, match="^digits: "):
+            tables.fmt(1.5, digits)

@@ -147,3 +147,9 @@ def test_fractional_gates_give_finite_embeddings(encoder):
     out = encoder.encode(["a sentence", "another one"], mask)
     assert np.all(np.isfinite(out))
     np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("weight", [np.full((6, 4), np.nan), np.array([[np.inf, 0.0]] * 6, dtype=np.float32)])
+def test_split_heads_rejects_weights_that_are_not_finite(weight):
+    with pytest.raises(ValueError, match=r"^weight: expected finite"):  # NaN passed through silently
+        pretrained.split_heads(weight, 2)

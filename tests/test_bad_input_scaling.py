@@ -161,3 +161,41 @@ def test_other_bad_scaling_input(call, name):
 def test_log_mse_rejects_non_real_head_dimensions(d_k):
     with pytest.raises(ValueError, match=r"^d_k: "):
         S.log_mse(d_k, 1000, 64)
+
+
+@pytest.mark.parametrize("kwargs,name", [(dict(c_bias=1e300), "c_bias"), (dict(c_bias=1e-300), "c_bias"),
+                                         (dict(c_bias=5e-324), "c_bias"), (dict(c_var=5e-324), "c_var")])
+def test_constants_that_leave_a_double_are_named(kwargs, name):
+    # c_bias = 1e300 raised OverflowError, 1e-300 KeyError('ComplexInfinity')
+    for call in (lambda: S.log_mse([1, 2], 1000, 64, **kwargs), lambda: S.solve_head_size(1000, 64, **kwargs),
+                 lambda: S.real_root(1000, 64, **kwargs), lambda: Dv.real_root_mp(3, 64, **kwargs)):
+        with pytest.raises(ValueError, match=rf"^{name}: .*positive normal double"):
+            call()
+
+
+def test_extreme_but_representable_constants_still_solve():
+    assert S.optimal_head_dim(1000, 64, c_bias=1e100) >= 1
+    assert S.optimal_head_dim(1000, 64, c_var=1e-300) >= 1
+
+
+def test_implied_d_of_a_subnormal_exponent_is_named():
+    with pytest.raises(ValueError, match=r"^p: "):  # was inf
+        S.implied_d(5e-324)
+
+
+@pytest.mark.parametrize("kwargs,name", [(dict(models=3.0), "models"), (dict(models=None), "models"),
+                                         (dict(n_values=1e3), "n_values"), (dict(n_values="1000"), "n_values")])
+def test_scaling_table_names_what_is_not_a_list(kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{name}: "):  # was TypeError: not iterable
+        S.scaling_table(**({"models": ("M1",), "n_values": (1e3,), "budget": 64} | kwargs))
+
+
+def test_real_root_mp_names_log10_n_where_the_root_cannot_be_located():
+    with pytest.raises(ValueError, match=r"^log10_n: "):  # mpmath's own ValueError, naming nothing
+        Dv.real_root_mp(1e300, 64)
+
+
+@pytest.mark.parametrize("values", [None, 12.0, "12"])
+def test_asymptotic_check_names_its_list(values):
+    with pytest.raises(ValueError, match=r"^log10_n_values: "):
+        Dv.asymptotic_check("M1", values)

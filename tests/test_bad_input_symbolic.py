@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 import sympy as sp
 
@@ -49,3 +50,34 @@ def test_symbolic_sizes_are_bounded():
     assert time.monotonic() - start < 10
     assert m.lipschitz_source != "derived"
     assert data.regression_function("2*x1 - x2").lipschitz_constant() == pytest.approx(5 ** 0.5)
+
+
+@pytest.mark.parametrize("weights", [[float("nan"), 0.5], [np.complex128(1j), 0.5], [sp.nan, 1], [sp.zoo, 1],
+                                     [np.inf, 0], [True, False], [None, 1], [sp.I, 0], [sp.Symbol("z"), 1],
+                                     [5e-324, 1.0], [1e300, -1e300]])
+def test_symbolic_decomposition_rejects_weights_that_are_not_bounded_reals(weights):
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="^weights:"):  # a subnormal weight hung in sympy
+        decomposition.symbolic_decomposition(2, weights)
+    assert time.monotonic() - start < 2.0
+
+
+def test_symbolic_decomposition_accepts_real_symbols():
+    t = sp.Symbol("t", real=True)
+    sym = decomposition.symbolic_decomposition(2, [t, 1 - t])
+    assert sp.simplify(sym.printed_gap) == 0
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: weighting.weights_expr("geometric", 10**12), "n_heads"),  # hung
+    (lambda: weighting.crossover_gap(weighting.MAX_SYMBOLIC_HEADS + 1, 0.3, [0.5, 0.5]), "n_heads"),
+    (lambda: weighting.crossover_gap(2, 0.3, None), "weights"),  # was TypeError: no len()
+    (lambda: weighting.crossover_gap(2, 0.3, 0.5), "weights"),
+    (lambda: weighting.crossover_gap(2, 0.3, [True, False]), "weights"),
+    (lambda: weighting.crossover_gap(2, 0.3, [[0.5, 0.5]]), "weights"),
+])
+def test_symbolic_weightings_bound_their_sizes_and_check_weights(call, name):
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=f"^{name}:"):
+        call()
+    assert time.monotonic() - start < 2.0

@@ -99,3 +99,22 @@ def test_geometric_weights_are_finite_and_sum_to_1(n_heads, q):
     a = w.geometric_weights(n_heads, q)
     assert np.all(np.isfinite(a)) and np.all(a > 0)
     assert a.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: w.uniform_weights(10**12), "n_heads"),  # MemoryError
+    (lambda: w.geometric_weights(10**12), "n_heads"),
+    (lambda: w.fibonacci_weights(10**12), "n_heads"),
+    (lambda: w.structured_weights("fibonacci", 10**6), "n_heads"),
+    (lambda: w.graded_error_matrix(10**6, 2.0, 0.1), "n_heads"),
+    (lambda: w.heterogeneity_threshold(10**6, 0.1), "n_heads"),
+    (lambda: w.heterogeneity_threshold(3, 0.1, n_scan=10**12), "n_scan"),
+])
+def test_huge_head_counts_are_refused_before_allocation(call, name):
+    with pytest.raises(ValueError, match=rf"^{name}: expected at most"):
+        call()
+
+
+def test_fibonacci_weights_of_many_heads_are_finite_and_sum_to_1():
+    a = w.fibonacci_weights(2000)  # F_2000 is far beyond a double; the ratios are not
+    assert np.all(np.isfinite(a)) and a.sum() == pytest.approx(1.0) and a[0] == pytest.approx(1 - 1 / 1.618033988749895)

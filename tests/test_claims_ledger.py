@@ -3,7 +3,8 @@
 Fast tests run the collection and every generator on synthetic ledgers (a
 chapter without records, a duplicated id, LaTeX specials, an empty ledger), the
 scenario checks (a parameter a chapter lacks, reserved names, `make -n scenario`
-without SCENARIO) and the stability count.  Slow ones reuse the pipeline test's
+without SCENARIO); the paper's section on scenarios and seeds is tested in
+test_robustness.py.  Slow ones reuse the pipeline test's
 quick build (``builds``): a scenario equal to the defaults gives the default
 numbers and verdicts (one cheap chapter), and the README's table lists every
 claim of the quick ledger.
@@ -99,7 +100,9 @@ def test_empty_results_give_a_fallback_not_an_error(tmp_path):
 def test_latex_table_escapes_and_prints_statistic_and_detectable(results):
     records, _, _ = claimslib.collect(results)
     tex = claimslib.latex_table(records)
-    assert "\\&" in tex and "50\\%" in tex and "$\\kappa$" in tex and "d\\_k" in tex
+    assert "\\&" in tex and "50\\%" in tex and "$\\kappa$" in tex and "$d_{k}$" in tex and "d\\_k" not in tex
+    rows = [ln for ln in tex.splitlines() if ln.endswith("\\\\") and " & " in ln and "claim & " not in ln]
+    assert [ln.split(" & ")[0] for ln in rows][:2] == ["Theorem 2.1: identity", "Theorem 2.1: literal bandwidth"]
     assert "diff = 0.500 ± 0.010 \\%".replace("±", "$\\pm$") in tex
     assert "$10^{-12}$" in tex and "\\ref{sec:thm21}" in tex
     assert "holds under the stated conditions (isotropic m)" in tex
@@ -153,29 +156,96 @@ def test_update_readme_rewrites_only_on_change(results, tmp_path):
     assert readme.stat().st_mtime_ns == mtime
 
 
-def test_differences_and_stability(results):
+def test_differences(results):
     records, _, _ = claimslib.collect(results)
     other = [dict(r) for r in records]
     other[1]["verdict"] = UNDECIDED
     other = other[:3]
     assert claimslib.differences(records, other) == [("thm-2.1/literal-bandwidth", FAILS, UNDECIDED),
                                                      ("lemma-4.1/closed-form", UNDECIDED, None)]
-    stab = claimslib.stability(records, {"1": records, "2": other})
-    row = {r["claim"]: r for r in stab["claims"]}
-    assert (row["thm-2.1/literal-bandwidth"]["equal"], row["thm-2.1/literal-bandwidth"]["compatible"]) == (1, 2)
-    assert row["lemma-4.1/closed-form"]["runs"] == 1
-    assert "Stability across seeds" in claimslib.stability_latex(stab)
-    assert "has not been run" in claimslib.stability_latex(None)
 
 
-def test_scenarios_section_reports_kept_and_changed_verdicts(results):
+def test_generated_text_names_claims_as_the_paper_does():
+    """Titles, not ids: "Theorem 2.1", the unnumbered claims by their section's subject, parts in words."""
+    assert claimslib.claim_title("thm-2.1/identity") == "Theorem 2.1: identity"
+    assert claimslib.claim_title("thm-7.1") == "Theorem 7.1"
+    assert claimslib.claim_title("rf/breiman-identity") == "The random-forest analogy: Breiman identity"
+    assert claimslib.claim_title("pretrained/shared-directions").startswith("The trained transformer: ")
+    assert claimslib.claim_title("hdi-definition/pa-properties") == "The Head Diversity Index: HDI_PA properties"
+    assert claimslib.part_name("lemma-4.1/printed-bound/constant-m") == "printed bound (constant m)"
+    assert claimslib.part_name("thm-5.1/imse-optimum/iso-cos") == "IMSE optimum ($m_{\\cos,1.5}$)"
+    records = [{"claim": c, "verdict": v} for c, v in
+               (("rf/breiman-identity", HOLDS), ("pretrained/shared-directions", FAILS),
+                ("hdi-definition/pa-properties", HOLDS), ("thm-3.1/ddof1-offset", HOLDS))]
+    summary = claimslib.latex_summary([dict(r, statement="s", criterion="c", chapter="x", section="",
+                                            conditions="", statistics=[], detectable=None) for r in records])
+    sentences = "\n".join(ln for ln in summary.splitlines() if ln.startswith("\\newcommand{\\Claims"))
+    by_claim = summary.split("\\ClaimsByClaim}{", 1)[1]
+    for raw in ("rf:", "pretrained:", "hdi definition", "ddof1", "HDI\\_PA", "thm-"):
+        assert raw not in sentences, raw
+    assert "the random-forest analogy: its one part holds" in by_claim and "$\\HDIpa$ properties" in summary
+
+
+@pytest.mark.parametrize("plain, tex, md", [
+    ("HDI_PA of identical heads", "$\\HDIpa$ of identical heads", "$\\mathrm{HDI}_{\\mathrm{PA}}$ of identical heads"),
+    ("largest change of HDI_printed", "$\\HDIpr$", "$\\mathrm{HDI}_{\\mathrm{printed}}$"),
+    ("1 - rho_bar at h = 0.1", "1 - $\\bar\\rho$ at h = 0.1", "1 - $\\bar\\rho$ at h = 0.1"),
+    ("P vs Q, $m_{\\exp}$ = 0.5 ± 0.1 %", "P vs Q, $m_{\\exp}$ = 0.5 $\\pm$ 0.1 \\%", "P vs Q, $m_{\\exp}$ = 0.5 ± 0.1 %"),
+    ("n C_jj'(x) = kappa_jj'(x)", "n $C_{jj'}$(x) = $\\kappa_{jj'}$(x)", "n C_jj'(x) = kappa_jj'(x)"),
+    ("iso_exp and gaussian_unit stay words", "iso\\_exp and gaussian\\_unit", "iso_exp and gaussian_unit"),
+])
+def test_record_text_uses_the_papers_notation(plain, tex, md):
+    assert tex in claimslib.tex_text(plain)
+    assert md in claimslib._md(plain)
+    assert "$$" not in claimslib.tex_text("$a$ ± $b$")
+
+
+def test_chapter_04_names_head_kinds_and_regression_functions_as_the_text_does():
+    from mhanw.chapters import ch04_head_diversity_index as ch04
+
+    rec = ch04.printed_range_record({"identical": 0.98, "gaussian_unit": -500.0, "orthogonal": 1.0})
+    assert [s.name for s in rec.statistics] == ["smallest (random, N(0, 1))", "largest (orthogonal blocks)"]
+    rec = ch04.equal_hdi_record({"iso_exp": 0.5}, {"iso_exp": 0.1}, {"iso_exp": 5.0})
+    assert rec.statistics[0].name == "P vs Q, $m_{\\exp}$" and "iso_exp" not in rec.statistics[0].name
+
+
+def test_a_flipped_record_changes_every_generated_text(results):
+    """Flip one verdict: its macro, the summary sentences, the README row and the terminal table follow it."""
     records, _, _ = claimslib.collect(results)
-    other = [dict(r) for r in records]
-    other[1]["verdict"] = HOLDS
-    tex = claimslib.scenarios_latex(records, [("heavy-tails", "Heavy tails", "inputs = student-t:3", other)])
-    assert "Beyond the stated assumptions" in tex and "three of four claims" in tex.lower()
-    assert "literal-\\allowbreak{}bandwidth" in tex and "diff = 0.500" in tex
-    assert "No scenario has been run" in claimslib.scenarios_latex(records, [])
+    flipped = [dict(r) for r in records]
+    flipped[0] = dict(flipped[0], verdict=FAILS, detectable=None)
+    claim = records[0]["claim"]
+    before, after = claimslib.latex_summary(records), claimslib.latex_summary(flipped)
+    assert f"mhanw@verdict@{claim}\\endcsname{{holds}}" in before
+    assert f"mhanw@verdict@{claim}\\endcsname{{fails as stated}}" in after
+    overall = lambda tex: tex.split("\\ClaimsOverall}{", 1)[1].split("}\n", 1)[0]  # noqa: E731
+    assert overall(before) != overall(after) and "two fail as stated" in overall(after)
+    row = lambda md: next(ln for ln in md.splitlines() if ln.startswith(f"| `{claim}`"))  # noqa: E731
+    assert row(claimslib.markdown_table(records)).endswith("| holds |")
+    assert row(claimslib.markdown_table(flipped)).endswith("| fails as stated |")
+    assert claimslib.text_table(records) != claimslib.text_table(flipped)
+
+
+def test_readme_verdicts_and_contradictions(results):
+    records, _, _ = claimslib.collect(results)
+    records = claimslib.with_section_numbers(records, claimslib.section_numbers(ROOT / "paper"))
+    text = claimslib.replace_readme_block((ROOT / "README.md").read_text(), claimslib.markdown_table(records))
+    reference = claimslib.readme_table_verdicts(text)
+    assert reference == {r["claim"]: r["verdict"] for r in records}  # conditions stripped
+    assert claimslib.contradictions(reference, records) == []
+    smaller = [dict(r) for r in records]
+    smaller[0]["verdict"] = UNDECIDED  # too little evidence: compatible
+    smaller[1]["verdict"] = HOLDS  # the paper says fails as stated: the opposite
+    smaller.append(dict(records[0], claim="thm-9.9/new"))
+    assert claimslib.contradictions(reference, smaller) == [("thm-2.1/literal-bandwidth", FAILS, HOLDS),
+                                                            ("thm-9.9/new", None, HOLDS)]
+
+
+def test_committed_readme_table_gives_a_verdict_for_every_claim():
+    """The paper-fidelity reference: every row of the committed table parses into an id and a verdict."""
+    text = (ROOT / "README.md").read_text()
+    verdicts = claimslib.readme_table_verdicts(text)
+    assert list(verdicts) == claimslib.readme_table_claims(text) and len(verdicts) >= 50
 
 
 # --------------------------------------------------------------------------- scenarios
@@ -269,3 +339,14 @@ def test_quick_build_writes_ledger_tex_and_prints_verdicts(builds):
     if ledger and not listed:
         pytest.xfail("README.md's claims table has not yet been regenerated by a paper-fidelity make all")
     assert set(r["claim"] for r in ledger) <= set(listed)
+
+
+@pytest.mark.slow
+def test_quick_verdicts_never_contradict_the_paper_fidelity_ones(builds):
+    """At quick fidelity every verdict equals the paper-fidelity one (the README's table, committed from a
+    paper-fidelity build) or is "undecided at this size"; never the opposite, never a claim the paper lacks."""
+    quick = claimslib.load_ledger(builds[0] / "build" / "claims.json")
+    reference = claimslib.readme_table_verdicts((ROOT / "README.md").read_text())
+    bad = claimslib.contradictions(reference, quick)
+    assert not bad, "quick verdicts that contradict the paper-fidelity ones:\n" + "\n".join(
+        f"  {c}: paper {p!r}, quick {q!r}" for c, p, q in bad)

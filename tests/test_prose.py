@@ -32,7 +32,9 @@ def test_ranges_collapse_runs():
 
 
 def test_lists_and_grouped_verdicts_do_not_stutter():
-    assert join_list(["a"]) == "a" and join_list(["a", "b"]) == "a and b" and join_list("abc") == "a, b and c"
+    assert join_list(["a"]) == "a" and join_list(["a", "b"]) == "a and b" and join_list(("a", "b", "c")) == "a, b and c"
+    with pytest.raises(ValueError, match="^items:"):
+        join_list("abc")  # one string is one item, never its letters
     text = group_by_verdict([("the bound", "fails as stated"), ("the limit", "fails as stated"),
                              ("the identity", "holds")])
     assert text == "the bound and the limit: fails as stated; the identity: holds"

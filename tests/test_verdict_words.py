@@ -2,13 +2,31 @@
 
 Scans the paper's sections and ``main.tex``, the chapters' markdown cells and
 README.md for the verdict words (holds, fails, not local, undecided, not
-checkable).  A hit is allowed when it is
+checkable), in any markup: a verdict set in italics (``\\emph{holds}``,
+``*fails as stated*``) or in quotes is a verdict all the same.  A hit is allowed
+only when it is
 
-- generated: the README's claims block, a TeX macro definition, a comment;
-- guarded: the line above carries ``% guarded: <claim-id>`` (TeX) or
-  ``<!-- guarded: <claim-id> -->`` (Markdown), or the sentence contains the
-  ``text_says`` of a ``guard(...)`` call in a chapter module or notebook;
-- in :data:`ALLOWED`: sentences that name the vocabulary itself, not a verdict.
+- generated: the README's claims block (between its markers), a TeX macro
+  definition, a TeX comment line, inline code (```make``` output, ``\\texttt``);
+- guarded: the words of the ``text_says`` of a ``guard(...)`` call in a chapter
+  module or notebook (the chapter stops when the numbers contradict exactly
+  that sentence), starting on the line right after a ``% guarded: <claim-id>``
+  (TeX) or ``<!-- guarded: <claim-id> -->`` (Markdown) marker; only those words
+  are excused, and they may wrap;
+- inside one of the phrases of :data:`ALLOWED`, each a non-verdict sense of a
+  verdict word.  A phrase is matched across line breaks (a sentence may wrap)
+  and only the words inside the phrase are excused: a verdict elsewhere on the
+  same line is still a hit.
+
+The allowed senses, one comment per group in :data:`ALLOWED`:
+
+- the vocabulary itself, where the text defines it or says how a verdict is
+  reached (``a "holds" here needs a run that could see ...``);
+- mathematics: a statement proved, or an assumption of a derivation, that no
+  run decides (``it must also hold exactly for the empirical moments``, "the
+  printed law holds for some d > 0 exactly when p -> 2/(4+d)", equality in the
+  frame potential for tight fusion frames, a lemma as the hypothesis of a bound);
+- the build: a notebook that fails is a program that stops, not a claim.
 
 Every other hit is reported as ``file:line: text``.
 """
@@ -19,26 +37,43 @@ import ast
 import json
 import re
 
-import pytest
-
 from nbtools import NOTEBOOKS, ROOT
 
-WORDS = re.compile(r"\b(holds?|fails?|not local|undecided|not checkable)\b", re.I)
+WORDS = re.compile(r"\b(holds?|holding|fail(?:s|ed|ing)?|not local|undecided|not checkable)\b", re.I)
+GUARDED = re.compile(r"(%|<!--)\s*guarded:\s*[a-z0-9][a-z0-9./-]*")
 
-#: Sentences that mention the vocabulary, not a claim's verdict (substrings, lower case).
+#: Phrases in which a verdict word is not a verdict (matched case-insensitively, any white space
+#: between words).  Each names the sense; adding one needs the same argument.
 ALLOWED = (
-    "a verdict: holds, holds under stated conditions, fails as stated, or not checkable",
-    "what counts as holding or failing",
-    "a claim that fails your check is a finding",
+    # The vocabulary, where it is defined (introduction, README, chapters) or where a criterion says
+    # what one of its values needs.
+    r"records a verdict with the numbers it rests on: \emph{holds}, \emph{holds under the stated "
+    r"conditions}, \emph{fails as stated}, \emph{undecided at this size} (too little evidence either way), "
+    r"or \emph{not checkable}",
+    "a claim that holds because no violation was detected",
     "where a claim holds because no violation was detected",
-    "holds because no violation was detected",
+    "a failed claim is a result, not a bug",
+    "what counts as holding or failing",
+    "where a claim fails as stated, we give the counterexample",
+    "a ``holds'' here needs a run that could see",
+    # Mathematics: statements proved or assumed by a derivation, not decided by a run.
+    "so it must also hold \\emph{exactly} for the empirical moments",
+    "it then also holds *exactly* for the empirical moments",
+    "the frame bound of section~\\ref{sec:hdi}, holds exactly for tight fusion frames",
+    "the printed law holds for some $d>0$ exactly when",
+    "the covariance bound of lemma 4.1 holds with a common constant",
+    "holds for population moments and, with ${\\rm ddof}=0$, for empirical ones",
+    # The build: a notebook that fails is a program that stops, not a claim.
+    "a notebook that fails stops the build",
     "the failing cell",
-    "fails, the",
-    "make fails",
-    "if it fails",
-    "when a cell fails",
-    "a failing notebook",
 )
+
+
+def _phrase_pattern(phrase: str) -> re.Pattern:
+    return re.compile(r"\s+".join(re.escape(w) for w in phrase.split()), re.I)
+
+
+_ALLOWED_PATTERNS = [_phrase_pattern(a) for a in ALLOWED]
 
 
 def _guard_texts() -> list[str]:
@@ -61,73 +96,103 @@ def _guard_texts() -> list[str]:
                         out.append(a.value.lower())
                     elif isinstance(a, ast.JoinedStr):
                         out.append("".join(v.value for v in a.values if isinstance(v, ast.Constant)).lower())
-    return [t.strip() for t in out if len(t.strip()) >= 8]
+    return [" ".join(t.split()) for t in out if len(t.strip()) >= 8]
 
 
-def _lines():
-    """``(file, line number, text, previous line)`` of every text line to scan."""
+def _documents():
+    """``(name, text)`` of every text to scan: TeX files, README (claims block blanked), markdown cells."""
     for tex in [ROOT / "paper" / "main.tex", *sorted((ROOT / "paper" / "sections").glob("*.tex"))]:
-        lines = tex.read_text().splitlines()
-        for i, line in enumerate(lines):
-            yield tex.relative_to(ROOT), i + 1, line, lines[i - 1] if i else ""
-    readme = (ROOT / "README.md").read_text().splitlines()
+        yield str(tex.relative_to(ROOT)), tex.read_text()
+    readme = (ROOT / "README.md").read_text().split("\n")
     inside = False
     for i, line in enumerate(readme):
-        if "<!-- claims:begin -->" in line:
-            inside = True
-        if not inside:
-            yield "README.md", i + 1, line, readme[i - 1] if i else ""
-        if "<!-- claims:end -->" in line:
-            inside = False
+        begin, end = "<!-- claims:begin -->" in line, "<!-- claims:end -->" in line
+        inside = inside or begin
+        if inside:
+            readme[i] = ""
+        inside = inside and not end
+    yield "README.md", "\n".join(readme)
     for nb in NOTEBOOKS:
         for k, cell in enumerate(json.loads(nb.read_text())["cells"]):
-            if cell["cell_type"] != "markdown":
-                continue
-            lines = "".join(cell["source"]).splitlines()
-            for i, line in enumerate(lines):
-                yield f"{nb.relative_to(ROOT)}[cell {k}]", i + 1, line, lines[i - 1] if i else ""
+            if cell["cell_type"] == "markdown":
+                yield f"{nb.relative_to(ROOT)}[cell {k}]", "".join(cell["source"])
+
+
+def _blank(match: re.Match) -> str:
+    return re.sub(r"[^\n]", " ", match.group(0))
+
+
+def _mask(text: str, guards: list[str]) -> str:
+    """``text`` with every allowed phrase blanked, and every guarded sentence: the ``text_says`` of a
+    chapter's guard, starting on the line right after a ``guarded:`` marker (it may wrap).  Line
+    breaks are kept, so line numbers stay."""
+    for pat in _ALLOWED_PATTERNS:
+        text = pat.sub(_blank, text)
+    for g in guards:
+        def guarded(m: re.Match) -> str:
+            before = text[:m.start()].split("\n")
+            return _blank(m) if len(before) >= 2 and GUARDED.search(before[-2]) else m.group(0)
+        text = _phrase_pattern(g).sub(guarded, text)
+    return text
 
 
 def unguarded_verdict_words() -> list[str]:
     guards = _guard_texts()
     hits = []
-    for where, n, line, prev in _lines():
-        text = line.strip()
-        if not WORDS.search(text):
-            continue
-        low = text.lower()
-        if text.startswith("%") or re.match(r"\\(re)?newcommand|\\def|\\providecommand", text):
-            continue
-        if re.search(r"(%|<!--)\s*guarded:\s*[a-z0-9./-]+", prev):
-            continue
-        if any(a in low for a in ALLOWED):
-            continue
-        # the vocabulary itself, set in italics where the text defines it
-        if not WORDS.search(re.sub(r"\\emph\{[^}]*\}|\*[^*]+\*", "", text)):
-            continue
-        if any(g in low or low in g for g in guards):
-            continue
-        code_free = re.sub(r"`[^`]*`|\\texttt\{[^}]*\}", "", text)
-        if not WORDS.search(code_free):
-            continue
-        hits.append(f"{where}:{n}: {text[:160]}")
+    for where, text in _documents():
+        lines = text.split("\n")
+        masked = _mask(text, guards).split("\n")
+        for i, line in enumerate(lines):
+            stripped = line.strip()
+            if stripped.startswith("%") or re.match(r"\\(re)?newcommand|\\def|\\providecommand", stripped):
+                continue
+            prose = re.sub(r"`[^`]*`|\\texttt\{[^}]*\}", "", masked[i])
+            if WORDS.search(prose):
+                hits.append(f"{where}:{i + 1}: {stripped[:160]}")
     return hits
 
 
-@pytest.mark.xfail(strict=False, reason="open work: about 30 hits remain (vocabulary defined across lines, other "
-                                        "senses of 'holds', README examples of what a run prints, and a few typed "
-                                        "verdicts in sections 02 and 05); run with --runxfail to list them")
 def test_no_verdict_words_outside_generated_or_guarded_text():
     hits = unguarded_verdict_words()
     assert not hits, f"{len(hits)} verdict words outside generated or guarded text:\n" + "\n".join(hits)
 
 
-def test_scanner_finds_a_typed_verdict_and_skips_guarded_ones(tmp_path, monkeypatch):
+def _scan(monkeypatch, text, guards=()):
     import test_verdict_words as me
 
-    tex = tmp_path / "x.tex"
-    tex.write_text("The bound fails as stated.\n% guarded: lemma-4.1/x\nThe bound holds.\n"
-                   "\\newcommand{\\X}{holds}\n")
-    monkeypatch.setattr(me, "_lines", lambda: [("x.tex", i + 1, l, tex.read_text().splitlines()[i - 1] if i else "")
-                                               for i, l in enumerate(tex.read_text().splitlines())])
-    assert me.unguarded_verdict_words() == ["x.tex:1: The bound fails as stated."]
+    monkeypatch.setattr(me, "_documents", lambda: [("x.tex", text)])
+    monkeypatch.setattr(me, "_guard_texts", lambda: [g.lower() for g in guards])
+    return me.unguarded_verdict_words()
+
+
+def test_scanner_finds_typed_verdicts_in_any_markup(monkeypatch):
+    text = ("The bound fails as stated.\nThe limit \\emph{holds}.\nThe limit *holds* here.\n"
+            "It is ``not checkable''.\n\\newcommand{\\X}{holds}\n% the bound holds\nit prints `check fails`\n")
+    assert _scan(monkeypatch, text) == ["x.tex:1: The bound fails as stated.", "x.tex:2: The limit \\emph{holds}.",
+                                        "x.tex:3: The limit *holds* here.", "x.tex:4: It is ``not checkable''."]
+
+
+def test_a_guarded_sentence_needs_the_marker_and_the_guards_words(monkeypatch):
+    says = "the covariance falls as the angle grows and the bound holds"
+    marked = f"% guarded: lemma-4.1/x\nHere {says}.\n"
+    assert _scan(monkeypatch, marked, guards=[says]) == []
+    wrapped = "% guarded: lemma-4.1/x\nHere the covariance falls as the angle grows\nand the bound holds.\n"
+    assert _scan(monkeypatch, wrapped, guards=[says]) == []
+    assert _scan(monkeypatch, marked, guards=["some other sentence that holds"]) == [f"x.tex:2: Here {says}."]
+    assert _scan(monkeypatch, f"Here {says}.\n", guards=[says]) == [f"x.tex:1: Here {says}."]
+    beyond = f"% guarded: lemma-4.1/x\nHere {says}, and the limit holds.\n"
+    assert _scan(monkeypatch, beyond, guards=[says]) == [f"x.tex:2: Here {says}, and the limit holds."]
+
+
+def test_an_allowed_phrase_excuses_only_its_own_words_and_may_wrap(monkeypatch):
+    wrapped = "In short, the printed law holds\nfor some $d>0$ exactly when $p\\to2/(4+d)$.\n"
+    assert _scan(monkeypatch, wrapped) == []
+    extra = "the printed law holds for some $d>0$ exactly when $p\\to2/(4+d)$, and here it holds.\n"
+    assert _scan(monkeypatch, extra) == [f"x.tex:1: {extra.strip()}"]
+
+
+def test_every_allowed_phrase_is_used():
+    """A phrase that no longer matches any text would excuse a future verdict that happens to fit it."""
+    texts = [t for _, t in _documents()]
+    unused = [a for a, pat in zip(ALLOWED, _ALLOWED_PATTERNS) if not any(pat.search(t) for t in texts)]
+    assert not unused, f"allowed phrases that match no text (remove them): {unused}"

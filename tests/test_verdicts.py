@@ -128,3 +128,18 @@ def test_findings_are_rendered_from_the_records():
     assert V.findings_markdown(flipped) != text
     with pytest.raises(ValueError, match="^records:"):
         V.findings_markdown([])
+
+
+def test_findings_write_the_named_indices_as_math():
+    """A chapter's "What we found" shows HDI_PA as the chapters write it, not as a code name."""
+    from mhanw.infra.notation import markdown_text
+
+    r = V.Verdict(claim="hdi-definition/range", statement="HDI_PA lies in [0, 1]", verdict=V.HOLDS,
+                criterion="HDI_PA within 1e-13 of $[0, 1]$", statistics=(V.Statistic("HDI_RV", 0.5, 0.01),),
+                section="04_head_diversity_index")
+    md = V.findings_markdown([r])
+    assert "HDI_PA" not in md and "HDI_RV" not in md
+    assert r"$\mathrm{HDI}_{\mathrm{PA}}$ lies in" in md and r"$\mathrm{HDI}_{\mathrm{RV}}$ = 0.500" in md
+    assert markdown_text("$HDI_PA$ and HDI_PA") == r"$HDI_PA$ and $\mathrm{HDI}_{\mathrm{PA}}$"
+    with pytest.raises(TypeError, match="text"):
+        markdown_text(None)

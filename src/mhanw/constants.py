@@ -41,3 +41,24 @@ RANK_RTOL = 1e-10
 #: A paired difference is significant when it exceeds this many standard errors (the 3-s.e. rule of
 #: every verdict: a two-sided false-positive rate of 0.27 % per comparison).
 N_SE = 3.0
+
+#: Most entries of one array that a function allocates from its size arguments (``n * d``, ``H d d_k``,
+#: replicates times outputs): 2**28 float64 numbers, 2 GiB.  A larger size is refused before any
+#: allocation, with an error naming the argument (``n = 10**12`` asked numpy for 22 TiB).
+MAX_ENTRIES = 1 << 28
+
+#: Most Monte Carlo replicates a driver runs: about a millisecond each at the reference sizes, so 10**7
+#: is hours of computing; more is a typo that would otherwise run for days.
+MAX_REPLICATES = 10**7
+
+
+def check_entries(name: str, *factors: int) -> None:
+    """``ValueError`` naming ``name`` when the product of the (already checked, positive) integer
+    ``factors`` exceeds :data:`MAX_ENTRIES`: the size of an array about to be allocated."""
+    total = 1
+    for f in factors:
+        total *= int(f)
+    if total > MAX_ENTRIES:
+        shape = " x ".join(str(int(f)) for f in factors)
+        raise ValueError(f"{name}: an array of {shape} = {total} entries exceeds the {MAX_ENTRIES} "
+                         "(2 GiB of doubles) the library allocates at once")

@@ -34,6 +34,7 @@ from numpy.polynomial.hermite_e import hermegauss
 from scipy.special import expit
 
 from . import data as _data
+from .constants import check_entries
 
 from .diversity import _full_rank, _matrix, cross_gram
 from .infra.expressions import exact_number
@@ -74,17 +75,23 @@ def printed_covariance_bound(W_j, W_jp, x, lipschitz: float, n: int, bandwidth: 
     n = positive_int(n, "n")
     h = positive_scalar(bandwidth, "bandwidth")
     d_k = Wj.shape[1]
+    _full_rank(Wj, "W_j")
+    # Heads far from unit scale (1e-300, 1e200) are divided by powers of two 2^e, e_j' (exact), and
+    # the scales enter in logs: ||G||^2 ~ 2^(2 e + 2 e_j'), det S ~ 2^(2 d_k e), z^T S^-1 z unchanged.
+    tops = np.array([np.abs(Wj).max(), np.abs(Wjp).max()])
+    e, ep = (np.frexp(tops)[1] if np.any((tops < 2.0**-200) | (tops > 2.0**200)) else (0, 0))
+    Wj, Wjp = np.ldexp(Wj, -e), np.ldexp(Wjp, -ep)
     G = cross_gram(Wj, Wjp)
     S = Wj.T @ Wj
-    _full_rank(Wj, "W_j")
     z = Wj.T @ x
     _, logdet = np.linalg.slogdet(S)
-    log_p = -0.5 * (d_k * np.log(2 * np.pi) + logdet + z @ np.linalg.solve(S, z))
+    log_p = -0.5 * (d_k * np.log(2 * np.pi) + logdet + 2 * d_k * e * np.log(2.0) + z @ np.linalg.solve(S, z))
     g2 = float((G * G).sum())
     if L == 0.0 or g2 == 0.0:
         return 0.0
     # In logs: h**d_k and p_K underflow for tiny bandwidths or far-out x.
-    log_bound = 2.0 * np.log(L) + np.log(g2) - np.log(n) - d_k * np.log(h) - log_p
+    log_bound = (2.0 * np.log(L) + np.log(g2) + 2 * (e + ep) * np.log(2.0) - np.log(n) - d_k * np.log(h)
+                 - log_p)
     return _finite_exp(log_bound, "bandwidth", "the printed bound")
 
 
@@ -130,6 +137,19 @@ def _log_gauss_kernel_mean(B: np.ndarray, h: float, x: np.ndarray) -> float:
     return -0.5 * logdet - 0.5 * quad
 
 
+def _pair_and_point(W_j, W_jp, x):
+    """``W_j`` ``(d, d_k)``, ``W_jp`` ``(d, d_k')`` and ``x`` ``(d,)`` as checked float arrays
+    (``ValueError`` naming the first argument that is wrong)."""
+    Wj = _matrix(W_j, "W_j")
+    Wjp = _matrix(W_jp, "W_jp")
+    if Wjp.shape[0] != Wj.shape[0]:
+        raise ValueError(f"W_jp: expected {Wj.shape[0]} rows to match W_j {Wj.shape}, got {Wjp.shape}")
+    x = as_float_array(x, "x", ndim=1)
+    if x.shape[0] != Wj.shape[0]:
+        raise ValueError(f"x: expected shape ({Wj.shape[0]},), got {x.shape}")
+    return Wj, Wjp, x
+
+
 def kernel_overlap(W_j, W_jp, x, bandwidth: float, inputs="gaussian") -> float:
     """``kappa_jj'(x) = E[K_j K_j'] / (E K_j E K_j')`` for Gaussian heads, ``X ~ N(0, I_d)`` (Lemma 4.1, corrected).
 
@@ -146,13 +166,7 @@ def kernel_overlap(W_j, W_jp, x, bandwidth: float, inputs="gaussian") -> float:
     laws raise ``ValueError`` naming ``inputs`` (use
     :func:`first_order_covariance_mc`).
     """
-    Wj = _matrix(W_j, "W_j")
-    Wjp = _matrix(W_jp, "W_jp")
-    if Wjp.shape[0] != Wj.shape[0]:
-        raise ValueError(f"W_jp: expected {Wj.shape[0]} rows to match W_j {Wj.shape}, got {Wjp.shape}")
-    x = as_float_array(x, "x", ndim=1)
-    if x.shape[0] != Wj.shape[0]:
-        raise ValueError(f"x: expected shape ({Wj.shape[0]},), got {x.shape}")
+    Wj, Wjp, x = _pair_and_point(W_j, W_jp, x)
     h = positive_scalar(bandwidth, "bandwidth")
     A = _whitening(inputs, Wj.shape[0])
     if A is not None:
@@ -270,7 +284,9 @@ def kernel_overlap_symbolic(bandwidth=None, angle=None, input_variance=None, poi
     Each argument left at ``None`` stays a symbol (``h``, ``phi``, ``s``, and
     ``x = (x1, x2)``); a number or sympy expression substitutes it before the
     derivation, so a changed assumption is re-derived, not re-simulated.
-    ``point`` is a pair.  With ``s = 1`` and ``x = 0``, ``kappa`` is
+    ``point`` is a pair.  Numbers must be real, finite and zero or of
+    magnitude in ``[1e-15, 1e15]`` (:data:`MAX_SYMBOLIC_LOG10`), expressions
+    real (``ValueError`` naming the argument otherwise).  With ``s = 1`` and ``x = 0``, ``kappa`` is
     :func:`covariance_factor`'s ``(1 + h^2) / sqrt((1 + h^2)^2 - cos^2 phi)``.
     """
     import sympy as sp
@@ -278,10 +294,8 @@ def kernel_overlap_symbolic(bandwidth=None, angle=None, input_variance=None, poi
     def value(v, name, positive=False):
         if v is None:
             return sp.Symbol(name, positive=True) if positive else sp.Symbol(name, real=True)
-        out = exact_number(v, {'h': 'bandwidth', 'phi': 'angle', 's': 'input_variance'}.get(name, 'point'))
-        if positive and out.is_positive is False:
-            raise ValueError(f"{ {'h': 'bandwidth', 's': 'input_variance'}[name]}: expected a positive value, got {v!r}")
-        return out
+        return _symbolic_argument(v, {'h': 'bandwidth', 'phi': 'angle', 's': 'input_variance'}.get(name, 'point'),
+                                  positive)
 
     h = value(bandwidth, "h", positive=True)
     phi = sp.Symbol("phi", positive=True) if angle is None else value(angle, "phi")
@@ -289,8 +303,11 @@ def kernel_overlap_symbolic(bandwidth=None, angle=None, input_variance=None, poi
     if point is None:
         x = sp.Matrix(sp.symbols("x1 x2", real=True))
     else:
-        pts = list(point)
-        if len(pts) != 2:
+        try:
+            pts = None if isinstance(point, (str, bytes, dict)) else list(point)
+        except TypeError:
+            pts = None
+        if pts is None or len(pts) != 2:
             raise ValueError(f"point: expected a pair (x1, x2), got {point!r}")
         x = sp.Matrix([value(p, "x") for p in pts])
     u = sp.Matrix([1, 0])
@@ -312,6 +329,45 @@ def kernel_overlap_symbolic(bandwidth=None, angle=None, input_variance=None, poi
     free = {str(sym): sym for sym in kappa.free_symbols}
     return SymbolicOverlap(kappa=kappa, e_kk=e_kk, e_ku=e_ku, e_kv=e_kv, symbols=free)
 
+
+
+#: Largest ``|log10|`` of a number given to :func:`kernel_overlap_symbolic` (non-zero numbers lie in
+#: ``[1e-15, 1e15]``): sympy's simplification of the derivation slows with the size of the exact
+#: rationals, from seconds at 1e15 to minutes at 1e-40 and 1e300 (measured).
+MAX_SYMBOLIC_LOG10 = 15
+
+
+def _symbolic_argument(v, name: str, positive: bool):
+    """``v`` as an exact sympy value for :func:`kernel_overlap_symbolic`, checked before any derivation.
+
+    A number must be real, finite, positive if ``positive``, and zero or of
+    magnitude within ``10**+-MAX_SYMBOLIC_LOG10``; an expression with symbols must
+    use real symbols only (``sympy.Symbol("t", real=True)``).  ``ValueError``
+    naming ``name`` otherwise.
+    """
+    import sympy as sp
+
+    out = exact_number(v, name)
+    if out.free_symbols:
+        loose = sorted(str(sym) for sym in out.free_symbols if sym.is_real is not True)
+        if loose:
+            raise ValueError(f"{name}: expected a real value; declare its symbols real "
+                             f"(sympy.Symbol({loose[0]!r}, real=True)), got {v!r}")
+        if positive and out.is_positive is False:
+            raise ValueError(f"{name}: expected a positive value, got {v!r}")
+        return out
+    try:
+        z = complex(sp.N(out, 30))
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name}: expected a finite real number, got {v!r}") from None
+    if z.imag != 0.0 or not np.isfinite(z.real):
+        raise ValueError(f"{name}: expected a finite real number, got {v!r}")
+    if positive and not z.real > 0.0:
+        raise ValueError(f"{name}: expected a positive value, got {v!r}")
+    if z.real != 0.0 and not abs(np.log10(abs(z.real))) <= MAX_SYMBOLIC_LOG10:
+        raise ValueError(f"{name}: expected zero or a magnitude in [1e-{MAX_SYMBOLIC_LOG10}, 1e{MAX_SYMBOLIC_LOG10}] "
+                         f"(the exact derivation slows without bound beyond), got {v!r}")
+    return out
 
 
 #: Largest number of Gauss-Hermite nodes (``nodes ** d``) :func:`first_order_covariance` accepts.
@@ -438,14 +494,8 @@ def first_order_covariance(W_j, W_jp, x, bandwidth: float, n: int, sigma: float 
         ``(mu_j, mu_j')``.
     """
 
-    Wj = _matrix(W_j, "W_j")
-    Wjp = _matrix(W_jp, "W_jp")
-    if Wjp.shape[0] != Wj.shape[0]:
-        raise ValueError(f"W_jp: expected {Wj.shape[0]} rows to match W_j {Wj.shape}, got {Wjp.shape}")
-    x = as_float_array(x, "x", ndim=1)
+    Wj, Wjp, x = _pair_and_point(W_j, W_jp, x)
     d = Wj.shape[0]
-    if x.shape[0] != d:
-        raise ValueError(f"x: expected shape ({d},), got {x.shape}")
     h = positive_scalar(bandwidth, "bandwidth")
     n = positive_int(n, "n")
     sigma = nonnegative_scalar(sigma, "sigma")
@@ -470,12 +520,17 @@ def first_order_covariance(W_j, W_jp, x, bandwidth: float, n: int, sigma: float 
     mu_j = expect(Wj, func)
     mu_jp = expect(Wjp, func)
     signal = expect(np.hstack([Wj, Wjp]), lambda X: (func(X) - mu_j) * (func(X) - mu_jp))
-    covariance = kappa * (sigma**2 + signal) / n
-    if not np.isfinite(covariance):
-        raise ValueError("bandwidth: the first-order covariance overflows a double; use a larger bandwidth")
+    s2 = np.float64(sigma) ** 2  # as sigma**2, but inf instead of OverflowError
+    with np.errstate(over="ignore"):
+        covariance = float(kappa * (s2 + signal) / n)
+        noise = float(kappa * s2 / n)
+    if not (np.isfinite(covariance) and np.isfinite(noise)):
+        name = "sigma" if not np.isfinite(s2) else "bandwidth"
+        raise ValueError(f"{name}: the first-order covariance kappa (sigma^2 + Delta) / n overflows a double "
+                         f"(kappa = {kappa:.3g}, sigma = {sigma:.3g}); use a larger bandwidth or a smaller sigma")
     return FirstOrderCovariance(
         covariance=covariance,
-        noise=kappa * sigma**2 / n,
+        noise=noise,
         signal=signal,
         kappa=kappa,
         limits=(mu_j, mu_jp),
@@ -484,6 +539,17 @@ def first_order_covariance(W_j, W_jp, x, bandwidth: float, n: int, sigma: float 
 
 #: Default size of the Monte Carlo sample of :func:`first_order_covariance_mc`.
 MC_SAMPLES = 1 << 18
+#: Fewest effective draws (Kish's ``(sum K)^2 / sum K^2`` of each kernel and of their product)
+#: :func:`first_order_covariance_mc` accepts: a ratio of means of ``N_eff`` effective draws has a
+#: relative error of about ``1/sqrt(N_eff)``, 10% here; below it the estimate is noise (a point in
+#: the far tails or a tiny bandwidth gave kappa ~ 1e-133 from a handful of draws).
+MIN_EFFECTIVE_DRAWS = 100
+
+
+def _effective_draws(K: np.ndarray) -> float:
+    """Kish's effective sample size ``(sum K)^2 / sum K^2`` of non-negative weights ``K`` (max 1)."""
+    total = float(K.sum())
+    return total * total / float(np.dot(K, K)) if total > 0 else 0.0
 
 
 def first_order_covariance_mc(W_j, W_jp, x, bandwidth: float, n: int, model, n_samples: int = MC_SAMPLES,
@@ -516,15 +582,14 @@ def first_order_covariance_mc(W_j, W_jp, x, bandwidth: float, n: int, model, n_s
     model : DataModel or regression spec (:func:`mhanw.data.as_data_model`)
     n_samples : int >= 1000
     seed : int or SeedSequence
+
+    Raises ``ValueError`` naming ``bandwidth`` (and ``n_samples``) when fewer
+    than :data:`MIN_EFFECTIVE_DRAWS` effective draws fall under the kernels
+    (Kish's effective sample size of ``K_j``, ``K_j'`` and ``K_j K_j'``): the
+    value could not be estimated from this sample.
     """
-    Wj = _matrix(W_j, "W_j")
-    Wjp = _matrix(W_jp, "W_jp")
-    if Wjp.shape[0] != Wj.shape[0]:
-        raise ValueError(f"W_jp: expected {Wj.shape[0]} rows to match W_j {Wj.shape}, got {Wjp.shape}")
-    x = as_float_array(x, "x", ndim=1)
+    Wj, Wjp, x = _pair_and_point(W_j, W_jp, x)
     d = Wj.shape[0]
-    if x.shape[0] != d:
-        raise ValueError(f"x: expected shape ({d},), got {x.shape}")
     h = positive_scalar(bandwidth, "bandwidth")
     n = positive_int(n, "n")
     model = _data.as_data_model(model)
@@ -532,6 +597,7 @@ def first_order_covariance_mc(W_j, W_jp, x, bandwidth: float, n: int, model, n_s
         raise ValueError(f"x: {model.name!r} needs d >= {model.min_dim}, got d = {d}")
     model.inputs.check_dimension(d, "x")
     n_samples = positive_int(n_samples, "n_samples", minimum=1000)
+    check_entries("n_samples", n_samples, d)
     rng = np.random.default_rng(as_seed_sequence(seed))
     X = model.inputs.sample(rng, n_samples, d)
 
@@ -543,8 +609,13 @@ def first_order_covariance_mc(W_j, W_jp, x, bandwidth: float, n: int, model, n_s
     Kj, Kjp = np.exp(lj - lj.max()), np.exp(ljp - ljp.max())  # ratios do not depend on the scale
     KK = Kj * Kjp
     e_j, e_jp, e_kk = Kj.mean(), Kjp.mean(), KK.mean()
-    if not e_kk > 0:
-        raise ValueError("n_samples: no draw falls under both kernels; use more samples or a larger bandwidth")
+    ess = min(_effective_draws(K) for K in (Kj, Kjp, KK))
+    if not ess >= MIN_EFFECTIVE_DRAWS:
+        raise ValueError(
+            f"bandwidth: only {ess:.3g} of n_samples = {n_samples} draws are effectively under the kernels "
+            f"(Kish's effective sample size of the kernel weights; at least {MIN_EFFECTIVE_DRAWS} are needed for a "
+            "relative Monte Carlo error near 10%); use a larger bandwidth, a point nearer the inputs' bulk, or "
+            "more samples (n_samples)")
     mX = model.regression._func(X)
     s2 = model.noise.sd(X) ** 2
     mu_j, mu_jp = float((Kj * mX).mean() / e_j), float((Kjp * mX).mean() / e_jp)

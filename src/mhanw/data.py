@@ -48,8 +48,8 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 
-from .constants import SIGMA
-from .infra.expressions import Grammar
+from .constants import SIGMA, check_entries
+from .infra.expressions import NUMBER_GRAMMAR, Grammar
 from .infra.validate import as_float_array, generator, nonnegative_scalar, one_of, positive_int
 
 __all__ = [
@@ -78,7 +78,9 @@ class RegressionFunction:
     """A regression function ``m: R^d -> R``: one of the catalogue or a parsed formula.
 
     Call it on ``x`` of shape ``(N, d)`` (returns ``(N,)``) or ``(d,)``
-    (returns a float); ``d`` must be at least :attr:`min_dim`.
+    (returns a float); ``d`` must be at least :attr:`min_dim`.  Finite ``x``
+    gives finite values or a ``ValueError`` naming ``x`` where ``m(x)`` is not a
+    finite double (it overflows, or a formula is undefined there).
 
     Attributes
     ----------
@@ -132,7 +134,13 @@ class RegressionFunction:
             raise ValueError(
                 f"x: {self.name!r} needs inputs of dimension d >= {self.min_dim}, got shape {arr.shape}"
             )
-        out = self._func(pts)
+        with np.errstate(all="ignore"):
+            out = self._func(pts)
+        bad = ~np.isfinite(out)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"x: {self.name!r} is {out[i]} (not a finite double) at x = "
+                             f"({', '.join(f'{v:.3g}' for v in pts[i][:6])}{', ...' if pts.shape[1] > 6 else ''})")
         return float(out[0]) if single else out
 
     def lipschitz_constant(self, d: int | None = None) -> float:
@@ -146,8 +154,28 @@ class RegressionFunction:
         return float(self._lipschitz(d))
 
 
+#: Row sums of squares outside ``[2**-960, 2**1000]`` may have overflowed or lost digits to underflow:
+#: :func:`_norm` recomputes those rows with each row scaled by its largest entry.
+_SQ_LOW, _SQ_HIGH = 2.0**-960, 2.0**1000
+
+
 def _norm(x):
-    return np.sqrt((x * x).sum(axis=1))
+    """Euclidean norms of the rows of ``x`` ``(N, d)``, ``(N,)``: finite for every finite row.
+
+    ``sqrt(sum x^2)`` (bit for bit) where the sum of squares is safely inside
+    a double, else ``s * sqrt(sum (x/s)^2)`` with ``s`` the row's largest
+    ``|x_l|`` (inputs of 1e200 gave inf, of 1e-200 gave 0).
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        sq = (x * x).sum(axis=1)
+    out = np.sqrt(sq)
+    bad = ~((sq >= _SQ_LOW) & (sq <= _SQ_HIGH))
+    if bad.any():
+        rows = x[bad]
+        top = np.abs(rows).max(axis=1)
+        safe = np.where(top > 0, top, 1.0)
+        out[bad] = top * np.sqrt(((rows / safe[:, None]) ** 2).sum(axis=1))
+    return out
 
 
 def _const(value):
@@ -210,6 +238,9 @@ EXPRESSION_FUNCTIONS = {
     "abs": sp.Abs, "pi": sp.pi, "E": sp.E,
 }
 
+#: The named constants of :data:`EXPRESSION_FUNCTIONS` (a formula may be one of them alone).
+_CONSTANTS = frozenset(k for k, v in EXPRESSION_FUNCTIONS.items() if isinstance(v, sp.Expr))
+
 #: Largest coordinate index a formula may name (``x1 ... x4096``).
 MAX_COORDINATE = 4096
 
@@ -258,7 +289,7 @@ class _Formula:
     def __call__(self, X: np.ndarray) -> np.ndarray:
         values = []
         for sym in self.args:
-            values.append(np.sqrt((X * X).sum(axis=1)) if sym is R_SYMBOL else X[:, _coordinate_index(sym) - 1])
+            values.append(_norm(X) if sym is R_SYMBOL else X[:, _coordinate_index(sym) - 1])
         with np.errstate(all="ignore"):
             out = np.asarray(self.compiled(*values))
         if np.iscomplexobj(out):
@@ -410,7 +441,7 @@ def regression_function(spec) -> RegressionFunction:
         return _BY_NAME[spec]
     names = ", ".join(repr(c) for c in REGRESSION_FUNCTIONS)
     if (isinstance(spec, str) and re.fullmatch(r"\s*[A-Za-z_]\w*\s*", spec) and _symbol(spec.strip()) is None
-            and not re.fullmatch(r"\s*x[0-9]+\s*", spec)):
+            and not re.fullmatch(r"\s*x[0-9]+\s*", spec) and spec.strip() not in _CONSTANTS):
         raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {spec!r}")
     if not isinstance(spec, (str, sp.Expr)):
         raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {spec!r}")
@@ -432,6 +463,10 @@ INPUT_KINDS = {
 }
 
 _SQRT3 = math.sqrt(3.0)
+#: Largest condition number of ``gaussian-diagonal``: the variances keep relative precision 1e-4
+#: after a whitening solve, and their geometric sequence cannot overflow (COND = 1e308 gave
+#: variances of 0 and inf).
+MAX_CONDITION = 1e12
 
 
 def _split_spec(spec: str, name: str, kinds: dict) -> tuple[str, str | None]:
@@ -451,9 +486,20 @@ def _split_spec(spec: str, name: str, kinds: dict) -> tuple[str, str | None]:
 
 
 def _number(text, name: str, what: str) -> float:
+    """A spec's numeric parameter: a real number (not a bool) or a string holding a number or a
+    formula of numbers (``"3"``, ``"1/pi"``, ``"sqrt(2)"``: :data:`NUMBER_GRAMMAR`)."""
+    if isinstance(text, (bool, np.bool_)):
+        raise ValueError(f"{name}: expected a number for {what}, got {text!r}")
     try:
         value = float(text)
     except (TypeError, ValueError):
+        value = None
+    if value is None and isinstance(text, str):
+        try:
+            value = float(NUMBER_GRAMMAR.parse(text, name))
+        except (TypeError, ValueError, OverflowError):
+            value = None
+    if value is None:
         raise ValueError(f"{name}: expected a number for {what}, got {text!r}") from None
     if not math.isfinite(value):
         raise ValueError(f"{name}: expected a finite number for {what}, got {text!r}")
@@ -468,7 +514,7 @@ class InputDistribution:
 
     - ``"gaussian"``: ``N(0, I_d)``, the reference; rotation invariant.  Drawn
       as ``rng.standard_normal((n, d))`` exactly.
-    - ``"gaussian-diagonal"`` (``COND >= 1``): independent centred Gaussian
+    - ``"gaussian-diagonal"`` (``1 <= COND <=`` :data:`MAX_CONDITION`): independent centred Gaussian
       coordinates with variances ``lambda_l = COND^((l-1)/(d-1)) / c``,
       ``l = 1..d``, geometric from the smallest to the largest with ratio
       (condition number) ``COND`` and ``c`` chosen so that the average
@@ -503,8 +549,9 @@ class InputDistribution:
                 raise ValueError(f"inputs: {self.kind!r} takes no parameter, got {self.parameter!r}")
             return
         p = _number(self.parameter, "inputs", f"{needs} of {self.kind!r}")
-        if self.kind == "gaussian-diagonal" and not p >= 1.0:
-            raise ValueError(f"inputs: COND of 'gaussian-diagonal' is a condition number, expected >= 1, got {p:g}")
+        if self.kind == "gaussian-diagonal" and not 1.0 <= p <= MAX_CONDITION:
+            raise ValueError(f"inputs: COND of 'gaussian-diagonal' is a condition number, expected >= 1 and "
+                             f"<= {MAX_CONDITION:g}, got {p:g}")
         if self.kind == "gaussian-equicorrelated" and not -1.0 < p < 1.0:
             raise ValueError(f"inputs: RHO of 'gaussian-equicorrelated' is a correlation, expected in (-1, 1) "
                              f"(and > -1/(d-1)), got {p:g}")
@@ -551,6 +598,7 @@ class InputDistribution:
     def variances(self, d: int) -> np.ndarray:
         """Per-coordinate variances ``(d,)`` (all 1 except for ``gaussian-diagonal``)."""
         d = self.check_dimension(d)
+        check_entries("d", d)
         if self.kind != "gaussian-diagonal" or d == 1:
             return np.ones(d)
         lam = self.parameter ** (np.arange(d) / (d - 1))
@@ -558,11 +606,14 @@ class InputDistribution:
 
     def mean(self, d: int) -> np.ndarray:
         """``E X``, ``(d,)``: zero for every kind."""
-        return np.zeros(self.check_dimension(d))
+        d = self.check_dimension(d)
+        check_entries("d", d)
+        return np.zeros(d)
 
     def covariance(self, d: int) -> np.ndarray:
         """``Cov X``, ``(d, d)``."""
         d = self.check_dimension(d)
+        check_entries("d", d, d)
         if self.kind == "gaussian-equicorrelated":
             return (1.0 - self.parameter) * np.eye(d) + self.parameter * np.ones((d, d))
         return np.diag(self.variances(d))
@@ -573,6 +624,7 @@ class InputDistribution:
         if not self.is_gaussian:
             raise ValueError(f"inputs: {self.spec!r} is not Gaussian")
         d = self.check_dimension(d)
+        check_entries("d", d, d)
         if self.kind == "gaussian-equicorrelated":
             P = np.full((d, d), 1.0 / d)
             rho = self.parameter
@@ -705,15 +757,26 @@ class NoiseModel:
         if X.shape[1] < formula.min_dim:
             raise ValueError(f"d: the noise level {formula.text!r} needs d >= {formula.min_dim}, got d = {X.shape[1]}")
         g = formula(X)
-        if not np.all(g > 0):
-            i = int(np.flatnonzero(~(g > 0))[0])
-            raise ValueError(f"noise: the level multiplier {formula.text!r} is {g[i]:.3g} (not positive) at a drawn "
+        if not np.all((g > 0) & (g < np.inf)):
+            i = int(np.flatnonzero(~((g > 0) & (g < np.inf)))[0])
+            raise ValueError(f"noise: the level multiplier {formula.text!r} is {g[i]:.3g} (not positive, or not "
+                             f"finite) at a drawn "
                              f"point x = ({', '.join(f'{v:.3g}' for v in X[i][:6])})")
         return g
 
-    def draw(self, rng, X: np.ndarray) -> np.ndarray:
+    def draw(self, rng, X) -> np.ndarray:
         """Noise at the training inputs ``X`` ``(n, d)``, ``(n,)``; consumes ``n`` draws of ``rng``
-        (``gaussian``: ``sigma * rng.standard_normal(n)`` exactly)."""
+        (``gaussian``: ``sigma * rng.standard_normal(n)`` exactly).  ``ValueError`` naming
+        ``rng`` or ``X`` for a bad generator or inputs (``X`` must have at least :attr:`min_dim`
+        columns)."""
+        generator(rng, "rng")
+        X = as_float_array(X, "X", ndim=2, allow_empty=True)
+        if X.shape[1] < self.min_dim:
+            raise ValueError(f"X: the noise law {self.spec!r} needs d >= {self.min_dim} columns, got shape {X.shape}")
+        return self._draw(rng, X)
+
+    def _draw(self, rng, X: np.ndarray) -> np.ndarray:
+        """:meth:`draw` without its checks (``X`` a float ``(n, d)`` array, ``d >= min_dim``)."""
         n = X.shape[0]
         if self.law == "gaussian":
             return self.sigma * rng.standard_normal(n)
@@ -831,8 +894,10 @@ class DataModel:
         generator(rng, "rng")
         n = positive_int(n, "n")
         d = self.check_dimension(d)
+        check_entries("n" if n >= d else "d", n, d)
         if x_test is None:
             n_test = positive_int(n_test, "n_test", minimum=0)
+            check_entries("n_test", n_test, d)
         else:
             x_test = as_float_array(x_test, "x_test", ndim=2)
             if x_test.shape[1] != d:
@@ -846,7 +911,7 @@ class DataModel:
         fixed points."""
         m = self.regression._func
         X = self.inputs.sample(rng, n, d)
-        noise = self.noise.draw(rng, X)
+        noise = self.noise._draw(rng, X)
         if x_test is None:
             x_test = self.inputs.sample(rng, n_test, d)
         mX = m(X)
@@ -949,6 +1014,7 @@ def sample_inputs(rng, n: int, d: int, inputs="gaussian") -> np.ndarray:
     generator(rng, "rng")
     dist = input_distribution(inputs)
     n, d = positive_int(n, "n"), dist.check_dimension(positive_int(d, "d"))
+    check_entries("n" if n >= d else "d", n, d)
     return dist.sample(rng, n, d)
 
 

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .constants import WEIGHT_SUM_TOL
-from .infra.expressions import exact_number
 from .infra.validate import as_float_array, positive_int
 
 __all__ = [
@@ -218,11 +217,15 @@ def bias_variance_covariance(estimates, target, weights) -> BVCDecomposition:
         return out
 
     as_out = (lambda v: float(second(v))) if est.ndim == 2 else (lambda v: np.asarray(second(v), dtype=float))
+    terms = [as_out(v) for v in (bias_sq, variance_term, covariance_term, mse)]
+    if not all(np.all(np.isfinite(t)) for t in terms):
+        raise ValueError(f"weights: the weighted terms overflow float64 (weights up to {np.abs(a).max():.3g}); "
+                         "rescale the weights")
     return BVCDecomposition(
-        bias_squared=as_out(bias_sq),
-        variance_term=as_out(variance_term),
-        covariance_term=as_out(covariance_term),
-        mse=as_out(mse),
+        bias_squared=terms[0],
+        variance_term=terms[1],
+        covariance_term=terms[2],
+        mse=terms[3],
         mse_se=as_out(mse_se),
         mse_se_integrated=float(second(mse_se_int)),
         printed_bias_squared=as_out(weighted_bias ** 2),
@@ -249,8 +252,15 @@ def covariance_with_se(x, y) -> tuple:
     R = x.shape[0]
     if R < 2:
         raise ValueError(f"x: expected at least 2 replicates, got shape {x.shape}")
-    p = (x - x.mean(axis=0)) * (y - y.mean(axis=0))
-    return p.mean(axis=0)[()], (p.std(axis=0, ddof=1) / np.sqrt(R))[()]
+    # x and y divided by powers of two (exact) so that no product or square overflows; scaled back last
+    ex, ey = (int(np.frexp(np.abs(v).max())[1]) for v in (x, y))
+    xs, ys = np.ldexp(x, -ex), np.ldexp(y, -ey)
+    p = (xs - xs.mean(axis=0)) * (ys - ys.mean(axis=0))
+    with np.errstate(over="ignore"):
+        cov, se = np.ldexp(p.mean(axis=0), ex + ey), np.ldexp(p.std(axis=0, ddof=1) / np.sqrt(R), ex + ey)
+    if not (np.all(np.isfinite(cov)) and np.all(np.isfinite(se))):
+        raise ValueError(f"x: the covariance of x and y is beyond the largest double (x up to 2^{ex}, y up to 2^{ey})")
+    return cov[()], se[()]
 
 
 @dataclass(frozen=True)
@@ -300,7 +310,8 @@ def breiman_quantities(estimates, target) -> BreimanQuantities:
     Raises ``ValueError`` naming ``estimates`` when every head has zero
     variance (``Vbar = 0``), where ``rho_bar`` is undefined.
     """
-    est, tgt, _ = _check(estimates, target, np.ones(np.shape(estimates)[1]))
+    est = as_float_array(estimates, "estimates", ndim=(2, 3))
+    est, tgt, _ = _check(est, target, np.ones(est.shape[1]))
     H = est.shape[1]
     if H < 2:
         raise ValueError(f"estimates: expected at least 2 heads (axis 1), got shape {est.shape}")
@@ -346,6 +357,8 @@ def jackknife(statistic, arrays, n_blocks: int = 20):
         raise ValueError(f"statistic: expected a callable, got {type(statistic).__name__}")
     if isinstance(arrays, np.ndarray):
         arrays = (arrays,)
+    if isinstance(arrays, (str, bytes)) or not isinstance(arrays, (list, tuple)):
+        raise ValueError(f"arrays: expected a list or tuple of arrays (or one array), got {type(arrays).__name__}")
     arrays = [np.asarray(a) for a in arrays]
     if not arrays:
         raise ValueError("arrays: expected at least one array, got none")
@@ -438,7 +451,9 @@ def symbolic_decomposition(n_heads: int, weights=None) -> SymbolicDecomposition:
         w = list(np.atleast_1d(np.asarray(weights, dtype=object)))
         if len(w) != H:
             raise ValueError(f"weights: expected {H} weights (one per head), got {len(w)}")
-        a = tuple(exact_number(v, "weights") for v in w)
+        from .covariance import _symbolic_argument
+
+        a = tuple(_symbolic_argument(v, "weights", positive=False) for v in w)
     m = sp.Symbol("m", real=True)
     B = sp.symbols(f"B_1:{H + 1}", real=True)
     e = sp.symbols(f"e_1:{H + 1}", real=True)

@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass
 
 import mpmath
+import numpy as np
 import sympy as sp
 
 from . import scaling as _s
@@ -338,9 +339,7 @@ def law_latex(spec) -> str:
 
 
 def _mp_functions(m: _s.MSEModel, c_bias: float, c_var: float):
-    consts = dict(m.constants)
-    consts.update(c_B=consts["c_B"] * c_bias**2, c_V=consts["c_V"] * c_var)
-    subs = {_s.SYMBOLS[c]: v for c, v in consts.items()}
+    subs = {_s.SYMBOLS[c]: v for c, v in _s._constants_with(m, c_bias, c_var).items()}
     # write n = exp(ell) so that ln n never overflows
     logfoc = sp.expand_log(m.log_foc.xreplace(subs), force=True).subs(n_, sp.exp(_ELL))
     logfoc = sp.expand_log(logfoc, force=True)
@@ -392,7 +391,11 @@ def real_root_mp(log10_n, budget, model="M1", c_bias=1.0, c_var=1.0, dps: int = 
             u = mpmath.mpf(u)
             val = g(u)
             if prev is not None and mpmath.isfinite(prev) and mpmath.isfinite(val) and prev < 0 <= val:
-                root = mpmath.findroot(g, (prev_u, u), solver="anderson")
+                try:
+                    root = mpmath.findroot(g, (prev_u, u), solver="anderson")
+                except ValueError:  # mpmath: "Could not find root within given tolerance"
+                    raise ValueError(f"log10_n: the root at n = 10**{log10_n:g} could not be located to {dps} digits "
+                                     "(the log-FOC is too steep there); use a larger dps or a smaller n") from None
                 return +mpmath.exp(root)
             prev_u, prev = u, val
     return mpmath.nan
@@ -406,6 +409,9 @@ def asymptotic_check(spec, log10_n_values=(12, 100, 1000, 10000), budget=512, c_
     root) is ``None``, and ``log10_k_real`` still holds the size of the root."""
     m = _model(spec)
     budget = positive_int(budget, "budget")
+    if isinstance(log10_n_values, (str, bytes)) or not isinstance(log10_n_values, (list, tuple, np.ndarray)) \
+            or np.ndim(log10_n_values) != 1:
+        raise ValueError(f"log10_n_values: expected a list of log10 sample sizes, got {log10_n_values!r}")
     _, slope, formulas = _mp_functions(m, positive_scalar(c_bias, "c_bias"), positive_scalar(c_var, "c_var"))
     rows = []
     for x in log10_n_values:

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import subspace_angles
 
-from .constants import RANK_RTOL
+from .constants import RANK_RTOL, check_entries
 from .infra.validate import as_float_array, generator, one_of, positive_int, positive_scalar
 
 __all__ = [
@@ -208,12 +208,32 @@ def _mean_upper(S: np.ndarray) -> float:
     return float(S[iu].mean())
 
 
+def _printed_hdi(S: np.ndarray, e: np.ndarray, d_k: int) -> float:
+    """``1 - mean_{j<j'} S[j, j'] 2^(2(e_j + e_j')) / d_k^2``, the printed HDI of heads scaled by ``2^-e_j``.
+
+    The printed formula is not scale free (identical heads times ``c``: ``1 - c^4/d_k``), so the
+    mean is taken with its largest power of two factored out and applied last: the value is
+    exact whenever it is a double, and a value beyond the largest double raises ``ValueError``
+    naming ``W`` (heads scaled by 1e300 gave -inf).
+    """
+    iu = np.triu_indices(S.shape[0], k=1)
+    powers = 2 * (e[:, None] + e[None, :])[iu]
+    top = int(powers.max())
+    mean = float(np.ldexp(S[iu], powers - top).mean()) / d_k**2
+    with np.errstate(over="ignore"):
+        value = 1.0 - np.ldexp(mean, top)
+    if not np.isfinite(value):
+        raise ValueError(f"W: the printed HDI is 1 - {mean:.6g} * 2**{top}, beyond the largest double (the printed "
+                         "formula grows as the fourth power of the heads' scale); the principal-angle and RV "
+                         "indices are scale free")
+    return float(value)
+
+
 def _hdi_value(normalization: str, d_k: int, S=None, e=None, S_orth=None) -> float:
     """The HDI from pair matrices: ``S`` ``(H, H)`` of heads scaled by ``2^-e_j`` (paper, RV) or
     ``S_orth`` of orthonormal bases (PA).  The one place where the three formulas are written."""
     if normalization == "paper":
-        with np.errstate(over="ignore"):  # the printed formula is not scale free: -inf once c^4 overflows
-            return 1.0 - _mean_upper(np.ldexp(S, 2 * (e[:, None] + e[None, :]))) / d_k**2
+        return _printed_hdi(S, e, d_k)
     if normalization == "principal_angles":
         return 1.0 - _mean_upper(S_orth) / d_k
     norms = np.sqrt(np.diag(S))
@@ -228,8 +248,8 @@ def head_diversity_index(W, normalization: str = "principal_angles") -> float:
     - ``"paper"``: ``1 - 2/(H(H-1)) sum_{j<j'} ||G_jj'||_F^2`` with
       ``G_jj' = W_j^T W_j' / d_k`` (as printed).  For orthonormal heads it lies
       in ``[1 - 1/d_k, 1]`` (identical heads give ``1 - 1/d_k``, not 0); it
-      scales: identical heads times ``c`` give ``1 - c^4/d_k`` (``-inf`` once
-      that overflows).  Invariant to permuting heads and to ``W_j -> W_j O_j``
+      scales: identical heads times ``c`` give ``1 - c^4/d_k`` (``ValueError``
+      naming ``W`` once that is beyond a double).  Invariant to permuting heads and to ``W_j -> W_j O_j``
       with ``O_j`` orthogonal.
     - ``"principal_angles"`` (recommended, HDI_PA):
       ``1 - mean_{j<j'} (1/d_k) sum_i cos^2 theta_i^{(jj')}``, in ``[0, 1]``,
@@ -274,7 +294,11 @@ def block_gram(W) -> np.ndarray:
 
     Every HDI depends on ``W`` only through ``B`` (:func:`hdi_from_gram`).
     """
-    return _cross_blocks(check_heads(W))
+    B = _cross_blocks(check_heads(W))
+    if not np.all(np.isfinite(B)):
+        raise ValueError("W: an entry of W_j^T W_j' is beyond the largest double; rescale the heads (every HDI "
+                         "but the printed one is scale free)")
+    return B
 
 
 def _gram(B, name: str) -> np.ndarray:
@@ -449,6 +473,12 @@ def frame_tightness(W) -> float:
     return float(np.linalg.norm(S - (H * d_k / d) * np.eye(d)))
 
 
+#: Largest step of :func:`maximize_hdi`: a move of operator norm ``step`` against bases of norm 1;
+#: beyond 1 the update is dominated by the gradient itself and re-orthonormalisation returns
+#: its range, not an ascent (``step = 1e300`` ended at HDI 0.002 where 8/9 is reachable).
+MAX_STEP = 1.0
+
+
 def maximize_hdi(d: int, d_k: int, n_heads: int, rng, n_starts: int = 20, n_steps: int = 300,
                  step: float = 0.5) -> FrameAscent:
     """Maximise HDI_PA over ``H`` subspaces of dimension ``d_k`` in ``R^d`` (the frame bound of Thm 5.1).
@@ -460,7 +490,7 @@ def maximize_hdi(d: int, d_k: int, n_heads: int, rng, n_starts: int = 20, n_step
     ``c = 2/(H (H - 1) d_k)``, whose gradient in ``Q_j`` is
     ``2 c sum_{j' != j} P_j' Q_j``; each step moves every ``Q_j`` against it by
     ``step / (2 c (H - 1))`` times the gradient (so the update is at most ``step``
-    in operator norm) and re-orthonormalises (:func:`orthonormal_bases`, the
+    in operator norm; ``0 < step <=`` :data:`MAX_STEP`) and re-orthonormalises (:func:`orthonormal_bases`, the
     projection onto the Stiefel manifold).  Maximising HDI_PA is minimising the
     fusion-frame potential ``||sum_j P_j||_F^2 >= (H d_k)^2 / d``.  When
     ``H d_k <= d`` the optimum is mutually orthogonal subspaces (HDI_PA 1); when
@@ -477,7 +507,13 @@ def maximize_hdi(d: int, d_k: int, n_heads: int, rng, n_starts: int = 20, n_step
     generator(rng, "rng")
     n_starts = positive_int(n_starts, "n_starts")
     n_steps = positive_int(n_steps, "n_steps")
+    check_entries("d" if d >= H else "n_heads", H, d, d_k)
+    check_entries("n_starts", n_starts, H, d, d_k)
+    check_entries("n_steps", n_starts, n_steps + 1)
     step = positive_scalar(step, "step")
+    if step > MAX_STEP:
+        raise ValueError(f"step: expected a step in (0, {MAX_STEP:g}] (a move of at most the size of an orthonormal "
+                         f"basis, so that the gradient still describes it), got {step!r}")
     eta = step / (H - 1)  # = step / (2c (H-1)) times the constant 2c absorbed in the gradient below
     bases = np.empty((n_starts, H, d, d_k))
     trace = np.empty((n_starts, n_steps + 1))

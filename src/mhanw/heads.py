@@ -43,6 +43,7 @@ import numpy as np
 from . import constants as _constants
 from . import diversity as _diversity
 from . import nw as _nw
+from .constants import check_entries
 from .infra.validate import (
     as_float_array,
     generator,
@@ -105,6 +106,7 @@ def _dims(d, d_k, n_heads, need=None, what="", name="n_heads"):
         raise ValueError(f"d_k: expected d_k <= d = {d}, got {d_k}")
     if need is not None and need(d, d_k, n_heads):
         raise ValueError(f"{name}: {what}, got d = {d}, d_k = {d_k}, n_heads = {n_heads}")
+    check_entries("n_heads" if n_heads > d else "d", n_heads, d, d_k)
     return d, d_k, n_heads
 
 
@@ -176,6 +178,7 @@ def graded_heads(angles, d: int) -> np.ndarray:
     H = theta.shape[0]
     if d < H + 1:
         raise ValueError(f"d: graded heads need d >= n_heads + 1 = {H + 1}, got {d}")
+    check_entries("d", H, d)
     W = np.zeros((H, d, 1))
     W[:, 0, 0] = np.cos(theta)
     W[np.arange(H), np.arange(1, H + 1), 0] = np.sin(theta)
@@ -377,8 +380,6 @@ def head_estimates(projections, X, Y, queries, bandwidth=None, kernel="gaussian"
     (``h`` down to 1e-300, inputs of 1e200, ``beta = 1e308``) the estimate is its
     limit, the mean response of the nearest (resp. best-aligned) keys.
     """
-    for value, name in ((projections, "projections"), (X, "X"), (Y, "Y"), (queries, "queries")):
-        _nw._real_kind(value, name)
     W = _check_projections(projections)
     X = as_float_array(X, "X", ndim=2)
     Y = as_float_array(Y, "Y", ndim=1)

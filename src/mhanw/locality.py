@@ -51,7 +51,18 @@ def neff_fraction_given_query(queries, scale=None) -> np.ndarray:
     """
     q = as_float_array(queries, "queries", ndim=2)
     beta = 1.0 / np.sqrt(q.shape[1]) if scale is None else positive_scalar(scale, "scale")
-    return np.exp(-(beta**2) * (q * q).sum(axis=1))
+    from .data import _norm
+
+    # beta^2 |q|^2 where |q|^2 is safely inside a double; elsewhere (beta |q|)^2 with a scaled norm,
+    # whose overflow gives the right limit exp(-inf) = 0
+    b = np.float64(beta)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        sq = (q * q).sum(axis=1)
+        t = b**2 * sq
+        odd = ~((sq >= 2.0**-960) & (sq <= 2.0**1000) & np.isfinite(t))
+        if odd.any():
+            t[odd] = (b * _norm(q[odd])) ** 2
+    return np.exp(-t)
 
 
 def expected_neff_fraction(d_k) -> np.ndarray:
@@ -59,8 +70,11 @@ def expected_neff_fraction(d_k) -> np.ndarray:
     d = as_float_array(d_k, "d_k", ndim=(0, 1))
     if np.any(d <= 0):
         raise ValueError("d_k: expected positive dimensions")
-    # exp(-d/2 log1p(2/d)): (1 + 2/d) rounds to 1 for d above ~1e16, and the limit is exp(-1).
-    return np.exp(-0.5 * d * np.log1p(2.0 / d))
+    # exp(-d/2 log1p(2/d)): (1 + 2/d) rounds to 1 for d above ~1e16, and the limit is exp(-1);
+    # for d below ~1e-300, 2/d overflows and the value is its limit, 1 (d log(2/d) -> 0).
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.exp(-0.5 * d * np.log1p(2.0 / d))
+    return np.where(np.isfinite(out), out, 1.0)
 
 
 def tilted_sine_limit(query: float = 1.0, beta: float = 1.0) -> float:
@@ -74,6 +88,12 @@ def tilted_sine_limit(query: float = 1.0, beta: float = 1.0) -> float:
     return float(np.sin(arg) * np.exp(-0.5))
 
 
+#: Largest ``|beta q_l|`` of :func:`tilted_mean`: the spacing of doubles there (1.5e-8) stays far
+#: below that of the Gauss-Hermite nodes (beyond it ``Z + beta q`` rounds to ``beta q`` and the
+#: rule returns ``m(beta q)``, not the tilted mean).
+MAX_TILT_CENTRE = 1e8
+
+
 def tilted_mean(regression, query, beta: float = 1.0, nodes: int = 40) -> float:
     """Large-n limit of the exp-kernel estimate at ``query`` with keys ``X ~ N(0, I_d)``: ``E m(Z)``, ``Z ~ N(beta q, I)``.
 
@@ -84,6 +104,8 @@ def tilted_mean(regression, query, beta: float = 1.0, nodes: int = 40) -> float:
     ``query``: ``(d,)`` or a number (``d = 1``); the expectation is a tensor
     Gauss-Hermite rule with ``nodes`` points per dimension (``nodes ** d`` at
     most ``2**20``).  For ``m = sin``, ``d = 1`` it is :func:`tilted_sine_limit`.
+    ``|beta q_l|`` must be at most :data:`MAX_TILT_CENTRE`, and a mean that
+    is not a finite double (``m`` overflows) raises ``ValueError`` naming ``query``.
     """
     from numpy.polynomial.hermite_e import hermegauss
 
@@ -105,4 +127,15 @@ def tilted_mean(regression, query, beta: float = 1.0, nodes: int = 40) -> float:
         centre = b * q
     if not np.all(np.isfinite(centre)):
         raise ValueError(f"beta: beta * query overflows a double (beta = {b!r})")
-    return float(W @ np.asarray(m(Z + centre), dtype=float))
+    if not np.abs(centre).max() <= MAX_TILT_CENTRE:
+        raise ValueError(f"query: beta * query has a coordinate of {np.abs(centre).max():.3g}, beyond "
+                         f"{MAX_TILT_CENTRE:g}: a double there cannot resolve the unit-variance spread of the "
+                         "quadrature nodes around it")
+    with np.errstate(all="ignore"):
+        values = np.asarray(m._func(Z + centre), dtype=float)
+        mean = float(W @ values)
+    if not np.isfinite(mean):
+        raise ValueError(f"query: E m(Z), Z ~ N(beta q, I), is not a finite double for m = {m.name!r} at "
+                         f"beta * query = ({', '.join(f'{v:.3g}' for v in centre[:6])}) (m overflows or is "
+                         "undefined at some node around it)")
+    return mean

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import data as _data
-from .constants import BANDWIDTH
+from .constants import BANDWIDTH, MAX_REPLICATES, check_entries
 from .heads import HeadConfig, _Plan
 from .infra.estimates import Estimate, ReplicatedErrors
 from .infra.sweep import run_replicates
@@ -97,13 +97,45 @@ class ImseResult(ReplicatedErrors):
         return Estimate.paired(self.errors[order[1:]], self.errors[order[:-1]])
 
 
+#: Largest noise level the drivers accept: squared errors of ``sigma`` times a normal draw, summed
+#: over test points and replicates, stay far inside a double (``sigma = 1e200`` gave inf).
+MAX_SIGMA = 1e100
+
+
 def _model(regression, sigma, d: int, name: str) -> _data.DataModel:
     """``regression`` (spec or DataModel) and ``sigma`` as a DataModel defined on ``R^d``."""
     model = _data.as_data_model(regression, sigma)
+    if not model.sigma <= MAX_SIGMA:
+        raise ValueError(f"sigma: expected a noise level at most {MAX_SIGMA:g} (the squared errors of larger "
+                         f"levels overflow a double), got {model.sigma:g}")
     if d < model.min_dim:
         raise ValueError(f"{name}: {model.name!r} needs d >= {model.min_dim}, got d = {d}")
     model.inputs.check_dimension(d, name)
     return model
+
+
+def _sizes(n, n_test, n_rep, d: int, per_replicate: int, fresh_tests: bool = True) -> tuple[int, int]:
+    """``n``, ``n_test`` (if ``fresh_tests``) checked, and ``n_rep`` (which :func:`run_replicates` takes
+    as given): each replicate draws ``(n, d)`` and ``(n_test, d)`` arrays and returns
+    ``per_replicate`` numbers."""
+    n_rep = positive_int(n_rep, "n_rep")
+    if n_rep > MAX_REPLICATES:
+        raise ValueError(f"n_rep: expected at most {MAX_REPLICATES} replicates, got {n_rep}")
+    check_entries("n_rep", n_rep, per_replicate)
+    n = positive_int(n, "n")
+    check_entries("n", n, d)
+    if fresh_tests:
+        n_test = positive_int(n_test, "n_test")
+        check_entries("n_test", n_test, d)
+    return n, n_test
+
+
+def _finite_errors(errors: np.ndarray, model: _data.DataModel) -> np.ndarray:
+    """``errors`` if finite, else ``ValueError`` naming ``regression`` (its values overflow when squared)."""
+    if not np.all(np.isfinite(errors)):
+        raise ValueError(f"regression: the squared errors overflow a double; {model.regression.name!r} takes "
+                         f"values too large to square at some drawn point (inputs {model.inputs.spec})")
+    return errors
 
 
 def _imse_replicate(rng, plan, model, n, n_test):
@@ -113,7 +145,7 @@ def _imse_replicate(rng, plan, model, n, n_test):
     errs = np.empty(len(configs))
     for i, (c, est) in enumerate(zip(configs, plan.heads(s.X, s.Y, s.X_test))):
         errs[i] = np.mean((c._combine(est, ybar) - s.m_test) ** 2)
-    return errs
+    return _finite_errors(errs, model)
 
 
 def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, sigma: float | None = None,
@@ -150,9 +182,7 @@ def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, s
     """
     configs = _as_configs(configs, bandwidth)
     model = _model(regression, sigma, configs[0].d, "configs")
-    n = positive_int(n, "n")
-    n_test = positive_int(n_test, "n_test")
-    positive_int(n_rep, "n_rep")
+    n, n_test = _sizes(n, n_test, n_rep, configs[0].d, len(configs))
     func = functools.partial(_imse_replicate, plan=_Plan(configs), model=model, n=n, n_test=n_test)
     errors = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="IMSE")
     return ImseResult(errors=np.ascontiguousarray(errors.T), labels=tuple(c.label for c in configs))
@@ -194,7 +224,7 @@ def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma:
     if x.shape[1] != d:
         raise ValueError(f"x: expected shape (m, {d}) to match the configurations, got {x.shape}")
     model = _model(regression, sigma, d, "configs")
-    n = positive_int(n, "n")
+    n, _ = _sizes(n, None, n_rep, d, sum(c.n_heads for c in configs) * x.shape[0], fresh_tests=False)
     # checked here once: each replicate draws through the unchecked DataModel._draw, and
     # m(x) at the fixed points (the same in every replicate) is computed once
     func = functools.partial(_pointwise_replicate, plan=_Plan(configs, queries=x), model=model, x=x, n=n,
@@ -206,7 +236,7 @@ def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma:
 def _moments_replicate(rng, plan, model, n, n_test):
     s = model._draw(rng, n, plan.configs[0].d, n_test=n_test)
     err = plan.heads(s.X, s.Y, s.X_test)[0] - s.m_test  # (H, T)
-    return err @ err.T / n_test
+    return _finite_errors(err @ err.T / n_test, model)
 
 
 def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sigma: float | None = None,
@@ -240,9 +270,7 @@ def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sig
     if len(configs) != 1:
         raise ValueError(f"config: expected one configuration, got {len(configs)}")
     model = _model(regression, sigma, configs[0].d, "config")
-    n = positive_int(n, "n")
-    n_test = positive_int(n_test, "n_test")
-    positive_int(n_rep, "n_rep")
+    n, n_test = _sizes(n, n_test, n_rep, configs[0].d, configs[0].n_heads ** 2)
     func = functools.partial(_moments_replicate, plan=_Plan(configs), model=model, n=n, n_test=n_test)
     out = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="error moments")
     return np.ascontiguousarray(out)

@@ -54,7 +54,7 @@ import math
 
 import numpy as np
 
-from .infra.validate import as_float_array, one_of, positive_scalar
+from .infra.validate import as_float_array, one_of, positive_scalar, real_scalar
 
 KERNELS = ("gaussian", "exponential")
 _MAXEXP = {np.dtype(np.float64): 1024, np.dtype(np.float32): 128}  # np.finfo(dtype).maxexp
@@ -96,31 +96,18 @@ _TINY = {dt: np.exp(-slack) for dt, slack in SHIFT_SLACK.items()}
 # --------------------------------------------------------------------------- inputs
 
 
-def _real_kind(value, name):
-    """Raise ``ValueError`` naming ``name`` unless ``value`` holds real numbers (ints or
-    floats): complex numbers would lose their imaginary part in a cast, and bool,
-    object and string arrays are not data of a regression."""
-    try:
-        dtype = value.dtype if isinstance(value, np.ndarray) else np.asarray(value).dtype
-    except (TypeError, ValueError) as exc:  # ragged nesting
-        raise ValueError(f"{name}: expected an array of real numbers, got {type(value).__name__}") from exc
-    if dtype.kind not in "fiu":
-        raise ValueError(f"{name}: expected an array of real numbers, got dtype {dtype}")
-
-
 def _real_array(value, name, ndim):
-    """Finite float array; float32 input stays float32, anything else becomes float64."""
-    _real_kind(value, name)
+    """Finite float array (ints or floats; :func:`as_float_array` rejects other dtypes);
+    float32 input stays float32, anything else becomes float64."""
     if isinstance(value, np.ndarray) and value.dtype == np.float32:
-        if value.ndim not in ((ndim,) if isinstance(ndim, int) else ndim):
+        if value.ndim not in ((ndim,) if isinstance(ndim, int) else ndim) or value.size == 0 \
+                or not np.all(np.isfinite(value)):
             as_float_array(value, name, ndim=ndim)  # raises the standard message
-        if value.size == 0 or not np.all(np.isfinite(value)):
-            as_float_array(value, name, ndim=ndim)
         return value
     return as_float_array(value, name, ndim=ndim)
 
 
-def _check_qkv(queries, keys, values=None):
+def _check_qkv(queries, keys, values=None, need_values=False):
     """Validate shapes ``(m, d_k)``, ``(n, d_k)``, ``(n,)|(n, d_v)``, or the same
     with a leading batch (head) axis ``H``: ``(H, m, d_k)``, ``(H, n, d_k)``,
     ``(H, n)|(H, n, d_v)``."""
@@ -130,6 +117,8 @@ def _check_qkv(queries, keys, values=None):
         want = q.shape[:-2] + ("n", q.shape[-1])
         raise ValueError(f"keys: expected shape {want} to match queries of shape {q.shape}, got {k.shape}")
     if values is None:
+        if need_values:
+            raise ValueError("values: expected an array (n,) or (n, d_v) of responses, got None")
         return q, k, None
     v = _real_array(values, "values", (q.ndim - 1, q.ndim))
     if v.shape[: q.ndim - 1] != k.shape[:-1]:
@@ -149,10 +138,14 @@ def logit_scale(kernel: str, bandwidth: float | None = None, beta: float | None 
     divides by zero; for ordinary bandwidths ``mantissa * 2**exponent`` is
     bitwise ``1/(h*h)`` (resp. ``1/h``).
     """
+    one_of(kernel, "kernel", KERNELS)
     if bandwidth is None:
-        mant, expo = np.frexp(float(beta))
+        if beta is None or kernel != "exponential":
+            raise ValueError(f"bandwidth: expected a positive bandwidth (or, for the exponential kernel, beta), "
+                             f"got bandwidth=None and beta={beta!r} with kernel={kernel!r}")
+        mant, expo = np.frexp(real_scalar(beta, "beta"))
         return float(mant), int(expo)
-    mant, expo = np.frexp(float(bandwidth))  # h = mant 2^expo, mant in [0.5, 1)
+    mant, expo = np.frexp(positive_scalar(bandwidth, "bandwidth"))  # h = mant 2^expo, mant in [0.5, 1)
     if kernel == "gaussian":
         return 1.0 / (mant * mant), -2 * int(expo)
     return 1.0 / mant, -int(expo)
@@ -585,7 +578,6 @@ def _weights(q, k, kernel, scale):
 def _attention_scale(q, scale):
     if scale is None:
         return logit_scale("exponential", bandwidth=np.sqrt(q.shape[-1]))
-    _real_kind(scale, "scale")
     return logit_scale("exponential", beta=float(as_float_array(scale, "scale", ndim=0)))
 
 
@@ -608,7 +600,7 @@ def softmax_attention(queries, keys, values, scale=None) -> np.ndarray:
     array ``(m,)`` or ``(m, d_v)``: each row is the attention-weighted mean of
     the values.
     """
-    q, k, v = _check_qkv(queries, keys, values)
+    q, k, v = _check_qkv(queries, keys, values, need_values=True)
     return _mean(q, k, v, "exponential", _attention_scale(q, scale))
 
 
@@ -638,7 +630,7 @@ def nadaraya_watson(queries, keys, values, bandwidth, kernel="gaussian") -> np.n
     """
     one_of(kernel, "kernel", KERNELS)
     h = positive_scalar(bandwidth, "bandwidth")
-    q, k, v = _check_qkv(queries, keys, values)
+    q, k, v = _check_qkv(queries, keys, values, need_values=True)
     return _mean(q, k, v, kernel, logit_scale(kernel, bandwidth=h))
 
 
@@ -667,7 +659,7 @@ def nadaraya_watson_loop(queries, keys, values, kernel_function) -> np.ndarray:
     query ``(d_k,)`` and one key ``(d_k,)``.  Slow and not overflow-safe; it
     exists only to check the vectorised estimators against the definition.
     """
-    q, k, v = _check_qkv(queries, keys, values)
+    q, k, v = _check_qkv(queries, keys, values, need_values=True)
     out = np.empty((q.shape[0],) + v.shape[1:])
     for a in range(q.shape[0]):
         num = np.zeros(v.shape[1:])

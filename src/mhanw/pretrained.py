@@ -352,6 +352,8 @@ def split_heads(weight, n_heads: int) -> np.ndarray:
         raise ValueError(f"weight: expected a 1-D or 2-D float array, got shape {w.shape} of {w.dtype}")
     if w.shape[0] % n_heads:
         raise ValueError(f"weight: expected a number of rows divisible by n_heads={n_heads}, got shape {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"weight: expected finite values, found NaN or inf (shape {w.shape})")
     d_k = w.shape[0] // n_heads
     if w.ndim == 1:
         return np.array(w.reshape(n_heads, d_k))

@@ -65,6 +65,7 @@ import dataclasses
 import functools
 import math
 import numbers
+import sys
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -641,9 +642,28 @@ def _resolve(spec, c_bias, c_var) -> tuple[MSEModel, _Compiled]:
         raise ValueError(f"model: expected a model name or an MSEModel, got {type(spec).__name__}")
     c_bias = positive_scalar(c_bias, "c_bias")
     c_var = positive_scalar(c_var, "c_var")
+    return m, _compiled(m, tuple(sorted(_constants_with(m, c_bias, c_var).items())))
+
+
+def _constants_with(m: MSEModel, c_bias: float, c_var: float) -> dict[str, float]:
+    """The model's constants with ``c_B`` scaled by ``c_bias**2`` and ``c_V`` by ``c_var`` (checked)."""
     consts = dict(m.constants)
-    consts.update(c_B=consts["c_B"] * c_bias**2, c_V=consts["c_V"] * c_var)
-    return m, _compiled(m, tuple(sorted(consts.items())))
+    consts.update(c_B=_scaled_constant(consts["c_B"], c_bias, 2, "c_bias"),
+                  c_V=_scaled_constant(consts["c_V"], c_var, 1, "c_var"))
+    return consts
+
+
+def _scaled_constant(base: float, factor: float, power: int, name: str) -> float:
+    """``base * factor**power`` if it is a positive normal double (the laws take its log), else
+    ``ValueError`` naming ``name`` (``c_bias = 1e300`` raised OverflowError, ``1e-300`` gave log 0)."""
+    try:
+        value = base * factor**power
+    except OverflowError:
+        value = math.inf
+    if not (sys.float_info.min <= value < math.inf):
+        raise ValueError(f"{name}: the model's constant becomes {base:g} * {factor!r}**{power} = {value:g}, "
+                         "not a positive normal double")
+    return value
 
 
 def _sample_size(n, name: str = "n") -> float:
@@ -838,7 +858,10 @@ def fit_power_law(n_values, d_k_values) -> tuple[float, float]:
 def implied_d(p) -> float:
     """The ``d`` of the printed law ``(log n)^(2/(4+d))`` that a fitted exponent ``p`` implies: ``2/p - 4``."""
     p = positive_scalar(p, "p")
-    return 2.0 / p - 4.0
+    d = 2.0 / p - 4.0
+    if not math.isfinite(d):
+        raise ValueError(f"p: 2/p - 4 is beyond the largest double for p = {p!r}")
+    return d
 
 
 def scaling_table(models=BUILTIN_MODELS, n_values=DEFAULT_N_VALUES, budget=512, c_bias=1.0, c_var=1.0,
@@ -850,6 +873,11 @@ def scaling_table(models=BUILTIN_MODELS, n_values=DEFAULT_N_VALUES, budget=512, 
     budget = positive_int(budget, "budget")
     if isinstance(models, (str, MSEModel)):
         models = (models,)
+    if not isinstance(models, (list, tuple)):
+        raise ValueError(f"models: expected a model name, an MSEModel or a list of them, got {type(models).__name__}")
+    if isinstance(n_values, (str, bytes)) or not isinstance(n_values, (list, tuple, np.ndarray)) \
+            or np.ndim(n_values) != 1:
+        raise ValueError(f"n_values: expected a list of sample sizes, got {type(n_values).__name__}")
     rows = []
     for spec in models:
         m, comp = _resolve(spec, c_bias, c_var)

@@ -39,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg, optimize
 
+from .constants import MAX_ENTRIES
 from .heads import WEIGHT_SUM_TOL
 from .infra.expressions import exact_number
 from .infra.validate import as_float_array, one_of, positive_int, positive_scalar, real_scalar
@@ -57,6 +58,19 @@ KKT_RTOL = 1e-12
 
 
 # --------------------------------------------------------------------------- checks
+
+
+#: Most heads of the symbolic weightings (:func:`weights_expr`, :func:`crossover_gap`): the gap is a
+#: polynomial of degree ``2(H - 1)`` whose coefficients sympy expands exactly.
+MAX_SYMBOLIC_HEADS = 32
+
+
+def _n_heads(n_heads, minimum: int = 1, maximum: int = MAX_ENTRIES, what: str = "heads") -> int:
+    """``n_heads`` checked: an integer in ``[minimum, maximum]`` (``ValueError`` naming it)."""
+    H = positive_int(n_heads, "n_heads", minimum=minimum)
+    if H > maximum:
+        raise ValueError(f"n_heads: expected at most {maximum} {what}, got {H}")
+    return H
 
 
 def _ratio(q, name: str = "q") -> float:
@@ -117,7 +131,7 @@ def _weights(weights, n_heads: int | None = None, name: str = "weights") -> np.n
 
 def uniform_weights(n_heads: int) -> np.ndarray:
     """Uniform weights ``a_j = 1/H``, shape ``(n_heads,)``."""
-    H = positive_int(n_heads, "n_heads")
+    H = _n_heads(n_heads)
     return np.full(H, 1.0 / H)
 
 
@@ -128,7 +142,7 @@ def geometric_weights(n_heads: int, q: float = GOLDEN_Q) -> np.ndarray:
     strictly decrease.  ``q`` must lie in the open interval (0, 1); the default
     is the golden-ratio conjugate :data:`GOLDEN_Q` ``= 0.618...``.
     """
-    H = positive_int(n_heads, "n_heads")
+    H = _n_heads(n_heads)
     q = _ratio(q, "q")
     log_q = np.log(q)
     j = np.arange(H, dtype=np.float64)
@@ -146,7 +160,7 @@ def fibonacci_weights(n_heads: int) -> np.ndarray:
     ratio ``1/phi``.  For ``H = 2`` they are uniform.  Each weight is the
     correctly rounded value of an exact integer ratio.
     """
-    H = positive_int(n_heads, "n_heads")
+    H = _n_heads(n_heads, maximum=10**4, what="heads (the exact integers F_j have up to 0.7 H bits)")
     fib = [1, 1]
     while len(fib) < H:
         fib.append(fib[-1] + fib[-2])
@@ -308,7 +322,7 @@ def graded_error_matrix(n_heads: int, gamma: float, rho: float) -> np.ndarray:
     ``gamma >= 1`` keeps the heads ordered by quality, best first; ``rho`` must
     lie in ``(-1/(H-1), 1)``, where ``M`` is positive definite.
     """
-    H = positive_int(n_heads, "n_heads")
+    H = _n_heads(n_heads, maximum=int(MAX_ENTRIES**0.5), what="heads (an H x H matrix)")
     gamma = positive_scalar(gamma, "gamma")
     if gamma < 1.0:
         raise ValueError(f"gamma: expected a number >= 1 (heads ordered best first), got {gamma!r}")
@@ -348,13 +362,15 @@ def heterogeneity_threshold(
     anywhere in ``[1, gamma_max]``, and naming ``weights`` (or ``q``) when ``a``
     is the uniform weighting itself (then ``g = 0`` and there is no crossover).
     """
-    H = positive_int(n_heads, "n_heads", minimum=2)
+    H = _n_heads(n_heads, minimum=2, maximum=int(MAX_ENTRIES**0.5), what="heads (an H x H matrix)")
     rho = real_scalar(rho, "rho")
     graded_error_matrix(H, 1.0, rho)  # validates rho for this H
     gamma_max = positive_scalar(gamma_max, "gamma_max")
     if gamma_max <= 1.0:
         raise ValueError(f"gamma_max: expected a number > 1, got {gamma_max!r}")
     n_scan = positive_int(n_scan, "n_scan", minimum=2)
+    if n_scan > MAX_ENTRIES // H:
+        raise ValueError(f"n_scan: expected at most {MAX_ENTRIES // H} scan points for {H} heads, got {n_scan}")
     if weights is not None and q is not None:
         raise ValueError("q: give either q (geometric weights) or weights, not both")
     if weights is None:
@@ -448,7 +464,7 @@ def weights_expr(scheme, n_heads: int, q=None) -> list:
     """
     import sympy as sp
 
-    H = positive_int(n_heads, "n_heads")
+    H = _n_heads(n_heads, maximum=MAX_SYMBOLIC_HEADS, what="heads in a symbolic weighting")
     if isinstance(scheme, str):
         one_of(scheme, "scheme", SCHEMES)
         if scheme == "uniform":
@@ -482,7 +498,14 @@ def crossover_gap(n_heads: int, rho, weights):
     """
     import sympy as sp
 
-    H = positive_int(n_heads, "n_heads", minimum=2)
+    H = _n_heads(n_heads, minimum=2, maximum=MAX_SYMBOLIC_HEADS, what="heads in a symbolic weighting")
+    if isinstance(weights, (str, bytes)) or not isinstance(weights, (list, tuple, np.ndarray)):
+        raise ValueError(f"weights: expected a list of {H} weights (numbers or sympy expressions), "
+                         f"got {type(weights).__name__}")
+    weights = [exact_number(w, "weights") for w in np.asarray(weights, dtype=object).reshape(-1)] \
+        if np.ndim(weights) <= 1 else None
+    if weights is None:
+        raise ValueError(f"weights: expected a flat list of {H} weights")
     if len(weights) != H:
         raise ValueError(f"weights: expected {H} weights (one per head), got {len(weights)}")
     rho = exact_number(rho, "rho")

@@ -12,8 +12,10 @@ import numpy as np
 from .. import data
 from ..constants import SIGMA
 from ..infra import params as P
-from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict, no_violation,
-                              significant_effect)
+from ..infra import verdicts as V
+from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, Verdict, checked, combine, no_violation,
+                              no_violation_record, significant_effect, within_tolerance)
+from ..infra.verdicts import stat as _stat
 from ..infra.validate import as_float_array, as_seed_sequence, positive_int, positive_scalar
 from ..locality import (attention_neff_fraction, effective_sample_size, expected_neff_fraction,
                          neff_fraction_given_query)
@@ -182,6 +184,8 @@ def gaussian_model_neff(tokens, d_k: int, n_draws: int, seed, scale=None) -> dic
     Carlo error), ``"limit"`` ``(1 + 2/d_k)^(-d_k/2)``.
     """
     counts = [positive_int(t, "tokens", minimum=2) for t in np.atleast_1d(tokens)]
+    if not counts:
+        raise ValueError("tokens: expected at least one sentence's token count")
     d_k = positive_int(d_k, "d_k")
     n_draws = positive_int(n_draws, "n_draws", minimum=2)
     means, ses = [], []
@@ -246,39 +250,38 @@ CONSTRAINTS = (P.require("trained_sentences", lambda p: p["trained_sentences"] <
                          "trained_sentences <= 50 (the shipped sentences)"),)
 
 
-def _stat(name, value, se=float("nan"), unit=""):
-    return Statistic(name, float(value), float(se), unit)
-
-
+@checked(max_error=V.nonnegative, bitwise=V.flag)
 def identity_rule(max_error: float, bitwise: bool) -> Verdict:
     """Thm 2.1, the identity: attention equals exponential-kernel NW to rounding (no assumption)."""
-    ok = max_error <= IDENTITY_TOL and bool(bitwise)
+    verdict, detectable = within_tolerance(max_error, IDENTITY_TOL) if bitwise else (FAILS, None)
     return Verdict(
         claim="thm-2.1/identity",
         statement="Softmax attention equals Nadaraya-Watson regression with the kernel exp(q.k/sqrt(d_k))",
-        verdict=HOLDS if ok else FAILS,
+        verdict=verdict,
         criterion=f"largest difference from the NW double loop at most {IDENTITY_TOL:g} (rounding) and "
                   "the library's exponential-kernel NW bit-identical to its attention",
         statistics=(_stat("largest |attention - NW loop|", max_error),),
-        detectable=IDENTITY_TOL if ok else None,
+        detectable=detectable,
         section=SECTION,
     )
 
 
+@checked(max_error=V.nonnegative)
 def gaussian_form_rule(max_error: float) -> Verdict:
     """Thm 2.1, the Gaussian form: equal-norm keys make attention Gaussian NW at h = d_k^(1/4)."""
-    ok = max_error <= IDENTITY_TOL
+    verdict, detectable = within_tolerance(max_error, IDENTITY_TOL)
     return Verdict(
         claim="thm-2.1/gaussian-form",
         statement="With keys of equal norm, attention is Gaussian-kernel NW with bandwidth d_k^(1/4)",
-        verdict=HOLDS if ok else FAILS,
+        verdict=verdict,
         criterion=f"largest difference at most {IDENTITY_TOL:g} (rounding) at every d_k tried",
         statistics=(_stat("largest |attention - Gaussian NW|", max_error),),
-        detectable=IDENTITY_TOL if ok else None,
+        detectable=detectable,
         section=SECTION,
     )
 
 
+@checked(literal_err=V.number_map)
 def literal_bandwidth_rule(literal_err: dict) -> Verdict:
     """Thm 2.1, "bandwidth 1/sqrt(d_k)": attention with equal-norm keys against Gaussian NW at h = d_k^(-1/2).
 
@@ -298,18 +301,19 @@ def literal_bandwidth_rule(literal_err: dict) -> Verdict:
     )
 
 
+@checked(literal_err=V.number_map)
 def literal_off_dims(literal_err: dict) -> list:
     """The d_k at which the literal bandwidth is off by at least :data:`LITERAL_OFF`."""
     return sorted(d for d, e in literal_err.items() if e >= LITERAL_OFF)
 
 
+@checked(mean=V.number, se=V.standard_error, d_k=V.count)
 def locality_rule(mean: float, se: float, d_k: int, claim: str = "thm-2.1/locality",
                   statement: str = "Softmax attention with beta = 1/sqrt(d_k) is a local smoother "
                                    "(a vanishing share of the keys carries the weight)",
                   where: str = "the smallest mean over d_k") -> Verdict:
     """Locality: fails when n_eff/n is :data:`LOCAL_MAX_FRACTION` or more by 3 s.e.; holds when below by 3 s.e."""
-    spread = significant_effect(mean - LOCAL_MAX_FRACTION, se)
-    verdict = {HOLDS: FAILS, FAILS: HOLDS}.get(spread, UNDECIDED)
+    verdict = significant_effect(mean - LOCAL_MAX_FRACTION, se, sign=-1)  # holds when 3 s.e. below
     return Verdict(
         claim=claim,
         statement=statement,
@@ -329,12 +333,17 @@ def neff_prediction_rule(per_query, predicted) -> Verdict:
     standard error; the claim holds when at every d_k it lies within 3 s.e.
     of 0 and within :data:`MODEL_TOL` (:func:`no_violation`).
     """
-    diff = np.asarray(per_query, float) - np.asarray(predicted, float)
+    measured = as_float_array(per_query, "per_query", ndim=2)
+    limit = as_float_array(predicted, "predicted", ndim=2)
+    if limit.shape != measured.shape:
+        raise ValueError(f"predicted: expected the shape of per_query {measured.shape}, got {limit.shape}")
+    if measured.shape[1] < 2:
+        raise ValueError(f"per_query: expected at least 2 queries (a standard error), got shape {measured.shape}")
+    diff = measured - limit
     dev = diff.mean(axis=1)
     se = diff.std(axis=1, ddof=1) / np.sqrt(diff.shape[1])
     worst = int(np.argmax(np.abs(dev)))
-    verdicts = [no_violation(e, s, MODEL_TOL)[0] for e, s in zip(dev, se)]
-    verdict = FAILS if FAILS in verdicts else (HOLDS if all(v == HOLDS for v in verdicts) else UNDECIDED)
+    verdict = combine(no_violation(e, s, MODEL_TOL)[0] for e, s in zip(dev, se))
     return Verdict(
         claim="thm-2.1/neff-limit",
         statement="With Gaussian queries and keys, n_eff/n of attention is exp(-|q|^2/d_k) at each query, "
@@ -348,6 +357,7 @@ def neff_prediction_rule(per_query, predicted) -> Verdict:
     )
 
 
+@checked(estimate=V.number, se=V.standard_error, tilted=V.number, target=V.number)
 def consistency_rules(estimate: float, se: float, tilted: float, target: float) -> tuple:
     """Consistency: the large-n estimate against the tilted mean (limit record) and against m(q).
 
@@ -357,47 +367,37 @@ def consistency_rules(estimate: float, se: float, tilted: float, target: float) 
     estimate is more than 3 s.e. and more than that share away from m(q).
     """
     tol = LIMIT_SHARE * abs(target - tilted)
-    v_tilted, det = no_violation(estimate - tilted, se, tol)
-    v_target, _ = no_violation(estimate - target, se, tol)
-    limit = Verdict(
+    limit = no_violation_record(
+        _stat("estimate - tilted mean", estimate - tilted, se), tol,
         claim="thm-2.1/tilted-limit",
         statement="With beta fixed, the exponential-kernel estimate converges to the tilted mean "
                   "E m(Z), Z ~ N(beta q, I)",
-        verdict=v_tilted,
         criterion=f"estimate at the largest n minus the tilted mean within 3 s.e. and within {LIMIT_SHARE:g} "
                   f"of the gap between the tilted mean and m(q) ({tol:.3g})",
-        statistics=(_stat("estimate - tilted mean", estimate - tilted, se),),
-        detectable=det if v_tilted == HOLDS else None,
         section=SECTION,
     )
-    consistent = Verdict(
+    consistent = no_violation_record(
+        _stat("estimate - m(q)", estimate - target, se), tol,
         claim="thm-2.1/consistency",
         statement="With beta fixed, the exponential-kernel estimate is consistent for m(q)",
-        verdict=v_target,
         criterion=f"estimate at the largest n minus m(q) within 3 s.e. and within {tol:.3g} "
                   f"({LIMIT_SHARE:g} of the gap between the candidate limits)",
-        statistics=(_stat("estimate - m(q)", estimate - target, se),),
-        detectable=det if v_target == HOLDS else None,
         section=SECTION,
     )
     return limit, consistent
 
 
+@checked(measured=V.number, measured_se=V.standard_error, model=V.number, model_se=V.standard_error)
 def trained_model_rule(measured: float, measured_se: float, model: float, model_se: float) -> Verdict:
     """Trained attention against the Gaussian model at the same token counts (n_eff/n, mean over sentences)."""
-    effect = measured - model
-    se = float(np.hypot(measured_se, model_se))
-    verdict, det = no_violation(effect, se, MODEL_TOL)
-    return Verdict(
+    return no_violation_record(
+        _stat("trained - model", measured - model, float(np.hypot(measured_se, model_se))), MODEL_TOL,
+        extra=(_stat("trained", measured, measured_se), _stat("model", model, model_se)),
         claim="thm-2.1/trained-vs-gaussian-model",
         statement="The Gaussian model (q, k ~ N(0, I), beta = 1/sqrt(d_k)) predicts how far trained "
                   "attention spreads its weight (n_eff/n at the sentences' token counts)",
-        verdict=verdict,
         criterion=f"mean n_eff/n of all-MiniLM-L6-v2 over sentences, layers, heads and queries minus the "
                   f"model's within 3 s.e. and within {MODEL_TOL:g}",
-        statistics=(_stat("trained - model", effect, se), _stat("trained", measured, measured_se),
-                    _stat("model", model, model_se)),
-        detectable=det if verdict == HOLDS else None,
         section=SECTION,
     )
 
@@ -408,13 +408,17 @@ def not_checkable(claim: str, reason: str) -> Verdict:
                    criterion=f"not checked: {reason}", section=SECTION)
 
 
+@checked(effect=V.number, se=V.standard_error)
 def direction_word(effect: float, se: float, *, below: str, above: str, neither: str) -> str:
     """The words for the sign of ``effect``: ``below``/``above`` when 3 s.e. from 0, else ``neither``."""
     v = significant_effect(effect, se)
     return above if v == HOLDS else below if v == FAILS else neither
 
 
+@checked(by_layer=V.numbers, by_layer_se=V.standard_errors)
 def layers_above_threshold(by_layer, by_layer_se) -> bool:
     """Whether every layer's mean n_eff/n lies 3 s.e. above :data:`LOCAL_MAX_FRACTION`."""
     m, s = np.asarray(by_layer, float), np.asarray(by_layer_se, float)
+    if m.shape != s.shape:
+        raise ValueError(f"by_layer_se: expected the shape of by_layer {m.shape}, got {s.shape}")
     return bool(np.all(m - N_SE * s > LOCAL_MAX_FRACTION))

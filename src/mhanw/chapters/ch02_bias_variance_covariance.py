@@ -9,13 +9,13 @@ records, with its thresholds as named constants.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import data
 from ..infra import params as P
-from ..infra.verdicts import FAILS, HOLDS, UNDECIDED, Statistic, Verdict, significant_effect
+from ..infra import verdicts as V
+from ..infra.verdicts import FAILS, HOLDS, Verdict, checked, significant_effect, within_tolerance
+from ..infra.verdicts import stat as _stat
 
 __all__ = [
     "IDENTITY_REL_TOL",
@@ -66,20 +66,17 @@ CONSTRAINTS = (
 )
 
 
-def _stat(name, value, se=math.nan, unit=""):
-    return Statistic(name, float(value), float(se), unit)
-
-
 def _exact(claim: str, statement: str, rel_err: float, what: str) -> Verdict:
-    ok = rel_err <= IDENTITY_REL_TOL
+    verdict, detectable = within_tolerance(rel_err, IDENTITY_REL_TOL)
     return Verdict(
-        claim=claim, statement=statement, verdict=HOLDS if ok else FAILS,
+        claim=claim, statement=statement, verdict=verdict,
         criterion=f"largest relative error {what} at most {IDENTITY_REL_TOL:g} (rounding)",
         statistics=(_stat("largest relative error", rel_err),),
-        detectable=IDENTITY_REL_TOL if ok else None, section=SECTION,
+        detectable=detectable, section=SECTION,
     )
 
 
+@checked(max_rel_err=V.nonnegative)
 def identity_rule(max_rel_err: float) -> Verdict:
     """Thm 3.1 with weights summing to 1, empirical moments with divisor R: exact to rounding."""
     return _exact("thm-3.1/identity",
@@ -88,6 +85,7 @@ def identity_rule(max_rel_err: float) -> Verdict:
                   max_rel_err, "over points, weight vectors and angles")
 
 
+@checked(gap_rel_min=V.nonnegative, match=V.nonnegative, rounding_limit=V.nonnegative, ratio=V.nonnegative)
 def ddof1_rule(gap_rel_min: float, match: float, rounding_limit: float, ratio: float) -> Verdict:
     """With divisor R - 1 the right-hand side exceeds the MSE by exactly a'C^(1)a/R.
 
@@ -113,6 +111,7 @@ def ddof1_rule(gap_rel_min: float, match: float, rounding_limit: float, ratio: f
     )
 
 
+@checked(weights_sum=V.number, printed_rel_err=V.nonnegatives, corrected_rel_err=V.nonnegatives)
 def printed_bias_rules(weights_sum: float, printed_rel_err, corrected_rel_err) -> tuple:
     """Weights not summing to 1: the printed bias term against the corrected one.
 
@@ -134,6 +133,7 @@ def printed_bias_rules(weights_sum: float, printed_rel_err, corrected_rel_err) -
     return printed, corrected
 
 
+@checked(max_rel_diff=V.nonnegative)
 def identical_heads_rule(max_rel_diff: float) -> Verdict:
     """Adding identical heads (uniform weights) leaves the variance of one head, exactly."""
     return _exact("thm-3.1/identical-heads",
@@ -141,6 +141,7 @@ def identical_heads_rule(max_rel_diff: float) -> Verdict:
                   "(adding heads need not reduce variance)", max_rel_diff, "against one head's variance")
 
 
+@checked(cross90=V.number, cross90_se=V.standard_error, drop=V.number, drop_se=V.standard_error)
 def cross_term_rules(cross90: float, cross90_se: float, drop: float, drop_se: float) -> tuple:
     """The cross term along the pair family: positive at 90 degrees; smaller at 90 than at 0 degrees.
 
@@ -167,6 +168,7 @@ def cross_term_rules(cross90: float, cross90_se: float, drop: float, drop_se: fl
     return positive, falls
 
 
+@checked(rise=V.number, rise_se=V.standard_error)
 def mse_rise_rule(rise: float, rise_se: float) -> Verdict:
     """For the non-isotropic m, the MSE at 45 degrees exceeds that at 0 (paired s.e.)."""
     return Verdict(
@@ -181,6 +183,7 @@ def mse_rise_rule(rise: float, rise_se: float) -> Verdict:
     )
 
 
+@checked(n_heads=V.count)
 def symbolic_rule(corrected_gap, printed_gap, corrected_gap_symbolic, n_heads: int) -> Verdict:
     """The decomposition derived in sympy: the corrected right-hand side equals the derived MSE exactly.
 
@@ -202,6 +205,7 @@ def symbolic_rule(corrected_gap, printed_gap, corrected_gap_symbolic, n_heads: i
     )
 
 
+@checked(rise=V.number, rise_se=V.standard_error, fall=V.number, fall_se=V.standard_error)
 def bias_path_words(rise: float, rise_se: float, fall: float, fall_se: float) -> str:
     """How the squared bias moves from 0 to 45 to 90 degrees, in words, from paired differences.
 

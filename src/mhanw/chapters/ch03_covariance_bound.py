@@ -9,15 +9,16 @@ the angles) and its verdict rules, with their thresholds as named constants.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import data
 from ..decomposition import jackknife
 from ..infra import params as P
-from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict, no_violation,
-                              significant_effect)
+from ..infra import verdicts as V
+from ..infra.validate import as_float_array
+from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, UNDECIDED, Verdict, checked, combine, no_violation,
+                              no_violation_record, significant_effect)
+from ..infra.verdicts import stat as _stat
 
 __all__ = [
     "CLOSED_FORM_REL_TOL",
@@ -81,26 +82,21 @@ CONSTRAINTS = (
 )
 
 
-def _stat(name, value, se=math.nan, unit=""):
-    return Statistic(name, float(value), float(se), unit)
-
-
-def _combine(verdicts) -> str:
-    """One verdict for a claim checked at several settings: fails if any fails, holds if all hold."""
-    verdicts = list(verdicts)
-    if FAILS in verdicts:
-        return FAILS
-    if all(v == HOLDS for v in verdicts):
-        return HOLDS
-    return UNDECIDED
-
-
 # --------------------------------------------------------------------------- statistics
 
 
 def correlation_with_se(x, y, n_blocks: int = 20) -> tuple:
-    """Correlation of two heads' estimates over replicates, with its jackknife standard error."""
-    return jackknife(lambda a, b: np.corrcoef(a, b)[0, 1], (np.asarray(x, float), np.asarray(y, float)), n_blocks)
+    """Correlation of two heads' estimates over replicates, with its jackknife standard error.
+
+    ``x``, ``y``: ``(R,)`` finite, ``R >= 2``, neither constant (a correlation with a constant is undefined)."""
+    a = as_float_array(x, "x", ndim=1)
+    b = as_float_array(y, "y", ndim=1)
+    if b.shape != a.shape or a.size < 2:
+        raise ValueError(f"y: expected the shape of x {a.shape} with at least 2 replicates, got {b.shape}")
+    for name, v in (("x", a), ("y", b)):
+        if np.all(v == v[0]):
+            raise ValueError(f"{name}: constant over the replicates; its correlation is undefined")
+    return jackknife(lambda a, b: np.corrcoef(a, b)[0, 1], (a, b), n_blocks)
 
 
 def covariance_steps(estimates, n_blocks: int = 20) -> dict:
@@ -112,7 +108,7 @@ def covariance_steps(estimates, n_blocks: int = 20) -> dict:
     paired jackknife standard errors; ``"drop"`` and ``"drop_se"``: the first
     angle's covariance minus the last's.
     """
-    est = np.asarray(estimates, float)
+    est = as_float_array(estimates, "estimates", ndim=3)
     if est.ndim != 3 or est.shape[2] != 2 or est.shape[0] < 2:
         raise ValueError(f"estimates: expected shape (angles >= 2, R, 2), got {est.shape}")
 
@@ -128,16 +124,22 @@ def covariance_steps(estimates, n_blocks: int = 20) -> dict:
 # --------------------------------------------------------------------------- rules
 
 
+@checked(covariance=V.numbers, se=V.standard_errors, bound=V.numbers, angles=V.numbers)
 def bound_rule(claim: str, statement: str, covariance, se, bound, angles) -> Verdict:
     """An upper bound against measured covariances at several angles.
 
     Fails when the covariance exceeds the bound by more than 3 s.e. at some
     angle; holds when it lies 3 s.e. below the bound at every angle
-    (``detectable``: the largest 3 s.e.); undecided otherwise.
+    (``detectable``: the largest 3 s.e.); undecided otherwise.  ``covariance``,
+    ``se``, ``bound``, ``angles``: one value per angle.
     """
     c, s, b = (np.asarray(v, float) for v in (covariance, se, bound))
+    for name, v in (("se", s), ("bound", b), ("angles", np.asarray(angles))):
+        if v.shape != c.shape:
+            raise ValueError(f"{name}: expected one value per angle, the shape of covariance {c.shape}, got {v.shape}")
     excess = c - b
-    z = excess / s
+    with np.errstate(divide="ignore", invalid="ignore"):  # an exact (zero s.e.) excess is infinitely many s.e.
+        z = np.where(s > 0, excess / np.where(s > 0, s, 1.0), np.sign(excess) * np.inf)
     worst = int(np.argmax(z))
     violated = [int(a) for a, e, sd in zip(angles, excess, s) if e > N_SE * sd]
     if violated:
@@ -156,10 +158,10 @@ def bound_rule(claim: str, statement: str, covariance, se, bound, angles) -> Ver
     )
 
 
+@checked(rho=V.number, rho_se=V.standard_error)
 def orthogonal_rule(rho: float, rho_se: float) -> Verdict:
     """Orthogonal heads have near-zero covariance: their correlation against :data:`NEAR_ZERO_CORRELATION`."""
-    above = significant_effect(rho - NEAR_ZERO_CORRELATION, rho_se)
-    verdict = {HOLDS: FAILS, FAILS: HOLDS}.get(above, UNDECIDED)
+    verdict = significant_effect(rho - NEAR_ZERO_CORRELATION, rho_se, sign=-1)  # holds when 3 s.e. below
     return Verdict(
         claim="lemma-4.1/orthogonal-near-zero",
         statement="Heads with orthogonal key subspaces have near-zero covariance",
@@ -179,10 +181,12 @@ def pooled_relative_deviation(pairs, predicted, n_blocks: int = 20) -> tuple:
     numbers); ``predicted``: the predicted covariance of each setting.
     Returns ``(mean deviation, standard error)``.
     """
-    est = [np.asarray(e, float) for e in pairs]
-    pred = np.asarray(predicted, float)
+    est = [as_float_array(e, f"pairs[{i}]", ndim=2) for i, e in enumerate(pairs)]
+    pred = as_float_array(predicted, "predicted", ndim=1)
     if len(est) != pred.shape[0] or not est:
         raise ValueError(f"predicted: expected one value per setting ({len(est)}), got {pred.shape}")
+    if np.any(pred == 0):
+        raise ValueError("predicted: a predicted covariance is 0; a deviation relative to it is undefined")
 
     def stat(*e):
         covs = np.array([np.mean((a[:, 0] - a[:, 0].mean()) * (a[:, 1] - a[:, 1].mean())) for a in e])
@@ -191,6 +195,7 @@ def pooled_relative_deviation(pairs, predicted, n_blocks: int = 20) -> tuple:
     return jackknife(stat, tuple(est), n_blocks)
 
 
+@checked(pooled=V.estimate_map, worst_rel=V.nonnegative, worst_z=V.nonnegative)
 def first_order_rule(pooled: dict, worst_rel: float, worst_z: float) -> Verdict:
     """n C -> kappa (sigma^2 + Delta): for each regression function, the mean relative deviation of the
     measured covariance from the first-order value over the angles, through :func:`no_violation` with
@@ -200,7 +205,7 @@ def first_order_rule(pooled: dict, worst_rel: float, worst_z: float) -> Verdict:
     ``worst_z``: the largest relative deviation and |deviation|/s.e. of a single setting (reported).
     """
     decided = {k: no_violation(v, e, FIRST_ORDER_REL_TOL) for k, (v, e) in pooled.items()}
-    verdict = _combine(v for v, _ in decided.values())
+    verdict = combine(v for v, _ in decided.values())
     return Verdict(
         claim="lemma-4.1/first-order",
         statement="To first order in 1/n, n C_jj'(x) = kappa_jj'(x) (sigma^2 + Delta_jj'(x))",
@@ -215,26 +220,26 @@ def first_order_rule(pooled: dict, worst_rel: float, worst_z: float) -> Verdict:
     )
 
 
+@checked(pooled_dev=V.number, pooled_se=V.standard_error, n=V.count, worst_rel=V.nonnegative,
+         worst_z=V.nonnegative)
 def closed_form_rule(pooled_dev: float, pooled_se: float, n: int, worst_rel: float, worst_z: float) -> Verdict:
     """The closed form for two 1-D heads at the largest n: the mean relative deviation over bandwidths and
     angles (jackknife s.e.) through :func:`no_violation` with tolerance :data:`CLOSED_FORM_REL_TOL`."""
-    verdict, det = no_violation(pooled_dev, pooled_se, CLOSED_FORM_REL_TOL)
-    return Verdict(
+    return no_violation_record(
+        _stat("mean relative deviation", pooled_dev, pooled_se), CLOSED_FORM_REL_TOL,
+        extra=(_stat("largest relative deviation at one setting", worst_rel),
+               _stat("largest |deviation| in s.e.", worst_z)),
         claim="lemma-4.1/closed-form",
         statement="For two one-dimensional heads at angle phi (x = 0, m constant, X ~ N(0, I_2)), "
                   "n C / sigma^2 -> (1 + h^2) / sqrt((1 + h^2)^2 - cos^2 phi)",
-        verdict=verdict,
         criterion=f"at n = {n}, the mean over bandwidths and angles of (Monte Carlo / closed form - 1), jackknife "
                   f"s.e. over the shared replicates, within 3 s.e. of 0 and within {CLOSED_FORM_REL_TOL:g} "
                   "(a limit in n; no further allowance)",
-        statistics=(_stat("mean relative deviation", pooled_dev, pooled_se),
-                    _stat("largest relative deviation at one setting", worst_rel),
-                    _stat("largest |deviation| in s.e.", worst_z)),
-        detectable=det if verdict == HOLDS else None,
         section=SECTION,
     )
 
 
+@checked(steps=V.numbers, steps_se=V.standard_errors, drop=V.number, drop_se=V.standard_error)
 def falls_with_angle_rule(steps, steps_se, drop, drop_se, label: str) -> Verdict:
     """"The covariance falls as the principal angles grow": paired changes between successive angles.
 
@@ -243,6 +248,8 @@ def falls_with_angle_rule(steps, steps_se, drop, drop_se, label: str) -> Verdict
     covariance at the last angle is 3 s.e. above the first; undecided otherwise.
     """
     steps, steps_se = np.asarray(steps, float), np.asarray(steps_se, float)
+    if steps_se.shape != steps.shape:
+        raise ValueError(f"steps_se: expected the shape of steps {steps.shape}, got {steps_se.shape}")
     rises = int(np.sum(steps < -N_SE * steps_se))
     falls = int(np.sum(steps > N_SE * steps_se))
     end = significant_effect(drop, drop_se)
@@ -270,8 +277,12 @@ def not_checkable(claim: str, reason: str) -> Verdict:
                    criterion=f"not checked: {reason}", section=SECTION)
 
 
+@checked(rel_diff=V.nonnegative)
 def derivation_rule(rel_diff: float, matches_closed) -> Verdict:
-    """The sympy derivation of kappa against the numerical kernel overlap (and the closed form, when it applies)."""
+    """The sympy derivation of kappa against the numerical kernel overlap (and the closed form, when it applies:
+    ``matches_closed`` True or False; ``None`` where it does not apply)."""
+    if matches_closed is not None:
+        V.flag(matches_closed, "matches_closed")
     ok = rel_diff <= DERIVATION_REL_TOL and matches_closed is not False
     return Verdict(
         claim="lemma-4.1/kappa-derivation",

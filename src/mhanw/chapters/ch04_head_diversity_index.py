@@ -48,12 +48,15 @@ from .. import montecarlo as _mc
 from ..constants import N_SE, RANDOM_CONFIGURATION_BANDWIDTH, SIGMA
 from ..diversity import NORMALIZATIONS, head_diversity_index
 from ..infra.estimates import Estimate
-from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict,
+from ..infra import verdicts as V
+from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Verdict, checked,
                               significant_effect)
+from ..infra.verdicts import stat as _stat
 from ..infra.validate import as_float_array, as_seed_sequence, generator, nonnegative_scalar, positive_int, positive_scalar
 
 __all__ = [
     "HEAD_TYPES",
+    "HEAD_TYPE_NAMES",
     "RandomConfigurations",
     "equal_hdi_configurations",
     "family_summary",
@@ -70,6 +73,10 @@ __all__ = [
 
 #: Kinds of heads of the normalization table.
 HEAD_TYPES = ("identical", "orthogonal", "gaussian_scaled", "gaussian_unit", "identical_x2")
+#: How the text names the head kinds of :data:`HEAD_TYPES` (the rows of the paper's table of the three indices).
+HEAD_TYPE_NAMES = {"identical": "identical, orthonormal", "orthogonal": "orthogonal blocks",
+                   "gaussian_scaled": "random, N(0, 1/d)", "gaussian_unit": "random, N(0, 1)",
+                   "identical_x2": "identical ×2"}
 
 
 def _table_heads(kind, d, n_heads, d_k, rng):
@@ -311,7 +318,7 @@ def rank_correlation_se(hdi, result, n_boot: int = 200, seed=0) -> float:
     configurations together, so the CRN pairing is kept), ``n_boot`` resamples from ``seed``."""
     E = _check_result(result)
     hdi = _hdi(hdi, E)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(as_seed_sequence(seed))  # an explicit int (None would differ run to run)
     R = E.shape[1]
     rho = [spearmanr(hdi, E[:, rng.integers(0, R, R)].mean(axis=1)).statistic for _ in range(positive_int(n_boot, "n_boot", minimum=2))]
     return float(np.std(rho, ddof=1))
@@ -399,7 +406,7 @@ def heterogeneity(result, n_boot: int = 200, seed=0) -> dict:
         tau2 = (np.sum((means - means.mean()) ** 2) - noise) / (K - 1)
         return 100.0 * np.sqrt(max(tau2, 0.0)) / means.mean()
 
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(as_seed_sequence(seed))  # an explicit int (None would differ run to run)
     boot = [tau_pct(E[:, rng.integers(0, R, R)]) for _ in range(positive_int(n_boot, "n_boot", minimum=2))]
     means = E.mean(axis=1)
     return {"T2": T2, "p": p, "K": K, "R": R, "tau_pct": tau_pct(E), "tau_se_pct": float(np.std(boot, ddof=1)),
@@ -418,14 +425,20 @@ EXACT_TOL = 1e-9
 P_3SE = float(2.0 * norm.sf(N_SE))
 
 
-def _stat(name, value, se=float("nan"), unit=""):
-    return Statistic(name, float(value), float(se), unit)
+def _same_keys(z: dict, **others: dict) -> None:
+    """Every mapping of ``others`` has the keys of ``z`` (one entry per regression function)."""
+    for name, m in others.items():
+        if set(m) != set(z):
+            raise ValueError(f"{name}: expected the keys of z {sorted(map(str, z))}, got {sorted(map(str, m))}")
+    for k, v in others.get("rel_se_pct", {}).items():
+        V.standard_error(v, f"rel_se_pct[{k!r}]")
 
 
 def _verdict(**kw):
     return Verdict(section=kw.pop("section", SECTION), **kw)
 
 
+@checked(identical_value=V.number, d_k=V.count)
 def printed_identical_record(identical_value: float, d_k: int):
     """The printed index is 0 for identical heads: fails when identical orthonormal heads score away from 0."""
     bad = abs(identical_value) > EXACT_TOL
@@ -438,6 +451,7 @@ def printed_identical_record(identical_value: float, d_k: int):
                     detectable=None if bad else EXACT_TOL)
 
 
+@checked(values=V.number_map)
 def printed_range_record(values: dict):
     """The printed index lies in [0, 1]: fails when some head kind scores outside."""
     low_kind = min(values, key=values.get)
@@ -447,11 +461,12 @@ def printed_range_record(values: dict):
                     verdict=FAILS if bad else HOLDS,
                     criterion=f"smallest and largest value over the head kinds of the table against [0, 1], rounding "
                               f"tolerance {EXACT_TOL:g}",
-                    statistics=(_stat(f"smallest ({low_kind})", values[low_kind]),
-                                _stat(f"largest ({high_kind})", values[high_kind])),
+                    statistics=(_stat(f"smallest ({HEAD_TYPE_NAMES.get(low_kind, low_kind)})", values[low_kind]),
+                                _stat(f"largest ({HEAD_TYPE_NAMES.get(high_kind, high_kind)})", values[high_kind])),
                     detectable=None if bad else EXACT_TOL)
 
 
+@checked(unit_value=V.number, doubled_value=V.number)
 def printed_scale_record(unit_value: float, doubled_value: float):
     """The printed index describes the subspaces, so rescaling the heads leaves it unchanged."""
     diff = doubled_value - unit_value
@@ -464,6 +479,7 @@ def printed_scale_record(unit_value: float, doubled_value: float):
                     detectable=None if bad else EXACT_TOL)
 
 
+@checked(deviations=V.number_map)
 def pa_properties_record(deviations: dict):
     """HDI_PA: 0 for identical heads, 1 for orthogonal ones, in [0, 1] and scale free (exact checks).
 
@@ -479,6 +495,7 @@ def pa_properties_record(deviations: dict):
                     detectable=None if bad else EXACT_TOL)
 
 
+@checked(covariance=V.number, se=V.standard_error, correlation=V.number)
 def affine_bound_record(covariance: float, se: float, correlation: float):
     """The affine bound ``MSE <= B^2 + V/H + (1 - 1/H) K (1 - HDI)`` at HDI = 1 leaves no room for a positive
     covariance between heads: fails when orthogonal heads covary positively beyond 3 s.e.  The check can
@@ -493,6 +510,7 @@ def affine_bound_record(covariance: float, se: float, correlation: float):
                                 _stat("as a correlation", correlation)))
 
 
+@checked(max_z=V.number, max_se=V.standard_error, applicable=V.flag)
 def identical_worst_record(max_z: float, max_se: float, applicable: bool, reason: str = ""):
     """S-weak: no configuration is worse than identical heads (isotropic m and inputs)."""
     common = dict(claim="thm-4.2/identical-worst", statement="Identical heads have the largest IMSE (isotropic m and inputs)")
@@ -507,6 +525,7 @@ def identical_worst_record(max_z: float, max_se: float, applicable: bool, reason
                     detectable=None if bad else N_SE * max_se)
 
 
+@checked(max_step_z=V.number, max_step_se=V.standard_error, end_z=V.number, applicable=V.flag)
 def families_record(max_step_z: float, max_step_se: float, end_z: float, applicable: bool, reason: str = ""):
     """IMSE non-increasing along the isoclinic pair and star families, isotropic m: no step rises by more
     than 3 s.e. and identical-to-orthogonal falls by more than 3 s.e. (the direction must be seen)."""
@@ -528,6 +547,7 @@ def families_record(max_step_z: float, max_step_se: float, end_z: float, applica
                     detectable=N_SE * max_step_se if verdict == HOLDS_UNDER else None)
 
 
+@checked(rel_pct=V.number, rel_se_pct=V.standard_error, z=V.number)
 def anisotropic_record(rel_pct: float, rel_se_pct: float, z: float):
     """IMSE non-increasing in HDI for anisotropic m: fails when orthogonal heads are worse than identical
     ones by more than 3 s.e.; the check can only refute."""
@@ -539,23 +559,29 @@ def anisotropic_record(rel_pct: float, rel_se_pct: float, z: float):
                     statistics=(_stat("IMSE change identical to orthogonal", rel_pct, rel_se_pct, "%"), _stat("z", z)))
 
 
+@checked(rel_pct=V.number_map, rel_se_pct=V.number_map, z=V.number_map)
 def equal_hdi_record(rel_pct: dict, rel_se_pct: dict, z: dict):
     """IMSE a function of HDI: two configurations with equal HDI_PA must have equal IMSE; fails when
     some isotropic m separates them by more than 3 paired s.e., otherwise "undecided" (equality cannot be
     shown by one pair)."""
+    _same_keys(z, rel_pct=rel_pct, rel_se_pct=rel_se_pct)
     bad = any(abs(v) > N_SE for v in z.values())
-    stats = tuple(s for m in z for s in (_stat(f"P vs Q, {m}", rel_pct[m], rel_se_pct[m], "%"), _stat(f"z, {m}", z[m])))
+    stats = tuple(s for m in z for s in (_stat(f"P vs Q, {regression_label(m)}", rel_pct[m], rel_se_pct[m], "%"),
+                                         _stat(f"z, {regression_label(m)}", z[m])))
     return _verdict(claim="thm-4.2/equal-hdi", statement="Configurations with equal HDI_PA have equal IMSE",
                     verdict=FAILS if bad else UNDECIDED,
                     criterion="|z| of IMSE(P) - IMSE(Q) (both HDI_PA = 1/2) against 3, for each isotropic m",
                     statistics=stats)
 
 
+@checked(rel_pct=V.number_map, rel_se_pct=V.number_map, z=V.number_map, hdi_gap=V.number)
 def higher_hdi_record(rel_pct: dict, rel_se_pct: dict, z: dict, hdi_gap: float):
     """Monotone in HDI: a configuration with higher HDI_PA must not have a higher IMSE; fails when P'
     (higher HDI) is worse than Q by more than 3 paired s.e. for some isotropic m."""
+    _same_keys(z, rel_pct=rel_pct, rel_se_pct=rel_se_pct)
     bad = any(v > N_SE for v in z.values())
-    stats = tuple(s for m in z for s in (_stat(f"P' vs Q, {m}", rel_pct[m], rel_se_pct[m], "%"), _stat(f"z, {m}", z[m])))
+    stats = tuple(s for m in z for s in (_stat(f"P' vs Q, {regression_label(m)}", rel_pct[m], rel_se_pct[m], "%"),
+                                         _stat(f"z, {regression_label(m)}", z[m])))
     return _verdict(claim="thm-4.2/higher-hdi-higher-imse",
                     statement="A configuration with higher HDI_PA never has a higher IMSE (isotropic m)",
                     verdict=FAILS if bad else UNDECIDED,
@@ -563,6 +589,8 @@ def higher_hdi_record(rel_pct: dict, rel_se_pct: dict, z: dict, hdi_gap: float):
                     statistics=stats)
 
 
+@checked(rho=V.number, rho_se=V.standard_error, n_violations=V.count, expected=V.nonnegative,
+         n_pairs=V.count, max_se=V.standard_error, applicable=V.flag)
 def random_record(rho: float, rho_se: float, n_violations: int, expected: float, n_pairs: int, max_se: float,
                   applicable: bool, reason: str = ""):
     """IMSE non-increasing in HDI over random configurations (isotropic m).
@@ -606,6 +634,15 @@ def matched_hdi_record(bins: dict):
     Hotelling p-value, times the number of bins (Bonferroni), is below the size
     of the 3-s.e. rule; undecided otherwise (equality cannot be shown).
     """
+    if not isinstance(bins, dict) or not bins:
+        raise ValueError(f"bins: expected a non-empty dict {{target: heterogeneity(...)}}, got {bins!r}")
+    for t, b in bins.items():
+        if not isinstance(b, dict) or not {"p", "tau_pct", "tau_se_pct"} <= set(b):
+            raise ValueError(f"bins[{t!r}]: expected a dict with 'p', 'tau_pct' and 'tau_se_pct'")
+        if not 0.0 <= V.number(b["p"], f"bins[{t!r}]['p']") <= 1.0:
+            raise ValueError(f"bins[{t!r}]['p']: expected a p-value in [0, 1], got {b['p']!r}")
+        V.number(b["tau_pct"], f"bins[{t!r}]['tau_pct']")
+        V.standard_error(b["tau_se_pct"], f"bins[{t!r}]['tau_se_pct']")
     p_adj = min(1.0, min(b["p"] for b in bins.values()) * len(bins))
     stats = tuple(s for t, b in bins.items() for s in (
         _stat(f"between-configuration sd at HDI_PA {t:g}", b["tau_pct"], b["tau_se_pct"], "%"),
@@ -621,6 +658,7 @@ def matched_hdi_record(bins: dict):
 def as_stated_record(parts):
     """Thm 4.2 as stated (the IMSE is a non-increasing function of HDI): fails when any part that tests
     it fails; undecided otherwise (such a statement cannot be confirmed by finitely many checks)."""
+    parts = V.records(parts, "parts")
     failed = [r.claim for r in parts if r.fails]
     return _verdict(claim="thm-4.2/as-stated",
                     statement="The MSE of multi-head attention is a non-increasing function of the HDI",
@@ -629,6 +667,7 @@ def as_stated_record(parts):
                     statistics=(_stat("parts that fail", len(failed)),))
 
 
+@checked(min_diff=V.number, se=V.standard_error, min_z=V.number)
 def attention_record(min_diff: float, se: float, min_z: float):
     """Sensitivity: plain softmax attention at beta = 1/sqrt(d_k) improves on the training mean at some HDI."""
     return _verdict(claim="thm-4.2/plain-attention-benefit",
@@ -698,6 +737,7 @@ def rotation_invariant(model) -> tuple[bool, str]:
     return not why, "; ".join(why)
 
 
+@checked(z_aniso=V.number)
 def guard_projection_bias(z_aniso: float) -> None:
     """Guard of the sentence "the diverse heads turn away from the directions that carry the signal and,
     averaged, add their projection bias" (chapter and Section 5): it explains a rise of the IMSE with HDI

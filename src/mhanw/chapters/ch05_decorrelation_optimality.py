@@ -31,8 +31,10 @@ from .. import data as _data
 from ..constants import N_SE
 from ..diversity import head_diversity_index, orthonormal_bases, principal_angles
 from ..heads import orthonormalize
-from ..infra.validate import generator, positive_int, positive_scalar
-from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict, significant_effect
+from ..infra import verdicts as V
+from ..infra.validate import as_seed_sequence, generator, positive_int, positive_scalar
+from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Verdict, checked, significant_effect
+from ..infra.verdicts import stat as _stat
 from .ch04_head_diversity_index import SHARED_PARAMETERS, random_configuration_imse, rank_correlation
 
 __all__ = [
@@ -96,7 +98,7 @@ def crn_batch(regression, n: int, n_test: int, n_rep: int, d: int, seed, sigma: 
     name, a :class:`~mhanw.data.RegressionFunction`, or a data model).
     """
     n, n_test, n_rep, d = (positive_int(v, k) for v, k in ((n, "n"), (n_test, "n_test"), (n_rep, "n_rep"), (d, "d")))
-    streams = (seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)).spawn(n_rep)
+    streams = as_seed_sequence(seed).spawn(n_rep)  # an explicit int or SeedSequence; None would differ run to run
     samples = [_data.draw_sample(np.random.default_rng(s), regression, n, d, n_test=n_test, sigma=sigma) for s in streams]
     return CrnBatch(X=np.stack([s.X for s in samples]), Y=np.stack([s.Y for s in samples]),
                     X_test=np.stack([s.X_test for s in samples]), m_test=np.stack([s.m_test for s in samples]))
@@ -243,14 +245,11 @@ def minimize_imse(batch: CrnBatch, n_heads: int, d_k: int, bandwidth: float, rng
 # --------------------------------------------------------------------------- verdict rules
 
 
-def _stat(name, value, se=float("nan"), unit=""):
-    return Statistic(name, float(value), float(se), unit)
-
-
 def _verdict(**kw):
     return Verdict(section=kw.pop("section", SECTION), **kw)
 
 
+@checked(diff=V.number, se=V.standard_error)
 def comparison_word(diff: float, se: float, lower: str, higher: str, same: str) -> str:
     """``lower`` when ``diff < -3 se``, ``higher`` when ``diff > 3 se``, ``same`` otherwise: a direction said
     only when the numbers show it (e.g. ``"beat"``, ``"lose to"``, ``"do not differ significantly from"``)."""
@@ -278,6 +277,7 @@ def _no_better(claim, statement, rel_pct, rel_se_pct, conditions, criterion, ext
                     detectable=detectable if verdict == HOLDS_UNDER else None)
 
 
+@checked(rel_pct=V.number, rel_se_pct=V.standard_error, isotropic=V.flag, rho=V.number, n_better=V.count)
 def random_records(rel_pct: float, rel_se_pct: float, m_label: str, isotropic: bool, rho: float, n_better: int,
                    claim: str):
     """Thm 5.1 over the random configurations: is any configuration better than the orthogonal blocks?
@@ -291,15 +291,18 @@ def random_records(rel_pct: float, rel_se_pct: float, m_label: str, isotropic: b
                       (_stat("Spearman correlation", rho), _stat("configurations significantly better", n_better)))
 
 
+@checked(diff=V.number, se=V.standard_error)
 def blind_record(diff: float, se: float):
     """Signal along e_1 only, averaging: orthogonal heads beat heads that share e_1 (Thm 5.1 predicts it)."""
     return _verdict(claim="thm-5.1/blind-head",
                     statement="With the signal along e_1 only, orthogonal heads beat heads that share e_1 (averaging)",
                     verdict=significant_effect(diff, se, sign=-1),
                     criterion="IMSE(orthogonal) - IMSE(shared): below -3 s.e. holds, above +3 s.e. fails",
-                    statistics=(_stat("orthogonal minus shared", diff, se), _stat("z", diff / se)))
+                    statistics=(_stat("orthogonal minus shared", diff, se),)
+                    + ((_stat("z", diff / se),) if se > 0 else ()))  # no z-score for an exact (zero s.e.) difference
 
 
+@checked(rel_pct=V.number, rel_se_pct=V.standard_error, hdi=V.number, isotropic=V.flag)
 def optimum_record(slug: str, m_label: str, rel_pct: float, rel_se_pct: float, hdi: float, isotropic: bool):
     """The IMSE minimised over free head subspaces against the best mutually orthogonal heads, on fresh
     replicates: fails when the optimum is better by 3 paired s.e."""
@@ -311,6 +314,7 @@ def optimum_record(slug: str, m_label: str, rel_pct: float, rel_se_pct: float, h
                       (_stat("HDI_PA of the optimum", hdi),))
 
 
+@checked(gap=V.nonnegative, overshoot=V.number, tightness=V.nonnegative)
 def frame_record(gap: float, overshoot: float, tightness: float):
     """Four lines in R^3 reach the frame bound 8/9 (a tight fusion frame exists)."""
     bad = gap > FRAME_TOL or overshoot > EXACT_TOL_FRAME
@@ -328,6 +332,7 @@ def frame_record(gap: float, overshoot: float, tightness: float):
 EXACT_TOL_FRAME = 1e-12
 
 
+@checked(best=V.number, bound=V.number)
 def frame_general_record(best: float, bound: float):
     """The frame bound is attained for every shape: fails for two planes in R^3 (they share a line)."""
     bad = best < bound - FRAME_TOL
@@ -347,6 +352,7 @@ def training_record():
 
 def overall_record(parts):
     """Thm 5.1 as stated (orthogonal heads minimise the MSE, unconditionally): fails when any part fails."""
+    parts = V.records(parts, "parts")
     failed = [r.claim for r in parts if r.fails]
     return _verdict(claim="thm-5.1/as-stated", statement="Orthogonal heads minimise the MSE of multi-head attention",
                     verdict=FAILS if failed else UNDECIDED,

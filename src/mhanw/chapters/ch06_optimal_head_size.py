@@ -38,6 +38,7 @@ from ..infra.estimates import Estimate, ReplicatedErrors
 from ..infra.validate import as_seed_sequence, one_of, positive_int, positive_scalar
 from ..infra.sweep import run_replicates
 from ..infra.prose import join_list
+from ..infra import verdicts as V
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict
 
 __all__ = ["BANDWIDTHS", "BIAS_EXPONENTS", "BudgetResult", "NEARLY_LINEAR_SLOPE", "PRACTICAL_LOG10_N",
@@ -277,8 +278,12 @@ def printed_law_verdict(model_name: str, law, fitted=None, *, claim: str = "thm-
     optional ``{"p (integer)": p, "p (root)": p}`` of the least-squares fits, reported only.
     """
 
+    fitted = V.number_map(fitted, "fitted") if fitted is not None else {}
+    for name, p in fitted.items():
+        if p == 0:
+            raise ValueError(f"fitted[{name!r}]: expected a nonzero exponent (the implied d is 2/p - 4), got {p!r}")
     stats = _law_statistics(law)
-    for name, p in (fitted or {}).items():
+    for name, p in fitted.items():
         stats.append(Statistic(f"fitted exponent, {name}", float(p)))
         stats.append(Statistic(f"implied d, {name}", 2.0 / float(p) - 4.0))
     verdict = NOT_CHECKABLE if law.kind == "undetermined" else (HOLDS if law.gives_printed_law else FAILS)
@@ -339,9 +344,8 @@ def linear_heads_verdict(model_name: str, slope: float, budgets) -> Verdict:
     """Verdict on "H* = floor(D/d_k*) grows nearly linearly with D": the least-squares
     slope of ln H* on ln D over ``budgets`` is at least :data:`NEARLY_LINEAR_SLOPE` (exact numbers)."""
 
-    slope = float(slope)
-    if not np.isfinite(slope):
-        raise ValueError(f"slope: expected a finite number, got {slope!r}")
+    slope = V.number(slope, "slope")
+    V.numbers(budgets, "budgets")
     return Verdict(claim="thm-6.1/heads-linear-in-budget",
                    statement=f"Under {model_name}, H* = floor(D/d_k*) grows nearly linearly with the budget D",
                    verdict=HOLDS if slope >= NEARLY_LINEAR_SLOPE else FAILS,
@@ -354,7 +358,7 @@ def practice_verdict(model_name: str, log10_n: float) -> Verdict:
     """Verdict on "the law accounts for BERT's d_k = 64 at D = 768": the model chooses it at
     some n <= 10^PRACTICAL_LOG10_N (``log10_n`` NaN: at no n < 10^300)."""
 
-    x = float(log10_n)
+    x = log10_n if isinstance(log10_n, float) and np.isnan(log10_n) else V.number(log10_n, "log10_n")
     ok = np.isfinite(x) and x <= PRACTICAL_LOG10_N
     return Verdict(claim="thm-6.1/practice",
                    statement=f"Under {model_name}, the optimal head size accounts for BERT's d_k = 64 at D = 768",
@@ -378,11 +382,13 @@ def small_heads_verdict(rule: str, cells, *, n_se: float = SIGNIFICANCE) -> Verd
     cells = list(cells)
     if not cells:
         raise ValueError("cells: expected at least one simulated setting")
+    n_se = V.nonnegative(n_se, "n_se")
     stats, z = [], []
-    for label, diff, se in cells:
-        diff, se = float(diff), float(se)
-        if not (np.isfinite(diff) and np.isfinite(se) and se >= 0):
-            raise ValueError(f"cells: expected finite differences and standard errors, got {diff!r} ± {se!r}")
+    for i, cell in enumerate(cells):
+        if isinstance(cell, (str, bytes)) or not hasattr(cell, "__len__") or len(cell) != 3:
+            raise ValueError(f"cells[{i}]: expected (label, diff, se), got {cell!r}")
+        label = cell[0]
+        diff, se = V.estimate(cell[1:], f"cells[{i}]")
         stats.append(Statistic(f"IMSE(small) - IMSE(big), {label}", diff, se))
         z.append(diff / se if se > 0 else np.sign(diff) * np.inf)
     z = np.asarray(z)

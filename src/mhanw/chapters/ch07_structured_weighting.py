@@ -23,7 +23,8 @@ from ..constants import N_SE
 from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
 from ..infra.prose import join_list
-from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Statistic, Verdict, significant_effect
+from ..infra import verdicts as V
+from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Statistic, Verdict, checked, significant_effect
 from ..infra.validate import as_float_array, one_of, positive_int
 from ..weighting import GOLDEN_Q, ORACLES, SCHEMES, _ratio, _symmetric_matrix, fitted_weights, quality_order
 
@@ -132,18 +133,11 @@ def nested_errors(M_fit, M_eval, schemes=SCHEMES + ORACLES, *, q: float = GOLDEN
 # --------------------------------------------------------------------------- verdict rules
 
 
-def _estimate(pair, name: str) -> tuple[float, float]:
-    diff, se = (float(x) for x in pair)
-    if not (np.isfinite(diff) and np.isfinite(se) and se >= 0):
-        raise ValueError(f"{name}: expected a finite difference and standard error, got {pair!r}")
-    return diff, se
-
-
+@checked(diff=V.number, se=V.standard_error, n_se=V.nonnegative)
 def compare_words(diff: float, se: float, lower: str = "lower", higher: str = "higher",
                   *, n_se: float = SIGNIFICANCE) -> str:
     """``lower`` / ``higher`` when ``diff`` is below / above zero by more than ``n_se`` s.e.,
     else ``"not distinguishable at n_se s.e."`` (for generated sentences)."""
-    diff, se = _estimate((diff, se), "diff")
     if diff < -n_se * se:
         return lower
     if diff > n_se * se:
@@ -174,6 +168,7 @@ def crossover_verdict(checks: dict, thresholds) -> Verdict:
                    statistics=(Statistic("smallest gamma*", float(np.nanmin(th))),), section=SECTION)
 
 
+@checked(predicted=V.flag, gamma_hat=V.number, gamma_star_hat=V.number, n_se=V.nonnegative)
 def graded_verdict(scheme: str, diff, *, predicted: bool, gamma_hat: float, gamma_star_hat: float,
                    n_se: float = SIGNIFICANCE) -> Verdict:
     """Verdict on "with real graded NW heads, ``scheme`` weights beat uniform ones".
@@ -185,7 +180,7 @@ def graded_verdict(scheme: str, diff, *, predicted: bool, gamma_hat: float, gamm
     Theorem 7.1 as read here) when the effect has the predicted sign by more than
     ``n_se`` s.e., "fails as stated" when it has the opposite one.
     """
-    d, se = _estimate(diff, "diff")
+    d, se = V.estimate(diff, "diff")
     v = significant_effect(d, se, sign=-1 if predicted else 1, n_se=n_se)
     conditions = ("convex weights, heads ordered by a quality estimated on independent replicates, "
                   f"heterogeneity gamma_hat = {gamma_hat:.3g} above the threshold gamma* = {gamma_star_hat:.3g}")
@@ -196,8 +191,8 @@ def graded_verdict(scheme: str, diff, *, predicted: bool, gamma_hat: float, gamm
                               f"{'beat' if predicted else 'lose to'} uniform ones, as the error model predicts"),
                    verdict=HOLDS_UNDER if v == HOLDS else v, conditions=conditions if v == HOLDS else "",
                    criterion=f"paired difference of the MSE, out of sample, beyond {n_se:g} standard errors in the predicted direction",
-                   statistics=(Statistic(f"MSE({scheme}) - MSE(uniform)", d, se),
-                               Statistic("z", d / se if se > 0 else np.inf)),
+                   statistics=(Statistic(f"MSE({scheme}) - MSE(uniform)", d, se),)
+                   + ((Statistic("z", d / se),) if se > 0 else ()),  # no z-score for an exact (zero s.e.) difference
                    section=SECTION)
 
 
@@ -210,7 +205,8 @@ def best_single_head_verdict(diffs: dict, *, n_se: float = SIGNIFICANCE) -> Verd
     """
     if not diffs:
         raise ValueError("diffs: expected at least one weighting")
-    est = {s: _estimate(d, f"diffs[{s!r}]") for s, d in diffs.items()}
+    est = V.estimate_map(diffs, "diffs")
+    n_se = V.nonnegative(n_se, "n_se")
     worse = [s for s, (d, se) in est.items() if d > n_se * se]
     better = [s for s, (d, se) in est.items() if d < -n_se * se]
     verdict = FAILS if worse else (HOLDS if len(better) == len(est) else UNDECIDED)
@@ -234,7 +230,10 @@ def adding_heads_verdict(rising: dict, n_steps: int) -> Verdict:
     """
     if not rising:
         raise ValueError("rising: expected at least one weighting")
-    n_steps = int(n_steps)
+    n_steps = V.count(n_steps, "n_steps")
+    for s, v in rising.items():
+        if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
+            raise ValueError(f"rising[{s!r}]: expected a list of steps, got {v!r}")
     every = all(len(v) > 0 for v in rising.values())
     return Verdict(claim="thm-7.1/graded-heads/adding-heads",
                    statement="With real NW heads of graded quality, each head added in quality order lowers the MSE of fixed weights",
@@ -255,9 +254,8 @@ def control_verdict(diffs: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
     """
     if not diffs:
         raise ValueError("diffs: expected at least one weighting")
-    est = {s: _estimate(d, f"diffs[{s!r}]") for s, d in diffs.items()}
-    verdicts = [significant_effect(d, se, sign=1, n_se=n_se) for d, se in est.values()]
-    verdict = FAILS if FAILS in verdicts else (HOLDS if all(v == HOLDS for v in verdicts) else UNDECIDED)
+    est = V.estimate_map(diffs, "diffs")
+    verdict = V.combine(significant_effect(d, se, sign=1, n_se=n_se) for d, se in est.values())
     return Verdict(claim="thm-7.1/homogeneous-control",
                    statement=f"With exchangeable heads, uniform weights beat {join_list([_NAMES.get(s, s) for s in est])} weights",
                    verdict=verdict,
@@ -271,6 +269,9 @@ def theorem_verdict(model: Verdict, graded: Verdict, control: Verdict) -> Verdic
     heterogeneous (and not otherwise)": the error model's threshold, the graded heads and the
     homogeneous control together.  "holds under the stated conditions" when all three hold;
     "fails as stated" when one fails; else "undecided at this size"."""
+    for name, part in (("model", model), ("graded", graded), ("control", control)):
+        if not isinstance(part, Verdict):
+            raise ValueError(f"{name}: expected a Verdict record, got {type(part).__name__}")
     parts = (model, graded, control)
     if any(p.fails for p in parts):
         verdict = FAILS

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..constants import N_SE
 from ..infra import params as P
+from ..infra import verdicts as V
 from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict, no_violation,
                               significant_effect)
 
@@ -35,19 +36,10 @@ CLOSED_FORM_TOLERANCE = 0.05
 SECTION = "sec:rf"
 
 
-def _pair(value, name):
-    diff, se = (float(x) for x in value)
-    if not (np.isfinite(diff) and np.isfinite(se) and se >= 0):
-        raise ValueError(f"{name}: expected a finite value and standard error, got {value!r}")
-    return diff, se
-
-
 def identity_verdict(relative_error: float) -> Verdict:
     """Breiman's identity ``Var(avg) = Vbar (rho_bar + (1 - rho_bar)/H)`` with empirical moments:
     "holds" when the largest relative error is at most :data:`IDENTITY_RTOL` (exact algebra)."""
-    err = float(relative_error)
-    if not np.isfinite(err) or err < 0:
-        raise ValueError(f"relative_error: expected a number >= 0, got {relative_error!r}")
+    err = V.nonnegative(relative_error, "relative_error")
     return Verdict(claim="rf/breiman-identity",
                    statement="Breiman's identity Var(average) = Vbar (rho_bar + (1 - rho_bar)/H) holds for any heads, with rho_bar a ratio of means",
                    verdict=HOLDS if err <= IDENTITY_RTOL else FAILS,
@@ -66,13 +58,14 @@ def hdi_verdict(orthogonal: dict, steps: dict, *, n_se: float = SIGNIFICANCE) ->
     """
     if not orthogonal and not steps:
         raise ValueError("orthogonal: expected at least one statistic")
+    n_se = V.nonnegative(n_se, "n_se")
     stats, counter = [], False
     for label, value in orthogonal.items():
-        v, se = _pair(value, f"orthogonal[{label!r}]")
+        v, se = V.estimate(value, f"orthogonal[{label!r}]")
         stats.append(Statistic(f"1 - rho_bar at HDI_PA = 1, {label}", v, se))
         counter |= significant_effect(1.0 - v, se, sign=1, n_se=n_se) == HOLDS
     for label, value in steps.items():
-        v, se = _pair(value, f"steps[{label!r}]")
+        v, se = V.estimate(value, f"steps[{label!r}]")
         stats.append(Statistic(f"change of rho_bar with h at a fixed angle, {label}", v, se))
         counter |= abs(v) > n_se * se
     return Verdict(claim="rf/hdi-is-one-minus-rho",
@@ -97,21 +90,22 @@ def closed_form_verdict(deviations, *, checkable: bool = True, reason: str = "",
     if not checkable:
         return Verdict(claim="rf/closed-form-correlation", statement=statement, verdict=NOT_CHECKABLE,
                        criterion=f"not compared: {reason}", section=SECTION)
-    rows = [(label, *_pair((d, s), f"deviations[{label!r}]")) for label, d, s in deviations]
+    rows = [(label, *V.estimate((d, s), f"deviations[{label!r}]")) for label, d, s in deviations]
     if not rows:
         raise ValueError("deviations: expected at least one point")
     outcomes = [no_violation(d, s, tolerance, n_se=n_se) for _, d, s in rows]
     verdicts = [v for v, _ in outcomes]
-    verdict = FAILS if FAILS in verdicts else (HOLDS if all(v == HOLDS for v in verdicts) else UNDECIDED)
+    verdict = V.combine(verdicts)
     worst = max(range(len(rows)), key=lambda i: abs(rows[i][1]))
     label, d, s = rows[worst]
     detectable = max(det for _, det in outcomes) if verdict == HOLDS else None
     return Verdict(claim="rf/closed-form-correlation", statement=statement, verdict=verdict,
                    criterion=(f"every Monte Carlo deviation within {tolerance:g} (correlation units) with its "
                               f"{n_se:g}-s.e. interval, no allowance on top; largest deviation at {label}"),
-                   statistics=(Statistic(f"largest deviation rho_mc - rho_closed ({label})", d, s),
-                               Statistic("its z", d / s if s > 0 else np.inf),
-                               Statistic("largest |z| over all points", max(abs(dd / ss) for _, dd, ss in rows if ss > 0))),
+                   statistics=(Statistic(f"largest deviation rho_mc - rho_closed ({label})", d, s),)
+                   + ((Statistic("its z", d / s),) if s > 0 else ())  # no z-score for an exact (zero s.e.) deviation
+                   + tuple(Statistic("largest |z| over all points", z) for z in
+                           [max((abs(dd / ss) for _, dd, ss in rows if ss > 0), default=None)] if z is not None),
                    detectable=detectable, section=SECTION)
 
 
@@ -123,16 +117,17 @@ def small_bandwidth_verdict(gaps: dict, small, large, angle: float, *, n_se: flo
     than ``n_se`` s.e., "fails as stated" when one has the opposite sign by more than ``n_se``
     s.e., else "undecided at this size".
     """
+    n_se = V.nonnegative(n_se, "n_se")
     outcomes = []
     stats = []
     for h, value in gaps.items():
-        v, se = _pair(value, f"gaps[{h!r}]")
+        v, se = V.estimate(value, f"gaps[{h!r}]")
         if h in small or h in large:
             outcomes.append(significant_effect(v, se, sign=1 if h in small else -1, n_se=n_se))
         stats.append(Statistic(f"(1 - rho_bar) - HDI_PA at {angle:g} deg, h = {h:g}", v, se))
     if not outcomes:
         raise ValueError("small: expected bandwidths among those of gaps")
-    verdict = FAILS if FAILS in outcomes else (HOLDS if all(o == HOLDS for o in outcomes) else UNDECIDED)
+    verdict = V.combine(outcomes)
     return Verdict(claim="rf/faster-than-hdi-small-bandwidth",
                    statement=(f"At {angle:g} deg, 1 - rho_bar exceeds HDI_PA for h in {sorted(small)} and falls below it "
                               f"for h in {sorted(large)}"),
@@ -149,22 +144,31 @@ def monotone_verdict(steps: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
     ``n_se`` s.e.; "fails as stated" when one is negative beyond ``n_se`` s.e.; else
     "undecided at this size".
     """
-    inc, neg, n_steps = True, False, 0
-    for h, (v, se) in steps.items():
-        v, se = np.asarray(v, float), np.asarray(se, float)
+    if not isinstance(steps, dict):
+        raise ValueError(f"steps: expected a dict {{h: (increases, se)}}, got {type(steps).__name__}")
+    n_se = V.nonnegative(n_se, "n_se")
+    inc, neg, n_steps, zs = True, False, 0, []
+    for h, pair in steps.items():
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(f"steps[{h!r}]: expected a pair (increases, se), got {pair!r}")
+        v, se = V.numbers(pair[0], f"steps[{h!r}][0]"), V.standard_errors(pair[1], f"steps[{h!r}][1]")
+        if se.shape != v.shape:
+            raise ValueError(f"steps[{h!r}][1]: expected the shape of the increases {v.shape}, got {se.shape}")
+        zs += [float(a / b) for a, b in zip(v.ravel(), se.ravel()) if b > 0]
         inc &= bool(np.all(v > n_se * se))
         neg |= bool(np.any(-v > n_se * se))
         n_steps += v.size
     if not n_steps:
         raise ValueError("steps: expected at least one step")
     verdict = FAILS if neg else (HOLDS_UNDER if inc else UNDECIDED)
-    zmin = min(float(np.min(np.asarray(v) / np.asarray(se))) for v, se in steps.values())
+
     return Verdict(claim="rf/monotone-within-family",
                    statement="Along the star family, at a fixed bandwidth, 1 - rho_bar increases with HDI_PA",
                    verdict=verdict,
                    conditions="one family of heads at fixed (h, n, p_X, m, sigma); the curve depends on all of them" if verdict == HOLDS_UNDER else "",
                    criterion=f"every step between consecutive angles an increase beyond {n_se:g} paired standard errors",
-                   statistics=(Statistic("smallest step / s.e.", zmin), Statistic("steps", n_steps)), section=SECTION)
+                   statistics=((Statistic("smallest step / s.e.", min(zs)),) if zs else ())
+                   + (Statistic("steps", n_steps),), section=SECTION)
 
 
 def ant_colony_verdict() -> Verdict:

@@ -64,6 +64,7 @@ from ..constants import RANK_RTOL
 from ..diversity import NORMALIZATIONS
 from ..infra.estimates import Estimate
 from ..infra.prose import count_of, join_list
+from ..infra import verdicts as V
 from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, guard, significant_effect
 from ..infra.validate import as_float_array, as_seed_sequence, one_of, positive_int
 
@@ -147,6 +148,11 @@ SIZES = {
 
 def chapter_sizes(params) -> dict:
     """The sizes of a run: :data:`SIZES` of ``params["fidelity"]``, overridden by the non-``None`` size parameters."""
+    if not hasattr(params, "get") or not hasattr(params, "__getitem__"):
+        raise ValueError(f"params: expected the chapter's checked parameters (a mapping), got {type(params).__name__}")
+    if params.get("fidelity") not in SIZES:
+        raise ValueError(f"params: expected 'fidelity' to be one of {', '.join(map(repr, SIZES))}, "
+                         f"got {params.get('fidelity')!r}")
     out = dict(SIZES[params["fidelity"]])
     for key in ("n_perm", "n_spectral", "n_haar", "n_sentences", "n_perm_spearman"):
         if params.get(key) is not None:
@@ -501,6 +507,8 @@ def null_summary(observed, null) -> dict:
         raise ValueError(f"null: expected shape (n,) + {obs.shape} to match observed, got {nul.shape}")
     mean = nul.mean(axis=0)
     sd = nul.std(axis=0, ddof=1)
+    if np.any(sd == 0):
+        raise ValueError("null: the null draws are constant (in some column); a z-score against them is undefined")
     with np.errstate(divide="ignore", invalid="ignore"):
         z = (obs - mean) / sd
     extreme = (np.abs(nul - mean) >= np.abs(obs - mean) - 1e-15).sum(axis=0)
@@ -667,6 +675,9 @@ def r2_bootstrap(x, y, n_boot: int, seed) -> dict:
     if y.shape != x.shape or x.shape[0] < 3:
         raise ValueError(f"y: expected the shape of x {x.shape}, with at least 3 cases")
     n_boot = positive_int(n_boot, "n_boot", minimum=2)
+    for name, v in (("x", x), ("y", y)):
+        if np.all(v == v[0]):
+            raise ValueError(f"{name}: constant over the cases; its correlation is undefined")
     rng = np.random.default_rng(as_seed_sequence(seed))
     idx = rng.integers(0, x.shape[0], size=(n_boot, x.shape[0]))
     xs, ys = x[idx], y[idx]
@@ -675,6 +686,8 @@ def r2_bootstrap(x, y, n_boot: int, seed) -> dict:
     den = (xs * xs).sum(axis=1) * (ys * ys).sum(axis=1)
     ok = den > 0
     r2 = (xs * ys).sum(axis=1)[ok] ** 2 / den[ok]
+    if ok.sum() < 2:
+        raise ValueError(f"n_boot: fewer than 2 of {n_boot} resamples have a defined correlation; use more resamples")
     return {"r2": float(np.corrcoef(x, y)[0, 1] ** 2), "se": float(r2.std(ddof=1)), "n_boot": int(ok.sum())}
 
 
@@ -867,6 +880,8 @@ def diversity_sentence(record: Verdict) -> str:
     cases, against every null, so the reading that training drives heads
     towards orthogonal subspaces fails as stated".
     """
+    if not isinstance(record, Verdict) or record.claim != "pretrained/more-diverse-than-chance":
+        raise ValueError(f"record: expected the record of diversity_verdict, got {record!r}")
     stats = {st.name: st.value for st in record.statistics}
     n = int(next(v for k, v in stats.items() if k.endswith("cases") and "than" not in k))
     less = int(next(v for k, v in stats.items() if "less diverse" in k))
@@ -889,7 +904,7 @@ def printed_scale_verdict(r2: float, se: float) -> Verdict:
     bootstrap standard error ``se``.  Fails as stated when ``r2`` exceeds
     ``R2_MOSTLY`` by more than ``N_SE`` s.e.; holds when it is below by as much.
     """
-    r2 = float(r2)
+    r2 = V.number(r2, "r2")
     if not 0.0 <= r2 <= 1.0:
         raise ValueError(f"r2: expected a value in [0, 1], got {r2!r}")
     # "holds" for the claim means the scale explains LESS than R2_MOSTLY: sign -1 on r2 - R2_MOSTLY
@@ -914,7 +929,7 @@ def printed_invariance_verdict(printed_change: float, pa_change: float, rv_chang
     when the printed index moves by more than ``INVARIANCE_TOL``; holds
     otherwise (the run detects any change above that tolerance).
     """
-    vals = [_finite_nonneg(v, n) for v, n in ((printed_change, "printed_change"), (pa_change, "pa_change"),
+    vals = [V.nonnegative(v, n) for v, n in ((printed_change, "printed_change"), (pa_change, "pa_change"),
                                               (rv_change, "rv_change"))]
     verdict = FAILS if vals[0] > INVARIANCE_TOL else HOLDS
     return Verdict(
@@ -931,13 +946,6 @@ def printed_invariance_verdict(printed_change: float, pa_change: float, rv_chang
     )
 
 
-def _finite_nonneg(v, name: str) -> float:
-    x = float(v)
-    if not np.isfinite(x) or x < 0:
-        raise ValueError(f"{name}: expected a finite number >= 0, got {v!r}")
-    return x
-
-
 def redundancy_verdict(rho: float, se: float, p: float) -> Verdict:
     """A redundant head (large overlap with its layer) matters less when removed.
 
@@ -949,11 +957,11 @@ def redundancy_verdict(rho: float, se: float, p: float) -> Verdict:
     (the opposite sign) or when ``rho - N_SE se > RHO_USEFUL`` (the data
     exclude a correlation large enough to pick pruning candidates); undecided otherwise.
     """
-    rho = float(rho)
+    rho = V.number(rho, "rho")
     if not -1.0 <= rho <= 1.0:
         raise ValueError(f"rho: expected a correlation in [-1, 1], got {rho!r}")
-    s = _finite_nonneg(se, "se")
-    p = float(p)
+    s = V.standard_error(se, "se")
+    p = V.number(p, "p")
     if not 0.0 < p <= 1.0:
         raise ValueError(f"p: expected a p-value in (0, 1], got {p!r}")
     if rho <= -N_SE * s:
@@ -993,13 +1001,14 @@ def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int,
     if n_leading > d_k:
         raise ValueError(f"n_leading: expected at most d_k = {d_k}, got {n_leading}")
     even = n_leading / d_k
-    verdict = significant_effect(float(share) - even, se, sign=1)
+    share, se = V.number(share, "share"), V.standard_error(se, "se")
+    verdict = significant_effect(share - even, se, sign=1)
     stats = [Statistic(f"share of the excess in the leading {n_leading} of {d_k} angles", share, se),
              Statistic("share under an even spread", even)]
     if top is not None:
-        stats.append(Statistic("leading squared cosine, trained", *top))
+        stats.append(Statistic("leading squared cosine, trained", *V.estimate(top, "top")))
     if top_null is not None:
-        stats.append(Statistic(f"leading squared cosine, {null}", *top_null))
+        stats.append(Statistic(f"leading squared cosine, {null}", *V.estimate(top_null, "top_null")))
     return Verdict(
         claim="pretrained/shared-directions",
         statement=(f"the excess overlap of the trained key heads over the {null} sits in a few shared directions "
@@ -1026,7 +1035,12 @@ def guard_text(*, last_minus_rest, key_positive_layers: int, n_layers: int, pa_c
     ``pa_change``, ``rv_change``: the largest change of those indices along the
     model-preserving rescaling.
     """
-    m, se = (float(v) for v in last_minus_rest)
+    m, se = V.estimate(last_minus_rest, "last_minus_rest")
+    t, tse = V.estimate(top_excess, "top_excess")
+    V.count(key_positive_layers, "key_positive_layers")
+    V.count(n_layers, "n_layers")
+    V.nonnegative(pa_change, "pa_change")
+    V.nonnegative(rv_change, "rv_change")
     guard(bool(m > N_SE * se), "removing a head of the last layer changes the embeddings more than removing a head "
           "of another layer", f"the difference is {m:.2g} ± {se:.2g}")
     guard(0 < int(key_positive_layers) < int(n_layers), "the within-layer correlations of the keys have no consistent sign",
@@ -1034,7 +1048,6 @@ def guard_text(*, last_minus_rest, key_positive_layers: int, n_layers: int, pa_c
     guard(bool(pa_change < INVARIANCE_TOL and rv_change < INVARIANCE_TOL),
           "the principal-angle and RV indices do not move under the rescaling",
           f"they move by {pa_change:.2g} and {rv_change:.2g}")
-    t, tse = (float(v) for v in top_excess)
     guard(bool(t > N_SE * tse), "the leading squared cosine of trained key heads exceeds that of the row null",
           f"the difference is {t:.3g} ± {tse:.2g}")
 

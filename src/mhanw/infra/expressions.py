@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 import sympy as sp
+from sympy.core.function import AppliedUndef
 from sympy.parsing.sympy_parser import auto_number, convert_xor, parse_expr
 
 __all__ = [
@@ -50,7 +51,7 @@ ALLOWED_OPS = frozenset({"+", "-", "*", "/", "**", "^", "(", ")"})
 
 #: What sympy's parser raises for a malformed formula (a call of a symbol, a
 #: keyword, a wrong number of arguments, nesting beyond Python's limits).
-_PARSE_ERRORS = (SyntaxError, TypeError, ValueError, AttributeError, ZeroDivisionError,
+_PARSE_ERRORS = (SyntaxError, TypeError, ValueError, AttributeError, NameError, ZeroDivisionError,
                  RecursionError, MemoryError, tokenize.TokenError, sp.SympifyError)
 
 _SYMPY_CONSTRUCTORS = {"Integer": sp.Integer, "Float": sp.Float, "Rational": sp.Rational,
@@ -109,6 +110,10 @@ class Grammar:
         if isinstance(text, sp.Basic):
             if not isinstance(text, sp.Expr):
                 raise ValueError(f"{name}: expected a sympy expression, got {type(text).__name__}")
+            undefined = sorted({str(f.func) for f in text.atoms(AppliedUndef)})
+            if undefined:
+                raise ValueError(f"{name}: undefined function(s) {', '.join(undefined)} in {text}; allowed names "
+                                 f"are {self.allowed}")
             expr = self.canonical(text, name)
         elif isinstance(text, numbers.Real) and not isinstance(text, bool):
             expr = sp.Float(text)
@@ -137,6 +142,8 @@ class Grammar:
                     raise ValueError(
                         f"{name}: unknown name {tok.string!r} in {text!r}; allowed names are {self.allowed}")
                 names.append(tok.string)
+            elif tok.type == tokenize.NUMBER and tok.string[-1] in "jJ":
+                raise ValueError(f"{name}: imaginary number {tok.string!r} in {text!r}; expected a real {self.subject}")
             elif tok.type == tokenize.OP and tok.string not in ALLOWED_OPS:
                 raise ValueError(f"{name}: operator {tok.string!r} is not allowed in {text!r}")
             elif tok.type not in (tokenize.NAME, tokenize.OP, tokenize.NUMBER, tokenize.NEWLINE,

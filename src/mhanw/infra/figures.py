@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
 import matplotlib
+import matplotlib.figure
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -78,6 +80,10 @@ def use_style() -> None:
 
 def panels(ncols: int, *, height: float = ROW_HEIGHT, width: float = TEXT_WIDTH, **kwargs):
     """A one-row figure of ``ncols`` panels at the paper's width; returns ``(fig, axes)``."""
+    from .validate import positive_int, positive_scalar
+
+    ncols = positive_int(ncols, "ncols")
+    height, width = positive_scalar(height, "height"), positive_scalar(width, "width")
     fig, axes = plt.subplots(1, ncols, figsize=(width, height), squeeze=False, **kwargs)
     return fig, axes[0]
 
@@ -189,6 +195,10 @@ def save(fig, name: str, figures_dir) -> SavedFigure:
     """
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"name: expected 'NN_slug' (two digits, lower-case words), got {name!r}")
+    if not isinstance(fig, matplotlib.figure.Figure):
+        raise ValueError(f"fig: expected a matplotlib Figure, got {type(fig).__name__}")
+    if not isinstance(figures_dir, (str, os.PathLike)) or not str(figures_dir).strip():
+        raise ValueError(f"figures_dir: expected a folder path, got {figures_dir!r}")
     out = Path(figures_dir)
     out.mkdir(parents=True, exist_ok=True)
     pdf, png = out / f"{name}.pdf", out / f"{name}.png"
@@ -206,8 +216,7 @@ def save(fig, name: str, figures_dir) -> SavedFigure:
             raise ValueError(f"fig: figure {name} is not legible at print size (at most {TEXT_WIDTH} in wide, "
                              f"no text under {MIN_TEXT_PT:g} pt): " + "; ".join(problems))
         fig.savefig(tmp_png, format="png", dpi=PNG_DPI, metadata={"Software": None})
-        os.replace(tmp_png, png)
-        os.replace(tmp_pdf, pdf)
+        _replace_pair((tmp_png, png), (tmp_pdf, pdf), _temporary(out, png.name + ".old"))
     finally:
         for tmp in (tmp_pdf, tmp_png):
             if tmp.exists():
@@ -216,6 +225,28 @@ def save(fig, name: str, figures_dir) -> SavedFigure:
     if _in_kernel():
         show_png(png, name, problems)
     return SavedFigure([pdf, png])
+
+
+def _replace_pair(first: tuple[Path, Path], second: tuple[Path, Path], backup: Path) -> None:
+    """Rename two finished temporaries onto their targets as one step: when the second rename
+    fails, the first target is put back as it was (``backup`` holds its old bytes), so a
+    PNG never sits beside a PDF of another drawing."""
+    (tmp1, target1), (tmp2, target2) = first, second
+    had_first = target1.exists()
+    try:
+        if had_first:
+            shutil.copy2(target1, backup)
+        os.replace(tmp1, target1)
+        try:
+            os.replace(tmp2, target2)
+        except BaseException:
+            if had_first:
+                os.replace(backup, target1)
+            else:
+                target1.unlink(missing_ok=True)
+            raise
+    finally:
+        backup.unlink(missing_ok=True)
 
 
 def _temporary(directory: Path, name: str) -> Path:

@@ -17,6 +17,9 @@ def by_fidelity(fidelity: str, *, quick: dict, paper: dict) -> dict:
     """Return the settings of ``fidelity`` ("quick" for tests and CI, "paper" for the figures)."""
     if fidelity not in FIDELITIES:
         raise ValueError(f"fidelity: expected 'quick' or 'paper', got {fidelity!r}")
+    for name, sizes in (("quick", quick), ("paper", paper)):
+        if not isinstance(sizes, dict):
+            raise ValueError(f"{name}: expected a dict of settings, got {type(sizes).__name__}")
     if set(quick) != set(paper):
         raise ValueError("quick, paper: both fidelity levels must set the same keys")
     return dict(quick if fidelity == "quick" else paper)

@@ -383,11 +383,30 @@ Constraint = Callable[[Mapping], None]
 CONSTRAINTS_NONE: tuple = ()
 
 
+#: What evaluating a constraint on bad values may raise (a missing parameter, a division by zero, an
+#: overflow, a comparison of a number with None): each becomes a :class:`ParameterError` naming the parameter.
+_CONSTRAINT_ERRORS = (KeyError, ArithmeticError, TypeError, ValueError)
+
+
+def _unevaluable(name: str, statement: str, exc: BaseException) -> ParameterError:
+    if isinstance(exc, KeyError):
+        return _fail(name, f"the constraint {statement!r} refers to parameter {exc.args[0]!r}, "
+                           "which the chapter does not declare")
+    return _fail(name, f"cannot check {statement!r} with these values ({type(exc).__name__}: {exc})")
+
+
 def require(name: str, predicate: Callable[[Mapping], bool], statement: str) -> Constraint:
-    """``predicate(params)`` must hold; otherwise ``"name: expected statement"`` with the values it names."""
+    """``predicate(params)`` must hold; otherwise ``"name: expected statement"`` with the values it names.
+    A predicate that cannot be evaluated (a missing parameter, a division by zero) also fails, naming ``name``."""
 
     def constraint(params):
-        if not predicate(params):
+        try:
+            ok = predicate(params)
+        except ParameterError:
+            raise
+        except _CONSTRAINT_ERRORS as exc:
+            raise _unevaluable(name, statement, exc) from None
+        if not ok:
             words = set(re.findall(r"[A-Za-z_]\w*", statement))
             shown = ", ".join(f"{k} = {v!r}" for k, v in params.items() if k in words)
             raise _fail(name, f"expected {statement}" + (f" (got {shown})" if shown else ""))
@@ -399,7 +418,11 @@ def at_most(a: str, b: str) -> Constraint:
     """``params[a] <= params[b]`` (e.g. ``d_k <= d``)."""
 
     def constraint(params):
-        if params[a] > params[b]:
+        try:
+            bad = params[a] > params[b]
+        except _CONSTRAINT_ERRORS as exc:
+            raise _unevaluable(a, f"{a} <= {b}", exc) from None
+        if bad:
             raise _fail(a, f"expected {a} <= {b} = {params[b]!r}, got {params[a]!r}")
 
     return constraint
@@ -411,9 +434,12 @@ def product_at_most(factors, bound: str, *, equal: bool = False) -> Constraint:
     factors = tuple(factors)
 
     def constraint(params):
-        value = math.prod(params[f] for f in factors)
-        limit = params[bound]
-        bad = value != limit if equal else value > limit
+        try:
+            value = math.prod(params[f] for f in factors)
+            limit = params[bound]
+            bad = value != limit if equal else value > limit
+        except _CONSTRAINT_ERRORS as exc:
+            raise _unevaluable(factors[0], f"{'*'.join(factors)} {'=' if equal else '<='} {bound}", exc) from None
         if bad:
             rel = "=" if equal else "<="
             raise _fail(factors[0], f"expected {'*'.join(factors)} {rel} {bound} = {limit!r}, got "
@@ -426,7 +452,13 @@ def divides(a: str, b: str) -> Constraint:
     """``params[a]`` divides ``params[b]`` (a head size that splits a budget)."""
 
     def constraint(params):
-        if params[b] % params[a]:
+        try:
+            rest = params[b] % params[a]
+        except ZeroDivisionError:
+            raise _fail(a, f"expected a divisor of {b} = {params[b]!r}, got {params[a]!r}") from None
+        except _CONSTRAINT_ERRORS as exc:
+            raise _unevaluable(a, f"{a} divides {b}", exc) from None
+        if rest:
             raise _fail(a, f"expected a divisor of {b} = {params[b]!r}, got {params[a]!r}")
 
     return constraint
@@ -534,6 +566,8 @@ def check_parameters(namespace: Mapping, spec: Mapping[str, Kind], constraints=(
     closest declared name as a hint), declared names missing from the
     namespace, each value, each value against the others, the constraints.
     """
+    if not isinstance(namespace, Mapping):
+        raise TypeError(f"namespace: expected a mapping (the notebook's globals()), got {type(namespace).__name__}")
     if not isinstance(spec, Mapping) or not all(isinstance(k, Kind) for k in spec.values()):
         raise TypeError("spec: expected a mapping from parameter names to Kind objects (mhanw.infra.params)")
     known = list(spec)
@@ -563,6 +597,13 @@ def check_parameters(namespace: Mapping, spec: Mapping[str, Kind], constraints=(
                 raise
             except ValueError as exc:
                 raise _rename(exc, name) from None
-    for constraint in constraints:
-        constraint(values)
+    for i, constraint in enumerate(constraints):
+        if not callable(constraint):
+            raise TypeError(f"constraints: expected callables f(params), got {constraint!r} at position {i}")
+        try:
+            constraint(values)
+        except ParameterError:
+            raise
+        except _CONSTRAINT_ERRORS as exc:  # a hand-written constraint that could not be evaluated
+            raise ParameterError(f"constraints[{i}]: could not be checked ({type(exc).__name__}: {exc})") from None
     return Parameters(values)

@@ -8,10 +8,30 @@ without repeating a verdict that several items share.
 
 from __future__ import annotations
 
+import math
 import numbers
+
+import numpy as np
 
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
           "eleven", "twelve")
+
+
+def _text(value, name: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{name}: expected a string, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _integer(value, name: str) -> int:
+    """An integer item (an int, a numpy integer, or a float with an integral value), never a bool or a string."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.integer, np.floating)):
+        raise ValueError(f"{name}: expected integers, got {type(value).__name__} {value!r}")
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return int(value)
+    if not math.isfinite(float(value)) or not float(value).is_integer():
+        raise ValueError(f"{name}: expected integers, got {value!r} (not a whole number)")
+    return int(value)
 
 
 def _count(value, name: str) -> int:
@@ -32,6 +52,7 @@ def count_of(k, n, noun: str = "") -> str:
     ``noun`` (plural) is appended: ``count_of(4, 4, "layers")`` -> ``"all four layers"``.
     """
     k, n = _count(k, "k"), _count(n, "n")
+    noun = _text(noun, "noun")
     if k > n:
         raise ValueError(f"k: expected at most n = {n}, got {k}")
     tail = f" {noun}" if noun else ""
@@ -50,10 +71,9 @@ def count_of(k, n, noun: str = "") -> str:
 
 def ranges(values) -> str:
     """Integers as ranges: ``[1, 2, 3, 5, 7, 8]`` -> ``"1-3, 5, 7-8"`` (an en dash in LaTeX is the caller's)."""
-    try:
-        items = sorted({int(v) for v in values})
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"values: expected integers, got {values!r}") from exc
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"values: expected a collection of integers, got {type(values).__name__} {values!r}")
+    items = sorted({_integer(v, "values") for v in values})
     if not items:
         raise ValueError("values: expected at least one integer")
     out, start, prev = [], items[0], items[0]
@@ -68,7 +88,10 @@ def ranges(values) -> str:
 
 
 def join_list(items, conjunction: str = "and") -> str:
-    """"a", "a and b", "a, b and c"."""
+    """"a", "a and b", "a, b and c" (``items``: a list of things to name, not one string)."""
+    if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
+        raise ValueError(f"items: expected a list of items, got {type(items).__name__} {items!r}")
+    conjunction = _text(conjunction, "conjunction")
     items = [str(x) for x in items]
     if not items:
         raise ValueError("items: expected at least one item")
@@ -83,8 +106,13 @@ def group_by_verdict(pairs) -> str:
     ``[("the bound", "fails as stated"), ("the limit", "fails as stated"), ("the identity", "holds")]``
     -> ``"the bound and the limit: fails as stated; the identity: holds"``.
     """
+    if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
+        raise ValueError(f"pairs: expected (item, verdict) pairs, got {type(pairs).__name__}")
     groups: dict[str, list[str]] = {}
-    for item, verdict in pairs:
+    for pair in pairs:
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise ValueError(f"pairs: expected (item, verdict) pairs, got {pair!r}")
+        item, verdict = pair
         groups.setdefault(str(verdict), []).append(str(item))
     if not groups:
         raise ValueError("pairs: expected at least one (item, verdict) pair")

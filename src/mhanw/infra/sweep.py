@@ -266,6 +266,8 @@ def run_sweep(func: Callable[[Any, np.random.Generator], Any], settings: Sequenc
     array ``(n_settings, n_rep, ...)`` when every result is numeric with one
     shape, else a list over settings of lists over replicates.
     """
+    if isinstance(settings, (str, bytes)):
+        raise ValueError(f"settings: expected a sequence of settings, got the string {settings!r}")
     try:
         settings = list(settings)
     except TypeError as exc:

@@ -43,6 +43,7 @@ def fmt(x: Any, digits: int = 4) -> str:
         return ""
     if isinstance(x, str):
         return x
+    digits = _digits(digits, "digits")
     if isinstance(x, (bool,)) or type(x).__name__ == "bool_":
         return "yes" if bool(x) else "no"
     if isinstance(x, numbers.Integral):
@@ -75,13 +76,36 @@ def fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
+def _real_or_nan(value, name: str) -> float:
+    """A real number as a float (NaN allowed: a missing value); bools, strings, None and others raise."""
+    if isinstance(value, (bool, str, bytes)) or type(value).__name__ == "bool_" \
+            or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name}: expected a real number, got {type(value).__name__} {value!r}")
+    return float(value)
+
+
+def _digits(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= int(value) <= 17:
+        raise ValueError(f"{name}: expected an integer from 1 to 17 (significant digits), got {value!r}")
+    return int(value)
+
+
 def pm(mean, se, digits: int = 2) -> str:
     """``mean ± se``: the standard error to ``digits`` significant digits and the
-    mean to the same decimal place (scientific notation for tiny or huge values)."""
-    mean, se = float(mean), float(se)
+    mean to the same decimal place (scientific notation for tiny or huge values).
+
+    A NaN mean reads "–" and a NaN s.e. (an exact value) "–" after the ``±``; an
+    infinite mean or s.e., a negative s.e. or bad ``digits`` raise ``ValueError``
+    naming the argument."""
+    mean, se = _real_or_nan(mean, "mean"), _real_or_nan(se, "se")
+    digits = _digits(digits, "digits")
+    if math.isinf(mean):
+        raise ValueError(f"mean: expected a finite estimate, got {mean!r}")
+    if math.isinf(se) or se < 0:
+        raise ValueError(f"se: expected a finite standard error >= 0, got {se!r}")
     if math.isnan(mean):
         return "–"
-    if math.isnan(se) or se <= 0:
+    if math.isnan(se) or se == 0:
         return f"{fmt(mean, 4)} ± {fmt(se, digits)}"
     exponent = math.floor(math.log10(se))
     decimals = digits - 1 - exponent
@@ -123,8 +147,16 @@ class Table:
 
     def __init__(self, columns: Sequence[str], rows: Sequence[Sequence[str]], caption: str | None = None,
                  note: str | None = None):
+        if isinstance(columns, (str, bytes)) or not isinstance(columns, Sequence):
+            raise ValueError(f"columns: expected a list of headers, got {type(columns).__name__}")
         self.columns = [str(c) for c in columns]
-        self.rows = [[str(v) for v in r] for r in rows]
+        self.rows = []
+        for i, r in enumerate(rows):
+            if isinstance(r, (str, bytes)) or not isinstance(r, Sequence):
+                raise ValueError(f"rows: expected lists of cells, got {type(r).__name__} at row {i}")
+            if len(r) != len(self.columns):
+                raise ValueError(f"rows: row {i} has {len(r)} cells, expected {len(self.columns)} (one per column)")
+            self.rows.append([str(v) for v in r])
         self.caption = caption
         self.note = note
 
@@ -251,13 +283,24 @@ def show(data, digits: int = 4, *, se: Mapping[str, str] | None = None, split: s
     index : str, optional
         The header of the first column when it comes from dict keys or an unnamed index.
     """
+    digits = _digits(digits, "digits")
+    if isinstance(max_rows, bool) or not isinstance(max_rows, numbers.Integral) or max_rows < 3:
+        raise ValueError(f"max_rows: expected an integer >= 3 (first rows, '…', last 2 rows), got {max_rows!r}")
+    if se is not None and not isinstance(se, Mapping):
+        raise ValueError(f"se: expected a dict {{estimate column: s.e. column}}, got {type(se).__name__} {se!r}")
     columns, records = _records(data, index)
     if se:
         for est, err in se.items():
             if est not in columns or err not in columns:
                 raise ValueError(f"se: columns {est!r} and {err!r} must both be in the table, got {columns}")
-            for r in records:
-                r[est] = pm(r[est], r[err])
+            for i, r in enumerate(records):
+                if r.get(est) is None and r.get(err) is None:
+                    r[est] = None  # a row without this estimate: an empty cell, as for any missing value
+                    continue
+                try:
+                    r[est] = pm(r.get(est), r.get(err))
+                except ValueError as exc:
+                    raise ValueError(f"se: row {i}, columns {est!r} and {err!r}: {exc}") from None
             columns = [c for c in columns if c != err]
             columns[columns.index(est)] = f"{est} ± s.e."
             for r in records:

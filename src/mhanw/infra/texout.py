@@ -20,20 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .validate import real_scalar
+
 _LETTERS = re.compile(r"^[A-Za-z]+$")
 
 #: Largest number of significant digits :func:`format_number` writes (a double holds 17).
 MAX_DIGITS = 17
-
-
-def _finite(value, name: str) -> float:
-    """``value`` as a finite float (not a bool or a string), else ``ValueError`` naming ``name``."""
-    if isinstance(value, (bool, str, bytes)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise ValueError(f"{name}: expected a finite real number, got {type(value).__name__} {value!r}")
-    out = float(value)
-    if not math.isfinite(out):
-        raise ValueError(f"{name}: expected a finite real number, got {value!r}")
-    return out
 
 
 def _digits(value, name: str) -> int:
@@ -69,7 +61,7 @@ def format_number(x: float, digits: int = 3) -> str:
     Uses plain notation for ``1e-3 <= |x| < 1e5`` and ``a \\times 10^{b}``
     otherwise; integers-valued floats keep their significant digits.
     """
-    x = _finite(x, "x")
+    x = real_scalar(x, "x")
     digits = _digits(digits, "digits")
     if x == 0:
         return "0"
@@ -88,8 +80,8 @@ def format_number(x: float, digits: int = 3) -> str:
 
 def format_mean_se(mean: float, se: float, se_digits: int = 1) -> str:
     """``mean \\pm se``, the mean rounded to the decimal place of the s.e."""
-    mean = _finite(mean, "mean")
-    se = _finite(se, "se")
+    mean = real_scalar(mean, "mean")
+    se = real_scalar(se, "se")
     if se < 0:
         raise ValueError(f"se: expected a finite non-negative standard error, got {se!r}")
     se_digits = _digits(se_digits, "se_digits")
@@ -131,7 +123,7 @@ class Macros:
         if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
             v = int(value)
         else:
-            x = _finite(value, "value")
+            x = real_scalar(value, "value")
             if not x.is_integer():
                 raise ValueError(f"value: expected an integer, got {value!r}")
             v = int(x)
@@ -159,6 +151,8 @@ class Macros:
         """A sympy expression, typeset with :func:`sympy.latex`."""
         import sympy
 
+        if not isinstance(expression, sympy.Basic):
+            raise ValueError(f"expression: expected a sympy expression, got {type(expression).__name__} {expression!r}")
         self._add(name, f"\\ensuremath{{{sympy.latex(expression)}}}")
 
     def __len__(self) -> int:
@@ -178,7 +172,12 @@ class Macros:
 
 
 def write_atomic(path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
+    """Write ``text`` to ``path`` through a temporary file and a rename (a reader never sees a partial file;
+    a failure leaves the previous file, or none, and no temporary)."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ValueError(f"path: expected a file path, got {path!r}")
+    if not isinstance(text, str):
+        raise ValueError(f"text: expected a string, got {type(text).__name__}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -14,8 +14,19 @@ their thresholds as named constants); this module holds what every rule shares:
 - :func:`no_violation` -- a claim holds when an effect expected to be zero is
   within ``k`` standard errors of it *and* the run could have seen a violation
   of a stated size; otherwise "fails as stated" or "undecided at this size";
+- :func:`no_violation_record` -- the record of a claim decided by :func:`no_violation`;
 - :func:`significant_effect` -- the mirror image: a claim that predicts an
   effect of a given sign holds when the effect is ``k`` s.e. away from 0;
+- :func:`combine` -- one verdict for a claim checked at several settings;
+- :func:`within_tolerance` -- an exact check (an identity up to rounding);
+- :func:`checked` -- the argument checks of a rule: a rule decorated with it
+  rejects NaN, inf, negative standard errors, empty input and non-numbers with a
+  ``ValueError`` naming the argument, so that no verdict comes from bad numbers;
+  :func:`number`, :func:`nonnegative`, :func:`standard_error`, :func:`flag`,
+  :func:`numbers`, :func:`nonnegatives`, :func:`standard_errors`, :func:`count`,
+  :func:`number_map`, :func:`estimate`, :func:`estimate_map`, :func:`records` are the checks it
+  applies (each ``check(value, name)``);
+- :func:`stat` -- the checked constructor of a :class:`Statistic`;
 - :func:`guard` -- a sentence of the text states a condition; the chapter stops
   when the numbers disagree;
 - :class:`Ledger` -- the records of one chapter, written as JSON next to its
@@ -26,16 +37,20 @@ Nothing here knows about attention.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
+from . import notation
 from .texout import write_atomic
+from .validate import as_float_array, positive_int, real_scalar
 
 HOLDS = "holds"
 HOLDS_UNDER = "holds under the stated conditions"
@@ -57,14 +72,153 @@ class VerdictGuardError(AssertionError):
     """A sentence of the text states something the numbers do not support."""
 
 
+# --------------------------------------------------------------------------- argument checks
+
+
+def number(value, name: str) -> float:
+    """``value`` as a float if it is a finite real number (int, float, numpy scalar or 0-d array; not a
+    bool or a string), else ``ValueError`` naming ``name``."""
+    if isinstance(value, np.ndarray):
+        return float(as_float_array(value, name, ndim=0))
+    return real_scalar(value, name)
+
+
+def _at_least_zero(x, value, name: str, what: str):
+    if np.any(np.asarray(x) < 0):
+        got = f"{value!r}" if np.ndim(x) == 0 else "a negative one"
+        raise ValueError(f"{name}: expected {what} >= 0, got {got}")
+    return x
+
+
+def standard_error(value, name: str) -> float:
+    """``value`` as a float if it is a finite standard error (a real number >= 0), else ``ValueError``."""
+    return _at_least_zero(number(value, name), value, name, "a standard error")
+
+
+def nonnegative(value, name: str) -> float:
+    """``value`` as a float if it is a finite real number >= 0 (an error size, a distance), else ``ValueError``."""
+    return _at_least_zero(number(value, name), value, name, "a number")
+
+
+def flag(value, name: str) -> bool:
+    """``value`` if it is a bool (Python or numpy), else ``ValueError`` naming ``name``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}: expected True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
+def numbers(values, name: str) -> np.ndarray:
+    """``values`` as a non-empty float array of finite numbers, else ``ValueError`` naming ``name``."""
+    return as_float_array(values, name)
+
+
+def standard_errors(values, name: str) -> np.ndarray:
+    """``values`` as a non-empty float array of finite standard errors (>= 0), else ``ValueError``."""
+    return _at_least_zero(as_float_array(values, name), values, name, "standard errors")
+
+
+def nonnegatives(values, name: str) -> np.ndarray:
+    """``values`` as a non-empty float array of finite numbers >= 0 (error sizes), else ``ValueError``."""
+    return _at_least_zero(as_float_array(values, name), values, name, "numbers")
+
+
+def count(value, name: str) -> int:
+    """``value`` as an int if it is a whole number >= 0 (not a bool), else ``ValueError`` naming ``name``."""
+    return positive_int(value, name, minimum=0)
+
+
+def _mapping(values, name: str) -> Mapping:
+    if not isinstance(values, Mapping):
+        raise ValueError(f"{name}: expected a mapping (dict), got {type(values).__name__}")
+    if not values:
+        raise ValueError(f"{name}: expected at least one entry, got an empty mapping")
+    return values
+
+
+def number_map(values, name: str) -> dict:
+    """A non-empty mapping whose values are finite real numbers, else ``ValueError`` naming ``name[key]``."""
+    return {k: number(v, f"{name}[{k!r}]") for k, v in _mapping(values, name).items()}
+
+
+def estimate(pair, name: str) -> tuple[float, float]:
+    """``(value, standard error)``: a finite number and a finite standard error >= 0."""
+    items = None if isinstance(pair, (str, bytes, Mapping)) or not hasattr(pair, "__iter__") else list(pair)
+    if items is None or len(items) != 2:
+        raise ValueError(f"{name}: expected a pair (value, standard error), got {pair!r}")
+    return number(items[0], f"{name}[0]"), standard_error(items[1], f"{name}[1]")
+
+
+def estimate_map(values, name: str) -> dict:
+    """A non-empty mapping of ``(value, standard error)`` pairs (:func:`estimate`)."""
+    return {k: estimate(v, f"{name}[{k!r}]") for k, v in _mapping(values, name).items()}
+
+
+def records(values, name: str) -> list:
+    """``values`` as a non-empty list of :class:`Verdict` records (the parts a summary record combines)."""
+    items = None if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__") else list(values)
+    if not items or not all(isinstance(r, Verdict) for r in items):
+        raise ValueError(f"{name}: expected a non-empty list of Verdict records, got {values!r}")
+    return items
+
+
+def checked(**checks: Callable) -> Callable:
+    """Decorate a verdict rule so that its named arguments are checked before it decides.
+
+    ``checks``: ``argument name -> check(value, name)`` (:func:`number`,
+    :func:`standard_error`, :func:`numbers`, ...).  A rule fed NaN, inf, a
+    negative standard error, empty input or a non-number then raises
+    ``ValueError`` naming the argument, instead of returning a verdict decided by
+    comparisons that NaN makes false.  The rule receives its arguments unchanged.
+    """
+
+    def wrap(rule):
+        sig = inspect.signature(rule)
+        unknown = sorted(set(checks) - set(sig.parameters))
+        if unknown:
+            raise TypeError(f"checks: {rule.__name__} has no argument(s) {unknown}")
+
+        @functools.wraps(rule)
+        def inner(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            for arg, check in checks.items():
+                check(bound.arguments[arg], arg)
+            return rule(*args, **kwargs)
+
+        return inner
+
+    return wrap
+
+
+# --------------------------------------------------------------------------- records
+
+
 @dataclass(frozen=True)
 class Statistic:
-    """A deciding number: its value and standard error (``nan`` when exact)."""
+    """A deciding number: its value and standard error (``nan`` when exact).
+
+    ``value`` must be a finite real number and ``se`` NaN (exact) or a finite
+    number >= 0: a verdict decided from a NaN or infinite statistic would be a
+    wrong result, and JSON could not hold it.
+    """
 
     name: str
     value: float
     se: float = math.nan
     unit: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"name: expected a non-empty string naming the statistic, got {self.name!r}")
+        if not isinstance(self.unit, str):
+            raise ValueError(f"unit: expected a string, got {self.unit!r} (statistic {self.name!r})")
+        try:
+            number(self.value, "value")
+            se = self.se
+            if not (isinstance(se, (float, np.floating)) and math.isnan(se)):
+                standard_error(se, "se")
+        except ValueError as exc:
+            raise ValueError(f"{exc} (statistic {self.name!r})") from None
 
     def to_dict(self) -> dict:
         out = {"name": self.name, "value": _plain(self.value), "se": _plain(self.se)}
@@ -73,26 +227,16 @@ class Statistic:
         return out
 
 
+def stat(name: str, value, se=math.nan, unit: str = "") -> Statistic:
+    """A checked :class:`Statistic` with ``value`` and ``se`` as plain floats (numpy scalars and 0-d
+    arrays converted): the one constructor the chapters' rules use."""
+    checked_stat = Statistic(name, value, se, unit)
+    return Statistic(checked_stat.name, float(np.asarray(value)), float(np.asarray(se)), unit)
+
+
 def _plain(x: float):
     x = float(x)
     return x if math.isfinite(x) else None
-
-
-def _finite(value, name: str) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: expected a real number, got {value!r}") from exc
-    if not math.isfinite(x):
-        raise ValueError(f"{name}: expected a finite number, got {value!r}")
-    return x
-
-
-def _se(value, name: str) -> float:
-    x = _finite(value, name)
-    if x < 0:
-        raise ValueError(f"{name}: expected a standard error >= 0, got {value!r}")
-    return x
 
 
 @dataclass(frozen=True)
@@ -126,6 +270,11 @@ class Verdict:
         for name in ("statement", "criterion"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
                 raise ValueError(f"{name}: expected a non-empty sentence")
+        for name in ("chapter", "section", "conditions"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name}: expected a string, got {getattr(self, name)!r}")
+        if self.detectable is not None:
+            standard_error(self.detectable, "detectable")
         if self.verdict == HOLDS_UNDER and not self.conditions.strip():
             raise ValueError("conditions: a verdict 'holds under the stated conditions' must state them")
         stats = tuple(self.statistics)
@@ -156,12 +305,27 @@ class Verdict:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "Verdict":
-        stats = tuple(Statistic(s["name"], math.nan if s["value"] is None else s["value"],
-                                math.nan if s.get("se") is None else s["se"], s.get("unit", ""))
-                      for s in d.get("statistics", ()))
-        return cls(claim=d["claim"], statement=d["statement"], verdict=d["verdict"], criterion=d["criterion"],
-                   statistics=stats, detectable=d.get("detectable"), chapter=d.get("chapter", ""),
-                   section=d.get("section", ""), conditions=d.get("conditions", ""))
+        """The record :meth:`to_dict` wrote; a malformed one raises ``ValueError`` naming ``d`` and the claim."""
+        if not isinstance(d, Mapping):
+            raise ValueError(f"d: expected a verdict record (a mapping), got {type(d).__name__}")
+        missing = [k for k in ("claim", "statement", "verdict", "criterion") if k not in d]
+        if missing:
+            raise ValueError(f"d: the record of claim {d.get('claim')!r} has no {', '.join(missing)}")
+        try:
+            raw = d.get("statistics") or ()
+            if not isinstance(raw, (list, tuple)):
+                raise ValueError(f"statistics: expected a list, got {type(raw).__name__}")
+            stats = []
+            for i, s in enumerate(raw):
+                if not isinstance(s, Mapping) or "name" not in s or "value" not in s:
+                    raise ValueError(f"statistics[{i}]: expected a mapping with 'name' and 'value', got {s!r}")
+                stats.append(Statistic(s["name"], s["value"], math.nan if s.get("se") is None else s["se"],
+                                       s.get("unit", "")))
+            return cls(claim=d["claim"], statement=d["statement"], verdict=d["verdict"], criterion=d["criterion"],
+                       statistics=tuple(stats), detectable=d.get("detectable"), chapter=d.get("chapter", ""),
+                       section=d.get("section", ""), conditions=d.get("conditions", ""))
+        except ValueError as exc:
+            raise ValueError(f"d: the record of claim {d.get('claim')!r}: {exc}") from None
 
 
 def compatible(paper: str, other: str) -> bool:
@@ -191,10 +355,10 @@ def no_violation(effect: float, se: float, tolerance: float, *, n_se: float = N_
 
     Returns ``(verdict, detectable)`` with ``detectable = n_se * se``.
     """
-    e = _finite(effect, "effect")
-    s = _se(se, "se")
-    tol = _se(tolerance, "tolerance")
-    k = _se(n_se, "n_se")
+    e = number(effect, "effect")
+    s = standard_error(se, "se")
+    tol = standard_error(tolerance, "tolerance")
+    k = standard_error(n_se, "n_se")
     detectable = k * s
     if abs(e) > detectable and abs(e) > tol:
         return FAILS, detectable
@@ -203,22 +367,62 @@ def no_violation(effect: float, se: float, tolerance: float, *, n_se: float = N_
     return UNDECIDED, detectable
 
 
+def no_violation_record(effect: Statistic, tolerance: float, *, n_se: float = N_SE, extra: tuple = (),
+                        **fields) -> Verdict:
+    """The record of a claim decided by :func:`no_violation` on the statistic ``effect`` (its value and s.e.).
+
+    ``fields``: the record's ``claim``, ``statement``, ``criterion``, ``section``...;
+    ``extra``: further statistics, reported after ``effect``.  ``detectable`` is
+    the rule's ``n_se * se`` when the claim holds, else ``None``.
+    """
+    if not isinstance(effect, Statistic):
+        raise ValueError(f"effect: expected a Statistic, got {type(effect).__name__}")
+    verdict, detectable = no_violation(effect.value, effect.se, tolerance, n_se=n_se)
+    return Verdict(verdict=verdict, statistics=(effect, *extra), detectable=detectable if verdict == HOLDS else None,
+                   **fields)
+
+
 def significant_effect(effect: float, se: float, *, sign: int = 1, n_se: float = N_SE) -> str:
     """Verdict on "the effect has sign ``sign``" (+1: positive, -1: negative).
 
     ``"holds"`` when ``sign * effect > n_se * se``; ``"fails as stated"`` when the
     effect is ``n_se`` s.e. on the other side; ``"undecided at this size"`` otherwise.
     """
-    e = _finite(effect, "effect")
-    s = _se(se, "se")
-    if sign not in (1, -1):
+    e = number(effect, "effect")
+    s = standard_error(se, "se")
+    if isinstance(sign, (bool, np.bool_)) or not isinstance(sign, (int, np.integer)) or sign not in (1, -1):
         raise ValueError(f"sign: expected +1 or -1, got {sign!r}")
-    k = _se(n_se, "n_se")
+    k = standard_error(n_se, "n_se")
     if sign * e > k * s:
         return HOLDS
     if -sign * e > k * s:
         return FAILS
     return UNDECIDED
+
+
+def combine(verdicts) -> str:
+    """One verdict for a claim checked at several settings: fails if any fails, holds if all hold,
+    undecided otherwise (also when some setting is not checkable)."""
+    verdicts = list(verdicts)
+    if not verdicts:
+        raise ValueError("verdicts: expected at least one verdict")
+    for v in verdicts:
+        if v not in VOCABULARY:
+            raise ValueError(f"verdicts: expected verdicts of {VOCABULARY}, got {v!r}")
+    if FAILS in verdicts:
+        return FAILS
+    if all(v == HOLDS for v in verdicts):
+        return HOLDS
+    return UNDECIDED
+
+
+def within_tolerance(error: float, tolerance: float) -> tuple[str, float | None]:
+    """An exact check: ``"holds"`` when the error (>= 0, e.g. a largest rounding difference) is at most
+    ``tolerance``, else ``"fails as stated"``.  Returns ``(verdict, detectable)``, ``detectable =
+    tolerance`` when it holds, else ``None``."""
+    err = standard_error(error, "error")
+    tol = standard_error(tolerance, "tolerance")
+    return (HOLDS, tol) if err <= tol else (FAILS, None)
 
 
 def guard(condition: bool, text_says: str, numbers_say: str) -> None:
@@ -271,12 +475,21 @@ class Ledger:
 
 def load_records(path) -> list[Verdict]:
     """Read the records a :class:`Ledger` wrote, or the ``claims`` of a chapter's results JSON."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"path: {path} is not valid JSON ({exc})") from None
     if isinstance(data, dict) and "claims" in data:
         data = data["claims"]
     if not isinstance(data, list):
         raise ValueError(f"path: {path} holds neither a list of verdict records nor results with 'claims'")
-    return [Verdict.from_dict(d) for d in data]
+    out = []
+    for i, d in enumerate(data):
+        try:
+            out.append(Verdict.from_dict(d))
+        except ValueError as exc:
+            raise ValueError(f"path: {path}, record {i}: {exc}") from None
+    return out
 
 
 def gather(paths: Iterable) -> list[dict]:
@@ -326,11 +539,12 @@ def findings_markdown(records: Iterable[Verdict]) -> str:
     for r in records:
         if not isinstance(r, Verdict):
             raise ValueError(f"records: expected Verdict records, got {type(r).__name__}")
-        verdict = r.verdict + (f" ({r.conditions})" if r.conditions else "")
-        lines.append(f"- **{r.statement}** — *{verdict}*.")
+        md = notation.markdown_text
+        verdict = r.verdict + (f" ({md(r.conditions)})" if r.conditions else "")
+        lines.append(f"- **{md(r.statement)}** — *{verdict}*.")
         if r.statistics:
-            lines.append("  " + "; ".join(statistic_text(s) for s in r.statistics) + ".")
-        lines.append(f"  Criterion: {r.criterion}.")
+            lines.append("  " + "; ".join(md(statistic_text(s)) for s in r.statistics) + ".")
+        lines.append(f"  Criterion: {md(r.criterion)}.")
         if r.detectable is not None and math.isfinite(r.detectable):
             lines.append(f"  The run could detect a violation larger than {_fmt(r.detectable, 2)}.")
     if not lines:

@@ -1,0 +1,324 @@
+"""Bad input to the chapters' verdict rules and helpers (`mhanw.chapters.chNN_*`).
+
+A verdict decided from a NaN statistic, a negative standard error or an empty
+input is a wrong result (NaN makes every comparison false, so a rule would
+silently answer "undecided" or "holds").  Every rule must instead raise
+``ValueError`` naming the argument; the good inputs next to each bad one show
+that the rule still decides.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
+from mhanw.chapters import ch02_bias_variance_covariance as ch02
+from mhanw.chapters import ch03_covariance_bound as ch03
+from mhanw.chapters import ch04_head_diversity_index as ch04
+from mhanw.chapters import ch05_decorrelation_optimality as ch05
+from mhanw.chapters import ch06_optimal_head_size as ch06
+from mhanw.chapters import ch07_structured_weighting as ch07
+from mhanw.chapters import ch08_ensembles_across_domains as ch08
+from mhanw.chapters import ch09_pretrained_head_diversity as ch09
+from mhanw.infra.verdicts import VOCABULARY, Verdict
+
+NAN, INF = math.nan, math.inf
+
+# (rule, good keyword arguments) for every rule that takes numbers; each case below replaces one argument.
+RULES = {
+    "ch01.identity_rule": (ch01.identity_rule, dict(max_error=1e-16, bitwise=True)),
+    "ch01.gaussian_form_rule": (ch01.gaussian_form_rule, dict(max_error=1e-16)),
+    "ch01.literal_bandwidth_rule": (ch01.literal_bandwidth_rule, dict(literal_err={2: 0.5, 4: 0.01})),
+    "ch01.locality_rule": (ch01.locality_rule, dict(mean=0.4, se=0.01, d_k=2)),
+    "ch01.neff_prediction_rule": (ch01.neff_prediction_rule, dict(per_query=[[0.5, 0.6, 0.55]],
+                                                                  predicted=[[0.5, 0.6, 0.56]])),
+    "ch01.consistency_rules": (ch01.consistency_rules, dict(estimate=0.5, se=0.01, tilted=0.5, target=0.8)),
+    "ch01.trained_model_rule": (ch01.trained_model_rule, dict(measured=0.3, measured_se=0.01, model=0.31,
+                                                              model_se=0.01)),
+    "ch01.layers_above_threshold": (ch01.layers_above_threshold, dict(by_layer=[0.3, 0.4], by_layer_se=[0.01, 0.01])),
+    "ch02.identity_rule": (ch02.identity_rule, dict(max_rel_err=1e-15)),
+    "ch02.ddof1_rule": (ch02.ddof1_rule, dict(gap_rel_min=1e-3, match=1e-14, rounding_limit=1e-15, ratio=10.0)),
+    "ch02.printed_bias_rules": (ch02.printed_bias_rules, dict(weights_sum=0.9, printed_rel_err=[0.1, 0.2],
+                                                              corrected_rel_err=[1e-15, 1e-16])),
+    "ch02.identical_heads_rule": (ch02.identical_heads_rule, dict(max_rel_diff=1e-15)),
+    "ch02.cross_term_rules": (ch02.cross_term_rules, dict(cross90=0.1, cross90_se=0.01, drop=0.2, drop_se=0.02)),
+    "ch02.mse_rise_rule": (ch02.mse_rise_rule, dict(rise=0.1, rise_se=0.01)),
+    "ch02.bias_path_words": (ch02.bias_path_words, dict(rise=0.1, rise_se=0.01, fall=0.1, fall_se=0.01)),
+    "ch03.bound_rule": (ch03.bound_rule, dict(claim="lemma-4.1/x", statement="s", covariance=[0.1, 0.2],
+                                              se=[0.01, 0.01], bound=[0.5, 0.5], angles=[0, 90])),
+    "ch03.orthogonal_rule": (ch03.orthogonal_rule, dict(rho=0.01, rho_se=0.001)),
+    "ch03.first_order_rule": (ch03.first_order_rule, dict(pooled={"sin": (0.01, 0.01)}, worst_rel=0.05, worst_z=1.0)),
+    "ch03.closed_form_rule": (ch03.closed_form_rule, dict(pooled_dev=0.01, pooled_se=0.005, n=2000, worst_rel=0.02,
+                                                          worst_z=1.5)),
+    "ch03.falls_with_angle_rule": (ch03.falls_with_angle_rule, dict(steps=[0.1, 0.1], steps_se=[0.01, 0.01], drop=0.2,
+                                                                    drop_se=0.01, label="x")),
+    "ch03.derivation_rule": (ch03.derivation_rule, dict(rel_diff=1e-14, matches_closed=True)),
+    "ch04.printed_identical_record": (ch04.printed_identical_record, dict(identical_value=0.0, d_k=2)),
+    "ch04.printed_range_record": (ch04.printed_range_record, dict(values={"a": 0.1, "b": 0.9})),
+    "ch04.pa_properties_record": (ch04.pa_properties_record, dict(deviations={"identical": 0.0})),
+    "ch04.affine_bound_record": (ch04.affine_bound_record, dict(covariance=0.1, se=0.01, correlation=0.2)),
+    "ch04.identical_worst_record": (ch04.identical_worst_record, dict(max_z=1.0, max_se=0.01, applicable=True)),
+    "ch04.families_record": (ch04.families_record, dict(max_step_z=1.0, max_step_se=0.01, end_z=-5.0,
+                                                        applicable=True)),
+    "ch04.anisotropic_record": (ch04.anisotropic_record, dict(rel_pct=5.0, rel_se_pct=1.0, z=5.0)),
+    "ch04.equal_hdi_record": (ch04.equal_hdi_record, dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0})),
+    "ch04.random_record": (ch04.random_record, dict(rho=-0.5, rho_se=0.05, n_violations=0, expected=0.5, n_pairs=100,
+                                                    max_se=0.01, applicable=True)),
+    "ch04.attention_record": (ch04.attention_record, dict(min_diff=-0.1, se=0.01, min_z=-10.0)),
+    "ch05.blind_record": (ch05.blind_record, dict(diff=-0.1, se=0.01)),
+    "ch05.optimum_record": (ch05.optimum_record, dict(slug="iso", m_label="m", rel_pct=0.1, rel_se_pct=0.1, hdi=0.9,
+                                                      isotropic=True)),
+    "ch05.frame_record": (ch05.frame_record, dict(gap=1e-5, overshoot=0.0, tightness=1e-6)),
+    "ch05.comparison_word": (ch05.comparison_word, dict(diff=0.1, se=0.01, lower="a", higher="b", same="c")),
+    "ch06.linear_heads_verdict": (ch06.linear_heads_verdict, dict(model_name="M1", slope=0.95, budgets=[64, 768])),
+    "ch07.graded_verdict": (ch07.graded_verdict, dict(scheme="geometric", diff=(-0.1, 0.01), predicted=True,
+                                                      gamma_hat=2.0, gamma_star_hat=1.5)),
+    "ch07.control_verdict": (ch07.control_verdict, dict(diffs={"geometric": (0.1, 0.01)})),
+    "ch07.compare_words": (ch07.compare_words, dict(diff=0.1, se=0.01)),
+    "ch08.identity_verdict": (ch08.identity_verdict, dict(relative_error=1e-15)),
+    "ch09.printed_scale_verdict": (ch09.printed_scale_verdict, dict(r2=0.2, se=0.05)),
+    "ch09.redundancy_verdict": (ch09.redundancy_verdict, dict(rho=-0.3, se=0.05, p=0.01)),
+    "ch09.shared_directions_verdict": (ch09.shared_directions_verdict, dict(share=0.6, se=0.05, n_leading=2, d_k=8)),
+}
+
+# (rule, argument, bad value, whether the value is a standard error) -- NaN, inf, a string, a bool, None,
+# negative standard errors and empty input, each naming the argument.
+SCALARS = [(r, a) for r, (f, kw) in RULES.items() for a, v in kw.items()
+           if isinstance(v, float) and not isinstance(v, bool)]
+SES = [(r, a) for r, a in SCALARS if a == "se" or a.endswith("_se")]
+ARRAYS = [(r, a) for r, (f, kw) in RULES.items() for a, v in kw.items() if isinstance(v, list)]
+MAPS = [(r, a) for r, (f, kw) in RULES.items() for a, v in kw.items() if isinstance(v, dict)]
+
+
+def _call(rule, **changes):
+    f, kw = RULES[rule]
+    return f(**{**kw, **changes})
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_every_rule_decides_on_good_input(rule):
+    out = _call(rule)
+    records = out if isinstance(out, tuple) else (out,)
+    for r in records:
+        assert isinstance(r, (Verdict, str, bool))
+        if isinstance(r, Verdict):
+            assert r.verdict in VOCABULARY
+
+
+@pytest.mark.parametrize("rule,arg", SCALARS)
+@pytest.mark.parametrize("bad", [NAN, INF, -INF, "0.1", None, True])
+def test_rules_reject_bad_numbers_naming_the_argument(rule, arg, bad):
+    with pytest.raises(ValueError, match=rf"\b{arg}\b"):
+        _call(rule, **{arg: bad})
+
+
+@pytest.mark.parametrize("rule,arg", SES)
+def test_rules_reject_negative_standard_errors(rule, arg):
+    with pytest.raises(ValueError, match=rf"^{arg}: .*>= 0"):
+        _call(rule, **{arg: -0.01})
+
+
+@pytest.mark.parametrize("rule,arg", ARRAYS)
+@pytest.mark.parametrize("bad", [[], [NAN, 0.1], [INF], "0.1"])
+def test_rules_reject_empty_and_nan_arrays(rule, arg, bad):
+    f, kw = RULES[rule]
+    if np.ndim(kw[arg]) == 2 and isinstance(bad, list):
+        bad = [bad] if bad else [[]]
+    with pytest.raises(ValueError, match=rf"\b{arg}\b"):
+        _call(rule, **{arg: bad})
+
+
+@pytest.mark.parametrize("rule,arg", MAPS)
+@pytest.mark.parametrize("bad", [{}, "nan", None])
+def test_rules_reject_empty_or_non_mappings(rule, arg, bad):
+    with pytest.raises(ValueError, match=rf"\b{arg}\b"):
+        _call(rule, **{arg: bad})
+
+
+@pytest.mark.parametrize("rule,arg,bad", [
+    ("ch01.literal_bandwidth_rule", "literal_err", {2: NAN}),
+    ("ch03.first_order_rule", "pooled", {"sin": (NAN, 0.01)}),
+    ("ch03.first_order_rule", "pooled", {"sin": (0.01, -0.01)}),
+    ("ch04.printed_range_record", "values", {"a": NAN, "b": 0.5}),
+    ("ch04.equal_hdi_record", "z", {"m": NAN}),
+    ("ch04.equal_hdi_record", "rel_se_pct", {"m": -1.0}),
+    ("ch07.control_verdict", "diffs", {"geometric": (0.1, NAN)}),
+    ("ch07.graded_verdict", "diff", (NAN, 0.01)),
+    ("ch09.shared_directions_verdict", "top", (0.5, -0.1)),
+])
+def test_rules_reject_nan_inside_mappings_and_pairs(rule, arg, bad):
+    with pytest.raises(ValueError, match=rf"\b{arg}\b"):
+        _call(rule, **{arg: bad})
+
+
+@pytest.mark.parametrize("rule,changes,arg", [
+    ("ch01.neff_prediction_rule", dict(per_query=[[0.5, 0.6]], predicted=[[0.5, 0.6, 0.7]]), "predicted"),
+    ("ch01.neff_prediction_rule", dict(per_query=[[0.5]], predicted=[[0.5]]), "per_query"),
+    ("ch01.layers_above_threshold", dict(by_layer_se=[0.01]), "by_layer_se"),
+    ("ch03.bound_rule", dict(se=[0.01]), "se"),
+    ("ch03.falls_with_angle_rule", dict(steps_se=[0.01]), "steps_se"),
+    ("ch04.equal_hdi_record", dict(rel_pct={"other": 1.0}), "rel_pct"),
+])
+def test_rules_reject_mismatched_shapes(rule, changes, arg):
+    with pytest.raises(ValueError, match=rf"^{arg}: "):
+        _call(rule, **changes)
+
+
+def test_nan_statistics_no_longer_give_verdicts():
+    # these returned "fails as stated" / "holds" before: NaN compared false everywhere
+    with pytest.raises(ValueError, match="^max_error: "):
+        ch01.identity_rule(NAN, True)
+    with pytest.raises(ValueError, match="^max_rel_err: "):
+        ch02.identity_rule(NAN)
+    with pytest.raises(ValueError, match="^se: "):
+        ch03.bound_rule("a/b", "s", [1.0], [-1.0], [0.5], [0])
+    with pytest.raises(ValueError, match="^steps: "):
+        ch03.falls_with_angle_rule([NAN], [0.1], 1.0, 0.1, "x")
+    with pytest.raises(ValueError, match="^pooled: "):
+        ch03.first_order_rule({}, 0.1, 1.0)
+    with pytest.raises(ValueError, match="^covariance: "):
+        ch03.bound_rule("a/b", "s", [], [], [], [])
+
+
+def test_bound_rule_with_an_exact_covariance():
+    # a zero standard error is an exact value: an excess above the bound fails, one below holds
+    assert ch03.bound_rule("a/b", "s", [0.6], [0.0], [0.5], [0]).verdict == "fails as stated"
+    assert ch03.bound_rule("a/b", "s", [0.4], [0.0], [0.5], [0]).verdict == "holds"
+
+
+def test_blind_record_with_a_zero_standard_error_has_no_z():
+    record = ch05.blind_record(-0.1, 0.0)
+    assert record.verdict == "holds" and [s.name for s in record.statistics] == ["orthogonal minus shared"]
+    assert [s.name for s in ch05.blind_record(-0.1, 0.01).statistics] == ["orthogonal minus shared", "z"]
+
+
+def test_zero_se_differences_give_no_infinite_z():
+    assert all(math.isfinite(s.value) for s in ch07.graded_verdict("geometric", (-0.1, 0.0), predicted=True,
+                                                                   gamma_hat=2.0, gamma_star_hat=1.5).statistics)
+    record = ch08.closed_form_verdict([("a", 0.01, 0.0)])
+    assert all(math.isfinite(s.value) for s in record.statistics)
+    record = ch08.monotone_verdict({0.5: ([0.1, 0.2], [0.0, 0.0])})
+    assert record.verdict == "holds under the stated conditions"
+
+
+def test_monotone_verdict_rejects_nan_steps():
+    with pytest.raises(ValueError, match=r"^steps\[0.5\]\[0\]: "):
+        ch08.monotone_verdict({0.5: ([NAN, 0.2], [0.01, 0.01])})
+
+
+def test_correlation_with_se_rejects_constant_and_nan_input():
+    x = np.arange(10.0)
+    with pytest.raises(ValueError, match="^y: constant"):
+        ch03.correlation_with_se(x, np.ones(10))
+    with pytest.raises(ValueError, match="^x: "):
+        ch03.correlation_with_se(np.r_[x[:-1], NAN], x)
+
+
+def test_pooled_relative_deviation_rejects_a_zero_prediction():
+    pairs = [np.random.default_rng(0).standard_normal((20, 2))]
+    with pytest.raises(ValueError, match="^predicted: "):
+        ch03.pooled_relative_deviation(pairs, [0.0])
+
+
+def test_as_stated_records_need_records():
+    for f in (ch04.as_stated_record, ch05.overall_record):
+        with pytest.raises(ValueError, match="^parts: "):
+            f([])
+        with pytest.raises(ValueError, match="^parts: "):
+            f(["thm-4.2/x"])
+
+
+def test_matched_hdi_record_checks_its_bins():
+    with pytest.raises(ValueError, match="^bins: "):
+        ch04.matched_hdi_record({})
+    with pytest.raises(ValueError, match=r"^bins\[0.5\]\['p'\]: "):
+        ch04.matched_hdi_record({0.5: {"p": NAN, "tau_pct": 1.0, "tau_se_pct": 0.1}})
+
+
+def test_printed_law_verdict_rejects_a_zero_fitted_exponent():
+    law = None  # checked after the fitted exponents
+    with pytest.raises(ValueError, match=r"^fitted\[.p.\]: "):
+        ch06.printed_law_verdict("M1", law, {"p": 0.0})
+    with pytest.raises(ValueError, match=r"^fitted\['p'\]: "):
+        ch06.printed_law_verdict("M1", law, {"p": NAN})
+
+
+def test_small_heads_verdict_rejects_strings():
+    with pytest.raises(ValueError, match=r"^cells\[0\]\[0\]: "):
+        ch06.small_heads_verdict("average", [("a", "0.1", 0.01)])
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+@pytest.mark.parametrize("seed", [None, True, 1.5, "3", -1])
+def test_crn_batch_needs_an_explicit_seed(seed):
+    with pytest.raises(ValueError, match="^seed: "):
+        ch05.crn_batch("iso_cos", 5, 3, 2, 2, seed)
+
+
+def test_crn_batch_int_and_seed_sequence_agree():
+    a = ch05.crn_batch("iso_cos", 5, 3, 2, 2, 7)
+    b = ch05.crn_batch("iso_cos", 5, 3, 2, 2, np.random.SeedSequence(7))
+    np.testing.assert_array_equal(a.X, b.X)
+
+
+@pytest.mark.parametrize("params", [{}, {"fidelity": "fast"}, None, "quick"])
+def test_chapter_sizes_names_params(params):
+    with pytest.raises(ValueError, match="^params: "):
+        ch09.chapter_sizes(params)
+
+
+def test_chapter_sizes_good():
+    assert ch09.chapter_sizes({"fidelity": "quick"}) == ch09.chapter_sizes({"fidelity": "quick", "n_perm": None})
+
+
+def test_theorem_verdict_needs_records():
+    record = ch07.control_verdict({"geometric": (0.1, 0.01)})
+    with pytest.raises(ValueError, match="^graded: "):
+        ch07.theorem_verdict(record, None, record)
+
+
+@pytest.mark.parametrize("seed", [None, True, "0"])
+def test_bootstrap_helpers_need_an_explicit_seed(seed):
+    from mhanw import montecarlo
+
+    result = montecarlo.ImseResult(errors=np.random.default_rng(0).random((3, 6)), labels=("a", "b", "c"))
+    with pytest.raises(ValueError, match="^seed: "):
+        ch04.rank_correlation_se([0.1, 0.5, 0.9], result, n_boot=5, seed=seed)
+    with pytest.raises(ValueError, match="^seed: "):
+        ch04.heterogeneity(result, n_boot=5, seed=seed)
+
+
+def test_ch09_statistics_refuse_undefined_values():
+    with pytest.raises(ValueError, match="^null: .*constant"):
+        ch09.null_summary(1.0, np.ones(5))
+    with pytest.raises(ValueError, match="^x: constant"):
+        ch09.r2_bootstrap(np.ones(5), np.arange(5.0), 10, 0)
+    with pytest.raises(ValueError, match="^record: "):
+        ch09.diversity_sentence(None)
+    with pytest.raises(ValueError, match=r"^last_minus_rest\[0\]: "):
+        ch09.guard_text(last_minus_rest=(NAN, 0.1), key_positive_layers=1, n_layers=3, pa_change=0.0, rv_change=0.0,
+                        top_excess=(1.0, 0.1))
+
+
+def test_gaussian_model_neff_needs_token_counts():
+    with pytest.raises(ValueError, match="^tokens: "):
+        ch01.gaussian_model_neff([], 2, 2, 0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda n_se: ch08.hdi_verdict({}, {"a": (0.1, 0.01)}, n_se=n_se),
+    lambda n_se: ch08.small_bandwidth_verdict({0.1: (0.1, 0.01)}, [0.1], [], 5.0, n_se=n_se),
+    lambda n_se: ch07.best_single_head_verdict({"geometric": (0.1, 0.01)}, n_se=n_se),
+    lambda n_se: ch07.control_verdict({"geometric": (0.1, 0.01)}, n_se=n_se),
+    lambda n_se: ch06.small_heads_verdict("average", [("a", 0.1, 0.01)], n_se=n_se),
+    lambda n_se: ch08.monotone_verdict({0.5: ([0.1], [0.01])}, n_se=n_se),
+])
+@pytest.mark.parametrize("n_se", [NAN, -1.0, "3", None])
+def test_a_bad_n_se_is_named(call, n_se):
+    with pytest.raises(ValueError, match="^n_se: "):
+        call(n_se)

@@ -1,0 +1,274 @@
+"""The paper's section on changed assumptions and other seeds, and the targets that make it.
+
+Fast tests run the generators on synthetic ledgers (a verdict kept, changed, made
+undecided, not checkable, or changed as other seeds alone also change it; a flip
+across seeds; a chapter a guarded sentence stops), the script on a folder laid out
+as the pipeline lays it out, and `make -n` on a fresh copy: at paper fidelity
+`make all` plans every scenario's ledger and every seed's, and the paper's section
+is made from them.  Slow ones
+reuse the pipeline test's quick build (``builds``): ledgers that exist are
+reported (not the fallback), and `make all ROBUSTNESS=yes` with a one-chapter
+scenario and one seed of one chapter runs exactly those, is then up to date, and
+re-runs only the scenario when its file changes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from nbtools import ROOT, clone_build, fresh_copy, make
+
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import report_robustness as rr  # noqa: E402
+import stability  # noqa: E402
+from mhanw.infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Ledger,  # noqa: E402
+                                  Statistic, Verdict)
+
+SCENARIO_NAMES = sorted(p.stem for p in (ROOT / "scenarios").glob("*.toml"))
+
+
+def _records(chapter, verdicts, value=1.0):
+    led = Ledger(chapter)
+    for i, v in enumerate(verdicts):
+        led.add(Verdict(claim=f"thm-{int(chapter[:2])}.{i}/part", verdict=v, statement=f"statement {i}",
+                        criterion="the criterion in words", statistics=(Statistic("effect", value + i, 0.125, "%"),),
+                        conditions="isotropic m" if v == HOLDS_UNDER else ""))
+    return led.to_list()
+
+
+DEFAULT = _records("01_a", [HOLDS, HOLDS]) + _records("02_b", [HOLDS, FAILS, HOLDS, FAILS, HOLDS])
+
+
+def _scenario_run(records, chapters=("02_b",), untouched=("01_a",)):
+    return {"name": "heavy-tails", "description": "Heavy tails", "fidelity": "quick", "chapters": list(chapters),
+            "untouched": list(untouched), "parameters": {c: {"inputs": "student-t:3"} for c in chapters},
+            "records": records}
+
+
+def _stab(default, seeds):
+    return {"seeds": list(seeds), "fidelity": "quick", "default_fidelity": "paper",
+            "claims": stability.stability(default, seeds)}
+
+
+# --------------------------------------------------------------------------- generators
+
+
+def test_classify_tells_a_change_of_assumption_from_a_change_of_seed():
+    d = {"claim": "c", "verdict": HOLDS}
+    seeds_same = {"seeds": {"1": HOLDS, "2": HOLDS}}
+    seeds_vary = {"seeds": {"1": HOLDS, "2": FAILS}}
+    assert rr.classify(d, {"verdict": HOLDS}, seeds_same) == rr.KEPT
+    assert rr.classify(d, {"verdict": FAILS}, seeds_same) == rr.CHANGED
+    assert rr.classify(d, {"verdict": FAILS}, seeds_vary) == rr.AS_SEEDS
+    assert rr.classify(d, {"verdict": UNDECIDED}, seeds_same) == rr.UNDECIDED_NOW
+    assert rr.classify(d, {"verdict": NOT_CHECKABLE}, seeds_same) == rr.NOT_CHECKABLE_NOW
+    assert rr.classify(d, {"verdict": FAILS}, None) == rr.UNATTRIBUTED
+
+
+def test_stability_counts_equal_compatible_and_flips():
+    default = _records("02_b", [HOLDS, FAILS, HOLDS])
+    s1 = [dict(r) for r in default]
+    s2 = [dict(r) for r in default]
+    s2[0]["verdict"] = UNDECIDED  # compatible, not equal
+    s2[1]["verdict"] = HOLDS      # the opposite answer: a flip
+    s3 = s2[:2]                   # no record of the third claim
+    rows = stability.stability(default, {"1": s1, "2": s2, "3": s3})
+    got = [(r["equal"], r["compatible"], r["flips"], r["runs"]) for r in rows]
+    assert got == [(1, 3, 0, 3), (1, 1, 2, 3), (2, 2, 0, 2)]
+
+
+def test_scenarios_section_states_each_change_with_its_numbers():
+    # default: holds, fails, holds, fails, holds.  Under the scenario: kept; changed (both seeds keep
+    # "fails"); undecided; "holds" as seed 2 also gives; not checkable.
+    mine = _records("02_b", [HOLDS, HOLDS, UNDECIDED, HOLDS, NOT_CHECKABLE], value=7.0)
+    seeds = {"1": DEFAULT, "2": [dict(r, verdict=HOLDS) if r["claim"] == "thm-2.3/part" else r for r in DEFAULT]}
+    tex = rr.scenarios_latex(DEFAULT, [_scenario_run(mine)], _stab(DEFAULT, seeds), "paper")
+    assert "\\section{Beyond the stated assumptions}" in tex and "No scenario has been run" not in tex
+    assert "Changed: inputs = student-t:3 in chapter 2; chapter 1 takes none of its parameters" in tex
+    assert ("Of the five claims of these chapters (run at quick fidelity), one keeps the default run's verdict; "
+            "one changes with the assumption, one becomes undecided at this size, one is not checkable under it "
+            "and one differs as other seeds alone also make it differ") in tex
+    row = next(line for line in tex.splitlines() if line.startswith("Theorem 2.1: part"))
+    assert "\\emph{fails as stated} (effect = 2.00 $\\pm$ 0.12 \\%)" in row  # the default run's record
+    assert "\\emph{holds} (effect = 8.00 $\\pm$ 0.12 \\%)" in row             # the scenario's
+    assert "same under both seeds: \\emph{changed by the assumption}" in row
+    nc = next(line for line in tex.splitlines() if line.startswith("Theorem 2.4: part"))
+    assert "not checkable} (effect = 11.0" in nc
+    assert all(ord(c) < 128 for c in tex)
+
+
+def test_scenarios_section_without_seeds_says_differences_are_unattributed():
+    mine = _records("02_b", [FAILS, FAILS, HOLDS, FAILS, HOLDS])
+    tex = rr.scenarios_latex(DEFAULT, [_scenario_run(mine)], None, "paper")
+    assert "one differs (no seed run tells whether the seed alone would do so)" in tex
+    assert "no such run is part of this build" in tex
+
+
+def test_scenario_keeping_every_verdict_says_so_without_a_table():
+    tex = rr.scenarios_latex(DEFAULT, [_scenario_run(_records("02_b", [HOLDS, FAILS, HOLDS, FAILS, HOLDS]))],
+                             None, "paper")
+    assert "All five claims of these chapters (run at quick fidelity) keep their verdict." in tex
+    assert "longtable" not in tex
+
+
+def test_stability_section_reports_flips_as_such():
+    default = _records("02_b", [HOLDS, FAILS])
+    flipped = [dict(default[0]), dict(default[1], verdict=HOLDS)]
+    und = [dict(default[0], verdict=UNDECIDED), dict(default[1])]
+    tex = rr.stability_latex(_stab(default, {"1": default, "2": flipped, "3": und}), "paper")
+    assert "one more is undecided at this size" in tex
+    assert "one flips: under at least one seed its verdict is another one than the default run's" in tex
+    assert "fails as stated in the default run, holds under seed 2" in tex
+    assert "\\textbf{flips}: same under two of three seeds; holds under one" in tex
+    assert "None of the two claims receive" not in tex and "seeds (1-3)" in tex
+
+
+def test_fallbacks_say_how_to_make_the_ledgers():
+    assert "No scenario has been run for this build" in rr.scenarios_latex(DEFAULT, [], None, "paper")
+    assert "it has not been run for this build" in rr.stability_latex(None, "paper")
+
+
+def _lay_out(folder, default, scenario_records, seeds):
+    """Ledgers where the pipeline writes them: build/claims.json, build/scenarios/NAME/, build/stability.json."""
+    (folder / "build" / "scenarios" / "heavy-tails").mkdir(parents=True)
+    (folder / "build" / "claims.json").write_text(json.dumps(default))
+    sdir = folder / "build" / "scenarios" / "heavy-tails"
+    (sdir / "claims.json").write_text(json.dumps(scenario_records))
+    (sdir / "scenario.toml").write_text('description = "Heavy tails"\n[all]\ninputs = "student-t:3"\n')
+    (sdir / "run.json").write_text(json.dumps({"scenario": "heavy-tails", "description": "Heavy tails",
+                                               "fidelity": "quick", "chapters": ["02_b"],
+                                               "parameters": {"01_a": {}, "02_b": {"inputs": "student-t:3"}}}))
+    (folder / "build" / "stability.json").write_text(json.dumps(_stab(default, seeds)))
+
+
+def test_the_script_reports_from_the_ledgers_on_disk(tmp_path):
+    mine = _records("02_b", [HOLDS, HOLDS, HOLDS, FAILS, HOLDS])
+    _lay_out(tmp_path, DEFAULT, mine, {"1": DEFAULT})
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": ""}
+    script = [sys.executable, str(ROOT / "scripts/report_robustness.py")]
+    for args in (["scenarios", "--out", "scenarios.tex", "--stability", "build/stability.json",
+                  "build/scenarios/heavy-tails/claims.json"],
+                 ["stability", "--out", "stability.tex", "--stability", "build/stability.json"]):
+        out = subprocess.run(script + args, cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+    scen = (tmp_path / "scenarios.tex").read_text()
+    assert "Scenario \\texttt{heavy-tails}: Heavy tails." in scen and "one changes with the assumption" in scen
+    stab = (tmp_path / "stability.tex").read_text()
+    assert "All seven claims receive the default verdict under the seed; no claim flips" in stab
+
+
+# --------------------------------------------------------------------------- make plans
+
+
+def _plan(copy, *args, fidelity="paper"):
+    return make(copy, "-n", "all", *args, fidelity=fidelity).stdout
+
+
+def test_make_all_at_paper_fidelity_plans_the_scenarios_and_the_seeds(tmp_path):
+    copy = fresh_copy(tmp_path / "copy")
+    plan = _plan(copy)
+    for name in SCENARIO_NAMES:
+        assert f"scripts/scenario.py ledger scenarios/{name}.toml" in plan
+    seeds = re.findall(r"scripts/stability\.py seed (\d+) --chapters ((?:\d\d_\w+ ?)+)", plan)
+    assert [s for s, _ in seeds] == ["1", "2", "3", "4", "5"]
+    assert all(len(ch.split()) == len(list((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))) for _, ch in seeds)
+    assert "stability.py collect --seeds 1 2 3 4 5 --fidelity paper" in plan
+    report = next(line for line in plan.splitlines() if "report_robustness.py scenarios" in line)
+    assert "--stability build/stability.json" in report
+    assert all(f"build/scenarios/{name}/claims.json" in report for name in SCENARIO_NAMES)
+    # the paper is made after them, and nothing was written by the dry run
+    assert plan.index("report_robustness.py stability") < plan.index("latexmk")
+    assert not (copy / "build" / "scenarios").exists() and not (copy / "build" / "stability").exists()
+
+
+def test_a_quick_build_runs_them_only_when_asked(tmp_path):
+    copy = fresh_copy(tmp_path / "copy")
+    plan = _plan(copy, fidelity="quick")
+    assert "scenario.py ledger" not in plan and "stability.py seed" not in plan
+    assert "report_robustness.py scenarios" in plan and "--stability" not in plan
+    plan = _plan(copy, "ROBUSTNESS=yes", "STABILITY_SEEDS=7", fidelity="quick")
+    assert "stability.py seed 7" in plan and "stability.py seed 1 " not in plan
+    assert plan.count("scenario.py ledger") == len(SCENARIO_NAMES)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["ROBUSTNESS=maybe"], "ROBUSTNESS must be 'yes' or 'no'"),
+    (["STABILITY_SEEDS=1 x"], "STABILITY_SEEDS must be whole numbers"),
+    (["STABILITY_CHAPTERS=99_nothing"], "STABILITY_CHAPTERS: no notebook 99_nothing"),
+])
+def test_bad_settings_stop_make_with_one_line(tmp_path, args, message):
+    out = make(ROOT, "-n", "stability", *args, check=False)
+    assert out.returncode != 0 and message in out.stderr
+
+
+# --------------------------------------------------------------------------- slow: with the quick build
+
+
+@pytest.mark.slow
+def test_existing_ledgers_are_reported_not_the_fallback(builds, tmp_path):
+    copy = clone_build(builds[0], tmp_path / "copy")
+    default = json.loads((copy / "build" / "claims.json").read_text())
+    chapter = default[0]["chapter"]
+    mine = [dict(r, verdict=UNDECIDED) if i == 0 else r for i, r in enumerate(default) if r["chapter"] == chapter]
+    sdir = copy / "build" / "scenarios" / "by-hand"
+    sdir.mkdir(parents=True)
+    (sdir / "claims.json").write_text(json.dumps(mine))
+    (sdir / "scenario.toml").write_text(f'description = "By hand"\n[chapters.{chapter}]\nseed = 3\n')
+    make(copy, "paper/generated/scenarios.tex", "paper/generated/stability.tex")
+    tex = (copy / "paper/generated/scenarios.tex").read_text()
+    assert "No scenario has been run" not in tex and "By hand" in tex and "becomes undecided at this size" in tex
+    assert "it has not been run for this build" in (copy / "paper/generated/stability.tex").read_text()
+
+
+@pytest.mark.slow
+def test_make_all_with_robustness_runs_the_scenarios_and_seeds_then_is_up_to_date(builds, tmp_path):
+    copy = clone_build(builds[0], tmp_path / "copy")
+    chapter = "02_bias_variance_covariance"
+    for f in (copy / "scenarios").glob("*.toml"):
+        f.unlink()
+    (copy / "scenarios" / "louder.toml").write_text(
+        f'description = "Louder noise"\n[chapters.{chapter}]\nsigma = 0.7\n')
+    args = ("ROBUSTNESS=yes", "STABILITY_SEEDS=11", f"STABILITY_CHAPTERS={chapter}")
+    log = make(copy, "all", "-j2", *args).stdout
+    assert "==> scenario louder" in log and "==> seed 11" in log
+    assert json.loads((copy / "build/scenarios/louder/run.json").read_text())["chapters"] == [chapter]
+    assert {r["chapter"] for r in json.loads((copy / "build/stability/seed-11/claims.json").read_text())} == {chapter}
+    scen = (copy / "paper/generated/scenarios.tex").read_text()
+    assert "Louder noise" in scen and "Changed: sigma = 0.7 in chapter 2; chapters 1 and 3-9 take none" in scen
+    stab = (copy / "paper/generated/stability.tex").read_text()
+    assert "under one other seed (11)" in stab and "tab:stability" in stab
+    assert make(copy, "-q", "all", *args, check=False).returncode == 0
+    # a change to the scenario re-runs its ledger only
+    (copy / "scenarios" / "louder.toml").write_text(
+        f'description = "Louder noise"\n[chapters.{chapter}]\nsigma = 0.8\n')
+    plan = make(copy, "-n", "all", *args).stdout
+    assert "scenario.py ledger scenarios/louder.toml" in plan and "stability.py seed" not in plan
+
+
+def test_a_chapter_stopped_by_a_guard_is_reported_not_compared(tmp_path):
+    import scenario
+
+    tree = tmp_path / "tree"
+    (tree / "paper" / "generated").mkdir(parents=True)
+    (tree / "paper" / "generated" / "01_a.tex").write_text("% ran\n")
+    for name, ename in (("02_b", "VerdictGuardError"), ("03_c", "ValueError")):
+        stage = tree / "build" / "stage" / name
+        stage.mkdir(parents=True)
+        (stage / f"{name}.ipynb").write_text(json.dumps({"cells": [{"outputs": [
+            {"output_type": "error", "ename": ename, "evalue": "the text says A; the numbers say B"}]}]}))
+    stopped, failed = scenario.stopped_on_guard(tree, ["01_a", "02_b", "03_c", "04_d"])
+    assert stopped == {"02_b": "the text says A; the numbers say B"} and failed == ["03_c", "04_d"]
+    run = dict(_scenario_run(_records("01_a", [FAILS, HOLDS]), chapters=("01_a", "02_b"), untouched=()),
+               stopped={"02_b": "the text says A; the numbers say B"})
+    tex = rr.scenarios_latex(DEFAULT, [run], None, "paper")
+    assert ("Chapter 2 stops under this scenario on a sentence of its text (the text says A; the numbers say B), "
+            "so its five claims are not compared.") in tex
+    assert "Of the two claims of these chapters (run at quick fidelity), one keeps" in tex
+    stab = dict(_stab(DEFAULT, {"1": DEFAULT}), stopped={"1": {"02_b": "the text says A; the numbers say B"}})
+    assert "Under seed 1, chapter 2 stops on a sentence of its text" in rr.stability_latex(stab, "paper")
