@@ -47,7 +47,7 @@ def test_laws_not_positive_and_finite_on_the_domain_are_rejected(law):
         S.parse_law(law, "variance_law")
 
 
-@pytest.mark.parametrize("law", ["c_V*k**(k/2)/n", "c_V*exp(kappa*k**((4+d)/2))/n", "c_V*exp(exp(k))/n",
+@pytest.mark.parametrize("law", ["c_V*k**(k/2)/n", "c_V*exp(tau*k**((4+d)/2))/n", "c_V*exp(exp(k))/n",
                                  "c_V*k**2/n", "c_B*exp(-k**3)"])
 def test_laws_that_only_overflow_a_double_are_accepted(law):
     assert S.parse_law(law).free_symbols

@@ -76,9 +76,6 @@ def pdf_width_pt(pdf) -> float:
 
 # ---- on the quick build ---------------------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="open work: the section on the trained transformer has four figures and a "
-                   "table in about three pages of text, and LaTeX sets two floats-only pages there, one figure "
-                   "two pages after its first reference; every other float sits by its text")
 def test_every_float_is_on_the_page_of_its_first_reference_or_the_next(builds):
     layout = paper_layout.read_layout(builds[0] / "build" / "paper" / "main.aux")
     assert len(layout.floats) >= 10, "the .aux lists fewer floats than the paper has"

@@ -32,7 +32,7 @@ N_GRID = [10.0**e for e in range(2, 13, 2)]
 D = 512
 
 k, n, Dsym = S.SYMBOLS["k"], S.SYMBOLS["n"], S.SYMBOLS["D"]
-c_B, c_V, d, kappa, c = (S.SYMBOLS[s] for s in ("c_B", "c_V", "d", "kappa", "c"))
+c_B, c_V, d, tau, c = (S.SYMBOLS[s] for s in ("c_B", "c_V", "d", "tau", "c"))
 
 
 def sym_equal(a, b) -> bool:
@@ -116,8 +116,8 @@ def test_m1_leading_order_is_lambert():
     [
         ("M1", (k / 2 + 4) * sp.log(k) + sp.log(sp.log(k) / 2 + sp.Rational(1, 2) + 1 / k)
          - sp.log(2 * c_B * n * Dsym / c_V)),
-        ("M2", kappa * k ** ((4 + d) / 2) + (d + 8) / 2 * sp.log(k)
-         - sp.log(4 * c_B * n / (c_V * kappa * (4 + d)))),
+        ("M2", tau * k ** ((4 + d) / 2) + (d + 8) / 2 * sp.log(k)
+         - sp.log(4 * c_B * n / (c_V * tau * (4 + d)))),
         ("M5", c * k + sp.log(1 + c * k) + 3 * sp.log(k) - sp.log(2 * c_B * n * Dsym / c_V)),
     ],
 )
@@ -125,15 +125,15 @@ def test_first_order_conditions_in_log_form(name, expected):
     m = S.model(name)
     assert sym_equal(m.log_foc, expected)
     # the log-FOC has the sign of the FOC (checked at a few points)
-    f = sp.lambdify((k, n, Dsym), m.foc.xreplace({c_B: 1, c_V: 1, d: 1, kappa: 1, c: 1}))
-    g = sp.lambdify((k, n, Dsym), m.log_foc.xreplace({c_B: 1, c_V: 1, d: 1, kappa: 1, c: 1}))
+    f = sp.lambdify((k, n, Dsym), m.foc.xreplace({c_B: 1, c_V: 1, d: 1, tau: 1, c: 1}))
+    g = sp.lambdify((k, n, Dsym), m.log_foc.xreplace({c_B: 1, c_V: 1, d: 1, tau: 1, c: 1}))
     for kk in (1.5, 3.0, 9.0):
         assert np.sign(f(kk, 1e4, D)) == np.sign(g(kk, 1e4, D))
 
 
 def test_m2_and_m5_leading_orders():
-    lam2 = sp.log(4 * c_B * n / (c_V * kappa * (4 + d)))
-    assert sym_equal(sp.log(S.model("M2").leading_order), sp.log((lam2 / kappa) ** (2 / (4 + d))))
+    lam2 = sp.log(4 * c_B * n / (c_V * tau * (4 + d)))
+    assert sym_equal(sp.log(S.model("M2").leading_order), sp.log((lam2 / tau) ** (2 / (4 + d))))
     assert sym_equal(S.model("M5").leading_order, sp.log(2 * c_B * n * Dsym / c_V) / c)
 
 

@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 k_, n_, D_ = (_s.SYMBOLS[s] for s in ("k", "n", "D"))
-_cB, _cV, _d, _kappa, _c = (_s.SYMBOLS[s] for s in ("c_B", "c_V", "d", "kappa", "c"))
+_cB, _cV, _d, _tau, _c = (_s.SYMBOLS[s] for s in ("c_B", "c_V", "d", "tau", "c"))
 _K_STAR = sp.Symbol("k^{*}", positive=True)  # typeset name of the minimiser
 _ELL = sp.Symbol("ell", positive=True)  # ln n
 _W = sp.Symbol("w", positive=True)  # stands for a Lambert W of an argument that grows with n
@@ -61,7 +61,7 @@ _W = sp.Symbol("w", positive=True)  # stands for a Lambert W of an argument that
 #: built-in models: the closed form (M3, M4a, M4b) or the leading order (M1, M2, M5).
 REFERENCE_FORMULAS: dict[str, sp.Expr] = {
     "M1": sp.exp(sp.LambertW(2 * sp.log(2 * _cB * n_ * D_ / _cV))),
-    "M2": (sp.log(4 * _cB * n_ / (_cV * _kappa * (4 + _d))) / _kappa) ** (2 / (4 + _d)),
+    "M2": (sp.log(4 * _cB * n_ / (_cV * _tau * (4 + _d))) / _tau) ** (2 / (4 + _d)),
     "M3": (4 * _cB * sp.log(n_) / (_cV * _d)) ** (2 / (4 + _d)),
     "M4a": (4 * _cB * n_ / (_cV * _d)) ** (2 / (4 + _d)),
     "M4b": (4 * _cB * n_ * D_ / (_cV * (_d + 2))) ** (2 / (_d + 6)),

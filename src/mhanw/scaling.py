@@ -26,7 +26,7 @@ squared bias ``c_B/k^2`` (bandwidth ``h = k^(-1/2)``, bias ``O(h^2)``):
 
 - ``M1`` variance ``c_V k^(k/2)/n``, heads averaged: ``k* ~ 2 ln n / ln ln n``
   (leading order ``exp(W(2 Lambda))``, ``Lambda = ln(2 c_B n D / c_V)``);
-- ``M2`` variance ``c_V exp(kappa k^((4+d)/2))/n``, one head: ``k* ~ (ln n/kappa)^(2/(4+d))``;
+- ``M2`` variance ``c_V exp(tau k^((4+d)/2))/n``, one head: ``k* ~ (ln n/tau)^(2/(4+d))``;
 - ``M3`` variance ``c_V k^(d/2)/ln n``, one head: ``k* = (4 c_B ln n/(c_V d))^(2/(4+d))``;
 - ``M4a`` variance ``c_V k^(d/2)/n``, one head: ``k* = (4 c_B n/(c_V d))^(2/(4+d))``;
 - ``M4b`` variance ``c_V k^(d/2)/n``, heads averaged: ``k* = (4 c_B n D/(c_V (d+2)))^(2/(d+6))``;
@@ -117,7 +117,7 @@ SYMBOLS: dict[str, sp.Symbol] = {
     "c_B": sp.Symbol("c_B", positive=True),
     "c_V": sp.Symbol("c_V", positive=True),
     "d": sp.Symbol("d", positive=True),
-    "kappa": sp.Symbol("kappa", positive=True),
+    "tau": sp.Symbol("tau", positive=True),  # M2's growth constant (kappa is the kernel overlap of Lemma 4.1)
     "c": sp.Symbol("c", positive=True),
     "s": sp.Symbol("s", positive=True),
     "rho": sp.Symbol("rho", nonnegative=True),
@@ -125,9 +125,9 @@ SYMBOLS: dict[str, sp.Symbol] = {
 k_, n_, D_, H_ = (SYMBOLS[name] for name in ("k", "n", "D", "H"))
 
 #: Default values of the constants (the numerical table of Thm 6.1: c_B = c_V = 1, d = 1,
-#: kappa = 1, c = 1; ``s`` is a smoothness, ``rho`` a between-head correlation).
+#: tau = 1, c = 1; ``s`` is a smoothness, ``rho`` a between-head correlation).
 DEFAULT_CONSTANTS: dict[str, float] = {
-    "c_B": 1.0, "c_V": 1.0, "d": 1.0, "kappa": 1.0, "c": 1.0, "s": 2.0, "rho": 0.0,
+    "c_B": 1.0, "c_V": 1.0, "d": 1.0, "tau": 1.0, "c": 1.0, "s": 2.0, "rho": 0.0,
 }
 
 _FUNCTIONS = {
@@ -273,7 +273,7 @@ class MSEModel:
       ``"sum"`` (``B^2 + H V``, uncorrelated heads added; the bias law is then
       that of the additive ensemble, the reader's to supply) or ``"none"``
       (``B^2 + V``, a single head), with ``H = D/k``.
-    - ``constants``: values of the constants (``c_B, c_V, d, kappa, c, s, rho``),
+    - ``constants``: values of the constants (``c_B, c_V, d, tau, c, s, rho``),
       a mapping; missing ones take :data:`DEFAULT_CONSTANTS`.  Stored as a
       sorted tuple of pairs so that the model is hashable.
     - ``asymptotics``: extra asymptotic formulas for ``k*``, ``{label: expr in n, D}``.
@@ -513,7 +513,7 @@ def _solve_dominant(term: sp.Expr, lam: sp.Symbol) -> sp.Expr | None:
 # Built-in models (M1-M5 of Theorem 6.1)
 # --------------------------------------------------------------------------
 
-_cB, _cV, _d, _kappa, _c = (SYMBOLS[s] for s in ("c_B", "c_V", "d", "kappa", "c"))
+_cB, _cV, _d, _tau, _c = (SYMBOLS[s] for s in ("c_B", "c_V", "d", "tau", "c"))
 
 _BUILTIN_SPECS = {
     "M1": dict(
@@ -524,10 +524,10 @@ _BUILTIN_SPECS = {
                      "as in Lemma 4.1, H = D/k uncorrelated heads averaged."),
     ),
     "M2": dict(
-        bias_law=_cB / k_**2, variance_law=_cV * sp.exp(_kappa * k_ ** ((4 + _d) / 2)) / n_,
+        bias_law=_cB / k_**2, variance_law=_cV * sp.exp(_tau * k_ ** ((4 + _d) / 2)) / n_,
         combination="none",
-        asymptotics={"law": (sp.log(n_) / _kappa) ** (2 / (4 + _d)), "printed": PRINTED_LAW},
-        description=("A variance exp(kappa k^((4+d)/2))/n chosen to give the printed law; "
+        asymptotics={"law": (sp.log(n_) / _tau) ** (2 / (4 + _d)), "printed": PRINTED_LAW},
+        description=("A variance exp(tau k^((4+d)/2))/n chosen to give the printed law; "
                      "no derivation from NW theory is known; no 1/H."),
     ),
     "M3": dict(

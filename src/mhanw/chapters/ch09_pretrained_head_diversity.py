@@ -42,10 +42,10 @@ Redundancy and ablation
     stratified) permutation p-value.
 
 The printed formula's scale (:func:`paper_scale_decomposition`)
-    ``1 - HDI_paper = mean_{j<j'} RV_jj' n_j n_j' / d_k^2`` exactly, with
+    ``1 - HDI_printed = mean_{j<j'} RV_jj' n_j n_j' / d_k^2`` exactly, with
     ``n_j = ||W_j^T W_j||_F`` and ``RV_jj'`` the RV coefficient; the factor
     ``S = mean n_j n_j' / d_k^2`` carries the weights' scale (it grows as
-    ``c^4`` under ``W -> cW``), the rest ``G = (1 - HDI_paper)/S`` is
+    ``c^4`` under ``W -> cW``), the rest ``G = (1 - HDI_printed)/S`` is
     geometry.
 
 All HDI values are returned in the order of :data:`mhanw.diversity.NORMALIZATIONS`
@@ -637,10 +637,10 @@ def excess_spectrum_summary(pair_spectra, null_spectra, n_leading: int) -> dict:
 
 
 def paper_scale_decomposition(W) -> dict:
-    """``1 - HDI_paper = S * G`` exactly, for ``W`` ``(H, d, d_k)``.
+    """``1 - HDI_printed = S * G`` exactly, for ``W`` ``(H, d, d_k)``.
 
     ``S = mean_{j<j'} n_j n_j' / d_k^2`` with ``n_j = ||W_j^T W_j||_F`` (the
-    weights' scale: ``c^4 S`` for ``cW``) and ``G = (1 - HDI_paper)/S``, a
+    weights' scale: ``c^4 S`` for ``cW``) and ``G = (1 - HDI_printed)/S``, a
     weighted mean of the RV coefficients ``||W_j^T W_j'||_F^2 / (n_j n_j')``
     (geometry, scale free).  Returns ``one_minus_paper``, ``scale``,
     ``geometry`` and ``one_minus_rv`` (``1 - HDI_RV``, the unweighted mean RV).
@@ -664,7 +664,7 @@ def paper_scale_decomposition(W) -> dict:
 
 
 def r2_bootstrap(x, y, n_boot: int, seed) -> dict:
-    """Squared correlation of ``x`` and ``y`` (``(m,)``, e.g. ``log S`` and ``log(1 - HDI_printed)``) and its bootstrap s.e.
+    """Squared correlation of ``x`` and ``y`` (``(m,)``, e.g. ``ln S`` and ``ln(1 - HDI_printed)``) and its bootstrap s.e.
 
     The cases are resampled with replacement ``n_boot`` times (one stream of
     ``seed``); resamples with a constant ``x`` or ``y`` are skipped.  Returns
@@ -814,7 +814,7 @@ Z_CALL = 3.0
 #: none less): the claim speaks of trained heads in general, so a majority decides.
 MAJORITY = 0.5
 #: "Mostly the weights' scale": log S explains more than half of the variance of
-#: log(1 - HDI_printed) across the cases, by more than N_SE bootstrap standard errors.
+#: ln(1 - HDI_printed) across the cases, by more than N_SE bootstrap standard errors.
 R2_MOSTLY = 0.5
 #: A model-preserving rescaling may move an index by rounding only: float64 on values of order 1.
 INVARIANCE_TOL = 1e-9
@@ -899,7 +899,7 @@ def diversity_sentence(record: Verdict) -> str:
 def printed_scale_verdict(r2: float, se: float) -> Verdict:
     """The printed HDI measures the heads' geometry rather than the weights' scale.
 
-    ``r2``: share of the variance of ``log(1 - HDI_printed)`` across the cases
+    ``r2``: share of the variance of ``ln(1 - HDI_printed)`` across the cases
     that ``log S`` (:func:`paper_scale_decomposition`) explains, with its
     bootstrap standard error ``se``.  Fails as stated when ``r2`` exceeds
     ``R2_MOSTLY`` by more than ``N_SE`` s.e.; holds when it is below by as much.
@@ -913,10 +913,10 @@ def printed_scale_verdict(r2: float, se: float) -> Verdict:
         claim="pretrained/printed-hdi-geometry",
         statement="in a trained model the printed HDI measures the geometry of the heads, not the scale of the weights",
         verdict=verdict,
-        criterion=(f"R^2 of log(1 - HDI_printed) on the log scale factor log S across the (layer, object) cases; "
+        criterion=(f"R^2 of ln(1 - HDI_printed) on the log scale factor ln S across the (layer, object) cases; "
                    f"fails when R^2 exceeds {R2_MOSTLY:g} by more than {N_SE:g} bootstrap s.e. (the scale explains "
                    f"most of it), holds when it is below {R2_MOSTLY:g} by as much"),
-        statistics=(Statistic("R^2 of log(1 - HDI_printed) on log S", r2, se),),
+        statistics=(Statistic("R^2 of ln(1 - HDI_printed) on ln S", r2, se),),
         section=SECTION,
     )
 
