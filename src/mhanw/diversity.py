@@ -23,7 +23,7 @@ Geometry of a configuration ``W`` of shape ``(H, d, d_k)`` (``book/claims.md``, 
     orthogonal.  Invariant to permutations, to ``W_j -> W_j A_j`` for every
     invertible ``A_j`` (it sees only subspaces) and to rotations
     ``W_j -> O W_j``.  For orthonormal W it equals
-    ``d_k HDI_paper - (d_k - 1)``.
+    ``d_k HDI_printed - (d_k - 1)``.
   - ``"rv"``, one minus the mean RV coefficient,
     ``1 - mean_{j<j'} ||W_j^T W_j'||_F^2 / (||W_j^T W_j||_F ||W_j'^T W_j'||_F)``
     in ``[0, 1]``.  Invariant to permutations, rotations and
@@ -257,7 +257,7 @@ def head_diversity_index(W, normalization: str = "principal_angles") -> float:
       mutually orthogonal.  Depends only on the subspaces: invariant to
       ``W_j -> W_j A_j`` for invertible ``A_j`` (in particular ``W -> W A``),
       to permuting heads and to rotations ``W_j -> O W_j``.  For orthonormal
-      ``W``: ``d_k * HDI_paper - (d_k - 1)``.  Rank-deficient heads raise
+      ``W``: ``d_k * HDI_printed - (d_k - 1)``.  Rank-deficient heads raise
       ``ValueError``.
     - ``"rv"``: ``1 - mean_{j<j'} ||W_j^T W_j'||_F^2 / (||W_j^T W_j||_F
       ||W_j'^T W_j'||_F)``, one minus the mean RV coefficient, in ``[0, 1]``.
@@ -278,7 +278,7 @@ def head_diversity_index(W, normalization: str = "principal_angles") -> float:
 
 
 def head_diversity_indices(W) -> np.ndarray:
-    """``[HDI_paper, HDI_PA, HDI_RV]`` of ``W`` ``(H, d, d_k)`` (:data:`NORMALIZATIONS` order), ``(3,)``.
+    """``[HDI_printed, HDI_PA, HDI_RV]`` of ``W`` ``(H, d, d_k)`` (:data:`NORMALIZATIONS` order), ``(3,)``.
 
     The values of :func:`head_diversity_index` under each normalization, from
     one pass over ``W``; every head must be non-zero and of full rank.
@@ -366,7 +366,7 @@ def _cos2(O: np.ndarray) -> np.ndarray:
 
 
 def hdi_from_gram(B, name: str = "W", spectrum: bool = False):
-    """``[HDI_paper, HDI_PA, HDI_RV]`` ``(3,)`` from the block Gram matrix ``B`` ``(H, H, k, k)`` alone.
+    """``[HDI_printed, HDI_PA, HDI_RV]`` ``(3,)`` from the block Gram matrix ``B`` ``(H, H, k, k)`` alone.
 
     ``B[j, j'] = W_j^T W_j'`` (:func:`block_gram`): the same values as
     :func:`head_diversity_indices` of ``W`` (to rounding; the orthonormal

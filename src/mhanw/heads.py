@@ -129,7 +129,7 @@ def identical_heads(d: int, d_k: int, n_heads: int, basis=None) -> np.ndarray:
 def orthogonal_heads(d: int, d_k: int, n_heads: int) -> np.ndarray:
     """Orthogonal coordinate blocks ``W_j = [e_{(j-1)d_k+1} ... e_{j d_k}]``, ``(H, d, d_k)``.
 
-    Needs ``H d_k <= d``.  HDI_PA = HDI_paper = 1 (Thm 5.1's optimum).
+    Needs ``H d_k <= d``.  HDI_PA = HDI_printed = 1 (Thm 5.1's optimum).
     """
     d, d_k, n_heads = _dims(d, d_k, n_heads, lambda d, k, H: H * k > d, "expected n_heads * d_k <= d")
     return np.stack([_eye_block(d, j * d_k, d_k) for j in range(n_heads)])
@@ -140,7 +140,7 @@ def pair_heads(theta: float, d: int, d_k: int) -> np.ndarray:
 
     ``U_0 = [e_1 ... e_dk]``, ``E = [e_{dk+1} ... e_{2dk}]`` (needs ``2 d_k <= d``);
     ``theta`` in radians.  All ``d_k`` principal angles equal ``theta``;
-    HDI_PA = sin^2(theta), HDI_paper = 1 - cos^2(theta)/d_k (Thm 3.1 figure,
+    HDI_PA = sin^2(theta), HDI_printed = 1 - cos^2(theta)/d_k (Thm 3.1 figure,
     Lemma 4.1, Thm 4.2 (A)).
     """
     theta = real_scalar(theta, "theta")
