@@ -348,13 +348,17 @@ def _symbol_tex(token: str) -> str:
 
 
 #: Plain relations as the paper's symbols.
-_RELATIONS = {"<=": r"$\le$", ">=": r"$\ge$", "!=": r"$\ne$"}
+_RELATIONS = {"<=": r"$\le$", ">=": r"$\ge$", "!=": r"$\ne$", "->": r"$\to$"}
 #: A braced subscript written in plain text: ``m_{\cos,1.2}``, ``m_{\mathrm{aniso}}``, ``sum_{j != j'}``.
 _BRACED_SUB = re.compile(r"(?<![A-Za-z0-9\\])(sum|[A-Za-z])_\{((?:[^{}$]|\{[^{}$]*\})+)\}")
-#: A plain exponent after ``^``: ``^(-d_k/2)``, ``^(1/4)``, ``^-1``, ``^2``, ``^d_k``.
-_EXPONENT = re.compile(r"\^(\(([^()$]*)\)|-?(?:[A-Za-z]+_[A-Za-z0-9]{1,3}'?|[A-Za-z0-9.]+))")
+#: A plain exponent after ``^``: ``^(-d_k/2)``, ``^(2/(4+d))``, ``^(1/4)``, ``^-1``, ``^2``, ``^d_k``.
+_EXPONENT = re.compile(r"\^(\(((?:[^()$]|\([^()$]*\))*)\)|-?(?:[A-Za-z]+_[A-Za-z0-9]{1,3}'?|[A-Za-z0-9.]+))")
 #: What may stand in an exponent or a subscript typeset as maths (anything else stays escaped text).
 _MATH_SAFE = re.compile(r"[A-Za-z0-9_+\-/.,' =!\\{}()]*")
+#: A Greek letter written as its name, standing alone (``beta = 1``, ``sigma^2``, ``angle phi``).
+_GREEK_NAME = re.compile("(?<![A-Za-z0-9\\\\])(" + _GREEK_WORDS + ")(?![A-Za-z0-9_])")
+#: A norm written with bars: ``||G||_F`` -> ``\lVert G\rVert_{F}``.
+_PLAIN_NORM = re.compile(r"\|\|([A-Za-z])\|\|(?:_([A-Za-z0-9]))?")
 #: ``sum_j`` (a plain sum over one index) as ``\sum_{j}``.
 _PLAIN_SUM = re.compile(r"(?<![A-Za-z0-9\\])sum_([A-Za-z0-9]{1,3}'?)(?![A-Za-z0-9_])")
 
@@ -378,8 +382,8 @@ def _exponent_body(m: re.Match) -> str:
 
 def _plain_math(piece: str) -> list[tuple[bool, str]]:
     """A piece of plain record text split into ``(is_math, text)``: exponents (``^(1/4)``), braced
-    subscripts (``m_{\\cos,1.2}``), sums (``sum_j``), relations (``<=``) and the named symbols
-    (:data:`_PLAIN_SYMBOL`) as maths; the rest as text still to escape."""
+    subscripts (``m_{\\cos,1.2}``), sums (``sum_j``), relations (``<=``), norms (``||G||_F``), the named
+    symbols (:data:`_PLAIN_SYMBOL`) and Greek names (``beta``) as maths; the rest as text still to escape."""
     found = []
     for pattern, render in (
             (_BRACED_SUB, lambda m: (None if _math_inner(m.group(2)) is None else
@@ -388,7 +392,9 @@ def _plain_math(piece: str) -> list[tuple[bool, str]]:
                                    else "^{" + _math_inner(_exponent_body(m)) + "}")),
             (_PLAIN_SUM, lambda m: f"\\sum_{{{m.group(1)}}}"),
             (re.compile("|".join(map(re.escape, _RELATIONS))), lambda m: _RELATIONS[m.group(0)][1:-1]),
-            (_PLAIN_SYMBOL, lambda m: _symbol_tex(m.group(1))[1:-1])):
+            (_PLAIN_NORM, lambda m: f"\\lVert {m.group(1)}\\rVert" + (f"_{{{m.group(2)}}}" if m.group(2) else "")),
+            (_PLAIN_SYMBOL, lambda m: _symbol_tex(m.group(1))[1:-1]),
+            (_GREEK_NAME, lambda m: f"\\{m.group(1)}")):
         for m in pattern.finditer(piece):
             if any(m.start() < e and s < m.end() for s, e, _ in found):
                 continue
