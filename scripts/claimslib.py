@@ -348,7 +348,7 @@ def _symbol_tex(token: str) -> str:
 
 
 #: Plain relations as the paper's symbols.
-_RELATIONS = {"<=": r"$\le$", ">=": r"$\ge$", "!=": r"$\ne$", "->": r"$\to$"}
+_RELATIONS = {"<=": r"$\le$", ">=": r"$\ge$", "!=": r"$\ne$", "->": r"$\to$", "~": r"$\sim$"}
 #: A braced subscript written in plain text: ``m_{\cos,1.2}``, ``m_{\mathrm{aniso}}``, ``sum_{j != j'}``.
 _BRACED_SUB = re.compile(r"(?<![A-Za-z0-9\\])(sum|[A-Za-z])_\{((?:[^{}$]|\{[^{}$]*\})+)\}")
 #: A plain exponent after ``^``: ``^(-d_k/2)``, ``^(2/(4+d))``, ``^(1/4)``, ``^-1``, ``^2``, ``^d_k``.
@@ -412,7 +412,7 @@ def tex_text(text: str) -> str:
     """Record text as LaTeX: ``$...$`` (the text's symbols, e.g. ``$m_{\\cos,1.5}$``) passes through,
     the records' plain notation becomes the paper's (``HDI_PA`` -> ``$\\HDIpa$``, ``d_k`` -> ``$d_{k}$``,
     ``d_k^(1/4)`` -> ``$d_{k}^{1/4}$``, ``m_{\\cos,1.2}`` -> ``$m_{\\cos,1.2}$``, ``sum_j`` -> ``$\\sum_{j}$``,
-    ``<=`` -> ``$\\le$``) and the rest is escaped (:func:`tex_escape`)."""
+    ``<=`` -> ``$\\le$``, ``Z ~ N(0, I)`` -> ``Z $\\sim$ N(0, I)``) and the rest is escaped (:func:`tex_escape`)."""
     out = []
     for i, piece in enumerate(re.split(r"(\$[^$]+\$)", text)):
         if i % 2:

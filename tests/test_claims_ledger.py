@@ -221,6 +221,7 @@ def test_record_text_uses_the_papers_notation(plain, tex, md):
     ("uniform averaging, H d_k <= d", "H $d_{k}$ $\\le$ d"),
     ("bound L^2 ||G||_F^2 / (n h^d_k p_K)", "L$^{2}$ $\\lVert G\\rVert_{F}^{2}$ / (n h$^{d_{k}}$ $p_{K}$)"),
     ("the printed law (ln n)^(2/(4+d))", "(ln n)$^{2/(4+d)}$"),
+    ("the tilted mean E m(Z), Z ~ N(beta q, I)", "Z $\\sim$ N($\\beta$ q, I)"),
     ("n C / sigma^2 -> (1 + h^2) at angle phi", "n C / $\\sigma^{2}$ $\\to$ (1 + h$^{2}$) at angle $\\phi$"),
     ("attention with beta = 1/sqrt(d_k); alphabet betamax", "$\\beta$ = 1/sqrt($d_{k}$); alphabet betamax"),
 ])
@@ -229,7 +230,7 @@ def test_record_text_exponents_subscripts_and_relations_are_typeset(plain, tex):
     backslash is printed as code."""
     out = claimslib.tex_text(plain)
     assert tex in out, out
-    assert not any(code in out for code in ("\\textasciicircum", "\\_", "\\textbackslash", "\\textless")), out
+    assert not any(code in out for code in ("\\textasciicircum", "\\textasciitilde", "\\_", "\\textbackslash", "\\textless")), out
 
 
 def test_chapter_04_names_head_kinds_and_regression_functions_as_the_text_does():
