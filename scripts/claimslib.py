@@ -347,21 +347,78 @@ def _symbol_tex(token: str) -> str:
     return f"${base}_{{{sub}}}$"
 
 
+#: Plain relations as the paper's symbols.
+_RELATIONS = {"<=": r"$\le$", ">=": r"$\ge$", "!=": r"$\ne$", "->": r"$\to$", "~": r"$\sim$"}
+#: A braced subscript written in plain text: ``m_{\cos,1.2}``, ``m_{\mathrm{aniso}}``, ``sum_{j != j'}``.
+_BRACED_SUB = re.compile(r"(?<![A-Za-z0-9\\])(sum|[A-Za-z])_\{((?:[^{}$]|\{[^{}$]*\})+)\}")
+#: A plain exponent after ``^``: ``^(-d_k/2)``, ``^(2/(4+d))``, ``^(1/4)``, ``^-1``, ``^2``, ``^d_k``.
+_EXPONENT = re.compile(r"\^(\(((?:[^()$]|\([^()$]*\))*)\)|-?(?:[A-Za-z]+_[A-Za-z0-9]{1,3}'?|[A-Za-z0-9.]+))")
+#: What may stand in an exponent or a subscript typeset as maths (anything else stays escaped text).
+_MATH_SAFE = re.compile(r"[A-Za-z0-9_+\-/.,' =!\\{}()]*")
+#: A Greek letter written as its name, standing alone (``beta = 1``, ``sigma^2``, ``angle phi``).
+_GREEK_NAME = re.compile("(?<![A-Za-z0-9\\\\])(" + _GREEK_WORDS + ")(?![A-Za-z0-9_])")
+#: A norm written with bars: ``||G||_F`` -> ``\lVert G\rVert_{F}``.
+_PLAIN_NORM = re.compile(r"\|\|([A-Za-z])\|\|(?:_([A-Za-z0-9]))?")
+#: ``sum_j`` (a plain sum over one index) as ``\sum_{j}``.
+_PLAIN_SUM = re.compile(r"(?<![A-Za-z0-9\\])sum_([A-Za-z0-9]{1,3}'?)(?![A-Za-z0-9_])")
+
+
+def _math_inner(text: str) -> str | None:
+    """Plain text inside an exponent or a subscript as maths (``-d_k/2`` -> ``-d_{k}/2``), or ``None``
+    when it holds something that is not plain notation."""
+    if not _MATH_SAFE.fullmatch(text):
+        return None
+    if re.fullmatch(r"\(\d+\)", text):  # an index in parentheses (``C^(1)``) keeps them
+        return text
+    text = text.replace("!=", r"\ne ")
+    return _PLAIN_SYMBOL.sub(lambda m: _symbol_tex(m.group(1))[1:-1], text)
+
+
+def _exponent_body(m: re.Match) -> str:
+    """The exponent of an :data:`_EXPONENT` match: ``(1/4)`` -> ``1/4``, but ``(1)`` (an index) whole."""
+    inner = m.group(2)
+    return m.group(1) if inner is None or re.fullmatch(r"\d+", inner) else inner
+
+
+def _plain_math(piece: str) -> list[tuple[bool, str]]:
+    """A piece of plain record text split into ``(is_math, text)``: exponents (``^(1/4)``), braced
+    subscripts (``m_{\\cos,1.2}``), sums (``sum_j``), relations (``<=``), norms (``||G||_F``), the named
+    symbols (:data:`_PLAIN_SYMBOL`) and Greek names (``beta``) as maths; the rest as text still to escape."""
+    found = []
+    for pattern, render in (
+            (_BRACED_SUB, lambda m: (None if _math_inner(m.group(2)) is None else
+                                     (r"\sum" if m.group(1) == "sum" else m.group(1)) + "_{" + _math_inner(m.group(2)) + "}")),
+            (_EXPONENT, lambda m: (None if _math_inner(_exponent_body(m)) is None
+                                   else "^{" + _math_inner(_exponent_body(m)) + "}")),
+            (_PLAIN_SUM, lambda m: f"\\sum_{{{m.group(1)}}}"),
+            (re.compile("|".join(map(re.escape, _RELATIONS))), lambda m: _RELATIONS[m.group(0)][1:-1]),
+            (_PLAIN_NORM, lambda m: f"\\lVert {m.group(1)}\\rVert" + (f"_{{{m.group(2)}}}" if m.group(2) else "")),
+            (_PLAIN_SYMBOL, lambda m: _symbol_tex(m.group(1))[1:-1]),
+            (_GREEK_NAME, lambda m: f"\\{m.group(1)}")):
+        for m in pattern.finditer(piece):
+            if any(m.start() < e and s < m.end() for s, e, _ in found):
+                continue
+            tex = render(m)
+            if tex is not None:
+                found.append((m.start(), m.end(), tex))
+    out, last = [], 0
+    for s, e, tex in sorted(found):
+        out += [(False, piece[last:s]), (True, tex)]
+        last = e
+    return out + [(False, piece[last:])]
+
+
 def tex_text(text: str) -> str:
     """Record text as LaTeX: ``$...$`` (the text's symbols, e.g. ``$m_{\\cos,1.5}$``) passes through,
-    the records' plain notation becomes the paper's (``HDI_PA`` -> ``$\\HDIpa$``, ``d_k`` -> ``$d_{k}$``)
-    and the rest is escaped (:func:`tex_escape`)."""
+    the records' plain notation becomes the paper's (``HDI_PA`` -> ``$\\HDIpa$``, ``d_k`` -> ``$d_{k}$``,
+    ``d_k^(1/4)`` -> ``$d_{k}^{1/4}$``, ``m_{\\cos,1.2}`` -> ``$m_{\\cos,1.2}$``, ``sum_j`` -> ``$\\sum_{j}$``,
+    ``<=`` -> ``$\\le$``, ``Z ~ N(0, I)`` -> ``Z $\\sim$ N(0, I)``) and the rest is escaped (:func:`tex_escape`)."""
     out = []
     for i, piece in enumerate(re.split(r"(\$[^$]+\$)", text)):
         if i % 2:
             out.append(piece)
             continue
-        last = 0
-        for m in _PLAIN_SYMBOL.finditer(piece):
-            out.append(tex_escape(piece[last:m.start()]))
-            out.append(_symbol_tex(m.group(1)))
-            last = m.end()
-        out.append(tex_escape(piece[last:]))
+        out += [f"${t}$" if is_math else tex_escape(t) for is_math, t in _plain_math(piece) if t]
     return "".join(out).replace("$$", "")  # adjacent inline maths become one
 
 
@@ -398,37 +455,69 @@ def _section_ref(r: dict) -> str:
     return tex_escape(sec or "")
 
 
+def condition_marks(records: list[dict]) -> dict[str, str]:
+    """``{conditions: mark}`` of the records that hold under stated conditions, in order of first
+    appearance: ``a``, ``b``, ... (``aa``, ``ab``, ... after ``z``); records with the same conditions
+    share a mark, so the paper's table states each set of conditions once, as a note."""
+    marks: dict[str, str] = {}
+    for r in records:
+        cond = r.get("conditions") or ""
+        if cond and cond not in marks:
+            k = len(marks)
+            marks[cond] = (chr(ord("a") + k // 26 - 1) if k >= 26 else "") + chr(ord("a") + k % 26)
+    return marks
+
+
+def _verdict_cell(r: dict, marks: dict[str, str]) -> str:
+    """The verdict of the vocabulary, in italics; conditions as a note mark (the note under the table)."""
+    cond = r.get("conditions") or ""
+    return f"\\emph{{{tex_text(r['verdict'])}}}" + (f"\\textsuperscript{{{marks[cond]}}}" if cond else "")
+
+
 def latex_table(records: list[dict]) -> str:
-    """Every record as a row of a long table (claim, statement, verdict, statistic, detectable, section)."""
+    """Every record as a row of a long table (claim, statement, verdict, statistic, detectable, section).
+
+    The conditions of "holds under the stated conditions" are notes under the table (one per distinct
+    set of conditions, :func:`condition_marks`), so the verdict column stays one or two lines high."""
     head = ("% Generated by scripts/collect_claims.py from build/claims.json; do not edit.\n")
     if not records:
         return head + ("\\paragraph{Claims ledger.} No chapter has recorded its verdicts yet "
                        "(\\texttt{build/claims.json} is empty), so no table of verdicts can be printed.\n")
+    marks = condition_marks(records)
     rows = []
     for r in records:
         rows.append(" & ".join([
             claim_tex(r["claim"]),
             tex_text(r["statement"]),
-            f"\\emph{{{tex_text(verdict_text(r))}}}",
+            _verdict_cell(r, marks),
             tex_text(deciding_statistic(r)),
             detectable_text(r),
             _section_ref(r),
         ]) + " \\\\")
+    notes = ""
+    if marks:
+        notes = ("\\multicolumn{6}{@{}p{\\linewidth}@{}}{\\rule{0pt}{2.6ex}Conditions of the verdicts "
+                 f"\\emph{{{tex_text(HOLDS_UNDER)}}}: "
+                 + "; ".join(f"\\textsuperscript{{{m}}}\\,{tex_text(c)}" for c, m in marks.items())
+                 + ".} \\\\")
     return head + "\n".join([
         "{\\footnotesize",
         "\\setlength{\\tabcolsep}{3pt}",
         "\\begin{longtable}{@{}>{\\raggedright\\arraybackslash}p{0.15\\linewidth}"
-        ">{\\raggedright\\arraybackslash}p{0.30\\linewidth}>{\\raggedright\\arraybackslash}p{0.13\\linewidth}"
+        ">{\\raggedright\\arraybackslash}p{0.32\\linewidth}>{\\raggedright\\arraybackslash}p{0.11\\linewidth}"
         ">{\\raggedright\\arraybackslash}p{0.24\\linewidth}>{\\raggedright\\arraybackslash}p{0.07\\linewidth}r@{}}",
         "\\caption{Every verdict of the companion, one row per record of the claims ledger "
         "(\\texttt{build/claims.json}): the statement checked, its verdict, the deciding statistic "
         "$\\pm$ its standard error, and, where a claim holds because no violation was detected, the "
-        "smallest violation the run could have detected.}\\label{tab:claims}\\\\",
+        "smallest violation the run could have detected."
+        + (" A letter after a verdict refers to its conditions, listed under the table." if marks else "")
+        + "}\\label{tab:claims}\\\\",
         "\\toprule",
         "claim & statement & verdict & deciding statistic & detect. & sec. \\\\",
         "\\midrule\\endfirsthead",
         "\\toprule claim & statement & verdict & deciding statistic & detect. & sec. \\\\ \\midrule\\endhead",
-        "\\bottomrule\\endlastfoot",
+        "\\bottomrule\\endfoot",
+        "\\bottomrule" + (f"\n{notes}" if notes else "") + "\\endlastfoot",
         *rows,
         "\\end{longtable}}",
         "",

@@ -105,8 +105,19 @@ def test_latex_table_escapes_and_prints_statistic_and_detectable(results):
     assert [ln.split(" & ")[0] for ln in rows][:2] == ["Theorem 2.1: identity", "Theorem 2.1: literal bandwidth"]
     assert "diff = 0.500 ± 0.010 \\%".replace("±", "$\\pm$") in tex
     assert "$10^{-12}$" in tex and "\\ref{sec:thm21}" in tex
-    assert "holds under the stated conditions (isotropic m)" in tex
+    # conditions as a note under the table, marked in the verdict cell, each set once
+    assert "\\emph{holds under the stated conditions}\\textsuperscript{a} & " in tex
+    assert "\\textsuperscript{a}\\,isotropic m." in tex and tex.count("isotropic m") == 1
     assert all(ord(c) < 128 for c in tex), "pdflatex gets ASCII only"
+
+
+def test_condition_marks_one_letter_per_distinct_set_of_conditions():
+    records = [{"conditions": c} for c in ("A", "", "B", "A", "C")] + [{"conditions": f"c{k}"} for k in range(25)]
+    marks = claimslib.condition_marks(records)
+    assert list(marks.items())[:3] == [("A", "a"), ("B", "b"), ("C", "c")] and "" not in marks
+    assert marks["c22"] == "z" and marks["c23"] == "aa" and len(set(marks.values())) == len(marks)
+    assert "Conditions of the verdicts" not in claimslib.latex_table(
+        [dict(_v("thm-2.1/x", FAILS).to_dict(), chapter="01_a")])
 
 
 def test_summary_says_each_verdict_once_and_counts_in_words(results):
@@ -198,6 +209,28 @@ def test_record_text_uses_the_papers_notation(plain, tex, md):
     assert tex in claimslib.tex_text(plain)
     assert md in claimslib._md(plain)
     assert "$$" not in claimslib.tex_text("$a$ ± $b$")
+
+
+@pytest.mark.parametrize("plain, tex", [
+    ("mean (1 + 2/d_k)^(-d_k/2), to e^-1", "mean (1 + 2/$d_{k}$)$^{-d_{k}/2}$, to e$^{-1}$"),
+    ("bandwidth d_k^(1/4)", "bandwidth $d_{k}^{1/4}$"),
+    ("bias proportional to d_k^-2", "bias proportional to $d_{k}^{-2}$"),
+    ("among them (m_{\\cos,1.2}) and (m_{\\mathrm{aniso}})", "($m_{\\cos,1.2}$) and ($m_{\\mathrm{aniso}}$)"),
+    ("MSE = (sum_j a_j B_j)^2 + sum_{j != j'} a_j", "($\\sum_{j}$ $a_{j}$ $B_{j}$)$^{2}$ + $\\sum_{j \\ne  j'}$ $a_{j}$"),
+    ("off by a'C^(1)a/R", "off by a'C$^{(1)}$a/R"),
+    ("uniform averaging, H d_k <= d", "H $d_{k}$ $\\le$ d"),
+    ("bound L^2 ||G||_F^2 / (n h^d_k p_K)", "L$^{2}$ $\\lVert G\\rVert_{F}^{2}$ / (n h$^{d_{k}}$ $p_{K}$)"),
+    ("the printed law (ln n)^(2/(4+d))", "(ln n)$^{2/(4+d)}$"),
+    ("the tilted mean E m(Z), Z ~ N(beta q, I)", "Z $\\sim$ N($\\beta$ q, I)"),
+    ("n C / sigma^2 -> (1 + h^2) at angle phi", "n C / $\\sigma^{2}$ $\\to$ (1 + h$^{2}$) at angle $\\phi$"),
+    ("attention with beta = 1/sqrt(d_k); alphabet betamax", "$\\beta$ = 1/sqrt($d_{k}$); alphabet betamax"),
+])
+def test_record_text_exponents_subscripts_and_relations_are_typeset(plain, tex):
+    """Plain exponents, braced subscripts, sums and relations become maths; no caret, underscore or
+    backslash is printed as code."""
+    out = claimslib.tex_text(plain)
+    assert tex in out, out
+    assert not any(code in out for code in ("\\textasciicircum", "\\textasciitilde", "\\_", "\\textbackslash", "\\textless")), out
 
 
 def test_chapter_04_names_head_kinds_and_regression_functions_as_the_text_does():
