@@ -227,6 +227,8 @@ tex: ## make sure latexmk, pdflatex and pdftotext are there (installs them as ro
 
 # ---- the paper --------------------------------------------------------------
 $(PDF): $(PAPER_SRC) $(MACROS) $(ENV_TEX) $(CLAIMS_TEX) $(ROBUSTNESS_TEX) $(PROVENANCE) $(filter %.pdf,$(FIGURES))
+# (in a scenario's copy of the tree, scripts/scenario.py adds paper/generated/scenario_note.tex)
+$(PDF): $(wildcard paper/generated/scenario_note.tex)
 	@scripts/ensure_tex.sh
 	@echo "==> paper: $@"
 	@mkdir -p $(@D)

@@ -93,6 +93,13 @@ def test_shipped_scenario_runs_and_gives_its_ledger_chapters_and_pdf(path, build
     info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
     pages = int(next(line.split()[1] for line in info.splitlines() if line.startswith("Pages:")))
     assert pages > 1
+    # the paper says, under its abstract, that it was built under this scenario and with what
+    text = " ".join(subprocess.run(["pdftotext", "-l", "2", str(pdf), "-"], capture_output=True, text=True,
+                                   check=True).stdout.split())
+    assert f"Built under the scenario {path.stem}" in text
+    for name in chapters:
+        for key in scenario.params_for(spec, name):
+            assert key in text, f"the note under the abstract does not name {key}"
 
     # the scenario's values reached the chapters it changes, and only those
     for name in chapters:
@@ -103,3 +110,17 @@ def test_shipped_scenario_runs_and_gives_its_ledger_chapters_and_pdf(path, build
         recorded = json.loads((out / "results" / f"{name}.json").read_text()).get("parameters")
         if recorded is not None:
             assert {k: recorded.get(k) for k in wanted} == wanted, name
+
+
+def test_the_note_of_a_scenario_names_its_parameters_by_chapter(tmp_path):
+    """The paragraph under a scenario paper's abstract: each changed parameter once, chapters grouped."""
+    p = tmp_path / "s.toml"
+    p.write_text('description = "Heavy & wide"\n[all]\ninputs = "student-t:3"\n'
+                 '[chapters.01_attention_is_nadaraya_watson]\nneff_inputs = "student-t:3"\n')
+    spec = scenario.load(p)
+    tex = scenario.scenario_note_tex("my_scenario", spec)
+    assert r"\newcommand{\ScenarioNote}" in tex and r"\texttt{my\_scenario}" in tex and r"Heavy \& wide" in tex
+    changed = [n for n in spec["declared"] if scenario.params_for(spec, n).get("inputs")]
+    assert tex.count("inputs = 'student-t:3'") == 2  # chapters grouped: one line for all that take `inputs`
+    assert ("chapters " + f"{int(changed[0][:2])}--{int(changed[-1][:2])}") in tex
+    assert r"\item chapter 1: \texttt{neff\_inputs = 'student-t:3'}" in tex
