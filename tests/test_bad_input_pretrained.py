@@ -153,3 +153,35 @@ def test_fractional_gates_give_finite_embeddings(encoder):
 def test_split_heads_rejects_weights_that_are_not_finite(weight):
     with pytest.raises(ValueError, match=r"^weight: expected finite"):  # NaN passed through silently
         pretrained.split_heads(weight, 2)
+
+
+def test_hidden_size_not_divisible_by_heads_names_config(model_copy):
+    path = model_copy / "config.json"
+    cfg = json.loads(path.read_text())
+    cfg["num_attention_heads"] = 5  # 384 is not a multiple of 5 (was a bare NotImplementedError)
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(pretrained.ModelFileError, match="num_attention_heads") as info:
+        pretrained.model_config(MODEL)
+    _assert_names_file_and_fix(info, path)
+
+
+def test_nonpositive_max_seq_length_names_its_file(model_copy):
+    path = model_copy / "sentence_bert_config.json"
+    if not path.exists():
+        pytest.skip("the package ships no sentence_bert_config.json")
+    cfg = json.loads(path.read_text())
+    cfg["max_seq_length"] = -5  # was a raw OverflowError from the tokenizer
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(pretrained.ModelFileError, match="max_seq_length") as info:
+        pretrained.Encoder(MODEL)
+    _assert_names_file_and_fix(info, path)
+
+
+def test_config_disagreeing_with_tensor_shapes_names_the_weights_file(model_copy):
+    path = model_copy / "config.json"
+    cfg = json.loads(path.read_text())
+    cfg["hidden_size"] = 2 * cfg["hidden_size"]  # was a bare reshape ValueError in Encoder
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(pretrained.ModelFileError, match="hidden_size") as info:
+        pretrained.load_attention_weights(MODEL)
+    _assert_names_file_and_fix(info, model_copy / "model.safetensors")
