@@ -322,3 +322,50 @@ def test_gaussian_model_neff_needs_token_counts():
 def test_a_bad_n_se_is_named(call, n_se):
     with pytest.raises(ValueError, match="^n_se: "):
         call(n_se)
+
+
+# --- found by the second independent sweep -------------------------------------------------------
+
+@pytest.mark.parametrize("call,arg", [
+    (lambda: ch01.neff_by_dimension([2], 10**12, 5, 0), "n_keys"),  # MemoryError (14.6 TiB)
+    (lambda: ch01.neff_by_dimension([2], 20, 10**12, 0), "n_queries"),
+    (lambda: ch01.exp_kernel_sine_estimates([50, 100], 10**12, 0), "n_rep"),
+    (lambda: ch01.exp_kernel_sine_estimates([10**12], 2, 0), "sample_sizes"),
+    (lambda: ch04.random_configurations(10**12, np.random.default_rng(0)), "n_configs"),
+    (lambda: ch09.random_subspace_null(3, 6, 2, 10**12, 0), "n_draw"),
+    (lambda: ch05.crn_batch("sin13", 30, 10, 10**12, 4, 0), "n_rep"),  # hung
+    (lambda: ch06.budget_simulation("sin13", 50, n_tune=10**12), "n_tune"),  # hung, then named n_rep
+    (lambda: ch06.budget_simulation("sin13", 50, n_rep=10**12), "n_rep"),
+    (lambda: ch06.budget_simulation("sin13", 50, n_jobs=10**12), "n_jobs"),  # bare OverflowError
+    (lambda: ch06.budget_simulation("sin13", 50, budget=10**12), "budget"),  # named "d"
+])
+def test_huge_sizes_are_refused_at_once_naming_the_argument(call, arg):
+    import time
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=rf"^{arg}: "):
+        call()
+    assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize("kwargs,arg", [
+    (dict(d_k_values=3), "d_k_values"), (dict(bandwidths=None), "bandwidths"),
+    (dict(rules=None), "rules"), (dict(rules=5), "rules"),  # were bare TypeErrors: not iterable
+])
+def test_budget_simulation_rejects_non_sequences_naming_them(kwargs, arg):
+    with pytest.raises(ValueError, match=rf"^{arg}: expected a sequence"):
+        ch06.budget_simulation("sin13", 50, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs,arg", [
+    (dict(base=None), "base"), (dict(base=3), "base"), (dict(base=["M1"]), "base"),  # AttributeError
+    (dict(exponents=None), "exponents"), (dict(exponents=2), "exponents"),  # TypeError: not iterable
+])
+def test_bias_reading_models_names_bad_arguments(kwargs, arg):
+    with pytest.raises(ValueError, match=rf"^{arg}: "):
+        ch06.bias_reading_models(**kwargs)
+
+
+def test_random_record_rejects_more_expected_violations_than_pairs():
+    # expected = 1e300 reached poisson.ppf -> NaN -> "cannot convert float NaN to integer"
+    with pytest.raises(ValueError, match=r"^expected: at most n_pairs"):
+        ch04.random_record(-0.5, 0.1, 0, 1e300, 10, 0.1, True)

@@ -501,7 +501,7 @@ class Encoder:
     def __init__(self, model: str = DEFAULT_MODEL, *, dtype="float64"):
         try:
             dt = np.dtype(dtype)
-        except TypeError:
+        except (TypeError, ValueError):
             raise ValueError(f"dtype: expected 'float32' or 'float64', got {dtype!r}") from None
         one_of(dt.name, "dtype", ("float32", "float64"))
         self.dtype = dt

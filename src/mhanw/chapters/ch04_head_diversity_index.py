@@ -45,7 +45,7 @@ from scipy.stats import norm, poisson, spearmanr
 
 from .. import heads as _heads
 from .. import montecarlo as _mc
-from ..constants import N_SE, RANDOM_CONFIGURATION_BANDWIDTH, SIGMA
+from ..constants import MAX_REPLICATES, N_SE, RANDOM_CONFIGURATION_BANDWIDTH, SIGMA
 from ..diversity import NORMALIZATIONS, head_diversity_index
 from ..infra.estimates import Estimate
 from ..infra import verdicts as V
@@ -190,7 +190,7 @@ def random_configurations(n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads
     configuration is :func:`mhanw.heads.orthogonal_heads` (HDI_PA 1, needs
     ``H d_k <= d``).  Reference: ``d = 6, d_k = 2, H = 3``.
     """
-    n_configs = positive_int(n_configs, "n_configs", minimum=2)
+    n_configs = positive_int(n_configs, "n_configs", minimum=2, maximum=MAX_REPLICATES, what="configurations")
     generator(rng, "rng")
     t = np.linspace(0.0, 1.0, n_configs)
     projections = [_heads.interpolated_heads(float(ti), d, d_k, n_heads, rng) for ti in t]
@@ -605,6 +605,8 @@ def random_record(rho: float, rho_se: float, n_violations: int, expected: float,
                   statement="Over random configurations the IMSE does not increase with HDI_PA (isotropic m)")
     if not applicable:
         return _verdict(**common, verdict=NOT_CHECKABLE, criterion=f"the isotropic reading; {reason}")
+    if expected > n_pairs:
+        raise ValueError(f"expected: at most n_pairs = {n_pairs} violations can be expected by chance, got {expected!r}")
     allowed = int(poisson.ppf(1 - CHANCE_LEVEL, expected))
     if n_violations > allowed:
         verdict = FAILS

@@ -60,7 +60,7 @@ from .. import diversity
 from .. import heads as _heads
 from .. import pretrained as _pretrained
 from ..infra import params as P
-from ..constants import RANK_RTOL
+from ..constants import MAX_REPLICATES, RANK_RTOL
 from ..diversity import NORMALIZATIONS
 from ..infra.estimates import Estimate
 from ..infra.prose import count_of, join_list
@@ -477,7 +477,7 @@ def random_subspace_null(n_heads: int, d: int, d_k: int, n_draw: int, seed, *, c
     d_k = positive_int(d_k, "d_k")
     if d_k > d:
         raise ValueError(f"d_k: expected d_k <= d = {d}, got {d_k}")
-    n_draw = positive_int(n_draw, "n_draw")
+    n_draw = positive_int(n_draw, "n_draw", maximum=MAX_REPLICATES, what="draws")
     rng = np.random.default_rng(as_seed_sequence(seed))
 
     def haar():
