@@ -762,3 +762,18 @@ def test_validate_sequence_names_the_argument(bad):
     with pytest.raises(ValueError, match=r"^widths: expected a sequence of numbers"):
         validate.sequence(bad, "widths", "numbers")
     assert validate.sequence([1, 2], "widths") == (1, 2)
+
+
+@pytest.mark.parametrize("text", ["", "{", "[1, 2]", "null"])
+def test_load_results_of_a_damaged_file_names_path_and_file(tmp_path, text):
+    # was a bare JSONDecodeError naming neither (or a list returned as if it were results)
+    path = tmp_path / "r.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"^path: .*r\.json.* results file"):
+        results.load_results(path)
+
+
+@pytest.mark.parametrize("bad", [None, 3])
+def test_load_results_names_a_path_that_is_not_one(bad):
+    with pytest.raises(ValueError, match=r"^path: expected a file path"):
+        results.load_results(bad)
