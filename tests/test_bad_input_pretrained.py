@@ -155,25 +155,21 @@ def test_split_heads_rejects_weights_that_are_not_finite(weight):
         pretrained.split_heads(weight, 2)
 
 
-def test_hidden_size_not_divisible_by_heads_names_config(model_copy):
-    path = model_copy / "config.json"
-    cfg = json.loads(path.read_text())
-    cfg["num_attention_heads"] = 5  # 384 is not a multiple of 5 (was a bare NotImplementedError)
-    path.write_text(json.dumps(cfg))
-    with pytest.raises(pretrained.ModelFileError, match="num_attention_heads") as info:
-        pretrained.model_config(MODEL)
-    _assert_names_file_and_fix(info, path)
-
-
-def test_nonpositive_max_seq_length_names_its_file(model_copy):
-    path = model_copy / "sentence_bert_config.json"
+@pytest.mark.parametrize("file,key,value,load", [
+    # 384 is not a multiple of 5 heads: was a bare NotImplementedError
+    ("config.json", "num_attention_heads", 5, lambda: pretrained.model_config(MODEL)),
+    # was a raw OverflowError from the tokenizer
+    ("sentence_bert_config.json", "max_seq_length", -5, lambda: pretrained.Encoder(MODEL)),
+])
+def test_bad_setting_names_its_file(model_copy, file, key, value, load):
+    path = model_copy / file
     if not path.exists():
-        pytest.skip("the package ships no sentence_bert_config.json")
+        pytest.skip(f"the package ships no {file}")
     cfg = json.loads(path.read_text())
-    cfg["max_seq_length"] = -5  # was a raw OverflowError from the tokenizer
+    cfg[key] = value
     path.write_text(json.dumps(cfg))
-    with pytest.raises(pretrained.ModelFileError, match="max_seq_length") as info:
-        pretrained.Encoder(MODEL)
+    with pytest.raises(pretrained.ModelFileError, match=key) as info:
+        load()
     _assert_names_file_and_fix(info, path)
 
 
