@@ -333,11 +333,11 @@ def test_a_bad_n_se_is_named(call, n_se):
     (lambda: ch01.exp_kernel_sine_estimates([10**12], 2, 0), "sample_sizes"),
     (lambda: ch04.random_configurations(10**12, np.random.default_rng(0)), "n_configs"),
     (lambda: ch09.random_subspace_null(3, 6, 2, 10**12, 0), "n_draw"),
-    (lambda: ch05.crn_batch("sin13", 30, 10, 10**12, 4, 0), "n_rep"),  # hung
+    (lambda: ch05.crn_batch("sin13", 30, 10, 10**12, 4, 0), r"n_rep x \(n \+ n_test\) x d"),  # hung
     (lambda: ch06.budget_simulation("sin13", 50, n_tune=10**12), "n_tune"),  # hung, then named n_rep
     (lambda: ch06.budget_simulation("sin13", 50, n_rep=10**12), "n_rep"),
     (lambda: ch06.budget_simulation("sin13", 50, n_jobs=10**12), "n_jobs"),  # bare OverflowError
-    (lambda: ch06.budget_simulation("sin13", 50, budget=10**12), "budget"),  # named "d"
+    (lambda: ch06.budget_simulation("sin13", 50, budget=10**12), "n x budget"),  # named "d"
 ])
 def test_huge_sizes_are_refused_at_once_naming_the_argument(call, arg):
     import time
@@ -409,7 +409,7 @@ def test_minimize_imse_names_bad_sizes(kwargs, arg):
 
 
 @pytest.mark.parametrize("call,arg", [
-    (lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=10**12), "n_heads"),  # hung
+    (lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=10**12), "n_heads x d x d_k"),  # hung
     (lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=None), "n_heads"),  # TypeError
     (lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=0), "n_heads"),
     (lambda: ch04.matched_hdi_configuration(None, np.random.default_rng(0)), "target"),  # TypeError

@@ -344,7 +344,7 @@ def matched_hdi_configuration(target: float, rng, d: int = 6, d_k: int = 2, n_he
     if not 0.0 < target < 1.0:
         raise ValueError(f"target: expected an HDI_PA in (0, 1), got {target!r}")
     n_heads = positive_int(n_heads, "n_heads", minimum=2)
-    check_entries("n_heads", n_heads, positive_int(d, "d"), positive_int(d_k, "d_k"))
+    check_entries("n_heads x d x d_k", n_heads, positive_int(d, "d"), positive_int(d_k, "d_k"))
     generator(rng, "rng")
     for _ in range(positive_int(max_tries, "max_tries")):
         U = _heads.haar_basis(d, d_k, rng)
