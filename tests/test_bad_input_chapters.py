@@ -325,3 +325,106 @@ def test_gaussian_model_neff_needs_token_counts():
 def test_a_bad_n_se_is_named(call, n_se):
     with pytest.raises(ValueError, match="^n_se: "):
         call(n_se)
+
+
+# --- found by the second independent sweep -------------------------------------------------------
+
+@pytest.mark.parametrize("call,arg", [
+    (lambda: ch01.neff_by_dimension([2], 10**12, 5, 0), "n_keys"),  # MemoryError (14.6 TiB)
+    (lambda: ch01.neff_by_dimension([2], 20, 10**12, 0), "n_queries"),
+    (lambda: ch01.exp_kernel_sine_estimates([50, 100], 10**12, 0), "n_rep"),
+    (lambda: ch01.exp_kernel_sine_estimates([10**12], 2, 0), "sample_sizes"),
+    (lambda: ch04.random_configurations(10**12, np.random.default_rng(0)), "n_configs"),
+    (lambda: ch09.random_subspace_null(3, 6, 2, 10**12, 0), "n_draw"),
+    (lambda: ch05.crn_batch("sin13", 30, 10, 10**12, 4, 0), r"n_rep x \(n \+ n_test\) x d"),  # hung
+    (lambda: ch06.budget_simulation("sin13", 50, n_tune=10**12), "n_tune"),  # hung, then named n_rep
+    (lambda: ch06.budget_simulation("sin13", 50, n_rep=10**12), "n_rep"),
+    (lambda: ch06.budget_simulation("sin13", 50, n_jobs=10**12), "n_jobs"),  # bare OverflowError
+    (lambda: ch06.budget_simulation("sin13", 50, budget=10**12), "n x budget"),  # named "d"
+])
+def test_huge_sizes_are_refused_at_once_naming_the_argument(call, arg):
+    import time
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=rf"^{arg}: "):
+        call()
+    assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize("kwargs,arg", [
+    (dict(d_k_values=3), "d_k_values"), (dict(bandwidths=None), "bandwidths"),
+    (dict(rules=None), "rules"), (dict(rules=5), "rules"),  # were bare TypeErrors: not iterable
+])
+def test_budget_simulation_rejects_non_sequences_naming_them(kwargs, arg):
+    with pytest.raises(ValueError, match=rf"^{arg}: expected a sequence"):
+        ch06.budget_simulation("sin13", 50, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs,arg", [
+    (dict(base=None), "base"), (dict(base=3), "base"), (dict(base=["M1"]), "base"),  # AttributeError
+    (dict(exponents=None), "exponents"), (dict(exponents=2), "exponents"),  # TypeError: not iterable
+])
+def test_bias_reading_models_names_bad_arguments(kwargs, arg):
+    with pytest.raises(ValueError, match=rf"^{arg}: "):
+        ch06.bias_reading_models(**kwargs)
+
+
+def test_random_record_rejects_more_expected_violations_than_pairs():
+    # expected = 1e300 reached poisson.ppf -> NaN -> "cannot convert float NaN to integer"
+    with pytest.raises(ValueError, match=r"^expected: at most n_pairs"):
+        ch04.random_record(-0.5, 0.1, 0, 1e300, 10, 0.1, True)
+
+
+def _batch():
+    return ch05.crn_batch("sin13", 30, 10, 3, 4, 0)
+
+
+@pytest.mark.parametrize("h", [1e-155, 1e-200, 1e-300, 5e-324])
+def test_imse_and_gradient_tiny_bandwidth_names_bandwidth(h):
+    # h*h underflowed: ZeroDivisionError (1e-300) or inf logits and NaN weights (1e-160)
+    W = np.stack([np.eye(4)[:, :2], np.eye(4)[:, 2:]])
+    with pytest.raises(ValueError, match=r"^bandwidth: "):
+        ch05.imse_and_gradient(W, _batch(), h)
+
+
+def test_imse_and_gradient_overflowing_logits_name_bandwidth():
+    W = np.stack([np.eye(4)[:, :2], np.eye(4)[:, 2:]]) * 1e150
+    with pytest.raises(ValueError, match=r"^bandwidth: the logits"):
+        ch05.imse_and_gradient(W, _batch(), 1e-10)
+
+
+def test_imse_and_gradient_small_but_normal_bandwidth_is_finite():
+    W = np.stack([np.eye(4)[:, :2], np.eye(4)[:, 2:]])
+    loss, grad = ch05.imse_and_gradient(W, _batch(), 1e-100)
+    assert np.isfinite(loss) and np.all(np.isfinite(grad))
+
+
+@pytest.mark.parametrize("kwargs,arg", [
+    (dict(n_heads=10**12), "n_heads"),  # MemoryError (58 TiB)
+    (dict(n_starts=10**12), "n_starts"),  # MemoryError
+    (dict(n_steps=10**12), "n_steps"),
+    (dict(first_move=None), "first_move"), (dict(first_move=np.inf), "first_move"),  # TypeError / named W
+])
+def test_minimize_imse_names_bad_sizes(kwargs, arg):
+    args = dict(n_heads=2, d_k=2, bandwidth=0.5, rng=np.random.default_rng(0), n_starts=1, n_steps=1)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=rf"^{arg}: "):
+        ch05.minimize_imse(_batch(), **args)
+
+
+@pytest.mark.parametrize("call,arg", [
+    (lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=10**12), "n_heads x d x d_k"),  # hung
+    (lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=None), "n_heads"),  # TypeError
+    (lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=0), "n_heads"),
+    (lambda: ch04.matched_hdi_configuration(None, np.random.default_rng(0)), "target"),  # TypeError
+    (lambda: ch04.matched_hdi_configurations([0.5], 10**12, np.random.default_rng(0)), "n_configs"),  # hung
+    (lambda: ch04.matched_hdi_configurations(None, 2, np.random.default_rng(0)), "targets"),  # TypeError
+    (lambda: ch09.r2_bootstrap(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_boot"),  # MemoryError
+    (lambda: ch09.spearman_permutation(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_perm"),
+    (lambda: ch07.nested_errors(np.eye(3), np.eye(3), schemes=None), "schemes"),  # TypeError: not iterable
+])
+def test_more_bad_arguments_are_named(call, arg):
+    import time
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=rf"^{arg}: "):
+        call()
+    assert time.perf_counter() - start < 2.0

@@ -153,3 +153,23 @@ def test_covariance_with_se_scales_exactly_or_names_x(log2_x, log2_y):
     if -1000 < log2_x + log2_y < 1000 and max(log2_x, log2_y) < 1000 and min(log2_x, log2_y) > -1000:
         assert got_cov == pytest.approx(cov * sx * sy, rel=1e-12)
         assert got_se == pytest.approx(se * sx * sy, rel=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["gausian", None, "", 3])
+def test_engine_rejects_an_unknown_kernel(kernel):
+    # any kernel but "gaussian" silently ran the exponential kernel
+    q, k, v = np.zeros((1, 1, 2)), np.ones((1, 3, 2)), np.ones((1, 3, 1))
+    with pytest.raises(ValueError, match=r"^kernel: expected one of"):
+        nw.weighted_mean(q, k, v, kernel, (1.0, 0))
+    with pytest.raises(ValueError, match=r"^kernel: expected one of"):
+        nw.ProjectedHeads(np.ones((1, 2, 2)), kernel, (1.0, 0))
+
+
+@pytest.mark.parametrize("arg", ["q", "k", "v"])
+@pytest.mark.parametrize("bad", [None, 3, "x", np.ones((3, 2)), np.ones((1, 3, 2), dtype=int)])
+def test_engine_rejects_non_arrays_naming_them(arg, bad):
+    # were AttributeError: 'NoneType' object has no attribute 'dtype'
+    args = dict(q=np.zeros((1, 1, 2)), k=np.ones((1, 3, 2)), v=np.ones((1, 3, 1)))
+    args[arg] = bad
+    with pytest.raises(ValueError, match=rf"^{arg}: expected a 3-D float array"):
+        nw.weighted_mean(args["q"], args["k"], args["v"], "gaussian", (1.0, 0))

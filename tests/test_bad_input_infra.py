@@ -654,7 +654,7 @@ def test_writers_name_a_bad_path(path):
 def test_save_results_to_a_directory_leaves_nothing(tmp_path):
     target = tmp_path / "r.json"
     target.mkdir()
-    with pytest.raises(OSError):
+    with pytest.raises(ValueError, match=r"^path: "):  # was a bare OSError about the temporary file
         results.save_results(target, {"a": 1})
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"] and target.is_dir()
 
@@ -724,3 +724,56 @@ def test_sweep_settings_and_macro_expressions_and_fmt_digits():
     for digits in (0, "a", 2.5, True):
         with pytest.raises(ValueError, match="^digits: "):
             tables.fmt(1.5, digits)
+
+
+# --- found by the second independent sweep -------------------------------------------------------
+
+def _fast(call, seconds=2.0):
+    import time
+    start = time.perf_counter()
+    try:
+        call()
+    finally:
+        assert time.perf_counter() - start < seconds
+
+
+@pytest.mark.parametrize("call,arg", [
+    (lambda: sweep.spawn_streams(0, 10**12), "n_rep"),  # spawned 10**12 streams: hung
+    (lambda: sweep.run_replicates(lambda g: 0.0, 10**12, 0), "n_rep"),
+    (lambda: sweep.run_sweep(lambda s, g: 0.0, [1], 10**12, 0), "n_rep"),
+    (lambda: sweep.run_replicates(lambda g: 0.0, 3, 0, n_jobs=10**12), "n_jobs"),  # bare OverflowError
+    (lambda: figures.panels(10**12), "ncols"),  # MemoryError
+])
+def test_huge_sizes_are_refused_at_once_naming_the_argument(call, arg):
+    with pytest.raises(ValueError, match=rf"^{arg}: expected an integer <= "):
+        _fast(call)
+
+
+@pytest.mark.parametrize("write", [lambda p: texout.write_atomic(p, "x"), lambda p: results.save_results(p, {"a": 1})])
+def test_writing_onto_a_directory_names_path(tmp_path, write):
+    # os.replace failed with a bare OSError about the temporary file
+    with pytest.raises(ValueError, match=r"^path: expected a file path, got the directory"):
+        write(tmp_path)
+    assert list(tmp_path.iterdir()) == []  # no temporary left behind
+
+
+@pytest.mark.parametrize("bad", [None, 3, "abc", {"a": 1}, b"ab"])
+def test_validate_sequence_names_the_argument(bad):
+    with pytest.raises(ValueError, match=r"^widths: expected a sequence of numbers"):
+        validate.sequence(bad, "widths", "numbers")
+    assert validate.sequence([1, 2], "widths") == (1, 2)
+
+
+@pytest.mark.parametrize("text", ["", "{", "[1, 2]", "null"])
+def test_load_results_of_a_damaged_file_names_path_and_file(tmp_path, text):
+    # was a bare JSONDecodeError naming neither (or a list returned as if it were results)
+    path = tmp_path / "r.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"^path: .*r\.json.* results file"):
+        results.load_results(path)
+
+
+@pytest.mark.parametrize("bad", [None, 3])
+def test_load_results_names_a_path_that_is_not_one(bad):
+    with pytest.raises(ValueError, match=r"^path: expected a file path"):
+        results.load_results(bad)

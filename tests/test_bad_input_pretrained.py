@@ -153,3 +153,31 @@ def test_fractional_gates_give_finite_embeddings(encoder):
 def test_split_heads_rejects_weights_that_are_not_finite(weight):
     with pytest.raises(ValueError, match=r"^weight: expected finite"):  # NaN passed through silently
         pretrained.split_heads(weight, 2)
+
+
+@pytest.mark.parametrize("file,key,value,load", [
+    # 384 is not a multiple of 5 heads: was a bare NotImplementedError
+    ("config.json", "num_attention_heads", 5, lambda: pretrained.model_config(MODEL)),
+    # was a raw OverflowError from the tokenizer
+    ("sentence_bert_config.json", "max_seq_length", -5, lambda: pretrained.Encoder(MODEL)),
+])
+def test_bad_setting_names_its_file(model_copy, file, key, value, load):
+    path = model_copy / file
+    if not path.exists():
+        pytest.skip(f"the package ships no {file}")
+    cfg = json.loads(path.read_text())
+    cfg[key] = value
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(pretrained.ModelFileError, match=key) as info:
+        load()
+    _assert_names_file_and_fix(info, path)
+
+
+def test_config_disagreeing_with_tensor_shapes_names_the_weights_file(model_copy):
+    path = model_copy / "config.json"
+    cfg = json.loads(path.read_text())
+    cfg["hidden_size"] = 2 * cfg["hidden_size"]  # was a bare reshape ValueError in Encoder
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(pretrained.ModelFileError, match="hidden_size") as info:
+        pretrained.load_attention_weights(MODEL)
+    _assert_names_file_and_fix(info, model_copy / "model.safetensors")

@@ -395,6 +395,13 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
     rows of ``v``, never NaN for finite input.  This is the estimator of
     Theorem 2.1 and the head estimate of every Monte Carlo check.
     """
+    # Cheap checks only (this is the hot path; the public wrappers check values):
+    # any kernel but "gaussian" would silently run the exponential kernel.
+    one_of(kernel, "kernel", KERNELS)
+    for name, arr in (("q", q), ("v", v)) + ((("k", k),) if not isinstance(k, tuple) else ()):
+        if not isinstance(arr, np.ndarray) or arr.ndim != 3 or arr.dtype.kind != "f":
+            raise ValueError(f"{name}: expected a 3-D float array, got {type(arr).__name__} "
+                             f"{getattr(arr, 'shape', '')} {getattr(arr, 'dtype', '')}".rstrip())
     block_entries = BLOCK_ENTRIES if block_entries is None else block_entries
     dtype = q.dtype
     B, m, d = q.shape
@@ -470,6 +477,7 @@ class ProjectedHeads:
     _MARGIN = 1.0 - 2.0**-20
 
     def __init__(self, W, kernel, scale, block_entries=None):
+        one_of(kernel, "kernel", KERNELS)
         self.W = W
         self.kernel = kernel
         self.scale = scale

@@ -250,12 +250,15 @@ def model_config(model: str = DEFAULT_MODEL) -> dict:
     n_heads = setting("num_attention_heads")
     d_model = setting("hidden_size")
     if d_model % n_heads:
-        raise NotImplementedError(f"model {model!r}: hidden_size {d_model} not divisible by {n_heads} heads")
+        raise _damaged(model, cfg_path, f"'hidden_size' {d_model} is not divisible by 'num_attention_heads' {n_heads}")
     max_pos = setting("max_position_embeddings")
     max_seq = max_pos
     st_cfg = path / "sentence_bert_config.json"
     if st_cfg.is_file():
-        max_seq = min(max_pos, _setting(_read_json(st_cfg, model), "max_seq_length", int, st_cfg, model, max_pos))
+        max_seq = _setting(_read_json(st_cfg, model), "max_seq_length", int, st_cfg, model, max_pos)
+        if max_seq < 1:
+            raise _damaged(model, st_cfg, f"'max_seq_length' is {max_seq!r}, expected a positive integer")
+        max_seq = min(max_pos, max_seq)
     pooling = "mean"
     pool_cfg = path / "1_Pooling" / "config.json"
     if pool_cfg.is_file():
@@ -360,6 +363,22 @@ def split_heads(weight, n_heads: int) -> np.ndarray:
     return np.ascontiguousarray(w.reshape(n_heads, d_k, w.shape[1]).transpose(0, 2, 1))
 
 
+def _check_attention_shapes(tensors, cfg: dict, model: str) -> None:
+    """Raise :class:`ModelFileError` naming the weights file when an attention tensor's
+    shape disagrees with ``config.json`` (``hidden_size`` by ``hidden_size``, biases
+    ``hidden_size``), instead of a bare reshape error further on."""
+    d = cfg["d_model"]
+    for l in range(cfg["n_layers"]):
+        prefix = f"encoder.layer.{l}.attention."
+        for name in [f"self.{p}" for p in _PROJECTIONS] + ["output.dense"]:
+            for part, shape in (("weight", (d, d)), ("bias", (d,))):
+                key = f"{prefix}{name}.{part}"
+                if tuple(tensors[key].shape) != shape:
+                    raise _damaged(model, getattr(tensors, "_file", "model.safetensors"),
+                                   f"tensor {key!r} has shape {tuple(tensors[key].shape)}, but config.json "
+                                   f"('hidden_size' {d}) implies {shape}")
+
+
 def load_attention_weights(model: str = DEFAULT_MODEL) -> dict:
     """The trained per-head attention weights of ``model``, as numpy float32 arrays.
 
@@ -384,6 +403,7 @@ def load_attention_weights(model: str = DEFAULT_MODEL) -> dict:
     cfg = model_config(model)
     tensors = load_tensors(model)
     n_layers, n_heads = cfg["n_layers"], cfg["n_heads"]
+    _check_attention_shapes(tensors, cfg, model)
     out: dict = {}
     for name in _PROJECTIONS:
         out[name] = np.stack(
@@ -481,7 +501,7 @@ class Encoder:
     def __init__(self, model: str = DEFAULT_MODEL, *, dtype="float64"):
         try:
             dt = np.dtype(dtype)
-        except TypeError:
+        except (TypeError, ValueError):
             raise ValueError(f"dtype: expected 'float32' or 'float64', got {dtype!r}") from None
         one_of(dt.name, "dtype", ("float32", "float64"))
         self.dtype = dt

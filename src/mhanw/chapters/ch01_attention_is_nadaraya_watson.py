@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import data
-from ..constants import SIGMA
+from ..constants import MAX_REPLICATES, SIGMA, check_entries
 from ..infra import params as P
 from ..infra import verdicts as V
 from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, Verdict, checked, combine, no_violation,
@@ -61,6 +61,8 @@ def neff_by_dimension(dims, n_keys: int, n_queries: int, seed, inputs="gaussian"
     dims = [positive_int(d, "dims") for d in np.atleast_1d(dims)]
     n_keys = positive_int(n_keys, "n_keys", minimum=2)
     n_queries = positive_int(n_queries, "n_queries", minimum=2)
+    check_entries("n_keys", n_keys, max(dims))
+    check_entries("n_queries", n_queries, max(dims))
     law = data.input_distribution(inputs)
     for d in dims:
         law.check_dimension(d, "dims")
@@ -99,7 +101,9 @@ def exp_kernel_estimates(sample_sizes, n_rep: int, seed, model, *, query: float 
     Returns ``(len(sample_sizes), n_rep)``.
     """
     sizes = [positive_int(n, "sample_sizes") for n in np.atleast_1d(sample_sizes)]
-    n_rep = positive_int(n_rep, "n_rep")
+    check_entries("sample_sizes", max(sizes))
+    n_rep = positive_int(n_rep, "n_rep", maximum=MAX_REPLICATES, what="replicates")
+    check_entries("n_rep", len(sizes), n_rep)
     model = data.as_data_model(model)
     model.check_dimension(1, "model")
     b = positive_scalar(beta, "beta")

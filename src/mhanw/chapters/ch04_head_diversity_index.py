@@ -45,14 +45,15 @@ from scipy.stats import norm, poisson, spearmanr
 
 from .. import heads as _heads
 from .. import montecarlo as _mc
-from ..constants import N_SE, RANDOM_CONFIGURATION_BANDWIDTH, SIGMA
+from ..constants import MAX_REPLICATES, N_SE, RANDOM_CONFIGURATION_BANDWIDTH, SIGMA, check_entries
 from ..diversity import NORMALIZATIONS, head_diversity_index
 from ..infra.estimates import Estimate
 from ..infra import verdicts as V
 from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Verdict, checked,
                               significant_effect)
 from ..infra.verdicts import stat as _stat
-from ..infra.validate import as_float_array, as_seed_sequence, generator, nonnegative_scalar, positive_int, positive_scalar
+from ..infra.validate import (as_float_array, as_seed_sequence, generator, nonnegative_scalar, positive_int, positive_scalar,
+                              real_scalar, sequence)
 
 __all__ = [
     "HEAD_TYPES",
@@ -190,7 +191,7 @@ def random_configurations(n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads
     configuration is :func:`mhanw.heads.orthogonal_heads` (HDI_PA 1, needs
     ``H d_k <= d``).  Reference: ``d = 6, d_k = 2, H = 3``.
     """
-    n_configs = positive_int(n_configs, "n_configs", minimum=2)
+    n_configs = positive_int(n_configs, "n_configs", minimum=2, maximum=MAX_REPLICATES, what="configurations")
     generator(rng, "rng")
     t = np.linspace(0.0, 1.0, n_configs)
     projections = [_heads.interpolated_heads(float(ti), d, d_k, n_heads, rng) for ti in t]
@@ -320,7 +321,7 @@ def rank_correlation_se(hdi, result, n_boot: int = 200, seed=0) -> float:
     hdi = _hdi(hdi, E)
     rng = np.random.default_rng(as_seed_sequence(seed))  # an explicit int (None would differ run to run)
     R = E.shape[1]
-    rho = [spearmanr(hdi, E[:, rng.integers(0, R, R)].mean(axis=1)).statistic for _ in range(positive_int(n_boot, "n_boot", minimum=2))]
+    rho = [spearmanr(hdi, E[:, rng.integers(0, R, R)].mean(axis=1)).statistic for _ in range(positive_int(n_boot, "n_boot", minimum=2, maximum=MAX_REPLICATES, what="resamples"))]
     return float(np.std(rho, ddof=1))
 
 
@@ -339,9 +340,11 @@ def matched_hdi_configuration(target: float, rng, d: int = 6, d_k: int = 2, n_he
     ``s`` in ``[0, 1/max D]`` is found by bisection so that HDI_PA = ``target``;
     a draw whose largest ``s`` does not reach ``target`` is rejected and redrawn.
     """
-    target = float(target)
+    target = real_scalar(target, "target")
     if not 0.0 < target < 1.0:
         raise ValueError(f"target: expected an HDI_PA in (0, 1), got {target!r}")
+    n_heads = positive_int(n_heads, "n_heads", minimum=2)
+    check_entries("n_heads x d x d_k", n_heads, positive_int(d, "d"), positive_int(d_k, "d_k"))
     generator(rng, "rng")
     for _ in range(positive_int(max_tries, "max_tries")):
         U = _heads.haar_basis(d, d_k, rng)
@@ -365,8 +368,9 @@ def matched_hdi_configuration(target: float, rng, d: int = 6, d_k: int = 2, n_he
 
 def matched_hdi_configurations(targets, n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads: int = 3) -> dict:
     """``{target: [n_configs configurations]}`` of :func:`matched_hdi_configuration`, targets in the given order."""
-    n_configs = positive_int(n_configs, "n_configs", minimum=2)
-    return {float(t): [matched_hdi_configuration(t, rng, d, d_k, n_heads) for _ in range(n_configs)] for t in targets}
+    n_configs = positive_int(n_configs, "n_configs", minimum=2, maximum=MAX_REPLICATES, what="configurations")
+    targets = [real_scalar(t, "targets") for t in sequence(targets, "targets", "HDI_PA values")]
+    return {t: [matched_hdi_configuration(t, rng, d, d_k, n_heads) for _ in range(n_configs)] for t in targets}
 
 
 def heterogeneity(result, n_boot: int = 200, seed=0) -> dict:
@@ -407,7 +411,7 @@ def heterogeneity(result, n_boot: int = 200, seed=0) -> dict:
         return 100.0 * np.sqrt(max(tau2, 0.0)) / means.mean()
 
     rng = np.random.default_rng(as_seed_sequence(seed))  # an explicit int (None would differ run to run)
-    boot = [tau_pct(E[:, rng.integers(0, R, R)]) for _ in range(positive_int(n_boot, "n_boot", minimum=2))]
+    boot = [tau_pct(E[:, rng.integers(0, R, R)]) for _ in range(positive_int(n_boot, "n_boot", minimum=2, maximum=MAX_REPLICATES, what="resamples"))]
     means = E.mean(axis=1)
     return {"T2": T2, "p": p, "K": K, "R": R, "tau_pct": tau_pct(E), "tau_se_pct": float(np.std(boot, ddof=1)),
             "spread_pct": float(100.0 * (means.max() - means.min()) / means.mean())}
@@ -605,6 +609,8 @@ def random_record(rho: float, rho_se: float, n_violations: int, expected: float,
                   statement="Over random configurations the IMSE does not increase with HDI_PA (isotropic m)")
     if not applicable:
         return _verdict(**common, verdict=NOT_CHECKABLE, criterion=f"the isotropic reading; {reason}")
+    if expected > n_pairs:
+        raise ValueError(f"expected: at most n_pairs = {n_pairs} violations can be expected by chance, got {expected!r}")
     allowed = int(poisson.ppf(1 - CHANCE_LEVEL, expected))
     if n_violations > allowed:
         verdict = FAILS

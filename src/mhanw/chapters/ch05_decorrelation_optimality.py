@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import data as _data
-from ..constants import N_SE
+from ..constants import MAX_REPLICATES, N_SE, check_entries
 from ..diversity import head_diversity_index, orthonormal_bases, principal_angles
 from ..heads import orthonormalize
 from ..infra import verdicts as V
@@ -98,6 +98,7 @@ def crn_batch(regression, n: int, n_test: int, n_rep: int, d: int, seed, sigma: 
     name, a :class:`~mhanw.data.RegressionFunction`, or a data model).
     """
     n, n_test, n_rep, d = (positive_int(v, k) for v, k in ((n, "n"), (n_test, "n_test"), (n_rep, "n_rep"), (d, "d")))
+    check_entries("n_rep x (n + n_test) x d", n_rep, n + n_test, d)  # the stacked inputs X and X_test, before any draw
     streams = as_seed_sequence(seed).spawn(n_rep)  # an explicit int or SeedSequence; None would differ run to run
     samples = [_data.draw_sample(np.random.default_rng(s), regression, n, d, n_test=n_test, sigma=sigma) for s in streams]
     return CrnBatch(X=np.stack([s.X for s in samples]), Y=np.stack([s.Y for s in samples]),
@@ -124,13 +125,18 @@ def imse_and_gradient(W, batch: CrnBatch, bandwidth: float, gradient: bool = Tru
     X, Y, Xt, mt = batch.X, batch.Y, batch.X_test, batch.m_test
     H = W.shape[0]
     R, T = mt.shape
+    if h * h < np.finfo(float).tiny:  # 1/h^2 would be inf (or a division by zero) and the weights NaN
+        raise ValueError(f"bandwidth: expected h^2 to be a normal double (h > 1.5e-154), got h = {h!r}")
     inv = 1.0 / (h * h)
     weights, est = [], []
     f = np.zeros((R, T))
     for j in range(H):
         K, Q = X @ W[j], Xt @ W[j]
         L = (np.matmul(Q, K.transpose(0, 2, 1)) - 0.5 * np.sum(K * K, axis=-1)[:, None, :]) * inv
-        L -= L.max(axis=-1, keepdims=True)
+        top = L.max(axis=-1, keepdims=True)
+        if not np.all(np.isfinite(top)):
+            raise ValueError(f"bandwidth: the logits |W^T x|^2 / h^2 overflow a double at h = {h!r}")
+        L -= top
         w = np.exp(L)
         w /= w.sum(axis=-1, keepdims=True)
         mhat = np.einsum("rtn,rn->rt", w, Y)
@@ -205,8 +211,11 @@ def minimize_imse(batch: CrnBatch, n_heads: int, d_k: int, bandwidth: float, rng
     if d_k > d or (orthogonal and H * d_k > d):
         raise ValueError(f"d_k: {H} {'mutually orthogonal ' if orthogonal else ''}heads of d_k = {d_k} "
                          f"do not fit in d = {d}")
+    check_entries("n_heads", H, d, d_k)
     generator(rng, "rng")
-    n_starts, n_steps = positive_int(n_starts, "n_starts"), positive_int(n_steps, "n_steps", minimum=0)
+    n_starts = positive_int(n_starts, "n_starts", maximum=MAX_REPLICATES, what="starts")
+    n_steps = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES, what="steps")
+    first_move = positive_scalar(first_move, "first_move")
     best = None
     losses = np.empty(n_starts)
     for s in range(n_starts):

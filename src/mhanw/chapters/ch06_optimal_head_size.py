@@ -32,10 +32,10 @@ import numpy as np
 from .. import data as _data
 from .. import heads as _heads
 from .. import scaling as _scaling
-from ..constants import N_SE
+from ..constants import MAX_REPLICATES, N_SE, check_entries
 from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
-from ..infra.validate import as_seed_sequence, one_of, positive_int, positive_scalar
+from ..infra.validate import as_seed_sequence, one_of, positive_int, positive_scalar, sequence
 from ..infra.sweep import run_replicates
 from ..infra.prose import join_list
 from ..infra import verdicts as V
@@ -190,21 +190,23 @@ def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, b
     """
     budget = positive_int(budget, "budget")
     n = positive_int(n, "n")
+    check_entries("n x budget", n, budget)  # the keys of one sample are n x budget
     d_k_values = head_sizes(budget) if d_k_values is None else tuple(
-        positive_int(k, "d_k_values") for k in d_k_values)
+        positive_int(k, "d_k_values") for k in sequence(d_k_values, "d_k_values", "head sizes"))
     bad = [k for k in d_k_values if budget % k]
     if bad or not d_k_values or len(set(d_k_values)) != len(d_k_values):
         raise ValueError(f"d_k_values: expected distinct divisors of budget = {budget}, got {d_k_values}")
-    bandwidths = tuple(positive_scalar(h, "bandwidths") for h in bandwidths)
+    bandwidths = tuple(positive_scalar(h, "bandwidths") for h in sequence(bandwidths, "bandwidths", "bandwidths"))
     if not bandwidths:
         raise ValueError("bandwidths: expected at least one bandwidth")
-    rules = tuple(one_of(r, "rules", _heads.RULES) for r in rules)
+    rules = tuple(one_of(r, "rules", _heads.RULES) for r in sequence(rules, "rules", "combination rules"))
     if not rules or len(set(rules)) != len(rules):
         raise ValueError(f"rules: expected distinct rules among {_heads.RULES}, got {rules}")
     m = _data.as_data_model(regression, sigma)
     positive_int(budget, "budget", minimum=m.min_dim)
     m.inputs.check_dimension(budget, "budget")
-    n_tune, n_rep = positive_int(n_tune, "n_tune", minimum=2), positive_int(n_rep, "n_rep", minimum=2)
+    n_tune, n_rep = (positive_int(v, name, minimum=2, maximum=MAX_REPLICATES, what="replicates")
+                     for v, name in ((n_tune, "n_tune"), (n_rep, "n_rep")))
     n_test = positive_int(n_test, "n_test")
     sigma = m.sigma
     root = as_seed_sequence(seed)
@@ -405,10 +407,13 @@ def small_heads_verdict(rule: str, cells, *, n_se: float = SIGNIFICANCE) -> Verd
 def bias_reading_models(base="M1", exponents=BIAS_EXPONENTS) -> dict:
     """The model ``base`` with the squared bias ``c_B/k^a`` for each ``a`` in ``exponents``,
     ``{a: MSEModel}`` (derived symbolically by :mod:`mhanw.scaling` like any reader's model)."""
-    exps = tuple(positive_int(a, "exponents") for a in exponents)
+    exps = tuple(positive_int(a, "exponents") for a in sequence(exponents, "exponents", "positive integers"))
     if not exps or len(set(exps)) != len(exps):
         raise ValueError(f"exponents: expected distinct positive integers, got {exponents!r}")
-    name = base if isinstance(base, str) else base.name
+    try:
+        name = _scaling.model(base).name  # a model name or an MSEModel
+    except ValueError as exc:
+        raise ValueError(f"base: {exc}") from None
     return {a: _scaling.model(base, bias_law=f"c_B/k**{a}", name=f"{name}, B^2 = c_B/k^{a}") for a in exps}
 
 

@@ -25,7 +25,7 @@ from ..infra.estimates import Estimate, ReplicatedErrors
 from ..infra.prose import join_list
 from ..infra import verdicts as V
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Statistic, Verdict, checked, significant_effect
-from ..infra.validate import as_float_array, one_of, positive_int
+from ..infra.validate import as_float_array, one_of, positive_int, sequence
 from ..weighting import GOLDEN_Q, ORACLES, SCHEMES, _ratio, _symmetric_matrix, fitted_weights, quality_order
 
 __all__ = ["NestedErrors", "SIGNIFICANCE", "adding_heads_verdict", "best_single_head_verdict", "compare_words",
@@ -112,7 +112,7 @@ def nested_errors(M_fit, M_eval, schemes=SCHEMES + ORACLES, *, q: float = GOLDEN
         raise ValueError(f"M_eval: expected shape (R, {H}, {H}) to match M_fit, got {M_eval.shape}")
     if isinstance(schemes, str):
         schemes = (schemes,)
-    schemes = tuple(one_of(s, "schemes", SCHEMES + ORACLES) for s in schemes)
+    schemes = tuple(one_of(s, "schemes", SCHEMES + ORACLES) for s in sequence(schemes, "schemes", "weighting names"))
     if not schemes or len(set(schemes)) != len(schemes):
         raise ValueError(f"schemes: expected distinct scheme names, got {schemes!r}")
     q = _ratio(q, "q")

@@ -60,7 +60,7 @@ from .. import diversity
 from .. import heads as _heads
 from .. import pretrained as _pretrained
 from ..infra import params as P
-from ..constants import RANK_RTOL
+from ..constants import MAX_REPLICATES, RANK_RTOL
 from ..diversity import NORMALIZATIONS
 from ..infra.estimates import Estimate
 from ..infra.prose import count_of, join_list
@@ -355,7 +355,7 @@ def row_permutation_null(weights, layer: int, n_perm: int, seed, *, n_spectrum: 
     (:func:`mhanw.diversity.cos2_spectrum` of the first draws).  Computed from the layer's row
     Gram matrices, which a reassignment only permutes.
     """
-    n_perm = positive_int(n_perm, "n_perm")
+    n_perm = positive_int(n_perm, "n_perm", maximum=MAX_REPLICATES, what="permutations")
     return _gram_null(weights, layer, n_perm, seed, n_spectrum,
                       draw=lambda rng, n: rng.permutation(n), move=lambda G, perm: G[perm][:, perm])
 
@@ -416,7 +416,7 @@ def layer_spectrum_null(weights, layer: int, n_draw: int, seed, *, n_spectrum: i
     (``NORMALIZATIONS`` order) and ``{object + "_spectrum": (min(n_draw, n_spectrum), d_k)}``,
     like :func:`row_permutation_null`; one stream of ``seed``.
     """
-    n_draw = positive_int(n_draw, "n_draw")
+    n_draw = positive_int(n_draw, "n_draw", maximum=MAX_REPLICATES, what="draws")
     return _gram_null(weights, layer, n_draw, seed, n_spectrum,
                       draw=lambda rng, n: _haar_orthogonal(n, rng), move=lambda G, Q: Q @ G @ Q.T)
 
@@ -444,7 +444,7 @@ def head_spectrum_null(objects: dict, n_draw: int, seed) -> dict:
     """
     if not isinstance(objects, dict) or not objects or not set(objects) <= set(OBJECTS):
         raise ValueError(f"objects: expected a dict with keys among {OBJECTS} (see layer_objects)")
-    n_draw = positive_int(n_draw, "n_draw")
+    n_draw = positive_int(n_draw, "n_draw", maximum=MAX_REPLICATES, what="draws")
     rng = np.random.default_rng(as_seed_sequence(seed))
     spec = {}
     for name in OBJECTS:
@@ -477,7 +477,7 @@ def random_subspace_null(n_heads: int, d: int, d_k: int, n_draw: int, seed, *, c
     d_k = positive_int(d_k, "d_k")
     if d_k > d:
         raise ValueError(f"d_k: expected d_k <= d = {d}, got {d_k}")
-    n_draw = positive_int(n_draw, "n_draw")
+    n_draw = positive_int(n_draw, "n_draw", maximum=MAX_REPLICATES, what="draws")
     rng = np.random.default_rng(as_seed_sequence(seed))
 
     def haar():
@@ -674,7 +674,7 @@ def r2_bootstrap(x, y, n_boot: int, seed) -> dict:
     y = as_float_array(y, "y", ndim=1)
     if y.shape != x.shape or x.shape[0] < 3:
         raise ValueError(f"y: expected the shape of x {x.shape}, with at least 3 cases")
-    n_boot = positive_int(n_boot, "n_boot", minimum=2)
+    n_boot = positive_int(n_boot, "n_boot", minimum=2, maximum=MAX_REPLICATES, what="resamples")
     for name, v in (("x", x), ("y", y)):
         if np.all(v == v[0]):
             raise ValueError(f"{name}: constant over the cases; its correlation is undefined")
@@ -760,7 +760,7 @@ def spearman_permutation(x, y, n_perm: int, seed, *, strata=None, alternative: s
     y = as_float_array(y, "y", ndim=1)
     if y.shape != x.shape:
         raise ValueError(f"y: expected the shape of x {x.shape}, got {y.shape}")
-    n_perm = positive_int(n_perm, "n_perm")
+    n_perm = positive_int(n_perm, "n_perm", maximum=MAX_REPLICATES, what="permutations")
     one_of(alternative, "alternative", ("two-sided", "less", "greater"))
     rng = np.random.default_rng(as_seed_sequence(seed))
     labels = np.zeros(x.shape[0], dtype=int) if strata is None else np.asarray(strata)

@@ -33,6 +33,9 @@ import seaborn as sns  # noqa: E402
 TEXT_WIDTH = 6.3
 #: Height of a one-row panel figure, inches.
 ROW_HEIGHT = 2.35
+#: Most panels in one row: at the text width each is then 0.2 in wide, already too narrow to read
+#: (10**12 panels asked matplotlib for all of their memory).
+MAX_PANELS = 32
 #: Resolution of the PNG copies.
 PNG_DPI = 150
 #: Smallest legible text at print size (the figure at the text width), points.
@@ -82,7 +85,7 @@ def panels(ncols: int, *, height: float = ROW_HEIGHT, width: float = TEXT_WIDTH,
     """A one-row figure of ``ncols`` panels at the paper's width; returns ``(fig, axes)``."""
     from .validate import positive_int, positive_scalar
 
-    ncols = positive_int(ncols, "ncols")
+    ncols = positive_int(ncols, "ncols", maximum=MAX_PANELS, what="panels in one row")
     height, width = positive_scalar(height, "height"), positive_scalar(width, "width")
     fig, axes = plt.subplots(1, ncols, figsize=(width, height), squeeze=False, **kwargs)
     return fig, axes[0]

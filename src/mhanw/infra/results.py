@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -77,5 +78,17 @@ def save_results(path, results: dict) -> Path:
 
 
 def load_results(path) -> dict:
-    """Read a results file written by :func:`save_results`."""
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    """Read a results file written by :func:`save_results`.
+
+    A file that is not a JSON object (truncated, empty, edited by hand) raises
+    ``ValueError`` naming ``path`` and the file, instead of a bare JSON error."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"path: expected a file path, got {path!r}")
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"path: {str(path)!r} is not a valid results file ({exc}); rebuild it") from exc
+    if not isinstance(doc, dict):
+        raise ValueError(f"path: {str(path)!r} is not a results file (a JSON {type(doc).__name__}, expected an object)")
+    return doc

@@ -35,7 +35,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..constants import MAX_REPLICATES
 from .validate import as_seed_sequence, positive_int
+
+#: Most worker processes a sweep starts: more than the cores of any machine this runs on (joblib
+#: takes a C int, so 10**12 raised a bare OverflowError).
+MAX_JOBS = 1024
 
 __all__ = ["run_replicates", "run_sweep", "spawn_streams"]
 
@@ -54,7 +59,7 @@ def spawn_streams(seed, n_rep: int) -> list[np.random.SeedSequence]:
     ``numpy.random.SeedSequence`` (its children are spawned afresh from 0).  Child
     ``r`` is the same for every ``n_rep > r``.
     """
-    n_rep = positive_int(n_rep, "n_rep")
+    n_rep = positive_int(n_rep, "n_rep", maximum=MAX_REPLICATES, what="replicates")
     return _root(seed).spawn(n_rep)
 
 
@@ -159,7 +164,7 @@ def _run_on_dask(address, func, settings, block_streams, pass_setting, bar):
 
 
 def _execute(func, settings, n_rep, seed, n_jobs, progress, desc, pass_setting, scheduler=None):
-    n_jobs = positive_int(n_jobs, "n_jobs")
+    n_jobs = positive_int(n_jobs, "n_jobs", maximum=MAX_JOBS, what="worker processes")
     if not callable(func):
         raise ValueError(f"func: expected a callable, got {type(func).__name__}")
     address = _scheduler_address(scheduler)

@@ -179,6 +179,8 @@ def write_atomic(path, text: str) -> Path:
     if not isinstance(text, str):
         raise ValueError(f"text: expected a string, got {type(text).__name__}")
     path = Path(path)
+    if path.is_dir():  # os.replace would fail with a bare OSError about the temporary file
+        raise ValueError(f"path: expected a file path, got the directory {str(path)!r}")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

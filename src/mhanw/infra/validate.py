@@ -67,13 +67,27 @@ def positive_scalar(value, name: str) -> float:
     return out
 
 
-def positive_int(value, name: str, *, minimum: int = 1) -> int:
-    """Return ``value`` as an int if it is an integer >= ``minimum``, else raise ``ValueError``."""
+def positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = None, what: str = "") -> int:
+    """Return ``value`` as an int if it is an integer >= ``minimum`` (and <= ``maximum``
+    when given), else raise ``ValueError``.  ``what`` says why the maximum holds; a
+    size bounded here is refused before anything is allocated or looped over."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
         raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
     if int(value) < minimum:
         raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+    if maximum is not None and int(value) > maximum:
+        why = f" ({what})" if what else ""
+        raise ValueError(f"{name}: expected an integer <= {maximum}{why}, got {value!r}")
     return int(value)
+
+
+def sequence(value, name: str, what: str = "values") -> tuple:
+    """Return ``value`` as a tuple if it is a sequence (an iterable that is not a string,
+    bytes or a mapping), else raise ``ValueError`` naming ``name``; ``what`` describes
+    the expected items.  The items themselves are the caller's to check."""
+    if isinstance(value, (str, bytes, dict)) or not np.iterable(value):
+        raise ValueError(f"{name}: expected a sequence of {what}, got {value!r}")
+    return tuple(value)
 
 
 def one_of(value, name: str, choices) -> str:
