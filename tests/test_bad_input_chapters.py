@@ -421,6 +421,9 @@ def test_minimize_imse_names_bad_sizes(kwargs, arg):
     (lambda: ch09.r2_bootstrap(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_boot"),  # MemoryError
     (lambda: ch09.spearman_permutation(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_perm"),
     (lambda: ch07.nested_errors(np.eye(3), np.eye(3), schemes=None), "schemes"),  # TypeError: not iterable
+    (lambda: ch09.pick_sentences(None, 3), "records"),  # TypeError: no len()
+    (lambda: ch05.imse_and_gradient("x", _batch(), 0.5), "W"),  # could not convert string to float
+    (lambda: ch04.regression_label([1, 2]), "spec"),  # TypeError: unhashable
 ])
 def test_more_bad_arguments_are_named(call, arg):
     import time
@@ -428,3 +431,20 @@ def test_more_bad_arguments_are_named(call, arg):
     with pytest.raises(ValueError, match=rf"^{arg}: "):
         call()
     assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize("x, mean, se, arg", [
+    ([1, 2], None, [0.1, 0.1], "mean"), ([1, 2], [1, 2], "ab", "se"), ([1, 2], [1, 2, 3], [0.1, 0.1], "mean, se"),
+    ([1, 2], [1, 2], [0.1, 0.1, 0.1], "mean, se"),
+])
+def test_errorbar_names_missing_or_mismatched_series(x, mean, se, arg):
+    import matplotlib.pyplot as plt
+
+    from mhanw.infra import figures
+
+    fig, ax = plt.subplots()
+    try:
+        with pytest.raises(ValueError, match=rf"^{arg}: "):
+            figures.errorbar(ax, x, mean, se)
+    finally:
+        plt.close(fig)

@@ -727,6 +727,10 @@ REGRESSION_LABELS = {
 def regression_label(spec) -> str:
     """The name a figure gives the regression function ``spec``: the text's symbol for a catalogue
     function, else the formula itself (``m = ...``)."""
+    try:
+        hash(spec)
+    except TypeError:
+        raise ValueError(f"spec: expected a catalogue name or a formula, got {spec!r}") from None
     return REGRESSION_LABELS.get(spec, f"$m = {spec}$" if isinstance(spec, str) else "$m$")
 
 

@@ -66,7 +66,7 @@ from ..infra.estimates import Estimate
 from ..infra.prose import count_of, join_list
 from ..infra import verdicts as V
 from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, guard, significant_effect
-from ..infra.validate import as_float_array, as_seed_sequence, one_of, positive_int
+from ..infra.validate import as_float_array, as_seed_sequence, one_of, positive_int, sequence
 
 __all__ = [
     "NORMALIZATIONS",
@@ -163,6 +163,7 @@ def chapter_sizes(params) -> dict:
 
 def pick_sentences(records, n: int) -> list[str]:
     """``n`` of the shipped sentence records, evenly spaced (one per topic at ``n = 10``)."""
+    records = sequence(records, "records", "sentence records")
     n = positive_int(n, "n_sentences", minimum=3)
     if n > len(records):
         raise ValueError(f"n_sentences: expected at most {len(records)} (the shipped sentences), got {n}")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import matplotlib
 import matplotlib.figure
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -260,7 +261,15 @@ def _temporary(directory: Path, name: str) -> Path:
 
 
 def errorbar(ax, x, mean, se, *, label=None, **kwargs):
-    """Points with +-1 standard-error bars (the Monte Carlo s.e. the caller computed)."""
+    """Points with +-1 standard-error bars (the Monte Carlo s.e. the caller computed).
+
+    ``x`` and ``mean`` have one size (a NaN leaves a gap); ``se`` has that size or is one number."""
+    for name, v in (("x", x), ("mean", mean), ("se", se)):
+        if v is None or isinstance(v, (str, bytes, dict)):
+            raise ValueError(f"{name}: expected numbers, got {v!r}")
+    n_x, n_mean, n_se = np.size(x), np.size(mean), np.size(se)
+    if n_mean != n_x or n_se not in (1, n_x):
+        raise ValueError(f"mean, se: expected one value per x ({n_x}), got {n_mean} and {n_se}")
     kwargs.setdefault("marker", "o")
     kwargs.setdefault("linestyle", "-")
     return ax.errorbar(x, mean, yerr=se, label=label, **kwargs)
