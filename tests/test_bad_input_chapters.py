@@ -329,6 +329,15 @@ def test_a_bad_n_se_is_named(call, n_se):
 
 # --- found by the second independent sweep -------------------------------------------------------
 
+def _refused_at_once(call, arg):
+    """``call()`` raises a ValueError whose message starts with ``arg:``, within two seconds."""
+    import time
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=rf"^{arg}: "):
+        call()
+    assert time.perf_counter() - start < 2.0
+
+
 @pytest.mark.parametrize("call,arg", [
     (lambda: ch01.neff_by_dimension([2], 10**12, 5, 0), "n_keys"),  # MemoryError (14.6 TiB)
     (lambda: ch01.neff_by_dimension([2], 20, 10**12, 0), "n_queries"),
@@ -343,11 +352,7 @@ def test_a_bad_n_se_is_named(call, n_se):
     (lambda: ch06.budget_simulation("sin13", 50, budget=10**12), "n x budget"),  # named "d"
 ])
 def test_huge_sizes_are_refused_at_once_naming_the_argument(call, arg):
-    import time
-    start = time.perf_counter()
-    with pytest.raises(ValueError, match=rf"^{arg}: "):
-        call()
-    assert time.perf_counter() - start < 2.0
+    _refused_at_once(call, arg)
 
 
 @pytest.mark.parametrize("kwargs,arg", [
@@ -426,11 +431,7 @@ def test_minimize_imse_names_bad_sizes(kwargs, arg):
     (lambda: ch04.regression_label([1, 2]), "spec"),  # TypeError: unhashable
 ])
 def test_more_bad_arguments_are_named(call, arg):
-    import time
-    start = time.perf_counter()
-    with pytest.raises(ValueError, match=rf"^{arg}: "):
-        call()
-    assert time.perf_counter() - start < 2.0
+    _refused_at_once(call, arg)
 
 
 @pytest.mark.parametrize("x, mean, se, arg", [
