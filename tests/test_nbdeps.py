@@ -126,3 +126,17 @@ def test_the_static_dependencies_cover_what_python_imports(path):
                                 check=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "MPLBACKEND": "Agg"}).stdout.split())
     static = set(nbdeps(ROOT, "--explain", f"notebooks/{path.name}").split())
     assert "mhanw" in loaded and loaded <= static, loaded - static
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_declared_figures_are_the_ones_the_chapter_saves(nb):
+    """The figures a chapter declares (metadata ``mhanw.figures``: make's targets and the book's
+    figure list) are those its code saves, in order; read from the source, so a renamed or removed
+    figure is caught without running the chapter."""
+    import re
+
+    doc = json.loads(nb.read_text())
+    code = "\n".join("".join(c["source"]) for c in doc["cells"] if c["cell_type"] == "code")
+    saved = re.findall(r"figures\.save\(\s*\w+\s*,\s*[\"']([0-9]{2}_[a-z0-9_]+)[\"']", code)
+    assert saved, f"{nb.name}: no figures.save(fig, 'NN_slug', ...) with a literal name"
+    assert doc["metadata"]["mhanw"]["figures"] == saved
