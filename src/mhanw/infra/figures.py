@@ -46,6 +46,20 @@ STRICT_ENV = "MHANW_STRICT_FIGURES"
 
 _NAME = re.compile(r"^[0-9]{2}_[a-z0-9_]+$")
 
+#: Set by the pipeline for a run that keeps only a chapter's records (:func:`records_only`).
+_RECORDS_ONLY = False
+
+
+def records_only(on: bool) -> None:
+    """Make :func:`save` close figures without rendering or writing them (``on=True``), or restore it.
+
+    The pipeline's records mode (seeds, the scenarios' ledgers) keeps a chapter's
+    verdict records and macros only; rendering a PDF and a PNG of every figure would
+    be most of the cost of a quick chapter.  Names and arguments are still checked.
+    """
+    global _RECORDS_ONLY
+    _RECORDS_ONLY = bool(on)
+
 
 def use_style() -> None:
     """Set the companion's seaborn theme and matplotlib defaults (idempotent)."""
@@ -204,6 +218,9 @@ def save(fig, name: str, figures_dir) -> SavedFigure:
     if not isinstance(figures_dir, (str, os.PathLike)) or not str(figures_dir).strip():
         raise ValueError(f"figures_dir: expected a folder path, got {figures_dir!r}")
     out = Path(figures_dir)
+    if _RECORDS_ONLY:
+        plt.close(fig)
+        return SavedFigure([])
     out.mkdir(parents=True, exist_ok=True)
     pdf, png = out / f"{name}.pdf", out / f"{name}.png"
     # Both files are written under temporary names in the same directory and
