@@ -7,6 +7,7 @@ SHELL := /bin/bash
 .DELETE_ON_ERROR:
 .SECONDARY:
 .SUFFIXES:
+DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS)))
 MAKEFLAGS += --no-builtin-rules --jobs=$(shell nproc 2>/dev/null || echo 2)
 
 ## FIDELITY=paper|quick      Monte Carlo sizes of the default run (quick: tests and CI)
@@ -22,9 +23,11 @@ SCENARIO_FIDELITY ?= quick
 STABILITY_SEEDS ?= 1 2 3 4 5
 ## ROBUSTNESS=yes|no          the scenarios and seeds in the paper (default: yes at paper fidelity)
 ROBUSTNESS ?= $(if $(filter paper,$(FIDELITY)),yes,no)
-one_of = $(if $(filter-out 1,$(words $(2)))$(filter-out $(3),$(2)),$(error $(1) must be one of: $(3); got '$(2)'))
+one_of = $(if $(filter-out 1,$(words $(2)))$(filter-out $(3),$(2)),$(error $(1) must be one word, \
+  $(patsubst %,'%',$(firstword $(3))) or $(patsubst %,'%',$(lastword $(3))); got '$(2)'))
 $(call one_of,FIDELITY,$(FIDELITY),quick paper)$(call one_of,SCENARIO_FIDELITY,$(SCENARIO_FIDELITY),quick paper)
-$(call one_of,ROBUSTNESS,$(ROBUSTNESS),yes no)$(if $(VENV),,$(error VENV must name a directory))
+$(call one_of,ROBUSTNESS,$(ROBUSTNESS),yes no)
+$(if $(filter-out 1,$(words $(VENV))),$(error VENV must name one directory (no spaces); got '$(VENV)'))
 $(if $(shell [[ '$(STABILITY_SEEDS)' =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$$ ]] || echo bad),\
   $(error STABILITY_SEEDS must be whole numbers, e.g. "1 2 3 4 5"; got '$(STABILITY_SEEDS)'))
 
@@ -50,8 +53,8 @@ SCENARIO_NAMES := $(basename $(notdir $(wildcard scenarios/*.toml)))
 SCENARIO_NAME := $(basename $(notdir $(SCENARIO)))
 SCENARIO_RUN := build/scenarios/$(SCENARIO_NAME)/$(SCENARIO_FIDELITY)
 # write_stamp(file, value): build/FILE holds VALUE, rewritten only when it differs (not under -n or -q).
-write_stamp = $(if $(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS))),,$(shell \
-  mkdir -p build && { [ "$$(cat build/$(1) 2>/dev/null)" = '$(2)' ] || echo '$(2)' > build/$(1); }))
+write_stamp = $(if $(DRY_RUN),,$(shell mkdir -p build && { [ "$$(cat build/$(1) 2>/dev/null)" = '$(2)' ] || \
+  echo '$(2)' > build/$(1); }))
 
 .PHONY: all help notebooks paper book scenario stability reference test test-fast lint lab bench lock clean \
   distclean tex FORCE
@@ -71,12 +74,21 @@ $(if $(filter ok,$(firstword $(FOUND))),,$(error $(or $(patsubst error %,%,$(FOU
 ENV_WANT := python $(word 3,$(FOUND)) $(word 2,$(FOUND)) inputs $(firstword $(shell cat $(ENV_INPUTS) | sha256sum))
 ifneq ($(strip $(file <$(ENV_STAMP))),$(ENV_WANT))
 $(ENV_STAMP): FORCE
+$(if $(wildcard $(VENV)/.),$(if $(wildcard $(VENV)/.mhanw-venv),,$(error VENV=$(VENV) exists but was not made by \
+  this Makefile (it has no .mhanw-venv), so make will neither change nor delete it. Name a new directory with \
+  VENV=, or remove $(VENV) yourself)))
+ENV_STALE := yes
 endif
 $(call write_stamp,fidelity,$(FIDELITY))$(call write_stamp,robustness,$(ROBUSTNESS) $(STABILITY_SEEDS))
 build/rules.mk: $(wildcard notebooks/*.md scenarios/*.toml) $(shell find src/mhanw -name '*.py' -o -type d \
   ! -name __pycache__) $(ENV_STAMP)
 	@$(PIPE) rules --out $@
+# (a dry run with no environment yet shows the environment's recipe, not the chapters')
+ifeq ($(and $(DRY_RUN),$(ENV_STALE)),)
 include build/rules.mk
+else
+override ROBUSTNESS := no
+endif
 endif
 $(ENV_STAMP):
 	@scripts/make_venv.sh '$(VENV)' '$(word 2,$(FOUND))' '$(ENV_WANT)'
@@ -87,7 +99,7 @@ DEFAULT := $(CHAPTERS:%=build/results/%.json)
 notebooks: $(DEFAULT) ## execute every chapter (build/notebooks/), with its figures and macros
 
 # ---- ledgers: the default run's, each seed's and each shipped scenario's -----------------------------
-build/claims.json paper/generated/claims_table.tex paper/generated/claims_summary.tex &: $(DEFAULT) \
+build/claims.json paper/generated/claims_table.tex paper/generated/claims_summary.tex &: $(DEFAULT) $(ENV_STAMP) \
   $(PAPER_SRC) $(PIPELINE_PY)
 	@$(PIPE) claims
 .SECONDEXPANSION:

@@ -259,36 +259,35 @@ def cmd_lock(args) -> int:
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m mhanw.pipeline", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("rules"); p.add_argument("--out"); p.set_defaults(fn=cmd_rules)
-    p = sub.add_parser("run")
-    p.add_argument("chapter"); p.add_argument("--fidelity", choices=("quick", "paper"))
-    p.add_argument("--records", action="store_true"); p.add_argument("--seed"); p.add_argument("--scenario")
-    p.add_argument("--out"); p.set_defaults(fn=cmd_run)
-    p = sub.add_parser("copy-records"); p.add_argument("chapter"); p.add_argument("source"); p.add_argument("target")
-    p.set_defaults(fn=cmd_copy_records)
-    p = sub.add_parser("gather"); p.add_argument("folder"); p.add_argument("--scenario"); p.add_argument("--seed")
-    p.set_defaults(fn=cmd_gather)
-    p = sub.add_parser("claims"); p.set_defaults(fn=cmd_claims)
-    p = sub.add_parser("verdicts"); p.add_argument("ledger", nargs="?", default="build/claims.json")
-    p.add_argument("--timings", action="store_true")
-    p.set_defaults(fn=cmd_verdicts)
-    p = sub.add_parser("stability"); p.add_argument("seeds", nargs="+"); p.set_defaults(fn=cmd_stability)
-    p = sub.add_parser("robustness"); p.add_argument("scenarios", nargs="*"); p.add_argument("--stability",
-                                                                                              action="store_true")
-    p.set_defaults(fn=cmd_robustness)
-    p = sub.add_parser("paper"); p.add_argument("--run"); p.add_argument("--scenario"); p.set_defaults(fn=cmd_paper)
-    p = sub.add_parser("scenario-check"); p.add_argument("scenario"); p.set_defaults(fn=cmd_scenario_check)
-    p = sub.add_parser("scenario-report"); p.add_argument("scenario"); p.add_argument("--run", required=True)
-    p.add_argument("--fidelity", default="quick", choices=("quick", "paper")); p.set_defaults(fn=cmd_scenario_report)
-    p = sub.add_parser("reference"); p.add_argument("--fidelity", default="paper", choices=("quick", "paper"))
-    p.set_defaults(fn=cmd_reference)
-    p = sub.add_parser("book"); p.set_defaults(fn=cmd_book)
-    p = sub.add_parser("check-book"); p.add_argument("book", nargs="?", default="build/book")
-    p.set_defaults(fn=cmd_check_book)
-    p = sub.add_parser("timings"); p.set_defaults(fn=cmd_timings)
-    p = sub.add_parser("deps"); p.add_argument("chapter"); p.set_defaults(fn=cmd_deps)
-    p = sub.add_parser("layout"); p.add_argument("aux", nargs="?"); p.set_defaults(fn=cmd_layout)
-    p = sub.add_parser("lock"); p.add_argument("--out", default="requirements.lock"); p.set_defaults(fn=cmd_lock)
+
+    def command(name, fn, *arguments):
+        p = sub.add_parser(name)
+        for flags, kw in arguments:
+            p.add_argument(*flags, **kw)
+        p.set_defaults(fn=fn)
+
+    opt = lambda *flags, **kw: (flags, kw)  # noqa: E731
+    command("rules", cmd_rules, opt("--out"))
+    command("run", cmd_run, opt("chapter"), opt("--fidelity", choices=("quick", "paper")),
+            opt("--records", action="store_true"), opt("--seed"), opt("--scenario"), opt("--out"))
+    command("copy-records", cmd_copy_records, opt("chapter"), opt("source"), opt("target"))
+    command("gather", cmd_gather, opt("folder"), opt("--scenario"), opt("--seed"))
+    command("claims", cmd_claims)
+    command("verdicts", cmd_verdicts, opt("ledger", nargs="?", default="build/claims.json"),
+            opt("--timings", action="store_true"))
+    command("stability", cmd_stability, opt("seeds", nargs="+"))
+    command("robustness", cmd_robustness, opt("scenarios", nargs="*"), opt("--stability", action="store_true"))
+    command("paper", cmd_paper, opt("--run"), opt("--scenario"))
+    command("scenario-check", cmd_scenario_check, opt("scenario"))
+    command("scenario-report", cmd_scenario_report, opt("scenario"), opt("--run", required=True),
+            opt("--fidelity", default="quick", choices=("quick", "paper")))
+    command("reference", cmd_reference, opt("--fidelity", default="paper", choices=("quick", "paper")))
+    command("book", cmd_book)
+    command("check-book", cmd_check_book, opt("book", nargs="?", default="build/book"))
+    command("timings", cmd_timings)
+    command("deps", cmd_deps, opt("chapter"))
+    command("layout", cmd_layout, opt("aux", nargs="?"))
+    command("lock", cmd_lock, opt("--out", default="requirements.lock"))
     return ap
 
 

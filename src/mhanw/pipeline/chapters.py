@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import importlib.util
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,7 +124,7 @@ def declared(path: Path) -> dict[str, object]:
 def check_values(chapter: Chapter, overrides: dict) -> dict:
     """The chapter's parameters with ``overrides`` applied, checked by the chapter's own rules.
 
-    Names are checked against the parameters cell, values and the constraints
+    Names are checked against the parameters cell; values and the constraints
     between them by ``PARAMETERS``/``CONSTRAINTS`` of the chapter's module
     (:func:`mhanw.infra.params.check_parameters`), so a scenario's bad value stops
     before any chapter runs.  Raises :class:`ChapterError` (one line).
@@ -136,6 +137,8 @@ def check_values(chapter: Chapter, overrides: dict) -> dict:
         raise ChapterError(f"{chapter.name}: {', '.join(unknown)}: not a parameter of this chapter "
                            f"(it declares {', '.join(defaults)})")
     merged = {**defaults, **overrides}
+    if importlib.util.find_spec(chapter.module) is None:  # a chapter without a module of its own: names only
+        return merged
     module = importlib.import_module(chapter.module)
     try:
         check_parameters(merged, module.PARAMETERS, getattr(module, "CONSTRAINTS", ()))

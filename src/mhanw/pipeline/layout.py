@@ -16,7 +16,6 @@ comes before the references.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -260,7 +260,6 @@ def stability_latex(stab: dict | None, default_fidelity: str) -> str:
     rows = [r for r in stab["claims"] if r["runs"]]
     seeds = stab["seeds"]
     n_seeds = len(seeds)
-    fid = stab.get("default_fidelity", default_fidelity)
     same = [r for r in rows if r["equal"] == r["runs"]]
     compatible = [r for r in rows if r["equal"] < r["runs"] and not r["flips"]]
     flips = [r for r in rows if r["flips"]]

@@ -33,7 +33,6 @@ import os
 import re
 import resource
 import shutil
-import sys
 import time
 import traceback
 from dataclasses import dataclass
@@ -188,7 +187,15 @@ def run_job(root: Path, name: str, *, layout: Layout, fidelity: str, overrides: 
     reserved = [k for k in overrides if k in C.RESERVED]
     if reserved:
         raise JobError(f"{name}: {', '.join(reserved)}: set by the pipeline, not by a run's parameters")
-    C.check_values(chapter, overrides)
+    declared = C.check_values(chapter, overrides)
+    lacking = [k for k in C.RESERVED if k not in declared]
+    if lacking:
+        raise JobError(f"{name}: its parameters cell does not declare {', '.join(lacking)}, which the pipeline "
+                       f"sets (it declares {', '.join(declared)})")
+    if "n_jobs" in declared and "n_jobs" not in overrides:
+        # make runs one job per core; a chapter's own worker processes would only compete with them
+        # (results do not depend on n_jobs: every replicate has its own seeded stream)
+        overrides["n_jobs"] = 1
 
     stage = layout.stage / name
     shutil.rmtree(stage, ignore_errors=True)
