@@ -5,7 +5,6 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
-.SECONDARY:
 .SUFFIXES:
 DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS)))
 MAKEFLAGS += --no-builtin-rules --jobs=$(shell nproc 2>/dev/null || echo 2)
@@ -31,18 +30,8 @@ $(if $(filter-out 1,$(words $(VENV))),$(error VENV must name one directory (no s
 $(if $(shell [[ '$(STABILITY_SEEDS)' =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$$ ]] || echo bad),\
   $(error STABILITY_SEEDS must be whole numbers, e.g. "1 2 3 4 5"; got '$(STABILITY_SEEDS)'))
 
-# Reproducible and quiet: a fixed build date, one BLAS thread per job, caches under build/.
-export SOURCE_DATE_EPOCH := 1779321600
+# One hash seed for every process (the pipeline sets the other reproducibility settings: mhanw.pipeline.__main__).
 export PYTHONHASHSEED := 0
-export OPENBLAS_NUM_THREADS := 1
-export OMP_NUM_THREADS := 1
-export MKL_NUM_THREADS := 1
-export MPLBACKEND := Agg
-export MPLCONFIGDIR := $(CURDIR)/build/cache/matplotlib
-export IPYTHONDIR := $(CURDIR)/build/cache/ipython
-export JUPYTER_CONFIG_DIR := $(CURDIR)/build/cache/jupyter
-export JUPYTER_PLATFORM_DIRS := 1
-export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 PIPE := PYTHONPATH='$(CURDIR)/src' '$(VENV)/bin/python' -m mhanw.pipeline
 ENV_STAMP := $(VENV)/.installed
@@ -52,9 +41,9 @@ PAPER_SRC := paper/main.tex paper/refs.bib $(wildcard paper/sections/*.tex)
 SCENARIO_NAMES := $(basename $(notdir $(wildcard scenarios/*.toml)))
 SCENARIO_NAME := $(basename $(notdir $(SCENARIO)))
 SCENARIO_RUN := build/scenarios/$(SCENARIO_NAME)/$(SCENARIO_FIDELITY)
-# write_stamp(file, value): build/FILE holds VALUE, rewritten only when it differs (not under -n or -q).
-write_stamp = $(if $(DRY_RUN),,$(shell mkdir -p build && { [ "$$(cat build/$(1) 2>/dev/null)" = '$(2)' ] || \
-  echo '$(2)' > build/$(1); }))
+# stamp(file, value): build/FILE holds VALUE, rewritten when it differs (under -n or -q: shown as out of date).
+stamp = $(if $(filter-out $(strip $(2)),$(strip $(file <build/$(1))))$(if $(wildcard build/$(1)),,new),$(if \
+  $(DRY_RUN),$(eval build/$(1): FORCE),$(shell mkdir -p build && echo '$(strip $(2))' > build/$(1))))
 
 .PHONY: all help notebooks paper book scenario stability reference test test-fast lint lab bench lock clean \
   distclean tex FORCE
@@ -79,11 +68,10 @@ $(if $(wildcard $(VENV)/.),$(if $(wildcard $(VENV)/.mhanw-venv),,$(error VENV=$(
   VENV=, or remove $(VENV) yourself)))
 ENV_STALE := yes
 endif
-$(call write_stamp,fidelity,$(FIDELITY))$(call write_stamp,robustness,$(ROBUSTNESS) $(STABILITY_SEEDS))
+$(call stamp,fidelity,$(FIDELITY))$(call stamp,robustness,$(ROBUSTNESS) $(STABILITY_SEEDS))
 build/rules.mk: $(wildcard notebooks/*.md scenarios/*.toml) $(shell find src/mhanw -name '*.py' -o -type d \
   ! -name __pycache__) $(ENV_STAMP)
 	@$(PIPE) rules --out $@
-# (a dry run with no environment yet shows the environment's recipe, not the chapters')
 ifeq ($(and $(DRY_RUN),$(ENV_STALE)),)
 include build/rules.mk
 else
@@ -103,6 +91,8 @@ build/claims.json paper/generated/claims_table.tex paper/generated/claims_summar
   $(PAPER_SRC) $(PIPELINE_PY)
 	@$(PIPE) claims
 .SECONDEXPANSION:
+SEED_RESULTS := $(foreach s,default $(STABILITY_SEEDS),$(CHAPTERS:%=build/stability/seed-$(s)/results/%.json))
+.SECONDARY: $(SEED_RESULTS)
 build/stability/seed-%/claims.json: $$(foreach c,$$(CHAPTERS),build/stability/seed-$$*/results/$$(c).json)
 	@$(PIPE) gather build/stability/seed-$* --seed $*
 build/stability.json: $(patsubst %,build/stability/seed-%/claims.json,default $(STABILITY_SEEDS)) build/claims.json

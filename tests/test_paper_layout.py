@@ -84,7 +84,7 @@ def test_every_figure_is_legible_at_print_size(quick_build):
     copy = quick_build
     problems = []
     for path in NOTEBOOKS:
-        nb = json.loads((copy / "build" / "notebooks" / path.name).read_text())
+        nb = json.loads((copy / "build" / "notebooks" / f"{path.stem}.ipynb").read_text())
         for cell in nb["cells"]:
             for out in cell.get("outputs", []):
                 meta = out.get("metadata", {}).get("mhanw", {})

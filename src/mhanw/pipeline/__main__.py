@@ -28,11 +28,29 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
 
 ROOT = Path.cwd()
+
+#: Set for every command and every process it starts (kernels, LaTeX), before numpy is imported: a fixed
+#: build date (the paper's announcement day, so two builds give the same PDF), one BLAS thread per job
+#: (make runs one job per core), the Agg backend, and the tools' caches under build/cache instead of $HOME.
+ENVIRONMENT = {
+    "SOURCE_DATE_EPOCH": "1779321600",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "MPLBACKEND": "Agg",
+    "MPLCONFIGDIR": str(ROOT / "build" / "cache" / "matplotlib"),
+    "IPYTHONDIR": str(ROOT / "build" / "cache" / "ipython"),
+    "JUPYTER_CONFIG_DIR": str(ROOT / "build" / "cache" / "jupyter"),
+    "JUPYTER_PLATFORM_DIRS": "1",
+    "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+}
+os.environ.update(ENVIRONMENT)
 
 
 def _layout(out: str | None):
