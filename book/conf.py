@@ -1,6 +1,6 @@
 """Sphinx configuration of the companion's book (`make book`).
 
-The sources are assembled by ``book/build_book.py`` in ``build/book-src/``:
+The sources are assembled by :mod:`mhanw.pipeline.book` in ``build/book-src/``:
 the executed chapters (``build/notebooks/*.ipynb``, never executed again), a
 front page and any ``book/*.md`` page.  Everything a page needs is in the
 output folder (MathJax from the ``sphinx-mathjax-offline`` package, the paper

@@ -1,4 +1,9 @@
-"""Shared test configuration: a deterministic hypothesis profile and paths."""
+"""Shared test configuration: a deterministic hypothesis profile, and one quick build for the session.
+
+The build (``quick_build``) is made once per test session, whichever of pytest-xdist's
+workers asks first, under a file lock in the folder the workers share; the others wait
+and reuse it.  Tests that change a build work on a copy (:func:`nbtools.clone_build`).
+"""
 
 from __future__ import annotations
 
@@ -6,39 +11,52 @@ import os
 from pathlib import Path
 
 import pytest
-
+from filelock import FileLock
 from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Hypothesis keeps its example database under build/, never in the source tree,
-# and derandomises so that `make test` is repeatable.
+# Derandomised, with no example database, so that `make test` is repeatable and writes nothing to the tree.
 settings.register_profile(
     "mhanw",
     derandomize=True,
     deadline=None,
     max_examples=60,
-    database=None,  # derandomized runs keep no example database (nothing written to the tree)
+    database=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "mhanw"))
 
 
-@pytest.fixture(scope="session")
-def builds(tmp_path_factory):
-    """Two fresh copies of the repository, each built with `make -j2 all FIDELITY=quick`.
+def _shared(tmp_path_factory, name: str, make_it):
+    """``make_it(folder)`` once per session across xdist workers; returns the folder (or fails as it did)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    folder, failed = base / name, base / f"{name}.failed"
+    with FileLock(str(base / f"{name}.lock")):
+        if failed.exists():
+            pytest.fail(failed.read_text())
+        if not (folder / ".made").exists():
+            try:
+                make_it(folder)
+            except BaseException as exc:
+                failed.write_text(str(exc)[-8000:])
+                raise
+            (folder / ".made").write_text("ok\n")
+    return folder
 
-    Shared by the notebook tests (every notebook executed at quick fidelity in a
-    temporary folder) and the pipeline tests (PDF, byte-identical builds, ...).
-    The copies use this virtual environment, so the environment is not rebuilt.
-    """
+
+@pytest.fixture(scope="session")
+def quick_build(tmp_path_factory):
+    """A fresh copy of the repository after `make all FIDELITY=quick` (this virtual environment)."""
     from nbtools import VENV, fresh_copy, make
 
     if not (VENV / ".installed").exists():
         pytest.fail(f"run the tests from the project's venv (make test); {VENV} has no .installed stamp")
-    copies = []
-    for label in ("a", "b"):
-        copy = fresh_copy(tmp_path_factory.mktemp(f"build_{label}"))
-        make(copy, "all", "-j2")
-        copies.append(copy)
-    return copies
+
+    def build(folder):
+        fresh_copy(folder)
+        make(folder, "all")
+
+    return _shared(tmp_path_factory, "quick-build", build)

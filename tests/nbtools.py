@@ -1,8 +1,7 @@
-"""Helpers for the notebook and pipeline tests."""
+"""Helpers for the chapter and pipeline tests: fresh copies of the repository and make in them."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -10,12 +9,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mhanw.pipeline import chapters
+
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+#: The chapters' sources, ``notebooks/NN_slug.md``.
+NOTEBOOKS = [c.path for c in chapters.discover(ROOT)]
+VENV = Path(sys.prefix)
 
 
 def notebook_meta(path: Path) -> dict:
-    return json.loads(path.read_text())["metadata"].get("mhanw", {})
+    return dict(chapters.read(path).metadata.get("mhanw", {}))
 
 
 def tracked_files() -> list[str]:
@@ -36,21 +39,19 @@ def fresh_copy(dest: Path) -> Path:
     return dest
 
 
-VENV = Path(sys.prefix)
-
-
 def make(cwd: Path, *args: str, check: bool = True, venv: Path | str = VENV, fidelity: str = "quick",
-         python: str | None = None, path: str | None = None) -> subprocess.CompletedProcess:
+         python: str | None = None, path: str | None = None, timeout: float = 1800) -> subprocess.CompletedProcess:
     """``make VENV=<venv> FIDELITY=<fidelity> [PYTHON=<python>] ARGS`` in ``cwd``; raises with the log on failure.
 
     ``venv`` defaults to this virtual environment, so the copies do not reinstall it;
     ``path`` replaces PATH (to put a fake interpreter first, for instance).
     """
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS")) and k != "PYTHON"}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("MAKE", "MFLAGS", "PYTEST_XDIST", "PYTHONPATH")) and k != "PYTHON"}
     if path is not None:
         env["PATH"] = path
     cmd = ["make", f"VENV={venv}", f"FIDELITY={fidelity}", *([f"PYTHON={python}"] if python is not None else []), *args]
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(f"make {' '.join(args)} failed in {cwd}:\n{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}")
     return proc
@@ -62,6 +63,10 @@ def clone_build(src: Path, dest: Path) -> Path:
     return dest
 
 
-def planned_notebooks(plan: str) -> list[str]:
-    """The notebooks that a `make -n` plan would run, in plan order."""
-    return re.findall(r"run_notebook\.sh (\S+)", plan)
+def planned_jobs(plan: str) -> list[tuple[str, str]]:
+    """``(chapter, output folder or "default")`` of every chapter job a ``make -n`` plan would run."""
+    out = []
+    for m in re.finditer(r"mhanw\.pipeline run (\S+)([^\n]*)", plan):
+        folder = re.search(r"--out (\S+)", m.group(2))
+        out.append((m.group(1), folder.group(1) if folder else "default"))
+    return out

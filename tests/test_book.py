@@ -1,9 +1,9 @@
 """The chapters as a reader sees them: executed notebooks and the offline book.
 
 The executed chapters and the book come from the pipeline's quick build in a
-fresh copy (the session fixture ``builds`` of conftest.py, `make all`, which
+fresh copy (the session fixture ``quick_build`` of conftest.py, `make all`, which
 builds the book too); the browser test opens every page of that book in
-headless Chromium (book/check_book.py).  The fast tests at the end check the
+headless Chromium (mhanw.pipeline.browser).  The fast tests at the end check the
 front page's sources on small inputs.
 """
 
@@ -12,15 +12,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sys
 
 import pytest
 
-from nbtools import NOTEBOOKS, ROOT, notebook_meta
+from nbtools import NOTEBOOKS, notebook_meta
 
-sys.path.insert(0, str(ROOT / "book"))
-import build_book  # noqa: E402
-import check_book  # noqa: E402
+from mhanw.pipeline import book as build_book
+from mhanw.pipeline import browser as check_book
 
 
 def _outputs(nb: dict):
@@ -36,8 +34,8 @@ def _text(out: dict) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_executed_chapter_shows_its_figures_and_clean_outputs(path, builds):
-    copy, name = builds[0], path.stem
+def test_executed_chapter_shows_its_figures_and_clean_outputs(path, quick_build):
+    copy, name = quick_build, path.stem
     nb = json.loads((copy / "build" / "notebooks" / f"{name}.ipynb").read_text())
     shown = [out.get("metadata", {}).get("mhanw", {}).get("figure") for _, out in _outputs(nb)
              if out.get("output_type") == "display_data" and "image/png" in out.get("data", {})]
@@ -56,8 +54,8 @@ def test_executed_chapter_shows_its_figures_and_clean_outputs(path, builds):
 
 
 @pytest.mark.slow
-def test_every_page_of_the_book_renders_offline_in_chromium(builds):
-    book = builds[0] / "build" / "book"
+def test_every_page_of_the_book_renders_offline_in_chromium(quick_build):
+    book = quick_build / "build" / "book"
     report = check_book.check(book, screenshots=book / "screenshots")
     assert not report.problems, "\n".join(report.problems)
     chapters = [p for p in report.pages if re.match(r"\d\d_", p)]
@@ -70,8 +68,8 @@ def test_every_page_of_the_book_renders_offline_in_chromium(builds):
 
 
 @pytest.mark.slow
-def test_front_page_has_every_claim_chapter_and_the_paper(builds):
-    copy = builds[0]
+def test_front_page_has_every_claim_chapter_and_the_paper(quick_build):
+    copy = quick_build
     index = (copy / "build" / "book" / "index.html").read_text()
     assert (copy / "build" / "book" / "paper" / "main.pdf").read_bytes()[:5] == b"%PDF-"
     assert 'href="paper/main.pdf"' in index
@@ -88,8 +86,8 @@ def test_front_page_has_every_claim_chapter_and_the_paper(builds):
 
 
 @pytest.mark.slow
-def test_book_takes_claims_json_and_extra_pages_when_they_exist(builds, tmp_path):
-    src = builds[0]
+def test_book_takes_claims_json_and_extra_pages_when_they_exist(quick_build, tmp_path):
+    src = quick_build
     for rel in ("README.md", "book", "build/notebooks", "figures"):
         if (src / rel).is_dir():
             shutil.copytree(src / rel, tmp_path / rel)
@@ -112,33 +110,6 @@ def test_book_takes_claims_json_and_extra_pages_when_they_exist(builds, tmp_path
     assert not report.problems, "\n".join(report.problems)
 
 
-def test_claims_are_read_from_the_readme_table():
-    """The README's generated claims table (scripts/claimslib.py) is what the book reads without a ledger."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import claimslib
-
-    records = [{"claim": "thm-2.1/identity", "chapter": NOTEBOOKS[0].stem, "section": "sec:thm21",
-                "section_number": "2", "statement": "attention | NW", "verdict": "holds", "conditions": "",
-                "criterion": "c", "statistics": [], "detectable": None},
-               {"claim": "thm-3.1", "chapter": NOTEBOOKS[1].stem, "section": "sec:thm31", "section_number": "3",
-                "statement": "s", "verdict": "fails as stated", "conditions": "", "criterion": "c",
-                "statistics": [{"name": "z", "value": 4.0, "se": 1.0}], "detectable": None}]
-    readme = ROOT / "README.md"
-    text = claimslib.replace_readme_block(readme.read_text(), claimslib.markdown_table(records))
-    fake = ROOT / "build" / "scratch" / "README.claims-test.md"
-    fake.parent.mkdir(parents=True, exist_ok=True)
-    fake.write_text(text)
-    try:
-        claims = build_book.claims_from_readme(fake)
-    finally:
-        fake.unlink()
-    assert [c["chapter"] for c in claims] == [NOTEBOOKS[0].stem, NOTEBOOKS[1].stem]
-    assert [c["section"] for c in claims] == ["2", "3"]
-    assert [c["verdict"] for c in claims] == ["holds", "fails as stated"]
-
-
 def test_inline_markdown_typesets_math_and_escapes_html():
     out = build_book.inline_md("Breiman's $1-\\bar\\rho$ <b> `code`")
     assert '<span class="math notranslate nohighlight">\\(1-\\bar\\rho\\)</span>' in out
@@ -147,6 +118,6 @@ def test_inline_markdown_typesets_math_and_escapes_html():
 
 def test_chapter_names_in_markdown_become_links_outside_code():
     chapters = [build_book.Chapter("01_a", "A", []), build_book.Chapter("02_b", "B", [])]
-    text = "see `02_b` and `02_b.ipynb`, not `03_c`\n```\n`02_b`\n```"
+    text = "see `02_b` and `02_b.md`, not `03_c`\n```\n`02_b`\n```"
     out = build_book.link_chapters(text, chapters, here="01_a")
     assert out.count("[`02_b") == 2 and "`03_c`" in out and out.endswith("```\n`02_b`\n```")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mhanw.pipeline import chapters
 from mhanw import heads, montecarlo
 from mhanw import weighting as w
 from mhanw.chapters import ch07_structured_weighting as ch07
@@ -134,7 +135,6 @@ def test_uniform_wins_on_exchangeable_heads():
 
 # --------------------------------------------------------------------------- the crossover, symbolically
 
-import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import sympy as sp  # noqa: E402
@@ -215,7 +215,7 @@ def test_crossover_and_theorem_rules():
 
 
 def _guard_cell():
-    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "07_structured_weighting.ipynb").read_text())
+    nb = chapters.read(Path(__file__).parents[1] / "notebooks" / "07_structured_weighting.md")
     (src,) = ["".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("# the sentences of the chapter")]
     return src
 

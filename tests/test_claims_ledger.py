@@ -5,28 +5,24 @@ chapter without records, a duplicated id, LaTeX specials, an empty ledger), the
 scenario checks (a parameter a chapter lacks, reserved names, `make -n scenario`
 without SCENARIO); the paper's section on scenarios and seeds is tested in
 test_robustness.py.  Slow ones reuse the pipeline test's
-quick build (``builds``): a scenario equal to the defaults gives the default
-numbers and verdicts (one cheap chapter), and the README's table lists every
-claim of the quick ledger.
+quick build (``quick_build``): a scenario equal to the defaults gives the default
+numbers and verdicts (one cheap chapter), and the quick verdicts never contradict
+the committed paper-fidelity reference ledger.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
 
 import pytest
 
-from nbtools import NOTEBOOKS, ROOT, VENV, fresh_copy, make
-
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import claimslib  # noqa: E402
-import scenario  # noqa: E402
-from mhanw.infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Ledger, Statistic,  # noqa: E402
-                                  Verdict)
+from mhanw.infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Ledger, Statistic, Verdict
+from mhanw.pipeline import chapters
+from mhanw.pipeline import ledger as claimslib
+from mhanw.pipeline import scenarios as scenario
+from nbtools import NOTEBOOKS, ROOT, clone_build, make
 
 
 def _ledger(chapter, *records):
@@ -75,18 +71,19 @@ def test_collect_refuses_a_claim_id_in_two_chapters(results):
         claimslib.collect(results)
 
 
-def test_collect_script_writes_ledger_and_tex_and_prints_contributors(results, tmp_path):
-    out = subprocess.run([sys.executable, "scripts/collect_claims.py", "--results", str(results),
-                          "--out", str(tmp_path / "claims.json"), "--generated", str(tmp_path / "gen"), "--print"],
-                         cwd=ROOT, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""})
-    assert out.returncode == 0, out.stderr
-    assert "from 01_a, 03_c; no records yet from 02_b" in out.stdout
-    assert "thm-2.1/literal-bandwidth" in out.stdout and "fails as stated" in out.stdout
-    ledger = json.loads((tmp_path / "claims.json").read_text())
+def test_run_ledger_writes_claims_and_run_record(results, tmp_path):
+    folder = tmp_path / "run"
+    (folder / "results").mkdir(parents=True)
+    for p in results.iterdir():
+        (folder / "results" / p.name).write_text(p.read_text())
+    (folder / "results" / "04_d.json").write_text(json.dumps({"chapter": "04_d", "stopped": "the text says x", "claims": []}))
+    records = claimslib.write_run_ledger(folder, {"seed": "3"})
+    assert [r["claim"] for r in json.loads((folder / "claims.json").read_text())] == [r["claim"] for r in records]
+    run = json.loads((folder / "run.json").read_text())
+    assert run["seed"] == "3" and run["stopped"] == {"04_d": "the text says x"}
+    assert run["chapters"] == ["01_a", "03_c", "04_d"]
     numbers = claimslib.section_numbers(ROOT / "paper")  # from the paper's labels, in its input order
-    assert [r["section_number"] for r in ledger] == [numbers[r["section"]] for r in ledger]
-    assert ledger[0]["section_number"] == numbers["sec:thm21"] != ledger[2]["section_number"]
-    assert (tmp_path / "gen" / "claims_table.tex").is_file() and (tmp_path / "gen" / "claims_summary.tex").is_file()
+    assert int(numbers["sec:thm21"]) < int(numbers["sec:thm31"])
 
 
 def test_empty_results_give_a_fallback_not_an_error(tmp_path):
@@ -132,39 +129,6 @@ def test_summary_says_each_verdict_once_and_counts_in_words(results):
     assert claimslib.counts_phrase([{"verdict": HOLDS}] * 4) == "all four parts hold"
     assert claimslib.counts_phrase([{"verdict": HOLDS}, {"verdict": FAILS}, {"verdict": FAILS}]) == \
         "one of three parts holds and two fail as stated"
-
-
-def test_readme_table_generation_round_trip(results):
-    records, _, _ = claimslib.collect(results)
-    records = claimslib.with_section_numbers(records, claimslib.section_numbers(ROOT / "paper"))
-    table = claimslib.markdown_table(records)
-    text = claimslib.replace_readme_block((ROOT / "README.md").read_text(), table)
-    assert claimslib.readme_table_claims(text) == [r["claim"] for r in records]
-    assert "| `thm-2.1/identity` |" in table and "\u2223diff\u2223" in table
-    assert claimslib.replace_readme_block(text, table) == text  # idempotent
-
-
-def test_committed_readme_block_is_well_formed():
-    claimslib.readme_table_claims((ROOT / "README.md").read_text())  # raises when malformed
-    with pytest.raises(ValueError, match="exactly one"):
-        claimslib.readme_table_claims("no markers")
-
-
-def test_update_readme_rewrites_only_on_change(results, tmp_path):
-    records, _, _ = claimslib.collect(results)
-    claimslib.write_json(tmp_path / "claims.json", records)
-    readme = tmp_path / "README.md"
-    readme.write_text(f"# x\n\n{claimslib.README_BEGIN}\nold\n{claimslib.README_END}\n\nafter\n")
-    cmd = [sys.executable, "scripts/update_readme_claims.py", "--ledger", str(tmp_path / "claims.json"),
-           "--readme", str(readme)]
-    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": ""}
-    assert subprocess.run(cmd + ["--check"], cwd=ROOT, env=env).returncode == 1
-    assert subprocess.run(cmd, cwd=ROOT, env=env).returncode == 0
-    text = readme.read_text()
-    assert text.startswith("# x\n\n") and text.endswith("\n\nafter\n") and "`lemma-4.1/closed-form`" in text
-    mtime = readme.stat().st_mtime_ns
-    assert subprocess.run(cmd, cwd=ROOT, env=env).returncode == 0
-    assert readme.stat().st_mtime_ns == mtime
 
 
 def test_differences(results):
@@ -243,7 +207,7 @@ def test_chapter_04_names_head_kinds_and_regression_functions_as_the_text_does()
 
 
 def test_a_flipped_record_changes_every_generated_text(results):
-    """Flip one verdict: its macro, the summary sentences, the README row and the terminal table follow it."""
+    """Flip one verdict: its macro, the summary sentences, the book's table row and the terminal table follow it."""
     records, _, _ = claimslib.collect(results)
     flipped = [dict(r) for r in records]
     flipped[0] = dict(flipped[0], verdict=FAILS, detectable=None)
@@ -259,26 +223,26 @@ def test_a_flipped_record_changes_every_generated_text(results):
     assert claimslib.text_table(records) != claimslib.text_table(flipped)
 
 
-def test_readme_verdicts_and_contradictions(results):
+def test_reference_verdicts_and_contradictions(results, tmp_path):
     records, _, _ = claimslib.collect(results)
-    records = claimslib.with_section_numbers(records, claimslib.section_numbers(ROOT / "paper"))
-    text = claimslib.replace_readme_block((ROOT / "README.md").read_text(), claimslib.markdown_table(records))
-    reference = claimslib.readme_table_verdicts(text)
-    assert reference == {r["claim"]: r["verdict"] for r in records}  # conditions stripped
+    claimslib.write_json(claimslib.reference_path(tmp_path, "paper"), records)
+    reference = claimslib.reference_verdicts(tmp_path, "paper")
+    assert reference == {r["claim"]: r["verdict"] for r in records}
     assert claimslib.contradictions(reference, records) == []
-    smaller = [dict(r) for r in records]
-    smaller[0]["verdict"] = UNDECIDED  # too little evidence: compatible
-    smaller[1]["verdict"] = HOLDS  # the paper says fails as stated: the opposite
+    smaller = [dict(r, verdict=UNDECIDED) if r["verdict"] == HOLDS else dict(r) for r in records]
+    assert claimslib.contradictions(reference, smaller) == []  # a smaller run may lack the evidence
+    smaller[1]["verdict"] = HOLDS
     smaller.append(dict(records[0], claim="thm-9.9/new"))
     assert claimslib.contradictions(reference, smaller) == [("thm-2.1/literal-bandwidth", FAILS, HOLDS),
                                                             ("thm-9.9/new", None, HOLDS)]
+    with pytest.raises(ValueError, match="make reference FIDELITY=quick"):
+        claimslib.reference_verdicts(tmp_path, "quick")
 
 
-def test_committed_readme_table_gives_a_verdict_for_every_claim():
-    """The paper-fidelity reference: every row of the committed table parses into an id and a verdict."""
-    text = (ROOT / "README.md").read_text()
-    verdicts = claimslib.readme_table_verdicts(text)
-    assert list(verdicts) == claimslib.readme_table_claims(text) and len(verdicts) >= 50
+@pytest.mark.parametrize("fidelity", ["paper", "quick"])
+def test_committed_reference_ledgers_hold_a_verdict_for_every_claim(fidelity):
+    records = claimslib.load_ledger(claimslib.reference_path(ROOT, fidelity))
+    assert len(records) >= 50 and all(r["chapter"] in {p.stem for p in NOTEBOOKS} for r in records)
 
 
 # --------------------------------------------------------------------------- scenarios
@@ -294,36 +258,45 @@ def test_shipped_scenarios_are_valid():
     files = sorted((ROOT / "scenarios").glob("*.toml"))
     assert {f.stem for f in files} >= {"heavy-tails", "anisotropic", "heteroscedastic"}
     for f in files:
-        scenario.load(f)
+        assert scenario.load(f, ROOT).changed
 
 
 def test_common_parameter_goes_only_to_chapters_that_declare_it(tmp_path):
-    s = scenario.load(_scenario(tmp_path, '[all]\nseed = 7\nnot_a_parameter_anywhere = 1\n'))
-    for name in s["declared"]:
-        assert scenario.params_for(s, name) == {"seed": 7}
-    assert scenario.unused_common(s) == ["not_a_parameter_anywhere"]
+    s = scenario.load(_scenario(tmp_path, '[all]\nseed = 7\nn_jobs = 1\n'), ROOT)
+    for name, p in s.params.items():
+        declared = chapters.declared(ROOT / "notebooks" / f"{name}.md")
+        assert p == {k: v for k, v in {"seed": 7, "n_jobs": 1}.items() if k in declared}
+    assert s.changed == [p.stem for p in NOTEBOOKS]
 
 
 @pytest.mark.parametrize("text, message", [
     ('[chapters.02_bias_variance_covariance]\nnot_a_parameter = 1\n', "not_a_parameter: not a parameter of"),
-    ('[chapters.99_nothing]\nseed = 1\n', "no notebook notebooks/99_nothing.ipynb"),
+    ('[chapters.99_nothing]\nseed = 1\n', "no chapter notebooks/99_nothing.md"),
     ('[all]\nfigures_dir = "x"\n', "set by the pipeline"),
     ('[all]\nseed = {a = 1}\n', "expected a string, number"),
     ('[everything]\nseed = 1\n', "unknown table or key everything"),
     ('[all\n', "not valid TOML"),
+    ('[all]\nsigmaa = 0.5\n', "[all] sigmaa: no chapter declares this parameter"),
+    ('[all]\nsigma = -0.5\n', "sigma: expected a real number in [0, inf)"),
+    ('[all]\nseed = [[[[1]]]]\n', "nested 4 deep"),
 ])
-def test_bad_scenario_gives_one_line_error(tmp_path, text, message):
+def test_bad_scenario_gives_one_line_error_before_anything_runs(tmp_path, text, message):
     p = _scenario(tmp_path, text)
-    out = subprocess.run([sys.executable, "scripts/scenario.py", "check", str(p)], cwd=ROOT,
-                         capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "mhanw.pipeline", "scenario-check", str(p)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
     assert out.returncode == 1
     assert message in out.stderr and out.stderr.count("\n") == 1, out.stderr
 
 
-def test_make_scenario_without_scenario_says_what_to_pass():
-    out = subprocess.run(["make", "-n", "scenario", f"VENV={VENV}"], cwd=ROOT, capture_output=True, text=True)
-    assert out.returncode != 0
-    assert "make scenario needs SCENARIO=scenarios/NAME.toml" in out.stderr
+@pytest.mark.parametrize("content", [b"\xff\xfe[all]\n", None])
+def test_a_scenario_that_is_not_text_or_not_a_file_is_refused(tmp_path, content):
+    p = tmp_path / "s.toml"
+    if content is None:
+        p.mkdir()
+    else:
+        p.write_bytes(content)
+    with pytest.raises(scenario.ScenarioError, match="not UTF-8|is a folder"):
+        scenario.load(p, ROOT)
 
 
 def test_section_numbers_follow_the_papers_inputs():
@@ -337,49 +310,37 @@ def test_section_numbers_follow_the_papers_inputs():
 # --------------------------------------------------------------------------- slow: with the quick build
 
 
-def _default_seed(notebook) -> int:
-    nb = json.loads(notebook.read_text())
-    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
-    tree = ast.parse("".join(cell["source"]))
-    return next(n.value.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "seed")
-
-
 @pytest.mark.slow
-def test_scenario_equal_to_the_defaults_gives_the_default_numbers_and_verdicts(builds, tmp_path):
+def test_scenario_equal_to_the_defaults_gives_the_default_numbers_and_verdicts(quick_build, tmp_path):
+    """A chapter run under a scenario that restates its defaults, in records mode, gives the default
+    (full-mode) run's macros and verdicts: the two modes and the scenario mechanism change nothing else."""
     name = "02_bias_variance_covariance"
-    nb = ROOT / "notebooks" / f"{name}.ipynb"
-    copy = fresh_copy(tmp_path / "copy")
-    (copy / "same.toml").write_text(f'description = "the defaults"\n[all]\nseed = {_default_seed(nb)}\n')
-    out = make(copy, f"paper/generated/{name}.tex", "PARAMS=same.toml")
-    assert "under same.toml" in out.stdout
-    built = builds[0]
-    assert (copy / "paper/generated" / f"{name}.tex").read_text() == \
-        (built / "paper/generated" / f"{name}.tex").read_text()
-    mine = json.loads((copy / "build/results" / f"{name}.json").read_text()).get("claims", [])
-    default = [r for r in json.loads((built / "build/claims.json").read_text()) if r["chapter"] == name]
+    copy = clone_build(quick_build, tmp_path / "copy")
+    seed = chapters.declared(copy / "notebooks" / f"{name}.md")["seed"]
+    (copy / "scenarios" / "same.toml").write_text(f'description = "the defaults"\n[all]\nseed = {seed}\n')
+    out = make(copy, f"build/scenarios/same/ledger/results/{name}.json")
+    assert f"{name} [scenarios/same/ledger] done" in out.stdout
+    run = copy / "build" / "scenarios" / "same" / "ledger"
+    assert (run / "generated" / f"{name}.tex").read_text() == (copy / "paper/generated" / f"{name}.tex").read_text()
+    mine = json.loads((run / "results" / f"{name}.json").read_text())["claims"]
+    default = [r for r in json.loads((copy / "build/claims.json").read_text()) if r["chapter"] == name]
     assert [(r["claim"], r["verdict"]) for r in mine] == [(r["claim"], r["verdict"]) for r in default]
 
 
 @pytest.mark.slow
-def test_quick_build_writes_ledger_tex_and_prints_verdicts(builds):
-    copy = builds[0]
+def test_quick_build_writes_ledger_tex_and_prints_verdicts(quick_build):
+    copy = quick_build
     ledger = claimslib.load_ledger(copy / "build" / "claims.json")
-    assert (copy / "paper/generated/claims_table.tex").is_file()
-    assert (copy / "build/verdicts.txt").read_text().startswith("    claim")
-    # a quick build leaves the committed (paper-fidelity) README alone
-    assert (copy / "README.md").read_text() == (ROOT / "README.md").read_text()
-    listed = claimslib.readme_table_claims((ROOT / "README.md").read_text())
-    if ledger and not listed:
-        pytest.xfail("README.md's claims table has not yet been regenerated by a paper-fidelity make all")
-    assert set(r["claim"] for r in ledger) <= set(listed)
+    assert ledger and (copy / "paper/generated/claims_table.tex").is_file()
+    assert (copy / "build/verdicts.txt").read_text().startswith("==> verdicts")
 
 
 @pytest.mark.slow
-def test_quick_verdicts_never_contradict_the_paper_fidelity_ones(builds):
-    """At quick fidelity every verdict equals the paper-fidelity one (the README's table, committed from a
-    paper-fidelity build) or is "undecided at this size"; never the opposite, never a claim the paper lacks."""
-    quick = claimslib.load_ledger(builds[0] / "build" / "claims.json")
-    reference = claimslib.readme_table_verdicts((ROOT / "README.md").read_text())
+def test_quick_verdicts_never_contradict_the_paper_fidelity_ones(quick_build):
+    """At quick fidelity every verdict equals the paper-fidelity one (reference/claims-paper.json, committed
+    from a paper-fidelity build) or is "undecided at this size"; never the opposite, never a claim it lacks."""
+    quick = claimslib.load_ledger(quick_build / "build" / "claims.json")
+    reference = claimslib.reference_verdicts(ROOT, "paper")
     bad = claimslib.contradictions(reference, quick)
     assert not bad, "quick verdicts that contradict the paper-fidelity ones:\n" + "\n".join(
         f"  {c}: paper {p!r}, quick {q!r}" for c, p, q in bad)

@@ -1,10 +1,11 @@
-"""The README's "Extend a proof" example runs as written and re-derives a different law.
+"""The book's "Extend a proof" example runs as written and re-derives a different law.
 
-README:
+The example is a scenario (``make scenario SCENARIO=...``); here its chapter runs alone, in records
+mode, with the same command the pipeline uses::
 
-    .venv/bin/papermill notebooks/06_optimal_head_size.ipynb /tmp/06_mine.ipynb --cwd notebooks \\
-        -p fidelity quick -p variance_law "c_V*k**2/n" \\
-        -p figures_dir /tmp/06_mine -p macros_path /tmp/06_mine.tex -p results_path /tmp/06_mine.json
+    python -m mhanw.pipeline run 06_optimal_head_size --records --scenario mine.toml --out build/mine
+
+with ``mine.toml`` holding ``[chapters.06_optimal_head_size] variance_law = "c_V*k**2/n"``.
 
 Replacing M1's variance ``c_V k^(k/2)/n`` by ``c_V k^2/n`` (heads still averaged)
 turns M1's ``k* ~ 2 ln n / ln ln n`` into the polynomial ``k* = (2 c_B n D/(3 c_V))^(1/5)``.
@@ -13,6 +14,7 @@ turns M1's ``k* ~ 2 ln n / ln ln n`` into the polynomial ``k* = (2 c_B n D/(3 c_
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -24,19 +26,20 @@ from nbtools import ROOT
 
 pytestmark = pytest.mark.slow
 
-PAPERMILL = Path(sys.executable).parent / "papermill"
-NOTEBOOK = "notebooks/06_optimal_head_size.ipynb"
-
-
 def run_readme_example(tmp_path: Path, variance_law: str) -> subprocess.CompletedProcess:
-    """The README command, with its /tmp paths moved into ``tmp_path``."""
-    return subprocess.run(
-        [str(PAPERMILL), NOTEBOOK, str(tmp_path / "06_mine.ipynb"), "--cwd", "notebooks",
-         "-p", "fidelity", "quick", "-p", "variance_law", variance_law,
-         "-p", "figures_dir", str(tmp_path / "06_mine"), "-p", "macros_path", str(tmp_path / "06_mine.tex"),
-         "-p", "results_path", str(tmp_path / "06_mine.json")],
-        cwd=ROOT, capture_output=True, text=True, timeout=900,
-    )
+    """The example's scenario in ``tmp_path``, its chapter run into ``tmp_path/run``; its results and macros
+    are then ``tmp_path/06_mine.json`` and ``.tex``."""
+    toml = tmp_path / "mine.toml"
+    toml.write_text(f'[chapters.06_optimal_head_size]\nvariance_law = "{variance_law}"\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "mhanw.pipeline", "run", "06_optimal_head_size", "--scenario", str(toml),
+         "--fidelity", "quick", "--out", str(tmp_path / "run")],
+        cwd=ROOT, capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    for ext, folder in (("json", "results"), ("tex", "generated")):
+        made = tmp_path / "run" / folder / f"06_optimal_head_size.{ext}"
+        if made.is_file():
+            (tmp_path / f"06_mine.{ext}").write_bytes(made.read_bytes())
+    return proc
 
 
 def macro(text: str, name: str) -> str:
@@ -68,7 +71,7 @@ def test_readme_example_rederives_a_polynomial_law(tmp_path):
     assert (rows["M1*", 1e12]["d_k"], rows["M1*", 1e12]["n_heads"]) == (512, 1)
     assert rows["M1", 1e12]["d_k"] == 16
     for fig in ("06_optimal_head_size", "06_optimal_head_size_budget"):
-        assert (tmp_path / "06_mine" / f"{fig}.pdf").is_file()
+        assert (tmp_path / "run" / "figures" / f"{fig}.pdf").is_file()
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""scripts/nbdeps.py: the library files a notebook depends on, derived from its imports.
+"""mhanw.pipeline.deps and .rules: the library files a chapter depends on, derived from its imports.
 
 On a small package laid out in subpackages (the shapes the library may take),
 and on the real notebooks, checked against what Python itself imports.
@@ -6,7 +6,6 @@ and on the real notebooks, checked against what Python itself imports.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -15,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from mhanw.pipeline import chapters
+from mhanw.pipeline import deps as D
+from mhanw.pipeline import rules
 from nbtools import NOTEBOOKS, ROOT
-
-SCRIPT = ROOT / "scripts" / "nbdeps.py"
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -28,25 +28,24 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def notebook(root: Path, name: str, *cells: str) -> Path:
-    nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c}
-                    for c in cells] + [{"cell_type": "markdown", "metadata": {}, "source": "import mhanw.nothing"}],
-          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-    path = root / "notebooks" / f"{name}.ipynb"
+    """``notebooks/NAME.md``: a parameters cell, then ``cells``, then prose that looks like an import."""
+    body = "".join(f"```{{code-cell}}\n{c}\n```\n\n" for c in cells)
+    path = root / "notebooks" / f"{name}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(nb))
+    path.write_text("---\njupytext:\n  text_representation:\n    format_name: myst\n---\n\n# x\n\n"
+                    "```{code-cell}\n:tags: [parameters]\n\nfidelity = 'paper'\n```\n\n" + body
+                    + "import mhanw.nothing\n")
     return path
 
 
-def nbdeps(root: Path, *args: str) -> str:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=root, capture_output=True, text=True,
-                          check=True).stdout
-
-
 def deps(root: Path, nb: Path) -> set[str]:
-    """The files of the make rule for ``nb``."""
-    rule = nbdeps(root, f"notebooks/{nb.name}")
-    head = rule.split("\n\n")[0]
-    return {w for w in head.replace("\\", " ").split() if w.startswith("src/")}
+    """The library files chapter ``nb`` depends on (paths relative to ``root``)."""
+    here = os.getcwd()
+    os.chdir(root)
+    try:
+        return {p.as_posix() for p in D.notebook_dependencies(nb, D.Library())[1]}
+    finally:
+        os.chdir(here)
 
 
 @pytest.fixture
@@ -57,7 +56,7 @@ def tree(tmp_path):
         "unused.py": "from . import core\n",
         "infra/__init__.py": "from .io import save\n",
         "infra/io.py": "from mhanw import core\n",
-        "infra/style.mplstyle": "lines.linewidth: 1\n",
+        "infra/style.json": "{}\n",
         "chapters/__init__.py": "",
         "chapters/c1.py": """\
             from ..infra import io
@@ -79,7 +78,7 @@ def test_direct_transitive_relative_and_literal_imports(tree):
         "src/mhanw/chapters/__init__.py", "src/mhanw/chapters/c1.py",
         "src/mhanw/chapters/c2.py",                                       # from . import c2, in a function
         "src/mhanw/infra/__init__.py", "src/mhanw/infra/io.py",           # from ..infra import io
-        "src/mhanw/infra/style.mplstyle",                                 # data of the infra package
+        "src/mhanw/infra/style.json",                                     # data of the infra package
         "src/mhanw/core.py",                                              # io: from mhanw import core
         "src/mhanw/extra/deep.py",                                        # import_module('mhanw.extra.deep')
     }
@@ -90,25 +89,36 @@ def test_import_forms_of_the_notebook(tree):
         "src/mhanw/__init__.py", "src/mhanw/texts/sentences.json", "src/mhanw/core.py"}
     assert deps(tree, notebook(tree, "03_c", "from mhanw import infra\n")) == {
         "src/mhanw/__init__.py", "src/mhanw/texts/sentences.json", "src/mhanw/infra/__init__.py",
-        "src/mhanw/infra/io.py", "src/mhanw/infra/style.mplstyle", "src/mhanw/core.py"}
+        "src/mhanw/infra/io.py", "src/mhanw/infra/style.json", "src/mhanw/core.py"}
     assert deps(tree, notebook(tree, "04_d", "import numpy\n")) == set()
 
 
 def test_a_cell_that_does_not_parse_means_the_whole_library(tree):
     nb = notebook(tree, "05_e", "from mhanw import core\n", "def broken(:\n")
-    every = set(nbdeps(tree, "--library").split())
+    here = os.getcwd()
+    os.chdir(tree)
+    try:
+        every = {p.as_posix() for p in D.library_files()}
+    finally:
+        os.chdir(here)
     assert deps(tree, nb) == every
     assert "src/mhanw/chapters/__pycache__/c1.cpython-311.pyc" not in every
 
 
-def test_the_rule_names_both_targets_and_gives_every_file_an_empty_rule(tree):
-    nb = notebook(tree, "06_f", "import mhanw.core\n")
-    rule = nbdeps(tree, f"notebooks/{nb.name}")
-    assert rule.splitlines()[2].startswith("build/notebooks/06_f.ipynb paper/generated/06_f.tex:")
-    assert "src/mhanw/core.py:\n" in rule and "src/mhanw/__init__.py:\n" in rule
-    out = tree / "build" / "deps" / "06_f.d"
-    nbdeps(tree, f"notebooks/{nb.name}", str(out))
-    assert out.read_text() == rule and [p.name for p in out.parent.iterdir()] == ["06_f.d"]
+def test_the_rules_give_every_run_of_a_chapter_its_library_files_and_every_file_an_empty_rule(tree):
+    notebook(tree, "06_f", "import mhanw.core\n")
+    (tree / "scenarios").mkdir()
+    here = os.getcwd()
+    os.chdir(tree)
+    try:
+        text = rules.generate(tree)
+    finally:
+        os.chdir(here)
+    assert "LIB_06_f := src/mhanw/__init__.py src/mhanw/core.py src/mhanw/texts/sentences.json" in text
+    for target in ("build/results/06_f.json:", "build/stability/seed-%/results/06_f.json:",
+                   "build/scenarios/%/ledger/results/06_f.json:", "$(SCENARIO_RUN)/results/06_f.json:"):
+        assert f"\n{target} notebooks/06_f.md $(LIB_06_f)" in text, target
+    assert "\nsrc/mhanw/core.py:\n" in text and "\nsrc/mhanw/__init__.py:\n" in text
 
 
 @pytest.mark.slow
@@ -118,13 +128,13 @@ def test_the_static_dependencies_cover_what_python_imports(path):
     """Every mhanw module that the notebook's import statements load is among its dependencies."""
     import ast
 
-    cells = json.loads(path.read_text())["cells"]
-    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    code = "\n".join(chapters.code_sources(path))
     imports = [ast.unparse(n) for n in ast.walk(ast.parse(code)) if isinstance(n, (ast.Import, ast.ImportFrom))]
     probe = "\n".join(imports) + "\nimport sys\nprint(' '.join(sorted(m for m in sys.modules if m.split('.')[0] == 'mhanw')))"
     loaded = set(subprocess.run([sys.executable, "-c", probe], cwd=ROOT / "notebooks", capture_output=True, text=True,
                                 check=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "MPLBACKEND": "Agg"}).stdout.split())
-    static = set(nbdeps(ROOT, "--explain", f"notebooks/{path.name}").split())
+    static = set(subprocess.run([sys.executable, "-m", "mhanw.pipeline", "deps", path.stem], cwd=ROOT,
+                                capture_output=True, text=True, check=True).stdout.split())
     assert "mhanw" in loaded and loaded <= static, loaded - static
 
 
@@ -135,8 +145,7 @@ def test_declared_figures_are_the_ones_the_chapter_saves(nb):
     figure is caught without running the chapter."""
     import re
 
-    doc = json.loads(nb.read_text())
-    code = "\n".join("".join(c["source"]) for c in doc["cells"] if c["cell_type"] == "code")
+    code = "\n".join(chapters.code_sources(nb))
     saved = re.findall(r"figures\.save\(\s*\w+\s*,\s*[\"']([0-9]{2}_[a-z0-9_]+)[\"']", code)
     assert saved, f"{nb.name}: no figures.save(fig, 'NN_slug', ...) with a literal name"
-    assert doc["metadata"]["mhanw"]["figures"] == saved
+    assert list(chapters.read(nb).metadata["mhanw"]["figures"]) == saved

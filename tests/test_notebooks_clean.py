@@ -1,51 +1,52 @@
-"""The committed notebooks are sources: no outputs, one literal parameters cell."""
-
-import ast
-import json
+"""The committed chapters are sources: MyST markdown, one literal parameters cell, declared figures."""
 
 import pytest
 
-from nbtools import NOTEBOOKS, notebook_meta
+from mhanw.pipeline import chapters
+from nbtools import NOTEBOOKS, ROOT, notebook_meta
 
 IDS = [p.stem for p in NOTEBOOKS]
 
 
-def test_there_are_notebooks():
-    assert NOTEBOOKS, "no notebooks/NN_*.ipynb found"
+def test_there_are_chapters_and_no_ipynb_sources():
+    assert NOTEBOOKS, "no notebooks/NN_*.md found"
+    assert not list((ROOT / "notebooks").glob("*.ipynb")), "chapters are stored as MyST markdown, not .ipynb"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
-def test_no_outputs_or_execution_counts(path):
-    nb = json.loads(path.read_text())
-    dirty = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code" and (c.get("outputs") or c.get("execution_count"))]
-    assert not dirty, f"{path.name}: cells {dirty} have outputs or execution counts; clear them before committing"
+def test_chapter_is_myst_markdown_with_a_kernel(path):
+    nb = chapters.read(path)
+    assert nb.metadata["jupytext"]["text_representation"]["format_name"] == "myst"
+    assert nb.metadata["kernelspec"]["name"] == "python3"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_first_code_cell_is_the_only_parameters_cell_and_holds_literals(path):
-    nb = json.loads(path.read_text())
-    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-    tagged = [i for i, c in enumerate(code) if "parameters" in c.get("metadata", {}).get("tags", [])]
-    assert tagged == [0], f"{path.name}: expected exactly one 'parameters' cell, the first code cell; got {tagged}"
-    tree = ast.parse("".join(code[0]["source"]))
-    names = set()
-    for node in tree.body:
-        assert isinstance(node, ast.Assign), f"{path.name}: parameters cell holds something other than assignments"
-        ast.literal_eval(node.value)  # raises if not a literal
-        names.update(t.id for t in node.targets)
-    assert {"fidelity", "seed", "figures_dir", "macros_path", "results_path"} <= names
+    declared = chapters.declared(path)  # raises ChapterError when it is not so
+    assert {"fidelity", "seed", "figures_dir", "macros_path", "results_path"} <= set(declared)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_notebook_declares_its_figures(path):
     figs = notebook_meta(path).get("figures")
-    assert figs, f"{path.name}: metadata.mhanw.figures must list the figures it writes"
+    assert figs, f"{path.name}: the front matter's mhanw.figures must list the figures it writes"
     assert all(f == path.stem or f.startswith(path.stem + "_") for f in figs)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_opens_with_the_claim_and_closes_with_a_verdict(path):
-    nb = json.loads(path.read_text())
-    assert nb["cells"][0]["cell_type"] == "markdown"
-    text = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown").lower()
+    nb = chapters.read(path)
+    assert nb.cells[0].cell_type == "markdown"
+    text = "".join(c.source for c in nb.cells if c.cell_type == "markdown").lower()
     assert "claim" in text and ("what we found" in text or "verdict" in text)
+
+
+def test_a_parameters_cell_that_is_not_literal_is_refused(tmp_path):
+    bad = tmp_path / "01_x.md"
+    bad.write_text("---\njupytext:\n  text_representation:\n    format_name: myst\n---\n\n# x\n\n"
+                   "```{code-cell}\n:tags: [parameters]\n\nfidelity = 'paper'\nseed = 1 + 1\n```\n")
+    with pytest.raises(chapters.ChapterError, match="seed: its default is not a literal"):
+        chapters.declared(bad)
+    bad.write_text(bad.read_text().replace(":tags: [parameters]\n", ""))
+    with pytest.raises(chapters.ChapterError, match="exactly one code cell tagged 'parameters'"):
+        chapters.declared(bad)

@@ -1,11 +1,11 @@
 """The paper as a referee reads it: floats by their text, legible figures without
 internal names.
 
-On the quick build of the pipeline tests (the session fixture ``builds``):
+On the quick build of the pipeline tests (the session fixture ``quick_build``):
 
 * every figure and table sits on the page of its first reference in the running
   text or on the next one, and no page of floats alone comes before the
-  references (``scripts/paper_layout.py`` reads the pages from the ``.aux`` file
+  references (``mhanw.pipeline.layout`` reads the pages from the ``.aux`` file
   that ``paper/main.tex`` annotates);
 * every figure is at most the text width wide and has no visible text under
   7 pt (``mhanw.infra.figures.legibility_problems``, recorded by
@@ -20,20 +20,15 @@ synthetic input, without a build.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
-import sys
 
 import pytest
 
-from nbtools import NOTEBOOKS, ROOT
+from nbtools import NOTEBOOKS
 
-_spec = importlib.util.spec_from_file_location("paper_layout", ROOT / "scripts" / "paper_layout.py")
-paper_layout = importlib.util.module_from_spec(_spec)
-sys.modules["paper_layout"] = paper_layout
-_spec.loader.exec_module(paper_layout)
+from mhanw.pipeline import layout as paper_layout
 
 #: Internal identifiers that must not appear as text in a figure: (pattern, why).
 INTERNAL_NAMES = [
@@ -76,8 +71,8 @@ def pdf_width_pt(pdf) -> float:
 
 # ---- on the quick build ---------------------------------------------------------------
 @pytest.mark.slow
-def test_every_float_is_on_the_page_of_its_first_reference_or_the_next(builds):
-    layout = paper_layout.read_layout(builds[0] / "build" / "paper" / "main.aux")
+def test_every_float_is_on_the_page_of_its_first_reference_or_the_next(quick_build):
+    layout = paper_layout.read_layout(quick_build / "build" / "paper" / "main.aux")
     assert len(layout.floats) >= 10, "the .aux lists fewer floats than the paper has"
     assert layout.references_page, "the .aux does not say where the references start"
     assert not layout.problems, "floats away from their text:\n" + paper_layout.report(layout) + \
@@ -85,11 +80,11 @@ def test_every_float_is_on_the_page_of_its_first_reference_or_the_next(builds):
 
 
 @pytest.mark.slow
-def test_every_figure_is_legible_at_print_size(builds):
-    copy = builds[0]
+def test_every_figure_is_legible_at_print_size(quick_build):
+    copy = quick_build
     problems = []
     for path in NOTEBOOKS:
-        nb = json.loads((copy / "build" / "notebooks" / path.name).read_text())
+        nb = json.loads((copy / "build" / "notebooks" / f"{path.stem}.ipynb").read_text())
         for cell in nb["cells"]:
             for out in cell.get("outputs", []):
                 meta = out.get("metadata", {}).get("mhanw", {})
@@ -103,8 +98,8 @@ def test_every_figure_is_legible_at_print_size(builds):
 
 
 @pytest.mark.slow
-def test_no_figure_shows_an_internal_identifier(builds):
-    pdfs = sorted((builds[0] / "figures").glob("[0-9][0-9]_*.pdf"))
+def test_no_figure_shows_an_internal_identifier(quick_build):
+    pdfs = sorted((quick_build / "figures").glob("[0-9][0-9]_*.pdf"))
     assert pdfs
     found = [f"{pdf.stem}: {hit}" for pdf in pdfs for hit in internal_names(pdf_text(pdf))]
     assert not found, "internal identifiers in figures:\n" + "\n".join(found)

@@ -1,4 +1,4 @@
-"""scripts/provenance.py: the commit a build's figures come from, for the captions.
+"""mhanw.pipeline.provenance: the commit a build's figures come from, for the captions.
 
 "unknown" outside git (a fresh copy of the sources, as the pipeline tests use),
 the short hash of a clean checkout, "(dirty)" when tracked files differ from it
@@ -11,26 +11,22 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
 
-from nbtools import ROOT
-
-SCRIPT = ROOT / "scripts" / "provenance.py"
+from mhanw.pipeline import provenance
 
 
 def project(tmp_path):
-    """A minimal tree with the script in scripts/, as the repository has it."""
-    (tmp_path / "scripts").mkdir(parents=True)
-    shutil.copy2(SCRIPT, tmp_path / "scripts" / "provenance.py")
+    """A minimal tree with one tracked file."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "a.txt").write_text("a\n")
     return tmp_path
 
 
 def run(tree, *args):
-    return subprocess.run([sys.executable, str(tree / "scripts" / "provenance.py"), *args],
-                          capture_output=True, text=True, check=True).stdout
+    assert args == ("--print",)
+    return provenance.content(tree)
 
 
 def git(tree, *args):
@@ -77,13 +73,11 @@ def test_a_repository_that_only_encloses_the_tree_is_not_used(tmp_path):
 def test_the_file_is_rewritten_only_when_its_content_changes(tmp_path):
     tree = project(tmp_path)
     out = tree / "paper" / "generated" / "provenance.tex"
-    assert run(tree, "--check", str(out)).strip() == "differs"
-    run(tree, str(out))
-    assert out.read_text() == run(tree, "--print")
-    assert run(tree, "--check", str(out)).strip() == "same"
+    assert provenance.write(tree, out)
+    assert out.read_text() == provenance.content(tree)
     os.utime(out, (1, 1))
-    run(tree, str(out))
+    assert not provenance.write(tree, out)
     assert out.stat().st_mtime == 1
     out.write_text("stale")
-    run(tree, str(out))
-    assert out.read_text() == run(tree, "--print")
+    assert provenance.write(tree, out)
+    assert out.read_text() == provenance.content(tree)

@@ -6,10 +6,9 @@ across seeds; a chapter a guarded sentence stops), the script on a folder laid o
 as the pipeline lays it out, and `make -n` on a fresh copy: at paper fidelity
 `make all` plans every scenario's ledger and every seed's, and the paper's section
 is made from them.  Slow ones
-reuse the pipeline test's quick build (``builds``): ledgers that exist are
-reported (not the fallback), and `make all ROBUSTNESS=yes` with a one-chapter
-scenario and one seed of one chapter runs exactly those, is then up to date, and
-re-runs only the scenario when its file changes.
+reuse the pipeline test's quick build (``quick_build``), reduced to two chapters:
+with a one-chapter scenario and one seed, the paper's section runs exactly those
+jobs, is then up to date, and re-runs only the scenario's job when its file changes.
 """
 
 from __future__ import annotations
@@ -21,14 +20,10 @@ import sys
 
 import pytest
 
-from nbtools import ROOT, clone_build, fresh_copy, make
-
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import report_robustness as rr  # noqa: E402
-import stability  # noqa: E402
-from mhanw.infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Ledger,  # noqa: E402
-                                  Statistic, Verdict)
+from mhanw.infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Ledger, Statistic, Verdict
+from mhanw.pipeline import robustness as rr
+from mhanw.pipeline import stability
+from nbtools import ROOT, clone_build, fresh_copy, make, planned_jobs
 
 SCENARIO_NAMES = sorted(p.stem for p in (ROOT / "scenarios").glob("*.toml"))
 
@@ -53,7 +48,7 @@ def _scenario_run(records, chapters=("02_b",), untouched=("01_a",)):
 
 def _stab(default, seeds):
     return {"seeds": list(seeds), "fidelity": "quick", "default_fidelity": "paper",
-            "claims": stability.stability(default, seeds)}
+            "claims": stability.compare(default, seeds)}
 
 
 # --------------------------------------------------------------------------- generators
@@ -78,7 +73,7 @@ def test_stability_counts_equal_compatible_and_flips():
     s2[0]["verdict"] = UNDECIDED  # compatible, not equal
     s2[1]["verdict"] = HOLDS      # the opposite answer: a flip
     s3 = s2[:2]                   # no record of the third claim
-    rows = stability.stability(default, {"1": s1, "2": s2, "3": s3})
+    rows = stability.compare(default, {"1": s1, "2": s2, "3": s3})
     got = [(r["equal"], r["compatible"], r["flips"], r["runs"]) for r in rows]
     assert got == [(1, 3, 0, 3), (1, 1, 2, 3), (2, 2, 0, 2)]
 
@@ -135,31 +130,29 @@ def test_fallbacks_say_how_to_make_the_ledgers():
 
 
 def _lay_out(folder, default, scenario_records, seeds):
-    """Ledgers where the pipeline writes them: build/claims.json, build/scenarios/NAME/, build/stability.json."""
-    (folder / "build" / "scenarios" / "heavy-tails").mkdir(parents=True)
-    (folder / "build" / "claims.json").write_text(json.dumps(default))
-    sdir = folder / "build" / "scenarios" / "heavy-tails"
+    """Ledgers where the pipeline writes them: the default seed's, a scenario's, build/stability.json."""
+    ref = folder / "build" / "stability" / "seed-default"
+    ref.mkdir(parents=True)
+    (ref / "claims.json").write_text(json.dumps(default))
+    sdir = folder / "build" / "scenarios" / "heavy-tails" / "ledger"
+    sdir.mkdir(parents=True)
     (sdir / "claims.json").write_text(json.dumps(scenario_records))
-    (sdir / "scenario.toml").write_text('description = "Heavy tails"\n[all]\ninputs = "student-t:3"\n')
     (sdir / "run.json").write_text(json.dumps({"scenario": "heavy-tails", "description": "Heavy tails",
                                                "fidelity": "quick", "chapters": ["02_b"],
                                                "parameters": {"01_a": {}, "02_b": {"inputs": "student-t:3"}}}))
     (folder / "build" / "stability.json").write_text(json.dumps(_stab(default, seeds)))
 
 
-def test_the_script_reports_from_the_ledgers_on_disk(tmp_path):
+def test_the_command_reports_from_the_ledgers_on_disk(tmp_path):
     mine = _records("02_b", [HOLDS, HOLDS, HOLDS, FAILS, HOLDS])
     _lay_out(tmp_path, DEFAULT, mine, {"1": DEFAULT})
-    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": ""}
-    script = [sys.executable, str(ROOT / "scripts/report_robustness.py")]
-    for args in (["scenarios", "--out", "scenarios.tex", "--stability", "build/stability.json",
-                  "build/scenarios/heavy-tails/claims.json"],
-                 ["stability", "--out", "stability.tex", "--stability", "build/stability.json"]):
-        out = subprocess.run(script + args, cwd=tmp_path, env=env, capture_output=True, text=True)
-        assert out.returncode == 0, out.stderr
-    scen = (tmp_path / "scenarios.tex").read_text()
+    out = subprocess.run([sys.executable, "-m", "mhanw.pipeline", "robustness", "--stability", "heavy-tails"],
+                         cwd=tmp_path, env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""}, capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr
+    scen = (tmp_path / "paper" / "generated" / "scenarios.tex").read_text()
     assert "Scenario \\texttt{heavy-tails}: Heavy tails." in scen and "one changes with the assumption" in scen
-    stab = (tmp_path / "stability.tex").read_text()
+    stab = (tmp_path / "paper" / "generated" / "stability.tex").read_text()
     assert "All seven claims receive the default verdict under the seed; no claim flips" in stab
 
 
@@ -170,100 +163,74 @@ def _plan(copy, *args, fidelity="paper"):
     return make(copy, "-n", "all", *args, fidelity=fidelity).stdout
 
 
-def test_make_all_at_paper_fidelity_plans_the_scenarios_and_the_seeds(tmp_path):
+def test_make_all_at_paper_fidelity_plans_the_scenarios_and_the_seeds_at_equal_size(tmp_path):
     copy = fresh_copy(tmp_path / "copy")
     plan = _plan(copy)
+    jobs = planned_jobs(plan)
+    chapters = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.md"))
+    for seed in ("default", "1", "2", "3", "4", "5"):
+        assert sorted(c for c, f in jobs if f == f"build/stability/seed-{seed}") == chapters, seed
+    assert re.search(r"run \S+ --records --seed default", plan)  # the default seed at the seeds' size
     for name in SCENARIO_NAMES:
-        assert f"scripts/scenario.py ledger scenarios/{name}.toml" in plan
-    seeds = re.findall(r"scripts/stability\.py seed (\d+) --chapters ((?:\d\d_\w+ ?)+)", plan)
-    assert [s for s, _ in seeds] == ["1", "2", "3", "4", "5"]
-    assert all(len(ch.split()) == len(list((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))) for _, ch in seeds)
-    assert "stability.py collect --seeds 1 2 3 4 5 --fidelity paper" in plan
-    report = next(line for line in plan.splitlines() if "report_robustness.py scenarios" in line)
-    assert "--stability build/stability.json" in report
-    assert all(f"build/scenarios/{name}/claims.json" in report for name in SCENARIO_NAMES)
-    # the paper is made after them, and nothing was written by the dry run
-    assert plan.index("report_robustness.py stability") < plan.index("latexmk")
+        assert any(f == f"build/scenarios/{name}/ledger" for _, f in jobs), name
+        assert f"gather build/scenarios/{name}/ledger --scenario scenarios/{name}.toml" in plan
+    assert "mhanw.pipeline stability 1 2 3 4 5" in plan
+    report = next(line for line in plan.splitlines() if "mhanw.pipeline robustness" in line)
+    assert report.endswith("--stability " + " ".join(SCENARIO_NAMES))
+    assert plan.index("mhanw.pipeline robustness") < plan.index("mhanw.pipeline paper")
     assert not (copy / "build" / "scenarios").exists() and not (copy / "build" / "stability").exists()
 
 
-def test_a_quick_build_runs_them_only_when_asked(tmp_path):
+def test_a_quick_build_runs_them_only_when_asked_and_reuses_its_own_run_as_the_default_seed(tmp_path):
     copy = fresh_copy(tmp_path / "copy")
     plan = _plan(copy, fidelity="quick")
-    assert "scenario.py ledger" not in plan and "stability.py seed" not in plan
-    assert "report_robustness.py scenarios" in plan and "--stability" not in plan
+    assert all(f == "default" for _, f in planned_jobs(plan))
+    assert "mhanw.pipeline robustness" in plan and "--stability" not in plan
     plan = _plan(copy, "ROBUSTNESS=yes", "STABILITY_SEEDS=7", fidelity="quick")
-    assert "stability.py seed 7" in plan and "stability.py seed 1 " not in plan
-    assert plan.count("scenario.py ledger") == len(SCENARIO_NAMES)
+    runs = {f for _, f in planned_jobs(plan)}
+    assert "build/stability/seed-7" in runs and "build/stability/seed-1" not in runs
+    assert "build/stability/seed-default" not in runs and "copy-records" in plan
 
 
 @pytest.mark.parametrize("args, message", [
-    (["ROBUSTNESS=maybe"], "ROBUSTNESS must be 'yes' or 'no'"),
+    (["ROBUSTNESS=maybe"], "ROBUSTNESS must be one word, 'yes' or 'no'"),
     (["STABILITY_SEEDS=1 x"], "STABILITY_SEEDS must be whole numbers"),
-    (["STABILITY_CHAPTERS=99_nothing"], "STABILITY_CHAPTERS: no notebook 99_nothing"),
+    (["SCENARIO_FIDELITY=slow"], "SCENARIO_FIDELITY must be one word, 'quick' or 'paper'"),
 ])
-def test_bad_settings_stop_make_with_one_line(tmp_path, args, message):
+def test_bad_settings_stop_make_with_one_line(args, message):
     out = make(ROOT, "-n", "stability", *args, check=False)
-    assert out.returncode != 0 and message in out.stderr
+    assert out.returncode != 0 and message in out.stderr and out.stdout == ""
 
 
 # --------------------------------------------------------------------------- slow: with the quick build
 
 
 @pytest.mark.slow
-def test_existing_ledgers_are_reported_not_the_fallback(builds, tmp_path):
-    copy = clone_build(builds[0], tmp_path / "copy")
-    default = json.loads((copy / "build" / "claims.json").read_text())
-    chapter = default[0]["chapter"]
-    mine = [dict(r, verdict=UNDECIDED) if i == 0 else r for i, r in enumerate(default) if r["chapter"] == chapter]
-    sdir = copy / "build" / "scenarios" / "by-hand"
-    sdir.mkdir(parents=True)
-    (sdir / "claims.json").write_text(json.dumps(mine))
-    (sdir / "scenario.toml").write_text(f'description = "By hand"\n[chapters.{chapter}]\nseed = 3\n')
-    make(copy, "paper/generated/scenarios.tex", "paper/generated/stability.tex")
-    tex = (copy / "paper/generated/scenarios.tex").read_text()
-    assert "No scenario has been run" not in tex and "By hand" in tex and "becomes undecided at this size" in tex
-    assert "it has not been run for this build" in (copy / "paper/generated/stability.tex").read_text()
-
-
-@pytest.mark.slow
-def test_make_all_with_robustness_runs_the_scenarios_and_seeds_then_is_up_to_date(builds, tmp_path):
-    copy = clone_build(builds[0], tmp_path / "copy")
-    chapter = "02_bias_variance_covariance"
+def test_the_section_runs_exactly_its_jobs_then_is_up_to_date(quick_build, tmp_path):
+    copy = clone_build(quick_build, tmp_path / "copy")
+    keep = ("02_bias_variance_covariance", "07_structured_weighting")
+    for f in (copy / "notebooks").glob("[0-9][0-9]_*.md"):
+        if f.stem not in keep:
+            f.unlink()
     for f in (copy / "scenarios").glob("*.toml"):
         f.unlink()
-    (copy / "scenarios" / "louder.toml").write_text(
-        f'description = "Louder noise"\n[chapters.{chapter}]\nsigma = 0.7\n')
-    args = ("ROBUSTNESS=yes", "STABILITY_SEEDS=11", f"STABILITY_CHAPTERS={chapter}")
-    log = make(copy, "all", "-j2", *args).stdout
-    assert "==> scenario louder" in log and "==> seed 11" in log
-    assert json.loads((copy / "build/scenarios/louder/run.json").read_text())["chapters"] == [chapter]
-    assert {r["chapter"] for r in json.loads((copy / "build/stability/seed-11/claims.json").read_text())} == {chapter}
-    scen = (copy / "paper/generated/scenarios.tex").read_text()
-    assert "Louder noise" in scen and "Changed: sigma = 0.7 in chapter 2; chapters 1 and 3-9 take none" in scen
+    (copy / "scenarios" / "louder.toml").write_text(f'description = "Louder noise"\n[chapters.{keep[0]}]\nsigma = 0.7\n')
+    args = ("ROBUSTNESS=yes", "STABILITY_SEEDS=11")
+    target = "paper/generated/scenarios.tex"
+    log = make(copy, target, *args).stdout
+    ran = sorted(re.findall(r"^    (\S+) \[([^\]]+)\] done", log, flags=re.M))
+    assert ran == [(keep[0], "scenarios/louder/ledger"), (keep[0], "stability/seed-11"), (keep[1], "stability/seed-11")]
+    assert json.loads((copy / "build/scenarios/louder/ledger/run.json").read_text())["chapters"] == [keep[0]]
+    scen = (copy / target).read_text()
+    assert "Louder noise" in scen and "Changed: sigma = 0.7 in chapter 2; chapter 7 takes none" in scen
     stab = (copy / "paper/generated/stability.tex").read_text()
     assert "under one other seed (11)" in stab and "tab:stability" in stab
-    assert make(copy, "-q", "all", *args, check=False).returncode == 0
-    # a change to the scenario re-runs its ledger only
-    (copy / "scenarios" / "louder.toml").write_text(
-        f'description = "Louder noise"\n[chapters.{chapter}]\nsigma = 0.8\n')
-    plan = make(copy, "-n", "all", *args).stdout
-    assert "scenario.py ledger scenarios/louder.toml" in plan and "stability.py seed" not in plan
+    assert make(copy, "-q", target, *args, check=False).returncode == 0
+    (copy / "scenarios" / "louder.toml").write_text(f'description = "Louder noise"\n[chapters.{keep[0]}]\nsigma = 0.8\n')
+    assert planned_jobs(make(copy, "-n", target, *args).stdout) == [(keep[0], "build/scenarios/louder/ledger")]
 
 
-def test_a_chapter_stopped_by_a_guard_is_reported_not_compared(tmp_path):
-    import scenario
-
-    tree = tmp_path / "tree"
-    (tree / "paper" / "generated").mkdir(parents=True)
-    (tree / "paper" / "generated" / "01_a.tex").write_text("% ran\n")
-    for name, ename in (("02_b", "VerdictGuardError"), ("03_c", "ValueError")):
-        stage = tree / "build" / "stage" / name
-        stage.mkdir(parents=True)
-        (stage / f"{name}.ipynb").write_text(json.dumps({"cells": [{"outputs": [
-            {"output_type": "error", "ename": ename, "evalue": "the text says A; the numbers say B"}]}]}))
-    stopped, failed = scenario.stopped_on_guard(tree, ["01_a", "02_b", "03_c", "04_d"])
-    assert stopped == {"02_b": "the text says A; the numbers say B"} and failed == ["03_c", "04_d"]
+def test_a_chapter_stopped_by_a_guard_is_reported_not_compared():
     run = dict(_scenario_run(_records("01_a", [FAILS, HOLDS]), chapters=("01_a", "02_b"), untouched=()),
                stopped={"02_b": "the text says A; the numbers say B"})
     tex = rr.scenarios_latex(DEFAULT, [run], None, "paper")

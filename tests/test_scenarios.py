@@ -1,37 +1,28 @@
-"""Every shipped scenario runs end to end at quick fidelity: its ledger, its executed chapters and its PDF.
+"""Every shipped scenario runs at quick fidelity and gives its ledger; `make scenario` gives chapters and a PDF.
 
-``scripts/scenario.py run`` (what `make scenario` calls) runs one scenario per
-test, two chapters at a time, in a copy seeded with the pipeline test's quick
-build (``builds``): the chapters that receive none of the scenario's parameters
-run exactly as in that build (a scenario equal to the defaults gives the
-default numbers and verdicts: tests/test_claims_ledger.py), so their outputs
-are kept and only the chapters the scenario changes, the ledger and the paper
-are made again.  Each test checks that every chapter finished (none stopped on
-a guarded sentence), that the ledger has every record of every chapter with a
-verdict from the vocabulary, that the PDF has pages, and that the scenario's
-values reached the chapters (the executed chapter's injected parameters and,
-where a chapter records them, its results' ``parameters``).
+In a copy of the session's quick build (``quick_build``): for each shipped
+scenario, the ledger the paper's section reads (the chapters it changes, records
+only) holds every record of those chapters with a verdict of the vocabulary, no
+chapter stopped, and the scenario's values reached the chapters.  One scenario is
+also run the way a reader runs it, `make scenario SCENARIO=...`: every chapter
+executed under it, its PDF saying under the abstract what was changed, and the
+verdicts compared with the committed quick reference.
 """
 
 from __future__ import annotations
 
 import ast
 import json
-import os
 import subprocess
-import sys
 
 import pytest
 
-from nbtools import ROOT, VENV, clone_build
-
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import scenario  # noqa: E402
-from mhanw.infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED  # noqa: E402
+from mhanw.infra.verdicts import VOCABULARY
+from mhanw.pipeline import chapters as C
+from mhanw.pipeline import scenarios
+from nbtools import NOTEBOOKS, ROOT, clone_build, make
 
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
-VOCABULARY = {HOLDS, HOLDS_UNDER, FAILS, UNDECIDED, NOT_CHECKABLE}
 
 
 def _injected(notebook) -> dict:
@@ -43,85 +34,77 @@ def _injected(notebook) -> dict:
     return {n.targets[0].id: ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)}
 
 
-def _seed_tree(built, tree, changed):
-    """``tree``: a copy of the quick build without the outputs of the ``changed`` chapters (so make re-runs
-    exactly those); the scenario file it will receive is no newer than the build's outputs."""
-    clone_build(built, tree)
-    for name in changed:
-        for rel in (f"paper/generated/{name}.tex", f"build/notebooks/{name}.ipynb", f"build/results/{name}.json"):
-            (tree / rel).unlink(missing_ok=True)
+@pytest.fixture(scope="module")
+def shared(quick_build, tmp_path_factory):
+    return clone_build(quick_build, tmp_path_factory.mktemp("scenarios") / "copy")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
-def test_shipped_scenario_runs_and_gives_its_ledger_chapters_and_pdf(path, builds, tmp_path):
-    built = builds[0]
-    spec = scenario.load(path)
-    chapters = list(spec["declared"])
-    changed = scenario.changed_chapters(spec)
-    assert changed, f"{path.name} changes no chapter"
-    out = tmp_path / path.stem
-    _seed_tree(built, out / "tree", changed)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}
-    env["PYTHONPATH"] = str(ROOT / "src")
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "scenario.py"), "run", str(path), "--fidelity", "quick",
-         "--jobs", "2", "--out", str(out), "--venv", str(VENV), "--compare-with", str(built / "build" / "claims.json")],
-        cwd=ROOT, env=env, capture_output=True, text=True)
-    assert proc.returncode == 0, f"{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}"
-    print(proc.stdout[proc.stdout.find(f"    scenario {path.stem}:"):])  # the verdicts that differ (pytest -s / -rP)
-    ran = [line.split()[2] for line in proc.stdout.splitlines() if line.startswith("==> notebook ")]
-    assert sorted(ran) == sorted(changed)  # the others were reused, not run again
-
-    run = json.loads((out / "run.json").read_text())
-    assert run["fidelity"] == "quick" and run["chapters"] == chapters
+def test_shipped_scenario_gives_the_ledger_of_the_chapters_it_changes(path, shared):
+    spec = scenarios.load(path, ROOT)
+    assert spec.changed, f"{path.name} changes no chapter"
+    make(shared, f"build/scenarios/{spec.name}/ledger/claims.json")
+    folder = shared / "build" / "scenarios" / spec.name / "ledger"
+    run = json.loads((folder / "run.json").read_text())
+    assert run["fidelity"] == "quick" and run["chapters"] == spec.changed
     assert run["stopped"] == {}, f"chapters stopped on a guarded sentence: {run['stopped']}"
-
-    # the ledger: every record of every chapter (as in the default build), each with a verdict of the vocabulary
-    ledger = json.loads((out / "claims.json").read_text())
-    default = json.loads((built / "build" / "claims.json").read_text())
+    ledger = json.loads((folder / "claims.json").read_text())
+    default = [r for r in json.loads((shared / "build" / "claims.json").read_text()) if r["chapter"] in spec.changed]
     assert [(r["chapter"], r["claim"]) for r in ledger] == [(r["chapter"], r["claim"]) for r in default]
-    bad = [(r["claim"], r["verdict"]) for r in ledger if r["verdict"] not in VOCABULARY]
-    assert not bad, f"verdicts outside the vocabulary: {bad}"
-
-    # the executed chapters and the paper
-    for name in chapters:
-        assert (out / "notebooks" / f"{name}.ipynb").is_file(), f"no executed chapter {name}"
-        assert (out / "generated" / f"{name}.tex").is_file(), f"no macros of {name}"
-    pdf = out / "main.pdf"
-    assert pdf.is_file()
-    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
-    pages = int(next(line.split()[1] for line in info.splitlines() if line.startswith("Pages:")))
-    assert pages > 1
-    # the paper says, under its abstract, that it was built under this scenario and with what
-    text = " ".join(subprocess.run(["pdftotext", "-l", "2", str(pdf), "-"], capture_output=True, text=True,
-                                   check=True).stdout.split())
-    assert f"Built under the scenario {path.stem}" in text
-    for name in chapters:
-        for key in scenario.params_for(spec, name):
-            # pdftotext reads the typewriter underscore (a rule in OT1 fonts) as a space
-            assert key.replace("_", " ") in text.replace("_", " "), f"the note under the abstract does not name {key}"
-
-    # the scenario's values reached the chapters it changes, and only those
-    for name in chapters:
-        wanted = scenario.params_for(spec, name)
-        injected = _injected(out / "notebooks" / f"{name}.ipynb")
-        assert {k: injected.get(k) for k in wanted} == wanted, name
-        assert set(injected) <= set(wanted) | set(scenario.RESERVED), f"{name}: injected {sorted(injected)}"
-        recorded = json.loads((out / "results" / f"{name}.json").read_text()).get("parameters")
+    assert not [(r["claim"], r["verdict"]) for r in ledger if r["verdict"] not in VOCABULARY]
+    for name in spec.changed:
+        recorded = json.loads((folder / "results" / f"{name}.json").read_text()).get("parameters")
+        wanted = spec.params_for(name)
         if recorded is not None:
             assert {k: recorded.get(k) for k in wanted} == wanted, name
 
 
+@pytest.mark.slow
+def test_make_scenario_runs_every_chapter_under_it_and_builds_its_paper(shared):
+    path = ROOT / "scenarios" / "heavy-tails.toml"
+    spec = scenarios.load(path, ROOT)
+    out = make(shared, "scenario", f"SCENARIO={path.relative_to(ROOT)}")
+    assert "==> scenario heavy-tails" in out.stdout and "reference/claims-quick.json" in out.stdout
+    run = shared / "build" / "scenarios" / "heavy-tails" / "quick"
+    names = [p.stem for p in NOTEBOOKS]
+    for name in names:
+        injected = _injected(run / "notebooks" / f"{name}.ipynb")
+        wanted = spec.params_for(name)
+        assert {k: injected.get(k) for k in wanted} == wanted, name
+        assert set(injected) <= set(wanted) | set(C.RESERVED) | {"n_jobs"}, f"{name}: injected {sorted(injected)}"
+    pdf = run / "paper" / "main.pdf"
+    text = " ".join(subprocess.run(["pdftotext", "-l", "2", str(pdf), "-"], capture_output=True, text=True,
+                                   check=True).stdout.split())
+    assert "Built under the scenario heavy-tails" in text
+    for name in spec.changed:
+        for key in spec.params_for(name):  # pdftotext reads the typewriter underscore as a space
+            assert key.replace("_", " ") in text.replace("_", " "), key
+    assert not (shared / "paper" / "generated" / "scenario_note.tex").exists(), "the default run's macros changed"
+
+
 def test_the_note_of_a_scenario_names_its_parameters_by_chapter(tmp_path):
     """The paragraph under a scenario paper's abstract: each changed parameter once, chapters grouped."""
-    p = tmp_path / "s.toml"
+    p = tmp_path / "my_scenario.toml"
     p.write_text('description = "Heavy & wide"\n[all]\ninputs = "student-t:3"\n'
                  '[chapters.01_attention_is_nadaraya_watson]\nneff_inputs = "student-t:3"\n')
-    spec = scenario.load(p)
-    tex = scenario.scenario_note_tex("my_scenario", spec)
+    spec = scenarios.load(p, ROOT)
+    tex = scenarios.note_tex(spec)
     assert r"\newcommand{\ScenarioNote}" in tex and r"\texttt{my\_scenario}" in tex and r"Heavy \& wide" in tex
-    changed = [n for n in spec["declared"] if scenario.params_for(spec, n).get("inputs")]
+    changed = [n for n, q in spec.params.items() if q.get("inputs")]
     assert tex.count("inputs = 'student-t:3'") == 2  # chapters grouped: one line for all that take `inputs`
     assert ("chapters " + f"{int(changed[0][:2])}--{int(changed[-1][:2])}") in tex
     assert r"\item chapter 1: \texttt{neff\_inputs = 'student-t:3'}" in tex
+
+
+def test_make_scenario_with_a_bad_value_stops_at_once_in_one_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[all]\nsigma = -0.5\n')
+    out = make(ROOT, "-n", "scenario", f"SCENARIO={bad}", check=False)
+    assert out.returncode != 0 and out.stdout == ""
+    assert "sigma: expected a real number in [0, inf)" in out.stderr
+
+
+def test_make_scenario_without_scenario_says_what_to_pass():
+    out = make(ROOT, "-n", "scenario", check=False)
+    assert out.returncode != 0 and "make scenario needs SCENARIO=scenarios/NAME.toml" in out.stderr

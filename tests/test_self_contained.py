@@ -12,12 +12,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
 
+from mhanw.pipeline import chapters
 from nbtools import NOTEBOOKS, ROOT, tracked_files
 
 BOOK = ROOT / "book"
@@ -47,7 +47,7 @@ def _text_files() -> list[tuple[str, str]]:
 
 
 def _markdown_of_notebook(path: Path) -> str:
-    nb = json.loads(path.read_text())
+    nb = chapters.read(path)
     return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
 
 
@@ -87,7 +87,7 @@ def test_summaries_are_cited_by_name_not_by_letter():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_links_the_glossary_in_its_first_cell(path):
-    first = "".join(json.loads(path.read_text())["cells"][0]["source"])
+    first = "".join(chapters.read(path)["cells"][0]["source"])
     assert "](../book/glossary.md" in first, f"{path.name}: the first cell should link ../book/glossary.md"
 
 

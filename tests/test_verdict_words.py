@@ -34,9 +34,9 @@ Every other hit is reported as ``file:line: text``.
 from __future__ import annotations
 
 import ast
-import json
 import re
 
+from mhanw.pipeline import chapters
 from nbtools import NOTEBOOKS, ROOT
 
 WORDS = re.compile(r"\b(holds?|holding|fail(?:s|ed|ing)?|not local|undecided|not checkable)\b", re.I)
@@ -80,7 +80,7 @@ def _guard_texts() -> list[str]:
     """The ``text_says`` strings of every ``guard(...)`` call in the chapters (modules and notebooks)."""
     sources = [p.read_text() for p in (ROOT / "src" / "mhanw" / "chapters").glob("*.py")]
     for nb in NOTEBOOKS:
-        cells = json.loads(nb.read_text())["cells"]
+        cells = chapters.read(nb)["cells"]
         sources += ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
     out = []
     for src in sources:
@@ -113,7 +113,7 @@ def _documents():
         inside = inside and not end
     yield "README.md", "\n".join(readme)
     for nb in NOTEBOOKS:
-        for k, cell in enumerate(json.loads(nb.read_text())["cells"]):
+        for k, cell in enumerate(chapters.read(nb)["cells"]):
             if cell["cell_type"] == "markdown":
                 yield f"{nb.relative_to(ROOT)}[cell {k}]", "".join(cell["source"])
 

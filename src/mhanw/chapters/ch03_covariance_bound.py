@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import data
 from ..decomposition import jackknife
 from ..infra import params as P
 from ..infra import verdicts as V

@@ -46,6 +46,23 @@ STRICT_ENV = "MHANW_STRICT_FIGURES"
 
 _NAME = re.compile(r"^[0-9]{2}_[a-z0-9_]+$")
 
+#: The one error-bar convention of every figure, said in every caption that draws error bars.
+ERROR_BARS = "Error bars are \u00b12 Monte Carlo standard errors (paired where settings share replicates)."
+
+#: Set by the pipeline for a run that keeps only a chapter's records (:func:`records_only`).
+_RECORDS_ONLY = False
+
+
+def records_only(on: bool) -> None:
+    """Make :func:`save` close figures without rendering or writing them (``on=True``), or restore it.
+
+    The pipeline's records mode (seeds, the scenarios' ledgers) keeps a chapter's
+    verdict records and macros only; rendering a PDF and a PNG of every figure would
+    be most of the cost of a quick chapter.  Names and arguments are still checked.
+    """
+    global _RECORDS_ONLY
+    _RECORDS_ONLY = bool(on)
+
 
 def use_style() -> None:
     """Set the companion's seaborn theme and matplotlib defaults (idempotent)."""
@@ -110,20 +127,38 @@ def _in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def show_png(png: Path, name: str, problems: list[str] | None = None) -> None:
-    """Display the PNG file ``png`` as an image output of the running cell.
+def caption_text(caption: str | None, error_bars: bool = False) -> str:
+    """The caption as displayed: ``caption`` (sentences saying what to see, Markdown with ``$math$``),
+    then :data:`ERROR_BARS` when the figure draws error bars.  ``ValueError`` naming ``caption`` when it
+    is not a sentence (it must end with a full stop)."""
+    if caption is None:
+        if error_bars:
+            raise ValueError("caption: a figure with error bars needs a caption that says what to see")
+        return ""
+    if not isinstance(caption, str) or not caption.strip() or not caption.rstrip().endswith((".", ".)")):
+        raise ValueError(f"caption: expected one or more sentences ending with a full stop, got {caption!r}")
+    return caption.strip() + (" " + ERROR_BARS if error_bars else "")
+
+
+def show_png(png: Path, name: str, problems: list[str] | None = None, caption: str = "") -> None:
+    """Display the PNG file ``png`` as an image output of the running cell, then its caption.
 
     The output's metadata names the figure (``{"mhanw": {"figure": name}}``), so
-    that tools reading the executed notebook can find it, and lists its
-    legibility ``problems`` when there are any (``"legibility": [...]``; see
-    :func:`legibility_problems`), which the tests of a build read.
+    that tools reading the executed notebook can find it, holds its ``caption``, and
+    lists its legibility ``problems`` when there are any (``"legibility": [...]``; see
+    :func:`legibility_problems`), which the tests of a build read.  The caption is
+    shown under the image as Markdown (the book renders it as the figure's caption).
     """
-    from IPython.display import Image, display
+    from IPython.display import Image, Markdown, display
 
     meta = {"figure": name}
+    if caption:
+        meta["caption"] = caption
     if problems:
         meta["legibility"] = list(problems)
     display(Image(data=Path(png).read_bytes(), format="png"), metadata={"mhanw": meta})
+    if caption:
+        display(Markdown(f"*{caption}*"), metadata={"mhanw": {"caption_of": name}})
 
 
 def strict() -> bool:
@@ -182,8 +217,12 @@ def legibility_problems(fig) -> list[str]:
     return problems
 
 
-def save(fig, name: str, figures_dir) -> SavedFigure:
-    """Save ``fig`` as ``<figures_dir>/<name>.pdf`` and ``.png``, show it, and close it.
+def save(fig, name: str, figures_dir, caption: str | None = None, *, error_bars: bool = False) -> SavedFigure:
+    """Save ``fig`` as ``<figures_dir>/<name>.pdf`` and ``.png``, show it with its caption, and close it.
+
+    ``caption``: what the reader should see in the figure, in sentences (Markdown,
+    ``$math$`` allowed); ``error_bars=True`` adds the one convention of every
+    figure, :data:`ERROR_BARS` (a figure with error bars must have a caption).
 
     ``name`` must look like ``NN_slug`` (two digits, lower case), the notebook's
     name optionally followed by ``_panel``: the pipeline publishes only the
@@ -204,6 +243,10 @@ def save(fig, name: str, figures_dir) -> SavedFigure:
     if not isinstance(figures_dir, (str, os.PathLike)) or not str(figures_dir).strip():
         raise ValueError(f"figures_dir: expected a folder path, got {figures_dir!r}")
     out = Path(figures_dir)
+    text = caption_text(caption, error_bars)
+    if _RECORDS_ONLY:
+        plt.close(fig)
+        return SavedFigure([])
     out.mkdir(parents=True, exist_ok=True)
     pdf, png = out / f"{name}.pdf", out / f"{name}.png"
     # Both files are written under temporary names in the same directory and
@@ -227,7 +270,7 @@ def save(fig, name: str, figures_dir) -> SavedFigure:
                 tmp.unlink()
     plt.close(fig)
     if _in_kernel():
-        show_png(png, name, problems)
+        show_png(png, name, problems, text)
     return SavedFigure([pdf, png])
 
 

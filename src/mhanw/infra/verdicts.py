@@ -567,10 +567,9 @@ def findings_markdown(records: Iterable[Verdict]) -> str:
     return "\n".join(lines)
 
 
-def show_findings(records: Iterable[Verdict]):
-    """Display :func:`findings_markdown` in a notebook (returns the Markdown object)."""
+def show_findings(records: Iterable[Verdict]) -> None:
+    """Display :func:`findings_markdown` in a notebook, once (it returns nothing, so a cell ending with
+    it does not print the findings a second time as its value)."""
     from IPython.display import Markdown, display
 
-    md = Markdown(findings_markdown(records))
-    display(md)
-    return md
+    display(Markdown(findings_markdown(records)))

@@ -276,5 +276,3 @@ def main(argv=None) -> int:
     return 1 if report.problems else 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,11 +1,8 @@
 """Render the executed chapters into a static, offline book: ``build/book/``.
 
-    python book/build_book.py [--root .] [--out build/book]
-
 Reads what the pipeline made — ``build/notebooks/NN_slug.ipynb`` (executed,
 never run again here), ``figures/``, ``build/paper/main.pdf`` — and the
-claims table (``build/claims.json`` when it exists, otherwise the claims
-table of ``README.md``), assembles Sphinx sources in ``build/book-src/``
+claims ledger (``build/claims.json``), assembles Sphinx sources in ``build/book-src/``
 (``book/conf.py``, ``book/_static/``, a generated front page, the chapters
 with a navigation block and figure anchors, every ``book/*.md`` page) and
 runs Sphinx.  The new site replaces ``build/book/`` only once it is complete.
@@ -13,7 +10,6 @@ runs Sphinx.  The new site replaces ``build/book/`` only once it is complete.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import html
 import json
@@ -27,8 +23,11 @@ from pathlib import Path
 
 import nbformat
 
-BOOK = Path(__file__).resolve().parent
 PAPER_PDF = "paper/main.pdf"  # where the PDF sits inside the site
+
+
+class BookError(RuntimeError):
+    """The book cannot be built; the message says why."""
 
 
 @dataclass
@@ -54,32 +53,6 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-def claims_from_readme(readme: Path) -> list[dict]:
-    """The rows of README.md's table whose header starts with "claim of the paper"."""
-    lines = readme.read_text(encoding="utf-8").splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("|") and _cells(line)[0].lower().startswith("claim"):
-            header = [h.lower() for h in _cells(line)]
-            break
-    else:
-        return []
-    col = {key: next((j for j, h in enumerate(header) if key in h), None)
-           for key in ("claim", "notebook", "section", "verdict")}
-    rows = []
-    for line in lines[i + 2:]:
-        if not line.startswith("|"):
-            break
-        cells = _cells(line)
-        name = re.search(r"\d\d_[a-z0-9_]+", cells[col["notebook"]]) if col["notebook"] is not None else None
-        rows.append({
-            "claim": cells[col["claim"]],
-            "chapter": name.group(0) if name else "",
-            "section": cells[col["section"]] if col["section"] is not None else "",
-            "verdict": cells[col["verdict"]] if col["verdict"] is not None else "",
-        })
-    return rows
-
-
 def claims_from_json(path: Path) -> list[dict]:
     """Records of ``build/claims.json`` (keys claim, chapter, verdict, section; a few aliases)."""
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -101,9 +74,7 @@ def claims_from_json(path: Path) -> list[dict]:
 def load_claims(root: Path) -> tuple[list[dict], str]:
     """The claims and where they were read from."""
     js = root / "build" / "claims.json"
-    if js.is_file():
-        return claims_from_json(js), "build/claims.json"
-    return claims_from_readme(root / "README.md"), "the claims table of README.md"
+    return (claims_from_json(js), "build/claims.json") if js.is_file() else ([], "no ledger yet")
 
 
 def _match_chapter(value: str, chapters: list[Chapter]) -> Chapter | None:
@@ -244,7 +215,7 @@ def link_chapters(text: str, chapters: list[Chapter], here: str) -> str:
     for line in text.split("\n"):
         if line.lstrip().startswith(("```", "~~~")):
             fence = not fence
-        out.append(line if fence else re.sub(r"(\[?)`(\d\d_[a-z0-9_]+)(\.ipynb)?`", repl, line))
+        out.append(line if fence else re.sub(r"(\[?)`(\d\d_[a-z0-9_]+)(\.ipynb|\.md)?`", repl, line))
     return "\n".join(out)
 
 
@@ -319,8 +290,8 @@ def assemble(root: Path, src: Path) -> dict:
     if src.exists():
         shutil.rmtree(src)
     src.mkdir(parents=True)
-    shutil.copy2(BOOK / "conf.py", src / "conf.py")
-    shutil.copytree(BOOK / "_static", src / "_static")
+    shutil.copy2(root / "book" / "conf.py", src / "conf.py")
+    shutil.copytree(root / "book" / "_static", src / "_static")
     (src / "_static" / "figures").mkdir(exist_ok=True)
     extra = src / "extra"
     extra.mkdir()
@@ -332,7 +303,7 @@ def assemble(root: Path, src: Path) -> dict:
 
     executed = sorted((root / "build" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     if not executed:
-        raise SystemExit("*** no executed chapters in build/notebooks/: run `make notebooks` first")
+        raise BookError("no executed chapters in build/notebooks/: run `make notebooks` first")
     notebooks = {p.stem: nbformat.read(p, as_version=4) for p in executed}
     claims, source = load_claims(root)
     chapters = [Chapter(name, chapter_title(nb) or name, list(nb.metadata.get("mhanw", {}).get("figures", [])))
@@ -372,7 +343,7 @@ def build(root: Path, out: Path) -> None:
     warnings = [l for l in proc.stderr.splitlines() if l.strip()]
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-6000:])
-        raise SystemExit(f"*** sphinx failed (exit {proc.returncode}); sources in {src}")
+        raise BookError(f"sphinx failed (exit {proc.returncode}); sources in {src}")
     for w in warnings:
         print(f"    sphinx: {w}", file=sys.stderr)
     (tmp / ".buildinfo").unlink(missing_ok=True)
@@ -387,16 +358,3 @@ def build(root: Path, out: Path) -> None:
     n_pages = len(list(out.glob("*.html")))
     print(f"    {out}/index.html: {info['chapters']} chapters, {info['pages']} extra pages, {n_pages} HTML pages, "
           f"claims from {info['claims_source']} ({time.monotonic() - start:.0f} s)")
-
-
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", type=Path, default=Path.cwd())
-    ap.add_argument("--out", type=Path, default=None)
-    args = ap.parse_args(argv)
-    root = args.root.resolve()
-    build(root, (args.out or root / "build" / "book").resolve())
-
-
-if __name__ == "__main__":
-    main()

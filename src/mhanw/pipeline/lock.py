@@ -1,6 +1,6 @@
 """Renew requirements.lock: pip's resolution of pyproject.toml for every supported Python.
 
-    .venv/bin/python scripts/lock.py [--out requirements.lock] [--constraint FILE]
+    python -m mhanw.pipeline lock [--out requirements.lock] [--constraint FILE]
 
 The direct dependencies (``[project] dependencies`` and the ``test`` extra) are
 resolved by pip (``install --dry-run --report``, wheels only, nothing
@@ -24,11 +24,11 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path.cwd()
 HEADER = """\
 # Every package pip installs for pyproject.toml's dependencies and [test] extra, pinned;
 # one file for CPython {versions} (a pin that must differ carries a
-# python_version marker). `make lock` renews it (scripts/lock.py).
+# python_version marker). `make lock` renews it (mhanw.pipeline.lock).
 """
 
 
@@ -97,5 +97,3 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())

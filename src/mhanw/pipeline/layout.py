@@ -1,7 +1,7 @@
 """Where the paper's floats landed: the page of every figure and table against the
 page of its first reference in the running text, and the pages made of floats only.
 
-    python scripts/paper_layout.py [build/paper/main.aux]
+    python -m mhanw.pipeline layout [build/paper/main.aux]
 
 Reads what ``paper/main.tex`` writes to the ``.aux`` file while LaTeX ships the
 pages out: ``\\newlabel{fig:x}{{3}{12}...}`` (the float's number and page, from its
@@ -16,7 +16,6 @@ comes before the references.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,5 +116,3 @@ def main(argv: list[str]) -> int:
     return 1 if layout.problems else 0
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

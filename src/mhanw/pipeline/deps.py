@@ -1,43 +1,29 @@
-"""The library files a notebook depends on, as a make include file.
+"""The library files a chapter depends on, found in the code (nothing is imported or executed).
 
-    python scripts/nbdeps.py notebooks/NN_slug.ipynb build/deps/NN_slug.d   # the rule
-    python scripts/nbdeps.py --library                                       # every library file
-    python scripts/nbdeps.py --explain notebooks/NN_slug.ipynb               # modules, one a line
-
-A notebook depends on the modules of ``mhanw`` that its code cells import,
-directly or through other modules of the package, found with ``ast`` (nothing
-is imported or executed).  Understood: ``import mhanw.a.b``, ``from mhanw import
-x``, ``from mhanw.sub import y``, relative imports (``from . import x``, ``from
-..infra import y``) in the library, imports inside functions, and
-``importlib.import_module("mhanw.x")`` with a literal name.  Importing a module
-runs every enclosing package's ``__init__.py``, so those count too.
+A chapter depends on the modules of ``mhanw`` that its code cells import,
+directly or through other modules of the package, found with ``ast``.
+Understood: ``import mhanw.a.b``, ``from mhanw import x``, ``from mhanw.sub
+import y``, relative imports (``from . import x``, ``from ..infra import y``) in
+the library, imports inside functions, and ``importlib.import_module("mhanw.x")``
+with a literal name.  Importing a module runs every enclosing package's
+``__init__.py``, so those count too.
 
 The package tree is walked, never listed: a package directory is a directory
-under ``src/mhanw`` that holds ``.py`` files (with or without ``__init__.py``).
-Other files (JSON texts, matplotlib styles, ...) are package data: they count
-as dependencies of every module of the nearest enclosing package directory,
-since any of its modules may load them.  A notebook cell or a library module
-that does not parse makes the notebook depend on the whole library (the safe
-answer; the run itself will then report the error).
-
-The include file names the executed notebook and its macros (the pipeline's
-targets) as depending on those files, and gives every file an empty rule, so
-that a file that has since moved or gone makes the notebook out of date instead
-of stopping make.  Only the Python standard library is used, so that make can
-run it with the interpreter it builds the environment from.
+under ``src/mhanw`` that holds ``.py`` files.  Other files (JSON texts, ...) are
+package data: they count as dependencies of every module of the nearest
+enclosing package directory, since any of its modules may load them.  A code
+cell or a library module that does not parse makes the chapter depend on the
+whole library (the safe answer; the run itself will then report the error).
+The pipeline's own modules (``mhanw.pipeline``) are the build's, not a
+chapter's: a chapter that imported them would still depend on them.
 """
 
 from __future__ import annotations
 
-import argparse
 import ast
-import json
-import os
-import sys
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 SRC = Path("src")
 PACKAGE = "mhanw"
 
@@ -174,15 +160,12 @@ class Library:
 
 
 def notebook_tree(path: Path) -> ast.Module | None:
-    """The code cells of a notebook as one module, IPython magics and shell lines removed;
+    """The code cells of a chapter as one module, IPython magics and shell lines removed;
     None when a cell does not parse."""
-    nb = json.loads(path.read_text(encoding="utf-8"))
+    from .chapters import code_sources
+
     body: list[ast.stmt] = []
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
+    for source in code_sources(path):
         if source.lstrip().startswith("%%"):
             continue  # a cell magic: not Python
         lines = [
@@ -206,60 +189,3 @@ def notebook_dependencies(notebook: Path, lib: Library) -> tuple[set[str], list[
     if lib.unparsable:
         return set(lib.modules), list(lib.files)
     return modules, lib.files_of(modules)
-
-
-def make_rule(notebook: Path, files: list[Path]) -> str:
-    name = notebook.stem
-    deps = [p.as_posix() for p in files]
-    lines = [
-        f"# The library files that {notebook.as_posix()} imports, directly or through other",
-        "# modules (scripts/nbdeps.py writes this file; make regenerates it).",
-        f"build/notebooks/{name}.ipynb paper/generated/{name}.tex:" + "".join(f" \\\n  {d}" for d in deps),
-        "",
-    ]
-    lines += [f"{d}:" for d in deps]
-    return "\n".join(lines) + "\n"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("notebook", nargs="?", type=Path)
-    ap.add_argument("out", nargs="?", type=Path, help="the include file to write (default: stdout)")
-    ap.add_argument("--library", action="store_true", help="list every library file and exit")
-    ap.add_argument("--explain", action="store_true", help="list the modules the notebook depends on")
-    args = ap.parse_args(argv)
-    if args.library:
-        print("\n".join(p.as_posix() for p in library_files()))
-        return 0
-    if args.notebook is None:
-        ap.error("a notebook is needed (or --library)")
-    if not args.notebook.is_file():
-        print(f"*** nbdeps: no notebook {args.notebook}", file=sys.stderr)
-        return 2
-    lib = Library()
-    modules, files = notebook_dependencies(args.notebook, lib)
-    for bad in lib.unparsable:
-        print(f"warning: {bad} does not parse; {args.notebook.stem} depends on the whole library", file=sys.stderr)
-    if args.explain:
-        print("\n".join(sorted(modules)))
-        return 0
-    text = make_rule(args.notebook, files)
-    if args.out is None:
-        sys.stdout.write(text)
-    else:
-        write_atomic(args.out, text)
-    return 0
-
-
-if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except BrokenPipeError:  # e.g. `--explain ... | head`
-        sys.exit(0)

@@ -1,8 +1,7 @@
 """Record the interpreter and library versions that ran the notebooks.
 
-    .venv/bin/python scripts/record_environment.py build/results/environment.json paper/generated/environment.tex
-
-Run with the project environment's interpreter.  Writes
+Run with the project environment's interpreter (``python -m mhanw.pipeline paper`` calls
+:func:`write`).  Writes
 
 - a JSON record: the Python implementation and version, the versions of the
   numerical libraries that every figure and number goes through (numpy, scipy,
@@ -19,10 +18,10 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import json
-import os
 import platform
-import sys
 from pathlib import Path
+
+from mhanw.infra.texout import write_atomic
 
 #: The libraries whose versions decide the figures and numbers.
 NUMERICAL = ("numpy", "scipy", "sympy", "matplotlib")
@@ -45,27 +44,15 @@ def latex(env: dict) -> str:
     py = env["python"]
     parts = [f"{py['implementation']} {py['version']}"] + [f"{k} {v}" for k, v in env["packages"].items()]
     return (
-        "% The interpreter and library versions of this build (scripts/record_environment.py).\n"
+        "% The interpreter and library versions of this build (mhanw.pipeline.environment).\n"
         f"\\newcommand{{\\BuildPython}}{{{py['implementation']} {py['version']}}}\n"
         f"\\newcommand{{\\BuildEnvironment}}{{{', '.join(parts)}}}\n"
     )
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def main(json_path: str, tex_path: str) -> None:
+def write(json_path: Path, tex_path: Path) -> None:
+    """Both records, each rewritten only when its content changes."""
     env = environment()
-    write_atomic(Path(json_path), json.dumps(env, indent=1) + "\n")
-    write_atomic(Path(tex_path), latex(env))
-    print(f"    environment: {latex(env).splitlines()[-1].split('{')[-1].rstrip('}')}")
-
-
-if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: record_environment.py ENVIRONMENT.json ENVIRONMENT.tex")
-    main(sys.argv[1], sys.argv[2])
+    for path, text in ((Path(json_path), json.dumps(env, indent=1) + "\n"), (Path(tex_path), latex(env))):
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            write_atomic(path, text)

@@ -1,0 +1,323 @@
+"""The build's one command line: ``python -m mhanw.pipeline COMMAND ...`` (run from the repository's root).
+
+The Makefile calls it; every command is also usable by hand::
+
+    rules                          the build graph as make rules (build/rules.mk)
+    run NN_slug [--fidelity F] [--records] [--seed S | --scenario FILE] [--out FOLDER]
+                                   one chapter in one run (default run: figures/, paper/generated/, build/)
+    copy-records NN_slug FROM TO   a run's results and macros as another run's (quick default = seed default)
+    gather FOLDER [--scenario FILE | --seed S]   FOLDER/claims.json and run.json from FOLDER/results/
+    claims                         build/claims.json and the paper's claims table and summary
+    verdicts [LEDGER]              the verdict table on the terminal
+    stability SEED ...             build/stability.json: the seeds against the default seed, at quick fidelity
+    robustness [--stability] [SCENARIO_NAME ...]   the paper's sections on scenarios and seeds
+    paper [--run FOLDER --scenario FILE]          a run's PDF (default: build/paper/main.pdf)
+    scenario-check FILE            check a scenario (names and values) and say what each chapter receives
+    scenario-report FILE           a scenario run's verdicts against the reference ledger of its fidelity
+    reference [--fidelity F]       renew reference/claims-F.json from build/claims.json (on purpose only)
+    book | check-book              the offline book, and its check in headless Chromium
+    timings                        CPU and wall seconds of every job of the last builds
+    deps NN_slug                   the library modules a chapter imports
+    layout [AUX]                   where the paper's floats landed
+    lock [--out FILE]              renew requirements.lock
+
+Errors are one line on stderr (``*** ...``) and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path.cwd()
+
+#: Set for every command and every process it starts (kernels, LaTeX), before numpy is imported: a fixed
+#: build date (the paper's announcement day, so two builds give the same PDF), one BLAS thread per job
+#: (make runs one job per core), the Agg backend, and the tools' caches under build/cache instead of $HOME.
+ENVIRONMENT = {
+    "SOURCE_DATE_EPOCH": "1779321600",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "MPLBACKEND": "Agg",
+    "MPLCONFIGDIR": str(ROOT / "build" / "cache" / "matplotlib"),
+    "IPYTHONDIR": str(ROOT / "build" / "cache" / "ipython"),
+    "JUPYTER_CONFIG_DIR": str(ROOT / "build" / "cache" / "jupyter"),
+    "JUPYTER_PLATFORM_DIRS": "1",
+    "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+}
+os.environ.update(ENVIRONMENT)
+
+
+def _layout(out: str | None):
+    from .runner import Layout
+
+    return Layout.default(ROOT) if out in (None, "build") else Layout.under(ROOT, Path(out))
+
+
+def cmd_rules(args) -> int:
+    from . import rules
+
+    text = rules.generate(ROOT)
+    if args.out:
+        from mhanw.infra.texout import write_atomic
+
+        write_atomic(args.out, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_run(args) -> int:
+    from . import runner, scenarios
+
+    if args.scenario and args.seed:
+        raise ValueError("run: give --scenario or --seed, not both")
+    overrides = {}
+    if args.scenario:
+        overrides = scenarios.load(args.scenario, ROOT).params_for(args.chapter)
+    elif args.seed:
+        overrides = scenarios.seed_params(args.seed, ROOT).get(args.chapter, {})
+    fidelity = args.fidelity or ("quick" if args.records or args.scenario or args.seed else "paper")
+    timing = runner.run_job(ROOT, args.chapter, layout=_layout(args.out), fidelity=fidelity, overrides=overrides,
+                            mode="records" if args.records else "full",
+                            guards_are_findings=bool(args.scenario or args.seed))
+    print(runner.report_line(timing), flush=True)
+    return 0
+
+
+def cmd_copy_records(args) -> int:
+    src, dst = _layout(args.source), _layout(args.target)
+    for a, b in ((src.results / f"{args.chapter}.json", dst.results / f"{args.chapter}.json"),
+                 (src.macros / f"{args.chapter}.tex", dst.macros / f"{args.chapter}.tex")):
+        b.parent.mkdir(parents=True, exist_ok=True)
+        tmp = b.with_name(f".{b.name}.tmp")
+        shutil.copyfile(a, tmp)
+        tmp.replace(b)
+    return 0
+
+
+def cmd_gather(args) -> int:
+    from . import ledger, scenarios
+
+    folder = ROOT / args.folder
+    meta: dict = {"fidelity": "quick"}
+    if args.scenario:
+        sc = scenarios.load(args.scenario, ROOT)
+        meta.update(scenario=sc.name, description=sc.description, parameters=sc.params)
+    elif args.seed:
+        meta.update(seed=args.seed)
+    (folder / "results").mkdir(parents=True, exist_ok=True)
+    records = ledger.write_run_ledger(folder, meta)
+    print(f"    {args.folder}/claims.json: {len(records)} records", flush=True)
+    return 0
+
+
+def cmd_claims(args) -> int:
+    from . import ledger
+
+    ledger.write_default_ledger(ROOT)
+    return 0
+
+
+def cmd_verdicts(args) -> int:
+    from . import ledger
+
+    path = Path(args.ledger)
+    print(f"==> verdicts ({path}):")
+    print(ledger.text_table(ledger.load_ledger(path)))
+    if args.timings:
+        print("==> CPU and wall time of the jobs (build/timings.json):")
+        cmd_timings(args)
+    return 0
+
+
+def cmd_stability(args) -> int:
+    from . import stability
+
+    stability.collect(ROOT, [str(s) for s in args.seeds])
+    return 0
+
+
+def cmd_robustness(args) -> int:
+    from mhanw.infra.texout import write_atomic
+
+    from . import ledger, robustness
+
+    gen = ROOT / "paper" / "generated"
+    reference = ROOT / "build" / "stability" / "seed-default" / "claims.json"
+    stab_path = ROOT / "build" / "stability.json"
+    stab = json.loads(stab_path.read_text(encoding="utf-8")) if args.stability and stab_path.is_file() else None
+    runs = [robustness.load_run(ROOT / "build" / "scenarios" / n / "ledger" / "claims.json") for n in args.scenarios]
+    default = ledger.load_ledger(reference) if reference.is_file() else []
+    write_atomic(gen / "scenarios.tex", robustness.scenarios_latex(default, runs, stab, "quick"))
+    write_atomic(gen / "stability.tex", robustness.stability_latex(stab, "quick"))
+    return 0
+
+
+def cmd_paper(args) -> int:
+    from . import ledger, paper, scenarios
+
+    if args.run:
+        run = ROOT / args.run
+        gen, figs, out = run / "generated", run / "figures", run / "paper"
+        records = ledger.with_section_numbers(ledger.collect(run / "results")[0], ledger.section_numbers(ROOT / "paper"))
+        from mhanw.infra.texout import write_atomic
+
+        ledger.write_json(run / "claims.json", records)
+        write_atomic(gen / "claims_table.tex", ledger.latex_table(records))
+        write_atomic(gen / "claims_summary.tex", ledger.latex_summary(records))
+        if args.scenario:
+            write_atomic(gen / "scenario_note.tex", scenarios.note_tex(scenarios.load(args.scenario, ROOT)))
+        for name in ("scenarios", "stability"):  # a scenario's paper reports no other runs
+            write_atomic(gen / f"{name}.tex", "")
+    else:
+        gen, figs, out = ROOT / "paper" / "generated", ROOT / "figures", ROOT / "build" / "paper"
+    pdf = paper.build(ROOT, generated=gen.resolve(), figures=figs.resolve(), out=out.resolve())
+    print(f"    {pdf.relative_to(ROOT)} ({paper.pages(pdf)} pages)", flush=True)
+    return 0
+
+
+def cmd_scenario_check(args) -> int:
+    from . import scenarios
+
+    sc = scenarios.load(args.scenario, ROOT)
+    print(f"    {args.scenario}: ok" + (f" ({sc.description})" if sc.description else ""))
+    print("\n".join(sc.describe()))
+    return 0
+
+
+def cmd_scenario_report(args) -> int:
+    from . import ledger, scenarios
+
+    sc = scenarios.load(args.scenario, ROOT)
+    mine = ledger.load_ledger(ROOT / args.run / "claims.json")
+    ref_path = ledger.reference_path(ROOT, args.fidelity)
+    base = ledger.load_ledger(ref_path)
+    diff = ledger.differences([r for r in base if r["chapter"] in sc.changed], mine)
+    stopped = ledger.stopped_chapters(ROOT / args.run / "results")
+    print(f"==> scenario {sc.name}: {len(mine)} verdicts; against {ref_path.relative_to(ROOT)}:")
+    for chapter, message in stopped.items():
+        print(f"    {chapter} stops on a guarded sentence: {message}")
+    if not diff:
+        print("    every verdict of the chapters it changes equals the reference's")
+    for claim, a, b in diff:
+        print(f"    {claim}: {a or '(no record)'} -> {b or '(no record)'}")
+    return 0
+
+
+def cmd_reference(args) -> int:
+    from . import ledger
+
+    src = ROOT / "build" / "claims.json"
+    records = ledger.load_ledger(src)
+    dst = ledger.reference_path(ROOT, args.fidelity)
+    ledger.write_json(dst, records)
+    print(f"    {dst.relative_to(ROOT)}: {len(records)} records from {src.relative_to(ROOT)}")
+    return 0
+
+
+def cmd_book(args) -> int:
+    from . import book
+
+    book.build(ROOT, ROOT / "build" / "book")
+    return 0
+
+
+def cmd_check_book(args) -> int:
+    from . import browser
+
+    return browser.main([args.book])
+
+
+def cmd_timings(args) -> int:
+    rows = [json.loads(p.read_text()) for p in sorted((ROOT / "build" / "timings").glob("*/**/*.json"))]
+    by_run: dict[str, list[dict]] = {}
+    for r in rows:
+        by_run.setdefault(r["run"], []).append(r)
+    total = sum(r["cpu_s"] for r in rows)
+    for run, rs in sorted(by_run.items()):
+        print(f"    {run:<32} {len(rs):2d} jobs {sum(r['cpu_s'] for r in rs):7.0f} CPU-s "
+              f"{sum(r['wall_s'] for r in rs):7.0f} s wall")
+    print(f"    all jobs: {len(rows)}, {total:.0f} CPU-s")
+    from mhanw.infra.texout import write_atomic
+
+    write_atomic(ROOT / "build" / "timings.json", json.dumps({"jobs": rows, "total_cpu_s": round(total, 1)},
+                                                             indent=1) + "\n")
+    return 0
+
+
+def cmd_deps(args) -> int:
+    from . import chapters, deps
+
+    chapter = next((c for c in chapters.discover(ROOT) if c.name == args.chapter), None)
+    if chapter is None:
+        raise ValueError(f"chapter: no chapter notebooks/{args.chapter}.md")
+    modules, _ = deps.notebook_dependencies(chapter.path, deps.Library())
+    print("\n".join(sorted(modules)))
+    return 0
+
+
+def cmd_layout(args) -> int:
+    from . import layout
+
+    return layout.main([args.aux] if args.aux else [])
+
+
+def cmd_lock(args) -> int:
+    from . import lock
+
+    return lock.main(["--out", args.out])
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m mhanw.pipeline", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    def command(name, fn, *arguments):
+        p = sub.add_parser(name)
+        for flags, kw in arguments:
+            p.add_argument(*flags, **kw)
+        p.set_defaults(fn=fn)
+
+    opt = lambda *flags, **kw: (flags, kw)  # noqa: E731
+    command("rules", cmd_rules, opt("--out"))
+    command("run", cmd_run, opt("chapter"), opt("--fidelity", choices=("quick", "paper")),
+            opt("--records", action="store_true"), opt("--seed"), opt("--scenario"), opt("--out"))
+    command("copy-records", cmd_copy_records, opt("chapter"), opt("source"), opt("target"))
+    command("gather", cmd_gather, opt("folder"), opt("--scenario"), opt("--seed"))
+    command("claims", cmd_claims)
+    command("verdicts", cmd_verdicts, opt("ledger", nargs="?", default="build/claims.json"),
+            opt("--timings", action="store_true"))
+    command("stability", cmd_stability, opt("seeds", nargs="+"))
+    command("robustness", cmd_robustness, opt("scenarios", nargs="*"), opt("--stability", action="store_true"))
+    command("paper", cmd_paper, opt("--run"), opt("--scenario"))
+    command("scenario-check", cmd_scenario_check, opt("scenario"))
+    command("scenario-report", cmd_scenario_report, opt("scenario"), opt("--run", required=True),
+            opt("--fidelity", default="quick", choices=("quick", "paper")))
+    command("reference", cmd_reference, opt("--fidelity", default="paper", choices=("quick", "paper")))
+    command("book", cmd_book)
+    command("check-book", cmd_check_book, opt("book", nargs="?", default="build/book"))
+    command("timings", cmd_timings)
+    command("deps", cmd_deps, opt("chapter"))
+    command("layout", cmd_layout, opt("aux", nargs="?"))
+    command("lock", cmd_lock, opt("--out", default="requirements.lock"))
+    return ap
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except (ValueError, OSError, RuntimeError) as exc:
+        text = str(exc)
+        print(f"*** {text}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,274 @@
+"""Running one chapter in one run, and publishing what it made only when it succeeded.
+
+A *run* is a set of parameters applied to every chapter: the default run (the
+paper's figures and numbers), a scenario (``scenarios/NAME.toml``) or another
+seed.  A *job* is one chapter in one run; make schedules the jobs
+(``python -m mhanw.pipeline rules`` writes the rules) and calls
+:func:`run_job` through ``python -m mhanw.pipeline run``.
+
+Two modes:
+
+- **full**: the chapter is converted from MyST markdown to ``.ipynb`` (jupytext)
+  and executed by papermill; the executed notebook, its figures, its macros and
+  its raw results are published.  The default run and ``make scenario`` use it.
+- **records**: the chapter's code cells are executed in this process, with the
+  same parameters papermill would inject, and only its raw results (which hold
+  its verdict records) and macros are published; figures are drawn but not
+  rendered (:func:`mhanw.infra.figures.records_only`).  The seeds and the
+  scenarios' ledgers of ``make all`` use it: they need the verdicts, not the
+  pages, and a kernel start costs more than most quick chapters.
+  ``tests/test_runner.py`` checks that both modes give the same records.
+
+Everything is written under a staging folder first; a failed job removes what
+it had published before, so nothing stale looks done.  A chapter that a
+guarded sentence stops (``VerdictGuardError``) in a scenario or seed run is a
+finding, not a failure: its results file then says ``stopped`` and why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import resource
+import shutil
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from mhanw.infra.texout import write_atomic
+
+from . import chapters as C
+
+#: The error a chapter raises when a sentence no longer matches its numbers (mhanw.infra.verdicts.guard).
+GUARD_ERROR = "VerdictGuardError"
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+class JobError(RuntimeError):
+    """A job that failed; the message names the chapter, the run and where the log is."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where one run's outputs go (all paths absolute).
+
+    The default run publishes to ``figures/`` and ``paper/generated/`` (what the
+    paper reads) and ``build/{notebooks,results}``; any other run to its own
+    folder: ``FOLDER/{notebooks,results,figures,generated}``.
+    """
+
+    label: str
+    notebooks: Path
+    results: Path
+    figures: Path
+    macros: Path
+    logs: Path
+    stage: Path
+
+    @classmethod
+    def default(cls, root: Path) -> "Layout":
+        b = root / "build"
+        return cls("default", b / "notebooks", b / "results", root / "figures", root / "paper" / "generated",
+                   b / "logs" / "default", b / "stage" / "default")
+
+    @classmethod
+    def under(cls, root: Path, folder: Path) -> "Layout":
+        folder = (root / folder).resolve() if not Path(folder).is_absolute() else Path(folder)
+        try:
+            label = folder.relative_to(root / "build").as_posix()
+        except ValueError:
+            label = folder.name
+        return cls(label, folder / "notebooks", folder / "results", folder / "figures", folder / "generated",
+                   root / "build" / "logs" / label, root / "build" / "stage" / label)
+
+    def outputs(self, name: str) -> list[Path]:
+        """Every file a job of chapter ``name`` publishes (figures as listed by its last run)."""
+        listed = self.results / f"{name}.figures"
+        figs = listed.read_text(encoding="utf-8").split() if listed.is_file() else []
+        figs += [p.name for p in self.figures.glob(f"{name}.*")] + [p.name for p in self.figures.glob(f"{name}_*")] \
+            if self.figures.is_dir() else []
+        return ([self.figures / f for f in sorted(set(figs))]
+                + [listed, listed.with_name(f"{name}.figures.mk"), self.notebooks / f"{name}.ipynb", self.macros / f"{name}.tex",
+                   self.results / f"{name}.json"])
+
+
+def _forget(layout: Layout, name: str) -> None:
+    for p in layout.outputs(name):
+        p.unlink(missing_ok=True)
+
+
+def _relative(path: Path, start: Path) -> str:
+    return os.path.relpath(path, start)
+
+
+def _cpu_seconds() -> float:
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _execute_full(chapter: C.Chapter, params: dict, stage: Path, cwd: Path, log) -> None:
+    """papermill on the chapter converted to .ipynb; the executed copy is ``stage/NAME.ipynb``."""
+    import logging
+
+    import nbformat
+    import papermill as pm
+
+    source = stage / f"{chapter.name}.source.ipynb"
+    nbformat.write(C.read(chapter.path), source)
+    handler = logging.StreamHandler(log)
+    logger = logging.getLogger("papermill")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    # The kernel inherits this process's standard streams: its start-up warnings go to the log too.
+    saved = [os.dup(1), os.dup(2)]
+    log.flush()
+    os.dup2(log.fileno(), 1)
+    os.dup2(log.fileno(), 2)
+    try:
+        pm.execute_notebook(str(source), str(stage / f"{chapter.name}.ipynb"), parameters=params,
+                            kernel_name="python3", cwd=str(cwd), progress_bar=False, log_output=True)
+    except pm.PapermillExecutionError as exc:
+        raise _CellError(exc.ename, _ANSI.sub("", str(exc.evalue)), _ANSI.sub("", "\n".join(exc.traceback))) from None
+    finally:
+        for fd, copy in zip((1, 2), saved):
+            os.dup2(copy, fd)
+            os.close(copy)
+        logger.removeHandler(handler)
+        source.unlink(missing_ok=True)
+
+
+class _CellError(Exception):
+    def __init__(self, ename: str, evalue: str, text: str):
+        super().__init__(f"{ename}: {evalue}")
+        self.ename, self.evalue, self.text = ename, evalue, text
+
+
+def _execute_records(chapter: C.Chapter, params: dict, cwd: Path, log) -> None:
+    """The chapter's code cells in this process, parameters injected after the parameters cell."""
+    from mhanw.infra import figures
+
+    figures.records_only(True)
+    namespace = {"__name__": "__main__", "display": lambda *a, **k: None}
+    injected = "# Parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in params.items())
+    cells = C.code_sources(chapter.path)
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            for i, src in enumerate([cells[0], injected, *cells[1:]]):
+                try:
+                    code = compile(src, f"<{chapter.name}, code cell {max(i, 1)}>", "exec")
+                    exec(code, namespace)  # noqa: S102 - the chapter's own code, as papermill would run it
+                except Exception as exc:  # a chapter's error of any kind ends the job
+                    text = "".join(traceback.format_exception(exc))
+                    raise _CellError(type(exc).__name__, str(exc), text) from None
+    finally:
+        os.chdir(here)
+        figures.records_only(False)
+
+
+def run_job(root: Path, name: str, *, layout: Layout, fidelity: str, overrides: dict | None = None,
+            mode: str = "full", guards_are_findings: bool = False) -> dict:
+    """Run chapter ``name`` with ``fidelity`` and ``overrides``; publish into ``layout``.
+
+    Returns the timing record ``{"chapter", "run", "mode", "fidelity", "wall_s", "cpu_s"}``.
+    Raises :class:`JobError` (after removing this job's earlier outputs) when it fails.
+    """
+    root = Path(root).resolve()
+    chapter = next((c for c in C.discover(root) if c.name == name), None)
+    if chapter is None:
+        raise JobError(f"{name}: no chapter notebooks/{name}.md (chapters: {', '.join(C.names(root))})")
+    if mode not in ("full", "records"):
+        raise JobError(f"mode: expected 'full' or 'records', got {mode!r}")
+    overrides = dict(overrides or {})
+    reserved = [k for k in overrides if k in C.RESERVED]
+    if reserved:
+        raise JobError(f"{name}: {', '.join(reserved)}: set by the pipeline, not by a run's parameters")
+    declared = C.check_values(chapter, overrides)
+    lacking = [k for k in C.RESERVED if k not in declared]
+    if lacking:
+        raise JobError(f"{name}: its parameters cell does not declare {', '.join(lacking)}, which the pipeline "
+                       f"sets (it declares {', '.join(declared)})")
+    if "n_jobs" in declared and "n_jobs" not in overrides:
+        # make runs one job per core; a chapter's own worker processes would only compete with them
+        # (results do not depend on n_jobs: every replicate has its own seeded stream)
+        overrides["n_jobs"] = 1
+
+    stage = layout.stage / name
+    shutil.rmtree(stage, ignore_errors=True)
+    (stage / "figures").mkdir(parents=True)
+    layout.logs.mkdir(parents=True, exist_ok=True)
+    cwd = root / "notebooks"
+    params = {"fidelity": fidelity, **overrides,
+              "figures_dir": _relative(stage / "figures", cwd),
+              "macros_path": _relative(stage / f"{name}.tex", cwd),
+              "results_path": _relative(stage / f"{name}.json", cwd)}
+    log_path = layout.logs / f"{name}.log"
+    start_wall, start_cpu = time.monotonic(), _cpu_seconds()
+    stopped = None
+    with open(log_path, "w", encoding="utf-8") as log:
+        log.write(f"# {name}, run {layout.label}, {mode} mode, fidelity {fidelity}, parameters {overrides}\n")
+        log.flush()
+        try:
+            if mode == "full":
+                _execute_full(chapter, params, stage, cwd, log)
+            else:
+                _execute_records(chapter, params, cwd, log)
+        except _CellError as exc:
+            log.write(exc.text + "\n")
+            if guards_are_findings and exc.ename == GUARD_ERROR:
+                stopped = exc.evalue.strip()
+            else:
+                _forget(layout, name)
+                raise JobError(f"{name} (run {layout.label}) failed: {exc}\n{exc.text}\nlog: "
+                               f"{_relative(log_path, root)}") from None
+    wall, cpu = time.monotonic() - start_wall, _cpu_seconds() - start_cpu
+    _publish(root, layout, name, stage, stopped, mode)
+    timing = {"chapter": name, "run": layout.label, "mode": mode, "fidelity": fidelity,
+              "wall_s": round(wall, 2), "cpu_s": round(cpu, 2)}
+    write_atomic(root / "build" / "timings" / layout.label / f"{name}.json", json.dumps(timing) + "\n")
+    return timing | ({"stopped": stopped} if stopped else {})
+
+
+def _publish(root: Path, layout: Layout, name: str, stage: Path, stopped: str | None, mode: str) -> None:
+    """Move the staged outputs into place, the results file (the make target) last."""
+    _forget(layout, name)
+    if stopped is not None:
+        write_atomic(layout.results / f"{name}.json",
+                     json.dumps({"chapter": name, "stopped": stopped, "claims": []}, indent=1) + "\n")
+        shutil.rmtree(stage, ignore_errors=True)
+        return
+    results, macros = stage / f"{name}.json", stage / f"{name}.tex"
+    for required, what in ((macros, "macros (the parameter macros_path)"), (results, "results (results_path)")):
+        if not required.is_file() or not required.stat().st_size:
+            raise JobError(f"{name} (run {layout.label}) wrote no {what}")
+    figs = sorted(p.name for p in (stage / "figures").iterdir())
+    strays = [f for f in figs if not (f.startswith(name + ".") or f.startswith(name + "_"))]
+    if strays:
+        raise JobError(f"{name} (run {layout.label}): figure {strays[0]} does not start with the chapter's name")
+    for d in (layout.results, layout.macros, *((layout.figures, layout.notebooks) if mode == "full" else ())):
+        d.mkdir(parents=True, exist_ok=True)
+    for f in figs:
+        os.replace(stage / "figures" / f, layout.figures / f)
+    if mode == "full":
+        os.replace(stage / f"{name}.ipynb", layout.notebooks / f"{name}.ipynb")
+        write_atomic(layout.results / f"{name}.figures", " ".join(figs) + "\n")
+        # make: a figure that has gone makes the job out of date (figures are targets too)
+        target = _relative(layout.results / f"{name}.json", root)
+        paths = " ".join(_relative(layout.figures / f, root) for f in figs)
+        write_atomic(layout.results / f"{name}.figures.mk", f"{target}: {paths}\n{paths}:\n" if figs else "")
+    os.replace(macros, layout.macros / f"{name}.tex")
+    os.replace(results, layout.results / f"{name}.json")
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+def report_line(timing: dict) -> str:
+    """The one line make prints for a finished job."""
+    run = "" if timing["run"] == "default" else f" [{timing['run']}]"
+    what = f"stopped on a guarded sentence: {timing['stopped']}" if timing.get("stopped") else "done"
+    return (f"    {timing['chapter']}{run} {what} in {timing['wall_s']:.0f} s "
+            f"({timing['cpu_s']:.0f} CPU-s, {timing['mode']}, {timing['fidelity']})")
+

@@ -1,0 +1,195 @@
+"""Scenarios: the chapters run under changed assumptions.
+
+A scenario is a TOML file of parameter overrides::
+
+    description = "inputs with heavy tails"
+    [all]                                  # every chapter that declares the parameter
+    inputs = "student-t:3"
+    [chapters.04_head_diversity_index]     # one chapter; it must declare the parameter
+    noise = "gaussian"
+
+A parameter under ``[all]`` goes to the chapters whose parameters cell
+declares it (the others keep their defaults); one that no chapter declares is
+an error, as is a parameter under ``[chapters.NN_slug]`` that the chapter does
+not declare, a chapter that does not exist, or a parameter the pipeline sets
+(fidelity, output paths).  Values are checked by each chapter's own rules and
+constraints on the merged parameters (:func:`mhanw.pipeline.chapters.check_values`),
+so a bad value stops before anything runs.  Every problem is one
+:class:`ScenarioError` line.
+
+A scenario's run lives in ``build/scenarios/NAME/``: ``ledger/`` (the chapters
+it changes, records only: the paper's section on changed assumptions) and, for
+``make scenario``, ``notebooks/ results/ figures/ generated/ paper/main.pdf``
+(every chapter, with its figures, and the paper built under it).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import chapters as C
+
+_TOP_KEYS = ("description", "all", "chapters")
+#: Deepest nesting of lists in a value (a list of lists is the deepest any chapter takes).
+MAX_DEPTH = 3
+#: Largest scenario file read, bytes.
+MAX_BYTES = 1 << 20
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be run, with a one-line reason."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A checked scenario: its name (the file's stem), description and the parameters of every chapter."""
+
+    name: str
+    path: Path
+    description: str
+    common: dict
+    per_chapter: dict
+    params: dict = field(default_factory=dict)  # {chapter: {name: value}} for every chapter (empty: defaults)
+
+    def params_for(self, chapter: str) -> dict:
+        return dict(self.params.get(chapter, {}))
+
+    @property
+    def changed(self) -> list[str]:
+        """The chapters that receive at least one parameter (the others run as by default)."""
+        return [n for n, p in self.params.items() if p]
+
+    def describe(self) -> list[str]:
+        return [f"    {n}: " + (", ".join(f"{k}={v!r}" for k, v in p.items()) if p else "defaults")
+                for n, p in self.params.items()]
+
+
+def _depth(v, level: int = 0) -> int:
+    return max((_depth(x, level + 1) for x in v), default=level + 1) if isinstance(v, list) else level
+
+
+def _literal(v) -> bool:
+    if isinstance(v, (str, int, float, bool)):
+        return True
+    return isinstance(v, list) and all(_literal(x) for x in v)
+
+
+def read_toml(path: Path) -> dict:
+    """The file as TOML, or :class:`ScenarioError` naming it (missing, a folder, too big, not UTF-8, not TOML)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ScenarioError(f"{path}: is a folder, expected a scenario file (scenarios/NAME.toml)")
+    if not path.is_file():
+        raise ScenarioError(f"{path}: no such scenario file")
+    if path.stat().st_size > MAX_BYTES:
+        raise ScenarioError(f"{path}: {path.stat().st_size} bytes; a scenario file is at most {MAX_BYTES}")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: nested too deeply to be a scenario") from None
+
+
+def load(path, root: Path, *, check_values: bool = True) -> Scenario:
+    """The scenario at ``path``, checked against the chapters under ``root``."""
+    path = Path(path)
+    data = read_toml(path)
+    unknown = [k for k in data if k not in _TOP_KEYS]
+    if unknown:
+        raise ScenarioError(f"{path}: unknown table or key {', '.join(unknown)}; expected {', '.join(_TOP_KEYS)}")
+    common, per = data.get("all", {}), data.get("chapters", {})
+    if not isinstance(common, dict) or not isinstance(per, dict):
+        raise ScenarioError(f"{path}: [all] and [chapters.NN_slug] must be tables")
+    if not isinstance(data.get("description", ""), str):
+        raise ScenarioError(f"{path}: description: expected a string")
+    chapters = {c.name: c for c in C.discover(root)}
+    for name, table in per.items():
+        if name not in chapters:
+            raise ScenarioError(f"{path}: [chapters.{name}]: no chapter notebooks/{name}.md "
+                                f"(chapters: {', '.join(chapters)})")
+        if not isinstance(table, dict):
+            raise ScenarioError(f"{path}: [chapters.{name}] must be a table of parameters")
+    for where, table in [("all", common)] + [(f"chapters.{n}", t) for n, t in per.items()]:
+        for key, value in table.items():
+            if key in C.RESERVED:
+                raise ScenarioError(f"{path}: [{where}] {key}: set by the pipeline (FIDELITY, output paths), "
+                                    "not by a scenario")
+            if not _literal(value):
+                raise ScenarioError(f"{path}: [{where}] {key}: expected a string, number, boolean or a list "
+                                    f"of them, got {type(value).__name__}")
+            if _depth(value) > MAX_DEPTH:
+                raise ScenarioError(f"{path}: [{where}] {key}: lists nested {_depth(value)} deep; "
+                                    f"at most {MAX_DEPTH}")
+    declared = {n: C.declared(c.path) for n, c in chapters.items()}
+    nobody = [k for k in common if not any(k in d for d in declared.values())]
+    if nobody:
+        raise ScenarioError(f"{path}: [all] {', '.join(nobody)}: no chapter declares "
+                            f"{'this parameter' if len(nobody) == 1 else 'these parameters'}")
+    for name, table in per.items():
+        missing = [k for k in table if k not in declared[name]]
+        if missing:
+            raise ScenarioError(f"{path}: [chapters.{name}] {', '.join(missing)}: not a parameter of {name} "
+                                f"(it declares {', '.join(declared[name])})")
+    params = {}
+    for name, chapter in chapters.items():
+        p = {k: v for k, v in common.items() if k in declared[name]}
+        p.update(per.get(name, {}))
+        if check_values and p:
+            try:
+                C.check_values(chapter, p)
+            except C.ChapterError as exc:
+                raise ScenarioError(f"{path}: {exc}") from None
+        params[name] = p
+    return Scenario(path.stem, path, str(data.get("description", "")), common, per, params)
+
+
+def seed_params(seed: str, root: Path) -> dict[str, dict]:
+    """The parameters of a seed run: ``{"seed": S}`` for every chapter (``"default"``: none)."""
+    if seed == "default":
+        return {n: {} for n in C.names(root)}
+    if not seed.isdigit():
+        raise ScenarioError(f"seed: expected a whole number or 'default', got {seed!r}")
+    return {n: {"seed": int(seed)} for n in C.names(root)}
+
+
+def note_tex(scenario: Scenario) -> str:
+    """``\\ScenarioNote``: the paragraph the paper built under a scenario prints under its abstract.
+
+    The sections describe the default design; this note says which parameters
+    the scenario changed, chapter by chapter, so that a reader of its PDF knows
+    that the numbers and verdicts come from another design.
+    """
+    from mhanw.infra.prose import ranges
+    from .ledger import tex_escape
+
+    groups: dict[tuple, list[int]] = {}
+    for chapter, p in scenario.params.items():
+        if p:
+            groups.setdefault(tuple(p.items()), []).append(int(chapter[:2]))
+    rows = [r"\item " + ("chapter " if len(nums) == 1 else "chapters ") + ranges(nums).replace("-", "--") + ": "
+            + ", ".join(r"\texttt{" + tex_escape(f"{k} = {v!r}") + "}" for k, v in items)
+            for items, nums in groups.items()]
+    what = tex_escape(scenario.description) if scenario.description else "no description"
+    body = (r"\noindent\fbox{\parbox{\dimexpr\linewidth-2\fboxsep-2\fboxrule}{\small"
+            r"\textbf{Built under the scenario \texttt{" + tex_escape(scenario.name) + "}} (" + what + r"). "
+            r"The sections describe the default design; every number, figure and verdict below comes "
+            r"from the chapters run with these parameters instead:"
+            + (r"\begin{itemize}\setlength{\itemsep}{0pt}" + "".join(rows) + r"\end{itemize}" if rows
+               else " none (the defaults).")
+            + "}}")
+    return "% generated by mhanw.pipeline.scenarios for the scenario's build; do not edit\n" \
+           + r"\newcommand{\ScenarioNote}{" + body + "}\n"
+
+
+def run_record(scenario: Scenario, fidelity: str, chapters: list[str], stopped: dict[str, str]) -> str:
+    """``run.json``: what ran, at which fidelity, with which parameters, and which chapters a guard stopped."""
+    return json.dumps({"scenario": scenario.name, "description": scenario.description, "fidelity": fidelity,
+                       "chapters": chapters, "parameters": scenario.params, "stopped": stopped}, indent=1) + "\n"

@@ -1,0 +1,67 @@
+"""The verdicts under other seeds, compared at equal size.
+
+Every chapter runs at quick fidelity, records only, once with its own default
+seed (``build/stability/seed-default/``) and once per other seed
+(``build/stability/seed-S/``).  A verdict is compared with the default seed's
+verdict *at the same size*, so that a difference is the seed's and not the
+size's; the paper-fidelity verdict is shown beside it.  Per claim:
+
+- ``equal``: seeds whose verdict is the default seed's;
+- ``compatible``: the same, or ``undecided at this size``, or another form of
+  "holds" (:func:`mhanw.infra.verdicts.compatible`);
+- ``flips``: seeds whose verdict is the opposite decision (neither of those).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import ledger as L
+
+FOLDER = Path("build") / "stability"
+
+
+def folder(root: Path, seed: str) -> Path:
+    return Path(root) / FOLDER / f"seed-{seed}"
+
+
+def compare(reference: list[dict], runs: dict[str, list[dict]], paper: dict[str, str] | None = None) -> list[dict]:
+    """Claim by claim (in the reference's order): the verdict under every seed and the counts."""
+    from mhanw.infra.verdicts import compatible
+
+    rows = []
+    for r in reference:
+        verdicts = {seed: next((x["verdict"] for x in recs if x["claim"] == r["claim"]), None)
+                    for seed, recs in runs.items()}
+        present = [v for v in verdicts.values() if v is not None]
+        ok = sum(compatible(r["verdict"], v) for v in present)
+        rows.append({"claim": r["claim"], "chapter": r.get("chapter", ""), "default": r["verdict"],
+                     "paper": (paper or {}).get(r["claim"]), "seeds": verdicts, "runs": len(present),
+                     "equal": sum(v == r["verdict"] for v in present), "compatible": ok, "flips": len(present) - ok})
+    return rows
+
+
+def collect(root: Path, seeds: list[str]) -> dict:
+    """``build/stability.json``: every seed's ledger against the default seed's, at quick fidelity."""
+    root = Path(root)
+    reference = L.load_ledger(folder(root, "default") / "claims.json")
+    runs, stopped, chapters = {}, {}, set()
+    for seed in seeds:
+        f = folder(root, seed)
+        runs[seed] = L.load_ledger(f / "claims.json")
+        chapters.update(r["chapter"] for r in runs[seed])
+        halted = L.stopped_chapters(f / "results")
+        if halted:
+            stopped[seed] = halted
+    default_stopped = L.stopped_chapters(folder(root, "default") / "results")
+    if default_stopped:
+        stopped["default"] = default_stopped
+    paper_ledger = root / "build" / "claims.json"
+    paper = {r["claim"]: r["verdict"] for r in L.load_ledger(paper_ledger)} if paper_ledger.is_file() else None
+    rows = compare(reference, runs, paper)
+    data = {"seeds": seeds, "chapters": sorted(chapters), "fidelity": "quick", "stopped": stopped, "claims": rows}
+    L.write_json(root / "build" / "stability.json", data)
+    flips = [r for r in rows if r["flips"]]
+    print(f"    stability: {len(rows)} claims under the default seed and {len(seeds)} others at quick fidelity; "
+          + (f"{len(flips)} flip: " + ", ".join(r["claim"] for r in flips) if flips else "no flip"))
+    return data
