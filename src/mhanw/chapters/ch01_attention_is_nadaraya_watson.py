@@ -311,7 +311,7 @@ def literal_off_dims(literal_err: dict) -> list:
     return sorted(d for d, e in literal_err.items() if e >= LITERAL_OFF)
 
 
-@checked(mean=V.number, se=V.standard_error, d_k=V.count)
+@checked(mean=V.number, se=V.standard_error, d_k=V.count, claim=V.text, statement=V.text, where=V.text)
 def locality_rule(mean: float, se: float, d_k: int, claim: str = "thm-2.1/locality",
                   statement: str = "Softmax attention with beta = 1/sqrt(d_k) is a local smoother "
                                    "(a vanishing share of the keys carries the weight)",
@@ -329,6 +329,7 @@ def locality_rule(mean: float, se: float, d_k: int, claim: str = "thm-2.1/locali
     )
 
 
+@checked(per_query=V.numbers, predicted=V.numbers)
 def neff_prediction_rule(per_query, predicted) -> Verdict:
     """Locality, the Gaussian theory: each query's n_eff/n against its limit exp(-|q|^2/d_k), at every d_k.
 
@@ -406,13 +407,14 @@ def trained_model_rule(measured: float, measured_se: float, model: float, model_
     )
 
 
+@checked(claim=V.text, reason=V.text)
 def not_checkable(claim: str, reason: str) -> Verdict:
     """A record for a check whose prediction does not apply under the chosen assumptions."""
     return Verdict(claim=claim, statement=f"{claim}: the prediction compared here", verdict=NOT_CHECKABLE,
                    criterion=f"not checked: {reason}", section=SECTION)
 
 
-@checked(effect=V.number, se=V.standard_error)
+@checked(effect=V.number, se=V.standard_error, below=V.text, above=V.text, neither=V.text)
 def direction_word(effect: float, se: float, *, below: str, above: str, neither: str) -> str:
     """The words for the sign of ``effect``: ``below``/``above`` when 3 s.e. from 0, else ``neither``."""
     v = significant_effect(effect, se)

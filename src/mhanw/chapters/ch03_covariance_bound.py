@@ -124,7 +124,8 @@ def covariance_steps(estimates, n_blocks: int = 20) -> dict:
 # --------------------------------------------------------------------------- rules
 
 
-@checked(covariance=V.numbers, se=V.standard_errors, bound=V.numbers, angles=V.numbers)
+@checked(claim=V.text, statement=V.text, covariance=V.numbers, se=V.standard_errors, bound=V.numbers,
+         angles=V.numbers)
 def bound_rule(claim: str, statement: str, covariance, se, bound, angles) -> Verdict:
     """An upper bound against measured covariances at several angles.
 
@@ -239,7 +240,7 @@ def closed_form_rule(pooled_dev: float, pooled_se: float, n: int, worst_rel: flo
     )
 
 
-@checked(steps=V.numbers, steps_se=V.standard_errors, drop=V.number, drop_se=V.standard_error)
+@checked(steps=V.numbers, steps_se=V.standard_errors, drop=V.number, drop_se=V.standard_error, label=V.text)
 def falls_with_angle_rule(steps, steps_se, drop, drop_se, label: str) -> Verdict:
     """"The covariance falls as the principal angles grow": paired changes between successive angles.
 
@@ -271,18 +272,17 @@ def falls_with_angle_rule(steps, steps_se, drop, drop_se, label: str) -> Verdict
     )
 
 
+@checked(claim=V.text, reason=V.text)
 def not_checkable(claim: str, reason: str) -> Verdict:
     """The record of a check whose prediction does not apply under the chosen assumptions."""
     return Verdict(claim=claim, statement=f"{claim} (prediction for N(0, I) inputs)", verdict=NOT_CHECKABLE,
                    criterion=f"not checked: {reason}", section=SECTION)
 
 
-@checked(rel_diff=V.nonnegative)
+@checked(rel_diff=V.nonnegative, matches_closed=V.optional(V.flag))
 def derivation_rule(rel_diff: float, matches_closed) -> Verdict:
     """The sympy derivation of kappa against the numerical kernel overlap (and the closed form, when it applies:
     ``matches_closed`` True or False; ``None`` where it does not apply)."""
-    if matches_closed is not None:
-        V.flag(matches_closed, "matches_closed")
     ok = rel_diff <= DERIVATION_REL_TOL and matches_closed is not False
     return Verdict(
         claim="lemma-4.1/kappa-derivation",

@@ -514,7 +514,7 @@ def affine_bound_record(covariance: float, se: float, correlation: float):
                                 _stat("as a correlation", correlation)))
 
 
-@checked(max_z=V.number, max_se=V.standard_error, applicable=V.flag)
+@checked(max_z=V.number, max_se=V.standard_error, applicable=V.flag, reason=V.note)
 def identical_worst_record(max_z: float, max_se: float, applicable: bool, reason: str = ""):
     """S-weak: no configuration is worse than identical heads (isotropic m and inputs)."""
     common = dict(claim="thm-4.2/identical-worst", statement="Identical heads have the largest IMSE (isotropic m and inputs)")
@@ -529,7 +529,7 @@ def identical_worst_record(max_z: float, max_se: float, applicable: bool, reason
                     detectable=None if bad else N_SE * max_se)
 
 
-@checked(max_step_z=V.number, max_step_se=V.standard_error, end_z=V.number, applicable=V.flag)
+@checked(max_step_z=V.number, max_step_se=V.standard_error, end_z=V.number, applicable=V.flag, reason=V.note)
 def families_record(max_step_z: float, max_step_se: float, end_z: float, applicable: bool, reason: str = ""):
     """IMSE non-increasing along the isoclinic pair and star families, isotropic m: no step rises by more
     than 3 s.e. and identical-to-orthogonal falls by more than 3 s.e. (the direction must be seen)."""
@@ -594,7 +594,7 @@ def higher_hdi_record(rel_pct: dict, rel_se_pct: dict, z: dict, hdi_gap: float):
 
 
 @checked(rho=V.number, rho_se=V.standard_error, n_violations=V.count, expected=V.nonnegative,
-         n_pairs=V.count, max_se=V.standard_error, applicable=V.flag)
+         n_pairs=V.count, max_se=V.standard_error, applicable=V.flag, reason=V.note)
 def random_record(rho: float, rho_se: float, n_violations: int, expected: float, n_pairs: int, max_se: float,
                   applicable: bool, reason: str = ""):
     """IMSE non-increasing in HDI over random configurations (isotropic m).
@@ -633,6 +633,22 @@ def random_record(rho: float, rho_se: float, n_violations: int, expected: float,
 CHANCE_LEVEL = 1e-3
 
 
+def _bins(bins, name: str) -> dict:
+    """``{target HDI_PA: heterogeneity(...) dict}`` with a p-value in [0, 1], ``tau_pct`` and its s.e."""
+    if not isinstance(bins, dict) or not bins:
+        raise ValueError(f"{name}: expected a non-empty dict {{target: heterogeneity(...)}}, got {bins!r}")
+    for t, b in bins.items():
+        V.number(t, f"{name}: the target HDI_PA {t!r}")
+        if not isinstance(b, dict) or not {"p", "tau_pct", "tau_se_pct"} <= set(b):
+            raise ValueError(f"{name}[{t!r}]: expected a dict with 'p', 'tau_pct' and 'tau_se_pct'")
+        if not 0.0 <= V.number(b["p"], f"{name}[{t!r}]['p']") <= 1.0:
+            raise ValueError(f"{name}[{t!r}]['p']: expected a p-value in [0, 1], got {b['p']!r}")
+        V.number(b["tau_pct"], f"{name}[{t!r}]['tau_pct']")
+        V.standard_error(b["tau_se_pct"], f"{name}[{t!r}]['tau_se_pct']")
+    return bins
+
+
+@checked(bins=_bins)
 def matched_hdi_record(bins: dict):
     """IMSE a function of HDI, tested on random configurations at matched HDI_PA.
 
@@ -640,15 +656,6 @@ def matched_hdi_record(bins: dict):
     Hotelling p-value, times the number of bins (Bonferroni), is below the size
     of the 3-s.e. rule; undecided otherwise (equality cannot be shown).
     """
-    if not isinstance(bins, dict) or not bins:
-        raise ValueError(f"bins: expected a non-empty dict {{target: heterogeneity(...)}}, got {bins!r}")
-    for t, b in bins.items():
-        if not isinstance(b, dict) or not {"p", "tau_pct", "tau_se_pct"} <= set(b):
-            raise ValueError(f"bins[{t!r}]: expected a dict with 'p', 'tau_pct' and 'tau_se_pct'")
-        if not 0.0 <= V.number(b["p"], f"bins[{t!r}]['p']") <= 1.0:
-            raise ValueError(f"bins[{t!r}]['p']: expected a p-value in [0, 1], got {b['p']!r}")
-        V.number(b["tau_pct"], f"bins[{t!r}]['tau_pct']")
-        V.standard_error(b["tau_se_pct"], f"bins[{t!r}]['tau_se_pct']")
     p_adj = min(1.0, min(b["p"] for b in bins.values()) * len(bins))
     stats = tuple(s for t, b in bins.items() for s in (
         _stat(f"between-configuration sd at HDI_PA {t:g}", b["tau_pct"], b["tau_se_pct"], "%"),
@@ -661,6 +668,7 @@ def matched_hdi_record(bins: dict):
                     statistics=stats + (_stat("Bonferroni-adjusted p", p_adj),))
 
 
+@checked(parts=V.records)
 def as_stated_record(parts):
     """Thm 4.2 as stated (the IMSE is a non-increasing function of HDI): fails when any part that tests
     it fails; undecided otherwise (such a statement cannot be confirmed by finitely many checks)."""

@@ -258,7 +258,7 @@ def _verdict(**kw):
     return Verdict(section=kw.pop("section", SECTION), **kw)
 
 
-@checked(diff=V.number, se=V.standard_error)
+@checked(diff=V.number, se=V.standard_error, lower=V.text, higher=V.text, same=V.text)
 def comparison_word(diff: float, se: float, lower: str, higher: str, same: str) -> str:
     """``lower`` when ``diff < -3 se``, ``higher`` when ``diff > 3 se``, ``same`` otherwise: a direction said
     only when the numbers show it (e.g. ``"beat"``, ``"lose to"``, ``"do not differ significantly from"``)."""
@@ -286,7 +286,8 @@ def _no_better(claim, statement, rel_pct, rel_se_pct, conditions, criterion, ext
                     detectable=detectable if verdict == HOLDS_UNDER else None)
 
 
-@checked(rel_pct=V.number, rel_se_pct=V.standard_error, isotropic=V.flag, rho=V.number, n_better=V.count)
+@checked(rel_pct=V.number, rel_se_pct=V.standard_error, m_label=V.text, isotropic=V.flag, rho=V.number,
+         n_better=V.count, claim=V.text)
 def random_records(rel_pct: float, rel_se_pct: float, m_label: str, isotropic: bool, rho: float, n_better: int,
                    claim: str):
     """Thm 5.1 over the random configurations: is any configuration better than the orthogonal blocks?
@@ -311,7 +312,8 @@ def blind_record(diff: float, se: float):
                     + ((_stat("z", diff / se),) if se > 0 else ()))  # no z-score for an exact (zero s.e.) difference
 
 
-@checked(rel_pct=V.number, rel_se_pct=V.standard_error, hdi=V.number, isotropic=V.flag)
+@checked(slug=V.text, m_label=V.text, rel_pct=V.number, rel_se_pct=V.standard_error, hdi=V.number,
+         isotropic=V.flag)
 def optimum_record(slug: str, m_label: str, rel_pct: float, rel_se_pct: float, hdi: float, isotropic: bool):
     """The IMSE minimised over free head subspaces against the best mutually orthogonal heads, on fresh
     replicates: fails when the optimum is better by 3 paired s.e."""
@@ -353,12 +355,14 @@ def frame_general_record(best: float, bound: float):
                     detectable=None if bad else FRAME_TOL)
 
 
+@checked()
 def training_record():
     """That training drives heads to orthogonality: no model is trained here."""
     return _verdict(claim="thm-5.1/training", statement="Training drives heads towards orthogonal subspaces",
                     verdict=NOT_CHECKABLE, criterion="a claim about training dynamics; this companion trains no models")
 
 
+@checked(parts=V.records)
 def overall_record(parts):
     """Thm 5.1 as stated (orthogonal heads minimise the MSE, unconditionally): fails when any part fails."""
     parts = V.records(parts, "parts")

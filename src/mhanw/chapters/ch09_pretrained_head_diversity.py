@@ -65,7 +65,7 @@ from ..diversity import NORMALIZATIONS
 from ..infra.estimates import Estimate
 from ..infra.prose import count_of, join_list
 from ..infra import verdicts as V
-from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, guard, significant_effect
+from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, checked, guard, significant_effect
 from ..infra.validate import as_float_array, as_seed_sequence, one_of, positive_int, sequence
 
 __all__ = [
@@ -841,6 +841,7 @@ def _case_counts(z_by_null: dict) -> tuple[int, int, int]:
     return less, more, Z.shape[1]
 
 
+@checked(z_by_null=V.numbers_map, unit=V.text)
 def diversity_verdict(z_by_null: dict, *, unit: str = "(layer, object) cases") -> Verdict:
     """Trained heads more diverse than chance (training drives heads towards orthogonal subspaces).
 
@@ -874,6 +875,14 @@ def diversity_verdict(z_by_null: dict, *, unit: str = "(layer, object) cases") -
     )
 
 
+def _diversity_record(record, name: str) -> Verdict:
+    """The record of :func:`diversity_verdict` (its claim and its three counts)."""
+    if not isinstance(record, Verdict) or record.claim != "pretrained/more-diverse-than-chance":
+        raise ValueError(f"{name}: expected the record of diversity_verdict, got {record!r}")
+    return record
+
+
+@checked(record=_diversity_record)
 def diversity_sentence(record: Verdict) -> str:
     """The verdict of :func:`diversity_verdict` as one clause for the abstract and the summary (LaTeX-safe).
 
@@ -881,8 +890,6 @@ def diversity_sentence(record: Verdict) -> str:
     cases, against every null, so the reading that training drives heads
     towards orthogonal subspaces fails as stated".
     """
-    if not isinstance(record, Verdict) or record.claim != "pretrained/more-diverse-than-chance":
-        raise ValueError(f"record: expected the record of diversity_verdict, got {record!r}")
     stats = {st.name: st.value for st in record.statistics}
     n = int(next(v for k, v in stats.items() if k.endswith("cases") and "than" not in k))
     less = int(next(v for k, v in stats.items() if "less diverse" in k))
@@ -897,6 +904,7 @@ def diversity_sentence(record: Verdict) -> str:
     return f"{reading} is {record.verdict} (less diverse than chance against every null: {count_of(less, n)})"
 
 
+@checked(r2=V.number, se=V.standard_error)
 def printed_scale_verdict(r2: float, se: float) -> Verdict:
     """The printed HDI measures the heads' geometry rather than the weights' scale.
 
@@ -922,6 +930,7 @@ def printed_scale_verdict(r2: float, se: float) -> Verdict:
     )
 
 
+@checked(printed_change=V.nonnegative, pa_change=V.nonnegative, rv_change=V.nonnegative)
 def printed_invariance_verdict(printed_change: float, pa_change: float, rv_change: float) -> Verdict:
     """The printed HDI is unchanged by ``W_Q -> c W_Q``, ``W_K -> W_K / c``, which leaves the model unchanged.
 
@@ -947,6 +956,7 @@ def printed_invariance_verdict(printed_change: float, pa_change: float, rv_chang
     )
 
 
+@checked(rho=V.number, se=V.standard_error, p=V.number)
 def redundancy_verdict(rho: float, se: float, p: float) -> Verdict:
     """A redundant head (large overlap with its layer) matters less when removed.
 
@@ -986,6 +996,8 @@ def redundancy_verdict(rho: float, se: float, p: float) -> Verdict:
     )
 
 
+@checked(share=V.number, se=V.standard_error, n_leading=V.count, d_k=V.count, top=V.optional(V.estimate),
+         top_null=V.optional(V.estimate), null=V.text)
 def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int, *,
                               top=None, top_null=None, null: str = "row-reassignment null") -> Verdict:
     """The excess overlap of trained heads over a null sits in a few shared directions.
@@ -1023,6 +1035,8 @@ def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int,
     )
 
 
+@checked(last_minus_rest=V.estimate, key_positive_layers=V.count, n_layers=V.count, pa_change=V.nonnegative,
+         rv_change=V.nonnegative, top_excess=V.estimate)
 def guard_text(*, last_minus_rest, key_positive_layers: int, n_layers: int, pa_change: float, rv_change: float,
                top_excess) -> None:
     """Check the sentences of the chapter and its section that state a direction (raises
@@ -1038,10 +1052,6 @@ def guard_text(*, last_minus_rest, key_positive_layers: int, n_layers: int, pa_c
     """
     m, se = V.estimate(last_minus_rest, "last_minus_rest")
     t, tse = V.estimate(top_excess, "top_excess")
-    V.count(key_positive_layers, "key_positive_layers")
-    V.count(n_layers, "n_layers")
-    V.nonnegative(pa_change, "pa_change")
-    V.nonnegative(rv_change, "rv_change")
     guard(bool(m > N_SE * se), "removing a head of the last layer changes the embeddings more than removing a head "
           "of another layer", f"the difference is {m:.2g} ± {se:.2g}")
     guard(0 < int(key_positive_layers) < int(n_layers), "the within-layer correlations of the keys have no consistent sign",

@@ -21,11 +21,17 @@ their thresholds as named constants); this module holds what every rule shares:
 - :func:`within_tolerance` -- an exact check (an identity up to rounding);
 - :func:`checked` -- the argument checks of a rule: a rule decorated with it
   rejects NaN, inf, negative standard errors, empty input and non-numbers with a
-  ``ValueError`` naming the argument, so that no verdict comes from bad numbers;
-  :func:`number`, :func:`nonnegative`, :func:`standard_error`, :func:`flag`,
-  :func:`numbers`, :func:`nonnegatives`, :func:`standard_errors`, :func:`count`,
-  :func:`number_map`, :func:`estimate`, :func:`estimate_map`, :func:`records` are the checks it
-  applies (each ``check(value, name)``);
+  ``ValueError`` naming the argument, so that no verdict comes from bad numbers.
+  It must name a check for *every* argument of the rule (a forgotten one is a
+  ``TypeError`` when the module is imported), and keeps them as ``rule.checks``.
+  The checks (each ``check(value, name)``): :func:`number`, :func:`nonnegative`,
+  :func:`standard_error`, :func:`flag`, :func:`numbers`, :func:`numbers_or_none`, :func:`nonnegatives`,
+  :func:`standard_errors`, :func:`count`, :func:`number_map`, :func:`numbers_map`,
+  :func:`flag_map`, :func:`estimate`, :func:`estimate_map`, :func:`labelled_estimates`,
+  :func:`number_or_missing`, :func:`numbers_or_missing` (NaN read as "none found"),
+  :func:`expression` (a sympy expression, never a string), :func:`record`,
+  :func:`records`, :func:`text`, :func:`note`; and the makers :func:`optional`,
+  :func:`mapping_of`, :func:`instance`;
 - :func:`stat` -- the checked constructor of a :class:`Statistic`;
 - :func:`guard` -- a sentence of the text states a condition; the chapter stops
   when the numbers disagree;
@@ -44,6 +50,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Callable, Iterable, Mapping
 
 import numpy as np
@@ -112,6 +119,13 @@ def numbers(values, name: str) -> np.ndarray:
     return as_float_array(values, name)
 
 
+def numbers_or_none(values, name: str) -> np.ndarray:
+    """``values`` as a float array of finite numbers, possibly empty (a list of settings that may have none)."""
+    if isinstance(values, (str, bytes, Mapping)):
+        raise ValueError(f"{name}: expected a list of numbers, got {type(values).__name__} {values!r}")
+    return as_float_array(values, name, allow_empty=True)
+
+
 def standard_errors(values, name: str) -> np.ndarray:
     """``values`` as a non-empty float array of finite standard errors (>= 0), else ``ValueError``."""
     return _at_least_zero(as_float_array(values, name), values, name, "standard errors")
@@ -161,14 +175,136 @@ def records(values, name: str) -> list:
     return items
 
 
+def text(value, name: str) -> str:
+    """``value`` if it is a non-empty string (a label, a claim id, words of a sentence), else ``ValueError``."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name}: expected a non-empty string, got {type(value).__name__} {value!r}")
+    return value
+
+
+def note(value, name: str) -> str:
+    """``value`` if it is a string, possibly empty (an optional reason or remark), else ``ValueError``."""
+    if not isinstance(value, str):
+        raise ValueError(f"{name}: expected a string, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _is_nan(value) -> bool:
+    return isinstance(value, (float, np.floating)) and math.isnan(value)
+
+
+def number_or_missing(value, name: str) -> float:
+    """A finite real number, or NaN read as "none found" (e.g. no sample size at which a law reaches a
+    value): the rule must then decide against the claim.  inf, strings, bools and None raise ``ValueError``."""
+    return math.nan if _is_nan(value) else number(value, name)
+
+
+def numbers_or_missing(values, name: str) -> np.ndarray:
+    """A non-empty float array of finite numbers and NaN (NaN: "none found", e.g. no crossover at a grid
+    point; the rule must then decide against the claim).  inf and non-numbers raise ``ValueError``."""
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: expected an array of real numbers, got {type(values).__name__}") from exc
+    if raw.dtype.kind != "f":
+        return numbers(values, name)
+    arr = raw.astype(np.float64, copy=False)
+    if arr.size == 0:
+        raise ValueError(f"{name}: expected a non-empty array, got shape {arr.shape}")
+    if np.any(np.isinf(arr)):
+        raise ValueError(f"{name}: expected finite values or NaN (none found), found inf")
+    return arr
+
+
+def expression(value, name: str):
+    """``value`` if it is a finite sympy expression (a derived quantity; never a string, which sympy would
+    run as Python), else ``ValueError`` naming ``name``.  NaN, zoo and infinities are refused."""
+    import sympy as sp
+
+    if not isinstance(value, sp.Expr):
+        raise ValueError(f"{name}: expected a sympy expression, got {type(value).__name__} {value!r}"[:300])
+    if value.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+        raise ValueError(f"{name}: expected a finite sympy expression, got {sp.sstr(value)[:80]}")
+    return value
+
+
+def record(value, name: str) -> "Verdict":
+    """``value`` if it is a :class:`Verdict` record, else ``ValueError`` naming ``name``."""
+    if not isinstance(value, Verdict):
+        raise ValueError(f"{name}: expected a Verdict record, got {type(value).__name__}")
+    return value
+
+
+def labelled_estimates(values, name: str) -> list:
+    """A non-empty sequence of ``(label, value, standard error)`` triples (one per setting), as a list of
+    ``(str, float, float)``; a malformed triple raises ``ValueError`` naming ``name[i]``."""
+    items = None if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__") else list(values)
+    if not items:
+        raise ValueError(f"{name}: expected a non-empty list of (label, value, standard error), got {values!r}")
+    out = []
+    for i, item in enumerate(items):
+        if isinstance(item, (str, bytes, Mapping)) or not hasattr(item, "__len__") or len(item) != 3:
+            raise ValueError(f"{name}[{i}]: expected (label, value, standard error), got {item!r}")
+        label = item[0]
+        if isinstance(label, (bool, np.bool_)) or not isinstance(label, (str, int, float, np.integer, np.floating)):
+            raise ValueError(f"{name}[{i}][0]: expected a label (a string or a number), got {label!r}")
+        out.append((label, *estimate(item[1:], f"{name}[{i}]")))
+    return out
+
+
+def optional(check: Callable) -> Callable:
+    """The check ``check`` that also accepts ``None`` (an argument that may be left out)."""
+
+    def optional_check(value, name):
+        return None if value is None else check(value, name)
+
+    optional_check.__name__ = f"optional({getattr(check, '__name__', 'check')})"
+    return optional_check
+
+
+def mapping_of(check: Callable, *, allow_empty: bool = False) -> Callable:
+    """A check of a mapping (non-empty unless ``allow_empty``) whose every value passes ``check``
+    (named ``name[key]``)."""
+
+    def mapping_check(values, name):
+        if allow_empty and isinstance(values, Mapping) and not values:
+            return {}
+        return {k: check(v, f"{name}[{k!r}]") for k, v in _mapping(values, name).items()}
+
+    mapping_check.__name__ = f"mapping_of({getattr(check, '__name__', 'check')})"
+    return mapping_check
+
+
+def instance(cls, what: str) -> Callable:
+    """A check that the value is an instance of ``cls`` (described as ``what`` in the message)."""
+
+    def instance_check(value, name):
+        if not isinstance(value, cls):
+            raise ValueError(f"{name}: expected {what}, got {type(value).__name__}")
+        return value
+
+    instance_check.__name__ = f"instance({cls.__name__})"
+    return instance_check
+
+
+#: A non-empty mapping of bools (named conditions, each verified), :func:`mapping_of` :func:`flag`.
+flag_map = mapping_of(flag)
+#: A non-empty mapping of non-empty arrays of finite numbers (e.g. z-scores per null).
+numbers_map = mapping_of(numbers)
+
+
 def checked(**checks: Callable) -> Callable:
-    """Decorate a verdict rule so that its named arguments are checked before it decides.
+    """Decorate a verdict rule so that every argument is checked before it decides.
 
     ``checks``: ``argument name -> check(value, name)`` (:func:`number`,
-    :func:`standard_error`, :func:`numbers`, ...).  A rule fed NaN, inf, a
-    negative standard error, empty input or a non-number then raises
-    ``ValueError`` naming the argument, instead of returning a verdict decided by
-    comparisons that NaN makes false.  The rule receives its arguments unchanged.
+    :func:`standard_error`, :func:`numbers`, :func:`text`, ...), one for *every*
+    argument of the rule: a rule that forgets one raises ``TypeError`` when it is
+    defined, so no argument reaches a decision unchecked.  A rule fed NaN, inf, a
+    negative standard error, empty input, a string for a number or a number for
+    a label then raises ``ValueError`` naming the argument, instead of returning
+    a verdict decided by comparisons that NaN makes false (or by the truth of a
+    non-empty string).  The rule receives its arguments unchanged; the checks
+    are kept as ``rule.checks`` (read-only).
     """
 
     def wrap(rule):
@@ -176,15 +312,25 @@ def checked(**checks: Callable) -> Callable:
         unknown = sorted(set(checks) - set(sig.parameters))
         if unknown:
             raise TypeError(f"checks: {rule.__name__} has no argument(s) {unknown}")
+        unchecked = [p for p in sig.parameters if p not in checks]
+        if unchecked:
+            raise TypeError(f"checks: {rule.__name__} does not check its argument(s) {unchecked}")
+        for arg, check in checks.items():
+            if not callable(check):
+                raise TypeError(f"checks: the check of {arg!r} of {rule.__name__} is not callable")
 
         @functools.wraps(rule)
         def inner(*args, **kwargs):
-            bound = sig.bind(*args, **kwargs)
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as exc:  # a missing or unexpected argument: say which rule
+                raise TypeError(f"{rule.__name__}: {exc}") from None
             bound.apply_defaults()
             for arg, check in checks.items():
                 check(bound.arguments[arg], arg)
             return rule(*args, **kwargs)
 
+        inner.checks = MappingProxyType(dict(checks))
         return inner
 
     return wrap
