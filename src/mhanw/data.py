@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -485,19 +486,29 @@ def _split_spec(spec: str, name: str, kinds: dict) -> tuple[str, str | None]:
     return kind, (param.strip() if sep else None)
 
 
+#: A plain decimal number (read directly; anything else goes through :data:`NUMBER_GRAMMAR`).
+_DECIMAL = re.compile(r"\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*")
+
+
 def _number(text, name: str, what: str) -> float:
     """A spec's numeric parameter: a real number (not a bool) or a string holding a number or a
     formula of numbers (``"3"``, ``"1/pi"``, ``"sqrt(2)"``: :data:`NUMBER_GRAMMAR`)."""
     if isinstance(text, (bool, np.bool_)):
         raise ValueError(f"{name}: expected a number for {what}, got {text!r}")
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        value = None
-    if value is None and isinstance(text, str):
+    value = None
+    if isinstance(text, str) and text.strip().lstrip("+-").lower() in ("inf", "infinity", "nan"):
+        raise ValueError(f"{name}: expected a finite number for {what}, got {text!r}")
+    if isinstance(text, str):
+        # the one parser of formulas: plain decimals and formulas of numbers (Python's float() would also
+        # take "3_0", "infinity" and "nan", which a reader would not recognise and LaTeX could not print)
         try:
-            value = float(NUMBER_GRAMMAR.parse(text, name))
+            value = float(text) if _DECIMAL.fullmatch(text) else float(NUMBER_GRAMMAR.parse(text, name))
         except (TypeError, ValueError, OverflowError):
+            value = None
+    elif isinstance(text, (numbers.Real, np.floating, np.integer)):
+        try:
+            value = float(text)
+        except OverflowError:
             value = None
     if value is None:
         raise ValueError(f"{name}: expected a number for {what}, got {text!r}") from None

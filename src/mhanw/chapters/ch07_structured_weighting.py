@@ -14,7 +14,6 @@ evaluated on the same replicates.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +21,7 @@ import numpy as np
 from ..constants import N_SE
 from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
+from ..infra.expressions import exact_number
 from ..infra.prose import join_list
 from ..infra import verdicts as V
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Statistic, Verdict, checked, significant_effect
@@ -295,24 +295,15 @@ def theorem_verdict(model: Verdict, graded: Verdict, control: Verdict) -> Verdic
 # --------------------------------------------------------------------------- the chapter's parameters
 
 
-#: What a ratio expression may contain: numbers, arithmetic, parentheses and sqrt (nothing sympify could misuse).
-_SAFE_RATIO = re.compile(r"(?:[0-9.\s+\-*/()]|sqrt)+")
-
-
 def _ratio_expression() -> P.Kind:
-    """The ratio ``q`` of the geometric weights: a number or a sympy expression (``"(sqrt(5) - 1)/2"``) in (0, 1)."""
+    """The ratio ``q`` of the geometric weights: a number or a formula of numbers (``"(sqrt(5) - 1)/2"``) in
+    (0, 1), read by the one safe parser (:func:`mhanw.infra.expressions.exact_number`: numbers, ``+ - * / **``,
+    parentheses, ``sqrt``, ``pi`` and ``E``, sizes bounded before anything is evaluated)."""
 
     def check(value, name):
-        import sympy as sp
-
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise P.ParameterError(f"{name}: expected a number or an expression such as '(sqrt(5) - 1)/2', got {value!r}")
-        if isinstance(value, str) and not _SAFE_RATIO.fullmatch(value):
-            raise P.ParameterError(f"{name}: expected numbers, + - * / ** ( ) and sqrt only, got {value!r}")
-        try:
-            expr = sp.sympify(value, locals={"sqrt": sp.sqrt}) if isinstance(value, str) else sp.nsimplify(value)
-        except (sp.SympifyError, SyntaxError, TypeError) as exc:
-            raise P.ParameterError(f"{name}: cannot read {value!r} as a number ({type(exc).__name__})") from None
+        expr = exact_number(value, name)
         if not expr.is_number or expr.free_symbols or not (0 < float(expr) < 1):
             raise P.ParameterError(f"{name}: expected a number in the open interval (0, 1), got {value!r}")
         return value

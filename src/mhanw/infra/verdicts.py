@@ -217,10 +217,17 @@ def numbers_or_missing(values, name: str) -> np.ndarray:
 
 
 def expression(value, name: str):
-    """``value`` if it is a finite sympy expression (a derived quantity; never a string, which sympy would
-    run as Python), else ``ValueError`` naming ``name``.  NaN, zoo and infinities are refused."""
+    """``value`` if it is a finite sympy expression or a finite real number (a derived quantity; never a
+    string, which sympy would run as Python), else ``ValueError`` naming ``name``.  NaN, zoo and
+    infinities are refused."""
     import sympy as sp
 
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"{name}: expected a sympy expression or a number, got the string {value!r} "
+                         "(sympy would run it as Python)"[:300])
+    if not isinstance(value, sp.Basic):
+        number(value, name)
+        return value
     if not isinstance(value, sp.Expr):
         raise ValueError(f"{name}: expected a sympy expression, got {type(value).__name__} {value!r}"[:300])
     if value.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
