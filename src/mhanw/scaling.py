@@ -683,7 +683,7 @@ def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
     """``log MSE`` of the model at head dimensions ``d_k`` (array-like, > 0), without overflow."""
     m, comp = _resolve(model, c_bias, c_var)
     n = _sample_size(n)
-    budget = positive_int(budget, "budget")
+    budget = _budget(budget)
     k = as_float_array(d_k, "d_k", ndim=None)
     if np.any(k <= 0):
         raise ValueError("d_k: expected positive finite head dimensions")
@@ -701,15 +701,19 @@ MAX_BUDGET = 1 << 22
 MAX_DIVISOR_BUDGET = 10**12
 
 
+def _budget(budget, name: str = "budget") -> int:
+    """A budget ``D = H d_k``: an integer from 1 to :data:`MAX_DIVISOR_BUDGET` (the largest whose divisors
+    are listed; a search over every ``d_k`` is further bounded by :data:`MAX_BUDGET`)."""
+    return positive_int(budget, name, maximum=MAX_DIVISOR_BUDGET, what="the largest budget whose divisors are listed")
+
+
 def divisors(budget) -> np.ndarray:
     """The divisors of ``budget``, ascending, as int64: the head sizes that split it exactly.
 
     Trial division up to ``sqrt(budget)`` (vectorised), so ``budget`` up to
     :data:`MAX_DIVISOR_BUDGET` takes well under a second.
     """
-    budget = positive_int(budget, "budget")
-    if budget > MAX_DIVISOR_BUDGET:
-        raise ValueError(f"budget: expected at most {MAX_DIVISOR_BUDGET} (divisors by trial division), got {budget}")
+    budget = _budget(budget)
     small = np.arange(1, math.isqrt(budget) + 1, dtype=np.int64)
     small = small[budget % small == 0]
     return np.unique(np.concatenate([small, budget // small]))
@@ -742,8 +746,8 @@ def optimal_head_dim(n, budget, model="M1", c_bias=1.0, c_var=1.0, *, divisors_o
 
 def n_heads(d_k, budget) -> int:
     """``H = floor(budget / d_k)``, the number of heads of size ``d_k`` that fit in the budget."""
-    d_k = positive_int(d_k, "d_k")
-    budget = positive_int(budget, "budget")
+    d_k = _budget(d_k, "d_k")
+    budget = _budget(budget)
     if d_k > budget:
         raise ValueError(f"d_k: expected at most budget = {budget}, got {d_k}")
     return budget // d_k
@@ -767,7 +771,7 @@ def solve_head_size(n, budget, model="M1", c_bias=1.0, c_var=1.0, *, divisors_on
     """Integer minimiser, heads and real root of the model at ``(n, budget)``."""
     m, comp = _resolve(model, c_bias, c_var)
     n = _sample_size(n)
-    budget = positive_int(budget, "budget")
+    budget = _budget(budget)
     ks = _candidates(budget, bool(divisors_only))
     values = log_mse(ks, n, budget, m, c_bias, c_var)
     if not np.any(np.isfinite(values)):
@@ -791,7 +795,7 @@ def real_root(n, budget, model="M1", c_bias=1.0, c_var=1.0) -> float:
     """
     m, comp = _resolve(model, c_bias, c_var)
     n = _sample_size(n)
-    budget = positive_int(budget, "budget")
+    budget = _budget(budget)
 
     def f(k):
         return float(_eval(comp.log_foc, k, n, budget))
@@ -826,7 +830,7 @@ def sample_size_for_head_dim(d_k, budget, model="M1", c_bias=1.0, c_var=1.0) -> 
     the answer can be astronomically large (M1, ``d_k = 64``)."""
     m, comp = _resolve(model, c_bias, c_var)
     k = positive_scalar(d_k, "d_k")
-    budget = positive_int(budget, "budget")
+    budget = _budget(budget)
 
     def f(x):
         return float(_eval(comp.log_foc, k, 10.0**x, budget))
@@ -870,7 +874,7 @@ def scaling_table(models=BUILTIN_MODELS, n_values=DEFAULT_N_VALUES, budget=512, 
     the real root ``d_k_real``, the local slope, and for every asymptotic formula
     ``f`` of the model its value ``asym_f`` and the ratios ``ratio_f = d_k / f`` and
     ``ratio_real_f = d_k_real / f``.  ``pandas.DataFrame(rows)`` makes a table."""
-    budget = positive_int(budget, "budget")
+    budget = _budget(budget)
     if isinstance(models, (str, MSEModel)):
         models = (models,)
     if not isinstance(models, (list, tuple)):

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg, optimize
 
-from .constants import MAX_ENTRIES
+from .constants import MAX_ENTRIES, MAX_REPLICATES
 from .heads import WEIGHT_SUM_TOL
 from .infra.expressions import exact_number
 from .infra.validate import as_float_array, one_of, positive_int, positive_scalar, real_scalar
@@ -273,7 +273,8 @@ def simplex_oracle_weights(M, *, max_iter: int | None = None) -> np.ndarray:
     current = np.zeros(H)
     current[support] = b[support] / b[support].sum()
 
-    max_iter = 10 * H + 10 if max_iter is None else positive_int(max_iter, "max_iter")
+    max_iter = 10 * H + 10 if max_iter is None else positive_int(max_iter, "max_iter", maximum=MAX_REPLICATES,
+                                                                 what="active-set steps")
     diag_scale = float(np.max(np.diag(M)))
     added = -1
     for _ in range(max_iter):
@@ -369,8 +370,9 @@ def heterogeneity_threshold(
     if gamma_max <= 1.0:
         raise ValueError(f"gamma_max: expected a number > 1, got {gamma_max!r}")
     n_scan = positive_int(n_scan, "n_scan", minimum=2)
-    if n_scan > MAX_ENTRIES // H:
-        raise ValueError(f"n_scan: expected at most {MAX_ENTRIES // H} scan points for {H} heads, got {n_scan}")
+    if n_scan > min(MAX_ENTRIES // H, MAX_REPLICATES):
+        raise ValueError(f"n_scan: expected at most {min(MAX_ENTRIES // H, MAX_REPLICATES)} scan points for {H} heads, "
+                         f"got {n_scan}")
     if weights is not None and q is not None:
         raise ValueError("q: give either q (geometric weights) or weights, not both")
     if weights is None:

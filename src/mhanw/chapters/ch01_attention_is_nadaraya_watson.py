@@ -191,7 +191,12 @@ def gaussian_model_neff(tokens, d_k: int, n_draws: int, seed, scale=None) -> dic
     if not counts:
         raise ValueError("tokens: expected at least one sentence's token count")
     d_k = positive_int(d_k, "d_k")
-    n_draws = positive_int(n_draws, "n_draws", minimum=2)
+    n_draws = positive_int(n_draws, "n_draws", minimum=2, maximum=MAX_REPLICATES, what="draws")
+    check_entries("tokens", max(counts), max(counts))  # the attention weights of one draw, t x t
+    check_entries("tokens x d_k", max(counts), d_k)
+    if n_draws * len(counts) > MAX_REPLICATES:
+        raise ValueError(f"n_draws x tokens: {n_draws} draws for each of {len(counts)} sentences exceed the "
+                         f"{MAX_REPLICATES} draws a driver runs")
     means, ses = [], []
     for t, ss in zip(counts, as_seed_sequence(seed).spawn(len(counts))):
         rng = np.random.default_rng(ss)

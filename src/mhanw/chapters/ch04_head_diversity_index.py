@@ -46,7 +46,7 @@ from scipy.stats import norm, poisson, spearmanr
 from .. import heads as _heads
 from .. import montecarlo as _mc
 from ..constants import MAX_REPLICATES, N_SE, RANDOM_CONFIGURATION_BANDWIDTH, SIGMA, check_entries
-from ..diversity import NORMALIZATIONS, head_diversity_index
+from ..diversity import NORMALIZATIONS, hdi_upper_bound, head_diversity_index
 from ..infra.estimates import Estimate
 from ..infra import verdicts as V
 from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Verdict, checked,
@@ -343,10 +343,18 @@ def matched_hdi_configuration(target: float, rng, d: int = 6, d_k: int = 2, n_he
     target = real_scalar(target, "target")
     if not 0.0 < target < 1.0:
         raise ValueError(f"target: expected an HDI_PA in (0, 1), got {target!r}")
-    n_heads = positive_int(n_heads, "n_heads", minimum=2)
-    check_entries("n_heads x d x d_k", n_heads, positive_int(d, "d"), positive_int(d_k, "d_k"))
+    n_heads = positive_int(n_heads, "n_heads", minimum=2, maximum=None)  # bounded by the configuration's size
+    d, d_k = positive_int(d, "d", maximum=None), positive_int(d_k, "d_k", maximum=None)
+    check_entries("n_heads x d x d_k", n_heads, d, d_k)
     generator(rng, "rng")
-    for _ in range(positive_int(max_tries, "max_tries")):
+    max_tries = positive_int(max_tries, "max_tries", maximum=MAX_REPLICATES, what="draws")
+    if d_k > d:
+        raise ValueError(f"d_k: expected at most d = {d}, got {d_k}")
+    bound = hdi_upper_bound(d, d_k, n_heads)
+    if target > bound:
+        raise ValueError(f"target: {target} is above the largest HDI_PA of {n_heads} heads of d_k = {d_k} in d = {d} "
+                         f"(the frame bound {bound:.6g}); no configuration reaches it")
+    for _ in range(max_tries):
         U = _heads.haar_basis(d, d_k, rng)
         Z = [_heads.haar_basis(d, d_k, rng) for _ in range(n_heads)]
         D = rng.uniform(0.0, 1.0, (n_heads, d_k))

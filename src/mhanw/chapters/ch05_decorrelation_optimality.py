@@ -97,8 +97,11 @@ def crn_batch(regression, n: int, n_test: int, n_rep: int, d: int, seed, sigma: 
     ``regression`` is whatever :func:`mhanw.data.draw_sample` accepts (a catalogue
     name, a :class:`~mhanw.data.RegressionFunction`, or a data model).
     """
-    n, n_test, n_rep, d = (positive_int(v, k) for v, k in ((n, "n"), (n_test, "n_test"), (n_rep, "n_rep"), (d, "d")))
-    check_entries("n_rep x (n + n_test) x d", n_rep, n + n_test, d)  # the stacked inputs X and X_test, before any draw
+    # each size is bounded by the stacked inputs X and X_test it sizes, checked before any draw
+    n, n_test, n_rep, d = (positive_int(v, k, maximum=None)
+                           for v, k in ((n, "n"), (n_test, "n_test"), (n_rep, "n_rep"), (d, "d")))
+    check_entries("n_rep x (n + n_test) x d", n_rep, n + n_test, d)
+    positive_int(n_rep, "n_rep", maximum=MAX_REPLICATES, what="replicates")
     streams = as_seed_sequence(seed).spawn(n_rep)  # an explicit int or SeedSequence; None would differ run to run
     samples = [_data.draw_sample(np.random.default_rng(s), regression, n, d, n_test=n_test, sigma=sigma) for s in streams]
     return CrnBatch(X=np.stack([s.X for s in samples]), Y=np.stack([s.Y for s in samples]),

@@ -189,9 +189,9 @@ def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, b
     seed : int or numpy.random.SeedSequence
     n_jobs : worker processes (results do not depend on it)
     """
-    budget = positive_int(budget, "budget")
-    n = positive_int(n, "n")
-    check_entries("n x budget", n, budget)  # the keys of one sample are n x budget
+    budget = positive_int(budget, "budget", maximum=None)  # bounded by the keys of one sample, n x budget
+    n = positive_int(n, "n", maximum=None)
+    check_entries("n x budget", n, budget)
     d_k_values = head_sizes(budget) if d_k_values is None else tuple(
         positive_int(k, "d_k_values") for k in sequence(d_k_values, "d_k_values", "head sizes"))
     bad = [k for k in d_k_values if budget % k]

@@ -164,9 +164,9 @@ def chapter_sizes(params) -> dict:
 def pick_sentences(records, n: int) -> list[str]:
     """``n`` of the shipped sentence records, evenly spaced (one per topic at ``n = 10``)."""
     records = sequence(records, "records", "sentence records")
-    n = positive_int(n, "n_sentences", minimum=3)
+    n = positive_int(n, "n", minimum=3)
     if n > len(records):
-        raise ValueError(f"n_sentences: expected at most {len(records)} (the shipped sentences), got {n}")
+        raise ValueError(f"n: expected at most {len(records)} sentences (those shipped), got {n}")
     return [r["text"] for r in records][:: len(records) // n][:n]
 
 
@@ -601,6 +601,7 @@ def excess_spectrum_summary(pair_spectra, null_spectra, n_leading: int) -> dict:
     ``trained_se``, ``null``, ``null_se``, ``null_sd`` (all ``(d_k,)``) and
     ``top``/``share`` dicts with ``value`` and ``se``.
     """
+    m = positive_int(n_leading, "n_leading")
     jk = spectrum_jackknife(pair_spectra)
     N = as_float_array(null_spectra, "null_spectra", ndim=3)
     if N.shape[2] != jk["value"].shape[0] or N.shape[1] < 2:
@@ -618,7 +619,6 @@ def excess_spectrum_summary(pair_spectra, null_spectra, n_leading: int) -> dict:
                 "se": float(np.hypot(stratified_jackknife_se(f(trained, null), a),
                                      stratified_jackknife_se(f(trained, null), b)))}
 
-    m = positive_int(n_leading, "n_leading")
     return {
         "trained": trained,
         "trained_se": stratified_jackknife_se(trained, reps),

@@ -23,6 +23,8 @@ import numbers
 import re
 from typing import Any, Mapping, Sequence
 
+from .validate import MAX_COUNT, brief
+
 __all__ = ["fmt", "pm", "show", "Table", "Tables"]
 
 #: Rows shown before a table is shortened (first rows, "…", last rows).
@@ -284,8 +286,9 @@ def show(data, digits: int = 4, *, se: Mapping[str, str] | None = None, split: s
         The header of the first column when it comes from dict keys or an unnamed index.
     """
     digits = _digits(digits, "digits")
-    if isinstance(max_rows, bool) or not isinstance(max_rows, numbers.Integral) or max_rows < 3:
-        raise ValueError(f"max_rows: expected an integer >= 3 (first rows, '…', last 2 rows), got {max_rows!r}")
+    if isinstance(max_rows, bool) or not isinstance(max_rows, numbers.Integral) or not 3 <= max_rows <= MAX_COUNT:
+        raise ValueError(f"max_rows: expected an integer from 3 to {MAX_COUNT} (first rows, '…', last 2 rows), "
+                         f"got {brief(max_rows)}")
     if se is not None and not isinstance(se, Mapping):
         raise ValueError(f"se: expected a dict {{estimate column: s.e. column}}, got {type(se).__name__} {se!r}")
     columns, records = _records(data, index)

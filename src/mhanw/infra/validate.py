@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from ..constants import MAX_ENTRIES
 
 #: dtype kinds :func:`as_float_array` accepts: signed and unsigned integers, floats.
 _REAL_KINDS = frozenset("iuf")
@@ -52,8 +53,12 @@ def as_float_array(value, name: str, *, ndim=None, allow_empty: bool = False) ->
 def _finite_real(value, name: str, what: str) -> float:
     """``value`` as a float if it is a finite real number (not a bool), else ``ValueError``."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise ValueError(f"{name}: expected {what}, got {value!r}")
-    out = float(value)
+        raise ValueError(f"{name}: expected {what}, got {brief(value)}")
+    try:
+        out = float(value)
+    except OverflowError:  # an integer beyond a double (10**400)
+        raise ValueError(f"{name}: expected {what} (within the range of a double, about 1.8e308), "
+                         f"got {brief(value)}") from None
     if not np.isfinite(out):
         raise ValueError(f"{name}: expected {what} (finite), got {value!r}")
     return out
@@ -67,18 +72,41 @@ def positive_scalar(value, name: str) -> float:
     return out
 
 
-def positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = None, what: str = "") -> int:
-    """Return ``value`` as an int if it is an integer >= ``minimum`` (and <= ``maximum``
-    when given), else raise ``ValueError``.  ``what`` says why the maximum holds; a
-    size bounded here is refused before anything is allocated or looped over."""
+#: The shared maximum of every size, count and budget an argument may give (:func:`positive_int`'s default
+#: ``maximum``): the most entries the library allocates in one array (:data:`mhanw.constants.MAX_ENTRIES`), so
+#: no single size can ask for more.  Counts of iterations use :data:`mhanw.constants.MAX_REPLICATES`.
+MAX_COUNT = MAX_ENTRIES
+
+
+def positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = MAX_COUNT, what: str = "") -> int:
+    """Return ``value`` as an int if it is an integer >= ``minimum`` and <= ``maximum``, else raise
+    ``ValueError`` naming ``name``.
+
+    ``maximum`` defaults to the shared :data:`MAX_COUNT`; pass
+    :data:`mhanw.constants.MAX_REPLICATES` for a count of iterations (replicates,
+    draws, tries, steps), and ``None`` only where the caller bounds the value at
+    once by the array it sizes (:func:`mhanw.constants.check_entries`, whose
+    message names the product).  ``what`` says why the maximum holds; a size
+    bounded here is refused before anything is allocated or looped over."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+        raise ValueError(f"{name}: expected an integer >= {minimum}, got {brief(value)}")
     if int(value) < minimum:
-        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+        raise ValueError(f"{name}: expected an integer >= {minimum}, got {brief(value)}")
     if maximum is not None and int(value) > maximum:
+        if maximum == MAX_COUNT and not what:
+            raise ValueError(f"{name}: expected at most {MAX_COUNT} (the shared maximum of a size, count or budget: "
+                             f"the entries of the largest array the library allocates); {brief(value)} exceeds it")
         why = f" ({what})" if what else ""
-        raise ValueError(f"{name}: expected an integer <= {maximum}{why}, got {value!r}")
+        raise ValueError(f"{name}: expected an integer <= {maximum}{why}, got {brief(value)}")
     return int(value)
+
+
+def brief(value) -> str:
+    """``repr(value)``, with an integer of more than 30 digits shown by its size (10**400 has 401 digits)."""
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool) and abs(int(value)) >= 10**30:
+        return f"an integer of {len(str(abs(int(value))))} digits"
+    text = repr(value)
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def sequence(value, name: str, what: str = "values") -> tuple:
