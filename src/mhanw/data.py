@@ -103,7 +103,9 @@ class RegressionFunction:
         ``"stated"`` when the claims page states the Lipschitz constant (``zero``,
         ``sin13``); ``"derived"`` when it is computed exactly from the formula
         (the supremum of ``|grad m|``; for parsed formulas: constants, linear
-        forms, and polynomials of degree >= 2, whose constant is ``inf``);
+        forms, and polynomials of degree >= 2, whose constant is ``inf``, when
+        their expansion is bounded by :data:`MAX_EXPANDED_DEGREE` and
+        :data:`MAX_EXPANDED_TERMS`, read from the tree without expanding);
         ``"estimated"`` when it is the largest ``|grad m|`` on a large seeded
         sample (a lower bound of the true constant, see
         :data:`LIPSCHITZ_SAMPLE`); ``"unbounded"`` when ``|grad m|`` was seen to
@@ -359,6 +361,28 @@ def _gradient(formula: _Formula):
 #: find their Lipschitz constant exactly (``(x1 + ... + x5)**100`` has millions of terms); their
 #: constant is estimated like any other formula's.
 MAX_EXPANDED_DEGREE = 12
+#: ... nor are those whose expansion may have more terms than this (bounded from the tree, without
+#: expanding): ``(x1 + ... + x10)**12``, 56 characters of degree 12, has 293,930 terms and took sympy
+#: hours; a thousand terms expand in a fraction of a second.
+MAX_EXPANDED_TERMS = 1000
+
+
+def _term_bound(expr) -> float:
+    """An upper bound of the number of terms of the expansion of a polynomial expression, read from its
+    tree without expanding it (``inf`` for anything that is not a polynomial in its symbols)."""
+    if expr.is_Symbol or expr.is_Number or not expr.free_symbols:
+        return 1
+    if expr.is_Add:
+        return sum(_term_bound(a) for a in expr.args)
+    if expr.is_Mul:
+        return math.prod(_term_bound(a) for a in expr.args)
+    if expr.is_Pow and expr.exp.is_Integer and expr.exp >= 0:
+        e, t = int(expr.exp), _term_bound(expr.base)
+        if math.isinf(t):
+            return math.inf
+        v, degree = len(expr.base.free_symbols), e * _degree_bound(expr.base)
+        return min(math.comb(int(t) + e - 1, e), math.comb(v + degree, v))  # products of e terms; monomials
+    return math.inf
 
 
 def _degree_bound(expr) -> int:
@@ -382,7 +406,8 @@ def _lipschitz_of(formula: _Formula):
     if R_SYMBOL not in formula.args:
         if not xs:
             return (lambda d: 0.0), "derived"
-        if formula.expr.is_polynomial(*xs) and _degree_bound(formula.expr) <= MAX_EXPANDED_DEGREE:
+        if (formula.expr.is_polynomial(*xs) and _degree_bound(formula.expr) <= MAX_EXPANDED_DEGREE
+                and _term_bound(formula.expr) <= MAX_EXPANDED_TERMS):
             poly = sp.Poly(formula.expr, *xs)
             if poly.total_degree() <= 1:
                 coeffs = [float(poly.coeff_monomial(s)) for s in xs]

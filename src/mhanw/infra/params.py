@@ -51,6 +51,8 @@ import types
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from .validate import MAX_COUNT, brief
+
 __all__ = [
     "CONSTRAINTS_NONE",
     "Kind",
@@ -120,11 +122,14 @@ def _real(value, name: str, what: str) -> float:
     return out
 
 
-def _integer(value, name: str, minimum: int) -> int:
+def _integer(value, name: str, minimum: int, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise _fail(name, f"expected an integer >= {minimum}, got {value!r}")
+        raise _fail(name, f"expected an integer >= {minimum}, got {brief(value)}")
     if int(value) < minimum:
-        raise _fail(name, f"expected an integer >= {minimum}, got {value!r}")
+        raise _fail(name, f"expected an integer >= {minimum}, got {brief(value)}")
+    if maximum is not None and int(value) > maximum:
+        raise _fail(name, f"expected an integer <= {maximum} (the shared maximum of a size or count), "
+                          f"got {brief(value)}")
     return int(value)
 
 
@@ -150,7 +155,7 @@ def positive_int(minimum: int = 1, *, at_most=None) -> Kind:
             if value > bound:
                 raise _fail(name, f"expected {name} <= {_bound_text(at_most, bound)}, got {value!r}")
 
-    return Kind(f"integer >= {minimum}", lambda v, n: _integer(v, n, minimum), relate)
+    return Kind(f"integer >= {minimum}", lambda v, n: _integer(v, n, minimum, MAX_COUNT), relate)
 
 
 def real(minimum: float | None = None, maximum: float | None = None, *, open_min: bool = False,

@@ -232,7 +232,16 @@ def expression(value, name: str):
         raise ValueError(f"{name}: expected a sympy expression, got {type(value).__name__} {value!r}"[:300])
     if value.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
         raise ValueError(f"{name}: expected a finite sympy expression, got {sp.sstr(value)[:80]}")
+    ops = sp.count_ops(value)
+    if ops > MAX_EXPRESSION_OPS:
+        raise ValueError(f"{name}: expected an expression of at most {MAX_EXPRESSION_OPS} operations (a rule "
+                         f"simplifies it, and simplification grows with its size), got {ops}")
     return value
+
+
+#: Largest size (``sympy.count_ops``) of an expression a rule decides from: a rule simplifies it, which takes
+#: about a second at 650 operations and grows with the size; the chapters' gaps have at most about 50.
+MAX_EXPRESSION_OPS = 1000
 
 
 def record(value, name: str) -> "Verdict":
