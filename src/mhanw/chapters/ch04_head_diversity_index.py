@@ -37,6 +37,7 @@ Summaries of an :class:`mhanw.montecarlo.ImseResult` (3-s.e. rule,
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -741,13 +742,29 @@ REGRESSION_LABELS = {
 
 
 def regression_label(spec) -> str:
-    """The name a figure gives the regression function ``spec``: the text's symbol for a catalogue
-    function, else the formula itself (``m = ...``)."""
+    """The name a figure (and the paper) gives the regression function ``spec``: the text's symbol for a
+    catalogue function, else ``m = `` its formula rendered by :func:`mhanw.infra.texout.tex_math` (the same
+    in LaTeX and in matplotlib's mathtext: ``x1^2^2`` is ``m = x_{1}^{4}``, not two superscripts)."""
+    from .. import data
+    from ..infra.texout import tex_math
+
     try:
         hash(spec)
     except TypeError:
         raise ValueError(f"spec: expected a catalogue name or a formula, got {spec!r}") from None
-    return REGRESSION_LABELS.get(spec, f"$m = {spec}$" if isinstance(spec, str) else "$m$")
+    if spec in REGRESSION_LABELS:
+        return REGRESSION_LABELS[spec]
+    if not isinstance(spec, str):
+        return "$m$"
+    if (re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", spec) and not data.GRAMMAR.symbol(spec)
+            and spec not in data.EXPRESSION_FUNCTIONS):
+        # a catalogue function the text gives no symbol, or a name the caller chose
+        return r"$m = \mathrm{" + spec.replace("_", r"\_") + "}$"
+    try:
+        f = data.regression_function(spec)
+    except ValueError as exc:
+        raise ValueError(f"spec: {str(exc).partition(': ')[2]}") from None
+    return f"$m = {tex_math(f.expression)}$"
 
 
 def rotation_invariant(model) -> tuple[bool, str]:

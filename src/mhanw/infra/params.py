@@ -315,8 +315,12 @@ def regression(dimension=None) -> Kind:
     def check(value, name):
         from mhanw import data
 
+        from .texout import check_mathtext, tex_math
+
         try:
-            data.regression_function(value)
+            f = data.regression_function(value)
+            if f.expression is not None:  # figures and the paper print the formula (m = ...)
+                check_mathtext(f"${tex_math(f.expression)}$", name)
         except ValueError as exc:
             raise _rename(exc, name) from None
         return value
@@ -336,8 +340,11 @@ def inputs(dimension=None) -> Kind:
     def check(value, name):
         from mhanw import data
 
+        from .texout import check_verbatim
+
         try:
             data.input_distribution(value, name=name)
+            check_verbatim(value, name)  # a chapter prints the law as written (\texttt{...})
         except ValueError as exc:
             raise _rename(exc, name) from None
         return value
