@@ -51,7 +51,7 @@ import sympy as sp
 
 from .constants import SIGMA, check_entries
 from .infra.expressions import NUMBER_GRAMMAR, Grammar
-from .infra.validate import as_float_array, generator, nonnegative_scalar, one_of, positive_int
+from .infra.validate import as_float_array, brief, generator, nonnegative_scalar, one_of, positive_int
 
 __all__ = [
     "DataModel",
@@ -468,9 +468,9 @@ def regression_function(spec) -> RegressionFunction:
     names = ", ".join(repr(c) for c in REGRESSION_FUNCTIONS)
     if (isinstance(spec, str) and re.fullmatch(r"\s*[A-Za-z_]\w*\s*", spec) and _symbol(spec.strip()) is None
             and not re.fullmatch(r"\s*x[0-9]+\s*", spec) and spec.strip() not in _CONSTANTS):
-        raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {spec!r}")
+        raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {brief(spec)}")
     if not isinstance(spec, (str, sp.Expr)):
-        raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {spec!r}")
+        raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {brief(spec)}")
     return _regression_from_formula(spec)
 
 
@@ -498,16 +498,16 @@ MAX_CONDITION = 1e12
 def _split_spec(spec: str, name: str, kinds: dict) -> tuple[str, str | None]:
     """``"kind"`` or ``"kind:PARAM"`` -> ``(kind, PARAM text or None)``, checked against ``kinds``."""
     if not isinstance(spec, str):
-        raise ValueError(f"{name}: expected a spec string such as {next(iter(kinds))!r}, got {spec!r}")
+        raise ValueError(f"{name}: expected a spec string such as {next(iter(kinds))!r}, got {brief(spec)}")
     kind, sep, param = spec.strip().partition(":")
     kind = kind.strip()
     if kind not in kinds:
         listed = ", ".join(k if kinds[k] is None else f"{k}:{kinds[k]}" for k in kinds)
         raise ValueError(f"{name}: unknown kind {kind!r} in {spec!r}; expected one of {listed}")
     if kinds[kind] is None and sep:
-        raise ValueError(f"{name}: {kind!r} takes no parameter, got {spec!r}")
+        raise ValueError(f"{name}: {kind!r} takes no parameter, got {brief(spec)}")
     if kinds[kind] is not None and not param.strip():
-        raise ValueError(f"{name}: {kind!r} needs its parameter {kinds[kind]} ({kind}:{kinds[kind]}), got {spec!r}")
+        raise ValueError(f"{name}: {kind!r} needs its parameter {kinds[kind]} ({kind}:{kinds[kind]}), got {brief(spec)}")
     return kind, (param.strip() if sep else None)
 
 
@@ -519,10 +519,10 @@ def _number(text, name: str, what: str) -> float:
     """A spec's numeric parameter: a real number (not a bool) or a string holding a number or a
     formula of numbers (``"3"``, ``"1/pi"``, ``"sqrt(2)"``: :data:`NUMBER_GRAMMAR`)."""
     if isinstance(text, (bool, np.bool_)):
-        raise ValueError(f"{name}: expected a number for {what}, got {text!r}")
+        raise ValueError(f"{name}: expected a number for {what}, got {brief(text)}")
     value = None
     if isinstance(text, str) and text.strip().lstrip("+-").lower() in ("inf", "infinity", "nan"):
-        raise ValueError(f"{name}: expected a finite number for {what}, got {text!r}")
+        raise ValueError(f"{name}: expected a finite number for {what}, got {brief(text)}")
     if isinstance(text, str):
         # the one parser of formulas: plain decimals and formulas of numbers (Python's float() would also
         # take "3_0", "infinity" and "nan", which a reader would not recognise and LaTeX could not print)
@@ -536,9 +536,9 @@ def _number(text, name: str, what: str) -> float:
         except OverflowError:
             value = None
     if value is None:
-        raise ValueError(f"{name}: expected a number for {what}, got {text!r}") from None
+        raise ValueError(f"{name}: expected a number for {what}, got {brief(text)}") from None
     if not math.isfinite(value):
-        raise ValueError(f"{name}: expected a finite number for {what}, got {text!r}")
+        raise ValueError(f"{name}: expected a finite number for {what}, got {brief(text)}")
     return value
 
 
@@ -582,7 +582,7 @@ class InputDistribution:
         needs = INPUT_KINDS[self.kind]
         if needs is None:
             if self.parameter is not None:
-                raise ValueError(f"inputs: {self.kind!r} takes no parameter, got {self.parameter!r}")
+                raise ValueError(f"inputs: {self.kind!r} takes no parameter, got {brief(self.parameter)}")
             return
         p = _number(self.parameter, "inputs", f"{needs} of {self.kind!r}")
         if self.kind == "gaussian-diagonal" and not 1.0 <= p <= MAX_CONDITION:
@@ -747,7 +747,7 @@ class NoiseModel:
                 raise ValueError(f"noise: NU of 'student-t' must exceed 2 for the noise to have a variance, got {nu:g}")
             object.__setattr__(self, "parameter", nu)
         elif self.parameter is not None:
-            raise ValueError(f"noise: {self.law!r} takes no numeric parameter, got {self.parameter!r}")
+            raise ValueError(f"noise: {self.law!r} takes no numeric parameter, got {brief(self.parameter)}")
         if self.law == "heteroscedastic":
             formula = _formula(self.expression, "noise")
             probe = np.random.default_rng(np.random.SeedSequence(_PROBE_SEED)).standard_normal((_PROBE_SIZE, formula.min_dim))
@@ -757,7 +757,7 @@ class NoiseModel:
                 raise ValueError(f"noise: the level multiplier {formula.text!r} must be positive, it is {g[~(g > 0)][0]:.3g} "
                                  f"at x = ({', '.join(f'{v:.3g}' for v in x)})")
         elif self.expression is not None:
-            raise ValueError(f"noise: {self.law!r} takes no expression, got {self.expression!r}")
+            raise ValueError(f"noise: {self.law!r} takes no expression, got {brief(self.expression)}")
 
     @property
     def spec(self) -> str:
@@ -958,8 +958,14 @@ class DataModel:
         else:
             finite = True
         if not (_all_finite(Y) and finite):
-            raise ValueError(f"regression: {self.regression.name!r} is not finite at some drawn point "
-                             f"(inputs {self.inputs.spec})")
+            if not (_all_finite(mX) and finite):
+                raise ValueError(f"regression: {self.regression.name!r} is not finite at some drawn point "
+                                 f"(inputs {self.inputs.spec})")
+            if not _all_finite(noise):  # sigma * eps beyond a double: the noise level's fault, not m's
+                raise ValueError(f"sigma: the noise sigma * eps of {self.noise.spec} overflows a double at "
+                                 f"sigma = {self.sigma!r} (inputs {self.inputs.spec})")
+            raise ValueError(f"sigma: m(X) + noise overflows a double ({self.regression.name!r} with noise of "
+                             f"level {self.sigma!r})")
         return Sample(X=X, Y=Y, X_test=x_test, m_test=m_test)
 
     def _regression_at(self, x: np.ndarray) -> np.ndarray:
@@ -1005,20 +1011,25 @@ def data_model(regression, inputs="gaussian", noise="gaussian", sigma: float | N
     return DataModel(m, dist, noise_model(noise, sigma))
 
 
-def as_data_model(model, sigma: float | None = None) -> DataModel:
+def as_data_model(model, sigma: float | None = None, name: str = "regression") -> DataModel:
     """``model`` as a :class:`DataModel`: a DataModel is returned unchanged, anything else is a
     regression spec for :func:`data_model` with the reference inputs and noise.
 
     ``sigma``: ``None`` keeps the model's level (``SIGMA`` for a name); a number
     must equal the level of a DataModel (``ValueError`` naming ``sigma``
-    otherwise: the level is part of the model).
+    otherwise: the level is part of the model).  ``name``: the caller's argument
+    that held ``model``, named by a bad regression spec.
     """
     if isinstance(model, DataModel):
         if sigma is not None and nonnegative_scalar(sigma, "sigma") != model.sigma:
             raise ValueError(f"sigma: the data model has noise level {model.sigma:g}; leave sigma at its default "
-                             f"(None) or pass {model.sigma:g}, got {sigma!r}")
+                             f"(None) or pass {model.sigma:g}, got {brief(sigma)}")
         return model
-    return data_model(model, sigma=SIGMA if sigma is None else sigma)
+    try:
+        m = regression_function(model)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {str(exc).partition(': ')[2]}") from None
+    return data_model(m, sigma=SIGMA if sigma is None else sigma)
 
 
 def is_reference_gaussian(model) -> bool:
@@ -1040,8 +1051,8 @@ def is_reference_gaussian(model) -> bool:
     if isinstance(model, InputDistribution):
         return model.is_standard_gaussian
     if isinstance(model, str) and model.strip().partition(":")[0].strip() in INPUT_KINDS:
-        return input_distribution(model).is_standard_gaussian
-    regression_function(model)
+        return input_distribution(model, name="model").is_standard_gaussian
+    as_data_model(model, name="model")
     return True
 
 

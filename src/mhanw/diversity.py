@@ -55,7 +55,7 @@ import numpy as np
 from scipy.linalg import subspace_angles
 
 from .constants import MAX_REPLICATES, RANK_RTOL, check_entries
-from .infra.validate import as_float_array, generator, one_of, positive_int, positive_scalar
+from .infra.validate import as_float_array, brief, generator, one_of, positive_int, positive_scalar
 
 __all__ = [
     "NORMALIZATIONS",
@@ -516,7 +516,7 @@ def maximize_hdi(d: int, d_k: int, n_heads: int, rng, n_starts: int = 20, n_step
     step = positive_scalar(step, "step")
     if step > MAX_STEP:
         raise ValueError(f"step: expected a step in (0, {MAX_STEP:g}] (a move of at most the size of an orthonormal "
-                         f"basis, so that the gradient still describes it), got {step!r}")
+                         f"basis, so that the gradient still describes it), got {brief(step)}")
     eta = step / (H - 1)  # = step / (2c (H-1)) times the constant 2c absorbed in the gradient below
     bases = np.empty((n_starts, H, d, d_k))
     trace = np.empty((n_starts, n_steps + 1))

@@ -67,7 +67,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import erf
 
-from .infra.validate import as_float_array, one_of, positive_int
+from .infra.validate import as_float_array, brief, one_of, positive_int
 
 __all__ = [
     "MODELS",
@@ -581,7 +581,7 @@ class Encoder:
         try:
             dt = np.dtype(dtype)
         except (TypeError, ValueError):
-            raise ValueError(f"dtype: expected 'float32' or 'float64', got {dtype!r}") from None
+            raise ValueError(f"dtype: expected 'float32' or 'float64', got {brief(dtype)}") from None
         one_of(dt.name, "dtype", ("float32", "float64"))
         self.dtype = dt
         self.config = _read_config(model)
@@ -822,7 +822,7 @@ def get_encoder(model: str = DEFAULT_MODEL, *, dtype="float64") -> Encoder:
     try:
         name = np.dtype(dtype).name
     except TypeError:
-        raise ValueError(f"dtype: expected 'float32' or 'float64', got {dtype!r}") from None
+        raise ValueError(f"dtype: expected 'float32' or 'float64', got {brief(dtype)}") from None
     one_of(name, "dtype", ("float32", "float64"))
     return _cached_encoder(model, name)
 
@@ -844,13 +844,13 @@ def head_mask(remove=(), model: str = DEFAULT_MODEL) -> np.ndarray:
     try:
         pairs = [tuple(p) for p in remove]
     except TypeError:
-        raise ValueError(f"remove: expected an iterable of (layer, head) pairs, got {remove!r}") from None
+        raise ValueError(f"remove: expected an iterable of (layer, head) pairs, got {brief(remove)}") from None
     for pair in pairs:
         ok = len(pair) == 2 and all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in pair)
         if not ok or not (0 <= pair[0] < L and 0 <= pair[1] < H):
             raise ValueError(
                 f"remove: expected (layer, head) pairs of integers with 0 <= layer < {L} and 0 <= head < {H}, "
-                f"got {pair!r}"
+                f"got {brief(pair)}"
             )
         mask[pair[0], pair[1]] = 0.0
     return mask

@@ -75,7 +75,7 @@ from scipy.optimize import brentq
 
 from .infra import expressions as _expressions
 from .infra.expressions import Grammar
-from .infra.validate import as_float_array, one_of, positive_int, positive_scalar
+from .infra.validate import as_float_array, boolean, brief, one_of, positive_int, positive_scalar
 
 __all__ = [
     "ALLOWED_NAMES",
@@ -242,13 +242,13 @@ def _check_constants(constants, name: str = "constants") -> dict[str, float]:
     if constants is None:
         return {}
     if not hasattr(constants, "items"):
-        raise ValueError(f"{name}: expected a mapping from constant names to numbers, got {constants!r}")
+        raise ValueError(f"{name}: expected a mapping from constant names to numbers, got {brief(constants)}")
     out = {}
     for key, value in dict(constants).items():
         one_of(key, f"{name}", tuple(DEFAULT_CONSTANTS))
         if key == "rho":
             if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
-                raise ValueError(f"{name}: expected rho in [0, 1], got {value!r}")
+                raise ValueError(f"{name}: expected rho in [0, 1], got {brief(value)}")
             out[key] = float(value)
         else:
             out[key] = positive_scalar(value, f"{name}[{key!r}]")
@@ -295,7 +295,7 @@ class MSEModel:
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
-            raise ValueError(f"name: expected a non-empty string, got {self.name!r}")
+            raise ValueError(f"name: expected a non-empty string, got {brief(self.name)}")
         object.__setattr__(self, "bias_law", parse_law(self.bias_law, "bias_law"))
         object.__setattr__(self, "variance_law", parse_law(self.variance_law, "variance_law"))
         one_of(self.combination, "combination", COMBINATIONS)
@@ -669,7 +669,7 @@ def _scaled_constant(base: float, factor: float, power: int, name: str) -> float
 def _sample_size(n, name: str = "n") -> float:
     value = positive_scalar(n, name)
     if value <= 1:
-        raise ValueError(f"{name}: expected a sample size > 1, got {n!r}")
+        raise ValueError(f"{name}: expected a sample size > 1, got {brief(n)}")
     return value
 
 
@@ -772,7 +772,7 @@ def solve_head_size(n, budget, model="M1", c_bias=1.0, c_var=1.0, *, divisors_on
     m, comp = _resolve(model, c_bias, c_var)
     n = _sample_size(n)
     budget = _budget(budget)
-    ks = _candidates(budget, bool(divisors_only))
+    ks = _candidates(budget, boolean(divisors_only, "divisors_only"))
     values = log_mse(ks, n, budget, m, c_bias, c_var)
     if not np.any(np.isfinite(values)):
         raise ValueError(f"model: the risk of {m.name} is not finite at any d_k in 1..{budget}")

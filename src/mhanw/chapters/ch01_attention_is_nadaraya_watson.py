@@ -16,7 +16,7 @@ from ..infra import verdicts as V
 from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, Verdict, checked, combine, no_violation,
                               no_violation_record, significant_effect, within_tolerance)
 from ..infra.verdicts import stat as _stat
-from ..infra.validate import as_float_array, as_seed_sequence, positive_int, positive_scalar
+from ..infra.validate import as_float_array, as_seed_sequence, brief, positive_int, positive_scalar
 from ..locality import (attention_neff_fraction, effective_sample_size, expected_neff_fraction,
                          neff_fraction_given_query)
 from ..nw import softmax_attention
@@ -104,7 +104,7 @@ def exp_kernel_estimates(sample_sizes, n_rep: int, seed, model, *, query: float 
     check_entries("sample_sizes", max(sizes))
     n_rep = positive_int(n_rep, "n_rep", maximum=MAX_REPLICATES, what="replicates")
     check_entries("n_rep", len(sizes), n_rep)
-    model = data.as_data_model(model)
+    model = data.as_data_model(model, name="model")
     model.check_dimension(1, "model")
     b = positive_scalar(beta, "beta")
     qv = np.array([[float(as_float_array(query, "query", ndim=0))]])
@@ -122,7 +122,7 @@ def exp_kernel_sine_estimates(
     """:func:`exp_kernel_estimates` for ``m = sin``, ``X ~ N(0, 1)``, Gaussian noise of level ``sigma``."""
     sigma = float(as_float_array(sigma, "sigma", ndim=0))
     if sigma < 0:
-        raise ValueError(f"sigma: expected a non-negative noise level, got {sigma!r}")
+        raise ValueError(f"sigma: expected a non-negative noise level, got {brief(sigma)}")
     return exp_kernel_estimates(sample_sizes, n_rep, seed, data.data_model("sin(x1)", sigma=sigma),
                                 query=query, beta=beta)
 

@@ -55,6 +55,7 @@ from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDE
 from ..infra.verdicts import stat as _stat
 from ..infra.validate import (as_float_array, as_seed_sequence, generator, nonnegative_scalar, positive_int, positive_scalar,
                               real_scalar, sequence)
+from ..infra.validate import brief
 
 __all__ = [
     "HEAD_TYPES",
@@ -152,7 +153,7 @@ def equal_hdi_configurations(tilt_deg: float = 8.0) -> dict:
     """
     a = np.radians(nonnegative_scalar(tilt_deg, "tilt_deg"))
     if a >= np.pi / 2:
-        raise ValueError(f"tilt_deg: expected an angle in [0, 90) degrees, got {tilt_deg!r}")
+        raise ValueError(f"tilt_deg: expected an angle in [0, 90) degrees, got {brief(tilt_deg)}")
     e = np.eye(4)
     base = _cols(4, e[0], e[1])
     return {
@@ -223,13 +224,22 @@ def random_configuration_imse(regressions, n_configs: int, seed, n: int, n_test:
     """
     if isinstance(regressions, str):
         regressions = [regressions]
-    regressions = list(regressions)
+    regressions = list(sequence(regressions, "regressions", "regression functions"))
     if not regressions:
         raise ValueError("regressions: expected at least one regression function, got none")
+    data = {} if data is None else data
+    if not isinstance(data, dict):
+        raise ValueError(f"data: expected None or a dict {{m: DataModel}}, got {type(data).__name__}")
+    for i, m in enumerate(regressions):
+        try:
+            hash(m)
+            if m not in data:
+                _mc._data.regression_function(m)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"regressions[{i}]: {str(exc).partition(': ')[2] or exc}") from None
     child_configs, child_reps = as_seed_sequence(seed, "seed").spawn(2)
     configs = random_configurations(n_configs, np.random.default_rng(child_configs), d, d_k, n_heads)
     bandwidth = positive_scalar(bandwidth, "bandwidth")
-    data = data or {}
     results = {m: _mc.integrated_mse(configs.projections, data.get(m, m), n=n, n_test=n_test, n_rep=n_rep, seed=child_reps,
                                         sigma=None if m in data else sigma, bandwidth=bandwidth, n_jobs=n_jobs,
                                         progress=progress)
@@ -343,7 +353,7 @@ def matched_hdi_configuration(target: float, rng, d: int = 6, d_k: int = 2, n_he
     """
     target = real_scalar(target, "target")
     if not 0.0 < target < 1.0:
-        raise ValueError(f"target: expected an HDI_PA in (0, 1), got {target!r}")
+        raise ValueError(f"target: expected an HDI_PA in (0, 1), got {brief(target)}")
     n_heads = positive_int(n_heads, "n_heads", minimum=2, maximum=None)  # bounded by the configuration's size
     d, d_k = positive_int(d, "d", maximum=None), positive_int(d_k, "d_k", maximum=None)
     check_entries("n_heads x d x d_k", n_heads, d, d_k)
@@ -619,7 +629,7 @@ def random_record(rho: float, rho_se: float, n_violations: int, expected: float,
     if not applicable:
         return _verdict(**common, verdict=NOT_CHECKABLE, criterion=f"the isotropic reading; {reason}")
     if expected > n_pairs:
-        raise ValueError(f"expected: at most n_pairs = {n_pairs} violations can be expected by chance, got {expected!r}")
+        raise ValueError(f"expected: at most n_pairs = {n_pairs} violations can be expected by chance, got {brief(expected)}")
     allowed = int(poisson.ppf(1 - CHANCE_LEVEL, expected))
     if n_violations > allowed:
         verdict = FAILS
@@ -645,13 +655,13 @@ CHANCE_LEVEL = 1e-3
 def _bins(bins, name: str) -> dict:
     """``{target HDI_PA: heterogeneity(...) dict}`` with a p-value in [0, 1], ``tau_pct`` and its s.e."""
     if not isinstance(bins, dict) or not bins:
-        raise ValueError(f"{name}: expected a non-empty dict {{target: heterogeneity(...)}}, got {bins!r}")
+        raise ValueError(f"{name}: expected a non-empty dict {{target: heterogeneity(...)}}, got {brief(bins)}")
     for t, b in bins.items():
         V.number(t, f"{name}: the target HDI_PA {t!r}")
         if not isinstance(b, dict) or not {"p", "tau_pct", "tau_se_pct"} <= set(b):
             raise ValueError(f"{name}[{t!r}]: expected a dict with 'p', 'tau_pct' and 'tau_se_pct'")
         if not 0.0 <= V.number(b["p"], f"{name}[{t!r}]['p']") <= 1.0:
-            raise ValueError(f"{name}[{t!r}]['p']: expected a p-value in [0, 1], got {b['p']!r}")
+            raise ValueError(f"{name}[{t!r}]['p']: expected a p-value in [0, 1], got {brief(b['p'])}")
         V.number(b["tau_pct"], f"{name}[{t!r}]['tau_pct']")
         V.standard_error(b["tau_se_pct"], f"{name}[{t!r}]['tau_se_pct']")
     return bins
@@ -751,7 +761,7 @@ def regression_label(spec) -> str:
     try:
         hash(spec)
     except TypeError:
-        raise ValueError(f"spec: expected a catalogue name or a formula, got {spec!r}") from None
+        raise ValueError(f"spec: expected a catalogue name or a formula, got {brief(spec)}") from None
     if spec in REGRESSION_LABELS:
         return REGRESSION_LABELS[spec]
     if not isinstance(spec, str):

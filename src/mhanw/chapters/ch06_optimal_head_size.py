@@ -36,7 +36,7 @@ from .. import scaling as _scaling
 from ..constants import MAX_REPLICATES, N_SE, check_entries
 from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
-from ..infra.validate import as_seed_sequence, one_of, positive_int, positive_scalar, sequence
+from ..infra.validate import as_seed_sequence, brief, one_of, positive_int, positive_scalar, sequence
 from ..infra.sweep import run_replicates
 from ..infra.prose import join_list
 from ..infra import verdicts as V
@@ -276,7 +276,7 @@ def _fitted(values, name: str) -> dict:
     fitted = V.number_map(values, name)
     for key, p in fitted.items():
         if p == 0:
-            raise ValueError(f"{name}[{key!r}]: expected a nonzero exponent (the implied d is 2/p - 4), got {p!r}")
+            raise ValueError(f"{name}[{key!r}]: expected a nonzero exponent (the implied d is 2/p - 4), got {brief(p)}")
     return fitted
 
 
@@ -357,11 +357,11 @@ def logarithmic_growth_verdict(model_name: str, law) -> Verdict:
 def linear_heads_verdict(model_name: str, slope: float, budgets) -> Verdict:
     """Verdict on "H* = floor(D/d_k*) grows nearly linearly with D": the least-squares
     slope of ln H* on ln D over ``budgets`` is at least :data:`NEARLY_LINEAR_SLOPE` (exact numbers)."""
-    budgets = np.asarray(budgets, dtype=float)
+    lo, hi = np.min(budgets), np.max(budgets)
     return Verdict(claim="thm-6.1/heads-linear-in-budget",
                    statement=f"Under {model_name}, H* = floor(D/d_k*) grows nearly linearly with the budget D",
                    verdict=HOLDS if slope >= NEARLY_LINEAR_SLOPE else FAILS,
-                   criterion=(f"slope of ln H* on ln D for D = {min(budgets)}..{max(budgets)} with the integer "
+                   criterion=(f"slope of ln H* on ln D for D = {lo}..{hi} with the integer "
                               f"minimiser d_k* at n = 10^8, at least {NEARLY_LINEAR_SLOPE} (exact)"),
                    statistics=(Statistic("slope of ln H* on ln D", slope),), section=SECTION)
 
@@ -412,7 +412,7 @@ def bias_reading_models(base="M1", exponents=BIAS_EXPONENTS) -> dict:
     ``{a: MSEModel}`` (derived symbolically by :mod:`mhanw.scaling` like any reader's model)."""
     exps = tuple(positive_int(a, "exponents") for a in sequence(exponents, "exponents", "positive integers"))
     if not exps or len(set(exps)) != len(exps):
-        raise ValueError(f"exponents: expected distinct positive integers, got {exponents!r}")
+        raise ValueError(f"exponents: expected distinct positive integers, got {brief(exponents)}")
     try:
         name = _scaling.model(base).name  # a model name or an MSEModel
     except ValueError as exc:
@@ -450,7 +450,7 @@ def _law_text() -> P.Kind:
 
     def check(value, name):
         if not isinstance(value, str):
-            raise P.ParameterError(f"{name}: expected a law as a string (or \"\" to keep the model's), got {value!r}")
+            raise P.ParameterError(f"{name}: expected a law as a string (or \"\" to keep the model's), got {brief(value)}")
         if value.strip():
             _scaling.parse_law(value, name)
         return value

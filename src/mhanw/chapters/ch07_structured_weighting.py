@@ -25,7 +25,7 @@ from ..infra.expressions import exact_number
 from ..infra.prose import join_list
 from ..infra import verdicts as V
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Statistic, Verdict, checked, significant_effect
-from ..infra.validate import as_float_array, one_of, positive_int, sequence
+from ..infra.validate import as_float_array, brief, one_of, positive_int, sequence
 from ..weighting import GOLDEN_Q, ORACLES, SCHEMES, _ratio, _symmetric_matrix, fitted_weights, quality_order
 
 __all__ = ["NestedErrors", "SIGNIFICANCE", "adding_heads_verdict", "best_single_head_verdict", "compare_words",
@@ -114,7 +114,7 @@ def nested_errors(M_fit, M_eval, schemes=SCHEMES + ORACLES, *, q: float = GOLDEN
         schemes = (schemes,)
     schemes = tuple(one_of(s, "schemes", SCHEMES + ORACLES) for s in sequence(schemes, "schemes", "weighting names"))
     if not schemes or len(set(schemes)) != len(schemes):
-        raise ValueError(f"schemes: expected distinct scheme names, got {schemes!r}")
+        raise ValueError(f"schemes: expected distinct scheme names, got {brief(schemes)}")
     q = _ratio(q, "q")
     order = quality_order(M_fit)
     fit = M_fit[np.ix_(order, order)]
@@ -224,7 +224,7 @@ def best_single_head_verdict(diffs: dict, *, n_se: float = SIGNIFICANCE) -> Verd
 def _steps(value, name: str) -> list:
     """A list of steps ``k`` (of ``k -> k+1``, whole numbers) at which the MSE of a weighting rose."""
     if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
-        raise ValueError(f"{name}: expected a list of steps, got {value!r}")
+        raise ValueError(f"{name}: expected a list of steps, got {brief(value)}")
     return [V.count(k, f"{name}[{i}]") for i, k in enumerate(value)]
 
 
@@ -302,10 +302,10 @@ def _ratio_expression() -> P.Kind:
 
     def check(value, name):
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise P.ParameterError(f"{name}: expected a number or an expression such as '(sqrt(5) - 1)/2', got {value!r}")
+            raise P.ParameterError(f"{name}: expected a number or an expression such as '(sqrt(5) - 1)/2', got {brief(value)}")
         expr = exact_number(value, name)
         if not expr.is_number or expr.free_symbols or not (0 < float(expr) < 1):
-            raise P.ParameterError(f"{name}: expected a number in the open interval (0, 1), got {value!r}")
+            raise P.ParameterError(f"{name}: expected a number in the open interval (0, 1), got {brief(value)}")
         return value
 
     return P.Kind("a number or expression in (0, 1)", check)

@@ -16,6 +16,7 @@ from ..infra import params as P
 from ..infra import verdicts as V
 from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict, checked,
                               no_violation, significant_effect)
+from ..infra.validate import brief
 
 __all__ = ["CLOSED_FORM_TOLERANCE", "CONSTRAINTS", "IDENTITY_RTOL", "PARAMETERS", "SIGNIFICANCE", "ant_colony_verdict",
            "closed_form_verdict", "hdi_verdict", "identity_verdict", "monotone_verdict", "small_bandwidth_verdict"]
@@ -145,7 +146,7 @@ def small_bandwidth_verdict(gaps: dict, small, large, angle: float, *, n_se: flo
 def _increases(pair, name: str) -> tuple:
     """``(increases, se)``: two arrays of one shape, finite increases and finite standard errors."""
     if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-        raise ValueError(f"{name}: expected a pair (increases, se), got {pair!r}")
+        raise ValueError(f"{name}: expected a pair (increases, se), got {brief(pair)}")
     v, se = V.numbers(pair[0], f"{name}[0]"), V.standard_errors(pair[1], f"{name}[1]")
     if se.shape != v.shape:
         raise ValueError(f"{name}[1]: expected the shape of the increases {v.shape}, got {se.shape}")

@@ -66,7 +66,7 @@ from ..infra.estimates import Estimate
 from ..infra.prose import count_of, join_list
 from ..infra import verdicts as V
 from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, checked, guard, significant_effect
-from ..infra.validate import as_float_array, as_seed_sequence, one_of, positive_int, sequence
+from ..infra.validate import as_float_array, as_seed_sequence, brief, one_of, positive_int, sequence
 
 __all__ = [
     "NORMALIZATIONS",
@@ -116,7 +116,7 @@ def _sentences_kind() -> P.Kind:
         if value is None:
             return None
         if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
-            raise P.ParameterError(f"{name}: expected None or a list of sentences, got {value!r}")
+            raise P.ParameterError(f"{name}: expected None or a list of sentences, got {brief(value)}")
         if len(value) < 3 or not all(isinstance(v, str) and v.strip() for v in value):
             raise P.ParameterError(f"{name}: expected at least 3 non-empty sentences (strings)")
         return tuple(value)
@@ -303,7 +303,7 @@ def _check_weights(weights) -> tuple[int, int, int, int]:
 def _layer(weights, layer) -> int:
     L = _check_weights(weights)[0]
     if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < L:
-        raise ValueError(f"layer: expected an integer in [0, {L}), got {layer!r}")
+        raise ValueError(f"layer: expected an integer in [0, {L}), got {brief(layer)}")
     return int(layer)
 
 
@@ -702,7 +702,7 @@ def layer_contrast(per_sentence, layer: int = -1) -> Estimate:
     E = as_float_array(per_sentence, "per_sentence", ndim=3)
     L = E.shape[0]
     if L < 2 or not -L <= layer < L:
-        raise ValueError(f"layer: expected an index of one of {L} >= 2 layers, got {layer!r}")
+        raise ValueError(f"layer: expected an index of one of {L} >= 2 layers, got {brief(layer)}")
     layer = layer % L
     others = np.delete(E, layer, axis=0)
     return Estimate.from_samples(E[layer].mean(axis=0) - others.mean(axis=(0, 1)))
@@ -878,7 +878,7 @@ def diversity_verdict(z_by_null: dict, *, unit: str = "(layer, object) cases") -
 def _diversity_record(record, name: str) -> Verdict:
     """The record of :func:`diversity_verdict` (its claim and its three counts)."""
     if not isinstance(record, Verdict) or record.claim != "pretrained/more-diverse-than-chance":
-        raise ValueError(f"{name}: expected the record of diversity_verdict, got {record!r}")
+        raise ValueError(f"{name}: expected the record of diversity_verdict, got {brief(record)}")
     return record
 
 
@@ -915,7 +915,7 @@ def printed_scale_verdict(r2: float, se: float) -> Verdict:
     """
     r2 = V.number(r2, "r2")
     if not 0.0 <= r2 <= 1.0:
-        raise ValueError(f"r2: expected a value in [0, 1], got {r2!r}")
+        raise ValueError(f"r2: expected a value in [0, 1], got {brief(r2)}")
     # "holds" for the claim means the scale explains LESS than R2_MOSTLY: sign -1 on r2 - R2_MOSTLY
     verdict = significant_effect(r2 - R2_MOSTLY, se, sign=-1)
     return Verdict(
@@ -970,11 +970,11 @@ def redundancy_verdict(rho: float, se: float, p: float) -> Verdict:
     """
     rho = V.number(rho, "rho")
     if not -1.0 <= rho <= 1.0:
-        raise ValueError(f"rho: expected a correlation in [-1, 1], got {rho!r}")
+        raise ValueError(f"rho: expected a correlation in [-1, 1], got {brief(rho)}")
     s = V.standard_error(se, "se")
     p = V.number(p, "p")
     if not 0.0 < p <= 1.0:
-        raise ValueError(f"p: expected a p-value in (0, 1], got {p!r}")
+        raise ValueError(f"p: expected a p-value in (0, 1], got {brief(p)}")
     if rho <= -N_SE * s:
         verdict = HOLDS
     elif rho >= N_SE * s or rho - N_SE * s > RHO_USEFUL:

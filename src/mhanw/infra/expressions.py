@@ -30,6 +30,7 @@ from typing import Callable, Mapping
 import sympy as sp
 from sympy.core.function import AppliedUndef
 from sympy.parsing.sympy_parser import auto_number, convert_xor, parse_expr
+from .validate import brief
 
 __all__ = [
     "Grammar",
@@ -286,11 +287,11 @@ def exact_number(value, name: str) -> sp.Expr:
     elif isinstance(value, numbers.Real) and not isinstance(value, bool):
         f = float(value)
         if not math.isfinite(f):
-            raise ValueError(f"{name}: expected a finite number, got {value!r}")
+            raise ValueError(f"{name}: expected a finite number, got {brief(value)}")
         expr = sp.nsimplify(f, rational=True)
     else:
         raise ValueError(f"{name}: expected a real number or a sympy expression, got {type(value).__name__}")
     if expr.has(sp.zoo, sp.oo, -sp.oo, sp.nan) or expr.is_real is False:
-        raise ValueError(f"{name}: expected a finite real value, got {value!r}")
+        raise ValueError(f"{name}: expected a finite real value, got {brief(value)}")
     return expr
 

@@ -29,6 +29,7 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
+from .validate import brief
 
 #: Text width of the companion paper (article, 1 in margins on A4/letter), inches.
 TEXT_WIDTH = 6.3
@@ -92,7 +93,7 @@ def panels(ncols: int, *, height: float = ROW_HEIGHT, width: float = TEXT_WIDTH,
     height, width = positive_scalar(height, "height"), positive_scalar(width, "width")
     for what, v in (("height", height), ("width", width)):
         if v > MAX_INCHES:
-            raise ValueError(f"{what}: expected at most {MAX_INCHES:g} inches, got {v!r}")
+            raise ValueError(f"{what}: expected at most {MAX_INCHES:g} inches, got {brief(v)}")
     fig, axes = plt.subplots(1, ncols, figsize=(width, height), squeeze=False, **kwargs)
     return fig, axes[0]
 
@@ -203,11 +204,11 @@ def save(fig, name: str, figures_dir) -> SavedFigure:
     output's metadata, where the tests of a build find them.
     """
     if not isinstance(name, str) or not _NAME.match(name):
-        raise ValueError(f"name: expected 'NN_slug' (two digits, lower-case words), got {name!r}")
+        raise ValueError(f"name: expected 'NN_slug' (two digits, lower-case words), got {brief(name)}")
     if not isinstance(fig, matplotlib.figure.Figure):
         raise ValueError(f"fig: expected a matplotlib Figure, got {type(fig).__name__}")
     if not isinstance(figures_dir, (str, os.PathLike)) or not str(figures_dir).strip():
-        raise ValueError(f"figures_dir: expected a folder path, got {figures_dir!r}")
+        raise ValueError(f"figures_dir: expected a folder path, got {brief(figures_dir)}")
     _check_size(fig)
     out = Path(figures_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -245,7 +246,7 @@ def _check_size(fig) -> None:
     for what, v in (("width", width), ("height", height)):
         if not (np.isfinite(v) and 0 < v <= MAX_INCHES):
             plt.close(fig)
-            raise ValueError(f"fig: expected a figure {what} in (0, {MAX_INCHES:g}] inches, got {v!r}")
+            raise ValueError(f"fig: expected a figure {what} in (0, {MAX_INCHES:g}] inches, got {brief(v)}")
 
 
 def _draw(fig, name: str, write) -> None:
@@ -293,7 +294,7 @@ def errorbar(ax, x, mean, se, *, label=None, **kwargs):
     ``x`` and ``mean`` have one size (a NaN leaves a gap); ``se`` has that size or is one number."""
     for name, v in (("x", x), ("mean", mean), ("se", se)):
         if v is None or isinstance(v, (str, bytes, dict)):
-            raise ValueError(f"{name}: expected numbers, got {v!r}")
+            raise ValueError(f"{name}: expected numbers, got {brief(v)}")
     n_x, n_mean, n_se = np.size(x), np.size(mean), np.size(se)
     if n_mean != n_x or n_se not in (1, n_x):
         raise ValueError(f"mean, se: expected one value per x ({n_x}), got {n_mean} and {n_se}")

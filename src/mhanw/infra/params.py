@@ -115,10 +115,10 @@ class Kind:
 
 def _real(value, name: str, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise _fail(name, f"expected {what}, got {value!r}")
+        raise _fail(name, f"expected {what}, got {brief(value)}")
     out = float(value)
     if not math.isfinite(out):
-        raise _fail(name, f"expected {what} (finite), got {value!r}")
+        raise _fail(name, f"expected {what} (finite), got {brief(value)}")
     return out
 
 
@@ -153,7 +153,7 @@ def positive_int(minimum: int = 1, *, at_most=None) -> Kind:
         if at_most is not None:
             bound = _ref(params, at_most, name)
             if value > bound:
-                raise _fail(name, f"expected {name} <= {_bound_text(at_most, bound)}, got {value!r}")
+                raise _fail(name, f"expected {name} <= {_bound_text(at_most, bound)}, got {brief(value)}")
 
     return Kind(f"integer >= {minimum}", lambda v, n: _integer(v, n, minimum, MAX_COUNT), relate)
 
@@ -168,9 +168,9 @@ def real(minimum: float | None = None, maximum: float | None = None, *, open_min
     def check(value, name):
         out = _real(value, name, f"a real number in {interval}")
         if minimum is not None and (out < minimum or (open_min and out == minimum)):
-            raise _fail(name, f"expected a real number in {interval}, got {value!r}")
+            raise _fail(name, f"expected a real number in {interval}, got {brief(value)}")
         if maximum is not None and (out > maximum or (open_max and out == maximum)):
-            raise _fail(name, f"expected a real number in {interval}, got {value!r}")
+            raise _fail(name, f"expected a real number in {interval}, got {brief(value)}")
         return out
 
     return Kind(f"real number in {interval}", check)
@@ -198,7 +198,7 @@ def choice(*options) -> Kind:
         if value not in options:
             close = difflib.get_close_matches(str(value), [str(o) for o in options], n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise _fail(name, f"expected one of {', '.join(repr(o) for o in options)}, got {value!r}{hint}")
+            raise _fail(name, f"expected one of {', '.join(repr(o) for o in options)}, got {brief(value)}{hint}")
         return value
 
     return Kind("one of " + ", ".join(repr(o) for o in options), check)
@@ -225,7 +225,7 @@ def path() -> Kind:
 
     def check(value, name):
         if not isinstance(value, str) or not value.strip():
-            raise _fail(name, f"expected a non-empty path string, got {value!r}")
+            raise _fail(name, f"expected a non-empty path string, got {brief(value)}")
         return value
 
     return Kind("path", check)
@@ -236,7 +236,7 @@ def boolean() -> Kind:
 
     def check(value, name):
         if not isinstance(value, bool):
-            raise _fail(name, f"expected True or False, got {value!r}")
+            raise _fail(name, f"expected True or False, got {brief(value)}")
         return value
 
     return Kind("True or False", check)
@@ -257,7 +257,7 @@ def sequence(of: Kind, *, min_length: int = 1, length=None) -> Kind:
 
     def check(value, name):
         if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
-            raise _fail(name, f"expected a list of {of.describe}, got {value!r}")
+            raise _fail(name, f"expected a list of {of.describe}, got {brief(value)}")
         if len(value) < min_length:
             raise _fail(name, f"expected at least {min_length} entries, got {len(value)}")
         return tuple(of.check(v, f"{name}[{i}]") for i, v in enumerate(value))
@@ -435,7 +435,7 @@ def at_most(a: str, b: str) -> Constraint:
         except _CONSTRAINT_ERRORS as exc:
             raise _unevaluable(a, f"{a} <= {b}", exc) from None
         if bad:
-            raise _fail(a, f"expected {a} <= {b} = {params[b]!r}, got {params[a]!r}")
+            raise _fail(a, f"expected {a} <= {b} = {params[b]!r}, got {brief(params[a])}")
 
     return constraint
 
@@ -467,11 +467,11 @@ def divides(a: str, b: str) -> Constraint:
         try:
             rest = params[b] % params[a]
         except ZeroDivisionError:
-            raise _fail(a, f"expected a divisor of {b} = {params[b]!r}, got {params[a]!r}") from None
+            raise _fail(a, f"expected a divisor of {b} = {params[b]!r}, got {brief(params[a])}") from None
         except _CONSTRAINT_ERRORS as exc:
             raise _unevaluable(a, f"{a} divides {b}", exc) from None
         if rest:
-            raise _fail(a, f"expected a divisor of {b} = {params[b]!r}, got {params[a]!r}")
+            raise _fail(a, f"expected a divisor of {b} = {params[b]!r}, got {brief(params[a])}")
 
     return constraint
 
@@ -611,7 +611,7 @@ def check_parameters(namespace: Mapping, spec: Mapping[str, Kind], constraints=(
                 raise _rename(exc, name) from None
     for i, constraint in enumerate(constraints):
         if not callable(constraint):
-            raise TypeError(f"constraints: expected callables f(params), got {constraint!r} at position {i}")
+            raise TypeError(f"constraints: expected callables f(params), got {brief(constraint)} at position {i}")
         try:
             constraint(values)
         except ParameterError:

@@ -12,6 +12,7 @@ import math
 import numbers
 
 import numpy as np
+from .validate import brief
 
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
           "eleven", "twelve")
@@ -30,13 +31,13 @@ def _integer(value, name: str) -> int:
     if isinstance(value, (numbers.Integral, np.integer)):
         return int(value)
     if not math.isfinite(float(value)) or not float(value).is_integer():
-        raise ValueError(f"{name}: expected integers, got {value!r} (not a whole number)")
+        raise ValueError(f"{name}: expected integers, got {brief(value)} (not a whole number)")
     return int(value)
 
 
 def _count(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-        raise ValueError(f"{name}: expected a whole number >= 0, got {value!r}")
+        raise ValueError(f"{name}: expected a whole number >= 0, got {brief(value)}")
     return int(value)
 
 
@@ -111,7 +112,7 @@ def group_by_verdict(pairs) -> str:
     groups: dict[str, list[str]] = {}
     for pair in pairs:
         if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
-            raise ValueError(f"pairs: expected (item, verdict) pairs, got {pair!r}")
+            raise ValueError(f"pairs: expected (item, verdict) pairs, got {brief(pair)}")
         item, verdict = pair
         groups.setdefault(str(verdict), []).append(str(item))
     if not groups:

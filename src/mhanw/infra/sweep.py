@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..constants import MAX_REPLICATES
-from .validate import as_seed_sequence, positive_int
+from .validate import as_seed_sequence, brief, positive_int
 
 #: Most worker processes a sweep starts: more than the cores of any machine this runs on (joblib
 #: takes a C int, so 10**12 raised a bare OverflowError).
@@ -139,7 +139,7 @@ def _progress_bar(progress, total, desc):
 def _scheduler_address(scheduler):
     address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV) or None
     if address is not None and (not isinstance(address, str) or not address.strip()):
-        raise ValueError(f"scheduler: expected a Dask scheduler address such as 'tcp://host:8786', got {address!r}")
+        raise ValueError(f"scheduler: expected a Dask scheduler address such as 'tcp://host:8786', got {brief(address)}")
     return address
 
 

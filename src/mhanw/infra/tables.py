@@ -88,7 +88,7 @@ def _real_or_nan(value, name: str) -> float:
 
 def _digits(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= int(value) <= 17:
-        raise ValueError(f"{name}: expected an integer from 1 to 17 (significant digits), got {value!r}")
+        raise ValueError(f"{name}: expected an integer from 1 to 17 (significant digits), got {brief(value)}")
     return int(value)
 
 
@@ -102,9 +102,9 @@ def pm(mean, se, digits: int = 2) -> str:
     mean, se = _real_or_nan(mean, "mean"), _real_or_nan(se, "se")
     digits = _digits(digits, "digits")
     if math.isinf(mean):
-        raise ValueError(f"mean: expected a finite estimate, got {mean!r}")
+        raise ValueError(f"mean: expected a finite estimate, got {brief(mean)}")
     if math.isinf(se) or se < 0:
-        raise ValueError(f"se: expected a finite standard error >= 0, got {se!r}")
+        raise ValueError(f"se: expected a finite standard error >= 0, got {brief(se)}")
     if math.isnan(mean):
         return "–"
     if math.isnan(se) or se == 0:

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from . import notation
-from .validate import real_scalar
+from .validate import brief, real_scalar
 
 _LETTERS = re.compile(r"^[A-Za-z]+$")
 
@@ -44,7 +44,7 @@ def _digits(value, name: str) -> int:
     """A number of significant digits, an int in ``1..MAX_DIGITS``."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) \
             or not 1 <= int(value) <= MAX_DIGITS:
-        raise ValueError(f"{name}: expected an integer from 1 to {MAX_DIGITS} (significant digits), got {value!r}")
+        raise ValueError(f"{name}: expected an integer from 1 to {MAX_DIGITS} (significant digits), got {brief(value)}")
     return int(value)
 
 
@@ -95,7 +95,7 @@ def format_mean_se(mean: float, se: float, se_digits: int = 1) -> str:
     mean = real_scalar(mean, "mean")
     se = real_scalar(se, "se")
     if se < 0:
-        raise ValueError(f"se: expected a finite non-negative standard error, got {se!r}")
+        raise ValueError(f"se: expected a finite non-negative standard error, got {brief(se)}")
     se_digits = _digits(se_digits, "se_digits")
     if se == 0:
         return f"{format_number(mean)} \\pm 0"
@@ -353,13 +353,13 @@ class Macros:
 
     def __init__(self, prefix: str):
         if not isinstance(prefix, str) or not _LETTERS.match(prefix):
-            raise ValueError(f"prefix: expected letters only (a TeX control word), got {prefix!r}")
+            raise ValueError(f"prefix: expected letters only (a TeX control word), got {brief(prefix)}")
         self.prefix = prefix
         self._defs: dict[str, str] = {}
 
     def _add(self, name: str, body: str) -> None:
         if not isinstance(name, str) or not _LETTERS.match(name):
-            raise ValueError(f"name: expected letters only (a TeX control word), got {name!r}")
+            raise ValueError(f"name: expected letters only (a TeX control word), got {brief(name)}")
         if name in self._defs:
             raise ValueError(f"name: macro {self.prefix}{name} is defined twice")
         self._defs[name] = body
@@ -375,7 +375,7 @@ class Macros:
         else:
             x = real_scalar(value, "value")
             if not x.is_integer():
-                raise ValueError(f"value: expected an integer, got {value!r}")
+                raise ValueError(f"value: expected an integer, got {brief(value)}")
             v = int(x)
         s = f"{v:,}".replace(",", "\\,")
         self._add(name, f"\\ensuremath{{{s}}}")
@@ -428,7 +428,7 @@ def write_atomic(path, text: str) -> Path:
     """Write ``text`` to ``path`` through a temporary file and a rename (a reader never sees a partial file;
     a failure leaves the previous file, or none, and no temporary)."""
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
-        raise ValueError(f"path: expected a file path, got {path!r}")
+        raise ValueError(f"path: expected a file path, got {brief(path)}")
     if not isinstance(text, str):
         raise ValueError(f"text: expected a string, got {type(text).__name__}")
     path = Path(path)

@@ -60,7 +60,7 @@ def _finite_real(value, name: str, what: str) -> float:
         raise ValueError(f"{name}: expected {what} (within the range of a double, about 1.8e308), "
                          f"got {brief(value)}") from None
     if not np.isfinite(out):
-        raise ValueError(f"{name}: expected {what} (finite), got {value!r}")
+        raise ValueError(f"{name}: expected {what} (finite), got {brief(value)}")
     return out
 
 
@@ -68,7 +68,7 @@ def positive_scalar(value, name: str) -> float:
     """Return ``value`` as a float if it is a finite number > 0, else raise ``ValueError``."""
     out = _finite_real(value, name, "a positive real number")
     if out <= 0:
-        raise ValueError(f"{name}: expected a positive finite number, got {value!r}")
+        raise ValueError(f"{name}: expected a positive finite number, got {brief(value)}")
     return out
 
 
@@ -102,11 +102,26 @@ def positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = MA
 
 
 def brief(value) -> str:
-    """``repr(value)``, with an integer of more than 30 digits shown by its size (10**400 has 401 digits)."""
+    """``value`` as an error message shows it: its ``repr`` on one line and at most 200 characters; an
+    integer of more than 30 digits by its size (10**400 has 401 digits), an array of more than 8 entries
+    by its shape (a repr would span lines, and an error is one line)."""
     if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool) and abs(int(value)) >= 10**30:
         return f"an integer of {len(str(abs(int(value))))} digits"
-    text = repr(value)
+    if isinstance(value, np.ndarray) and (value.size > 8 or value.ndim > 1):
+        return f"an array of shape {value.shape} ({value.dtype})"
+    try:
+        text = repr(value) if isinstance(value, (str, bytes)) else " ".join(repr(value).split())
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the message
+        text = f"<{type(value).__name__}>"
     return text if len(text) <= 200 else text[:200] + "..."
+
+
+def boolean(value, name: str) -> bool:
+    """``value`` as a bool if it is ``True`` or ``False`` (Python or numpy), else ``ValueError`` naming ``name``
+    (an array, a string or a number would be read by its truth, which is no answer)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}: expected True or False, got {type(value).__name__} {brief(value)}")
+    return bool(value)
 
 
 def sequence(value, name: str, what: str = "values") -> tuple:
@@ -114,15 +129,16 @@ def sequence(value, name: str, what: str = "values") -> tuple:
     bytes or a mapping), else raise ``ValueError`` naming ``name``; ``what`` describes
     the expected items.  The items themselves are the caller's to check."""
     if isinstance(value, (str, bytes, dict)) or not np.iterable(value):
-        raise ValueError(f"{name}: expected a sequence of {what}, got {value!r}")
+        raise ValueError(f"{name}: expected a sequence of {what}, got {brief(value)}")
     return tuple(value)
 
 
 def one_of(value, name: str, choices) -> str:
-    """Return ``value`` if it is one of ``choices``, else raise ``ValueError`` listing them."""
-    if value not in choices:
+    """Return ``value`` if it is one of ``choices``, else raise ``ValueError`` listing them (an array or
+    another value that does not compare to one answer is refused, not an ambiguous truth value)."""
+    if not isinstance(value, (str, bytes, numbers.Number, np.generic, tuple, type(None))) or value not in choices:
         listed = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"{name}: expected one of {listed}, got {value!r}")
+        raise ValueError(f"{name}: expected one of {listed}, got {brief(value)}")
     return value
 
 
@@ -130,7 +146,7 @@ def nonnegative_scalar(value, name: str) -> float:
     """Return ``value`` as a float if it is a finite number >= 0, else raise ``ValueError``."""
     out = _finite_real(value, name, "a non-negative real number")
     if out < 0:
-        raise ValueError(f"{name}: expected a non-negative finite number, got {value!r}")
+        raise ValueError(f"{name}: expected a non-negative finite number, got {brief(value)}")
     return out
 
 
@@ -143,7 +159,7 @@ def unit_interval(value, name: str) -> float:
     """Return ``value`` as a float if it lies in ``[0, 1]``, else raise ``ValueError``."""
     out = real_scalar(value, name)
     if not 0.0 <= out <= 1.0:
-        raise ValueError(f"{name}: expected a number in [0, 1], got {value!r}")
+        raise ValueError(f"{name}: expected a number in [0, 1], got {brief(value)}")
     return out
 
 
@@ -175,5 +191,5 @@ def as_seed_sequence(seed, name: str = "seed") -> np.random.SeedSequence:
             f"{name}: expected a non-negative integer or a numpy SeedSequence, got {type(seed).__name__} {seed!r}"
         )
     if int(seed) < 0:
-        raise ValueError(f"{name}: expected a non-negative integer, got {seed!r}")
+        raise ValueError(f"{name}: expected a non-negative integer, got {brief(seed)}")
     return np.random.SeedSequence(int(seed))

@@ -57,7 +57,7 @@ import numpy as np
 
 from . import notation
 from .texout import write_atomic
-from .validate import as_float_array, positive_int, real_scalar
+from .validate import as_float_array, boolean, brief, positive_int, real_scalar
 
 HOLDS = "holds"
 HOLDS_UNDER = "holds under the stated conditions"
@@ -77,6 +77,11 @@ _CLAIM_ID = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*(?:/[a-z0-9]+(?:[.-][a-z0-9
 
 class VerdictGuardError(AssertionError):
     """A sentence of the text states something the numbers do not support."""
+
+
+class StatisticError(ValueError):
+    """A deciding number of a record is not a finite double (e.g. ``3 * se`` or a z-score overflowed);
+    :func:`checked` re-addresses it to the rule's arguments that produced it."""
 
 
 # --------------------------------------------------------------------------- argument checks
@@ -108,10 +113,8 @@ def nonnegative(value, name: str) -> float:
 
 
 def flag(value, name: str) -> bool:
-    """``value`` if it is a bool (Python or numpy), else ``ValueError`` naming ``name``."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name}: expected True or False, got {type(value).__name__} {value!r}")
-    return bool(value)
+    """``value`` if it is a bool (Python or numpy), else ``ValueError`` naming ``name`` (:func:`boolean`)."""
+    return boolean(value, name)
 
 
 def numbers(values, name: str) -> np.ndarray:
@@ -158,7 +161,7 @@ def estimate(pair, name: str) -> tuple[float, float]:
     """``(value, standard error)``: a finite number and a finite standard error >= 0."""
     items = None if isinstance(pair, (str, bytes, Mapping)) or not hasattr(pair, "__iter__") else list(pair)
     if items is None or len(items) != 2:
-        raise ValueError(f"{name}: expected a pair (value, standard error), got {pair!r}")
+        raise ValueError(f"{name}: expected a pair (value, standard error), got {brief(pair)}")
     return number(items[0], f"{name}[0]"), standard_error(items[1], f"{name}[1]")
 
 
@@ -171,7 +174,7 @@ def records(values, name: str) -> list:
     """``values`` as a non-empty list of :class:`Verdict` records (the parts a summary record combines)."""
     items = None if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__") else list(values)
     if not items or not all(isinstance(r, Verdict) for r in items):
-        raise ValueError(f"{name}: expected a non-empty list of Verdict records, got {values!r}")
+        raise ValueError(f"{name}: expected a non-empty list of Verdict records, got {brief(values)}")
     return items
 
 
@@ -256,14 +259,14 @@ def labelled_estimates(values, name: str) -> list:
     ``(str, float, float)``; a malformed triple raises ``ValueError`` naming ``name[i]``."""
     items = None if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__") else list(values)
     if not items:
-        raise ValueError(f"{name}: expected a non-empty list of (label, value, standard error), got {values!r}")
+        raise ValueError(f"{name}: expected a non-empty list of (label, value, standard error), got {brief(values)}")
     out = []
     for i, item in enumerate(items):
         if isinstance(item, (str, bytes, Mapping)) or not hasattr(item, "__len__") or len(item) != 3:
-            raise ValueError(f"{name}[{i}]: expected (label, value, standard error), got {item!r}")
+            raise ValueError(f"{name}[{i}]: expected (label, value, standard error), got {brief(item)}")
         label = item[0]
         if isinstance(label, (bool, np.bool_)) or not isinstance(label, (str, int, float, np.integer, np.floating)):
-            raise ValueError(f"{name}[{i}][0]: expected a label (a string or a number), got {label!r}")
+            raise ValueError(f"{name}[{i}][0]: expected a label (a string or a number), got {brief(label)}")
         out.append((label, *estimate(item[1:], f"{name}[{i}]")))
     return out
 
@@ -309,6 +312,31 @@ flag_map = mapping_of(flag)
 numbers_map = mapping_of(numbers)
 
 
+def _magnitudes(value) -> list:
+    """The absolute values of the finite nonzero numbers in ``value`` (a number, an array, a pair, a mapping)."""
+    if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
+        return []
+    if isinstance(value, Mapping):
+        return [m for v in value.values() for m in _magnitudes(v)]
+    if isinstance(value, (list, tuple)):
+        return [m for v in value for m in _magnitudes(v)]
+    try:
+        arr = np.abs(np.asarray(value, dtype=float)).ravel()
+    except (TypeError, ValueError, OverflowError):
+        return []
+    return [float(v) for v in arr if np.isfinite(v) and v > 0]
+
+
+def _blame(arguments: Mapping, exc: Exception) -> str:
+    """The message of a record that could not be built from finite arguments: it names the arguments of
+    extreme magnitude (beyond 1e150 or below 1e-150), or every numeric argument if none is extreme."""
+    mags = {a: _magnitudes(v) for a, v in arguments.items()}
+    extreme = [a for a, m in mags.items() if m and (max(m) > 1e150 or min(m) < 1e-150)]
+    named = extreme or [a for a, m in mags.items() if m]
+    shown = "; ".join(f"{a} = {brief(arguments[a])}" for a in named)
+    return f"{', '.join(named) or 'arguments'}: these values give a deciding number beyond a double ({shown}): {exc}"
+
+
 def checked(**checks: Callable) -> Callable:
     """Decorate a verdict rule so that every argument is checked before it decides.
 
@@ -344,7 +372,10 @@ def checked(**checks: Callable) -> Callable:
             bound.apply_defaults()
             for arg, check in checks.items():
                 check(bound.arguments[arg], arg)
-            return rule(*args, **kwargs)
+            try:
+                return rule(*args, **kwargs)
+            except StatisticError as exc:  # finite arguments whose result is not: name the arguments
+                raise ValueError(_blame(bound.arguments, exc)) from None
 
         inner.checks = MappingProxyType(dict(checks))
         return inner
@@ -371,16 +402,16 @@ class Statistic:
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
-            raise ValueError(f"name: expected a non-empty string naming the statistic, got {self.name!r}")
+            raise ValueError(f"name: expected a non-empty string naming the statistic, got {brief(self.name)}")
         if not isinstance(self.unit, str):
-            raise ValueError(f"unit: expected a string, got {self.unit!r} (statistic {self.name!r})")
+            raise ValueError(f"unit: expected a string, got {brief(self.unit)} (statistic {self.name!r})")
         try:
             number(self.value, "value")
             se = self.se
             if not (isinstance(se, (float, np.floating)) and math.isnan(se)):
                 standard_error(se, "se")
         except ValueError as exc:
-            raise ValueError(f"{exc} (statistic {self.name!r})") from None
+            raise StatisticError(f"{exc} (statistic {self.name!r})") from None
 
     def to_dict(self) -> dict:
         out = {"name": self.name, "value": _plain(self.value), "se": _plain(self.se)}
@@ -426,9 +457,9 @@ class Verdict:
 
     def __post_init__(self):
         if not isinstance(self.claim, str) or not _CLAIM_ID.match(self.claim):
-            raise ValueError(f"claim: expected an id like 'thm-4.2/equal-hdi', got {self.claim!r}")
+            raise ValueError(f"claim: expected an id like 'thm-4.2/equal-hdi', got {brief(self.claim)}")
         if self.verdict not in VOCABULARY:
-            raise ValueError(f"verdict: expected one of {VOCABULARY}, got {self.verdict!r}")
+            raise ValueError(f"verdict: expected one of {VOCABULARY}, got {brief(self.verdict)}")
         for name in ("statement", "criterion"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
                 raise ValueError(f"{name}: expected a non-empty sentence")
@@ -436,7 +467,10 @@ class Verdict:
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name}: expected a string, got {getattr(self, name)!r}")
         if self.detectable is not None:
-            standard_error(self.detectable, "detectable")
+            try:
+                standard_error(self.detectable, "detectable")
+            except ValueError as exc:
+                raise StatisticError(str(exc)) from None
         if self.verdict == HOLDS_UNDER and not self.conditions.strip():
             raise ValueError("conditions: a verdict 'holds under the stated conditions' must state them")
         stats = tuple(self.statistics)
@@ -480,7 +514,7 @@ class Verdict:
             stats = []
             for i, s in enumerate(raw):
                 if not isinstance(s, Mapping) or "name" not in s or "value" not in s:
-                    raise ValueError(f"statistics[{i}]: expected a mapping with 'name' and 'value', got {s!r}")
+                    raise ValueError(f"statistics[{i}]: expected a mapping with 'name' and 'value', got {brief(s)}")
                 stats.append(Statistic(s["name"], s["value"], math.nan if s.get("se") is None else s["se"],
                                        s.get("unit", "")))
             return cls(claim=d["claim"], statement=d["statement"], verdict=d["verdict"], criterion=d["criterion"],
@@ -495,7 +529,7 @@ def compatible(paper: str, other: str) -> bool:
     ``"undecided at this size"``, or both a form of "holds"; never the opposite one."""
     for name, v in (("paper", paper), ("other", other)):
         if v not in VOCABULARY:
-            raise ValueError(f"{name}: expected one of {VOCABULARY}, got {v!r}")
+            raise ValueError(f"{name}: expected one of {VOCABULARY}, got {brief(v)}")
     return other == paper or other == UNDECIDED or {paper, other} <= {HOLDS, HOLDS_UNDER}
 
 
@@ -553,7 +587,7 @@ def significant_effect(effect: float, se: float, *, sign: int = 1, n_se: float =
     e = number(effect, "effect")
     s = standard_error(se, "se")
     if isinstance(sign, (bool, np.bool_)) or not isinstance(sign, (int, np.integer)) or sign not in (1, -1):
-        raise ValueError(f"sign: expected +1 or -1, got {sign!r}")
+        raise ValueError(f"sign: expected +1 or -1, got {brief(sign)}")
     k = standard_error(n_se, "n_se")
     if sign * e > k * s:
         return HOLDS
@@ -573,7 +607,7 @@ def direction_words(effect: float, se: float, *, positive: str, negative: str, n
     """
     for name, text in (("positive", positive), ("negative", negative), ("neither", neither)):
         if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"{name}: expected non-empty words, got {text!r}")
+            raise ValueError(f"{name}: expected non-empty words, got {brief(text)}")
     return {HOLDS: positive, FAILS: negative}.get(significant_effect(effect, se, n_se=n_se), neither)
 
 
@@ -585,7 +619,7 @@ def combine(verdicts) -> str:
         raise ValueError("verdicts: expected at least one verdict")
     for v in verdicts:
         if v not in VOCABULARY:
-            raise ValueError(f"verdicts: expected verdicts of {VOCABULARY}, got {v!r}")
+            raise ValueError(f"verdicts: expected verdicts of {VOCABULARY}, got {brief(v)}")
     if FAILS in verdicts:
         return FAILS
     if all(v == HOLDS for v in verdicts):
@@ -712,6 +746,8 @@ def findings_markdown(records: Iterable[Verdict]) -> str:
     for a claim that holds because no violation was detected, the smallest
     violation the run could have detected.
     """
+    if isinstance(records, (str, bytes, Mapping)) or not hasattr(records, "__iter__"):
+        raise ValueError(f"records: expected Verdict records (a list or a Ledger), got {type(records).__name__}")
     lines = []
     for r in records:
         if not isinstance(r, Verdict):
