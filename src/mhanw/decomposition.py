@@ -366,6 +366,8 @@ def jackknife(statistic, arrays, n_blocks: int = 20):
     for i, a in enumerate(arrays):
         if a.ndim == 0 or a.shape[0] != R:
             raise ValueError(f"arrays: array {i} has shape {a.shape}; expected {R} replicates on axis 0")
+    if R < 2:
+        raise ValueError(f"arrays: expected at least 2 replicates on axis 0 (a jackknife), got {R}")
     if isinstance(n_blocks, bool) or not isinstance(n_blocks, (int, np.integer)) or not 2 <= n_blocks <= R:
         raise ValueError(f"n_blocks: expected an integer in [2, {R}] (the number of replicates), got {brief(n_blocks)}")
     theta = np.asarray(statistic(*arrays), dtype=np.float64)

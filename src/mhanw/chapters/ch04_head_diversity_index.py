@@ -780,6 +780,10 @@ def regression_label(spec) -> str:
 def rotation_invariant(model) -> tuple[bool, str]:
     """Whether a :class:`mhanw.data.DataModel` meets the isotropy conditions of S-weak (m, inputs, noise), and
     why not."""
+    from ..data import DataModel
+
+    if not isinstance(model, DataModel):
+        raise ValueError(f"model: expected a DataModel (mhanw.data.data_model), got {type(model).__name__}")
     why = []
     if not model.regression.isotropic:
         why.append(f"m = {model.regression.name} is not isotropic")

@@ -32,7 +32,7 @@ from ..constants import MAX_REPLICATES, N_SE, check_entries
 from ..diversity import head_diversity_index, orthonormal_bases, principal_angles
 from ..heads import orthonormalize
 from ..infra import verdicts as V
-from ..infra.validate import as_float_array, as_seed_sequence, generator, positive_int, positive_scalar
+from ..infra.validate import as_float_array, as_seed_sequence, boolean, generator, positive_int, positive_scalar
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Verdict, checked, significant_effect
 from ..infra.verdicts import stat as _stat
 from .ch04_head_diversity_index import SHARED_PARAMETERS, random_configuration_imse, rank_correlation
@@ -121,6 +121,9 @@ def imse_and_gradient(W, batch: CrnBatch, bandwidth: float, gradient: bool = Tru
 
     Returns ``(loss, grad)`` with ``grad`` ``(H, d, d_k)`` (``None`` when ``gradient`` is false).
     """
+    if not isinstance(batch, CrnBatch):
+        raise ValueError(f"batch: expected a CrnBatch (crn_batch), got {type(batch).__name__}")
+    gradient = boolean(gradient, "gradient")
     W = as_float_array(W, "W", ndim=3)
     if W.shape[1] != batch.X.shape[2]:
         raise ValueError(f"W: expected shape (H, {batch.X.shape[2]}, d_k), got {W.shape}")

@@ -66,7 +66,7 @@ from ..infra.estimates import Estimate
 from ..infra.prose import count_of, join_list
 from ..infra import verdicts as V
 from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, checked, guard, significant_effect
-from ..infra.validate import as_float_array, as_seed_sequence, brief, one_of, positive_int, sequence
+from ..infra.validate import as_float_array, as_seed_sequence, boolean, brief, one_of, positive_int, sequence
 
 __all__ = [
     "NORMALIZATIONS",
@@ -479,6 +479,7 @@ def random_subspace_null(n_heads: int, d: int, d_k: int, n_draw: int, seed, *, c
     if d_k > d:
         raise ValueError(f"d_k: expected d_k <= d = {d}, got {d_k}")
     n_draw = positive_int(n_draw, "n_draw", maximum=MAX_REPLICATES, what="draws")
+    circuit = boolean(circuit, "circuit")
     rng = np.random.default_rng(as_seed_sequence(seed))
 
     def haar():
@@ -701,7 +702,7 @@ def layer_contrast(per_sentence, layer: int = -1) -> Estimate:
     """
     E = as_float_array(per_sentence, "per_sentence", ndim=3)
     L = E.shape[0]
-    if L < 2 or not -L <= layer < L:
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or L < 2 or not -L <= layer < L:
         raise ValueError(f"layer: expected an index of one of {L} >= 2 layers, got {brief(layer)}")
     layer = layer % L
     others = np.delete(E, layer, axis=0)

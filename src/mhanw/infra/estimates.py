@@ -107,7 +107,7 @@ class Estimate:
         as_float_array(self.mean, "mean", allow_empty=True)
         se = np.asarray(self.se)
         if se.dtype.kind not in "iuf":
-            raise ValueError(f"se: expected real standard errors, got {type(self.se).__name__} {self.se!r}")
+            raise ValueError(f"se: expected real standard errors, got {type(self.se).__name__} {brief(self.se)}")
         se = se.astype(float)
         if np.any(np.isinf(se)) or np.any(se < 0):
             raise ValueError(f"se: expected standard errors >= 0 and finite (NaN for fewer than 2 replicates), "

@@ -82,7 +82,7 @@ def _real_or_nan(value, name: str) -> float:
     """A real number as a float (NaN allowed: a missing value); bools, strings, None and others raise."""
     if isinstance(value, (bool, str, bytes)) or type(value).__name__ == "bool_" \
             or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name}: expected a real number, got {type(value).__name__} {value!r}")
+        raise ValueError(f"{name}: expected a real number, got {type(value).__name__} {brief(value)}")
     return float(value)
 
 
@@ -245,7 +245,7 @@ def _records(data, index: str | None) -> tuple[list[str], list[dict]]:
         for r in data:
             cols += [str(k) for k in r if str(k) not in cols]
         return cols, [{str(k): v for k, v in r.items()} for r in data]
-    raise TypeError(f"data: expected a DataFrame, a dict or a list of dicts, got {type(data).__name__}")
+    raise ValueError(f"data: expected a DataFrame, a dict or a list of dicts, got {type(data).__name__}")
 
 
 def _is_column(v) -> bool:
@@ -290,7 +290,10 @@ def show(data, digits: int = 4, *, se: Mapping[str, str] | None = None, split: s
         raise ValueError(f"max_rows: expected an integer from 3 to {MAX_COUNT} (first rows, '…', last 2 rows), "
                          f"got {brief(max_rows)}")
     if se is not None and not isinstance(se, Mapping):
-        raise ValueError(f"se: expected a dict {{estimate column: s.e. column}}, got {type(se).__name__} {se!r}")
+        raise ValueError(f"se: expected a dict {{estimate column: s.e. column}}, got {type(se).__name__} {brief(se)}")
+    for name, text in (("index", index), ("caption", caption), ("note", note)):
+        if text is not None and not isinstance(text, str):
+            raise ValueError(f"{name}: expected None or a string, got {type(text).__name__} {brief(text)}")
     columns, records = _records(data, index)
     if se:
         for est, err in se.items():

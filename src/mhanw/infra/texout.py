@@ -259,7 +259,7 @@ def tex_math(expr) -> str:
     import sympy
 
     if not isinstance(expr, sympy.Basic):
-        raise ValueError(f"expr: expected a sympy expression, got {type(expr).__name__} {expr!r}"[:200])
+        raise ValueError(f"expr: expected a sympy expression, got {type(expr).__name__} {brief(expr)}"[:200])
     names = {s: sympy.Symbol(re.sub(r"^([A-Za-z]+)([0-9]+)$", r"\1_{\2}", s.name)) for s in expr.free_symbols}
     return sympy.latex(expr.xreplace(names))
 
@@ -405,7 +405,7 @@ class Macros:
         import sympy
 
         if not isinstance(expression, sympy.Basic):
-            raise ValueError(f"expression: expected a sympy expression, got {type(expression).__name__} {expression!r}")
+            raise ValueError(f"expression: expected a sympy expression, got {type(expression).__name__} {brief(expression)}")
         self._add(name, f"\\ensuremath{{{sympy.latex(expression)}}}")
 
     def __len__(self) -> int:

@@ -188,7 +188,7 @@ def as_seed_sequence(seed, name: str = "seed") -> np.random.SeedSequence:
         )
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (numbers.Integral, np.integer)):
         raise ValueError(
-            f"{name}: expected a non-negative integer or a numpy SeedSequence, got {type(seed).__name__} {seed!r}"
+            f"{name}: expected a non-negative integer or a numpy SeedSequence, got {type(seed).__name__} {brief(seed)}"
         )
     if int(seed) < 0:
         raise ValueError(f"{name}: expected a non-negative integer, got {brief(seed)}")

@@ -125,7 +125,7 @@ def numbers(values, name: str) -> np.ndarray:
 def numbers_or_none(values, name: str) -> np.ndarray:
     """``values`` as a float array of finite numbers, possibly empty (a list of settings that may have none)."""
     if isinstance(values, (str, bytes, Mapping)):
-        raise ValueError(f"{name}: expected a list of numbers, got {type(values).__name__} {values!r}")
+        raise ValueError(f"{name}: expected a list of numbers, got {type(values).__name__} {brief(values)}")
     return as_float_array(values, name, allow_empty=True)
 
 
@@ -181,14 +181,14 @@ def records(values, name: str) -> list:
 def text(value, name: str) -> str:
     """``value`` if it is a non-empty string (a label, a claim id, words of a sentence), else ``ValueError``."""
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{name}: expected a non-empty string, got {type(value).__name__} {value!r}")
+        raise ValueError(f"{name}: expected a non-empty string, got {type(value).__name__} {brief(value)}")
     return value
 
 
 def note(value, name: str) -> str:
     """``value`` if it is a string, possibly empty (an optional reason or remark), else ``ValueError``."""
     if not isinstance(value, str):
-        raise ValueError(f"{name}: expected a string, got {type(value).__name__} {value!r}")
+        raise ValueError(f"{name}: expected a string, got {type(value).__name__} {brief(value)}")
     return value
 
 
@@ -232,7 +232,7 @@ def expression(value, name: str):
         number(value, name)
         return value
     if not isinstance(value, sp.Expr):
-        raise ValueError(f"{name}: expected a sympy expression, got {type(value).__name__} {value!r}"[:300])
+        raise ValueError(f"{name}: expected a sympy expression, got {type(value).__name__} {brief(value)}"[:300])
     if value.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
         raise ValueError(f"{name}: expected a finite sympy expression, got {sp.sstr(value)[:80]}")
     ops = sp.count_ops(value)
