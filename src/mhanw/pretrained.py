@@ -269,6 +269,8 @@ def verify_files(model: str = DEFAULT_MODEL, names=None) -> None:
     if names is None:
         names = [n for n in _CONFIG_FILES if (folder / n).is_file()] + ["model.safetensors", "tokenizer.json"]
     recorded = _recorded_hashes(model)
+    if isinstance(names, (str, bytes)) or not np.iterable(names) or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"names: expected file names in the model folder, got {brief(names)}")
     for name in names:
         path = folder / name
         stat = path.stat()

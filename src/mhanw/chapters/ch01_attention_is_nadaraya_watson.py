@@ -16,7 +16,7 @@ from ..infra import verdicts as V
 from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, Verdict, checked, combine, no_violation,
                               no_violation_record, significant_effect, within_tolerance)
 from ..infra.verdicts import stat as _stat
-from ..infra.validate import as_float_array, as_seed_sequence, brief, positive_int, positive_scalar
+from ..infra.validate import as_float_array, as_seed_sequence, brief, positive_int, positive_ints, positive_scalar
 from ..locality import (attention_neff_fraction, effective_sample_size, expected_neff_fraction,
                          neff_fraction_given_query)
 from ..nw import softmax_attention
@@ -58,7 +58,7 @@ def neff_by_dimension(dims, n_keys: int, n_queries: int, seed, inputs="gaussian"
     the mean limit ``(1 + 2/d_k)^(-d_k/2)`` (``nan`` for other laws, where
     these limits do not apply).
     """
-    dims = [positive_int(d, "dims") for d in np.atleast_1d(dims)]
+    dims = positive_ints(dims, "dims")
     n_keys = positive_int(n_keys, "n_keys", minimum=2)
     n_queries = positive_int(n_queries, "n_queries", minimum=2)
     check_entries("n_keys", n_keys, max(dims))
@@ -100,7 +100,7 @@ def exp_kernel_estimates(sample_sizes, n_rep: int, seed, model, *, query: float 
 
     Returns ``(len(sample_sizes), n_rep)``.
     """
-    sizes = [positive_int(n, "sample_sizes") for n in np.atleast_1d(sample_sizes)]
+    sizes = positive_ints(sample_sizes, "sample_sizes")
     check_entries("sample_sizes", max(sizes))
     n_rep = positive_int(n_rep, "n_rep", maximum=MAX_REPLICATES, what="replicates")
     check_entries("n_rep", len(sizes), n_rep)
@@ -187,9 +187,7 @@ def gaussian_model_neff(tokens, d_k: int, n_draws: int, seed, scale=None) -> dic
     ``"overall"`` (the mean over sentences) and ``"overall_se"`` (its Monte
     Carlo error), ``"limit"`` ``(1 + 2/d_k)^(-d_k/2)``.
     """
-    counts = [positive_int(t, "tokens", minimum=2) for t in np.atleast_1d(tokens)]
-    if not counts:
-        raise ValueError("tokens: expected at least one sentence's token count")
+    counts = positive_ints(tokens, "tokens", minimum=2)
     d_k = positive_int(d_k, "d_k")
     n_draws = positive_int(n_draws, "n_draws", minimum=2, maximum=MAX_REPLICATES, what="draws")
     check_entries("tokens", max(counts), max(counts))  # the attention weights of one draw, t x t

@@ -196,6 +196,10 @@ class ImseOptimum:
     angles: np.ndarray
 
 
+#: Longest first step of :func:`minimize_imse`: ten times the length of a head's column (1e308 overflowed W).
+MAX_FIRST_MOVE = 10.0
+
+
 def minimize_imse(batch: CrnBatch, n_heads: int, d_k: int, bandwidth: float, rng, n_starts: int = 3,
                   n_steps: int = 60, orthogonal: bool = False, first_move: float = 0.2) -> ImseOptimum:
     """Minimise :func:`imse_and_gradient` over ``H`` head subspaces of dimension ``d_k`` (Thm 5.1).
@@ -222,6 +226,9 @@ def minimize_imse(batch: CrnBatch, n_heads: int, d_k: int, bandwidth: float, rng
     n_starts = positive_int(n_starts, "n_starts", maximum=MAX_REPLICATES, what="starts")
     n_steps = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES, what="steps")
     first_move = positive_scalar(first_move, "first_move")
+    if first_move > MAX_FIRST_MOVE:
+        raise ValueError(f"first_move: expected at most {MAX_FIRST_MOVE:g} (a move of the orthonormal heads, whose "
+                         f"columns have length 1), got {first_move!r}")
     best = None
     losses = np.empty(n_starts)
     for s in range(n_starts):

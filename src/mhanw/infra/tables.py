@@ -312,6 +312,8 @@ def show(data, digits: int = 4, *, se: Mapping[str, str] | None = None, split: s
             for r in records:
                 r[f"{est} ± s.e."] = r.pop(est)
     if split is not None:
+        if not isinstance(split, str):
+            raise ValueError(f"split: expected None or a column name, got {type(split).__name__} {brief(split)}")
         if split not in columns:
             raise ValueError(f"split: no column {split!r} in {columns}")
         groups: dict[str, list[dict]] = {}

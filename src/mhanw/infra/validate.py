@@ -116,6 +116,18 @@ def brief(value) -> str:
     return text if len(text) <= 200 else text[:200] + "..."
 
 
+def positive_ints(values, name: str, *, minimum: int = 1, maximum: int | None = MAX_COUNT) -> list:
+    """A non-empty list of integers >= ``minimum`` (each :func:`positive_int`, named ``name``) from one
+    integer or a sequence of them (sample sizes, dimensions, token counts); an empty one is refused here,
+    where ``max()`` of it would have failed without naming anything."""
+    if isinstance(values, (str, bytes, dict)) or (not np.iterable(values) and not isinstance(values, numbers.Number)):
+        raise ValueError(f"{name}: expected an integer or a sequence of integers, got {brief(values)}")
+    items = [positive_int(v, name, minimum=minimum, maximum=maximum) for v in np.atleast_1d(np.asarray(values, dtype=object))]
+    if not items:
+        raise ValueError(f"{name}: expected at least one integer, got an empty sequence")
+    return items
+
+
 def boolean(value, name: str) -> bool:
     """``value`` as a bool if it is ``True`` or ``False`` (Python or numpy), else ``ValueError`` naming ``name``
     (an array, a string or a number would be read by its truth, which is no answer)."""
