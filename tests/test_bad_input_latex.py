@@ -38,7 +38,8 @@ PDFLATEX = shutil.which("pdflatex")
 
 @pytest.mark.parametrize("value,why", [
     ("50%", "comment sign"), ("a trailing backslash\\", "trailing backslash"), ("#1", "parameter sign"),
-    ("$x", "unpaired"), ("{", "unbalanced"), ("}{", "unbalanced"), ("a\x00b", "control"),
+    ("$x", "unpaired"), ("{", "unbalanced"), ("}{", "unbalanced"), ("a\x00b", "not printable ASCII"),
+    ("x_1 and a^b", "outside maths"), ("±", "not printable ASCII"),
 ])
 def test_macro_text_that_would_stop_pdflatex_is_refused(value, why):
     m = Macros("Test")

@@ -271,7 +271,10 @@ def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sig
     -------
     array ``(n_rep, H, H)``, symmetric positive semi-definite per replicate.
     """
-    configs = _as_configs(config, bandwidth)
+    try:
+        configs = _as_configs(config, bandwidth)
+    except ValueError as exc:  # one configuration: its errors name config, not configs
+        raise ValueError(f"config{str(exc)[len('configs'):].replace('[0]', '', 1)}") from None
     if len(configs) != 1:
         raise ValueError(f"config: expected one configuration, got {len(configs)}")
     model = _model(regression, sigma, configs[0].d, "config")

@@ -15,7 +15,7 @@ from .. import data
 from ..decomposition import jackknife
 from ..infra import params as P
 from ..infra import verdicts as V
-from ..infra.validate import as_float_array
+from ..infra.validate import as_float_array, sequence
 from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, UNDECIDED, Verdict, checked, combine, no_violation,
                               no_violation_record, significant_effect)
 from ..infra.verdicts import stat as _stat
@@ -182,7 +182,7 @@ def pooled_relative_deviation(pairs, predicted, n_blocks: int = 20) -> tuple:
     numbers); ``predicted``: the predicted covariance of each setting.
     Returns ``(mean deviation, standard error)``.
     """
-    est = [as_float_array(e, f"pairs[{i}]", ndim=2) for i, e in enumerate(pairs)]
+    est = [as_float_array(e, f"pairs[{i}]", ndim=2) for i, e in enumerate(sequence(pairs, "pairs", "(R, 2) arrays"))]
     pred = as_float_array(predicted, "predicted", ndim=1)
     if len(est) != pred.shape[0] or not est:
         raise ValueError(f"predicted: expected one value per setting ({len(est)}), got {pred.shape}")

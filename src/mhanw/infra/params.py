@@ -116,7 +116,10 @@ class Kind:
 def _real(value, name: str, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise _fail(name, f"expected {what}, got {brief(value)}")
-    out = float(value)
+    try:
+        out = float(value)
+    except OverflowError:  # an integer beyond a double
+        raise _fail(name, f"expected {what} (within the range of a double), got {brief(value)}") from None
     if not math.isfinite(out):
         raise _fail(name, f"expected {what} (finite), got {brief(value)}")
     return out

@@ -142,7 +142,7 @@ def tex_escape(text: str) -> str:
             out.append(_TEX_UNICODE[ch])
         elif ch in _GREEK:
             out.append(f"$\\{_GREEK[ch]}$")
-        elif ord(ch) < 128:
+        elif 32 <= ord(ch) < 127 or ch in "\n\t":  # printable ASCII (a control character prints nothing)
             out.append(ch)
         else:
             out.append("?")
@@ -273,31 +273,54 @@ def check_tex(text, name: str) -> str:
     """``text`` if it can stand as the body of a macro, else ``ValueError`` naming ``name``.
 
     Braces must balance (``\\{`` and ``\\}`` are literal), ``$`` must pair, and
-    there may be no unescaped ``%`` or ``#`` and no trailing backslash: each
-    would make pdflatex stop ("File ended while scanning", "Illegal parameter
-    number") and lose every later macro of the paper.  Plain text goes through
-    :func:`tex_escape` first.
+    there may be no unescaped ``%`` or ``#``, no trailing backslash, no ``^`` or
+    ``_`` outside maths (``$...$``, ``\\(...\\)``, ``\\ensuremath{...}``) and no
+    character outside printable ASCII: each would make pdflatex stop ("File
+    ended while scanning", "Illegal parameter number", "Missing $ inserted",
+    "Unicode character not set up") and lose every later macro of the paper.
+    Plain text goes through :func:`tex_escape` first (:meth:`Macros.plain`).
     """
     if not isinstance(text, str):
         raise ValueError(f"{name}: expected a string of LaTeX text, got {type(text).__name__}")
-    if any(ord(c) < 32 and c not in "\n\t" for c in text):
-        raise ValueError(f"{name}: control characters in LaTeX text {text[:80]!r}")
+    odd = sorted({c for c in text if not (32 <= ord(c) < 127 or c in "\n\t")})
+    if odd:
+        raise ValueError(f"{name}: the character {odd[0]!r} in LaTeX text {text[:80]!r} is not printable ASCII "
+                         "(pass plain text through Macros.plain, which spells it out)")
     if not _braces_balanced(text):
         raise ValueError(f"{name}: unbalanced braces in LaTeX text {text[:80]!r}")
-    dollars, i = 0, 0
+    math, depth, groups, i = False, 0, [], 0  # groups: the brace depths at which \ensuremath{ opened
     while i < len(text):
         ch = text[i]
         if ch == "\\":
             if i + 1 == len(text):
                 raise ValueError(f"{name}: a trailing backslash in LaTeX text {text[-80:]!r} (it would escape the "
                                  "macro's closing brace)")
+            if text.startswith("\\ensuremath{", i):
+                groups.append(depth)
+                depth += 1
+                i += len("\\ensuremath{")
+                continue
+            if text[i + 1] in "([":
+                math = True
+            elif text[i + 1] in ")]":
+                math = False
             i += 2
             continue
         if ch in _UNESCAPED:
             raise ValueError(f"{name}: {_UNESCAPED[ch]} in LaTeX text {text[:80]!r}")
-        dollars += ch == "$"
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if groups and depth == groups[-1]:
+                groups.pop()
+        elif ch == "$":
+            math = not math
+        elif ch in "^_" and not math and not groups:
+            raise ValueError(f"{name}: {ch!r} outside maths in LaTeX text {text[:80]!r} (put the formula in "
+                             "$...$, or pass plain text through Macros.plain, which escapes it)")
         i += 1
-    if dollars % 2:
+    if math:
         raise ValueError(f"{name}: an unpaired $ in LaTeX text {text[:80]!r}")
     return text
 
