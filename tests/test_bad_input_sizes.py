@@ -331,3 +331,15 @@ def test_matched_hdi_configuration_with_an_unreachable_target():
     assert time.perf_counter() - start < 2.0
     W = ch04.matched_hdi_configuration(0.5, RNG(0))
     assert W.shape == (3, 6, 2)
+
+
+def test_a_notebook_parameter_above_the_shared_maximum_is_refused():
+    from mhanw.chapters import ch05_decorrelation_optimality as ch05
+    from mhanw.infra import params as P
+
+    for bad in (MAX_ENTRIES + 1, 10**400):
+        with pytest.raises(P.ParameterError, match=r"^random_n: expected an integer <= 268435456"):
+            ch05.PARAMETERS["random_n"].check(bad, "random_n")
+    with pytest.raises(P.ParameterError, match=r"^bandwidth: .*within the range of a double"):
+        ch05.PARAMETERS["bandwidth"].check(10**400, "bandwidth")  # was an OverflowError
+    assert ch05.PARAMETERS["random_n"].check(400, "random_n") == 400
