@@ -15,9 +15,7 @@ laws, exact numbers, chapter parameters -- and demands a result or a one-line
 from __future__ import annotations
 
 import re
-import signal
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -29,6 +27,7 @@ from mhanw.chapters import ch06_optimal_head_size as ch06
 from mhanw.chapters import ch07_structured_weighting as ch07
 from mhanw.infra import params as P
 from mhanw.infra.expressions import exact_number
+from timeouts import within
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "mhanw"
 
@@ -62,20 +61,6 @@ PAYLOADS = [
 ]
 
 
-@contextmanager
-def within(seconds: float):
-    """Fail (rather than hang) when the block takes longer than ``seconds``."""
-
-    def alarm(signum, frame):
-        raise TimeoutError(f"took more than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _through(path: str, text: str, seconds: float = 10.0):

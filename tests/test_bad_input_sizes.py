@@ -18,9 +18,7 @@ import importlib
 import inspect
 import pkgutil
 import re
-import signal
 import time
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -29,6 +27,7 @@ from hypothesis import strategies as st
 
 import mhanw
 from mhanw.constants import MAX_ENTRIES, MAX_REPLICATES
+from timeouts import within
 
 #: Arguments that are sizes of arrays (bounded by MAX_ENTRIES) ...
 SIZES = {"n", "d", "d_k", "n_heads", "H", "budget", "n_test", "n_keys", "n_queries", "nodes", "n_samples",
@@ -225,20 +224,6 @@ def _required(qual, f):
     return kwargs
 
 
-@contextmanager
-def within(seconds: float):
-    """Fail (rather than hang) when the block takes longer than ``seconds``."""
-
-    def alarm(signum, frame):
-        raise TimeoutError(f"took more than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 #: Arguments with a maximum of their own (a budget is arithmetic until it is enumerated) or none (a real

@@ -13,9 +13,7 @@ that simplifies an expression refuses one beyond
 from __future__ import annotations
 
 import math
-import signal
 import time
-from contextlib import contextmanager
 
 import pytest
 import sympy as sp
@@ -25,22 +23,11 @@ from hypothesis import strategies as st
 from mhanw import data
 from mhanw.infra import params as P
 from mhanw.infra import verdicts as V
+from timeouts import within
 
 XS = [f"x{i}" for i in range(1, 11)]
 
 
-@contextmanager
-def within(seconds: float):
-    def alarm(signum, frame):
-        raise TimeoutError(f"took more than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def test_a_short_polynomial_with_many_terms_does_not_hang():
