@@ -85,6 +85,7 @@ def test_a_bad_argument_is_named_in_one_line(call, arg):
     (lambda: validate.real_scalar(-(10**400), "value"), "value"),
     (lambda: tables.show({"a": [1.0]}, max_rows=10**400), "max_rows"),
     (lambda: ch04.random_record(-0.5, 0.1, 10**400, 0.5, 100, 0.1, True), "n_violations"),
+    (lambda: __import__("mhanw.covariance").covariance.kernel_overlap_symbolic(angle=10**400), "angle"),
 ])
 def test_integers_beyond_a_double_are_named(call, arg):
     assert "digits" in _named(call, arg)  # shown by their size, not 400 digits

@@ -284,6 +284,11 @@ def exact_number(value, name: str) -> sp.Expr:
     elif isinstance(value, str):
         expr = NUMBER_GRAMMAR.parse(value, name)
         expr = sp.nsimplify(expr, rational=True) if expr.is_Float else expr
+    elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        if abs(int(value)) > 10**int(MAX_CONSTANT_LOG10):  # exact, but beyond what a formula may hold
+            raise ValueError(f"{name}: expected a number of magnitude at most 10**{MAX_CONSTANT_LOG10:g}, got "
+                             f"{brief(value)}")
+        expr = sp.Integer(int(value))
     elif isinstance(value, numbers.Real) and not isinstance(value, bool):
         f = float(value)
         if not math.isfinite(f):
