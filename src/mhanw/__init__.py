@@ -21,7 +21,7 @@ verdict thresholds.
 - :mod:`mhanw.constants`    the reference setting (n = 500, sigma = 0.5, h = 0.5), shared tolerances, the 3-s.e. rule
 
 **Chapters** (``mhanw.chapters.chNN_slug``): one module per chapter
-``notebooks/NN_slug.ipynb``, holding that chapter's experiment drivers and fixtures
+``notebooks/NN_slug.md``, holding that chapter's experiment drivers and fixtures
 (``ch01``, ``ch04``, ``ch05``, ``ch06``, ``ch07``, ``ch09``; chapters 02, 03 and 08
 need none).
 

@@ -38,7 +38,7 @@ from .constants import check_entries
 
 from .diversity import _full_rank, _matrix, cross_gram
 from .infra.expressions import exact_number
-from .infra.validate import as_float_array, as_seed_sequence, nonnegative_scalar, positive_int, positive_scalar
+from .infra.validate import as_float_array, as_seed_sequence, brief, nonnegative_scalar, positive_int, positive_scalar
 __all__ = [
     "FirstOrderCovariance",
     "covariance_factor",
@@ -308,7 +308,7 @@ def kernel_overlap_symbolic(bandwidth=None, angle=None, input_variance=None, poi
         except TypeError:
             pts = None
         if pts is None or len(pts) != 2:
-            raise ValueError(f"point: expected a pair (x1, x2), got {point!r}")
+            raise ValueError(f"point: expected a pair (x1, x2), got {brief(point)}")
         x = sp.Matrix([value(p, "x") for p in pts])
     u = sp.Matrix([1, 0])
     v = sp.Matrix([sp.cos(phi), sp.sin(phi)])
@@ -352,21 +352,21 @@ def _symbolic_argument(v, name: str, positive: bool):
         loose = sorted(str(sym) for sym in out.free_symbols if sym.is_real is not True)
         if loose:
             raise ValueError(f"{name}: expected a real value; declare its symbols real "
-                             f"(sympy.Symbol({loose[0]!r}, real=True)), got {v!r}")
+                             f"(sympy.Symbol({loose[0]!r}, real=True)), got {brief(v)}")
         if positive and out.is_positive is False:
-            raise ValueError(f"{name}: expected a positive value, got {v!r}")
+            raise ValueError(f"{name}: expected a positive value, got {brief(v)}")
         return out
     try:
         z = complex(sp.N(out, 30))
     except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name}: expected a finite real number, got {v!r}") from None
+        raise ValueError(f"{name}: expected a finite real number, got {brief(v)}") from None
     if z.imag != 0.0 or not np.isfinite(z.real):
-        raise ValueError(f"{name}: expected a finite real number, got {v!r}")
+        raise ValueError(f"{name}: expected a finite real number, got {brief(v)}")
     if positive and not z.real > 0.0:
-        raise ValueError(f"{name}: expected a positive value, got {v!r}")
+        raise ValueError(f"{name}: expected a positive value, got {brief(v)}")
     if z.real != 0.0 and not abs(np.log10(abs(z.real))) <= MAX_SYMBOLIC_LOG10:
         raise ValueError(f"{name}: expected zero or a magnitude in [1e-{MAX_SYMBOLIC_LOG10}, 1e{MAX_SYMBOLIC_LOG10}] "
-                         f"(the exact derivation slows without bound beyond), got {v!r}")
+                         f"(the exact derivation slows without bound beyond), got {brief(v)}")
     return out
 
 
@@ -592,7 +592,7 @@ def first_order_covariance_mc(W_j, W_jp, x, bandwidth: float, n: int, model, n_s
     d = Wj.shape[0]
     h = positive_scalar(bandwidth, "bandwidth")
     n = positive_int(n, "n")
-    model = _data.as_data_model(model)
+    model = _data.as_data_model(model, name="model")
     if d < model.min_dim:
         raise ValueError(f"x: {model.name!r} needs d >= {model.min_dim}, got d = {d}")
     model.inputs.check_dimension(d, "x")
@@ -635,7 +635,7 @@ def first_order_covariance_model(W_j, W_jp, x, bandwidth: float, n: int, model) 
     law is never compared with the prediction for the reference one.
     ``model``: a :class:`mhanw.data.DataModel` or a regression spec.
     """
-    model = _data.as_data_model(model)
+    model = _data.as_data_model(model, name="model")
     if model.inputs.is_gaussian and model.noise.is_gaussian:
         return first_order_covariance(W_j, W_jp, x, bandwidth, n, model.sigma, model.regression, inputs=model.inputs)
     return first_order_covariance_mc(W_j, W_jp, x, bandwidth, n, model)

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -50,7 +51,7 @@ import sympy as sp
 
 from .constants import SIGMA, check_entries
 from .infra.expressions import NUMBER_GRAMMAR, Grammar
-from .infra.validate import as_float_array, generator, nonnegative_scalar, one_of, positive_int
+from .infra.validate import as_float_array, brief, generator, nonnegative_scalar, one_of, positive_int
 
 __all__ = [
     "DataModel",
@@ -102,7 +103,9 @@ class RegressionFunction:
         ``"stated"`` when the claims page states the Lipschitz constant (``zero``,
         ``sin13``); ``"derived"`` when it is computed exactly from the formula
         (the supremum of ``|grad m|``; for parsed formulas: constants, linear
-        forms, and polynomials of degree >= 2, whose constant is ``inf``);
+        forms, and polynomials of degree >= 2, whose constant is ``inf``, when
+        their expansion is bounded by :data:`MAX_EXPANDED_DEGREE` and
+        :data:`MAX_EXPANDED_TERMS`, read from the tree without expanding);
         ``"estimated"`` when it is the largest ``|grad m|`` on a large seeded
         sample (a lower bound of the true constant, see
         :data:`LIPSCHITZ_SAMPLE`); ``"unbounded"`` when ``|grad m|`` was seen to
@@ -358,6 +361,28 @@ def _gradient(formula: _Formula):
 #: find their Lipschitz constant exactly (``(x1 + ... + x5)**100`` has millions of terms); their
 #: constant is estimated like any other formula's.
 MAX_EXPANDED_DEGREE = 12
+#: ... nor are those whose expansion may have more terms than this (bounded from the tree, without
+#: expanding): ``(x1 + ... + x10)**12``, 56 characters of degree 12, has 293,930 terms and took sympy
+#: hours; a thousand terms expand in a fraction of a second.
+MAX_EXPANDED_TERMS = 1000
+
+
+def _term_bound(expr) -> float:
+    """An upper bound of the number of terms of the expansion of a polynomial expression, read from its
+    tree without expanding it (``inf`` for anything that is not a polynomial in its symbols)."""
+    if expr.is_Symbol or expr.is_Number or not expr.free_symbols:
+        return 1
+    if expr.is_Add:
+        return sum(_term_bound(a) for a in expr.args)
+    if expr.is_Mul:
+        return math.prod(_term_bound(a) for a in expr.args)
+    if expr.is_Pow and expr.exp.is_Integer and expr.exp >= 0:
+        e, t = int(expr.exp), _term_bound(expr.base)
+        if math.isinf(t):
+            return math.inf
+        v, degree = len(expr.base.free_symbols), e * _degree_bound(expr.base)
+        return min(math.comb(int(t) + e - 1, e), math.comb(v + degree, v))  # products of e terms; monomials
+    return math.inf
 
 
 def _degree_bound(expr) -> int:
@@ -381,7 +406,8 @@ def _lipschitz_of(formula: _Formula):
     if R_SYMBOL not in formula.args:
         if not xs:
             return (lambda d: 0.0), "derived"
-        if formula.expr.is_polynomial(*xs) and _degree_bound(formula.expr) <= MAX_EXPANDED_DEGREE:
+        if (formula.expr.is_polynomial(*xs) and _degree_bound(formula.expr) <= MAX_EXPANDED_DEGREE
+                and _term_bound(formula.expr) <= MAX_EXPANDED_TERMS):
             poly = sp.Poly(formula.expr, *xs)
             if poly.total_degree() <= 1:
                 coeffs = [float(poly.coeff_monomial(s)) for s in xs]
@@ -442,9 +468,9 @@ def regression_function(spec) -> RegressionFunction:
     names = ", ".join(repr(c) for c in REGRESSION_FUNCTIONS)
     if (isinstance(spec, str) and re.fullmatch(r"\s*[A-Za-z_]\w*\s*", spec) and _symbol(spec.strip()) is None
             and not re.fullmatch(r"\s*x[0-9]+\s*", spec) and spec.strip() not in _CONSTANTS):
-        raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {spec!r}")
+        raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {brief(spec)}")
     if not isinstance(spec, (str, sp.Expr)):
-        raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {spec!r}")
+        raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {brief(spec)}")
     return _regression_from_formula(spec)
 
 
@@ -472,37 +498,47 @@ MAX_CONDITION = 1e12
 def _split_spec(spec: str, name: str, kinds: dict) -> tuple[str, str | None]:
     """``"kind"`` or ``"kind:PARAM"`` -> ``(kind, PARAM text or None)``, checked against ``kinds``."""
     if not isinstance(spec, str):
-        raise ValueError(f"{name}: expected a spec string such as {next(iter(kinds))!r}, got {spec!r}")
+        raise ValueError(f"{name}: expected a spec string such as {next(iter(kinds))!r}, got {brief(spec)}")
     kind, sep, param = spec.strip().partition(":")
     kind = kind.strip()
     if kind not in kinds:
         listed = ", ".join(k if kinds[k] is None else f"{k}:{kinds[k]}" for k in kinds)
         raise ValueError(f"{name}: unknown kind {kind!r} in {spec!r}; expected one of {listed}")
     if kinds[kind] is None and sep:
-        raise ValueError(f"{name}: {kind!r} takes no parameter, got {spec!r}")
+        raise ValueError(f"{name}: {kind!r} takes no parameter, got {brief(spec)}")
     if kinds[kind] is not None and not param.strip():
-        raise ValueError(f"{name}: {kind!r} needs its parameter {kinds[kind]} ({kind}:{kinds[kind]}), got {spec!r}")
+        raise ValueError(f"{name}: {kind!r} needs its parameter {kinds[kind]} ({kind}:{kinds[kind]}), got {brief(spec)}")
     return kind, (param.strip() if sep else None)
+
+
+#: A plain decimal number (read directly; anything else goes through :data:`NUMBER_GRAMMAR`).
+_DECIMAL = re.compile(r"\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*")
 
 
 def _number(text, name: str, what: str) -> float:
     """A spec's numeric parameter: a real number (not a bool) or a string holding a number or a
     formula of numbers (``"3"``, ``"1/pi"``, ``"sqrt(2)"``: :data:`NUMBER_GRAMMAR`)."""
     if isinstance(text, (bool, np.bool_)):
-        raise ValueError(f"{name}: expected a number for {what}, got {text!r}")
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        value = None
-    if value is None and isinstance(text, str):
+        raise ValueError(f"{name}: expected a number for {what}, got {brief(text)}")
+    value = None
+    if isinstance(text, str) and text.strip().lstrip("+-").lower() in ("inf", "infinity", "nan"):
+        raise ValueError(f"{name}: expected a finite number for {what}, got {brief(text)}")
+    if isinstance(text, str):
+        # the one parser of formulas: plain decimals and formulas of numbers (Python's float() would also
+        # take "3_0", "infinity" and "nan", which a reader would not recognise and LaTeX could not print)
         try:
-            value = float(NUMBER_GRAMMAR.parse(text, name))
+            value = float(text) if _DECIMAL.fullmatch(text) else float(NUMBER_GRAMMAR.parse(text, name))
         except (TypeError, ValueError, OverflowError):
             value = None
+    elif isinstance(text, (numbers.Real, np.floating, np.integer)):
+        try:
+            value = float(text)
+        except OverflowError:
+            value = None
     if value is None:
-        raise ValueError(f"{name}: expected a number for {what}, got {text!r}") from None
+        raise ValueError(f"{name}: expected a number for {what}, got {brief(text)}") from None
     if not math.isfinite(value):
-        raise ValueError(f"{name}: expected a finite number for {what}, got {text!r}")
+        raise ValueError(f"{name}: expected a finite number for {what}, got {brief(text)}")
     return value
 
 
@@ -546,7 +582,7 @@ class InputDistribution:
         needs = INPUT_KINDS[self.kind]
         if needs is None:
             if self.parameter is not None:
-                raise ValueError(f"inputs: {self.kind!r} takes no parameter, got {self.parameter!r}")
+                raise ValueError(f"inputs: {self.kind!r} takes no parameter, got {brief(self.parameter)}")
             return
         p = _number(self.parameter, "inputs", f"{needs} of {self.kind!r}")
         if self.kind == "gaussian-diagonal" and not 1.0 <= p <= MAX_CONDITION:
@@ -711,7 +747,7 @@ class NoiseModel:
                 raise ValueError(f"noise: NU of 'student-t' must exceed 2 for the noise to have a variance, got {nu:g}")
             object.__setattr__(self, "parameter", nu)
         elif self.parameter is not None:
-            raise ValueError(f"noise: {self.law!r} takes no numeric parameter, got {self.parameter!r}")
+            raise ValueError(f"noise: {self.law!r} takes no numeric parameter, got {brief(self.parameter)}")
         if self.law == "heteroscedastic":
             formula = _formula(self.expression, "noise")
             probe = np.random.default_rng(np.random.SeedSequence(_PROBE_SEED)).standard_normal((_PROBE_SIZE, formula.min_dim))
@@ -721,7 +757,7 @@ class NoiseModel:
                 raise ValueError(f"noise: the level multiplier {formula.text!r} must be positive, it is {g[~(g > 0)][0]:.3g} "
                                  f"at x = ({', '.join(f'{v:.3g}' for v in x)})")
         elif self.expression is not None:
-            raise ValueError(f"noise: {self.law!r} takes no expression, got {self.expression!r}")
+            raise ValueError(f"noise: {self.law!r} takes no expression, got {brief(self.expression)}")
 
     @property
     def spec(self) -> str:
@@ -922,8 +958,14 @@ class DataModel:
         else:
             finite = True
         if not (_all_finite(Y) and finite):
-            raise ValueError(f"regression: {self.regression.name!r} is not finite at some drawn point "
-                             f"(inputs {self.inputs.spec})")
+            if not (_all_finite(mX) and finite):
+                raise ValueError(f"regression: {self.regression.name!r} is not finite at some drawn point "
+                                 f"(inputs {self.inputs.spec})")
+            if not _all_finite(noise):  # sigma * eps beyond a double: the noise level's fault, not m's
+                raise ValueError(f"sigma: the noise sigma * eps of {self.noise.spec} overflows a double at "
+                                 f"sigma = {self.sigma!r} (inputs {self.inputs.spec})")
+            raise ValueError(f"sigma: m(X) + noise overflows a double ({self.regression.name!r} with noise of "
+                             f"level {self.sigma!r})")
         return Sample(X=X, Y=Y, X_test=x_test, m_test=m_test)
 
     def _regression_at(self, x: np.ndarray) -> np.ndarray:
@@ -969,20 +1011,25 @@ def data_model(regression, inputs="gaussian", noise="gaussian", sigma: float | N
     return DataModel(m, dist, noise_model(noise, sigma))
 
 
-def as_data_model(model, sigma: float | None = None) -> DataModel:
+def as_data_model(model, sigma: float | None = None, name: str = "regression") -> DataModel:
     """``model`` as a :class:`DataModel`: a DataModel is returned unchanged, anything else is a
     regression spec for :func:`data_model` with the reference inputs and noise.
 
     ``sigma``: ``None`` keeps the model's level (``SIGMA`` for a name); a number
     must equal the level of a DataModel (``ValueError`` naming ``sigma``
-    otherwise: the level is part of the model).
+    otherwise: the level is part of the model).  ``name``: the caller's argument
+    that held ``model``, named by a bad regression spec.
     """
     if isinstance(model, DataModel):
         if sigma is not None and nonnegative_scalar(sigma, "sigma") != model.sigma:
             raise ValueError(f"sigma: the data model has noise level {model.sigma:g}; leave sigma at its default "
-                             f"(None) or pass {model.sigma:g}, got {sigma!r}")
+                             f"(None) or pass {model.sigma:g}, got {brief(sigma)}")
         return model
-    return data_model(model, sigma=SIGMA if sigma is None else sigma)
+    try:
+        m = regression_function(model)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {str(exc).partition(': ')[2]}") from None
+    return data_model(m, sigma=SIGMA if sigma is None else sigma)
 
 
 def is_reference_gaussian(model) -> bool:
@@ -1004,8 +1051,8 @@ def is_reference_gaussian(model) -> bool:
     if isinstance(model, InputDistribution):
         return model.is_standard_gaussian
     if isinstance(model, str) and model.strip().partition(":")[0].strip() in INPUT_KINDS:
-        return input_distribution(model).is_standard_gaussian
-    regression_function(model)
+        return input_distribution(model, name="model").is_standard_gaussian
+    as_data_model(model, name="model")
     return True
 
 

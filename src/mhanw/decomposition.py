@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .constants import WEIGHT_SUM_TOL
-from .infra.validate import as_float_array, positive_int
+from .infra.validate import as_float_array, brief, positive_int
 
 __all__ = [
     "BVCDecomposition",
@@ -366,8 +366,10 @@ def jackknife(statistic, arrays, n_blocks: int = 20):
     for i, a in enumerate(arrays):
         if a.ndim == 0 or a.shape[0] != R:
             raise ValueError(f"arrays: array {i} has shape {a.shape}; expected {R} replicates on axis 0")
+    if R < 2:
+        raise ValueError(f"arrays: expected at least 2 replicates on axis 0 (a jackknife), got {R}")
     if isinstance(n_blocks, bool) or not isinstance(n_blocks, (int, np.integer)) or not 2 <= n_blocks <= R:
-        raise ValueError(f"n_blocks: expected an integer in [2, {R}] (the number of replicates), got {n_blocks!r}")
+        raise ValueError(f"n_blocks: expected an integer in [2, {R}] (the number of replicates), got {brief(n_blocks)}")
     theta = np.asarray(statistic(*arrays), dtype=np.float64)
     edges = np.linspace(0, R, int(n_blocks) + 1).round().astype(int)
     keep = np.ones(R, dtype=bool)

@@ -36,7 +36,7 @@ import numpy as np
 import sympy as sp
 
 from . import scaling as _s
-from .infra.validate import positive_int, positive_scalar
+from .infra.validate import brief, positive_int, positive_scalar
 
 __all__ = [
     "REFERENCE_FORMULAS",
@@ -371,9 +371,9 @@ def real_root_mp(log10_n, budget, model="M1", c_bias=1.0, c_var=1.0, dps: int = 
     m = _model(model)
     dps = positive_int(dps, "dps", minimum=MIN_DPS)
     if not MIN_DPS <= dps <= MAX_DPS:
-        raise ValueError(f"dps: expected an integer from {MIN_DPS} to {MAX_DPS} (decimal digits), got {dps!r}")
+        raise ValueError(f"dps: expected an integer from {MIN_DPS} to {MAX_DPS} (decimal digits), got {brief(dps)}")
     log10_n = positive_scalar(log10_n, "log10_n")
-    budget = positive_int(budget, "budget")
+    budget = _s._budget(budget)
     c_bias, c_var = positive_scalar(c_bias, "c_bias"), positive_scalar(c_var, "c_var")
     f, _, _ = _mp_functions(m, c_bias, c_var)
     with mpmath.workdps(dps):
@@ -408,10 +408,10 @@ def asymptotic_check(spec, log10_n_values=(12, 100, 1000, 10000), budget=512, c_
     a double (``k_real`` of a polynomial law at ``n = 10^1000``) or undefined (no
     root) is ``None``, and ``log10_k_real`` still holds the size of the root."""
     m = _model(spec)
-    budget = positive_int(budget, "budget")
+    budget = _s._budget(budget)
     if isinstance(log10_n_values, (str, bytes)) or not isinstance(log10_n_values, (list, tuple, np.ndarray)) \
             or np.ndim(log10_n_values) != 1:
-        raise ValueError(f"log10_n_values: expected a list of log10 sample sizes, got {log10_n_values!r}")
+        raise ValueError(f"log10_n_values: expected a list of log10 sample sizes, got {brief(log10_n_values)}")
     _, slope, formulas = _mp_functions(m, positive_scalar(c_bias, "c_bias"), positive_scalar(c_var, "c_var"))
     rows = []
     for x in log10_n_values:

@@ -54,8 +54,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import subspace_angles
 
-from .constants import RANK_RTOL, check_entries
-from .infra.validate import as_float_array, generator, one_of, positive_int, positive_scalar
+from .constants import MAX_REPLICATES, RANK_RTOL, check_entries
+from .infra.validate import as_float_array, brief, generator, one_of, positive_int, positive_scalar
 
 __all__ = [
     "NORMALIZATIONS",
@@ -505,15 +505,18 @@ def maximize_hdi(d: int, d_k: int, n_heads: int, rng, n_starts: int = 20, n_step
     if d_k > d:
         raise ValueError(f"d_k: expected d_k <= d = {d}, got {d_k}")
     generator(rng, "rng")
-    n_starts = positive_int(n_starts, "n_starts")
-    n_steps = positive_int(n_steps, "n_steps")
+    n_starts = positive_int(n_starts, "n_starts", maximum=None)  # bounded by the arrays they size, below
+    n_steps = positive_int(n_steps, "n_steps", maximum=None)
     check_entries("d" if d >= H else "n_heads", H, d, d_k)
     check_entries("n_starts", n_starts, H, d, d_k)
-    check_entries("n_steps", n_starts, n_steps + 1)
+    check_entries("n_steps", n_steps + 1)
+    n_starts = positive_int(n_starts, "n_starts", maximum=MAX_REPLICATES, what="starts")
+    n_steps = positive_int(n_steps, "n_steps", maximum=MAX_REPLICATES, what="ascent steps")
+    check_entries("n_starts x (n_steps + 1)", n_starts, n_steps + 1)  # the trace
     step = positive_scalar(step, "step")
     if step > MAX_STEP:
         raise ValueError(f"step: expected a step in (0, {MAX_STEP:g}] (a move of at most the size of an orthonormal "
-                         f"basis, so that the gradient still describes it), got {step!r}")
+                         f"basis, so that the gradient still describes it), got {brief(step)}")
     eta = step / (H - 1)  # = step / (2c (H-1)) times the constant 2c absorbed in the gradient below
     bases = np.empty((n_starts, H, d, d_k))
     trace = np.empty((n_starts, n_steps + 1))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .infra.validate import as_float_array, positive_scalar
+from .infra.validate import as_float_array, brief, positive_scalar
 from .nw import attention_weights
 
 
@@ -118,7 +118,7 @@ def tilted_mean(regression, query, beta: float = 1.0, nodes: int = 40) -> float:
     if d < m.min_dim:
         raise ValueError(f"query: {m.name!r} needs d >= {m.min_dim}, got d = {d}")
     if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 2 or nodes**d > 2**20:
-        raise ValueError(f"nodes: expected an integer >= 2 with nodes ** d <= 2**20, got {nodes!r} (d = {d})")
+        raise ValueError(f"nodes: expected an integer >= 2 with nodes ** d <= 2**20, got {brief(nodes)} (d = {d})")
     z, w = hermegauss(int(nodes))
     w = w / w.sum()
     Z = np.stack(np.meshgrid(*([z] * d), indexing="ij"), axis=-1).reshape(-1, d)
@@ -128,7 +128,9 @@ def tilted_mean(regression, query, beta: float = 1.0, nodes: int = 40) -> float:
     if not np.all(np.isfinite(centre)):
         raise ValueError(f"beta: beta * query overflows a double (beta = {b!r})")
     if not np.abs(centre).max() <= MAX_TILT_CENTRE:
-        raise ValueError(f"query: beta * query has a coordinate of {np.abs(centre).max():.3g}, beyond "
+        # the query's fault when it is far out itself, beta's when it tilts an ordinary query that far
+        who = "query" if np.abs(q).max() > MAX_TILT_CENTRE or b <= 1.0 else "beta"
+        raise ValueError(f"{who}: beta * query has a coordinate of {np.abs(centre).max():.3g}, beyond "
                          f"{MAX_TILT_CENTRE:g}: a double there cannot resolve the unit-variance spread of the "
                          "quadrature nodes around it")
     with np.errstate(all="ignore"):

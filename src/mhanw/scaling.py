@@ -75,7 +75,7 @@ from scipy.optimize import brentq
 
 from .infra import expressions as _expressions
 from .infra.expressions import Grammar
-from .infra.validate import as_float_array, one_of, positive_int, positive_scalar
+from .infra.validate import as_float_array, boolean, brief, one_of, positive_int, positive_scalar
 
 __all__ = [
     "ALLOWED_NAMES",
@@ -242,13 +242,13 @@ def _check_constants(constants, name: str = "constants") -> dict[str, float]:
     if constants is None:
         return {}
     if not hasattr(constants, "items"):
-        raise ValueError(f"{name}: expected a mapping from constant names to numbers, got {constants!r}")
+        raise ValueError(f"{name}: expected a mapping from constant names to numbers, got {brief(constants)}")
     out = {}
     for key, value in dict(constants).items():
         one_of(key, f"{name}", tuple(DEFAULT_CONSTANTS))
         if key == "rho":
             if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
-                raise ValueError(f"{name}: expected rho in [0, 1], got {value!r}")
+                raise ValueError(f"{name}: expected rho in [0, 1], got {brief(value)}")
             out[key] = float(value)
         else:
             out[key] = positive_scalar(value, f"{name}[{key!r}]")
@@ -295,7 +295,7 @@ class MSEModel:
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
-            raise ValueError(f"name: expected a non-empty string, got {self.name!r}")
+            raise ValueError(f"name: expected a non-empty string, got {brief(self.name)}")
         object.__setattr__(self, "bias_law", parse_law(self.bias_law, "bias_law"))
         object.__setattr__(self, "variance_law", parse_law(self.variance_law, "variance_law"))
         one_of(self.combination, "combination", COMBINATIONS)
@@ -669,7 +669,7 @@ def _scaled_constant(base: float, factor: float, power: int, name: str) -> float
 def _sample_size(n, name: str = "n") -> float:
     value = positive_scalar(n, name)
     if value <= 1:
-        raise ValueError(f"{name}: expected a sample size > 1, got {n!r}")
+        raise ValueError(f"{name}: expected a sample size > 1, got {brief(n)}")
     return value
 
 
@@ -683,7 +683,7 @@ def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
     """``log MSE`` of the model at head dimensions ``d_k`` (array-like, > 0), without overflow."""
     m, comp = _resolve(model, c_bias, c_var)
     n = _sample_size(n)
-    budget = positive_int(budget, "budget")
+    budget = _budget(budget)
     k = as_float_array(d_k, "d_k", ndim=None)
     if np.any(k <= 0):
         raise ValueError("d_k: expected positive finite head dimensions")
@@ -701,15 +701,19 @@ MAX_BUDGET = 1 << 22
 MAX_DIVISOR_BUDGET = 10**12
 
 
+def _budget(budget, name: str = "budget") -> int:
+    """A budget ``D = H d_k``: an integer from 1 to :data:`MAX_DIVISOR_BUDGET` (the largest whose divisors
+    are listed; a search over every ``d_k`` is further bounded by :data:`MAX_BUDGET`)."""
+    return positive_int(budget, name, maximum=MAX_DIVISOR_BUDGET, what="the largest budget whose divisors are listed")
+
+
 def divisors(budget) -> np.ndarray:
     """The divisors of ``budget``, ascending, as int64: the head sizes that split it exactly.
 
     Trial division up to ``sqrt(budget)`` (vectorised), so ``budget`` up to
     :data:`MAX_DIVISOR_BUDGET` takes well under a second.
     """
-    budget = positive_int(budget, "budget")
-    if budget > MAX_DIVISOR_BUDGET:
-        raise ValueError(f"budget: expected at most {MAX_DIVISOR_BUDGET} (divisors by trial division), got {budget}")
+    budget = _budget(budget)
     small = np.arange(1, math.isqrt(budget) + 1, dtype=np.int64)
     small = small[budget % small == 0]
     return np.unique(np.concatenate([small, budget // small]))
@@ -742,8 +746,8 @@ def optimal_head_dim(n, budget, model="M1", c_bias=1.0, c_var=1.0, *, divisors_o
 
 def n_heads(d_k, budget) -> int:
     """``H = floor(budget / d_k)``, the number of heads of size ``d_k`` that fit in the budget."""
-    d_k = positive_int(d_k, "d_k")
-    budget = positive_int(budget, "budget")
+    d_k = _budget(d_k, "d_k")
+    budget = _budget(budget)
     if d_k > budget:
         raise ValueError(f"d_k: expected at most budget = {budget}, got {d_k}")
     return budget // d_k
@@ -767,8 +771,8 @@ def solve_head_size(n, budget, model="M1", c_bias=1.0, c_var=1.0, *, divisors_on
     """Integer minimiser, heads and real root of the model at ``(n, budget)``."""
     m, comp = _resolve(model, c_bias, c_var)
     n = _sample_size(n)
-    budget = positive_int(budget, "budget")
-    ks = _candidates(budget, bool(divisors_only))
+    budget = _budget(budget)
+    ks = _candidates(budget, boolean(divisors_only, "divisors_only"))
     values = log_mse(ks, n, budget, m, c_bias, c_var)
     if not np.any(np.isfinite(values)):
         raise ValueError(f"model: the risk of {m.name} is not finite at any d_k in 1..{budget}")
@@ -791,7 +795,7 @@ def real_root(n, budget, model="M1", c_bias=1.0, c_var=1.0) -> float:
     """
     m, comp = _resolve(model, c_bias, c_var)
     n = _sample_size(n)
-    budget = positive_int(budget, "budget")
+    budget = _budget(budget)
 
     def f(k):
         return float(_eval(comp.log_foc, k, n, budget))
@@ -826,7 +830,7 @@ def sample_size_for_head_dim(d_k, budget, model="M1", c_bias=1.0, c_var=1.0) -> 
     the answer can be astronomically large (M1, ``d_k = 64``)."""
     m, comp = _resolve(model, c_bias, c_var)
     k = positive_scalar(d_k, "d_k")
-    budget = positive_int(budget, "budget")
+    budget = _budget(budget)
 
     def f(x):
         return float(_eval(comp.log_foc, k, 10.0**x, budget))
@@ -870,7 +874,7 @@ def scaling_table(models=BUILTIN_MODELS, n_values=DEFAULT_N_VALUES, budget=512, 
     the real root ``d_k_real``, the local slope, and for every asymptotic formula
     ``f`` of the model its value ``asym_f`` and the ratios ``ratio_f = d_k / f`` and
     ``ratio_real_f = d_k_real / f``.  ``pandas.DataFrame(rows)`` makes a table."""
-    budget = positive_int(budget, "budget")
+    budget = _budget(budget)
     if isinstance(models, (str, MSEModel)):
         models = (models,)
     if not isinstance(models, (list, tuple)):

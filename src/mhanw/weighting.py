@@ -39,10 +39,10 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg, optimize
 
-from .constants import MAX_ENTRIES
+from .constants import MAX_ENTRIES, MAX_REPLICATES
 from .heads import WEIGHT_SUM_TOL
 from .infra.expressions import exact_number
-from .infra.validate import as_float_array, one_of, positive_int, positive_scalar, real_scalar
+from .infra.validate import as_float_array, brief, one_of, positive_int, positive_scalar, real_scalar
 
 #: Default ratio of geometric weights: the golden-ratio conjugate 1/phi = (sqrt(5) - 1)/2.
 GOLDEN_Q = (np.sqrt(5.0) - 1.0) / 2.0
@@ -77,7 +77,7 @@ def _ratio(q, name: str = "q") -> float:
     """Return ``q`` as a float in the open interval (0, 1), else raise ``ValueError``."""
     out = real_scalar(q, name)
     if not (0.0 < out < 1.0):
-        raise ValueError(f"{name}: expected a real number in the open interval (0, 1), got {q!r}")
+        raise ValueError(f"{name}: expected a real number in the open interval (0, 1), got {brief(q)}")
     return out
 
 
@@ -273,7 +273,8 @@ def simplex_oracle_weights(M, *, max_iter: int | None = None) -> np.ndarray:
     current = np.zeros(H)
     current[support] = b[support] / b[support].sum()
 
-    max_iter = 10 * H + 10 if max_iter is None else positive_int(max_iter, "max_iter")
+    max_iter = 10 * H + 10 if max_iter is None else positive_int(max_iter, "max_iter", maximum=MAX_REPLICATES,
+                                                                 what="active-set steps")
     diag_scale = float(np.max(np.diag(M)))
     added = -1
     for _ in range(max_iter):
@@ -325,11 +326,11 @@ def graded_error_matrix(n_heads: int, gamma: float, rho: float) -> np.ndarray:
     H = _n_heads(n_heads, maximum=int(MAX_ENTRIES**0.5), what="heads (an H x H matrix)")
     gamma = positive_scalar(gamma, "gamma")
     if gamma < 1.0:
-        raise ValueError(f"gamma: expected a number >= 1 (heads ordered best first), got {gamma!r}")
+        raise ValueError(f"gamma: expected a number >= 1 (heads ordered best first), got {brief(gamma)}")
     rho = real_scalar(rho, "rho")
     lower = -1.0 / (H - 1) if H > 1 else -np.inf
     if not (lower < rho < 1.0):
-        raise ValueError(f"rho: expected a correlation in ({lower:.6g}, 1) for {H} heads, got {rho!r}")
+        raise ValueError(f"rho: expected a correlation in ({lower:.6g}, 1) for {H} heads, got {brief(rho)}")
     t = np.arange(H, dtype=np.float64) / (H - 1) if H > 1 else np.zeros(1)
     sd = np.exp(0.5 * t * np.log(gamma))
     M = rho * np.outer(sd, sd)
@@ -367,10 +368,11 @@ def heterogeneity_threshold(
     graded_error_matrix(H, 1.0, rho)  # validates rho for this H
     gamma_max = positive_scalar(gamma_max, "gamma_max")
     if gamma_max <= 1.0:
-        raise ValueError(f"gamma_max: expected a number > 1, got {gamma_max!r}")
+        raise ValueError(f"gamma_max: expected a number > 1, got {brief(gamma_max)}")
     n_scan = positive_int(n_scan, "n_scan", minimum=2)
-    if n_scan > MAX_ENTRIES // H:
-        raise ValueError(f"n_scan: expected at most {MAX_ENTRIES // H} scan points for {H} heads, got {n_scan}")
+    if n_scan > min(MAX_ENTRIES // H, MAX_REPLICATES):
+        raise ValueError(f"n_scan: expected at most {min(MAX_ENTRIES // H, MAX_REPLICATES)} scan points for {H} heads, "
+                         f"got {n_scan}")
     if weights is not None and q is not None:
         raise ValueError("q: give either q (geometric weights) or weights, not both")
     if weights is None:

@@ -16,7 +16,7 @@ from ..infra import verdicts as V
 from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, Verdict, checked, combine, no_violation,
                               no_violation_record, significant_effect, within_tolerance)
 from ..infra.verdicts import stat as _stat
-from ..infra.validate import as_float_array, as_seed_sequence, positive_int, positive_scalar
+from ..infra.validate import as_float_array, as_seed_sequence, brief, positive_int, positive_ints, positive_scalar
 from ..locality import (attention_neff_fraction, effective_sample_size, expected_neff_fraction,
                          neff_fraction_given_query)
 from ..nw import softmax_attention
@@ -58,7 +58,7 @@ def neff_by_dimension(dims, n_keys: int, n_queries: int, seed, inputs="gaussian"
     the mean limit ``(1 + 2/d_k)^(-d_k/2)`` (``nan`` for other laws, where
     these limits do not apply).
     """
-    dims = [positive_int(d, "dims") for d in np.atleast_1d(dims)]
+    dims = positive_ints(dims, "dims")
     n_keys = positive_int(n_keys, "n_keys", minimum=2)
     n_queries = positive_int(n_queries, "n_queries", minimum=2)
     check_entries("n_keys", n_keys, max(dims))
@@ -100,11 +100,11 @@ def exp_kernel_estimates(sample_sizes, n_rep: int, seed, model, *, query: float 
 
     Returns ``(len(sample_sizes), n_rep)``.
     """
-    sizes = [positive_int(n, "sample_sizes") for n in np.atleast_1d(sample_sizes)]
+    sizes = positive_ints(sample_sizes, "sample_sizes")
     check_entries("sample_sizes", max(sizes))
     n_rep = positive_int(n_rep, "n_rep", maximum=MAX_REPLICATES, what="replicates")
     check_entries("n_rep", len(sizes), n_rep)
-    model = data.as_data_model(model)
+    model = data.as_data_model(model, name="model")
     model.check_dimension(1, "model")
     b = positive_scalar(beta, "beta")
     qv = np.array([[float(as_float_array(query, "query", ndim=0))]])
@@ -122,7 +122,7 @@ def exp_kernel_sine_estimates(
     """:func:`exp_kernel_estimates` for ``m = sin``, ``X ~ N(0, 1)``, Gaussian noise of level ``sigma``."""
     sigma = float(as_float_array(sigma, "sigma", ndim=0))
     if sigma < 0:
-        raise ValueError(f"sigma: expected a non-negative noise level, got {sigma!r}")
+        raise ValueError(f"sigma: expected a non-negative noise level, got {brief(sigma)}")
     return exp_kernel_estimates(sample_sizes, n_rep, seed, data.data_model("sin(x1)", sigma=sigma),
                                 query=query, beta=beta)
 
@@ -187,11 +187,14 @@ def gaussian_model_neff(tokens, d_k: int, n_draws: int, seed, scale=None) -> dic
     ``"overall"`` (the mean over sentences) and ``"overall_se"`` (its Monte
     Carlo error), ``"limit"`` ``(1 + 2/d_k)^(-d_k/2)``.
     """
-    counts = [positive_int(t, "tokens", minimum=2) for t in np.atleast_1d(tokens)]
-    if not counts:
-        raise ValueError("tokens: expected at least one sentence's token count")
+    counts = positive_ints(tokens, "tokens", minimum=2)
     d_k = positive_int(d_k, "d_k")
-    n_draws = positive_int(n_draws, "n_draws", minimum=2)
+    n_draws = positive_int(n_draws, "n_draws", minimum=2, maximum=MAX_REPLICATES, what="draws")
+    check_entries("tokens", max(counts), max(counts))  # the attention weights of one draw, t x t
+    check_entries("tokens x d_k", max(counts), d_k)
+    if n_draws * len(counts) > MAX_REPLICATES:
+        raise ValueError(f"n_draws x tokens: {n_draws} draws for each of {len(counts)} sentences exceed the "
+                         f"{MAX_REPLICATES} draws a driver runs")
     means, ses = [], []
     for t, ss in zip(counts, as_seed_sequence(seed).spawn(len(counts))):
         rng = np.random.default_rng(ss)
@@ -311,7 +314,7 @@ def literal_off_dims(literal_err: dict) -> list:
     return sorted(d for d, e in literal_err.items() if e >= LITERAL_OFF)
 
 
-@checked(mean=V.number, se=V.standard_error, d_k=V.count)
+@checked(mean=V.number, se=V.standard_error, d_k=V.count, claim=V.text, statement=V.text, where=V.text)
 def locality_rule(mean: float, se: float, d_k: int, claim: str = "thm-2.1/locality",
                   statement: str = "Softmax attention with beta = 1/sqrt(d_k) is a local smoother "
                                    "(a vanishing share of the keys carries the weight)",
@@ -329,6 +332,7 @@ def locality_rule(mean: float, se: float, d_k: int, claim: str = "thm-2.1/locali
     )
 
 
+@checked(per_query=V.numbers, predicted=V.numbers)
 def neff_prediction_rule(per_query, predicted) -> Verdict:
     """Locality, the Gaussian theory: each query's n_eff/n against its limit exp(-|q|^2/d_k), at every d_k.
 
@@ -406,13 +410,14 @@ def trained_model_rule(measured: float, measured_se: float, model: float, model_
     )
 
 
+@checked(claim=V.text, reason=V.text)
 def not_checkable(claim: str, reason: str) -> Verdict:
     """A record for a check whose prediction does not apply under the chosen assumptions."""
     return Verdict(claim=claim, statement=f"{claim}: the prediction compared here", verdict=NOT_CHECKABLE,
                    criterion=f"not checked: {reason}", section=SECTION)
 
 
-@checked(effect=V.number, se=V.standard_error)
+@checked(effect=V.number, se=V.standard_error, below=V.text, above=V.text, neither=V.text)
 def direction_word(effect: float, se: float, *, below: str, above: str, neither: str) -> str:
     """The words for the sign of ``effect``: ``below``/``above`` when 3 s.e. from 0, else ``neither``."""
     v = significant_effect(effect, se)

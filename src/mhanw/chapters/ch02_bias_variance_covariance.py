@@ -183,7 +183,8 @@ def mse_rise_rule(rise: float, rise_se: float) -> Verdict:
     )
 
 
-@checked(n_heads=V.count)
+@checked(corrected_gap=V.expression, printed_gap=V.expression, corrected_gap_symbolic=V.expression,
+         n_heads=V.count)
 def symbolic_rule(corrected_gap, printed_gap, corrected_gap_symbolic, n_heads: int) -> Verdict:
     """The decomposition derived in sympy: the corrected right-hand side equals the derived MSE exactly.
 

@@ -14,7 +14,7 @@ import numpy as np
 from ..decomposition import jackknife
 from ..infra import params as P
 from ..infra import verdicts as V
-from ..infra.validate import as_float_array
+from ..infra.validate import as_float_array, sequence
 from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, UNDECIDED, Verdict, checked, combine, no_violation,
                               no_violation_record, significant_effect)
 from ..infra.verdicts import stat as _stat
@@ -123,7 +123,8 @@ def covariance_steps(estimates, n_blocks: int = 20) -> dict:
 # --------------------------------------------------------------------------- rules
 
 
-@checked(covariance=V.numbers, se=V.standard_errors, bound=V.numbers, angles=V.numbers)
+@checked(claim=V.text, statement=V.text, covariance=V.numbers, se=V.standard_errors, bound=V.numbers,
+         angles=V.numbers)
 def bound_rule(claim: str, statement: str, covariance, se, bound, angles) -> Verdict:
     """An upper bound against measured covariances at several angles.
 
@@ -180,7 +181,7 @@ def pooled_relative_deviation(pairs, predicted, n_blocks: int = 20) -> tuple:
     numbers); ``predicted``: the predicted covariance of each setting.
     Returns ``(mean deviation, standard error)``.
     """
-    est = [as_float_array(e, f"pairs[{i}]", ndim=2) for i, e in enumerate(pairs)]
+    est = [as_float_array(e, f"pairs[{i}]", ndim=2) for i, e in enumerate(sequence(pairs, "pairs", "(R, 2) arrays"))]
     pred = as_float_array(predicted, "predicted", ndim=1)
     if len(est) != pred.shape[0] or not est:
         raise ValueError(f"predicted: expected one value per setting ({len(est)}), got {pred.shape}")
@@ -238,7 +239,7 @@ def closed_form_rule(pooled_dev: float, pooled_se: float, n: int, worst_rel: flo
     )
 
 
-@checked(steps=V.numbers, steps_se=V.standard_errors, drop=V.number, drop_se=V.standard_error)
+@checked(steps=V.numbers, steps_se=V.standard_errors, drop=V.number, drop_se=V.standard_error, label=V.text)
 def falls_with_angle_rule(steps, steps_se, drop, drop_se, label: str) -> Verdict:
     """"The covariance falls as the principal angles grow": paired changes between successive angles.
 
@@ -270,18 +271,17 @@ def falls_with_angle_rule(steps, steps_se, drop, drop_se, label: str) -> Verdict
     )
 
 
+@checked(claim=V.text, reason=V.text)
 def not_checkable(claim: str, reason: str) -> Verdict:
     """The record of a check whose prediction does not apply under the chosen assumptions."""
     return Verdict(claim=claim, statement=f"{claim} (prediction for N(0, I) inputs)", verdict=NOT_CHECKABLE,
                    criterion=f"not checked: {reason}", section=SECTION)
 
 
-@checked(rel_diff=V.nonnegative)
+@checked(rel_diff=V.nonnegative, matches_closed=V.optional(V.flag))
 def derivation_rule(rel_diff: float, matches_closed) -> Verdict:
     """The sympy derivation of kappa against the numerical kernel overlap (and the closed form, when it applies:
     ``matches_closed`` True or False; ``None`` where it does not apply)."""
-    if matches_closed is not None:
-        V.flag(matches_closed, "matches_closed")
     ok = rel_diff <= DERIVATION_REL_TOL and matches_closed is not False
     return Verdict(
         claim="lemma-4.1/kappa-derivation",

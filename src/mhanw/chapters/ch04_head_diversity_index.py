@@ -37,6 +37,7 @@ Summaries of an :class:`mhanw.montecarlo.ImseResult` (3-s.e. rule,
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,7 +47,7 @@ from scipy.stats import norm, poisson, spearmanr
 from .. import heads as _heads
 from .. import montecarlo as _mc
 from ..constants import MAX_REPLICATES, N_SE, RANDOM_CONFIGURATION_BANDWIDTH, SIGMA, check_entries
-from ..diversity import NORMALIZATIONS, head_diversity_index
+from ..diversity import NORMALIZATIONS, hdi_upper_bound, head_diversity_index
 from ..infra.estimates import Estimate
 from ..infra import verdicts as V
 from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Verdict, checked,
@@ -54,6 +55,7 @@ from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDE
 from ..infra.verdicts import stat as _stat
 from ..infra.validate import (as_float_array, as_seed_sequence, generator, nonnegative_scalar, positive_int, positive_scalar,
                               real_scalar, sequence)
+from ..infra.validate import brief
 
 __all__ = [
     "HEAD_TYPES",
@@ -151,7 +153,7 @@ def equal_hdi_configurations(tilt_deg: float = 8.0) -> dict:
     """
     a = np.radians(nonnegative_scalar(tilt_deg, "tilt_deg"))
     if a >= np.pi / 2:
-        raise ValueError(f"tilt_deg: expected an angle in [0, 90) degrees, got {tilt_deg!r}")
+        raise ValueError(f"tilt_deg: expected an angle in [0, 90) degrees, got {brief(tilt_deg)}")
     e = np.eye(4)
     base = _cols(4, e[0], e[1])
     return {
@@ -222,13 +224,22 @@ def random_configuration_imse(regressions, n_configs: int, seed, n: int, n_test:
     """
     if isinstance(regressions, str):
         regressions = [regressions]
-    regressions = list(regressions)
+    regressions = list(sequence(regressions, "regressions", "regression functions"))
     if not regressions:
         raise ValueError("regressions: expected at least one regression function, got none")
+    data = {} if data is None else data
+    if not isinstance(data, dict):
+        raise ValueError(f"data: expected None or a dict {{m: DataModel}}, got {type(data).__name__}")
+    for i, m in enumerate(regressions):
+        try:
+            hash(m)
+            if m not in data:
+                _mc._data.regression_function(m)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"regressions[{i}]: {str(exc).partition(': ')[2] or exc}") from None
     child_configs, child_reps = as_seed_sequence(seed, "seed").spawn(2)
     configs = random_configurations(n_configs, np.random.default_rng(child_configs), d, d_k, n_heads)
     bandwidth = positive_scalar(bandwidth, "bandwidth")
-    data = data or {}
     results = {m: _mc.integrated_mse(configs.projections, data.get(m, m), n=n, n_test=n_test, n_rep=n_rep, seed=child_reps,
                                         sigma=None if m in data else sigma, bandwidth=bandwidth, n_jobs=n_jobs,
                                         progress=progress)
@@ -342,11 +353,19 @@ def matched_hdi_configuration(target: float, rng, d: int = 6, d_k: int = 2, n_he
     """
     target = real_scalar(target, "target")
     if not 0.0 < target < 1.0:
-        raise ValueError(f"target: expected an HDI_PA in (0, 1), got {target!r}")
-    n_heads = positive_int(n_heads, "n_heads", minimum=2)
-    check_entries("n_heads x d x d_k", n_heads, positive_int(d, "d"), positive_int(d_k, "d_k"))
+        raise ValueError(f"target: expected an HDI_PA in (0, 1), got {brief(target)}")
+    n_heads = positive_int(n_heads, "n_heads", minimum=2, maximum=None)  # bounded by the configuration's size
+    d, d_k = positive_int(d, "d", maximum=None), positive_int(d_k, "d_k", maximum=None)
+    check_entries("n_heads x d x d_k", n_heads, d, d_k)
     generator(rng, "rng")
-    for _ in range(positive_int(max_tries, "max_tries")):
+    max_tries = positive_int(max_tries, "max_tries", maximum=MAX_REPLICATES, what="draws")
+    if d_k > d:
+        raise ValueError(f"d_k: expected at most d = {d}, got {d_k}")
+    bound = hdi_upper_bound(d, d_k, n_heads)
+    if target > bound:
+        raise ValueError(f"target: {target} is above the largest HDI_PA of {n_heads} heads of d_k = {d_k} in d = {d} "
+                         f"(the frame bound {bound:.6g}); no configuration reaches it")
+    for _ in range(max_tries):
         U = _heads.haar_basis(d, d_k, rng)
         Z = [_heads.haar_basis(d, d_k, rng) for _ in range(n_heads)]
         D = rng.uniform(0.0, 1.0, (n_heads, d_k))
@@ -514,7 +533,7 @@ def affine_bound_record(covariance: float, se: float, correlation: float):
                                 _stat("as a correlation", correlation)))
 
 
-@checked(max_z=V.number, max_se=V.standard_error, applicable=V.flag)
+@checked(max_z=V.number, max_se=V.standard_error, applicable=V.flag, reason=V.note)
 def identical_worst_record(max_z: float, max_se: float, applicable: bool, reason: str = ""):
     """S-weak: no configuration is worse than identical heads (isotropic m and inputs)."""
     common = dict(claim="thm-4.2/identical-worst", statement="Identical heads have the largest IMSE (isotropic m and inputs)")
@@ -529,7 +548,7 @@ def identical_worst_record(max_z: float, max_se: float, applicable: bool, reason
                     detectable=None if bad else N_SE * max_se)
 
 
-@checked(max_step_z=V.number, max_step_se=V.standard_error, end_z=V.number, applicable=V.flag)
+@checked(max_step_z=V.number, max_step_se=V.standard_error, end_z=V.number, applicable=V.flag, reason=V.note)
 def families_record(max_step_z: float, max_step_se: float, end_z: float, applicable: bool, reason: str = ""):
     """IMSE non-increasing along the isoclinic pair and star families, isotropic m: no step rises by more
     than 3 s.e. and identical-to-orthogonal falls by more than 3 s.e. (the direction must be seen)."""
@@ -594,7 +613,7 @@ def higher_hdi_record(rel_pct: dict, rel_se_pct: dict, z: dict, hdi_gap: float):
 
 
 @checked(rho=V.number, rho_se=V.standard_error, n_violations=V.count, expected=V.nonnegative,
-         n_pairs=V.count, max_se=V.standard_error, applicable=V.flag)
+         n_pairs=V.count, max_se=V.standard_error, applicable=V.flag, reason=V.note)
 def random_record(rho: float, rho_se: float, n_violations: int, expected: float, n_pairs: int, max_se: float,
                   applicable: bool, reason: str = ""):
     """IMSE non-increasing in HDI over random configurations (isotropic m).
@@ -610,7 +629,7 @@ def random_record(rho: float, rho_se: float, n_violations: int, expected: float,
     if not applicable:
         return _verdict(**common, verdict=NOT_CHECKABLE, criterion=f"the isotropic reading; {reason}")
     if expected > n_pairs:
-        raise ValueError(f"expected: at most n_pairs = {n_pairs} violations can be expected by chance, got {expected!r}")
+        raise ValueError(f"expected: at most n_pairs = {n_pairs} violations can be expected by chance, got {brief(expected)}")
     allowed = int(poisson.ppf(1 - CHANCE_LEVEL, expected))
     if n_violations > allowed:
         verdict = FAILS
@@ -633,6 +652,22 @@ def random_record(rho: float, rho_se: float, n_violations: int, expected: float,
 CHANCE_LEVEL = 1e-3
 
 
+def _bins(bins, name: str) -> dict:
+    """``{target HDI_PA: heterogeneity(...) dict}`` with a p-value in [0, 1], ``tau_pct`` and its s.e."""
+    if not isinstance(bins, dict) or not bins:
+        raise ValueError(f"{name}: expected a non-empty dict {{target: heterogeneity(...)}}, got {brief(bins)}")
+    for t, b in bins.items():
+        V.number(t, f"{name}: the target HDI_PA {t!r}")
+        if not isinstance(b, dict) or not {"p", "tau_pct", "tau_se_pct"} <= set(b):
+            raise ValueError(f"{name}[{t!r}]: expected a dict with 'p', 'tau_pct' and 'tau_se_pct'")
+        if not 0.0 <= V.number(b["p"], f"{name}[{t!r}]['p']") <= 1.0:
+            raise ValueError(f"{name}[{t!r}]['p']: expected a p-value in [0, 1], got {brief(b['p'])}")
+        V.number(b["tau_pct"], f"{name}[{t!r}]['tau_pct']")
+        V.standard_error(b["tau_se_pct"], f"{name}[{t!r}]['tau_se_pct']")
+    return bins
+
+
+@checked(bins=_bins)
 def matched_hdi_record(bins: dict):
     """IMSE a function of HDI, tested on random configurations at matched HDI_PA.
 
@@ -640,15 +675,6 @@ def matched_hdi_record(bins: dict):
     Hotelling p-value, times the number of bins (Bonferroni), is below the size
     of the 3-s.e. rule; undecided otherwise (equality cannot be shown).
     """
-    if not isinstance(bins, dict) or not bins:
-        raise ValueError(f"bins: expected a non-empty dict {{target: heterogeneity(...)}}, got {bins!r}")
-    for t, b in bins.items():
-        if not isinstance(b, dict) or not {"p", "tau_pct", "tau_se_pct"} <= set(b):
-            raise ValueError(f"bins[{t!r}]: expected a dict with 'p', 'tau_pct' and 'tau_se_pct'")
-        if not 0.0 <= V.number(b["p"], f"bins[{t!r}]['p']") <= 1.0:
-            raise ValueError(f"bins[{t!r}]['p']: expected a p-value in [0, 1], got {b['p']!r}")
-        V.number(b["tau_pct"], f"bins[{t!r}]['tau_pct']")
-        V.standard_error(b["tau_se_pct"], f"bins[{t!r}]['tau_se_pct']")
     p_adj = min(1.0, min(b["p"] for b in bins.values()) * len(bins))
     stats = tuple(s for t, b in bins.items() for s in (
         _stat(f"between-configuration sd at HDI_PA {t:g}", b["tau_pct"], b["tau_se_pct"], "%"),
@@ -661,6 +687,7 @@ def matched_hdi_record(bins: dict):
                     statistics=stats + (_stat("Bonferroni-adjusted p", p_adj),))
 
 
+@checked(parts=V.records)
 def as_stated_record(parts):
     """Thm 4.2 as stated (the IMSE is a non-increasing function of HDI): fails when any part that tests
     it fails; undecided otherwise (such a statement cannot be confirmed by finitely many checks)."""
@@ -725,18 +752,38 @@ REGRESSION_LABELS = {
 
 
 def regression_label(spec) -> str:
-    """The name a figure gives the regression function ``spec``: the text's symbol for a catalogue
-    function, else the formula itself (``m = ...``)."""
+    """The name a figure (and the paper) gives the regression function ``spec``: the text's symbol for a
+    catalogue function, else ``m = `` its formula rendered by :func:`mhanw.infra.texout.tex_math` (the same
+    in LaTeX and in matplotlib's mathtext: ``x1^2^2`` is ``m = x_{1}^{4}``, not two superscripts)."""
+    from .. import data
+    from ..infra.texout import tex_math
+
     try:
         hash(spec)
     except TypeError:
-        raise ValueError(f"spec: expected a catalogue name or a formula, got {spec!r}") from None
-    return REGRESSION_LABELS.get(spec, f"$m = {spec}$" if isinstance(spec, str) else "$m$")
+        raise ValueError(f"spec: expected a catalogue name or a formula, got {brief(spec)}") from None
+    if spec in REGRESSION_LABELS:
+        return REGRESSION_LABELS[spec]
+    if not isinstance(spec, str):
+        return "$m$"
+    if (re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", spec) and not data.GRAMMAR.symbol(spec)
+            and spec not in data.EXPRESSION_FUNCTIONS):
+        # a catalogue function the text gives no symbol, or a name the caller chose
+        return r"$m = \mathrm{" + spec.replace("_", r"\_") + "}$"
+    try:
+        f = data.regression_function(spec)
+    except ValueError as exc:
+        raise ValueError(f"spec: {str(exc).partition(': ')[2]}") from None
+    return f"$m = {tex_math(f.expression)}$"
 
 
 def rotation_invariant(model) -> tuple[bool, str]:
     """Whether a :class:`mhanw.data.DataModel` meets the isotropy conditions of S-weak (m, inputs, noise), and
     why not."""
+    from ..data import DataModel
+
+    if not isinstance(model, DataModel):
+        raise ValueError(f"model: expected a DataModel (mhanw.data.data_model), got {type(model).__name__}")
     why = []
     if not model.regression.isotropic:
         why.append(f"m = {model.regression.name} is not isotropic")

@@ -32,7 +32,7 @@ from ..constants import MAX_REPLICATES, N_SE, check_entries
 from ..diversity import head_diversity_index, orthonormal_bases, principal_angles
 from ..heads import orthonormalize
 from ..infra import verdicts as V
-from ..infra.validate import as_float_array, as_seed_sequence, generator, positive_int, positive_scalar
+from ..infra.validate import as_float_array, as_seed_sequence, boolean, generator, positive_int, positive_scalar
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Verdict, checked, significant_effect
 from ..infra.verdicts import stat as _stat
 from .ch04_head_diversity_index import SHARED_PARAMETERS, random_configuration_imse, rank_correlation
@@ -97,8 +97,11 @@ def crn_batch(regression, n: int, n_test: int, n_rep: int, d: int, seed, sigma: 
     ``regression`` is whatever :func:`mhanw.data.draw_sample` accepts (a catalogue
     name, a :class:`~mhanw.data.RegressionFunction`, or a data model).
     """
-    n, n_test, n_rep, d = (positive_int(v, k) for v, k in ((n, "n"), (n_test, "n_test"), (n_rep, "n_rep"), (d, "d")))
-    check_entries("n_rep x (n + n_test) x d", n_rep, n + n_test, d)  # the stacked inputs X and X_test, before any draw
+    # each size is bounded by the stacked inputs X and X_test it sizes, checked before any draw
+    n, n_test, n_rep, d = (positive_int(v, k, maximum=None)
+                           for v, k in ((n, "n"), (n_test, "n_test"), (n_rep, "n_rep"), (d, "d")))
+    check_entries("n_rep x (n + n_test) x d", n_rep, n + n_test, d)
+    positive_int(n_rep, "n_rep", maximum=MAX_REPLICATES, what="replicates")
     streams = as_seed_sequence(seed).spawn(n_rep)  # an explicit int or SeedSequence; None would differ run to run
     samples = [_data.draw_sample(np.random.default_rng(s), regression, n, d, n_test=n_test, sigma=sigma) for s in streams]
     return CrnBatch(X=np.stack([s.X for s in samples]), Y=np.stack([s.Y for s in samples]),
@@ -118,6 +121,9 @@ def imse_and_gradient(W, batch: CrnBatch, bandwidth: float, gradient: bool = Tru
 
     Returns ``(loss, grad)`` with ``grad`` ``(H, d, d_k)`` (``None`` when ``gradient`` is false).
     """
+    if not isinstance(batch, CrnBatch):
+        raise ValueError(f"batch: expected a CrnBatch (crn_batch), got {type(batch).__name__}")
+    gradient = boolean(gradient, "gradient")
     W = as_float_array(W, "W", ndim=3)
     if W.shape[1] != batch.X.shape[2]:
         raise ValueError(f"W: expected shape (H, {batch.X.shape[2]}, d_k), got {W.shape}")
@@ -190,6 +196,10 @@ class ImseOptimum:
     angles: np.ndarray
 
 
+#: Longest first step of :func:`minimize_imse`: ten times the length of a head's column (1e308 overflowed W).
+MAX_FIRST_MOVE = 10.0
+
+
 def minimize_imse(batch: CrnBatch, n_heads: int, d_k: int, bandwidth: float, rng, n_starts: int = 3,
                   n_steps: int = 60, orthogonal: bool = False, first_move: float = 0.2) -> ImseOptimum:
     """Minimise :func:`imse_and_gradient` over ``H`` head subspaces of dimension ``d_k`` (Thm 5.1).
@@ -216,6 +226,9 @@ def minimize_imse(batch: CrnBatch, n_heads: int, d_k: int, bandwidth: float, rng
     n_starts = positive_int(n_starts, "n_starts", maximum=MAX_REPLICATES, what="starts")
     n_steps = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES, what="steps")
     first_move = positive_scalar(first_move, "first_move")
+    if first_move > MAX_FIRST_MOVE:
+        raise ValueError(f"first_move: expected at most {MAX_FIRST_MOVE:g} (a move of the orthonormal heads, whose "
+                         f"columns have length 1), got {first_move!r}")
     best = None
     losses = np.empty(n_starts)
     for s in range(n_starts):
@@ -258,7 +271,7 @@ def _verdict(**kw):
     return Verdict(section=kw.pop("section", SECTION), **kw)
 
 
-@checked(diff=V.number, se=V.standard_error)
+@checked(diff=V.number, se=V.standard_error, lower=V.text, higher=V.text, same=V.text)
 def comparison_word(diff: float, se: float, lower: str, higher: str, same: str) -> str:
     """``lower`` when ``diff < -3 se``, ``higher`` when ``diff > 3 se``, ``same`` otherwise: a direction said
     only when the numbers show it (e.g. ``"beat"``, ``"lose to"``, ``"do not differ significantly from"``)."""
@@ -286,7 +299,8 @@ def _no_better(claim, statement, rel_pct, rel_se_pct, conditions, criterion, ext
                     detectable=detectable if verdict == HOLDS_UNDER else None)
 
 
-@checked(rel_pct=V.number, rel_se_pct=V.standard_error, isotropic=V.flag, rho=V.number, n_better=V.count)
+@checked(rel_pct=V.number, rel_se_pct=V.standard_error, m_label=V.text, isotropic=V.flag, rho=V.number,
+         n_better=V.count, claim=V.text)
 def random_records(rel_pct: float, rel_se_pct: float, m_label: str, isotropic: bool, rho: float, n_better: int,
                    claim: str):
     """Thm 5.1 over the random configurations: is any configuration better than the orthogonal blocks?
@@ -311,7 +325,8 @@ def blind_record(diff: float, se: float):
                     + ((_stat("z", diff / se),) if se > 0 else ()))  # no z-score for an exact (zero s.e.) difference
 
 
-@checked(rel_pct=V.number, rel_se_pct=V.standard_error, hdi=V.number, isotropic=V.flag)
+@checked(slug=V.text, m_label=V.text, rel_pct=V.number, rel_se_pct=V.standard_error, hdi=V.number,
+         isotropic=V.flag)
 def optimum_record(slug: str, m_label: str, rel_pct: float, rel_se_pct: float, hdi: float, isotropic: bool):
     """The IMSE minimised over free head subspaces against the best mutually orthogonal heads, on fresh
     replicates: fails when the optimum is better by 3 paired s.e."""
@@ -353,12 +368,14 @@ def frame_general_record(best: float, bound: float):
                     detectable=None if bad else FRAME_TOL)
 
 
+@checked()
 def training_record():
     """That training drives heads to orthogonality: no model is trained here."""
     return _verdict(claim="thm-5.1/training", statement="Training drives heads towards orthogonal subspaces",
                     verdict=NOT_CHECKABLE, criterion="a claim about training dynamics; this companion trains no models")
 
 
+@checked(parts=V.records)
 def overall_record(parts):
     """Thm 5.1 as stated (orthogonal heads minimise the MSE, unconditionally): fails when any part fails."""
     parts = V.records(parts, "parts")

@@ -30,16 +30,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import data as _data
+from .. import derivation as _derivation
 from .. import heads as _heads
 from .. import scaling as _scaling
 from ..constants import MAX_REPLICATES, N_SE, check_entries
 from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
-from ..infra.validate import as_seed_sequence, one_of, positive_int, positive_scalar, sequence
+from ..infra.validate import as_seed_sequence, brief, one_of, positive_int, positive_scalar, sequence
 from ..infra.sweep import run_replicates
 from ..infra.prose import join_list
 from ..infra import verdicts as V
-from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict
+from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict, checked
 
 __all__ = ["BANDWIDTHS", "BIAS_EXPONENTS", "BudgetResult", "NEARLY_LINEAR_SLOPE", "PRACTICAL_LOG10_N",
            "bias_reading_models", "bias_reading_verdict", "budget_simulation", "head_sizes",
@@ -188,9 +189,9 @@ def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, b
     seed : int or numpy.random.SeedSequence
     n_jobs : worker processes (results do not depend on it)
     """
-    budget = positive_int(budget, "budget")
-    n = positive_int(n, "n")
-    check_entries("n x budget", n, budget)  # the keys of one sample are n x budget
+    budget = positive_int(budget, "budget", maximum=None)  # bounded by the keys of one sample, n x budget
+    n = positive_int(n, "n", maximum=None)
+    check_entries("n x budget", n, budget)
     d_k_values = head_sizes(budget) if d_k_values is None else tuple(
         positive_int(k, "d_k_values") for k in sequence(d_k_values, "d_k_values", "head sizes"))
     bad = [k for k in d_k_values if budget % k]
@@ -270,6 +271,21 @@ def _law_statistics(law) -> list:
     return out
 
 
+def _fitted(values, name: str) -> dict:
+    """``{fit name: exponent p}``: finite, nonzero exponents (the implied d is ``2/p - 4``)."""
+    fitted = V.number_map(values, name)
+    for key, p in fitted.items():
+        if p == 0:
+            raise ValueError(f"{name}[{key!r}]: expected a nonzero exponent (the implied d is 2/p - 4), got {brief(p)}")
+    return fitted
+
+
+#: A model's growth law (:class:`mhanw.derivation.GrowthLaw`), and a non-empty mapping of them.
+_law = V.instance(_derivation.GrowthLaw, "a GrowthLaw (mhanw.derivation.growth_law)")
+_laws = V.mapping_of(_law)
+
+
+@checked(model_name=V.text, fitted=V.optional(_fitted), law=_law, claim=V.text, about=V.note)
 def printed_law_verdict(model_name: str, law, fitted=None, *, claim: str = "thm-6.1/printed-law",
                         about: str = "") -> Verdict:
     """Verdict on "k* grows as the printed law (ln n)^(2/(4+d)) for some d > 0" under one risk model.
@@ -280,10 +296,7 @@ def printed_law_verdict(model_name: str, law, fitted=None, *, claim: str = "thm-
     optional ``{"p (integer)": p, "p (root)": p}`` of the least-squares fits, reported only.
     """
 
-    fitted = V.number_map(fitted, "fitted") if fitted is not None else {}
-    for name, p in fitted.items():
-        if p == 0:
-            raise ValueError(f"fitted[{name!r}]: expected a nonzero exponent (the implied d is 2/p - 4), got {p!r}")
+    fitted = {} if fitted is None else fitted
     stats = _law_statistics(law)
     for name, p in fitted.items():
         stats.append(Statistic(f"fitted exponent, {name}", float(p)))
@@ -299,14 +312,11 @@ def printed_law_verdict(model_name: str, law, fitted=None, *, claim: str = "thm-
         statistics=tuple(stats), section=SECTION)
 
 
+@checked(laws=_laws)
 def printed_law_models_verdict(laws: dict) -> Verdict:
     """Verdict on "the printed law follows from some risk model", over the models ``{name: GrowthLaw}``."""
-    from ..infra.verdicts import FAILS, HOLDS_UNDER, Verdict
-
     giving = [f"{name} ({'exactly' if law.exact else 'asymptotically'})"
               for name, law in laws.items() if law.gives_printed_law]
-    if not laws:
-        raise ValueError("laws: expected at least one model")
     return Verdict(
         claim="thm-6.1/printed-law/some-model",
         statement="The printed law follows from some explicit risk model",
@@ -316,6 +326,7 @@ def printed_law_models_verdict(laws: dict) -> Verdict:
         section=SECTION)
 
 
+@checked(model_name=V.text, law=_law)
 def logarithmic_growth_verdict(model_name: str, law) -> Verdict:
     """Verdict on the abstract's "d_k* grows logarithmically" under one model.
 
@@ -342,25 +353,24 @@ def logarithmic_growth_verdict(model_name: str, law) -> Verdict:
                    statistics=tuple(stats), section=SECTION)
 
 
+@checked(model_name=V.text, slope=V.number, budgets=V.numbers)
 def linear_heads_verdict(model_name: str, slope: float, budgets) -> Verdict:
     """Verdict on "H* = floor(D/d_k*) grows nearly linearly with D": the least-squares
     slope of ln H* on ln D over ``budgets`` is at least :data:`NEARLY_LINEAR_SLOPE` (exact numbers)."""
-
-    slope = V.number(slope, "slope")
-    V.numbers(budgets, "budgets")
+    lo, hi = np.min(budgets), np.max(budgets)
     return Verdict(claim="thm-6.1/heads-linear-in-budget",
                    statement=f"Under {model_name}, H* = floor(D/d_k*) grows nearly linearly with the budget D",
                    verdict=HOLDS if slope >= NEARLY_LINEAR_SLOPE else FAILS,
-                   criterion=(f"slope of ln H* on ln D for D = {min(budgets)}..{max(budgets)} with the integer "
+                   criterion=(f"slope of ln H* on ln D for D = {lo}..{hi} with the integer "
                               f"minimiser d_k* at n = 10^8, at least {NEARLY_LINEAR_SLOPE} (exact)"),
                    statistics=(Statistic("slope of ln H* on ln D", slope),), section=SECTION)
 
 
+@checked(model_name=V.text, log10_n=V.number_or_missing)
 def practice_verdict(model_name: str, log10_n: float) -> Verdict:
     """Verdict on "the law accounts for BERT's d_k = 64 at D = 768": the model chooses it at
-    some n <= 10^PRACTICAL_LOG10_N (``log10_n`` NaN: at no n < 10^300)."""
-
-    x = log10_n if isinstance(log10_n, float) and np.isnan(log10_n) else V.number(log10_n, "log10_n")
+    some n <= 10^PRACTICAL_LOG10_N (``log10_n`` NaN: at no n < 10^300, and the claim fails)."""
+    x = V.number_or_missing(log10_n, "log10_n")
     ok = np.isfinite(x) and x <= PRACTICAL_LOG10_N
     return Verdict(claim="thm-6.1/practice",
                    statement=f"Under {model_name}, the optimal head size accounts for BERT's d_k = 64 at D = 768",
@@ -371,6 +381,7 @@ def practice_verdict(model_name: str, log10_n: float) -> Verdict:
                    section=SECTION)
 
 
+@checked(rule=V.text, cells=V.labelled_estimates, n_se=V.nonnegative)
 def small_heads_verdict(rule: str, cells, *, n_se: float = SIGNIFICANCE) -> Verdict:
     """Verdict on "many small heads beat few big ones" with real NW heads combined by ``rule``.
 
@@ -381,16 +392,8 @@ def small_heads_verdict(rule: str, cells, *, n_se: float = SIGNIFICANCE) -> Verd
     otherwise "undecided at this size".
     """
 
-    cells = list(cells)
-    if not cells:
-        raise ValueError("cells: expected at least one simulated setting")
-    n_se = V.nonnegative(n_se, "n_se")
     stats, z = [], []
-    for i, cell in enumerate(cells):
-        if isinstance(cell, (str, bytes)) or not hasattr(cell, "__len__") or len(cell) != 3:
-            raise ValueError(f"cells[{i}]: expected (label, diff, se), got {cell!r}")
-        label = cell[0]
-        diff, se = V.estimate(cell[1:], f"cells[{i}]")
+    for label, diff, se in V.labelled_estimates(cells, "cells"):
         stats.append(Statistic(f"IMSE(small) - IMSE(big), {label}", diff, se))
         z.append(diff / se if se > 0 else np.sign(diff) * np.inf)
     z = np.asarray(z)
@@ -409,7 +412,7 @@ def bias_reading_models(base="M1", exponents=BIAS_EXPONENTS) -> dict:
     ``{a: MSEModel}`` (derived symbolically by :mod:`mhanw.scaling` like any reader's model)."""
     exps = tuple(positive_int(a, "exponents") for a in sequence(exponents, "exponents", "positive integers"))
     if not exps or len(set(exps)) != len(exps):
-        raise ValueError(f"exponents: expected distinct positive integers, got {exponents!r}")
+        raise ValueError(f"exponents: expected distinct positive integers, got {brief(exponents)}")
     try:
         name = _scaling.model(base).name  # a model name or an MSEModel
     except ValueError as exc:
@@ -417,6 +420,7 @@ def bias_reading_models(base="M1", exponents=BIAS_EXPONENTS) -> dict:
     return {a: _scaling.model(base, bias_law=f"c_B/k**{a}", name=f"{name}, B^2 = c_B/k^{a}") for a in exps}
 
 
+@checked(laws=_laws, base=V.text)
 def bias_reading_verdict(laws: dict, base: str = "M1") -> Verdict:
     """Verdict on "the printed law follows from ``base`` under some reading of 'bias ∝ d_k^-2'".
 
@@ -424,10 +428,6 @@ def bias_reading_verdict(laws: dict, base: str = "M1") -> Verdict:
     when no reading gives the printed law; "holds under the stated conditions" naming
     the readings that do.  Exact (symbolic).
     """
-    from ..infra.verdicts import FAILS, HOLDS_UNDER, Statistic, Verdict
-
-    if not laws:
-        raise ValueError("laws: expected at least one reading")
     giving = [a for a, law in laws.items() if law.gives_printed_law]
     stats = []
     for a, law in laws.items():
@@ -450,7 +450,7 @@ def _law_text() -> P.Kind:
 
     def check(value, name):
         if not isinstance(value, str):
-            raise P.ParameterError(f"{name}: expected a law as a string (or \"\" to keep the model's), got {value!r}")
+            raise P.ParameterError(f"{name}: expected a law as a string (or \"\" to keep the model's), got {brief(value)}")
         if value.strip():
             _scaling.parse_law(value, name)
         return value

@@ -14,7 +14,6 @@ evaluated on the same replicates.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,10 +21,11 @@ import numpy as np
 from ..constants import N_SE
 from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
+from ..infra.expressions import exact_number
 from ..infra.prose import join_list
 from ..infra import verdicts as V
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Statistic, Verdict, checked, significant_effect
-from ..infra.validate import as_float_array, one_of, positive_int, sequence
+from ..infra.validate import as_float_array, brief, one_of, positive_int, sequence
 from ..weighting import GOLDEN_Q, ORACLES, SCHEMES, _ratio, _symmetric_matrix, fitted_weights, quality_order
 
 __all__ = ["NestedErrors", "SIGNIFICANCE", "adding_heads_verdict", "best_single_head_verdict", "compare_words",
@@ -114,7 +114,7 @@ def nested_errors(M_fit, M_eval, schemes=SCHEMES + ORACLES, *, q: float = GOLDEN
         schemes = (schemes,)
     schemes = tuple(one_of(s, "schemes", SCHEMES + ORACLES) for s in sequence(schemes, "schemes", "weighting names"))
     if not schemes or len(set(schemes)) != len(schemes):
-        raise ValueError(f"schemes: expected distinct scheme names, got {schemes!r}")
+        raise ValueError(f"schemes: expected distinct scheme names, got {brief(schemes)}")
     q = _ratio(q, "q")
     order = quality_order(M_fit)
     fit = M_fit[np.ix_(order, order)]
@@ -133,7 +133,7 @@ def nested_errors(M_fit, M_eval, schemes=SCHEMES + ORACLES, *, q: float = GOLDEN
 # --------------------------------------------------------------------------- verdict rules
 
 
-@checked(diff=V.number, se=V.standard_error, n_se=V.nonnegative)
+@checked(diff=V.number, se=V.standard_error, lower=V.text, higher=V.text, n_se=V.nonnegative)
 def compare_words(diff: float, se: float, lower: str = "lower", higher: str = "higher",
                   *, n_se: float = SIGNIFICANCE) -> str:
     """``lower`` / ``higher`` when ``diff`` is below / above zero by more than ``n_se`` s.e.,
@@ -145,6 +145,7 @@ def compare_words(diff: float, se: float, lower: str = "lower", higher: str = "h
     return f"not distinguishable at {n_se:g} s.e."
 
 
+@checked(checks=V.flag_map, thresholds=V.numbers_or_missing)
 def crossover_verdict(checks: dict, thresholds) -> Verdict:
     """Verdict on the error model: "geometric weights beat uniform ones exactly above a
     heterogeneity threshold gamma*(H, rho) > 1" (exact, no Monte Carlo).
@@ -152,23 +153,25 @@ def crossover_verdict(checks: dict, thresholds) -> Verdict:
     ``checks``: named booleans, each a condition of the statement verified exactly
     (e.g. uniform is the affine oracle at gamma = 1, the threshold found on every grid
     point, the symbolic and the numerical threshold agree); ``thresholds``: every
-    gamma* found.  "holds" when every check passes and every gamma* exceeds 1.
+    gamma* found, NaN where none was (the claim then fails).  "holds" when every check passes and every
+    gamma* exceeds 1.
     """
-    th = np.asarray(thresholds, dtype=float).ravel()
-    if not checks or th.size == 0:
-        raise ValueError("checks: expected named conditions and at least one threshold")
-    failed = [name for name, ok in checks.items() if not bool(ok)]
+    th = V.numbers_or_missing(thresholds, "thresholds").ravel()
+    failed = [name for name, ok in checks.items() if not ok]
     ok = not failed and bool(np.all(np.isfinite(th))) and bool(np.all(th > 1))
+    found = th[np.isfinite(th)]
     return Verdict(claim="thm-7.1/error-model-threshold",
                    statement=("In the graded error model, geometric weights beat uniform ones exactly when the "
                               "heterogeneity gamma exceeds a threshold gamma*(H, rho) > 1"),
                    verdict=HOLDS if ok else FAILS,
                    criterion=("exact quadratic forms a'Ma (no Monte Carlo): " + join_list(list(checks))
                               + "; every gamma* > 1" + (f"; failed: {join_list(failed)}" if failed else "")),
-                   statistics=(Statistic("smallest gamma*", float(np.nanmin(th))),), section=SECTION)
+                   statistics=(Statistic("smallest gamma*", float(found.min())),) if found.size else (),
+                   section=SECTION)
 
 
-@checked(predicted=V.flag, gamma_hat=V.number, gamma_star_hat=V.number, n_se=V.nonnegative)
+@checked(scheme=V.text, diff=V.estimate, predicted=V.flag, gamma_hat=V.number, gamma_star_hat=V.number,
+         n_se=V.nonnegative)
 def graded_verdict(scheme: str, diff, *, predicted: bool, gamma_hat: float, gamma_star_hat: float,
                    n_se: float = SIGNIFICANCE) -> Verdict:
     """Verdict on "with real graded NW heads, ``scheme`` weights beat uniform ones".
@@ -196,6 +199,7 @@ def graded_verdict(scheme: str, diff, *, predicted: bool, gamma_hat: float, gamm
                    section=SECTION)
 
 
+@checked(diffs=V.estimate_map, n_se=V.nonnegative)
 def best_single_head_verdict(diffs: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
     """Verdict on "fixed structured weights over all heads beat the best single head".
 
@@ -203,10 +207,7 @@ def best_single_head_verdict(diffs: dict, *, n_se: float = SIGNIFICANCE) -> Verd
     "fails as stated" when some scheme is worse by more than ``n_se`` s.e.; "holds" when
     every scheme is better by more than ``n_se`` s.e.; else "undecided at this size".
     """
-    if not diffs:
-        raise ValueError("diffs: expected at least one weighting")
     est = V.estimate_map(diffs, "diffs")
-    n_se = V.nonnegative(n_se, "n_se")
     worse = [s for s, (d, se) in est.items() if d > n_se * se]
     better = [s for s, (d, se) in est.items() if d < -n_se * se]
     verdict = FAILS if worse else (HOLDS if len(better) == len(est) else UNDECIDED)
@@ -220,6 +221,18 @@ def best_single_head_verdict(diffs: dict, *, n_se: float = SIGNIFICANCE) -> Verd
                    section=SECTION)
 
 
+def _steps(value, name: str) -> list:
+    """A list of steps ``k`` (of ``k -> k+1``, whole numbers) at which the MSE of a weighting rose."""
+    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
+        raise ValueError(f"{name}: expected a list of steps, got {brief(value)}")
+    return [V.count(k, f"{name}[{i}]") for i, k in enumerate(value)]
+
+
+#: ``{scheme: [k, ...]}``, the steps of each weighting at which its MSE rose.
+_rising = V.mapping_of(_steps)
+
+
+@checked(rising=_rising, n_steps=V.count)
 def adding_heads_verdict(rising: dict, n_steps: int) -> Verdict:
     """Verdict on "adding heads (in quality order) lowers the MSE of fixed weights".
 
@@ -228,12 +241,6 @@ def adding_heads_verdict(rising: dict, n_steps: int) -> Verdict:
     is never concluded from the absence of rises (that needs falls), so otherwise
     "undecided at this size".
     """
-    if not rising:
-        raise ValueError("rising: expected at least one weighting")
-    n_steps = V.count(n_steps, "n_steps")
-    for s, v in rising.items():
-        if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
-            raise ValueError(f"rising[{s!r}]: expected a list of steps, got {v!r}")
     every = all(len(v) > 0 for v in rising.values())
     return Verdict(claim="thm-7.1/graded-heads/adding-heads",
                    statement="With real NW heads of graded quality, each head added in quality order lowers the MSE of fixed weights",
@@ -244,6 +251,7 @@ def adding_heads_verdict(rising: dict, n_steps: int) -> Verdict:
                    section=SECTION)
 
 
+@checked(diffs=V.estimate_map, n_se=V.nonnegative)
 def control_verdict(diffs: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
     """Verdict on the homogeneous control: "with exchangeable heads, uniform weights beat
     every structured weighting" (uniform is the affine oracle there).
@@ -252,8 +260,6 @@ def control_verdict(diffs: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
     positive by more than ``n_se`` s.e., "fails as stated" when one is negative by more
     than ``n_se`` s.e., else "undecided at this size".
     """
-    if not diffs:
-        raise ValueError("diffs: expected at least one weighting")
     est = V.estimate_map(diffs, "diffs")
     verdict = V.combine(significant_effect(d, se, sign=1, n_se=n_se) for d, se in est.values())
     return Verdict(claim="thm-7.1/homogeneous-control",
@@ -264,14 +270,12 @@ def control_verdict(diffs: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
                    section=SECTION)
 
 
+@checked(model=V.record, graded=V.record, control=V.record)
 def theorem_verdict(model: Verdict, graded: Verdict, control: Verdict) -> Verdict:
     """Verdict on Theorem 7.1 read as "geometric weights beat uniform ones when head quality is
     heterogeneous (and not otherwise)": the error model's threshold, the graded heads and the
     homogeneous control together.  "holds under the stated conditions" when all three hold;
     "fails as stated" when one fails; else "undecided at this size"."""
-    for name, part in (("model", model), ("graded", graded), ("control", control)):
-        if not isinstance(part, Verdict):
-            raise ValueError(f"{name}: expected a Verdict record, got {type(part).__name__}")
     parts = (model, graded, control)
     if any(p.fails for p in parts):
         verdict = FAILS
@@ -291,26 +295,17 @@ def theorem_verdict(model: Verdict, graded: Verdict, control: Verdict) -> Verdic
 # --------------------------------------------------------------------------- the chapter's parameters
 
 
-#: What a ratio expression may contain: numbers, arithmetic, parentheses and sqrt (nothing sympify could misuse).
-_SAFE_RATIO = re.compile(r"(?:[0-9.\s+\-*/()]|sqrt)+")
-
-
 def _ratio_expression() -> P.Kind:
-    """The ratio ``q`` of the geometric weights: a number or a sympy expression (``"(sqrt(5) - 1)/2"``) in (0, 1)."""
+    """The ratio ``q`` of the geometric weights: a number or a formula of numbers (``"(sqrt(5) - 1)/2"``) in
+    (0, 1), read by the one safe parser (:func:`mhanw.infra.expressions.exact_number`: numbers, ``+ - * / **``,
+    parentheses, ``sqrt``, ``pi`` and ``E``, sizes bounded before anything is evaluated)."""
 
     def check(value, name):
-        import sympy as sp
-
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise P.ParameterError(f"{name}: expected a number or an expression such as '(sqrt(5) - 1)/2', got {value!r}")
-        if isinstance(value, str) and not _SAFE_RATIO.fullmatch(value):
-            raise P.ParameterError(f"{name}: expected numbers, + - * / ** ( ) and sqrt only, got {value!r}")
-        try:
-            expr = sp.sympify(value, locals={"sqrt": sp.sqrt}) if isinstance(value, str) else sp.nsimplify(value)
-        except (sp.SympifyError, SyntaxError, TypeError) as exc:
-            raise P.ParameterError(f"{name}: cannot read {value!r} as a number ({type(exc).__name__})") from None
+            raise P.ParameterError(f"{name}: expected a number or an expression such as '(sqrt(5) - 1)/2', got {brief(value)}")
+        expr = exact_number(value, name)
         if not expr.is_number or expr.free_symbols or not (0 < float(expr) < 1):
-            raise P.ParameterError(f"{name}: expected a number in the open interval (0, 1), got {value!r}")
+            raise P.ParameterError(f"{name}: expected a number in the open interval (0, 1), got {brief(value)}")
         return value
 
     return P.Kind("a number or expression in (0, 1)", check)

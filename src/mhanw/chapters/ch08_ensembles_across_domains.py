@@ -14,8 +14,9 @@ import numpy as np
 from ..constants import N_SE
 from ..infra import params as P
 from ..infra import verdicts as V
-from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict, no_violation,
-                              significant_effect)
+from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict, checked,
+                              no_violation, significant_effect)
+from ..infra.validate import brief
 
 __all__ = ["CLOSED_FORM_TOLERANCE", "CONSTRAINTS", "IDENTITY_RTOL", "PARAMETERS", "SIGNIFICANCE", "ant_colony_verdict",
            "closed_form_verdict", "hdi_verdict", "identity_verdict", "monotone_verdict", "small_bandwidth_verdict"]
@@ -36,6 +37,7 @@ CLOSED_FORM_TOLERANCE = 0.05
 SECTION = "sec:rf"
 
 
+@checked(relative_error=V.nonnegative)
 def identity_verdict(relative_error: float) -> Verdict:
     """Breiman's identity ``Var(avg) = Vbar (rho_bar + (1 - rho_bar)/H)`` with empirical moments:
     "holds" when the largest relative error is at most :data:`IDENTITY_RTOL` (exact algebra)."""
@@ -47,6 +49,11 @@ def identity_verdict(relative_error: float) -> Verdict:
                    statistics=(Statistic("largest relative error", err),), section=SECTION)
 
 
+#: ``{label: (value, s.e.)}``, possibly empty.
+_estimates = V.mapping_of(V.estimate, allow_empty=True)
+
+
+@checked(orthogonal=_estimates, steps=_estimates, n_se=V.nonnegative)
 def hdi_verdict(orthogonal: dict, steps: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
     """"The HDI is 1 - rho_bar": "fails as stated" when some counterexample is significant.
 
@@ -58,7 +65,6 @@ def hdi_verdict(orthogonal: dict, steps: dict, *, n_se: float = SIGNIFICANCE) ->
     """
     if not orthogonal and not steps:
         raise ValueError("orthogonal: expected at least one statistic")
-    n_se = V.nonnegative(n_se, "n_se")
     stats, counter = [], False
     for label, value in orthogonal.items():
         v, se = V.estimate(value, f"orthogonal[{label!r}]")
@@ -76,6 +82,8 @@ def hdi_verdict(orthogonal: dict, steps: dict, *, n_se: float = SIGNIFICANCE) ->
                    statistics=tuple(stats), section=SECTION)
 
 
+@checked(deviations=V.labelled_estimates, checkable=V.flag, reason=V.note, tolerance=V.nonnegative,
+         n_se=V.nonnegative)
 def closed_form_verdict(deviations, *, checkable: bool = True, reason: str = "",
                         tolerance: float = CLOSED_FORM_TOLERANCE, n_se: float = SIGNIFICANCE) -> Verdict:
     """The first-order closed form of the correlation of two one-dimensional heads against Monte Carlo.
@@ -90,9 +98,7 @@ def closed_form_verdict(deviations, *, checkable: bool = True, reason: str = "",
     if not checkable:
         return Verdict(claim="rf/closed-form-correlation", statement=statement, verdict=NOT_CHECKABLE,
                        criterion=f"not compared: {reason}", section=SECTION)
-    rows = [(label, *V.estimate((d, s), f"deviations[{label!r}]")) for label, d, s in deviations]
-    if not rows:
-        raise ValueError("deviations: expected at least one point")
+    rows = V.labelled_estimates(deviations, "deviations")
     outcomes = [no_violation(d, s, tolerance, n_se=n_se) for _, d, s in rows]
     verdicts = [v for v, _ in outcomes]
     verdict = V.combine(verdicts)
@@ -109,6 +115,7 @@ def closed_form_verdict(deviations, *, checkable: bool = True, reason: str = "",
                    detectable=detectable, section=SECTION)
 
 
+@checked(gaps=V.estimate_map, small=V.numbers_or_none, large=V.numbers_or_none, angle=V.number, n_se=V.nonnegative)
 def small_bandwidth_verdict(gaps: dict, small, large, angle: float, *, n_se: float = SIGNIFICANCE) -> Verdict:
     """"At a small angle, 1 - rho_bar rises faster than HDI_PA for small bandwidths (and more slowly for large ones)".
 
@@ -117,11 +124,11 @@ def small_bandwidth_verdict(gaps: dict, small, large, angle: float, *, n_se: flo
     than ``n_se`` s.e., "fails as stated" when one has the opposite sign by more than ``n_se``
     s.e., else "undecided at this size".
     """
-    n_se = V.nonnegative(n_se, "n_se")
     outcomes = []
     stats = []
-    for h, value in gaps.items():
-        v, se = V.estimate(value, f"gaps[{h!r}]")
+    small, large = (np.atleast_1d(np.asarray(v, dtype=float)).tolist() for v in (small, large))
+    for h, (v, se) in V.estimate_map(gaps, "gaps").items():
+        V.number(h, f"gaps: the bandwidth {h!r}")
         if h in small or h in large:
             outcomes.append(significant_effect(v, se, sign=1 if h in small else -1, n_se=n_se))
         stats.append(Statistic(f"(1 - rho_bar) - HDI_PA at {angle:g} deg, h = {h:g}", v, se))
@@ -136,6 +143,17 @@ def small_bandwidth_verdict(gaps: dict, small, large, angle: float, *, n_se: flo
                    statistics=tuple(stats), section=SECTION)
 
 
+def _increases(pair, name: str) -> tuple:
+    """``(increases, se)``: two arrays of one shape, finite increases and finite standard errors."""
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise ValueError(f"{name}: expected a pair (increases, se), got {brief(pair)}")
+    v, se = V.numbers(pair[0], f"{name}[0]"), V.standard_errors(pair[1], f"{name}[1]")
+    if se.shape != v.shape:
+        raise ValueError(f"{name}[1]: expected the shape of the increases {v.shape}, got {se.shape}")
+    return v, se
+
+
+@checked(steps=V.mapping_of(_increases), n_se=V.nonnegative)
 def monotone_verdict(steps: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
     """"Within one family at fixed (h, n, p_X, m, sigma), 1 - rho_bar increases with the HDI".
 
@@ -144,16 +162,8 @@ def monotone_verdict(steps: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
     ``n_se`` s.e.; "fails as stated" when one is negative beyond ``n_se`` s.e.; else
     "undecided at this size".
     """
-    if not isinstance(steps, dict):
-        raise ValueError(f"steps: expected a dict {{h: (increases, se)}}, got {type(steps).__name__}")
-    n_se = V.nonnegative(n_se, "n_se")
     inc, neg, n_steps, zs = True, False, 0, []
-    for h, pair in steps.items():
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise ValueError(f"steps[{h!r}]: expected a pair (increases, se), got {pair!r}")
-        v, se = V.numbers(pair[0], f"steps[{h!r}][0]"), V.standard_errors(pair[1], f"steps[{h!r}][1]")
-        if se.shape != v.shape:
-            raise ValueError(f"steps[{h!r}][1]: expected the shape of the increases {v.shape}, got {se.shape}")
+    for h, (v, se) in V.mapping_of(_increases)(steps, "steps").items():
         zs += [float(a / b) for a, b in zip(v.ravel(), se.ravel()) if b > 0]
         inc &= bool(np.all(v > n_se * se))
         neg |= bool(np.any(-v > n_se * se))
@@ -171,6 +181,7 @@ def monotone_verdict(steps: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
                    + (Statistic("steps", n_steps),), section=SECTION)
 
 
+@checked()
 def ant_colony_verdict() -> Verdict:
     """The ant-colony part of the analogy: "not checkable" (no quantity to compute)."""
     return Verdict(claim="rf/ant-colonies",

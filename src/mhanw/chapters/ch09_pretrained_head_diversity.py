@@ -65,8 +65,8 @@ from ..diversity import NORMALIZATIONS
 from ..infra.estimates import Estimate
 from ..infra.prose import count_of, join_list
 from ..infra import verdicts as V
-from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, guard, significant_effect
-from ..infra.validate import as_float_array, as_seed_sequence, one_of, positive_int, sequence
+from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, checked, guard, significant_effect
+from ..infra.validate import as_float_array, as_seed_sequence, boolean, brief, one_of, positive_int, sequence
 
 __all__ = [
     "NORMALIZATIONS",
@@ -116,7 +116,7 @@ def _sentences_kind() -> P.Kind:
         if value is None:
             return None
         if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
-            raise P.ParameterError(f"{name}: expected None or a list of sentences, got {value!r}")
+            raise P.ParameterError(f"{name}: expected None or a list of sentences, got {brief(value)}")
         if len(value) < 3 or not all(isinstance(v, str) and v.strip() for v in value):
             raise P.ParameterError(f"{name}: expected at least 3 non-empty sentences (strings)")
         return tuple(value)
@@ -164,9 +164,9 @@ def chapter_sizes(params) -> dict:
 def pick_sentences(records, n: int) -> list[str]:
     """``n`` of the shipped sentence records, evenly spaced (one per topic at ``n = 10``)."""
     records = sequence(records, "records", "sentence records")
-    n = positive_int(n, "n_sentences", minimum=3)
+    n = positive_int(n, "n", minimum=3)
     if n > len(records):
-        raise ValueError(f"n_sentences: expected at most {len(records)} (the shipped sentences), got {n}")
+        raise ValueError(f"n: expected at most {len(records)} sentences (those shipped), got {n}")
     return [r["text"] for r in records][:: len(records) // n][:n]
 
 
@@ -303,7 +303,7 @@ def _check_weights(weights) -> tuple[int, int, int, int]:
 def _layer(weights, layer) -> int:
     L = _check_weights(weights)[0]
     if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < L:
-        raise ValueError(f"layer: expected an integer in [0, {L}), got {layer!r}")
+        raise ValueError(f"layer: expected an integer in [0, {L}), got {brief(layer)}")
     return int(layer)
 
 
@@ -479,6 +479,7 @@ def random_subspace_null(n_heads: int, d: int, d_k: int, n_draw: int, seed, *, c
     if d_k > d:
         raise ValueError(f"d_k: expected d_k <= d = {d}, got {d_k}")
     n_draw = positive_int(n_draw, "n_draw", maximum=MAX_REPLICATES, what="draws")
+    circuit = boolean(circuit, "circuit")
     rng = np.random.default_rng(as_seed_sequence(seed))
 
     def haar():
@@ -601,6 +602,7 @@ def excess_spectrum_summary(pair_spectra, null_spectra, n_leading: int) -> dict:
     ``trained_se``, ``null``, ``null_se``, ``null_sd`` (all ``(d_k,)``) and
     ``top``/``share`` dicts with ``value`` and ``se``.
     """
+    m = positive_int(n_leading, "n_leading")
     jk = spectrum_jackknife(pair_spectra)
     N = as_float_array(null_spectra, "null_spectra", ndim=3)
     if N.shape[2] != jk["value"].shape[0] or N.shape[1] < 2:
@@ -618,7 +620,6 @@ def excess_spectrum_summary(pair_spectra, null_spectra, n_leading: int) -> dict:
                 "se": float(np.hypot(stratified_jackknife_se(f(trained, null), a),
                                      stratified_jackknife_se(f(trained, null), b)))}
 
-    m = positive_int(n_leading, "n_leading")
     return {
         "trained": trained,
         "trained_se": stratified_jackknife_se(trained, reps),
@@ -701,8 +702,8 @@ def layer_contrast(per_sentence, layer: int = -1) -> Estimate:
     """
     E = as_float_array(per_sentence, "per_sentence", ndim=3)
     L = E.shape[0]
-    if L < 2 or not -L <= layer < L:
-        raise ValueError(f"layer: expected an index of one of {L} >= 2 layers, got {layer!r}")
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or L < 2 or not -L <= layer < L:
+        raise ValueError(f"layer: expected an index of one of {L} >= 2 layers, got {brief(layer)}")
     layer = layer % L
     others = np.delete(E, layer, axis=0)
     return Estimate.from_samples(E[layer].mean(axis=0) - others.mean(axis=(0, 1)))
@@ -841,6 +842,7 @@ def _case_counts(z_by_null: dict) -> tuple[int, int, int]:
     return less, more, Z.shape[1]
 
 
+@checked(z_by_null=V.numbers_map, unit=V.text)
 def diversity_verdict(z_by_null: dict, *, unit: str = "(layer, object) cases") -> Verdict:
     """Trained heads more diverse than chance (training drives heads towards orthogonal subspaces).
 
@@ -874,6 +876,14 @@ def diversity_verdict(z_by_null: dict, *, unit: str = "(layer, object) cases") -
     )
 
 
+def _diversity_record(record, name: str) -> Verdict:
+    """The record of :func:`diversity_verdict` (its claim and its three counts)."""
+    if not isinstance(record, Verdict) or record.claim != "pretrained/more-diverse-than-chance":
+        raise ValueError(f"{name}: expected the record of diversity_verdict, got {brief(record)}")
+    return record
+
+
+@checked(record=_diversity_record)
 def diversity_sentence(record: Verdict) -> str:
     """The verdict of :func:`diversity_verdict` as one clause for the abstract and the summary (LaTeX-safe).
 
@@ -881,8 +891,6 @@ def diversity_sentence(record: Verdict) -> str:
     cases, against every null, so the reading that training drives heads
     towards orthogonal subspaces fails as stated".
     """
-    if not isinstance(record, Verdict) or record.claim != "pretrained/more-diverse-than-chance":
-        raise ValueError(f"record: expected the record of diversity_verdict, got {record!r}")
     stats = {st.name: st.value for st in record.statistics}
     n = int(next(v for k, v in stats.items() if k.endswith("cases") and "than" not in k))
     less = int(next(v for k, v in stats.items() if "less diverse" in k))
@@ -897,6 +905,7 @@ def diversity_sentence(record: Verdict) -> str:
     return f"{reading} is {record.verdict} (less diverse than chance against every null: {count_of(less, n)})"
 
 
+@checked(r2=V.number, se=V.standard_error)
 def printed_scale_verdict(r2: float, se: float) -> Verdict:
     """The printed HDI measures the heads' geometry rather than the weights' scale.
 
@@ -907,7 +916,7 @@ def printed_scale_verdict(r2: float, se: float) -> Verdict:
     """
     r2 = V.number(r2, "r2")
     if not 0.0 <= r2 <= 1.0:
-        raise ValueError(f"r2: expected a value in [0, 1], got {r2!r}")
+        raise ValueError(f"r2: expected a value in [0, 1], got {brief(r2)}")
     # "holds" for the claim means the scale explains LESS than R2_MOSTLY: sign -1 on r2 - R2_MOSTLY
     verdict = significant_effect(r2 - R2_MOSTLY, se, sign=-1)
     return Verdict(
@@ -922,6 +931,7 @@ def printed_scale_verdict(r2: float, se: float) -> Verdict:
     )
 
 
+@checked(printed_change=V.nonnegative, pa_change=V.nonnegative, rv_change=V.nonnegative)
 def printed_invariance_verdict(printed_change: float, pa_change: float, rv_change: float) -> Verdict:
     """The printed HDI is unchanged by ``W_Q -> c W_Q``, ``W_K -> W_K / c``, which leaves the model unchanged.
 
@@ -947,6 +957,7 @@ def printed_invariance_verdict(printed_change: float, pa_change: float, rv_chang
     )
 
 
+@checked(rho=V.number, se=V.standard_error, p=V.number)
 def redundancy_verdict(rho: float, se: float, p: float) -> Verdict:
     """A redundant head (large overlap with its layer) matters less when removed.
 
@@ -960,11 +971,11 @@ def redundancy_verdict(rho: float, se: float, p: float) -> Verdict:
     """
     rho = V.number(rho, "rho")
     if not -1.0 <= rho <= 1.0:
-        raise ValueError(f"rho: expected a correlation in [-1, 1], got {rho!r}")
+        raise ValueError(f"rho: expected a correlation in [-1, 1], got {brief(rho)}")
     s = V.standard_error(se, "se")
     p = V.number(p, "p")
     if not 0.0 < p <= 1.0:
-        raise ValueError(f"p: expected a p-value in (0, 1], got {p!r}")
+        raise ValueError(f"p: expected a p-value in (0, 1], got {brief(p)}")
     if rho <= -N_SE * s:
         verdict = HOLDS
     elif rho >= N_SE * s or rho - N_SE * s > RHO_USEFUL:
@@ -986,6 +997,8 @@ def redundancy_verdict(rho: float, se: float, p: float) -> Verdict:
     )
 
 
+@checked(share=V.number, se=V.standard_error, n_leading=V.count, d_k=V.count, top=V.optional(V.estimate),
+         top_null=V.optional(V.estimate), null=V.text)
 def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int, *,
                               top=None, top_null=None, null: str = "row-reassignment null") -> Verdict:
     """The excess overlap of trained heads over a null sits in a few shared directions.
@@ -1023,6 +1036,8 @@ def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int,
     )
 
 
+@checked(last_minus_rest=V.estimate, key_positive_layers=V.count, n_layers=V.count, pa_change=V.nonnegative,
+         rv_change=V.nonnegative, top_excess=V.estimate)
 def guard_text(*, last_minus_rest, key_positive_layers: int, n_layers: int, pa_change: float, rv_change: float,
                top_excess) -> None:
     """Check the sentences of the chapter and its section that state a direction (raises
@@ -1038,10 +1053,6 @@ def guard_text(*, last_minus_rest, key_positive_layers: int, n_layers: int, pa_c
     """
     m, se = V.estimate(last_minus_rest, "last_minus_rest")
     t, tse = V.estimate(top_excess, "top_excess")
-    V.count(key_positive_layers, "key_positive_layers")
-    V.count(n_layers, "n_layers")
-    V.nonnegative(pa_change, "pa_change")
-    V.nonnegative(rv_change, "rv_change")
     guard(bool(m > N_SE * se), "removing a head of the last layer changes the embeddings more than removing a head "
           "of another layer", f"the difference is {m:.2g} ± {se:.2g}")
     guard(0 < int(key_positive_layers) < int(n_layers), "the within-layer correlations of the keys have no consistent sign",

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..constants import N_SE
-from .validate import as_float_array, nonnegative_scalar
+from .validate import as_float_array, brief, nonnegative_scalar
 
 __all__ = ["Estimate", "ReplicatedErrors"]
 
@@ -107,11 +107,11 @@ class Estimate:
         as_float_array(self.mean, "mean", allow_empty=True)
         se = np.asarray(self.se)
         if se.dtype.kind not in "iuf":
-            raise ValueError(f"se: expected real standard errors, got {type(self.se).__name__} {self.se!r}")
+            raise ValueError(f"se: expected real standard errors, got {type(self.se).__name__} {brief(self.se)}")
         se = se.astype(float)
         if np.any(np.isinf(se)) or np.any(se < 0):
             raise ValueError(f"se: expected standard errors >= 0 and finite (NaN for fewer than 2 replicates), "
-                             f"got {self.se!r}")
+                             f"got {brief(self.se)}")
         if np.shape(self.mean) != np.shape(self.se):
             raise ValueError(f"se: expected the shape of mean {np.shape(self.mean)}, got {np.shape(self.se)}")
 

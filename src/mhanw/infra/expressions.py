@@ -18,9 +18,11 @@ anything (``9**9**9`` has 369 million digits; ``x1**10**6`` would expand).
 
 from __future__ import annotations
 
+import decimal
 import io
 import math
 import numbers
+import re
 import tokenize
 from dataclasses import dataclass
 from typing import Callable, Mapping
@@ -28,6 +30,7 @@ from typing import Callable, Mapping
 import sympy as sp
 from sympy.core.function import AppliedUndef
 from sympy.parsing.sympy_parser import auto_number, convert_xor, parse_expr
+from .validate import brief
 
 __all__ = [
     "Grammar",
@@ -45,6 +48,10 @@ MAX_LENGTH = 1000
 MAX_EXPONENT = 100
 #: Largest ``|log10|`` of a constant in a formula (a double reaches about 308).
 MAX_CONSTANT_LOG10 = 300.0
+
+#: A number as a formula writes it: decimal digits, a point, an exponent (Python's tokenizer also reads
+#: ``3_0``, ``0x1f`` and ``0o7``, which no reader of the paper would recognise as 30, 31 and 7).
+_PLAIN_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 #: The operators a formula may contain.
 ALLOWED_OPS = frozenset({"+", "-", "*", "/", "**", "^", "(", ")"})
@@ -144,6 +151,13 @@ class Grammar:
                 names.append(tok.string)
             elif tok.type == tokenize.NUMBER and tok.string[-1] in "jJ":
                 raise ValueError(f"{name}: imaginary number {tok.string!r} in {text!r}; expected a real {self.subject}")
+            elif tok.type == tokenize.NUMBER and not _PLAIN_NUMBER.fullmatch(tok.string):
+                raise ValueError(f"{name}: the number {tok.string!r} in {text!r} is not a plain decimal "
+                                 "(digits, a point and an exponent; no underscores, hexadecimal or octal)")
+            elif tok.type == tokenize.NUMBER and abs(_literal_log10(tok.string)) > MAX_CONSTANT_LOG10:
+                # read from the literal: sympy would build 1e999999 as an integer of a million digits
+                raise ValueError(f"{name}: the number {tok.string} in {text!r} is too large or too small in "
+                                 f"magnitude (beyond 10**+-{MAX_CONSTANT_LOG10:g}) to be part of {_a(self.subject)}")
             elif tok.type == tokenize.OP and tok.string not in ALLOWED_OPS:
                 raise ValueError(f"{name}: operator {tok.string!r} is not allowed in {text!r}")
             elif tok.type not in (tokenize.NAME, tokenize.OP, tokenize.NUMBER, tokenize.NEWLINE,
@@ -220,9 +234,20 @@ def _check_size(expr: sp.Basic, name: str, subject: str) -> float:
     if not size <= MAX_CONSTANT_LOG10:
         raise ValueError(
             f"{name}: the constant {sp.sstr(expr)[:60]} is too large or too small in magnitude "
-            f"(beyond 10**+-{MAX_CONSTANT_LOG10:g}) to be part of a {subject}"
+            f"(beyond 10**+-{MAX_CONSTANT_LOG10:g}) to be part of {_a(subject)}"
         )
     return size
+
+
+def _a(noun: str) -> str:
+    return ("an " if noun[:1] in "aeiou" else "a ") + noun
+
+
+def _literal_log10(literal: str) -> int:
+    """The decimal exponent of the leading digit of a plain decimal literal (0 for zero), read without
+    building the number (``"1e999999"`` -> 999999)."""
+    d = decimal.Decimal(literal)
+    return 0 if d.is_zero() else d.adjusted()
 
 
 def _log10_int(value: int) -> float:
@@ -259,14 +284,19 @@ def exact_number(value, name: str) -> sp.Expr:
     elif isinstance(value, str):
         expr = NUMBER_GRAMMAR.parse(value, name)
         expr = sp.nsimplify(expr, rational=True) if expr.is_Float else expr
+    elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        if abs(int(value)) > 10**int(MAX_CONSTANT_LOG10):  # exact, but beyond what a formula may hold
+            raise ValueError(f"{name}: expected a number of magnitude at most 10**{MAX_CONSTANT_LOG10:g}, got "
+                             f"{brief(value)}")
+        expr = sp.Integer(int(value))
     elif isinstance(value, numbers.Real) and not isinstance(value, bool):
         f = float(value)
         if not math.isfinite(f):
-            raise ValueError(f"{name}: expected a finite number, got {value!r}")
+            raise ValueError(f"{name}: expected a finite number, got {brief(value)}")
         expr = sp.nsimplify(f, rational=True)
     else:
         raise ValueError(f"{name}: expected a real number or a sympy expression, got {type(value).__name__}")
     if expr.has(sp.zoo, sp.oo, -sp.oo, sp.nan) or expr.is_real is False:
-        raise ValueError(f"{name}: expected a finite real value, got {value!r}")
+        raise ValueError(f"{name}: expected a finite real value, got {brief(value)}")
     return expr
 

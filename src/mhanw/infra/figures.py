@@ -29,6 +29,7 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
+from .validate import brief
 
 #: Text width of the companion paper (article, 1 in margins on A4/letter), inches.
 TEXT_WIDTH = 6.3
@@ -37,6 +38,8 @@ ROW_HEIGHT = 2.35
 #: Most panels in one row: at the text width each is then 0.2 in wide, already too narrow to read
 #: (10**12 panels asked matplotlib for all of their memory).
 MAX_PANELS = 32
+#: Largest width or height of a figure, inches (A0 paper is 46.8 in tall; a larger size is a typo).
+MAX_INCHES = 100.0
 #: Resolution of the PNG copies.
 PNG_DPI = 150
 #: Smallest legible text at print size (the figure at the text width), points.
@@ -105,6 +108,9 @@ def panels(ncols: int, *, height: float = ROW_HEIGHT, width: float = TEXT_WIDTH,
 
     ncols = positive_int(ncols, "ncols", maximum=MAX_PANELS, what="panels in one row")
     height, width = positive_scalar(height, "height"), positive_scalar(width, "width")
+    for what, v in (("height", height), ("width", width)):
+        if v > MAX_INCHES:
+            raise ValueError(f"{what}: expected at most {MAX_INCHES:g} inches, got {brief(v)}")
     fig, axes = plt.subplots(1, ncols, figsize=(width, height), squeeze=False, **kwargs)
     return fig, axes[0]
 
@@ -237,11 +243,12 @@ def save(fig, name: str, figures_dir, caption: str | None = None, *, error_bars:
     output's metadata, where the tests of a build find them.
     """
     if not isinstance(name, str) or not _NAME.match(name):
-        raise ValueError(f"name: expected 'NN_slug' (two digits, lower-case words), got {name!r}")
+        raise ValueError(f"name: expected 'NN_slug' (two digits, lower-case words), got {brief(name)}")
     if not isinstance(fig, matplotlib.figure.Figure):
         raise ValueError(f"fig: expected a matplotlib Figure, got {type(fig).__name__}")
     if not isinstance(figures_dir, (str, os.PathLike)) or not str(figures_dir).strip():
-        raise ValueError(f"figures_dir: expected a folder path, got {figures_dir!r}")
+        raise ValueError(f"figures_dir: expected a folder path, got {brief(figures_dir)}")
+    _check_size(fig)
     out = Path(figures_dir)
     text = caption_text(caption, error_bars)
     if _RECORDS_ONLY:
@@ -255,14 +262,15 @@ def save(fig, name: str, figures_dir, caption: str | None = None, *, error_bars:
     tmp_pdf = _temporary(out, pdf.name)
     tmp_png = _temporary(out, png.name)
     try:
-        fig.savefig(tmp_pdf, format="pdf", metadata={"CreationDate": None, "ModDate": None, "Creator": None})
+        _draw(fig, name, lambda: fig.savefig(tmp_pdf, format="pdf",
+                                             metadata={"CreationDate": None, "ModDate": None, "Creator": None}))
         # checked once drawn: tick labels get their text when the figure is drawn
         problems = legibility_problems(fig)
         if problems and strict():
             plt.close(fig)
             raise ValueError(f"fig: figure {name} is not legible at print size (at most {TEXT_WIDTH} in wide, "
                              f"no text under {MIN_TEXT_PT:g} pt): " + "; ".join(problems))
-        fig.savefig(tmp_png, format="png", dpi=PNG_DPI, metadata={"Software": None})
+        _draw(fig, name, lambda: fig.savefig(tmp_png, format="png", dpi=PNG_DPI, metadata={"Software": None}))
         _replace_pair((tmp_png, png), (tmp_pdf, pdf), _temporary(out, png.name + ".old"))
     finally:
         for tmp in (tmp_pdf, tmp_png):
@@ -272,6 +280,26 @@ def save(fig, name: str, figures_dir, caption: str | None = None, *, error_bars:
     if _in_kernel():
         show_png(png, name, problems, text)
     return SavedFigure([pdf, png])
+
+
+def _check_size(fig) -> None:
+    """``ValueError`` naming ``fig`` unless its size is finite, positive and at most :data:`MAX_INCHES`
+    (a NaN or huge size reached the PDF backend, which failed with a message naming neither)."""
+    width, height = (float(v) for v in fig.get_size_inches())
+    for what, v in (("width", width), ("height", height)):
+        if not (np.isfinite(v) and 0 < v <= MAX_INCHES):
+            plt.close(fig)
+            raise ValueError(f"fig: expected a figure {what} in (0, {MAX_INCHES:g}] inches, got {brief(v)}")
+
+
+def _draw(fig, name: str, write) -> None:
+    """``write()`` (a savefig); a text matplotlib cannot draw (a label's maths) becomes one line naming ``fig``."""
+    try:
+        write()
+    except (ValueError, OverflowError) as exc:  # what bad text or sizes raise; a crash stays a crash
+        plt.close(fig)
+        reason = " ".join(str(exc).split())
+        raise ValueError(f"fig: matplotlib cannot draw figure {name} ({type(exc).__name__}: {reason[:200]})") from None
 
 
 def _replace_pair(first: tuple[Path, Path], second: tuple[Path, Path], backup: Path) -> None:
@@ -309,7 +337,7 @@ def errorbar(ax, x, mean, se, *, label=None, **kwargs):
     ``x`` and ``mean`` have one size (a NaN leaves a gap); ``se`` has that size or is one number."""
     for name, v in (("x", x), ("mean", mean), ("se", se)):
         if v is None or isinstance(v, (str, bytes, dict)):
-            raise ValueError(f"{name}: expected numbers, got {v!r}")
+            raise ValueError(f"{name}: expected numbers, got {brief(v)}")
     n_x, n_mean, n_se = np.size(x), np.size(mean), np.size(se)
     if n_mean != n_x or n_se not in (1, n_x):
         raise ValueError(f"mean, se: expected one value per x ({n_x}), got {n_mean} and {n_se}")

@@ -10,13 +10,15 @@ output paths).  Everything derived from them is computed in the next cell, e.g.
 
 from __future__ import annotations
 
+from .validate import brief
+
 FIDELITIES = ("quick", "paper")
 
 
 def by_fidelity(fidelity: str, *, quick: dict, paper: dict) -> dict:
     """Return the settings of ``fidelity`` ("quick" for tests and CI, "paper" for the figures)."""
     if fidelity not in FIDELITIES:
-        raise ValueError(f"fidelity: expected 'quick' or 'paper', got {fidelity!r}")
+        raise ValueError(f"fidelity: expected 'quick' or 'paper', got {brief(fidelity)}")
     for name, sizes in (("quick", quick), ("paper", paper)):
         if not isinstance(sizes, dict):
             raise ValueError(f"{name}: expected a dict of settings, got {type(sizes).__name__}")

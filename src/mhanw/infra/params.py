@@ -51,6 +51,8 @@ import types
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from .validate import MAX_COUNT, brief
+
 __all__ = [
     "CONSTRAINTS_NONE",
     "Kind",
@@ -113,18 +115,24 @@ class Kind:
 
 def _real(value, name: str, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise _fail(name, f"expected {what}, got {value!r}")
-    out = float(value)
+        raise _fail(name, f"expected {what}, got {brief(value)}")
+    try:
+        out = float(value)
+    except OverflowError:  # an integer beyond a double
+        raise _fail(name, f"expected {what} (within the range of a double), got {brief(value)}") from None
     if not math.isfinite(out):
-        raise _fail(name, f"expected {what} (finite), got {value!r}")
+        raise _fail(name, f"expected {what} (finite), got {brief(value)}")
     return out
 
 
-def _integer(value, name: str, minimum: int) -> int:
+def _integer(value, name: str, minimum: int, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise _fail(name, f"expected an integer >= {minimum}, got {value!r}")
+        raise _fail(name, f"expected an integer >= {minimum}, got {brief(value)}")
     if int(value) < minimum:
-        raise _fail(name, f"expected an integer >= {minimum}, got {value!r}")
+        raise _fail(name, f"expected an integer >= {minimum}, got {brief(value)}")
+    if maximum is not None and int(value) > maximum:
+        raise _fail(name, f"expected an integer <= {maximum} (the shared maximum of a size or count), "
+                          f"got {brief(value)}")
     return int(value)
 
 
@@ -148,9 +156,9 @@ def positive_int(minimum: int = 1, *, at_most=None) -> Kind:
         if at_most is not None:
             bound = _ref(params, at_most, name)
             if value > bound:
-                raise _fail(name, f"expected {name} <= {_bound_text(at_most, bound)}, got {value!r}")
+                raise _fail(name, f"expected {name} <= {_bound_text(at_most, bound)}, got {brief(value)}")
 
-    return Kind(f"integer >= {minimum}", lambda v, n: _integer(v, n, minimum), relate)
+    return Kind(f"integer >= {minimum}", lambda v, n: _integer(v, n, minimum, MAX_COUNT), relate)
 
 
 def real(minimum: float | None = None, maximum: float | None = None, *, open_min: bool = False,
@@ -163,9 +171,9 @@ def real(minimum: float | None = None, maximum: float | None = None, *, open_min
     def check(value, name):
         out = _real(value, name, f"a real number in {interval}")
         if minimum is not None and (out < minimum or (open_min and out == minimum)):
-            raise _fail(name, f"expected a real number in {interval}, got {value!r}")
+            raise _fail(name, f"expected a real number in {interval}, got {brief(value)}")
         if maximum is not None and (out > maximum or (open_max and out == maximum)):
-            raise _fail(name, f"expected a real number in {interval}, got {value!r}")
+            raise _fail(name, f"expected a real number in {interval}, got {brief(value)}")
         return out
 
     return Kind(f"real number in {interval}", check)
@@ -193,7 +201,7 @@ def choice(*options) -> Kind:
         if value not in options:
             close = difflib.get_close_matches(str(value), [str(o) for o in options], n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise _fail(name, f"expected one of {', '.join(repr(o) for o in options)}, got {value!r}{hint}")
+            raise _fail(name, f"expected one of {', '.join(repr(o) for o in options)}, got {brief(value)}{hint}")
         return value
 
     return Kind("one of " + ", ".join(repr(o) for o in options), check)
@@ -220,7 +228,7 @@ def path() -> Kind:
 
     def check(value, name):
         if not isinstance(value, str) or not value.strip():
-            raise _fail(name, f"expected a non-empty path string, got {value!r}")
+            raise _fail(name, f"expected a non-empty path string, got {brief(value)}")
         return value
 
     return Kind("path", check)
@@ -231,7 +239,7 @@ def boolean() -> Kind:
 
     def check(value, name):
         if not isinstance(value, bool):
-            raise _fail(name, f"expected True or False, got {value!r}")
+            raise _fail(name, f"expected True or False, got {brief(value)}")
         return value
 
     return Kind("True or False", check)
@@ -252,7 +260,7 @@ def sequence(of: Kind, *, min_length: int = 1, length=None) -> Kind:
 
     def check(value, name):
         if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
-            raise _fail(name, f"expected a list of {of.describe}, got {value!r}")
+            raise _fail(name, f"expected a list of {of.describe}, got {brief(value)}")
         if len(value) < min_length:
             raise _fail(name, f"expected at least {min_length} entries, got {len(value)}")
         return tuple(of.check(v, f"{name}[{i}]") for i, v in enumerate(value))
@@ -310,8 +318,12 @@ def regression(dimension=None) -> Kind:
     def check(value, name):
         from mhanw import data
 
+        from .texout import check_mathtext, tex_math
+
         try:
-            data.regression_function(value)
+            f = data.regression_function(value)
+            if f.expression is not None:  # figures and the paper print the formula (m = ...)
+                check_mathtext(f"${tex_math(f.expression)}$", name)
         except ValueError as exc:
             raise _rename(exc, name) from None
         return value
@@ -331,8 +343,11 @@ def inputs(dimension=None) -> Kind:
     def check(value, name):
         from mhanw import data
 
+        from .texout import check_verbatim
+
         try:
             data.input_distribution(value, name=name)
+            check_verbatim(value, name)  # a chapter prints the law as written (\texttt{...})
         except ValueError as exc:
             raise _rename(exc, name) from None
         return value
@@ -423,7 +438,7 @@ def at_most(a: str, b: str) -> Constraint:
         except _CONSTRAINT_ERRORS as exc:
             raise _unevaluable(a, f"{a} <= {b}", exc) from None
         if bad:
-            raise _fail(a, f"expected {a} <= {b} = {params[b]!r}, got {params[a]!r}")
+            raise _fail(a, f"expected {a} <= {b} = {params[b]!r}, got {brief(params[a])}")
 
     return constraint
 
@@ -455,11 +470,11 @@ def divides(a: str, b: str) -> Constraint:
         try:
             rest = params[b] % params[a]
         except ZeroDivisionError:
-            raise _fail(a, f"expected a divisor of {b} = {params[b]!r}, got {params[a]!r}") from None
+            raise _fail(a, f"expected a divisor of {b} = {params[b]!r}, got {brief(params[a])}") from None
         except _CONSTRAINT_ERRORS as exc:
             raise _unevaluable(a, f"{a} divides {b}", exc) from None
         if rest:
-            raise _fail(a, f"expected a divisor of {b} = {params[b]!r}, got {params[a]!r}")
+            raise _fail(a, f"expected a divisor of {b} = {params[b]!r}, got {brief(params[a])}")
 
     return constraint
 
@@ -599,7 +614,7 @@ def check_parameters(namespace: Mapping, spec: Mapping[str, Kind], constraints=(
                 raise _rename(exc, name) from None
     for i, constraint in enumerate(constraints):
         if not callable(constraint):
-            raise TypeError(f"constraints: expected callables f(params), got {constraint!r} at position {i}")
+            raise TypeError(f"constraints: expected callables f(params), got {brief(constraint)} at position {i}")
         try:
             constraint(values)
         except ParameterError:

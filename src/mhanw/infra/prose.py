@@ -12,6 +12,7 @@ import math
 import numbers
 
 import numpy as np
+from .validate import brief
 
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
           "eleven", "twelve")
@@ -19,24 +20,24 @@ _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
 
 def _text(value, name: str) -> str:
     if not isinstance(value, str):
-        raise ValueError(f"{name}: expected a string, got {type(value).__name__} {value!r}")
+        raise ValueError(f"{name}: expected a string, got {type(value).__name__} {brief(value)}")
     return value
 
 
 def _integer(value, name: str) -> int:
     """An integer item (an int, a numpy integer, or a float with an integral value), never a bool or a string."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.integer, np.floating)):
-        raise ValueError(f"{name}: expected integers, got {type(value).__name__} {value!r}")
+        raise ValueError(f"{name}: expected integers, got {type(value).__name__} {brief(value)}")
     if isinstance(value, (numbers.Integral, np.integer)):
         return int(value)
     if not math.isfinite(float(value)) or not float(value).is_integer():
-        raise ValueError(f"{name}: expected integers, got {value!r} (not a whole number)")
+        raise ValueError(f"{name}: expected integers, got {brief(value)} (not a whole number)")
     return int(value)
 
 
 def _count(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-        raise ValueError(f"{name}: expected a whole number >= 0, got {value!r}")
+        raise ValueError(f"{name}: expected a whole number >= 0, got {brief(value)}")
     return int(value)
 
 
@@ -72,7 +73,7 @@ def count_of(k, n, noun: str = "") -> str:
 def ranges(values) -> str:
     """Integers as ranges: ``[1, 2, 3, 5, 7, 8]`` -> ``"1-3, 5, 7-8"`` (an en dash in LaTeX is the caller's)."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise ValueError(f"values: expected a collection of integers, got {type(values).__name__} {values!r}")
+        raise ValueError(f"values: expected a collection of integers, got {type(values).__name__} {brief(values)}")
     items = sorted({_integer(v, "values") for v in values})
     if not items:
         raise ValueError("values: expected at least one integer")
@@ -90,7 +91,7 @@ def ranges(values) -> str:
 def join_list(items, conjunction: str = "and") -> str:
     """"a", "a and b", "a, b and c" (``items``: a list of things to name, not one string)."""
     if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
-        raise ValueError(f"items: expected a list of items, got {type(items).__name__} {items!r}")
+        raise ValueError(f"items: expected a list of items, got {type(items).__name__} {brief(items)}")
     conjunction = _text(conjunction, "conjunction")
     items = [str(x) for x in items]
     if not items:
@@ -111,7 +112,7 @@ def group_by_verdict(pairs) -> str:
     groups: dict[str, list[str]] = {}
     for pair in pairs:
         if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
-            raise ValueError(f"pairs: expected (item, verdict) pairs, got {pair!r}")
+            raise ValueError(f"pairs: expected (item, verdict) pairs, got {brief(pair)}")
         item, verdict = pair
         groups.setdefault(str(verdict), []).append(str(item))
     if not groups:

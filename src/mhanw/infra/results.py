@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .texout import write_atomic
+from .validate import brief
 
 
 def _plain(obj, where: str = "results", *, strict: bool = False):
@@ -47,7 +48,7 @@ def _plain(obj, where: str = "results", *, strict: bool = False):
             raise ValueError(f"{where}: {obj!r} is not valid JSON; pass the results through json_safe() "
                              "to write it as null")
         if obj is not None and not isinstance(obj, (bool, int, float, str)):
-            raise ValueError(f"{where}: expected numbers, strings, lists or dicts, got {type(obj).__name__} {obj!r}")
+            raise ValueError(f"{where}: expected numbers, strings, lists or dicts, got {type(obj).__name__} {brief(obj)}")
     return obj
 
 
@@ -83,7 +84,7 @@ def load_results(path) -> dict:
     A file that is not a JSON object (truncated, empty, edited by hand) raises
     ``ValueError`` naming ``path`` and the file, instead of a bare JSON error."""
     if not isinstance(path, (str, os.PathLike)):
-        raise ValueError(f"path: expected a file path, got {path!r}")
+        raise ValueError(f"path: expected a file path, got {brief(path)}")
     text = Path(path).read_text(encoding="utf-8")
     try:
         doc = json.loads(text)

@@ -30,13 +30,14 @@ import nothing of Dask.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..constants import MAX_REPLICATES
-from .validate import as_seed_sequence, positive_int
+from .validate import as_seed_sequence, boolean, brief, positive_int
 
 #: Most worker processes a sweep starts: more than the cores of any machine this runs on (joblib
 #: takes a C int, so 10**12 raised a bare OverflowError).
@@ -123,7 +124,7 @@ def _terminal():
 def _progress_bar(progress, total, desc):
     """A plain-text tqdm bar on the terminal (see :func:`_terminal`), never in a
     notebook's output, refreshed at most every few seconds."""
-    show = progress or os.environ.get(PROGRESS_ENV) == "1"
+    show = boolean(progress, "progress") or os.environ.get(PROGRESS_ENV) == "1"
     if not show or os.environ.get("CI"):
         return None
     from tqdm.std import tqdm
@@ -139,7 +140,7 @@ def _progress_bar(progress, total, desc):
 def _scheduler_address(scheduler):
     address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV) or None
     if address is not None and (not isinstance(address, str) or not address.strip()):
-        raise ValueError(f"scheduler: expected a Dask scheduler address such as 'tcp://host:8786', got {address!r}")
+        raise ValueError(f"scheduler: expected a Dask scheduler address such as 'tcp://host:8786', got {brief(address)}")
     return address
 
 
@@ -167,6 +168,14 @@ def _execute(func, settings, n_rep, seed, n_jobs, progress, desc, pass_setting, 
     n_jobs = positive_int(n_jobs, "n_jobs", maximum=MAX_JOBS, what="worker processes")
     if not callable(func):
         raise ValueError(f"func: expected a callable, got {type(func).__name__}")
+    try:  # a function that cannot take (setting, rng) / (rng) would fail in every worker with a bare TypeError
+        inspect.signature(func).bind(*((None, None) if pass_setting else (None,)))
+    except TypeError:
+        want = "(setting, rng)" if pass_setting else "(rng)"
+        raise ValueError(f"func: expected a function of {want}, got {getattr(func, '__name__', func)!s} "
+                         f"{inspect.signature(func)}") from None
+    except ValueError:  # a builtin without a signature: it is called as it is
+        pass
     address = _scheduler_address(scheduler)
     streams = spawn_streams(seed, n_rep)
     blocks = _blocks(n_rep, max(n_jobs, 4) if address else n_jobs)

@@ -23,6 +23,8 @@ import numbers
 import re
 from typing import Any, Mapping, Sequence
 
+from .validate import MAX_COUNT, brief
+
 __all__ = ["fmt", "pm", "show", "Table", "Tables"]
 
 #: Rows shown before a table is shortened (first rows, "…", last rows).
@@ -80,13 +82,13 @@ def _real_or_nan(value, name: str) -> float:
     """A real number as a float (NaN allowed: a missing value); bools, strings, None and others raise."""
     if isinstance(value, (bool, str, bytes)) or type(value).__name__ == "bool_" \
             or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name}: expected a real number, got {type(value).__name__} {value!r}")
+        raise ValueError(f"{name}: expected a real number, got {type(value).__name__} {brief(value)}")
     return float(value)
 
 
 def _digits(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= int(value) <= 17:
-        raise ValueError(f"{name}: expected an integer from 1 to 17 (significant digits), got {value!r}")
+        raise ValueError(f"{name}: expected an integer from 1 to 17 (significant digits), got {brief(value)}")
     return int(value)
 
 
@@ -100,9 +102,9 @@ def pm(mean, se, digits: int = 2) -> str:
     mean, se = _real_or_nan(mean, "mean"), _real_or_nan(se, "se")
     digits = _digits(digits, "digits")
     if math.isinf(mean):
-        raise ValueError(f"mean: expected a finite estimate, got {mean!r}")
+        raise ValueError(f"mean: expected a finite estimate, got {brief(mean)}")
     if math.isinf(se) or se < 0:
-        raise ValueError(f"se: expected a finite standard error >= 0, got {se!r}")
+        raise ValueError(f"se: expected a finite standard error >= 0, got {brief(se)}")
     if math.isnan(mean):
         return "–"
     if math.isnan(se) or se == 0:
@@ -243,7 +245,7 @@ def _records(data, index: str | None) -> tuple[list[str], list[dict]]:
         for r in data:
             cols += [str(k) for k in r if str(k) not in cols]
         return cols, [{str(k): v for k, v in r.items()} for r in data]
-    raise TypeError(f"data: expected a DataFrame, a dict or a list of dicts, got {type(data).__name__}")
+    raise ValueError(f"data: expected a DataFrame, a dict or a list of dicts, got {type(data).__name__}")
 
 
 def _is_column(v) -> bool:
@@ -284,10 +286,14 @@ def show(data, digits: int = 4, *, se: Mapping[str, str] | None = None, split: s
         The header of the first column when it comes from dict keys or an unnamed index.
     """
     digits = _digits(digits, "digits")
-    if isinstance(max_rows, bool) or not isinstance(max_rows, numbers.Integral) or max_rows < 3:
-        raise ValueError(f"max_rows: expected an integer >= 3 (first rows, '…', last 2 rows), got {max_rows!r}")
+    if isinstance(max_rows, bool) or not isinstance(max_rows, numbers.Integral) or not 3 <= max_rows <= MAX_COUNT:
+        raise ValueError(f"max_rows: expected an integer from 3 to {MAX_COUNT} (first rows, '…', last 2 rows), "
+                         f"got {brief(max_rows)}")
     if se is not None and not isinstance(se, Mapping):
-        raise ValueError(f"se: expected a dict {{estimate column: s.e. column}}, got {type(se).__name__} {se!r}")
+        raise ValueError(f"se: expected a dict {{estimate column: s.e. column}}, got {type(se).__name__} {brief(se)}")
+    for name, text in (("index", index), ("caption", caption), ("note", note)):
+        if text is not None and not isinstance(text, str):
+            raise ValueError(f"{name}: expected None or a string, got {type(text).__name__} {brief(text)}")
     columns, records = _records(data, index)
     if se:
         for est, err in se.items():
@@ -306,6 +312,8 @@ def show(data, digits: int = 4, *, se: Mapping[str, str] | None = None, split: s
             for r in records:
                 r[f"{est} ± s.e."] = r.pop(est)
     if split is not None:
+        if not isinstance(split, str):
+            raise ValueError(f"split: expected None or a column name, got {type(split).__name__} {brief(split)}")
         if split not in columns:
             raise ValueError(f"split: no column {split!r} in {columns}")
         groups: dict[str, list[dict]] = {}

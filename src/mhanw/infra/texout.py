@@ -7,10 +7,21 @@ these macros for computed numbers, so no number is ever typed by hand.
 Macro names are letters only (a TeX control word) and carry a per-notebook
 prefix, e.g. ``\\NWoneIdentityMaxErr``.  Every macro is wrapped in
 ``\\ensuremath`` where it is math, so it works in text and in formulas.
+
+This module is also the one place that turns text into LaTeX or matplotlib
+mathtext: :func:`tex_escape` (plain text), :func:`tex_text` (record text with
+the records' plain notation, ``HDI_PA``, ``d_k^(1/4)``), :func:`tex_math` (a
+sympy formula, valid in LaTeX and in mathtext alike); :func:`check_tex` says
+whether a piece of LaTeX can stand in a macro (what :meth:`Macros.text`
+accepts), :func:`check_mathtext` whether matplotlib can draw a label, and
+:func:`check_verbatim` whether a user value can be printed as is (in
+``\\texttt{}``), so that a chapter parameter that could not be rendered is
+refused when the parameters are checked, naming it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import os
@@ -20,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .validate import real_scalar
+from . import notation
+from .validate import brief, real_scalar
 
 _LETTERS = re.compile(r"^[A-Za-z]+$")
 
@@ -32,7 +44,7 @@ def _digits(value, name: str) -> int:
     """A number of significant digits, an int in ``1..MAX_DIGITS``."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) \
             or not 1 <= int(value) <= MAX_DIGITS:
-        raise ValueError(f"{name}: expected an integer from 1 to {MAX_DIGITS} (significant digits), got {value!r}")
+        raise ValueError(f"{name}: expected an integer from 1 to {MAX_DIGITS} (significant digits), got {brief(value)}")
     return int(value)
 
 
@@ -83,7 +95,7 @@ def format_mean_se(mean: float, se: float, se_digits: int = 1) -> str:
     mean = real_scalar(mean, "mean")
     se = real_scalar(se, "se")
     if se < 0:
-        raise ValueError(f"se: expected a finite non-negative standard error, got {se!r}")
+        raise ValueError(f"se: expected a finite non-negative standard error, got {brief(se)}")
     se_digits = _digits(se_digits, "se_digits")
     if se == 0:
         return f"{format_number(mean)} \\pm 0"
@@ -91,6 +103,267 @@ def format_mean_se(mean: float, se: float, se_digits: int = 1) -> str:
     if place <= 0:
         return f"{round(mean, place):.0f} \\pm {round(se, place):.0f}"
     return f"{mean:.{place}f} \\pm {se:.{place}f}"
+
+
+# --------------------------------------------------------------------------- text for LaTeX and mathtext
+
+
+_TEX_CHARS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+              "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+              "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+_TEX_UNICODE = {
+    "±": r"$\pm$", "≤": r"$\le$", "≥": r"$\ge$", "≈": r"$\approx$", "≠": r"$\ne$", "×": r"$\times$",
+    "·": r"$\cdot$", "√": r"$\surd$", "∞": r"$\infty$", "→": r"$\to$", "−": "-", "–": "--", "—": "---",
+    "…": r"\ldots{}", "’": "'", "‘": "`", "“": "``", "”": "''", "∝": r"$\propto$", "≍": r"$\asymp$",
+    "∑": r"$\sum$", "⊥": r"$\perp$", "‖": r"$\|$", "°": r"$^\circ$", "²": r"$^2$", "³": r"$^3$",
+    "ρ̄": r"$\bar\rho$", "\u0304": "", "é": r"\'e", "è": r"\`e", "ü": r"\"u", "ö": r"\"o", "ä": r"\"a",
+    "ℓ": r"$\ell$", "∈": r"$\in$", "⟨": r"$\langle$", "⟩": r"$\rangle$", "∗": "*", "ε": r"$\varepsilon$",
+}
+_GREEK = {"α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ζ": "zeta", "η": "eta", "θ": "theta",
+          "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi", "π": "pi", "ρ": "rho", "σ": "sigma",
+          "τ": "tau", "φ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega", "Γ": "Gamma", "Δ": "Delta",
+          "Θ": "Theta", "Λ": "Lambda", "Σ": "Sigma", "Φ": "Phi", "Ω": "Omega"}
+
+
+def tex_escape(text: str) -> str:
+    """Plain text (no math) as LaTeX text for pdflatex: specials escaped, Unicode spelled out."""
+    out = []
+    i = 0
+    while i < len(text):
+        two = text[i:i + 2]
+        if two in _TEX_UNICODE:
+            out.append(_TEX_UNICODE[two])
+            i += 2
+            continue
+        ch = text[i]
+        if ch in _TEX_CHARS:
+            out.append(_TEX_CHARS[ch])
+        elif ch in _TEX_UNICODE:
+            out.append(_TEX_UNICODE[ch])
+        elif ch in _GREEK:
+            out.append(f"$\\{_GREEK[ch]}$")
+        elif 32 <= ord(ch) < 127 or ch in "\n\t":  # printable ASCII (a control character prints nothing)
+            out.append(ch)
+        else:
+            out.append("?")
+        i += 1
+    return _join_maths("".join(out))
+
+
+def _join_maths(text: str) -> str:
+    """Adjacent inline maths as one (``$a$$b$`` -> ``$ab$``), with an empty group before a super- or
+    subscript that would otherwise follow another (``$^{2}$$^{2}$`` -> ``$^{2}{}^{2}$``, not the
+    "Double superscript" that pdflatex and mathtext refuse)."""
+    for mark in ("^", "_"):
+        m = re.escape(mark)
+        text = re.sub(rf"({m}(?:\{{[^{{}}]*\}}|\\?\w))\$\$(?={m})", r"\1{}", text)
+    return text.replace("$$", "")
+
+
+_NOTATION = notation.TEX
+_GREEK_WORDS = "|".join(sorted(set(_GREEK.values()), key=len, reverse=True))
+#: ``HDI_PA``, ``rho_bar``, and a letter or Greek name with a subscript (``d_k``, ``kappa_jj'``, ``e_1``).
+_PLAIN_SYMBOL = re.compile("(?<![A-Za-z0-9\\\\])(" + "|".join(map(re.escape, _NOTATION)) + "|(?:" + _GREEK_WORDS
+                           + r"|[A-Za-z])_(?:[A-Za-z0-9]{1,3}'?)(?![A-Za-z0-9_]))")
+
+
+def _symbol_tex(token: str) -> str:
+    if token in _NOTATION:
+        return f"${_NOTATION[token]}$"
+    base, sub = token.split("_", 1)
+    base = f"\\{base}" if base in _GREEK.values() else base
+    return f"${base}_{{{sub}}}$"
+
+
+#: Plain relations as the paper's symbols.
+_RELATIONS = {"<=": r"$\le$", ">=": r"$\ge$", "!=": r"$\ne$", "->": r"$\to$", "~": r"$\sim$"}
+#: A braced subscript written in plain text: ``m_{\cos,1.2}``, ``m_{\mathrm{aniso}}``, ``sum_{j != j'}``.
+_BRACED_SUB = re.compile(r"(?<![A-Za-z0-9\\])(sum|[A-Za-z])_\{((?:[^{}$]|\{[^{}$]*\})+)\}")
+#: A plain exponent after ``^``: ``^(-d_k/2)``, ``^(2/(4+d))``, ``^(1/4)``, ``^-1``, ``^2``, ``^d_k``.
+_EXPONENT = re.compile(r"\^(\(((?:[^()$]|\([^()$]*\))*)\)|-?(?:[A-Za-z]+_[A-Za-z0-9]{1,3}'?|[A-Za-z0-9.]+))")
+#: What may stand in an exponent or a subscript typeset as maths (anything else stays escaped text).
+_MATH_SAFE = re.compile(r"[A-Za-z0-9_+\-/.,' =!\\{}()]*")
+#: A Greek letter written as its name, standing alone (``beta = 1``, ``sigma^2``, ``angle phi``).
+_GREEK_NAME = re.compile("(?<![A-Za-z0-9\\\\])(" + _GREEK_WORDS + ")(?![A-Za-z0-9_])")
+#: A norm written with bars: ``||G||_F`` -> ``\lVert G\rVert_{F}``.
+_PLAIN_NORM = re.compile(r"\|\|([A-Za-z])\|\|(?:_([A-Za-z0-9]))?")
+#: ``sum_j`` (a plain sum over one index) as ``\sum_{j}``.
+_PLAIN_SUM = re.compile(r"(?<![A-Za-z0-9\\])sum_([A-Za-z0-9]{1,3}'?)(?![A-Za-z0-9_])")
+
+
+def _math_inner(text: str) -> str | None:
+    """Plain text inside an exponent or a subscript as maths (``-d_k/2`` -> ``-d_{k}/2``), or ``None``
+    when it holds something that is not plain notation."""
+    if not _MATH_SAFE.fullmatch(text):
+        return None
+    if re.fullmatch(r"\(\d+\)", text):  # an index in parentheses (``C^(1)``) keeps them
+        return text
+    text = text.replace("!=", r"\ne ")
+    return _PLAIN_SYMBOL.sub(lambda m: _symbol_tex(m.group(1))[1:-1], text)
+
+
+def _exponent_body(m: re.Match) -> str:
+    """The exponent of an :data:`_EXPONENT` match: ``(1/4)`` -> ``1/4``, but ``(1)`` (an index) whole."""
+    inner = m.group(2)
+    return m.group(1) if inner is None or re.fullmatch(r"\d+", inner) else inner
+
+
+def _plain_math(piece: str) -> list[tuple[bool, str]]:
+    """A piece of plain record text split into ``(is_math, text)``: exponents (``^(1/4)``), braced
+    subscripts (``m_{\\cos,1.2}``), sums (``sum_j``), relations (``<=``), norms (``||G||_F``), the named
+    symbols (:data:`_PLAIN_SYMBOL`) and Greek names (``beta``) as maths; the rest as text still to escape."""
+    found = []
+    for pattern, render in (
+            (_BRACED_SUB, lambda m: (None if _math_inner(m.group(2)) is None else
+                                     (r"\sum" if m.group(1) == "sum" else m.group(1)) + "_{" + _math_inner(m.group(2)) + "}")),
+            (_EXPONENT, lambda m: (None if _math_inner(_exponent_body(m)) is None
+                                   else "^{" + _math_inner(_exponent_body(m)) + "}")),
+            (_PLAIN_SUM, lambda m: f"\\sum_{{{m.group(1)}}}"),
+            (re.compile("|".join(map(re.escape, _RELATIONS))), lambda m: _RELATIONS[m.group(0)][1:-1]),
+            (_PLAIN_NORM, lambda m: f"\\lVert {m.group(1)}\\rVert" + (f"_{{{m.group(2)}}}" if m.group(2) else "")),
+            (_PLAIN_SYMBOL, lambda m: _symbol_tex(m.group(1))[1:-1]),
+            (_GREEK_NAME, lambda m: f"\\{m.group(1)}")):
+        for m in pattern.finditer(piece):
+            if any(m.start() < e and s < m.end() for s, e, _ in found):
+                continue
+            tex = render(m)
+            if tex is not None:
+                found.append((m.start(), m.end(), tex))
+    out, last = [], 0
+    for s, e, tex in sorted(found):
+        out += [(False, piece[last:s]), (True, tex)]
+        last = e
+    return out + [(False, piece[last:])]
+
+
+def tex_text(text: str) -> str:
+    """Record text as LaTeX: ``$...$`` (the text's symbols, e.g. ``$m_{\\cos,1.5}$``) passes through,
+    the records' plain notation becomes the paper's (``HDI_PA`` -> ``$\\HDIpa$``, ``d_k`` -> ``$d_{k}$``,
+    ``d_k^(1/4)`` -> ``$d_{k}^{1/4}$``, ``m_{\\cos,1.2}`` -> ``$m_{\\cos,1.2}$``, ``sum_j`` -> ``$\\sum_{j}$``,
+    ``<=`` -> ``$\\le$``, ``Z ~ N(0, I)`` -> ``Z $\\sim$ N(0, I)``) and the rest is escaped (:func:`tex_escape`)."""
+    out = []
+    for i, piece in enumerate(re.split(r"(\$[^$]+\$)", text)):
+        if i % 2:
+            out.append(piece)
+            continue
+        out += [f"${t}$" if is_math else tex_escape(t) for is_math, t in _plain_math(piece) if t]
+    return _join_maths("".join(out))  # adjacent inline maths become one
+
+
+
+
+def tex_math(expr) -> str:
+    """A sympy expression as LaTeX math (no ``$``), the same in the paper and in matplotlib's mathtext:
+    ``x1^2^2`` parsed is ``x_{1}^{4}`` (a string formula would be two superscripts, which both refuse).
+    Coordinates ``x1`` become ``x_{1}``."""
+    import sympy
+
+    if not isinstance(expr, sympy.Basic):
+        raise ValueError(f"expr: expected a sympy expression, got {type(expr).__name__} {brief(expr)}"[:200])
+    names = {s: sympy.Symbol(re.sub(r"^([A-Za-z]+)([0-9]+)$", r"\1_{\2}", s.name)) for s in expr.free_symbols}
+    return sympy.latex(expr.xreplace(names))
+
+
+#: TeX specials that end a macro's argument or the file early when unescaped: a comment (%), a macro
+#: parameter (#).  A trailing backslash escapes the macro's closing brace ("File ended while scanning").
+_UNESCAPED = {"%": "a comment sign % (write \\%)", "#": "a parameter sign # (write \\#)"}
+
+
+def check_tex(text, name: str) -> str:
+    """``text`` if it can stand as the body of a macro, else ``ValueError`` naming ``name``.
+
+    Braces must balance (``\\{`` and ``\\}`` are literal), ``$`` must pair, and
+    there may be no unescaped ``%`` or ``#``, no trailing backslash, no ``^`` or
+    ``_`` outside maths (``$...$``, ``\\(...\\)``, ``\\ensuremath{...}``) and no
+    character outside printable ASCII: each would make pdflatex stop ("File
+    ended while scanning", "Illegal parameter number", "Missing $ inserted",
+    "Unicode character not set up") and lose every later macro of the paper.
+    Plain text goes through :func:`tex_escape` first (:meth:`Macros.plain`).
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"{name}: expected a string of LaTeX text, got {type(text).__name__}")
+    odd = sorted({c for c in text if not (32 <= ord(c) < 127 or c in "\n\t")})
+    if odd:
+        raise ValueError(f"{name}: the character {odd[0]!r} in LaTeX text {text[:80]!r} is not printable ASCII "
+                         "(pass plain text through Macros.plain, which spells it out)")
+    if not _braces_balanced(text):
+        raise ValueError(f"{name}: unbalanced braces in LaTeX text {text[:80]!r}")
+    math, depth, groups, i = False, 0, [], 0  # groups: the brace depths at which \ensuremath{ opened
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            if i + 1 == len(text):
+                raise ValueError(f"{name}: a trailing backslash in LaTeX text {text[-80:]!r} (it would escape the "
+                                 "macro's closing brace)")
+            if text.startswith("\\ensuremath{", i):
+                groups.append(depth)
+                depth += 1
+                i += len("\\ensuremath{")
+                continue
+            if text[i + 1] in "([":
+                math = True
+            elif text[i + 1] in ")]":
+                math = False
+            i += 2
+            continue
+        if ch in _UNESCAPED:
+            raise ValueError(f"{name}: {_UNESCAPED[ch]} in LaTeX text {text[:80]!r}")
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if groups and depth == groups[-1]:
+                groups.pop()
+        elif ch == "$":
+            math = not math
+        elif ch in "^_" and not math and not groups:
+            raise ValueError(f"{name}: {ch!r} outside maths in LaTeX text {text[:80]!r} (put the formula in "
+                             "$...$, or pass plain text through Macros.plain, which escapes it)")
+        i += 1
+    if math:
+        raise ValueError(f"{name}: an unpaired $ in LaTeX text {text[:80]!r}")
+    return text
+
+
+def check_mathtext(text, name: str) -> str:
+    """``text`` if matplotlib can draw it (a label with ``$...$`` maths), else ``ValueError`` naming
+    ``name`` with matplotlib's reason on one line (matplotlib would fail at drawing, naming nothing)."""
+    if not isinstance(text, str):
+        raise ValueError(f"{name}: expected a string label, got {type(text).__name__}")
+    parser = _mathtext_parser()
+    for piece in re.findall(r"(?<!\\)\$(.*?)(?<!\\)\$", text):
+        try:
+            parser.parse(f"${piece}$")
+        except ValueError as exc:
+            reason = " ".join(str(exc).split())
+            raise ValueError(f"{name}: matplotlib cannot draw the label {text[:80]!r} ({reason[:160]})") from None
+    if text.count("$") - text.count("\\$") & 1:
+        raise ValueError(f"{name}: an unpaired $ in the label {text[:80]!r}")
+    return text
+
+
+@functools.lru_cache(maxsize=1)
+def _mathtext_parser():
+    from matplotlib.mathtext import MathTextParser
+
+    return MathTextParser("path")
+
+
+#: Characters a user value may hold to be printed as is in the paper (``\\texttt{...}``): no TeX special.
+_VERBATIM = re.compile(r"[A-Za-z0-9 .,:;+*/()=<>!?'\-]*")
+
+
+def check_verbatim(text, name: str) -> str:
+    """``text`` if it can be printed as is in LaTeX text (``\\texttt{text}``), else ``ValueError`` naming
+    ``name``: the characters ``_ ^ % # & $ ~ \\ { }`` (and any outside printable ASCII) would stop pdflatex
+    or print something else."""
+    if not isinstance(text, str):
+        raise ValueError(f"{name}: expected a string, got {type(text).__name__}")
+    bad = sorted(set(ch for ch in text if not _VERBATIM.fullmatch(ch)))
+    if bad:
+        raise ValueError(f"{name}: {text[:80]!r} cannot be printed as is in the paper (it holds "
+                         f"{' '.join(repr(c) for c in bad[:6])}; write powers as ** and numbers as plain decimals)")
+    return text
 
 
 class Macros:
@@ -103,13 +376,13 @@ class Macros:
 
     def __init__(self, prefix: str):
         if not isinstance(prefix, str) or not _LETTERS.match(prefix):
-            raise ValueError(f"prefix: expected letters only (a TeX control word), got {prefix!r}")
+            raise ValueError(f"prefix: expected letters only (a TeX control word), got {brief(prefix)}")
         self.prefix = prefix
         self._defs: dict[str, str] = {}
 
     def _add(self, name: str, body: str) -> None:
         if not isinstance(name, str) or not _LETTERS.match(name):
-            raise ValueError(f"name: expected letters only (a TeX control word), got {name!r}")
+            raise ValueError(f"name: expected letters only (a TeX control word), got {brief(name)}")
         if name in self._defs:
             raise ValueError(f"name: macro {self.prefix}{name} is defined twice")
         self._defs[name] = body
@@ -125,7 +398,7 @@ class Macros:
         else:
             x = real_scalar(value, "value")
             if not x.is_integer():
-                raise ValueError(f"value: expected an integer, got {value!r}")
+                raise ValueError(f"value: expected an integer, got {brief(value)}")
             v = int(x)
         s = f"{v:,}".replace(",", "\\,")
         self._add(name, f"\\ensuremath{{{s}}}")
@@ -135,24 +408,27 @@ class Macros:
         self._add(name, f"\\ensuremath{{{format_mean_se(mean, se)}}}")
 
     def text(self, name: str, value: str) -> None:
-        """A piece of LaTeX text, e.g. a verdict word.
+        """A piece of LaTeX text, e.g. a verdict word or ``\\ensuremath{...}`` of :func:`tex_math`.
 
-        ``value`` must be a string whose braces balance (``\\{`` and ``\\}``
-        are literal braces): an unbalanced one would break every later macro
-        of the paper.
+        ``value`` must pass :func:`check_tex`: balanced braces (``\\{`` and
+        ``\\}`` are literal), paired ``$``, no unescaped ``%`` or ``#``, no
+        trailing backslash; each would break every later macro of the paper.
+        Plain text that may hold such characters goes through :meth:`plain`.
         """
+        self._add(name, check_tex(value, "value"))
+
+    def plain(self, name: str, value: str) -> None:
+        """Plain text (no LaTeX in it), escaped by :func:`tex_escape`: ``50% of x_1`` prints as written."""
         if not isinstance(value, str):
-            raise ValueError(f"value: expected a string of LaTeX text, got {type(value).__name__}")
-        if not _braces_balanced(value):
-            raise ValueError(f"value: unbalanced braces in LaTeX text {value!r}")
-        self._add(name, value)
+            raise ValueError(f"value: expected a string of plain text, got {type(value).__name__}")
+        self._add(name, tex_escape(value))
 
     def expr(self, name: str, expression) -> None:
         """A sympy expression, typeset with :func:`sympy.latex`."""
         import sympy
 
         if not isinstance(expression, sympy.Basic):
-            raise ValueError(f"expression: expected a sympy expression, got {type(expression).__name__} {expression!r}")
+            raise ValueError(f"expression: expected a sympy expression, got {type(expression).__name__} {brief(expression)}")
         self._add(name, f"\\ensuremath{{{sympy.latex(expression)}}}")
 
     def __len__(self) -> int:
@@ -175,7 +451,7 @@ def write_atomic(path, text: str) -> Path:
     """Write ``text`` to ``path`` through a temporary file and a rename (a reader never sees a partial file;
     a failure leaves the previous file, or none, and no temporary)."""
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
-        raise ValueError(f"path: expected a file path, got {path!r}")
+        raise ValueError(f"path: expected a file path, got {brief(path)}")
     if not isinstance(text, str):
         raise ValueError(f"text: expected a string, got {type(text).__name__}")
     path = Path(path)

@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from ..constants import MAX_ENTRIES
 
 #: dtype kinds :func:`as_float_array` accepts: signed and unsigned integers, floats.
 _REAL_KINDS = frozenset("iuf")
@@ -52,10 +53,14 @@ def as_float_array(value, name: str, *, ndim=None, allow_empty: bool = False) ->
 def _finite_real(value, name: str, what: str) -> float:
     """``value`` as a float if it is a finite real number (not a bool), else ``ValueError``."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise ValueError(f"{name}: expected {what}, got {value!r}")
-    out = float(value)
+        raise ValueError(f"{name}: expected {what}, got {brief(value)}")
+    try:
+        out = float(value)
+    except OverflowError:  # an integer beyond a double (10**400)
+        raise ValueError(f"{name}: expected {what} (within the range of a double, about 1.8e308), "
+                         f"got {brief(value)}") from None
     if not np.isfinite(out):
-        raise ValueError(f"{name}: expected {what} (finite), got {value!r}")
+        raise ValueError(f"{name}: expected {what} (finite), got {brief(value)}")
     return out
 
 
@@ -63,22 +68,72 @@ def positive_scalar(value, name: str) -> float:
     """Return ``value`` as a float if it is a finite number > 0, else raise ``ValueError``."""
     out = _finite_real(value, name, "a positive real number")
     if out <= 0:
-        raise ValueError(f"{name}: expected a positive finite number, got {value!r}")
+        raise ValueError(f"{name}: expected a positive finite number, got {brief(value)}")
     return out
 
 
-def positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = None, what: str = "") -> int:
-    """Return ``value`` as an int if it is an integer >= ``minimum`` (and <= ``maximum``
-    when given), else raise ``ValueError``.  ``what`` says why the maximum holds; a
-    size bounded here is refused before anything is allocated or looped over."""
+#: The shared maximum of every size, count and budget an argument may give (:func:`positive_int`'s default
+#: ``maximum``): the most entries the library allocates in one array (:data:`mhanw.constants.MAX_ENTRIES`), so
+#: no single size can ask for more.  Counts of iterations use :data:`mhanw.constants.MAX_REPLICATES`.
+MAX_COUNT = MAX_ENTRIES
+
+
+def positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = MAX_COUNT, what: str = "") -> int:
+    """Return ``value`` as an int if it is an integer >= ``minimum`` and <= ``maximum``, else raise
+    ``ValueError`` naming ``name``.
+
+    ``maximum`` defaults to the shared :data:`MAX_COUNT`; pass
+    :data:`mhanw.constants.MAX_REPLICATES` for a count of iterations (replicates,
+    draws, tries, steps), and ``None`` only where the caller bounds the value at
+    once by the array it sizes (:func:`mhanw.constants.check_entries`, whose
+    message names the product).  ``what`` says why the maximum holds; a size
+    bounded here is refused before anything is allocated or looped over."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+        raise ValueError(f"{name}: expected an integer >= {minimum}, got {brief(value)}")
     if int(value) < minimum:
-        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+        raise ValueError(f"{name}: expected an integer >= {minimum}, got {brief(value)}")
     if maximum is not None and int(value) > maximum:
+        if maximum == MAX_COUNT and not what:
+            raise ValueError(f"{name}: expected at most {MAX_COUNT} (the shared maximum of a size, count or budget: "
+                             f"the entries of the largest array the library allocates); {brief(value)} exceeds it")
         why = f" ({what})" if what else ""
-        raise ValueError(f"{name}: expected an integer <= {maximum}{why}, got {value!r}")
+        raise ValueError(f"{name}: expected an integer <= {maximum}{why}, got {brief(value)}")
     return int(value)
+
+
+def brief(value) -> str:
+    """``value`` as an error message shows it: its ``repr`` on one line and at most 200 characters; an
+    integer of more than 30 digits by its size (10**400 has 401 digits), an array of more than 8 entries
+    by its shape (a repr would span lines, and an error is one line)."""
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool) and abs(int(value)) >= 10**30:
+        return f"an integer of {len(str(abs(int(value))))} digits"
+    if isinstance(value, np.ndarray) and (value.size > 8 or value.ndim > 1):
+        return f"an array of shape {value.shape} ({value.dtype})"
+    try:
+        text = repr(value) if isinstance(value, (str, bytes)) else " ".join(repr(value).split())
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the message
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def positive_ints(values, name: str, *, minimum: int = 1, maximum: int | None = MAX_COUNT) -> list:
+    """A non-empty list of integers >= ``minimum`` (each :func:`positive_int`, named ``name``) from one
+    integer or a sequence of them (sample sizes, dimensions, token counts); an empty one is refused here,
+    where ``max()`` of it would have failed without naming anything."""
+    if isinstance(values, (str, bytes, dict)) or (not np.iterable(values) and not isinstance(values, numbers.Number)):
+        raise ValueError(f"{name}: expected an integer or a sequence of integers, got {brief(values)}")
+    items = [positive_int(v, name, minimum=minimum, maximum=maximum) for v in np.atleast_1d(np.asarray(values, dtype=object))]
+    if not items:
+        raise ValueError(f"{name}: expected at least one integer, got an empty sequence")
+    return items
+
+
+def boolean(value, name: str) -> bool:
+    """``value`` as a bool if it is ``True`` or ``False`` (Python or numpy), else ``ValueError`` naming ``name``
+    (an array, a string or a number would be read by its truth, which is no answer)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}: expected True or False, got {type(value).__name__} {brief(value)}")
+    return bool(value)
 
 
 def sequence(value, name: str, what: str = "values") -> tuple:
@@ -86,15 +141,16 @@ def sequence(value, name: str, what: str = "values") -> tuple:
     bytes or a mapping), else raise ``ValueError`` naming ``name``; ``what`` describes
     the expected items.  The items themselves are the caller's to check."""
     if isinstance(value, (str, bytes, dict)) or not np.iterable(value):
-        raise ValueError(f"{name}: expected a sequence of {what}, got {value!r}")
+        raise ValueError(f"{name}: expected a sequence of {what}, got {brief(value)}")
     return tuple(value)
 
 
 def one_of(value, name: str, choices) -> str:
-    """Return ``value`` if it is one of ``choices``, else raise ``ValueError`` listing them."""
-    if value not in choices:
+    """Return ``value`` if it is one of ``choices``, else raise ``ValueError`` listing them (an array or
+    another value that does not compare to one answer is refused, not an ambiguous truth value)."""
+    if not isinstance(value, (str, bytes, numbers.Number, np.generic, tuple, type(None))) or value not in choices:
         listed = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"{name}: expected one of {listed}, got {value!r}")
+        raise ValueError(f"{name}: expected one of {listed}, got {brief(value)}")
     return value
 
 
@@ -102,7 +158,7 @@ def nonnegative_scalar(value, name: str) -> float:
     """Return ``value`` as a float if it is a finite number >= 0, else raise ``ValueError``."""
     out = _finite_real(value, name, "a non-negative real number")
     if out < 0:
-        raise ValueError(f"{name}: expected a non-negative finite number, got {value!r}")
+        raise ValueError(f"{name}: expected a non-negative finite number, got {brief(value)}")
     return out
 
 
@@ -115,7 +171,7 @@ def unit_interval(value, name: str) -> float:
     """Return ``value`` as a float if it lies in ``[0, 1]``, else raise ``ValueError``."""
     out = real_scalar(value, name)
     if not 0.0 <= out <= 1.0:
-        raise ValueError(f"{name}: expected a number in [0, 1], got {value!r}")
+        raise ValueError(f"{name}: expected a number in [0, 1], got {brief(value)}")
     return out
 
 
@@ -144,8 +200,8 @@ def as_seed_sequence(seed, name: str = "seed") -> np.random.SeedSequence:
         )
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (numbers.Integral, np.integer)):
         raise ValueError(
-            f"{name}: expected a non-negative integer or a numpy SeedSequence, got {type(seed).__name__} {seed!r}"
+            f"{name}: expected a non-negative integer or a numpy SeedSequence, got {type(seed).__name__} {brief(seed)}"
         )
     if int(seed) < 0:
-        raise ValueError(f"{name}: expected a non-negative integer, got {seed!r}")
+        raise ValueError(f"{name}: expected a non-negative integer, got {brief(seed)}")
     return np.random.SeedSequence(int(seed))

@@ -21,11 +21,17 @@ their thresholds as named constants); this module holds what every rule shares:
 - :func:`within_tolerance` -- an exact check (an identity up to rounding);
 - :func:`checked` -- the argument checks of a rule: a rule decorated with it
   rejects NaN, inf, negative standard errors, empty input and non-numbers with a
-  ``ValueError`` naming the argument, so that no verdict comes from bad numbers;
-  :func:`number`, :func:`nonnegative`, :func:`standard_error`, :func:`flag`,
-  :func:`numbers`, :func:`nonnegatives`, :func:`standard_errors`, :func:`count`,
-  :func:`number_map`, :func:`estimate`, :func:`estimate_map`, :func:`records` are the checks it
-  applies (each ``check(value, name)``);
+  ``ValueError`` naming the argument, so that no verdict comes from bad numbers.
+  It must name a check for *every* argument of the rule (a forgotten one is a
+  ``TypeError`` when the module is imported), and keeps them as ``rule.checks``.
+  The checks (each ``check(value, name)``): :func:`number`, :func:`nonnegative`,
+  :func:`standard_error`, :func:`flag`, :func:`numbers`, :func:`numbers_or_none`, :func:`nonnegatives`,
+  :func:`standard_errors`, :func:`count`, :func:`number_map`, :func:`numbers_map`,
+  :func:`flag_map`, :func:`estimate`, :func:`estimate_map`, :func:`labelled_estimates`,
+  :func:`number_or_missing`, :func:`numbers_or_missing` (NaN read as "none found"),
+  :func:`expression` (a sympy expression, never a string), :func:`record`,
+  :func:`records`, :func:`text`, :func:`note`; and the makers :func:`optional`,
+  :func:`mapping_of`, :func:`instance`;
 - :func:`stat` -- the checked constructor of a :class:`Statistic`;
 - :func:`guard` -- a sentence of the text states a condition; the chapter stops
   when the numbers disagree;
@@ -44,13 +50,14 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
 from . import notation
 from .texout import write_atomic
-from .validate import as_float_array, positive_int, real_scalar
+from .validate import as_float_array, boolean, brief, positive_int, real_scalar
 
 HOLDS = "holds"
 HOLDS_UNDER = "holds under the stated conditions"
@@ -70,6 +77,11 @@ _CLAIM_ID = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*(?:/[a-z0-9]+(?:[.-][a-z0-9
 
 class VerdictGuardError(AssertionError):
     """A sentence of the text states something the numbers do not support."""
+
+
+class StatisticError(ValueError):
+    """A deciding number of a record is not a finite double (e.g. ``3 * se`` or a z-score overflowed);
+    :func:`checked` re-addresses it to the rule's arguments that produced it."""
 
 
 # --------------------------------------------------------------------------- argument checks
@@ -101,15 +113,20 @@ def nonnegative(value, name: str) -> float:
 
 
 def flag(value, name: str) -> bool:
-    """``value`` if it is a bool (Python or numpy), else ``ValueError`` naming ``name``."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name}: expected True or False, got {type(value).__name__} {value!r}")
-    return bool(value)
+    """``value`` if it is a bool (Python or numpy), else ``ValueError`` naming ``name`` (:func:`boolean`)."""
+    return boolean(value, name)
 
 
 def numbers(values, name: str) -> np.ndarray:
     """``values`` as a non-empty float array of finite numbers, else ``ValueError`` naming ``name``."""
     return as_float_array(values, name)
+
+
+def numbers_or_none(values, name: str) -> np.ndarray:
+    """``values`` as a float array of finite numbers, possibly empty (a list of settings that may have none)."""
+    if isinstance(values, (str, bytes, Mapping)):
+        raise ValueError(f"{name}: expected a list of numbers, got {type(values).__name__} {brief(values)}")
+    return as_float_array(values, name, allow_empty=True)
 
 
 def standard_errors(values, name: str) -> np.ndarray:
@@ -144,7 +161,7 @@ def estimate(pair, name: str) -> tuple[float, float]:
     """``(value, standard error)``: a finite number and a finite standard error >= 0."""
     items = None if isinstance(pair, (str, bytes, Mapping)) or not hasattr(pair, "__iter__") else list(pair)
     if items is None or len(items) != 2:
-        raise ValueError(f"{name}: expected a pair (value, standard error), got {pair!r}")
+        raise ValueError(f"{name}: expected a pair (value, standard error), got {brief(pair)}")
     return number(items[0], f"{name}[0]"), standard_error(items[1], f"{name}[1]")
 
 
@@ -157,18 +174,181 @@ def records(values, name: str) -> list:
     """``values`` as a non-empty list of :class:`Verdict` records (the parts a summary record combines)."""
     items = None if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__") else list(values)
     if not items or not all(isinstance(r, Verdict) for r in items):
-        raise ValueError(f"{name}: expected a non-empty list of Verdict records, got {values!r}")
+        raise ValueError(f"{name}: expected a non-empty list of Verdict records, got {brief(values)}")
     return items
 
 
+def text(value, name: str) -> str:
+    """``value`` if it is a non-empty string (a label, a claim id, words of a sentence), else ``ValueError``."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name}: expected a non-empty string, got {type(value).__name__} {brief(value)}")
+    return value
+
+
+def note(value, name: str) -> str:
+    """``value`` if it is a string, possibly empty (an optional reason or remark), else ``ValueError``."""
+    if not isinstance(value, str):
+        raise ValueError(f"{name}: expected a string, got {type(value).__name__} {brief(value)}")
+    return value
+
+
+def _is_nan(value) -> bool:
+    return isinstance(value, (float, np.floating)) and math.isnan(value)
+
+
+def number_or_missing(value, name: str) -> float:
+    """A finite real number, or NaN read as "none found" (e.g. no sample size at which a law reaches a
+    value): the rule must then decide against the claim.  inf, strings, bools and None raise ``ValueError``."""
+    return math.nan if _is_nan(value) else number(value, name)
+
+
+def numbers_or_missing(values, name: str) -> np.ndarray:
+    """A non-empty float array of finite numbers and NaN (NaN: "none found", e.g. no crossover at a grid
+    point; the rule must then decide against the claim).  inf and non-numbers raise ``ValueError``."""
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: expected an array of real numbers, got {type(values).__name__}") from exc
+    if raw.dtype.kind != "f":
+        return numbers(values, name)
+    arr = raw.astype(np.float64, copy=False)
+    if arr.size == 0:
+        raise ValueError(f"{name}: expected a non-empty array, got shape {arr.shape}")
+    if np.any(np.isinf(arr)):
+        raise ValueError(f"{name}: expected finite values or NaN (none found), found inf")
+    return arr
+
+
+def expression(value, name: str):
+    """``value`` if it is a finite sympy expression or a finite real number (a derived quantity; never a
+    string, which sympy would run as Python), else ``ValueError`` naming ``name``.  NaN, zoo and
+    infinities are refused."""
+    import sympy as sp
+
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"{name}: expected a sympy expression or a number, got the string {value!r} "
+                         "(sympy would run it as Python)"[:300])
+    if not isinstance(value, sp.Basic):
+        number(value, name)
+        return value
+    if not isinstance(value, sp.Expr):
+        raise ValueError(f"{name}: expected a sympy expression, got {type(value).__name__} {brief(value)}"[:300])
+    if value.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+        raise ValueError(f"{name}: expected a finite sympy expression, got {sp.sstr(value)[:80]}")
+    ops = sp.count_ops(value)
+    if ops > MAX_EXPRESSION_OPS:
+        raise ValueError(f"{name}: expected an expression of at most {MAX_EXPRESSION_OPS} operations (a rule "
+                         f"simplifies it, and simplification grows with its size), got {ops}")
+    return value
+
+
+#: Largest size (``sympy.count_ops``) of an expression a rule decides from: a rule simplifies it, which takes
+#: about a second at 650 operations and grows with the size; the chapters' gaps have at most about 50.
+MAX_EXPRESSION_OPS = 1000
+
+
+def record(value, name: str) -> "Verdict":
+    """``value`` if it is a :class:`Verdict` record, else ``ValueError`` naming ``name``."""
+    if not isinstance(value, Verdict):
+        raise ValueError(f"{name}: expected a Verdict record, got {type(value).__name__}")
+    return value
+
+
+def labelled_estimates(values, name: str) -> list:
+    """A non-empty sequence of ``(label, value, standard error)`` triples (one per setting), as a list of
+    ``(str, float, float)``; a malformed triple raises ``ValueError`` naming ``name[i]``."""
+    items = None if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__") else list(values)
+    if not items:
+        raise ValueError(f"{name}: expected a non-empty list of (label, value, standard error), got {brief(values)}")
+    out = []
+    for i, item in enumerate(items):
+        if isinstance(item, (str, bytes, Mapping)) or not hasattr(item, "__len__") or len(item) != 3:
+            raise ValueError(f"{name}[{i}]: expected (label, value, standard error), got {brief(item)}")
+        label = item[0]
+        if isinstance(label, (bool, np.bool_)) or not isinstance(label, (str, int, float, np.integer, np.floating)):
+            raise ValueError(f"{name}[{i}][0]: expected a label (a string or a number), got {brief(label)}")
+        out.append((label, *estimate(item[1:], f"{name}[{i}]")))
+    return out
+
+
+def optional(check: Callable) -> Callable:
+    """The check ``check`` that also accepts ``None`` (an argument that may be left out)."""
+
+    def optional_check(value, name):
+        return None if value is None else check(value, name)
+
+    optional_check.__name__ = f"optional({getattr(check, '__name__', 'check')})"
+    return optional_check
+
+
+def mapping_of(check: Callable, *, allow_empty: bool = False) -> Callable:
+    """A check of a mapping (non-empty unless ``allow_empty``) whose every value passes ``check``
+    (named ``name[key]``)."""
+
+    def mapping_check(values, name):
+        if allow_empty and isinstance(values, Mapping) and not values:
+            return {}
+        return {k: check(v, f"{name}[{k!r}]") for k, v in _mapping(values, name).items()}
+
+    mapping_check.__name__ = f"mapping_of({getattr(check, '__name__', 'check')})"
+    return mapping_check
+
+
+def instance(cls, what: str) -> Callable:
+    """A check that the value is an instance of ``cls`` (described as ``what`` in the message)."""
+
+    def instance_check(value, name):
+        if not isinstance(value, cls):
+            raise ValueError(f"{name}: expected {what}, got {type(value).__name__}")
+        return value
+
+    instance_check.__name__ = f"instance({cls.__name__})"
+    return instance_check
+
+
+#: A non-empty mapping of bools (named conditions, each verified), :func:`mapping_of` :func:`flag`.
+flag_map = mapping_of(flag)
+#: A non-empty mapping of non-empty arrays of finite numbers (e.g. z-scores per null).
+numbers_map = mapping_of(numbers)
+
+
+def _magnitudes(value) -> list:
+    """The absolute values of the finite nonzero numbers in ``value`` (a number, an array, a pair, a mapping)."""
+    if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
+        return []
+    if isinstance(value, Mapping):
+        return [m for v in value.values() for m in _magnitudes(v)]
+    if isinstance(value, (list, tuple)):
+        return [m for v in value for m in _magnitudes(v)]
+    try:
+        arr = np.abs(np.asarray(value, dtype=float)).ravel()
+    except (TypeError, ValueError, OverflowError):
+        return []
+    return [float(v) for v in arr if np.isfinite(v) and v > 0]
+
+
+def _blame(arguments: Mapping, exc: Exception) -> str:
+    """The message of a record that could not be built from finite arguments: it names the arguments of
+    extreme magnitude (beyond 1e150 or below 1e-150), or every numeric argument if none is extreme."""
+    mags = {a: _magnitudes(v) for a, v in arguments.items()}
+    extreme = [a for a, m in mags.items() if m and (max(m) > 1e150 or min(m) < 1e-150)]
+    named = extreme or [a for a, m in mags.items() if m]
+    shown = "; ".join(f"{a} = {brief(arguments[a])}" for a in named)
+    return f"{', '.join(named) or 'arguments'}: these values give a deciding number beyond a double ({shown}): {exc}"
+
+
 def checked(**checks: Callable) -> Callable:
-    """Decorate a verdict rule so that its named arguments are checked before it decides.
+    """Decorate a verdict rule so that every argument is checked before it decides.
 
     ``checks``: ``argument name -> check(value, name)`` (:func:`number`,
-    :func:`standard_error`, :func:`numbers`, ...).  A rule fed NaN, inf, a
-    negative standard error, empty input or a non-number then raises
-    ``ValueError`` naming the argument, instead of returning a verdict decided by
-    comparisons that NaN makes false.  The rule receives its arguments unchanged.
+    :func:`standard_error`, :func:`numbers`, :func:`text`, ...), one for *every*
+    argument of the rule: a rule that forgets one raises ``TypeError`` when it is
+    defined, so no argument reaches a decision unchecked.  A rule fed NaN, inf, a
+    negative standard error, empty input, a string for a number or a number for
+    a label then raises ``ValueError`` naming the argument, instead of returning
+    a verdict decided by comparisons that NaN makes false (or by the truth of a
+    non-empty string).  The rule receives its arguments unchanged; the checks
+    are kept as ``rule.checks`` (read-only).
     """
 
     def wrap(rule):
@@ -176,15 +356,28 @@ def checked(**checks: Callable) -> Callable:
         unknown = sorted(set(checks) - set(sig.parameters))
         if unknown:
             raise TypeError(f"checks: {rule.__name__} has no argument(s) {unknown}")
+        unchecked = [p for p in sig.parameters if p not in checks]
+        if unchecked:
+            raise TypeError(f"checks: {rule.__name__} does not check its argument(s) {unchecked}")
+        for arg, check in checks.items():
+            if not callable(check):
+                raise TypeError(f"checks: the check of {arg!r} of {rule.__name__} is not callable")
 
         @functools.wraps(rule)
         def inner(*args, **kwargs):
-            bound = sig.bind(*args, **kwargs)
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as exc:  # a missing or unexpected argument: say which rule
+                raise TypeError(f"{rule.__name__}: {exc}") from None
             bound.apply_defaults()
             for arg, check in checks.items():
                 check(bound.arguments[arg], arg)
-            return rule(*args, **kwargs)
+            try:
+                return rule(*args, **kwargs)
+            except StatisticError as exc:  # finite arguments whose result is not: name the arguments
+                raise ValueError(_blame(bound.arguments, exc)) from None
 
+        inner.checks = MappingProxyType(dict(checks))
         return inner
 
     return wrap
@@ -209,16 +402,16 @@ class Statistic:
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
-            raise ValueError(f"name: expected a non-empty string naming the statistic, got {self.name!r}")
+            raise ValueError(f"name: expected a non-empty string naming the statistic, got {brief(self.name)}")
         if not isinstance(self.unit, str):
-            raise ValueError(f"unit: expected a string, got {self.unit!r} (statistic {self.name!r})")
+            raise ValueError(f"unit: expected a string, got {brief(self.unit)} (statistic {self.name!r})")
         try:
             number(self.value, "value")
             se = self.se
             if not (isinstance(se, (float, np.floating)) and math.isnan(se)):
                 standard_error(se, "se")
         except ValueError as exc:
-            raise ValueError(f"{exc} (statistic {self.name!r})") from None
+            raise StatisticError(f"{exc} (statistic {self.name!r})") from None
 
     def to_dict(self) -> dict:
         out = {"name": self.name, "value": _plain(self.value), "se": _plain(self.se)}
@@ -264,9 +457,9 @@ class Verdict:
 
     def __post_init__(self):
         if not isinstance(self.claim, str) or not _CLAIM_ID.match(self.claim):
-            raise ValueError(f"claim: expected an id like 'thm-4.2/equal-hdi', got {self.claim!r}")
+            raise ValueError(f"claim: expected an id like 'thm-4.2/equal-hdi', got {brief(self.claim)}")
         if self.verdict not in VOCABULARY:
-            raise ValueError(f"verdict: expected one of {VOCABULARY}, got {self.verdict!r}")
+            raise ValueError(f"verdict: expected one of {VOCABULARY}, got {brief(self.verdict)}")
         for name in ("statement", "criterion"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
                 raise ValueError(f"{name}: expected a non-empty sentence")
@@ -274,7 +467,10 @@ class Verdict:
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name}: expected a string, got {getattr(self, name)!r}")
         if self.detectable is not None:
-            standard_error(self.detectable, "detectable")
+            try:
+                standard_error(self.detectable, "detectable")
+            except ValueError as exc:
+                raise StatisticError(str(exc)) from None
         if self.verdict == HOLDS_UNDER and not self.conditions.strip():
             raise ValueError("conditions: a verdict 'holds under the stated conditions' must state them")
         stats = tuple(self.statistics)
@@ -318,7 +514,7 @@ class Verdict:
             stats = []
             for i, s in enumerate(raw):
                 if not isinstance(s, Mapping) or "name" not in s or "value" not in s:
-                    raise ValueError(f"statistics[{i}]: expected a mapping with 'name' and 'value', got {s!r}")
+                    raise ValueError(f"statistics[{i}]: expected a mapping with 'name' and 'value', got {brief(s)}")
                 stats.append(Statistic(s["name"], s["value"], math.nan if s.get("se") is None else s["se"],
                                        s.get("unit", "")))
             return cls(claim=d["claim"], statement=d["statement"], verdict=d["verdict"], criterion=d["criterion"],
@@ -333,7 +529,7 @@ def compatible(paper: str, other: str) -> bool:
     ``"undecided at this size"``, or both a form of "holds"; never the opposite one."""
     for name, v in (("paper", paper), ("other", other)):
         if v not in VOCABULARY:
-            raise ValueError(f"{name}: expected one of {VOCABULARY}, got {v!r}")
+            raise ValueError(f"{name}: expected one of {VOCABULARY}, got {brief(v)}")
     return other == paper or other == UNDECIDED or {paper, other} <= {HOLDS, HOLDS_UNDER}
 
 
@@ -391,7 +587,7 @@ def significant_effect(effect: float, se: float, *, sign: int = 1, n_se: float =
     e = number(effect, "effect")
     s = standard_error(se, "se")
     if isinstance(sign, (bool, np.bool_)) or not isinstance(sign, (int, np.integer)) or sign not in (1, -1):
-        raise ValueError(f"sign: expected +1 or -1, got {sign!r}")
+        raise ValueError(f"sign: expected +1 or -1, got {brief(sign)}")
     k = standard_error(n_se, "n_se")
     if sign * e > k * s:
         return HOLDS
@@ -411,7 +607,7 @@ def direction_words(effect: float, se: float, *, positive: str, negative: str, n
     """
     for name, text in (("positive", positive), ("negative", negative), ("neither", neither)):
         if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"{name}: expected non-empty words, got {text!r}")
+            raise ValueError(f"{name}: expected non-empty words, got {brief(text)}")
     return {HOLDS: positive, FAILS: negative}.get(significant_effect(effect, se, n_se=n_se), neither)
 
 
@@ -423,7 +619,7 @@ def combine(verdicts) -> str:
         raise ValueError("verdicts: expected at least one verdict")
     for v in verdicts:
         if v not in VOCABULARY:
-            raise ValueError(f"verdicts: expected verdicts of {VOCABULARY}, got {v!r}")
+            raise ValueError(f"verdicts: expected verdicts of {VOCABULARY}, got {brief(v)}")
     if FAILS in verdicts:
         return FAILS
     if all(v == HOLDS for v in verdicts):
@@ -550,6 +746,8 @@ def findings_markdown(records: Iterable[Verdict]) -> str:
     for a claim that holds because no violation was detected, the smallest
     violation the run could have detected.
     """
+    if isinstance(records, (str, bytes, Mapping)) or not hasattr(records, "__iter__"):
+        raise ValueError(f"records: expected Verdict records (a list or a Ledger), got {type(records).__name__}")
     lines = []
     for r in records:
         if not isinstance(r, Verdict):

@@ -1,0 +1,323 @@
+"""Every verdict rule of every chapter checks every argument, through one mechanism.
+
+A rule of a chapter (a public function of ``mhanw.chapters.chNN_*`` named
+``*_rule(s)``, ``*_record(s)``, ``*_verdict``, ``*_word(s)``, ``*_sentence``,
+``guard_*``, ...) must be decorated with :func:`mhanw.infra.verdicts.checked`,
+which names a check for each of its arguments.  This module walks the chapter
+modules, finds every rule, and proves for each argument of each rule that NaN
+and a string (a number where a label is expected) are refused with a
+``ValueError`` naming the argument -- so that no verdict is decided by NaN
+(every comparison false) or by the truth of a non-empty string such as
+``'False'``.  The only NaN a rule accepts is one documented as "none found"
+(:func:`mhanw.infra.verdicts.number_or_missing`), which must then decide
+against the claim.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import pkgutil
+import re
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import mhanw.chapters
+from mhanw import derivation
+from mhanw.infra import verdicts as V
+from mhanw.infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, VOCABULARY, Verdict, VerdictGuardError
+
+NAN = math.nan
+
+#: The names of a chapter's verdict rules.
+RULE_NAME = re.compile(r"(_rules?|_records?|_verdict|_words?|_sentence)$|^guard_|^not_checkable$"
+                       r"|^layers_above_threshold$|^literal_off_dims$")
+
+
+def _modules():
+    for info in pkgutil.iter_modules(mhanw.chapters.__path__):
+        if re.match(r"ch\d\d_", info.name):
+            yield importlib.import_module(f"mhanw.chapters.{info.name}")
+
+
+def _rules():
+    out = {}
+    for mod in _modules():
+        for name, f in vars(mod).items():
+            if (not name.startswith("_") and inspect.isfunction(f) and f.__module__ == mod.__name__
+                    and RULE_NAME.search(name)):
+                out[f"{mod.__name__.rsplit('.', 1)[1][:4]}.{name}"] = f
+    return out
+
+
+RULES = _rules()
+
+
+def _record(claim="a/b", verdict=HOLDS):
+    return Verdict(claim=claim, statement="s", verdict=verdict, criterion="c")
+
+
+def _diversity_record():
+    from mhanw.chapters import ch09_pretrained_head_diversity as ch09
+
+    return ch09.diversity_verdict({"row": np.array([-5.0, 1.0, 4.0])})
+
+
+LAW = derivation.GrowthLaw("power of log n", False, sp.Rational(1, 3), sp.Integer(0), sp.Integer(2), True, "law")
+
+#: Good arguments of every rule (each decides on them); every argument is then replaced, one at a time.
+GOOD = {
+    "ch01.identity_rule": dict(max_error=1e-16, bitwise=True),
+    "ch01.gaussian_form_rule": dict(max_error=1e-16),
+    "ch01.literal_bandwidth_rule": dict(literal_err={2: 0.5, 4: 0.01}),
+    "ch01.literal_off_dims": dict(literal_err={2: 0.5, 4: 0.01}),
+    "ch01.locality_rule": dict(mean=0.4, se=0.01, d_k=2),
+    "ch01.neff_prediction_rule": dict(per_query=[[0.5, 0.6, 0.55]], predicted=[[0.5, 0.6, 0.56]]),
+    "ch01.consistency_rules": dict(estimate=0.5, se=0.01, tilted=0.5, target=0.8),
+    "ch01.trained_model_rule": dict(measured=0.3, measured_se=0.01, model=0.31, model_se=0.01),
+    "ch01.not_checkable": dict(claim="thm-2.1/x", reason="why"),
+    "ch01.direction_word": dict(effect=0.1, se=0.01, below="b", above="a", neither="n"),
+    "ch01.layers_above_threshold": dict(by_layer=[0.3, 0.4], by_layer_se=[0.01, 0.01]),
+    "ch02.identity_rule": dict(max_rel_err=1e-15),
+    "ch02.ddof1_rule": dict(gap_rel_min=1e-3, match=1e-14, rounding_limit=1e-15, ratio=10.0),
+    "ch02.printed_bias_rules": dict(weights_sum=0.9, printed_rel_err=[0.1, 0.2], corrected_rel_err=[1e-15, 1e-16]),
+    "ch02.identical_heads_rule": dict(max_rel_diff=1e-15),
+    "ch02.cross_term_rules": dict(cross90=0.1, cross90_se=0.01, drop=0.2, drop_se=0.02),
+    "ch02.mse_rise_rule": dict(rise=0.1, rise_se=0.01),
+    "ch02.symbolic_rule": dict(corrected_gap=sp.Integer(0), printed_gap=sp.Symbol("m") ** 2,
+                               corrected_gap_symbolic=sp.Integer(0), n_heads=2),
+    "ch02.pair_family_words": dict(rise=0.1, rise_se=0.01, drop=0.1, drop_se=0.01, cross_drop=0.1,
+                                   cross_drop_se=0.01, cross90=0.1, cross90_se=0.01),
+    "ch02.bias_path_words": dict(rise=0.1, rise_se=0.01, fall=0.1, fall_se=0.01),
+    "ch03.bound_rule": dict(claim="lemma-4.1/x", statement="s", covariance=[0.1, 0.2], se=[0.01, 0.01],
+                            bound=[0.5, 0.5], angles=[0, 90]),
+    "ch03.orthogonal_rule": dict(rho=0.01, rho_se=0.001),
+    "ch03.first_order_rule": dict(pooled={"sin": (0.01, 0.01)}, worst_rel=0.05, worst_z=1.0),
+    "ch03.closed_form_rule": dict(pooled_dev=0.01, pooled_se=0.005, n=2000, worst_rel=0.02, worst_z=1.5),
+    "ch03.falls_with_angle_rule": dict(steps=[0.1, 0.1], steps_se=[0.01, 0.01], drop=0.2, drop_se=0.01, label="x"),
+    "ch03.not_checkable": dict(claim="lemma-4.1/x", reason="why"),
+    "ch03.derivation_rule": dict(rel_diff=1e-14, matches_closed=True),
+    "ch04.printed_identical_record": dict(identical_value=0.0, d_k=2),
+    "ch04.printed_range_record": dict(values={"a": 0.1, "b": 0.9}),
+    "ch04.printed_scale_record": dict(unit_value=0.5, doubled_value=0.5),
+    "ch04.pa_properties_record": dict(deviations={"identical": 0.0}),
+    "ch04.affine_bound_record": dict(covariance=0.1, se=0.01, correlation=0.2),
+    "ch04.identical_worst_record": dict(max_z=1.0, max_se=0.01, applicable=True),
+    "ch04.families_record": dict(max_step_z=1.0, max_step_se=0.01, end_z=-5.0, applicable=True),
+    "ch04.anisotropic_record": dict(rel_pct=5.0, rel_se_pct=1.0, z=5.0),
+    "ch04.equal_hdi_record": dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0}),
+    "ch04.higher_hdi_record": dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0}, hdi_gap=0.01),
+    "ch04.random_record": dict(rho=-0.5, rho_se=0.05, n_violations=0, expected=0.5, n_pairs=100, max_se=0.01,
+                               applicable=True),
+    "ch04.matched_hdi_record": dict(bins={0.5: {"p": 0.3, "tau_pct": 1.0, "tau_se_pct": 0.1}}),
+    "ch04.as_stated_record": dict(parts=[_record("thm-4.2/x")]),
+    "ch04.attention_record": dict(min_diff=-0.1, se=0.01, min_z=-10.0),
+    "ch04.guard_projection_bias": dict(z_aniso=5.0),
+    "ch05.comparison_word": dict(diff=0.1, se=0.01, lower="a", higher="b", same="c"),
+    "ch05.random_records": dict(rel_pct=0.1, rel_se_pct=0.1, m_label="m", isotropic=True, rho=-0.2, n_better=0,
+                                claim="thm-5.1/random/m"),
+    "ch05.blind_record": dict(diff=-0.1, se=0.01),
+    "ch05.optimum_record": dict(slug="iso", m_label="m", rel_pct=0.1, rel_se_pct=0.1, hdi=0.9, isotropic=True),
+    "ch05.frame_record": dict(gap=1e-5, overshoot=0.0, tightness=1e-6),
+    "ch05.frame_general_record": dict(best=0.8, bound=0.9),
+    "ch05.training_record": dict(),
+    "ch05.overall_record": dict(parts=[_record("thm-5.1/x")]),
+    "ch06.printed_law_verdict": dict(model_name="M1", law=LAW, fitted={"p": 0.3}),
+    "ch06.printed_law_models_verdict": dict(laws={"M1": LAW}),
+    "ch06.logarithmic_growth_verdict": dict(model_name="M1", law=LAW),
+    "ch06.linear_heads_verdict": dict(model_name="M1", slope=0.95, budgets=[64, 768]),
+    "ch06.practice_verdict": dict(model_name="M1", log10_n=8.0),
+    "ch06.small_heads_verdict": dict(rule="average", cells=[("a", -0.1, 0.01)]),
+    "ch06.bias_reading_verdict": dict(laws={2: LAW}),
+    "ch07.compare_words": dict(diff=0.1, se=0.01),
+    "ch07.crossover_verdict": dict(checks={"exact": True}, thresholds=[2.0, 3.0]),
+    "ch07.graded_verdict": dict(scheme="geometric", diff=(-0.1, 0.01), predicted=True, gamma_hat=2.0,
+                                gamma_star_hat=1.5),
+    "ch07.best_single_head_verdict": dict(diffs={"geometric": (-0.1, 0.01)}),
+    "ch07.adding_heads_verdict": dict(rising={"geometric": [2]}, n_steps=5),
+    "ch07.control_verdict": dict(diffs={"geometric": (0.1, 0.01)}),
+    "ch07.theorem_verdict": dict(model=_record("thm-7.1/a"), graded=_record("thm-7.1/b"),
+                                 control=_record("thm-7.1/c")),
+    "ch08.identity_verdict": dict(relative_error=1e-15),
+    "ch08.hdi_verdict": dict(orthogonal={"h = 1": (0.9, 0.01)}, steps={"a": (0.1, 0.01)}),
+    "ch08.closed_form_verdict": dict(deviations=[("a", 0.01, 0.01)]),
+    "ch08.small_bandwidth_verdict": dict(gaps={0.1: (0.1, 0.01), 1.0: (-0.1, 0.01)}, small=[0.1], large=[1.0],
+                                         angle=5.0),
+    "ch08.monotone_verdict": dict(steps={0.5: ([0.1, 0.2], [0.01, 0.01])}),
+    "ch08.ant_colony_verdict": dict(),
+    "ch09.diversity_verdict": dict(z_by_null={"row": [-5.0, 1.0, 4.0]}),
+    "ch09.diversity_sentence": dict(record=_diversity_record()),
+    "ch09.printed_scale_verdict": dict(r2=0.2, se=0.05),
+    "ch09.printed_invariance_verdict": dict(printed_change=0.1, pa_change=0.0, rv_change=0.0),
+    "ch09.redundancy_verdict": dict(rho=-0.3, se=0.05, p=0.01),
+    "ch09.shared_directions_verdict": dict(share=0.6, se=0.05, n_leading=2, d_k=8, top=(0.5, 0.1)),
+    "ch09.guard_text": dict(last_minus_rest=(0.5, 0.1), key_positive_layers=2, n_layers=6, pa_change=0.0,
+                            rv_change=0.0, top_excess=(0.5, 0.1)),
+}
+
+#: The checks that read text (a string is their good value), and NaN as "none found".
+TEXT_CHECKS = (V.text, V.note)
+MISSING_CHECKS = (V.number_or_missing, V.numbers_or_missing)
+
+ARGUMENTS = sorted((rule, arg) for rule, f in RULES.items() for arg in inspect.signature(f).parameters)
+
+
+def _call(rule, /, **changes):
+    return RULES[rule](**{**GOOD[rule], **changes})
+
+
+def _check(rule, arg):
+    return RULES[rule].checks[arg]
+
+
+def _decides_against(out):
+    records = out if isinstance(out, tuple) else (out,)
+    return all(isinstance(r, Verdict) and not r.holds for r in records)
+
+
+def test_every_rule_of_every_chapter_goes_through_checked():
+    assert len(RULES) >= 70
+    unchecked = sorted(r for r, f in RULES.items() if not hasattr(f, "checks"))
+    assert not unchecked, f"rules without @checked: {unchecked}"
+    for rule, f in RULES.items():
+        assert set(f.checks) == set(inspect.signature(f).parameters), rule
+
+
+def test_every_rule_has_good_arguments_here():
+    assert sorted(RULES) == sorted(GOOD), "a new rule needs its good arguments in GOOD"
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_every_rule_decides_on_good_input(rule):
+    out = _call(rule)
+    for r in out if isinstance(out, tuple) else (out,):
+        assert r is None or isinstance(r, (Verdict, str, bool, list, dict))
+        if isinstance(r, Verdict):
+            assert r.verdict in VOCABULARY
+
+
+@pytest.mark.parametrize("rule,arg", ARGUMENTS)
+def test_nan_is_refused_naming_the_argument(rule, arg):
+    if _check(rule, arg) in MISSING_CHECKS:
+        assert _decides_against(_call(rule, **{arg: NAN}))  # "none found": never a verdict for the claim
+        return
+    with pytest.raises(ValueError, match=rf"^{re.escape(arg)}\b"):
+        _call(rule, **{arg: NAN})
+
+
+@pytest.mark.parametrize("rule,arg", [(r, a) for r, a in ARGUMENTS if RULES[r].checks[a] not in TEXT_CHECKS])
+@pytest.mark.parametrize("bad", ["0.1", "False", "nan"])
+def test_a_string_is_refused_naming_the_argument(rule, arg, bad):
+    with pytest.raises(ValueError, match=rf"^{re.escape(arg)}\b"):
+        _call(rule, **{arg: bad})
+
+
+@pytest.mark.parametrize("rule,arg", [(r, a) for r, a in ARGUMENTS if RULES[r].checks[a] in TEXT_CHECKS])
+@pytest.mark.parametrize("bad", [None, 3, 0.5, ["a"]])
+def test_a_label_that_is_not_text_is_refused(rule, arg, bad):
+    with pytest.raises(ValueError, match=rf"^{re.escape(arg)}: "):
+        _call(rule, **{arg: bad})
+
+
+#: Values that are a number for no rule and text for no rule.
+NOT_NUMBERS = st.one_of(
+    st.sampled_from([NAN, math.inf, -math.inf, None, object(), 1 + 2j, b"0.1", np.nan, np.float64("inf")]),
+    st.text(max_size=8),
+    st.dictionaries(st.text(max_size=3), st.text(max_size=3), min_size=1, max_size=2),
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=st.sampled_from(ARGUMENTS), bad=NOT_NUMBERS)
+def test_any_non_number_through_any_argument_of_any_rule(case, bad):
+    """Property: whatever replaces one argument of a rule is refused naming it, unless it is a
+    valid value of that argument's kind (text for a label, NaN read as "none found")."""
+    rule, arg = case
+    check = _check(rule, arg)
+    if check in TEXT_CHECKS and isinstance(bad, str) and (check is V.note or bad.strip()):
+        return
+    if bad is None and check.__name__.startswith("optional("):
+        return
+    if check in MISSING_CHECKS and isinstance(bad, float) and math.isnan(bad):
+        assert _decides_against(_call(rule, **{arg: bad}))
+        return
+    with pytest.raises(ValueError, match=rf"^{re.escape(arg)}\b"):
+        _call(rule, **{arg: bad})
+
+
+# --------------------------------------------------------------------------- the cases that were wrong
+
+
+def test_crossover_verdict_no_longer_holds_on_nan_or_a_string():
+    from mhanw.chapters import ch07_structured_weighting as ch07
+
+    for bad in (NAN, "False", "0", None, 1):  # all read as true before: "holds"
+        with pytest.raises(ValueError, match=r"^checks\['exact'\]: "):
+            ch07.crossover_verdict({"exact": bad}, [2.0])
+    assert ch07.crossover_verdict({"exact": True}, [2.0]).verdict == HOLDS
+    assert ch07.crossover_verdict({"exact": False}, [2.0]).verdict == FAILS
+    # NaN among the thresholds is a grid point without a crossover: the claim fails, with the others shown
+    record = ch07.crossover_verdict({"exact": True}, [2.0, NAN])
+    assert record.verdict == FAILS and record.statistics[0].value == 2.0
+    assert ch07.crossover_verdict({"exact": True}, [NAN]).verdict == FAILS
+    with pytest.raises(ValueError, match="^thresholds: "):
+        ch07.crossover_verdict({"exact": True}, [math.inf])
+
+
+def test_symbolic_rule_needs_sympy_expressions():
+    from mhanw.chapters import ch02_bias_variance_covariance as ch02
+
+    zero = sp.Integer(0)
+    with pytest.raises(ValueError, match="^corrected_gap: expected a finite sympy expression"):
+        ch02.symbolic_rule(sp.nan, zero, zero, 2)  # was "fails as stated"
+    with pytest.raises(ValueError, match="^corrected_gap_symbolic: "):
+        ch02.symbolic_rule(zero, zero, sp.zoo, 2)
+    with pytest.raises(ValueError, match="^corrected_gap: expected a sympy expression or a number, got the string"):
+        ch02.symbolic_rule("__import__('os').getpid()*0", zero, zero, 2)  # was run by sympify: "holds"
+    assert ch02.symbolic_rule(zero, sp.Symbol("m"), zero, 2).verdict == HOLDS
+    assert ch02.symbolic_rule(sp.Symbol("m"), zero, zero, 2).verdict == FAILS
+
+
+def test_practice_verdict_reads_nan_as_no_sample_size():
+    from mhanw.chapters import ch06_optimal_head_size as ch06
+
+    assert ch06.practice_verdict("M1", NAN).verdict == FAILS
+    assert ch06.practice_verdict("M1", 8.0).verdict == HOLDS
+    with pytest.raises(ValueError, match="^log10_n: "):
+        ch06.practice_verdict("M1", math.inf)
+
+
+def test_guards_still_stop_on_numbers_that_disagree():
+    from mhanw.chapters import ch04_head_diversity_index as ch04
+
+    with pytest.raises(VerdictGuardError):
+        ch04.guard_projection_bias(1.0)
+
+
+def test_checked_insists_on_a_check_for_every_argument():
+    with pytest.raises(TypeError, match=r"^checks: rule does not check its argument\(s\) \['label'\]"):
+        @V.checked(x=V.number)
+        def rule(x, label):
+            return x
+
+    @V.checked(x=V.number, label=V.text)
+    def rule2(x, label):
+        return x
+
+    assert dict(rule2.checks) == {"x": V.number, "label": V.text}
+    with pytest.raises(TypeError, match="^rule2: "):
+        rule2(1.0)
+
+
+def test_holds_under_is_not_reachable_from_bad_flags():
+    from mhanw.chapters import ch04_head_diversity_index as ch04
+
+    for bad in ("True", 1, NAN):
+        with pytest.raises(ValueError, match="^applicable: "):
+            ch04.families_record(1.0, 0.01, -5.0, bad)
+    assert ch04.families_record(1.0, 0.01, -5.0, True).verdict == HOLDS_UNDER
