@@ -11,7 +11,14 @@ Head estimate at a query ``x``:
   with an explicit bandwidth ``h`` not tied to ``d_k``;
 - ``kernel="attention"`` (sensitivity analysis only):
   ``w_ij(x) ∝ exp(beta (W_j^T x) . (W_j^T X_i))``, ``beta = 1/sqrt(d_k)`` by default
-  (tied query and key projections).
+  (tied query and key projections);
+- ``kernel="laplace"``: ``w_ij(x) ∝ exp(-|W_j^T (x - X_i)| / h)``;
+- ``kernel="epanechnikov"``: ``w_ij(x) ∝ (1 - |W_j^T (x - X_i)|^2 / h^2)_+``, a window
+  of radius ``h``; a query with no training point in it gets the mean response of its
+  nearest points (:data:`mhanw.nw.EMPTY_WINDOW`).
+
+The kernels are those of the engine's registry :data:`mhanw.nw.REGISTRY` (normalisation and
+the meaning of ``h`` per kernel), the exponential one called ``"attention"`` here.
 
 Combination rules (convex averaging versus concatenation):
 
@@ -72,7 +79,9 @@ __all__ = [
     "star_heads",
 ]
 
-KERNELS = ("gaussian", "attention")
+#: The engine's kernels (:data:`mhanw.nw.KERNELS`), the exponential one named ``"attention"``: it is
+#: evaluated with tied query and key projections and the inverse temperature ``beta``, not a bandwidth.
+KERNELS = tuple("attention" if k == "exponential" else k for k in _nw.KERNELS)
 RULES = ("average", "sum")
 
 
@@ -227,11 +236,17 @@ def _check_projections(projections, name="projections") -> np.ndarray:
     return W
 
 
+def _engine_kernel(kernel: str) -> str:
+    """The engine's name (:data:`mhanw.nw.KERNELS`) of a head kernel of :data:`KERNELS`."""
+    return "exponential" if kernel == "attention" else kernel
+
+
 def _inv_scale(kernel, bandwidth, beta, d_k):
     """Multiplier of the raw logits as ``(mantissa, exponent)`` (see :func:`mhanw.nw.logit_scale`):
-    ``1/h^2`` (gaussian) or ``beta`` (attention, default ``1/sqrt(d_k)``)."""
-    if kernel == "gaussian":
-        return _nw.logit_scale("gaussian", bandwidth=bandwidth)
+    ``h^-p`` for a kernel with a bandwidth (``1/h^2`` Gaussian), or ``beta`` (attention, default
+    ``1/sqrt(d_k)``)."""
+    if kernel != "attention":
+        return _nw.logit_scale(kernel, bandwidth=bandwidth)
     if beta is None:
         return _nw.logit_scale("exponential", bandwidth=np.sqrt(d_k))
     return _nw.logit_scale("exponential", beta=beta)
@@ -259,15 +274,15 @@ def _head_estimates(W, X, Y, queries, kernel, scale, block_entries=None):
     H, d, d_k = W.shape
     T = queries.shape[0]
     # inputs far from 1 in size would over- or underflow in the projections:
-    # exact power-of-two rescaling, folded into the scale (the logits are
-    # quadratic in x and in W, for both kernels)
+    # exact power-of-two rescaling, folded into the scale (the kernel's argument
+    # is homogeneous of degree Kernel.degree in x and in W)
+    nw_kernel = _engine_kernel(kernel)
     ex = _binary_exponent(max(X.max(), -X.min(), queries.max(), -queries.min()))
     ew = _binary_exponent(max(W.max(), -W.min()))
     if abs(ex) > INPUT_EXPONENT_LIMIT or abs(ew) > INPUT_EXPONENT_LIMIT:
         X, queries, W = np.ldexp(X, -ex), np.ldexp(queries, -ex), np.ldexp(W, -ew)
-        scale = (scale[0], np.asarray(scale[1]) + 2 * (ex + ew))
+        scale = (scale[0], np.asarray(scale[1]) + _nw.REGISTRY[nw_kernel].degree * (ex + ew))
     Q = (queries @ W.transpose(1, 0, 2).reshape(d, H * d_k)).reshape(T, H, d_k).transpose(1, 0, 2)  # (H, T, d_k)
-    nw_kernel = "gaussian" if kernel == "gaussian" else "exponential"
     # keys X @ W_j are projected by the engine, block by block
     return _nw.weighted_mean(Q, (X, W), Y[None, :, None], nw_kernel, scale, block_entries)[..., 0]
 
@@ -316,7 +331,7 @@ class _Plan:
         prepared = []
         for kernel, W, scale, _ in self.groups:
             H, d, d_k = W.shape
-            engine = _nw.ProjectedHeads(W, "gaussian" if kernel == "gaussian" else "exponential", scale)
+            engine = _nw.ProjectedHeads(W, _engine_kernel(kernel), scale)
             flat = W.transpose(1, 0, 2).reshape(d, H * d_k)
             ew = _binary_exponent(max(W.max(), -W.min()))
             fixed = None
@@ -368,8 +383,8 @@ def head_estimates(projections, X, Y, queries, bandwidth=None, kernel="gaussian"
     queries : array ``(T, d)``
         Test points ``x_t``.
     bandwidth : float > 0
-        ``h`` of the Gaussian kernel; required for ``kernel="gaussian"``.
-    kernel : {"gaussian", "attention"}
+        ``h`` of the kernel; required for every kernel but ``"attention"``.
+    kernel : one of :data:`KERNELS`
     beta : float, optional
         Inverse temperature of ``kernel="attention"``; default ``1/sqrt(d_k)``.
 
@@ -397,9 +412,9 @@ def head_estimates(projections, X, Y, queries, bandwidth=None, kernel="gaussian"
 
 def _check_kernel(kernel, bandwidth, beta):
     one_of(kernel, "kernel", KERNELS)
-    if kernel == "gaussian":
+    if kernel != "attention":
         if bandwidth is None:
-            raise ValueError("bandwidth: required for kernel='gaussian', got None")
+            raise ValueError(f"bandwidth: required for kernel={kernel!r}, got None")
         bandwidth = positive_scalar(bandwidth, "bandwidth")
     if beta is not None:
         beta = real_scalar(beta, "beta")
@@ -445,8 +460,9 @@ class HeadConfig:
     Attributes
     ----------
     projections : array ``(H, d, d_k)``
-    bandwidth : float > 0 (Gaussian kernel), default :data:`mhanw.constants.BANDWIDTH` (reference setting)
-    kernel : {"gaussian", "attention"}
+    bandwidth : float > 0 (every kernel but attention), default :data:`mhanw.constants.BANDWIDTH`
+        (reference setting)
+    kernel : one of :data:`KERNELS`
     beta : float or None (attention only; default ``1/sqrt(d_k)``)
     rule : {"average", "sum"}
     weights : array ``(H,)`` or None (the rule's default)

@@ -713,7 +713,7 @@ PARAMETERS = {
     **SHARED_PARAMETERS,
     "matched_targets": _P.sequence(_P.probability(open_ends=True)),
     "matched_configs": _P.positive_int(2),
-    "matched_kernel": _P.choice("gaussian", "attention"),
+    "matched_kernel": _P.choice(*_heads.KERNELS),
 }
 CONSTRAINTS = (_P.product_at_most(("random_H", "random_d_k"), "random_d"),)
 
