@@ -174,7 +174,7 @@ def test_combination_rules():
     with pytest.raises(ValueError, match="^y_mean:"):
         heads.combine(est, "sum")
     with pytest.raises(ValueError, match="^rule:"):
-        heads.combine(est, "concat")
+        heads.combine(est, "stack")
 
 
 def test_config_and_ensemble_estimate():

@@ -476,7 +476,7 @@ def _scaled_pair(q, k):
     return np.ldexp(q, -e), np.ldexp(k, -e), e
 
 
-def _distance_weights(qs, ks, ksq, kernel, mant, expo):
+def _distance_weights(qs, ks, ksq, kernel, mant, expo, self_start=None):
     """Unnormalised weights ``(r, n)`` of one head's queries ``qs`` ``(r, d)`` and keys ``ks`` ``(n, d)``
     (scaled, see :func:`_scaled_pair`; ``ksq`` their squared norms), the scale ``mant 2^expo`` already
     including the inputs' power of two (:attr:`Kernel.degree`).
@@ -484,6 +484,8 @@ def _distance_weights(qs, ks, ksq, kernel, mant, expo):
     Laplace: ``exp(-s (|q - k| - min_k |q - k|))``, the row maximum 1.  Epanechnikov:
     ``(1 - s |q - k|^2)_+``; a row with every weight 0 (no key in the window) gets the indicator of
     its nearest keys (:data:`EMPTY_WINDOW`).  Every row has a positive sum; never NaN.
+    ``self_start``: the queries are the keys ``self_start, self_start + 1, ...`` themselves, and
+    each is left out of its own row (weight 0; leave-one-out, needs ``n >= 2``).
     """
     qsq = _sqnorm(qs)
     D2 = qs @ ks.T
@@ -496,6 +498,9 @@ def _distance_weights(qs, ks, ksq, kernel, mant, expo):
         diff = qs[i] - ks[j]
         D2[i, j] = np.einsum("ij,ij->i", diff, diff)
     np.maximum(D2, 0.0, out=D2)
+    if self_start is not None:
+        rows = np.arange(qs.shape[0])
+        D2[rows, self_start + rows] = np.inf
     with np.errstate(over="ignore", under="ignore"):
         if kernel == "laplace":
             np.sqrt(D2, out=D2)
@@ -531,6 +536,57 @@ def _distance_heads(q, keys, va, ones, kernel, mant, expo, out, block_entries):
             W = _distance_weights(qs[r0 : r0 + rb], ks, ksq, kernel, mant[h], expo[h] + degree * e)
             num, den = _weighted_sums(W, vh, ones)
             out[h, r0 : r0 + rb] = num / den[:, None]
+
+
+def _loo_mean(k, v, kernel, mant, expo, block_entries=None):
+    """Leave-one-out weighted means of one head: row ``i`` is the estimate at key ``k_i`` from the
+    other ``n - 1`` keys ``(n, d)`` and values ``v`` ``(n, d_v)``; ``(n, d_v)`` float64, exact weights
+    (log space for the fused kernels), ``rb`` rows at a time."""
+    n = k.shape[0]
+    v = np.asarray(v, np.float64)
+    out = np.empty((n, v.shape[1]))
+    rb = max(1, min(n, (BLOCK_ENTRIES if block_entries is None else block_entries) // n))
+    if kernel in FUSED_KERNELS:
+        for r0 in range(0, n, rb):
+            L = _log_space_logits(k[r0 : r0 + rb], k, kernel, mant, expo)
+            rows = np.arange(L.shape[0])
+            L[rows, r0 + rows] = -np.inf
+            L -= L.max(axis=1, keepdims=True)
+            np.maximum(L, LOGIT_FLOOR[np.dtype(np.float64)], out=L)
+            np.exp(L, out=L)
+            L[rows, r0 + rows] = 0.0
+            out[r0 : r0 + rb] = (L @ v) / L.sum(axis=1)[:, None]
+        return out
+    ks, _, e = _scaled_pair(k, k)
+    ksq = _sqnorm(ks)
+    for r0 in range(0, n, rb):
+        W = _distance_weights(ks[r0 : r0 + rb], ks, ksq, kernel, mant, expo + REGISTRY[kernel].degree * e,
+                              self_start=r0)
+        out[r0 : r0 + rb] = (W @ v) / W.sum(axis=1)[:, None]
+    return out
+
+
+def leave_one_out(keys, values, bandwidth, kernel="gaussian") -> np.ndarray:
+    """Leave-one-out Nadaraya-Watson at the design points: row ``i`` is
+    ``sum_{l != i} K(k_i, k_l) v_l / sum_{l != i} K(k_i, k_l)``, shape ``(n,)`` or ``(n, d_v)``.
+
+    The estimate a model could be scored by on its own sample without matching a point to
+    itself (the self weight ``K(k_i, k_i)`` is the largest of a Gaussian row).  ``keys``
+    ``(n, d_k)`` with ``n >= 2``, ``values`` ``(n,)`` or ``(n, d_v)``; kernels and bandwidth as in
+    :func:`nadaraya_watson` (an Epanechnikov row with no other key in its window gets the mean
+    value of the nearest other keys).  Weights are exact (log space), ``O(n^2)`` work.
+    """
+    one_of(kernel, "kernel", KERNELS)
+    h = positive_scalar(bandwidth, "bandwidth")
+    k = _real_array(keys, "keys", 2)
+    v = _real_array(values, "values", (1, 2))
+    if v.shape[0] != k.shape[0]:
+        raise ValueError(f"values: expected {k.shape[0]} rows (one per key), got shape {v.shape}")
+    if k.shape[0] < 2:
+        raise ValueError(f"keys: leave-one-out needs at least 2 keys, got shape {k.shape}")
+    mant, expo = logit_scale(kernel, bandwidth=h)
+    out = _loo_mean(k, v.reshape(v.shape[0], -1), kernel, mant, expo)
+    return out[:, 0] if v.ndim == 1 else out
 
 
 def empty_windows(queries, keys, bandwidth, kernel="epanechnikov") -> np.ndarray:
