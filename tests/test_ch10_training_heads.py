@@ -83,12 +83,12 @@ def test_parameters():
     check_parameters({**GOOD, "inputs": "ar1:0.9"}, ch.PARAMETERS, ch.CONSTRAINTS)
 
 
-SIZES = dict(n=40, n_seeds=3, n_test=30, n_steps=4, record_every=2, opt_rep=2, opt_test=20, opt_starts=1, opt_steps=2)
+SIZES = dict(n_seeds=3, n_test=30, n_steps=4, record_every=2, opt_rep=2, opt_test=20, opt_starts=1, opt_steps=2)
 
 
 def test_drivers_and_bookkeeping(tmp_path):
     grid = ch.settings("iso_cos", "aniso", 4, 2, 2, 4)[:2] + ch.settings("iso_cos", "aniso", 4, 2, 2, 4)[4:5]
-    res = ch.run_all(grid, SIZES, 5, 0.6, 1.0)
+    res = ch.run_all(grid, SIZES, 5, 40, 0.6, 1.0)
     assert [r.setting for r in res] == grid
     r = res[0]
     assert r.series("hdi").shape == (3, 3) and len(r.penalised) == 3
@@ -114,9 +114,9 @@ def test_drivers_and_bookkeeping(tmp_path):
 @pytest.mark.statistical
 def test_positive_control_is_seen_at_quick_size():
     """The measurement sees a rise when the loss asks for one: the penalised paths hold at 20 starts."""
-    sizes = dict(SIZES, n=80, n_seeds=20, n_steps=8, record_every=4, opt_starts=0)
+    sizes = dict(SIZES, n_seeds=20, n_steps=8, record_every=4, opt_starts=0)
     grid = ch.settings("iso_cos", "aniso", 4, 2, 2, 4, combinations=("average",))[:1]
-    res = ch.run_all(grid, sizes, 7, 0.6, 1.0)
+    res = ch.run_all(grid, sizes, 7, 80, 0.6, 1.0)
     book = ch.ledger(res, 1.0)
     control = [rec for rec in book if "control" in rec.claim]
     assert control and control[0].verdict == V.HOLDS

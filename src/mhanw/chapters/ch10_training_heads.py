@@ -26,8 +26,9 @@ standard errors across the initialisations, fails when it falls by as much,
 and is undecided otherwise; one record per setting, claim
 ``interp/training-orthogonal/<setting>``.  :func:`penalty_control_verdict`
 applies the same rule to the penalised runs (it must hold, or the measurement
-could not see a rise).  Bookkeeping: :func:`ledger`, :func:`write_macros`,
-:func:`results_payload`.
+could not see a rise).  Bookkeeping: :func:`ledger` (the records),
+:func:`findings` (the sentence of "What we found"), :func:`publish` (macros
+through :func:`write_macros`, the results file through :func:`results_payload`).
 """
 
 from __future__ import annotations
@@ -43,14 +44,15 @@ from ..constants import N_SE
 from ..diversity import haar_expected_hdi
 from ..infra import verdicts as V
 from ..infra.estimates import Estimate
-from ..infra.validate import as_seed_sequence, one_of, positive_int
+from ..infra.validate import as_seed_sequence, one_of, positive_int, positive_scalar, sequence
 from ..infra.verdicts import Ledger, Verdict, checked, significant_effect
 from ..infra.verdicts import stat as _stat
 from .ch05_decorrelation_optimality import crn_batch, minimize_imse
 
 __all__ = [
-    "CLAIM", "CONSTRAINTS", "MIN_SEEDS", "N_SE_TRAINING", "PARAMETERS", "SECTION", "Setting", "SettingResult",
-    "imse_optimum", "ledger", "penalty_control_verdict", "results_payload", "run_all", "run_setting", "settings",
+    "CLAIM", "CONSTRAINTS", "MIN_SEEDS", "N_SE_TRAINING", "PARAMETERS", "SECTION", "SIZES", "Setting", "SettingResult",
+    "findings", "imse_optimum", "self_match_curves", "ledger", "penalty_control_verdict", "publish", "results_payload", "run_all",
+    "run_setting", "settings",
     "training_orthogonal_verdict", "write_macros",
 ]
 
@@ -60,6 +62,16 @@ CLAIM = "interp/training-orthogonal"
 #: The decision rule's threshold: the change of HDI_PA from initialisation to the end of training must
 #: exceed this many standard errors across initialisations (the companion's 3-s.e. rule).
 N_SE_TRAINING = N_SE
+#: The sizes of each fidelity (:func:`mhanw.infra.notebook.by_fidelity`; the initialisations per setting
+#: are the parameter ``n_seeds``): fresh test points, descent steps and the recording interval; chapter 05's IMSE optimum (replicates,
+#: test points, starts, steps); the leave-one-out illustration (samples, head scales).
+SIZES = {
+    "quick": dict(n_test=100, n_steps=10, record_every=2, opt_rep=3, opt_test=50, opt_starts=1,
+                  opt_steps=8, loss_rep=8, loss_scales=9),
+    "paper": dict(n_test=200, n_steps=40, record_every=5, opt_rep=6, opt_test=100, opt_starts=2,
+                  opt_steps=25, loss_rep=20, loss_scales=17),
+}
+
 #: Fewest random initialisations per setting for a verdict other than "undecided": 20 starts give a
 #: standard error of the mean change to within about 16 % of its value (chi-square, 19 d.f.).
 MIN_SEEDS = 20
@@ -203,13 +215,13 @@ def imse_optimum(setting: Setting, seed, n: int, bandwidth: float, n_rep: int, n
                          n_starts=n_starts, n_steps=n_steps)
 
 
-def run_all(grid, sizes: dict, seed, bandwidth: float, penalty: float, inputs="gaussian", noise="gaussian",
+def run_all(grid, sizes: dict, seed, n: int, bandwidth: float, penalty: float, inputs="gaussian", noise="gaussian",
             sigma=None, progress=None) -> list[SettingResult]:
     """Every setting of ``grid`` (:func:`settings`) with :func:`run_setting`, and chapter 05's IMSE optimum
     per ``(m, shape)`` (shared by the combinations; ``sizes["opt_starts"] = 0`` skips it).
 
-    ``sizes``: ``n``, ``n_seeds``, ``n_test``, ``n_steps``, ``record_every``, ``opt_rep``, ``opt_test``,
-    ``opt_starts``, ``opt_steps``.  ``seed`` spawns two children: the paths (the same stream in every
+    ``sizes``: ``n_seeds``, ``n_test``, ``n_steps``, ``record_every``, ``opt_rep``, ``opt_test``,
+    ``opt_starts``, ``opt_steps`` (:data:`SIZES`); ``n`` the training sample size.  ``seed`` spawns two children: the paths (the same stream in every
     setting: common random numbers) and the optima.  ``progress``: called with each setting's label.
     """
     paths_ss, opt_ss = _children(seed, 2)
@@ -218,14 +230,36 @@ def run_all(grid, sizes: dict, seed, bandwidth: float, penalty: float, inputs="g
     for s in grid:
         if progress:
             progress(s.label)
-        r = run_setting(s, sizes["n_seeds"], paths_ss, sizes["n"], sizes["n_test"], bandwidth, sizes["n_steps"],
+        r = run_setting(s, sizes["n_seeds"], paths_ss, n, sizes["n_test"], bandwidth, sizes["n_steps"],
                         sizes["record_every"], penalty, inputs, noise, sigma)
         key = (s.regression, s.n_heads, s.d_k)
         if sizes.get("opt_starts", 0) > 0 and key not in optima:
-            optima[key] = imse_optimum(s, _children(opt_ss, len(optima) + 1)[-1], sizes["n"], bandwidth, sizes["opt_rep"], sizes["opt_test"],
+            optima[key] = imse_optimum(s, _children(opt_ss, len(optima) + 1)[-1], n, bandwidth, sizes["opt_rep"], sizes["opt_test"],
                                        sizes["opt_starts"], sizes["opt_steps"], inputs, noise, sigma).hdi
         out.append(SettingResult(r.setting, r.paths, r.penalised, optima.get(key, float("nan"))))
     return out
+
+
+def self_match_curves(regression, d: int, d_k: int, n: int, bandwidth: float, scales, n_rep: int, seed,
+                      inputs="gaussian", noise="gaussian", sigma=None) -> dict:
+    """Why the loss leaves each point out: one Haar head ``c W`` scaled by each ``c`` of ``scales``, its
+    in-sample error ``mean_i (m(X_i) - Y_i)^2`` (the point itself among the keys) and its leave-one-out
+    error, on ``n_rep`` samples (child ``r`` of ``seed``: the sample, then the head).  Returns
+    ``{"scales", "in_sample" (R, S), "loo" (R, S)}``: the in-sample error falls to 0 as ``c`` grows
+    (the self weight dominates), the leave-one-out error does not."""
+    scales = np.asarray([positive_scalar(c, "scales") for c in sequence(scales, "scales", "head scales")])
+    model = _data.data_model(regression, inputs, noise, sigma)
+    n_rep = positive_int(n_rep, "n_rep", minimum=2, maximum=10_000, what="samples")
+    ins, loo = np.empty((n_rep, scales.size)), np.empty((n_rep, scales.size))
+    for r, child in enumerate(_children(seed, n_rep)):
+        rng = np.random.default_rng(child)
+        sample = model.draw(rng, n, d)
+        W = _heads.haar_heads(d, d_k, 1, rng)
+        for k, c in enumerate(scales):
+            fit = _heads.head_estimates(c * W, sample.X, sample.Y, sample.X, bandwidth)[0]
+            ins[r, k] = np.mean((fit - sample.Y) ** 2)
+            loo[r, k] = _training.loo_loss(c * W, sample.X, sample.Y, bandwidth, gradient=False).loss
+    return {"scales": scales, "in_sample": ins, "loo": loo}
 
 
 # --------------------------------------------------------------------------- verdict rules
@@ -354,6 +388,42 @@ def results_payload(results) -> dict:
                 entry[f"penalised_{field}"] = dict(mean=pe.mean, se=pe.se)
         out[r.setting.slug] = entry
     return out
+
+
+def findings(book: Ledger) -> str:
+    """The sentence of "What we found", generated from the records: in which settings HDI_PA rose
+    (holds), fell (fails) or did not change significantly (undecided) over training, and how many
+    positive controls held."""
+    groups = {"rose significantly": [], "fell significantly": [], "did not change significantly": []}
+    controls = []
+    for rec in book:
+        if rec.claim.startswith(f"{CLAIM}-control/"):
+            controls.append(rec)
+            continue
+        st = rec.statistics[0]
+        key = "rose significantly" if rec.holds else "fell significantly" if rec.fails else "did not change significantly"
+        groups[key].append(f"{rec.claim.rsplit('/', 1)[1]} ({st.value:+.3f} ± {st.se:.3f})")
+    total = sum(len(v) for v in groups.values())
+    parts = [f"{key} in {len(v)} of {total}" + (": " + ", ".join(v) if v else "") for key, v in groups.items()]
+    text = "Over training, HDI_PA " + "; ".join(parts) + " (end minus initialisation, ± 1 s.e. across initialisations)."
+    if controls:
+        held = sum(r.holds for r in controls)
+        text += (f" With an explicit orthogonality penalty (the positive control) it rose significantly in {held} "
+                 f"of {len(controls)} settings.")
+    return text
+
+
+def publish(book: Ledger, results, sizes: dict, metadata: dict, macros_path, results_path) -> None:
+    """Write the chapter's macros (prefix ``TrainHeads``) and its results file (``metadata``: fidelity,
+    seed, parameters, ...; the paths of :func:`results_payload`; the records), each atomically."""
+    from ..infra.results import json_safe, save_results
+    from ..infra.texout import Macros
+
+    macros = Macros("TrainHeads")
+    write_macros(macros, results, book, sizes)
+    macros.write(macros_path)
+    save_results(results_path, {**json_safe(metadata), "sizes": json_safe(sizes),
+                                "paths": json_safe(results_payload(results)), "claims": book.to_list()})
 
 
 # --------------------------------------------------------------------------- parameters
