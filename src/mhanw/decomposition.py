@@ -392,6 +392,24 @@ def jackknife(statistic, arrays, n_blocks: int = 20):
 # --------------------------------------------------------------------------- symbolic derivation
 
 
+def _expectation(expr, e, C):
+    """``E expr`` for a polynomial of degree at most 2 in centred errors ``e`` with covariances ``C``
+    (``E e_a = 0``, ``E e_a e_b = C_ab``): expand in ``e``, keep the constant, map each product."""
+    import sympy as sp
+
+    out = sp.Integer(0)
+    for powers, coeff in sp.Poly(sp.expand(expr), *e).terms():
+        idx = [a for a, q in enumerate(powers) for _ in range(q)]
+        if not idx:
+            out += coeff
+        elif len(idx) == 2:
+            out += coeff * C[idx[0], idx[1]]
+        elif len(idx) > 2:
+            raise ValueError(f"expr: expected a polynomial of degree at most 2 in the errors, got degree {len(idx)}")
+        # a single e_a has mean 0
+    return out
+
+
 @dataclass(frozen=True)
 class SymbolicDecomposition:
     """Thm 3.1 derived in sympy for ``H`` heads and symbolic or given weights.
@@ -467,15 +485,7 @@ def symbolic_decomposition(n_heads: int, weights=None) -> SymbolicDecomposition:
     R = sp.Symbol("R", positive=True)
 
     # E[(sum_j a_j (m + B_j + e_j) - m)^2]: expand in e, then E e_j = 0, E e_j e_k = C_jk.
-    poly = sp.Poly(sp.expand((sum(a[j] * (m + B[j] + e[j]) for j in range(H)) - m) ** 2), *e)
-    mse = sp.Integer(0)
-    for powers, coeff in poly.terms():
-        idx = [j for j, p in enumerate(powers) for _ in range(p)]
-        if not idx:
-            mse += coeff
-        elif len(idx) == 2:
-            mse += coeff * C[idx[0], idx[1]]
-        # a single e_j has mean 0; a square is at most degree 2
+    mse = _expectation((sum(a[j] * (m + B[j] + e[j]) for j in range(H)) - m) ** 2, e, C)
     variance = sum(a[j] ** 2 * C[j, j] for j in range(H))
     cross = sum(a[j] * a[k] * C[j, k] for j in range(H) for k in range(H) if j != k)
     weighted_bias = sum(a[j] * B[j] for j in range(H))
@@ -603,14 +613,7 @@ def symbolic_concat_decomposition(n_heads: int, n_columns: int = 1) -> ConcatDec
     head = [None] + [j for j in range(H) for _ in range(p)]  # the head of each part (None: the intercept)
 
     f = sum(w[a] * (mu[a] + e[a]) for a in range(P))
-    poly = sp.Poly(sp.expand((f - m) ** 2), *e)
-    mse = sp.Integer(0)
-    for powers, coeff in poly.terms():
-        idx = [a for a, q in enumerate(powers) for _ in range(q)]
-        if not idx:
-            mse += coeff
-        elif len(idx) == 2:
-            mse += coeff * C[idx[0], idx[1]]
+    mse = _expectation((f - m) ** 2, e, C)
 
     bias_sq = (mu[0] - m + sum(w[a] * mu[a] for a in range(1, P))) ** 2
     variance = sum(w[a] ** 2 * C[a, a] for a in range(1, P))
@@ -627,19 +630,11 @@ def symbolic_concat_decomposition(n_heads: int, n_columns: int = 1) -> ConcatDec
         weights = list(a) + [1 - sum(a)]
         sym = symbolic_decomposition(H + 1, weights)
 
-        def expect(x, y):  # E[x y] for x, y linear in the centred e: e_a e_b -> C_ab
-            q = sp.Poly(sp.expand(x * y), *e)
-            total = sp.Integer(0)
-            for powers, coeff in q.terms():
-                i, k = [a for a, z in enumerate(powers) for _ in range(z)]
-                total += coeff * C[i, k]
-            return total
-
         subs = {sym.m: m}
         subs.update({sym.bias[i]: comp_mu[i] - m for i in range(H + 1)})
         for i in range(H + 1):
             for k in range(i, H + 1):
-                subs[sym.covariance[i, k]] = expect(comp_e[i], comp_e[k])
+                subs[sym.covariance[i, k]] = _expectation(comp_e[i] * comp_e[k], e, C)
         sum_rule_gap = sp.simplify(sp.expand(sym.corrected.xreplace(subs) - mse))
     else:
         sum_rule_gap = None
