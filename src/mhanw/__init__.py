@@ -6,14 +6,15 @@ Three kinds of code, kept apart (the README's "Architecture" section says the sa
 **Theory** (``mhanw.<module>``): general and reusable, no chapter names, no
 verdict thresholds.
 
-- :mod:`mhanw.nw`           kernels, the one blocked softmax-weighted-mean engine, NW regression, attention (Thm 2.1)
+- :mod:`mhanw.nw`           the kernel registry, the one blocked weighted-mean engine, NW regression, attention (Thm 2.1)
 - :mod:`mhanw.locality`     effective sample size and the large-n limit of the exponential kernel (Thm 2.1)
 - :mod:`mhanw.data`         data-generating processes and regression functions
-- :mod:`mhanw.heads`        head families, head outputs, combination rules (Sec. 3-5)
+- :mod:`mhanw.heads`        head families, head outputs, combination rules incl. concat (W_V, W_O) (Sec. 3-5)
 - :mod:`mhanw.montecarlo`   Monte Carlo over training samples: IMSE, pointwise estimates, error moments
 - :mod:`mhanw.decomposition` bias-variance-covariance decomposition, Breiman's quantities (Thm 3.1)
 - :mod:`mhanw.diversity`    principal angles, orthonormal bases, the HDI in all normalizations, the frame bound (Sec. 4, Thm 5.1)
 - :mod:`mhanw.covariance`   covariance of two heads: the printed bound and its first-order form (Lemma 4.1)
+- :mod:`mhanw.training`     heads trained by gradient descent on the leave-one-out loss (Thm 5.1's interpretation)
 - :mod:`mhanw.weighting`    uniform, geometric, Fibonacci and oracle head weights (Thm 7.1)
 - :mod:`mhanw.scaling`      sympy MSE models and the optimal head size (Thm 6.1)
 - :mod:`mhanw.derivation`   the head-size law derived step by step, checked and classified (Thm 6.1)
@@ -22,8 +23,8 @@ verdict thresholds.
 
 **Chapters** (``mhanw.chapters.chNN_slug``): one module per chapter
 ``notebooks/NN_slug.md``, holding that chapter's experiment drivers and fixtures
-(``ch01``, ``ch04``, ``ch05``, ``ch06``, ``ch07``, ``ch09``; chapters 02, 03 and 08
-need none).
+(``ch01``, ``ch04``, ``ch05``, ``ch06``, ``ch07``, ``ch09``, ``ch10``; chapters 02, 03
+and 08 need none).
 
 **Infrastructure** (``mhanw.infra``): knows nothing of attention.
 

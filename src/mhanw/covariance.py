@@ -563,8 +563,12 @@ def first_order_covariance_mc(W_j, W_jp, x, bandwidth: float, n: int, model, n_s
 
         n Cov(m_j(x), m_j'(x)) -> E[K_j K_j' (s(X)^2 + (m(X) - mu_j)(m(X) - mu_j'))] / (E K_j E K_j'),
 
-    every expectation a mean over ``n_samples`` draws of ``X`` from
-    ``model.inputs`` (stream ``SeedSequence(seed)``).  The fields of the
+    every expectation a mean over ``n_samples`` iid draws of ``X`` from the
+    rows' law ``model.inputs.marginal`` (stream ``SeedSequence(seed)``).  The
+    linearisation assumes an iid sample ``D_n``: under dependent rows
+    (:data:`mhanw.data.DEPENDENT_KINDS`) this is the prediction for iid rows
+    of the same law, which the dependent sample's covariance is then compared
+    with.  The fields of the
     result are those of :class:`FirstOrderCovariance`: ``kappa`` and
     ``signal`` as there, ``noise = E[K_j K_j' s^2] / (E K_j E K_j') / n``
     (``kappa sigma^2 / n`` for homoscedastic noise) and ``covariance = noise +
@@ -599,7 +603,7 @@ def first_order_covariance_mc(W_j, W_jp, x, bandwidth: float, n: int, model, n_s
     n_samples = positive_int(n_samples, "n_samples", minimum=1000)
     check_entries("n_samples", n_samples, d)
     rng = np.random.default_rng(as_seed_sequence(seed))
-    X = model.inputs.sample(rng, n_samples, d)
+    X = model.inputs.marginal.sample(rng, n_samples, d)
 
     def log_kernel(B):
         z = (x - X) @ B
@@ -632,7 +636,9 @@ def first_order_covariance_model(W_j, W_jp, x, bandwidth: float, n: int, model) 
     Gauss-Hermite quadrature (:func:`first_order_covariance`, exact in the
     Gaussian integrals) when the inputs and the noise are Gaussian; otherwise
     :func:`first_order_covariance_mc` (seed 0), so that a changed input or noise
-    law is never compared with the prediction for the reference one.
+    law is never compared with the prediction for the reference one.  Both
+    assume iid rows; for dependent ones (``ar1``, ``clustered``) the result is
+    the iid prediction for rows of the same law (see :func:`first_order_covariance_mc`).
     ``model``: a :class:`mhanw.data.DataModel` or a regression spec.
     """
     model = _data.as_data_model(model, name="model")

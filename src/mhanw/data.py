@@ -486,7 +486,13 @@ INPUT_KINDS = {
     "student-t": "NU",
     "uniform-cube": None,
     "uniform-sphere": None,
+    "ar1": "PHI",
+    "clustered": "K:ICC",
 }
+#: The kinds whose rows are dependent (every other kind draws iid rows).
+DEPENDENT_KINDS = ("ar1", "clustered")
+#: Largest number of clusters of ``clustered:K:ICC`` (each is a row of centres drawn per sample).
+MAX_CLUSTERS = 10**6
 
 _SQRT3 = math.sqrt(3.0)
 #: Largest condition number of ``gaussian-diagonal``: the variances keep relative precision 1e-4
@@ -571,11 +577,36 @@ class InputDistribution:
       ``X = sqrt(d) Z / |Z|``, covariance ``I_d``; rotation invariant (no
       density on ``R^d``: kernel-density arguments do not apply).
 
+    Two kinds draw **dependent rows** (:data:`DEPENDENT_KINDS`); each row is
+    still ``N(0, I_d)`` (the marginal law, hence bandwidths, of the
+    reference), but the rows of one sample are correlated:
+
+    - ``"ar1"`` (``-1 < PHI < 1``): a stationary AR(1) chain along the rows,
+      ``X_1 = Z_1``, ``X_i = PHI X_(i-1) + sqrt(1 - PHI^2) Z_i``, so that
+      ``Corr(X_il, X_(i+k)l) = PHI^k`` in every coordinate (a time series of
+      inputs, e.g. the tokens of one sequence).
+    - ``"clustered"`` (``K >= 1`` an integer, ``0 <= ICC < 1``): ``K``
+      clusters of consecutive rows (row ``i`` of ``n`` in cluster
+      ``floor(i K / n)``), ``X_i = sqrt(ICC) C_g + sqrt(1 - ICC) Z_i`` with
+      centres ``C_g ~ N(0, I_d)``: two rows of one cluster have correlation
+      ``ICC`` in every coordinate, rows of different clusters are independent.
+
+    Each call of :meth:`sample` is one chain (one set of clusters): the test
+    points of a replicate, drawn by a second call, are independent of its
+    training sample.  ``ar1:0`` and ``clustered:K:0`` draw exactly what the
+    reference draws.  What assumes iid rows: the variance and covariance
+    formulas of Lemma 4.1 (``1/n`` rates, the kernel overlap, the printed
+    bound), the variance laws of Thm 6.1's risk models and the rates of
+    consistency of chapter 01; Thm 3.1's decomposition is an identity of
+    moments and the HDI is geometric, so neither does.  :attr:`independent`
+    says which case a law is, and :attr:`is_standard_gaussian` (the
+    condition of the closed forms) is false for dependent rows.
+
     Build one from a spec string with :func:`input_distribution`.
     """
 
     kind: str = "gaussian"
-    parameter: float | None = None
+    parameter: float | tuple | None = None
 
     def __post_init__(self):
         one_of(self.kind, "inputs", tuple(INPUT_KINDS))
@@ -583,6 +614,9 @@ class InputDistribution:
         if needs is None:
             if self.parameter is not None:
                 raise ValueError(f"inputs: {self.kind!r} takes no parameter, got {brief(self.parameter)}")
+            return
+        if self.kind == "clustered":
+            object.__setattr__(self, "parameter", _cluster_parameters(self.parameter))
             return
         p = _number(self.parameter, "inputs", f"{needs} of {self.kind!r}")
         if self.kind == "gaussian-diagonal" and not 1.0 <= p <= MAX_CONDITION:
@@ -593,12 +627,34 @@ class InputDistribution:
                              f"(and > -1/(d-1)), got {p:g}")
         if self.kind == "student-t" and not p > 2.0:
             raise ValueError(f"inputs: NU of 'student-t' must exceed 2 for the inputs to have a variance, got {p:g}")
+        if self.kind == "ar1" and not -1.0 < p < 1.0:
+            raise ValueError(f"inputs: PHI of 'ar1' is the lag-1 autocorrelation of a stationary chain, expected in "
+                             f"(-1, 1), got {p:g}")
         object.__setattr__(self, "parameter", p)
 
     @property
     def spec(self) -> str:
         """The spec string that :func:`input_distribution` turns back into this distribution."""
-        return self.kind if self.parameter is None else f"{self.kind}:{self.parameter!r}"
+        if self.parameter is None:
+            return self.kind
+        if self.kind == "clustered":
+            return f"{self.kind}:{self.parameter[0]}:{self.parameter[1]!r}"
+        return f"{self.kind}:{self.parameter!r}"
+
+    @property
+    def independent(self) -> bool:
+        """Whether the rows of a sample are iid (false for :data:`DEPENDENT_KINDS` with dependence:
+        ``ar1`` with ``PHI != 0``, ``clustered`` with ``ICC > 0``)."""
+        if self.kind == "ar1":
+            return self.parameter == 0.0
+        if self.kind == "clustered":
+            return self.parameter[1] == 0.0
+        return True
+
+    @property
+    def marginal(self) -> "InputDistribution":
+        """The law of one row: this law for the iid kinds, ``N(0, I_d)`` for the dependent ones."""
+        return InputDistribution() if self.kind in DEPENDENT_KINDS else self
 
     def __str__(self) -> str:
         return self.spec
@@ -611,16 +667,21 @@ class InputDistribution:
             return self.parameter == 1.0
         if self.kind == "gaussian-equicorrelated":
             return self.parameter == 0.0
-        return self.kind in ("gaussian", "student-t", "uniform-sphere")
+        # the dependent kinds: one rotation applied to every row leaves the joint law unchanged
+        return self.kind in ("gaussian", "student-t", "uniform-sphere") + DEPENDENT_KINDS
 
     @property
     def is_gaussian(self) -> bool:
-        """Whether ``X`` is Gaussian, ``N(0, Sigma)`` (see :meth:`gaussian_factor`)."""
+        """Whether the rows are iid ``N(0, Sigma)`` (see :meth:`gaussian_factor`); the dependent kinds
+        have Gaussian rows but are not iid, and are not counted."""
         return self.kind.startswith("gaussian")
 
     @property
     def is_standard_gaussian(self) -> bool:
-        """Whether ``X ~ N(0, I_d)``, the assumption of the closed-form predictions."""
+        """Whether the rows are iid ``N(0, I_d)``, the assumption of the closed-form predictions
+        (``ar1:0`` and ``clustered:K:0`` included: they are the reference rows)."""
+        if self.kind in DEPENDENT_KINDS:
+            return self.independent
         return self.is_gaussian and self.rotation_invariant
 
     def check_dimension(self, d: int, name: str = "d") -> int:
@@ -668,14 +729,25 @@ class InputDistribution:
         return np.diag(np.sqrt(self.variances(d)))
 
     def sample(self, rng, n: int, d: int) -> np.ndarray:
-        """``n`` iid draws, ``(n, d)``.  ``gaussian``: ``rng.standard_normal((n, d))`` exactly; the
-        other Gaussian kinds, ``student-t`` and ``uniform-sphere`` start from the same standard
-        normal block (so they share it with the reference under common random numbers)."""
+        """``n`` draws, ``(n, d)``: iid, or one chain / one set of clusters for the dependent kinds.
+        ``gaussian``: ``rng.standard_normal((n, d))`` exactly; the other Gaussian kinds,
+        ``student-t``, ``uniform-sphere``, ``ar1`` and ``clustered`` start from the same standard
+        normal block (so they share it with the reference under common random numbers;
+        ``clustered`` then draws its ``K`` centres)."""
         if self.kind == "gaussian":
             return rng.standard_normal((n, d))
         if self.kind == "uniform-cube":
             return rng.uniform(-_SQRT3, _SQRT3, (n, d))
         Z = rng.standard_normal((n, d))
+        if self.kind == "ar1":
+            return _ar1_rows(Z, self.parameter)
+        if self.kind == "clustered":
+            K, icc = self.parameter
+            if icc == 0.0:  # no dependence: the reference rows, and no centres drawn
+                return Z
+            centres = rng.standard_normal((min(K, n), d))  # clusters beyond n would hold no row
+            group = (np.arange(n) * min(K, n)) // n
+            return math.sqrt(icc) * centres[group] + math.sqrt(1.0 - icc) * Z
         if self.kind == "gaussian-diagonal":
             return Z * np.sqrt(self.variances(d))
         if self.kind == "gaussian-equicorrelated":
@@ -692,17 +764,48 @@ class InputDistribution:
         return Z * (math.sqrt(d) / norms)
 
 
+def _ar1_rows(Z: np.ndarray, phi: float) -> np.ndarray:
+    """The stationary AR(1) chain ``X_1 = Z_1``, ``X_i = phi X_(i-1) + sqrt(1 - phi^2) Z_i`` along axis 0."""
+    if phi == 0.0 or Z.shape[0] == 0:
+        return Z
+    from scipy.signal import lfilter
+
+    b = math.sqrt(1.0 - phi * phi)
+    # lfilter: y_i = b z_i + phi y_(i-1), the first row b z_1 + zi; zi = (1 - b) Z_1 starts at X_1 = Z_1
+    return lfilter([b], [1.0, -phi], Z, axis=0, zi=(1.0 - b) * Z[:1])[0]
+
+
+def _cluster_parameters(value) -> tuple[int, float]:
+    """``K:ICC`` (a string, or a pair) as ``(K, ICC)``: ``K`` an integer in ``[1, MAX_CLUSTERS]``,
+    ``0 <= ICC < 1``; ``ValueError`` naming ``inputs``."""
+    parts = value.split(":") if isinstance(value, str) else value
+    if isinstance(parts, (int, float, bool, np.number)) or not isinstance(parts, (list, tuple)) or len(parts) != 2:
+        raise ValueError(f"inputs: 'clustered' takes two parameters K:ICC (clusters, intraclass correlation), "
+                         f"got {value!r}")
+    k = _number(parts[0], "inputs", "K of 'clustered'")
+    if k != int(k) or not 1 <= k <= MAX_CLUSTERS:
+        raise ValueError(f"inputs: K of 'clustered' is a number of clusters, expected an integer in "
+                         f"[1, {MAX_CLUSTERS}], got {parts[0]!r}")
+    icc = _number(parts[1], "inputs", "ICC of 'clustered'")
+    if not 0.0 <= icc < 1.0:
+        raise ValueError(f"inputs: ICC of 'clustered' is an intraclass correlation, expected in [0, 1), got {icc:g}")
+    return int(k), icc
+
+
 def input_distribution(spec="gaussian", name: str = "inputs") -> InputDistribution:
     """An :class:`InputDistribution` from a spec string ``"kind"`` or ``"kind:PARAM"`` (or the object).
 
     Kinds (:data:`INPUT_KINDS`): ``gaussian``, ``gaussian-diagonal:COND``,
     ``gaussian-equicorrelated:RHO``, ``student-t:NU``, ``uniform-cube``,
-    ``uniform-sphere``.  Errors start with ``name``.
+    ``uniform-sphere``, and the dependent ``ar1:PHI``, ``clustered:K:ICC``.
+    Errors start with ``name``.
     """
     if isinstance(spec, InputDistribution):
         return spec
     kind, param = _split_spec(spec, name, INPUT_KINDS)
     try:
+        if kind == "clustered":
+            return InputDistribution(kind, param)
         return InputDistribution(kind, None if param is None else _number(param, name, f"{INPUT_KINDS[kind]} of {kind!r}"))
     except ValueError as exc:
         msg = str(exc)
@@ -1057,7 +1160,7 @@ def is_reference_gaussian(model) -> bool:
 
 
 def sample_inputs(rng, n: int, d: int, inputs="gaussian") -> np.ndarray:
-    """``n`` iid draws of ``X`` from ``inputs`` (default ``N(0, I_d)``), shape ``(n, d)``."""
+    """``n`` draws of ``X`` from ``inputs`` (default ``N(0, I_d)``; iid, or one chain of a dependent law), shape ``(n, d)``."""
     generator(rng, "rng")
     dist = input_distribution(inputs)
     n, d = positive_int(n, "n"), dist.check_dimension(positive_int(d, "d"))

@@ -18,7 +18,11 @@ and, for uniform weights, ``Var(avg) = Vbar (rho_bar + (1 - rho_bar)/H)``.
 
 The rule ``"sum"`` of :mod:`mhanw.heads`, ``Ybar + sum_j (m_j - Ybar)``, is the
 weighted ensemble of ``H + 1`` "heads" ``(m_1, ..., m_H, Ybar)`` with weights
-``(1, ..., 1, 1 - H)``, which sum to 1; decompose it that way.
+``(1, ..., 1, 1 - H)``, which sum to 1; decompose it that way.  The rule
+``"concat"`` (value projections ``W_V^j``, output projection ``W_O``) is the
+ensemble of the parts of :func:`mhanw.heads.ensemble_parts`;
+:func:`symbolic_concat_decomposition` derives what plays the role of the
+weights, bias, variance and covariance there.
 """
 
 from __future__ import annotations
@@ -37,7 +41,9 @@ __all__ = [
     "breiman_quantities",
     "covariance_with_se",
     "jackknife",
+    "ConcatDecomposition",
     "SymbolicDecomposition",
+    "symbolic_concat_decomposition",
     "symbolic_decomposition",
 ]
 
@@ -388,6 +394,24 @@ def jackknife(statistic, arrays, n_blocks: int = 20):
 # --------------------------------------------------------------------------- symbolic derivation
 
 
+def _expectation(expr, e, C):
+    """``E expr`` for a polynomial of degree at most 2 in centred errors ``e`` with covariances ``C``
+    (``E e_a = 0``, ``E e_a e_b = C_ab``): expand in ``e``, keep the constant, map each product."""
+    import sympy as sp
+
+    out = sp.Integer(0)
+    for powers, coeff in sp.Poly(sp.expand(expr), *e).terms():
+        idx = [a for a, q in enumerate(powers) for _ in range(q)]
+        if not idx:
+            out += coeff
+        elif len(idx) == 2:
+            out += coeff * C[idx[0], idx[1]]
+        elif len(idx) > 2:
+            raise ValueError(f"expr: expected a polynomial of degree at most 2 in the errors, got degree {len(idx)}")
+        # a single e_a has mean 0
+    return out
+
+
 @dataclass(frozen=True)
 class SymbolicDecomposition:
     """Thm 3.1 derived in sympy for ``H`` heads and symbolic or given weights.
@@ -463,15 +487,7 @@ def symbolic_decomposition(n_heads: int, weights=None) -> SymbolicDecomposition:
     R = sp.Symbol("R", positive=True)
 
     # E[(sum_j a_j (m + B_j + e_j) - m)^2]: expand in e, then E e_j = 0, E e_j e_k = C_jk.
-    poly = sp.Poly(sp.expand((sum(a[j] * (m + B[j] + e[j]) for j in range(H)) - m) ** 2), *e)
-    mse = sp.Integer(0)
-    for powers, coeff in poly.terms():
-        idx = [j for j, p in enumerate(powers) for _ in range(p)]
-        if not idx:
-            mse += coeff
-        elif len(idx) == 2:
-            mse += coeff * C[idx[0], idx[1]]
-        # a single e_j has mean 0; a square is at most degree 2
+    mse = _expectation((sum(a[j] * (m + B[j] + e[j]) for j in range(H)) - m) ** 2, e, C)
     variance = sum(a[j] ** 2 * C[j, j] for j in range(H))
     cross = sum(a[j] * a[k] * C[j, k] for j in range(H) for k in range(H) if j != k)
     weighted_bias = sum(a[j] * B[j] for j in range(H))
@@ -491,3 +507,141 @@ def symbolic_decomposition(n_heads: int, weights=None) -> SymbolicDecomposition:
         m=m,
         R=R,
     )
+
+
+# --------------------------------------------------------------------------- the concat rule
+
+
+@dataclass(frozen=True)
+class ConcatDecomposition:
+    """Thm 3.1 for heads combined as a transformer does (rule ``"concat"`` of :mod:`mhanw.heads`), in sympy.
+
+    The ensemble is ``f = Ybar + sum_{j,k} u_jk s_jk``: ``s_jk`` is head ``j``'s smooth of the
+    centred value column ``k`` (``k = 0`` the response, ``k >= 1`` the inputs), ``u_jk =
+    (W_V^j W_O^j)_k`` the product of the value and output projections.  Write ``Ybar = mu_0 +
+    e_0``, ``s_jk = mu_jk + e_jk`` (``E e = 0``, covariances ``C``); :func:`symbolic_concat_decomposition`
+    expands ``E (f - m)^2`` in the ``e`` and takes expectations term by term, so :attr:`mse` is
+    derived.  What plays the role of Thm 3.1's terms:
+
+    - the weights: ``u_jk`` (not ``a_j``; they need not sum to anything, the intercept ``Ybar``
+      takes the level);
+    - :attr:`bias_squared`: ``(mu_0 - m + sum u_jk mu_jk)^2``, the ensemble's bias (no head has
+      one of its own: the heads regress their own centred targets);
+    - :attr:`variance_term`: ``sum u_jk^2 V_jk``, and :attr:`intercept_variance` ``V_0 = Var Ybar``;
+    - :attr:`within_head_covariance`: ``sum_j sum_{k != k'} u_jk u_jk' C_(jk)(jk')``, the columns
+      of one head;
+    - :attr:`between_head_covariance`: ``sum_{j != j'} sum_{k, k'} u_jk u_j'k' C_(jk)(j'k')``, the
+      term that decorrelated heads remove (Thm 3.1's covariance term);
+    - :attr:`intercept_covariance`: ``2 sum u_jk C_0(jk)``.
+
+    :attr:`gap` (``mse`` minus the sum of the terms) simplifies to 0.  With one response column
+    (``u_j0 = a_j``) this is the sum rule's decomposition; :attr:`sum_rule_gap` is the difference
+    from Thm 3.1 for the ``H + 1`` heads ``(Ybar + s_10, ..., Ybar + s_H0, Ybar)`` with weights
+    ``(a, 1 - sum a)``, also 0.  :meth:`evaluate` puts numbers (empirical moments) in.
+    """
+
+    mse: object
+    bias_squared: object
+    variance_term: object
+    intercept_variance: object
+    within_head_covariance: object
+    between_head_covariance: object
+    intercept_covariance: object
+    gap: object
+    sum_rule_gap: object
+    weights: object
+    means: tuple
+    covariance: object
+    m: object
+    n_heads: int
+    n_columns: int
+
+    #: The terms of :attr:`mse`, in order (their sum is ``mse``).
+    TERMS = ("bias_squared", "variance_term", "intercept_variance", "within_head_covariance",
+             "between_head_covariance", "intercept_covariance")
+
+    def evaluate(self, means, covariance, target, weights) -> dict:
+        """The terms at numbers: ``means`` ``(P,)`` and ``covariance`` ``(P, P)`` of the parts
+        ``(Ybar, s_10, s_11, ..., s_H(p-1))`` (``P = 1 + H p``, the order of
+        :func:`mhanw.heads.ensemble_parts`), ``target`` ``m``, ``weights`` ``u`` ``(H, p)``;
+        returns ``{term: float}`` for :data:`TERMS` and ``"mse"``."""
+        import sympy as sp
+
+        P = 1 + self.n_heads * self.n_columns
+        mu = as_float_array(means, "means", ndim=1)
+        C = as_float_array(covariance, "covariance", ndim=2)
+        u = as_float_array(weights, "weights", ndim=(1, 2)).reshape(-1)
+        if mu.shape != (P,) or C.shape != (P, P) or u.shape != (P - 1,):
+            raise ValueError(f"means: expected means ({P},), covariance ({P}, {P}) and weights "
+                             f"({self.n_heads}, {self.n_columns}), got {mu.shape}, {C.shape}, {u.shape}")
+        subs = {self.m: float(as_float_array(target, "target", ndim=0))}
+        subs.update({s: float(v) for s, v in zip(self.means, mu)})
+        subs.update({s: float(v) for s, v in zip(self.weights, u)})
+        for a in range(P):
+            for b in range(a, P):
+                subs[self.covariance[a, b]] = float(C[a, b])
+        out = {t: float(sp.sympify(getattr(self, t)).xreplace(subs)) for t in self.TERMS}
+        out["mse"] = float(sp.sympify(self.mse).xreplace(subs))
+        return out
+
+
+#: Largest number of parts ``1 + H p`` the concat decomposition is derived for.
+MAX_SYMBOLIC_PARTS = 13
+
+
+def symbolic_concat_decomposition(n_heads: int, n_columns: int = 1) -> ConcatDecomposition:
+    """Derive Thm 3.1's decomposition for ``f = Ybar + sum_{j,k} u_jk s_jk`` in sympy (rule ``"concat"``).
+
+    ``n_heads`` ``H >= 1``, ``n_columns`` ``p >= 1``: the value columns each head smooths
+    (``values="response"``: 1; ``"stream"``: ``1 + d``).  Assumes only finite second moments and
+    weights ``u`` that do not depend on the sample (a fixed ``W_O``; for a fitted one decompose the
+    contributions with :func:`bias_variance_covariance`, see :func:`mhanw.heads.ensemble_parts`).
+    See :class:`ConcatDecomposition`.
+    """
+    import sympy as sp
+
+    H = positive_int(n_heads, "n_heads")
+    p = positive_int(n_columns, "n_columns")
+    P = 1 + H * p
+    if P > MAX_SYMBOLIC_PARTS:
+        raise ValueError(f"n_heads: the concat decomposition is derived for at most {MAX_SYMBOLIC_PARTS} parts "
+                         f"1 + H p, got 1 + {H} x {p} = {P}")
+    m = sp.Symbol("m", real=True)
+    u = sp.symbols(f"u_1:{H + 1}_0:{p}", real=True)  # u_jk, j = 1..H, k = 0..p-1, head-major
+    mu = sp.symbols(f"mu_0:{P}", real=True)  # mu_0 the intercept, then mu of s_jk head-major
+    e = sp.symbols(f"e_0:{P}", real=True)
+    C = sp.Matrix(P, P, lambda a, b: sp.Symbol(f"C_{min(a, b)}_{max(a, b)}", real=True))
+    w = (sp.Integer(1),) + tuple(u)
+    head = [None] + [j for j in range(H) for _ in range(p)]  # the head of each part (None: the intercept)
+
+    f = sum(w[a] * (mu[a] + e[a]) for a in range(P))
+    mse = _expectation((f - m) ** 2, e, C)
+
+    bias_sq = (mu[0] - m + sum(w[a] * mu[a] for a in range(1, P))) ** 2
+    variance = sum(w[a] ** 2 * C[a, a] for a in range(1, P))
+    within = sum(w[a] * w[b] * C[a, b] for a in range(1, P) for b in range(1, P) if a != b and head[a] == head[b])
+    between = sum(w[a] * w[b] * C[a, b] for a in range(1, P) for b in range(1, P) if head[a] != head[b])
+    intercept_cov = 2 * sum(w[a] * C[0, a] for a in range(1, P))
+    terms = bias_sq + variance + C[0, 0] + within + between + intercept_cov
+
+    # one response column: Thm 3.1 (corrected form) for the heads c_j = Ybar + s_j0 and Ybar
+    if p == 1:
+        a = u
+        comp_mu = [mu[0] + mu[1 + j] for j in range(H)] + [mu[0]]
+        comp_e = [e[0] + e[1 + j] for j in range(H)] + [e[0]]
+        weights = list(a) + [1 - sum(a)]
+        sym = symbolic_decomposition(H + 1, weights)
+
+        subs = {sym.m: m}
+        subs.update({sym.bias[i]: comp_mu[i] - m for i in range(H + 1)})
+        for i in range(H + 1):
+            for k in range(i, H + 1):
+                subs[sym.covariance[i, k]] = _expectation(comp_e[i] * comp_e[k], e, C)
+        sum_rule_gap = sp.simplify(sp.expand(sym.corrected.xreplace(subs) - mse))
+    else:
+        sum_rule_gap = None
+    return ConcatDecomposition(
+        mse=sp.expand(mse), bias_squared=bias_sq, variance_term=variance, intercept_variance=C[0, 0],
+        within_head_covariance=within, between_head_covariance=between, intercept_covariance=intercept_cov,
+        gap=sp.simplify(sp.expand(mse - terms)), sum_rule_gap=sum_rule_gap, weights=tuple(u), means=tuple(mu),
+        covariance=C, m=m, n_heads=H, n_columns=p)

@@ -11,14 +11,41 @@ Head estimate at a query ``x``:
   with an explicit bandwidth ``h`` not tied to ``d_k``;
 - ``kernel="attention"`` (sensitivity analysis only):
   ``w_ij(x) ∝ exp(beta (W_j^T x) . (W_j^T X_i))``, ``beta = 1/sqrt(d_k)`` by default
-  (tied query and key projections).
+  (tied query and key projections);
+- ``kernel="laplace"``: ``w_ij(x) ∝ exp(-|W_j^T (x - X_i)| / h)``;
+- ``kernel="epanechnikov"``: ``w_ij(x) ∝ (1 - |W_j^T (x - X_i)|^2 / h^2)_+``, a window
+  of radius ``h``; a query with no training point in it gets the mean response of its
+  nearest points (:data:`mhanw.nw.EMPTY_WINDOW`).
+
+The kernels are those of the engine's registry :data:`mhanw.nw.REGISTRY` (normalisation and
+the meaning of ``h`` per kernel), the exponential one called ``"attention"`` here.
 
 Combination rules (convex averaging versus concatenation):
 
 - ``"average"``: ``f = sum_j a_j m_j`` with ``sum_j a_j = 1`` (default
   ``a_j = 1/H``), the rule of Thm 3.1, 4.2 and 7.1;
 - ``"sum"``: ``f = Ybar + sum_j a_j (m_j - Ybar)``, default ``a_j = 1``, additive
-  and concatenation-like (``Ybar`` the training mean of ``Y``).
+  and concatenation-like (``Ybar`` the training mean of ``Y``);
+- ``"concat"``: as a transformer combines heads.  Every training point carries
+  a value vector, the *value stream* ``z_i = (Y_i, X_i)`` in ``R^(1+d)``
+  (:func:`value_stream`), centred at its training mean ``zbar``.  Head ``j``
+  has its own value projection ``W_V^j`` ``(1+d, d_v)`` and outputs
+  ``o_j(x) = sum_i w_ij(x) (z_i - zbar) W_V^j`` in ``R^(d_v)``; the
+  concatenation ``(o_1, ..., o_H)`` passes through the output projection
+  ``W_O`` ``(H, d_v)`` (one output, the estimate of ``m``):
+  ``f(x) = Ybar + sum_j o_j(x) . W_O^j``.  ``W_V^j = e_1`` (the default,
+  ``values="response"``) is the one shared response; ``values="stream"``
+  (``W_V^j = I``) lets the heads regress the inputs too, and any array
+  ``(H, 1+d, d_v)`` gives each head its own targets.  ``W_O`` is fixed (an
+  array; the default, all ones, with ``values="response"`` is the sum rule
+  exactly; :func:`output_projection` draws a random or orthogonal one) or
+  ``"fitted"``: least squares of ``Y - Ybar`` on the heads' leave-one-out
+  outputs at the training points (:func:`mhanw.nw.leave_one_out`), so that no
+  head is rewarded for matching a point to itself.  Head ``j``'s
+  *contribution* ``c_j(x) = Ybar + o_j(x) . W_O^j`` is its estimate of ``m``
+  and ``f = Ybar + sum_j (c_j - Ybar)``: the sum rule over the contributions.
+  :func:`ensemble_parts` writes every rule as ``f = sum_a w_a p_a`` for Thm 3.1
+  (:func:`mhanw.decomposition.symbolic_concat_decomposition`).
 
 Head families (``book/claims.md``, 'Head families'): :func:`identical_heads`,
 :func:`orthogonal_heads`, :func:`pair_heads`, :func:`star_heads`,
@@ -58,7 +85,12 @@ __all__ = [
     "HeadConfig",
     "KERNELS",
     "RULES",
+    "VALUES",
     "combine",
+    "concat_contributions",
+    "ensemble_parts",
+    "output_projection",
+    "value_stream",
     "graded_heads",
     "ensemble_estimate",
     "haar_basis",
@@ -72,8 +104,13 @@ __all__ = [
     "star_heads",
 ]
 
-KERNELS = ("gaussian", "attention")
-RULES = ("average", "sum")
+#: The engine's kernels (:data:`mhanw.nw.KERNELS`), the exponential one named ``"attention"``: it is
+#: evaluated with tied query and key projections and the inverse temperature ``beta``, not a bandwidth.
+KERNELS = tuple("attention" if k == "exponential" else k for k in _nw.KERNELS)
+RULES = ("average", "sum", "concat")
+#: Named value projections of the ``"concat"`` rule: ``"response"`` (``W_V^j = e_1``, the shared
+#: response, ``d_v = 1``) and ``"stream"`` (``W_V^j = I_(1+d)``, the whole value stream).
+VALUES = ("response", "stream")
 
 
 #: Tolerance on ``sum(weights) == 1`` for the ``"average"`` rule (:data:`mhanw.constants.WEIGHT_SUM_TOL`).
@@ -227,11 +264,17 @@ def _check_projections(projections, name="projections") -> np.ndarray:
     return W
 
 
+def _engine_kernel(kernel: str) -> str:
+    """The engine's name (:data:`mhanw.nw.KERNELS`) of a head kernel of :data:`KERNELS`."""
+    return "exponential" if kernel == "attention" else kernel
+
+
 def _inv_scale(kernel, bandwidth, beta, d_k):
     """Multiplier of the raw logits as ``(mantissa, exponent)`` (see :func:`mhanw.nw.logit_scale`):
-    ``1/h^2`` (gaussian) or ``beta`` (attention, default ``1/sqrt(d_k)``)."""
-    if kernel == "gaussian":
-        return _nw.logit_scale("gaussian", bandwidth=bandwidth)
+    ``h^-p`` for a kernel with a bandwidth (``1/h^2`` Gaussian), or ``beta`` (attention, default
+    ``1/sqrt(d_k)``)."""
+    if kernel != "attention":
+        return _nw.logit_scale(kernel, bandwidth=bandwidth)
     if beta is None:
         return _nw.logit_scale("exponential", bandwidth=np.sqrt(d_k))
     return _nw.logit_scale("exponential", beta=beta)
@@ -248,28 +291,35 @@ def _binary_exponent(x: float) -> int:
 
 
 def _head_estimates(W, X, Y, queries, kernel, scale, block_entries=None):
-    """Unchecked core of :func:`head_estimates`; returns ``(H, T)``.
+    """Unchecked core of :func:`head_estimates`; returns ``(H, T)``: :func:`_head_smooths` of the
+    one shared response ``Y``."""
+    return _head_smooths(W, X, Y[:, None], queries, kernel, scale, block_entries)[..., 0]
+
+
+def _head_smooths(W, X, Z, queries, kernel, scale, block_entries=None):
+    """Every head's weighted means of the value columns ``Z`` ``(n, p)`` shared by all heads,
+    ``(H, T, p)``.
 
     ``scale`` is the logit multiplier as ``(mantissa, exponent)``, scalars or one
     per head ``(H,)`` (``1/h^2`` for the Gaussian kernel, ``beta`` for
     attention).  Projects queries and keys of every head, then evaluates all
     heads in one call of the engine :func:`mhanw.nw.weighted_mean`, the
-    response ``Y`` shared by all heads.
+    values ``Z`` shared by all heads.
     """
     H, d, d_k = W.shape
     T = queries.shape[0]
     # inputs far from 1 in size would over- or underflow in the projections:
-    # exact power-of-two rescaling, folded into the scale (the logits are
-    # quadratic in x and in W, for both kernels)
+    # exact power-of-two rescaling, folded into the scale (the kernel's argument
+    # is homogeneous of degree Kernel.degree in x and in W)
+    nw_kernel = _engine_kernel(kernel)
     ex = _binary_exponent(max(X.max(), -X.min(), queries.max(), -queries.min()))
     ew = _binary_exponent(max(W.max(), -W.min()))
     if abs(ex) > INPUT_EXPONENT_LIMIT or abs(ew) > INPUT_EXPONENT_LIMIT:
         X, queries, W = np.ldexp(X, -ex), np.ldexp(queries, -ex), np.ldexp(W, -ew)
-        scale = (scale[0], np.asarray(scale[1]) + 2 * (ex + ew))
+        scale = (scale[0], np.asarray(scale[1]) + _nw.REGISTRY[nw_kernel].degree * (ex + ew))
     Q = (queries @ W.transpose(1, 0, 2).reshape(d, H * d_k)).reshape(T, H, d_k).transpose(1, 0, 2)  # (H, T, d_k)
-    nw_kernel = "gaussian" if kernel == "gaussian" else "exponential"
     # keys X @ W_j are projected by the engine, block by block
-    return _nw.weighted_mean(Q, (X, W), Y[None, :, None], nw_kernel, scale, block_entries)[..., 0]
+    return _nw.weighted_mean(Q, (X, W), Z[None], nw_kernel, scale, block_entries)
 
 
 class _Plan:
@@ -292,8 +342,11 @@ class _Plan:
     def __init__(self, configs, queries=None):
         self.configs = configs
         groups = {}
+        # "concat" configurations smooth their own value columns (and may fit W_O): evaluated one by one
+        self.concat = [i for i, c in enumerate(configs) if c.rule == "concat"]
         for i, c in enumerate(configs):
-            groups.setdefault((c.kernel, c.d_k), []).append(i)
+            if c.rule != "concat":
+                groups.setdefault((c.kernel, c.d_k), []).append(i)
         self.groups = []
         for (kernel, _), members in groups.items():
             W = np.concatenate([configs[i].projections for i in members])
@@ -316,7 +369,7 @@ class _Plan:
         prepared = []
         for kernel, W, scale, _ in self.groups:
             H, d, d_k = W.shape
-            engine = _nw.ProjectedHeads(W, "gaussian" if kernel == "gaussian" else "exponential", scale)
+            engine = _nw.ProjectedHeads(W, _engine_kernel(kernel), scale)
             flat = W.transpose(1, 0, 2).reshape(d, H * d_k)
             ew = _binary_exponent(max(W.max(), -W.min()))
             fixed = None
@@ -330,13 +383,16 @@ class _Plan:
         return prepared
 
     def heads(self, X, Y, queries) -> list:
-        """Head estimates of every configuration, a list of ``(H_c, T)`` arrays."""
+        """Head estimates of every configuration (``"concat"``: the contributions ``c_j``), a list of
+        ``(H_c, T)`` arrays."""
         prepared = self._prepared if self._prepared is not None else self._prepare()
         out = [None] * len(self.configs)
         for (kernel, W, scale, slices), (engine, flat, ew, fixed) in zip(self.groups, prepared):
             est = self._group(kernel, W, scale, engine, flat, ew, fixed, X, Y, queries)
             for i, sl in slices.items():
                 out[i] = est[sl]
+        for i in self.concat:
+            out[i] = self.configs[i]._contributions(X, Y, queries)
         return out
 
     def _group(self, kernel, W, scale, engine, flat, ew, fixed, X, Y, queries):
@@ -368,8 +424,8 @@ def head_estimates(projections, X, Y, queries, bandwidth=None, kernel="gaussian"
     queries : array ``(T, d)``
         Test points ``x_t``.
     bandwidth : float > 0
-        ``h`` of the Gaussian kernel; required for ``kernel="gaussian"``.
-    kernel : {"gaussian", "attention"}
+        ``h`` of the kernel; required for every kernel but ``"attention"``.
+    kernel : one of :data:`KERNELS`
     beta : float, optional
         Inverse temperature of ``kernel="attention"``; default ``1/sqrt(d_k)``.
 
@@ -397,9 +453,9 @@ def head_estimates(projections, X, Y, queries, bandwidth=None, kernel="gaussian"
 
 def _check_kernel(kernel, bandwidth, beta):
     one_of(kernel, "kernel", KERNELS)
-    if kernel == "gaussian":
+    if kernel != "attention":
         if bandwidth is None:
-            raise ValueError("bandwidth: required for kernel='gaussian', got None")
+            raise ValueError(f"bandwidth: required for kernel={kernel!r}, got None")
         bandwidth = positive_scalar(bandwidth, "bandwidth")
     if beta is not None:
         beta = real_scalar(beta, "beta")
@@ -423,6 +479,10 @@ def combine(estimates, rule="average", weights=None, y_mean=None) -> np.ndarray:
     - ``"average"``: ``sum_j a_j m_j``; ``weights`` must sum to 1 (default 1/H).
     - ``"sum"``: ``y_mean + sum_j a_j (m_j - y_mean)``; ``weights`` default 1;
       ``y_mean`` (the training mean ``Ybar``) is required.
+    - ``"concat"`` of heads that regress the shared response (``values="response"``,
+      ``d_v = 1``) through a fixed output projection ``W_O = weights`` (default ones):
+      the same formula as ``"sum"``, ``weights`` read as ``W_O``.  Other value
+      projections and a fitted ``W_O`` need the sample: :func:`concat_contributions`.
     """
     est = as_float_array(estimates, "estimates", ndim=(1, 2))
     one_of(rule, "rule", RULES)
@@ -430,9 +490,151 @@ def combine(estimates, rule="average", weights=None, y_mean=None) -> np.ndarray:
     if rule == "average":
         return np.tensordot(a, est, axes=1)
     if y_mean is None:
-        raise ValueError("y_mean: required for rule='sum', got None")
+        raise ValueError(f"y_mean: required for rule={rule!r}, got None")
     ybar = real_scalar(y_mean, "y_mean")
     return ybar + np.tensordot(a, est - ybar, axes=1)
+
+
+# --------------------------------------------------------------------------- the concat rule
+
+
+def value_stream(X, Y) -> np.ndarray:
+    """The value vectors of the ``"concat"`` rule, ``z_i = (Y_i, X_i)``: ``(n, 1 + d)``."""
+    X = as_float_array(X, "X", ndim=2)
+    Y = as_float_array(Y, "Y", ndim=1)
+    if Y.shape[0] != X.shape[0]:
+        raise ValueError(f"Y: expected {X.shape[0]} values (one per row of X), got shape {Y.shape}")
+    return np.column_stack([Y, X])
+
+
+def _named_values(values, n_heads: int, d: int) -> np.ndarray:
+    """``W_V`` ``(H, 1 + d, d_v)`` of a name of :data:`VALUES` or an array, checked."""
+    if isinstance(values, str):
+        one_of(values, "values", VALUES)
+        if values == "response":
+            V = np.zeros((n_heads, 1 + d, 1))
+            V[:, 0, 0] = 1.0
+            return V
+        return np.repeat(np.eye(1 + d)[None], n_heads, axis=0)
+    V = as_float_array(values, "values", ndim=3)
+    if V.shape[:2] != (n_heads, 1 + d):
+        raise ValueError(f"values: expected value projections of shape ({n_heads}, {1 + d}, d_v) (one per head, "
+                         f"rows the value stream (Y, x1..x{d})), got {V.shape}")
+    return V
+
+
+def _named_output(output, n_heads: int, d_v: int):
+    """``W_O`` ``(H, d_v)`` (an array; default ones) or the string ``"fitted"``, checked."""
+    if output is None:
+        return np.ones((n_heads, d_v))
+    if isinstance(output, str):
+        if output != "fitted":
+            raise ValueError(f"output: expected an array (H, d_v) or 'fitted', got {output!r}")
+        return output
+    O = as_float_array(output, "output", ndim=(1, 2))
+    if O.size != n_heads * d_v:
+        raise ValueError(f"output: expected {n_heads * d_v} entries (H = {n_heads} heads x d_v = {d_v}), "
+                         f"got shape {O.shape}")
+    return O.reshape(n_heads, d_v)
+
+
+def output_projection(n_heads: int, d_v: int, rng, orthogonal: bool = False) -> np.ndarray:
+    """A fixed random output projection ``W_O`` ``(H, d_v)`` of the ``"concat"`` rule.
+
+    ``orthogonal=False``: iid ``N(0, 1)`` entries.  ``orthogonal=True``: the first column of a
+    Haar orthogonal ``(H d_v, H d_v)`` matrix scaled to norm ``sqrt(H d_v)``, the norm of the
+    all-ones ``W_O`` (the sum rule): the Gaussian direction with a fixed length.
+    """
+    n_heads = positive_int(n_heads, "n_heads")
+    d_v = positive_int(d_v, "d_v")
+    check_entries("n_heads", n_heads, d_v)
+    generator(rng, "rng")
+    g = rng.standard_normal(n_heads * d_v)
+    if orthogonal:
+        g *= np.sqrt(n_heads * d_v) / max(np.linalg.norm(g), np.finfo(float).tiny)
+    return g.reshape(n_heads, d_v)
+
+
+def _fitted_output(config, X, Zc, cols, V):
+    """``W_O`` ``(H, d_v)`` by least squares of ``Y - Ybar`` on the heads' leave-one-out outputs at the
+    training points (minimum-norm solution when the outputs are collinear)."""
+    W = config.projections
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError(f"X: a fitted output projection needs at least 2 training points, got {n}")
+    mant, expo = config._scale()
+    kernel = _engine_kernel(config.kernel)
+    F = np.concatenate([_nw._loo_mean(X @ W[j], Zc[:, cols], kernel, mant, expo) @ V[j, cols]
+                        for j in range(config.n_heads)], axis=1)  # (n, H d_v)
+    w = np.linalg.lstsq(F, Zc[:, 0], rcond=None)[0]
+    return w.reshape(config.n_heads, V.shape[2])
+
+
+def _concat_parts(config, X, Y, queries):
+    """``(ybar, outputs (H, T, d_v), W_O (H, d_v))`` of a ``"concat"`` configuration on one sample."""
+    Z = np.column_stack([Y, X])
+    zbar = Z.mean(axis=0)
+    Zc = Z - zbar
+    V = config.values
+    cols = config._value_columns
+    S = _head_smooths(config.projections, X, np.ascontiguousarray(Zc[:, cols]), queries, config.kernel,
+                      config._scale())  # (H, T, used columns)
+    outputs = np.einsum("htu,hud->htd", S, V[:, cols])
+    O = _fitted_output(config, X, Zc, cols, V) if isinstance(config.output, str) else config.output
+    return float(zbar[0]), outputs, O
+
+
+def concat_contributions(config, X, Y, queries) -> np.ndarray:
+    """The heads' contributions ``c_j(x_t) = Ybar + o_j(x_t) . W_O^j`` of a ``"concat"`` configuration,
+    ``(H, T)``; the ensemble is ``Ybar + sum_j (c_j - Ybar)``."""
+    config = _concat_config(config)
+    X, Y, queries = _check_sample(config, X, Y, queries)
+    return config._contributions(X, Y, queries)
+
+
+def ensemble_parts(config, X, Y, queries):
+    """The ensemble of any rule as ``f(x_t) = sum_a w_a p_a(x_t)``: ``(parts (P, T), weights (P,))``.
+
+    The input of Thm 3.1's decomposition (:func:`mhanw.decomposition.bias_variance_covariance`,
+    target ``m``) for every rule:
+
+    - ``"average"``: parts ``m_1..m_H``, weights ``a``;
+    - ``"sum"``: parts ``m_1..m_H, Ybar``, weights ``a, 1 - sum a``;
+    - ``"concat"``, fixed ``W_O``: parts ``Ybar`` then every head's smooth of every value
+      column it reads, ``s_jk(x) = sum_i w_ij(x) (z_ik - zbar_k)``, with weights ``1`` and
+      ``u_jk = (W_V^j W_O^j)_k`` (what plays the role of the head weights,
+      :func:`mhanw.decomposition.symbolic_concat_decomposition`);
+    - ``"concat"``, fitted ``W_O`` (then ``u`` depends on the sample): parts ``c_1..c_H, Ybar``,
+      weights ``1, ..., 1, 1 - H``.
+
+    In every case ``weights @ parts`` is :func:`ensemble_estimate` to rounding, and the weights do
+    not depend on the sample.
+    """
+    if not isinstance(config, HeadConfig):
+        raise ValueError(f"config: expected a HeadConfig, got {type(config).__name__}")
+    X, Y, queries = _check_sample(config, X, Y, queries)
+    return config._parts(X, Y, queries)
+
+
+def _concat_config(config):
+    if not isinstance(config, HeadConfig):
+        raise ValueError(f"config: expected a HeadConfig, got {type(config).__name__}")
+    if config.rule != "concat":
+        raise ValueError(f"config: expected a configuration of rule 'concat', got rule {config.rule!r}")
+    return config
+
+
+def _check_sample(config, X, Y, queries):
+    X = as_float_array(X, "X", ndim=2)
+    Y = as_float_array(Y, "Y", ndim=1)
+    queries = as_float_array(queries, "queries", ndim=2)
+    if X.shape[1] != config.d:
+        raise ValueError(f"X: expected shape (n, {config.d}) to match the configuration, got {X.shape}")
+    if Y.shape[0] != X.shape[0]:
+        raise ValueError(f"Y: expected {X.shape[0]} values (one per row of X), got shape {Y.shape}")
+    if queries.shape[1] != config.d:
+        raise ValueError(f"queries: expected shape (T, {config.d}), got {queries.shape}")
+    return X, Y, queries
 
 
 # --------------------------------------------------------------------------- configurations
@@ -445,11 +647,16 @@ class HeadConfig:
     Attributes
     ----------
     projections : array ``(H, d, d_k)``
-    bandwidth : float > 0 (Gaussian kernel), default :data:`mhanw.constants.BANDWIDTH` (reference setting)
-    kernel : {"gaussian", "attention"}
+    bandwidth : float > 0 (every kernel but attention), default :data:`mhanw.constants.BANDWIDTH`
+        (reference setting)
+    kernel : one of :data:`KERNELS`
     beta : float or None (attention only; default ``1/sqrt(d_k)``)
-    rule : {"average", "sum"}
-    weights : array ``(H,)`` or None (the rule's default)
+    rule : one of :data:`RULES`
+    weights : array ``(H,)`` or None (the rule's default); ``"concat"`` takes none (its output
+        projection plays their part) and stores ones: the contributions are summed
+    values : ``"concat"`` only: ``W_V`` ``(H, 1 + d, d_v)``, or ``"response"`` (the default, the
+        shared response) or ``"stream"`` (:data:`VALUES`)
+    output : ``"concat"`` only: ``W_O`` ``(H, d_v)`` (default ones) or ``"fitted"``
     label : str, free text for tables and legends
     """
 
@@ -460,6 +667,8 @@ class HeadConfig:
     rule: str = "average"
     weights: np.ndarray | None = None
     label: str = ""
+    values: np.ndarray | str | None = None
+    output: np.ndarray | str | None = None
 
     def __post_init__(self):
         W = _check_projections(self.projections)
@@ -468,7 +677,22 @@ class HeadConfig:
         object.__setattr__(self, "projections", W)
         object.__setattr__(self, "bandwidth", bandwidth)
         object.__setattr__(self, "beta", beta)
-        object.__setattr__(self, "weights", _check_weights(self.weights, W.shape[0], self.rule))
+        if self.rule != "concat":
+            for name in ("values", "output"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"{name}: value and output projections belong to rule 'concat', "
+                                     f"got rule {self.rule!r}")
+            object.__setattr__(self, "weights", _check_weights(self.weights, W.shape[0], self.rule))
+            return
+        if self.weights is not None:
+            raise ValueError("weights: rule 'concat' combines heads through its output projection (output), "
+                             "not weights")
+        V = _named_values("response" if self.values is None else self.values, W.shape[0], W.shape[1])
+        object.__setattr__(self, "values", V)
+        object.__setattr__(self, "output", _named_output(self.output, W.shape[0], V.shape[2]))
+        object.__setattr__(self, "weights", np.ones(W.shape[0]))
+        # the value columns some head reads (the others are never smoothed)
+        object.__setattr__(self, "_value_columns", np.flatnonzero(np.any(V != 0.0, axis=(0, 2))))
 
     @property
     def n_heads(self) -> int:
@@ -486,15 +710,53 @@ class HeadConfig:
         return _inv_scale(self.kernel, self.bandwidth, self.beta, self.d_k)
 
     def _combine(self, est, ybar):
+        """The ensemble from the head estimates (``"concat"``: the contributions) ``(H, T)``."""
         if self.rule == "average":
             return self.weights @ est
         return ybar + self.weights @ (est - ybar)
+
+    def _contributions(self, X, Y, queries):
+        """``"concat"``: the contributions ``c_j`` ``(H, T)`` on a checked sample."""
+        ybar, outputs, O = _concat_parts(self, X, Y, queries)
+        return ybar + np.einsum("htd,hd->ht", outputs, O)
+
+    def _estimates(self, X, Y, queries):
+        """What :meth:`_combine` combines: head estimates, or the contributions of ``"concat"``."""
+        if self.rule == "concat":
+            return self._contributions(X, Y, queries)
+        return _head_estimates(self.projections, X, Y, queries, self.kernel, self._scale())
+
+    def part_weights(self) -> np.ndarray:
+        """The weights ``w`` ``(P,)`` of :func:`ensemble_parts` (they do not depend on the sample)."""
+        if self.rule == "concat" and not isinstance(self.output, str):
+            cols = self._value_columns
+            u = np.einsum("hud,hd->hu", self.values[:, cols], self.output)  # (H, used columns)
+            return np.concatenate([[1.0], u.reshape(-1)])
+        if self.rule == "average":
+            return self.weights.copy()
+        return np.concatenate([self.weights, [1.0 - self.weights.sum()]])
+
+    def _parts(self, X, Y, queries):
+        """:func:`ensemble_parts` on a checked sample."""
+        T = queries.shape[0]
+        ybar = float(Y.mean())
+        if self.rule == "concat" and not isinstance(self.output, str):
+            Zc = np.column_stack([Y, X])
+            Zc -= Zc.mean(axis=0)
+            cols = self._value_columns
+            S = _head_smooths(self.projections, X, np.ascontiguousarray(Zc[:, cols]), queries, self.kernel,
+                              self._scale())  # (H, T, used columns)
+            parts = np.concatenate([np.full((1, T), ybar), S.transpose(0, 2, 1).reshape(-1, T)])
+            return parts, self.part_weights()
+        est = self._estimates(X, Y, queries)
+        if self.rule == "average":
+            return est, self.part_weights()
+        return np.vstack([est, np.full((1, T), ybar)]), self.part_weights()
 
 
 def ensemble_estimate(config: HeadConfig, X, Y, queries) -> np.ndarray:
     """The ensemble ``f(x_t)`` of ``config`` on ``D_n = (X, Y)``, shape ``(T,)``."""
     if not isinstance(config, HeadConfig):
         raise ValueError(f"config: expected a HeadConfig, got {type(config).__name__}")
-    Y = as_float_array(Y, "Y", ndim=1)
-    est = head_estimates(config.projections, X, Y, queries, config.bandwidth, config.kernel, config.beta)
-    return config._combine(est, Y.mean())
+    X, Y, queries = _check_sample(config, X, Y, queries)
+    return config._combine(config._estimates(X, Y, queries), Y.mean())

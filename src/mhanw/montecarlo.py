@@ -34,7 +34,7 @@ from .infra.estimates import Estimate, ReplicatedErrors
 from .infra.sweep import run_replicates
 from .infra.validate import as_float_array, brief, positive_int
 
-__all__ = ["ImseResult", "error_moments", "integrated_mse", "pointwise_estimates"]
+__all__ = ["ImseResult", "error_moments", "integrated_mse", "pointwise_estimates", "pointwise_parts"]
 
 
 def _as_configs(configs, bandwidth):
@@ -220,7 +220,9 @@ def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma:
     list over configurations of arrays ``(n_rep, H_c, m)``, the input of
     :func:`mhanw.decomposition.bias_variance_covariance` (with target
     ``regression(x)``).  The rule ``"sum"`` is the affine combination of the
-    heads and ``Ybar``; it is not returned here.
+    heads and ``Ybar``; it is not returned here (:func:`pointwise_parts` returns
+    every rule's parts).  For ``"concat"`` the heads are their contributions
+    ``c_j`` (:func:`mhanw.heads.concat_contributions`).
     """
     configs = _as_configs(configs, bandwidth)
     d = configs[0].d
@@ -236,6 +238,39 @@ def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma:
                              m_x=model._regression_at(x))
     per_rep = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="estimates")
     return [np.stack([rep[i] for rep in per_rep]) for i in range(len(configs))]
+
+
+def _parts_replicate(rng, config, model, x, n, m_x):
+    s = model._draw(rng, n, config.d, x_test=x, m_test=m_x)
+    return config._parts(s.X, s.Y, x)[0]
+
+
+def pointwise_parts(config, regression, x, n: int, n_rep: int, seed, sigma: float | None = None,
+                    bandwidth: float = BANDWIDTH, n_jobs: int = 1, progress: bool = False):
+    """The parts of one configuration's ensemble at fixed points over replicates (Thm 3.1, any rule).
+
+    The same draws as :func:`pointwise_estimates`; per replicate the parts ``p_a(x)`` of
+    :func:`mhanw.heads.ensemble_parts`, so that ``f = sum_a w_a p_a`` for every rule (``"sum"``:
+    the heads and ``Ybar``; ``"concat"``: ``Ybar`` and the heads' smooths of their value
+    columns, or their contributions when ``W_O`` is fitted).
+
+    Returns ``(parts (n_rep, P, m), weights (P,))``, the input of
+    :func:`mhanw.decomposition.bias_variance_covariance` with target ``regression(x)``.
+    """
+    configs = _as_configs(config, bandwidth)
+    if len(configs) != 1:
+        raise ValueError(f"config: expected one configuration, got {len(configs)}")
+    c = configs[0]
+    x = as_float_array(x, "x", ndim=(1, 2))
+    x = x[None, :] if x.ndim == 1 else x
+    if x.shape[1] != c.d:
+        raise ValueError(f"x: expected shape (m, {c.d}) to match the configuration, got {x.shape}")
+    model = _model(regression, sigma, c.d, "config")
+    weights = c.part_weights()
+    n, _ = _sizes(n, None, n_rep, c.d, weights.size * x.shape[0], fresh_tests=False)
+    func = functools.partial(_parts_replicate, config=c, model=model, x=x, n=n, m_x=model._regression_at(x))
+    per_rep = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="parts")
+    return np.stack(per_rep), weights
 
 
 def _moments_replicate(rng, plan, model, n, n_test):

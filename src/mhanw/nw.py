@@ -36,6 +36,16 @@ it makes three passes:
 A row whose denominator shows that the bound was too loose (all weights below
 ``exp(-SHIFT_SLACK)``) is recomputed with its exact row maximum subtracted.
 
+Kernels are a registry, :data:`REGISTRY` (names :data:`KERNELS`): Gaussian and
+exponential (attention) on the fused path above, Laplace ``exp(-|q - k|/h)`` and
+Epanechnikov ``(1 - |q - k|^2/h^2)_+`` on a blocked distance path
+(:func:`_distance_heads`: per head and block of queries, squared distances from
+one product, near-coincident pairs recomputed directly, then the kernel's
+weights and one product with ``[V, 1]``).  Each :class:`Kernel` states its
+normalisation and what its bandwidth means.  A compact kernel leaves a query
+with no key in its window; its estimate there is the mean value of its nearest
+keys (:data:`EMPTY_WINDOW`, counted by :func:`empty_windows`), never NaN.
+
 Finite inputs never give NaN or inf.  A head whose scale or input size could
 make a logit overflow or lose its precision to rounding (``s M^2`` above
 ``2^FAST_LOG2_RANGE``, ``M`` the largest norm of a query or key: bandwidths
@@ -51,12 +61,93 @@ weights for a vanishing bandwidth).  The weight matrices
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from .infra.validate import as_float_array, one_of, positive_scalar, real_scalar
+from .infra.validate import as_float_array, one_of, positive_int, positive_scalar, real_scalar
 
-KERNELS = ("gaussian", "exponential")
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel of the registry :data:`REGISTRY`: what it computes and what its bandwidth means.
+
+    Every kernel is evaluated as normalised weights ``w_i(q) = K(q, k_i) / sum_l K(q, k_l)``, so a
+    constant factor of ``K`` (the one that would make it a probability density) never enters an
+    estimate; :attr:`normalisation` states it all the same, for densities and for the kernel-overlap
+    integrals of the theory.
+
+    Attributes
+    ----------
+    name : the registry key (what ``kernel=`` takes).
+    formula : ``K(q, k)`` for bandwidth ``h`` (``|.|`` the Euclidean norm in ``R^{d_k}``).
+    normalisation : the constant ``c_d(h)`` for which ``c_d(h) K(q, k)`` is a density in ``q - k`` on
+        ``R^d`` (or why there is none).
+    bandwidth : what ``h`` means.
+    scale_power : the engine's logit multiplier is ``s = h^-scale_power`` (:func:`logit_scale`).
+    degree : the kernel's argument is homogeneous of this degree in ``(q, k)`` (``q.k``,
+        ``|q - k|^2``: 2; ``|q - k|``: 1): scaling the inputs by ``c`` is scaling ``s`` by ``c^degree``.
+    compact : whether ``K`` vanishes outside a window ``|q - k| < h``; where a query has no key in
+        its window the estimate is the mean value of its nearest keys (see :data:`EMPTY_WINDOW`).
+    fused : evaluated by the fused softmax path of :func:`weighted_mean` (logits linear in ``q.k``);
+        the others by the blocked distance path (:func:`_distance_heads`).
+    """
+
+    name: str
+    formula: str
+    normalisation: str
+    bandwidth: str
+    scale_power: int
+    degree: int
+    compact: bool
+    fused: bool
+
+    def density_constant(self, d: int, bandwidth: float) -> float:
+        """:attr:`normalisation` as a number: ``c_d(h)`` with ``int c_d(h) K(u) du = 1`` over ``R^d``;
+        ``ValueError`` naming ``kernel`` for the exponential kernel, which has none."""
+        d = positive_int(d, "d")
+        h = positive_scalar(bandwidth, "bandwidth")
+        half = 0.5 * d
+        if self.name == "gaussian":
+            return (2.0 * math.pi * h * h) ** -half
+        if self.name == "laplace":
+            return math.gamma(half) / (2.0 * math.pi**half * math.gamma(d) * h**d)
+        if self.name == "epanechnikov":
+            return (d + 2) * math.gamma(half + 1.0) / (2.0 * math.pi**half * h**d)
+        raise ValueError(f"kernel: {self.name!r} is not a function of q - k and has no normalising constant")
+
+
+#: The kernels of the engine, by name.  Every function of the package that names a kernel accepts
+#: any of them (:mod:`mhanw.heads` calls the exponential one ``"attention"``, with tied projections).
+REGISTRY = {
+    "gaussian": Kernel(
+        "gaussian", "exp(-|q - k|^2 / (2 h^2))",
+        "(2 pi h^2)^(-d/2): the N(0, h^2 I_d) density",
+        "the standard deviation of the Gaussian density in every coordinate", 2, 2, False, True),
+    "exponential": Kernel(
+        "exponential", "exp(q.k / h)",
+        "none: not a function of q - k, not integrable; the softmax of attention",
+        "a temperature: h = sqrt(d_k) is softmax attention (beta = 1/h)", 1, 2, False, True),
+    "laplace": Kernel(
+        "laplace", "exp(-|q - k| / h)",
+        "Gamma(d/2) / (2 pi^(d/2) Gamma(d) h^d): the isotropic Laplace density (the distance |q - k| is then "
+        "Gamma(d, h))",
+        "the scale of the distance: the weight falls by e per distance h (mean distance d h under the density)",
+        1, 1, False, False),
+    "epanechnikov": Kernel(
+        "epanechnikov", "(1 - |q - k|^2 / h^2)_+",
+        "(d + 2) Gamma(d/2 + 1) / (2 pi^(d/2) h^d): the Epanechnikov density on the ball of radius h",
+        "the radius of the window: keys at distance h or more get weight 0", 2, 2, True, False),
+}
+KERNELS = tuple(REGISTRY)
+#: Kernels of the fused softmax path (Gaussian and exponential logits); the others take the blocked
+#: distance path.
+FUSED_KERNELS = tuple(k for k, v in REGISTRY.items() if v.fused)
+#: What a compact kernel gives a query with no key in its window: the mean value of its nearest keys
+#: (ties included), the limit of the estimate as the window shrinks to the nearest distance from
+#: above, and the Gaussian estimate's limit as ``h -> 0``.  Never NaN; :func:`empty_windows` counts
+#: such queries, so that a chapter can report how often it happened.
+EMPTY_WINDOW = "nearest keys"
 _MAXEXP = {np.dtype(np.float64): 1024, np.dtype(np.float32): 128}  # np.finfo(dtype).maxexp
 
 #: Largest number of logits in one block (``heads x queries x keys``): 2 MiB
@@ -132,11 +223,11 @@ def _check_qkv(queries, keys, values=None, need_values=False):
 def logit_scale(kernel: str, bandwidth: float | None = None, beta: float | None = None):
     """The logit multiplier as ``(mantissa, exponent)``, ``scale = mantissa * 2**exponent``.
 
-    ``kernel="gaussian"``: ``1/h^2`` for ``bandwidth=h``; ``kernel="exponential"``:
-    ``1/h`` for ``bandwidth=h``, or ``beta`` itself.  Split this way the scale
-    of a bandwidth down to the smallest subnormal neither overflows nor
-    divides by zero; for ordinary bandwidths ``mantissa * 2**exponent`` is
-    bitwise ``1/(h*h)`` (resp. ``1/h``).
+    ``s = h^-p`` for ``bandwidth=h``, ``p`` the kernel's :attr:`Kernel.scale_power`: ``1/h^2``
+    (Gaussian, Epanechnikov), ``1/h`` (exponential, Laplace); for the exponential kernel also
+    ``beta`` itself.  Split this way the scale of a bandwidth down to the smallest subnormal
+    neither overflows nor divides by zero; for ordinary bandwidths ``mantissa * 2**exponent``
+    is bitwise ``1/(h*h)`` (resp. ``1/h``).
     """
     one_of(kernel, "kernel", KERNELS)
     if bandwidth is None:
@@ -146,7 +237,7 @@ def logit_scale(kernel: str, bandwidth: float | None = None, beta: float | None 
         mant, expo = np.frexp(real_scalar(beta, "beta"))
         return float(mant), int(expo)
     mant, expo = np.frexp(positive_scalar(bandwidth, "bandwidth"))  # h = mant 2^expo, mant in [0.5, 1)
-    if kernel == "gaussian":
+    if REGISTRY[kernel].scale_power == 2:
         return 1.0 / (mant * mant), -2 * int(expo)
     return 1.0 / mant, -int(expo)
 
@@ -368,6 +459,158 @@ def _log_space_mean(q, k, va, ones, kernel, mant, expo, rb):
     return out
 
 
+# --------------------------------------------------------------------------- the distance path
+
+#: Squared distances below this fraction of ``|q|^2 + |k|^2`` lose their relative precision in
+#: ``|q|^2 + |k|^2 - 2 q.k``; they are recomputed as ``|q - k|^2`` directly.
+CANCELLATION = 2.0**-20
+
+
+def _scaled_pair(q, k):
+    """``q``, ``k`` (float64) divided by one power of two ``2^e`` so that their largest entry is in
+    ``[0.5, 1)`` (no square overflows or underflows to lose the distances); returns ``(qs, ks, e)``."""
+    q = np.asarray(q, np.float64)
+    k = np.asarray(k, np.float64)
+    top = max(float(np.abs(q).max()), float(np.abs(k).max()))
+    e = int(np.frexp(top)[1]) if top > 0 else 0
+    return np.ldexp(q, -e), np.ldexp(k, -e), e
+
+
+def _distance_weights(qs, ks, ksq, kernel, mant, expo, self_start=None):
+    """Unnormalised weights ``(r, n)`` of one head's queries ``qs`` ``(r, d)`` and keys ``ks`` ``(n, d)``
+    (scaled, see :func:`_scaled_pair`; ``ksq`` their squared norms), the scale ``mant 2^expo`` already
+    including the inputs' power of two (:attr:`Kernel.degree`).
+
+    Laplace: ``exp(-s (|q - k| - min_k |q - k|))``, the row maximum 1.  Epanechnikov:
+    ``(1 - s |q - k|^2)_+``; a row with every weight 0 (no key in the window) gets the indicator of
+    its nearest keys (:data:`EMPTY_WINDOW`).  Every row has a positive sum; never NaN.
+    ``self_start``: the queries are the keys ``self_start, self_start + 1, ...`` themselves, and
+    each is left out of its own row (weight 0; leave-one-out, needs ``n >= 2``).
+    """
+    qsq = _sqnorm(qs)
+    D2 = qs @ ks.T
+    D2 *= -2.0
+    D2 += qsq[:, None]
+    D2 += ksq[None, :]
+    small = D2 < CANCELLATION * (qsq[:, None] + ksq[None, :])
+    if small.any():  # near-coincident points: the expansion cancels, recompute those directly
+        i, j = np.nonzero(small)
+        diff = qs[i] - ks[j]
+        D2[i, j] = np.einsum("ij,ij->i", diff, diff)
+    np.maximum(D2, 0.0, out=D2)
+    if self_start is not None:
+        rows = np.arange(qs.shape[0])
+        D2[rows, self_start + rows] = np.inf
+    with np.errstate(over="ignore", under="ignore"):
+        if kernel == "laplace":
+            np.sqrt(D2, out=D2)
+            D2 -= D2.min(axis=1, keepdims=True)
+            D2 *= -mant
+            W = np.ldexp(D2, expo)  # -inf where s times the excess distance overflows: weight 0
+            np.maximum(W, LOGIT_FLOOR[np.dtype(np.float64)], out=W)
+            return np.exp(W, out=W)
+        W = np.ldexp(D2 * mant, expo)
+    W = np.subtract(1.0, W, out=W)
+    np.maximum(W, 0.0, out=W)
+    empty = ~(W.max(axis=1) > 0.0)
+    if empty.any():
+        rows = D2[empty]
+        W[empty] = rows == rows.min(axis=1, keepdims=True)
+    return W
+
+
+def _distance_heads(q, keys, va, ones, kernel, mant, expo, out, block_entries):
+    """:func:`weighted_mean` for the kernels of the distance path (:data:`FUSED_KERNELS` excluded):
+    per head, blocks of queries against all keys, float64 inside.  ``keys(h)`` gives the keys
+    ``(n, d)`` of head ``h``; ``va`` ``(B|1, n, d_v[+1])`` as in :func:`weighted_mean`."""
+    B, m, d = q.shape
+    degree = REGISTRY[kernel].degree
+    va64 = np.asarray(va, np.float64)
+    for h in range(B):
+        qs, ks, e = _scaled_pair(q[h], keys(h))
+        ksq = _sqnorm(ks)
+        n = ks.shape[0]
+        rb = min(m, max(MIN_BLOCK_ROWS, block_entries // max(n, 1)))
+        vh = va64[0 if va64.shape[0] == 1 else h]
+        for r0 in range(0, m, rb):
+            W = _distance_weights(qs[r0 : r0 + rb], ks, ksq, kernel, mant[h], expo[h] + degree * e)
+            num, den = _weighted_sums(W, vh, ones)
+            out[h, r0 : r0 + rb] = num / den[:, None]
+
+
+def _loo_mean(k, v, kernel, mant, expo, block_entries=None):
+    """Leave-one-out weighted means of one head: row ``i`` is the estimate at key ``k_i`` from the
+    other ``n - 1`` keys ``(n, d)`` and values ``v`` ``(n, d_v)``; ``(n, d_v)`` float64, exact weights
+    (log space for the fused kernels), ``rb`` rows at a time."""
+    n = k.shape[0]
+    v = np.asarray(v, np.float64)
+    out = np.empty((n, v.shape[1]))
+    rb = max(1, min(n, (BLOCK_ENTRIES if block_entries is None else block_entries) // n))
+    if kernel in FUSED_KERNELS:
+        for r0 in range(0, n, rb):
+            L = _log_space_logits(k[r0 : r0 + rb], k, kernel, mant, expo)
+            rows = np.arange(L.shape[0])
+            L[rows, r0 + rows] = -np.inf
+            L -= L.max(axis=1, keepdims=True)
+            np.maximum(L, LOGIT_FLOOR[np.dtype(np.float64)], out=L)
+            np.exp(L, out=L)
+            L[rows, r0 + rows] = 0.0
+            out[r0 : r0 + rb] = (L @ v) / L.sum(axis=1)[:, None]
+        return out
+    ks, _, e = _scaled_pair(k, k)
+    ksq = _sqnorm(ks)
+    for r0 in range(0, n, rb):
+        W = _distance_weights(ks[r0 : r0 + rb], ks, ksq, kernel, mant, expo + REGISTRY[kernel].degree * e,
+                              self_start=r0)
+        out[r0 : r0 + rb] = (W @ v) / W.sum(axis=1)[:, None]
+    return out
+
+
+def leave_one_out(keys, values, bandwidth, kernel="gaussian") -> np.ndarray:
+    """Leave-one-out Nadaraya-Watson at the design points: row ``i`` is
+    ``sum_{l != i} K(k_i, k_l) v_l / sum_{l != i} K(k_i, k_l)``, shape ``(n,)`` or ``(n, d_v)``.
+
+    The estimate a model could be scored by on its own sample without matching a point to
+    itself (the self weight ``K(k_i, k_i)`` is the largest of a Gaussian row).  ``keys``
+    ``(n, d_k)`` with ``n >= 2``, ``values`` ``(n,)`` or ``(n, d_v)``; kernels and bandwidth as in
+    :func:`nadaraya_watson` (an Epanechnikov row with no other key in its window gets the mean
+    value of the nearest other keys).  Weights are exact (log space), ``O(n^2)`` work.
+    """
+    one_of(kernel, "kernel", KERNELS)
+    h = positive_scalar(bandwidth, "bandwidth")
+    k = _real_array(keys, "keys", 2)
+    v = _real_array(values, "values", (1, 2))
+    if v.shape[0] != k.shape[0]:
+        raise ValueError(f"values: expected {k.shape[0]} rows (one per key), got shape {v.shape}")
+    if k.shape[0] < 2:
+        raise ValueError(f"keys: leave-one-out needs at least 2 keys, got shape {k.shape}")
+    mant, expo = logit_scale(kernel, bandwidth=h)
+    out = _loo_mean(k, v.reshape(v.shape[0], -1), kernel, mant, expo)
+    return out[:, 0] if v.ndim == 1 else out
+
+
+def empty_windows(queries, keys, bandwidth, kernel="epanechnikov") -> np.ndarray:
+    """For a compact kernel, which queries ``(m, d_k)`` have no key ``(n, d_k)`` in their window
+    ``|q - k| < h``: a boolean array ``(m,)`` (all False for a kernel that is not compact).  There the
+    estimate is the mean value of the nearest keys (:data:`EMPTY_WINDOW`)."""
+    one_of(kernel, "kernel", KERNELS)
+    h = positive_scalar(bandwidth, "bandwidth")
+    q, k, _ = _check_qkv(queries, keys)
+    if q.ndim != 2:
+        raise ValueError(f"queries: expected a 2-D array (m, d_k), got shape {q.shape}")
+    if not REGISTRY[kernel].compact:
+        return np.zeros(q.shape[0], dtype=bool)
+    qs, ks, e = _scaled_pair(q, k)
+    mant, expo = logit_scale(kernel, bandwidth=h)
+    rb = max(1, BLOCK_ENTRIES // (k.shape[0] * k.shape[1]))
+    out = np.empty(q.shape[0], dtype=bool)
+    for r0 in range(0, q.shape[0], rb):
+        D2 = ((qs[r0 : r0 + rb, None, :] - ks[None, :, :]) ** 2).sum(axis=-1)
+        with np.errstate(over="ignore"):
+            out[r0 : r0 + rb] = ~np.any(np.ldexp(D2 * mant, expo + REGISTRY[kernel].degree * e) < 1.0, axis=1)
+    return out
+
+
 def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
     """The softmax-weighted mean ``softmax(L) @ v`` for a batch of heads: the one engine.
 
@@ -380,9 +623,12 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
         ``(B, p, d_k)``, stands for the keys ``X @ W[h]`` of projection heads,
         which are then projected a few heads at a time, never all at once.
     v : array ``(B, n, d_v)`` or ``(1, n, d_v)`` (shared by all heads)
-    kernel : {"gaussian", "exponential"}
+    kernel : one of :data:`KERNELS`
         Logits ``s (q.k - |k|^2/2)`` (Gaussian, ``s > 0``; equal to
-        ``-s |q - k|^2 / 2`` up to a row constant) or ``s q.k``.
+        ``-s |q - k|^2 / 2`` up to a row constant) or ``s q.k`` (exponential),
+        both on the fused path; ``-s |q - k|`` (Laplace) or the weights
+        ``(1 - s |q - k|^2)_+`` (Epanechnikov) on the blocked distance path
+        (:func:`_distance_heads`), one head at a time.
     scale : ``(mantissa, exponent)``, scalars or ``(B,)`` arrays
         ``s = mantissa * 2**exponent`` per head, see :func:`logit_scale`.
     block_entries : int, optional
@@ -419,6 +665,11 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
         va[..., -1] = 1.0
     else:
         va = np.ldexp(v, -ev).astype(dtype, copy=False) if ev else v
+    if kernel not in FUSED_KERNELS:
+        out = np.empty((B, m, v.shape[-1]), np.float64)
+        _distance_heads(q, keys, va, ones, kernel, mant, expo, out, block_entries)
+        out = out.astype(dtype, copy=False)
+        return np.ldexp(out, ev).astype(dtype, copy=False) if ev else out
     shared = va.shape[0] == 1
     # heads whose keys are prepared at once: their keys, weighted values and
     # one block of logits within the budget
@@ -515,7 +766,8 @@ class ProjectedHeads:
         B, m, d = q.shape
         vmax = max(float(y.max()), -float(y.min()))
         hc = max(1, min(B, self.block_entries // ((d + 2) * n)))
-        if q.dtype != np.float64 or X.dtype != np.float64 or hc < B or not vmax * n < self.v_limit:
+        if (self.kernel not in FUSED_KERNELS or q.dtype != np.float64 or X.dtype != np.float64 or hc < B
+                or not vmax * n < self.v_limit):
             return weighted_mean(q, (X, self.W), y[None, :, None], self.kernel, self.scale, self.block_entries)[..., 0]
         va = np.empty((1, n, 2))
         va[0, :, 0] = y
@@ -572,10 +824,15 @@ def _mean(q, k, v, kernel, scale):
 
 
 def _weights(q, k, kernel, scale):
-    """Normalised weights ``(m, n)`` of one head from the exact log-space logits (float64)."""
+    """Normalised weights ``(m, n)`` of one head (float64): from the exact log-space logits
+    (fused kernels), or from :func:`_distance_weights` (the others)."""
     mant, expo = scale
-    L = _log_space_logits(q, k, kernel, mant, expo)
-    np.exp(L, out=L)
+    if kernel in FUSED_KERNELS:
+        L = _log_space_logits(q, k, kernel, mant, expo)
+        np.exp(L, out=L)
+    else:
+        qs, ks, e = _scaled_pair(q, k)
+        L = _distance_weights(qs, ks, _sqnorm(ks), kernel, mant, expo + REGISTRY[kernel].degree * e)
     L /= L.sum(axis=1, keepdims=True)
     return L
 
@@ -626,11 +883,16 @@ def nadaraya_watson(queries, keys, values, bandwidth, kernel="gaussian") -> np.n
     bandwidth : float > 0
         ``h``.  For ``kernel="gaussian"`` the weights are
         ``exp(-|q - k|^2 / (2 h^2))``; for ``kernel="exponential"`` they are
-        ``exp(q.k / h)``, so that ``h = sqrt(d_k)`` gives softmax attention.
-        Any positive float; as ``h -> 0`` the Gaussian estimate tends to the
-        mean of the values of the nearest keys, which is what a bandwidth
-        too small for ``1/h^2`` to be a float returns.
-    kernel : {"gaussian", "exponential"}
+        ``exp(q.k / h)``, so that ``h = sqrt(d_k)`` gives softmax attention;
+        ``"laplace"``: ``exp(-|q - k| / h)``; ``"epanechnikov"``:
+        ``(1 - |q - k|^2 / h^2)_+`` (see :data:`REGISTRY` for each kernel's
+        normalisation and the meaning of ``h``).
+        Any positive float; as ``h -> 0`` the Gaussian, Laplace and
+        Epanechnikov estimates tend to the mean of the values of the nearest
+        keys, which is what a bandwidth too small for ``1/h^2`` to be a float
+        returns; a query with no key in the Epanechnikov window gets that
+        mean too (:data:`EMPTY_WINDOW`).
+    kernel : one of :data:`KERNELS`
 
     Returns
     -------

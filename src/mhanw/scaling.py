@@ -34,7 +34,10 @@ squared bias ``c_B/k^2`` (bandwidth ``h = k^(-1/2)``, bias ``O(h^2)``):
 
 (``M4`` is an alias of ``M4a``.)  The combination rules: ``"avg"`` averages
 ``H = D/k`` uncorrelated heads, ``MSE = B^2 + V/H``; ``"sum"`` adds them,
-``MSE = B^2 + H V``; ``"none"`` is a single head, ``MSE = B^2 + V``.  A law may
+``MSE = B^2 + H V``; ``"none"`` is a single head, ``MSE = B^2 + V``; ``"concat"``
+concatenates the heads through a fixed output projection of unit norm (``|W_O| = 1``, as a
+Xavier or orthogonal initialisation gives each output coordinate), ``MSE = B^2 + |W_O|^2 V =
+B^2 + V`` for uncorrelated heads of one response: it neither averages nor adds their variances.  A law may
 also use ``H`` itself, which is replaced by ``D/k`` (for example a correlated
 average ``V (rho + (1 - rho)/H)`` with ``combination="none"``).
 
@@ -141,7 +144,7 @@ ALLOWED_NAMES: tuple[str, ...] = tuple(SYMBOLS) + tuple(_FUNCTIONS)
 #: The law printed in the summaries, ``(log n)^(2/(4+d))``.
 PRINTED_LAW = sp.log(n_) ** (2 / (4 + SYMBOLS["d"]))
 
-COMBINATIONS = ("avg", "sum", "none")
+COMBINATIONS = ("avg", "sum", "none", "concat")
 
 #: The sample sizes of the numerical table of Thm 6.1, n = 1e2, 1e4, ..., 1e12.
 DEFAULT_N_VALUES = tuple(10.0**e for e in range(2, 13, 2))
@@ -272,7 +275,8 @@ class MSEModel:
     - ``combination``: ``"avg"`` (``B^2 + V/H``, uncorrelated heads averaged),
       ``"sum"`` (``B^2 + H V``, uncorrelated heads added; the bias law is then
       that of the additive ensemble, the reader's to supply) or ``"none"``
-      (``B^2 + V``, a single head), with ``H = D/k``.
+      (``B^2 + V``, a single head) or ``"concat"`` (``B^2 + |W_O|^2 V`` with a unit-norm
+      output projection, ``B^2 + V``: uncorrelated heads concatenated), with ``H = D/k``.
     - ``constants``: values of the constants (``c_B, c_V, d, tau, c, s, rho``),
       a mapping; missing ones take :data:`DEFAULT_CONSTANTS`.  Stored as a
       sorted tuple of pairs so that the model is hashable.
@@ -359,7 +363,7 @@ class MSEModel:
     @cached_property
     def variance_term(self) -> sp.Expr:
         """The variance part of the risk after combining ``H = D/k`` heads."""
-        factor = {"avg": k_ / D_, "sum": D_ / k_, "none": sp.Integer(1)}[self.combination]
+        factor = {"avg": k_ / D_, "sum": D_ / k_, "none": sp.Integer(1), "concat": sp.Integer(1)}[self.combination]
         return self.variance_law * factor
 
     @cached_property

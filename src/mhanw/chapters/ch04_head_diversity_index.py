@@ -205,7 +205,8 @@ def random_configurations(n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads
 def random_configuration_imse(regressions, n_configs: int, seed, n: int, n_test: int, n_rep: int,
                               bandwidth: float = RANDOM_CONFIGURATION_BANDWIDTH, sigma: float = SIGMA,
                               d: int = 6, d_k: int = 2,
-                              n_heads: int = 3, n_jobs: int = 1, progress: bool = False, data=None) -> tuple:
+                              n_heads: int = 3, n_jobs: int = 1, progress: bool = False, data=None,
+                              kernel: str = "gaussian", rule: str = "average", values=None, output=None) -> tuple:
     """Thm 4.2 and Thm 5.1, random configurations: the IMSE of random configurations, one result per ``m``.
 
     ``seed`` (int or SeedSequence) spawns two children: the first draws the
@@ -218,6 +219,9 @@ def random_configuration_imse(regressions, n_configs: int, seed, n: int, n_test:
 
     ``data``: optional ``{m: DataModel}`` (:func:`mhanw.data.data_model`) used in
     place of the names (changed inputs or noise); the keys stay the names.
+    ``kernel``, ``rule``, ``values``, ``output``: how every configuration's heads are
+    evaluated and combined (:class:`mhanw.heads.HeadConfig`; e.g. ``rule="concat",
+    output="fitted"`` for transformer-style heads), the same for all configurations.
 
     Returns ``(configs, {m: ImseResult})`` with ``configs`` a
     :class:`RandomConfigurations`.
@@ -240,7 +244,9 @@ def random_configuration_imse(regressions, n_configs: int, seed, n: int, n_test:
     child_configs, child_reps = as_seed_sequence(seed, "seed").spawn(2)
     configs = random_configurations(n_configs, np.random.default_rng(child_configs), d, d_k, n_heads)
     bandwidth = positive_scalar(bandwidth, "bandwidth")
-    results = {m: _mc.integrated_mse(configs.projections, data.get(m, m), n=n, n_test=n_test, n_rep=n_rep, seed=child_reps,
+    heads = [_heads.HeadConfig(W, bandwidth=bandwidth, kernel=kernel, rule=rule, values=values, output=output)
+             for W in configs.projections]
+    results = {m: _mc.integrated_mse(heads, data.get(m, m), n=n, n_test=n_test, n_rep=n_rep, seed=child_reps,
                                         sigma=None if m in data else sigma, bandwidth=bandwidth, n_jobs=n_jobs,
                                         progress=progress)
                for m in regressions}
@@ -740,7 +746,7 @@ PARAMETERS = {
     **SHARED_PARAMETERS,
     "matched_targets": _P.sequence(_P.probability(open_ends=True)),
     "matched_configs": _P.positive_int(2),
-    "matched_kernel": _P.choice("gaussian", "attention"),
+    "matched_kernel": _P.choice(*_heads.KERNELS),
 }
 CONSTRAINTS = (_P.product_at_most(("random_H", "random_d_k"), "random_d"),)
 

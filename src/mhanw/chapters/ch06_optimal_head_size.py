@@ -77,7 +77,11 @@ def _errors(rng, regression, n, n_test, sigma, budget, d_k_values, cells, rules)
         for j, h in enumerate(cells[i]):
             est = _heads.head_estimates(W, s.X, s.Y, s.X_test, bandwidth=h)
             for r, rule in enumerate(rules):
-                fit = _heads.combine(est, rule, y_mean=ybar)
+                if rule == "concat":  # transformer-style: W_O fitted by least squares (leave-one-out head outputs)
+                    cfg = _heads.HeadConfig(W, bandwidth=h, rule="concat", output="fitted")
+                    fit = _heads.ensemble_estimate(cfg, s.X, s.Y, s.X_test)
+                else:
+                    fit = _heads.combine(est, rule, y_mean=ybar)
                 out[i, j, r] = np.mean((fit - s.m_test) ** 2)
     return out
 
@@ -181,7 +185,8 @@ def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, b
         Head sizes, each a divisor of ``budget`` (default: all divisors).
     bandwidths : sequence of float
         The tuning grid.
-    rules : sequence of ``"average"``, ``"sum"``
+    rules : sequence of :data:`mhanw.heads.RULES` (``"concat"``: one response per head, ``W_O``
+        fitted by least squares on the training sample's leave-one-out head outputs)
     n_tune, n_rep : int
         Tuning and evaluation replicates (independent streams: children 0 and 1 of ``seed``).
     n_test, sigma : test points per replicate, noise standard deviation (default
@@ -398,7 +403,8 @@ def small_heads_verdict(rule: str, cells, *, n_se: float = SIGNIFICANCE) -> Verd
         z.append(diff / se if se > 0 else np.sign(diff) * np.inf)
     z = np.asarray(z)
     verdict = HOLDS if np.all(z < -n_se) else (FAILS if np.any(z > n_se) else UNDECIDED)
-    how = {"average": "averaged (the theorem's convex ensemble)", "sum": "summed (additive, like concatenation)"}
+    how = {"average": "averaged (the theorem's convex ensemble)", "sum": "summed (additive, like concatenation)",
+           "concat": "concatenated through a fitted output projection (as a transformer combines them)"}
     return Verdict(claim=f"thm-6.1/small-heads/{rule}",
                    statement=f"With real NW heads {how.get(rule, rule)}, many small heads (d_k <= D/4) beat few big ones",
                    verdict=verdict,

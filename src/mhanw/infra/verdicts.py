@@ -254,6 +254,14 @@ def record(value, name: str) -> "Verdict":
     return value
 
 
+def statistics(values, name: str) -> tuple:
+    """A possibly empty sequence of :class:`Statistic` records (further numbers a record reports), as a tuple."""
+    items = None if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__") else tuple(values)
+    if items is None or not all(isinstance(s, Statistic) for s in items):
+        raise ValueError(f"{name}: expected a sequence of Statistic records, got {brief(values)}")
+    return items
+
+
 def labelled_estimates(values, name: str) -> list:
     """A non-empty sequence of ``(label, value, standard error)`` triples (one per setting), as a list of
     ``(str, float, float)``; a malformed triple raises ``ValueError`` naming ``name[i]``."""

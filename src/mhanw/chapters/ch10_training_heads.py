@@ -1,0 +1,458 @@
+"""Chapter 10: does training push heads apart?  Heads trained by gradient descent, their HDI along the path.
+
+Notebook ``10_training_heads`` tests the paper's reading of Thm 5.1, that
+training drives heads towards orthogonal subspaces, on Gaussian NW heads
+trained by :func:`mhanw.training.train_heads` (leave-one-out loss, analytic
+gradient):
+
+- :class:`Setting`, :func:`settings`: the grid -- an isotropic and an
+  anisotropic ``m``, ``H d_k = d`` and ``H d_k > d``, heads averaged or
+  combined through ``W_V``/``W_O`` (rule ``"concat"``);
+- :func:`run_setting`: from ``n_seeds`` random initialisations (Haar frames,
+  each with its own training sample and fresh test points), the paths of
+  HDI_PA, the heads' error correlation, the training loss and the IMSE on
+  fresh data; the positive control, the same starts trained with an explicit
+  orthogonality penalty;
+- :func:`imse_optimum`: chapter 05's IMSE optimum over head subspaces
+  (:func:`mhanw.chapters.ch05_decorrelation_optimality.minimize_imse`) for the
+  same ``m`` and shape, where the IMSE itself would put the heads;
+- the random-head control is the Haar expectation
+  :func:`mhanw.diversity.haar_expected_hdi`, the mean HDI_PA of the starts.
+
+The decision rule, fixed before running (:func:`training_orthogonal_verdict`):
+"training drives heads towards orthogonal subspaces" holds for a setting when
+HDI_PA at the end exceeds its value at initialisation by :data:`N_SE_TRAINING`
+standard errors across the initialisations, fails when it falls by as much,
+and is undecided otherwise; one record per setting, claim
+``interp/training-orthogonal/<setting>``.  :func:`penalty_control_verdict`
+applies the same rule to the penalised runs (it must hold, or the measurement
+could not see a rise).  Bookkeeping: :func:`ledger` (the records),
+:func:`findings` (the sentence of "What we found"), :func:`publish` (macros
+through :func:`write_macros`, the results file through :func:`results_payload`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import data as _data
+from .. import heads as _heads
+from .. import training as _training
+from ..constants import N_SE
+from ..diversity import haar_expected_hdi
+from ..infra import verdicts as V
+from ..infra.estimates import Estimate
+from ..infra.validate import as_seed_sequence, one_of, positive_int, positive_scalar, sequence
+from ..infra.verdicts import Ledger, Verdict, checked, significant_effect
+from ..infra.verdicts import stat as _stat
+from .ch05_decorrelation_optimality import crn_batch, minimize_imse
+
+__all__ = [
+    "CLAIM", "CONSTRAINTS", "MIN_SEEDS", "N_SE_TRAINING", "PARAMETERS", "SECTION", "SIZES", "Setting", "SettingResult",
+    "findings", "imse_optimum", "self_match_curves", "ledger", "penalty_control_verdict", "publish", "results_payload", "run_all",
+    "run_setting", "settings",
+    "training_orthogonal_verdict", "write_macros",
+]
+
+SECTION = "sec:training"
+CLAIM = "interp/training-orthogonal"
+
+#: The decision rule's threshold: the change of HDI_PA from initialisation to the end of training must
+#: exceed this many standard errors across initialisations (the companion's 3-s.e. rule).
+N_SE_TRAINING = N_SE
+#: The sizes of each fidelity (:func:`mhanw.infra.notebook.by_fidelity`; the initialisations per setting
+#: are the parameter ``n_seeds``): fresh test points, descent steps and the recording interval; chapter 05's IMSE optimum (replicates,
+#: test points, starts, steps); the leave-one-out illustration (samples, head scales).
+SIZES = {
+    "quick": dict(n_test=100, n_steps=10, record_every=2, opt_rep=3, opt_test=50, opt_starts=1,
+                  opt_steps=8, loss_rep=8, loss_scales=9),
+    "paper": dict(n_test=200, n_steps=40, record_every=5, opt_rep=6, opt_test=100, opt_starts=2,
+                  opt_steps=25, loss_rep=20, loss_scales=17),
+}
+
+#: Fewest random initialisations per setting for a verdict other than "undecided": 20 starts give a
+#: standard error of the mean change to within about 16 % of its value (chi-square, 19 d.f.).
+MIN_SEEDS = 20
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting of the grid: ``regression`` (a spec), its ``kind`` (``"isotropic"`` or
+    ``"anisotropic"``), the shape ``d``, ``n_heads``, ``d_k``, and ``combination`` (``"average"`` or
+    ``"concat"``, the latter with value projections ``values`` and a fitted ``W_O``)."""
+
+    regression: str
+    kind: str
+    d: int
+    n_heads: int
+    d_k: int
+    combination: str
+    values: str = "stream"
+
+    @property
+    def shape(self) -> str:
+        """``"equal"`` (``H d_k = d``), ``"over"`` (``H d_k > d``) or ``"under"``."""
+        D = self.n_heads * self.d_k
+        return "equal" if D == self.d else ("over" if D > self.d else "under")
+
+    @property
+    def slug(self) -> str:
+        """The claim id's last part, e.g. ``"iso-equal-average"``."""
+        return f"{'iso' if self.kind == 'isotropic' else 'aniso'}-{self.shape}-{self.combination}"
+
+    @property
+    def macro(self) -> str:
+        """Letters naming the setting in the paper's macros, e.g. ``"IsoEqualAverage"``."""
+        return "".join(p.capitalize() for p in self.slug.split("-"))
+
+    @property
+    def label(self) -> str:
+        how = "averaged" if self.combination == "average" else f"W_V ({self.values}) and fitted W_O"
+        return (f"{self.kind} m = {self.regression}, H = {self.n_heads}, d_k = {self.d_k}, d = {self.d} "
+                f"(H d_k {'=' if self.shape == 'equal' else '>' if self.shape == 'over' else '<'} d), {how}")
+
+    @property
+    def haar(self) -> float:
+        """The random-head control: ``E[HDI_PA]`` of independent Haar heads of this shape."""
+        return haar_expected_hdi(self.d, self.d_k)
+
+
+def settings(isotropic: str, anisotropic: str, d: int, d_k: int, heads_equal: int, heads_over: int,
+             combinations=("average", "concat"), values: str = "stream") -> list[Setting]:
+    """The grid: ``m`` in (isotropic, anisotropic) x shape in (``H d_k = d``, ``H d_k > d``) x combination."""
+    d, d_k = positive_int(d, "d"), positive_int(d_k, "d_k")
+    heads_equal, heads_over = positive_int(heads_equal, "heads_equal", minimum=2), positive_int(
+        heads_over, "heads_over", minimum=2)
+    if heads_equal * d_k != d:
+        raise ValueError(f"heads_equal: expected heads_equal * d_k = d = {d}, got {heads_equal} x {d_k}")
+    if heads_over * d_k <= d:
+        raise ValueError(f"heads_over: expected heads_over * d_k > d = {d}, got {heads_over} x {d_k}")
+    combos = tuple(one_of(c, "combinations", _training.COMBINATIONS) for c in combinations)
+    one_of(values, "values", _heads.VALUES)
+    return [Setting(m, kind, d, H, d_k, c, values)
+            for m, kind in ((isotropic, "isotropic"), (anisotropic, "anisotropic"))
+            for H in (heads_equal, heads_over) for c in combos]
+
+
+@dataclass(frozen=True)
+class SettingResult:
+    """The paths of one setting: ``paths`` (one :class:`mhanw.training.TrainingPath` per initialisation),
+    ``penalised`` (the positive control, the same starts and samples), ``optimum_hdi`` (HDI_PA of
+    chapter 05's IMSE optimum for this ``m`` and shape, NaN if not run)."""
+
+    setting: Setting
+    paths: tuple
+    penalised: tuple
+    optimum_hdi: float = float("nan")
+
+    def series(self, field: str, penalised: bool = False) -> np.ndarray:
+        """``field`` of every path, ``(S, K)`` (``hdi``, ``error_corr``, ``loss``, ``fit``, ``imse``)."""
+        paths = self.penalised if penalised else self.paths
+        return np.stack([getattr(p, field) for p in paths])
+
+    @property
+    def steps(self) -> np.ndarray:
+        return self.paths[0].steps
+
+    def change(self, field: str, penalised: bool = False) -> Estimate:
+        """End minus initialisation of ``field`` across initialisations (mean and s.e.)."""
+        x = self.series(field, penalised)
+        return Estimate.paired(x[:, -1], x[:, 0])
+
+    def path_estimate(self, field: str, penalised: bool = False) -> Estimate:
+        """``field`` along the path: mean and s.e. across initialisations at each recorded step, ``(K,)``."""
+        return Estimate.from_samples(self.series(field, penalised), axis=0)
+
+
+def _children(seed, k: int) -> list:
+    """The first ``k`` children of ``seed`` (an int or SeedSequence), whatever it has spawned before: the
+    same streams every time it is passed (``SeedSequence.spawn`` would give new ones)."""
+    ss = as_seed_sequence(seed)
+    return [np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (i,), pool_size=ss.pool_size)
+            for i in range(k)]
+
+
+def _model(setting, inputs, noise, sigma):
+    return _data.data_model(setting.regression, inputs, noise, sigma)
+
+
+def run_setting(setting: Setting, n_seeds: int, seed, n: int, n_test: int, bandwidth: float, n_steps: int,
+                record_every: int, penalty: float, inputs="gaussian", noise="gaussian", sigma=None,
+                control: bool = True) -> SettingResult:
+    """Train ``n_seeds`` random initialisations of ``setting`` (and, with ``control``, the same starts with
+    the orthogonality penalty ``penalty``).
+
+    Initialisation ``s`` uses child ``s`` of ``SeedSequence(seed)``, split in two: the first draws its
+    training sample (``n`` points) and ``n_test`` fresh test points, the second its Haar start.  The
+    same ``seed`` in every setting gives common random numbers: the settings of one ``m`` share their
+    samples, and the paired changes share their starts.
+    """
+    if not isinstance(setting, Setting):
+        raise ValueError(f"setting: expected a Setting, got {type(setting).__name__}")
+    n_seeds = positive_int(n_seeds, "n_seeds", minimum=2, maximum=10_000, what="initialisations")
+    model = _model(setting, inputs, noise, sigma)
+    paths, penalised = [], []
+    for child in _children(seed, n_seeds):
+        data_ss, init_ss = _children(child, 2)
+        sample = model.draw(np.random.default_rng(data_ss), n, setting.d, n_test=n_test)
+        W0 = _heads.haar_heads(setting.d, setting.d_k, setting.n_heads, np.random.default_rng(init_ss))
+        kw = dict(combination=setting.combination, values=setting.values, n_steps=n_steps, record_every=record_every)
+        paths.append(_training.train_heads(W0, sample, bandwidth, **kw))
+        if control:
+            penalised.append(_training.train_heads(W0, sample, bandwidth, penalty=penalty, **kw))
+    return SettingResult(setting=setting, paths=tuple(paths), penalised=tuple(penalised))
+
+
+def imse_optimum(setting: Setting, seed, n: int, bandwidth: float, n_rep: int, n_test: int, n_starts: int,
+                 n_steps: int, inputs="gaussian", noise="gaussian", sigma=None):
+    """Chapter 05's IMSE optimum over ``H`` free head subspaces for this ``m`` and shape (averaged Gaussian
+    heads, bandwidth fixed): an :class:`~mhanw.chapters.ch05_decorrelation_optimality.ImseOptimum`."""
+    batch_ss, start_ss = _children(seed, 2)
+    batch = crn_batch(_model(setting, inputs, noise, sigma), n, n_test, n_rep, setting.d, batch_ss)
+    return minimize_imse(batch, setting.n_heads, setting.d_k, bandwidth, np.random.default_rng(start_ss),
+                         n_starts=n_starts, n_steps=n_steps)
+
+
+def run_all(grid, sizes: dict, seed, n: int, bandwidth: float, penalty: float, inputs="gaussian", noise="gaussian",
+            sigma=None, progress=None) -> list[SettingResult]:
+    """Every setting of ``grid`` (:func:`settings`) with :func:`run_setting`, and chapter 05's IMSE optimum
+    per ``(m, shape)`` (shared by the combinations; ``sizes["opt_starts"] = 0`` skips it).
+
+    ``sizes``: ``n_seeds``, ``n_test``, ``n_steps``, ``record_every``, ``opt_rep``, ``opt_test``,
+    ``opt_starts``, ``opt_steps`` (:data:`SIZES`); ``n`` the training sample size.  ``seed`` spawns two children: the paths (the same stream in every
+    setting: common random numbers) and the optima.  ``progress``: called with each setting's label.
+    """
+    paths_ss, opt_ss = _children(seed, 2)
+    optima = {}
+    out = []
+    for s in grid:
+        if progress:
+            progress(s.label)
+        r = run_setting(s, sizes["n_seeds"], paths_ss, n, sizes["n_test"], bandwidth, sizes["n_steps"],
+                        sizes["record_every"], penalty, inputs, noise, sigma)
+        key = (s.regression, s.n_heads, s.d_k)
+        if sizes.get("opt_starts", 0) > 0 and key not in optima:
+            optima[key] = imse_optimum(s, _children(opt_ss, len(optima) + 1)[-1], n, bandwidth, sizes["opt_rep"], sizes["opt_test"],
+                                       sizes["opt_starts"], sizes["opt_steps"], inputs, noise, sigma).hdi
+        out.append(SettingResult(r.setting, r.paths, r.penalised, optima.get(key, float("nan"))))
+    return out
+
+
+def self_match_curves(regression, d: int, d_k: int, n: int, bandwidth: float, scales, n_rep: int, seed,
+                      inputs="gaussian", noise="gaussian", sigma=None) -> dict:
+    """Why the loss leaves each point out: one Haar head ``c W`` scaled by each ``c`` of ``scales``, its
+    in-sample error ``mean_i (m(X_i) - Y_i)^2`` (the point itself among the keys) and its leave-one-out
+    error, on ``n_rep`` samples (child ``r`` of ``seed``: the sample, then the head).  Returns
+    ``{"scales", "in_sample" (R, S), "loo" (R, S)}``: the in-sample error falls to 0 as ``c`` grows
+    (the self weight dominates), the leave-one-out error does not."""
+    scales = np.asarray([positive_scalar(c, "scales") for c in sequence(scales, "scales", "head scales")])
+    model = _data.data_model(regression, inputs, noise, sigma)
+    n_rep = positive_int(n_rep, "n_rep", minimum=2, maximum=10_000, what="samples")
+    ins, loo = np.empty((n_rep, scales.size)), np.empty((n_rep, scales.size))
+    for r, child in enumerate(_children(seed, n_rep)):
+        rng = np.random.default_rng(child)
+        sample = model.draw(rng, n, d)
+        W = _heads.haar_heads(d, d_k, 1, rng)
+        for k, c in enumerate(scales):
+            fit = _heads.head_estimates(c * W, sample.X, sample.Y, sample.X, bandwidth)[0]
+            ins[r, k] = np.mean((fit - sample.Y) ** 2)
+            loo[r, k] = _training.loo_loss(c * W, sample.X, sample.Y, bandwidth, gradient=False).loss
+    return {"scales": scales, "in_sample": ins, "loo": loo}
+
+
+# --------------------------------------------------------------------------- verdict rules
+
+
+def _rule(claim, statement, init, end, haar, n_se, extra=()):
+    init = np.asarray(init, dtype=float)
+    end = np.asarray(end, dtype=float)
+    if init.ndim != 1 or init.shape != end.shape or init.size < 2:
+        raise ValueError(f"end: expected HDI_PA at the end of every path, one per initialisation like init "
+                         f"{init.shape} (at least 2), got {end.shape}")
+    change = Estimate.paired(end, init)
+    diff, se = float(change.mean), float(change.se)
+    verdict = significant_effect(diff, se, sign=1, n_se=n_se)
+    if init.size < MIN_SEEDS:
+        verdict = V.UNDECIDED
+    start = Estimate.from_samples(init)
+    stop = Estimate.from_samples(end)
+    return Verdict(
+        claim=claim, statement=statement, verdict=verdict, section=SECTION,
+        criterion=(f"HDI_PA at the end minus at initialisation, mean over {init.size} random initialisations: "
+                   f"holds above +{n_se:g} s.e., fails below -{n_se:g} s.e., undecided otherwise "
+                   f"(and with fewer than {MIN_SEEDS} initialisations)"),
+        statistics=(_stat("HDI_PA end minus initialisation", diff, se),
+                    _stat("HDI_PA at initialisation", float(start.mean), float(start.se)),
+                    _stat("HDI_PA at the end", float(stop.mean), float(stop.se)),
+                    _stat("Haar expectation 1 - d_k/d", haar)) + tuple(extra))
+
+
+@checked(slug=V.text, label=V.text, init=V.numbers, end=V.numbers, haar=V.number, extra=V.statistics,
+         n_se=V.nonnegative)
+def training_orthogonal_verdict(slug: str, label: str, init, end, haar: float, extra=(),
+                                n_se: float = N_SE_TRAINING) -> Verdict:
+    """"Training drives heads towards orthogonal subspaces" for one setting, decided from HDI_PA at
+    initialisation ``init`` and at the end ``end`` of each path ``(S,)``: holds when the mean change
+    exceeds ``n_se`` s.e. (across initialisations), fails when it is below ``-n_se`` s.e., undecided
+    otherwise or with fewer than :data:`MIN_SEEDS` initialisations.  ``extra``: further statistics
+    (reported, not deciding)."""
+    return _rule(f"{CLAIM}/{slug}", f"Training drives heads towards orthogonal subspaces ({label})",
+                 init, end, haar, n_se, extra)
+
+
+@checked(slug=V.text, label=V.text, init=V.numbers, end=V.numbers, haar=V.number, penalty=V.nonnegative,
+         n_se=V.nonnegative)
+def penalty_control_verdict(slug: str, label: str, init, end, haar: float, penalty: float,
+                            n_se: float = N_SE_TRAINING) -> Verdict:
+    """The positive control: the same rule on paths trained with an explicit orthogonality penalty
+    (weight ``penalty``); it must hold, or the chapter could not have seen training push heads apart."""
+    return _rule(f"{CLAIM}-control/{slug}",
+                 f"With an orthogonality penalty (lambda = {penalty:g}), training drives heads towards orthogonal "
+                 f"subspaces ({label})", init, end, haar, n_se)
+
+
+# --------------------------------------------------------------------------- bookkeeping
+
+
+def _extra(result: SettingResult):
+    out = []
+    for field, name in (("imse", "IMSE on fresh data, end minus initialisation"),
+                        ("error_corr", "heads' error correlation, end minus initialisation"),
+                        ("fit", "leave-one-out training loss, end minus initialisation")):
+        c = result.change(field)
+        out.append(_stat(name, float(c.mean), float(c.se)))
+    if np.isfinite(result.optimum_hdi):
+        out.append(_stat("HDI_PA of chapter 05's IMSE optimum", result.optimum_hdi))
+    return tuple(out)
+
+
+def ledger(results, penalty: float) -> Ledger:
+    """The chapter's records: one training verdict per setting, then one positive control per setting."""
+    book = Ledger("10_training_heads")
+    for r in results:
+        h = r.series("hdi")
+        book.add(training_orthogonal_verdict(r.setting.slug, r.setting.label, h[:, 0], h[:, -1], r.setting.haar,
+                                             _extra(r)))
+    for r in results:
+        if r.penalised:
+            h = r.series("hdi", penalised=True)
+            book.add(penalty_control_verdict(r.setting.slug, r.setting.label, h[:, 0], h[:, -1], r.setting.haar,
+                                             penalty))
+    return book
+
+
+def write_macros(macros, results, book: Ledger, sizes: dict) -> None:
+    """The paper's numbers: per setting the HDI change, its start and end, the Haar expectation, the
+    IMSE change and the verdict; the counts of verdicts; the sizes."""
+    records = {rec.claim: rec for rec in book}
+    counts = {"Holds": 0, "Fails": 0, "Undecided": 0}
+    for r in results:
+        s = r.setting
+        rec = records[f"{CLAIM}/{s.slug}"]
+        h = r.series("hdi")
+        macros.mean_se(f"{s.macro}Change", *r.change("hdi"))
+        macros.mean_se(f"{s.macro}Start", *Estimate.from_samples(h[:, 0]))
+        macros.mean_se(f"{s.macro}End", *Estimate.from_samples(h[:, -1]))
+        macros.mean_se(f"{s.macro}ImseChange", *r.change("imse"))
+        macros.mean_se(f"{s.macro}CorrChange", *r.change("error_corr"))
+        macros.number(f"{s.macro}Haar", s.haar, 3)
+        macros.text(f"{s.macro}Verdict", rec.verdict)
+        if r.penalised:
+            macros.mean_se(f"{s.macro}ControlChange", *r.change("hdi", penalised=True))
+            macros.text(f"{s.macro}ControlVerdict", records[f"{CLAIM}-control/{s.slug}"].verdict)
+        if np.isfinite(r.optimum_hdi):
+            macros.number(f"{s.macro}OptimumHDI", r.optimum_hdi, 3)
+        key = "Holds" if rec.holds else "Fails" if rec.fails else "Undecided"
+        counts[key] += 1
+    for key, value in counts.items():
+        macros.integer(f"Settings{key}", value)
+    macros.integer("Settings", len(results))
+    for key in ("n_seeds", "n_steps", "n_test"):
+        macros.integer("".join(p.capitalize() for p in key.split("_")), sizes[key])
+
+
+def results_payload(results) -> dict:
+    """The raw paths per setting (mean and s.e. across initialisations at each step, and the per-start
+    end points), JSON-ready through :func:`mhanw.infra.results.json_safe`."""
+    out = {}
+    for r in results:
+        entry = {"setting": dict(regression=r.setting.regression, kind=r.setting.kind, d=r.setting.d,
+                                 n_heads=r.setting.n_heads, d_k=r.setting.d_k, combination=r.setting.combination,
+                                 values=r.setting.values),
+                 "steps": r.steps, "haar": r.setting.haar, "optimum_hdi": r.optimum_hdi}
+        for field in ("hdi", "error_corr", "fit", "imse"):
+            est = r.path_estimate(field)
+            entry[field] = dict(mean=est.mean, se=est.se, start=r.series(field)[:, 0], end=r.series(field)[:, -1])
+            if r.penalised:
+                pe = r.path_estimate(field, penalised=True)
+                entry[f"penalised_{field}"] = dict(mean=pe.mean, se=pe.se)
+        out[r.setting.slug] = entry
+    return out
+
+
+def findings(book: Ledger) -> str:
+    """The sentence of "What we found", generated from the records: in which settings HDI_PA rose
+    (holds), fell (fails) or did not change significantly (undecided) over training, and how many
+    positive controls held."""
+    groups = {"rose significantly": [], "fell significantly": [], "did not change significantly": []}
+    controls = []
+    for rec in book:
+        if rec.claim.startswith(f"{CLAIM}-control/"):
+            controls.append(rec)
+            continue
+        st = rec.statistics[0]
+        key = "rose significantly" if rec.holds else "fell significantly" if rec.fails else "did not change significantly"
+        groups[key].append(f"{rec.claim.rsplit('/', 1)[1]} ({st.value:+.3f} ± {st.se:.3f})")
+    total = sum(len(v) for v in groups.values())
+    parts = [f"{key} in {len(v)} of {total}" + (": " + ", ".join(v) if v else "") for key, v in groups.items()]
+    text = "Over training, HDI_PA " + "; ".join(parts) + " (end minus initialisation, ± 1 s.e. across initialisations)."
+    if controls:
+        held = sum(r.holds for r in controls)
+        text += (f" With an explicit orthogonality penalty (the positive control) it rose significantly in {held} "
+                 f"of {len(controls)} settings.")
+    return text
+
+
+def publish(book: Ledger, results, sizes: dict, metadata: dict, macros_path, results_path) -> None:
+    """Write the chapter's macros (prefix ``TrainHeads``) and its results file (``metadata``: fidelity,
+    seed, parameters, ...; the paths of :func:`results_payload`; the records), each atomically."""
+    from ..infra.results import json_safe, save_results
+    from ..infra.texout import Macros
+
+    macros = Macros("TrainHeads")
+    write_macros(macros, results, book, sizes)
+    macros.write(macros_path)
+    save_results(results_path, {**json_safe(metadata), "sizes": json_safe(sizes),
+                                "paths": json_safe(results_payload(results)), "claims": book.to_list()})
+
+
+# --------------------------------------------------------------------------- parameters
+
+from ..infra import params as _P  # noqa: E402  (the declaration below is the module's last part)
+
+#: The chapter's papermill parameters (checked by :func:`mhanw.infra.params.check_parameters`).
+PARAMETERS = {
+    **_P.STANDARD,
+    "isotropic_regression": _P.regression(dimension="d"),
+    "anisotropic_regression": _P.regression(dimension="d"),
+    "inputs": _P.inputs(dimension="d"),
+    "noise": _P.noise(dimension="d"),
+    "sigma": _P.nonnegative_float(),
+    "d": _P.positive_int(2),
+    "d_k": _P.positive_int(at_most="d"),
+    "heads_equal": _P.positive_int(2),
+    "heads_over": _P.positive_int(2),
+    "n": _P.positive_int(3),
+    "bandwidth": _P.positive_float(),
+    "combinations": _P.sequence(_P.choice(*_training.COMBINATIONS)),
+    "values": _P.choice(*_heads.VALUES),
+    "penalty": _P.positive_float(),
+    "n_seeds": _P.positive_int(2),
+}
+CONSTRAINTS = (
+    _P.product_at_most(("heads_equal", "d_k"), "d", equal=True),
+    _P.require("heads_over", lambda p: p["heads_over"] * p["d_k"] > p["d"], "heads_over * d_k > d"),
+    _P.require("combinations", lambda p: len(set(p["combinations"])) == len(p["combinations"]), "distinct combinations"),
+)

@@ -1,0 +1,302 @@
+"""Training the head projections by gradient descent on a loss the model can see (Thm 5.1's interpretation).
+
+The paper reads Thm 5.1 as a statement about training: gradient descent makes
+decorrelation "an implicit training objective" and pushes heads towards
+orthogonal subspaces.  This module trains Gaussian Nadaraya-Watson heads and
+measures where they go.
+
+The model: heads ``W_j`` ``(d, d_k)`` (``W`` ``(H, d, d_k)``, unconstrained: their
+scale is an inverse bandwidth, their column spaces are what HDI_PA measures), a
+bandwidth ``h``, tied query and key projections, and a combination rule of
+:mod:`mhanw.heads`:
+
+- ``"average"``: ``f = (1/H) sum_j m_j``;
+- ``"concat"``: the value stream ``z = (Y, X)`` centred, value projections
+  ``W_V^j`` (``values="response"`` or ``"stream"``), and the output projection
+  ``W_O`` fitted by least squares at every step (the inner problem solved
+  exactly): ``f = Ybar + sum_j o_j . W_O^j``.
+
+The loss is the **leave-one-out** error on the training sample,
+``L(W) = (1/n) sum_i (f^(-i)(X_i) - Y_i)^2``, each head's estimate at ``X_i``
+computed without the point ``i`` (:func:`mhanw.nw.leave_one_out`), so that no
+head lowers the loss by matching a point to itself: the in-sample error of a
+Gaussian head tends to 0 as its projection grows (the self weight dominates),
+the leave-one-out error does not.
+
+The gradient is analytic.  With LOO weights ``w_il`` of head ``j``
+(``w_ii = 0``), logits ``l_il = -|W_j^T u_il|^2 / (2 h^2)``, ``u_il = X_i - X_l``,
+head ``j``'s estimate of its target ``t^j`` (``Y`` for averaging,
+``Zc W_V^j W_O^j`` for concat) ``that_ij = sum_l w_il t_l`` and
+``g_i = 2 (f_i - Y_i) / n``:
+
+    dL/dW_j = -(c_j / h^2) S_j W_j,   S_j = sum_{i,l} g_i w_il (t_l - that_ij) u_il u_il^T,
+
+``c_j = 1/H`` (average) or 1 (concat, where ``W_O`` is at its least-squares
+optimum, so its own dependence on ``W`` drops out: the envelope theorem).
+:func:`loo_loss` returns both; the tests compare the gradient with finite
+differences.  An optional orthogonality penalty
+``lambda sum_{j<k} tr(P_j P_k) / d_k`` (``P_j`` the projector on the column space of
+``W_j``: the number of pairs times ``1 - HDI_PA``) is the
+positive control: training that is told to orthogonalise must be seen to.
+
+:func:`train_heads` runs gradient descent with Armijo backtracking from given
+projections and records, along the path, HDI_PA of the keys (the column
+spaces of the ``W_j``), the diversity of the query-key circuits ``W_j W_j^T``
+(tied projections: the circuit has the column space of ``W_j``, but once the
+heads are trained their singular values differ, so the circuits' index,
+HDI_RV, one minus the mean cosine ``tr(M_j M_k)/(|M_j| |M_k|)``, can move
+apart from HDI_PA), the heads' error correlation on fresh data, the training
+loss and the IMSE on fresh data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import heads as _heads
+from .constants import MAX_REPLICATES, check_entries
+from .diversity import head_diversity_index
+from .infra.validate import as_float_array, nonnegative_scalar, one_of, positive_int, positive_scalar
+
+__all__ = ["COMBINATIONS", "LooLoss", "TrainingPath", "error_correlation", "fresh_error", "loo_loss",
+           "orthogonality_penalty", "train_heads"]
+
+#: The combination rules training supports (of :data:`mhanw.heads.RULES`).
+COMBINATIONS = ("average", "concat")
+
+
+@dataclass(frozen=True)
+class LooLoss:
+    """The leave-one-out loss of :func:`loo_loss`: ``loss`` (with the penalty), ``fit`` (the LOO mean
+    squared error alone), ``penalty`` (its value times ``lambda``), ``grad`` ``(H, d, d_k)`` or ``None``,
+    ``output`` (``W_O`` ``(H, d_v)`` for concat, else ``None``)."""
+
+    loss: float
+    fit: float
+    penalty: float
+    grad: np.ndarray | None
+    output: np.ndarray | None
+
+
+def _check(W, X, Y, bandwidth, combination, values):
+    W = as_float_array(W, "W", ndim=3)
+    X = as_float_array(X, "X", ndim=2)
+    Y = as_float_array(Y, "Y", ndim=1)
+    if W.shape[1] != X.shape[1] or W.shape[2] > W.shape[1]:
+        raise ValueError(f"W: expected shape (H, {X.shape[1]}, d_k) with d_k <= {X.shape[1]}, got {W.shape}")
+    if Y.shape[0] != X.shape[0]:
+        raise ValueError(f"Y: expected {X.shape[0]} values (one per row of X), got shape {Y.shape}")
+    if X.shape[0] < 3:
+        raise ValueError(f"X: leave-one-out training needs at least 3 points, got {X.shape[0]}")
+    check_entries("W", W.shape[0], X.shape[0], X.shape[0])  # one (n, n) weight matrix per head
+    h = positive_scalar(bandwidth, "bandwidth")
+    if h * h < np.finfo(float).tiny:
+        raise ValueError(f"bandwidth: expected h^2 to be a normal double (h > 1.5e-154), got h = {h!r}")
+    one_of(combination, "combination", COMBINATIONS)
+    V = _heads._named_values(values, W.shape[0], X.shape[1]) if combination == "concat" else None
+    return W, X, Y, h, V
+
+
+def _loo_weights(K, h):
+    """Leave-one-out Gaussian weights ``(n, n)`` (zero diagonal, rows summing to 1) of keys ``K`` ``(n, d_k)``."""
+    sq = np.einsum("ik,ik->i", K, K)
+    D2 = sq[:, None] + sq[None, :] - 2.0 * (K @ K.T)
+    np.maximum(D2, 0.0, out=D2)
+    L = D2 * (-0.5 / (h * h))
+    np.fill_diagonal(L, -np.inf)
+    L -= L.max(axis=1, keepdims=True)
+    if not np.all(np.isfinite(L[~np.eye(L.shape[0], dtype=bool)])):
+        raise ValueError("W: the logits |W^T (x - x')|^2 / h^2 overflow a double; the projections are too large")
+    w = np.exp(L)
+    w /= w.sum(axis=1, keepdims=True)
+    return w
+
+
+def orthogonality_penalty(W, gradient: bool = True):
+    """``sum_{j<k} tr(P_j P_k) / d_k`` and its gradient ``(H, d, d_k)``, ``P_j`` the orthogonal projector on
+    the column space of ``W_j``: the number of pairs times ``1 - HDI_PA``.
+
+    0 exactly when the heads' column spaces are mutually orthogonal; it sees only the subspaces (not a
+    head's scale, its inverse bandwidth, nor its singular values, so it never rewards a head for
+    losing rank).  With ``G_j = W_j^T W_j`` and ``A_j = sum_{k != j} P_k``, the gradient in ``W_j`` is
+    ``(2/d_k) (I - P_j) A_j W_j G_j^-1``."""
+    W = as_float_array(W, "W", ndim=3)
+    H, d, d_k = W.shape
+    Ginv = np.linalg.inv(np.einsum("hdk,hdl->hkl", W, W))
+    P = np.einsum("hdk,hkl,hel->hde", W, Ginv, W)  # (H, d, d)
+    total = P.sum(axis=0)
+    value = float((np.einsum("de,ed->", total, total) - np.einsum("hde,hed->", P, P)) / (2 * d_k))
+    if not gradient:
+        return value, None
+    grad = np.empty_like(W)
+    for j in range(H):
+        A = total - P[j]
+        grad[j] = (2.0 / d_k) * ((np.eye(d) - P[j]) @ A @ W[j] @ Ginv[j])
+    return value, grad
+
+
+def loo_loss(W, X, Y, bandwidth: float, combination: str = "average", values="response", penalty: float = 0.0,
+             gradient: bool = True) -> LooLoss:
+    """The leave-one-out training loss of Gaussian NW heads ``W`` ``(H, d, d_k)`` on ``(X, Y)`` and its gradient.
+
+    ``combination``: ``"average"`` or ``"concat"`` (``values`` as in :class:`mhanw.heads.HeadConfig`,
+    ``W_O`` fitted by least squares on the LOO outputs, returned as ``output``).  ``penalty``:
+    ``lambda >= 0`` of :func:`orthogonality_penalty`.  See the module docstring for the formulas.
+    """
+    W, X, Y, h, V = _check(W, X, Y, bandwidth, combination, values)
+    lam = nonnegative_scalar(penalty, "penalty")
+    H, d, _ = W.shape
+    n = X.shape[0]
+    weights = [_loo_weights(X @ W[j], h) for j in range(H)]
+    O = None
+    if combination == "average":
+        est = np.stack([w @ Y for w in weights])  # (H, n)
+        f = est.mean(axis=0)
+        targets = [Y] * H
+        coef = 1.0 / H
+    else:
+        Zc = np.column_stack([Y, X])
+        Zc -= Zc.mean(axis=0)
+        cols = np.flatnonzero(np.any(V != 0.0, axis=(0, 2)))
+        F = np.concatenate([(w @ Zc[:, cols]) @ V[j, cols] for j, w in enumerate(weights)], axis=1)  # (n, H d_v)
+        o = np.linalg.lstsq(F, Zc[:, 0], rcond=None)[0]
+        O = o.reshape(H, V.shape[2])
+        f = Y.mean() + F @ o
+        targets = [Zc[:, cols] @ (V[j, cols] @ O[j]) for j in range(H)]
+        coef = 1.0
+    r = f - Y
+    fit = float(np.mean(r * r))
+    pen, pen_grad = orthogonality_penalty(W, gradient) if lam > 0 else (0.0, None)
+    if not gradient:
+        return LooLoss(loss=fit + lam * pen, fit=fit, penalty=lam * pen, grad=None, output=O)
+    g = 2.0 * r / n
+    grad = np.empty_like(W)
+    for j, (w, t) in enumerate(zip(weights, targets)):
+        that = w @ t
+        C = (g * coef)[:, None] * w * (t[None, :] - that[:, None])  # (n, n), dL/dl_il
+        M = X.T @ C @ X
+        S = (X.T * C.sum(axis=1)) @ X - M - M.T + (X.T * C.sum(axis=0)) @ X
+        grad[j] = -(S @ W[j]) / (h * h)
+    if lam > 0:
+        grad += lam * pen_grad
+    return LooLoss(loss=fit + lam * pen, fit=fit, penalty=lam * pen, grad=grad, output=O)
+
+
+def _config(W, bandwidth, combination, values):
+    if combination == "average":
+        return _heads.HeadConfig(W, bandwidth=bandwidth)
+    return _heads.HeadConfig(W, bandwidth=bandwidth, rule="concat", values=values, output="fitted")
+
+
+def fresh_error(W, sample, bandwidth: float, combination: str = "average", values="response") -> float:
+    """The integrated squared error on fresh data, ``mean_t (f(x_t) - m(x_t))^2``, of heads ``W`` trained on
+    ``sample`` (a :class:`mhanw.data.Sample`: ``X``, ``Y`` the training sample, ``X_test``, ``m_test``
+    fresh points); for concat ``W_O`` is refitted as in :func:`loo_loss`."""
+    cfg = _config(W, bandwidth, combination, values)
+    f = _heads.ensemble_estimate(cfg, sample.X, sample.Y, sample.X_test)
+    return float(np.mean((f - sample.m_test) ** 2))
+
+
+def error_correlation(W, sample, bandwidth: float) -> float:
+    """The heads' error correlation on fresh data: the mean over pairs ``j < k`` of the correlation over
+    the test points of ``m_j(x) - m(x)`` and ``m_k(x) - m(x)``, ``m_j`` head ``j``'s NW regression of the
+    response (what every head computes, whatever the combination); NaN for one head."""
+    W = as_float_array(W, "W", ndim=3)
+    if W.shape[0] < 2:
+        return float("nan")
+    err = _heads.head_estimates(W, sample.X, sample.Y, sample.X_test, bandwidth) - sample.m_test
+    R = np.corrcoef(err)
+    return float(R[np.triu_indices(W.shape[0], 1)].mean())
+
+
+@dataclass(frozen=True)
+class TrainingPath:
+    """One gradient-descent path of :func:`train_heads`.
+
+    ``steps`` ``(K,)``: the recorded steps (0 the initialisation); at each, ``loss`` (the LOO training
+    loss with the penalty), ``fit`` (without it), ``hdi`` (HDI_PA of the keys' column spaces),
+    ``hdi_circuit`` (one minus the mean cosine of the query-key circuits ``W_j W_j^T``, HDI_RV:
+    with unconstrained heads it weights directions by their singular values), ``error_corr`` (the
+    heads' error correlation on fresh data) and ``imse`` (integrated squared error on fresh data),
+    each ``(K,)``; ``initial``, ``final``: the projections ``(H, d, d_k)``; ``accepted``: the number
+    of steps taken (the descent stops early when no step decreases the loss).
+    """
+
+    steps: np.ndarray
+    loss: np.ndarray
+    fit: np.ndarray
+    hdi: np.ndarray
+    hdi_circuit: np.ndarray
+    error_corr: np.ndarray
+    imse: np.ndarray
+    initial: np.ndarray
+    final: np.ndarray
+    accepted: int
+
+
+def train_heads(W0, sample, bandwidth: float, combination: str = "average", values="response",
+                penalty: float = 0.0, n_steps: int = 50, record_every: int = 5, first_move: float = 0.2) -> TrainingPath:
+    """Gradient descent on :func:`loo_loss` from ``W0`` ``(H, d, d_k)``, recording the path.
+
+    ``sample``: a :class:`mhanw.data.Sample` (training ``X``, ``Y``; fresh ``X_test``, ``m_test`` for
+    the IMSE and the error correlation).  Each step moves along the negative gradient; the step
+    length is halved until the Armijo condition ``L(W - eta G) <= L(W) - 1e-4 eta |G|^2`` holds and
+    doubled after an accepted step; the first step has length ``first_move`` (relative to
+    ``|W0|_F``).  Recorded every ``record_every`` steps and at the end.  Deterministic.
+    """
+    W = as_float_array(W0, "W0", ndim=3).copy()
+    n_steps = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES, what="steps")
+    record_every = positive_int(record_every, "record_every")
+    first_move = positive_scalar(first_move, "first_move")
+    X, Y = sample.X, sample.Y
+    cur = loo_loss(W, X, Y, bandwidth, combination, values, penalty)
+    rec = {k: [] for k in ("steps", "loss", "fit", "hdi", "hdi_circuit", "error_corr", "imse")}
+
+    def record(step, state):
+        rec["steps"].append(step)
+        rec["loss"].append(state.loss)
+        rec["fit"].append(state.fit)
+        rec["hdi"].append(head_diversity_index(W) if W.shape[0] > 1 else float("nan"))
+        rec["hdi_circuit"].append(head_diversity_index(W, "rv") if W.shape[0] > 1 else float("nan"))
+        rec["error_corr"].append(error_correlation(W, sample, bandwidth))
+        rec["imse"].append(fresh_error(W, sample, bandwidth, combination, values))
+
+    grid = sorted(set(range(0, n_steps + 1, record_every)) | {n_steps})
+    record(0, cur)
+    g2 = float(np.sum(cur.grad ** 2))
+    eta = first_move * np.linalg.norm(W) / max(np.sqrt(g2), 1e-300)
+    accepted = 0
+    for step in range(1, n_steps + 1):
+        if g2 == 0.0:
+            break
+        while eta * np.sqrt(g2) > 1e-12 * max(np.linalg.norm(W), 1.0):
+            W_new = W - eta * cur.grad
+            try:
+                trial = loo_loss(W_new, X, Y, bandwidth, combination, values, penalty, gradient=False)
+            except ValueError:  # logits overflow: a step far too long
+                trial = None
+            if trial is not None and trial.loss <= cur.loss - 1e-4 * eta * g2:
+                break
+            eta /= 2.0
+        else:
+            break  # no step decreases the loss: converged to rounding
+        W = W_new
+        cur = loo_loss(W, X, Y, bandwidth, combination, values, penalty)
+        g2 = float(np.sum(cur.grad ** 2))
+        eta *= 2.0
+        accepted = step
+        if step in grid:
+            record(step, cur)
+    # a path that stopped early stays where it is: the remaining grid points carry its last state
+    remaining = [k for k in grid if k > accepted]
+    if remaining and accepted not in grid:
+        record(remaining.pop(0), cur)
+    for k in remaining:
+        for key in rec:
+            rec[key].append(k if key == "steps" else rec[key][-1])
+    arr = {k: np.asarray(v, dtype=float) for k, v in rec.items()}
+    return TrainingPath(steps=arr["steps"].astype(int), loss=arr["loss"], fit=arr["fit"], hdi=arr["hdi"],
+                        hdi_circuit=arr["hdi_circuit"], error_corr=arr["error_corr"], imse=arr["imse"], initial=np.asarray(W0, dtype=float),
+                        final=W, accepted=accepted)
