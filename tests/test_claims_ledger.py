@@ -120,7 +120,7 @@ def test_condition_marks_one_letter_per_distinct_set_of_conditions():
 def test_summary_says_each_verdict_once_and_counts_in_words(results):
     records, _, _ = claimslib.collect(results)
     tex = claimslib.latex_summary(records)
-    assert ("Of the four statements checked, one holds, one holds under the stated conditions, "
+    assert ("Of the four claims of the paper checked, one holds, one holds under the stated conditions, "
             "one fails as stated and one is undecided at this size") in tex
     by_verdict = claimslib.by_verdict_sentence(records)
     for v in (HOLDS, FAILS, UNDECIDED):

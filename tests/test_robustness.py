@@ -117,11 +117,12 @@ def test_stability_section_reports_flips_as_such():
     flipped = [dict(default[0]), dict(default[1], verdict=HOLDS)]
     und = [dict(default[0], verdict=UNDECIDED), dict(default[1])]
     tex = rr.stability_latex(_stab(default, {"1": default, "2": flipped, "3": und}), "paper")
-    assert "one more is undecided at this size" in tex
-    assert "one flips: under at least one seed its verdict is another one than the default run's" in tex
-    assert "fails as stated in the default run, holds under seed 2" in tex
+    assert "for one more claim some seeds are undecided at this size" in tex
+    assert "one of two claims flips (some seed gives the opposite decision at the same size)" in tex
+    assert "fails as stated under the default seed, holds under seed 2" in tex
     assert "\\textbf{flips}: same under two of three seeds; holds under one" in tex
     assert "None of the two claims receive" not in tex and "seeds (1-3)" in tex
+    assert "all at the same quick sizes" in tex and "a difference between them is the seed's alone" in tex
 
 
 def test_fallbacks_say_how_to_make_the_ledgers():
@@ -153,7 +154,7 @@ def test_the_command_reports_from_the_ledgers_on_disk(tmp_path):
     scen = (tmp_path / "paper" / "generated" / "scenarios.tex").read_text()
     assert "Scenario \\texttt{heavy-tails}: Heavy tails." in scen and "one changes with the assumption" in scen
     stab = (tmp_path / "paper" / "generated" / "stability.tex").read_text()
-    assert "All seven claims receive the default verdict under the seed; no claim flips" in stab
+    assert "All seven claims receive the default seed's verdict under the other seed; no claim flips" in stab
 
 
 # --------------------------------------------------------------------------- make plans

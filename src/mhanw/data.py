@@ -884,6 +884,20 @@ class NoiseModel:
         """Whether the noise is ``N(0, sigma^2)`` independent of ``X`` (the reference law)."""
         return self.law == "gaussian"
 
+    @property
+    def homoscedastic(self) -> bool:
+        """Whether the noise has the same conditional variance ``sigma^2`` at every ``x`` (every law but
+        ``"heteroscedastic"``)."""
+        return self.law != "heteroscedastic"
+
+    @property
+    def rotation_invariant(self) -> bool:
+        """Whether the law of the noise given ``X = x`` equals its law given ``X = O x`` for every rotation
+        ``O``: homoscedastic, or a level multiplier that uses only ``r = |x|`` (no coordinate ``x_l``)."""
+        if self.homoscedastic:
+            return True
+        return all(s is R_SYMBOL for s in _formula(self.expression, "noise").args)
+
     def sd(self, X) -> np.ndarray:
         """Conditional standard deviation of the noise at the points ``X`` ``(N, d)``, ``(N,)``."""
         X = as_float_array(X, "X", ndim=2, allow_empty=True)

@@ -70,6 +70,26 @@ def count_of(k, n, noun: str = "") -> str:
     return f"{number_word(k)} of {number_word(n)}{tail}" if n <= len(_WORDS) - 1 else f"{k} of {n}{tail}"
 
 
+def count_clause(k, n, noun: str, singular: str, plural: str, one: str = "") -> str:
+    """A count as the subject of a clause, with the verb that agrees with it.
+
+    ``noun``: the plural noun, ``one``: its singular (default ``noun`` without its final ``s``);
+    ``singular``, ``plural``: the verb phrase for each (``"falls below it"``, ``"fall below it"``).
+    ``count_clause(1, 72, "heads", "falls", "fall")`` -> ``"1 of 72 heads falls"``; ``(5, 72)`` ->
+    ``"5 of 72 heads fall"``; ``(0, 72)`` -> ``"none of the 72 heads falls"``; ``(2, 2)`` -> ``"both
+    heads fall"``; ``(1, 1)`` -> ``"the one head falls"``; ``(0, 1)`` -> ``"no head falls"``.
+    """
+    k, n = _count(k, "k"), _count(n, "n")
+    noun, singular, plural = _text(noun, "noun"), _text(singular, "singular"), _text(plural, "plural")
+    one = _text(one, "one") or (noun[:-1] if noun.endswith("s") else noun)
+    if n == 1:
+        if k > 1:
+            raise ValueError(f"k: expected at most n = 1, got {k}")
+        return f"{'the one' if k else 'no'} {one} {singular}"
+    subject = count_of(k, n, noun)
+    return f"{subject} {singular if k in (0, 1) else plural}"
+
+
 def ranges(values) -> str:
     """Integers as ranges: ``[1, 2, 3, 5, 7, 8]`` -> ``"1-3, 5, 7-8"`` (an en dash in LaTeX is the caller's)."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):

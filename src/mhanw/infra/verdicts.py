@@ -2,11 +2,49 @@
 
 A chapter checks claims of the paper.  Each check ends in a :class:`Verdict`:
 the claim's id, the statement checked, one verdict from :data:`VOCABULARY`,
-the deciding statistics with their standard errors, the criterion in words and,
-where "holds" means that no violation was detected, the smallest violation the
-run could have detected.  Chapters render their "What we found" cells, the
-paper's verdict sentences and the claims ledger from these records, never from
-typed text.
+the deciding statistics with their standard errors, the criterion in words, the
+premises the prediction rests on (:mod:`mhanw.infra.premises`), the tolerance
+that matters and the smallest violation the run could detect (with their unit),
+and, for a claim that rests on a search, its budget and convergence
+(:class:`Search`).  Chapters render their "What we found" cells, the paper's
+verdict sentences and the claims ledger from these records, never from typed text.
+
+How a chapter uses it (the manual)
+----------------------------------
+
+1. **Premises.**  Evaluate the premises of the claim on the run's own data model and
+   heads with the predicates of :mod:`mhanw.premises` (``P.rotation_invariant_data(model)``,
+   ``P.iid_samples(model)``, ``P.exchangeable_heads(W, model)``, ...) and pass them to the
+   record: ``Verdict(..., verdict=<the rule's decision on the numbers>, premises=prem)``.
+   When a premise fails, the record's verdict is :data:`OUTSIDE` ("outside its conditions"),
+   its ``shows`` keeps the rule's decision on the numbers ("fails as stated"), its
+   statistics are kept, and every reader names the failed premise.  **The constructor
+   converts** (a rule never has to test its premises itself, and no record whose premise
+   fails can say "holds" or "fails"); ``verdict=OUTSIDE`` given directly needs a failed
+   premise and a ``shows``.  A "holds under the stated conditions" with premises and no
+   ``conditions`` states its premises' sentences as its conditions.  A ``not checkable``
+   record stays so (nothing was computed).
+2. **Power.**  A "holds" from a non-detection states the ``tolerance`` that matters for the
+   claim and the ``detectable`` size, both in ``unit``; **the constructor refuses** a holds
+   whose detectable size exceeds its tolerance (that rule must say "undecided at this size":
+   :func:`power_verdict` does it).  :func:`no_violation_record` fills both and writes its
+   criterion from the rule it applies (:func:`no_violation_criterion`).
+3. **Searches.**  A claim that rests on a search or an optimum ("nothing beats the orthogonal
+   heads", "the IMSE optimum") records it as a :class:`Search` (budget: starts at the known
+   candidate, at perturbations of it and at random, steps; convergence: the best value found
+   against the known candidate's on the same objective).  **The constructor refuses** a holds
+   whose search did not reach the known candidate (:func:`search_verdict` says "undecided at
+   this size" instead).
+4. **Role.**  ``role`` is :data:`PAPER` (a claim of the paper, the default), :data:`SIDE_CHECK`
+   (the companion's own check: a control, a sensitivity analysis, a derivation of ours) or
+   :data:`TAUTOLOGY` (true by construction, e.g. a law that a model was built to give); the
+   ledger tallies the paper's claims apart and never counts a tautology as support.
+5. **Finding.**  ``finding`` is one sentence of what the numbers show, with its number, written
+   by the rule from the numbers so that it is true under any parameters ("the IMSE rises by
+   36.7 s.e. from 75 to 90 degrees"); the abstract and the summary are made of findings, and an
+   "outside its conditions" record prints its finding as what it shows.  Write it with
+   :func:`predicate` for a verdict in a sentence (``"it " + predicate(v)`` is grammatical under
+   every verdict).
 
 The rules that turn statistics into verdicts live in the chapter modules (with
 their thresholds as named constants); this module holds what every rule shares:
@@ -17,8 +55,12 @@ their thresholds as named constants); this module holds what every rule shares:
 - :func:`no_violation_record` -- the record of a claim decided by :func:`no_violation`;
 - :func:`significant_effect` -- the mirror image: a claim that predicts an
   effect of a given sign holds when the effect is ``k`` s.e. away from 0;
+- :func:`power_verdict`, :func:`search_verdict` -- a holds demoted to "undecided at this
+  size" when the run lacked the power or the search did not converge;
 - :func:`combine` -- one verdict for a claim checked at several settings;
 - :func:`within_tolerance` -- an exact check (an identity up to rounding);
+- :func:`compatible` -- whether two verdicts of one claim (another seed, another size) agree;
+- :func:`predicate` -- a verdict as the predicate of a sentence ("is undecided at this size");
 - :func:`checked` -- the argument checks of a rule: a rule decorated with it
   rejects NaN, inf, negative standard errors, empty input and non-numbers with a
   ``ValueError`` naming the argument, so that no verdict comes from bad numbers.
@@ -30,8 +72,8 @@ their thresholds as named constants); this module holds what every rule shares:
   :func:`flag_map`, :func:`estimate`, :func:`estimate_map`, :func:`labelled_estimates`,
   :func:`number_or_missing`, :func:`numbers_or_missing` (NaN read as "none found"),
   :func:`expression` (a sympy expression, never a string), :func:`record`,
-  :func:`records`, :func:`text`, :func:`note`; and the makers :func:`optional`,
-  :func:`mapping_of`, :func:`instance`;
+  :func:`records`, :func:`text`, :func:`note`, :func:`premise_list` (premises, possibly none),
+  :func:`search`; and the makers :func:`optional`, :func:`mapping_of`, :func:`instance`;
 - :func:`stat` -- the checked constructor of a :class:`Statistic`;
 - :func:`guard` -- a sentence of the text states a condition; the chapter stops
   when the numbers disagree;
@@ -56,6 +98,8 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 
 from . import notation
+from . import premises as _premises
+from .premises import Premise
 from .texout import write_atomic
 from .validate import as_float_array, boolean, brief, positive_int, real_scalar
 
@@ -64,9 +108,30 @@ HOLDS_UNDER = "holds under the stated conditions"
 FAILS = "fails as stated"
 UNDECIDED = "undecided at this size"
 NOT_CHECKABLE = "not checkable"
+#: A premise of the prediction fails for the run's parameters: the record keeps what the numbers
+#: show (``Verdict.shows``) and names the failed premise.
+OUTSIDE = "outside its conditions"
 
 #: The one vocabulary of verdicts, from strongest support to none.
-VOCABULARY = (HOLDS, HOLDS_UNDER, FAILS, UNDECIDED, NOT_CHECKABLE)
+VOCABULARY = (HOLDS, HOLDS_UNDER, FAILS, UNDECIDED, OUTSIDE, NOT_CHECKABLE)
+#: The decisions a rule makes on the numbers (what an "outside its conditions" record ``shows``).
+DECISIONS = (HOLDS, HOLDS_UNDER, FAILS, UNDECIDED)
+
+#: Each verdict as the predicate of a sentence, singular and plural (:func:`predicate`).
+PREDICATES = {
+    HOLDS: ("holds", "hold"),
+    HOLDS_UNDER: ("holds under the stated conditions", "hold under the stated conditions"),
+    FAILS: ("fails as stated", "fail as stated"),
+    UNDECIDED: ("is undecided at this size", "are undecided at this size"),
+    OUTSIDE: ("lies outside its conditions", "lie outside their conditions"),
+    NOT_CHECKABLE: ("is not checkable", "are not checkable"),
+}
+
+#: What a record checks (``Verdict.role``): a claim of the paper, a side check of the companion's
+#: own (a control, a sensitivity analysis, a derivation of ours), or a tautology (true by
+#: construction: never counted as support for the paper).
+PAPER, SIDE_CHECK, TAUTOLOGY = "paper", "side check", "tautology"
+ROLES = (PAPER, SIDE_CHECK, TAUTOLOGY)
 
 #: Default number of standard errors that separate an effect from zero.  Three
 #: keeps the chance of a false alarm per comparison near 0.3% for a normal statistic.
@@ -262,6 +327,19 @@ def statistics(values, name: str) -> tuple:
     return items
 
 
+def premise_list(values, name: str) -> tuple:
+    """A possibly empty sequence of :class:`mhanw.infra.premises.Premise` records, each id once
+    (:func:`mhanw.infra.premises.premises`), as a tuple."""
+    return _premises.premises(values, name)
+
+
+def search(value, name: str) -> "Search":
+    """``value`` if it is a :class:`Search` record (the budget and convergence of a search), else ``ValueError``."""
+    if not isinstance(value, Search):
+        raise ValueError(f"{name}: expected a Search record, got {type(value).__name__}")
+    return value
+
+
 def labelled_estimates(values, name: str) -> list:
     """A non-empty sequence of ``(label, value, standard error)`` triples (one per setting), as a list of
     ``(str, float, float)``; a malformed triple raises ``ValueError`` naming ``name[i]``."""
@@ -440,17 +518,120 @@ def _plain(x: float):
     return x if math.isfinite(x) else None
 
 
+def _optional_number(value, name: str):
+    """``None``, or ``value`` as a finite float >= 0 (a tolerance, a detectable size)."""
+    if value is None:
+        return None
+    try:
+        return float(standard_error(value, name))
+    except ValueError as exc:
+        raise StatisticError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class Search:
+    """What a search or an optimisation did, for a claim that rests on its result.
+
+    ``what``: what was searched (``"IMSE descent over free heads"``); ``starts``: the starts in all,
+    of which ``known_starts`` at the known candidate (e.g. the orthogonal heads) and
+    ``perturbed_starts`` at perturbations of it (the rest are random); ``steps``: the step budget of
+    each start; ``best``: the best objective value found (lower is better); ``known``: the known
+    candidate's value on the same objective (the same batch); ``unit``: their unit; ``slack``:
+    rounding allowed when comparing them (default 0).
+
+    The search *reached* the known candidate when ``best <= known + slack``: a claim may rest on the
+    optimum only then (a descent that starts at the known candidate reaches it by construction).
+    """
+
+    what: str
+    starts: int
+    known_starts: int
+    perturbed_starts: int
+    steps: int
+    best: float
+    known: float
+    unit: str = ""
+    slack: float = 0.0
+
+    def __post_init__(self):
+        text(self.what, "what")
+        for name in ("starts", "known_starts", "perturbed_starts", "steps"):
+            object.__setattr__(self, name, count(getattr(self, name), name))
+        if self.starts < 1:
+            raise ValueError(f"starts: expected at least one start, got {self.starts}")
+        if self.known_starts + self.perturbed_starts > self.starts:
+            raise ValueError(f"starts: {self.known_starts} known and {self.perturbed_starts} perturbed starts "
+                             f"exceed the {self.starts} starts")
+        object.__setattr__(self, "best", number(self.best, "best"))
+        object.__setattr__(self, "known", number(self.known, "known"))
+        object.__setattr__(self, "slack", nonnegative(self.slack, "slack"))
+        note(self.unit, "unit")
+
+    @property
+    def reached(self) -> bool:
+        """Whether the best value found is at least as good as the known candidate's (within ``slack``)."""
+        return self.best <= self.known + self.slack
+
+    @property
+    def random_starts(self) -> int:
+        return self.starts - self.known_starts - self.perturbed_starts
+
+    def text(self) -> str:
+        """The budget and the convergence in words (plain text)."""
+        parts = [f"{k} {w}" for k, w in ((self.known_starts, "at the known configuration"),
+                                          (self.perturbed_starts, "at perturbations of it"),
+                                          (self.random_starts, "random")) if k]
+        unit = f" {self.unit}" if self.unit else ""
+        gap = "" if self.known == 0 else f", {100 * (self.best - self.known) / abs(self.known):+.1f} %"
+        outcome = "it reached the known configuration" if self.reached else \
+            "it did not reach the known configuration"
+        return (f"{self.what}: {self.starts} start{'s' if self.starts != 1 else ''} ({', '.join(parts)}), "
+                f"{self.steps} steps each; best {_fmt(self.best)}{unit} against the known configuration's "
+                f"{_fmt(self.known)}{unit}{gap}: {outcome}")
+
+    def to_dict(self) -> dict:
+        return {"what": self.what, "starts": self.starts, "known_starts": self.known_starts,
+                "perturbed_starts": self.perturbed_starts, "steps": self.steps, "best": self.best,
+                "known": self.known, "unit": self.unit, "slack": self.slack, "reached": self.reached}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Search":
+        if not isinstance(d, Mapping):
+            raise ValueError(f"search: expected a mapping, got {brief(d)}")
+        keys = ("what", "starts", "known_starts", "perturbed_starts", "steps", "best", "known")
+        missing = [k for k in keys if k not in d]
+        if missing:
+            raise ValueError(f"search: the record has no {', '.join(missing)}")
+        return cls(*(d[k] for k in keys), unit=d.get("unit", ""), slack=d.get("slack", 0.0))
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """The verdict on one claim, with what decided it.
+    """The verdict on one claim, with what decided it and what it rests on.
 
     ``claim``: a stable id such as ``"lemma-4.1/printed-bound"`` (lower case,
     ``/`` separating a claim from its parts); ``statement``: the sentence checked;
-    ``verdict``: one of :data:`VOCABULARY`; ``criterion``: the rule in words;
-    ``statistics``: the deciding numbers; ``detectable``: for a claim that holds
-    because no violation was found, the smallest violation the run could have
-    detected (in the units of the first statistic), else ``None``; ``chapter``
-    and ``section``: where the claim is checked and reported.
+    ``verdict``: one of :data:`VOCABULARY`; ``criterion``: the rule in words (the
+    rule the code applies, with its thresholds); ``statistics``: the deciding
+    numbers, the deciding one first; ``detectable``: the smallest violation the
+    run could have detected, in ``unit`` (required for a holds from a
+    non-detection); ``tolerance``: the size of violation that matters for the
+    claim, in ``unit``; ``chapter`` and ``section``: where the claim is checked
+    and reported; ``conditions``: what a "holds under the stated conditions"
+    assumes (its premises' sentences when left empty).
+
+    ``premises``: the :class:`~mhanw.infra.premises.Premise` records the prediction
+    rests on (:mod:`mhanw.premises`).  **When one fails, the constructor converts**
+    the rule's decision (``verdict``) into :data:`OUTSIDE` and keeps it as
+    ``shows``, with the statistics; ``shows`` is empty otherwise.  ``finding``: one
+    sentence of what the numbers show, with its number (the abstract's words);
+    ``role``: :data:`PAPER`, :data:`SIDE_CHECK` or :data:`TAUTOLOGY`; ``search``: the
+    :class:`Search` a claim on an optimum rests on.
+
+    Refused (``ValueError`` naming the field): a holds whose ``detectable`` exceeds
+    its ``tolerance``, and a holds on a ``search`` that did not reach the known
+    candidate -- the rule must say "undecided at this size" (:func:`power_verdict`,
+    :func:`search_verdict`).
     """
 
     claim: str
@@ -462,6 +643,13 @@ class Verdict:
     chapter: str = ""
     section: str = ""
     conditions: str = ""
+    premises: tuple = ()
+    shows: str = ""
+    finding: str = ""
+    tolerance: float | None = None
+    unit: str = ""
+    role: str = PAPER
+    search: Search | None = None
 
     def __post_init__(self):
         if not isinstance(self.claim, str) or not _CLAIM_ID.match(self.claim):
@@ -471,20 +659,64 @@ class Verdict:
         for name in ("statement", "criterion"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
                 raise ValueError(f"{name}: expected a non-empty sentence")
-        for name in ("chapter", "section", "conditions"):
+        for name in ("chapter", "section", "conditions", "shows", "finding", "unit"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name}: expected a string, got {getattr(self, name)!r}")
-        if self.detectable is not None:
-            try:
-                standard_error(self.detectable, "detectable")
-            except ValueError as exc:
-                raise StatisticError(str(exc)) from None
+        object.__setattr__(self, "detectable", _optional_number(self.detectable, "detectable"))
+        object.__setattr__(self, "tolerance", _optional_number(self.tolerance, "tolerance"))
+        if self.role not in ROLES:
+            raise ValueError(f"role: expected one of {ROLES}, got {brief(self.role)}")
+        if self.search is not None and not isinstance(self.search, Search):
+            raise ValueError(f"search: expected a Search record, got {type(self.search).__name__}")
+        prem = _premises.premises(self.premises, "premises")
+        object.__setattr__(self, "premises", prem)
+        self._apply_premises(prem)
+        decision = self.decision
+        if decision in (HOLDS, HOLDS_UNDER):
+            self._check_power()
         if self.verdict == HOLDS_UNDER and not self.conditions.strip():
-            raise ValueError("conditions: a verdict 'holds under the stated conditions' must state them")
+            if not prem:
+                raise ValueError("conditions: a verdict 'holds under the stated conditions' must state them "
+                                 "(or rest on premises)")
+            object.__setattr__(self, "conditions", _premises.conditions_text(prem))
         stats = tuple(self.statistics)
         if not all(isinstance(s, Statistic) for s in stats):
             raise ValueError("statistics: expected Statistic records")
         object.__setattr__(self, "statistics", stats)
+
+    def _apply_premises(self, prem: tuple) -> None:
+        failed = _premises.failed(prem)
+        if self.verdict == OUTSIDE:
+            if not failed:
+                raise ValueError(f"verdict: {OUTSIDE!r} needs a premise that fails (claim {self.claim!r})")
+            if self.shows not in DECISIONS:
+                raise ValueError(f"shows: an {OUTSIDE!r} record keeps the rule's decision on the numbers, one of "
+                                 f"{DECISIONS}, got {brief(self.shows)}")
+            object.__setattr__(self, "conditions", "")
+            return
+        if self.shows:
+            raise ValueError(f"shows: only an {OUTSIDE!r} record has one (verdict {self.verdict!r})")
+        if failed and self.verdict in DECISIONS:  # the conversion: the decision is kept as what it shows
+            object.__setattr__(self, "shows", self.verdict)
+            object.__setattr__(self, "verdict", OUTSIDE)
+            object.__setattr__(self, "conditions", "")
+
+    def _check_power(self) -> None:
+        if self.detectable is not None and self.tolerance is not None and self.detectable > self.tolerance:
+            raise ValueError(
+                f"detectable: claim {self.claim!r} says {self.decision!r} from a non-detection, but the run could "
+                f"only detect a violation of {_fmt(self.detectable)}{_unit(self.unit)}, above the tolerance "
+                f"{_fmt(self.tolerance)}{_unit(self.unit)} that matters: its rule must say {UNDECIDED!r} "
+                "(power_verdict)")
+        if self.search is not None and not self.search.reached:
+            raise ValueError(f"search: claim {self.claim!r} says {self.decision!r} from a search that did not reach "
+                             f"the known configuration ({self.search.text()}): its rule must say {UNDECIDED!r} "
+                             "(search_verdict)")
+
+    @property
+    def decision(self) -> str:
+        """The rule's decision on the numbers: ``shows`` for an "outside its conditions" record, else the verdict."""
+        return self.shows if self.verdict == OUTSIDE else self.verdict
 
     @property
     def holds(self) -> bool:
@@ -494,6 +726,14 @@ class Verdict:
     def fails(self) -> bool:
         return self.verdict == FAILS
 
+    @property
+    def outside(self) -> bool:
+        return self.verdict == OUTSIDE
+
+    @property
+    def failed_premises(self) -> tuple:
+        return _premises.failed(self.premises)
+
     def to_dict(self) -> dict:
         return {
             "claim": self.claim,
@@ -501,10 +741,17 @@ class Verdict:
             "section": self.section,
             "statement": self.statement,
             "verdict": self.verdict,
+            "shows": self.shows,
             "conditions": self.conditions,
             "criterion": self.criterion,
             "statistics": [s.to_dict() for s in self.statistics],
             "detectable": None if self.detectable is None else _plain(self.detectable),
+            "tolerance": None if self.tolerance is None else _plain(self.tolerance),
+            "unit": self.unit,
+            "premises": [p.to_dict() for p in self.premises],
+            "finding": self.finding,
+            "role": self.role,
+            "search": None if self.search is None else self.search.to_dict(),
         }
 
     @classmethod
@@ -525,16 +772,39 @@ class Verdict:
                     raise ValueError(f"statistics[{i}]: expected a mapping with 'name' and 'value', got {brief(s)}")
                 stats.append(Statistic(s["name"], s["value"], math.nan if s.get("se") is None else s["se"],
                                        s.get("unit", "")))
+            raw_prem = d.get("premises") or ()
+            if not isinstance(raw_prem, (list, tuple)):
+                raise ValueError(f"premises: expected a list, got {type(raw_prem).__name__}")
+            prem = tuple(Premise.from_dict(p) for p in raw_prem)
+            found = d.get("search")
             return cls(claim=d["claim"], statement=d["statement"], verdict=d["verdict"], criterion=d["criterion"],
                        statistics=tuple(stats), detectable=d.get("detectable"), chapter=d.get("chapter", ""),
-                       section=d.get("section", ""), conditions=d.get("conditions", ""))
+                       section=d.get("section", ""), conditions=d.get("conditions", "") or "",
+                       premises=prem, shows=d.get("shows", "") or "", finding=d.get("finding", "") or "",
+                       tolerance=d.get("tolerance"), unit=d.get("unit", "") or "", role=d.get("role", PAPER),
+                       search=None if found is None else Search.from_dict(found))
         except ValueError as exc:
             raise ValueError(f"d: the record of claim {d.get('claim')!r}: {exc}") from None
 
 
+def _unit(unit: str) -> str:
+    return "" if not unit else (unit if unit.startswith("%") else f" {unit}")
+
+
+def predicate(verdict: str, plural: bool = False) -> str:
+    """A verdict as the predicate of a sentence: ``"it " + predicate(v)`` reads under every verdict
+    (``holds``, ``fails as stated``, ``is undecided at this size``, ``lies outside its conditions``,
+    ``is not checkable``); ``plural``: for a plural subject (``are undecided at this size``)."""
+    if verdict not in VOCABULARY:
+        raise ValueError(f"verdict: expected one of {VOCABULARY}, got {brief(verdict)}")
+    flag(plural, "plural")
+    return PREDICATES[verdict][1 if plural else 0]
+
+
 def compatible(paper: str, other: str) -> bool:
     """Whether verdict ``other`` (another seed or size) agrees with ``paper``: equal,
-    ``"undecided at this size"``, or both a form of "holds"; never the opposite one."""
+    ``"undecided at this size"``, or both a form of "holds"; never the opposite one.  Compare the
+    ``shows`` of two "outside its conditions" records the same way (what their numbers show)."""
     for name, v in (("paper", paper), ("other", other)):
         if v not in VOCABULARY:
             raise ValueError(f"{name}: expected one of {VOCABULARY}, got {brief(v)}")
@@ -571,19 +841,51 @@ def no_violation(effect: float, se: float, tolerance: float, *, n_se: float = N_
     return UNDECIDED, detectable
 
 
+def no_violation_criterion(tolerance: float, *, unit: str = "", n_se: float = N_SE) -> str:
+    """The words of the rule :func:`no_violation` applies with ``tolerance`` (in ``unit``): what the record's
+    criterion must say, so that the printed criterion is the rule the code applies."""
+    tol = standard_error(tolerance, "tolerance")
+    k = standard_error(n_se, "n_se")
+    t = f"{_fmt(tol)}{_unit(note(unit, 'unit'))}"
+    return (f"holds when |effect| + {k:g} s.e. <= {t} (the whole interval within the tolerance), fails when "
+            f"|effect| exceeds both {k:g} s.e. and {t}, undecided otherwise")
+
+
 def no_violation_record(effect: Statistic, tolerance: float, *, n_se: float = N_SE, extra: tuple = (),
                         **fields) -> Verdict:
     """The record of a claim decided by :func:`no_violation` on the statistic ``effect`` (its value and s.e.).
 
-    ``fields``: the record's ``claim``, ``statement``, ``criterion``, ``section``...;
-    ``extra``: further statistics, reported after ``effect``.  ``detectable`` is
-    the rule's ``n_se * se`` when the claim holds, else ``None``.
+    ``fields``: the record's ``claim``, ``statement``, ``criterion`` (what the effect is; the rule's
+    words, :func:`no_violation_criterion`, are appended), ``section``, ``premises``...;
+    ``extra``: further statistics, reported after ``effect``.  The record carries the tolerance and
+    the detectable size ``n_se * se``, both in the unit of ``effect``.
     """
     if not isinstance(effect, Statistic):
         raise ValueError(f"effect: expected a Statistic, got {type(effect).__name__}")
     verdict, detectable = no_violation(effect.value, effect.se, tolerance, n_se=n_se)
-    return Verdict(verdict=verdict, statistics=(effect, *extra), detectable=detectable if verdict == HOLDS else None,
-                   **fields)
+    what = fields.pop("criterion", "")
+    rule = no_violation_criterion(tolerance, unit=effect.unit, n_se=n_se)
+    return Verdict(verdict=verdict, statistics=(effect, *extra), detectable=detectable, tolerance=float(tolerance),
+                   unit=effect.unit, criterion=f"{what}: {rule}" if what else rule, **fields)
+
+
+def power_verdict(verdict: str, detectable: float, tolerance: float) -> str:
+    """``verdict``, or "undecided at this size" when it is a holds from a non-detection whose detectable
+    size exceeds the tolerance that matters (the power rule every holds obeys)."""
+    if verdict not in VOCABULARY:
+        raise ValueError(f"verdict: expected one of {VOCABULARY}, got {brief(verdict)}")
+    det = standard_error(detectable, "detectable")
+    tol = standard_error(tolerance, "tolerance")
+    return UNDECIDED if verdict in (HOLDS, HOLDS_UNDER) and det > tol else verdict
+
+
+def search_verdict(verdict: str, found: "Search") -> str:
+    """``verdict``, or "undecided at this size" when it is a holds resting on a search that did not reach
+    the known configuration (:attr:`Search.reached`)."""
+    if verdict not in VOCABULARY:
+        raise ValueError(f"verdict: expected one of {VOCABULARY}, got {brief(verdict)}")
+    search(found, "found")
+    return UNDECIDED if verdict in (HOLDS, HOLDS_UNDER) and not found.reached else verdict
 
 
 def significant_effect(effect: float, se: float, *, sign: int = 1, n_se: float = N_SE) -> str:
@@ -621,7 +923,9 @@ def direction_words(effect: float, se: float, *, positive: str, negative: str, n
 
 def combine(verdicts) -> str:
     """One verdict for a claim checked at several settings: fails if any fails, holds if all hold,
-    undecided otherwise (also when some setting is not checkable)."""
+    outside its conditions if all are, undecided otherwise (also when some setting is not checkable
+    or outside its conditions: the claim was not seen to hold at that setting).  A record given the
+    combined :data:`OUTSIDE` needs the failed premises of its parts."""
     verdicts = list(verdicts)
     if not verdicts:
         raise ValueError("verdicts: expected at least one verdict")
@@ -632,6 +936,8 @@ def combine(verdicts) -> str:
         return FAILS
     if all(v == HOLDS for v in verdicts):
         return HOLDS
+    if all(v == OUTSIDE for v in verdicts):
+        return OUTSIDE
     return UNDECIDED
 
 
@@ -746,13 +1052,47 @@ def statistic_text(s: Statistic) -> str:
     return f"{s.name} = {_fmt(s.value)}{unit}"
 
 
+def verdict_phrase(verdict: str, conditions: str = "", failure: str = "", shows: str = "") -> str:
+    """The words the ledger prints for a verdict: the word, with its ``conditions`` ("holds under the
+    stated conditions (isotropic m)"), or, for "outside its conditions", the ``failure`` of its premises
+    and what the numbers ``shows`` ("outside its conditions (m = aniso is not isotropic; the numbers:
+    fails as stated)").  Plain text with the text's ``$...$``."""
+    if verdict not in VOCABULARY:
+        raise ValueError(f"verdict: expected one of {VOCABULARY}, got {brief(verdict)}")
+    if verdict == OUTSIDE:
+        inner = "; ".join(x for x in (failure, f"the numbers: {shows}" if shows else "") if x)
+        return f"{OUTSIDE} ({inner})" if inner else OUTSIDE
+    return verdict + (f" ({conditions})" if conditions else "")
+
+
+def verdict_words(r: Verdict) -> str:
+    """:func:`verdict_phrase` of a record."""
+    record(r, "r")
+    return verdict_phrase(r.verdict, r.conditions, _premises.failure_text(r.premises), r.shows)
+
+
+def power_text(r: Verdict) -> str:
+    """``"the run could detect a violation larger than 0.031 % (tolerance 1 %)"`` for a record with a
+    detectable size, else an empty string."""
+    record(r, "r")
+    if r.detectable is None or not math.isfinite(r.detectable):
+        return ""
+    tol = "" if r.tolerance is None else f" (tolerance {_fmt(r.tolerance, 2)}{_unit(r.unit)})"
+    return f"the run could detect a violation larger than {_fmt(r.detectable, 2)}{_unit(r.unit)}{tol}"
+
+
+_ROLE_NOTES = {SIDE_CHECK: "A side check of the companion, not a claim of the paper.",
+               TAUTOLOGY: "A tautology: true by construction, not evidence for the paper."}
+
+
 def findings_markdown(records: Iterable[Verdict]) -> str:
     """The "What we found" text of a chapter, rendered from its records (Markdown).
 
     One entry per record: the statement checked, the verdict in bold (with its
-    conditions), the deciding statistics with standard errors, the criterion and,
-    for a claim that holds because no violation was detected, the smallest
-    violation the run could have detected.
+    conditions, or with the premise that failed and what the numbers show), the
+    finding, the deciding statistics with standard errors, the criterion, the
+    power of a holds (detectable size and tolerance), the search a claim rests on,
+    and whether it is a side check or a tautology.
     """
     if isinstance(records, (str, bytes, Mapping)) or not hasattr(records, "__iter__"):
         raise ValueError(f"records: expected Verdict records (a list or a Ledger), got {type(records).__name__}")
@@ -761,16 +1101,29 @@ def findings_markdown(records: Iterable[Verdict]) -> str:
         if not isinstance(r, Verdict):
             raise ValueError(f"records: expected Verdict records, got {type(r).__name__}")
         md = notation.markdown_text
-        verdict = r.verdict + (f" ({md(r.conditions)})" if r.conditions else "")
-        lines.append(f"- **{md(r.statement)}** — *{verdict}*.")
+        lines.append(f"- **{md(r.statement)}** — *{md(verdict_words(r))}*.")
+        if r.finding:
+            lines.append(f"  {md(_sentence(r.finding))}")
         if r.statistics:
             lines.append("  " + "; ".join(md(statistic_text(s)) for s in r.statistics) + ".")
         lines.append(f"  Criterion: {md(r.criterion)}.")
-        if r.detectable is not None and math.isfinite(r.detectable):
-            lines.append(f"  The run could detect a violation larger than {_fmt(r.detectable, 2)}.")
+        power = power_text(r)
+        if power and r.decision in (HOLDS, HOLDS_UNDER):
+            lines.append(f"  {_sentence(md(power))}")
+        if r.search is not None:
+            lines.append(f"  Search: {md(r.search.text())}.")
+        if r.role != PAPER:
+            lines.append(f"  {_ROLE_NOTES[r.role]}")
     if not lines:
         raise ValueError("records: expected at least one verdict record")
     return "\n".join(lines)
+
+
+def _sentence(text: str) -> str:
+    """``text`` with a capital first letter and a final full stop."""
+    text = text.strip()
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def show_findings(records: Iterable[Verdict]) -> None:

@@ -66,9 +66,18 @@ def claims_from_json(path: Path) -> list[dict]:
             "chapter": str(chapter) if not isinstance(chapter, int) else f"{chapter:02d}",
             "section": str(rec.get("section_number") or rec.get("section", rec.get("paper_section",
                                                                               rec.get("paper section", "")))),
-            "verdict": str(rec.get("verdict", "")),
+            "verdict": _verdict_words(rec),
         })
     return rows
+
+
+def _verdict_words(rec: dict) -> str:
+    """The verdict, with the failed premise and what the numbers show for one outside its conditions."""
+    from .ledger import verdict_text
+    from mhanw.infra.verdicts import OUTSIDE
+
+    verdict = str(rec.get("verdict", ""))
+    return verdict_text(rec) if verdict == OUTSIDE else verdict
 
 
 def load_claims(root: Path) -> tuple[list[dict], str]:

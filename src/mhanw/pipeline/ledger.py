@@ -7,7 +7,10 @@ every record and refuses a claim id that two records share) and renders them:
 
 - :func:`latex_table` -- the table of every record for the paper;
 - :func:`latex_summary` -- macros with generated sentences for the abstract and
-  the summary (each verdict said once, counts in words);
+  the summary: the records' findings as sentences (:func:`findings_sentences`), the two
+  tallies -- the paper's claims apart from the companion's side checks, tautologies named
+  and not counted (:func:`tally_sentence`) --, the records outside their conditions
+  (:func:`outside_sentence`), each verdict said once, counts in words;
 - :func:`markdown_table` -- the table of every record for the book;
 - :func:`text_table` -- the verdict table printed at the end of ``make all``;
 - :func:`differences` -- the verdicts of two ledgers that differ;
@@ -34,8 +37,9 @@ from typing import Iterable
 
 from mhanw.infra import notation, prose
 from mhanw.infra.texout import format_number, tex_escape, tex_text, write_atomic
-from mhanw.infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, VOCABULARY, Statistic,
-                                  Verdict, gather, statistic_text)
+from mhanw.infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, OUTSIDE, PAPER, PREDICATES, SIDE_CHECK,
+                                  TAUTOLOGY, UNDECIDED, VOCABULARY, Statistic, Verdict, gather, statistic_text,
+                                  verdict_phrase)
 
 TABLE_HEADER = "| claim of the paper | statement | chapter | paper section | verdict |"
 
@@ -197,13 +201,8 @@ def claim_title(claim: str) -> str:
     return title if "/" not in claim else f"{title}: {part_name(claim)}"
 
 
-_VERBS = {  # (one, several)
-    HOLDS: ("holds", "hold"),
-    HOLDS_UNDER: ("holds under the stated conditions", "hold under the stated conditions"),
-    FAILS: ("fails as stated", "fail as stated"),
-    UNDECIDED: ("is undecided at this size", "are undecided at this size"),
-    NOT_CHECKABLE: ("is not checkable", "are not checkable"),
-}
+#: Each verdict as a predicate, (one, several): the one table of :mod:`mhanw.infra.verdicts`.
+_VERBS = PREDICATES
 
 
 def counts(records: Iterable[dict]) -> dict[str, int]:
@@ -233,18 +232,101 @@ def counts_phrase(records: list[dict], noun: str = "parts") -> str:
     return prose.join_list(out)
 
 
-def overall_sentence(records: list[dict]) -> str:
-    """"Of the 52 statements checked, 20 hold, 18 fail as stated and ..." (each verdict once)."""
+def overall_sentence(records: list[dict], what: tuple[str, str] = ("statement checked", "statements checked")) -> str:
+    """"Of the 52 statements checked, 20 hold, 18 fail as stated and ..." (each verdict once); ``what``:
+    the noun phrase, (one, several)."""
     c = counts(records)
     n = sum(c.values())
     if n == 0:
         raise ValueError("records: expected at least one record")
+    one, several = what
+    if n == 1:
+        v, = c
+        return f"The one {one} {_VERBS[v][0]}"
     if len(c) == 1:
         v, = c
-        return f"{_capital(prose.count_of(n, n, 'statements checked' if n > 1 else 'statement checked'))} " \
-               f"{_VERBS[v][0 if n == 1 else 1]}"
+        return f"{_capital(prose.count_of(n, n, several))} {_VERBS[v][1]}"
     parts = [f"{prose.number_word(k)} {_VERBS[v][0 if k == 1 else 1]}" for v, k in c.items()]
-    return f"Of the {prose.number_word(n)} statements checked, {prose.join_list(parts)}"
+    return f"Of the {prose.number_word(n)} {several}, {prose.join_list(parts)}"
+
+
+def role_of(r: dict) -> str:
+    """A record's role: ``paper`` (the default), ``side check`` or ``tautology``."""
+    return r.get("role") or PAPER
+
+
+def tally_sentence(records: list[dict]) -> str:
+    """The two tallies, in one sentence: the paper's claims, then the companion's side checks, then the
+    tautologies by name (true by construction, never counted): "Of the 40 claims of the paper checked,
+    ...; of the companion's nine side checks, ...; one record is a tautology and is not counted
+    (Theorem 6.1: printed law (some model))"."""
+    if not records:
+        raise ValueError("records: expected at least one record")
+    paper = [r for r in records if role_of(r) == PAPER]
+    side = [r for r in records if role_of(r) == SIDE_CHECK]
+    taut = [r for r in records if role_of(r) == TAUTOLOGY]
+    out = []
+    if paper:
+        out.append(overall_sentence(paper, ("claim of the paper checked", "claims of the paper checked")))
+    if side:
+        s = overall_sentence(side, ("side check of the companion's own", "side checks of the companion's own"))
+        out.append(s if not out else s[:1].lower() + s[1:])
+    if taut:
+        k = len(taut)
+        titles = prose.join_list([claim_title(r["claim"]) for r in taut])
+        s = (f"{'one record is a tautology' if k == 1 else prose.number_word(k) + ' records are tautologies'} "
+             f"(true by construction) and {'is' if k == 1 else 'are'} not counted: {titles}")
+        out.append(s if out else _capital(s))
+    return "; ".join(out)
+
+
+def findings_sentences(records: list[dict], roles: tuple = (PAPER,)) -> str:
+    """The findings of the records of ``roles``, one sentence each, in chapter order; a claim none of
+    whose records of those roles states a finding is said by its counts (:func:`counts_phrase`), so
+    that no claim drops out.  Empty when there is no such record."""
+    out = []
+    for g, rs in grouped([r for r in records if role_of(r) in roles]).items():
+        found = [r["finding"] for r in rs if r.get("finding")]
+        if found:
+            out.extend(_sentence(f) for f in found)
+        else:
+            out.append(_sentence(f"{_capital(group_name(g))}: {counts_phrase(rs)}"))
+    return " ".join(out)
+
+
+def failure_of(r: dict) -> str:
+    """Why the failed premises of a record fail (``"; "``-joined), or an empty string."""
+    return "; ".join(p.get("why", "") for p in r.get("premises") or () if not p.get("holds", True))
+
+
+def numbers_predicate(shows: str) -> str:
+    """What the numbers of an "outside its conditions" record show, as a predicate ("fails as stated",
+    "is undecided at this size"; a rule's "holds under the stated conditions" is said "holds": the
+    conditions are the ones that fail)."""
+    return PREDICATES[HOLDS if shows == HOLDS_UNDER else shows][0]
+
+
+def outside_sentence(records: list[dict]) -> str:
+    """The records outside their conditions, each with the premise that failed and what its numbers
+    show (the finding, else the deciding statistic); a sentence saying there is none otherwise."""
+    out = [r for r in records if r["verdict"] == OUTSIDE]
+    if not out:
+        return "No record lies outside its conditions under these parameters."
+    said = []
+    for r in out:
+        detail = r.get("finding") or deciding_statistic(r)
+        said.append(f"{claim_title(r['claim'])} ({failure_of(r)}): on its numbers it {numbers_predicate(r['shows'])}"
+                    + (f", {detail[:1].lower() + detail[1:]}" if detail else ""))
+    k = len(out)
+    head = ("One record lies outside its conditions" if k == 1 else
+            f"{_capital(prose.number_word(k))} records lie outside their conditions")
+    return _sentence(f"{head} under these parameters: {'; '.join(said)}")
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def grouped(records: list[dict]) -> dict[str, list[dict]]:
@@ -287,13 +369,22 @@ def deciding_statistic(r: dict) -> str:
     return statistic_text(stats[0]) + (f" (+{len(stats) - 1} more)" if len(stats) > 1 else "") if stats else ""
 
 
-def detectable_text(r: dict) -> str:
-    d = r.get("detectable")
-    return "" if d is None or not math.isfinite(d) else f"${format_number(d, 2)}$"
-
-
 def verdict_text(r: dict) -> str:
-    return r["verdict"] + (f" ({r['conditions']})" if r.get("conditions") else "")
+    """A record's verdict as printed: with its conditions, or with its failed premise and what the numbers
+    show (:func:`mhanw.infra.verdicts.verdict_phrase`)."""
+    return verdict_phrase(r["verdict"], r.get("conditions") or "", failure_of(r), r.get("shows") or "")
+
+
+def power_tex(r: dict) -> str:
+    """The detectable size and the tolerance of a record, ``$0.03$ / $0.05$`` (either may be missing)."""
+    d, t = r.get("detectable"), r.get("tolerance")
+    det = "" if d is None or not math.isfinite(d) else f"${format_number(d, 2)}$"
+    tol = "" if t is None or not math.isfinite(t) else f"${format_number(t, 2)}$"
+    unit = r.get("unit") or ""
+    if not (det or tol):
+        return ""
+    text = f"{det or '--'} / {tol}" if tol else det
+    return text + (f"\\,{tex_text(unit)}" if unit else "")
 
 
 def _section_ref(r: dict) -> str:
@@ -303,30 +394,49 @@ def _section_ref(r: dict) -> str:
     return tex_escape(sec or "")
 
 
+def _letters(k: int) -> str:
+    return (chr(ord("a") + k // 26 - 1) if k >= 26 else "") + chr(ord("a") + k % 26)
+
+
+def _note_of(r: dict) -> str:
+    """What a record's note under the table says: its conditions, or why its premises fail."""
+    if r.get("verdict") == OUTSIDE:
+        return failure_of(r)
+    return r.get("conditions") or ""
+
+
 def condition_marks(records: list[dict]) -> dict[str, str]:
-    """``{conditions: mark}`` of the records that hold under stated conditions, in order of first
-    appearance: ``a``, ``b``, ... (``aa``, ``ab``, ... after ``z``); records with the same conditions
-    share a mark, so the paper's table states each set of conditions once, as a note."""
+    """``{note: mark}`` of the records that hold under stated conditions or lie outside them, in order of
+    first appearance: ``a``, ``b``, ... (``aa``, ``ab``, ... after ``z``); records with the same note
+    share a mark, so the paper's table states each set of conditions (each failed premise) once, as a note."""
     marks: dict[str, str] = {}
     for r in records:
-        cond = r.get("conditions") or ""
-        if cond and cond not in marks:
-            k = len(marks)
-            marks[cond] = (chr(ord("a") + k // 26 - 1) if k >= 26 else "") + chr(ord("a") + k % 26)
+        note = _note_of(r)
+        if note and note not in marks:
+            marks[note] = _letters(len(marks))
     return marks
 
 
 def _verdict_cell(r: dict, marks: dict[str, str]) -> str:
-    """The verdict of the vocabulary, in italics; conditions as a note mark (the note under the table)."""
-    cond = r.get("conditions") or ""
-    return f"\\emph{{{tex_text(r['verdict'])}}}" + (f"\\textsuperscript{{{marks[cond]}}}" if cond else "")
+    """The verdict of the vocabulary, in italics; conditions (or the failed premise, and what the numbers
+    show) as a note mark (the note under the table)."""
+    note = _note_of(r)
+    cell = f"\\emph{{{tex_text(r['verdict'])}}}" + (f"\\textsuperscript{{{marks[note]}}}" if note else "")
+    if r.get("verdict") == OUTSIDE and r.get("shows"):
+        cell += f" (the numbers: {tex_text(r['shows'])})"
+    return cell
+
+
+_ROLE_MARK = {SIDE_CHECK: " (side check)", TAUTOLOGY: " (tautology)"}
 
 
 def latex_table(records: list[dict]) -> str:
-    """Every record as a row of a long table (claim, statement, verdict, statistic, detectable, section).
+    """Every record as a row of a long table (claim, statement, verdict, statistic, detectable / tolerance,
+    section).
 
-    The conditions of "holds under the stated conditions" are notes under the table (one per distinct
-    set of conditions, :func:`condition_marks`), so the verdict column stays one or two lines high."""
+    The conditions of "holds under the stated conditions" and the failed premises of "outside its
+    conditions" are notes under the table (one per distinct text, :func:`condition_marks`), so the
+    verdict column stays one or two lines high; side checks and tautologies are marked after the claim."""
     head = ("% Generated by mhanw.pipeline.ledger from build/claims.json; do not edit.\n")
     if not records:
         return head + ("\\paragraph{Claims ledger.} No chapter has recorded its verdicts yet "
@@ -335,37 +445,45 @@ def latex_table(records: list[dict]) -> str:
     rows = []
     for r in records:
         rows.append(" & ".join([
-            claim_tex(r["claim"]),
+            claim_tex(r["claim"]) + (f"\\emph{{{_ROLE_MARK[role_of(r)]}}}" if role_of(r) in _ROLE_MARK else ""),
             tex_text(r["statement"]),
             _verdict_cell(r, marks),
             tex_text(deciding_statistic(r)),
-            detectable_text(r),
+            power_tex(r),
             _section_ref(r),
         ]) + " \\\\")
-    notes = ""
-    if marks:
-        notes = ("\\multicolumn{6}{@{}p{\\linewidth}@{}}{\\rule{0pt}{2.6ex}Conditions of the verdicts "
-                 f"\\emph{{{tex_text(HOLDS_UNDER)}}}: "
-                 + "; ".join(f"\\textsuperscript{{{m}}}\\,{tex_text(c)}" for c, m in marks.items())
-                 + ".} \\\\")
+    cond = {n: m for n, m in marks.items() if any(_note_of(r) == n and r["verdict"] != OUTSIDE for r in records)}
+    fail = {n: m for n, m in marks.items() if n not in cond}
+    notes = []
+    if cond:
+        notes.append(f"Conditions of the verdicts \\emph{{{tex_text(HOLDS_UNDER)}}}: "
+                     + "; ".join(f"\\textsuperscript{{{m}}}\\,{tex_text(c)}" for c, m in cond.items()) + ".")
+    if fail:
+        notes.append(f"Premises that fail, for the verdicts \\emph{{{tex_text(OUTSIDE)}}}: "
+                     + "; ".join(f"\\textsuperscript{{{m}}}\\,{tex_text(c)}" for c, m in fail.items()) + ".")
+    notes_row = ("\\multicolumn{6}{@{}p{\\linewidth}@{}}{\\rule{0pt}{2.6ex}" + " ".join(notes) + "} \\\\") if notes else ""
     return head + "\n".join([
         "{\\footnotesize",
         "\\setlength{\\tabcolsep}{3pt}",
         "\\begin{longtable}{@{}>{\\raggedright\\arraybackslash}p{0.15\\linewidth}"
-        ">{\\raggedright\\arraybackslash}p{0.32\\linewidth}>{\\raggedright\\arraybackslash}p{0.11\\linewidth}"
-        ">{\\raggedright\\arraybackslash}p{0.24\\linewidth}>{\\raggedright\\arraybackslash}p{0.07\\linewidth}r@{}}",
+        ">{\\raggedright\\arraybackslash}p{0.29\\linewidth}>{\\raggedright\\arraybackslash}p{0.12\\linewidth}"
+        ">{\\raggedright\\arraybackslash}p{0.23\\linewidth}>{\\raggedright\\arraybackslash}p{0.1\\linewidth}r@{}}",
         "\\caption{Every verdict of the companion, one row per record of the claims ledger "
         "(\\texttt{build/claims.json}): the statement checked, its verdict, the deciding statistic "
-        "$\\pm$ its standard error, and, where a claim holds because no violation was detected, the "
-        "smallest violation the run could have detected."
-        + (" A letter after a verdict refers to its conditions, listed under the table." if marks else "")
+        "$\\pm$ its standard error, and the smallest violation the run could have detected with the "
+        "tolerance that matters for the claim (a claim holds from a non-detection only when the first is "
+        "below the second). A claim outside its conditions keeps what its numbers show; side checks of "
+        "the companion's own and tautologies are marked after the claim and counted apart."
+        + (" A letter after a verdict refers to its conditions, or to the premise that fails, listed under the "
+           "table." if marks else "")
         + "}\\label{tab:claims}\\\\",
         "\\toprule",
-        "claim & statement & verdict & deciding statistic & detect. & sec. \\\\",
+        "claim & statement & verdict & deciding statistic & detect.\\,/\\,tol. & sec. \\\\",
         "\\midrule\\endfirsthead",
-        "\\toprule claim & statement & verdict & deciding statistic & detect. & sec. \\\\ \\midrule\\endhead",
+        "\\toprule claim & statement & verdict & deciding statistic & detect.\\,/\\,tol. & sec. \\\\ "
+        "\\midrule\\endhead",
         "\\bottomrule\\endfoot",
-        "\\bottomrule" + (f"\n{notes}" if notes else "") + "\\endlastfoot",
+        "\\bottomrule" + (f"\n{notes_row}" if notes_row else "") + "\\endlastfoot",
         *rows,
         "\\end{longtable}}",
         "",
@@ -379,11 +497,18 @@ def _csdef(prefix: str, key: str, value: str) -> str:
 def latex_summary(records: list[dict]) -> str:
     """Macros with generated sentences, for the abstract and the summary.
 
-    - ``\\ClaimsTotal``: the number of records; ``\\ClaimsOverall``: "of the N
-      statements checked, K hold, ..." (each verdict once);
+    - ``\\ClaimsFindings``: the findings of the paper's claims, one sentence each
+      (:func:`findings_sentences`); ``\\ClaimsSideFindings``: those of the side checks;
+    - ``\\ClaimsTally``: the two tallies (:func:`tally_sentence`): the paper's claims, the
+      side checks, the tautologies by name; ``\\ClaimsOverall``: the same (kept for old texts);
+    - ``\\ClaimsOutside``: the records outside their conditions, with the failed premise and
+      what the numbers show (:func:`outside_sentence`);
+    - ``\\ClaimsTotal``: the number of records;
     - ``\\ClaimsByVerdict``: each verdict once with the claims and parts that received it;
     - ``\\ClaimsOf{thm-4.2}``: that claim's parts counted by verdict ("two of five parts hold, ...");
-    - ``\\ClaimVerdict{thm-2.1/identity}``: one record's verdict.
+    - ``\\ClaimVerdict{thm-2.1/identity}``: one record's verdict (the word, with its conditions);
+      ``\\ClaimIs{thm-2.1/identity}``: the same as a predicate, for "it \\ClaimIs{...}"
+      (:func:`mhanw.infra.verdicts.predicate`).
 
     A claim id without a record prints a bold "(not recorded)" and a LaTeX warning,
     never a verdict.
@@ -394,16 +519,23 @@ def latex_summary(records: list[dict]) -> str:
              "\\PackageWarning{mhanw}{no verdict record for claim #1}}",
              "\\newcommand{\\ClaimVerdict}[1]{\\ifcsname mhanw@verdict@#1\\endcsname"
              "\\csname mhanw@verdict@#1\\endcsname\\else\\mhanw@missing{#1}\\fi}",
+             "\\newcommand{\\ClaimIs}[1]{\\ifcsname mhanw@is@#1\\endcsname"
+             "\\csname mhanw@is@#1\\endcsname\\else\\mhanw@missing{#1}\\fi}",
              "\\newcommand{\\ClaimsOf}[1]{\\ifcsname mhanw@group@#1\\endcsname"
              "\\csname mhanw@group@#1\\endcsname\\else\\mhanw@missing{#1}\\fi}"]
     if records:
         n = len(records)
-        overall = overall_sentence(records)
+        tally = tally_sentence(records)
         lines.append(f"\\newcommand{{\\ClaimsTotal}}{{{n}}}")
-        lines.append(f"\\newcommand{{\\ClaimsOverall}}{{{tex_escape(overall)}}}")
+        lines.append(f"\\newcommand{{\\ClaimsTally}}{{{tex_text(tally)}}}")
+        lines.append(f"\\newcommand{{\\ClaimsOverall}}{{{tex_text(tally)}}}")
+        lines.append(f"\\newcommand{{\\ClaimsFindings}}{{{tex_text(findings_sentences(records))}}}")
+        lines.append(f"\\newcommand{{\\ClaimsSideFindings}}{{{tex_text(findings_sentences(records, (SIDE_CHECK,)))}}}")
+        lines.append(f"\\newcommand{{\\ClaimsOutside}}{{{tex_text(outside_sentence(records))}}}")
         lines.append(f"\\newcommand{{\\ClaimsByVerdict}}{{{tex_text(by_verdict_sentence(records))}}}")
         for r in records:
             lines.append(_csdef("mhanw@verdict", r["claim"], tex_text(verdict_text(r))))
+            lines.append(_csdef("mhanw@is", r["claim"], tex_text(_VERBS[r["verdict"]][0])))
         for g, rs in grouped(records).items():
             lines.append(_csdef("mhanw@group", g, tex_text(counts_phrase(rs))))
         groups = [f"{group_name(g)}: {counts_phrase(rs)}" for g, rs in grouped(records).items()]
@@ -411,7 +543,11 @@ def latex_summary(records: list[dict]) -> str:
     else:
         none = "no chapter has recorded its verdicts yet"
         lines += ["\\newcommand{\\ClaimsTotal}{0}",
+                  f"\\newcommand{{\\ClaimsTally}}{{{_capital(none)}}}",
                   f"\\newcommand{{\\ClaimsOverall}}{{{_capital(none)}}}",
+                  f"\\newcommand{{\\ClaimsFindings}}{{{_capital(none)}.}}",
+                  "\\newcommand{\\ClaimsSideFindings}{}",
+                  f"\\newcommand{{\\ClaimsOutside}}{{{_capital(none)}.}}",
                   f"\\newcommand{{\\ClaimsByVerdict}}{{{none}}}",
                   f"\\newcommand{{\\ClaimsByClaim}}{{{none}}}"]
     lines += ["\\makeatother", ""]

@@ -25,19 +25,28 @@ def folder(root: Path, seed: str) -> Path:
     return Path(root) / FOLDER / f"seed-{seed}"
 
 
+def agrees(reference: dict, other: dict) -> bool:
+    """Whether another seed's record agrees with the default seed's (:func:`mhanw.infra.verdicts.compatible`);
+    two records outside their conditions agree when what their numbers show does."""
+    from mhanw.infra.verdicts import OUTSIDE, UNDECIDED, compatible
+
+    if reference["verdict"] == OUTSIDE and other["verdict"] == OUTSIDE:
+        return compatible(reference.get("shows") or UNDECIDED, other.get("shows") or UNDECIDED)
+    return compatible(reference["verdict"], other["verdict"])
+
+
 def compare(reference: list[dict], runs: dict[str, list[dict]], paper: dict[str, str] | None = None) -> list[dict]:
     """Claim by claim (in the reference's order): the verdict under every seed and the counts."""
-    from mhanw.infra.verdicts import compatible
-
     rows = []
     for r in reference:
-        verdicts = {seed: next((x["verdict"] for x in recs if x["claim"] == r["claim"]), None)
-                    for seed, recs in runs.items()}
-        present = [v for v in verdicts.values() if v is not None]
-        ok = sum(compatible(r["verdict"], v) for v in present)
+        found = {seed: next((x for x in recs if x["claim"] == r["claim"]), None) for seed, recs in runs.items()}
+        verdicts = {seed: None if x is None else x["verdict"] for seed, x in found.items()}
+        present = [x for x in found.values() if x is not None]
+        ok = sum(agrees(r, x) for x in present)
         rows.append({"claim": r["claim"], "chapter": r.get("chapter", ""), "default": r["verdict"],
                      "paper": (paper or {}).get(r["claim"]), "seeds": verdicts, "runs": len(present),
-                     "equal": sum(v == r["verdict"] for v in present), "compatible": ok, "flips": len(present) - ok})
+                     "equal": sum(x["verdict"] == r["verdict"] for x in present), "compatible": ok,
+                     "flips": len(present) - ok})
     return rows
 
 
