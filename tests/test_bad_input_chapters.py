@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pytest
 
+
 from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
 from mhanw.chapters import ch02_bias_variance_covariance as ch02
 from mhanw.chapters import ch03_covariance_bound as ch03
@@ -23,7 +24,11 @@ from mhanw.chapters import ch06_optimal_head_size as ch06
 from mhanw.chapters import ch07_structured_weighting as ch07
 from mhanw.chapters import ch08_ensembles_across_domains as ch08
 from mhanw.chapters import ch09_pretrained_head_diversity as ch09
+from mhanw.infra.premises import premise
 from mhanw.infra.verdicts import VOCABULARY, Verdict
+
+#: An isotropic premise that holds (the rules of the isotropic reading need their premises).
+ISO_PREMISES = (premise("isotropic-m", "m depends on x only through |x|", True),)
 
 NAN, INF = math.nan, math.inf
 
@@ -63,13 +68,13 @@ RULES = {
     "ch04.printed_range_record": (ch04.printed_range_record, dict(values={"a": 0.1, "b": 0.9})),
     "ch04.pa_properties_record": (ch04.pa_properties_record, dict(deviations={"identical": 0.0})),
     "ch04.affine_bound_record": (ch04.affine_bound_record, dict(covariance=0.1, se=0.01, correlation=0.2)),
-    "ch04.identical_worst_record": (ch04.identical_worst_record, dict(max_z=1.0, max_se=0.01, applicable=True)),
-    "ch04.families_record": (ch04.families_record, dict(max_step_z=1.0, max_step_se=0.01, end_z=-5.0,
-                                                        applicable=True)),
+    "ch04.identical_worst_record": (ch04.identical_worst_record, dict(max_z=1.0, max_se_pct=0.1, where="w", premises=ISO_PREMISES)),
+    "ch04.families_record": (ch04.families_record, dict(max_step_z=1.0, max_step_se_pct=0.1, end_z=-5.0,
+                                                        end_rel_pct=-20.0, where="w", premises=ISO_PREMISES)),
     "ch04.anisotropic_record": (ch04.anisotropic_record, dict(rel_pct=5.0, rel_se_pct=1.0, z=5.0)),
     "ch04.equal_hdi_record": (ch04.equal_hdi_record, dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0})),
     "ch04.random_record": (ch04.random_record, dict(rho=-0.5, rho_se=0.05, n_violations=0, expected=0.5, n_pairs=100,
-                                                    max_se=0.01, applicable=True)),
+                                                    max_se_pct=0.1, premises=ISO_PREMISES)),
     "ch04.attention_record": (ch04.attention_record, dict(min_diff=-0.1, se=0.01, min_z=-10.0)),
     "ch05.blind_record": (ch05.blind_record, dict(diff=-0.1, se=0.01)),
     "ch05.optimum_record": (ch05.optimum_record, dict(slug="iso", m_label="m", rel_pct=0.1, rel_se_pct=0.1, hdi=0.9,
@@ -376,7 +381,7 @@ def test_bias_reading_models_names_bad_arguments(kwargs, arg):
 def test_random_record_rejects_more_expected_violations_than_pairs():
     # expected = 1e300 reached poisson.ppf -> NaN -> "cannot convert float NaN to integer"
     with pytest.raises(ValueError, match=r"^expected: at most n_pairs"):
-        ch04.random_record(-0.5, 0.1, 0, 1e300, 10, 0.1, True)
+        ch04.random_record(-0.5, 0.1, 0, 1e300, 10, 0.1, ())
 
 
 def _batch():

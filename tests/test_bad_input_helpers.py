@@ -53,7 +53,7 @@ def test_noise_beyond_a_double_blames_sigma_not_the_regression():
     (lambda: ch04.random_configuration_imse(["sin13x"], 3, 0, 30, 5, 2), "regressions[0]"),  # named regression
     (lambda: ch04.random_configuration_imse(["iso_cos"], 3, 0, 30, 5, 2, data=[]), "data"),  # AttributeError
     (lambda: ch04.random_configuration_imse(["iso_cos"], 3, 0, 30, 5, 2, progress=np.ones(3)), "progress"),
-    (lambda: ch04.rotation_invariant({}), "model"),  # AttributeError: no .regression
+    (lambda: __import__("mhanw.premises").premises.rotation_invariant_data({}), "model"),  # no .regression
     (lambda: ch05.imse_and_gradient(np.ones((2, 4, 2)), "batch", 0.5), "batch"),  # AttributeError: no .X
     (lambda: ch09.layer_contrast(np.ones((3, 2, 4)), layer=["a"]), "layer"),  # TypeError: '<=' not supported
     (lambda: ch09.random_subspace_null(3, 6, 2, 3, 0, circuit=np.ones(3)), "circuit"),  # ambiguous truth value
@@ -84,7 +84,7 @@ def test_a_bad_argument_is_named_in_one_line(call, arg):
     (lambda: texout.format_mean_se(1.0, 10**400), "se"),
     (lambda: validate.real_scalar(-(10**400), "value"), "value"),
     (lambda: tables.show({"a": [1.0]}, max_rows=10**400), "max_rows"),
-    (lambda: ch04.random_record(-0.5, 0.1, 10**400, 0.5, 100, 0.1, True), "n_violations"),
+    (lambda: ch04.random_record(-0.5, 0.1, 10**400, 0.5, 100, 0.1, ()), "n_violations"),
     (lambda: __import__("mhanw.covariance").covariance.kernel_overlap_symbolic(angle=10**400), "angle"),
 ])
 def test_integers_beyond_a_double_are_named(call, arg):

@@ -23,14 +23,19 @@ import re
 
 import numpy as np
 import pytest
+
 import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mhanw.chapters
 from mhanw import derivation
+from mhanw.infra.premises import premise
 from mhanw.infra import verdicts as V
 from mhanw.infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, VOCABULARY, Verdict, VerdictGuardError
+
+#: An isotropic premise that holds (the rules of the isotropic reading need their premises).
+ISO_PREMISES = (premise("isotropic-m", "m depends on x only through |x|", True),)
 
 NAN = math.nan
 
@@ -107,13 +112,13 @@ GOOD = {
     "ch04.printed_scale_record": dict(unit_value=0.5, doubled_value=0.5),
     "ch04.pa_properties_record": dict(deviations={"identical": 0.0}),
     "ch04.affine_bound_record": dict(covariance=0.1, se=0.01, correlation=0.2),
-    "ch04.identical_worst_record": dict(max_z=1.0, max_se=0.01, applicable=True),
-    "ch04.families_record": dict(max_step_z=1.0, max_step_se=0.01, end_z=-5.0, applicable=True),
+    "ch04.identical_worst_record": dict(max_z=1.0, max_se_pct=0.1, where="w", premises=ISO_PREMISES),
+    "ch04.families_record": dict(max_step_z=1.0, max_step_se_pct=0.1, end_z=-5.0, end_rel_pct=-20.0, where="w", premises=ISO_PREMISES),
     "ch04.anisotropic_record": dict(rel_pct=5.0, rel_se_pct=1.0, z=5.0),
     "ch04.equal_hdi_record": dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0}),
     "ch04.higher_hdi_record": dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0}, hdi_gap=0.01),
-    "ch04.random_record": dict(rho=-0.5, rho_se=0.05, n_violations=0, expected=0.5, n_pairs=100, max_se=0.01,
-                               applicable=True),
+    "ch04.random_record": dict(rho=-0.5, rho_se=0.05, n_violations=0, expected=0.5, n_pairs=100, max_se_pct=0.1,
+                               premises=ISO_PREMISES),
     "ch04.matched_hdi_record": dict(bins={0.5: {"p": 0.3, "tau_pct": 1.0, "tau_se_pct": 0.1}}),
     "ch04.as_stated_record": dict(parts=[_record("thm-4.2/x")]),
     "ch04.attention_record": dict(min_diff=-0.1, se=0.01, min_z=-10.0),
@@ -125,7 +130,6 @@ GOOD = {
     "ch05.optimum_record": dict(slug="iso", m_label="m", rel_pct=0.1, rel_se_pct=0.1, hdi=0.9, isotropic=True),
     "ch05.frame_record": dict(gap=1e-5, overshoot=0.0, tightness=1e-6),
     "ch05.frame_general_record": dict(best=0.8, bound=0.9),
-    "ch05.training_record": dict(),
     "ch05.overall_record": dict(parts=[_record("thm-5.1/x")]),
     "ch06.printed_law_verdict": dict(model_name="M1", law=LAW, fitted={"p": 0.3}),
     "ch06.printed_law_models_verdict": dict(laws={"M1": LAW}),
@@ -314,10 +318,11 @@ def test_checked_insists_on_a_check_for_every_argument():
         rule2(1.0)
 
 
-def test_holds_under_is_not_reachable_from_bad_flags():
+def test_holds_under_is_not_reachable_from_bad_premises():
     from mhanw.chapters import ch04_head_diversity_index as ch04
 
-    for bad in ("True", 1, NAN):
-        with pytest.raises(ValueError, match="^applicable: "):
-            ch04.families_record(1.0, 0.01, -5.0, bad)
-    assert ch04.families_record(1.0, 0.01, -5.0, True).verdict == HOLDS_UNDER
+    ISO = ISO_PREMISES
+    for bad in ("True", 1, NAN, [True]):
+        with pytest.raises(ValueError, match="^premises"):
+            ch04.families_record(1.0, 0.01, -5.0, -20.0, "w", bad)
+    assert ch04.families_record(1.0, 0.01, -5.0, -20.0, "w", ISO).verdict == HOLDS_UNDER

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from mhanw import heads, montecarlo
+from mhanw import data, heads, montecarlo
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.diversity import head_diversity_index, principal_angles
 
@@ -223,6 +223,10 @@ def test_exact_rules_on_each_side_of_the_tolerance():
     assert ch04.pa_properties_record({"identical": 2 * tol, "orthogonal": 0.0}).verdict == V.FAILS
 
 
+#: The isotropic premises of the chapter, evaluated on the reference model and pair heads (all hold).
+ISO = ch04.isotropic_premises([data.data_model("iso_cos")], [heads.pair_heads(0.5, 4, 2)])
+
+
 def test_three_se_rules_on_each_side():
     assert ch04.affine_bound_record(3.1, 1.0, 0.2).verdict == V.FAILS
     assert ch04.affine_bound_record(2.9, 1.0, 0.2).verdict == V.UNDECIDED
@@ -232,13 +236,14 @@ def test_three_se_rules_on_each_side():
     assert ch04.equal_hdi_record({"a": 0.7}, {"a": 0.2}, {"a": 2.9}).verdict == V.UNDECIDED
     assert ch04.higher_hdi_record({"a": 0.6}, {"a": 0.2}, {"a": 3.1}, 0.01).verdict == V.FAILS
     assert ch04.higher_hdi_record({"a": -0.6}, {"a": 0.2}, {"a": -3.1}, 0.01).verdict == V.UNDECIDED
-    r = ch04.identical_worst_record(2.9, 0.01, True)
-    assert r.verdict == V.HOLDS_UNDER and r.detectable == pytest.approx(0.03)
-    assert ch04.identical_worst_record(3.1, 0.01, True).verdict == V.FAILS
-    assert ch04.identical_worst_record(3.1, 0.01, False, "inputs not isotropic").verdict == V.NOT_CHECKABLE
-    assert ch04.families_record(2.9, 0.01, -3.1, True).verdict == V.HOLDS_UNDER
-    assert ch04.families_record(3.1, 0.01, -10.0, True).verdict == V.FAILS
-    assert ch04.families_record(2.9, 0.01, -2.9, True).verdict == V.UNDECIDED  # the fall itself is not seen
+    r = ch04.identical_worst_record(2.9, 0.1, "w", ISO)
+    assert r.verdict == V.HOLDS_UNDER and r.detectable == pytest.approx(0.3) and r.tolerance == ch04.RISE_TOL_PCT
+    assert ch04.identical_worst_record(3.1, 0.1, "w", ISO).verdict == V.FAILS
+    assert ch04.identical_worst_record(2.9, 0.5, "w", ISO).verdict == V.UNDECIDED  # 3 s.e. = 1.5 % > the 1 % that matters
+    assert ch04.families_record(2.9, 0.1, -3.1, -20.0, "w", ISO).verdict == V.HOLDS_UNDER
+    assert ch04.families_record(3.1, 0.1, -10.0, -20.0, "w", ISO).verdict == V.FAILS
+    assert ch04.families_record(2.9, 0.1, -2.9, -1.0, "w", ISO).verdict == V.UNDECIDED  # the fall itself is not seen
+    assert ch04.families_record(2.9, 0.4, -3.1, -20.0, "w", ISO).verdict == V.UNDECIDED  # could not see a 1 % rise
     assert ch04.attention_record(-0.31, 0.1, -3.1).verdict == V.HOLDS
     assert ch04.attention_record(0.31, 0.1, 3.1).verdict == V.FAILS
     assert ch04.attention_record(0.0, 0.1, 0.0).verdict == V.UNDECIDED
@@ -248,9 +253,9 @@ def test_random_and_matched_rules_on_each_side():
     from scipy.stats import poisson
 
     allowed = int(poisson.ppf(1 - ch04.CHANCE_LEVEL, 0.4))
-    assert ch04.random_record(-0.9, 0.05, allowed, 0.4, 300, 0.01, True).verdict == V.HOLDS_UNDER
-    assert ch04.random_record(-0.9, 0.05, allowed + 1, 0.4, 300, 0.01, True).verdict == V.FAILS
-    assert ch04.random_record(-0.1, 0.05, 0, 0.4, 300, 0.01, True).verdict == V.UNDECIDED  # -0.1 + 3 * 0.05 > 0
+    assert ch04.random_record(-0.9, 0.05, allowed, 0.4, 300, 0.1, ISO).verdict == V.HOLDS_UNDER
+    assert ch04.random_record(-0.9, 0.05, allowed + 1, 0.4, 300, 0.1, ISO).verdict == V.FAILS
+    assert ch04.random_record(-0.1, 0.05, 0, 0.4, 300, 0.1, ISO).verdict == V.UNDECIDED  # -0.1 + 3 * 0.05 > 0
     p = ch04.P_3SE
     bins = lambda p1, p2: {0.3: dict(p=p1, tau_pct=0.2, tau_se_pct=0.1), 0.6: dict(p=p2, tau_pct=0.1, tau_se_pct=0.1)}  # noqa: E731
     assert ch04.matched_hdi_record(bins(0.49 * p, 0.9)).verdict == V.FAILS  # Bonferroni: 2 bins

@@ -41,7 +41,6 @@ __all__ = [
     "CONSTRAINTS", "CrnBatch", "ImseOptimum", "PARAMETERS", "RESOLUTION_PCT", "blind_configurations", "blind_record",
     "comparison_word", "crn_batch", "frame_general_record", "frame_record", "imse_and_gradient", "minimize_imse",
     "optimum_record", "overall_record", "random_configuration_imse", "random_records", "rank_correlation",
-    "training_record",
 ]
 
 SECTION = "sec:thm51"
@@ -366,13 +365,6 @@ def frame_general_record(best: float, bound: float):
                     criterion=f"best HDI_PA of two planes in R^3 against the bound {bound:.4f}, tolerance {FRAME_TOL:g}",
                     statistics=(_stat("two planes in R^3: best HDI_PA", best), _stat("frame bound", bound)),
                     detectable=None if bad else FRAME_TOL)
-
-
-@checked()
-def training_record():
-    """That training drives heads to orthogonality: no model is trained here."""
-    return _verdict(claim="thm-5.1/training", statement="Training drives heads towards orthogonal subspaces",
-                    verdict=NOT_CHECKABLE, criterion="a claim about training dynamics; this companion trains no models")
 
 
 @checked(parts=V.records)

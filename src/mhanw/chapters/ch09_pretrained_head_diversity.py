@@ -65,7 +65,7 @@ from ..diversity import NORMALIZATIONS
 from ..infra.estimates import Estimate
 from ..infra.prose import count_of, join_list
 from ..infra import verdicts as V
-from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, checked, guard, significant_effect
+from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, checked, guard, predicate, significant_effect
 from ..infra.validate import as_float_array, as_seed_sequence, boolean, brief, one_of, positive_int, sequence
 
 __all__ = [
@@ -863,8 +863,8 @@ def diversity_verdict(z_by_null: dict, *, unit: str = "(layer, object) cases") -
         verdict = UNDECIDED
     return Verdict(
         claim="pretrained/more-diverse-than-chance",
-        statement="training drives the heads of a layer towards mutually orthogonal subspaces, "
-                  "so that trained heads are more diverse than chance",
+        statement="The heads of a layer of the trained encoder are more diverse than chance (as heads that training "
+                  "drove towards orthogonal subspaces would be; one model says nothing of training in general)",
         verdict=verdict,
         criterion=(f"a {unit[:-1] if unit.endswith('s') else unit} is less (more) diverse than chance when the z-score "
                    f"of its principal-angle HDI is at most -{Z_CALL:g} (at least +{Z_CALL:g}) against every null "
@@ -888,21 +888,22 @@ def diversity_sentence(record: Verdict) -> str:
     """The verdict of :func:`diversity_verdict` as one clause for the abstract and the summary (LaTeX-safe).
 
     E.g. "its heads are less diverse than chance in 17 of 24 (layer, object)
-    cases, against every null, so the reading that training drives heads
-    towards orthogonal subspaces fails as stated".
+    cases, against every null, so this trained model's heads are not more
+    diverse than chance".  It describes the one model measured: whether
+    training drives heads apart is decided where heads are trained (chapter 10).
     """
     stats = {st.name: st.value for st in record.statistics}
     n = int(next(v for k, v in stats.items() if k.endswith("cases") and "than" not in k))
     less = int(next(v for k, v in stats.items() if "less diverse" in k))
     more = int(next(v for k, v in stats.items() if "more diverse" in k))
-    reading = "the reading that training drives heads towards orthogonal subspaces"
     if record.verdict == FAILS:
         return (f"its heads are less diverse than chance in {count_of(less, n, '(layer, object) cases')}, "
-                f"against every null, so {reading} {FAILS}")
+                "against every null, so this trained model's heads are not more diverse than chance")
     if record.verdict == HOLDS:
         return (f"its heads are more diverse than chance in {count_of(more, n, '(layer, object) cases')}, "
-                f"against every null, so {reading} {HOLDS}")
-    return f"{reading} is {record.verdict} (less diverse than chance against every null: {count_of(less, n)})"
+                "against every null, so this trained model's heads are more diverse than chance")
+    return (f"whether its heads are more diverse than chance {predicate(record.verdict)} (less diverse than chance "
+            f"against every null: {count_of(less, n)})")
 
 
 @checked(r2=V.number, se=V.standard_error)

@@ -23,6 +23,7 @@ every chapter -- live in :mod:`mhanw.premises`.
   of premises, de-duplicated by id (the same id with two different evaluations is an error);
 - :func:`failed`, :func:`holding`, :func:`all_hold` -- which premises fail / hold;
 - :func:`failure_text` -- why the failed ones fail, one clause each (the words a record prints);
+- :func:`merge` -- the premises of several settings checked together (each holds when it holds in all);
 - :func:`conditions_text` -- the sentences of the premises, the conditions a "holds under the stated
   conditions" names.
 """
@@ -141,3 +142,21 @@ def conditions_text(values: Iterable[Premise]) -> str:
     """The sentences of the premises, ``"; "``-joined: the conditions a "holds under the stated
     conditions" names (``"m depends on x only through |x|; the inputs' law is rotation invariant"``)."""
     return "; ".join(p.sentence for p in premises(values))
+
+
+def merge(*groups) -> tuple[Premise, ...]:
+    """The premises of several settings checked together (two regression functions, every configuration of
+    a family): one premise per id, in order of first appearance, holding when it holds in every setting;
+    a failure gathers the distinct reasons of the settings where it fails."""
+    out: dict[str, list[Premise]] = {}
+    for i, g in enumerate(groups):
+        for p in premises(g, f"groups[{i}]"):
+            out.setdefault(p.id, []).append(p)
+    merged = []
+    for pid, ps in out.items():
+        sentences = {p.sentence for p in ps}
+        if len(sentences) > 1:
+            raise ValueError(f"groups: premise {pid!r} asserts different sentences: {sorted(sentences)}")
+        whys = list(dict.fromkeys(p.why for p in ps if not p.holds))
+        merged.append(Premise(pid, ps[0].sentence, not whys, "; ".join(whys)))
+    return tuple(merged)

@@ -61,6 +61,7 @@ their thresholds as named constants); this module holds what every rule shares:
 - :func:`within_tolerance` -- an exact check (an identity up to rounding);
 - :func:`compatible` -- whether two verdicts of one claim (another seed, another size) agree;
 - :func:`predicate` -- a verdict as the predicate of a sentence ("is undecided at this size");
+- :func:`verdict_macros` -- a record's ``Verdict<Name>`` and ``Is<Name>`` macros for the paper;
 - :func:`checked` -- the argument checks of a rule: a rule decorated with it
   rejects NaN, inf, negative standard errors, empty input and non-numbers with a
   ``ValueError`` naming the argument, so that no verdict comes from bad numbers.
@@ -100,7 +101,7 @@ import numpy as np
 from . import notation
 from . import premises as _premises
 from .premises import Premise
-from .texout import write_atomic
+from .texout import tex_text, write_atomic
 from .validate import as_float_array, boolean, brief, positive_int, real_scalar
 
 HOLDS = "holds"
@@ -799,6 +800,17 @@ def predicate(verdict: str, plural: bool = False) -> str:
         raise ValueError(f"verdict: expected one of {VOCABULARY}, got {brief(verdict)}")
     flag(plural, "plural")
     return PREDICATES[verdict][1 if plural else 0]
+
+
+def verdict_macros(macros, name: str, r: "Verdict") -> None:
+    """Write a record's verdict as two LaTeX macros of ``macros`` (:class:`mhanw.infra.texout.Macros`):
+    ``Verdict<name>``, the verdict's words (:func:`verdict_words`: for "outside its conditions" with the
+    failed premise and what the numbers show; conditions are left to the record's table), for "(verdict:
+    ...)"; and ``Is<name>``, the verdict as a predicate (:func:`predicate`), for a sentence "it \\Is<name>"
+    that reads under every verdict."""
+    record(r, "r")
+    macros.text(f"Verdict{name}", tex_text(verdict_words(r) if r.outside else r.verdict))
+    macros.text(f"Is{name}", tex_text(predicate(r.verdict)))
 
 
 def compatible(paper: str, other: str) -> bool:

@@ -37,7 +37,7 @@ from typing import Iterable
 
 from mhanw.infra import notation, prose
 from mhanw.infra.texout import format_number, tex_escape, tex_text, write_atomic
-from mhanw.infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, OUTSIDE, PAPER, PREDICATES, SIDE_CHECK,
+from mhanw.infra.verdicts import (HOLDS, HOLDS_UNDER, OUTSIDE, PAPER, PREDICATES, SIDE_CHECK,
                                   TAUTOLOGY, UNDECIDED, VOCABULARY, Statistic, Verdict, gather, statistic_text,
                                   verdict_phrase)
 
