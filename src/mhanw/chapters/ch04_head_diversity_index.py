@@ -611,7 +611,6 @@ def families_record(max_step_z: float, max_step_se_pct: float, end_z: float, end
     else:
         verdict = UNDECIDED
     verdict, detectable = _rise_power(verdict, max_step_se_pct)
-    if verdict == FAILS:
     end = (f"falls by at least {-end_rel_pct:.1f} %" if end_rel_pct < 0 else f"changes by {end_rel_pct:+.1f} %")
     if verdict == FAILS:
         finding = (f"the IMSE is not monotone in HDI_PA along the isoclinic families: it rises by {max_step_z:.1f} "

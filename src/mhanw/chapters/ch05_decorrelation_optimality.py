@@ -33,7 +33,7 @@ from ..diversity import head_diversity_index, orthonormal_bases, principal_angle
 from ..heads import orthonormalize
 from ..infra import verdicts as V
 from ..infra.validate import as_float_array, as_seed_sequence, boolean, generator, positive_int, positive_scalar
-from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Verdict, checked, significant_effect
+from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Verdict, checked, significant_effect
 from ..infra.verdicts import stat as _stat
 from .ch04_head_diversity_index import SHARED_PARAMETERS, random_configuration_imse, rank_correlation
 
