@@ -39,7 +39,8 @@ import re
 from mhanw.pipeline import chapters
 from nbtools import NOTEBOOKS, ROOT
 
-WORDS = re.compile(r"\b(holds?|holding|fail(?:s|ed|ing)?|not local|undecided|not checkable)\b", re.I)
+WORDS = re.compile(r"\b(holds?|holding|fail(?:s|ed|ing)?|not local|undecided|not checkable|"
+                   r"outside (?:its|their) conditions)\b", re.I)
 GUARDED = re.compile(r"(%|<!--)\s*guarded:\s*[a-z0-9][a-z0-9./-]*")
 
 #: Phrases in which a verdict word is not a verdict (matched case-insensitively, any white space
@@ -49,9 +50,12 @@ ALLOWED = (
     # what one of its values needs.
     r"records a verdict with the numbers it rests on: \emph{holds}, \emph{holds under the stated "
     r"conditions}, \emph{fails as stated}, \emph{undecided at this size} (too little evidence either way), "
-    r"or \emph{not checkable}",
+    r"\emph{outside its conditions} (a premise of the prediction fails for the parameters run; its numbers are "
+    r"still reported), or \emph{not checkable}",
+    r"a verdict \emph{outside its conditions} says that a premise of the prediction fails",
+    r"every \emph{holds under the stated conditions} among them",
+    r"is reported \emph{outside its conditions}, with what its numbers show there",
     "a claim that holds because no violation was detected",
-    "where a claim holds because no violation was detected",
     "a failed claim is a result, not a bug",
     "what counts as holding or failing",
     "where a claim fails as stated, we give the counterexample",
