@@ -975,7 +975,11 @@ def guard(condition: bool, text_says: str, numbers_say: str) -> None:
 
 @dataclass
 class Ledger:
-    """The verdict records of one chapter, in the order they were decided."""
+    """The verdict records of one chapter, in the order they were decided.
+
+    A record is checked when it is built (:class:`Verdict`: a failed premise is already converted to
+    "outside its conditions", a holds without power or on an unconverged search already refused), so
+    no ledger can hold a "holds" or a "fails" whose premise fails."""
 
     chapter: str
     records: list = field(default_factory=list)
