@@ -42,6 +42,12 @@ RANK_RTOL = 1e-10
 #: every verdict: a two-sided false-positive rate of 0.27 % per comparison).
 N_SE = 3.0
 
+#: The smallest IMSE difference between head configurations that matters, in per cent of the IMSE: a
+#: "holds" that rests on seeing no better (Thm 5.1) or no worse (Thm 4.2) configuration needs a run
+#: whose 3 paired s.e. is below it.  Smaller differences are below what a head layout is chosen for,
+#: and a run that cannot see 1 % cannot tell "none is better" from "the run was too small".
+IMSE_RESOLUTION_PCT = 1.0
+
 #: Most entries of one array that a function allocates from its size arguments (``n * d``, ``H d d_k``,
 #: replicates times outputs): 2**28 float64 numbers, 2 GiB.  A larger size is refused before any
 #: allocation, with an error naming the argument (``n = 10**12`` asked numpy for 22 TiB).

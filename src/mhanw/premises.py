@@ -43,6 +43,28 @@ The heads and their combination (:mod:`mhanw.heads`):
 
 :data:`PREMISES` maps every id to its sentence: one sentence per premise.  Nothing here decides a
 verdict.
+
+A rule, end to end (the isotropic families of Thm 4.2)::
+
+    from mhanw import premises as P
+    from mhanw.infra.premises import merge
+    from mhanw.infra.verdicts import Verdict, power_verdict
+
+    prem = merge(*(P.rotation_invariant_data(model[m]) for m in ISO),          # the data law
+                 *((P.orthonormal_heads(c), P.uniform_averaging(c)) for c in configs))  # the heads
+    verdict = FAILS if max_step_z > N_SE else HOLDS_UNDER if end_z < -N_SE else UNDECIDED
+    verdict = power_verdict(verdict, N_SE * step_se_pct, RISE_TOL_PCT)      # power before "holds"
+    record = Verdict(claim="thm-4.2/isotropic-families", statement=..., criterion=...,
+                     verdict=verdict, premises=prem, statistics=(...),
+                     detectable=N_SE * step_se_pct, tolerance=RISE_TOL_PCT, unit="%",
+                     finding=f"... it rises by {max_step_z:.1f} s.e. ({where})")
+
+Under correlated inputs ``prem`` holds a failed ``rotation-invariant-inputs``; the record says
+"outside its conditions", ``record.shows == "fails as stated"``, and the ledger, the chapter's
+findings, the scenario section and the paper print the premise, the statistic and the finding.
+
+A rule takes the premises as an argument (``@checked(..., premises=V.premise_list)``); the code that
+ran the experiment evaluates them on the models and heads it used and passes them in.
 """
 
 from __future__ import annotations

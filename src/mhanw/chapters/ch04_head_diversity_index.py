@@ -46,7 +46,8 @@ from scipy.stats import norm, poisson, spearmanr
 
 from .. import heads as _heads
 from .. import montecarlo as _mc
-from ..constants import MAX_REPLICATES, N_SE, RANDOM_CONFIGURATION_BANDWIDTH, SIGMA, check_entries
+from ..constants import (IMSE_RESOLUTION_PCT, MAX_REPLICATES, N_SE, RANDOM_CONFIGURATION_BANDWIDTH, SIGMA,
+                         check_entries)
 from ..diversity import NORMALIZATIONS, hdi_upper_bound, head_diversity_index
 from ..infra.estimates import Estimate
 from ..infra import verdicts as V
@@ -562,8 +563,9 @@ def isotropic_premises(models, configs) -> tuple:
 
 
 #: The size of a rise of the IMSE that matters for the monotonicity claims, in per cent of the IMSE it
-#: rises from: a "holds" from "no significant rise" needs the run to see a rise this large (3 s.e. below it).
-RISE_TOL_PCT = 1.0
+#: rises from (:data:`mhanw.constants.IMSE_RESOLUTION_PCT`): a "holds" from "no significant rise" needs
+#: the run to see a rise this large (3 s.e. below it).
+RISE_TOL_PCT = IMSE_RESOLUTION_PCT
 
 
 def _rise_power(verdict: str, max_se_pct: float) -> tuple[str, float]:

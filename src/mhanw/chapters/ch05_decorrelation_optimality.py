@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import data as _data
-from ..constants import MAX_REPLICATES, N_SE, check_entries
+from ..constants import IMSE_RESOLUTION_PCT, MAX_REPLICATES, N_SE, check_entries
 from ..diversity import head_diversity_index, orthonormal_bases, principal_angles
 from ..heads import orthonormalize
 from ..infra import verdicts as V
@@ -46,9 +46,8 @@ __all__ = [
 SECTION = "sec:thm51"
 
 #: A "holds" that rests on finding no better configuration needs a run that could see a gain of this
-#: size (per cent of the IMSE, 3 paired s.e.): smaller gains are below what a head layout is chosen for,
-#: and a run that cannot see 1 % cannot tell "orthogonal is optimal" from "the run was too small".
-RESOLUTION_PCT = 1.0
+#: size (per cent of the IMSE, 3 paired s.e.): :data:`mhanw.constants.IMSE_RESOLUTION_PCT`.
+RESOLUTION_PCT = IMSE_RESOLUTION_PCT
 
 #: The frame bound counts as reached when every start ends within this distance of it: the ascent is
 #: deterministic, so the only error is the optimiser's, and 1e-3 is far below any HDI difference we read.

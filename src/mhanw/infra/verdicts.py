@@ -45,6 +45,12 @@ How a chapter uses it (the manual)
    "outside its conditions" record prints its finding as what it shows.  Write it with
    :func:`predicate` for a verdict in a sentence (``"it " + predicate(v)`` is grammatical under
    every verdict).
+6. **Macros.**  ``verdict_macros(macros, "Iso", record)`` writes ``\\<Prefix>VerdictIso`` (the
+   verdict's words, with the failed premise for "outside its conditions") and ``\\<Prefix>IsIso``
+   (the verdict as a predicate): a paper sentence "it \\<Prefix>IsIso" reads under every verdict;
+   never put a bare verdict word after a subject.
+
+An end-to-end example of a rule is in :mod:`mhanw.premises`.
 
 The rules that turn statistics into verdicts live in the chapter modules (with
 their thresholds as named constants); this module holds what every rule shares:

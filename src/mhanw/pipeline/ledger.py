@@ -280,16 +280,17 @@ def tally_sentence(records: list[dict]) -> str:
     return "; ".join(out)
 
 
-def findings_sentences(records: list[dict], roles: tuple = (PAPER,)) -> str:
-    """The findings of the records of ``roles``, one sentence each, in chapter order; a claim none of
-    whose records of those roles states a finding is said by its counts (:func:`counts_phrase`), so
-    that no claim drops out.  Empty when there is no such record."""
+def findings_sentences(records: list[dict], roles: tuple = (PAPER,), fallback: bool = True) -> str:
+    """The findings of the records of ``roles``, one sentence each, in chapter order.  With ``fallback``,
+    a claim none of whose records of those roles states a finding is said by its counts
+    (:func:`counts_phrase`), so that no claim drops out (the summary); without, it is left to the tally
+    (the abstract).  Empty when there is nothing to say."""
     out = []
     for g, rs in grouped([r for r in records if role_of(r) in roles]).items():
         found = [r["finding"] for r in rs if r.get("finding")]
         if found:
             out.extend(_sentence(f) for f in found)
-        else:
+        elif fallback:
             out.append(_sentence(f"{_capital(group_name(g))}: {counts_phrase(rs)}"))
     return " ".join(out)
 
@@ -497,8 +498,10 @@ def _csdef(prefix: str, key: str, value: str) -> str:
 def latex_summary(records: list[dict]) -> str:
     """Macros with generated sentences, for the abstract and the summary.
 
-    - ``\\ClaimsFindings``: the findings of the paper's claims, one sentence each
-      (:func:`findings_sentences`); ``\\ClaimsSideFindings``: those of the side checks;
+    - ``\\ClaimsFindings``: "What the checks find: " and the findings of the paper's claims, one
+      sentence each (:func:`findings_sentences`), or nothing when no record states one (the abstract);
+      ``\\ClaimsFindingsByClaim``: the same with every claim without a finding said by its counts (the
+      summary); ``\\ClaimsSideFindings``: those of the side checks;
     - ``\\ClaimsTally``: the two tallies (:func:`tally_sentence`): the paper's claims, the
       side checks, the tautologies by name; ``\\ClaimsOverall``: the same (kept for old texts);
     - ``\\ClaimsOutside``: the records outside their conditions, with the failed premise and
@@ -529,7 +532,9 @@ def latex_summary(records: list[dict]) -> str:
         lines.append(f"\\newcommand{{\\ClaimsTotal}}{{{n}}}")
         lines.append(f"\\newcommand{{\\ClaimsTally}}{{{tex_text(tally)}}}")
         lines.append(f"\\newcommand{{\\ClaimsOverall}}{{{tex_text(tally)}}}")
-        lines.append(f"\\newcommand{{\\ClaimsFindings}}{{{tex_text(findings_sentences(records))}}}")
+        found = findings_sentences(records, fallback=False)
+        lines.append(f"\\newcommand{{\\ClaimsFindings}}{{{tex_text(f'What the checks find: {found}' if found else '')}}}")
+        lines.append(f"\\newcommand{{\\ClaimsFindingsByClaim}}{{{tex_text(findings_sentences(records))}}}")
         lines.append(f"\\newcommand{{\\ClaimsSideFindings}}{{{tex_text(findings_sentences(records, (SIDE_CHECK,)))}}}")
         lines.append(f"\\newcommand{{\\ClaimsOutside}}{{{tex_text(outside_sentence(records))}}}")
         lines.append(f"\\newcommand{{\\ClaimsByVerdict}}{{{tex_text(by_verdict_sentence(records))}}}")
@@ -545,7 +550,8 @@ def latex_summary(records: list[dict]) -> str:
         lines += ["\\newcommand{\\ClaimsTotal}{0}",
                   f"\\newcommand{{\\ClaimsTally}}{{{_capital(none)}}}",
                   f"\\newcommand{{\\ClaimsOverall}}{{{_capital(none)}}}",
-                  f"\\newcommand{{\\ClaimsFindings}}{{{_capital(none)}.}}",
+                  "\\newcommand{\\ClaimsFindings}{}",
+                  f"\\newcommand{{\\ClaimsFindingsByClaim}}{{{_capital(none)}.}}",
                   "\\newcommand{\\ClaimsSideFindings}{}",
                   f"\\newcommand{{\\ClaimsOutside}}{{{_capital(none)}.}}",
                   f"\\newcommand{{\\ClaimsByVerdict}}{{{none}}}",
