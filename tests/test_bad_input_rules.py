@@ -156,6 +156,12 @@ GOOD = {
     "ch09.printed_invariance_verdict": dict(printed_change=0.1, pa_change=0.0, rv_change=0.0),
     "ch09.redundancy_verdict": dict(rho=-0.3, se=0.05, p=0.01),
     "ch09.shared_directions_verdict": dict(share=0.6, se=0.05, n_leading=2, d_k=8, top=(0.5, 0.1)),
+    "ch10.training_orthogonal_verdict": dict(slug="iso-equal-average", label="isotropic m, averaged heads",
+                                             init=np.linspace(0.4, 0.6, 20), end=np.linspace(0.45, 0.7, 20),
+                                             haar=0.5),
+    "ch10.penalty_control_verdict": dict(slug="iso-equal-average", label="isotropic m, averaged heads",
+                                         init=np.linspace(0.4, 0.6, 20), end=np.linspace(0.6, 0.9, 20), haar=0.5,
+                                         penalty=1.0),
     "ch09.guard_text": dict(last_minus_rest=(0.5, 0.1), key_positive_layers=2, n_layers=6, pa_change=0.0,
                             rv_change=0.0, top_excess=(0.5, 0.1)),
 }

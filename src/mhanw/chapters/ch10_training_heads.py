@@ -40,7 +40,7 @@ import numpy as np
 from .. import data as _data
 from .. import heads as _heads
 from .. import training as _training
-from ..constants import N_SE
+from ..constants import MAX_REPLICATES, N_SE
 from ..diversity import haar_expected_hdi
 from ..infra import verdicts as V
 from ..infra.estimates import Estimate
@@ -191,7 +191,7 @@ def run_setting(setting: Setting, n_seeds: int, seed, n: int, n_test: int, bandw
     """
     if not isinstance(setting, Setting):
         raise ValueError(f"setting: expected a Setting, got {type(setting).__name__}")
-    n_seeds = positive_int(n_seeds, "n_seeds", minimum=2, maximum=10_000, what="initialisations")
+    n_seeds = positive_int(n_seeds, "n_seeds", minimum=2, maximum=MAX_REPLICATES, what="initialisations")
     model = _model(setting, inputs, noise, sigma)
     paths, penalised = [], []
     for child in _children(seed, n_seeds):
@@ -249,7 +249,7 @@ def self_match_curves(regression, d: int, d_k: int, n: int, bandwidth: float, sc
     (the self weight dominates), the leave-one-out error does not."""
     scales = np.asarray([positive_scalar(c, "scales") for c in sequence(scales, "scales", "head scales")])
     model = _data.data_model(regression, inputs, noise, sigma)
-    n_rep = positive_int(n_rep, "n_rep", minimum=2, maximum=10_000, what="samples")
+    n_rep = positive_int(n_rep, "n_rep", minimum=2, maximum=MAX_REPLICATES, what="samples")
     ins, loo = np.empty((n_rep, scales.size)), np.empty((n_rep, scales.size))
     for r, child in enumerate(_children(seed, n_rep)):
         rng = np.random.default_rng(child)
