@@ -40,11 +40,11 @@ import numpy as np
 from .. import data as _data
 from .. import heads as _heads
 from .. import training as _training
-from ..constants import MAX_REPLICATES, N_SE
+from ..constants import MAX_REPLICATES, N_SE, check_entries
 from ..diversity import haar_expected_hdi
 from ..infra import verdicts as V
 from ..infra.estimates import Estimate
-from ..infra.validate import as_seed_sequence, one_of, positive_int, positive_scalar, sequence
+from ..infra.validate import as_seed_sequence, boolean, brief, one_of, positive_int, positive_scalar, sequence
 from ..infra.verdicts import Ledger, Verdict, checked, significant_effect
 from ..infra.verdicts import stat as _stat
 from .ch05_decorrelation_optimality import crn_batch, minimize_imse
@@ -129,7 +129,11 @@ def settings(isotropic: str, anisotropic: str, d: int, d_k: int, heads_equal: in
         raise ValueError(f"heads_equal: expected heads_equal * d_k = d = {d}, got {heads_equal} x {d_k}")
     if heads_over * d_k <= d:
         raise ValueError(f"heads_over: expected heads_over * d_k > d = {d}, got {heads_over} x {d_k}")
-    combos = tuple(one_of(c, "combinations", _training.COMBINATIONS) for c in combinations)
+    combos = tuple(one_of(c, "combinations", _training.COMBINATIONS)
+                   for c in sequence(combinations, "combinations", "combination rules"))
+    if not combos:
+        raise ValueError(f"combinations: expected at least one of {', '.join(map(repr, _training.COMBINATIONS))}, "
+                         "got an empty sequence")
     one_of(values, "values", _heads.VALUES)
     return [Setting(m, kind, d, H, d_k, c, values)
             for m, kind in ((isotropic, "isotropic"), (anisotropic, "anisotropic"))
@@ -166,6 +170,20 @@ class SettingResult:
         return Estimate.from_samples(self.series(field, penalised), axis=0)
 
 
+def _setting(setting, name: str = "setting") -> Setting:
+    if not isinstance(setting, Setting):
+        raise ValueError(f"{name}: expected a Setting (ch10_training_heads.settings), got {type(setting).__name__}")
+    return setting
+
+
+def _results(results, name: str = "results") -> tuple:
+    """``results`` as a non-empty tuple of :class:`SettingResult`, else ``ValueError`` naming ``name``."""
+    items = sequence(results, name, "SettingResult (run_all)")
+    if not items or not all(isinstance(r, SettingResult) for r in items):
+        raise ValueError(f"{name}: expected a non-empty sequence of SettingResult (run_all), got {brief(results)}")
+    return items
+
+
 def _children(seed, k: int) -> list:
     """The first ``k`` children of ``seed`` (an int or SeedSequence), whatever it has spawned before: the
     same streams every time it is passed (``SeedSequence.spawn`` would give new ones)."""
@@ -189,8 +207,8 @@ def run_setting(setting: Setting, n_seeds: int, seed, n: int, n_test: int, bandw
     same ``seed`` in every setting gives common random numbers: the settings of one ``m`` share their
     samples, and the paired changes share their starts.
     """
-    if not isinstance(setting, Setting):
-        raise ValueError(f"setting: expected a Setting, got {type(setting).__name__}")
+    _setting(setting)
+    control = boolean(control, "control")
     n_seeds = positive_int(n_seeds, "n_seeds", minimum=2, maximum=MAX_REPLICATES, what="initialisations")
     model = _model(setting, inputs, noise, sigma)
     paths, penalised = [], []
@@ -209,10 +227,37 @@ def imse_optimum(setting: Setting, seed, n: int, bandwidth: float, n_rep: int, n
                  n_steps: int, inputs="gaussian", noise="gaussian", sigma=None):
     """Chapter 05's IMSE optimum over ``H`` free head subspaces for this ``m`` and shape (averaged Gaussian
     heads, bandwidth fixed): an :class:`~mhanw.chapters.ch05_decorrelation_optimality.ImseOptimum`."""
+    _setting(setting)
     batch_ss, start_ss = _children(seed, 2)
     batch = crn_batch(_model(setting, inputs, noise, sigma), n, n_test, n_rep, setting.d, batch_ss)
     return minimize_imse(batch, setting.n_heads, setting.d_k, bandwidth, np.random.default_rng(start_ss),
                          n_starts=n_starts, n_steps=n_steps)
+
+
+#: The entries of ``sizes`` that :func:`run_all` reads, and the fewest each may be (the ``opt_*`` ones
+#: only when ``opt_starts > 0``).
+SIZE_KEYS = {"n_seeds": 2, "n_test": 1, "n_steps": 0, "record_every": 1}
+OPTIMUM_SIZE_KEYS = {"opt_rep": 1, "opt_test": 1, "opt_steps": 0}
+
+
+def _check_sizes(sizes) -> dict:
+    """``sizes`` of :func:`run_all` checked: a mapping with :data:`SIZE_KEYS` (and :data:`OPTIMUM_SIZE_KEYS`
+    when ``opt_starts > 0``), each an integer within the shared maxima; ``ValueError`` naming ``sizes[key]``."""
+    if not isinstance(sizes, dict):
+        raise ValueError(f"sizes: expected a dict of sizes ({', '.join(SIZE_KEYS)}, ...), got {type(sizes).__name__}")
+    out = dict(sizes)
+    starts = positive_int(sizes.get("opt_starts", 0), "sizes['opt_starts']", minimum=0, maximum=MAX_REPLICATES)
+    wanted = {**SIZE_KEYS, **(OPTIMUM_SIZE_KEYS if starts else {})}
+    missing = [k for k in wanted if k not in sizes]
+    if missing:
+        raise ValueError(f"sizes: expected the entries {', '.join(wanted)}, missing {', '.join(missing)}")
+    for k, least in wanted.items():  # counts of iterations, or sizes (n_test, record_every)
+        if k in ("n_seeds", "n_steps", "opt_rep", "opt_steps"):
+            out[k] = positive_int(sizes[k], f"sizes[{k!r}]", minimum=least, maximum=MAX_REPLICATES)
+        else:
+            out[k] = positive_int(sizes[k], f"sizes[{k!r}]", minimum=least)
+    out["opt_starts"] = starts
+    return out
 
 
 def run_all(grid, sizes: dict, seed, n: int, bandwidth: float, penalty: float, inputs="gaussian", noise="gaussian",
@@ -223,7 +268,20 @@ def run_all(grid, sizes: dict, seed, n: int, bandwidth: float, penalty: float, i
     ``sizes``: ``n_seeds``, ``n_test``, ``n_steps``, ``record_every``, ``opt_rep``, ``opt_test``,
     ``opt_starts``, ``opt_steps`` (:data:`SIZES`); ``n`` the training sample size.  ``seed`` spawns two children: the paths (the same stream in every
     setting: common random numbers) and the optima.  ``progress``: called with each setting's label.
+    Every argument is checked before the first path is trained.
     """
+    grid = sequence(grid, "grid", "Setting (settings)")
+    if not grid:
+        raise ValueError("grid: expected at least one Setting (settings), got an empty sequence")
+    for i, s in enumerate(grid):
+        _setting(s, f"grid[{i}]")
+    sizes = _check_sizes(sizes)
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress: expected a callable (called with each setting's label) or None, "
+                         f"got {type(progress).__name__}")
+    n = positive_int(n, "n", minimum=3)
+    for s in grid:
+        _model(s, inputs, noise, sigma).check_dimension(s.d)
     paths_ss, opt_ss = _children(seed, 2)
     optima = {}
     out = []
@@ -249,7 +307,10 @@ def self_match_curves(regression, d: int, d_k: int, n: int, bandwidth: float, sc
     (the self weight dominates), the leave-one-out error does not."""
     scales = np.asarray([positive_scalar(c, "scales") for c in sequence(scales, "scales", "head scales")])
     model = _data.data_model(regression, inputs, noise, sigma)
+    if scales.size == 0:
+        raise ValueError("scales: expected at least one head scale, got an empty sequence")
     n_rep = positive_int(n_rep, "n_rep", minimum=2, maximum=MAX_REPLICATES, what="samples")
+    check_entries("n_rep", n_rep, scales.size)
     ins, loo = np.empty((n_rep, scales.size)), np.empty((n_rep, scales.size))
     for r, child in enumerate(_children(seed, n_rep)):
         rng = np.random.default_rng(child)
@@ -330,6 +391,7 @@ def _extra(result: SettingResult):
 
 def ledger(results, penalty: float) -> Ledger:
     """The chapter's records: one training verdict per setting, then one positive control per setting."""
+    results = _results(results)
     book = Ledger("10_training_heads")
     for r in results:
         h = r.series("hdi")
@@ -346,7 +408,17 @@ def ledger(results, penalty: float) -> Ledger:
 def write_macros(macros, results, book: Ledger, sizes: dict) -> None:
     """The paper's numbers: per setting the HDI change, its start and end, the Haar expectation, the
     IMSE change and the verdict; the counts of verdicts; the sizes."""
-    records = {rec.claim: rec for rec in book}
+    from ..infra.texout import Macros
+
+    if not isinstance(macros, Macros):
+        raise ValueError(f"macros: expected a mhanw.infra.texout.Macros, got {type(macros).__name__}")
+    results = _results(results)
+    records = {rec.claim: rec for rec in _book(book)}
+    missing = [f"{CLAIM}/{r.setting.slug}" for r in results if f"{CLAIM}/{r.setting.slug}" not in records]
+    if missing:
+        raise ValueError(f"book: expected the records of ledger(results), missing {', '.join(missing)}")
+    if not isinstance(sizes, dict) or any(k not in sizes for k in ("n_seeds", "n_steps", "n_test")):
+        raise ValueError(f"sizes: expected a dict with n_seeds, n_steps and n_test, got {brief(sizes)}")
     counts = {"Holds": 0, "Fails": 0, "Undecided": 0}
     for r in results:
         s = r.setting
@@ -373,11 +445,17 @@ def write_macros(macros, results, book: Ledger, sizes: dict) -> None:
         macros.integer("".join(p.capitalize() for p in key.split("_")), sizes[key])
 
 
+def _book(book, name: str = "book") -> Ledger:
+    if not isinstance(book, Ledger):
+        raise ValueError(f"{name}: expected the chapter's Ledger (ledger(results, penalty)), got {type(book).__name__}")
+    return book
+
+
 def results_payload(results) -> dict:
     """The raw paths per setting (mean and s.e. across initialisations at each step, and the per-start
     end points), JSON-ready through :func:`mhanw.infra.results.json_safe`."""
     out = {}
-    for r in results:
+    for r in _results(results):
         entry = {"setting": dict(regression=r.setting.regression, kind=r.setting.kind, d=r.setting.d,
                                  n_heads=r.setting.n_heads, d_k=r.setting.d_k, combination=r.setting.combination,
                                  values=r.setting.values),
@@ -396,6 +474,7 @@ def findings(book: Ledger) -> str:
     """The sentence of "What we found", generated from the records: in which settings HDI_PA rose
     (holds), fell (fails) or did not change significantly (undecided) over training, and how many
     positive controls held."""
+    book = _book(book)
     groups = {"rose significantly": [], "fell significantly": [], "did not change significantly": []}
     controls = []
     for rec in book:
@@ -421,6 +500,8 @@ def publish(book: Ledger, results, sizes: dict, metadata: dict, macros_path, res
     from ..infra.results import json_safe, save_results
     from ..infra.texout import Macros
 
+    if not isinstance(metadata, dict):
+        raise ValueError(f"metadata: expected a dict (fidelity, seed, parameters, ...), got {type(metadata).__name__}")
     macros = Macros("TrainHeads")
     write_macros(macros, results, book, sizes)
     macros.write(macros_path)
