@@ -526,7 +526,11 @@ def test_diversity_sentence_reads_as_written():
     z = np.r_[np.full(17, -5.0), np.zeros(7)]
     text = ha.diversity_sentence(ha.diversity_verdict({"a": z}))
     assert text == ("its heads are less diverse than chance in 17 of 24 (layer, object) cases, against every null, "
-                    "so the reading that training drives heads towards orthogonal subspaces fails as stated")
+                    "so for this model the reading that training drives heads towards orthogonal subspaces is not "
+                    "supported")
+    from mhanw.chapters import ch10_training_heads as ch10
+
+    assert ha.diversity_verdict({"a": z}).claim == ha.DIVERSITY_CLAIM and not ha.DIVERSITY_CLAIM.startswith(ch10.CLAIM)
     assert "all 24 (layer, object) cases" in ha.diversity_sentence(ha.diversity_verdict({"a": np.full(24, 5.0)}))
     assert ha.diversity_sentence(ha.diversity_verdict({"a": np.zeros(24)})).endswith(
         "is undecided at this size (less diverse than chance against every null: none of the 24)")

@@ -33,7 +33,7 @@ from ..diversity import head_diversity_index, orthonormal_bases, principal_angle
 from ..heads import orthonormalize
 from ..infra import verdicts as V
 from ..infra.validate import as_float_array, as_seed_sequence, boolean, generator, positive_int, positive_scalar
-from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Verdict, checked, significant_effect
+from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Verdict, checked, significant_effect
 from ..infra.verdicts import stat as _stat
 from .ch04_head_diversity_index import SHARED_PARAMETERS, random_configuration_imse, rank_correlation
 
@@ -41,7 +41,6 @@ __all__ = [
     "CONSTRAINTS", "CrnBatch", "ImseOptimum", "PARAMETERS", "RESOLUTION_PCT", "blind_configurations", "blind_record",
     "comparison_word", "crn_batch", "frame_general_record", "frame_record", "imse_and_gradient", "minimize_imse",
     "optimum_record", "overall_record", "random_configuration_imse", "random_records", "rank_correlation",
-    "training_record",
 ]
 
 SECTION = "sec:thm51"
@@ -366,13 +365,6 @@ def frame_general_record(best: float, bound: float):
                     criterion=f"best HDI_PA of two planes in R^3 against the bound {bound:.4f}, tolerance {FRAME_TOL:g}",
                     statistics=(_stat("two planes in R^3: best HDI_PA", best), _stat("frame bound", bound)),
                     detectable=None if bad else FRAME_TOL)
-
-
-@checked()
-def training_record():
-    """That training drives heads to orthogonality: no model is trained here."""
-    return _verdict(claim="thm-5.1/training", statement="Training drives heads towards orthogonal subspaces",
-                    verdict=NOT_CHECKABLE, criterion="a claim about training dynamics; this companion trains no models")
 
 
 @checked(parts=V.records)

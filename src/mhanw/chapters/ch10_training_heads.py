@@ -44,16 +44,18 @@ from ..constants import MAX_REPLICATES, N_SE, check_entries
 from ..diversity import haar_expected_hdi
 from ..infra import verdicts as V
 from ..infra.estimates import Estimate
+from ..infra.prose import count_of, join_list, number_word
 from ..infra.validate import as_seed_sequence, boolean, brief, one_of, positive_int, positive_scalar, sequence
 from ..infra.verdicts import Ledger, Verdict, checked, significant_effect
 from ..infra.verdicts import stat as _stat
+from .ch04_head_diversity_index import regression_label
 from .ch05_decorrelation_optimality import crn_batch, minimize_imse
 
 __all__ = [
     "CLAIM", "CONSTRAINTS", "MIN_SEEDS", "N_SE_TRAINING", "PARAMETERS", "SECTION", "SIZES", "Setting", "SettingResult",
-    "findings", "imse_optimum", "self_match_curves", "ledger", "penalty_control_verdict", "publish", "results_payload", "run_all",
+    "changes_sentence", "findings", "imse_optimum", "self_match_curves", "ledger", "penalty_control_verdict", "publish", "results_payload", "run_all",
     "run_setting", "settings",
-    "training_orthogonal_verdict", "write_macros",
+    "training_orthogonal_verdict", "verdicts_sentence", "write_macros",
 ]
 
 SECTION = "sec:training"
@@ -182,6 +184,12 @@ def _results(results, name: str = "results") -> tuple:
     if not items or not all(isinstance(r, SettingResult) for r in items):
         raise ValueError(f"{name}: expected a non-empty sequence of SettingResult (run_all), got {brief(results)}")
     return items
+
+
+def _book(book, name: str = "book") -> Ledger:
+    if not isinstance(book, Ledger):
+        raise ValueError(f"{name}: expected the chapter's Ledger (ledger(results, penalty)), got {type(book).__name__}")
+    return book
 
 
 def _children(seed, k: int) -> list:
@@ -405,9 +413,106 @@ def ledger(results, penalty: float) -> Ledger:
     return book
 
 
-def write_macros(macros, results, book: Ledger, sizes: dict) -> None:
+#: How the paper's table names each part of a setting.
+_TABLE_WORDS = {"isotropic": "iso", "anisotropic": "aniso", "equal": "$=$", "over": "$>$", "under": "$<$",
+                "average": "average", "concat": "concat"}
+
+
+def _table_row(r: SettingResult, records: dict) -> str:
+    r"""One row of the paper's table (``\TrainHeadsTable``): the setting, HDI_PA at the start and the end,
+    the change and its verdict, the positive control's change, the changes of the error correlation and
+    of the fresh-data IMSE, and HDI_PA of chapter 05's IMSE optimum ("--" where not run)."""
+    from ..infra.texout import format_mean_se
+
+    s = r.setting
+    h = r.series("hdi")
+
+    def pm(est):
+        return f"${format_mean_se(float(est.mean), float(est.se))}$"
+
+    cells = [_TABLE_WORDS[s.kind], f"${s.n_heads}$", _TABLE_WORDS[s.shape], _TABLE_WORDS[s.combination],
+             pm(Estimate.from_samples(h[:, 0])), pm(Estimate.from_samples(h[:, -1])), pm(r.change("hdi")),
+             records[f"{CLAIM}/{s.slug}"].verdict,
+             pm(r.change("hdi", penalised=True)) if r.penalised else "--",
+             pm(r.change("error_corr")), pm(r.change("imse")),
+             f"${r.optimum_hdi:.2f}$" if np.isfinite(r.optimum_hdi) else "--"]
+    return " & ".join(cells)
+
+
+def _verb(verdict: str) -> str:
+    """A verdict as the predicate of a sentence: "holds", "fails as stated", "is undecided at this size"."""
+    return verdict if verdict in (V.HOLDS, V.HOLDS_UNDER, V.FAILS) else f"is {verdict}"
+
+
+def _settings_count(k: int, n: int) -> str:
+    """"all eight settings", "two of the eight settings", "the one setting" (``k`` of ``n``)."""
+    if n == 1:
+        return "the one setting" if k else "no setting"
+    return count_of(k, n, "settings")
+
+
+def _setting_tex(s: Setting) -> str:
+    """A setting as the paper names it: ``anisotropic $m$, $Hd_k=d$, averaged``."""
+    op = {"equal": "=", "over": ">", "under": "<"}[s.shape]
+    how = "averaged" if s.combination == "average" else "concatenated"
+    return f"{s.kind} $m$, $Hd_k{op}d$, {how}"
+
+
+@checked(results=_results, book=_book)
+def verdicts_sentence(results, book: Ledger) -> str:
+    """The training claim's verdicts in one LaTeX clause, each verdict said once, e.g. "it holds in none of
+    the eight settings, fails as stated in two (anisotropic $m$, $Hd_k=d$, averaged and ...) and is
+    undecided at this size in six (...)"; and the positive controls' count."""
+    results = _results(results)
+    records = {rec.claim: rec for rec in _book(book)}
+    by_verdict: dict[str, list[str]] = {}
+    for r in results:
+        by_verdict.setdefault(records[f"{CLAIM}/{r.setting.slug}"].verdict, []).append(_setting_tex(r.setting))
+    n = len(results)
+    parts = []
+    for k, (verdict, names) in enumerate(by_verdict.items()):
+        head = _settings_count(len(names), n) if k == 0 else number_word(len(names))
+        parts.append(f"{_verb(verdict)} in {head}"
+                     + (f" ({'; '.join(names)})" if len(names) < n else ""))
+    text = f"the reading {join_list(parts)}"
+    controls = [records[f"{CLAIM}-control/{r.setting.slug}"] for r in results if r.penalised]
+    if controls:
+        held = sum(rec.holds for rec in controls)
+        text += "; with the orthogonality penalty, the positive control " + (
+            _verb(controls[0].verdict) if len(controls) == 1 else f"{V.HOLDS} in {_settings_count(held, len(controls))}")
+    return text
+
+
+def _changes_clause(results, field: str, noun: str, n_se: float) -> str:
+    moves = {"fell": [], "rose": []}
+    for r in results:
+        c = r.change(field)
+        if c.mean < -n_se * c.se:
+            moves["fell"].append(_setting_tex(r.setting))
+        elif c.mean > n_se * c.se:
+            moves["rose"].append(_setting_tex(r.setting))
+    n = len(results)
+    said = [f"{word} in {_settings_count(len(v), n)}" + (f" ({'; '.join(v)})" if len(v) < n else "")
+            for word, v in moves.items() if v]
+    return f"{noun} {join_list(said)}" if said else f"{noun} moved in {_settings_count(0, n)}"
+
+
+@checked(results=_results, n_se=V.nonnegative)
+def changes_sentence(results, n_se: float = N_SE_TRAINING) -> str:
+    """Where the fresh-data IMSE and the heads' error correlation changed by more than ``n_se`` paired
+    s.e. over training, one LaTeX sentence: "Over training (by more than 3 paired s.e.), the IMSE on
+    fresh data fell in ... and rose in ...; the heads' error correlation fell in ...".  Directions come
+    from the numbers, never typed."""
+    return (rf"Over training (by more than {n_se:g} paired s.e.), "
+            + "; ".join(_changes_clause(results, f, noun, n_se)
+                        for f, noun in (("imse", "the IMSE on fresh data"), ("error_corr", "the heads' error correlation"))))
+
+
+def write_macros(macros, results, book: Ledger, sizes: dict, parameters=None) -> None:
     """The paper's numbers: per setting the HDI change, its start and end, the Haar expectation, the
-    IMSE change and the verdict; the counts of verdicts; the sizes."""
+    IMSE change and the verdict; the counts of verdicts (and of positive controls that hold); the sizes;
+    the shapes and the names of the two regression functions (from the settings); and, from
+    ``parameters`` (the notebook's, optional), ``n``, ``bandwidth`` and ``penalty``."""
     from ..infra.texout import Macros
 
     if not isinstance(macros, Macros):
@@ -438,17 +543,37 @@ def write_macros(macros, results, book: Ledger, sizes: dict) -> None:
             macros.number(f"{s.macro}OptimumHDI", r.optimum_hdi, 3)
         key = "Holds" if rec.holds else "Fails" if rec.fails else "Undecided"
         counts[key] += 1
+    macros.text("Table", " \\\\ ".join(_table_row(r, records) for r in results))
+    macros.text("VerdictsSentence", verdicts_sentence(results, book))
+    macros.text("ChangesSentence", changes_sentence(results))
     for key, value in counts.items():
         macros.integer(f"Settings{key}", value)
     macros.integer("Settings", len(results))
+    controls = [records[f"{CLAIM}-control/{r.setting.slug}"] for r in results if r.penalised]
+    macros.integer("Controls", len(controls))
+    macros.integer("ControlsHold", sum(rec.holds for rec in controls))
     for key in ("n_seeds", "n_steps", "n_test"):
         macros.integer("".join(p.capitalize() for p in key.split("_")), sizes[key])
-
-
-def _book(book, name: str = "book") -> Ledger:
-    if not isinstance(book, Ledger):
-        raise ValueError(f"{name}: expected the chapter's Ledger (ledger(results, penalty)), got {type(book).__name__}")
-    return book
+    first = results[0].setting
+    macros.integer("D", first.d)
+    macros.integer("DK", first.d_k)
+    for shape in ("equal", "over"):
+        s = next((r.setting for r in results if r.setting.shape == shape), None)
+        if s is not None:
+            macros.integer(f"Heads{shape.capitalize()}", s.n_heads)
+    for kind in ("isotropic", "anisotropic"):
+        s = next((r.setting for r in results if r.setting.kind == kind), None)
+        if s is not None:
+            macros.text(f"{'Iso' if kind == 'isotropic' else 'Aniso'}Label", regression_label(s.regression))
+    macros.plain("Values", first.values)
+    if parameters is not None:
+        if not isinstance(parameters, dict):
+            raise ValueError(f"parameters: expected the notebook's parameters (a dict), got {type(parameters).__name__}")
+        if "n" in parameters:
+            macros.integer("N", parameters["n"])
+        for key in ("bandwidth", "penalty"):
+            if key in parameters:
+                macros.number(key.capitalize(), parameters[key], 2)
 
 
 def results_payload(results) -> dict:
@@ -503,7 +628,7 @@ def publish(book: Ledger, results, sizes: dict, metadata: dict, macros_path, res
     if not isinstance(metadata, dict):
         raise ValueError(f"metadata: expected a dict (fidelity, seed, parameters, ...), got {type(metadata).__name__}")
     macros = Macros("TrainHeads")
-    write_macros(macros, results, book, sizes)
+    write_macros(macros, results, book, sizes, metadata.get("parameters"))
     macros.write(macros_path)
     save_results(results_path, {**json_safe(metadata), "sizes": json_safe(sizes),
                                 "paths": json_safe(results_payload(results)), "claims": book.to_list()})

@@ -140,6 +140,18 @@ GROUP_TITLES = {
     "hdi-definition": "the Head Diversity Index",
     "rf": "the random-forest analogy",
     "pretrained": "the trained transformer",
+    "interp": "the training reading of Theorem 5.1",
+}
+
+#: Whole parts of claim ids named by a phrase (a word-by-word reading would be wrong or ambiguous):
+#: the training claim and its positive control, and its settings ``<m>-<shape>-<combination>``.
+_PART_PHRASES = {
+    "training-orthogonal": "training pushes heads apart",
+    "training-orthogonal-control": "positive control with an orthogonality penalty",
+    **{f"{m}-{shape}-{comb}": f"{m_words}, {shape_words}, {comb_words}"
+       for m, m_words in (("iso", "isotropic $m$"), ("aniso", "anisotropic $m$"))
+       for shape, shape_words in (("equal", "$Hd_k=d$"), ("over", "$Hd_k>d$"), ("under", "$Hd_k<d$"))
+       for comb, comb_words in (("average", "averaged heads"), ("concat", "heads through $W_V$ and $W_O$"))},
 }
 
 #: Words of claim ids as the text writes them (acronyms, notation, the regression functions' names).
@@ -173,6 +185,8 @@ def group_name(group: str) -> str:
 
 
 def _part_words(part: str) -> str:
+    if part in _PART_PHRASES:
+        return _PART_PHRASES[part]
     names = _regression_names()
     if part in names:
         return names[part]
