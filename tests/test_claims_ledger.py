@@ -151,8 +151,9 @@ def test_generated_text_names_claims_as_the_paper_does():
     assert claimslib.claim_title("interp/training-orthogonal/aniso-over-concat") == (
         "The training reading of Theorem 5.1: training pushes heads apart (anisotropic $m$, $Hd_k>d$, heads "
         "through $W_V$ and $W_O$)")
-    assert claimslib.claim_title("interp/training-orthogonal-control/iso-equal-average").endswith(
-        "positive control with an orthogonality penalty (isotropic $m$, $Hd_k=d$, averaged heads)")
+    assert claimslib.claim_title("interp-control/penalty/iso-equal-average") == (
+        "The positive control of the training reading: with an orthogonality penalty (isotropic $m$, $Hd_k=d$, "
+        "averaged heads)")
     assert claimslib.claim_title("thm-4.2/equal-hdi") == "Theorem 4.2: equal HDI"  # "equal" alone keeps its word
     assert claimslib.part_name("lemma-4.1/printed-bound/constant-m") == "printed bound (constant m)"
     assert claimslib.part_name("thm-5.1/imse-optimum/iso-cos") == "IMSE optimum ($m_{\\cos,1.5}$)"

@@ -11,6 +11,8 @@ bandwidth ``h``, tied query and key projections, and a combination rule of
 :mod:`mhanw.heads`:
 
 - ``"average"``: ``f = (1/H) sum_j m_j``;
+- ``"sum"``: ``f = Ybar + sum_j (m_j - Ybar)`` (the additive rule; ``"concat"`` with the shared
+  response and ``W_O`` fixed at ones);
 - ``"concat"``: the value stream ``z = (Y, X)`` centred, value projections
   ``W_V^j`` (``values="response"`` or ``"stream"``), and the output projection
   ``W_O`` fitted by least squares at every step (the inner problem solved
@@ -31,7 +33,7 @@ head ``j``'s estimate of its target ``t^j`` (``Y`` for averaging,
 
     dL/dW_j = -(c_j / h^2) S_j W_j,   S_j = sum_{i,l} g_i w_il (t_l - that_ij) u_il u_il^T,
 
-``c_j = 1/H`` (average) or 1 (concat, where ``W_O`` is at its least-squares
+``c_j = 1/H`` (average), 1 (sum) or 1 (concat, where ``W_O`` is at its least-squares
 optimum, so its own dependence on ``W`` drops out: the envelope theorem).
 :func:`loo_loss` returns both; the tests compare the gradient with finite
 differences.  An optional orthogonality penalty
@@ -64,8 +66,8 @@ from .infra.validate import as_float_array, boolean, nonnegative_scalar, one_of,
 __all__ = ["COMBINATIONS", "LooLoss", "TrainingPath", "error_correlation", "fresh_error", "loo_loss",
            "orthogonality_penalty", "train_heads"]
 
-#: The combination rules training supports (of :data:`mhanw.heads.RULES`).
-COMBINATIONS = ("average", "concat")
+#: The combination rules training supports: every rule of :data:`mhanw.heads.RULES`.
+COMBINATIONS = _heads.RULES
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,7 @@ def loo_loss(W, X, Y, bandwidth: float, combination: str = "average", values="re
              gradient: bool = True) -> LooLoss:
     """The leave-one-out training loss of Gaussian NW heads ``W`` ``(H, d, d_k)`` on ``(X, Y)`` and its gradient.
 
-    ``combination``: ``"average"`` or ``"concat"`` (``values`` as in :class:`mhanw.heads.HeadConfig`,
+    ``combination``: ``"average"``, ``"sum"`` or ``"concat"`` (``values`` as in :class:`mhanw.heads.HeadConfig`,
     ``W_O`` fitted by least squares on the LOO outputs, returned as ``output``).  ``penalty``:
     ``lambda >= 0`` of :func:`orthogonality_penalty`.  See the module docstring for the formulas.
     """
@@ -181,11 +183,11 @@ def loo_loss(W, X, Y, bandwidth: float, combination: str = "average", values="re
     n = X.shape[0]
     weights = [_loo_weights(X @ W[j], h) for j in range(H)]
     O = None
-    if combination == "average":
+    if combination in ("average", "sum"):
         est = np.stack([w @ Y for w in weights])  # (H, n)
-        f = est.mean(axis=0)
+        f = est.mean(axis=0) if combination == "average" else Y.mean() + (est - Y.mean()).sum(axis=0)
         targets = [Y] * H
-        coef = 1.0 / H
+        coef = 1.0 / H if combination == "average" else 1.0
     else:
         Zc = np.column_stack([Y, X])
         Zc -= Zc.mean(axis=0)
@@ -215,8 +217,8 @@ def loo_loss(W, X, Y, bandwidth: float, combination: str = "average", values="re
 
 
 def _config(W, bandwidth, combination, values):
-    if combination == "average":
-        return _heads.HeadConfig(W, bandwidth=bandwidth)
+    if combination in ("average", "sum"):
+        return _heads.HeadConfig(W, bandwidth=bandwidth, rule=combination)
     return _heads.HeadConfig(W, bandwidth=bandwidth, rule="concat", values=values, output="fitted")
 
 

@@ -25,7 +25,7 @@ HDI_PA at the end exceeds its value at initialisation by :data:`N_SE_TRAINING`
 standard errors across the initialisations, fails when it falls by as much,
 and is undecided otherwise; one record per setting, claim
 ``interp/training-orthogonal/<setting>``.  :func:`penalty_control_verdict`
-applies the same rule to the penalised runs (it must hold, or the measurement
+applies the same rule to the penalised runs (claims ``interp-control/penalty/<setting>``) (it must hold, or the measurement
 could not see a rise).  Bookkeeping: :func:`ledger` (the records),
 :func:`findings` (the sentence of "What we found"), :func:`publish` (macros
 through :func:`write_macros`, the results file through :func:`results_payload`).
@@ -52,7 +52,7 @@ from .ch04_head_diversity_index import regression_label
 from .ch05_decorrelation_optimality import crn_batch, minimize_imse
 
 __all__ = [
-    "CLAIM", "CONSTRAINTS", "MIN_SEEDS", "N_SE_TRAINING", "PARAMETERS", "SECTION", "SIZES", "Setting", "SettingResult",
+    "CLAIM", "CONSTRAINTS", "CONTROL_CLAIM", "MIN_SEEDS", "N_SE_TRAINING", "PARAMETERS", "SECTION", "SIZES", "Setting", "SettingResult",
     "changes_sentence", "findings", "imse_optimum", "self_match_curves", "ledger", "penalty_control_verdict", "publish", "results_payload", "run_all",
     "run_setting", "settings",
     "training_orthogonal_verdict", "verdicts_sentence", "write_macros",
@@ -60,6 +60,9 @@ __all__ = [
 
 SECTION = "sec:training"
 CLAIM = "interp/training-orthogonal"
+#: The positive controls' records: a check of the measurement, not a claim of the paper, so they form a
+#: group of their own (their "holds" must not count as parts of the training claim).
+CONTROL_CLAIM = "interp-control/penalty"
 
 #: The decision rule's threshold: the change of HDI_PA from initialisation to the end of training must
 #: exceed this many standard errors across initialisations (the companion's 3-s.e. rule).
@@ -82,8 +85,9 @@ MIN_SEEDS = 20
 @dataclass(frozen=True)
 class Setting:
     """One setting of the grid: ``regression`` (a spec), its ``kind`` (``"isotropic"`` or
-    ``"anisotropic"``), the shape ``d``, ``n_heads``, ``d_k``, and ``combination`` (``"average"`` or
-    ``"concat"``, the latter with value projections ``values`` and a fitted ``W_O``)."""
+    ``"anisotropic"``), the shape ``d``, ``n_heads``, ``d_k``, and ``combination`` (a rule of
+    :data:`mhanw.training.COMBINATIONS`: ``"average"``, ``"sum"``, or ``"concat"`` with value projections
+    ``values`` and a fitted ``W_O``)."""
 
     regression: str
     kind: str
@@ -111,7 +115,7 @@ class Setting:
 
     @property
     def label(self) -> str:
-        how = "averaged" if self.combination == "average" else f"W_V ({self.values}) and fitted W_O"
+        how = {"average": "averaged", "sum": "summed"}.get(self.combination, f"W_V ({self.values}) and fitted W_O")
         return (f"{self.kind} m = {self.regression}, H = {self.n_heads}, d_k = {self.d_k}, d = {self.d} "
                 f"(H d_k {'=' if self.shape == 'equal' else '>' if self.shape == 'over' else '<'} d), {how}")
 
@@ -377,7 +381,7 @@ def penalty_control_verdict(slug: str, label: str, init, end, haar: float, penal
                             n_se: float = N_SE_TRAINING) -> Verdict:
     """The positive control: the same rule on paths trained with an explicit orthogonality penalty
     (weight ``penalty``); it must hold, or the chapter could not have seen training push heads apart."""
-    return _rule(f"{CLAIM}-control/{slug}",
+    return _rule(f"{CONTROL_CLAIM}/{slug}",
                  f"With an orthogonality penalty (lambda = {penalty:g}), training drives heads towards orthogonal "
                  f"subspaces ({label})", init, end, haar, n_se)
 
@@ -415,7 +419,7 @@ def ledger(results, penalty: float) -> Ledger:
 
 #: How the paper's table names each part of a setting.
 _TABLE_WORDS = {"isotropic": "iso", "anisotropic": "aniso", "equal": "$=$", "over": "$>$", "under": "$<$",
-                "average": "average", "concat": "concat"}
+                "average": "average", "sum": "sum", "concat": "concat"}
 
 
 def _table_row(r: SettingResult, records: dict) -> str:
@@ -454,7 +458,7 @@ def _settings_count(k: int, n: int) -> str:
 def _setting_tex(s: Setting) -> str:
     """A setting as the paper names it: ``anisotropic $m$, $Hd_k=d$, averaged``."""
     op = {"equal": "=", "over": ">", "under": "<"}[s.shape]
-    how = "averaged" if s.combination == "average" else "concatenated"
+    how = {"average": "averaged", "sum": "summed", "concat": "concatenated"}[s.combination]
     return f"{s.kind} $m$, $Hd_k{op}d$, {how}"
 
 
@@ -475,7 +479,7 @@ def verdicts_sentence(results, book: Ledger) -> str:
         parts.append(f"{_verb(verdict)} in {head}"
                      + (f" ({'; '.join(names)})" if len(names) < n else ""))
     text = f"the reading {join_list(parts)}"
-    controls = [records[f"{CLAIM}-control/{r.setting.slug}"] for r in results if r.penalised]
+    controls = [records[f"{CONTROL_CLAIM}/{r.setting.slug}"] for r in results if r.penalised]
     if controls:
         held = sum(rec.holds for rec in controls)
         text += "; with the orthogonality penalty, the positive control " + (
@@ -538,7 +542,7 @@ def write_macros(macros, results, book: Ledger, sizes: dict, parameters=None) ->
         macros.text(f"{s.macro}Verdict", rec.verdict)
         if r.penalised:
             macros.mean_se(f"{s.macro}ControlChange", *r.change("hdi", penalised=True))
-            macros.text(f"{s.macro}ControlVerdict", records[f"{CLAIM}-control/{s.slug}"].verdict)
+            macros.text(f"{s.macro}ControlVerdict", records[f"{CONTROL_CLAIM}/{s.slug}"].verdict)
         if np.isfinite(r.optimum_hdi):
             macros.number(f"{s.macro}OptimumHDI", r.optimum_hdi, 3)
         key = "Holds" if rec.holds else "Fails" if rec.fails else "Undecided"
@@ -549,7 +553,7 @@ def write_macros(macros, results, book: Ledger, sizes: dict, parameters=None) ->
     for key, value in counts.items():
         macros.integer(f"Settings{key}", value)
     macros.integer("Settings", len(results))
-    controls = [records[f"{CLAIM}-control/{r.setting.slug}"] for r in results if r.penalised]
+    controls = [records[f"{CONTROL_CLAIM}/{r.setting.slug}"] for r in results if r.penalised]
     macros.integer("Controls", len(controls))
     macros.integer("ControlsHold", sum(rec.holds for rec in controls))
     for key in ("n_seeds", "n_steps", "n_test"):
@@ -603,7 +607,7 @@ def findings(book: Ledger) -> str:
     groups = {"rose significantly": [], "fell significantly": [], "did not change significantly": []}
     controls = []
     for rec in book:
-        if rec.claim.startswith(f"{CLAIM}-control/"):
+        if rec.claim.startswith(f"{CONTROL_CLAIM}/"):
             controls.append(rec)
             continue
         st = rec.statistics[0]
