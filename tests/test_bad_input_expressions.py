@@ -76,9 +76,16 @@ def _through(path: str, text: str, seconds: float = 10.0):
             return exc
 
 
+#: The one other place that executes code, and why no user string reaches it: the records-mode runner
+#: executes a chapter's own code cells (as papermill does), with the parameters injected as ``repr``
+#: literals after they passed the chapter's parameter checks.
+EXECUTES_CHAPTER_CODE = {"pipeline/runner.py": "exec(code, namespace)"}
+
+
 def test_no_string_reaches_sympify_outside_the_safe_parser():
     """``sympify``, ``parse_expr``, ``S(...)`` with a string, ``eval`` and ``exec`` appear only in
-    :mod:`mhanw.infra.expressions` (whose tokeniser admits only formula tokens)."""
+    :mod:`mhanw.infra.expressions` (whose tokeniser admits only formula tokens), apart from
+    :data:`EXECUTES_CHAPTER_CODE`."""
     bad = re.compile(r"\bsympify\s*\(|\bparse_expr\s*\(|\bsp\.S\s*\(|\bsympy\.S\s*\(|(?<![.\w])eval\s*\("
                      r"|(?<![.\w])exec\s*\(|\bS\s*\(\s*['\"]")
     found = []
@@ -87,7 +94,8 @@ def test_no_string_reaches_sympify_outside_the_safe_parser():
             continue
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             code = line.split("#", 1)[0]
-            if bad.search(code):
+            rel = path.relative_to(SRC).as_posix()
+            if bad.search(code) and EXECUTES_CHAPTER_CODE.get(rel, "\0") not in code:
                 found.append(f"{path.relative_to(SRC)}:{i}: {line.strip()}")
     assert not found, "strings reach sympy outside the safe parser:\n" + "\n".join(found)
 

@@ -32,10 +32,10 @@ from timeouts import within
 #: Arguments that are sizes of arrays (bounded by MAX_ENTRIES) ...
 SIZES = {"n", "d", "d_k", "n_heads", "H", "budget", "n_test", "n_keys", "n_queries", "nodes", "n_samples",
          "n_blocks", "n_spectrum", "n_leading", "batch_size", "ncols", "max_rows", "n_jobs",
-         "dims", "tokens", "sample_sizes", "min_dim"}
+         "dims", "tokens", "sample_sizes", "min_dim", "d_v", "n_columns"}
 #: ... and counts of iterations (bounded by MAX_REPLICATES).
 ITERATIONS = {"n_rep", "n_tune", "n_configs", "n_draw", "n_draws", "n_perm", "n_boot", "n_starts", "n_steps",
-              "max_tries", "max_iter", "n_scan", "dps", "repeat"}
+              "max_tries", "max_iter", "n_scan", "dps", "repeat", "n_seeds"}
 #: Sequences of sizes (a list whose entries are sizes).
 SEQUENCES = {"dims", "tokens", "sample_sizes"}
 
@@ -93,6 +93,22 @@ def _pair_cos2():
     from mhanw import diversity, heads
 
     return diversity.pair_cos2(heads.haar_heads(6, 2, 3, RNG(0)))
+
+
+def _sample():
+    from mhanw import data
+
+    return data.data_model("aniso").draw(RNG(0), 30, 4, n_test=5)
+
+
+def _setting():
+    from mhanw.chapters import ch10_training_heads as ch10
+
+    return ch10.Setting("aniso", "anisotropic", 4, 2, 2, "average")
+
+
+def _ch10_sizes():
+    return dict(n_seeds=2, n_test=5, n_steps=1, record_every=1, opt_rep=2, opt_test=5, opt_starts=0, opt_steps=1)
 
 
 def _overrides():
@@ -161,6 +177,16 @@ def _overrides():
                                                                            n_leading=2),
         "mhanw.covariance.first_order_covariance_mc": dict(W_j=np.eye(2)[:, :1], W_jp=np.eye(2)[:, 1:],
                                                           x=np.zeros(2), bandwidth=0.5, model="zero"),
+        "mhanw.montecarlo.pointwise_parts": dict(config=_config(), x=np.zeros((1, 4))),
+        "mhanw.heads.output_projection": dict(d_v=2),
+        "mhanw.training.train_heads": dict(W0=_W(), sample=_sample(), bandwidth=0.5),
+        "mhanw.chapters.ch10_training_heads.settings": dict(isotropic="iso_cos", anisotropic="aniso", heads_equal=2,
+                                                            heads_over=4),
+        "mhanw.chapters.ch10_training_heads.run_setting": dict(setting=_setting(), n_seeds=2, n_steps=1,
+                                                               record_every=1, penalty=1.0),
+        "mhanw.chapters.ch10_training_heads.run_all": dict(grid=[_setting()], sizes=_ch10_sizes(), penalty=1.0),
+        "mhanw.chapters.ch10_training_heads.imse_optimum": dict(setting=_setting(), n_starts=1, n_steps=1),
+        "mhanw.chapters.ch10_training_heads.self_match_curves": dict(regression="aniso", scales=[1.0, 2.0]),
     }
 
 

@@ -96,6 +96,7 @@ def test_rules_on_each_side_of_their_thresholds():
     assert ch05.frame_record(2 * ch05.FRAME_TOL, 0.0, 1e-8).verdict == V.FAILS
     assert ch05.frame_general_record(0.5, 2 / 3).verdict == V.FAILS
     assert ch05.frame_general_record(2 / 3 - 0.5 * ch05.FRAME_TOL, 2 / 3).verdict == V.HOLDS
+    assert not hasattr(ch05, "training_record")  # the training claim is decided by chapter 10 alone
     assert ch05.overall_record([ch05.blind_record(0.31, 0.1)]).verdict == V.FAILS
     assert ch05.overall_record([ch05.blind_record(0.29, 0.1)]).verdict == V.UNDECIDED
     assert ch05.comparison_word(-0.31, 0.1, "a", "b", "c") == "a"

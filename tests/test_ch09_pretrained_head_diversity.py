@@ -528,6 +528,9 @@ def test_diversity_sentence_reads_as_written():
     assert text == ("its heads are less diverse than chance in 17 of 24 (layer, object) cases, against every null, "
                     "so this trained model's heads are not more diverse than chance")
     assert "training" not in text  # one model: the training claim is decided by chapter 10
+    from mhanw.chapters import ch10_training_heads as ch10
+
+    assert ha.diversity_verdict({"a": z}).claim == ha.DIVERSITY_CLAIM and not ha.DIVERSITY_CLAIM.startswith(ch10.CLAIM)
     assert "all 24 (layer, object) cases" in ha.diversity_sentence(ha.diversity_verdict({"a": np.full(24, 5.0)}))
     assert ha.diversity_sentence(ha.diversity_verdict({"a": np.zeros(24)})).endswith(
         "more diverse than chance is undecided at this size (less diverse than chance against every null: none of the 24)")

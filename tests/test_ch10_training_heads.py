@@ -35,7 +35,7 @@ def test_decision_rule_flips_with_the_direction_of_the_paths(direction, verdict)
     assert diff.value == pytest.approx(np.mean(end - init))
     assert diff.se == pytest.approx(np.std(end - init, ddof=1) / np.sqrt(20))
     ctrl = ch.penalty_control_verdict("iso-equal-average", "a setting", init, end, 0.5, 1.0)
-    assert ctrl.verdict == verdict and ctrl.claim.startswith("interp/training-orthogonal-control/")
+    assert ctrl.verdict == verdict and ctrl.claim.startswith("interp-control/penalty/")
 
 
 def test_decision_rule_thresholds_are_three_se_and_twenty_starts():

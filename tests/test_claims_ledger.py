@@ -147,6 +147,14 @@ def test_generated_text_names_claims_as_the_paper_does():
     assert claimslib.claim_title("rf/breiman-identity") == "The random-forest analogy: Breiman identity"
     assert claimslib.claim_title("pretrained/shared-directions").startswith("The trained transformer: ")
     assert claimslib.claim_title("hdi-definition/pa-properties") == "The Head Diversity Index: HDI_PA properties"
+    # chapter 10: the training claim, its control and its settings by name, not by slug
+    assert claimslib.claim_title("interp/training-orthogonal/aniso-over-concat") == (
+        "The training reading of Theorem 5.1: training pushes heads apart (anisotropic $m$, $Hd_k>d$, heads "
+        "through $W_V$ and $W_O$)")
+    assert claimslib.claim_title("interp-control/penalty/iso-equal-average") == (
+        "The positive control of the training reading: with an orthogonality penalty (isotropic $m$, $Hd_k=d$, "
+        "averaged heads)")
+    assert claimslib.claim_title("thm-4.2/equal-hdi") == "Theorem 4.2: equal HDI"  # "equal" alone keeps its word
     assert claimslib.part_name("lemma-4.1/printed-bound/constant-m") == "printed bound (constant m)"
     assert claimslib.part_name("thm-5.1/imse-optimum/iso-cos") == "IMSE optimum ($m_{\\cos,1.5}$)"
     records = [{"claim": c, "verdict": v} for c, v in
@@ -302,9 +310,9 @@ def test_a_scenario_that_is_not_text_or_not_a_file_is_refused(tmp_path, content)
 def test_section_numbers_follow_the_papers_inputs():
     numbers = claimslib.section_numbers(ROOT / "paper")
     order = ["sec:introduction", "sec:notation", "sec:thm21", "sec:thm31", "sec:lemma41", "sec:hdi", "sec:thm51",
-             "sec:thm61", "sec:thm71", "sec:rf", "sec:pretrained"]  # the order of main.tex's \\input lines
+             "sec:thm61", "sec:thm71", "sec:rf", "sec:pretrained", "sec:training"]  # main.tex's \\input order
     assert [int(numbers[k]) for k in order] == list(range(1, len(order) + 1))
-    assert int(numbers["sec:summary"]) > int(numbers["sec:pretrained"])
+    assert int(numbers["sec:summary"]) > int(numbers["sec:training"])
 
 
 # --------------------------------------------------------------------------- slow: with the quick build

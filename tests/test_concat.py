@@ -101,7 +101,7 @@ def test_symbolic_concat_decomposition(n_heads):
     # the between-head covariance is the part decorrelated heads remove; it has no same-head terms
     assert all(str(c).split("_")[1] != str(c).split("_")[2] for c in wide.between_head_covariance.free_symbols
                if str(c).startswith("C_"))
-    with pytest.raises(ValueError, match="^n_heads:"):
+    with pytest.raises(ValueError, match="^n_heads, n_columns:"):
         decomposition.symbolic_concat_decomposition(5, 3)
 
 

@@ -51,7 +51,7 @@ import sympy as sp
 
 from .constants import SIGMA, check_entries
 from .infra.expressions import NUMBER_GRAMMAR, Grammar
-from .infra.validate import as_float_array, brief, generator, nonnegative_scalar, one_of, positive_int
+from .infra.validate import MAX_COUNT, as_float_array, brief, generator, nonnegative_scalar, one_of, positive_int
 
 __all__ = [
     "DataModel",
@@ -491,8 +491,6 @@ INPUT_KINDS = {
 }
 #: The kinds whose rows are dependent (every other kind draws iid rows).
 DEPENDENT_KINDS = ("ar1", "clustered")
-#: Largest number of clusters of ``clustered:K:ICC`` (each is a row of centres drawn per sample).
-MAX_CLUSTERS = 10**6
 
 _SQRT3 = math.sqrt(3.0)
 #: Largest condition number of ``gaussian-diagonal``: the variances keep relative precision 1e-4
@@ -776,16 +774,17 @@ def _ar1_rows(Z: np.ndarray, phi: float) -> np.ndarray:
 
 
 def _cluster_parameters(value) -> tuple[int, float]:
-    """``K:ICC`` (a string, or a pair) as ``(K, ICC)``: ``K`` an integer in ``[1, MAX_CLUSTERS]``,
+    """``K:ICC`` (a string, or a pair) as ``(K, ICC)``: ``K`` an integer from 1 to the shared maximum of a
+    size (:data:`mhanw.infra.validate.MAX_COUNT`; at most ``min(K, n)`` centres are drawn per sample),
     ``0 <= ICC < 1``; ``ValueError`` naming ``inputs``."""
     parts = value.split(":") if isinstance(value, str) else value
     if isinstance(parts, (int, float, bool, np.number)) or not isinstance(parts, (list, tuple)) or len(parts) != 2:
         raise ValueError(f"inputs: 'clustered' takes two parameters K:ICC (clusters, intraclass correlation), "
                          f"got {value!r}")
     k = _number(parts[0], "inputs", "K of 'clustered'")
-    if k != int(k) or not 1 <= k <= MAX_CLUSTERS:
+    if k != int(k) or not 1 <= k <= MAX_COUNT:
         raise ValueError(f"inputs: K of 'clustered' is a number of clusters, expected an integer in "
-                         f"[1, {MAX_CLUSTERS}], got {parts[0]!r}")
+                         f"[1, {MAX_COUNT}] (the shared maximum of a size), got {parts[0]!r}")
     icc = _number(parts[1], "inputs", "ICC of 'clustered'")
     if not 0.0 <= icc < 1.0:
         raise ValueError(f"inputs: ICC of 'clustered' is an intraclass correlation, expected in [0, 1), got {icc:g}")

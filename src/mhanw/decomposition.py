@@ -580,8 +580,11 @@ class ConcatDecomposition:
         for a in range(P):
             for b in range(a, P):
                 subs[self.covariance[a, b]] = float(C[a, b])
-        out = {t: float(sp.sympify(getattr(self, t)).xreplace(subs)) for t in self.TERMS}
-        out["mse"] = float(sp.sympify(self.mse).xreplace(subs))
+        def at(expr):  # a derived sympy expression, or a plain 0 where a term vanishes identically
+            return float(expr.xreplace(subs) if isinstance(expr, sp.Basic) else expr)
+
+        out = {t: at(getattr(self, t)) for t in self.TERMS}
+        out["mse"] = at(self.mse)
         return out
 
 
@@ -604,7 +607,7 @@ def symbolic_concat_decomposition(n_heads: int, n_columns: int = 1) -> ConcatDec
     p = positive_int(n_columns, "n_columns")
     P = 1 + H * p
     if P > MAX_SYMBOLIC_PARTS:
-        raise ValueError(f"n_heads: the concat decomposition is derived for at most {MAX_SYMBOLIC_PARTS} parts "
+        raise ValueError(f"n_heads, n_columns: the concat decomposition is derived for at most {MAX_SYMBOLIC_PARTS} parts "
                          f"1 + H p, got 1 + {H} x {p} = {P}")
     m = sp.Symbol("m", real=True)
     u = sp.symbols(f"u_1:{H + 1}_0:{p}", real=True)  # u_jk, j = 1..H, k = 0..p-1, head-major

@@ -73,6 +73,7 @@ from . import nw as _nw
 from .constants import check_entries
 from .infra.validate import (
     as_float_array,
+    boolean,
     generator,
     one_of,
     positive_int,
@@ -549,6 +550,7 @@ def output_projection(n_heads: int, d_v: int, rng, orthogonal: bool = False) -> 
     d_v = positive_int(d_v, "d_v")
     check_entries("n_heads", n_heads, d_v)
     generator(rng, "rng")
+    orthogonal = boolean(orthogonal, "orthogonal")
     g = rng.standard_normal(n_heads * d_v)
     if orthogonal:
         g *= np.sqrt(n_heads * d_v) / max(np.linalg.norm(g), np.finfo(float).tiny)

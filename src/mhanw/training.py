@@ -11,6 +11,8 @@ bandwidth ``h``, tied query and key projections, and a combination rule of
 :mod:`mhanw.heads`:
 
 - ``"average"``: ``f = (1/H) sum_j m_j``;
+- ``"sum"``: ``f = Ybar + sum_j (m_j - Ybar)`` (the additive rule; ``"concat"`` with the shared
+  response and ``W_O`` fixed at ones);
 - ``"concat"``: the value stream ``z = (Y, X)`` centred, value projections
   ``W_V^j`` (``values="response"`` or ``"stream"``), and the output projection
   ``W_O`` fitted by least squares at every step (the inner problem solved
@@ -31,7 +33,7 @@ head ``j``'s estimate of its target ``t^j`` (``Y`` for averaging,
 
     dL/dW_j = -(c_j / h^2) S_j W_j,   S_j = sum_{i,l} g_i w_il (t_l - that_ij) u_il u_il^T,
 
-``c_j = 1/H`` (average) or 1 (concat, where ``W_O`` is at its least-squares
+``c_j = 1/H`` (average), 1 (sum) or 1 (concat, where ``W_O`` is at its least-squares
 optimum, so its own dependence on ``W`` drops out: the envelope theorem).
 :func:`loo_loss` returns both; the tests compare the gradient with finite
 differences.  An optional orthogonality penalty
@@ -58,13 +60,14 @@ import numpy as np
 from . import heads as _heads
 from .constants import MAX_REPLICATES, check_entries
 from .diversity import head_diversity_index
-from .infra.validate import as_float_array, nonnegative_scalar, one_of, positive_int, positive_scalar
+from .data import Sample
+from .infra.validate import as_float_array, boolean, nonnegative_scalar, one_of, positive_int, positive_scalar
 
 __all__ = ["COMBINATIONS", "LooLoss", "TrainingPath", "error_correlation", "fresh_error", "loo_loss",
            "orthogonality_penalty", "train_heads"]
 
-#: The combination rules training supports (of :data:`mhanw.heads.RULES`).
-COMBINATIONS = ("average", "concat")
+#: The combination rules training supports: every rule of :data:`mhanw.heads.RULES`.
+COMBINATIONS = _heads.RULES
 
 
 @dataclass(frozen=True)
@@ -99,14 +102,41 @@ def _check(W, X, Y, bandwidth, combination, values):
     return W, X, Y, h, V
 
 
+def _check_sample(sample, W, name: str = "sample") -> Sample:
+    """``sample`` if it is a :class:`mhanw.data.Sample` of the heads' dimension with fresh test points
+    (``X_test``, ``m_test``: the IMSE and the error correlation are measured there), else ``ValueError``."""
+    if not isinstance(sample, Sample):
+        raise ValueError(f"{name}: expected a mhanw.data.Sample (training X, Y and fresh X_test, m_test), "
+                         f"got {type(sample).__name__}")
+    T = np.shape(sample.X_test)[0] if np.ndim(sample.X_test) == 2 else 0
+    if np.shape(sample.X)[1:] != (W.shape[1],) or T == 0 or np.shape(sample.m_test) != (T,):
+        raise ValueError(f"{name}: expected inputs X (n, {W.shape[1]}) and at least one fresh test point "
+                         f"(X_test (T, {W.shape[1]}), m_test (T,)), got X {np.shape(sample.X)}, X_test "
+                         f"{np.shape(sample.X_test)}, m_test {np.shape(sample.m_test)}")
+    return sample
+
+
+def _frames(W, name: str = "W") -> np.ndarray:
+    """``W`` ``(H, d, d_k)`` if every head has rank ``d_k`` (a column space of dimension ``d_k``), else
+    ``ValueError`` naming ``name`` and the head."""
+    W = as_float_array(W, name, ndim=3)
+    s = np.linalg.svd(W, compute_uv=False)  # (H, d_k)
+    for j in range(W.shape[0]):
+        if not s[j, -1] > s[j, 0] * W.shape[1] * np.finfo(float).eps:
+            raise ValueError(f"{name}: head {j} has rank below d_k = {W.shape[2]} (its columns are dependent), "
+                             "so it spans no d_k-dimensional subspace")
+    return W
+
+
 def _loo_weights(K, h):
     """Leave-one-out Gaussian weights ``(n, n)`` (zero diagonal, rows summing to 1) of keys ``K`` ``(n, d_k)``."""
-    sq = np.einsum("ik,ik->i", K, K)
-    D2 = sq[:, None] + sq[None, :] - 2.0 * (K @ K.T)
-    np.maximum(D2, 0.0, out=D2)
-    L = D2 * (-0.5 / (h * h))
-    np.fill_diagonal(L, -np.inf)
-    L -= L.max(axis=1, keepdims=True)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is caught below, naming W
+        sq = np.einsum("ik,ik->i", K, K)
+        D2 = sq[:, None] + sq[None, :] - 2.0 * (K @ K.T)
+        np.maximum(D2, 0.0, out=D2)
+        L = D2 * (-0.5 / (h * h))
+        np.fill_diagonal(L, -np.inf)
+        L -= L.max(axis=1, keepdims=True)
     if not np.all(np.isfinite(L[~np.eye(L.shape[0], dtype=bool)])):
         raise ValueError("W: the logits |W^T (x - x')|^2 / h^2 overflow a double; the projections are too large")
     w = np.exp(L)
@@ -122,7 +152,8 @@ def orthogonality_penalty(W, gradient: bool = True):
     head's scale, its inverse bandwidth, nor its singular values, so it never rewards a head for
     losing rank).  With ``G_j = W_j^T W_j`` and ``A_j = sum_{k != j} P_k``, the gradient in ``W_j`` is
     ``(2/d_k) (I - P_j) A_j W_j G_j^-1``."""
-    W = as_float_array(W, "W", ndim=3)
+    W = _frames(W)
+    gradient = boolean(gradient, "gradient")
     H, d, d_k = W.shape
     Ginv = np.linalg.inv(np.einsum("hdk,hdl->hkl", W, W))
     P = np.einsum("hdk,hkl,hel->hde", W, Ginv, W)  # (H, d, d)
@@ -141,21 +172,22 @@ def loo_loss(W, X, Y, bandwidth: float, combination: str = "average", values="re
              gradient: bool = True) -> LooLoss:
     """The leave-one-out training loss of Gaussian NW heads ``W`` ``(H, d, d_k)`` on ``(X, Y)`` and its gradient.
 
-    ``combination``: ``"average"`` or ``"concat"`` (``values`` as in :class:`mhanw.heads.HeadConfig`,
+    ``combination``: ``"average"``, ``"sum"`` or ``"concat"`` (``values`` as in :class:`mhanw.heads.HeadConfig`,
     ``W_O`` fitted by least squares on the LOO outputs, returned as ``output``).  ``penalty``:
     ``lambda >= 0`` of :func:`orthogonality_penalty`.  See the module docstring for the formulas.
     """
     W, X, Y, h, V = _check(W, X, Y, bandwidth, combination, values)
     lam = nonnegative_scalar(penalty, "penalty")
+    gradient = boolean(gradient, "gradient")
     H, d, _ = W.shape
     n = X.shape[0]
     weights = [_loo_weights(X @ W[j], h) for j in range(H)]
     O = None
-    if combination == "average":
+    if combination in ("average", "sum"):
         est = np.stack([w @ Y for w in weights])  # (H, n)
-        f = est.mean(axis=0)
+        f = est.mean(axis=0) if combination == "average" else Y.mean() + (est - Y.mean()).sum(axis=0)
         targets = [Y] * H
-        coef = 1.0 / H
+        coef = 1.0 / H if combination == "average" else 1.0
     else:
         Zc = np.column_stack([Y, X])
         Zc -= Zc.mean(axis=0)
@@ -185,8 +217,8 @@ def loo_loss(W, X, Y, bandwidth: float, combination: str = "average", values="re
 
 
 def _config(W, bandwidth, combination, values):
-    if combination == "average":
-        return _heads.HeadConfig(W, bandwidth=bandwidth)
+    if combination in ("average", "sum"):
+        return _heads.HeadConfig(W, bandwidth=bandwidth, rule=combination)
     return _heads.HeadConfig(W, bandwidth=bandwidth, rule="concat", values=values, output="fitted")
 
 
@@ -194,7 +226,9 @@ def fresh_error(W, sample, bandwidth: float, combination: str = "average", value
     """The integrated squared error on fresh data, ``mean_t (f(x_t) - m(x_t))^2``, of heads ``W`` trained on
     ``sample`` (a :class:`mhanw.data.Sample`: ``X``, ``Y`` the training sample, ``X_test``, ``m_test``
     fresh points); for concat ``W_O`` is refitted as in :func:`loo_loss`."""
+    one_of(combination, "combination", COMBINATIONS)
     cfg = _config(W, bandwidth, combination, values)
+    sample = _check_sample(sample, cfg.projections)
     f = _heads.ensemble_estimate(cfg, sample.X, sample.Y, sample.X_test)
     return float(np.mean((f - sample.m_test) ** 2))
 
@@ -204,6 +238,7 @@ def error_correlation(W, sample, bandwidth: float) -> float:
     the test points of ``m_j(x) - m(x)`` and ``m_k(x) - m(x)``, ``m_j`` head ``j``'s NW regression of the
     response (what every head computes, whatever the combination); NaN for one head."""
     W = as_float_array(W, "W", ndim=3)
+    sample = _check_sample(sample, W)
     if W.shape[0] < 2:
         return float("nan")
     err = _heads.head_estimates(W, sample.X, sample.Y, sample.X_test, bandwidth) - sample.m_test
@@ -247,6 +282,7 @@ def train_heads(W0, sample, bandwidth: float, combination: str = "average", valu
     ``|W0|_F``).  Recorded every ``record_every`` steps and at the end.  Deterministic.
     """
     W = as_float_array(W0, "W0", ndim=3).copy()
+    sample = _check_sample(sample, W)
     n_steps = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES, what="steps")
     record_every = positive_int(record_every, "record_every")
     first_move = positive_scalar(first_move, "first_move")

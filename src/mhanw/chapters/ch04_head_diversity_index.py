@@ -56,7 +56,7 @@ from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Verdict, che
 from ..infra.verdicts import stat as _stat
 from ..infra.validate import (as_float_array, as_seed_sequence, generator, nonnegative_scalar, positive_int, positive_scalar,
                               real_scalar, sequence)
-from ..infra.validate import brief
+from ..infra.validate import brief, one_of
 
 __all__ = [
     "HEAD_TYPES",
@@ -201,6 +201,15 @@ def random_configurations(n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads
     projections.append(_heads.orthogonal_heads(d, d_k, n_heads))
     hdi = np.array([head_diversity_index(W) for W in projections])
     return RandomConfigurations(projections=projections, t=np.append(t, np.nan), hdi=hdi)
+
+
+def rule_options(rule: str) -> dict:
+    """The keyword arguments of :class:`mhanw.heads.HeadConfig` with which the random and matched-HDI
+    configurations combine their heads under ``rule`` (:data:`mhanw.heads.RULES`): ``"average"`` and
+    ``"sum"`` as named; ``"concat"`` as a transformer does, the shared response through an output
+    projection ``W_O`` fitted by least squares on the heads' leave-one-out outputs (as chapter 06)."""
+    one_of(rule, "rule", _heads.RULES)
+    return dict(rule=rule, output="fitted") if rule == "concat" else dict(rule=rule)
 
 
 def random_configuration_imse(regressions, n_configs: int, seed, n: int, n_test: int, n_rep: int,
@@ -793,6 +802,7 @@ SHARED_PARAMETERS = {
     "random_d": _P.positive_int(2),
     "random_d_k": _P.positive_int(at_most="random_d"),
     "random_H": _P.positive_int(2),
+    "random_rule": _P.choice(*_heads.RULES),
 }
 
 #: The chapter's papermill parameters (checked by :func:`mhanw.infra.params.check_parameters`).  The

@@ -69,6 +69,7 @@ from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, 
 from ..infra.validate import as_float_array, as_seed_sequence, boolean, brief, one_of, positive_int, sequence
 
 __all__ = [
+    "DIVERSITY_CLAIM",
     "NORMALIZATIONS",
     "OBJECTS",
     "ablation_effects",
@@ -828,6 +829,9 @@ RHO_USEFUL = -0.5
 N_LEADING = 4
 
 SECTION = "sec:pretrained"
+#: The claim of :func:`diversity_verdict`: a measurement of this one trained model (its heads against
+#: chance), not the training claim itself, which chapter 10 decides per setting by training heads.
+DIVERSITY_CLAIM = "pretrained/heads-more-diverse-than-chance"
 
 
 def _case_counts(z_by_null: dict) -> tuple[int, int, int]:
@@ -844,7 +848,11 @@ def _case_counts(z_by_null: dict) -> tuple[int, int, int]:
 
 @checked(z_by_null=V.numbers_map, unit=V.text)
 def diversity_verdict(z_by_null: dict, *, unit: str = "(layer, object) cases") -> Verdict:
-    """Trained heads more diverse than chance (training drives heads towards orthogonal subspaces).
+    """The heads of this trained encoder are more diverse than chance (what the training reading predicts).
+
+    A measurement of one distilled, fine-tuned model, claim :data:`DIVERSITY_CLAIM`: it can say that the
+    reading "training drives heads towards orthogonal subspaces" is not supported for this model, not
+    decide that reading in general (chapter 10 does, by training heads).
 
     ``z_by_null``: ``{null name: z-scores}`` of the principal-angle HDI of each
     (layer, object) case against each null (arrays of one shape).  A case is
@@ -862,9 +870,10 @@ def diversity_verdict(z_by_null: dict, *, unit: str = "(layer, object) cases") -
     else:
         verdict = UNDECIDED
     return Verdict(
-        claim="pretrained/more-diverse-than-chance",
-        statement="The heads of a layer of the trained encoder are more diverse than chance (as heads that training "
-                  "drove towards orthogonal subspaces would be; one model says nothing of training in general)",
+        claim=DIVERSITY_CLAIM,
+        statement="the heads of each layer of this trained encoder (one distilled, fine-tuned model) are more "
+                  "diverse than chance (a measurement of this model; whether training drives heads apart is "
+                  "decided where heads are trained, chapter 10)",
         verdict=verdict,
         criterion=(f"a {unit[:-1] if unit.endswith('s') else unit} is less (more) diverse than chance when the z-score "
                    f"of its principal-angle HDI is at most -{Z_CALL:g} (at least +{Z_CALL:g}) against every null "
@@ -878,7 +887,7 @@ def diversity_verdict(z_by_null: dict, *, unit: str = "(layer, object) cases") -
 
 def _diversity_record(record, name: str) -> Verdict:
     """The record of :func:`diversity_verdict` (its claim and its three counts)."""
-    if not isinstance(record, Verdict) or record.claim != "pretrained/more-diverse-than-chance":
+    if not isinstance(record, Verdict) or record.claim != DIVERSITY_CLAIM:
         raise ValueError(f"{name}: expected the record of diversity_verdict, got {brief(record)}")
     return record
 

@@ -25,7 +25,7 @@ HDI_PA at the end exceeds its value at initialisation by :data:`N_SE_TRAINING`
 standard errors across the initialisations, fails when it falls by as much,
 and is undecided otherwise; one record per setting, claim
 ``interp/training-orthogonal/<setting>``.  :func:`penalty_control_verdict`
-applies the same rule to the penalised runs (it must hold, or the measurement
+applies the same rule to the penalised runs (claims ``interp-control/penalty/<setting>``) (it must hold, or the measurement
 could not see a rise).  Bookkeeping: :func:`ledger` (the records),
 :func:`findings` (the sentence of "What we found"), :func:`publish` (macros
 through :func:`write_macros`, the results file through :func:`results_payload`).
@@ -40,24 +40,29 @@ import numpy as np
 from .. import data as _data
 from .. import heads as _heads
 from .. import training as _training
-from ..constants import N_SE
+from ..constants import MAX_REPLICATES, N_SE, check_entries
 from ..diversity import haar_expected_hdi
 from ..infra import verdicts as V
 from ..infra.estimates import Estimate
-from ..infra.validate import as_seed_sequence, one_of, positive_int, positive_scalar, sequence
+from ..infra.prose import count_of, join_list, number_word
+from ..infra.validate import as_seed_sequence, boolean, brief, one_of, positive_int, positive_scalar, sequence
 from ..infra.verdicts import Ledger, Verdict, checked, significant_effect
 from ..infra.verdicts import stat as _stat
+from .ch04_head_diversity_index import regression_label
 from .ch05_decorrelation_optimality import crn_batch, minimize_imse
 
 __all__ = [
-    "CLAIM", "CONSTRAINTS", "MIN_SEEDS", "N_SE_TRAINING", "PARAMETERS", "SECTION", "SIZES", "Setting", "SettingResult",
-    "findings", "imse_optimum", "self_match_curves", "ledger", "penalty_control_verdict", "publish", "results_payload", "run_all",
+    "CLAIM", "CONSTRAINTS", "CONTROL_CLAIM", "MIN_SEEDS", "N_SE_TRAINING", "PARAMETERS", "SECTION", "SIZES", "Setting", "SettingResult",
+    "changes_sentence", "findings", "imse_optimum", "self_match_curves", "ledger", "penalty_control_verdict", "publish", "results_payload", "run_all",
     "run_setting", "settings",
-    "training_orthogonal_verdict", "write_macros",
+    "training_orthogonal_verdict", "verdicts_sentence", "write_macros",
 ]
 
 SECTION = "sec:training"
 CLAIM = "interp/training-orthogonal"
+#: The positive controls' records: a check of the measurement, not a claim of the paper, so they form a
+#: group of their own (their "holds" must not count as parts of the training claim).
+CONTROL_CLAIM = "interp-control/penalty"
 
 #: The decision rule's threshold: the change of HDI_PA from initialisation to the end of training must
 #: exceed this many standard errors across initialisations (the companion's 3-s.e. rule).
@@ -80,8 +85,9 @@ MIN_SEEDS = 20
 @dataclass(frozen=True)
 class Setting:
     """One setting of the grid: ``regression`` (a spec), its ``kind`` (``"isotropic"`` or
-    ``"anisotropic"``), the shape ``d``, ``n_heads``, ``d_k``, and ``combination`` (``"average"`` or
-    ``"concat"``, the latter with value projections ``values`` and a fitted ``W_O``)."""
+    ``"anisotropic"``), the shape ``d``, ``n_heads``, ``d_k``, and ``combination`` (a rule of
+    :data:`mhanw.training.COMBINATIONS`: ``"average"``, ``"sum"``, or ``"concat"`` with value projections
+    ``values`` and a fitted ``W_O``)."""
 
     regression: str
     kind: str
@@ -109,7 +115,7 @@ class Setting:
 
     @property
     def label(self) -> str:
-        how = "averaged" if self.combination == "average" else f"W_V ({self.values}) and fitted W_O"
+        how = {"average": "averaged", "sum": "summed"}.get(self.combination, f"W_V ({self.values}) and fitted W_O")
         return (f"{self.kind} m = {self.regression}, H = {self.n_heads}, d_k = {self.d_k}, d = {self.d} "
                 f"(H d_k {'=' if self.shape == 'equal' else '>' if self.shape == 'over' else '<'} d), {how}")
 
@@ -129,7 +135,11 @@ def settings(isotropic: str, anisotropic: str, d: int, d_k: int, heads_equal: in
         raise ValueError(f"heads_equal: expected heads_equal * d_k = d = {d}, got {heads_equal} x {d_k}")
     if heads_over * d_k <= d:
         raise ValueError(f"heads_over: expected heads_over * d_k > d = {d}, got {heads_over} x {d_k}")
-    combos = tuple(one_of(c, "combinations", _training.COMBINATIONS) for c in combinations)
+    combos = tuple(one_of(c, "combinations", _training.COMBINATIONS)
+                   for c in sequence(combinations, "combinations", "combination rules"))
+    if not combos:
+        raise ValueError(f"combinations: expected at least one of {', '.join(map(repr, _training.COMBINATIONS))}, "
+                         "got an empty sequence")
     one_of(values, "values", _heads.VALUES)
     return [Setting(m, kind, d, H, d_k, c, values)
             for m, kind in ((isotropic, "isotropic"), (anisotropic, "anisotropic"))
@@ -166,6 +176,26 @@ class SettingResult:
         return Estimate.from_samples(self.series(field, penalised), axis=0)
 
 
+def _setting(setting, name: str = "setting") -> Setting:
+    if not isinstance(setting, Setting):
+        raise ValueError(f"{name}: expected a Setting (ch10_training_heads.settings), got {type(setting).__name__}")
+    return setting
+
+
+def _results(results, name: str = "results") -> tuple:
+    """``results`` as a non-empty tuple of :class:`SettingResult`, else ``ValueError`` naming ``name``."""
+    items = sequence(results, name, "SettingResult (run_all)")
+    if not items or not all(isinstance(r, SettingResult) for r in items):
+        raise ValueError(f"{name}: expected a non-empty sequence of SettingResult (run_all), got {brief(results)}")
+    return items
+
+
+def _book(book, name: str = "book") -> Ledger:
+    if not isinstance(book, Ledger):
+        raise ValueError(f"{name}: expected the chapter's Ledger (ledger(results, penalty)), got {type(book).__name__}")
+    return book
+
+
 def _children(seed, k: int) -> list:
     """The first ``k`` children of ``seed`` (an int or SeedSequence), whatever it has spawned before: the
     same streams every time it is passed (``SeedSequence.spawn`` would give new ones)."""
@@ -189,9 +219,9 @@ def run_setting(setting: Setting, n_seeds: int, seed, n: int, n_test: int, bandw
     same ``seed`` in every setting gives common random numbers: the settings of one ``m`` share their
     samples, and the paired changes share their starts.
     """
-    if not isinstance(setting, Setting):
-        raise ValueError(f"setting: expected a Setting, got {type(setting).__name__}")
-    n_seeds = positive_int(n_seeds, "n_seeds", minimum=2, maximum=10_000, what="initialisations")
+    _setting(setting)
+    control = boolean(control, "control")
+    n_seeds = positive_int(n_seeds, "n_seeds", minimum=2, maximum=MAX_REPLICATES, what="initialisations")
     model = _model(setting, inputs, noise, sigma)
     paths, penalised = [], []
     for child in _children(seed, n_seeds):
@@ -209,10 +239,37 @@ def imse_optimum(setting: Setting, seed, n: int, bandwidth: float, n_rep: int, n
                  n_steps: int, inputs="gaussian", noise="gaussian", sigma=None):
     """Chapter 05's IMSE optimum over ``H`` free head subspaces for this ``m`` and shape (averaged Gaussian
     heads, bandwidth fixed): an :class:`~mhanw.chapters.ch05_decorrelation_optimality.ImseOptimum`."""
+    _setting(setting)
     batch_ss, start_ss = _children(seed, 2)
     batch = crn_batch(_model(setting, inputs, noise, sigma), n, n_test, n_rep, setting.d, batch_ss)
     return minimize_imse(batch, setting.n_heads, setting.d_k, bandwidth, np.random.default_rng(start_ss),
                          n_starts=n_starts, n_steps=n_steps)
+
+
+#: The entries of ``sizes`` that :func:`run_all` reads, and the fewest each may be (the ``opt_*`` ones
+#: only when ``opt_starts > 0``).
+SIZE_KEYS = {"n_seeds": 2, "n_test": 1, "n_steps": 0, "record_every": 1}
+OPTIMUM_SIZE_KEYS = {"opt_rep": 1, "opt_test": 1, "opt_steps": 0}
+
+
+def _check_sizes(sizes) -> dict:
+    """``sizes`` of :func:`run_all` checked: a mapping with :data:`SIZE_KEYS` (and :data:`OPTIMUM_SIZE_KEYS`
+    when ``opt_starts > 0``), each an integer within the shared maxima; ``ValueError`` naming ``sizes[key]``."""
+    if not isinstance(sizes, dict):
+        raise ValueError(f"sizes: expected a dict of sizes ({', '.join(SIZE_KEYS)}, ...), got {type(sizes).__name__}")
+    out = dict(sizes)
+    starts = positive_int(sizes.get("opt_starts", 0), "sizes['opt_starts']", minimum=0, maximum=MAX_REPLICATES)
+    wanted = {**SIZE_KEYS, **(OPTIMUM_SIZE_KEYS if starts else {})}
+    missing = [k for k in wanted if k not in sizes]
+    if missing:
+        raise ValueError(f"sizes: expected the entries {', '.join(wanted)}, missing {', '.join(missing)}")
+    for k, least in wanted.items():  # counts of iterations, or sizes (n_test, record_every)
+        if k in ("n_seeds", "n_steps", "opt_rep", "opt_steps"):
+            out[k] = positive_int(sizes[k], f"sizes[{k!r}]", minimum=least, maximum=MAX_REPLICATES)
+        else:
+            out[k] = positive_int(sizes[k], f"sizes[{k!r}]", minimum=least)
+    out["opt_starts"] = starts
+    return out
 
 
 def run_all(grid, sizes: dict, seed, n: int, bandwidth: float, penalty: float, inputs="gaussian", noise="gaussian",
@@ -223,7 +280,20 @@ def run_all(grid, sizes: dict, seed, n: int, bandwidth: float, penalty: float, i
     ``sizes``: ``n_seeds``, ``n_test``, ``n_steps``, ``record_every``, ``opt_rep``, ``opt_test``,
     ``opt_starts``, ``opt_steps`` (:data:`SIZES`); ``n`` the training sample size.  ``seed`` spawns two children: the paths (the same stream in every
     setting: common random numbers) and the optima.  ``progress``: called with each setting's label.
+    Every argument is checked before the first path is trained.
     """
+    grid = sequence(grid, "grid", "Setting (settings)")
+    if not grid:
+        raise ValueError("grid: expected at least one Setting (settings), got an empty sequence")
+    for i, s in enumerate(grid):
+        _setting(s, f"grid[{i}]")
+    sizes = _check_sizes(sizes)
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress: expected a callable (called with each setting's label) or None, "
+                         f"got {type(progress).__name__}")
+    n = positive_int(n, "n", minimum=3)
+    for s in grid:
+        _model(s, inputs, noise, sigma).check_dimension(s.d)
     paths_ss, opt_ss = _children(seed, 2)
     optima = {}
     out = []
@@ -249,7 +319,10 @@ def self_match_curves(regression, d: int, d_k: int, n: int, bandwidth: float, sc
     (the self weight dominates), the leave-one-out error does not."""
     scales = np.asarray([positive_scalar(c, "scales") for c in sequence(scales, "scales", "head scales")])
     model = _data.data_model(regression, inputs, noise, sigma)
-    n_rep = positive_int(n_rep, "n_rep", minimum=2, maximum=10_000, what="samples")
+    if scales.size == 0:
+        raise ValueError("scales: expected at least one head scale, got an empty sequence")
+    n_rep = positive_int(n_rep, "n_rep", minimum=2, maximum=MAX_REPLICATES, what="samples")
+    check_entries("n_rep", n_rep, scales.size)
     ins, loo = np.empty((n_rep, scales.size)), np.empty((n_rep, scales.size))
     for r, child in enumerate(_children(seed, n_rep)):
         rng = np.random.default_rng(child)
@@ -308,7 +381,7 @@ def penalty_control_verdict(slug: str, label: str, init, end, haar: float, penal
                             n_se: float = N_SE_TRAINING) -> Verdict:
     """The positive control: the same rule on paths trained with an explicit orthogonality penalty
     (weight ``penalty``); it must hold, or the chapter could not have seen training push heads apart."""
-    return _rule(f"{CLAIM}-control/{slug}",
+    return _rule(f"{CONTROL_CLAIM}/{slug}",
                  f"With an orthogonality penalty (lambda = {penalty:g}), training drives heads towards orthogonal "
                  f"subspaces ({label})", init, end, haar, n_se)
 
@@ -330,6 +403,7 @@ def _extra(result: SettingResult):
 
 def ledger(results, penalty: float) -> Ledger:
     """The chapter's records: one training verdict per setting, then one positive control per setting."""
+    results = _results(results)
     book = Ledger("10_training_heads")
     for r in results:
         h = r.series("hdi")
@@ -343,10 +417,117 @@ def ledger(results, penalty: float) -> Ledger:
     return book
 
 
-def write_macros(macros, results, book: Ledger, sizes: dict) -> None:
+#: How the paper's table names each part of a setting.
+_TABLE_WORDS = {"isotropic": "iso", "anisotropic": "aniso", "equal": "$=$", "over": "$>$", "under": "$<$",
+                "average": "average", "sum": "sum", "concat": "concat"}
+
+
+def _table_row(r: SettingResult, records: dict) -> str:
+    r"""One row of the paper's table (``\TrainHeadsTable``): the setting, HDI_PA at the start and the end,
+    the change and its verdict, the positive control's change, the changes of the error correlation and
+    of the fresh-data IMSE, and HDI_PA of chapter 05's IMSE optimum ("--" where not run)."""
+    from ..infra.texout import format_mean_se
+
+    s = r.setting
+    h = r.series("hdi")
+
+    def pm(est):
+        return f"${format_mean_se(float(est.mean), float(est.se))}$"
+
+    cells = [_TABLE_WORDS[s.kind], f"${s.n_heads}$", _TABLE_WORDS[s.shape], _TABLE_WORDS[s.combination],
+             pm(Estimate.from_samples(h[:, 0])), pm(Estimate.from_samples(h[:, -1])), pm(r.change("hdi")),
+             records[f"{CLAIM}/{s.slug}"].verdict,
+             pm(r.change("hdi", penalised=True)) if r.penalised else "--",
+             pm(r.change("error_corr")), pm(r.change("imse")),
+             f"${r.optimum_hdi:.2f}$" if np.isfinite(r.optimum_hdi) else "--"]
+    return " & ".join(cells)
+
+
+def _verb(verdict: str) -> str:
+    """A verdict as the predicate of a sentence: "holds", "fails as stated", "is undecided at this size"."""
+    return verdict if verdict in (V.HOLDS, V.HOLDS_UNDER, V.FAILS) else f"is {verdict}"
+
+
+def _settings_count(k: int, n: int) -> str:
+    """"all eight settings", "two of the eight settings", "the one setting" (``k`` of ``n``)."""
+    if n == 1:
+        return "the one setting" if k else "no setting"
+    return count_of(k, n, "settings")
+
+
+def _setting_tex(s: Setting) -> str:
+    """A setting as the paper names it: ``anisotropic $m$, $Hd_k=d$, averaged``."""
+    op = {"equal": "=", "over": ">", "under": "<"}[s.shape]
+    how = {"average": "averaged", "sum": "summed", "concat": "concatenated"}[s.combination]
+    return f"{s.kind} $m$, $Hd_k{op}d$, {how}"
+
+
+@checked(results=_results, book=_book)
+def verdicts_sentence(results, book: Ledger) -> str:
+    """The training claim's verdicts in one LaTeX clause, each verdict said once, e.g. "it holds in none of
+    the eight settings, fails as stated in two (anisotropic $m$, $Hd_k=d$, averaged and ...) and is
+    undecided at this size in six (...)"; and the positive controls' count."""
+    results = _results(results)
+    records = {rec.claim: rec for rec in _book(book)}
+    by_verdict: dict[str, list[str]] = {}
+    for r in results:
+        by_verdict.setdefault(records[f"{CLAIM}/{r.setting.slug}"].verdict, []).append(_setting_tex(r.setting))
+    n = len(results)
+    parts = []
+    for k, (verdict, names) in enumerate(by_verdict.items()):
+        head = _settings_count(len(names), n) if k == 0 else number_word(len(names))
+        parts.append(f"{_verb(verdict)} in {head}"
+                     + (f" ({'; '.join(names)})" if len(names) < n else ""))
+    text = f"the reading {join_list(parts)}"
+    controls = [records[f"{CONTROL_CLAIM}/{r.setting.slug}"] for r in results if r.penalised]
+    if controls:
+        held = sum(rec.holds for rec in controls)
+        text += "; with the orthogonality penalty, the positive control " + (
+            _verb(controls[0].verdict) if len(controls) == 1 else f"{V.HOLDS} in {_settings_count(held, len(controls))}")
+    return text
+
+
+def _changes_clause(results, field: str, noun: str, n_se: float) -> str:
+    moves = {"fell": [], "rose": []}
+    for r in results:
+        c = r.change(field)
+        if c.mean < -n_se * c.se:
+            moves["fell"].append(_setting_tex(r.setting))
+        elif c.mean > n_se * c.se:
+            moves["rose"].append(_setting_tex(r.setting))
+    n = len(results)
+    said = [f"{word} in {_settings_count(len(v), n)}" + (f" ({'; '.join(v)})" if len(v) < n else "")
+            for word, v in moves.items() if v]
+    return f"{noun} {join_list(said)}" if said else f"{noun} moved in {_settings_count(0, n)}"
+
+
+@checked(results=_results, n_se=V.nonnegative)
+def changes_sentence(results, n_se: float = N_SE_TRAINING) -> str:
+    """Where the fresh-data IMSE and the heads' error correlation changed by more than ``n_se`` paired
+    s.e. over training, one LaTeX sentence: "Over training (by more than 3 paired s.e.), the IMSE on
+    fresh data fell in ... and rose in ...; the heads' error correlation fell in ...".  Directions come
+    from the numbers, never typed."""
+    return (rf"Over training (by more than {n_se:g} paired s.e.), "
+            + "; ".join(_changes_clause(results, f, noun, n_se)
+                        for f, noun in (("imse", "the IMSE on fresh data"), ("error_corr", "the heads' error correlation"))))
+
+
+def write_macros(macros, results, book: Ledger, sizes: dict, parameters=None) -> None:
     """The paper's numbers: per setting the HDI change, its start and end, the Haar expectation, the
-    IMSE change and the verdict; the counts of verdicts; the sizes."""
-    records = {rec.claim: rec for rec in book}
+    IMSE change and the verdict; the counts of verdicts (and of positive controls that hold); the sizes;
+    the shapes and the names of the two regression functions (from the settings); and, from
+    ``parameters`` (the notebook's, optional), ``n``, ``bandwidth`` and ``penalty``."""
+    from ..infra.texout import Macros
+
+    if not isinstance(macros, Macros):
+        raise ValueError(f"macros: expected a mhanw.infra.texout.Macros, got {type(macros).__name__}")
+    results = _results(results)
+    records = {rec.claim: rec for rec in _book(book)}
+    missing = [f"{CLAIM}/{r.setting.slug}" for r in results if f"{CLAIM}/{r.setting.slug}" not in records]
+    if missing:
+        raise ValueError(f"book: expected the records of ledger(results), missing {', '.join(missing)}")
+    if not isinstance(sizes, dict) or any(k not in sizes for k in ("n_seeds", "n_steps", "n_test")):
+        raise ValueError(f"sizes: expected a dict with n_seeds, n_steps and n_test, got {brief(sizes)}")
     counts = {"Holds": 0, "Fails": 0, "Undecided": 0}
     for r in results:
         s = r.setting
@@ -361,23 +542,49 @@ def write_macros(macros, results, book: Ledger, sizes: dict) -> None:
         macros.text(f"{s.macro}Verdict", rec.verdict)
         if r.penalised:
             macros.mean_se(f"{s.macro}ControlChange", *r.change("hdi", penalised=True))
-            macros.text(f"{s.macro}ControlVerdict", records[f"{CLAIM}-control/{s.slug}"].verdict)
+            macros.text(f"{s.macro}ControlVerdict", records[f"{CONTROL_CLAIM}/{s.slug}"].verdict)
         if np.isfinite(r.optimum_hdi):
             macros.number(f"{s.macro}OptimumHDI", r.optimum_hdi, 3)
         key = "Holds" if rec.holds else "Fails" if rec.fails else "Undecided"
         counts[key] += 1
+    macros.text("Table", " \\\\ ".join(_table_row(r, records) for r in results))
+    macros.text("VerdictsSentence", verdicts_sentence(results, book))
+    macros.text("ChangesSentence", changes_sentence(results))
     for key, value in counts.items():
         macros.integer(f"Settings{key}", value)
     macros.integer("Settings", len(results))
+    controls = [records[f"{CONTROL_CLAIM}/{r.setting.slug}"] for r in results if r.penalised]
+    macros.integer("Controls", len(controls))
+    macros.integer("ControlsHold", sum(rec.holds for rec in controls))
     for key in ("n_seeds", "n_steps", "n_test"):
         macros.integer("".join(p.capitalize() for p in key.split("_")), sizes[key])
+    first = results[0].setting
+    macros.integer("D", first.d)
+    macros.integer("DK", first.d_k)
+    for shape in ("equal", "over"):
+        s = next((r.setting for r in results if r.setting.shape == shape), None)
+        if s is not None:
+            macros.integer(f"Heads{shape.capitalize()}", s.n_heads)
+    for kind in ("isotropic", "anisotropic"):
+        s = next((r.setting for r in results if r.setting.kind == kind), None)
+        if s is not None:
+            macros.text(f"{'Iso' if kind == 'isotropic' else 'Aniso'}Label", regression_label(s.regression))
+    macros.plain("Values", first.values)
+    if parameters is not None:
+        if not isinstance(parameters, dict):
+            raise ValueError(f"parameters: expected the notebook's parameters (a dict), got {type(parameters).__name__}")
+        if "n" in parameters:
+            macros.integer("N", parameters["n"])
+        for key in ("bandwidth", "penalty"):
+            if key in parameters:
+                macros.number(key.capitalize(), parameters[key], 2)
 
 
 def results_payload(results) -> dict:
     """The raw paths per setting (mean and s.e. across initialisations at each step, and the per-start
     end points), JSON-ready through :func:`mhanw.infra.results.json_safe`."""
     out = {}
-    for r in results:
+    for r in _results(results):
         entry = {"setting": dict(regression=r.setting.regression, kind=r.setting.kind, d=r.setting.d,
                                  n_heads=r.setting.n_heads, d_k=r.setting.d_k, combination=r.setting.combination,
                                  values=r.setting.values),
@@ -396,10 +603,11 @@ def findings(book: Ledger) -> str:
     """The sentence of "What we found", generated from the records: in which settings HDI_PA rose
     (holds), fell (fails) or did not change significantly (undecided) over training, and how many
     positive controls held."""
+    book = _book(book)
     groups = {"rose significantly": [], "fell significantly": [], "did not change significantly": []}
     controls = []
     for rec in book:
-        if rec.claim.startswith(f"{CLAIM}-control/"):
+        if rec.claim.startswith(f"{CONTROL_CLAIM}/"):
             controls.append(rec)
             continue
         st = rec.statistics[0]
@@ -421,8 +629,10 @@ def publish(book: Ledger, results, sizes: dict, metadata: dict, macros_path, res
     from ..infra.results import json_safe, save_results
     from ..infra.texout import Macros
 
+    if not isinstance(metadata, dict):
+        raise ValueError(f"metadata: expected a dict (fidelity, seed, parameters, ...), got {type(metadata).__name__}")
     macros = Macros("TrainHeads")
-    write_macros(macros, results, book, sizes)
+    write_macros(macros, results, book, sizes, metadata.get("parameters"))
     macros.write(macros_path)
     save_results(results_path, {**json_safe(metadata), "sizes": json_safe(sizes),
                                 "paths": json_safe(results_payload(results)), "claims": book.to_list()})

@@ -144,6 +144,20 @@ GROUP_TITLES = {
     "hdi-definition": "the Head Diversity Index",
     "rf": "the random-forest analogy",
     "pretrained": "the trained transformer",
+    "interp": "the training reading of Theorem 5.1",
+    "interp-control": "the positive control of the training reading",
+}
+
+#: Whole parts of claim ids named by a phrase (a word-by-word reading would be wrong or ambiguous):
+#: the training claim, its positive control, and their settings ``<m>-<shape>-<combination>``.
+_PART_PHRASES = {
+    "training-orthogonal": "training pushes heads apart",
+    "penalty": "with an orthogonality penalty",
+    **{f"{m}-{shape}-{comb}": f"{m_words}, {shape_words}, {comb_words}"
+       for m, m_words in (("iso", "isotropic $m$"), ("aniso", "anisotropic $m$"))
+       for shape, shape_words in (("equal", "$Hd_k=d$"), ("over", "$Hd_k>d$"), ("under", "$Hd_k<d$"))
+       for comb, comb_words in (("average", "averaged heads"), ("sum", "summed heads"),
+                                ("concat", "heads through $W_V$ and $W_O$"))},
 }
 
 #: Words of claim ids as the text writes them (acronyms, notation, the regression functions' names).
@@ -177,6 +191,8 @@ def group_name(group: str) -> str:
 
 
 def _part_words(part: str) -> str:
+    if part in _PART_PHRASES:
+        return _PART_PHRASES[part]
     names = _regression_names()
     if part in names:
         return names[part]
