@@ -14,7 +14,10 @@ The Makefile calls it; every command is also usable by hand::
     paper [--run FOLDER --scenario FILE]          a run's PDF (default: build/paper/main.pdf)
     scenario-check FILE            check a scenario (names and values) and say what each chapter receives
     scenario-report FILE           a scenario run's verdicts against the reference ledger of its fidelity
-    reference [--fidelity F]       renew reference/claims-F.json from build/claims.json (on purpose only)
+    reference [--fidelity F]       renew reference/claims-F.json from build/claims.json (on purpose only;
+                                   at paper fidelity also the README's table of findings)
+    readme [--check]               the README's table of findings from reference/claims-paper.json and
+                                   book/theorems.toml (--check: exit 1 when the committed table differs)
     book | check-book              the offline book, and its check in headless Chromium
     timings                        CPU and wall seconds of every job of the last builds
     deps NN_slug                   the library modules a chapter imports
@@ -218,6 +221,22 @@ def cmd_reference(args) -> int:
     dst = ledger.reference_path(ROOT, args.fidelity)
     ledger.write_json(dst, records)
     print(f"    {dst.relative_to(ROOT)}: {len(records)} records from {src.relative_to(ROOT)}")
+    if args.fidelity == "paper":
+        return cmd_readme(argparse.Namespace(check=False))
+    return 0
+
+
+def cmd_readme(args) -> int:
+    from . import theorems
+
+    if args.check:
+        if theorems.readme_current_block(ROOT) != theorems.readme_block(ROOT):
+            raise ValueError("README.md: its table of findings differs from reference/claims-paper.json and "
+                             "book/theorems.toml (python -m mhanw.pipeline readme rewrites it)")
+        print("    README.md: the table of findings is current")
+        return 0
+    changed = theorems.update_readme(ROOT)
+    print(f"    README.md: the table of findings {'rewritten' if changed else 'was current'}")
     return 0
 
 
@@ -300,6 +319,7 @@ def parser() -> argparse.ArgumentParser:
     command("scenario-report", cmd_scenario_report, opt("scenario"), opt("--run", required=True),
             opt("--fidelity", default="quick", choices=("quick", "paper")))
     command("reference", cmd_reference, opt("--fidelity", default="paper", choices=("quick", "paper")))
+    command("readme", cmd_readme, opt("--check", action="store_true"))
     command("book", cmd_book)
     command("check-book", cmd_check_book, opt("book", nargs="?", default="build/book"))
     command("timings", cmd_timings)
