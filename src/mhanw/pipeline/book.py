@@ -42,6 +42,7 @@ from mhanw.infra import notation
 from mhanw.infra.verdicts import VOCABULARY
 
 from . import ledger, references, theorems
+from .chapters import RESERVED
 
 PAPER_PDF = "paper/main.pdf"  # where the PDF sits inside the site
 #: The reference pages in the order of the front page and the sidebar (any other book/*.md follows).
@@ -221,8 +222,9 @@ def front_page(chapters: list[Chapter], found: list[theorems.Finding], records: 
         "multi-head attention as an ensemble of such regressions, and it reports no experiment. Each chapter "
         "of this book checks one of its claims with sympy derivations and seeded Monte Carlo simulations. "
         "The claims are taken from three public summaries of the paper (its arXiv abstract, a forum review "
-        'and a German explainer), not from its full text: the <a href="claims.html">claims page</a> quotes '
-        f"them.{pdf}</p>",
+        "and a German explainer), not from its full text"
+        + (': the <a href="claims.html">claims page</a> quotes them.' if "claims" in dict(pages) else ".")
+        + f"{pdf}</p>",
         "<p>Each card gives a claim in plain words and what we found: the verdict on the part of the claim "
         "the words state, with its deciding number ± one Monte Carlo standard error, and the verdicts of "
         'all its parts. The <a href="glossary.html#verdicts">glossary</a> explains the verdict words. The '
@@ -360,15 +362,22 @@ def link_book_pages(text: str) -> str:
     return re.sub(r"\[([^\]]+)\]\(\.\./book/([A-Za-z0-9_-]+)\.md(#[^)\s]*)?\)", repl, text)
 
 
+#: The parameters that name where a run writes (:data:`mhanw.pipeline.chapters.RESERVED` but ``fidelity``).
+OUTPUT_PARAMETERS = tuple(p for p in RESERVED if p != "fidelity")
+
+
 def merge_parameters(nb) -> None:
     """One parameters cell with the values the chapter ran with: papermill's injected
-    assignments replace the defaults' lines, and the injected cell goes."""
+    assignments replace the defaults' lines (but for the output folders, which keep the
+    chapter's own defaults), and the injected cell goes."""
     tags = [c.get("metadata", {}).get("tags", []) for c in nb.cells]
     injected = next((i for i, t in enumerate(tags) if "injected-parameters" in t), None)
     default = next((i for i, t in enumerate(tags) if "parameters" in t and "injected-parameters" not in t), None)
     if injected is None or default is None:
         return
     values = dict(re.findall(r"^(\w+)\s*=\s*(.+)$", nb.cells[injected].source, flags=re.M))
+    for name in OUTPUT_PARAMETERS:  # the pipeline's staging folders mean nothing to a reader: the defaults stay
+        values.pop(name, None)
     lines = []
     for line in nb.cells[default].source.splitlines():
         m = re.match(r"^(\w+)\s*=", line)
@@ -428,12 +437,18 @@ def prepare_chapter(nb, ch: Chapter, prev, nxt, chapters, has_pdf: bool, resolve
                     md = "".join(data["text/markdown"]) if isinstance(data["text/markdown"], list) else data["text/markdown"]
                     data["text/markdown"] = link_book_pages(resolver.markdown(md, f"{ch.name}, output of cell {i}"))
     merge_parameters(nb)
-    first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
-    inserted = [nbformat.v4.new_markdown_cell(header_block(ch, prev, nxt, has_pdf))]
+    header = header_block(ch, prev, nxt, has_pdf)
+    first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), None)
+    title = re.search(r"^#\s+.+$", nb.cells[first].source, flags=re.M) if first is not None else None
+    if title:  # right under the chapter's title
+        src = nb.cells[first].source
+        nb.cells[first].source = src[:title.end()] + "\n\n" + header + "\n" + src[title.end():]
+    else:
+        nb.cells.insert(0 if first is None else first + 1, nbformat.v4.new_markdown_cell(header))
+        first = 0 if first is None else first + 1
     contents = _contents_cell(nb)
     if contents is not None:
-        inserted.append(contents)
-    nb.cells[first + 1:first + 1] = inserted
+        nb.cells.insert(first + 1, contents)
     nb.cells.append(nbformat.v4.new_markdown_cell(footer_block(prev, nxt)))
     for cell in nb.cells:
         cell.pop("id", None)

@@ -88,7 +88,11 @@ def _groups(text: str, start: int, count: int) -> tuple[list[str], int]:
 
 def read_aux(path) -> dict[str, PaperLabel]:
     """``{label: PaperLabel}`` of every ``\\newlabel`` in a LaTeX ``.aux`` file (hyperref's five fields)."""
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    return read_aux_text(Path(path).read_text(encoding="utf-8", errors="replace"))
+
+
+def read_aux_text(text: str) -> dict[str, PaperLabel]:
+    """:func:`read_aux` of the text of an ``.aux`` file."""
     out = {}
     for m in re.finditer(r"\\newlabel\{([^}]+)\}", text):
         label = m.group(1)
