@@ -19,7 +19,6 @@ import subprocess
 import pytest
 
 from mhanw.infra.verdicts import VOCABULARY
-from mhanw.pipeline import chapters as C
 from mhanw.pipeline import scenarios
 from nbtools import NOTEBOOKS, ROOT, clone_build, make
 
