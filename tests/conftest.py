@@ -15,9 +15,9 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-import pytest
-from filelock import FileLock
-from hypothesis import HealthCheck, settings
+import pytest  # noqa: E402  (after the thread settings, which must precede numpy)
+from filelock import FileLock  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
