@@ -122,6 +122,9 @@ ifneq ($(filter scenario,$(MAKECMDGOALS)),)
 $(if $(SCENARIO),,$(error make scenario needs SCENARIO=scenarios/NAME.toml (shipped: $(SCENARIO_NAMES))))
 SCENARIO_PROBLEM := $(if $(wildcard $(ENV_STAMP)),$(shell $(PIPE) scenario-check '$(SCENARIO)' 2>&1 >/dev/null))
 $(if $(SCENARIO_PROBLEM),$(error $(SCENARIO_PROBLEM)))
+build/scenarios/$(SCENARIO_NAME)/rules.mk: $(SCENARIO) build/rules.mk
+	@$(PIPE) rules --scenario '$(SCENARIO)' --out $@
+$(if $(and $(DRY_RUN),$(ENV_STALE)),,$(eval include build/scenarios/$(SCENARIO_NAME)/rules.mk))
 endif
 $(SCENARIO_RUN)/paper/main.pdf: $(CHAPTERS:%=$(SCENARIO_RUN)/results/%.json) $(PAPER_SRC) $(PIPELINE_PY)
 	@$(PIPE) paper --run $(SCENARIO_RUN) --scenario '$(SCENARIO)'

@@ -78,16 +78,19 @@ def _through(path: str, text: str, seconds: float = 10.0):
 
 def test_no_string_reaches_sympify_outside_the_safe_parser():
     """``sympify``, ``parse_expr``, ``S(...)`` with a string, ``eval`` and ``exec`` appear only in
-    :mod:`mhanw.infra.expressions` (whose tokeniser admits only formula tokens)."""
+    :mod:`mhanw.infra.expressions` (whose tokeniser admits only formula tokens), and for ``exec`` in the
+    pipeline's records mode, which runs a chapter's own code cells as papermill would (never user text:
+    parameter values are injected as Python literals, ``repr`` of checked values)."""
     bad = re.compile(r"\bsympify\s*\(|\bparse_expr\s*\(|\bsp\.S\s*\(|\bsympy\.S\s*\(|(?<![.\w])eval\s*\("
                      r"|(?<![.\w])exec\s*\(|\bS\s*\(\s*['\"]")
     found = []
     for path in SRC.rglob("*.py"):
         if path.name == "expressions.py" and path.parent.name == "infra":
             continue
+        allowed = {"exec(code, namespace)"} if (path.name, path.parent.name) == ("runner.py", "pipeline") else set()
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             code = line.split("#", 1)[0]
-            if bad.search(code):
+            if bad.search(code) and code.strip() not in allowed:
                 found.append(f"{path.relative_to(SRC)}:{i}: {line.strip()}")
     assert not found, "strings reach sympy outside the safe parser:\n" + "\n".join(found)
 

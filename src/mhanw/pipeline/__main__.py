@@ -2,10 +2,10 @@
 
 The Makefile calls it; every command is also usable by hand::
 
-    rules                          the build graph as make rules (build/rules.mk)
+    rules [--scenario FILE]        the build graph as make rules (build/rules.mk; a scenario's run)
     run NN_slug [--fidelity F] [--records] [--seed S | --scenario FILE] [--out FOLDER]
                                    one chapter in one run (default run: figures/, paper/generated/, build/)
-    copy-records NN_slug FROM TO   a run's results and macros as another run's (quick default = seed default)
+    copy-records NN_slug FROM TO [--full]  a run's outputs as another run's (same parameters for that chapter)
     gather FOLDER [--scenario FILE | --seed S]   FOLDER/claims.json and run.json from FOLDER/results/
     claims                         build/claims.json and the paper's claims table and summary
     verdicts [LEDGER]              the verdict table on the terminal
@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -65,7 +64,7 @@ def _layout(out: str | None):
 def cmd_rules(args) -> int:
     from . import rules
 
-    text = rules.generate(ROOT)
+    text = rules.scenario_rules(ROOT, Path(args.scenario)) if args.scenario else rules.generate(ROOT)
     if args.out:
         from mhanw.infra.texout import write_atomic
 
@@ -94,13 +93,11 @@ def cmd_run(args) -> int:
 
 
 def cmd_copy_records(args) -> int:
-    src, dst = _layout(args.source), _layout(args.target)
-    for a, b in ((src.results / f"{args.chapter}.json", dst.results / f"{args.chapter}.json"),
-                 (src.macros / f"{args.chapter}.tex", dst.macros / f"{args.chapter}.tex")):
-        b.parent.mkdir(parents=True, exist_ok=True)
-        tmp = b.with_name(f".{b.name}.tmp")
-        shutil.copyfile(a, tmp)
-        tmp.replace(b)
+    from . import runner
+
+    source, target = _layout(args.source), _layout(args.target)
+    runner.copy_job(ROOT, args.chapter, source, target, full=args.full)
+    print(f"    {args.chapter} [{target.label}] copied from run {source.label} (the same parameters)", flush=True)
     return 0
 
 
@@ -304,10 +301,11 @@ def parser() -> argparse.ArgumentParser:
         p.set_defaults(fn=fn)
 
     opt = lambda *flags, **kw: (flags, kw)  # noqa: E731
-    command("rules", cmd_rules, opt("--out"))
+    command("rules", cmd_rules, opt("--out"), opt("--scenario"))
     command("run", cmd_run, opt("chapter"), opt("--fidelity", choices=("quick", "paper")),
             opt("--records", action="store_true"), opt("--seed"), opt("--scenario"), opt("--out"))
-    command("copy-records", cmd_copy_records, opt("chapter"), opt("source"), opt("target"))
+    command("copy-records", cmd_copy_records, opt("chapter"), opt("source"), opt("target"),
+            opt("--full", action="store_true"))
     command("gather", cmd_gather, opt("folder"), opt("--scenario"), opt("--seed"))
     command("claims", cmd_claims)
     command("verdicts", cmd_verdicts, opt("ledger", nargs="?", default="build/claims.json"),
