@@ -183,12 +183,14 @@ def test_front_page_has_a_card_per_claim_with_what_we_found(quick_build):
 def test_ledger_page_lists_every_record_under_its_claim(quick_build):
     page = (quick_build / "build" / "book" / "ledger.html").read_text()
     records = ledger.load_ledger(quick_build / "build" / "claims.json")
+    ids = re.findall(r'\sid="((?:ledger|record)-[^"]+)"', page)
+    assert len(ids) == len(set(ids)), "a claim's or a record's id twice on the ledger page"
     for g, rs in ledger.grouped(records).items():
         start = page.index(f'id="{references.anchor(g)}"')
         title = ledger.group_name(g)
         assert html.escape(title[:1].upper() + title[1:], quote=False) in page[start:start + 400]
         for r in rs:
-            at = page.index(f'id="{references.anchor(r["claim"])}"')
+            at = page.index(f'id="{references.record_anchor(r["claim"])}"')
             assert at > start, r["claim"]
             assert f"<code>{html.escape(r['claim'])}</code>" in page[at:at + 600]
     for v in VOCABULARY:
@@ -311,7 +313,7 @@ def test_synthetic_book_renders_captions_references_dropdowns_and_hidden_cells(s
     assert '<a class="mhanw-ref" href="paper/main.pdf#nameddest=section.6">Section 6</a>' in page
     assert 'href="paper/main.pdf#nameddest=figure.3">Figure 3</a>' in page
     assert 'href="paper/main.pdf#nameddest=table.2">the table</a>' in page
-    assert f'href="ledger.html#{references.anchor("thm-4.2/equal-hdi")}">Theorem 4.2: equal HDI</a>' in page
+    assert f'href="ledger.html#{references.record_anchor("thm-4.2/equal-hdi")}">Theorem 4.2: equal HDI</a>' in page
     assert f'href="ledger.html#{references.anchor("thm-4.2")}">Theorem 4.2</a>' in page
     assert "[](paper:not-a-label)" in page, "a reference inside code is left alone"
     assert re.search(r'<details class="mhanw-dropdown[^"]*">\s*<summary>A deep reading with', page)
@@ -545,7 +547,7 @@ def test_aux_labels_are_read_with_their_numbers_and_anchors():
     resolver = references.Resolver(labels, [_record("thm-4.2/equal-hdi", "holds")])
     assert resolver.resolve("paper", "sec:alpha") == ("Section 6", "paper/main.pdf#nameddest=section.6")
     assert resolver.resolve("claim", "thm-4.2/equal-hdi") == ("Theorem 4.2: equal HDI",
-                                                              "ledger.html#ledger-thm-4-2-equal-hdi")
+                                                              "ledger.html#record-thm-4-2-equal-hdi")
     for kind, target in (("paper", "sec:none"), ("claim", "thm-9.9/x"), ("figure", "x")):
         with pytest.raises(references.ReferenceError):
             resolver.resolve(kind, target)

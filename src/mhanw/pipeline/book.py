@@ -252,7 +252,7 @@ def _record_block(r: dict) -> str:
     stats = ledger.statistic_texts(r)
     detectable = r.get("detectable")
     lines = [
-        f'<div class="mhanw-record" id="{references.anchor(r["claim"])}">',
+        f'<div class="mhanw-record" id="{references.record_anchor(r["claim"])}">',
         f'<p class="mhanw-record-head"><strong>{record_html(ledger.part_name(r["claim"]))}</strong> '
         f'<code>{html.escape(r["claim"])}</code> {verdict_html(r["verdict"], r.get("conditions") or "")}</p>',
         f'<p class="mhanw-record-statement">{record_html(r["statement"])}</p>',
@@ -419,7 +419,7 @@ def _contents_cell(nb):
     n = sum(len(re.findall(r"^##\s", c.source, flags=re.M)) for c in nb.cells if c.cell_type == "markdown")
     if n < CONTENTS_FROM:
         return None
-    return nbformat.v4.new_markdown_cell("```{contents} On this page\n:local:\n:depth: 1\n:class: mhanw-contents\n```")
+    return nbformat.v4.new_markdown_cell("```{contents} On this page\n:local:\n:depth: 1\n:backlinks: none\n:class: mhanw-contents\n```")
 
 
 def prepare_chapter(nb, ch: Chapter, prev, nxt, chapters, has_pdf: bool, resolver: references.Resolver):

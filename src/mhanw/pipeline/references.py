@@ -157,7 +157,8 @@ class Resolver:
             groups = {ledger.group_of(c) for c in ids}
             if target not in ids and target not in groups:
                 raise ReferenceError(f"claim:{target}: no record or claim of that id in the ledger")
-            return text or ledger.plain_text(ledger.claim_title(target)), f"{self.ledger_page}#{anchor(target)}"
+            where = anchor(target) if target in groups else record_anchor(target)
+            return text or ledger.plain_text(ledger.claim_title(target)), f"{self.ledger_page}#{where}"
         raise ReferenceError(f"{kind}:{target}: a reference is paper:LABEL or claim:ID")
 
     def markdown(self, text: str, where: str) -> str:
@@ -175,9 +176,19 @@ class Resolver:
         return "".join(out) + text[last:]
 
 
-def anchor(claim: str) -> str:
-    """The ledger page's anchor of a claim id or group (``thm-4.2/equal-hdi`` -> ``ledger-thm-4-2-equal-hdi``)."""
-    return "ledger-" + re.sub(r"[^a-z0-9]+", "-", claim.lower()).strip("-")
+def _slug(claim: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", claim.lower()).strip("-")
+
+
+def anchor(group: str) -> str:
+    """The ledger page's anchor of a claim group (``thm-4.2`` -> ``ledger-thm-4-2``)."""
+    return "ledger-" + _slug(group)
+
+
+def record_anchor(claim: str) -> str:
+    """The ledger page's anchor of one record (``thm-4.2/equal-hdi`` -> ``record-thm-4-2-equal-hdi``); a
+    record whose id is its group's (``thm-7.1``) has its own, since one page cannot hold an id twice."""
+    return "record-" + _slug(claim)
 
 
 def chapter_section(chapter: str, records: list[dict], labels: dict[str, PaperLabel]) -> PaperLabel | None:
