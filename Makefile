@@ -108,10 +108,11 @@ build/paper/main.pdf: $(DEFAULT) build/claims.json paper/generated/scenarios.tex
 	@scripts/ensure_tex.sh
 	@$(PIPE) paper
 paper: build/paper/main.pdf ## the paper PDF (build/paper/main.pdf)
-build/book/index.html: $(DEFAULT) build/paper/main.pdf $(wildcard book/*.md book/*.py book/_static/*) README.md
+build/book/index.html: $(DEFAULT) build/paper/main.pdf $(wildcard book/*.md book/*.py book/*.toml book/_static/*) \
+  build/claims.json $(PIPELINE_PY)
 	@$(PIPE) book
 book: build/book/index.html ## the chapters as an offline website: open build/book/index.html
-reference: build/claims.json ## renew reference/claims-$(FIDELITY).json, the verdicts tests compare with
+reference: build/claims.json ## renew reference/claims-$(FIDELITY).json (tests compare with it; paper: the README's table)
 	@$(PIPE) reference --fidelity $(FIDELITY)
 
 # ---- a scenario: every chapter under SCENARIO, its paper, and what changed against the reference -------
@@ -121,6 +122,9 @@ ifneq ($(filter scenario,$(MAKECMDGOALS)),)
 $(if $(SCENARIO),,$(error make scenario needs SCENARIO=scenarios/NAME.toml (shipped: $(SCENARIO_NAMES))))
 SCENARIO_PROBLEM := $(if $(wildcard $(ENV_STAMP)),$(shell $(PIPE) scenario-check '$(SCENARIO)' 2>&1 >/dev/null))
 $(if $(SCENARIO_PROBLEM),$(error $(SCENARIO_PROBLEM)))
+build/scenarios/$(SCENARIO_NAME)/rules.mk: $(SCENARIO) build/rules.mk
+	@$(PIPE) rules --scenario '$(SCENARIO)' --out $@
+$(if $(and $(DRY_RUN),$(ENV_STALE)),,$(eval include build/scenarios/$(SCENARIO_NAME)/rules.mk))
 endif
 $(SCENARIO_RUN)/paper/main.pdf: $(CHAPTERS:%=$(SCENARIO_RUN)/results/%.json) $(PAPER_SRC) $(PIPELINE_PY)
 	@$(PIPE) paper --run $(SCENARIO_RUN) --scenario '$(SCENARIO)'

@@ -2,7 +2,9 @@
 
 The sources are assembled by :mod:`mhanw.pipeline.book` in ``build/book-src/``:
 the executed chapters (``build/notebooks/*.ipynb``, never executed again), a
-front page and any ``book/*.md`` page.  Everything a page needs is in the
+front page, the ledger page and any ``book/*.md`` page.  The book's own
+directives (``{dropdown}``) and plain page titles come from
+:mod:`mhanw.pipeline.sphinxext`.  Everything a page needs is in the
 output folder (MathJax from the ``sphinx-mathjax-offline`` package, the paper
 PDF, the figures), so the book reads without a network.
 """
@@ -11,7 +13,7 @@ project = "mhanw"
 author = "the mhanw companion"
 copyright = "2026, the mhanw companion"
 
-extensions = ["myst_nb", "sphinx-mathjax-offline"]
+extensions = ["myst_nb", "sphinx-mathjax-offline", "mhanw.pipeline.sphinxext"]
 
 # Executed by the pipeline; the book only reads the outputs.
 nb_execution_mode = "off"

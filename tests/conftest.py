@@ -10,9 +10,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-from filelock import FileLock
-from hypothesis import HealthCheck, settings
+# One BLAS thread per test process, as the pipeline runs its jobs: pytest-xdist runs one process per core.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import pytest  # noqa: E402  (after the thread settings, which must precede numpy)
+from filelock import FileLock  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,6 +31,10 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "mhanw"))
+
+from threadpoolctl import threadpool_limits  # noqa: E402  (numpy may already be loaded by a plugin)
+
+threadpool_limits(1)
 
 
 def _shared(tmp_path_factory, name: str, make_it):

@@ -116,9 +116,18 @@ def test_the_rules_give_every_run_of_a_chapter_its_library_files_and_every_file_
         os.chdir(here)
     assert "LIB_06_f := src/mhanw/__init__.py src/mhanw/core.py src/mhanw/texts/sentences.json" in text
     for target in ("build/results/06_f.json:", "build/stability/seed-%/results/06_f.json:",
-                   "build/scenarios/%/ledger/results/06_f.json:", "$(SCENARIO_RUN)/results/06_f.json:"):
+                   "build/scenarios/%/ledger/results/06_f.json:"):
         assert f"\n{target} notebooks/06_f.md $(LIB_06_f)" in text, target
     assert "\nsrc/mhanw/core.py:\n" in text and "\nsrc/mhanw/__init__.py:\n" in text
+    # make scenario: a chapter the scenario changes runs under it; one it leaves alone is the default run's
+    (tree / "scenarios" / "t.toml").write_text('description = "nothing"\n')
+    os.chdir(tree)
+    try:
+        alone = rules.scenario_rules(tree, tree / "scenarios" / "t.toml")
+    finally:
+        os.chdir(here)
+    assert "$(SCENARIO_RUN)/results/06_f.json: build/results/06_f.json" in alone
+    assert "copy-records 06_f build $(SCENARIO_RUN) --full" in alone
 
 
 @pytest.mark.slow

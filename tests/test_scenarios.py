@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 
 import pytest
 
 from mhanw.infra.verdicts import VOCABULARY
-from mhanw.pipeline import chapters as C
 from mhanw.pipeline import scenarios
 from nbtools import NOTEBOOKS, ROOT, clone_build, make
 
@@ -61,26 +61,27 @@ def test_shipped_scenario_gives_the_ledger_of_the_chapters_it_changes(path, shar
 
 
 @pytest.mark.slow
-def test_make_scenario_runs_every_chapter_under_it_and_builds_its_paper(shared):
-    path = ROOT / "scenarios" / "heavy-tails.toml"
-    spec = scenarios.load(path, ROOT)
-    out = make(shared, "scenario", f"SCENARIO={path.relative_to(ROOT)}")
-    assert "==> scenario heavy-tails" in out.stdout and "reference/claims-quick.json" in out.stdout
-    run = shared / "build" / "scenarios" / "heavy-tails" / "quick"
-    names = [p.stem for p in NOTEBOOKS]
-    for name in names:
-        injected = _injected(run / "notebooks" / f"{name}.ipynb")
-        wanted = spec.params_for(name)
-        assert {k: injected.get(k) for k in wanted} == wanted, name
-        assert set(injected) <= set(wanted) | set(C.RESERVED) | {"n_jobs"}, f"{name}: injected {sorted(injected)}"
-    pdf = run / "paper" / "main.pdf"
-    text = " ".join(subprocess.run(["pdftotext", "-l", "2", str(pdf), "-"], capture_output=True, text=True,
-                                   check=True).stdout.split())
-    assert "Built under the scenario heavy-tails" in text
-    for name in spec.changed:
-        for key in spec.params_for(name):  # pdftotext reads the typewriter underscore as a space
-            assert key.replace("_", " ") in text.replace("_", " "), key
+def test_make_scenario_runs_what_it_changes_reuses_the_rest_and_builds_its_paper(shared):
+    """`make scenario` the way a reader runs it, with a scenario of one chapter: that chapter runs under it,
+    the others are the default run's (the same job: copied, not run again), and its paper says what changed."""
+    (shared / "scenarios" / "louder.toml").write_text(
+        'description = "Louder noise"\n[chapters.02_bias_variance_covariance]\nsigma = 0.7\n')
+    out = make(shared, "scenario", "SCENARIO=scenarios/louder.toml")
+    assert re.findall(r"^    (\S+) \[scenarios/louder/quick\] done", out.stdout, flags=re.M) == [
+        "02_bias_variance_covariance"]
+    copied = re.findall(r"^    (\S+) \[scenarios/louder/quick\] copied", out.stdout, flags=re.M)
+    assert sorted(copied) == sorted(p.stem for p in NOTEBOOKS if p.stem != "02_bias_variance_covariance")
+    assert "==> scenario louder" in out.stdout and "reference/claims-quick.json" in out.stdout
+    run = shared / "build" / "scenarios" / "louder" / "quick"
+    assert _injected(run / "notebooks" / "02_bias_variance_covariance.ipynb")["sigma"] == 0.7
+    for name in copied:
+        assert (run / "notebooks" / f"{name}.ipynb").read_bytes() == \
+            (shared / "build" / "notebooks" / f"{name}.ipynb").read_bytes(), name
+    text = " ".join(subprocess.run(["pdftotext", "-l", "2", str(run / "paper" / "main.pdf"), "-"],
+                                   capture_output=True, text=True, check=True).stdout.split())
+    assert "Built under the scenario louder" in text and "sigma = 0.7" in text
     assert not (shared / "paper" / "generated" / "scenario_note.tex").exists(), "the default run's macros changed"
+    assert make(shared, "-q", "scenario", "SCENARIO=scenarios/louder.toml", check=False).returncode != 0  # phony
 
 
 def test_the_note_of_a_scenario_names_its_parameters_by_chapter(tmp_path):

@@ -20,6 +20,8 @@ import pytest
 from mhanw.pipeline import chapters
 from nbtools import NOTEBOOKS, ROOT, tracked_files
 
+from mhanw.pipeline.book import GENERATED_PAGES
+
 BOOK = ROOT / "book"
 # Built from pieces so that this file does not match its own patterns.
 EXTERNAL = re.compile("|".join([
@@ -107,6 +109,8 @@ def test_book_page_links_resolve(page):
     text = page.read_text(encoding="utf-8")
     broken = []
     for target, anchor in BOOK_LINK.findall(text):
+        if Path(target).stem in GENERATED_PAGES and not anchor:  # the front page and the ledger: the build writes them
+            continue
         if not (BOOK / target).is_file() or (anchor and anchor not in anchors(BOOK / target)):
             broken.append(f"{target}#{anchor}")
     for anchor in re.findall(r"\]\(#([^)\s]+)\)", text):

@@ -108,7 +108,7 @@ def test_every_reader_handles_every_verdict(verdict):
     assert f"\\emph{{{verdict}}}" in table and "\\ClaimsOutside" in summary and "\\ClaimsTally" in summary
     assert f"| {L.verdict_text(records[0])} |" in L.markdown_table(records).replace("\u2223", "|")
     assert L.plain_text(L.verdict_text(records[0])) in L.text_table(records)
-    assert book._verdict_words(records[0]).startswith(verdict)
+    assert book.record_verdict_html(records[0]).count(f">{verdict}</a>") == 1
     findings = V.findings_markdown([V.Verdict.from_dict(records[0])])
     assert f"*{verdict}" in findings
     if verdict == V.OUTSIDE:

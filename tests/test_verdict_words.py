@@ -1,12 +1,13 @@
 """No verdict is typed by hand: verdict words appear only in generated or guarded text.
 
-Scans the paper's sections and ``main.tex``, the chapters' markdown cells and
-README.md for the verdict words (holds, fails, not local, undecided, not
+Scans the paper's sections and ``main.tex``, the chapters' markdown cells,
+README.md and the book's pages about the build (Reproduce, Extend a proof,
+Performance, Architecture) for the verdict words (holds, fails, not local, undecided, not
 checkable), in any markup: a verdict set in italics (``\\emph{holds}``,
 ``*fails as stated*``) or in quotes is a verdict all the same.  A hit is allowed
 only when it is
 
-- generated: the README's claims block (between its markers), a TeX macro
+- generated: the README's table of findings (between its markers), a TeX macro
   definition, a TeX comment line, inline code (```make``` output, ``\\texttt``);
 - guarded: the words of the ``text_says`` of a ``guard(...)`` call in a chapter
   module or notebook (the chapter stops when the numbers contradict exactly
@@ -36,8 +37,11 @@ from __future__ import annotations
 import ast
 import re
 
-from mhanw.pipeline import chapters
+from mhanw.pipeline import chapters, theorems
 from nbtools import NOTEBOOKS, ROOT
+
+#: The book's pages of prose about the build (what the README held before): scanned like the README.
+PAGES_FROM_THE_README = ("reproduce", "extend", "performance", "architecture")
 
 WORDS = re.compile(r"\b(holds?|holding|fail(?:s|ed|ing)?|not local|undecided|not checkable|"
                    r"outside (?:its|their) conditions)\b", re.I)
@@ -110,12 +114,14 @@ def _documents():
     readme = (ROOT / "README.md").read_text().split("\n")
     inside = False
     for i, line in enumerate(readme):
-        begin, end = "<!-- claims:begin -->" in line, "<!-- claims:end -->" in line
+        begin, end = theorems.BEGIN in line, theorems.END in line
         inside = inside or begin
         if inside:
             readme[i] = ""
         inside = inside and not end
     yield "README.md", "\n".join(readme)
+    for page in PAGES_FROM_THE_README:  # the pages that took over the README's build, reproduction and recipes
+        yield f"book/{page}.md", (ROOT / "book" / f"{page}.md").read_text()
     for nb in NOTEBOOKS:
         for k, cell in enumerate(chapters.read(nb)["cells"]):
             if cell["cell_type"] == "markdown":

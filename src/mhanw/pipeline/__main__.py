@@ -2,10 +2,10 @@
 
 The Makefile calls it; every command is also usable by hand::
 
-    rules                          the build graph as make rules (build/rules.mk)
+    rules [--scenario FILE]        the build graph as make rules (build/rules.mk; a scenario's run)
     run NN_slug [--fidelity F] [--records] [--seed S | --scenario FILE] [--out FOLDER]
                                    one chapter in one run (default run: figures/, paper/generated/, build/)
-    copy-records NN_slug FROM TO   a run's results and macros as another run's (quick default = seed default)
+    copy-records NN_slug FROM TO [--full]  a run's outputs as another run's (same parameters for that chapter)
     gather FOLDER [--scenario FILE | --seed S]   FOLDER/claims.json and run.json from FOLDER/results/
     claims                         build/claims.json and the paper's claims table and summary
     verdicts [LEDGER]              the verdict table on the terminal
@@ -14,7 +14,10 @@ The Makefile calls it; every command is also usable by hand::
     paper [--run FOLDER --scenario FILE]          a run's PDF (default: build/paper/main.pdf)
     scenario-check FILE            check a scenario (names and values) and say what each chapter receives
     scenario-report FILE           a scenario run's verdicts against the reference ledger of its fidelity
-    reference [--fidelity F]       renew reference/claims-F.json from build/claims.json (on purpose only)
+    reference [--fidelity F]       renew reference/claims-F.json from build/claims.json (on purpose only;
+                                   at paper fidelity also the README's table of findings)
+    readme [--check]               the README's table of findings from reference/claims-paper.json and
+                                   book/theorems.toml (--check: exit 1 when the committed table differs)
     book | check-book              the offline book, and its check in headless Chromium
     timings                        CPU and wall seconds of every job of the last builds
     deps NN_slug                   the library modules a chapter imports
@@ -29,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -62,7 +64,7 @@ def _layout(out: str | None):
 def cmd_rules(args) -> int:
     from . import rules
 
-    text = rules.generate(ROOT)
+    text = rules.scenario_rules(ROOT, Path(args.scenario)) if args.scenario else rules.generate(ROOT)
     if args.out:
         from mhanw.infra.texout import write_atomic
 
@@ -91,13 +93,11 @@ def cmd_run(args) -> int:
 
 
 def cmd_copy_records(args) -> int:
-    src, dst = _layout(args.source), _layout(args.target)
-    for a, b in ((src.results / f"{args.chapter}.json", dst.results / f"{args.chapter}.json"),
-                 (src.macros / f"{args.chapter}.tex", dst.macros / f"{args.chapter}.tex")):
-        b.parent.mkdir(parents=True, exist_ok=True)
-        tmp = b.with_name(f".{b.name}.tmp")
-        shutil.copyfile(a, tmp)
-        tmp.replace(b)
+    from . import runner
+
+    source, target = _layout(args.source), _layout(args.target)
+    runner.copy_job(ROOT, args.chapter, source, target, full=args.full)
+    print(f"    {args.chapter} [{target.label}] copied from run {source.label} (the same parameters)", flush=True)
     return 0
 
 
@@ -218,6 +218,22 @@ def cmd_reference(args) -> int:
     dst = ledger.reference_path(ROOT, args.fidelity)
     ledger.write_json(dst, records)
     print(f"    {dst.relative_to(ROOT)}: {len(records)} records from {src.relative_to(ROOT)}")
+    if args.fidelity == "paper":
+        return cmd_readme(argparse.Namespace(check=False))
+    return 0
+
+
+def cmd_readme(args) -> int:
+    from . import theorems
+
+    if args.check:
+        if theorems.readme_current_block(ROOT) != theorems.readme_block(ROOT):
+            raise ValueError("README.md: its table of findings differs from reference/claims-paper.json and "
+                             "book/theorems.toml (python -m mhanw.pipeline readme rewrites it)")
+        print("    README.md: the table of findings is current")
+        return 0
+    changed = theorems.update_readme(ROOT)
+    print(f"    README.md: the table of findings {'rewritten' if changed else 'was current'}")
     return 0
 
 
@@ -285,10 +301,11 @@ def parser() -> argparse.ArgumentParser:
         p.set_defaults(fn=fn)
 
     opt = lambda *flags, **kw: (flags, kw)  # noqa: E731
-    command("rules", cmd_rules, opt("--out"))
+    command("rules", cmd_rules, opt("--out"), opt("--scenario"))
     command("run", cmd_run, opt("chapter"), opt("--fidelity", choices=("quick", "paper")),
             opt("--records", action="store_true"), opt("--seed"), opt("--scenario"), opt("--out"))
-    command("copy-records", cmd_copy_records, opt("chapter"), opt("source"), opt("target"))
+    command("copy-records", cmd_copy_records, opt("chapter"), opt("source"), opt("target"),
+            opt("--full", action="store_true"))
     command("gather", cmd_gather, opt("folder"), opt("--scenario"), opt("--seed"))
     command("claims", cmd_claims)
     command("verdicts", cmd_verdicts, opt("ledger", nargs="?", default="build/claims.json"),
@@ -300,6 +317,7 @@ def parser() -> argparse.ArgumentParser:
     command("scenario-report", cmd_scenario_report, opt("scenario"), opt("--run", required=True),
             opt("--fidelity", default="quick", choices=("quick", "paper")))
     command("reference", cmd_reference, opt("--fidelity", default="paper", choices=("quick", "paper")))
+    command("readme", cmd_readme, opt("--check", action="store_true"))
     command("book", cmd_book)
     command("check-book", cmd_check_book, opt("book", nargs="?", default="build/book"))
     command("timings", cmd_timings)

@@ -1,11 +1,25 @@
 """Render the executed chapters into a static, offline book: ``build/book/``.
 
-Reads what the pipeline made — ``build/notebooks/NN_slug.ipynb`` (executed,
-never run again here), ``figures/``, ``build/paper/main.pdf`` — and the
-claims ledger (``build/claims.json``), assembles Sphinx sources in ``build/book-src/``
-(``book/conf.py``, ``book/_static/``, a generated front page, the chapters
-with a navigation block and figure anchors, every ``book/*.md`` page) and
-runs Sphinx.  The new site replaces ``build/book/`` only once it is complete.
+Reads what the pipeline made — ``build/notebooks/NN_slug.ipynb`` (executed, never run again here),
+``figures/``, ``build/paper/main.pdf`` and its ``main.aux`` (the paper's numbering), the claims ledger
+``build/claims.json`` — and the committed pages: ``book/theorems.toml`` (the claims in plain words,
+:mod:`mhanw.pipeline.theorems`) and every ``book/*.md``.  It assembles Sphinx sources in
+``build/book-src/`` and runs Sphinx (``book/conf.py``; the book's own directives and title handling are
+:mod:`mhanw.pipeline.sphinxext`).  The new site replaces ``build/book/`` only once it is complete.
+
+The pages:
+
+- the front page (``index``): one card per claim — the claim in plain words, what we found (the
+  deciding record's verdict and number ± s.e., all its parts counted), a thumbnail of its key figure,
+  a link to its chapter — then the chapters and the reference pages;
+- the ledger page (``ledger``): every verdict record, grouped by claim under its human name
+  (:func:`mhanw.pipeline.ledger.claim_title`), with its statement, statistics and criterion;
+- one page per chapter: a header with the chapter's number and the paper section that reports it
+  (from the ``.aux``: chapter 4 = Section 6, and the paper's margin says "chapter 4" back), an on-page
+  contents for long chapters, every figure with its caption (the ``mhanw.caption`` of its output), and
+  references to the paper and the ledger resolved (:mod:`mhanw.pipeline.references`);
+- every ``book/*.md`` page, with its references resolved; the Performance page gets this build's job
+  times where it says ``<!-- timings of this build -->``.
 """
 
 from __future__ import annotations
@@ -13,6 +27,7 @@ from __future__ import annotations
 import copy
 import html
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -23,7 +38,21 @@ from pathlib import Path
 
 import nbformat
 
+from mhanw.infra import notation
+from mhanw.infra.verdicts import VOCABULARY
+
+from . import ledger, references, theorems
+from .chapters import RESERVED
+
 PAPER_PDF = "paper/main.pdf"  # where the PDF sits inside the site
+#: The reference pages in the order of the front page and the sidebar (any other book/*.md follows).
+PAGE_ORDER = ("claims", "ledger", "glossary", "reproduce", "extend", "performance", "architecture")
+#: Where a page of book/ asks for the table of this build's job times.
+TIMINGS_MARK = "<!-- timings of this build -->"
+#: The pages the build writes (not in book/): the front page and the ledger page.
+GENERATED_PAGES = ("index", "ledger")
+#: Chapters with at least this many second-level headings get an on-page contents.
+CONTENTS_FROM = 3
 
 
 class BookError(RuntimeError):
@@ -35,76 +64,45 @@ class Chapter:
     name: str  # NN_slug
     title: str
     figures: list[str]
-    claim: dict = field(default_factory=dict)
+    records: list[dict] = field(default_factory=list)
+    section: references.PaperLabel | None = None
 
     @property
-    def number(self) -> str:
-        return self.name[:2]
+    def number(self) -> int:
+        return int(self.name[:2])
 
     @property
     def label(self) -> str:
         """The title as HTML (math typeset), numbered once."""
-        title = self.title if re.match(r"\d+\.\s", self.title) else f"{int(self.number)}. {self.title}"
+        title = self.title if re.match(r"\d+\.\s", self.title) else f"{self.number}. {self.title}"
         return inline_md(title)
-
-
-# ---- the claims table ---------------------------------------------------------------
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
-def claims_from_json(path: Path) -> list[dict]:
-    """Records of ``build/claims.json`` (keys claim, chapter, verdict, section; a few aliases)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if isinstance(data, dict):
-        data = data.get("claims", list(data.values()))
-    rows = []
-    for rec in data:
-        chapter = rec.get("chapter", rec.get("notebook", ""))
-        rows.append({
-            "claim": str(rec.get("claim", "")),
-            "chapter": str(chapter) if not isinstance(chapter, int) else f"{chapter:02d}",
-            "section": str(rec.get("section_number") or rec.get("section", rec.get("paper_section",
-                                                                              rec.get("paper section", "")))),
-            "verdict": _verdict_words(rec),
-        })
-    return rows
-
-
-def _verdict_words(rec: dict) -> str:
-    """The verdict, with the failed premise and what the numbers show for one outside its conditions."""
-    from .ledger import verdict_text
-    from mhanw.infra.verdicts import OUTSIDE
-
-    verdict = str(rec.get("verdict", ""))
-    return verdict_text(rec) if verdict == OUTSIDE else verdict
-
-
-def load_claims(root: Path) -> tuple[list[dict], str]:
-    """The claims and where they were read from."""
-    js = root / "build" / "claims.json"
-    return (claims_from_json(js), "build/claims.json") if js.is_file() else ([], "no ledger yet")
-
-
-def _match_chapter(value: str, chapters: list[Chapter]) -> Chapter | None:
-    value = value.strip().strip("`")
-    for ch in chapters:
-        if value == ch.name or value.startswith(ch.name) or (re.fullmatch(r"\d{1,2}", value) and int(value) == int(ch.number)):
-            return ch
-    m = re.match(r"(\d\d)_", value)
-    return next((ch for ch in chapters if m and ch.number == m.group(1)), None)
 
 
 # ---- inline markup --------------------------------------------------------------------
 MATH = '<span class="math notranslate nohighlight">\\({}\\)</span>'
+_LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
+
+
+def _href(target: str) -> str:
+    """A chapter's link target as the book's: ``../book/NAME.md#a`` -> ``NAME.html#a``, ``NN_slug.md`` -> ``.html``."""
+    m = re.fullmatch(r"(?:\.\./book/|\.\./notebooks/)?([A-Za-z0-9_-]+)\.(?:md|ipynb)(#.*)?", target)
+    return f"{m.group(1)}.html{m.group(2) or ''}" if m else target
 
 
 def inline_md(text: str) -> str:
-    """Markdown of one line (``code``, *em*, **strong**, $math$) as escaped HTML;
+    """Markdown of one line (``code``, *em*, **strong**, $math$, [links](target)) as escaped HTML;
     math goes to a span that the book's MathJax typesets."""
     parts = re.split(r"(?<!\\)\$([^$]+)\$", text)
     if len(parts) > 1:
         return "".join(MATH.format(html.escape(p, quote=False)) if i % 2 else inline_md(p) for i, p in enumerate(parts))
+    links = _LINK.split(text)
+    if len(links) > 1:
+        out = []
+        for i in range(0, len(links), 3):
+            out.append(inline_md(links[i]) if links[i] else "")
+            if i + 2 < len(links):
+                out.append(f'<a href="{html.escape(_href(links[i + 2]))}">{inline_md(links[i + 1])}</a>')
+        return "".join(out)
     out = html.escape(text, quote=False)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
     out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
@@ -112,21 +110,38 @@ def inline_md(text: str) -> str:
     return out
 
 
-def section_link(section: str, has_pdf: bool = True) -> str:
-    """Paper section ``N`` as a link into the PDF (hyperref's named destination)."""
-    section = section.strip()
-    if has_pdf and re.fullmatch(r"\d+", section):
-        return f'<a href="{PAPER_PDF}#nameddest=section.{section}">Section {section}</a>'
-    return html.escape(section)
+def record_html(text: str) -> str:
+    """Record text (plain, named notation, ``$...$``) as HTML: the notation typeset, nothing read as markup."""
+    parts = re.split(r"\$([^$]+)\$", notation.markdown_text(str(text)))
+    return "".join(MATH.format(html.escape(p, quote=False)) if i % 2 else html.escape(p, quote=False)
+                   for i, p in enumerate(parts))
 
 
-def figure_links(ch: Chapter, here: str = "") -> str:
-    page = "" if here == ch.name else f"{ch.name}.html"
-    return ", ".join(f'<a href="{page}#figure-{f}">{html.escape(f[len(ch.name):].lstrip("_") or "main")}</a>'
-                     for f in ch.figures)
+def verdict_class(verdict: str) -> str:
+    """The CSS class of a verdict word (``fails as stated`` -> ``mhanw-v-fails-as-stated``)."""
+    return "mhanw-v-" + re.sub(r"[^a-z]+", "-", verdict.lower()).strip("-")
 
 
-# ---- the pages ------------------------------------------------------------------------
+def verdict_anchor(verdict: str) -> str:
+    """The glossary's anchor of a verdict word (``fails as stated`` -> ``verdict-fails-as-stated``)."""
+    return "verdict-" + re.sub(r"[^a-z]+", "-", verdict.lower()).strip("-")
+
+
+def verdict_html(verdict: str, conditions: str = "") -> str:
+    badge = (f'<a class="mhanw-verdict {verdict_class(verdict)}" href="glossary.html#{verdict_anchor(verdict)}">'
+             f'{html.escape(verdict)}</a>')
+    return badge + (f' <span class="mhanw-conditions">({record_html(conditions)})</span>' if conditions else "")
+
+
+def record_verdict_html(r: dict) -> str:
+    """A record's verdict badge with the words :func:`mhanw.pipeline.ledger.verdict_text` prints after it:
+    its conditions, or, outside its conditions, the failed premise and what the numbers show."""
+    words = ledger.verdict_text(r)
+    rest = words[len(r["verdict"]):].strip()
+    return verdict_html(r["verdict"], rest[1:-1] if rest.startswith("(") and rest.endswith(")") else rest)
+
+
+# ---- what the build made ----------------------------------------------------------------
 def chapter_title(nb) -> str:
     for cell in nb.cells:
         if cell.cell_type == "markdown":
@@ -137,47 +152,94 @@ def chapter_title(nb) -> str:
 
 
 def extra_pages(root: Path) -> list[tuple[str, str]]:
-    """``(stem, title)`` of every ``book/*.md`` page."""
+    """``(stem, title)`` of every ``book/*.md`` page, in :data:`PAGE_ORDER` and then by name."""
     pages = []
-    for md in sorted((root / "book").glob("*.md")):
-        if md.stem in ("index", "README"):
+    for md in (root / "book").glob("*.md"):
+        if md.stem in (*GENERATED_PAGES, "README"):
             continue
         m = re.search(r"^#\s+(.+)$", md.read_text(encoding="utf-8"), flags=re.M)
         pages.append((md.stem, m.group(1).strip() if m else md.stem.replace("_", " ").capitalize()))
-    return pages
+    rank = {s: i for i, s in enumerate(PAGE_ORDER)}
+    return sorted(pages, key=lambda p: (rank.get(p[0], len(rank)), p[0]))
 
 
-def front_page(chapters: list[Chapter], claims: list[dict], source: str, pages, readme: Path, has_pdf: bool) -> str:
-    intro = ""
-    text = readme.read_text(encoding="utf-8").split("\n## ")[0]
-    paras = [p for p in text.split("\n\n")[1:] if p.strip()]
-    if paras:
-        intro = paras[0].strip()
-    rows = []
-    for c in claims:
-        ch = _match_chapter(c["chapter"], chapters)
-        chapter = (f'<a href="{ch.name}.html">{ch.label}</a>' if ch
-                   else html.escape(c["chapter"]))
-        figs = figure_links(ch) if ch else ""
-        rows.append(f"<tr><td>{inline_md(c['claim'])}</td><td>{chapter}</td><td>{inline_md(c['verdict'])}</td>"
-                    f"<td>{section_link(c['section'], has_pdf)}</td><td>{figs}</td></tr>")
-    pdf = (f'<p><strong>The paper</strong> that collects these checks: <a href="{PAPER_PDF}">PDF</a>.</p>'
-           if has_pdf else "")
-    extra = "".join(f'<li><a href="{stem}.html">{html.escape(title)}</a></li>' for stem, title in pages)
+def load_records(root: Path) -> list[dict]:
+    path = root / "build" / "claims.json"
+    return ledger.load_ledger(path) if path.is_file() else []
+
+
+def load_labels(root: Path) -> dict[str, references.PaperLabel]:
+    aux = root / "build" / "paper" / "main.aux"
+    return references.read_aux(aux) if aux.is_file() else {}
+
+
+def _figure_outputs(nb) -> list[str]:
+    return [out["metadata"]["mhanw"]["figure"] for cell in nb.cells if cell.cell_type == "code"
+            for out in cell.get("outputs", []) if out.get("metadata", {}).get("mhanw", {}).get("figure")]
+
+
+# ---- the front page -------------------------------------------------------------------
+def _section_text(lab: references.PaperLabel | None, has_pdf: bool) -> str:
+    if lab is None:
+        return ""
+    text = html.escape(lab.text)
+    return f'<a href="{PAPER_PDF}#nameddest={html.escape(lab.anchor)}">{text}</a>' if has_pdf and lab.anchor else text
+
+
+def card(f: theorems.Finding, ch: Chapter | None, has_pdf: bool, figures_here: set[str]) -> str:
+    """One claim as a card of the front page (HTML)."""
+    t = f.theorem
+    page = f"{t.chapter}.html"
+    thumb = ""
+    if t.figure in figures_here:
+        thumb = (f'<a class="mhanw-thumb" href="{page}#figure-{t.figure}">'
+                 f'<img src="_static/figures/{t.figure}.png" alt="The key figure of {html.escape(t.title)}" '
+                 f'loading="lazy"></a>')
+    where = [f'<a href="{page}">chapter {ch.number if ch else int(t.chapter[:2])}</a>']
+    if ch and ch.section:
+        where.append(f"paper {_section_text(ch.section, has_pdf)}")
+    number = f": {record_html(f.number)}" if f.number else ""
+    tally = f'<p class="mhanw-tally">All its parts: {record_html(f.tally)}.</p>' if f.parts > 1 else ""
+    return "\n".join([
+        f'<article class="mhanw-card" id="{references.anchor(t.claim)}">',
+        thumb,
+        '<div class="mhanw-card-body">',
+        f'<p class="mhanw-card-title"><a href="{page}">{html.escape(t.title)}</a>'
+        f' <span class="mhanw-where">{" · ".join(where)}</span></p>',
+        f'<p class="mhanw-says"><strong>The claim.</strong> {inline_md(t.says)}</p>',
+        f'<p class="mhanw-found"><strong>What we found.</strong> {verdict_html(f.verdict)}{number}.</p>',
+        tally,
+        f'<p class="mhanw-more"><a href="{page}">Read chapter {int(t.chapter[:2])}</a> · '
+        f'<a href="ledger.html#{references.anchor(t.claim)}">its verdicts</a></p>',
+        "</div>",
+        "</article>",
+    ])
+
+
+def front_page(chapters: list[Chapter], found: list[theorems.Finding], records: list[dict], pages,
+               has_pdf: bool, figures_here: set[str]) -> str:
+    by_name = {ch.name: ch for ch in chapters}
+    cards = [card(f, by_name.get(f.theorem.chapter), has_pdf, figures_here) for f in found]
+    pdf = f' The <a href="{PAPER_PDF}">paper (PDF)</a> reports the same checks section by section.' if has_pdf else ""
+    overall = f" {html.escape(ledger.overall_sentence(records))}." if records else ""
     parts = [
-        "# Multi-head attention as ensemble Nadaraya–Watson estimation: the chapters",
-        "",
-        intro,
+        "# Multi-head attention as ensemble Nadaraya–Watson estimation, checked",
         "",
         '<div class="mhanw-front">',
-        pdf,
-        f"<ul>{extra}</ul>" if extra else "",
-        "<h2>Claims and verdicts</h2>",
-        f'<p class="mhanw-table-note">From {html.escape(source)}; each chapter decides its verdicts from its own numbers.</p>',
-        '<table class="mhanw-claims"><thead><tr><th>claim</th><th>chapter</th><th>verdict</th>'
-        "<th>paper</th><th>figures</th></tr></thead><tbody>",
-        *rows,
-        "</tbody></table>",
+        "<p>Fokoué's paper (arXiv:2605.20271, 2026) reads softmax attention as a kernel regression and "
+        "multi-head attention as an ensemble of such regressions, and it reports no experiment. Each chapter "
+        "of this book checks one of its claims with sympy derivations and seeded Monte Carlo simulations. "
+        "The claims are taken from three public summaries of the paper (its arXiv abstract, a forum review "
+        "and a German explainer), not from its full text"
+        + (': the <a href="claims.html">claims page</a> quotes them.' if "claims" in dict(pages) else ".")
+        + f"{pdf}</p>",
+        "<p>Each card gives a claim in plain words and what we found: the verdict on the part of the claim "
+        "the words state, with its deciding number ± one Monte Carlo standard error, and the verdicts of "
+        'all its parts. The <a href="glossary.html#verdicts">glossary</a> explains the verdict words. The '
+        f'<a href="ledger.html">ledger</a> lists every verdict.{overall}</p>',
+        '<div class="mhanw-cards">',
+        *cards,
+        "</div>",
         "</div>",
         "",
         "```{toctree}",
@@ -193,21 +255,86 @@ def front_page(chapters: list[Chapter], claims: list[dict], source: str, pages, 
     return "\n".join(parts)
 
 
-def nav_block(ch: Chapter, prev: Chapter | None, nxt: Chapter | None, pages, has_pdf: bool, top: bool) -> str:
-    items = ['<a href="index.html">Contents and claims</a>']
-    if top:
-        if ch.claim:
-            items.append(f"<strong>Claim:</strong> {inline_md(ch.claim.get('claim', ''))}")
-            if ch.claim.get("section") and has_pdf:
-                items.append(f"<strong>Paper:</strong> {section_link(ch.claim['section'])}")
-        if ch.figures:
-            items.append(f"<strong>Figures:</strong> {figure_links(ch, here=ch.name)}")
-        items += [f'<a href="{stem}.html">{html.escape(title)}</a>' for stem, title in pages]
+# ---- the ledger page ------------------------------------------------------------------
+def _record_block(r: dict) -> str:
+    stats = ledger.statistic_texts(r)
+    detectable = r.get("detectable")
+    lines = [
+        f'<div class="mhanw-record" id="{references.record_anchor(r["claim"])}">',
+        f'<p class="mhanw-record-head"><strong>{record_html(ledger.part_name(r["claim"]))}</strong> '
+        f'<code>{html.escape(r["claim"])}</code> {record_verdict_html(r)}</p>',
+        f'<p class="mhanw-record-statement">{record_html(r["statement"])}</p>',
+    ]
+    if stats:
+        lines.append('<ul class="mhanw-record-stats">' + "".join(f"<li>{record_html(s)}</li>" for s in stats)
+                     + "</ul>")
+    lines.append(f'<p class="mhanw-record-criterion"><em>Criterion:</em> {record_html(r["criterion"])}'
+                 + (f' <a href="glossary.html#detectable-size">Detectable size</a>: {detectable:.3g}'
+                    + (f" {html.escape(r['unit'])}" if r.get("unit") else "")
+                    + (f" (tolerance {r['tolerance']:.3g})" if isinstance(r.get("tolerance"), (int, float)) else "")
+                    + "." if isinstance(detectable, (int, float)) else "") + "</p>")
+    lines.append("</div>")
+    return "\n".join(lines)
+
+
+def ledger_page(records: list[dict], chapters: list[Chapter], thms: list[theorems.Theorem], has_pdf: bool) -> str:
+    """Every record of the ledger, grouped by claim under its human name (Markdown with HTML blocks)."""
+    says = {t.claim: t.says for t in thms}
+    by_name = {ch.name: ch for ch in chapters}
+    words = ", ".join(f'<a href="glossary.html#{verdict_anchor(v)}">{html.escape(v)}</a>' for v in VOCABULARY)
+    first = (html.escape(ledger.overall_sentence(records)) + "." if records
+             else "No chapter has recorded its verdicts yet: run <code>make all</code>.")
+    out = ["# Every verdict", "",
+           f"<p>{first} One entry per verdict record of the claims ledger (<code>build/claims.json</code>), "
+           f"grouped by claim. The verdict words are {words}; deciding numbers are given ± one Monte Carlo "
+           "standard error (none for exact computations).</p>", ""]
+    for g, rs in ledger.grouped(records).items():
+        ch = by_name.get(rs[0].get("chapter", ""))
+        title = ledger.group_name(g)
+        out += [f"({references.anchor(g)})=", f"## {title[:1].upper() + title[1:]}", ""]
+        where = []
+        if ch:
+            where.append(f'<a href="{ch.name}.html">chapter {ch.number}</a>')
+            if ch.section:
+                where.append(f"paper {_section_text(ch.section, has_pdf)}")
+        intro = (f"<strong>The claim.</strong> {inline_md(says[g])} " if g in says else "")
+        out += [f'<p class="mhanw-group-head">{intro}<span class="mhanw-where">{" · ".join(where)}</span>. '
+                f"{html.escape(ledger.counts_phrase(rs)[:1].upper() + ledger.counts_phrase(rs)[1:])}.</p>", ""]
+        out += ['<div class="mhanw-records">', *[_record_block(r) for r in rs], "</div>", ""]
+    return "\n".join(out)
+
+
+# ---- a chapter ------------------------------------------------------------------------
+def header_block(ch: Chapter, prev: Chapter | None, nxt: Chapter | None, has_pdf: bool) -> str:
+    """The chapter's numbering (chapter N = the paper's Section M) and the ways out of the page."""
+    first = [f"<strong>Chapter {ch.number}</strong>"]
+    if ch.section:
+        title = ""
+        if ch.section.title:
+            from .sphinxext import plain_tex
+
+            title = f" (“{html.escape(plain_tex(ch.section.title))}”)"
+        first.append(f"reported in the paper's {_section_text(ch.section, has_pdf)}{title}")
+    groups = list(dict.fromkeys(ledger.group_of(r["claim"]) for r in ch.records))
+    if groups:
+        first.append("its verdicts: " + ", ".join(
+            f'<a href="ledger.html#{references.anchor(g)}">{html.escape(ledger.group_name(g))}</a>' for g in groups))
+    ways = ['<a href="index.html">all claims</a>', '<a href="glossary.html">glossary</a>']
+    if prev:
+        ways.append(f'← <a href="{prev.name}.html">{prev.label}</a>')
+    if nxt:
+        ways.append(f'<a href="{nxt.name}.html">{nxt.label}</a> →')
+    return ('<div class="mhanw-chapter-nav">\n<p>' + " · ".join(first) + "</p>\n<p>" + " · ".join(ways)
+            + "</p>\n</div>\n")
+
+
+def footer_block(prev: Chapter | None, nxt: Chapter | None) -> str:
+    items = ['<a href="index.html">all claims</a>']
     if prev:
         items.append(f'← previous: <a href="{prev.name}.html">{prev.label}</a>')
     if nxt:
         items.append(f'next: <a href="{nxt.name}.html">{nxt.label}</a> →')
-    return '<div class="mhanw-chapter-nav">\n' + " · ".join(items) + "\n</div>\n"
+    return '<div class="mhanw-chapter-nav">\n<p>' + " · ".join(items) + "</p>\n</div>\n"
 
 
 def link_chapters(text: str, chapters: list[Chapter], here: str) -> str:
@@ -245,15 +372,22 @@ def link_book_pages(text: str) -> str:
     return re.sub(r"\[([^\]]+)\]\(\.\./book/([A-Za-z0-9_-]+)\.md(#[^)\s]*)?\)", repl, text)
 
 
+#: The parameters that name where a run writes (:data:`mhanw.pipeline.chapters.RESERVED` but ``fidelity``).
+OUTPUT_PARAMETERS = tuple(p for p in RESERVED if p != "fidelity")
+
+
 def merge_parameters(nb) -> None:
     """One parameters cell with the values the chapter ran with: papermill's injected
-    assignments replace the defaults' lines, and the injected cell goes."""
+    assignments replace the defaults' lines (but for the output folders, which keep the
+    chapter's own defaults), and the injected cell goes."""
     tags = [c.get("metadata", {}).get("tags", []) for c in nb.cells]
     injected = next((i for i, t in enumerate(tags) if "injected-parameters" in t), None)
     default = next((i for i, t in enumerate(tags) if "parameters" in t and "injected-parameters" not in t), None)
     if injected is None or default is None:
         return
     values = dict(re.findall(r"^(\w+)\s*=\s*(.+)$", nb.cells[injected].source, flags=re.M))
+    for name in OUTPUT_PARAMETERS:  # the pipeline's staging folders mean nothing to a reader: the defaults stay
+        values.pop(name, None)
     lines = []
     for line in nb.cells[default].source.splitlines():
         m = re.match(r"^(\w+)\s*=", line)
@@ -263,34 +397,96 @@ def merge_parameters(nb) -> None:
     del nb.cells[injected]
 
 
-def prepare_chapter(nb, ch: Chapter, prev, nxt, chapters, pages, has_pdf: bool):
-    """A copy of the executed chapter with navigation, figure anchors and captions, and links."""
-    nb = copy.deepcopy(nb)
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            cell.source = link_book_pages(link_chapters(cell.source, chapters, ch.name))
-        if cell.cell_type != "code":
+def figure_html(name: str, caption: str) -> str:
+    """A figure of a chapter: the image, its caption (Markdown with $math$, as the chapter wrote it) and
+    links to the PDF and PNG files; ``id="figure-NAME"`` is where the paper and the front page link."""
+    files = f'<a href="_static/figures/{name}.pdf">PDF</a> · <a href="_static/figures/{name}.png">PNG</a>'
+    text = (f'<span class="mhanw-caption-text">{inline_md(caption)}</span> ' if caption
+            else '<span class="mhanw-nocaption">(no caption)</span> ')
+    alt = html.escape(re.sub(r"[$*`]", "", caption.split(". ")[0]) if caption else f"figure {name}")
+    return (f'<figure class="mhanw-figure" id="figure-{name}">'
+            f'<img src="_static/figures/{name}.png" alt="{alt}">'
+            f'<figcaption>{text}<span class="mhanw-figfiles">({files})</span></figcaption></figure>')
+
+
+def _figures_with_captions(cell) -> None:
+    """Each figure output of ``cell`` becomes one HTML figure with its caption; the caption's own
+    Markdown output (``mhanw.caption_of``) goes, since the figure now carries it."""
+    outputs = []
+    for out in cell.get("outputs", []):
+        meta = out.get("metadata", {}).get("mhanw", {})
+        if meta.get("caption_of"):
             continue
-        outputs = []
-        for out in cell.get("outputs", []):
-            fig = out.get("metadata", {}).get("mhanw", {}).get("figure") if out.get("output_type") == "display_data" else None
-            if fig:
-                outputs.append(nbformat.v4.new_output("display_data", data={
-                    "text/html": f'<div id="figure-{fig}" class="mhanw-figure-anchor"></div>'}))
-            outputs.append(out)
-            if fig:
-                outputs.append(nbformat.v4.new_output("display_data", data={"text/html": (
-                    f'<p class="mhanw-figcaption">Figure <code>{fig}</code>: '
-                    f'<a href="_static/figures/{fig}.pdf">PDF</a> · <a href="_static/figures/{fig}.png">PNG</a></p>')}))
-        cell.outputs = outputs
+        if meta.get("figure") and out.get("output_type") == "display_data":
+            outputs.append(nbformat.v4.new_output("display_data", data={
+                "text/html": figure_html(meta["figure"], meta.get("caption", ""))}))
+            continue
+        outputs.append(out)
+    cell.outputs = outputs
+
+
+def _contents_cell(nb):
+    n = sum(len(re.findall(r"^##\s", c.source, flags=re.M)) for c in nb.cells if c.cell_type == "markdown")
+    if n < CONTENTS_FROM:
+        return None
+    return nbformat.v4.new_markdown_cell("```{contents} On this page\n:local:\n:depth: 1\n:backlinks: none\n:class: mhanw-contents\n```")
+
+
+def prepare_chapter(nb, ch: Chapter, prev, nxt, chapters, has_pdf: bool, resolver: references.Resolver):
+    """A copy of the executed chapter with its header, figures with captions, references and links."""
+    nb = copy.deepcopy(nb)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            text = resolver.markdown(cell.source, f"{ch.name}, cell {i}")
+            cell.source = link_book_pages(link_chapters(text, chapters, ch.name))
+        elif cell.cell_type == "code":
+            _figures_with_captions(cell)
+            for out in cell.get("outputs", []):  # references in generated Markdown (findings, takeaways)
+                data = out.get("data", {})
+                if "text/markdown" in data:
+                    md = "".join(data["text/markdown"]) if isinstance(data["text/markdown"], list) else data["text/markdown"]
+                    data["text/markdown"] = link_book_pages(resolver.markdown(md, f"{ch.name}, output of cell {i}"))
     merge_parameters(nb)
-    first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
-    nb.cells.insert(first + 1, nbformat.v4.new_markdown_cell(nav_block(ch, prev, nxt, pages, has_pdf, top=True)))
-    nb.cells.append(nbformat.v4.new_markdown_cell(nav_block(ch, prev, nxt, pages, has_pdf, top=False)))
+    header = header_block(ch, prev, nxt, has_pdf)
+    first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), None)
+    title = re.search(r"^#\s+.+$", nb.cells[first].source, flags=re.M) if first is not None else None
+    if title:  # right under the chapter's title
+        src = nb.cells[first].source
+        nb.cells[first].source = src[:title.end()] + "\n\n" + header + "\n" + src[title.end():]
+    else:
+        nb.cells.insert(0 if first is None else first + 1, nbformat.v4.new_markdown_cell(header))
+        first = 0 if first is None else first + 1
+    contents = _contents_cell(nb)
+    if contents is not None:
+        nb.cells.insert(first + 1, contents)
+    nb.cells.append(nbformat.v4.new_markdown_cell(footer_block(prev, nxt)))
     for cell in nb.cells:
         cell.pop("id", None)
     nb.nbformat_minor = 4
     return nb
+
+
+# ---- the pages of book/ ----------------------------------------------------------------
+def timings_table(root: Path) -> str:
+    """This build's chapter jobs of the default run as a Markdown table (from ``build/timings/default/``)."""
+    rows = []
+    for p in sorted((root / "build" / "timings" / "default").glob("*.json")):
+        try:
+            t = json.loads(p.read_text(encoding="utf-8"))
+            rows.append(f"| `{t['chapter']}` | {t['mode']} | {t['fidelity']} | {float(t['wall_s']):.0f} | "
+                        f"{float(t['cpu_s']):.0f} |")
+        except (ValueError, KeyError, TypeError):
+            continue
+    if not rows:
+        return "*(No job of the default run has been timed in this build.)*"
+    return "\n".join(["| chapter | mode | fidelity | wall (s) | CPU (s) |", "|---|---|---|---:|---:|", *rows])
+
+
+def prepare_page(text: str, stem: str, root: Path, resolver: references.Resolver) -> str:
+    text = resolver.markdown(text, f"book/{stem}.md")
+    if TIMINGS_MARK in text:
+        text = text.replace(TIMINGS_MARK, timings_table(root))
+    return text
 
 
 # ---- the build ------------------------------------------------------------------------
@@ -314,42 +510,64 @@ def assemble(root: Path, src: Path) -> dict:
     if not executed:
         raise BookError("no executed chapters in build/notebooks/: run `make notebooks` first")
     notebooks = {p.stem: nbformat.read(p, as_version=4) for p in executed}
-    claims, source = load_claims(root)
-    chapters = [Chapter(name, chapter_title(nb) or name, list(nb.metadata.get("mhanw", {}).get("figures", [])))
-                for name, nb in notebooks.items()]
-    for c in claims:
-        ch = _match_chapter(c["chapter"], chapters)
-        if ch and not ch.claim:
-            ch.claim = c
+    records = load_records(root)
+    labels = load_labels(root)
+    try:
+        thms = theorems.load(root)
+    except theorems.TheoremsError as exc:
+        raise BookError(str(exc)) from None
+    found = theorems.findings(thms, records, strict=False)
+    chapters = []
+    for name, nb in notebooks.items():
+        ch = Chapter(name, chapter_title(nb) or name, list(nb.metadata.get("mhanw", {}).get("figures", [])),
+                     [r for r in records if r.get("chapter") == name])
+        ch.section = references.chapter_section(name, records, labels)
+        chapters.append(ch)
+    resolver = references.Resolver(labels, records, PAPER_PDF if has_pdf else None)
     pages = extra_pages(root)
     for stem, _ in pages:
-        shutil.copy2(root / "book" / f"{stem}.md", src / f"{stem}.md")
+        text = (root / "book" / f"{stem}.md").read_text(encoding="utf-8")
+        (src / f"{stem}.md").write_text(prepare_page(text, stem, root, resolver), encoding="utf-8")
+    pages.insert(min(1, len(pages)), ("ledger", "Every verdict"))
+    (src / "ledger.md").write_text(ledger_page(records, chapters, thms, has_pdf), encoding="utf-8")
+    figures_here = set()
     for i, ch in enumerate(chapters):
         prev = chapters[i - 1] if i > 0 else None
         nxt = chapters[i + 1] if i + 1 < len(chapters) else None
-        nbformat.write(prepare_chapter(notebooks[ch.name], ch, prev, nxt, chapters, pages, has_pdf),
-                       src / f"{ch.name}.ipynb")
-        for fig in ch.figures:
+        try:
+            prepared = prepare_chapter(notebooks[ch.name], ch, prev, nxt, chapters, has_pdf, resolver)
+        except references.ReferenceError as exc:
+            raise BookError(str(exc)) from None
+        nbformat.write(prepared, src / f"{ch.name}.ipynb")
+        for fig in dict.fromkeys(ch.figures + _figure_outputs(notebooks[ch.name])):
             for ext in ("pdf", "png"):
                 f = root / "figures" / f"{fig}.{ext}"
                 if f.is_file():
                     shutil.copy2(f, src / "_static" / "figures" / f.name)
-    (src / "index.md").write_text(front_page(chapters, claims, source, pages, root / "README.md", has_pdf),
+                    if ext == "png":
+                        figures_here.add(fig)
+    (src / "index.md").write_text(front_page(chapters, found, records, pages, has_pdf, figures_here),
                                   encoding="utf-8")
-    return {"chapters": len(chapters), "pages": len(pages), "claims": len(claims), "claims_source": source}
+    return {"chapters": len(chapters), "pages": len(pages), "claims": len(records), "cards": len(found)}
 
 
 def build(root: Path, out: Path) -> None:
     start = time.monotonic()
     src = root / "build" / "book-src"
-    info = assemble(root, src)
+    try:
+        info = assemble(root, src)
+    except references.ReferenceError as exc:
+        raise BookError(str(exc)) from None
     tmp = out.with_name(out.name + ".tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E",
            "-d", str(root / "build" / "book-doctrees"), str(src), str(tmp)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    warnings = [l for l in proc.stderr.splitlines() if l.strip()]
+    # conf.py loads mhanw.pipeline.sphinxext: the same library as this process
+    library = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (library, os.environ.get("PYTHONPATH")) if p)}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    warnings = [line for line in proc.stderr.splitlines() if line.strip()]
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-6000:])
         raise BookError(f"sphinx failed (exit {proc.returncode}); sources in {src}")
@@ -365,5 +583,6 @@ def build(root: Path, out: Path) -> None:
     if old.exists():
         shutil.rmtree(old)
     n_pages = len(list(out.glob("*.html")))
-    print(f"    {out}/index.html: {info['chapters']} chapters, {info['pages']} extra pages, {n_pages} HTML pages, "
-          f"claims from {info['claims_source']} ({time.monotonic() - start:.0f} s)")
+    print(f"    {out}/index.html: {info['chapters']} chapters, {info['cards']} claims on the front page, "
+          f"{info['pages']} reference pages, {n_pages} HTML pages, {info['claims']} verdict records "
+          f"({time.monotonic() - start:.0f} s)")

@@ -60,6 +60,35 @@ PAGE_REPORT = r"""
 """
 
 
+#: The width of a phone held upright, px: the front page must not overflow it.
+NARROW = 420
+#: The longest code cell a lesson shows, in lines (longer ones belong in the chapter's module).
+MAX_VISIBLE_CODE_LINES = 25
+#: What a chapter's findings are called, once per chapter.
+FINDINGS_TITLE = "What we found"
+
+# Runs in a page once MathJax has typeset it: what a reader of a lesson meets.
+LESSON_REPORT = r"""
+(async () => {
+  const ready = () => window.MathJax && MathJax.startup && MathJax.startup.promise;
+  if (ready()) await MathJax.startup.promise;
+  const body = document.querySelector('div.body') || document.body;
+  const text = el => (el ? el.textContent : '').replace(/\s+/g, ' ').trim();
+  const figures = [...body.querySelectorAll('figure.mhanw-figure')].map(f => ({
+    id: f.id, caption: text(f.querySelector('.mhanw-caption-text'))}));
+  const bare = [...body.querySelectorAll('div.cell_output img, div.output img')]
+    .filter(i => !i.closest('figure')).map(i => (i.currentSrc || i.src).slice(-80));
+  const clone = body.cloneNode(true);
+  clone.querySelectorAll('.mhanw-chapter-nav, nav.contents, div.topic.contents, .headerlink').forEach(e => e.remove());
+  const findings = (clone.textContent.match(new RegExp(FINDINGS, 'g')) || []).length;
+  const code = [...body.querySelectorAll('div.cell div.cell_input')]
+    .filter(c => !c.closest('details:not([open])'))
+    .map(c => text(c.querySelector('pre')) ? c.querySelector('pre').textContent.replace(/\n+$/, '').split('\n').length : 0);
+  return JSON.stringify({figures, bare, findings, code, title: document.title});
+})()
+""".replace("FINDINGS", json.dumps(FINDINGS_TITLE))
+
+
 def find_chromium() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
         path = shutil.which(name)
@@ -150,7 +179,18 @@ class Page:
             raise RuntimeError(f"page script failed: {res['exceptionDetails'].get('text')}")
         return res["result"].get("value")
 
+    def overflow(self, width: int) -> int:
+        """How many px the page is wider than a window ``width`` px wide (0: no horizontal scrolling)."""
+        self.send("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False)
+        try:
+            self.drain(0.3)  # the layout settles
+            return int(self.evaluate("document.documentElement.scrollWidth - window.innerWidth"))
+        finally:
+            self.send("Emulation.clearDeviceMetricsOverride")
+
     def screenshot(self, path: Path, width: int = 1280, max_height: int = 6000) -> None:
+        self.send("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False)
+        self.drain(0.3)
         metrics = self.send("Page.getLayoutMetrics")
         height = int(min(max(metrics.get("cssContentSize", metrics.get("contentSize"))["height"], 800), max_height))
         self.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
@@ -234,9 +274,9 @@ def check(book: Path, screenshots: Path | None = None, binary: str | None = None
     if not pages:
         raise FileNotFoundError(f"no HTML pages in {book}: run `make book` first")
     chapters = [p for p in pages if re.match(r"\d\d_", p.name)]
-    shots = {"index.html": "index.png"}
+    shots = {"index.html": [("index.png", 1280), ("index-narrow.png", NARROW)]}
     if chapters:
-        shots[chapters[0].name] = "chapter.png"
+        shots[chapters[0].name] = [("chapter.png", 1280)]
     report = Report()
     ids_cache: dict = {}
     page = Page(binary)
@@ -259,10 +299,92 @@ def check(book: Path, screenshots: Path | None = None, binary: str | None = None
                 if problem:
                     report.problems.append(problem)
             if screenshots is not None and name in shots:
-                page.screenshot(Path(screenshots) / shots[name])
+                for shot, width in shots[name]:
+                    page.screenshot(Path(screenshots) / shot, width=width)
     finally:
         page.close()
     return report
+
+
+@dataclass
+class PageFacts:
+    """What a reader meets on one page of the book (:func:`lesson_facts`)."""
+
+    page: str
+    title: str
+    figures: list[dict]  # {"id": "figure-NAME", "caption": the caption's text, "" when there is none}
+    bare_images: list[str]  # images of outputs outside a captioned figure
+    findings: int  # occurrences of "What we found" outside the navigation and the contents
+    code_lines: list[int]  # the length of every visible code cell, in lines
+    overflow: int | None = None  # px wider than a NARROW window (measured for the front page)
+
+
+def lesson_facts(book: Path, binary: str | None = None) -> dict[str, PageFacts]:
+    """:class:`PageFacts` of the front page and of every chapter page of ``book``, read in Chromium."""
+    book = Path(book).resolve()
+    pages = [book / "index.html", *sorted(book.glob("[0-9][0-9]_*.html"))]
+    missing = [p.name for p in pages if not p.is_file()]
+    if missing:
+        raise FileNotFoundError(f"{book}: no {', '.join(missing)}: run `make book` first")
+    out = {}
+    page = Page(binary)
+    try:
+        for path in pages:
+            page.open(path.as_uri())
+            info = json.loads(page.evaluate(LESSON_REPORT))
+            facts = PageFacts(path.name, info["title"], info["figures"], info["bare"], info["findings"], info["code"])
+            if path.name == "index.html":
+                facts.overflow = page.overflow(NARROW)
+            out[path.name] = facts
+    finally:
+        page.close()
+    return out
+
+
+def search_titles(book: Path) -> list[str]:
+    """Every title of the book's search index: the pages' and their sections' (``searchindex.js``)."""
+    text = (Path(book) / "searchindex.js").read_text(encoding="utf-8")
+    m = re.fullmatch(r"\s*Search\.setIndex\((.*)\)\s*", text, flags=re.S)
+    if not m:
+        raise ValueError(f"{book}/searchindex.js: not a Sphinx search index")
+    index = json.loads(m.group(1))
+    return [*index.get("titles", []), *index.get("alltitles", {})]
+
+
+#: TeX a reader should never see as text: math delimiters, a control word, a brace group of a command.
+RAW_TEX = re.compile(r"\$|\\[A-Za-z]+|\\[()\[\]]|[_^]\{")
+
+
+def caption_problem(caption: str) -> str | None:
+    """Why a figure's caption is not a sentence a reader can use, or None."""
+    words = re.findall(r"[A-Za-z]{2,}", caption)
+    if not caption.strip():
+        return "no caption"
+    if re.fullmatch(r"[\w.\-]+\.(png|pdf|svg)|\d\d_[a-z0-9_]+", caption.strip()):
+        return f"the caption is a file name ({caption!r})"
+    if len(words) < 4 or not caption.rstrip().endswith((".", ".)")):
+        return f"the caption is not a sentence ({caption[:80]!r})"
+    return None
+
+
+def lesson_problems(facts: PageFacts, limit: int = MAX_VISIBLE_CODE_LINES) -> dict[str, list[str]]:
+    """The reader's checks of one chapter page, by check: ``captions``, ``findings``, ``code``, ``title``."""
+    name = facts.page
+    out: dict[str, list[str]] = {"captions": [], "findings": [], "code": [], "title": []}
+    for f in facts.figures:
+        problem = caption_problem(f["caption"])
+        if problem:
+            out["captions"].append(f"{name}: figure {f['id'].removeprefix('figure-')}: {problem}")
+    out["captions"] += [f"{name}: an image without a caption: {src}" for src in facts.bare_images]
+    if facts.findings != 1:
+        out["findings"].append(f"{name}: '{FINDINGS_TITLE}' appears {facts.findings} times (once expected)")
+    long = [n for n in facts.code_lines if n > limit]
+    if long:
+        out["code"].append(f"{name}: {len(long)} visible code cells longer than {limit} lines "
+                           f"({', '.join(map(str, long))} lines)")
+    if RAW_TEX.search(facts.title):
+        out["title"].append(f"{name}: raw TeX in the page title: {facts.title!r}")
+    return out
 
 
 def main(argv=None) -> int:

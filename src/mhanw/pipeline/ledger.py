@@ -380,6 +380,11 @@ def _statistics(r: dict) -> list[Statistic]:
             for s in r.get("statistics", ())]
 
 
+def statistic_texts(r: dict) -> list[str]:
+    """Every statistic of a record as ``name = value ± se unit`` (plain text), in order."""
+    return [statistic_text(s) for s in _statistics(r)]
+
+
 def deciding_statistic(r: dict) -> str:
     """The first statistic as ``name = value ± se unit`` (plain text), or an empty string."""
     stats = _statistics(r)

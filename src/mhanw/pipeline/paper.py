@@ -30,6 +30,7 @@ def build(root: Path, *, generated: Path, figures: Path, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     environment.write(out / "environment.json", generated / "environment.tex")
     provenance.write(root, generated / "provenance.tex")
+    write_chapter_list(root, generated / "chapters.tex")
     paper = root / "paper"
     search = os.pathsep.join(str(p) for p in (generated, figures, paper)) + os.pathsep
     env = {**os.environ, "TEXINPUTS": search, "BIBINPUTS": str(paper) + os.pathsep}
@@ -48,6 +49,22 @@ def build(root: Path, *, generated: Path, figures: Path, out: Path) -> Path:
         raise PaperError(f"LaTeX failed; the first errors from {main_log}:\n{text}")
     pdf.touch()  # latexmk leaves an unchanged PDF alone; make compares times
     return pdf
+
+
+def write_chapter_list(root: Path, path: Path) -> bool:
+    """``chapters.tex``: ``\\mhanwchapter{NN_slug}{N}`` per chapter, so that ``paper/main.tex`` marks each
+    chapter's section with its chapter number (one numbering in the book and the paper).  Rewritten
+    only when it changes; True when written."""
+    from mhanw.infra.texout import write_atomic
+
+    from . import chapters
+
+    text = "% Written by mhanw.pipeline.paper from notebooks/; do not edit.\n" + "".join(
+        f"\\mhanwchapter{{{c.name}}}{{{c.number}}}\n" for c in chapters.discover(root))
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return False
+    write_atomic(path, text)
+    return True
 
 
 def pages(pdf: Path) -> int | None:

@@ -12,12 +12,16 @@ Per chapter ``C`` the rules are::
     build/results/C.json                                  the default run (FIDELITY, full)
     build/stability/seed-S/results/C.json                 seed S, quick, records only (pattern rule)
     build/scenarios/NAME/ledger/results/C.json            scenarios/NAME.toml, quick, records only
-    build/scenarios/NAME/FIDELITY/results/C.json          $(SCENARIO), every chapter, full (make scenario)
 
 and, per shipped scenario, its ledger ``build/scenarios/NAME/ledger/claims.json``
 over the chapters it changes.  Make variables (``FIDELITY``, ``SCENARIO``, ...)
 are read when make runs, so the file changes only when the chapters, the
 scenarios or the library's imports do.
+
+`make scenario SCENARIO=FILE` adds :func:`scenario_rules` (``build/scenarios/NAME/rules.mk``): every
+chapter into ``build/scenarios/NAME/FIDELITY/``, run under the scenario when it receives a parameter,
+and otherwise copied from the default run when that run has the scenario's fidelity (its job is the
+same one).
 """
 
 from __future__ import annotations
@@ -57,10 +61,6 @@ def generate(root: Path) -> str:
             f"\t@$(PIPE) run {n} --records --seed $* --out build/stability/seed-$*",
             f"build/scenarios/%/ledger/results/{n}.json: {src} {libs} scenarios/%.toml $(ENV_STAMP)",
             f"\t@$(PIPE) run {n} --records --scenario scenarios/$*.toml --out build/scenarios/$*/ledger",
-            "ifneq ($(SCENARIO),)",
-            f"$(SCENARIO_RUN)/results/{n}.json: {src} {libs} $(SCENARIO) $(ENV_STAMP)",
-            f"\t@$(PIPE) run {n} --fidelity $(SCENARIO_FIDELITY) --scenario $(SCENARIO) --out $(SCENARIO_RUN)",
-            "endif",
             # At quick fidelity the default run is the default seed's stability run: copied, not run again.
             "ifeq ($(FIDELITY),quick)",
             f"build/stability/seed-default/results/{n}.json: build/results/{n}.json",
@@ -70,10 +70,29 @@ def generate(root: Path) -> str:
             "",
         ]
     for s in sorted((root / "scenarios").glob("*.toml")):
-        sc = scenarios.load(s, root)
+        sc = scenarios.load(s, root, check_values=False)  # values: checked by each job (and `make scenario`)
         targets = " ".join(f"build/scenarios/{sc.name}/ledger/results/{n}.json" for n in sc.changed)
         out += [f"build/scenarios/{sc.name}/ledger/claims.json: {targets} scenarios/{sc.name}.toml",
                 f"\t@$(PIPE) gather build/scenarios/{sc.name}/ledger --scenario scenarios/{sc.name}.toml", ""]
     out += ["# A library file that has gone makes its chapters out of date instead of stopping make.",
             *(f"{f}:" for f in sorted(every_file)), ""]
+    return "\n".join(out)
+
+
+def scenario_rules(root: Path, path: Path) -> str:
+    """The rules of ``make scenario SCENARIO=path``: one target per chapter in ``$(SCENARIO_RUN)``."""
+    root = Path(root)
+    sc = scenarios.load(path, root, check_values=False)  # values: checked by the Makefile before (scenario-check)
+    out = [HEADER.replace("notebooks/, scenarios/", f"{path} and notebooks/"), ""]
+    for ch in C.discover(root):
+        n, src = ch.name, ch.path.relative_to(root).as_posix()
+        run = [f"$(SCENARIO_RUN)/results/{n}.json: {src} $({_libvar(n)}) $(SCENARIO) $(ENV_STAMP)",
+               f"\t@$(PIPE) run {n} --fidelity $(SCENARIO_FIDELITY) --scenario $(SCENARIO) --out $(SCENARIO_RUN)"]
+        if n in sc.changed:
+            out += run
+        else:  # the scenario leaves this chapter's parameters alone: the default run's job, when of that fidelity
+            out += ["ifeq ($(FIDELITY),$(SCENARIO_FIDELITY))",
+                    f"$(SCENARIO_RUN)/results/{n}.json: build/results/{n}.json",
+                    f"\t@$(PIPE) copy-records {n} build $(SCENARIO_RUN) --full", "else", *run, "endif"]
+        out += [f"-include $(SCENARIO_RUN)/results/{n}.figures.mk", ""]
     return "\n".join(out)

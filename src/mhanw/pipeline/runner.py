@@ -265,6 +265,35 @@ def _publish(root: Path, layout: Layout, name: str, stage: Path, stopped: str | 
     shutil.rmtree(stage, ignore_errors=True)
 
 
+def copy_job(root: Path, name: str, source: Layout, target: Layout, *, full: bool) -> None:
+    """Publish chapter ``name``'s outputs of run ``source`` as run ``target``'s (a run whose parameters for
+    this chapter are the source run's: the default seed at quick fidelity, a scenario's unchanged chapters).
+    ``full``: the executed notebook and the figures too, not only the results and macros."""
+    root = Path(root).resolve()
+    files = [(source.macros / f"{name}.tex", target.macros / f"{name}.tex")]
+    figs: list[str] = []
+    if full:
+        listed = source.results / f"{name}.figures"
+        figs = listed.read_text(encoding="utf-8").split() if listed.is_file() else []
+        files += [(source.notebooks / f"{name}.ipynb", target.notebooks / f"{name}.ipynb")]
+        files += [(source.figures / f, target.figures / f) for f in figs]
+    _forget(target, name)
+    for a, b in files:
+        b.parent.mkdir(parents=True, exist_ok=True)
+        tmp = b.with_name(f".{b.name}.tmp")
+        shutil.copyfile(a, tmp)
+        os.replace(tmp, b)
+    if full:
+        write_atomic(target.results / f"{name}.figures", " ".join(figs) + "\n")
+        done = _relative(target.results / f"{name}.json", root)
+        paths = " ".join(_relative(target.figures / f, root) for f in figs)
+        write_atomic(target.results / f"{name}.figures.mk", f"{done}: {paths}\n{paths}:\n" if figs else "")
+    tmp = target.results / f".{name}.json.tmp"
+    target.results.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source.results / f"{name}.json", tmp)
+    os.replace(tmp, target.results / f"{name}.json")  # the make target, last
+
+
 def report_line(timing: dict) -> str:
     """The one line make prints for a finished job."""
     run = "" if timing["run"] == "default" else f" [{timing['run']}]"
