@@ -70,3 +70,13 @@ def planned_jobs(plan: str) -> list[tuple[str, str]]:
         folder = re.search(r"--out (\S+)", m.group(2))
         out.append((m.group(1), folder.group(1) if folder else "default"))
     return out
+
+
+def declared_parameters(stem: str, **changes) -> dict:
+    """A chapter's parameters as its parameters cell declares them (``NN_slug``), with ``changes``: the
+    namespace a test checks against the chapter module's ``PARAMETERS`` (one source of the defaults)."""
+    values = chapters.declared(ROOT / "notebooks" / f"{stem}.md")
+    unknown = set(changes) - set(values)
+    if unknown:
+        raise KeyError(f"changes: {sorted(unknown)} are not parameters of {stem}")
+    return {**values, **changes}

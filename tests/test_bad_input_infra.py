@@ -703,7 +703,7 @@ def test_no_violation_record_and_records():
     held = no_violation_record(Statistic("d", 0.01, 0.01), 0.1, **fields)
     assert held.verdict == HOLDS and held.detectable == pytest.approx(0.03)
     failed = no_violation_record(Statistic("d", 0.5, 0.01), 0.1, extra=(Statistic("n", 3),), **fields)
-    assert failed.verdict == FAILS and failed.detectable is None and len(failed.statistics) == 2
+    assert failed.verdict == FAILS and failed.detectable == pytest.approx(0.03) and failed.tolerance == 0.1 and len(failed.statistics) == 2
     with pytest.raises(ValueError, match="^effect: "):
         no_violation_record(0.5, 0.1, **fields)
     with pytest.raises(ValueError, match="^tolerance: "):

@@ -9,6 +9,7 @@ from scipy.stats import spearmanr
 from mhanw import data, heads, montecarlo
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.diversity import head_diversity_index, principal_angles
+from nbtools import declared_parameters
 
 # ---------------------------------------------------------------- configurations
 
@@ -285,7 +286,7 @@ def test_matched_hdi_configurations_are_matched_and_heterogeneity_detects_a_diff
 def test_parameter_declaration_rejects_bad_values():
     from mhanw.infra.params import ParameterError, check_parameters
 
-    good = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", n_jobs=1,
+    good = declared_parameters("04_head_diversity_index", fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", n_jobs=1,
                 isotropic_regressions=["iso_exp", "iso_cos"], anisotropic_regression="aniso", random_regression="iso_cos6",
                 inputs="gaussian", noise="gaussian", sigma=0.5, n=500, bandwidth=0.5, random_n=400, random_bandwidth=0.6,
                 random_d=6, random_d_k=2, random_H=3, matched_targets=[0.3, 0.6], matched_configs=8,

@@ -11,8 +11,9 @@ from mhanw.infra import verdicts as V
 from mhanw.infra.params import ParameterError, check_parameters
 from mhanw.infra.results import json_safe, save_results
 from mhanw.infra.texout import Macros
+from nbtools import declared_parameters
 
-GOOD = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r",
+GOOD = declared_parameters("10_training_heads", fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r",
             isotropic_regression="iso_cos", anisotropic_regression="aniso", inputs="gaussian", noise="gaussian",
             sigma=0.5, d=4, d_k=2, heads_equal=2, heads_over=4, n=150, bandwidth=0.6,
             combinations=["average", "concat"], values="stream", penalty=1.0, n_seeds=20)
@@ -68,7 +69,7 @@ def test_settings_grid():
     with pytest.raises(ValueError, match="^heads_over:"):
         ch.settings("iso_cos", "aniso", 4, 2, 2, 2)
     with pytest.raises(ValueError, match="^combinations:"):
-        ch.settings("iso_cos", "aniso", 4, 2, 2, 4, combinations=("sum",))
+        ch.settings("iso_cos", "aniso", 4, 2, 2, 4, combinations=("max",))
 
 
 def test_parameters():
@@ -76,7 +77,7 @@ def test_parameters():
     assert p["heads_over"] == 4
     for change, name in ((dict(heads_equal=3), "heads_equal"), (dict(heads_over=2), "heads_over"),
                          (dict(combinations=["average", "average"]), "combinations"),
-                         (dict(combinations=["sum"]), r"combinations\[0\]"), (dict(values="all"), "values"),
+                         (dict(combinations=["max"]), r"combinations\[0\]"), (dict(values="all"), "values"),
                          (dict(inputs="ar1:2"), "inputs"), (dict(anisotropic_regression="x9"), "anisotropic_regression")):
         with pytest.raises(ParameterError, match=rf"^{name}: "):
             check_parameters({**GOOD, **change}, ch.PARAMETERS, ch.CONSTRAINTS)

@@ -8,6 +8,7 @@ import pytest
 from mhanw import covariance, data, heads, montecarlo
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.infra.params import ParameterError, check_parameters
+from nbtools import declared_parameters
 
 
 def _chains(spec, R, n, d, seed=0):
@@ -87,7 +88,7 @@ def test_bad_specs_are_one_line_errors_naming_the_argument(spec, words):
     with pytest.raises(ValueError, match=rf"^inputs: .*{words}") as info:
         data.input_distribution(spec)
     assert "\n" not in str(info.value)
-    good = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", n_jobs=1,
+    good = declared_parameters("04_head_diversity_index", fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", n_jobs=1,
                 isotropic_regressions=["iso_exp", "iso_cos"], anisotropic_regression="aniso",
                 random_regression="iso_cos6", inputs="gaussian", noise="gaussian", sigma=0.5, n=500, bandwidth=0.5,
                 random_n=400, random_bandwidth=0.6, random_d=6, random_d_k=2, random_H=3,

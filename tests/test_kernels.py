@@ -10,6 +10,7 @@ from scipy.integrate import quad
 from mhanw import heads, montecarlo, nw
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.infra.params import ParameterError, check_parameters
+from nbtools import declared_parameters
 
 H_BW = 0.8
 
@@ -159,7 +160,7 @@ def test_unknown_kernels_are_refused_in_one_line():
         heads.HeadConfig(np.eye(2)[None], kernel="laplace", bandwidth=None)
 
 
-CH04_GOOD = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", n_jobs=1,
+CH04_GOOD = declared_parameters("04_head_diversity_index", fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", n_jobs=1,
                  isotropic_regressions=["iso_exp", "iso_cos"], anisotropic_regression="aniso",
                  random_regression="iso_cos6", inputs="gaussian", noise="gaussian", sigma=0.5, n=500, bandwidth=0.5,
                  random_n=400, random_bandwidth=0.6, random_d=6, random_d_k=2, random_H=3,

@@ -203,9 +203,9 @@ def orthonormal_heads(projections) -> Premise:
 
 def heads_fit(n_heads, d_k, d) -> Premise:
     """``heads-fit``: ``H d_k <= d``, so ``H`` mutually orthogonal heads of dimension ``d_k`` fit in ``R^d``."""
-    H = positive_int(n_heads, "n_heads", maximum=None)
-    k = positive_int(d_k, "d_k", maximum=None)
-    dd = positive_int(d, "d", maximum=None)
+    H = positive_int(n_heads, "n_heads")
+    k = positive_int(d_k, "d_k")
+    dd = positive_int(d, "d")
     return _make("heads-fit", H * k <= dd, f"H d_k = {H * k} exceeds d = {dd}")
 
 
