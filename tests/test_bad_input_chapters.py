@@ -34,52 +34,52 @@ NAN, INF = math.nan, math.inf
 
 # (rule, good keyword arguments) for every rule that takes numbers; each case below replaces one argument.
 RULES = {
-    "ch01.identity_rule": (ch01.identity_rule, dict(max_error=1e-16, bitwise=True)),
-    "ch01.gaussian_form_rule": (ch01.gaussian_form_rule, dict(max_error=1e-16)),
-    "ch01.literal_bandwidth_rule": (ch01.literal_bandwidth_rule, dict(literal_err={2: 0.5, 4: 0.01})),
-    "ch01.locality_rule": (ch01.locality_rule, dict(mean=0.4, se=0.01, d_k=2)),
-    "ch01.neff_prediction_rule": (ch01.neff_prediction_rule, dict(per_query=[[0.5, 0.6, 0.55]],
+    "ch01.identity_verdict": (ch01.identity_verdict, dict(max_error=1e-16, bitwise=True)),
+    "ch01.gaussian_form_verdict": (ch01.gaussian_form_verdict, dict(max_error=1e-16)),
+    "ch01.literal_bandwidth_verdict": (ch01.literal_bandwidth_verdict, dict(literal_err={2: 0.5, 4: 0.01})),
+    "ch01.locality_verdict": (ch01.locality_verdict, dict(mean=0.4, se=0.01, d_k=2)),
+    "ch01.neff_prediction_verdict": (ch01.neff_prediction_verdict, dict(per_query=[[0.5, 0.6, 0.55]],
                                                                   predicted=[[0.5, 0.6, 0.56]])),
     "ch01.consistency_rules": (ch01.consistency_rules, dict(estimate=0.5, se=0.01, tilted=0.5, target=0.8)),
-    "ch01.trained_model_rule": (ch01.trained_model_rule, dict(measured=0.3, measured_se=0.01, model=0.31,
+    "ch01.trained_model_verdict": (ch01.trained_model_verdict, dict(measured=0.3, measured_se=0.01, model=0.31,
                                                               model_se=0.01)),
     "ch01.layers_above_threshold": (ch01.layers_above_threshold, dict(by_layer=[0.3, 0.4], by_layer_se=[0.01, 0.01])),
-    "ch02.identity_rule": (ch02.identity_rule, dict(max_rel_err=1e-15)),
-    "ch02.ddof1_rule": (ch02.ddof1_rule, dict(gap_rel_min=1e-3, match=1e-14, rounding_limit=1e-15, ratio=10.0)),
+    "ch02.identity_verdict": (ch02.identity_verdict, dict(max_rel_err=1e-15)),
+    "ch02.ddof1_verdict": (ch02.ddof1_verdict, dict(gap_rel_min=1e-3, match=1e-14, rounding_limit=1e-15, ratio=10.0)),
     "ch02.printed_bias_rules": (ch02.printed_bias_rules, dict(weights_sum=0.9, printed_rel_err=[0.1, 0.2],
                                                               corrected_rel_err=[1e-15, 1e-16])),
-    "ch02.identical_heads_rule": (ch02.identical_heads_rule, dict(max_rel_diff=1e-15)),
+    "ch02.identical_heads_verdict": (ch02.identical_heads_verdict, dict(max_rel_diff=1e-15)),
     "ch02.cross_term_rules": (ch02.cross_term_rules, dict(cross90=0.1, cross90_se=0.01, drop=0.2, drop_se=0.02)),
-    "ch02.mse_rise_rule": (ch02.mse_rise_rule, dict(rise=0.1, rise_se=0.01)),
+    "ch02.mse_rise_verdict": (ch02.mse_rise_verdict, dict(rise=0.1, rise_se=0.01)),
     "ch02.bias_path_words": (ch02.bias_path_words, dict(rise=0.1, rise_se=0.01, fall=0.1, fall_se=0.01)),
     "ch02.pair_family_words": (ch02.pair_family_words, dict(rise=0.1, rise_se=0.01, drop=0.1, drop_se=0.01,
                                                             cross_drop=0.1, cross_drop_se=0.01, cross90=0.1,
                                                             cross90_se=0.01)),
-    "ch03.bound_rule": (ch03.bound_rule, dict(claim="lemma-4.1/x", statement="s", covariance=[0.1, 0.2],
+    "ch03.bound_verdict": (ch03.bound_verdict, dict(claim="lemma-4.1/x", statement="s", covariance=[0.1, 0.2],
                                               se=[0.01, 0.01], bound=[0.5, 0.5], angles=[0, 90])),
-    "ch03.orthogonal_rule": (ch03.orthogonal_rule, dict(rho=0.01, rho_se=0.001)),
-    "ch03.first_order_rule": (ch03.first_order_rule, dict(pooled={"sin": (0.01, 0.01)}, worst_rel=0.05, worst_z=1.0)),
-    "ch03.closed_form_rule": (ch03.closed_form_rule, dict(pooled_dev=0.01, pooled_se=0.005, n=2000, worst_rel=0.02,
+    "ch03.orthogonal_verdict": (ch03.orthogonal_verdict, dict(rho=0.01, rho_se=0.001)),
+    "ch03.first_order_verdict": (ch03.first_order_verdict, dict(pooled={"sin": (0.01, 0.01)}, worst_rel=0.05, worst_z=1.0)),
+    "ch03.closed_form_verdict": (ch03.closed_form_verdict, dict(pooled_dev=0.01, pooled_se=0.005, n=2000, worst_rel=0.02,
                                                           worst_z=1.5)),
-    "ch03.falls_with_angle_rule": (ch03.falls_with_angle_rule, dict(steps=[0.1, 0.1], steps_se=[0.01, 0.01], drop=0.2,
+    "ch03.falls_with_angle_verdict": (ch03.falls_with_angle_verdict, dict(steps=[0.1, 0.1], steps_se=[0.01, 0.01], drop=0.2,
                                                                     drop_se=0.01, label="x")),
-    "ch03.derivation_rule": (ch03.derivation_rule, dict(rel_diff=1e-14, matches_closed=True)),
-    "ch04.printed_identical_record": (ch04.printed_identical_record, dict(identical_value=0.0, d_k=2)),
-    "ch04.printed_range_record": (ch04.printed_range_record, dict(values={"a": 0.1, "b": 0.9})),
-    "ch04.pa_properties_record": (ch04.pa_properties_record, dict(deviations={"identical": 0.0})),
-    "ch04.affine_bound_record": (ch04.affine_bound_record, dict(covariance=0.1, se=0.01, correlation=0.2)),
-    "ch04.identical_worst_record": (ch04.identical_worst_record, dict(max_z=1.0, max_se_pct=0.1, where="w", premises=ISO_PREMISES)),
-    "ch04.families_record": (ch04.families_record, dict(max_step_z=1.0, max_step_se_pct=0.1, end_z=-5.0,
+    "ch03.derivation_verdict": (ch03.derivation_verdict, dict(rel_diff=1e-14, matches_closed=True)),
+    "ch04.printed_identical_verdict": (ch04.printed_identical_verdict, dict(identical_value=0.0, d_k=2)),
+    "ch04.printed_range_verdict": (ch04.printed_range_verdict, dict(values={"a": 0.1, "b": 0.9})),
+    "ch04.pa_properties_verdict": (ch04.pa_properties_verdict, dict(deviations={"identical": 0.0})),
+    "ch04.affine_bound_verdict": (ch04.affine_bound_verdict, dict(covariance=0.1, se=0.01, correlation=0.2)),
+    "ch04.identical_worst_verdict": (ch04.identical_worst_verdict, dict(max_z=1.0, max_se_pct=0.1, where="w", premises=ISO_PREMISES)),
+    "ch04.families_verdict": (ch04.families_verdict, dict(max_step_z=1.0, max_step_se_pct=0.1, end_z=-5.0,
                                                         end_rel_pct=-20.0, where="w", premises=ISO_PREMISES)),
-    "ch04.anisotropic_record": (ch04.anisotropic_record, dict(rel_pct=5.0, rel_se_pct=1.0, z=5.0)),
-    "ch04.equal_hdi_record": (ch04.equal_hdi_record, dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0})),
-    "ch04.random_record": (ch04.random_record, dict(rho=-0.5, rho_se=0.05, n_violations=0, expected=0.5, n_pairs=100,
+    "ch04.anisotropic_verdict": (ch04.anisotropic_verdict, dict(rel_pct=5.0, rel_se_pct=1.0, z=5.0)),
+    "ch04.equal_hdi_verdict": (ch04.equal_hdi_verdict, dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0})),
+    "ch04.random_verdict": (ch04.random_verdict, dict(rho=-0.5, rho_se=0.05, n_violations=0, expected=0.5, n_pairs=100,
                                                     max_se_pct=0.1, premises=ISO_PREMISES)),
-    "ch04.attention_record": (ch04.attention_record, dict(min_diff=-0.1, se=0.01, min_z=-10.0)),
-    "ch05.blind_record": (ch05.blind_record, dict(diff=-0.1, se=0.01)),
-    "ch05.optimum_record": (ch05.optimum_record, dict(slug="iso", m_label="m", rel_pct=0.1, rel_se_pct=0.1, hdi=0.9,
+    "ch04.attention_verdict": (ch04.attention_verdict, dict(min_diff=-0.1, se=0.01, min_z=-10.0)),
+    "ch05.blind_verdict": (ch05.blind_verdict, dict(diff=-0.1, se=0.01)),
+    "ch05.optimum_verdict": (ch05.optimum_verdict, dict(slug="iso", m_label="m", rel_pct=0.1, rel_se_pct=0.1, hdi=0.9,
                                                       isotropic=True)),
-    "ch05.frame_record": (ch05.frame_record, dict(gap=1e-5, overshoot=0.0, tightness=1e-6)),
+    "ch05.frame_verdict": (ch05.frame_verdict, dict(gap=1e-5, overshoot=0.0, tightness=1e-6)),
     "ch05.comparison_word": (ch05.comparison_word, dict(diff=0.1, se=0.01, lower="a", higher="b", same="c")),
     "ch06.linear_heads_verdict": (ch06.linear_heads_verdict, dict(model_name="M1", slope=0.95, budgets=[64, 768])),
     "ch07.graded_verdict": (ch07.graded_verdict, dict(scheme="geometric", diff=(-0.1, 0.01), predicted=True,
@@ -147,12 +147,12 @@ def test_rules_reject_empty_or_non_mappings(rule, arg, bad):
 
 
 @pytest.mark.parametrize("rule,arg,bad", [
-    ("ch01.literal_bandwidth_rule", "literal_err", {2: NAN}),
-    ("ch03.first_order_rule", "pooled", {"sin": (NAN, 0.01)}),
-    ("ch03.first_order_rule", "pooled", {"sin": (0.01, -0.01)}),
-    ("ch04.printed_range_record", "values", {"a": NAN, "b": 0.5}),
-    ("ch04.equal_hdi_record", "z", {"m": NAN}),
-    ("ch04.equal_hdi_record", "rel_se_pct", {"m": -1.0}),
+    ("ch01.literal_bandwidth_verdict", "literal_err", {2: NAN}),
+    ("ch03.first_order_verdict", "pooled", {"sin": (NAN, 0.01)}),
+    ("ch03.first_order_verdict", "pooled", {"sin": (0.01, -0.01)}),
+    ("ch04.printed_range_verdict", "values", {"a": NAN, "b": 0.5}),
+    ("ch04.equal_hdi_verdict", "z", {"m": NAN}),
+    ("ch04.equal_hdi_verdict", "rel_se_pct", {"m": -1.0}),
     ("ch07.control_verdict", "diffs", {"geometric": (0.1, NAN)}),
     ("ch07.graded_verdict", "diff", (NAN, 0.01)),
     ("ch09.shared_directions_verdict", "top", (0.5, -0.1)),
@@ -163,12 +163,12 @@ def test_rules_reject_nan_inside_mappings_and_pairs(rule, arg, bad):
 
 
 @pytest.mark.parametrize("rule,changes,arg", [
-    ("ch01.neff_prediction_rule", dict(per_query=[[0.5, 0.6]], predicted=[[0.5, 0.6, 0.7]]), "predicted"),
-    ("ch01.neff_prediction_rule", dict(per_query=[[0.5]], predicted=[[0.5]]), "per_query"),
+    ("ch01.neff_prediction_verdict", dict(per_query=[[0.5, 0.6]], predicted=[[0.5, 0.6, 0.7]]), "predicted"),
+    ("ch01.neff_prediction_verdict", dict(per_query=[[0.5]], predicted=[[0.5]]), "per_query"),
     ("ch01.layers_above_threshold", dict(by_layer_se=[0.01]), "by_layer_se"),
-    ("ch03.bound_rule", dict(se=[0.01]), "se"),
-    ("ch03.falls_with_angle_rule", dict(steps_se=[0.01]), "steps_se"),
-    ("ch04.equal_hdi_record", dict(rel_pct={"other": 1.0}), "rel_pct"),
+    ("ch03.bound_verdict", dict(se=[0.01]), "se"),
+    ("ch03.falls_with_angle_verdict", dict(steps_se=[0.01]), "steps_se"),
+    ("ch04.equal_hdi_verdict", dict(rel_pct={"other": 1.0}), "rel_pct"),
 ])
 def test_rules_reject_mismatched_shapes(rule, changes, arg):
     with pytest.raises(ValueError, match=rf"^{arg}: "):
@@ -178,29 +178,29 @@ def test_rules_reject_mismatched_shapes(rule, changes, arg):
 def test_nan_statistics_no_longer_give_verdicts():
     # these returned "fails as stated" / "holds" before: NaN compared false everywhere
     with pytest.raises(ValueError, match="^max_error: "):
-        ch01.identity_rule(NAN, True)
+        ch01.identity_verdict(NAN, True)
     with pytest.raises(ValueError, match="^max_rel_err: "):
-        ch02.identity_rule(NAN)
+        ch02.identity_verdict(NAN)
     with pytest.raises(ValueError, match="^se: "):
-        ch03.bound_rule("a/b", "s", [1.0], [-1.0], [0.5], [0])
+        ch03.bound_verdict("a/b", "s", [1.0], [-1.0], [0.5], [0])
     with pytest.raises(ValueError, match="^steps: "):
-        ch03.falls_with_angle_rule([NAN], [0.1], 1.0, 0.1, "x")
+        ch03.falls_with_angle_verdict([NAN], [0.1], 1.0, 0.1, "x")
     with pytest.raises(ValueError, match="^pooled: "):
-        ch03.first_order_rule({}, 0.1, 1.0)
+        ch03.first_order_verdict({}, 0.1, 1.0)
     with pytest.raises(ValueError, match="^covariance: "):
-        ch03.bound_rule("a/b", "s", [], [], [], [])
+        ch03.bound_verdict("a/b", "s", [], [], [], [])
 
 
 def test_bound_rule_with_an_exact_covariance():
     # a zero standard error is an exact value: an excess above the bound fails, one below holds
-    assert ch03.bound_rule("a/b", "s", [0.6], [0.0], [0.5], [0]).verdict == "fails as stated"
-    assert ch03.bound_rule("a/b", "s", [0.4], [0.0], [0.5], [0]).verdict == "holds"
+    assert ch03.bound_verdict("a/b", "s", [0.6], [0.0], [0.5], [0]).verdict == "fails as stated"
+    assert ch03.bound_verdict("a/b", "s", [0.4], [0.0], [0.5], [0]).verdict == "holds"
 
 
 def test_blind_record_with_a_zero_standard_error_has_no_z():
-    record = ch05.blind_record(-0.1, 0.0)
+    record = ch05.blind_verdict(-0.1, 0.0)
     assert record.verdict == "holds" and [s.name for s in record.statistics] == ["orthogonal minus shared"]
-    assert [s.name for s in ch05.blind_record(-0.1, 0.01).statistics] == ["orthogonal minus shared", "z"]
+    assert [s.name for s in ch05.blind_verdict(-0.1, 0.01).statistics] == ["orthogonal minus shared", "z"]
 
 
 def test_zero_se_differences_give_no_infinite_z():
@@ -232,7 +232,7 @@ def test_pooled_relative_deviation_rejects_a_zero_prediction():
 
 
 def test_as_stated_records_need_records():
-    for f in (ch04.as_stated_record, ch05.overall_record):
+    for f in (ch04.as_stated_verdict, ch05.overall_verdict):
         with pytest.raises(ValueError, match="^parts: "):
             f([])
         with pytest.raises(ValueError, match="^parts: "):
@@ -241,9 +241,9 @@ def test_as_stated_records_need_records():
 
 def test_matched_hdi_record_checks_its_bins():
     with pytest.raises(ValueError, match="^bins: "):
-        ch04.matched_hdi_record({})
+        ch04.matched_hdi_verdict({})
     with pytest.raises(ValueError, match=r"^bins\[0.5\]\['p'\]: "):
-        ch04.matched_hdi_record({0.5: {"p": NAN, "tau_pct": 1.0, "tau_se_pct": 0.1}})
+        ch04.matched_hdi_verdict({0.5: {"p": NAN, "tau_pct": 1.0, "tau_se_pct": 0.1}})
 
 
 def test_printed_law_verdict_rejects_a_zero_fitted_exponent():
@@ -381,7 +381,7 @@ def test_bias_reading_models_names_bad_arguments(kwargs, arg):
 def test_random_record_rejects_more_expected_violations_than_pairs():
     # expected = 1e300 reached poisson.ppf -> NaN -> "cannot convert float NaN to integer"
     with pytest.raises(ValueError, match=r"^expected: at most n_pairs"):
-        ch04.random_record(-0.5, 0.1, 0, 1e300, 10, 0.1, ())
+        ch04.random_verdict(-0.5, 0.1, 0, 1e300, 10, 0.1, ())
 
 
 def _batch():

@@ -84,7 +84,7 @@ def test_a_bad_argument_is_named_in_one_line(call, arg):
     (lambda: texout.format_mean_se(1.0, 10**400), "se"),
     (lambda: validate.real_scalar(-(10**400), "value"), "value"),
     (lambda: tables.show({"a": [1.0]}, max_rows=10**400), "max_rows"),
-    (lambda: ch04.random_record(-0.5, 0.1, 10**400, 0.5, 100, 0.1, ()), "n_violations"),
+    (lambda: ch04.random_verdict(-0.5, 0.1, 10**400, 0.5, 100, 0.1, ()), "n_violations"),
     (lambda: __import__("mhanw.covariance").covariance.kernel_overlap_symbolic(angle=10**400), "angle"),
 ])
 def test_integers_beyond_a_double_are_named(call, arg):
@@ -93,7 +93,7 @@ def test_integers_beyond_a_double_are_named(call, arg):
 
 @pytest.mark.parametrize("call,arg", [
     (lambda: ch01.direction_word(0.1, 0.01, below=np.ones((3, 3)), above="a", neither="n"), "below"),
-    (lambda: ch01.locality_rule(0.4, 0.01, np.ones((3, 3))), "d_k"),
+    (lambda: ch01.locality_verdict(0.4, 0.01, np.ones((3, 3))), "d_k"),
     (lambda: ch05.crn_batch("sin13", 30, 10, 3, 4, np.zeros((3, 3))), "seed"),
     (lambda: data.regression_function(np.zeros((3, 3))), "regression"),
     (lambda: scaling.solve_head_size(1000, 8, c_bias=np.ones((2, 3))), "c_bias"),
@@ -115,8 +115,8 @@ def test_a_rule_names_the_arguments_whose_statistics_overflow():
     # 3 * se, a difference or a z-score beyond a double: the record could not be built ("detectable: ...")
     message = _named(lambda: ch09.redundancy_verdict(-0.3, 1e308, 0.01), "se")
     assert "beyond a double" in message
-    _named(lambda: ch05.blind_record(1.0, 1e-320), "se")
-    _named(lambda: ch01.trained_model_rule(1e308, 0.01, -1e308, 0.01), "measured, model")
+    _named(lambda: ch05.blind_verdict(1.0, 1e-320), "se")
+    _named(lambda: ch01.trained_model_verdict(1e308, 0.01, -1e308, 0.01), "measured, model")
     assert ch09.redundancy_verdict(-0.3, 0.05, 0.01).verdict in verdicts.VOCABULARY
 
 

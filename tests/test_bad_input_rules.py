@@ -96,60 +96,60 @@ LAW = derivation.GrowthLaw("power of log n", False, sp.Rational(1, 3), sp.Intege
 
 #: Good arguments of every rule (each decides on them); every argument is then replaced, one at a time.
 GOOD = {
-    "ch01.identity_rule": dict(max_error=1e-16, bitwise=True),
-    "ch01.gaussian_form_rule": dict(max_error=1e-16),
-    "ch01.literal_bandwidth_rule": dict(literal_err={2: 0.5, 4: 0.01}),
+    "ch01.identity_verdict": dict(max_error=1e-16, bitwise=True),
+    "ch01.gaussian_form_verdict": dict(max_error=1e-16),
+    "ch01.literal_bandwidth_verdict": dict(literal_err={2: 0.5, 4: 0.01}),
     "ch01.literal_off_dims": dict(literal_err={2: 0.5, 4: 0.01}),
-    "ch01.locality_rule": dict(mean=0.4, se=0.01, d_k=2),
-    "ch01.neff_prediction_rule": dict(per_query=[[0.5, 0.6, 0.55]], predicted=[[0.5, 0.6, 0.56]]),
+    "ch01.locality_verdict": dict(mean=0.4, se=0.01, d_k=2),
+    "ch01.neff_prediction_verdict": dict(per_query=[[0.5, 0.6, 0.55]], predicted=[[0.5, 0.6, 0.56]]),
     "ch01.consistency_rules": dict(estimate=0.5, se=0.01, tilted=0.5, target=0.8),
-    "ch01.trained_model_rule": dict(measured=0.3, measured_se=0.01, model=0.31, model_se=0.01),
+    "ch01.trained_model_verdict": dict(measured=0.3, measured_se=0.01, model=0.31, model_se=0.01),
     "ch01.not_checkable": dict(claim="thm-2.1/x", reason="why"),
     "ch01.direction_word": dict(effect=0.1, se=0.01, below="b", above="a", neither="n"),
     "ch01.layers_above_threshold": dict(by_layer=[0.3, 0.4], by_layer_se=[0.01, 0.01]),
-    "ch02.identity_rule": dict(max_rel_err=1e-15),
-    "ch02.ddof1_rule": dict(gap_rel_min=1e-3, match=1e-14, rounding_limit=1e-15, ratio=10.0),
+    "ch02.identity_verdict": dict(max_rel_err=1e-15),
+    "ch02.ddof1_verdict": dict(gap_rel_min=1e-3, match=1e-14, rounding_limit=1e-15, ratio=10.0),
     "ch02.printed_bias_rules": dict(weights_sum=0.9, printed_rel_err=[0.1, 0.2], corrected_rel_err=[1e-15, 1e-16]),
-    "ch02.identical_heads_rule": dict(max_rel_diff=1e-15),
+    "ch02.identical_heads_verdict": dict(max_rel_diff=1e-15),
     "ch02.cross_term_rules": dict(cross90=0.1, cross90_se=0.01, drop=0.2, drop_se=0.02),
-    "ch02.mse_rise_rule": dict(rise=0.1, rise_se=0.01),
-    "ch02.symbolic_rule": dict(corrected_gap=sp.Integer(0), printed_gap=sp.Symbol("m") ** 2,
+    "ch02.mse_rise_verdict": dict(rise=0.1, rise_se=0.01),
+    "ch02.symbolic_verdict": dict(corrected_gap=sp.Integer(0), printed_gap=sp.Symbol("m") ** 2,
                                corrected_gap_symbolic=sp.Integer(0), n_heads=2),
     "ch02.pair_family_words": dict(rise=0.1, rise_se=0.01, drop=0.1, drop_se=0.01, cross_drop=0.1,
                                    cross_drop_se=0.01, cross90=0.1, cross90_se=0.01),
     "ch02.bias_path_words": dict(rise=0.1, rise_se=0.01, fall=0.1, fall_se=0.01),
-    "ch03.bound_rule": dict(claim="lemma-4.1/x", statement="s", covariance=[0.1, 0.2], se=[0.01, 0.01],
+    "ch03.bound_verdict": dict(claim="lemma-4.1/x", statement="s", covariance=[0.1, 0.2], se=[0.01, 0.01],
                             bound=[0.5, 0.5], angles=[0, 90]),
-    "ch03.orthogonal_rule": dict(rho=0.01, rho_se=0.001),
-    "ch03.first_order_rule": dict(pooled={"sin": (0.01, 0.01)}, worst_rel=0.05, worst_z=1.0),
-    "ch03.closed_form_rule": dict(pooled_dev=0.01, pooled_se=0.005, n=2000, worst_rel=0.02, worst_z=1.5),
-    "ch03.falls_with_angle_rule": dict(steps=[0.1, 0.1], steps_se=[0.01, 0.01], drop=0.2, drop_se=0.01, label="x"),
+    "ch03.orthogonal_verdict": dict(rho=0.01, rho_se=0.001),
+    "ch03.first_order_verdict": dict(pooled={"sin": (0.01, 0.01)}, worst_rel=0.05, worst_z=1.0),
+    "ch03.closed_form_verdict": dict(pooled_dev=0.01, pooled_se=0.005, n=2000, worst_rel=0.02, worst_z=1.5),
+    "ch03.falls_with_angle_verdict": dict(steps=[0.1, 0.1], steps_se=[0.01, 0.01], drop=0.2, drop_se=0.01, label="x"),
     "ch03.not_checkable": dict(claim="lemma-4.1/x", reason="why"),
-    "ch03.derivation_rule": dict(rel_diff=1e-14, matches_closed=True),
-    "ch04.printed_identical_record": dict(identical_value=0.0, d_k=2),
-    "ch04.printed_range_record": dict(values={"a": 0.1, "b": 0.9}),
-    "ch04.printed_scale_record": dict(unit_value=0.5, doubled_value=0.5),
-    "ch04.pa_properties_record": dict(deviations={"identical": 0.0}),
-    "ch04.affine_bound_record": dict(covariance=0.1, se=0.01, correlation=0.2),
-    "ch04.identical_worst_record": dict(max_z=1.0, max_se_pct=0.1, where="w", premises=ISO_PREMISES),
-    "ch04.families_record": dict(max_step_z=1.0, max_step_se_pct=0.1, end_z=-5.0, end_rel_pct=-20.0, where="w", premises=ISO_PREMISES),
-    "ch04.anisotropic_record": dict(rel_pct=5.0, rel_se_pct=1.0, z=5.0),
-    "ch04.equal_hdi_record": dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0}),
-    "ch04.higher_hdi_record": dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0}, hdi_gap=0.01),
-    "ch04.random_record": dict(rho=-0.5, rho_se=0.05, n_violations=0, expected=0.5, n_pairs=100, max_se_pct=0.1,
+    "ch03.derivation_verdict": dict(rel_diff=1e-14, matches_closed=True),
+    "ch04.printed_identical_verdict": dict(identical_value=0.0, d_k=2),
+    "ch04.printed_range_verdict": dict(values={"a": 0.1, "b": 0.9}),
+    "ch04.printed_scale_verdict": dict(unit_value=0.5, doubled_value=0.5),
+    "ch04.pa_properties_verdict": dict(deviations={"identical": 0.0}),
+    "ch04.affine_bound_verdict": dict(covariance=0.1, se=0.01, correlation=0.2),
+    "ch04.identical_worst_verdict": dict(max_z=1.0, max_se_pct=0.1, where="w", premises=ISO_PREMISES),
+    "ch04.families_verdict": dict(max_step_z=1.0, max_step_se_pct=0.1, end_z=-5.0, end_rel_pct=-20.0, where="w", premises=ISO_PREMISES),
+    "ch04.anisotropic_verdict": dict(rel_pct=5.0, rel_se_pct=1.0, z=5.0),
+    "ch04.equal_hdi_verdict": dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0}),
+    "ch04.higher_hdi_verdict": dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0}, hdi_gap=0.01),
+    "ch04.random_verdict": dict(rho=-0.5, rho_se=0.05, n_violations=0, expected=0.5, n_pairs=100, max_se_pct=0.1,
                                premises=ISO_PREMISES),
-    "ch04.matched_hdi_record": dict(bins={0.5: {"p": 0.3, "tau_pct": 1.0, "tau_se_pct": 0.1}}),
-    "ch04.as_stated_record": dict(parts=[_record("thm-4.2/x")]),
-    "ch04.attention_record": dict(min_diff=-0.1, se=0.01, min_z=-10.0),
+    "ch04.matched_hdi_verdict": dict(bins={0.5: {"p": 0.3, "tau_pct": 1.0, "tau_se_pct": 0.1}}),
+    "ch04.as_stated_verdict": dict(parts=[_record("thm-4.2/x")]),
+    "ch04.attention_verdict": dict(min_diff=-0.1, se=0.01, min_z=-10.0),
     "ch04.guard_projection_bias": dict(z_aniso=5.0),
     "ch05.comparison_word": dict(diff=0.1, se=0.01, lower="a", higher="b", same="c"),
     "ch05.random_records": dict(rel_pct=0.1, rel_se_pct=0.1, m_label="m", isotropic=True, rho=-0.2, n_better=0,
                                 claim="thm-5.1/random/m"),
-    "ch05.blind_record": dict(diff=-0.1, se=0.01),
-    "ch05.optimum_record": dict(slug="iso", m_label="m", rel_pct=0.1, rel_se_pct=0.1, hdi=0.9, isotropic=True),
-    "ch05.frame_record": dict(gap=1e-5, overshoot=0.0, tightness=1e-6),
-    "ch05.frame_general_record": dict(best=0.8, bound=0.9),
-    "ch05.overall_record": dict(parts=[_record("thm-5.1/x")]),
+    "ch05.blind_verdict": dict(diff=-0.1, se=0.01),
+    "ch05.optimum_verdict": dict(slug="iso", m_label="m", rel_pct=0.1, rel_se_pct=0.1, hdi=0.9, isotropic=True),
+    "ch05.frame_verdict": dict(gap=1e-5, overshoot=0.0, tightness=1e-6),
+    "ch05.frame_general_verdict": dict(best=0.8, bound=0.9),
+    "ch05.overall_verdict": dict(parts=[_record("thm-5.1/x")]),
     "ch06.printed_law_verdict": dict(model_name="M1", law=LAW, fitted={"p": 0.3}),
     "ch06.printed_law_models_verdict": dict(laws={"M1": LAW}),
     "ch06.logarithmic_growth_verdict": dict(model_name="M1", law=LAW),
@@ -305,13 +305,13 @@ def test_symbolic_rule_needs_sympy_expressions():
 
     zero = sp.Integer(0)
     with pytest.raises(ValueError, match="^corrected_gap: expected a finite sympy expression"):
-        ch02.symbolic_rule(sp.nan, zero, zero, 2)  # was "fails as stated"
+        ch02.symbolic_verdict(sp.nan, zero, zero, 2)  # was "fails as stated"
     with pytest.raises(ValueError, match="^corrected_gap_symbolic: "):
-        ch02.symbolic_rule(zero, zero, sp.zoo, 2)
+        ch02.symbolic_verdict(zero, zero, sp.zoo, 2)
     with pytest.raises(ValueError, match="^corrected_gap: expected a sympy expression or a number, got the string"):
-        ch02.symbolic_rule("__import__('os').getpid()*0", zero, zero, 2)  # was run by sympify: "holds"
-    assert ch02.symbolic_rule(zero, sp.Symbol("m"), zero, 2).verdict == HOLDS
-    assert ch02.symbolic_rule(sp.Symbol("m"), zero, zero, 2).verdict == FAILS
+        ch02.symbolic_verdict("__import__('os').getpid()*0", zero, zero, 2)  # was run by sympify: "holds"
+    assert ch02.symbolic_verdict(zero, sp.Symbol("m"), zero, 2).verdict == HOLDS
+    assert ch02.symbolic_verdict(sp.Symbol("m"), zero, zero, 2).verdict == FAILS
 
 
 def test_practice_verdict_reads_nan_as_no_sample_size():
@@ -351,5 +351,5 @@ def test_holds_under_is_not_reachable_from_bad_premises():
     ISO = ISO_PREMISES
     for bad in ("True", 1, NAN, [True]):
         with pytest.raises(ValueError, match="^premises"):
-            ch04.families_record(1.0, 0.01, -5.0, -20.0, "w", bad)
-    assert ch04.families_record(1.0, 0.01, -5.0, -20.0, "w", ISO).verdict == HOLDS_UNDER
+            ch04.families_verdict(1.0, 0.01, -5.0, -20.0, "w", bad)
+    assert ch04.families_verdict(1.0, 0.01, -5.0, -20.0, "w", ISO).verdict == HOLDS_UNDER

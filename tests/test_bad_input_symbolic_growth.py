@@ -101,5 +101,5 @@ def test_a_rule_refuses_an_expression_too_large_to_simplify():
     start = time.perf_counter()
     with pytest.raises(ValueError, match=rf"^corrected_gap: expected an expression of at most "
                                          rf"{V.MAX_EXPRESSION_OPS} operations"):
-        ch02.symbolic_rule(huge, sp.Integer(0), sp.Integer(0), 2)
+        ch02.symbolic_verdict(huge, sp.Integer(0), sp.Integer(0), 2)
     assert time.perf_counter() - start < 5.0

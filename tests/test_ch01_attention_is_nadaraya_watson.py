@@ -9,40 +9,40 @@ from mhanw.infra.verdicts import FAILS, HOLDS, NOT_CHECKABLE, UNDECIDED, Verdict
 
 
 def test_identity_rule_threshold():
-    assert ch01.identity_rule(0.5 * ch01.IDENTITY_TOL, True).verdict == HOLDS
-    assert ch01.identity_rule(0.5 * ch01.IDENTITY_TOL, True).detectable == ch01.IDENTITY_TOL
-    assert ch01.identity_rule(2 * ch01.IDENTITY_TOL, True).verdict == FAILS
-    assert ch01.identity_rule(0.0, False).verdict == FAILS
+    assert ch01.identity_verdict(0.5 * ch01.IDENTITY_TOL, True).verdict == HOLDS
+    assert ch01.identity_verdict(0.5 * ch01.IDENTITY_TOL, True).detectable == ch01.IDENTITY_TOL
+    assert ch01.identity_verdict(2 * ch01.IDENTITY_TOL, True).verdict == FAILS
+    assert ch01.identity_verdict(0.0, False).verdict == FAILS
 
 
 def test_gaussian_form_rule_threshold():
-    assert ch01.gaussian_form_rule(0.5 * ch01.IDENTITY_TOL).verdict == HOLDS
-    assert ch01.gaussian_form_rule(2 * ch01.IDENTITY_TOL).verdict == FAILS
+    assert ch01.gaussian_form_verdict(0.5 * ch01.IDENTITY_TOL).verdict == HOLDS
+    assert ch01.gaussian_form_verdict(2 * ch01.IDENTITY_TOL).verdict == FAILS
 
 
 def test_literal_bandwidth_names_the_dims_where_it_is_off():
     below, above = 0.5 * ch01.LITERAL_OFF, 2 * ch01.LITERAL_OFF
-    rec = ch01.literal_bandwidth_rule({1: 0.0, 4: above, 16: below, 64: above})
+    rec = ch01.literal_bandwidth_verdict({1: 0.0, 4: above, 16: below, 64: above})
     assert rec.verdict == FAILS and "[4, 64]" in rec.criterion
     assert ch01.literal_off_dims({1: 0.0, 4: above, 16: below, 64: above}) == [4, 64]
-    assert ch01.literal_bandwidth_rule({1: 0.0, 4: below}).verdict == HOLDS
+    assert ch01.literal_bandwidth_verdict({1: 0.0, 4: below}).verdict == HOLDS
 
 
 @pytest.mark.parametrize("mean, verdict", [(ch01.LOCAL_MAX_FRACTION + 0.05, FAILS),
                                            (ch01.LOCAL_MAX_FRACTION - 0.05, HOLDS),
                                            (ch01.LOCAL_MAX_FRACTION + 0.005, UNDECIDED)])
 def test_locality_rule_sides(mean, verdict):
-    assert ch01.locality_rule(mean, 0.01, 8).verdict == verdict
+    assert ch01.locality_verdict(mean, 0.01, 8).verdict == verdict
 
 
 def test_neff_prediction_rule_sides():
     rng = np.random.default_rng(1)
     pred = rng.uniform(0.3, 0.6, (2, 400))
     noise = 0.01 * rng.standard_normal((2, 400))
-    assert ch01.neff_prediction_rule(pred + noise, pred).verdict == HOLDS
-    assert ch01.neff_prediction_rule(pred + noise + 2 * ch01.MODEL_TOL, pred).verdict == FAILS
+    assert ch01.neff_prediction_verdict(pred + noise, pred).verdict == HOLDS
+    assert ch01.neff_prediction_verdict(pred + noise + 2 * ch01.MODEL_TOL, pred).verdict == FAILS
     wide = 0.5 * rng.standard_normal((2, 400))  # s.e. 0.025: 3 s.e. exceed the tolerance
-    assert ch01.neff_prediction_rule(pred + wide, pred).verdict == UNDECIDED
+    assert ch01.neff_prediction_verdict(pred + wide, pred).verdict == UNDECIDED
 
 
 def test_consistency_rules_sides():
@@ -57,9 +57,9 @@ def test_consistency_rules_sides():
 
 
 def test_trained_model_rule_sides():
-    assert ch01.trained_model_rule(0.30, 0.002, 0.30 + 0.96 * ch01.MODEL_TOL, 0.001).verdict == UNDECIDED
-    assert ch01.trained_model_rule(0.30, 0.002, 0.30 + 0.1 * ch01.MODEL_TOL, 0.001).verdict == HOLDS
-    assert ch01.trained_model_rule(0.30, 0.002, 0.30 + 3 * ch01.MODEL_TOL, 0.001).verdict == FAILS
+    assert ch01.trained_model_verdict(0.30, 0.002, 0.30 + 0.96 * ch01.MODEL_TOL, 0.001).verdict == UNDECIDED
+    assert ch01.trained_model_verdict(0.30, 0.002, 0.30 + 0.1 * ch01.MODEL_TOL, 0.001).verdict == HOLDS
+    assert ch01.trained_model_verdict(0.30, 0.002, 0.30 + 3 * ch01.MODEL_TOL, 0.001).verdict == FAILS
 
 
 def test_not_checkable_and_direction_words():

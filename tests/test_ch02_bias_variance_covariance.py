@@ -13,7 +13,7 @@ TOL = ch02.IDENTITY_REL_TOL
 
 
 def test_exact_rules_sides():
-    for rule in (ch02.identity_rule, ch02.identical_heads_rule):
+    for rule in (ch02.identity_verdict, ch02.identical_heads_verdict):
         assert rule(0.5 * TOL).verdict == HOLDS
         assert rule(2 * TOL).verdict == FAILS
     printed, corrected = ch02.printed_bias_rules(1.3, [0.5, 2 * TOL], [0.5 * TOL, 0.1 * TOL])
@@ -24,16 +24,16 @@ def test_exact_rules_sides():
 
 def test_ddof1_rule_sides():
     limit = 1e-10
-    assert ch02.ddof1_rule(1e-6, 3e-10, limit, 3.0).verdict == HOLDS
-    assert ch02.ddof1_rule(1e-6, 1e-6, limit, 2 * ch02.DDOF1_ROUNDING_FACTOR).verdict == FAILS
-    assert ch02.ddof1_rule(0.5 * TOL, 3e-10, limit, 3.0).verdict == FAILS  # no gap at all: not the predicted one
+    assert ch02.ddof1_verdict(1e-6, 3e-10, limit, 3.0).verdict == HOLDS
+    assert ch02.ddof1_verdict(1e-6, 1e-6, limit, 2 * ch02.DDOF1_ROUNDING_FACTOR).verdict == FAILS
+    assert ch02.ddof1_verdict(0.5 * TOL, 3e-10, limit, 3.0).verdict == FAILS  # no gap at all: not the predicted one
 
 
 @pytest.mark.parametrize("effect, verdict", [(1.0, HOLDS), (-1.0, FAILS), (0.2, UNDECIDED)])
 def test_sign_rules_sides(effect, verdict):
     positive, falls = ch02.cross_term_rules(effect, 0.1, effect, 0.1)
     assert positive.verdict == verdict and falls.verdict == verdict
-    assert ch02.mse_rise_rule(effect, 0.1).verdict == verdict
+    assert ch02.mse_rise_verdict(effect, 0.1).verdict == verdict
 
 
 def test_bias_path_words():
@@ -74,8 +74,8 @@ def test_symbolic_decomposition_given_weights_and_numbers():
     values = {sym.m: 0.7, **{b: dec.bias[j] for j, b in enumerate(sym.bias)},
               **{sym.covariance[j, k]: dec.covariance[j, k] for j in range(4) for k in range(4)}}
     assert float(sym.mse.subs(values)) == pytest.approx(dec.mse, rel=1e-12)
-    assert ch02.symbolic_rule(sym.corrected_gap, sym.printed_gap, symbolic_decomposition(4).corrected_gap, 4).verdict == HOLDS
-    assert ch02.symbolic_rule(sp.Symbol("m"), sym.printed_gap, 0, 4).verdict == FAILS
+    assert ch02.symbolic_verdict(sym.corrected_gap, sym.printed_gap, symbolic_decomposition(4).corrected_gap, 4).verdict == HOLDS
+    assert ch02.symbolic_verdict(sp.Symbol("m"), sym.printed_gap, 0, 4).verdict == FAILS
 
 
 def test_symbolic_decomposition_bad_input():

@@ -14,34 +14,34 @@ ANGLES = [0, 45, 90]
 
 def test_bound_rule_sides():
     se = np.full(3, 0.01)
-    assert ch03.bound_rule("lemma-4.1/x", "s", [0.0, 0.0, 0.5], se, [1.0, 1.0, 0.0], ANGLES).verdict == FAILS
-    assert ch03.bound_rule("lemma-4.1/x", "s", [0.0, 0.0, 0.0], se, [1.0, 1.0, 1.0], ANGLES).verdict == HOLDS
-    assert ch03.bound_rule("lemma-4.1/x", "s", [0.0, 0.0, 0.99], se, [1.0, 1.0, 1.0], ANGLES).verdict == UNDECIDED
+    assert ch03.bound_verdict("lemma-4.1/x", "s", [0.0, 0.0, 0.5], se, [1.0, 1.0, 0.0], ANGLES).verdict == FAILS
+    assert ch03.bound_verdict("lemma-4.1/x", "s", [0.0, 0.0, 0.0], se, [1.0, 1.0, 1.0], ANGLES).verdict == HOLDS
+    assert ch03.bound_verdict("lemma-4.1/x", "s", [0.0, 0.0, 0.99], se, [1.0, 1.0, 1.0], ANGLES).verdict == UNDECIDED
 
 
 @pytest.mark.parametrize("rho, verdict", [(ch03.NEAR_ZERO_CORRELATION + 0.1, FAILS),
                                           (ch03.NEAR_ZERO_CORRELATION - 0.04, HOLDS),
                                           (ch03.NEAR_ZERO_CORRELATION + 0.01, UNDECIDED)])
 def test_orthogonal_rule_sides(rho, verdict):
-    assert ch03.orthogonal_rule(rho, 0.01).verdict == verdict
+    assert ch03.orthogonal_verdict(rho, 0.01).verdict == verdict
 
 
 def test_first_order_and_closed_form_rules_sides():
     tol = ch03.FIRST_ORDER_REL_TOL
-    assert ch03.first_order_rule({"a": (0.01, 0.01), "b": (-0.02, 0.01)}, 0.05, 2.0).verdict == HOLDS
-    assert ch03.first_order_rule({"a": (0.01, 0.01), "b": (2 * tol, 0.01)}, 0.3, 20.0).verdict == FAILS
-    assert ch03.first_order_rule({"a": (0.01, 0.01), "b": (0.9 * tol, 0.02)}, 0.1, 4.0).verdict == UNDECIDED
+    assert ch03.first_order_verdict({"a": (0.01, 0.01), "b": (-0.02, 0.01)}, 0.05, 2.0).verdict == HOLDS
+    assert ch03.first_order_verdict({"a": (0.01, 0.01), "b": (2 * tol, 0.01)}, 0.3, 20.0).verdict == FAILS
+    assert ch03.first_order_verdict({"a": (0.01, 0.01), "b": (0.9 * tol, 0.02)}, 0.1, 4.0).verdict == UNDECIDED
     tol = ch03.CLOSED_FORM_REL_TOL
-    assert ch03.closed_form_rule(0.0, 0.1 * tol, 8000, 0.1, 1.0).verdict == HOLDS
-    assert ch03.closed_form_rule(3 * tol, 0.1 * tol, 8000, 0.1, 1.0).verdict == FAILS
-    assert ch03.closed_form_rule(0.0, tol, 8000, 0.1, 1.0).verdict == UNDECIDED
+    assert ch03.closed_form_verdict(0.0, 0.1 * tol, 8000, 0.1, 1.0).verdict == HOLDS
+    assert ch03.closed_form_verdict(3 * tol, 0.1 * tol, 8000, 0.1, 1.0).verdict == FAILS
+    assert ch03.closed_form_verdict(0.0, tol, 8000, 0.1, 1.0).verdict == UNDECIDED
 
 
 def test_falls_with_angle_rule_sides():
     se = np.full(3, 0.1)
-    assert ch03.falls_with_angle_rule([1.0, 1.0, 0.1], se, 2.0, 0.1, "m").verdict == HOLDS
-    assert ch03.falls_with_angle_rule([1.0, 1.0, -1.0], se, 2.0, 0.1, "m").verdict == FAILS
-    assert ch03.falls_with_angle_rule([0.1, 0.1, 0.1], se, 0.2, 0.1, "m").verdict == UNDECIDED
+    assert ch03.falls_with_angle_verdict([1.0, 1.0, 0.1], se, 2.0, 0.1, "m").verdict == HOLDS
+    assert ch03.falls_with_angle_verdict([1.0, 1.0, -1.0], se, 2.0, 0.1, "m").verdict == FAILS
+    assert ch03.falls_with_angle_verdict([0.1, 0.1, 0.1], se, 0.2, 0.1, "m").verdict == UNDECIDED
 
 
 def test_paired_statistics():
@@ -68,9 +68,9 @@ def test_kernel_overlap_symbolic_matches_closed_form_and_numbers():
     val = float(ov.kappa.subs(ov.symbols["phi"], 0.7))
     u, v = np.array([[1.0], [0.0]]), np.array([[np.cos(0.7)], [np.sin(0.7)]])
     assert val == pytest.approx(covariance.kernel_overlap(1.5 * u, 1.5 * v, np.array([0.3, -0.5]) / 1.5, 0.4), rel=1e-12)
-    assert ch03.derivation_rule(1e-15, True).verdict == HOLDS
-    assert ch03.derivation_rule(1e-3, True).verdict == FAILS
-    assert ch03.derivation_rule(1e-15, False).verdict == FAILS
+    assert ch03.derivation_verdict(1e-15, True).verdict == HOLDS
+    assert ch03.derivation_verdict(1e-3, True).verdict == FAILS
+    assert ch03.derivation_verdict(1e-15, False).verdict == FAILS
     with pytest.raises(ValueError, match="^bandwidth:"):
         covariance.kernel_overlap_symbolic(bandwidth=-1)
     with pytest.raises(ValueError, match="^point:"):

@@ -214,14 +214,14 @@ from mhanw.infra import verdicts as V  # noqa: E402
 
 def test_exact_rules_on_each_side_of_the_tolerance():
     tol = ch04.EXACT_TOL
-    assert ch04.printed_identical_record(0.5 * tol, 64).verdict == V.HOLDS
-    assert ch04.printed_identical_record(2 * tol, 64).verdict == V.FAILS
-    assert ch04.printed_range_record({"a": 0.0, "b": 1 + 0.5 * tol}).verdict == V.HOLDS
-    assert ch04.printed_range_record({"a": -2 * tol, "b": 1.0}).verdict == V.FAILS
-    assert ch04.printed_scale_record(0.98, 0.98 + 0.5 * tol).verdict == V.HOLDS
-    assert ch04.printed_scale_record(0.98, 0.75).verdict == V.FAILS
-    assert ch04.pa_properties_record({"identical": 0.5 * tol, "orthogonal": 0.0}).verdict == V.HOLDS
-    assert ch04.pa_properties_record({"identical": 2 * tol, "orthogonal": 0.0}).verdict == V.FAILS
+    assert ch04.printed_identical_verdict(0.5 * tol, 64).verdict == V.HOLDS
+    assert ch04.printed_identical_verdict(2 * tol, 64).verdict == V.FAILS
+    assert ch04.printed_range_verdict({"a": 0.0, "b": 1 + 0.5 * tol}).verdict == V.HOLDS
+    assert ch04.printed_range_verdict({"a": -2 * tol, "b": 1.0}).verdict == V.FAILS
+    assert ch04.printed_scale_verdict(0.98, 0.98 + 0.5 * tol).verdict == V.HOLDS
+    assert ch04.printed_scale_verdict(0.98, 0.75).verdict == V.FAILS
+    assert ch04.pa_properties_verdict({"identical": 0.5 * tol, "orthogonal": 0.0}).verdict == V.HOLDS
+    assert ch04.pa_properties_verdict({"identical": 2 * tol, "orthogonal": 0.0}).verdict == V.FAILS
 
 
 #: The isotropic premises of the chapter, evaluated on the reference model and pair heads (all hold).
@@ -229,41 +229,41 @@ ISO = ch04.isotropic_premises([data.data_model("iso_cos")], [heads.pair_heads(0.
 
 
 def test_three_se_rules_on_each_side():
-    assert ch04.affine_bound_record(3.1, 1.0, 0.2).verdict == V.FAILS
-    assert ch04.affine_bound_record(2.9, 1.0, 0.2).verdict == V.UNDECIDED
-    assert ch04.anisotropic_record(50.0, 5.0, 3.1).verdict == V.FAILS
-    assert ch04.anisotropic_record(5.0, 5.0, 2.9).verdict == V.UNDECIDED
-    assert ch04.equal_hdi_record({"a": 0.7}, {"a": 0.2}, {"a": -3.1}).verdict == V.FAILS
-    assert ch04.equal_hdi_record({"a": 0.7}, {"a": 0.2}, {"a": 2.9}).verdict == V.UNDECIDED
-    assert ch04.higher_hdi_record({"a": 0.6}, {"a": 0.2}, {"a": 3.1}, 0.01).verdict == V.FAILS
-    assert ch04.higher_hdi_record({"a": -0.6}, {"a": 0.2}, {"a": -3.1}, 0.01).verdict == V.UNDECIDED
-    r = ch04.identical_worst_record(2.9, 0.1, "w", ISO)
+    assert ch04.affine_bound_verdict(3.1, 1.0, 0.2).verdict == V.FAILS
+    assert ch04.affine_bound_verdict(2.9, 1.0, 0.2).verdict == V.UNDECIDED
+    assert ch04.anisotropic_verdict(50.0, 5.0, 3.1).verdict == V.FAILS
+    assert ch04.anisotropic_verdict(5.0, 5.0, 2.9).verdict == V.UNDECIDED
+    assert ch04.equal_hdi_verdict({"a": 0.7}, {"a": 0.2}, {"a": -3.1}).verdict == V.FAILS
+    assert ch04.equal_hdi_verdict({"a": 0.7}, {"a": 0.2}, {"a": 2.9}).verdict == V.UNDECIDED
+    assert ch04.higher_hdi_verdict({"a": 0.6}, {"a": 0.2}, {"a": 3.1}, 0.01).verdict == V.FAILS
+    assert ch04.higher_hdi_verdict({"a": -0.6}, {"a": 0.2}, {"a": -3.1}, 0.01).verdict == V.UNDECIDED
+    r = ch04.identical_worst_verdict(2.9, 0.1, "w", ISO)
     assert r.verdict == V.HOLDS_UNDER and r.detectable == pytest.approx(0.3) and r.tolerance == ch04.RISE_TOL_PCT
-    assert ch04.identical_worst_record(3.1, 0.1, "w", ISO).verdict == V.FAILS
-    assert ch04.identical_worst_record(2.9, 0.5, "w", ISO).verdict == V.UNDECIDED  # 3 s.e. = 1.5 % > the 1 % that matters
-    assert ch04.families_record(2.9, 0.1, -3.1, -20.0, "w", ISO).verdict == V.HOLDS_UNDER
-    assert ch04.families_record(3.1, 0.1, -10.0, -20.0, "w", ISO).verdict == V.FAILS
-    assert ch04.families_record(2.9, 0.1, -2.9, -1.0, "w", ISO).verdict == V.UNDECIDED  # the fall itself is not seen
-    assert ch04.families_record(2.9, 0.4, -3.1, -20.0, "w", ISO).verdict == V.UNDECIDED  # could not see a 1 % rise
-    assert ch04.attention_record(-0.31, 0.1, -3.1).verdict == V.HOLDS
-    assert ch04.attention_record(0.31, 0.1, 3.1).verdict == V.FAILS
-    assert ch04.attention_record(0.0, 0.1, 0.0).verdict == V.UNDECIDED
+    assert ch04.identical_worst_verdict(3.1, 0.1, "w", ISO).verdict == V.FAILS
+    assert ch04.identical_worst_verdict(2.9, 0.5, "w", ISO).verdict == V.UNDECIDED  # 3 s.e. = 1.5 % > the 1 % that matters
+    assert ch04.families_verdict(2.9, 0.1, -3.1, -20.0, "w", ISO).verdict == V.HOLDS_UNDER
+    assert ch04.families_verdict(3.1, 0.1, -10.0, -20.0, "w", ISO).verdict == V.FAILS
+    assert ch04.families_verdict(2.9, 0.1, -2.9, -1.0, "w", ISO).verdict == V.UNDECIDED  # the fall itself is not seen
+    assert ch04.families_verdict(2.9, 0.4, -3.1, -20.0, "w", ISO).verdict == V.UNDECIDED  # could not see a 1 % rise
+    assert ch04.attention_verdict(-0.31, 0.1, -3.1).verdict == V.HOLDS
+    assert ch04.attention_verdict(0.31, 0.1, 3.1).verdict == V.FAILS
+    assert ch04.attention_verdict(0.0, 0.1, 0.0).verdict == V.UNDECIDED
 
 
 def test_random_and_matched_rules_on_each_side():
     from scipy.stats import poisson
 
     allowed = int(poisson.ppf(1 - ch04.CHANCE_LEVEL, 0.4))
-    assert ch04.random_record(-0.9, 0.05, allowed, 0.4, 300, 0.1, ISO).verdict == V.HOLDS_UNDER
-    assert ch04.random_record(-0.9, 0.05, allowed + 1, 0.4, 300, 0.1, ISO).verdict == V.FAILS
-    assert ch04.random_record(-0.1, 0.05, 0, 0.4, 300, 0.1, ISO).verdict == V.UNDECIDED  # -0.1 + 3 * 0.05 > 0
+    assert ch04.random_verdict(-0.9, 0.05, allowed, 0.4, 300, 0.1, ISO).verdict == V.HOLDS_UNDER
+    assert ch04.random_verdict(-0.9, 0.05, allowed + 1, 0.4, 300, 0.1, ISO).verdict == V.FAILS
+    assert ch04.random_verdict(-0.1, 0.05, 0, 0.4, 300, 0.1, ISO).verdict == V.UNDECIDED  # -0.1 + 3 * 0.05 > 0
     p = ch04.P_3SE
     bins = lambda p1, p2: {0.3: dict(p=p1, tau_pct=0.2, tau_se_pct=0.1), 0.6: dict(p=p2, tau_pct=0.1, tau_se_pct=0.1)}  # noqa: E731
-    assert ch04.matched_hdi_record(bins(0.49 * p, 0.9)).verdict == V.FAILS  # Bonferroni: 2 bins
-    assert ch04.matched_hdi_record(bins(0.51 * p, 0.9)).verdict == V.UNDECIDED
-    parts = [ch04.anisotropic_record(5.0, 5.0, 2.9), ch04.equal_hdi_record({"a": 0.7}, {"a": 0.2}, {"a": 3.5})]
-    assert ch04.as_stated_record(parts).verdict == V.FAILS
-    assert ch04.as_stated_record(parts[:1]).verdict == V.UNDECIDED
+    assert ch04.matched_hdi_verdict(bins(0.49 * p, 0.9)).verdict == V.FAILS  # Bonferroni: 2 bins
+    assert ch04.matched_hdi_verdict(bins(0.51 * p, 0.9)).verdict == V.UNDECIDED
+    parts = [ch04.anisotropic_verdict(5.0, 5.0, 2.9), ch04.equal_hdi_verdict({"a": 0.7}, {"a": 0.2}, {"a": 3.5})]
+    assert ch04.as_stated_verdict(parts).verdict == V.FAILS
+    assert ch04.as_stated_verdict(parts[:1]).verdict == V.UNDECIDED
 
 
 def test_matched_hdi_configurations_are_matched_and_heterogeneity_detects_a_difference():

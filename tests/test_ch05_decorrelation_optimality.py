@@ -84,21 +84,21 @@ def test_minimize_imse_descends_and_keeps_orthogonality():
 def test_rules_on_each_side_of_their_thresholds():
     res = ch05.RESOLUTION_PCT
     se_ok = res / 3 * 0.99  # 3 s.e. just below the resolution
-    assert ch05.optimum_record("iso", "m", 0.0, se_ok, 0.9, True).verdict == V.HOLDS_UNDER
-    assert ch05.optimum_record("iso", "m", 0.0, res / 3 * 1.01, 0.9, True).verdict == V.UNDECIDED
-    assert ch05.optimum_record("iso", "m", -3.1 * se_ok, se_ok, 0.2, True).verdict == V.FAILS
-    assert ch05.optimum_record("iso", "m", -2.9 * se_ok, se_ok, 0.2, True).verdict == V.HOLDS_UNDER
+    assert ch05.optimum_verdict("iso", "m", 0.0, se_ok, 0.9, True).verdict == V.HOLDS_UNDER
+    assert ch05.optimum_verdict("iso", "m", 0.0, res / 3 * 1.01, 0.9, True).verdict == V.UNDECIDED
+    assert ch05.optimum_verdict("iso", "m", -3.1 * se_ok, se_ok, 0.2, True).verdict == V.FAILS
+    assert ch05.optimum_verdict("iso", "m", -2.9 * se_ok, se_ok, 0.2, True).verdict == V.HOLDS_UNDER
     assert ch05.random_records(-2.9 * se_ok, se_ok, "m", True, -0.9, 0, "thm-5.1/x").verdict == V.HOLDS_UNDER
-    assert ch05.blind_record(0.31, 0.1).verdict == V.FAILS
-    assert ch05.blind_record(-0.31, 0.1).verdict == V.HOLDS
-    assert ch05.blind_record(0.29, 0.1).verdict == V.UNDECIDED
-    assert ch05.frame_record(0.5 * ch05.FRAME_TOL, 0.0, 1e-8).verdict == V.HOLDS
-    assert ch05.frame_record(2 * ch05.FRAME_TOL, 0.0, 1e-8).verdict == V.FAILS
-    assert ch05.frame_general_record(0.5, 2 / 3).verdict == V.FAILS
-    assert ch05.frame_general_record(2 / 3 - 0.5 * ch05.FRAME_TOL, 2 / 3).verdict == V.HOLDS
+    assert ch05.blind_verdict(0.31, 0.1).verdict == V.FAILS
+    assert ch05.blind_verdict(-0.31, 0.1).verdict == V.HOLDS
+    assert ch05.blind_verdict(0.29, 0.1).verdict == V.UNDECIDED
+    assert ch05.frame_verdict(0.5 * ch05.FRAME_TOL, 0.0, 1e-8).verdict == V.HOLDS
+    assert ch05.frame_verdict(2 * ch05.FRAME_TOL, 0.0, 1e-8).verdict == V.FAILS
+    assert ch05.frame_general_verdict(0.5, 2 / 3).verdict == V.FAILS
+    assert ch05.frame_general_verdict(2 / 3 - 0.5 * ch05.FRAME_TOL, 2 / 3).verdict == V.HOLDS
     assert not hasattr(ch05, "training_record")  # the training claim is decided by chapter 10 alone
-    assert ch05.overall_record([ch05.blind_record(0.31, 0.1)]).verdict == V.FAILS
-    assert ch05.overall_record([ch05.blind_record(0.29, 0.1)]).verdict == V.UNDECIDED
+    assert ch05.overall_verdict([ch05.blind_verdict(0.31, 0.1)]).verdict == V.FAILS
+    assert ch05.overall_verdict([ch05.blind_verdict(0.29, 0.1)]).verdict == V.UNDECIDED
     assert ch05.comparison_word(-0.31, 0.1, "a", "b", "c") == "a"
     assert ch05.comparison_word(0.31, 0.1, "a", "b", "c") == "b"
     assert ch05.comparison_word(0.29, 0.1, "a", "b", "c") == "c"

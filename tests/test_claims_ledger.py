@@ -208,9 +208,9 @@ def test_record_text_exponents_subscripts_and_relations_are_typeset(plain, tex):
 def test_chapter_04_names_head_kinds_and_regression_functions_as_the_text_does():
     from mhanw.chapters import ch04_head_diversity_index as ch04
 
-    rec = ch04.printed_range_record({"identical": 0.98, "gaussian_unit": -500.0, "orthogonal": 1.0})
+    rec = ch04.printed_range_verdict({"identical": 0.98, "gaussian_unit": -500.0, "orthogonal": 1.0})
     assert [s.name for s in rec.statistics] == ["smallest (random, N(0, 1))", "largest (orthogonal blocks)"]
-    rec = ch04.equal_hdi_record({"iso_exp": 0.5}, {"iso_exp": 0.1}, {"iso_exp": 5.0})
+    rec = ch04.equal_hdi_verdict({"iso_exp": 0.5}, {"iso_exp": 0.1}, {"iso_exp": 5.0})
     assert rec.statistics[0].name == "P vs Q, $m_{\\exp}$" and "iso_exp" not in rec.statistics[0].name
 
 

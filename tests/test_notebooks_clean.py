@@ -50,3 +50,19 @@ def test_a_parameters_cell_that_is_not_literal_is_refused(tmp_path):
     bad.write_text(bad.read_text().replace(":tags: [parameters]\n", ""))
     with pytest.raises(chapters.ChapterError, match="exactly one code cell tagged 'parameters'"):
         chapters.declared(bad)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_parameters_cell_declares_exactly_the_chapter_modules_parameters(path):
+    """One declaration of each parameter's meaning (the module's ``PARAMETERS``) and one of its default
+    (the notebook's parameters cell): the two name the same set, and every default passes its check."""
+    import importlib
+
+    from mhanw.infra.params import check_parameters
+
+    module = importlib.import_module(f"mhanw.chapters.ch{path.stem}")
+    declared = chapters.declared(path)
+    assert set(declared) == set(module.PARAMETERS), (
+        f"only in the cell: {sorted(set(declared) - set(module.PARAMETERS))}; "
+        f"only in the module: {sorted(set(module.PARAMETERS) - set(declared))}")
+    check_parameters(declared, module.PARAMETERS, getattr(module, "CONSTRAINTS", ()))

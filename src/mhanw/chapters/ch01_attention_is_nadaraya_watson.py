@@ -30,16 +30,16 @@ __all__ = [
     "not_checkable",
     "exp_kernel_estimates",
     "exp_kernel_sine_estimates",
-    "gaussian_form_rule",
+    "gaussian_form_verdict",
     "gaussian_model_neff",
-    "identity_rule",
-    "literal_bandwidth_rule",
+    "identity_verdict",
+    "literal_bandwidth_verdict",
     "literal_off_dims",
-    "locality_rule",
+    "locality_verdict",
     "neff_by_dimension",
-    "neff_prediction_rule",
+    "neff_prediction_verdict",
     "trained_attention_neff",
-    "trained_model_rule",
+    "trained_model_verdict",
 ]
 
 
@@ -258,7 +258,7 @@ CONSTRAINTS = (P.require("trained_sentences", lambda p: p["trained_sentences"] <
 
 
 @checked(max_error=V.nonnegative, bitwise=V.flag)
-def identity_rule(max_error: float, bitwise: bool) -> Verdict:
+def identity_verdict(max_error: float, bitwise: bool) -> Verdict:
     """Thm 2.1, the identity: attention equals exponential-kernel NW to rounding (no assumption)."""
     verdict, detectable = within_tolerance(max_error, IDENTITY_TOL) if bitwise else (FAILS, None)
     return Verdict(
@@ -274,7 +274,7 @@ def identity_rule(max_error: float, bitwise: bool) -> Verdict:
 
 
 @checked(max_error=V.nonnegative)
-def gaussian_form_rule(max_error: float) -> Verdict:
+def gaussian_form_verdict(max_error: float) -> Verdict:
     """Thm 2.1, the Gaussian form: equal-norm keys make attention Gaussian NW at h = d_k^(1/4)."""
     verdict, detectable = within_tolerance(max_error, IDENTITY_TOL)
     return Verdict(
@@ -289,7 +289,7 @@ def gaussian_form_rule(max_error: float) -> Verdict:
 
 
 @checked(literal_err=V.number_map)
-def literal_bandwidth_rule(literal_err: dict) -> Verdict:
+def literal_bandwidth_verdict(literal_err: dict) -> Verdict:
     """Thm 2.1, "bandwidth 1/sqrt(d_k)": attention with equal-norm keys against Gaussian NW at h = d_k^(-1/2).
 
     ``literal_err``: ``{d_k: largest |difference|}``.  Fails when the difference is
@@ -316,7 +316,7 @@ def literal_off_dims(literal_err: dict) -> list:
 
 
 @checked(mean=V.number, se=V.standard_error, d_k=V.count, claim=V.text, statement=V.text, where=V.text)
-def locality_rule(mean: float, se: float, d_k: int, claim: str = "thm-2.1/locality",
+def locality_verdict(mean: float, se: float, d_k: int, claim: str = "thm-2.1/locality",
                   statement: str = "Softmax attention with beta = 1/sqrt(d_k) is a local smoother "
                                    "(a vanishing share of the keys carries the weight)",
                   where: str = "the smallest mean over d_k") -> Verdict:
@@ -334,7 +334,7 @@ def locality_rule(mean: float, se: float, d_k: int, claim: str = "thm-2.1/locali
 
 
 @checked(per_query=V.numbers, predicted=V.numbers)
-def neff_prediction_rule(per_query, predicted) -> Verdict:
+def neff_prediction_verdict(per_query, predicted) -> Verdict:
     """Locality, the Gaussian theory: each query's n_eff/n against its limit exp(-|q|^2/d_k), at every d_k.
 
     ``per_query``, ``predicted``: ``(dims, queries)``.  The paired difference
@@ -397,7 +397,7 @@ def consistency_rules(estimate: float, se: float, tilted: float, target: float) 
 
 
 @checked(measured=V.number, measured_se=V.standard_error, model=V.number, model_se=V.standard_error)
-def trained_model_rule(measured: float, measured_se: float, model: float, model_se: float) -> Verdict:
+def trained_model_verdict(measured: float, measured_se: float, model: float, model_se: float) -> Verdict:
     """Trained attention against the Gaussian model at the same token counts (n_eff/n, mean over sentences)."""
     return no_violation_record(
         _stat("trained - model", measured - model, float(np.hypot(measured_se, model_se))), MODEL_TOL,

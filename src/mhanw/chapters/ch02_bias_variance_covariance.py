@@ -21,13 +21,13 @@ __all__ = [
     "IDENTITY_REL_TOL",
     "PARAMETERS",
     "cross_term_rules",
-    "ddof1_rule",
-    "identical_heads_rule",
-    "identity_rule",
-    "mse_rise_rule",
+    "ddof1_verdict",
+    "identical_heads_verdict",
+    "identity_verdict",
+    "mse_rise_verdict",
     "bias_path_words",
     "CONSTRAINTS",
-    "symbolic_rule",
+    "symbolic_verdict",
     "printed_bias_rules",
 ]
 
@@ -77,7 +77,7 @@ def _exact(claim: str, statement: str, rel_err: float, what: str) -> Verdict:
 
 
 @checked(max_rel_err=V.nonnegative)
-def identity_rule(max_rel_err: float) -> Verdict:
+def identity_verdict(max_rel_err: float) -> Verdict:
     """Thm 3.1 with weights summing to 1, empirical moments with divisor R: exact to rounding."""
     return _exact("thm-3.1/identity",
                   "MSE = (sum_j a_j B_j)^2 + sum_j a_j^2 V_j + sum_{j != j'} a_j a_j' C_jj' for weights "
@@ -86,7 +86,7 @@ def identity_rule(max_rel_err: float) -> Verdict:
 
 
 @checked(gap_rel_min=V.nonnegative, match=V.nonnegative, rounding_limit=V.nonnegative, ratio=V.nonnegative)
-def ddof1_rule(gap_rel_min: float, match: float, rounding_limit: float, ratio: float) -> Verdict:
+def ddof1_verdict(gap_rel_min: float, match: float, rounding_limit: float, ratio: float) -> Verdict:
     """With divisor R - 1 the right-hand side exceeds the MSE by exactly a'C^(1)a/R.
 
     ``gap_rel_min``: the smallest gap as a share of the MSE (above rounding: the
@@ -134,7 +134,7 @@ def printed_bias_rules(weights_sum: float, printed_rel_err, corrected_rel_err) -
 
 
 @checked(max_rel_diff=V.nonnegative)
-def identical_heads_rule(max_rel_diff: float) -> Verdict:
+def identical_heads_verdict(max_rel_diff: float) -> Verdict:
     """Adding identical heads (uniform weights) leaves the variance of one head, exactly."""
     return _exact("thm-3.1/identical-heads",
                   "The uniform average of H identical heads has the variance of one head "
@@ -169,7 +169,7 @@ def cross_term_rules(cross90: float, cross90_se: float, drop: float, drop_se: fl
 
 
 @checked(rise=V.number, rise_se=V.standard_error)
-def mse_rise_rule(rise: float, rise_se: float) -> Verdict:
+def mse_rise_verdict(rise: float, rise_se: float) -> Verdict:
     """For the non-isotropic m, the MSE at 45 degrees exceeds that at 0 (paired s.e.)."""
     return Verdict(
         claim="thm-3.1/mse-not-monotone",
@@ -185,7 +185,7 @@ def mse_rise_rule(rise: float, rise_se: float) -> Verdict:
 
 @checked(corrected_gap=V.expression, printed_gap=V.expression, corrected_gap_symbolic=V.expression,
          n_heads=V.count)
-def symbolic_rule(corrected_gap, printed_gap, corrected_gap_symbolic, n_heads: int) -> Verdict:
+def symbolic_verdict(corrected_gap, printed_gap, corrected_gap_symbolic, n_heads: int) -> Verdict:
     """The decomposition derived in sympy: the corrected right-hand side equals the derived MSE exactly.
 
     ``corrected_gap``: derived MSE minus the corrected right-hand side for the

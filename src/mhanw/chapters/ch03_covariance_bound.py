@@ -25,15 +25,15 @@ __all__ = [
     "NEAR_ZERO_CORRELATION",
     "CONSTRAINTS",
     "PARAMETERS",
-    "bound_rule",
-    "derivation_rule",
+    "bound_verdict",
+    "derivation_verdict",
     "not_checkable",
-    "closed_form_rule",
+    "closed_form_verdict",
     "correlation_with_se",
     "covariance_steps",
-    "falls_with_angle_rule",
-    "first_order_rule",
-    "orthogonal_rule",
+    "falls_with_angle_verdict",
+    "first_order_verdict",
+    "orthogonal_verdict",
     "pooled_relative_deviation",
 ]
 
@@ -125,7 +125,7 @@ def covariance_steps(estimates, n_blocks: int = 20) -> dict:
 
 @checked(claim=V.text, statement=V.text, covariance=V.numbers, se=V.standard_errors, bound=V.numbers,
          angles=V.numbers)
-def bound_rule(claim: str, statement: str, covariance, se, bound, angles) -> Verdict:
+def bound_verdict(claim: str, statement: str, covariance, se, bound, angles) -> Verdict:
     """An upper bound against measured covariances at several angles.
 
     Fails when the covariance exceeds the bound by more than 3 s.e. at some
@@ -159,7 +159,7 @@ def bound_rule(claim: str, statement: str, covariance, se, bound, angles) -> Ver
 
 
 @checked(rho=V.number, rho_se=V.standard_error)
-def orthogonal_rule(rho: float, rho_se: float) -> Verdict:
+def orthogonal_verdict(rho: float, rho_se: float) -> Verdict:
     """Orthogonal heads have near-zero covariance: their correlation against :data:`NEAR_ZERO_CORRELATION`."""
     verdict = significant_effect(rho - NEAR_ZERO_CORRELATION, rho_se, sign=-1)  # holds when 3 s.e. below
     return Verdict(
@@ -196,7 +196,7 @@ def pooled_relative_deviation(pairs, predicted, n_blocks: int = 20) -> tuple:
 
 
 @checked(pooled=V.estimate_map, worst_rel=V.nonnegative, worst_z=V.nonnegative)
-def first_order_rule(pooled: dict, worst_rel: float, worst_z: float) -> Verdict:
+def first_order_verdict(pooled: dict, worst_rel: float, worst_z: float) -> Verdict:
     """n C -> kappa (sigma^2 + Delta): for each regression function, the mean relative deviation of the
     measured covariance from the first-order value over the angles, through :func:`no_violation` with
     tolerance :data:`FIRST_ORDER_REL_TOL`; fails if one fails, holds if all hold.
@@ -222,7 +222,7 @@ def first_order_rule(pooled: dict, worst_rel: float, worst_z: float) -> Verdict:
 
 @checked(pooled_dev=V.number, pooled_se=V.standard_error, n=V.count, worst_rel=V.nonnegative,
          worst_z=V.nonnegative)
-def closed_form_rule(pooled_dev: float, pooled_se: float, n: int, worst_rel: float, worst_z: float) -> Verdict:
+def closed_form_verdict(pooled_dev: float, pooled_se: float, n: int, worst_rel: float, worst_z: float) -> Verdict:
     """The closed form for two 1-D heads at the largest n: the mean relative deviation over bandwidths and
     angles (jackknife s.e.) through :func:`no_violation` with tolerance :data:`CLOSED_FORM_REL_TOL`."""
     return no_violation_record(
@@ -240,7 +240,7 @@ def closed_form_rule(pooled_dev: float, pooled_se: float, n: int, worst_rel: flo
 
 
 @checked(steps=V.numbers, steps_se=V.standard_errors, drop=V.number, drop_se=V.standard_error, label=V.text)
-def falls_with_angle_rule(steps, steps_se, drop, drop_se, label: str) -> Verdict:
+def falls_with_angle_verdict(steps, steps_se, drop, drop_se, label: str) -> Verdict:
     """"The covariance falls as the principal angles grow": paired changes between successive angles.
 
     Holds when the first angle's covariance exceeds the last's by 3 s.e. and no
@@ -279,7 +279,7 @@ def not_checkable(claim: str, reason: str) -> Verdict:
 
 
 @checked(rel_diff=V.nonnegative, matches_closed=V.optional(V.flag))
-def derivation_rule(rel_diff: float, matches_closed) -> Verdict:
+def derivation_verdict(rel_diff: float, matches_closed) -> Verdict:
     """The sympy derivation of kappa against the numerical kernel overlap (and the closed form, when it applies:
     ``matches_closed`` True or False; ``None`` where it does not apply)."""
     ok = rel_diff <= DERIVATION_REL_TOL and matches_closed is not False

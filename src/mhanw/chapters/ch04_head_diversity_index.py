@@ -478,7 +478,7 @@ def _verdict(**kw):
 
 
 @checked(identical_value=V.number, d_k=V.count)
-def printed_identical_record(identical_value: float, d_k: int):
+def printed_identical_verdict(identical_value: float, d_k: int):
     """The printed index is 0 for identical heads: fails when identical orthonormal heads score away from 0."""
     bad = abs(identical_value) > EXACT_TOL
     formula = ", which is 1 - 1/d_k" if abs(identical_value - (1.0 - 1.0 / d_k)) <= EXACT_TOL else ""
@@ -494,7 +494,7 @@ def printed_identical_record(identical_value: float, d_k: int):
 
 
 @checked(values=V.number_map)
-def printed_range_record(values: dict):
+def printed_range_verdict(values: dict):
     """The printed index lies in [0, 1]: fails when some head kind scores outside."""
     low_kind = min(values, key=values.get)
     high_kind = max(values, key=values.get)
@@ -509,7 +509,7 @@ def printed_range_record(values: dict):
 
 
 @checked(unit_value=V.number, doubled_value=V.number)
-def printed_scale_record(unit_value: float, doubled_value: float):
+def printed_scale_verdict(unit_value: float, doubled_value: float):
     """The printed index describes the subspaces, so rescaling the heads leaves it unchanged."""
     diff = doubled_value - unit_value
     bad = abs(diff) > EXACT_TOL
@@ -522,7 +522,7 @@ def printed_scale_record(unit_value: float, doubled_value: float):
 
 
 @checked(deviations=V.number_map)
-def pa_properties_record(deviations: dict):
+def pa_properties_verdict(deviations: dict):
     """HDI_PA: 0 for identical heads, 1 for orthogonal ones, in [0, 1] and scale free (exact checks).
 
     ``deviations``: ``{what: |value - required|}`` (0 where a value lies inside [0, 1])."""
@@ -538,7 +538,7 @@ def pa_properties_record(deviations: dict):
 
 
 @checked(covariance=V.number, se=V.standard_error, correlation=V.number)
-def affine_bound_record(covariance: float, se: float, correlation: float):
+def affine_bound_verdict(covariance: float, se: float, correlation: float):
     """The affine bound ``MSE <= B^2 + V/H + (1 - 1/H) K (1 - HDI)`` at HDI = 1 leaves no room for a positive
     covariance between heads: fails when orthogonal heads covary positively beyond 3 s.e.  The check can
     only refute the bound (it reads one point of it); otherwise "undecided"."""
@@ -584,7 +584,7 @@ def _rise_power(verdict: str, max_se_pct: float) -> tuple[str, float]:
 
 
 @checked(max_z=V.number, max_se_pct=V.standard_error, where=V.text, premises=V.premise_list)
-def identical_worst_record(max_z: float, max_se_pct: float, where: str, premises):
+def identical_worst_verdict(max_z: float, max_se_pct: float, where: str, premises):
     """S-weak: no configuration is worse than identical heads (isotropic m and inputs).
 
     ``max_z``: the largest z-score of IMSE(c) - IMSE(identical) over the configurations, found at
@@ -604,7 +604,7 @@ def identical_worst_record(max_z: float, max_se_pct: float, where: str, premises
 
 @checked(max_step_z=V.number, max_step_se_pct=V.standard_error, end_z=V.number, end_rel_pct=V.number,
          where=V.text, premises=V.premise_list)
-def families_record(max_step_z: float, max_step_se_pct: float, end_z: float, end_rel_pct: float, where: str,
+def families_verdict(max_step_z: float, max_step_se_pct: float, end_z: float, end_rel_pct: float, where: str,
                     premises):
     """IMSE non-increasing along the isoclinic pair and star families (the isotropic reading).
 
@@ -641,7 +641,7 @@ def families_record(max_step_z: float, max_step_se_pct: float, end_z: float, end
 
 
 @checked(rel_pct=V.number, rel_se_pct=V.standard_error, z=V.number)
-def anisotropic_record(rel_pct: float, rel_se_pct: float, z: float):
+def anisotropic_verdict(rel_pct: float, rel_se_pct: float, z: float):
     """IMSE non-increasing in HDI for anisotropic m: fails when orthogonal heads are worse than identical
     ones by more than 3 s.e.; the check can only refute."""
     finding = (f"for an anisotropic m the IMSE rises with HDI_PA: orthogonal heads are worse than identical ones by "
@@ -657,7 +657,7 @@ def anisotropic_record(rel_pct: float, rel_se_pct: float, z: float):
 
 
 @checked(rel_pct=V.number_map, rel_se_pct=V.number_map, z=V.number_map)
-def equal_hdi_record(rel_pct: dict, rel_se_pct: dict, z: dict):
+def equal_hdi_verdict(rel_pct: dict, rel_se_pct: dict, z: dict):
     """IMSE a function of HDI: two configurations with equal HDI_PA must have equal IMSE; fails when
     some isotropic m separates them by more than 3 paired s.e., otherwise "undecided" (equality cannot be
     shown by one pair)."""
@@ -672,7 +672,7 @@ def equal_hdi_record(rel_pct: dict, rel_se_pct: dict, z: dict):
 
 
 @checked(rel_pct=V.number_map, rel_se_pct=V.number_map, z=V.number_map, hdi_gap=V.number)
-def higher_hdi_record(rel_pct: dict, rel_se_pct: dict, z: dict, hdi_gap: float):
+def higher_hdi_verdict(rel_pct: dict, rel_se_pct: dict, z: dict, hdi_gap: float):
     """Monotone in HDI: a configuration with higher HDI_PA must not have a higher IMSE; fails when P'
     (higher HDI) is worse than Q by more than 3 paired s.e. for some isotropic m."""
     _same_keys(z, rel_pct=rel_pct, rel_se_pct=rel_se_pct)
@@ -688,7 +688,7 @@ def higher_hdi_record(rel_pct: dict, rel_se_pct: dict, z: dict, hdi_gap: float):
 
 @checked(rho=V.number, rho_se=V.standard_error, n_violations=V.count, expected=V.nonnegative,
          n_pairs=V.count, max_se_pct=V.standard_error, premises=V.premise_list)
-def random_record(rho: float, rho_se: float, n_violations: int, expected: float, n_pairs: int, max_se_pct: float,
+def random_verdict(rho: float, rho_se: float, n_violations: int, expected: float, n_pairs: int, max_se_pct: float,
                   premises):
     """IMSE non-increasing in HDI over random configurations (the isotropic reading).
 
@@ -743,7 +743,7 @@ def _bins(bins, name: str) -> dict:
 
 
 @checked(bins=_bins)
-def matched_hdi_record(bins: dict):
+def matched_hdi_verdict(bins: dict):
     """IMSE a function of HDI, tested on random configurations at matched HDI_PA.
 
     ``bins``: ``{target: heterogeneity(...) dict}``.  Fails when the smallest
@@ -763,7 +763,7 @@ def matched_hdi_record(bins: dict):
 
 
 @checked(parts=V.records)
-def as_stated_record(parts):
+def as_stated_verdict(parts):
     """Thm 4.2 as stated (the IMSE is a non-increasing function of HDI): fails when any part that tests
     it fails; undecided otherwise (such a statement cannot be confirmed by finitely many checks)."""
     parts = V.records(parts, "parts")
@@ -776,7 +776,7 @@ def as_stated_record(parts):
 
 
 @checked(min_diff=V.number, se=V.standard_error, min_z=V.number)
-def attention_record(min_diff: float, se: float, min_z: float):
+def attention_verdict(min_diff: float, se: float, min_z: float):
     """Sensitivity: plain softmax attention at beta = 1/sqrt(d_k) improves on the training mean at some HDI."""
     return _verdict(claim="thm-4.2/plain-attention-benefit", role=V.SIDE_CHECK,
                     statement="Plain softmax attention (beta = 1/sqrt(d_k)) beats the training mean at some HDI_PA",

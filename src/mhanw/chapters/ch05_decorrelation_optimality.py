@@ -38,9 +38,9 @@ from ..infra.verdicts import stat as _stat
 from .ch04_head_diversity_index import SHARED_PARAMETERS, random_configuration_imse, rank_correlation
 
 __all__ = [
-    "CONSTRAINTS", "CrnBatch", "ImseOptimum", "PARAMETERS", "RESOLUTION_PCT", "blind_configurations", "blind_record",
-    "comparison_word", "crn_batch", "frame_general_record", "frame_record", "imse_and_gradient", "minimize_imse",
-    "optimum_record", "overall_record", "random_configuration_imse", "random_records", "rank_correlation",
+    "CONSTRAINTS", "CrnBatch", "ImseOptimum", "PARAMETERS", "RESOLUTION_PCT", "blind_configurations", "blind_verdict",
+    "comparison_word", "crn_batch", "frame_general_verdict", "frame_verdict", "imse_and_gradient", "minimize_imse",
+    "optimum_verdict", "overall_verdict", "random_configuration_imse", "random_records", "rank_correlation",
 ]
 
 SECTION = "sec:thm51"
@@ -313,7 +313,7 @@ def random_records(rel_pct: float, rel_se_pct: float, m_label: str, isotropic: b
 
 
 @checked(diff=V.number, se=V.standard_error)
-def blind_record(diff: float, se: float):
+def blind_verdict(diff: float, se: float):
     """Signal along e_1 only, averaging: orthogonal heads beat heads that share e_1 (Thm 5.1 predicts it)."""
     return _verdict(claim="thm-5.1/blind-head",
                     statement="With the signal along e_1 only, orthogonal heads beat heads that share e_1 (averaging)",
@@ -325,7 +325,7 @@ def blind_record(diff: float, se: float):
 
 @checked(slug=V.text, m_label=V.text, rel_pct=V.number, rel_se_pct=V.standard_error, hdi=V.number,
          isotropic=V.flag)
-def optimum_record(slug: str, m_label: str, rel_pct: float, rel_se_pct: float, hdi: float, isotropic: bool):
+def optimum_verdict(slug: str, m_label: str, rel_pct: float, rel_se_pct: float, hdi: float, isotropic: bool):
     """The IMSE minimised over free head subspaces against the best mutually orthogonal heads, on fresh
     replicates: fails when the optimum is better by 3 paired s.e."""
     return _no_better(f"thm-5.1/imse-optimum/{slug}",
@@ -337,7 +337,7 @@ def optimum_record(slug: str, m_label: str, rel_pct: float, rel_se_pct: float, h
 
 
 @checked(gap=V.nonnegative, overshoot=V.number, tightness=V.nonnegative)
-def frame_record(gap: float, overshoot: float, tightness: float):
+def frame_verdict(gap: float, overshoot: float, tightness: float):
     """Four lines in R^3 reach the frame bound 8/9 (a tight fusion frame exists)."""
     bad = gap > FRAME_TOL or overshoot > EXACT_TOL_FRAME
     return _verdict(claim="thm-5.1/frame-bound",
@@ -355,7 +355,7 @@ EXACT_TOL_FRAME = 1e-12
 
 
 @checked(best=V.number, bound=V.number)
-def frame_general_record(best: float, bound: float):
+def frame_general_verdict(best: float, bound: float):
     """The frame bound is attained for every shape: fails for two planes in R^3 (they share a line)."""
     bad = best < bound - FRAME_TOL
     return _verdict(claim="thm-5.1/frame-bound-every-shape",
@@ -367,7 +367,7 @@ def frame_general_record(best: float, bound: float):
 
 
 @checked(parts=V.records)
-def overall_record(parts):
+def overall_verdict(parts):
     """Thm 5.1 as stated (orthogonal heads minimise the MSE, unconditionally): fails when any part fails."""
     parts = V.records(parts, "parts")
     failed = [r.claim for r in parts if r.fails]
