@@ -621,13 +621,13 @@ def summary_figure(identity: dict, neff: dict, consistency: dict, figures_dir):
     return figures.save(fig, "01_attention_is_nadaraya_watson", figures_dir, caption=caption, error_bars=True)
 
 
-def decide(identity: dict, neff: dict, consistency: dict, trained: dict, params):
-    """The chapter's records, in a :class:`mhanw.infra.verdicts.Ledger`, decided from the sections' numbers
-    (``identity``: ``err``, ``bitwise``, ``gauss``, ``literal``, ``unequal``; ``neff``:
-    :func:`neff_by_dimension`; ``consistency``: ``mean``, ``se``, ``tilted``, ``target``; ``trained``:
-    :func:`trained_attention`), with the premises of the two Gaussian limits evaluated on the laws in
-    ``params`` (:func:`neff_premises`).  Also runs the guard of the paper's sentence on trained layers."""
-    from ..infra.verdicts import Ledger, guard
+def decide(identity: dict, neff: dict, consistency: dict, params):
+    """The records of parts 1-4 of the chapter, in a new :class:`mhanw.infra.verdicts.Ledger`, decided from
+    the sections' numbers (``identity``: ``err``, ``bitwise``, ``gauss``, ``literal``, ``unequal``;
+    ``neff``: :func:`neff_by_dimension`; ``consistency``: ``mean``, ``se``, ``tilted``, ``target``), with
+    the premises of the two Gaussian limits evaluated on the laws in ``params`` (:func:`neff_premises`).
+    :func:`decide_trained` adds part 5."""
+    from ..infra.verdicts import Ledger
 
     ledger = Ledger("01_attention_is_nadaraya_watson")
     ledger.add(identity_verdict(max(identity["err"].values()), identity["bitwise"]))
@@ -641,6 +641,14 @@ def decide(identity: dict, neff: dict, consistency: dict, trained: dict, params)
     for rec in consistency_rules(c["mean"][-1], c["se"][-1], c["tilted"], c["target"],
                                  premises=neff_premises(params["consistency_inputs"])):
         ledger.add(rec)
+    return ledger
+
+
+def decide_trained(ledger, trained: dict):
+    """Add the records of part 5 (``trained``: :func:`trained_attention`) to ``ledger`` and run the guard
+    of the paper's sentence on the trained layers (every layer's mean above the locality threshold)."""
+    from ..infra.verdicts import guard
+
     ledger.add(trained_model_verdict(trained["overall"], trained["overall_se"], trained["model"]["overall"],
                                      trained["model"]["overall_se"]))
     ledger.add(locality_verdict(trained["overall"], trained["overall_se"], trained["d_k"],
@@ -653,10 +661,11 @@ def decide(identity: dict, neff: dict, consistency: dict, trained: dict, params)
     return ledger
 
 
-def takeaway(ledger, *claims: str) -> None:
-    """Display the takeaway of a figure: for each record ``claims`` of ``ledger`` (ids after
-    ``thm-2.1/``), its statement, its verdict words and its deciding statistic (or its finding), one
-    sentence each, generated from the record so that it reads right under any parameters."""
+def takeaway(ledger, *claims: str, panel: str = "") -> None:
+    """Display the takeaway of a figure (of its ``panel``, e.g. ``"(a)"``): for each record ``claims`` of
+    ``ledger`` (ids after ``thm-2.1/``), its statement, its verdict words and its deciding statistic (or
+    its finding), one sentence each, generated from the record so that it reads right under any
+    parameters."""
     from IPython.display import Markdown, display
 
     from ..infra import notation
@@ -668,7 +677,8 @@ def takeaway(ledger, *claims: str) -> None:
         evidence = r.finding or (V.statistic_text(r.statistics[0]) if r.statistics else "")
         parts.append(f"*{notation.markdown_text(r.statement)}*: **{notation.markdown_text(V.verdict_words(r))}**"
                      + (f" ({notation.markdown_text(evidence)})" if evidence else "") + ".")
-    display(Markdown("**Takeaway.** " + " ".join(parts)))
+    head = f"Takeaway {panel}".strip()
+    display(Markdown(f"**{head}.** " + " ".join(parts)))
 
 
 def write_outputs(ledger, identity: dict, neff: dict, consistency: dict, trained: dict, sizes: dict, params,
