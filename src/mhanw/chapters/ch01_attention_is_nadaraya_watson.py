@@ -246,7 +246,7 @@ NEFF_UNIT = "% of the keys"
 NEFF_TOL_PCT = 100 * MODEL_TOL
 
 #: The unit of the consistency checks: the response's own (the estimate and m(q) are values of m).
-LIMIT_UNIT = "(units of y)"
+LIMIT_UNIT = "units of y"
 
 SECTION = "sec:thm21"
 
