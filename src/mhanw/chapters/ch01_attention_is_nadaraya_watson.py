@@ -727,10 +727,12 @@ def write_outputs(ledger, identity: dict, neff: dict, consistency: dict, trained
     law = params["neff_inputs"]
     macros.text("NeffLaw", "Gaussian queries and keys" if not limit_rec.outside
                 else f"queries and keys drawn from \\texttt{{{law}}}")
+    verdict_clause = (r"the predicted limit \AttnNWIsNeffLimit{} (\AttnNWVerdictNeffLimit)" if limit_rec.outside
+                      else r"the predicted limit \AttnNWIsNeffLimit")
     macros.text("NeffLimitCheck", r"mean deviation of each query from its limit $\exp(-\lVert q\rVert^2/d_k)$ at the "
-                r"worst $d_k$: \AttnNWNeffLimitDev{} per cent of the keys, which the run resolves to "
-                r"\AttnNWNeffLimitDetectable{} (tolerance \AttnNWNeffLimitTol); the predicted limit "
-                r"\AttnNWVerdictNeffLimit")
+                r"worst $d_k$: \AttnNWNeffLimitDev{} per cent of the keys; the run detects a deviation above "
+                r"\AttnNWNeffLimitDetectable{} and the tolerance is \AttnNWNeffLimitTol{} per cent of the keys; "
+                + verdict_clause)
     c = consistency
     macros.number("TiltedLimit", c["tilted"], 4)
     macros.mean_se("GapTilted", c["mean"][-1] - c["tilted"], c["se"][-1])
