@@ -1,6 +1,5 @@
 """Tests of mhanw.pipeline.measure: the measurement records behind the book's Performance page."""
 
-import json
 import sys
 
 import pytest
