@@ -978,7 +978,8 @@ def close(nb):
     t0 = nb.table[nb.shapes[0]]
     # The premises of the isotropic reading, evaluated on the models and heads that ran (mhanw.premises)
     iso_prem = isotropic_premises([nb.model[m] for m in nb.ISO], nb.pair_cfgs + nb.star_cfgs)
-    rand_prem = isotropic_premises([nb.model[nb.random_regression]], nb.rand_cfg.projections)
+    rand_prem = isotropic_premises([nb.model[nb.random_regression]],
+                                   [_heads.HeadConfig(W, **rule_options(nb.random_rule)) for W in nb.rand_cfg.projections])
     fams = {"pair": (nb.pair, nb.pair_deg), "star": (nb.star, nb.star_deg)}
     # the largest step z-score of the isotropic m, and where it is
     step_max_iso, where_step = max((float(fs[m]["step_z"][i]), f"{fam} family, {regression_label(m)}, {deg[i]:g} to {deg[i + 1]:g} deg")

@@ -345,7 +345,11 @@ def _no_better(claim, statement, rel_pct, rel_se_pct, premises, refute_only, cri
             else f"below -3 s.e. fails; otherwise holds when 3 s.e. <= {RESOLUTION_PCT:g} % (the run could see such "
                  "a gain)" + (" and the descent reached the orthogonal heads on its batch" if search is not None else "")
                  + ", else undecided")
-    return _verdict(claim=claim, statement=statement, verdict=verdict, premises=premises,
+    found = (f"a configuration beats the orthogonal heads: its IMSE is {rel_pct:+.1f} ± {rel_se_pct:.1f} % against theirs"
+             if verdict == FAILS else
+             f"no configuration beats the orthogonal heads by 3 paired s.e. (the best other {rel_pct:+.1f} ± "
+             f"{rel_se_pct:.1f} %)")
+    return _verdict(claim=claim, statement=statement, verdict=verdict, premises=premises, finding=found,
                     criterion=f"{criterion}: {rule}",
                     statistics=(_stat("best other vs orthogonal", rel_pct, rel_se_pct, "%"),) + tuple(extra),
                     detectable=None if refute_only else detectable, tolerance=None if refute_only else RESOLUTION_PCT,
