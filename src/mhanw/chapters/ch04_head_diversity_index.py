@@ -1052,12 +1052,9 @@ def close(nb):
     nb.macros.number("BoundSixteen", nb.bound[nb.bound_H == 16][0], 3)
     nb.macros.mean_se("HaarSixteen", nb.haar_mean[nb.bound_H == 16][0], nb.haar_se[nb.bound_H == 16][0])
     # Part 2: sizes
-    nb.macros.integer("PairRep", nb.sizes["pair_rep"])
-    nb.macros.integer("StarRep", nb.sizes["star_rep"])
-    nb.macros.integer("EqualRep", nb.sizes["equal_rep"])
-    nb.macros.integer("RandomRep", nb.sizes["random_rep"])
-    nb.macros.integer("AttnRep", nb.sizes["attn_rep"])
-    nb.macros.integer("NTest", nb.sizes["n_test"])
+    for name, size in (("PairRep", "pair_rep"), ("StarRep", "star_rep"), ("EqualRep", "equal_rep"),
+                       ("RandomRep", "random_rep"), ("AttnRep", "attn_rep"), ("NTest", "n_test")):
+        nb.macros.integer(name, nb.sizes[size])
     nb.macros.number("StepDeg", nb.sizes["step_deg"], 2)
     nb.macros.number("StarDeg", nb.sizes["star_deg"], 2)
     nb.macros.integer("NConfigs", len(nb.rand_cfg.hdi))

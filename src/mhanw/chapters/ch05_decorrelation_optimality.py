@@ -602,12 +602,9 @@ def close(nb):
     nb.macros.mean_se("BlindOrthMinusIdentical", d_oi, s_oi)
     nb.macros.number("BlindOrthMinusIdenticalZ", d_oi / s_oi, 3)
     nb.macros.text("BlindSumOrthVsShared", comparison_word(d_sum, s_sum, "lower", "higher", "not significantly different"))
-    nb.macros.integer("OptRep", nb.sizes["opt_rep"])
-    nb.macros.integer("OptTest", nb.sizes["opt_test"])
-    nb.macros.integer("OptStarts", nb.sizes["opt_starts"])
-    nb.macros.integer("OptSteps", nb.sizes["opt_steps"])
-    nb.macros.integer("EvalRep", nb.sizes["eval_rep"])
-    nb.macros.integer("EvalTest", nb.sizes["eval_test"])
+    for name, size in (("OptRep", "opt_rep"), ("OptTest", "opt_test"), ("OptStarts", "opt_starts"),
+                       ("OptSteps", "opt_steps"), ("EvalRep", "eval_rep"), ("EvalTest", "eval_test")):
+        nb.macros.integer(name, nb.sizes[size])
     for k, (m, v) in enumerate(nb.optimum.items()):
         name = "Opt" + "ABCD"[k]
         nb.macros.mean_se(f"{name}Rel", 100 * v["rel"], 100 * v["rel_se"])
