@@ -57,7 +57,7 @@ __all__ = [
     "CLAIM", "CONSTRAINTS", "CONTROL_CLAIM", "MIN_SEEDS", "N_SE_TRAINING", "PARAMETERS", "SECTION", "SIZES", "Setting", "SettingResult",
     "changes_sentence", "findings", "imse_optimum", "self_match_curves", "ledger", "penalty_control_verdict", "publish", "results_payload", "run_all",
     "run_setting", "settings", "training_premises", "setup", "check_by_hand", "loss_figure", "loss_caption",
-    "trajectory_figure", "trajectory_caption", "takeaway", "moves_figure", "moves_caption", "summary_table", "report", "show_text",
+    "trajectory_figure", "trajectory_caption", "takeaway", "power_sentence", "moves_figure", "moves_caption", "summary_table", "report", "show_text",
     "training_orthogonal_verdict", "verdicts_sentence", "write_macros",
 ]
 
@@ -585,6 +585,7 @@ def write_macros(macros, results, book: Ledger, sizes: dict, parameters=None) ->
     macros.text("Table", " \\\\ ".join(_table_row(r, records) for r in results))
     macros.text("VerdictsSentence", verdicts_sentence(results, book))
     macros.text("ChangesSentence", changes_sentence(results))
+    macros.text("PowerSentence", power_sentence(book, tex=True))
     for key, value in counts.items():
         macros.integer(f"Settings{key}", value)
     macros.integer("Settings", len(results))
@@ -838,30 +839,38 @@ def takeaway(book: Ledger) -> str:
     claims, controls = _split(book)
     up = [r for r in claims if r.holds]
     down = [r for r in claims if r.fails]
-    open_ = [r for r in claims if r.verdict == V.UNDECIDED]
     said = [f"training pushed the heads apart in {_settings_count(len(up), len(claims))}"
             + (f" ({_slugs(up)})" if up and len(up) < len(claims) else "")]
     if down:
         said.append("pulled them together in " + join_list(
             f"{r.claim.rsplit('/', 1)[1]} ({r.statistics[0].value:+.3f} ± {r.statistics[0].se:.3f})" for r in down))
     text = "Takeaway: " + join_list(said) + "."
+    power = power_sentence(book)
+    return text + (" " + power if power else "")
+
+
+def power_sentence(book: Ledger, tex: bool = False) -> str:
+    """Where no move was detected: the smallest move the run could have seen (3 s.e.) against the positive
+    control's rise in the same setting, one sentence generated from the records ("" when every setting
+    moved detectably or no control ran).  ``tex``: LaTeX (``$\\HDIpa$``) instead of record text."""
+    claims, controls = _split(book)
     by_slug = {r.claim.rsplit("/", 1)[1]: r for r in controls}
-    pairs = [(r, by_slug.get(r.claim.rsplit("/", 1)[1])) for r in open_]
+    pairs = [(r, by_slug.get(r.claim.rsplit("/", 1)[1])) for r in claims if r.verdict == V.UNDECIDED]
     pairs = [(r, c) for r, c in pairs if c is not None]
-    if pairs:
-        dets = [r.detectable for r, _ in pairs]
-        seen = [r for r, c in pairs if c.holds and r.detectable < c.statistics[0].value]
-        span = f"{min(dets):.3f}" if len(pairs) == 1 else f"{min(dets):.3f} to {max(dets):.3f}"
-        text += f" Where nothing moved detectably, the run could have seen a move of {span} in HDI_PA (3 s.e.)"
-        if len(seen) == len(pairs):
-            text += (", smaller than the positive control's rise in the same setting"
-                     + (" in each" if len(pairs) > 1 else "")
-                     + ": the measurement sees a rise when the loss asks for one, so there training did little to "
-                       "the heads' geometry.")
-        else:
-            text += (f"; it was smaller than the positive control's rise in the same setting in {len(seen)} of "
-                     f"{len(pairs)} only: elsewhere the measurement's power is in doubt and the setting stays open.")
-    return text
+    if not pairs:
+        return ""
+    dets = [r.detectable for r, _ in pairs]
+    seen = [r for r, c in pairs if c.holds and r.detectable < c.statistics[0].value]
+    span = f"{min(dets):.3f}" if len(pairs) == 1 else f"{min(dets):.3f} to {max(dets):.3f}"
+    hdi = "$\\HDIpa$" if tex else "HDI_PA"
+    text = f"Where nothing moved detectably, the run could have seen a move of {span} in {hdi} (3 s.e.)"
+    if len(seen) == len(pairs):
+        return (text + ", smaller than the positive control's rise in the same setting"
+                + (" in each" if len(pairs) > 1 else "")
+                + ": the measurement sees a rise when the loss asks for one, so there training did little to "
+                  "the heads' geometry.")
+    return (text + f"; it was smaller than the positive control's rise in the same setting in {len(seen)} of "
+            f"{len(pairs)} only: elsewhere the measurement's power is in doubt and the setting stays open.")
 
 
 def moves_figure(results):
