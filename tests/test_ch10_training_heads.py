@@ -202,3 +202,11 @@ def test_check_by_hand_refuses_a_wrong_formula():
         return lib.loss, lib.grad
 
     assert max(ch.check_by_hand(right, p, 3).values()) < 1e-5
+
+
+def test_findings_set_aside_the_records_whose_premise_fails():
+    sizes = dict(SIZES, opt_starts=0)
+    grid = ch.settings("iso_cos", "aniso", 4, 2, 2, 4, combinations=("average",))[:1]
+    book = ch.ledger(ch.run_all(grid, sizes, 5, 30, 0.6, 1.0, inputs="ar1:0.9"), 1.0)
+    text = ch.findings(book)
+    assert "did not change significantly in 0 of 1" in text and "1 of 1 settings are set aside" in text

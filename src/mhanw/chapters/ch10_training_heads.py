@@ -641,17 +641,24 @@ def findings(book: Ledger) -> str:
     positive controls held."""
     book = _book(book)
     groups = {"rose significantly": [], "fell significantly": [], "did not change significantly": []}
+    outside = []
     controls = []
     for rec in book:
         if rec.claim.startswith(f"{CONTROL_CLAIM}/"):
             controls.append(rec)
             continue
         st = rec.statistics[0]
+        if rec.outside:
+            outside.append(f"{rec.claim.rsplit('/', 1)[1]} ({st.value:+.3f} ± {st.se:.3f})")
+            continue
         key = "rose significantly" if rec.holds else "fell significantly" if rec.fails else "did not change significantly"
         groups[key].append(f"{rec.claim.rsplit('/', 1)[1]} ({st.value:+.3f} ± {st.se:.3f})")
-    total = sum(len(v) for v in groups.values())
+    total = sum(len(v) for v in groups.values()) + len(outside)
     parts = [f"{key} in {len(v)} of {total}" + (": " + ", ".join(v) if v else "") for key, v in groups.items()]
     text = "Over training, HDI_PA " + "; ".join(parts) + " (end minus initialisation, ± 1 s.e. across initialisations)."
+    if outside:
+        text += (f" {len(outside)} of {total} settings are set aside because a premise of the measurement fails "
+                 f"(the records say which), with these changes: " + ", ".join(outside) + ".")
     if controls:
         held = sum(r.holds for r in controls)
         text += (f" With an explicit orthogonality penalty (the positive control) it rose significantly in {held} "
