@@ -88,7 +88,10 @@ def test_executed_chapter_shows_its_figures_and_clean_outputs(path, quick_build)
             assert bad not in text, f"{name}, cell {i}: {bad!r} in an output: {text[:300]!r}"
     sources = "".join("".join(c["source"]) for c in nb["cells"] if "injected-parameters" in c["metadata"].get("tags", []))
     assert str(copy) not in sources, f"{name}: the injected parameters name a folder of this machine"
-    book_cells = [c for c in nb["cells"] if "macros.write(" in "".join(c["source"])]
+    # the cells that write the macros, themselves or through the chapter module (macros_path passed on)
+    book_cells = [c for c in nb["cells"] if "macros.write(" in "".join(c["source"])
+                  or re.search(r"[(,\s]macros_path[,)]", "".join(c["source"]))
+                  and not {"parameters", "injected-parameters"} & set(c["metadata"].get("tags", []))]
     assert book_cells and all({"hide-input", "remove-input"} & set(c["metadata"].get("tags", [])) for c in book_cells)
 
 
