@@ -1144,6 +1144,125 @@ def hdi_table_latex(observed: dict, z: dict, random: dict) -> str:
     return "\n".join(lines)
 
 
+def figure_style(L: int) -> dict:
+    """The colours, markers and names of the four weight objects (``OBJECTS``), the layer numbers
+    ``1..L`` and the legend placement shared by chapter 9's figures."""
+    import seaborn as sns
+
+    return dict(colors=dict(zip(OBJECTS, sns.color_palette("colorblind", 4))),
+                markers=dict(zip(OBJECTS, ("o", "s", "^", "D"))),
+                names={"query": "$W_Q$", "key": "$W_K$", "value": "$W_V$", "qk_circuit": r"$W_QW_K^\top$"},
+                layers=np.arange(1, L + 1),
+                BELOW=dict(loc="upper center", bbox_to_anchor=(0.5, -0.22), columnspacing=0.8, handletextpad=0.4))
+
+
+def geometry_figure(excess, excess_layer, rescaled, decomp, log_s, log_g, r2, c_grid, d_k: int, L: int, style: dict, figures_dir):
+    """Chapter 9's figure of where the heads' overlap sits: (a) the excess principal-angle spectrum
+    of head pairs against the row and layer nulls (``excess``, ``excess_layer``: per object, from
+    :func:`excess_spectrum_summary`), (b) the printed HDI of one model under the rescaling ``c_grid``
+    (``rescaled[name]``: ``(L, len(c_grid), 3)``), (c) the scale decomposition of ``1 - HDI_printed``
+    (``decomp``, ``log_s``, ``log_g``, ``r2`` from :func:`r2_bootstrap`); ``d_k`` the head dimension.
+    ``style``: :func:`figure_style`."""
+    import matplotlib.pyplot as plt  # noqa: F401
+    import seaborn as sns  # noqa: F401
+
+    from ..infra import figures
+
+    colors, markers, names, layers, BELOW = (style[k] for k in ("colors", "markers", "names", "layers", "BELOW"))
+    NORM, PA, OBJ = NORMALIZATIONS, NORMALIZATIONS.index("principal_angles"), OBJECTS
+    # where the excess overlap sits, and what the printed formula measures
+    fig, (ax_a, ax_b, ax_c) = figures.panels(3, height=2.65)
+    k = np.arange(1, d_k + 1)
+    for name, mk in (("key", "o"), ("value", "^")):
+        e = excess[name]
+        ax_a.plot(k, e["trained"], color=colors[name], marker=mk, ms=2.5, markevery=[0, 1, 3, 7, 15, 31],
+                  label=f"{names[name]} trained")
+        ax_a.fill_between(k, e["trained"] - 2 * e["trained_se"], e["trained"] + 2 * e["trained_se"], color=colors[name], alpha=0.25, lw=0)
+        ax_a.errorbar(k, e["null"], yerr=2 * e["null_sd"], color=colors[name], ls="--", lw=1.0, label=f"{names[name]} row null")
+    ax_a.plot(k, excess_layer["key"]["null"], color=colors["key"], ls=":", lw=1.2, label=f"{names['key']} layer null")
+    ax_a.set(xlabel=r"principal angle $i$ (largest first)", ylabel=r"mean $\cos^2\theta_i$ over head pairs",
+             title="(a) shared directions", xscale="log")
+    ax_a.set_xticks([1, 2, 4, 8, 16, 32], ["1", "2", "4", "8", "16", "32"])
+    ax_a.set_xticks([], minor=True)
+    ax_a.legend(**{**BELOW, "columnspacing": 0.5}, ncol=2, handlelength=1.6)
+
+    for name, ls in (("key", "-"), ("query", "--")):
+        for l in range(L):
+            ax_b.plot(c_grid, rescaled[name][l, :, NORM.index("paper")], color=colors[name], ls=ls, lw=0.9,
+                      label=f"{names[name]}, printed" if l == 0 else None)
+        ax_b.plot(c_grid, rescaled[name][:, :, PA].T, color=colors[name], ls=ls, lw=0.6, alpha=0.5)
+    ax_b.plot([], [], color="grey", lw=0.6, label="PA (flat)")
+    ax_b.set(xscale="log", xlabel=r"$c$ in $W_Q\to cW_Q$, $W_K\to W_K/c$", ylabel="HDI (one line per layer)",
+             title="(b) one model, many printed HDIs")
+    ax_b.set_xticks([0.5, 1, 2], ["1/2", "1", "2"])
+    ax_b.set_xticks([], minor=True)
+    ax_b.legend(**BELOW, ncol=1)
+
+    for name in OBJ:
+        s = [dc["scale"] for dc in decomp[name]]
+        y = [dc["one_minus_paper"] for dc in decomp[name]]
+        ax_c.scatter(s, y, color=colors[name], marker=markers[name], label=names[name], s=14, zorder=3)
+    grid = np.geomspace(np.exp(log_s.min()) / 1.5, np.exp(log_s.max()) * 1.5, 10)
+    ax_c.fill_between(grid, grid * np.exp(log_g.min()), grid * np.exp(log_g.max()), color="grey", alpha=0.2, lw=0,
+                      label=r"$S\cdot G$, $G$ in its range")
+    ax_c.set(xscale="log", yscale="log", xlabel=r"scale $S=\mathrm{mean}\, n_jn_{j'}/d_k^2$",
+             ylabel=r"$1-\mathrm{HDI}_{\mathrm{printed}}$", title=f"(c) scale: $R^2={r2['r2']:.2f}\\pm{r2['se']:.2f}$")
+    ax_c.legend(**BELOW, ncol=2)
+    figures.save(fig, "09_pretrained_head_diversity", figures_dir,
+                 caption="(a) The mean squared cosine of each principal angle between head pairs, trained (solid, with "
+                         "its band) against the row null (dashed, $\\pm2$ null s.d.) and the layer null (dotted): where the "
+                         "solid line lies above the nulls, heads share more directions than chance. (b) The printed HDI of "
+                         "one and the same model as $W_Q\\to cW_Q$, $W_K\\to W_K/c$, against the flat principal-angle HDI. "
+                         "(c) How much of $1-\\mathrm{HDI}_{\\mathrm{printed}}$ the weights' scale $S$ explains.",
+                 error_bars=True)
+
+
+def ablation_figure(effects, red, within, L: int, H: int, style: dict, figures_dir):
+    """Chapter 9's ablation figure: (a) the effect of removing each head (``effects['mean']``,
+    ``(L, H)``), (b) that effect against the key redundancy ``red['key']`` ``(L, H)``, ±2 s.e., (c) the
+    within-layer Spearman correlations ``within[name]['per_stratum']``.  ``style``: :func:`figure_style`."""
+    import matplotlib.pyplot as plt  # noqa: F401
+    import seaborn as sns  # noqa: F401
+
+    from ..infra import figures
+
+    colors, markers, names, layers, BELOW = (style[k] for k in ("colors", "markers", "names", "layers", "BELOW"))
+    OBJ = OBJECTS
+    fig, (ax_a, ax_b, ax_c) = figures.panels(3, height=2.55, gridspec_kw={"width_ratios": [1.2, 1.0, 0.85]})
+    sns.heatmap(effects["mean"], ax=ax_a, cmap="viridis", norm=plt.matplotlib.colors.LogNorm(),
+                xticklabels=np.arange(1, H + 1), yticklabels=layers, cbar_kws={"label": r"mean $1-\cos$", "pad": 0.02})
+    ax_a.tick_params(axis="both", labelsize=7, length=2, rotation=0)
+    ax_a.set_xticks(np.arange(H)[::2] + 0.5, np.arange(1, H + 1)[::2])
+    ax_a.set(xlabel="head", ylabel="layer", title="(a) effect of removing one head")
+
+    layer_colors = sns.color_palette("colorblind", L)
+    layer_markers = ("o", "s", "^", "v", "D", "P")
+    for l in range(L):
+        ax_b.errorbar(red["key"][l], effects["mean"][l], yerr=2 * effects["se"][l], marker=layer_markers[l], ms=3.5,
+                      linestyle="none", color=layer_colors[l], mfc="white" if l % 2 else layer_colors[l], label=f"{l + 1}")
+    lo, hi = (effects["mean"] - 2 * effects["se"]).min(), (effects["mean"] + 2 * effects["se"]).max()
+    ax_b.set(yscale="log", xlabel=r"redundancy of $W_{K,j}$", ylabel=r"mean $1-\cos$",
+             title="(b) redundancy vs effect", ylim=(max(lo, 1e-6) / 1.5, hi * 1.5))
+    ax_b.legend(title="layer", title_fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=6,
+                columnspacing=0.3, handletextpad=0.05)
+
+    for i, name in enumerate(OBJ):
+        rho_l = [within[name]["per_stratum"][l] for l in range(L)]
+        ax_c.plot(layers + (i - 1.5) * 0.12, rho_l, marker=markers[name], linestyle="none", ms=3.5, color=colors[name],
+                  label=f"{names[name]}: {within[name]['rho']:+.2f}")
+    ax_c.axhline(0, color="k", lw=0.6)
+    ax_c.set(xlabel="layer", ylabel=r"Spearman $\rho$ within the layer", ylim=(-1.05, 1.05), xticks=layers,
+             yticks=[-1, -0.5, 0, 0.5, 1], title="(c) within layers")
+    ax_c.legend(title="mean over layers", title_fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2,
+                columnspacing=0.4, handletextpad=0.1)
+    figures.save(fig, "09_pretrained_head_diversity_ablation", figures_dir,
+                 caption="(a) How much the sentence embeddings change ($1-\\cos$ to the intact model) when one head "
+                         "is removed, per layer and head. (b) That effect against the head's redundancy, one colour per "
+                         "layer: a redundant head that matters little sits to the right and low. (c) The Spearman "
+                         "correlation of redundancy and effect within each layer, per object; the pre-declared test "
+                         "is the keys' mean over layers.", error_bars=True)
+
+
 # --------------------------------------------------------------------------- the closing bookkeeping
 
 #: The values of the notebook's cells that :func:`report` reads, by the names the chapter gives them.
