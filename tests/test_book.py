@@ -44,7 +44,6 @@ LESSON_PENDING = {
         "06_optimal_head_size",
         "07_structured_weighting", "08_ensembles_across_domains", "09_pretrained_head_diversity"},
     "code": set(CHAPTER_NAMES) & {
-        "02_bias_variance_covariance", "03_covariance_bound",
         "06_optimal_head_size",
         "07_structured_weighting", "08_ensembles_across_domains", "09_pretrained_head_diversity"},
     "findings": set(),
