@@ -43,8 +43,7 @@ LESSON_PENDING = {
     "captions": set(CHAPTER_NAMES) & {
         "06_optimal_head_size", "07_structured_weighting"},
     "code": set(CHAPTER_NAMES) & {
-        "02_bias_variance_covariance", "03_covariance_bound",
-        "06_optimal_head_size", "07_structured_weighting", "09_pretrained_head_diversity"},
+        "06_optimal_head_size", "07_structured_weighting"},
     "findings": set(),
 }
 

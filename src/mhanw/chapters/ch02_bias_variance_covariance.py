@@ -18,6 +18,12 @@ from ..infra.verdicts import FAILS, HOLDS, Verdict, checked, significant_effect,
 from ..infra.verdicts import stat as _stat
 
 __all__ = [
+    "SIZES",
+    "first_order_terms",
+    "pair_contrasts",
+    "pair_table",
+    "plot_pair_family",
+    "setup",
     "IDENTITY_REL_TOL",
     "PARAMETERS",
     "cross_term_rules",
@@ -246,3 +252,141 @@ def bias_path_words(rise: float, rise_se: float, fall: float, fall_se: float) ->
                                negative="rises from 45 to 90 degrees",
                                neither="does not change detectably from 45 to 90 degrees")
     return f"{first} and {second}"
+
+
+# --- The chapter's computations and bookkeeping, called from the notebook ------------------------------
+
+#: Monte Carlo sizes by fidelity: replicates of part 1, of the identical heads (part 4) and of the pair
+#: family (part 5), and the number of worker processes.
+SIZES = {
+    "quick": dict(n_rep_identity=2_000, n_rep_copies=1_000, n_rep_pairs=2_000, n_jobs=1),
+    "paper": dict(n_rep_identity=20_000, n_rep_copies=2_000, n_rep_pairs=20_000, n_jobs=2),
+}
+
+
+def setup(fidelity: str, seed: int) -> tuple[dict, list]:
+    """The chapter's sizes (:data:`SIZES` at ``fidelity``) and its random streams: children of
+    ``SeedSequence(seed)``, 0 for the Haar heads, 1 for the replicates of parts 1 and 4, 2 for the
+    replicates of the pair family.  Also sets the figure style.  Returns ``(sizes, streams)``."""
+    from ..infra import figures
+    from ..infra.notebook import by_fidelity
+
+    sizes = by_fidelity(fidelity, **{k: dict(v) for k, v in SIZES.items()})
+    figures.use_style()
+    return sizes, np.random.SeedSequence(seed).spawn(3)
+
+
+def first_order_terms(W, x, bandwidth: float, n: int, model, a, m_x: float) -> tuple:
+    """The three terms of Theorem 3.1 (bias^2, sum a^2 V, cross term) predicted to first order in 1/n
+    (:func:`mhanw.covariance.first_order_covariance_model`) for two heads ``W`` (each ``(d, d_k)``) with
+    weights ``a`` (length 2) at the point ``x`` (``(d,)``) where the regression function is ``m_x``."""
+    from .. import covariance
+
+    def fo(A, B):
+        return covariance.first_order_covariance_model(A, B, x, bandwidth, n, model)
+
+    cross = fo(W[0], W[1])
+    bias = a @ np.array(cross.limits) - m_x
+    var = a**2 @ np.array([fo(W[0], W[0]).covariance, fo(W[1], W[1]).covariance])
+    return bias**2, var, 2 * a[0] * a[1] * cross.covariance
+
+
+def pair_table(angles_deg, pair_configs, est_pairs, x, bandwidth: float, n: int, model, a, m_x: float):
+    """Part 5's table, one row per angle: the three terms of Theorem 3.1 from empirical moments, the
+    cross term's standard error, the Monte Carlo MSE and its s.e., the identity's relative error, and
+    the first-order prediction of each term (:func:`first_order_terms`).  ``est_pairs[i]`` is
+    ``(R, 2, 1)``, the estimates of the two heads of ``pair_configs[i]`` at ``x``."""
+    import pandas as pd
+
+    from ..decomposition import bias_variance_covariance, covariance_with_se
+
+    rows = []
+    for theta, W, est in zip(angles_deg, pair_configs, est_pairs):
+        dec = bias_variance_covariance(est[:, :, 0], m_x, a)
+        c12, c12_se = covariance_with_se(est[:, 0, 0], est[:, 1, 0])
+        fb, fv, fc = first_order_terms(W, x, bandwidth, n, model, a, m_x)
+        rows.append({
+            "theta": theta, "bias^2": dec.bias_squared, "sum a^2 V": dec.variance_term,
+            "cross term": dec.covariance_term, "cross s.e.": 2 * a[0] * a[1] * c12_se,
+            "MSE (MC)": dec.mse, "MSE s.e.": dec.mse_se,
+            "rel. error": abs(dec.bias_squared + dec.variance_term + dec.covariance_term - dec.mse) / dec.mse,
+            "1st-order bias^2": fb, "1st-order sum a^2 V": fv, "1st-order cross": fc,
+        })
+    return pd.DataFrame(rows)
+
+
+def pair_contrasts(est_pairs, angles_deg, a, m_x: float) -> dict:
+    """The paired comparisons of part 5 between the angles 0, 45 and 90 degrees, all evaluated on the same
+    training samples (common random numbers): MSE(45) - MSE(0) and MSE(0) - MSE(90) with paired standard
+    errors (``rise``, ``drop``), and with jackknife standard errors the fall of the cross term from 0 to 90
+    degrees (``cross_drop``) and the change of the squared bias from 0 and from 90 to 45 degrees
+    (``bias_rise``, ``bias_fall``); each with its ``*_se``.  Also the angle indices ``i0``, ``i45``, ``i90``.
+    ``est_pairs[i]`` is ``(R, 2, 1)``."""
+    from ..decomposition import jackknife
+    from ..infra.estimates import Estimate
+
+    sq_err = np.stack([(est[:, :, 0] @ a - m_x) ** 2 for est in est_pairs])  # (angles, R)
+    i0, i45, i90 = 0, list(angles_deg).index(45), len(angles_deg) - 1
+    rise, rise_se = Estimate.paired(sq_err[i45], sq_err[i0])
+    drop, drop_se = Estimate.paired(sq_err[i0], sq_err[i90])
+
+    def cross_term(e):  # 2 a_1 a_2 C_12 from empirical moments (divisor R)
+        return 2 * a[0] * a[1] * np.mean((e[:, 0] - e[:, 0].mean()) * (e[:, 1] - e[:, 1].mean()))
+
+    def bias_sq(e):
+        return float((e @ a).mean() - m_x) ** 2
+
+    e = [est[:, :, 0] for est in est_pairs]
+    cross_drop, cross_drop_se = jackknife(lambda u, v: cross_term(u) - cross_term(v), (e[i0], e[i90]))
+    bias_rise, bias_rise_se = jackknife(lambda u, v: bias_sq(u) - bias_sq(v), (e[i45], e[i0]))
+    bias_fall, bias_fall_se = jackknife(lambda u, v: bias_sq(u) - bias_sq(v), (e[i45], e[i90]))
+    return dict(i0=i0, i45=i45, i90=i90, rise=rise, rise_se=rise_se, drop=drop, drop_se=drop_se,
+                cross_drop=cross_drop, cross_drop_se=cross_drop_se, bias_rise=bias_rise,
+                bias_rise_se=bias_rise_se, bias_fall=bias_fall, bias_fall_se=bias_fall_se)
+
+
+def plot_pair_family(pairs, angles_deg, x, bandwidth: float, n: int, model, a, m_x: float, figures_dir):
+    """The chapter's figure ``02_bias_variance_covariance``: (a) the three terms of Theorem 3.1 stacked at
+    each angle of the pair family (``pairs`` from :func:`pair_table`), the Monte Carlo MSE with ±2 s.e. and
+    the first-order MSE on 31 angles; (b) the cross term with ±2 s.e., its first-order value and its
+    noise part.  Saves, shows and closes it; returns the saved paths (:func:`mhanw.infra.figures.save`)."""
+    from .. import covariance, heads
+    from ..infra import figures
+
+    fine = np.linspace(0, 90, 31)
+    fine_terms = np.array([first_order_terms(heads.pair_heads(np.radians(t), 4, 2), x, bandwidth, n, model, a, m_x)
+                           for t in fine])
+    noise_only = np.array([
+        2 * a[0] * a[1] * covariance.first_order_covariance_model(*heads.pair_heads(np.radians(t), 4, 2), x, bandwidth,
+                                                                  n, model).noise
+        for t in fine
+    ])
+
+    fig, (ax_a, ax_b) = figures.panels(2, gridspec_kw={"width_ratios": [1.55, 1]})
+    labels = {"bias^2": r"bias$^2$", "sum a^2 V": r"$\Sigma_j a_j^2V_j$",
+              "cross term": r"$\Sigma_{j\neq j'}a_ja_{j'}C_{jj'}$"}
+    bottom = np.zeros(len(pairs))
+    for i, (col, lab) in enumerate(labels.items()):
+        ax_a.bar(pairs["theta"], 1e2 * pairs[col], width=10, bottom=bottom, color=f"C{i}", label=lab, alpha=0.85)
+        bottom += 1e2 * pairs[col].to_numpy()
+    ax_a.errorbar(pairs["theta"], 1e2 * pairs["MSE (MC)"], yerr=2e2 * pairs["MSE s.e."], fmt="o", color="k",
+                  markersize=3, label=r"MC MSE, $\pm2$ s.e.", zorder=3)
+    ax_a.plot(fine, 1e2 * fine_terms.sum(axis=1), color="k", lw=0.8, ls="--", label="first-order MSE")
+    ax_a.set(xlabel=r"principal angle $\theta$ (degrees)", ylabel=r"MSE at $x$ ($\times10^{-2}$)", xticks=angles_deg,
+             title=r"(a) the three terms along the pair family")
+    ax_a.legend(loc="upper center", ncol=3, fontsize=7)
+    ax_a.set_ylim(0, 1.45e2 * pairs["MSE (MC)"].max())
+
+    ax_b.errorbar(pairs["theta"], 1e3 * pairs["cross term"], yerr=2e3 * pairs["cross s.e."], fmt="o", color="C2",
+                  markersize=3, label=r"MC, $\pm2$ s.e.")
+    ax_b.plot(fine, 1e3 * fine_terms[:, 2], color="C2", lw=1, label=r"first order $\kappa(\sigma^2+\Delta)/n$")
+    ax_b.plot(fine, 1e3 * noise_only, color="grey", lw=1, ls=":", label=r"noise part $\kappa\sigma^2/n$")
+    ax_b.axhline(0, color="k", lw=0.6)
+    ax_b.set(xlabel=r"principal angle $\theta$ (degrees)", ylabel=r"cross term ($\times10^{-3}$)",
+             xticks=angles_deg[::2], title="(b) the cross term")
+    ax_b.set_ylim(bottom=0)
+    ax_b.legend(loc="upper right", fontsize=7)
+    return figures.save(fig, "02_bias_variance_covariance", figures_dir, error_bars=True,
+                 caption="(a) The stacked bars are the three terms of the decomposition at each principal angle; "
+                         "compare their total with the Monte Carlo MSE (black points) and the first-order MSE "
+                         "(dashed). (b) The cross term alone, against its first-order value and its noise part.")

@@ -20,6 +20,11 @@ from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, UNDECIDED, Verd
 from ..infra.verdicts import stat as _stat
 
 __all__ = [
+    "SIZES",
+    "closed_form_study",
+    "kappa_derivation_check",
+    "plot_figure",
+    "setup",
     "bound_premises",
     "sample_premises",
     "CLOSED_FORM_REL_TOL",
@@ -319,3 +324,177 @@ def derivation_verdict(rel_diff: float, matches_closed) -> Verdict:
         detectable=DERIVATION_REL_TOL if ok else None,
         section=SECTION,
     )
+
+
+# --- The chapter's computations and bookkeeping, called from the notebook ------------------------------
+
+#: Monte Carlo sizes by fidelity: replicates of the pair family and of the closed-form study, and the
+#: sample sizes, bandwidths and angles (degrees) of the closed-form study of part 4.
+SIZES = {
+    "quick": dict(n_rep_pair=3_000, n_rep_closed=4_000, closed_n=[2000], closed_h=[0.1, 0.3],
+                  closed_phi=[0, 10, 30, 60, 90], n_jobs=1),
+    "paper": dict(n_rep_pair=20_000, n_rep_closed=10_000, closed_n=[500, 2000, 8000], closed_h=[0.1, 0.3, 0.5],
+                  closed_phi=[0, 10, 20, 30, 40, 50, 60, 70, 80, 90], n_jobs=2),
+}
+
+
+def setup(fidelity: str, seed: int) -> tuple[dict, list]:
+    """The chapter's sizes (:data:`SIZES` at ``fidelity``) and its random streams: children of
+    ``SeedSequence(seed)``, 0 for the pair family (both regression functions share it), 1 for the closed
+    form of part 4.  Also sets the figure style.  Returns ``(sizes, streams)``."""
+    from ..infra import figures
+    from ..infra.notebook import by_fidelity
+
+    sizes = by_fidelity(fidelity, **{k: dict(v) for k, v in SIZES.items()})
+    figures.use_style()
+    return sizes, np.random.SeedSequence(seed).spawn(2)
+
+
+def kappa_derivation_check(overlap, closed, h_, phi_, bandwidth=None, angle_deg=None, input_variance=None,
+                           point=None) -> dict:
+    """Checks the sympy derivation ``overlap`` (from :func:`mhanw.covariance.kernel_overlap_symbolic`) of
+    the kernel overlap kappa of two one-dimensional heads (Lemma 4.1, corrected first-order statement):
+    at numbers (h = 0.3, phi = 40 degrees, x = (0.2, -0.1), s^2 = 1 where the derivation left symbols)
+    against the numerical :func:`mhanw.covariance.kernel_overlap`, and, when ``input_variance`` is 1 and
+    ``point`` is the origin, symbolically against the closed form ``closed`` in the symbols ``h_``,
+    ``phi_``.  Returns ``h_num``, ``phi_num`` (radians), ``x_num`` ``(2,)``, ``s2_num``, ``kappa_sym``,
+    ``kappa_num``, ``kappa_rel`` (their relative difference) and ``matches_closed`` (None if not tested)."""
+    import sympy as sp
+
+    from .. import covariance
+
+    h_num = 0.3 if bandwidth is None else float(bandwidth)
+    phi_num = np.radians(40.0 if angle_deg is None else float(angle_deg))
+    x_num = np.array([0.2, -0.1]) if point is None else np.array(point, dtype=float)
+    s2_num = 1.0 if input_variance is None else float(input_variance)
+    subs = {k: v for k, v in {"h": h_num, "phi": phi_num, "x1": x_num[0], "x2": x_num[1],
+                              "s": np.sqrt(s2_num)}.items() if k in overlap.symbols}
+    kappa_sym = float(overlap.kappa.subs({overlap.symbols[k]: v for k, v in subs.items()}))
+    u, v = np.array([[1.0], [0.0]]), np.array([[np.cos(phi_num)], [np.sin(phi_num)]])
+    kappa_num = covariance.kernel_overlap(np.sqrt(s2_num) * u, np.sqrt(s2_num) * v, x_num / np.sqrt(s2_num), h_num)
+    matches_closed = None
+    if input_variance == 1.0 and list(point or [1]) == [0.0, 0.0]:
+        closed_at = closed.subs({h_: overlap.symbols.get("h", h_), phi_: overlap.symbols.get("phi", phi_)})
+        if bandwidth is not None:
+            closed_at = closed_at.subs(h_, sp.nsimplify(bandwidth))
+        if angle_deg is not None:
+            closed_at = closed_at.subs(phi_, sp.pi * sp.Rational(str(angle_deg)) / 180)
+        matches_closed = sp.simplify(overlap.kappa - closed_at) == 0
+    return dict(h_num=h_num, phi_num=phi_num, x_num=x_num, s2_num=s2_num, kappa_sym=kappa_sym,
+                kappa_num=kappa_num, kappa_rel=abs(kappa_sym / kappa_num - 1), matches_closed=matches_closed)
+
+
+def closed_form_study(sizes: dict, stream) -> tuple:
+    """Part 4: the covariance of two one-dimensional heads u = (1, 0), v = (cos phi, sin phi) at x = 0 for
+    m = 0, sigma = 1, against the closed form :func:`mhanw.covariance.covariance_factor`, for every
+    sample size ``sizes["closed_n"]`` (one child of ``stream`` each), bandwidth ``sizes["closed_h"]`` and
+    angle ``sizes["closed_phi"]`` (degrees).  One configuration per bandwidth holds u and one head per
+    angle, so the angles share u's estimate.  Returns ``(closed_table, by_n, closed_pooled)``: one row per
+    (n, h, phi); per n the largest |z| and relative deviation and the mean relative deviation; and the
+    pooled relative deviation at the largest n with its jackknife s.e.
+    (:func:`pooled_relative_deviation`)."""
+    import pandas as pd
+
+    from .. import covariance, heads, montecarlo
+    from ..decomposition import covariance_with_se
+
+    phis = np.radians(sizes["closed_phi"])
+    closed_configs = [
+        heads.HeadConfig(np.concatenate([[[[1.0], [0.0]]], [[[np.cos(p)], [np.sin(p)]] for p in phis]]), bandwidth=h)
+        for h in sizes["closed_h"]
+    ]
+    n_streams = stream.spawn(len(sizes["closed_n"]))  # one stream per sample size
+    rows = []
+    for n_c, n_stream in zip(sizes["closed_n"], n_streams):
+        ests = montecarlo.pointwise_estimates(closed_configs, "zero", np.zeros(2), n=n_c, n_rep=sizes["n_rep_closed"],
+                                              seed=n_stream, sigma=1.0, n_jobs=sizes["n_jobs"])
+        for cfg, est in zip(closed_configs, ests):
+            for k, phi in enumerate(phis):
+                cov, se = covariance_with_se(est[:, 0, 0], est[:, k + 1, 0])
+                value = float(covariance.covariance_factor(phi, cfg.bandwidth))
+                rows.append({"n": n_c, "h": cfg.bandwidth, "phi": round(float(np.degrees(phi))),
+                             "nC/sigma^2 (MC)": n_c * cov, "s.e.": n_c * se, "closed form": value,
+                             "(MC - closed)/s.e.": (n_c * cov - value) / (n_c * se),
+                             "rel. deviation": n_c * cov / value - 1})
+        if n_c == max(sizes["closed_n"]):  # the pooled deviation at the largest n, over bandwidths and angles
+            closed_pairs = [est[:, [0, k + 1], 0] for est in ests for k in range(len(phis))]
+            closed_pred = [float(covariance.covariance_factor(phi, cfg.bandwidth)) / n_c for cfg in closed_configs
+                           for phi in phis]
+            closed_pooled = pooled_relative_deviation(closed_pairs, closed_pred)
+    closed_table = pd.DataFrame(rows)
+    by_n = closed_table.groupby("n").agg(
+        max_abs_z=("(MC - closed)/s.e.", lambda z: float(np.abs(z).max())),
+        max_rel_dev=("rel. deviation", lambda r: float(np.abs(r).max())),
+        mean_rel_dev=("rel. deviation", "mean"),
+    )
+    return closed_table, by_n, closed_pooled
+
+
+def plot_figure(zero, sin13, closed_table, sizes: dict, x, bandwidth: float, n: int, zero_m, smooth_m,
+                printed_bound, theta_star: float, L_smooth: float, figures_dir):
+    """The chapter's figure ``03_covariance_bound`` (Lemma 4.1): the measured covariance of the pair
+    family (``zero``, ``sin13``: the rows of the measured table for the constant and the smooth m, with
+    ``theta``, ``C (MC)``, ``s.e.``, ``violated``) with ±2 s.e. against the printed bound
+    (``printed_bound(W, m)``) and the first-order covariance on 31 angles, for (a) the constant m
+    ``zero_m`` and (b) the smooth ``smooth_m``; (c) the closed form of two one-dimensional heads against
+    ``closed_table`` (:func:`closed_form_study`) at the largest n.  ``x`` is ``(4,)``.  Saves, shows and
+    closes it; returns the saved paths (:func:`mhanw.infra.figures.save`)."""
+    from .. import covariance, heads
+    from ..infra import figures
+
+    fine = np.linspace(0, 90, 31)
+    fine_pairs = [heads.pair_heads(np.radians(t), 4, 2) for t in fine]
+    fo_zero = np.array([covariance.first_order_covariance_model(W[0], W[1], x, bandwidth, n, zero_m).covariance
+                        for W in fine_pairs])
+    fo_sin = np.array([covariance.first_order_covariance_model(W[0], W[1], x, bandwidth, n, smooth_m).covariance
+                       for W in fine_pairs])
+    bound_sin = np.array([printed_bound(W, smooth_m) for W in fine_pairs])
+
+    fig, (ax_a, ax_b, ax_c) = figures.panels(3, height=3.4)
+    ax_a.errorbar(zero["theta"], 1e3 * zero["C (MC)"], yerr=2e3 * zero["s.e."], fmt="o", color="C0",
+                  label=r"MC $\hat C_{12}$, $\pm2$ s.e.")
+    ax_a.plot(fine, 1e3 * fo_zero, color="C0", lw=1, label=r"first order $\kappa\sigma^2/n$")
+    ax_a.axhline(0, color="C3", lw=1.5, label="printed bound ($=0$)")
+    ax_a.set(xlabel=r"principal angle $\theta$ (deg)", ylabel=r"$C_{12}(x)$ ($\times10^{-3}$)", xticks=[0, 30, 60, 90],
+             title=r"(a) $m$ constant ($L=0$)")
+    ax_a.set_ylim(-0.05e3 * zero["C (MC)"].max(), 1.2e3 * zero["C (MC)"].max())
+    ax_a.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), fontsize=7)
+
+    floor_b = 1e-4
+    ok, bad = sin13[~sin13["violated"]], sin13[sin13["violated"]]
+    ax_b.errorbar(ok["theta"], ok["C (MC)"], yerr=2 * ok["s.e."], fmt="o", color="C0", label="MC, no violation detected")
+    ax_b.errorbar(bad["theta"], bad["C (MC)"], yerr=2 * bad["s.e."], fmt="o", mfc="white", color="C3",
+                  label="MC, bound violated")
+    ax_b.plot(fine, fo_sin, color="C0", lw=1, label=r"first order $\kappa(\sigma^2+\Delta)/n$")
+    ax_b.plot(fine, np.maximum(bound_sin, floor_b), color="C3", lw=1.2, ls="--", label="printed bound")
+    ax_b.plot([90], [floor_b], marker="v", color="C3", ls="none", markersize=5)
+    ax_b.annotate("bound = 0", (90, floor_b), xytext=(-8, 0), textcoords="offset points", ha="right", va="center",
+                  fontsize=7, color="C3")
+    if np.isfinite(theta_star):
+        ax_b.axvline(theta_star, color="grey", lw=0.6, ls=":")
+    ax_b.set(yscale="log", xlabel=r"principal angle $\theta$ (deg)", ylabel=r"$C_{12}(x)$", xticks=[0, 30, 60, 90],
+             ylim=(floor_b * 0.8, 2.0), title=rf"(b) smooth $m$ ($L={L_smooth:.3g}$)")
+    ax_b.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), fontsize=7)
+
+    grid = np.linspace(0, 90, 91)
+    n_fig = max(sizes["closed_n"])
+    lowest = np.inf
+    for i, (h, ls, mk) in enumerate(zip(sizes["closed_h"], ("-", "--", ":", "-."), ("o", "s", "^", "D"))):
+        ax_c.plot(grid, covariance.covariance_factor(np.radians(grid), h), color=f"C{i}", lw=1, ls=ls)
+        sel = closed_table[(closed_table["n"] == n_fig) & (closed_table["h"] == h)]
+        ax_c.errorbar(sel["phi"], sel["nC/sigma^2 (MC)"], yerr=2 * sel["s.e."], fmt=mk, color=f"C{i}",
+                      markersize=3, label=rf"$h={h}$")
+        lowest = min(lowest, float((sel["nC/sigma^2 (MC)"] - 2 * sel["s.e."]).min()))
+    # The printed bound is 0 here, which a log axis cannot show: a mark on the bottom edge at each angle, and words.
+    ax_c.plot(sizes["closed_phi"], np.full(len(sizes["closed_phi"]), 0.035), marker="v", ls="none", color="k",
+              markersize=5, transform=ax_c.get_xaxis_transform())
+    ax_c.text(0.5, 0.08, "printed bound = 0\n(off the log axis)", transform=ax_c.transAxes, ha="center", va="bottom",
+              fontsize=7, color="k")
+    ax_c.set(yscale="log", xlabel=r"angle $\varphi$ (deg)", ylabel=r"$nC/\sigma^2$",
+             xticks=[0, 30, 60, 90], ylim=(min(0.5, lowest) / 3, 12), title=rf"(c) 1-D heads, $n={n_fig}$")
+    ax_c.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), fontsize=7, ncol=2)
+    return figures.save(fig, "03_covariance_bound", figures_dir, error_bars=True,
+                        caption="Compare the measured covariance of the two heads (points) with the printed bound "
+                                "(red) and with the first-order covariance (blue line): (a) for a constant $m$, where "
+                                "the bound is 0; (b) for the smooth $m$, against the principal angle; (c) for two "
+                                "one-dimensional heads, against the closed form for each bandwidth.")
