@@ -43,11 +43,11 @@ LESSON_PENDING = {
     "captions": set(CHAPTER_NAMES) & {
         "01_attention_is_nadaraya_watson", "02_bias_variance_covariance", "03_covariance_bound",
         "04_head_diversity_index", "05_decorrelation_optimality", "06_optimal_head_size",
-        "07_structured_weighting", "08_ensembles_across_domains", "09_pretrained_head_diversity"},
+        "08_ensembles_across_domains", "09_pretrained_head_diversity"},
     "code": set(CHAPTER_NAMES) & {
         "01_attention_is_nadaraya_watson", "02_bias_variance_covariance", "03_covariance_bound",
         "04_head_diversity_index", "05_decorrelation_optimality", "06_optimal_head_size",
-        "07_structured_weighting", "08_ensembles_across_domains", "09_pretrained_head_diversity"},
+        "08_ensembles_across_domains", "09_pretrained_head_diversity"},
     "findings": set(),
 }
 
