@@ -25,7 +25,7 @@ from mhanw.chapters import ch07_structured_weighting as ch07
 from mhanw.chapters import ch08_ensembles_across_domains as ch08
 from mhanw.chapters import ch09_pretrained_head_diversity as ch09
 from mhanw.infra.premises import premise
-from mhanw.infra.verdicts import VOCABULARY, Verdict
+from mhanw.infra.verdicts import VOCABULARY, Search, Verdict
 
 #: An isotropic premise that holds (the rules of the isotropic reading need their premises).
 ISO_PREMISES = (premise("isotropic-m", "m depends on x only through |x|", True),)
@@ -78,7 +78,8 @@ RULES = {
     "ch04.attention_verdict": (ch04.attention_verdict, dict(min_diff=-0.1, se=0.01, min_z=-10.0)),
     "ch05.blind_verdict": (ch05.blind_verdict, dict(diff=-0.1, se=0.01)),
     "ch05.optimum_verdict": (ch05.optimum_verdict, dict(slug="iso", m_label="m", rel_pct=0.1, rel_se_pct=0.1, hdi=0.9,
-                                                      isotropic=True)),
+                                                      premises=ISO_PREMISES, refute_only=False,
+                                                      search=Search("IMSE descent", 4, 1, 2, 10, best=0.9, known=1.0))),
     "ch05.frame_verdict": (ch05.frame_verdict, dict(gap=1e-5, overshoot=0.0, tightness=1e-6)),
     "ch05.comparison_word": (ch05.comparison_word, dict(diff=0.1, se=0.01, lower="a", higher="b", same="c")),
     "ch06.linear_heads_verdict": (ch06.linear_heads_verdict, dict(model_name="M1", slope=0.95, budgets=[64, 768])),

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
-from mhanw.infra.verdicts import FAILS, HOLDS, NOT_CHECKABLE, UNDECIDED, VerdictGuardError, guard
+from mhanw.infra.verdicts import FAILS, HOLDS, NOT_CHECKABLE, OUTSIDE, UNDECIDED, VerdictGuardError, guard
 
 
 def test_identity_rule_threshold():
@@ -118,3 +118,38 @@ def test_encoder_attention_maps_are_row_stochastic_per_sentence():
         assert np.allclose(m.sum(axis=-1), 1.0) and np.all(m >= 0)
     # the same sentence alone or in a batch gets the same maps (no padding enters attention)
     assert np.allclose(enc.attention_maps(["A short sentence."])[0], maps[0], atol=1e-12)
+
+
+def test_neff_limit_is_a_tolerance_claim_with_its_unit_and_printed_rule():
+    rng = np.random.default_rng(2)
+    pred = rng.uniform(0.3, 0.6, (3, 400))
+    resolved = pred + 0.003 + 0.001 * rng.standard_normal((3, 400))  # 0.3 % of the keys, many s.e. from 0
+    rec = ch01.neff_prediction_verdict(resolved, pred, [1, 4, 16])
+    assert rec.verdict == HOLDS  # resolved, but far inside the tolerance
+    assert rec.unit == ch01.NEFF_UNIT and rec.tolerance == ch01.NEFF_TOL_PCT
+    assert rec.detectable is not None and rec.detectable < rec.tolerance
+    assert rec.statistics[0].unit == ch01.NEFF_UNIT and abs(rec.statistics[0].value - 0.3) < 0.05
+    assert "|effect| + 3 s.e. <=" in rec.criterion and "% of the keys" in rec.criterion  # the rule applied
+    assert "so the run resolves it" in rec.finding and "d_k = " in rec.finding
+
+
+def test_neff_and_tilted_limits_rest_on_gaussian_inputs():
+    rng = np.random.default_rng(3)
+    pred = rng.uniform(0.3, 0.6, (2, 50))
+    rec = ch01.neff_prediction_verdict(pred + 0.2, pred, premises=ch01.neff_premises("student-t:5"))
+    assert rec.verdict == OUTSIDE and rec.shows == FAILS and rec.statistics  # the statistic is kept
+    assert [p.id for p in rec.failed_premises] == ["gaussian-inputs"]
+    assert ch01.neff_prediction_verdict(pred, pred, premises=ch01.neff_premises("gaussian")).verdict == HOLDS
+    limit, consistent = ch01.consistency_rules(0.5, 0.001, 0.51, 0.84, premises=ch01.neff_premises("uniform-cube"))
+    assert limit.verdict == OUTSIDE and limit.shows == HOLDS
+    assert consistent.verdict == FAILS  # "consistent for m(q)" rests on no Gaussian premise
+
+
+def test_literal_bandwidth_prints_only_the_deciding_differences():
+    rec = ch01.literal_bandwidth_verdict({1: 1e-16, 4: 0.9, 16: 2.4, 64: 2.2})
+    assert rec.verdict == FAILS
+    assert [s.name for s in rec.statistics] == ["largest difference (d_k = 16)", "largest difference (d_k = 64)",
+                                                "largest difference (d_k = 4)"]
+    assert "coincide" in rec.criterion
+    held = ch01.literal_bandwidth_verdict({1: 1e-16, 4: 0.01})
+    assert held.verdict == HOLDS and [s.value for s in held.statistics] == [0.01]

@@ -85,3 +85,21 @@ def test_the_chapters_positivity_guard_raises_on_a_zero_covariance():
     cov, se = np.array([1e-3, 1e-5]), np.array([1e-5, 1e-5])  # synthetic: the second angle is not positive
     with pytest.raises(VerdictGuardError, match="the text says"):
         guard(bool(np.all(cov > 3 * se)), "the covariance is positive at every angle for constant m", "z = 1")
+
+
+def test_covariance_formulas_rest_on_independent_rows_and_the_bound_on_gaussian_inputs():
+    from mhanw import data
+    from mhanw.infra.verdicts import OUTSIDE
+
+    iid, ar1 = data.data_model("zero"), data.data_model("zero", inputs="ar1:0.9")
+    pooled = {"zero": (0.01, 0.005), "smooth": (-0.02, 0.006)}
+    assert ch03.first_order_verdict(pooled, 0.05, 2.0, premises=ch03.sample_premises(iid)).verdict == "holds"
+    rec = ch03.first_order_verdict(pooled, 0.05, 2.0, premises=ch03.sample_premises(ar1))
+    assert rec.verdict == OUTSIDE and rec.shows == "holds" and rec.statistics[0].unit == "%"
+    assert rec.tolerance == 100 * ch03.FIRST_ORDER_REL_TOL and "|effect| + 3 s.e. <=" in rec.criterion
+    smooth_t = data.data_model("sin13", inputs="student-t:5")
+    assert [p.id for p in ch03.bound_premises(smooth_t) if not p.holds] == ["gaussian-inputs"]
+    bound = ch03.bound_verdict("lemma-4.1/printed-bound/smooth-m", "The printed bound holds", [0.5, 0.2], [0.01, 0.01],
+                               [0.1, 0.0], [0, 90], premises=ch03.bound_premises(smooth_t))
+    assert bound.verdict == OUTSIDE and bound.shows == "fails as stated" and bound.statistics
+    assert ch03.orthogonal_verdict(0.4, 0.01, premises=ch03.sample_premises(ar1)).verdict == OUTSIDE

@@ -9,6 +9,7 @@ from scipy.stats import spearmanr
 from mhanw import data, heads, montecarlo
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.diversity import head_diversity_index, principal_angles
+from mhanw.infra.premises import premise
 from nbtools import declared_parameters
 
 # ---------------------------------------------------------------- configurations
@@ -304,3 +305,20 @@ def test_projection_bias_guard_stops_the_chapter_when_the_rise_is_not_seen():
     ch04.guard_projection_bias(10.0)
     with pytest.raises(V.VerdictGuardError, match="the text says"):
         ch04.guard_projection_bias(1.0)  # a synthetic z-score: no significant rise
+
+
+def test_family_profile_prints_the_changes_and_the_rising_steps():
+    """The finding of a rise under correlated inputs prints the IMSE along the family (issue: the
+    equicorrelated scenario's break of monotonicity stated with its numbers)."""
+    summary = {"rel": np.array([0.0, -0.10, -0.207, -0.25, -0.20, -0.079]),
+               "step_z": np.array([-5.0, -4.0, -1.0, 25.8, 36.7])}
+    text = ch04.family_profile(summary, [0, 18, 30, 60, 75, 90])
+    assert "-20.7 % at 30 deg, -25.0 % at 60 deg, -7.9 % at 90 deg" in text
+    assert "60 to 75 deg (z +25.8), 75 to 90 deg (z +36.7)" in text
+    assert "no step rises" in ch04.family_profile({"rel": np.zeros(3), "step_z": np.array([1.0, 2.0])}, [0, 45, 90])
+    with pytest.raises(ValueError, match="^deg:"):
+        ch04.family_profile(summary, [0, 90])
+    rec = ch04.families_verdict(36.7, 0.1, -9.7, -7.9, "pair family, m, 75 to 90 deg",
+                                (premise("rotation-invariant-inputs", "the law of the inputs is rotation invariant", False,
+                                         "correlated inputs"),), text)
+    assert (rec.verdict, rec.shows) == (V.OUTSIDE, V.FAILS) and text in rec.finding

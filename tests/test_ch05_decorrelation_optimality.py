@@ -7,6 +7,7 @@ import pytest
 from mhanw import montecarlo
 from mhanw.chapters import ch05_decorrelation_optimality as ch05
 from mhanw.diversity import head_diversity_index
+from mhanw.infra.premises import premise
 
 
 def test_blind_configurations():
@@ -84,11 +85,24 @@ def test_minimize_imse_descends_and_keeps_orthogonality():
 def test_rules_on_each_side_of_their_thresholds():
     res = ch05.RESOLUTION_PCT
     se_ok = res / 3 * 0.99  # 3 s.e. just below the resolution
-    assert ch05.optimum_verdict("iso", "m", 0.0, se_ok, 0.9, True).verdict == V.HOLDS_UNDER
-    assert ch05.optimum_verdict("iso", "m", 0.0, res / 3 * 1.01, 0.9, True).verdict == V.UNDECIDED
-    assert ch05.optimum_verdict("iso", "m", -3.1 * se_ok, se_ok, 0.2, True).verdict == V.FAILS
-    assert ch05.optimum_verdict("iso", "m", -2.9 * se_ok, se_ok, 0.2, True).verdict == V.HOLDS_UNDER
-    assert ch05.random_records(-2.9 * se_ok, se_ok, "m", True, -0.9, 0, "thm-5.1/x").verdict == V.HOLDS_UNDER
+    iso = (premise("isotropic-m", "m depends on x only through |x|", True),)
+    reached = V.Search("IMSE descent", starts=4, known_starts=1, perturbed_starts=2, steps=10, best=0.9, known=1.0)
+    missed = V.Search("IMSE descent", starts=4, known_starts=1, perturbed_starts=2, steps=10, best=1.013, known=1.0)
+    assert ch05.optimum_verdict("iso", "m", 0.0, se_ok, 0.9, iso, False, reached).verdict == V.HOLDS_UNDER
+    assert ch05.optimum_verdict("iso", "m", 0.0, res / 3 * 1.01, 0.9, iso, False, reached).verdict == V.UNDECIDED
+    assert ch05.optimum_verdict("iso", "m", -3.1 * se_ok, se_ok, 0.2, iso, False, reached).verdict == V.FAILS
+    assert ch05.optimum_verdict("iso", "m", -2.9 * se_ok, se_ok, 0.2, iso, False, reached).verdict == V.HOLDS_UNDER
+    # a claim rests on an optimum only when the descent reached the orthogonal heads on its batch
+    assert ch05.optimum_verdict("iso", "m", 0.0, se_ok, 0.9, iso, False, missed).verdict == V.UNDECIDED
+    # an anisotropic m tests the unconditional statement: a counterexample refutes it, a non-detection decides nothing
+    assert ch05.optimum_verdict("aniso", "m", 0.0, se_ok, 0.9, (), True, reached).verdict == V.UNDECIDED
+    assert ch05.optimum_verdict("aniso", "m", -3.1 * se_ok, se_ok, 0.2, (), True, reached).verdict == V.FAILS
+    assert ch05.random_records(-2.9 * se_ok, se_ok, "m", iso, False, -0.9, 0, "thm-5.1/x").verdict == V.HOLDS_UNDER
+    assert ch05.random_records(-2.9 * se_ok, se_ok, "m", (), True, -0.9, 0, "thm-5.1/x").verdict == V.UNDECIDED
+    # a broken premise: outside its conditions, the decision kept as what the numbers show
+    broken = (premise("rotation-invariant-inputs", "the law of the inputs is rotation invariant", False, "correlated"),)
+    r = ch05.random_records(-17.5, 0.3, "m", broken, False, -0.9, 3, "thm-5.1/x")
+    assert (r.verdict, r.shows) == (V.OUTSIDE, V.FAILS) and r.statistics[0].value == -17.5
     assert ch05.blind_verdict(0.31, 0.1).verdict == V.FAILS
     assert ch05.blind_verdict(-0.31, 0.1).verdict == V.HOLDS
     assert ch05.blind_verdict(0.29, 0.1).verdict == V.UNDECIDED

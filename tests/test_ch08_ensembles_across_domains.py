@@ -65,3 +65,24 @@ def test_parameters_name_the_bad_one(change, message):
     assert check_parameters(DEFAULTS, ch.PARAMETERS, ch.CONSTRAINTS)["n"] == 500
     with pytest.raises(ParameterError, match=message):
         check_parameters({**DEFAULTS, **change}, ch.PARAMETERS, ch.CONSTRAINTS)
+
+
+@pytest.mark.parametrize("orth_below_one, grows", [(True, True), (False, False), (True, False)])
+def test_figure_caption_says_what_the_numbers_show(orth_below_one, grows):
+    rec = ch.ant_colony_verdict()
+    text = ch.figure_caption(rec, orth_below_one, grows, 45)
+    assert text.endswith(".") and rec.verdict in text
+    assert ("lies below 1 by more than 3 s.e." in text) == orth_below_one
+    assert ("rises with $h$ at every step" in text) == grows and ("does not rise" in text) == (not grows)
+    with pytest.raises(ValueError, match="^rec_hdi: "):
+        ch.figure_caption("holds", True, True, 45)
+
+
+def test_figure_draws_both_panels():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    hdi = np.array([0.0, 0.5, 1.0])
+    omr = {0.5: (np.array([0.0, 0.3, 0.6]), np.array([0.01, 0.02, 0.03]))}
+    fig = ch.figure(hdi, omr, [0.5], [45, 90], [0.1, 1.0], np.array([[0.2, 0.5], [0.1, 0.4]]), np.full((2, 2), 0.01))
+    assert len(fig.axes) == 2 and fig.axes[0].get_legend() is not None

@@ -534,3 +534,13 @@ def test_diversity_sentence_reads_as_written():
     assert "all 24 (layer, object) cases" in ha.diversity_sentence(ha.diversity_verdict({"a": np.full(24, 5.0)}))
     assert ha.diversity_sentence(ha.diversity_verdict({"a": np.zeros(24)})).endswith(
         "more diverse than chance is undecided at this size (less diverse than chance against every null: none of the 24)")
+
+
+def test_report_names_the_notebook_values_it_misses(tmp_path):
+    from mhanw.chapters import ch09_pretrained_head_diversity as chapter
+
+    assert "diversity_record" in chapter.REPORT_INPUTS and "macros" in chapter.REPORT_INPUTS
+    with pytest.raises(ValueError, match="^ns: .*missing .*diversity_record"):
+        chapter.report({"macros": None}, tmp_path / "m.tex", tmp_path / "r.json")
+    with pytest.raises(ValueError, match="^ns: expected"):
+        chapter.report(["macros"], tmp_path / "m.tex", tmp_path / "r.json")

@@ -121,3 +121,92 @@ def test_positive_control_is_seen_at_quick_size():
     book = ch.ledger(res, 1.0)
     control = [rec for rec in book if "control" in rec.claim]
     assert control and control[0].verdict == V.HOLDS
+
+
+def _book(directions, control="rise"):
+    """A ledger of synthetic records: one training record per direction, and one control per setting."""
+    book = V.Ledger("10_training_heads")
+    for i, direction in enumerate(directions):
+        init, end = _synthetic(direction, seed=i)
+        book.add(ch.training_orthogonal_verdict(f"s{i}", "a setting", init, end, 0.5))
+    for i, _ in enumerate(directions):
+        init, end = _synthetic(control, seed=10 + i)
+        book.add(ch.penalty_control_verdict(f"s{i}", "a setting", init, end, 0.5, 1.0))
+    return book
+
+
+def test_positive_control_is_a_side_check_apart_from_the_claim_and_undecided_records_carry_their_power():
+    book = _book(["rise", "fall", "flat"])
+    claims = [r for r in book if r.claim.startswith(ch.CLAIM + "/")]
+    controls = [r for r in book if r.claim.startswith(ch.CONTROL_CLAIM + "/")]
+    assert all(r.role == V.PAPER for r in claims) and all(r.role == V.SIDE_CHECK for r in controls)
+    for r in claims + controls:
+        assert r.unit == ch.UNIT and r.detectable == pytest.approx(3 * r.statistics[0].se)
+    flat = claims[2]
+    assert flat.verdict == V.UNDECIDED and f"{flat.detectable:.3f}" in flat.finding
+    assert "rose" in claims[0].finding and "fell" in claims[1].finding
+
+
+@pytest.mark.parametrize("directions, words", [
+    (["rise", "rise"], ["pushed the heads apart in both settings"]),
+    (["fall", "flat"], ["pushed the heads apart in neither", "pulled them together in s0"]),
+    (["flat", "flat"], ["pushed the heads apart in neither", "the measurement sees a rise"]),
+])
+def test_takeaway_and_caption_state_the_directions_the_records_show(directions, words):
+    book = _book(directions)
+    text = ch.takeaway(book)
+    for w in words:
+        assert w in text
+    caption = ch.trajectory_caption(book)
+    assert caption.endswith(".") and "moved apart in both" in caption  # the two controls rose
+    if "fall" in directions:
+        assert "moved closer (fell by more than 3 s.e.) in one (s0)" in caption
+
+
+def test_takeaway_doubts_the_power_when_the_control_does_not_rise():
+    book = _book(["flat", "flat"], control="flat")
+    assert "power is in doubt" in ch.takeaway(book)
+    assert "moved apart in neither" in ch.trajectory_caption(book)
+
+
+def test_dependent_rows_put_the_training_records_outside_their_conditions_with_their_numbers():
+    sizes = dict(SIZES, opt_starts=0)
+    grid = ch.settings("iso_cos", "aniso", 4, 2, 2, 4, combinations=("average",))[:1]
+    res = ch.run_all(grid, sizes, 5, 30, 0.6, 1.0, inputs="ar1:0.9")
+    assert [p.id for p in res[0].premises] == ["iid-samples"] and not res[0].premises[0].holds
+    book = ch.ledger(res, 1.0)
+    rec = next(r for r in book if r.claim.startswith(ch.CLAIM + "/"))
+    assert rec.verdict == V.OUTSIDE and rec.shows == V.UNDECIDED and rec.statistics
+    assert "HDI_PA moved by" in rec.finding
+    control = next(r for r in book if r.claim.startswith(ch.CONTROL_CLAIM + "/"))
+    assert control.verdict != V.OUTSIDE
+    assert "lie outside the conditions of the measurement in one" in ch.trajectory_caption(book)
+    iid = ch.run_all(grid, sizes, 5, 30, 0.6, 1.0)
+    assert iid[0].premises[0].holds and ch.ledger(iid, 1.0).records[0].verdict == V.UNDECIDED
+
+
+def test_check_by_hand_refuses_a_wrong_formula():
+    p = check_parameters(GOOD, ch.PARAMETERS, ch.CONSTRAINTS)
+
+    def wrong(W, X, Y, h):
+        from mhanw import training
+        lib = training.loo_loss(W, X, Y, h)
+        return lib.loss, 2 * lib.grad
+
+    with pytest.raises(AssertionError, match="disagree"):
+        ch.check_by_hand(wrong, p, 3)
+
+    def right(W, X, Y, h):
+        from mhanw import training
+        lib = training.loo_loss(W, X, Y, h)
+        return lib.loss, lib.grad
+
+    assert max(ch.check_by_hand(right, p, 3).values()) < 1e-5
+
+
+def test_findings_set_aside_the_records_whose_premise_fails():
+    sizes = dict(SIZES, opt_starts=0)
+    grid = ch.settings("iso_cos", "aniso", 4, 2, 2, 4, combinations=("average",))[:1]
+    book = ch.ledger(ch.run_all(grid, sizes, 5, 30, 0.6, 1.0, inputs="ar1:0.9"), 1.0)
+    text = ch.findings(book)
+    assert "did not change significantly in 0 of 1" in text and "1 of 1 settings are set aside" in text

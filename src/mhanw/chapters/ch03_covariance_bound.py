@@ -20,6 +20,8 @@ from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, UNDECIDED, Verd
 from ..infra.verdicts import stat as _stat
 
 __all__ = [
+    "bound_premises",
+    "sample_premises",
     "CLOSED_FORM_REL_TOL",
     "FIRST_ORDER_REL_TOL",
     "NEAR_ZERO_CORRELATION",
@@ -124,14 +126,15 @@ def covariance_steps(estimates, n_blocks: int = 20) -> dict:
 
 
 @checked(claim=V.text, statement=V.text, covariance=V.numbers, se=V.standard_errors, bound=V.numbers,
-         angles=V.numbers)
-def bound_verdict(claim: str, statement: str, covariance, se, bound, angles) -> Verdict:
+         angles=V.numbers, premises=V.premise_list)
+def bound_verdict(claim: str, statement: str, covariance, se, bound, angles, premises=()) -> Verdict:
     """An upper bound against measured covariances at several angles.
 
     Fails when the covariance exceeds the bound by more than 3 s.e. at some
     angle; holds when it lies 3 s.e. below the bound at every angle
     (``detectable``: the largest 3 s.e.); undecided otherwise.  ``covariance``,
-    ``se``, ``bound``, ``angles``: one value per angle.
+    ``se``, ``bound``, ``angles``: one value per angle; ``premises``: what the bound as evaluated
+    rests on (:func:`bound_premises`), so that a bound evaluated outside them is reported as such.
     """
     c, s, b = (np.asarray(v, float) for v in (covariance, se, bound))
     for name, v in (("se", s), ("bound", b), ("angles", np.asarray(angles))):
@@ -154,12 +157,31 @@ def bound_verdict(claim: str, statement: str, covariance, se, bound, angles) -> 
                   f"(here at {violated or 'none'} degrees), holds when 3 s.e. below at every angle",
         statistics=(_stat(f"largest excess over the bound (at {int(angles[worst])} degrees)", excess[worst], s[worst]),),
         detectable=float(N_SE * s.max()) if verdict == HOLDS else None,
-        section=SECTION,
+        premises=premises, section=SECTION,
     )
 
 
-@checked(rho=V.number, rho_se=V.standard_error)
-def orthogonal_verdict(rho: float, rho_se: float) -> Verdict:
+def bound_premises(model) -> tuple:
+    """The premises of the printed bound as the chapter evaluates it for a smooth ``m``: ``p_K`` is the
+    density of the projected keys under iid ``N(0, I)`` inputs (:func:`mhanw.premises.gaussian_inputs`),
+    and the bound is a variance bound for independent rows (:func:`mhanw.premises.iid_samples`).  For a
+    constant ``m`` the bound is 0 whatever ``p_K``, so only the second applies (:func:`sample_premises`)."""
+    from .. import premises as P
+
+    return (P.gaussian_inputs(model), P.iid_samples(model))
+
+
+def sample_premises(model) -> tuple:
+    """The premise of every ``1/n`` covariance formula of the chapter (the printed bound for a constant
+    ``m``, the first-order covariance, the correlation of orthogonal heads): the rows of a training sample
+    are independent (:func:`mhanw.premises.iid_samples` on ``model``)."""
+    from .. import premises as P
+
+    return (P.iid_samples(model),)
+
+
+@checked(rho=V.number, rho_se=V.standard_error, premises=V.premise_list)
+def orthogonal_verdict(rho: float, rho_se: float, premises=()) -> Verdict:
     """Orthogonal heads have near-zero covariance: their correlation against :data:`NEAR_ZERO_CORRELATION`."""
     verdict = significant_effect(rho - NEAR_ZERO_CORRELATION, rho_se, sign=-1)  # holds when 3 s.e. below
     return Verdict(
@@ -169,7 +191,7 @@ def orthogonal_verdict(rho: float, rho_se: float) -> Verdict:
         criterion=f"correlation of the two heads at 90 degrees (constant m) against {NEAR_ZERO_CORRELATION:g}: "
                   "fails when 3 s.e. above it, holds when 3 s.e. below",
         statistics=(_stat("correlation at 90 degrees", rho, rho_se),),
-        section=SECTION,
+        premises=premises, section=SECTION,
     )
 
 
@@ -195,28 +217,32 @@ def pooled_relative_deviation(pairs, predicted, n_blocks: int = 20) -> tuple:
     return jackknife(stat, tuple(est), n_blocks)
 
 
-@checked(pooled=V.estimate_map, worst_rel=V.nonnegative, worst_z=V.nonnegative)
-def first_order_verdict(pooled: dict, worst_rel: float, worst_z: float) -> Verdict:
+@checked(pooled=V.estimate_map, worst_rel=V.nonnegative, worst_z=V.nonnegative, premises=V.premise_list)
+def first_order_verdict(pooled: dict, worst_rel: float, worst_z: float, premises=()) -> Verdict:
     """n C -> kappa (sigma^2 + Delta): for each regression function, the mean relative deviation of the
     measured covariance from the first-order value over the angles, through :func:`no_violation` with
     tolerance :data:`FIRST_ORDER_REL_TOL`; fails if one fails, holds if all hold.
 
     ``pooled``: ``{label: (mean relative deviation, s.e.)}``; ``worst_rel``,
-    ``worst_z``: the largest relative deviation and |deviation|/s.e. of a single setting (reported).
+    ``worst_z``: the largest relative deviation and |deviation|/s.e. of a single setting (reported);
+    ``premises``: :func:`sample_premises` (a ``1/n`` formula for independent rows).  The record carries the
+    tolerance and the detectable size (3 s.e. of the least precise regression function), in per cent.
     """
-    decided = {k: no_violation(v, e, FIRST_ORDER_REL_TOL) for k, (v, e) in pooled.items()}
+    decided = {k: no_violation(100 * v, 100 * e, 100 * FIRST_ORDER_REL_TOL) for k, (v, e) in pooled.items()}
     verdict = combine(v for v, _ in decided.values())
     return Verdict(
         claim="lemma-4.1/first-order",
         statement="To first order in 1/n, n C_jj'(x) = kappa_jj'(x) (sigma^2 + Delta_jj'(x))",
         verdict=verdict,
-        criterion="for each regression function, the mean over the angles of (measured / first-order - 1), "
-                  f"jackknife s.e. over the shared replicates, within 3 s.e. of 0 and within {FIRST_ORDER_REL_TOL:g} "
-                  "(neglected terms of relative order 1/(n h^d_k))",
-        statistics=tuple(_stat(f"mean relative deviation, m = {k}", v, e) for k, (v, e) in pooled.items())
-        + (_stat("largest relative deviation at one angle", worst_rel), _stat("largest |deviation| in s.e.", worst_z)),
-        detectable=max(d for _, d in decided.values()) if verdict == HOLDS else None,
-        section=SECTION,
+        criterion="for each regression function, the mean over the angles of (measured / first-order - 1), in %, "
+                  "jackknife s.e. over the shared replicates (the tolerance: neglected terms of relative order "
+                  f"1/(n h^d_k)): {V.no_violation_criterion(100 * FIRST_ORDER_REL_TOL, unit='%')}; the claim holds "
+                  "when it holds for every regression function and fails when it fails for one",
+        statistics=tuple(_stat(f"mean relative deviation, m = {k}", 100 * v, 100 * e, "%") for k, (v, e) in pooled.items())
+        + (_stat("largest relative deviation at one angle", 100 * worst_rel, unit="%"),
+           _stat("largest |deviation| in s.e.", worst_z)),
+        detectable=max(d for _, d in decided.values()), tolerance=100 * FIRST_ORDER_REL_TOL, unit="%",
+        premises=premises, section=SECTION,
     )
 
 
@@ -226,15 +252,14 @@ def closed_form_verdict(pooled_dev: float, pooled_se: float, n: int, worst_rel: 
     """The closed form for two 1-D heads at the largest n: the mean relative deviation over bandwidths and
     angles (jackknife s.e.) through :func:`no_violation` with tolerance :data:`CLOSED_FORM_REL_TOL`."""
     return no_violation_record(
-        _stat("mean relative deviation", pooled_dev, pooled_se), CLOSED_FORM_REL_TOL,
-        extra=(_stat("largest relative deviation at one setting", worst_rel),
+        _stat("mean relative deviation", 100 * pooled_dev, 100 * pooled_se, "%"), 100 * CLOSED_FORM_REL_TOL,
+        extra=(_stat("largest relative deviation at one setting", 100 * worst_rel, unit="%"),
                _stat("largest |deviation| in s.e.", worst_z)),
         claim="lemma-4.1/closed-form",
         statement="For two one-dimensional heads at angle phi (x = 0, m constant, X ~ N(0, I_2)), "
                   "n C / sigma^2 -> (1 + h^2) / sqrt((1 + h^2)^2 - cos^2 phi)",
-        criterion=f"at n = {n}, the mean over bandwidths and angles of (Monte Carlo / closed form - 1), jackknife "
-                  f"s.e. over the shared replicates, within 3 s.e. of 0 and within {CLOSED_FORM_REL_TOL:g} "
-                  "(a limit in n; no further allowance)",
+        criterion=f"at n = {n}, the mean over bandwidths and angles of (Monte Carlo / closed form - 1), in %, "
+                  "jackknife s.e. over the shared replicates (a limit in n; no further allowance)",
         section=SECTION,
     )
 

@@ -603,9 +603,9 @@ def identical_worst_verdict(max_z: float, max_se_pct: float, where: str, premise
 
 
 @checked(max_step_z=V.number, max_step_se_pct=V.standard_error, end_z=V.number, end_rel_pct=V.number,
-         where=V.text, premises=V.premise_list)
+         where=V.text, premises=V.premise_list, profile=V.note)
 def families_verdict(max_step_z: float, max_step_se_pct: float, end_z: float, end_rel_pct: float, where: str,
-                    premises):
+                    premises, profile: str = ""):
     """IMSE non-increasing along the isoclinic pair and star families (the isotropic reading).
 
     ``max_step_z``: the largest z-score of a step (more diverse minus less diverse) over the families and
@@ -614,7 +614,8 @@ def families_verdict(max_step_z: float, max_step_se_pct: float, end_z: float, en
     ``end_rel_pct``: the least favourable identical-to-orthogonal z-score and change (%).  Fails when
     some step rises by 3 s.e.; holds (under the premises) when none does, the end-to-end fall is seen
     (z below -3) and the run could see a rise of :data:`RISE_TOL_PCT`; undecided otherwise.  When a
-    premise fails the decision is kept as what the numbers show (the constructor converts)."""
+    premise fails the decision is kept as what the numbers show (the constructor converts).  ``profile``:
+    the IMSE along the family of ``where`` (:func:`family_profile`), appended to the finding of a rise."""
     if max_step_z > N_SE:
         verdict = FAILS
     elif end_z < -N_SE:
@@ -625,7 +626,8 @@ def families_verdict(max_step_z: float, max_step_se_pct: float, end_z: float, en
     end = (f"falls by at least {-end_rel_pct:.1f} %" if end_rel_pct < 0 else f"changes by {end_rel_pct:+.1f} %")
     if verdict == FAILS:
         finding = (f"the IMSE is not monotone in HDI_PA along the isoclinic families: it rises by {max_step_z:.1f} "
-                   f"s.e. ({where}), although from identical to orthogonal heads it {end} (z {end_z:.1f})")
+                   f"s.e. ({where}), although from identical to orthogonal heads it {end} (z {end_z:.1f})"
+                   + (f"; {profile}" if profile else ""))
     else:
         finding = (f"no step along the isoclinic families raises the IMSE by 3 s.e. (largest z {max_step_z:.1f}, "
                    f"{where}), and from identical to orthogonal heads it {end} (z {end_z:.1f})")
@@ -638,6 +640,24 @@ def families_verdict(max_step_z: float, max_step_se_pct: float, end_z: float, en
                     statistics=(_stat("largest step z-score", max_step_z), _stat("identical-to-orthogonal z-score", end_z),
                                 _stat("identical-to-orthogonal change, least favourable", end_rel_pct, unit="%")),
                     detectable=detectable, tolerance=RISE_TOL_PCT, unit="%", finding=finding)
+
+
+def family_profile(summary: dict, deg, every: float = 30.0) -> str:
+    """The IMSE along one isoclinic family in words: its change against identical heads at every
+    multiple of ``every`` degrees of ``deg`` (the family's angles, increasing) and the z-scores of the
+    steps that raise it by more than 3 paired s.e.  ``summary``: :func:`family_summary` of the family.
+    E.g. ``"IMSE change against identical heads -20.7 % at 30 deg, -25.1 % at 60 deg, -7.9 % at 90 deg;
+    steps that rise by 3 s.e.: 60 to 75 deg (z +25.8), 75 to 90 deg (z +36.7)"``."""
+    deg = as_float_array(deg, "deg", ndim=1)
+    every = positive_scalar(every, "every")
+    if len(summary.get("rel", ())) != deg.size or deg.size < 2:
+        raise ValueError(f"deg: expected one angle per configuration of the family ({len(summary.get('rel', ()))})")
+    at = [i for i in range(1, deg.size) if abs(deg[i] / every - round(deg[i] / every)) < 1e-9] or [deg.size - 1]
+    change = ", ".join(f"{100 * summary['rel'][i]:+.1f} % at {deg[i]:g} deg" for i in at)
+    rises = [f"{deg[i]:g} to {deg[i + 1]:g} deg (z {summary['step_z'][i]:+.1f})"
+             for i in range(deg.size - 1) if summary["step_z"][i] > N_SE]
+    return (f"IMSE change against identical heads {change}"
+            + (f"; steps that rise by 3 s.e.: {', '.join(rises)}" if rises else "; no step rises by 3 s.e."))
 
 
 @checked(rel_pct=V.number, rel_se_pct=V.standard_error, z=V.number)
@@ -665,7 +685,12 @@ def equal_hdi_verdict(rel_pct: dict, rel_se_pct: dict, z: dict):
     bad = any(abs(v) > N_SE for v in z.values())
     stats = tuple(s for m in z for s in (_stat(f"P vs Q, {regression_label(m)}", rel_pct[m], rel_se_pct[m], "%"),
                                          _stat(f"z, {regression_label(m)}", z[m])))
-    return _verdict(claim="thm-4.2/equal-hdi", statement="Configurations with equal HDI_PA have equal IMSE",
+    top = max(z, key=lambda m: abs(z[m]))
+    gap = f"{rel_pct[top]:+.1f} ± {rel_se_pct[top]:.1f} % for {regression_label(top)} (z {z[top]:.1f})"
+    finding = (f"two configurations with the same HDI_PA = 1/2 have different IMSEs: P against Q {gap}, so the IMSE "
+               "is not a function of HDI_PA alone" if bad else
+               f"the two configurations with HDI_PA = 1/2 do not differ by 3 paired s.e. (P against Q {gap})")
+    return _verdict(claim="thm-4.2/equal-hdi", statement="Configurations with equal HDI_PA have equal IMSE", finding=finding,
                     verdict=FAILS if bad else UNDECIDED,
                     criterion="|z| of IMSE(P) - IMSE(Q) (both HDI_PA = 1/2) against 3, for each isotropic m",
                     statistics=stats)
@@ -862,3 +887,309 @@ def guard_projection_bias(z_aniso: float) -> None:
 
     guard(bool(z_aniso > N_SE), "the IMSE of the anisotropic m rises with HDI (projection bias of the diverse heads)",
           f"the identical-to-orthogonal z-score is {z_aniso:.1f}, not above {N_SE:g}")
+
+
+# --------------------------------------------------------------------------- the notebook's figure and records
+
+
+def mse_figure(nb):
+    """The figure of Thm 4.2 (``04_head_diversity_index_mse``), a 3 x 2 grid of panels: top row (a) the
+    isotropic ``m`` along the pair and star families, IMSE change against identical heads, and (b) the
+    anisotropic ``m`` as a ratio (log scale); middle row (c) plain softmax attention along the pair family
+    and (d) the equal-HDI configurations against ``Q``; bottom row (e) the random configurations against
+    the orthogonal blocks and (f) the matched-HDI bins against the best of their bin.  Bars: 2 paired s.e.
+
+    ``nb``: the executed notebook's variables (a mapping; the names its cells define: ``pair``, ``star``,
+    ``attn``, ``equal``, ``rand_cfg``, ``matched``, ...).  Returns the matplotlib figure."""
+    import matplotlib.pyplot as plt
+
+    from ..infra import figures
+
+    nb = _Namespace(nb)
+    fig, ax = plt.subplot_mosaic([["a", "b"], ["c", "d"], ["e", "f"]], figsize=(figures.TEXT_WIDTH, 3 * 1.7 + 0.4))
+    for (fam, hdi, summ, ls, mk) in [("pair, $H=2$", nb.pair_hdi, nb.pair, "-", "o"), ("star, $H=4$", nb.star_hdi, nb.star, "--", "s")]:
+        for m, color in zip(nb.ISO, ("C0", "C1")):
+            figures.errorbar(ax["a"], hdi, 100 * summ[m]["rel"], 200 * summ[m]["rel_se"], color=color, linestyle=ls, marker=mk,
+                             ms=3, label=f"{regression_label(m)}, {fam}")
+        figures.errorbar(ax["b"], hdi, 1 + summ[nb.ANISO]["rel"], 2 * summ[nb.ANISO]["rel_se"], color="C2", linestyle=ls, marker=mk,
+                         ms=3, label=f"{regression_label(nb.ANISO)}, {fam}")
+    ax["a"].axhline(0, color="grey", lw=0.6)
+    ax["a"].set(xlabel=r"HDI$_{\mathrm{PA}}$", ylabel="IMSE change vs identical (%)", title="(a) isotropic $m$")
+    ax["a"].legend(loc="lower left", fontsize=7)
+    ax["b"].set(yscale="log", xlabel=r"HDI$_{\mathrm{PA}}$", ylabel="IMSE / IMSE(identical)", title="(b) anisotropic $m$")
+    ax["b"].set_yticks([1, 1.5, 2, 3, 4, 6], ["1", "1.5", "2", "3", "4", "6"])
+    ax["b"].minorticks_off()
+    ax["b"].legend(loc="upper left")
+
+    for (k, v), color, mk in zip(nb.attn.items(), ("C3", "C4", "C0"), ("v", "^", "o")):
+        figures.errorbar(ax["c"], np.sin(np.radians(nb.attn_deg)) ** 2, v["imse"], 2 * v["se"], color=color, marker=mk, ms=3,
+                         label=k.replace("beta", r"$\beta$").replace("1/sqrt(d_k)", r"$1/\sqrt{d_k}$").replace("h = ", "$h=$"))
+    # the training mean's +-2 s.e. is narrower than a line at this scale: drawn as a dashed line, its s.e. in the legend
+    ax["c"].axhline(nb.attn_mean[0], color="grey", lw=1.0, ls="--", label=rf"training mean $\bar Y$ ($\pm${2 * nb.attn_mean[1]:.3f})")
+    ax["c"].set(yscale="log", xlabel=r"HDI$_{\mathrm{PA}}$", ylabel=f"IMSE, {regression_label(nb.ISO[1])}", title="(c) plain attention")
+    ax["c"].set_yticks([0.15, 0.2, 0.3, 0.5, 0.7, 1.0, 2.0], ["0.15", "0.2", "0.3", "0.5", "0.7", "1", "2"])
+    ax["c"].minorticks_off()
+    ax["c"].set_ylim(0.12, 4.0)
+    ax["c"].legend(loc="upper center", ncol=2, fontsize=7)
+
+    names = [f"{k}\n{tuple(int(round(a)) for a in ang)} deg\nHDI {nb.equal_hdi[k]:.3f}" for k, ang in
+             zip(nb.equal_cfgs, [(0, 90), (45, 45), (8, 90)])]
+    for off, m, color, mk in zip((-0.08, 0.08), nb.ISO, ("C0", "C1"), ("o", "s")):
+        figures.errorbar(ax["d"], np.arange(3) + off, 100 * nb.equal[m]["rel"], 200 * nb.equal[m]["rel_se"], color=color, linestyle="none",
+                         marker=mk, label=regression_label(m))
+    ax["d"].axhline(0, color="grey", lw=0.6)
+    ax["d"].set_xticks(range(3), names)
+    ax["d"].set(xlim=(-0.5, 2.5), ylabel="IMSE change vs Q (%)", title="(d) equal HDI and a higher HDI")
+    ax["d"].legend(loc="upper center", fontsize=7)
+
+    o = nb.rand_cfg.orthogonal
+    figures.errorbar(ax["e"], nb.rand_cfg.hdi[nb.others], 100 * nb.rand_rel[nb.others], 200 * nb.rand_rel_se[nb.others], color="C1", linestyle="none",
+                     ms=3, label=f"interpolated (Spearman {nb.rand_rho:.2f})".replace("-", "\u2212"))
+    ax["e"].plot(nb.rand_cfg.hdi[o], 0.0, marker="*", color="k", ms=9, linestyle="none", label="orthogonal blocks")
+    ax["e"].axhline(0, color="grey", lw=0.6)
+    ax["e"].set(xlabel=r"HDI$_{\mathrm{PA}}$", ylabel="IMSE change vs orthogonal (%)",
+                title=rf"(e) random configurations, {regression_label(nb.random_regression)}")
+    lo, hi = ax["e"].get_ylim()
+    ax["e"].set_ylim(lo, hi + 0.3 * (hi - lo))  # headroom for the legend
+    ax["e"].legend(loc="best", fontsize=7, markerscale=0.7)  # short labels: the legend fits where no point is
+
+    for k, ((target, v), color, mk) in enumerate(zip(nb.matched.items(), ("C0", "C3", "C2", "C4"), ("o", "s", "^", "D"))):
+        order = np.argsort(v["imse"])
+        figures.errorbar(ax["f"], np.arange(v["K"]) + 0.15 * k, 100 * v["rel"][order], 200 * v["rel_se"][order], color=color,
+                         marker=mk, linestyle="none", ms=3, label=rf"HDI$_{{\mathrm{{PA}}}}$ {target:g}, Hotelling p {v['p']:.2g}")
+    ax["f"].axhline(0, color="grey", lw=0.6)
+    ax["f"].set(xlabel="configuration (sorted by IMSE)", ylabel="IMSE change vs best of bin (%)", title="(f) matched HDI")
+    lo, hi = ax["f"].get_ylim()
+    ax["f"].set_ylim(lo, hi + 0.35 * (hi - lo))  # headroom for the legend
+    ax["f"].legend(loc="upper left", fontsize=7)
+    return fig
+
+def close(nb):
+    """Decide every record of the chapter from the notebook's numbers (the rules above, premises from
+    :func:`isotropic_premises`), guard the sentences that state a direction, write the macros
+    (``nb["macros_path"]``) and the raw results (``nb["results_path"]``); returns the
+    :class:`mhanw.infra.verdicts.Ledger`.  ``nb``: the executed notebook's variables (a mapping)."""
+    from ..infra.premises import merge
+    from ..infra.results import json_safe, save_results
+    from ..infra.texout import tex_text
+    from ..infra.verdicts import Ledger, verdict_macros
+
+    nb = _Namespace(nb)
+    t0 = nb.table[nb.shapes[0]]
+    # The premises of the isotropic reading, evaluated on the models and heads that ran (mhanw.premises)
+    iso_prem = isotropic_premises([nb.model[m] for m in nb.ISO], nb.pair_cfgs + nb.star_cfgs)
+    rand_prem = isotropic_premises([nb.model[nb.random_regression]],
+                                   [_heads.HeadConfig(W, **rule_options(nb.random_rule)) for W in nb.rand_cfg.projections])
+    fams = {"pair": (nb.pair, nb.pair_deg), "star": (nb.star, nb.star_deg)}
+    # the largest step z-score of the isotropic m, and where it is
+    step_max_iso, where_step = max((float(fs[m]["step_z"][i]), f"{fam} family, {regression_label(m)}, {deg[i]:g} to {deg[i + 1]:g} deg")
+                                   for fam, (fs, deg) in fams.items() for m in nb.ISO for i in range(len(deg) - 1))
+    step_se_pct_iso = max(float(np.max(100 * fs[m]["step_se"] / fs[m]["imse"][:-1])) for fs, _ in fams.values() for m in nb.ISO)
+    end_z_iso = max(max(nb.pair[m]["z"][-1], nb.star[m]["z"][-1]) for m in nb.ISO)  # most positive end-to-end z (should be < -3)
+    end_rel_iso = max(max(100 * nb.pair[m]["rel"][-1], 100 * nb.star[m]["rel"][-1]) for m in nb.ISO)
+    # S-weak: largest z-score of IMSE(c) - IMSE(identical) over every other configuration of the families and the random ones
+    rand_rel_identical = nb.rand.relative_to(nb.rand_cfg.identical)
+    sweak_z, sweak_where = max([(float(fs[m]["z"][i]), f"{fam} family, {regression_label(m)}, {deg[i]:g} deg")
+                                for fam, (fs, deg) in fams.items() for m in nb.ISO for i in range(1, len(deg))]
+                               + [(float(nb.rand_vs_identical.z[i]), f"random configuration of HDI_PA {nb.rand_cfg.hdi[i]:.2f}")
+                                  for i in range(len(nb.rand_cfg.hdi)) if i != nb.rand_cfg.identical])
+    sweak_se_pct = max(max(100 * fs[m]["rel_se"][1:].max() for fs, _ in fams.values() for m in nb.ISO),
+                       100 * float(np.delete(rand_rel_identical.se, nb.rand_cfg.identical).max()))
+    z_B = {m: nb.equal[m]["P_minus_Q"] / nb.equal[m]["P_minus_Q_se"] for m in nb.ISO}
+    z_Bp = {m: nb.equal[m]["Pp_minus_Q"] / nb.equal[m]["Pp_minus_Q_se"] for m in nb.ISO}
+    aniso_fam = min(("Pair", nb.pair), ("Star", nb.star), key=lambda fs: fs[1][nb.ANISO]["z"][-1])[1][nb.ANISO]
+    z_aniso = aniso_fam["z"][-1]
+    canon, four = nb.attn["attention, beta = 1/sqrt(d_k)"], nb.attn["attention, beta = 4"]
+    canon_diff = nb.attn_res.differences_from(nb.k_mean)
+    i_best = int(np.argmin(nb.block(canon_diff.mean, 0)))
+
+    ledger = Ledger("04_head_diversity_index")
+    add = ledger.add
+    rec_identical = add(printed_identical_verdict(t0["identical"]["paper"], nb.shapes[0][2]))
+    add(printed_range_verdict({k: v["paper"] for k, v in t0.items()}))
+    add(printed_scale_verdict(t0["identical"]["paper"], t0["identical_x2"]["paper"]))
+    pa_dev = {"identical": abs(t0["identical"]["principal_angles"]), "orthogonal": abs(t0["orthogonal"]["principal_angles"] - 1),
+              "range": max(max(-v["principal_angles"], v["principal_angles"] - 1, 0.0) for v in t0.values()),
+              "scale": abs(t0["identical_x2"]["principal_angles"] - t0["identical"]["principal_angles"])}
+    rec_pa = add(pa_properties_verdict(pa_dev))
+    rec_bound = add(affine_bound_verdict(nb.cov_orth.mean, nb.cov_orth.se, nb.cov_corr))
+    rec_sweak = add(identical_worst_verdict(sweak_z, sweak_se_pct, sweak_where, merge(iso_prem, rand_prem)))
+    m_step = max(nb.ISO, key=lambda m: max(float(np.max(fs[m]["step_z"])) for fs, _ in fams.values()))
+    profile = "; ".join(f"{fam} family, {regression_label(m_step)}: {family_profile(fs[m_step], deg)}" for fam, (fs, deg) in fams.items())
+    rec_iso = add(families_verdict(step_max_iso, step_se_pct_iso, end_z_iso, end_rel_iso, where_step, iso_prem, profile))
+    rec_aniso = add(anisotropic_verdict(100 * aniso_fam["rel"][-1], 100 * aniso_fam["rel_se"][-1], z_aniso))
+    rec_equal = add(equal_hdi_verdict({m: 100 * nb.equal[m]["rel"][0] for m in nb.ISO}, {m: 100 * nb.equal[m]["rel_se"][0] for m in nb.ISO}, z_B))
+    rec_strict = add(higher_hdi_verdict({m: 100 * nb.equal[m]["rel"][2] for m in nb.ISO}, {m: 100 * nb.equal[m]["rel_se"][2] for m in nb.ISO},
+                                          z_Bp, nb.equal_hdi["P'"] - nb.equal_hdi["Q"]))
+    rand_max_se = float(max(d for *_, d in nb.rand_viol["violations"]) if nb.rand_viol["violations"] else
+                        nb.rand.paired_difference(nb.rand_cfg.orthogonal, nb.rand_cfg.identical).se)
+    rec_random = add(random_verdict(nb.rand_rho, nb.rand_rho_se, nb.rand_viol["n_violations"], nb.rand_viol["expected_by_chance"],
+                                      nb.rand_viol["n_pairs"], 100 * rand_max_se / float(nb.rand.mean.min()), rand_prem))
+    rec_matched = add(matched_hdi_verdict(nb.matched))
+    rec_strue = add(as_stated_verdict([rec_aniso, rec_equal, rec_strict, rec_matched]))
+    rec_attn = add(attention_verdict(nb.block(canon_diff.mean, 0)[i_best], nb.block(canon_diff.se, 0)[i_best], canon["z_vs_mean"].min()))
+    nb.results["claims"] = ledger.to_list()
+
+    # Guards: sentences of the chapter and of the paper's Section 5 that state a direction.
+    rel60 = {}
+    for fam, res_f, deg in (("Pair", nb.pair_res, nb.pair_deg), ("Star", nb.star_res, nb.star_deg)):
+        i60 = int(np.flatnonzero(deg == 60)[0])
+        first = res_f[nb.ISO[1]].relative_to(0)  # 0 to 60 degrees
+        last = res_f[nb.ISO[1]].relative_to(i60)  # 60 to 90 degrees
+        rel60[fam] = (100 * last.mean[-1], 100 * last.se[-1], 100 * first.mean[i60], 100 * first.se[i60])
+    saturates = all(abs(a) + 3 * s < abs(b) - 3 * t for a, s, b, t in rel60.values())
+    most_gain_by_60 = "most of the change" if saturates else "part of the change"
+    guard_projection_bias(z_aniso)  # the sentence on projection bias (here and in Section 5)
+    # Part 1: the table at (512, 8, 64), the Haar draws and the bound
+    camel = {"identical": "Identical", "orthogonal": "Orthogonal", "gaussian_scaled": "GaussScaled", "gaussian_unit": "GaussUnit",
+             "identical_x2": "IdenticalTwo"}
+    for kind, name in camel.items():
+        for normalization, short in (("paper", "Paper"), ("principal_angles", "PA"), ("rv", "RV")):
+            nb.macros.number(f"Tab{name}{short}", round(t0[kind][normalization], 12) + 0.0, 4)  # rounding noise (1e-16) shown as 0
+            nb.macros.number(f"Pred{name}{short}", nb.predicted[nb.shapes[0]][kind][normalization], 4)
+    nb.macros.number("HaarMaxZ", nb.haar_max_z, 2)
+    nb.macros.integer("HaarDraws", nb.sizes["haar_draws"])
+    nb.macros.number("BoundSixteen", nb.bound[nb.bound_H == 16][0], 3)
+    nb.macros.mean_se("HaarSixteen", nb.haar_mean[nb.bound_H == 16][0], nb.haar_se[nb.bound_H == 16][0])
+    # Part 2: sizes
+    for name, size in (("PairRep", "pair_rep"), ("StarRep", "star_rep"), ("EqualRep", "equal_rep"),
+                       ("RandomRep", "random_rep"), ("AttnRep", "attn_rep"), ("NTest", "n_test")):
+        nb.macros.integer(name, nb.sizes[size])
+    nb.macros.number("StepDeg", nb.sizes["step_deg"], 2)
+    nb.macros.number("StarDeg", nb.sizes["star_deg"], 2)
+    nb.macros.integer("NConfigs", len(nb.rand_cfg.hdi))
+    # isoclinic families: changes at 90 degrees in %, step z
+    for fam, summ in (("Pair", nb.pair), ("Star", nb.star)):
+        for m, name in ((nb.ISO[0], "IsoExp"), (nb.ISO[1], "IsoCos"), (nb.ANISO, "Aniso")):
+            nb.macros.mean_se(f"{fam}{name}Rel", 100 * summ[m]["rel"][-1], 100 * summ[m]["rel_se"][-1])
+        nb.macros.number(f"{fam}AnisoZ", summ[nb.ANISO]["z"][-1], 3)
+        nb.macros.mean_se(f"{fam}IsoCosSixty", rel60[fam][0], rel60[fam][1])
+        nb.macros.mean_se(f"{fam}IsoCosToSixty", rel60[fam][2], rel60[fam][3])
+    nb.macros.number("IsoMaxStepZ", step_max_iso, 2)
+    nb.macros.text("IsoMaxStepWhere", tex_text(where_step))
+    nb.macros.number("SweakMaxZ", sweak_z, 2)
+    # equal HDI; higher HDI, higher IMSE
+    for m, name in zip(nb.ISO, ("IsoExp", "IsoCos")):
+        nb.macros.mean_se(f"B{name}Rel", 100 * nb.equal[m]["rel"][0], 100 * nb.equal[m]["rel_se"][0])
+        nb.macros.number(f"B{name}Z", z_B[m], 2)
+        nb.macros.mean_se(f"Bp{name}Rel", 100 * nb.equal[m]["rel"][2], 100 * nb.equal[m]["rel_se"][2])
+        nb.macros.number(f"Bp{name}Z", z_Bp[m], 2)
+    nb.macros.number("BpHDI", nb.equal_hdi["P'"], 3)
+    # random configurations
+    nb.macros.number("Rho", nb.rand_rho, 2)
+    nb.macros.integer("NPairs", nb.rand_viol["n_pairs"])
+    nb.macros.integer("NViolations", nb.rand_viol["n_violations"])
+    nb.macros.integer("NDecreases", nb.rand_viol["n_decreases"])
+    nb.macros.number("ExpectedChance", nb.rand_viol["expected_by_chance"], 2)
+    nb.macros.mean_se("ClosestRel", 100 * nb.rand_rel[nb.closest], 100 * nb.rand_rel_se[nb.closest])
+    nb.macros.number("ClosestHDI", nb.rand_cfg.hdi[nb.closest], 2)
+    nb.macros.number("RandomMaxHDI", nb.rand_cfg.hdi[nb.others].max(), 2)
+    # plain attention
+    nb.macros.mean_se("MeanIMSE", *nb.attn_mean)
+    nb.macros.number("AttnCanonMin", canon["imse"].min(), 3)
+    nb.macros.number("AttnCanonMax", canon["imse"].max(), 3)
+    nb.macros.number("AttnCanonMinZ", canon["z_vs_mean"].min(), 2)
+    nb.macros.number("AttnFourMin", four["imse"].min(), 3)
+    nb.macros.number("GaussIsoCosMin", nb.attn["Gaussian, h = 0.5"]["imse"].min(), 3)
+    nb.macros.mean_se("RhoSE", nb.rand_rho, nb.rand_rho_se)
+    nb.macros.mean_se("CovOrth", nb.cov_orth.mean, nb.cov_orth.se)
+    nb.macros.number("CovOrthZ", nb.cov_orth.z, 2)
+    nb.macros.number("CovOrthCorr", nb.cov_corr, 2)
+    nb.macros.integer("CovRep", nb.sizes["cov_rep"])
+    nb.macros.integer("MatchedRep", nb.sizes["matched_rep"])
+    nb.macros.integer("MatchedConfigs", nb.matched_configs)
+    for k, (t, v) in enumerate(nb.matched.items()):
+        name = "Matched" + "ABCD"[k]
+        nb.macros.number(f"{name}Target", t, 2)
+        nb.macros.mean_se(f"{name}Tau", v["tau_pct"], v["tau_se_pct"])
+        nb.macros.number(f"{name}Spread", v["spread_pct"], 2)
+        nb.macros.text(f"{name}P", f"{v['p']:.2g}")
+    nb.macros.text("MostGain", most_gain_by_60)
+    for rec, name in [(rec_identical, "Printed"), (rec_sweak, "Sweak"), (rec_iso, "Iso"), (rec_aniso, "Aniso"),
+                      (rec_equal, "Equal"), (rec_strict, "Strict"), (rec_random, "Random"), (rec_strue, "Strue"),
+                      (rec_pa, "PA"), (rec_bound, "Bound"), (rec_matched, "Matched"), (rec_attn, "Attn")]:
+        verdict_macros(nb.macros, name, rec)
+    for rec, name in [(rec_sweak, "Sweak"), (rec_iso, "Iso"), (rec_random, "Random")]:
+        if rec.detectable is not None:
+            nb.macros.number(f"Detectable{name}", rec.detectable, 2)
+    nb.macros.write(nb.macros_path)
+
+    nb.results.update(json_safe(dict(
+        table={str(s): nb.table[s] for s in nb.shapes}, predicted={str(s): nb.predicted[s] for s in nb.shapes},
+        haar_vs_H=dict(d=nb.bound_d, d_k=nb.bound_dk, H=nb.bound_H, mean=nb.haar_mean, se=nb.haar_se, bound=nb.bound),
+        pair=dict(deg=nb.pair_deg, hdi=nb.pair_hdi, **nb.pair), star=dict(deg=nb.star_deg, hdi=nb.star_hdi, **nb.star),
+        equal=dict(hdi=nb.equal_hdi, **nb.equal), random=dict(hdi=nb.rand_cfg.hdi, t=nb.rand_cfg.t, imse=nb.rand.mean, se=nb.rand.se, rel=nb.rand_rel,
+                                                        rel_se=nb.rand_rel_se, spearman=nb.rand_rho, **nb.rand_viol),
+        attention=dict(deg=nb.attn_deg, training_mean=nb.attn_mean, **nb.attn),
+        affine_bound=dict(covariance=nb.cov_orth.mean, se=nb.cov_orth.se, correlation=nb.cov_corr),
+        matched_hdi={str(t): v for t, v in nb.matched.items()}, spearman_se=nb.rand_rho_se,
+        parameters={k: nb.params[k] for k in nb.params if k not in ('figures_dir', 'macros_path', 'results_path')},
+        data_models={m: v.spec() for m, v in nb.model.items()},
+    )))
+    save_results(nb.results_path, nb.results)
+    return ledger
+
+
+class _Namespace:
+    """Attribute access to the notebook's variables, naming a missing one."""
+
+    def __init__(self, values):
+        self._values = dict(values)
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_values"][name]
+        except KeyError:
+            raise ValueError(f"nb: the notebook defines no {name!r}") from None
+
+
+def normalization_rows(table: dict, predicted: dict) -> dict:
+    """The three indices of :func:`normalization_table` next to their predictions
+    (:func:`normalization_predictions`), one row per shape and head kind, as a table for
+    :func:`mhanw.infra.tables.show`: ``{"(d, H, d_k), kind": {"printed": "value (prediction)", ...}}``.
+    ``table``, ``predicted``: ``{(d, H, d_k): {kind: {normalization: value}}}``."""
+    names = {"paper": "printed", "principal_angles": "PA", "rv": "RV"}
+    if set(table) != set(predicted):
+        raise ValueError(f"predicted: expected the shapes of table {sorted(table)}, got {sorted(predicted)}")
+    return {f"{shape}, {HEAD_TYPE_NAMES[kind]}": {names[k]: f"{table[shape][kind][k]:.4f} ({predicted[shape][kind][k]:.4f})"
+                                                  for k in names}
+            for shape in table for kind in HEAD_TYPES}
+
+
+@checked(haar_excess=V.number)
+def index_caption(haar_excess: float) -> str:
+    """The caption of the index figure (``04_head_diversity_index``); its clause on panel (c) is said from
+    ``haar_excess``, the largest Haar draw minus the frame bound (at most rounding when the bound holds)."""
+    below = ("no draw exceeds the frame bound (black), and the Haar mean follows $1-d_k/d$ until $Hd_k>d$"
+             if haar_excess <= EXACT_TOL else f"a draw exceeds the frame bound by {haar_excess:.2g}")
+    return (r"(a) Along the pair family, $\mathrm{HDI}_{\mathrm{PA}}=\sin^2\theta$ (solid) runs from 0 to 1 for every "
+            r"$d_k$, while the printed index (dashed) is squeezed into $[1-1/d_k,1]$; (b) rescaling identical heads "
+            r"moves the printed index but not $\mathrm{HDI}_{\mathrm{PA}}$ or $\mathrm{HDI}_{\mathrm{RV}}$; "
+            rf"(c) Haar-random heads in $\mathbb{{R}}^{{64}}$ with $d_k=8$: {below}.")
+
+
+def takeaway(record) -> None:
+    """Display one sentence under a figure: the finding of ``record`` (a
+    :class:`mhanw.infra.verdicts.Verdict`), generated from its numbers, with its verdict word."""
+    from IPython.display import Markdown, display
+
+    from ..infra import notation
+    from ..infra.verdicts import verdict_words
+
+    r = V.record(record, "record")
+    said = r.finding or r.statement
+    display(Markdown(f"**Takeaway.** {notation.markdown_text(said[:1].upper() + said[1:])} "
+                     f"(*{notation.markdown_text(verdict_words(r))}*)."))
+
+
+#: The caption of :func:`mse_figure`: what each panel shows and what to compare (no direction: the
+#: directions are the records' findings, printed under the figure and in "What we found").
+MSE_CAPTION = (
+    r"Top row: (a) the isotropic $m$ along the pair ($H=2$, solid) and star ($H=4$, dashed) families, IMSE "
+    r"change against identical heads, where a curve that rises anywhere breaks monotonicity; (b) the "
+    r"anisotropic $m$, IMSE over IMSE(identical) on a log scale. Middle row: (c) plain softmax attention along "
+    r"the pair family against the Gaussian head and the training mean $\bar Y$; (d) $P$ and $Q$, of equal "
+    r"$\mathrm{HDI}_{\mathrm{PA}}=1/2$, and $P'$, of higher HDI, relative to $Q$. Bottom row: (e) random "
+    r"configurations relative to the orthogonal blocks (star); (f) random configurations at matched "
+    r"$\mathrm{HDI}_{\mathrm{PA}}$, relative to the best of their bin, where a spread beyond the bars means the IMSE "
+    r"is not a function of HDI.")

@@ -30,7 +30,7 @@ import numpy as np
 from .. import data as _data
 from ..constants import IMSE_RESOLUTION_PCT, MAX_REPLICATES, N_SE, check_entries
 from ..diversity import head_diversity_index, orthonormal_bases, principal_angles
-from ..heads import orthonormalize
+from ..heads import HeadConfig, orthonormalize
 from ..infra import verdicts as V
 from ..infra.validate import as_float_array, as_seed_sequence, boolean, generator, positive_int, positive_scalar
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Verdict, checked, significant_effect
@@ -39,8 +39,8 @@ from .ch04_head_diversity_index import SHARED_PARAMETERS, random_configuration_i
 
 __all__ = [
     "CONSTRAINTS", "CrnBatch", "ImseOptimum", "PARAMETERS", "RESOLUTION_PCT", "blind_configurations", "blind_verdict",
-    "comparison_word", "crn_batch", "frame_general_verdict", "frame_verdict", "imse_and_gradient", "minimize_imse",
-    "optimum_verdict", "overall_verdict", "random_configuration_imse", "random_records", "rank_correlation",
+    "candidate_starts", "comparison_word", "crn_batch", "frame_general_verdict", "frame_verdict", "imse_and_gradient", "minimize_imse",
+    "optimum_search", "optimum_verdict", "overall_verdict", "random_configuration_imse", "random_records", "rank_correlation", "reading_premises",
 ]
 
 SECTION = "sec:thm51"
@@ -199,7 +199,7 @@ MAX_FIRST_MOVE = 10.0
 
 
 def minimize_imse(batch: CrnBatch, n_heads: int, d_k: int, bandwidth: float, rng, n_starts: int = 3,
-                  n_steps: int = 60, orthogonal: bool = False, first_move: float = 0.2) -> ImseOptimum:
+                  n_steps: int = 60, orthogonal: bool = False, first_move: float = 0.2, starts=()) -> ImseOptimum:
     """Minimise :func:`imse_and_gradient` over ``H`` head subspaces of dimension ``d_k`` (Thm 5.1).
 
     Riemannian gradient descent from ``n_starts`` Haar starts drawn from ``rng``:
@@ -227,10 +227,13 @@ def minimize_imse(batch: CrnBatch, n_heads: int, d_k: int, bandwidth: float, rng
     if first_move > MAX_FIRST_MOVE:
         raise ValueError(f"first_move: expected at most {MAX_FIRST_MOVE:g} (a move of the orthonormal heads, whose "
                          f"columns have length 1), got {first_move!r}")
+    given = [as_float_array(W0, "starts", ndim=3) for W0 in starts]
+    if any(W0.shape != (H, d, d_k) for W0 in given):
+        raise ValueError(f"starts: expected frames of shape {(H, d, d_k)}, got {[W0.shape for W0 in given]}")
     best = None
-    losses = np.empty(n_starts)
-    for s in range(n_starts):
-        W = _retract(rng.standard_normal((H, d, d_k)), orthogonal)
+    losses = np.empty(len(given) + n_starts)
+    for s in range(len(given) + n_starts):
+        W = _retract(given[s] if s < len(given) else rng.standard_normal((H, d, d_k)), orthogonal)
         loss, G = imse_and_gradient(W, batch, bandwidth)
         trace = [loss]
         xi = _tangent(W, G, orthogonal)
@@ -262,6 +265,49 @@ def minimize_imse(batch: CrnBatch, n_heads: int, d_k: int, bandwidth: float, rng
                        hdi=head_diversity_index(W) if H > 1 else float("nan"), angles=angles)
 
 
+#: The size of the perturbations of the known candidate that :func:`candidate_starts` starts from
+#: (entries ``N(0, PERTURBATION^2)`` added to the orthonormal frame before re-orthonormalising).
+PERTURBATION = 0.2
+
+
+def candidate_starts(candidate, rng, n_perturbed: int = 2, scale: float = PERTURBATION) -> list:
+    """The starts of an IMSE descent that must reach a known candidate (Thm 5.1's orthogonal heads): the
+    candidate ``(H, d, d_k)`` itself and ``n_perturbed`` perturbations of it (Gaussian entries of s.d.
+    ``scale``, re-orthonormalised per head)."""
+    W = as_float_array(candidate, "candidate", ndim=3)
+    n_perturbed = positive_int(n_perturbed, "n_perturbed", minimum=0, maximum=MAX_REPLICATES, what="starts")
+    scale = positive_scalar(scale, "scale")
+    generator(rng, "rng")
+    return [W] + [orthonormal_bases(W + scale * rng.standard_normal(W.shape)) for _ in range(n_perturbed)]
+
+
+def optimum_search(free: ImseOptimum, candidate_loss: float, n_given: int, n_steps: int) -> V.Search:
+    """The budget and convergence of the descent ``free`` (:func:`minimize_imse` with the
+    ``n_given`` starts of :func:`candidate_starts` first) against the known candidate's IMSE on the
+    same batch, ``candidate_loss``."""
+    return V.Search(what="IMSE descent over free heads", starts=len(free.losses), known_starts=min(1, n_given),
+                    perturbed_starts=max(0, n_given - 1), steps=n_steps, best=free.loss, known=candidate_loss,
+                    unit="IMSE on the optimisation batch")
+
+
+def reading_premises(model, configs) -> tuple[tuple, bool]:
+    """The premises a no-better-than-orthogonal record rests on, and whether it can only refute.
+
+    For an isotropic ``m`` (:func:`mhanw.premises.isotropic_m`) the record is the isotropic reading
+    of Thm 5.1 and rests on the same premises as chapter 4's (:func:`isotropic_premises
+    <mhanw.chapters.ch04_head_diversity_index.isotropic_premises>`: rotation-invariant inputs and noise,
+    orthonormal heads averaged uniformly): ``(premises, False)``.  For any other ``m`` it tests the
+    unconditional statement, which a counterexample refutes and no finite search proves:
+    ``(heads premises, True)``."""
+    from .. import premises as P
+    from .ch04_head_diversity_index import isotropic_premises
+
+    if P.isotropic_m(model).holds:
+        return isotropic_premises([model], configs), False
+    hc = [c if isinstance(c, HeadConfig) else HeadConfig(c) for c in configs]
+    return tuple(p for c in hc for p in (P.orthonormal_heads(c), P.uniform_averaging(c))), True
+
+
 # --------------------------------------------------------------------------- verdict rules
 
 
@@ -280,34 +326,47 @@ def comparison_word(diff: float, se: float, lower: str, higher: str, same: str) 
     return same
 
 
-def _no_better(claim, statement, rel_pct, rel_se_pct, conditions, criterion, extra=()):
-    """Fails when a configuration beats the orthogonal one by 3 s.e.; holds (under ``conditions``) when the
-    run could have seen a gain of :data:`RESOLUTION_PCT`; undecided otherwise."""
+def _no_better(claim, statement, rel_pct, rel_se_pct, premises, refute_only, criterion, extra=(), search=None):
+    """Fails when a configuration beats the orthogonal one by 3 s.e.; otherwise, for the isotropic
+    reading (``refute_only`` false), holds (under ``premises``) when the run could have seen a gain of
+    :data:`RESOLUTION_PCT` and, for an optimum, the ``search`` reached the orthogonal heads
+    (:func:`mhanw.infra.verdicts.search_verdict`); undecided otherwise, and always for an ``m`` outside the
+    isotropic reading (``refute_only``: a finite search refutes, never proves)."""
     detectable = N_SE * rel_se_pct
     if rel_pct < -detectable:
         verdict = FAILS
-    elif detectable <= RESOLUTION_PCT:
-        verdict = HOLDS_UNDER
-    else:
+    elif refute_only:
         verdict = UNDECIDED
-    return _verdict(claim=claim, statement=statement, verdict=verdict,
-                    conditions=conditions if verdict == HOLDS_UNDER else "",
-                    criterion=criterion + f"; a holds needs 3 s.e. <= {RESOLUTION_PCT:g} % (the run could see such a gain)",
+    else:
+        verdict = V.power_verdict(HOLDS_UNDER, detectable, RESOLUTION_PCT)
+    if search is not None:
+        verdict = V.search_verdict(verdict, search)
+    rule = ("below -3 s.e. fails; otherwise undecided (an anisotropic m: only a counterexample decides)" if refute_only
+            else f"below -3 s.e. fails; otherwise holds when 3 s.e. <= {RESOLUTION_PCT:g} % (the run could see such "
+                 "a gain)" + (" and the descent reached the orthogonal heads on its batch" if search is not None else "")
+                 + ", else undecided")
+    found = (f"a configuration beats the orthogonal heads: its IMSE is {rel_pct:+.1f} ± {rel_se_pct:.1f} % against theirs"
+             if verdict == FAILS else
+             f"no configuration beats the orthogonal heads by 3 paired s.e. (the best other {rel_pct:+.1f} ± "
+             f"{rel_se_pct:.1f} %)")
+    return _verdict(claim=claim, statement=statement, verdict=verdict, premises=premises, finding=found,
+                    criterion=f"{criterion}: {rule}",
                     statistics=(_stat("best other vs orthogonal", rel_pct, rel_se_pct, "%"),) + tuple(extra),
-                    detectable=detectable if verdict == HOLDS_UNDER else None)
+                    detectable=None if refute_only else detectable, tolerance=None if refute_only else RESOLUTION_PCT,
+                    unit="" if refute_only else "%", search=search)
 
 
-@checked(rel_pct=V.number, rel_se_pct=V.standard_error, m_label=V.text, isotropic=V.flag, rho=V.number,
-         n_better=V.count, claim=V.text)
-def random_records(rel_pct: float, rel_se_pct: float, m_label: str, isotropic: bool, rho: float, n_better: int,
-                   claim: str):
+@checked(rel_pct=V.number, rel_se_pct=V.standard_error, m_label=V.text, premises=V.premise_list,
+         refute_only=V.flag, rho=V.number, n_better=V.count, claim=V.text)
+def random_records(rel_pct: float, rel_se_pct: float, m_label: str, premises, refute_only: bool, rho: float,
+                   n_better: int, claim: str):
     """Thm 5.1 over the random configurations: is any configuration better than the orthogonal blocks?
 
     ``rel_pct``, ``rel_se_pct``: IMSE of the best other configuration relative
-    to the orthogonal blocks (per cent, paired s.e.)."""
+    to the orthogonal blocks (per cent, paired s.e.); ``premises``, ``refute_only``:
+    :func:`reading_premises`."""
     return _no_better(claim, f"The orthogonal blocks have the lowest IMSE among the random configurations ({m_label})",
-                      rel_pct, rel_se_pct,
-                      "isotropic m and inputs, uniform averaging, H d_k <= d" if isotropic else f"m = {m_label}",
+                      rel_pct, rel_se_pct, premises, refute_only,
                       "the best other configuration against the orthogonal blocks, 3 paired s.e.",
                       (_stat("Spearman correlation", rho), _stat("configurations significantly better", n_better)))
 
@@ -315,7 +374,10 @@ def random_records(rel_pct: float, rel_se_pct: float, m_label: str, isotropic: b
 @checked(diff=V.number, se=V.standard_error)
 def blind_verdict(diff: float, se: float):
     """Signal along e_1 only, averaging: orthogonal heads beat heads that share e_1 (Thm 5.1 predicts it)."""
-    return _verdict(claim="thm-5.1/blind-head",
+    word = comparison_word(diff, se, "lower than", "higher than", "not significantly different from")
+    finding = (f"with the signal along e_1 only and averaging, orthogonal heads, one of them blind to the signal, "
+               f"have an IMSE {word} that of heads that share e_1 (orthogonal minus shared {diff:+.3g} ± {se:.2g})")
+    return _verdict(claim="thm-5.1/blind-head", finding=finding,
                     statement="With the signal along e_1 only, orthogonal heads beat heads that share e_1 (averaging)",
                     verdict=significant_effect(diff, se, sign=-1),
                     criterion="IMSE(orthogonal) - IMSE(shared): below -3 s.e. holds, above +3 s.e. fails",
@@ -324,16 +386,20 @@ def blind_verdict(diff: float, se: float):
 
 
 @checked(slug=V.text, m_label=V.text, rel_pct=V.number, rel_se_pct=V.standard_error, hdi=V.number,
-         isotropic=V.flag)
-def optimum_verdict(slug: str, m_label: str, rel_pct: float, rel_se_pct: float, hdi: float, isotropic: bool):
+         premises=V.premise_list, refute_only=V.flag, search=V.search)
+def optimum_verdict(slug: str, m_label: str, rel_pct: float, rel_se_pct: float, hdi: float, premises,
+                    refute_only: bool, search):
     """The IMSE minimised over free head subspaces against the best mutually orthogonal heads, on fresh
-    replicates: fails when the optimum is better by 3 paired s.e."""
+    replicates: fails when the optimum is better by 3 paired s.e.; a holds also needs the descent
+    (``search``, :func:`optimum_search`) to have reached the orthogonal heads on its own batch."""
     return _no_better(f"thm-5.1/imse-optimum/{slug}",
                       f"No head configuration has a lower IMSE than the best orthogonal one ({m_label})",
-                      rel_pct, rel_se_pct,
-                      "isotropic m and inputs, uniform averaging, H d_k <= d" if isotropic else f"m = {m_label}",
+                      rel_pct, rel_se_pct, premises, refute_only,
                       "the optimum over free heads against the best orthogonal heads on fresh replicates, 3 paired s.e.",
-                      (_stat("HDI_PA of the optimum", hdi),))
+                      (_stat("HDI_PA of the optimum", hdi),
+                       _stat("descent's best against the orthogonal heads, on its batch",
+                             100 * (search.best - search.known) / abs(search.known) if search.known else 0.0, unit="%")),
+                      search=search)
 
 
 @checked(gap=V.nonnegative, overshoot=V.number, tightness=V.nonnegative)
@@ -375,6 +441,221 @@ def overall_verdict(parts):
                     verdict=FAILS if failed else UNDECIDED,
                     criterion="fails when any of " + ", ".join(r.claim for r in parts) + " fails",
                     statistics=(_stat("parts that fail", len(failed)),))
+
+
+# --------------------------------------------------------------------------- the notebook's figure and records
+
+
+def optimality_figure(nb):
+    """The figure of Thm 5.1 (``05_decorrelation_optimality``): top row (a) the IMSE optimum over free
+    heads relative to the best orthogonal heads on fresh replicates, (b) the descent of the best start on
+    its batch, (c) the random configurations with the anisotropic ``m`` relative to the orthogonal
+    blocks; bottom row (d) the signal along ``e_1`` under both combination rules and (e) the ascent of
+    HDI_PA for four lines in R^3.  Bars: 2 (paired) s.e.  ``nb``: the executed notebook's variables (a
+    mapping).  Returns the matplotlib figure."""
+    import matplotlib.pyplot as plt
+
+    from ..diversity import haar_expected_hdi
+    from ..infra import figures
+    from .ch04_head_diversity_index import _Namespace, regression_label
+
+    nb = _Namespace(nb)
+    fig, ax = plt.subplot_mosaic([["a", "a", "b", "b", "c", "c"], ["d", "d", "d", "e", "e", "e"]],
+                                 figsize=(figures.TEXT_WIDTH, 2 * figures.ROW_HEIGHT + 0.5))
+    ms = list(nb.optimum)
+    ratio = np.array([1 + nb.optimum[m]["rel"] for m in ms])
+    ratio_se = np.array([nb.optimum[m]["rel_se"] for m in ms])
+    figures.errorbar(ax["a"], np.arange(len(ms)), ratio, 2 * ratio_se, color="C0", marker="o", linestyle="none",
+                     label="optimum, free heads")
+    ax["a"].axhline(1, color="k", lw=0.8, ls="--", label="best orthogonal heads")
+    for i, m in enumerate(ms):
+        ax["a"].annotate(rf"HDI$_{{\mathrm{{PA}}}}$ {nb.optimum[m]['free'].hdi:.2f}", (i, ratio[i]), textcoords="offset points",
+                         xytext=(0, 6), ha="center", fontsize=7)
+    ax["a"].set(yscale="log", xlim=(-0.5, len(ms) - 0.5), ylim=(0.1, 2.0), ylabel="IMSE / IMSE(best orthogonal)",
+                title="(a) IMSE optimum")
+    ax["a"].set_xticks(range(len(ms)), [regression_label(m) for m in ms])
+    ax["a"].set_yticks([0.1, 0.2, 0.5, 1.0, 2.0], ["0.1", "0.2", "0.5", "1", "2"])
+    ax["a"].minorticks_off()
+    ax["a"].legend(loc="lower left", fontsize=7)
+
+    for m, color, ls in zip(ms, ("C0", "C3", "C2", "C4"), ("-", "--", ":", "-.")):
+        tr = nb.optimum[m]["free"].trace
+        ax["b"].plot(np.arange(tr.size), tr / tr[0], color=color, ls=ls, label=regression_label(m))
+    ax["b"].set(xlabel="descent step", ylabel="IMSE / IMSE(start), batch", title="(b) descent, best start")
+    ax["b"].legend(loc="center right", fontsize=7)
+
+    v = nb.rand[nb.ANISO]
+    figures.errorbar(ax["c"], nb.cfg.hdi[nb.others], 100 * v["rel"][nb.others], 200 * v["rel_se"][nb.others], color="C2", linestyle="none",
+                     ms=3, label="interpolated")
+    ax["c"].plot(nb.cfg.hdi[nb.o], 0.0, marker="*", color="k", ms=9, linestyle="none", label="orthogonal")
+    ax["c"].axhline(0, color="grey", lw=0.6)
+    ax["c"].set(xlabel=r"HDI$_{\mathrm{PA}}$", ylabel="IMSE change vs orthogonal (%)", title=f"(c) {regression_label(nb.ANISO)}, Spearman {v['rho']:.2f}".replace("-", "\u2212"))
+    lo, hi = ax["c"].get_ylim()
+    ax["c"].set_ylim(lo, hi + 0.6 * (hi - lo))  # headroom for the legend
+    ax["c"].legend(loc="upper right", fontsize=7)
+
+    labels = list(nb.blind_cfgs)
+    for off, rule, color, mk in ((-0.1, "average", "C0", "o"), (0.1, "sum", "C3", "s")):
+        ii = [nb.idx[f"{k}, {rule}"] for k in labels]
+        figures.errorbar(ax["d"], np.arange(3) + off, nb.blind.mean[ii], 2 * nb.blind.se[ii], color=color, marker=mk, linestyle="none",
+                         label=rule)
+    ax["d"].set_xticks(range(3), [f"{k}\nHDI {nb.blind_hdi[k]:.1f}" for k in labels])
+    ax["d"].set(yscale="log", ylabel=f"IMSE, {regression_label(nb.blind_regression)}", xlim=(-0.5, 2.5), title="(d) signal along $e_1$ only")
+    ax["d"].set_yticks([0.1, 0.2, 0.5, 1.0], ["0.1", "0.2", "0.5", "1"])
+    ax["d"].minorticks_off()
+    ax["d"].legend(loc="center", title="combination rule", fontsize=7, title_fontsize=7)
+
+    steps = np.arange(nb.frame.trace.shape[1])
+    for tr in nb.frame.trace:
+        ax["e"].plot(steps + 1, tr, color="C0", lw=0.6, alpha=0.6)
+    ax["e"].axhline(nb.frame_bound, color="k", lw=1.2, label=r"frame bound $8/9$")
+    ax["e"].axhline(haar_expected_hdi(3, 1), color="grey", ls=":", lw=1, label=r"Haar mean $1-d_k/d$")
+    ax["e"].set(xscale="log", xlabel="ascent step + 1", ylabel=r"HDI$_{\mathrm{PA}}$", ylim=(0.2, 0.95), xlim=(1, steps[-1] + 1),
+                title=rf"(e) 4 lines in $\mathbb{{R}}^3$, {nb.sizes['frame_starts']} starts")
+    ax["e"].legend(loc="lower right", fontsize=7)
+    return fig
+
+def close(nb):
+    """Decide every record of the chapter from the notebook's numbers (the rules above; premises from
+    :func:`reading_premises`, the descent's convergence from :func:`optimum_search`), write the macros
+    (``nb["macros_path"]``) and the raw results (``nb["results_path"]``); returns the
+    :class:`mhanw.infra.verdicts.Ledger`.  ``nb``: the executed notebook's variables (a mapping)."""
+    from ..diversity import hdi_upper_bound
+    from ..infra.results import json_safe, save_results
+    from ..infra.verdicts import Ledger
+    from . import ch04_head_diversity_index as ch04
+    from .ch04_head_diversity_index import _Namespace, regression_label
+
+    nb = _Namespace(nb)
+    iso, an = nb.rand[nb.ISO], nb.rand[nb.ANISO]
+    iso_min_z = float(iso["z"][nb.others].min())  # IMSE(c) - IMSE(orthogonal) in paired s.e.: below -3 some c beats orthogonal
+    d_os, s_os = nb.blind_diff["orthogonal - shared, average"]
+    d_oi, s_oi = nb.blind_diff["orthogonal - identical, average"]
+    d_si, s_si = nb.blind_diff["shared - identical, average"]
+    d_sum, s_sum = nb.blind_diff["orthogonal - shared, sum"]
+    frame_gap = float(np.abs(nb.frame.hdi - nb.frame_bound).max())
+
+    ledger = Ledger("05_decorrelation_optimality")
+    add = ledger.add
+    rand_heads = [HeadConfig(W, bandwidth=nb.random_bandwidth, **ch04.rule_options(nb.random_rule)) for W in nb.cfg.projections]
+    rec_iso = add(random_records(100 * iso["rel"][iso["best"]], 100 * iso["rel_se"][iso["best"]], regression_label(nb.ISO),
+                                    *reading_premises(nb.model[nb.ISO], rand_heads), iso["rho"], iso["n_better_than_orth"],
+                                    "thm-5.1/random-isotropic"))
+    rec_aniso = add(random_records(100 * an["rel"][an["best"]], 100 * an["rel_se"][an["best"]], regression_label(nb.ANISO),
+                                      *reading_premises(nb.model[nb.ANISO], rand_heads), an["rho"], an["n_better_than_orth"],
+                                      "thm-5.1/random-anisotropic"))
+    rec_blind = add(blind_verdict(d_os, s_os))
+    rec_opt = {m: add(optimum_verdict(m.replace("_", "-") if m in ch04.REGRESSION_LABELS else f"m{k + 1}", regression_label(m),
+                                        100 * v["rel"], 100 * v["rel_se"], v["free"].hdi,
+                                        *reading_premises(nb.model[m], [v["free"].projections, v["orth"]]), v["search"]))
+               for k, (m, v) in enumerate(nb.optimum.items())}
+    rec_frame = add(frame_verdict(frame_gap, float(nb.frame.trace.max() - nb.frame_bound), float(nb.frame.tightness.max())))
+    rec_planes = add(frame_general_verdict(nb.planes.hdi.max(), hdi_upper_bound(3, 2, 2)))
+    rec_overall = add(overall_verdict([rec_aniso, rec_blind, *rec_opt.values()]))
+    nb.results["claims"] = ledger.to_list()
+
+    nb.macros.integer("NConfigs", len(nb.cfg.hdi))
+
+    nb.macros.integer("NOthers", int(nb.others.sum()))
+
+    nb.macros.integer("RandomRep", nb.sizes["random_rep"])
+
+    nb.macros.integer("BlindRep", nb.sizes["blind_rep"])
+    nb.macros.number("IsoRho", iso["rho"], 2)
+    nb.macros.number("AnisoRho", an["rho"], 2)
+    nb.macros.mean_se("IsoClosestRel", 100 * iso["rel"][iso["best"]], 100 * iso["rel_se"][iso["best"]])
+    nb.macros.number("IsoClosestHDI", nb.cfg.hdi[iso["best"]], 2)
+    nb.macros.number("IsoMinZ", iso_min_z, 2)
+    n_better = iso["n_better_than_orth"]  # the paper's sentence on the isotropic m, said from the count
+    nb.macros.text("IsoBetter", "no random configuration is" if n_better == 0 else
+                   "one random configuration is" if n_better == 1 else f"{n_better} random configurations are")
+    nb.macros.integer("OptPerturbed", nb.sizes["opt_perturbed"])
+    nb.macros.integer("IsoNWorse", iso["n_worse_than_orth"])
+    nb.macros.mean_se("AnisoBestRel", 100 * an["rel"][an["best"]], 100 * an["rel_se"][an["best"]])
+    nb.macros.number("AnisoBestHDI", nb.cfg.hdi[an["best"]], 2)
+    nb.macros.integer("AnisoNBetter", an["n_better_than_orth"])
+    nb.macros.integer("AnisoOrthRank", an["orth_rank"])
+    for k, name in (("identical", "Identical"), ("shared", "Shared"), ("orthogonal", "Orthogonal")):
+        for rule, r in (("average", "Avg"), ("sum", "Sum")):
+            i = nb.idx[f"{k}, {rule}"]
+            nb.macros.mean_se(f"Blind{r}{name}", nb.blind.mean[i], nb.blind.se[i])
+    nb.macros.mean_se("BlindOrthMinusShared", d_os, s_os)
+    nb.macros.number("BlindOrthMinusSharedZ", d_os / s_os, 3)
+    nb.macros.mean_se("BlindSharedMinusIdentical", d_si, s_si)
+    nb.macros.number("BlindSharedMinusIdenticalZ", d_si / s_si, 2)
+    nb.macros.mean_se("BlindSumOrthMinusShared", d_sum, s_sum)
+    nb.macros.number("BlindSumOrthMinusSharedZ", d_sum / s_sum, 3)
+    nb.macros.integer("FrameStarts", nb.sizes["frame_starts"])
+    nb.macros.integer("FrameSteps", nb.sizes["frame_steps"])
+    nb.macros.number("FrameBound", nb.frame_bound, 6)
+    nb.macros.number("FrameMin", nb.frame.hdi.min(), 6)
+    nb.macros.number("FrameMax", nb.frame.hdi.max(), 6)
+    nb.macros.number("FrameGap", max(frame_gap, 1e-16), 2)
+    nb.macros.number("FrameTight", max(nb.frame.tightness.max(), 1e-16), 2)
+    nb.macros.number("FrameOtherGap", max(max(nb.other_gap.values()), 1e-16), 2)
+    nb.macros.number("FramePlanesBest", nb.planes.hdi.max(), 4)
+    nb.macros.number("FramePlanesBound", hdi_upper_bound(3, 2, 2), 4)
+    # directions said in the text, generated from the paired comparisons (never typed)
+    nb.macros.text("BlindSharedVsIdentical", comparison_word(d_si, s_si, "beat", "lose to", "do not differ significantly from"))
+    nb.macros.text("BlindOrthVsShared", comparison_word(d_os, s_os, "lower", "higher", "not significantly different"))
+    nb.macros.text("BlindOrthVsIdentical", comparison_word(d_oi, s_oi, "lower", "higher", "not significantly different"))
+    nb.macros.mean_se("BlindOrthMinusIdentical", d_oi, s_oi)
+    nb.macros.number("BlindOrthMinusIdenticalZ", d_oi / s_oi, 3)
+    nb.macros.text("BlindSumOrthVsShared", comparison_word(d_sum, s_sum, "lower", "higher", "not significantly different"))
+    for name, size in (("OptRep", "opt_rep"), ("OptTest", "opt_test"), ("OptStarts", "opt_starts"),
+                       ("OptSteps", "opt_steps"), ("EvalRep", "eval_rep"), ("EvalTest", "eval_test")):
+        nb.macros.integer(name, nb.sizes[size])
+    for k, (m, v) in enumerate(nb.optimum.items()):
+        name = "Opt" + "ABCD"[k]
+        nb.macros.mean_se(f"{name}Rel", 100 * v["rel"], 100 * v["rel_se"])
+        nb.macros.number(f"{name}Z", v["diff"].z, 2)
+        nb.macros.number(f"{name}HDI", v["free"].hdi, 2)
+        nb.macros.text(f"{name}Direction", comparison_word(*v["diff"], "lower than", "higher than", "not significantly different from"))
+        nb.macros.text(f"{name}Angles", ", ".join(f"{a:.0f}" for a in np.degrees(v["free"].angles).ravel()))
+        nb.macros.text(f"{name}Label", regression_label(m))
+        nb.macros.text(f"Verdict{name}", rec_opt[m].verdict)
+        if rec_opt[m].detectable is not None:
+            nb.macros.number(f"Detectable{name}", rec_opt[m].detectable, 2)
+    for rec, name in [(rec_iso, "Iso"), (rec_aniso, "Aniso"), (rec_blind, "Blind"), (rec_frame, "Frame"),
+                      (rec_planes, "FramePlanes"), (rec_overall, "Overall")]:
+        nb.macros.text(f"Verdict{name}", rec.verdict)
+    if rec_iso.detectable is not None:
+        nb.macros.number("DetectableIso", rec_iso.detectable, 2)
+    nb.macros.write(nb.macros_path)
+
+    nb.results.update(json_safe(dict(
+        random=dict(hdi=nb.cfg.hdi, t=nb.cfg.t, orthogonal=nb.o, **nb.rand),
+        blind=dict(hdi=nb.blind_hdi, labels=[c.label for c in nb.configs], imse=nb.blind.mean, se=nb.blind.se,
+                   differences={k: dict(diff=d, se=s) for k, (d, s) in nb.blind_diff.items()}),
+        frame=dict(bound=nb.frame_bound, hdi=nb.frame.hdi, tightness=nb.frame.tightness,
+                   other={str(s): dict(bound=hdi_upper_bound(*s), best=r.hdi.max()) for s, r in (*nb.other.items(), ((3, 2, 2), nb.planes))}),
+        optimum={m: dict(projections=v['free'].projections, hdi=v['free'].hdi, angles=v['free'].angles, losses=v['free'].losses,
+                         trace=v['free'].trace, orthogonal=v['orth'], imse=v['imse'], se=v['se'], rel=v['rel'], rel_se=v['rel_se'])
+                 for m, v in nb.optimum.items()},
+        parameters={k: nb.params[k] for k in nb.params if k not in ('figures_dir', 'macros_path', 'results_path')},
+        data_models={m: v.spec() for m, v in nb.model.items()},
+    )))
+    save_results(nb.results_path, nb.results)
+    return ledger
+
+
+#: The caption of :func:`optimality_figure`: what each panel shows and what to compare (the directions
+#: are the records' findings, printed under the figure and in "What we found").
+CAPTION = (
+    r"Top row: (a) the IMSE minimised over free head subspaces, over the IMSE of the best orthogonal heads, on "
+    r"fresh replicates (log scale; a point below the dashed line is a configuration that beats orthogonal "
+    r"heads), with the $\mathrm{HDI}_{\mathrm{PA}}$ of the optimum beside it; (b) the descent of the best start on "
+    r"its optimisation batch; (c) random configurations with the anisotropic $m$, IMSE change against the "
+    r"orthogonal blocks (star). Bottom row: (d) the signal along $e_1$ only, identical, shared and orthogonal "
+    r"heads under averaging and under the additive rule; (e) the ascent of $\mathrm{HDI}_{\mathrm{PA}}$ for four "
+    r"lines in $\mathbb{R}^3$ from every start, against the frame bound $8/9$.")
+
+
+def takeaway(record) -> None:
+    """One sentence under a figure from ``record`` (:func:`mhanw.chapters.ch04_head_diversity_index.takeaway`)."""
+    from .ch04_head_diversity_index import takeaway as _takeaway
+
+    _takeaway(record)
 
 
 # --------------------------------------------------------------------------- parameters

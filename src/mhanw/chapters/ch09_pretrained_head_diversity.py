@@ -54,6 +54,8 @@ All HDI values are returned in the order of :data:`mhanw.diversity.NORMALIZATION
 
 from __future__ import annotations
 
+from typing import Mapping
+
 import numpy as np
 
 from .. import diversity
@@ -69,6 +71,8 @@ from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, 
 from ..infra.validate import as_float_array, as_seed_sequence, boolean, brief, one_of, positive_int, sequence
 
 __all__ = [
+    "REPORT_INPUTS",
+    "report",
     "DIVERSITY_CLAIM",
     "NORMALIZATIONS",
     "OBJECTS",
@@ -1138,3 +1142,245 @@ def hdi_table_latex(observed: dict, z: dict, random: dict) -> str:
                          + f" & ${float(random[o][n]):.3f}$ \\\\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\endgroup"]
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- the closing bookkeeping
+
+#: The values of the notebook's cells that :func:`report` reads, by the names the chapter gives them.
+REPORT_INPUTS = (
+    'H', 'L', 'NORM', 'OBJ', 'PA', 'ablation_seconds', 'c_grid', 'calls', 'case_calls', 'change', 'd',
+    'd_k', 'decomp', 'diversity_record', 'effects', 'excess', 'excess_layer', 'haar', 'haar_expected',
+    'invariance_record', 'key_at', 'last_vs_rest', 'macros', 'names', 'null_mean', 'null_sd',
+    'null_seconds', 'null_spectrum', 'observed', 'p', 'pooled', 'r2', 'r2_scale', 'random_mean', 'red',
+    'redundancy_record', 'rescaled', 'results', 'scale_record', 'shared_record', 'sizes',
+    'spectral_seconds', 'spectrum', 'spread', 'started', 'texts', 'top', 'within', 'z', 'z_all',
+)
+
+
+def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
+    """The chapter's closing bookkeeping, from the notebook's values ``ns`` (at least :data:`REPORT_INPUTS`):
+    the ledger of its five records, the guards of every sentence of the text that states a direction
+    (:func:`guard_text`), the macros of the paper (``ns["macros"]``, prefix ``Pretrained``, written to
+    ``macros_path``; the table is ``\\PretrainedTable``) and the raw results (``ns["results"]`` updated and
+    written to ``results_path``).  Returns the ledger."""
+    import time
+
+    from ..infra import prose
+    from ..infra.results import json_safe, save_results
+    from ..infra.verdicts import Ledger
+
+    if not isinstance(ns, Mapping):
+        raise ValueError(f"ns: expected the notebook's values (a mapping), got {type(ns).__name__}")
+    missing = [k for k in REPORT_INPUTS if k not in ns]
+    if missing:
+        raise ValueError(f"ns: expected the notebook's values {', '.join(REPORT_INPUTS)}, missing {', '.join(missing)}")
+    H = ns["H"]
+    L = ns["L"]
+    NORM = ns["NORM"]
+    OBJ = ns["OBJ"]
+    PA = ns["PA"]
+    ablation_seconds = ns["ablation_seconds"]
+    c_grid = ns["c_grid"]
+    calls = ns["calls"]
+    case_calls = ns["case_calls"]
+    change = ns["change"]
+    d = ns["d"]
+    d_k = ns["d_k"]
+    decomp = ns["decomp"]
+    diversity_record = ns["diversity_record"]
+    effects = ns["effects"]
+    excess = ns["excess"]
+    excess_layer = ns["excess_layer"]
+    haar = ns["haar"]
+    haar_expected = ns["haar_expected"]
+    invariance_record = ns["invariance_record"]
+    key_at = ns["key_at"]
+    last_vs_rest = ns["last_vs_rest"]
+    macros = ns["macros"]
+    names = ns["names"]
+    null_mean = ns["null_mean"]
+    null_sd = ns["null_sd"]
+    null_seconds = ns["null_seconds"]
+    null_spectrum = ns["null_spectrum"]
+    observed = ns["observed"]
+    p = ns["p"]
+    pooled = ns["pooled"]
+    r2 = ns["r2"]
+    r2_scale = ns["r2_scale"]
+    random_mean = ns["random_mean"]
+    red = ns["red"]
+    redundancy_record = ns["redundancy_record"]
+    rescaled = ns["rescaled"]
+    results = ns["results"]
+    scale_record = ns["scale_record"]
+    shared_record = ns["shared_record"]
+    sizes = ns["sizes"]
+    spectral_seconds = ns["spectral_seconds"]
+    spectrum = ns["spectrum"]
+    spread = ns["spread"]
+    started = ns["started"]
+    texts = ns["texts"]
+    top = ns["top"]
+    within = ns["within"]
+    z = ns["z"]
+    z_all = ns["z_all"]
+    KEY = "key"
+    key_calls = [calls[KEY][l][PA] for l in range(L)]
+    pa_calls = [calls[name][l][PA] for name in OBJ for l in range(L)]
+    haar_sd = {name: haar["circuit" if name == "qk_circuit" else "projection"][:, PA].std(ddof=1) for name in OBJ}
+    below_haar = sum(observed[name][l, PA] < random_mean[name][PA] - 3 * haar_sd[name] for name in OBJ for l in range(L))
+    n_less = pa_calls.count("less")
+    n_more = pa_calls.count("more")
+    n_cases = len(pa_calls)
+    verdict_diversity = diversity_record.verdict
+    less_all = int(diversity_record.statistics[0].value)
+    more_all = int(diversity_record.statistics[1].value)
+
+    ledger = Ledger("09_pretrained_head_diversity")
+    for rec in (diversity_record, shared_record, invariance_record, scale_record, redundancy_record):
+        ledger.add(rec)
+    results["claims"] = ledger.to_list()
+
+    # --- sentences of the text that state a direction, checked against the numbers
+    key_pos = sum(within[KEY]["per_stratum"][l] > 0 for l in range(L))
+    guard_text(last_minus_rest=(last_vs_rest.mean, last_vs_rest.se), key_positive_layers=key_pos, n_layers=L,
+                  pa_change=change["principal_angles"], rv_change=change["rv"],
+                  top_excess=(excess[KEY]["top"]["value"], excess[KEY]["top"]["se"]))
+
+
+    def layers_text(calls_, which):
+        hit = [l + 1 for l, c in enumerate(calls_) if c == which]
+        return prose.ranges(hit).replace("-", "--") if hit else "none"
+
+
+    def layers_phrase(calls_, which):
+        """'in all six layers', 'in layers 1--5', 'in layer 3', 'in no layer' (LaTeX)."""
+        hit = [l + 1 for l, c in enumerate(calls_) if c == which]
+        if len(hit) == L:
+            return f"in {prose.count_of(L, L, 'layers')}"
+        if not hit:
+            return "in no layer"
+        return ("in layer " if len(hit) == 1 else "in layers ") + prose.ranges(hit).replace("-", "--")
+
+
+    macros.integer("NLayers", L)
+    macros.integer("NHeads", H)
+    macros.integer("DModel", d)
+    macros.integer("DK", d_k)
+    macros.integer("NPerm", sizes["n_perm"])
+    macros.integer("NHaar", sizes["n_haar"])
+    macros.integer("NSpectral", sizes["n_spectral"])
+    macros.integer("NSentences", len(texts))
+    macros.integer("NPermSpearman", sizes["n_perm_spearman"])
+    macros.integer("NHeadsTotal", L * H)
+    macros.number("HaarPA", haar_expected["projection"], 3)
+    macros.number("HaarCircuitPA", haar_expected["circuit"], 3)
+    pa_all = np.array([observed[name][:, PA] for name in OBJ])
+    macros.number("PAMin", pa_all.min(), 3)
+    macros.number("PAMax", pa_all.max(), 3)
+    macros.number("KeyPAMin", observed[KEY][:, PA].min(), 3)
+    macros.number("KeyPAMax", observed[KEY][:, PA].max(), 3)
+    macros.number("KeyZMin", z[KEY][:, PA].min(), 2)
+    macros.number("KeyZMax", z[KEY][:, PA].max(), 2)
+    macros.text("KeyLessLayers", layers_text(key_calls, "less"))
+    macros.text("KeyMoreLayers", layers_text(key_calls, "more"))
+    macros.text("KeyLessPhrase", layers_phrase(key_calls, "less"))
+    rv_calls = [calls[name][l][NORM.index("rv")] for name in OBJ for l in range(L)]
+    macros.integer("RVLessCount", rv_calls.count("less"))
+    macros.integer("RVMoreCount", rv_calls.count("more"))
+    for name, tag in (("query", "Query"), ("value", "Value"), ("qk_circuit", "Circuit")):
+        macros.text(f"{tag}LessLayers", layers_text([calls[name][l][PA] for l in range(L)], "less"))
+        macros.text(f"{tag}LessPhrase", layers_phrase([calls[name][l][PA] for l in range(L)], "less"))
+        macros.number(f"{tag}ZMax", z[name][:, PA].max(), 2)
+    macros.integer("PALessCount", n_less)
+    macros.integer("PAMoreCount", n_more)
+    macros.integer("PACases", n_cases)
+    macros.integer("BelowHaarCount", below_haar)
+    macros.text("BelowHaarCases", prose.count_of(int(below_haar), n_cases, "(layer, object) cases"))
+    macros.text("RowLessCases", prose.count_of(n_less, n_cases, "(layer, object) cases"))
+    macros.text("RowMoreCases", prose.count_of(n_more, n_cases, ""))
+    words = {"query": "the queries", "key": "the keys", "value": "the values", "qk_circuit": "the circuits"}
+    groups = {}
+    for name in ("key", "query", "qk_circuit", "value"):
+        groups.setdefault(layers_phrase([calls[name][l][PA] for l in range(L)], "less"), []).append(words[name])
+    macros.text("RowLessSentence", ", ".join(
+        (f"{prose.join_list(objs)} {'is' if len(objs) == 1 else 'are'} less diverse than chance {phrase}" if i == 0
+         else f"{prose.join_list(objs)} {phrase}") for i, (phrase, objs) in enumerate(groups.items())))
+    macros.text("LessCases", prose.count_of(less_all, n_cases, "(layer, object) cases"))
+    macros.text("MoreCases", prose.count_of(more_all, n_cases, ""))
+    for lab, tag in (("layer spectrum", "LayerSpectrum"), ("head spectrum", "HeadSpectrum")):
+        macros.integer(f"{tag}LessCount", sum(case_calls[lab][name].count("less") for name in OBJ))
+        macros.integer(f"{tag}MoreCount", sum(case_calls[lab][name].count("more") for name in OBJ))
+    macros.text("LayerSpectrumMoreList", prose.join_list(
+        [f"{names[name]} {layers_phrase(case_calls['layer spectrum'][name], 'more')}" for name in OBJ
+         if "more" in case_calls["layer spectrum"][name]]) if any("more" in v for v in case_calls["layer spectrum"].values()) else "none")
+    macros.number("PMin", 1 / (sizes["n_perm"] + 1), 2)
+    macros.number("KeyTopCos", top[KEY][0], 2)
+    macros.number("KeyTopCosNull", top[KEY][1], 2)
+    macros.number("KeyTopCosSE", excess[KEY]["top_trained"]["se"], 1)
+    macros.number("KeyTopCosNullSE", excess[KEY]["top_null"]["se"], 1)
+    macros.number("KeyTopDiff", excess[KEY]["top"]["value"], 2)
+    macros.number("KeyTopDiffSE", excess[KEY]["top"]["se"], 1)
+    macros.number("KeyTopDiffZ", excess[KEY]["top"]["value"] / excess[KEY]["top"]["se"], 2)
+    macros.number("KeyTopCosLayerNull", excess_layer[KEY]["top_null"]["value"], 2)
+    macros.number("KeyShare", excess[KEY]["share"]["value"], 2)
+    macros.number("KeyShareSE", excess[KEY]["share"]["se"], 1)
+    macros.number("KeyShareLayer", excess_layer[KEY]["share"]["value"], 2)
+    macros.number("KeyShareLayerSE", excess_layer[KEY]["share"]["se"], 1)
+    macros.integer("NLeading", N_LEADING)
+    macros.number("EvenShare", N_LEADING / d_k, 3)
+    macros.number("NullBandMax", 2 * excess[KEY]["null_sd"].max(), 1)
+    macros.number("KeyMeanCos", 1 - observed[KEY][:, PA].mean(), 2)
+    macros.number("ScaleRsq", r2_scale, 2)
+    macros.number("ScaleRsqSE", r2["se"], 1)
+    macros.number("SpreadPaper", spread["1 - printed"], 2)
+    macros.number("SpreadScale", spread["scale S"], 2)
+    macros.number("SpreadGeometry", spread["geometry G"], 2)
+    paper_all = np.array([observed[name][:, 0] for name in OBJ])
+    macros.number("PaperMin", paper_all.min(), 3)
+    macros.number("PaperMax", paper_all.max(), 3)
+    macros.number("RescaleKeyLow", key_at[0.5], 3)
+    macros.number("RescaleKeyOne", key_at[1.0], 3)
+    macros.number("RescaleKeyHigh", key_at[2.0], 3)
+    layer_means = effects["mean"].mean(axis=1)
+    macros.number("EffectFirstLayers", layer_means[:-1].mean(), 2)
+    macros.number("EffectLastLayer", layer_means[-1], 2)
+    macros.number("EffectLastMinusRest", last_vs_rest.mean, 2)
+    macros.number("EffectLastMinusRestSE", last_vs_rest.se, 1)
+    macros.number("EffectMax", effects["mean"].max(), 2)
+    macros.number("EffectMin", effects["mean"].min(), 2)
+    for name, tag in zip(OBJ, ("Query", "Key", "Value", "Circuit")):
+        macros.number(f"Rho{tag}", within[name]["rho"], 2)
+        macros.number(f"P{tag}", within[name]["p"], 2)
+        macros.number(f"PooledRho{tag}", pooled[name]["rho"], 2)
+        macros.number(f"PooledP{tag}", pooled[name]["p"], 2)
+    macros.number("RhoKeySE", within[KEY]["null_sd"], 1)
+    macros.number("RhoUseful", RHO_USEFUL, 2)
+    macros.number("RhoKeyLowest", within[KEY]["rho"] - 3 * within[KEY]["null_sd"], 2)
+    macros.integer("KeyRhoPositiveLayers", key_pos)
+    macros.text("KeyRhoPositive", prose.count_of(int(key_pos), L, "layers"))
+    macros.text("VerdictDiversity", verdict_diversity)
+    macros.text("DiversitySentence", diversity_sentence(diversity_record))
+    macros.text("VerdictShared", shared_record.verdict)
+    macros.text("VerdictInvariance", invariance_record.verdict)
+    macros.text("VerdictScale", scale_record.verdict)
+    macros.text("VerdictRedundancy", redundancy_record.verdict)
+    macros.text("Table", hdi_table_latex(observed, z, random_mean))
+    macros.write(macros_path)
+
+    results.update(
+        observed=observed, z=z, p=p, null_mean=null_mean, null_sd=null_sd, calls=calls, random_mean=random_mean,
+        haar_expected=haar_expected, spectrum=spectrum, null_spectrum_mean={n: v.mean(axis=1) for n, v in null_spectrum.items()},
+        z_spectral={lab: z_all[lab] for lab in ("layer spectrum", "head spectrum")}, case_calls=case_calls,
+        excess={name: {k: v for k, v in e.items()} for name, e in excess.items()},
+        excess_layer_spectrum={name: {k: v for k, v in e.items()} for name, e in excess_layer.items()},
+        scale_decomposition=decomp, r2_scale=r2_scale, r2_bootstrap=r2, spread=spread, rescale={"c": c_grid, **rescaled},
+        rescale_change=change, sentences=texts, effects={"mean": effects["mean"], "se": effects["se"]},
+        last_layer_contrast={"mean": float(last_vs_rest.mean), "se": float(last_vs_rest.se)}, redundancy=red,
+        spearman_within=within, spearman_pooled=pooled,
+        seconds={"row_null": null_seconds, "spectral_nulls": spectral_seconds, "ablation": ablation_seconds,
+                 "total": time.perf_counter() - started},
+    )
+    save_results(results_path, json_safe(results))
+    print(f"total {time.perf_counter() - started:.0f} s")
+    return ledger

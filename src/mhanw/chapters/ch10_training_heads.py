@@ -34,10 +34,12 @@ through :func:`write_macros`, the results file through :func:`results_payload`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 
 from .. import data as _data
+from .. import premises as _premises
 from .. import heads as _heads
 from .. import training as _training
 from ..constants import MAX_REPLICATES, N_SE, check_entries
@@ -54,7 +56,8 @@ from .ch05_decorrelation_optimality import crn_batch, minimize_imse
 __all__ = [
     "CLAIM", "CONSTRAINTS", "CONTROL_CLAIM", "MIN_SEEDS", "N_SE_TRAINING", "PARAMETERS", "SECTION", "SIZES", "Setting", "SettingResult",
     "changes_sentence", "findings", "imse_optimum", "self_match_curves", "ledger", "penalty_control_verdict", "publish", "results_payload", "run_all",
-    "run_setting", "settings",
+    "run_setting", "settings", "training_premises", "setup", "check_by_hand", "loss_figure", "loss_caption",
+    "trajectory_figure", "trajectory_caption", "takeaway", "power_sentence", "moves_figure", "moves_caption", "summary_table", "report", "show_text",
     "training_orthogonal_verdict", "verdicts_sentence", "write_macros",
 ]
 
@@ -156,6 +159,7 @@ class SettingResult:
     paths: tuple
     penalised: tuple
     optimum_hdi: float = float("nan")
+    premises: tuple = ()
 
     def series(self, field: str, penalised: bool = False) -> np.ndarray:
         """``field`` of every path, ``(S, K)`` (``hdi``, ``error_corr``, ``loss``, ``fit``, ``imse``)."""
@@ -306,7 +310,8 @@ def run_all(grid, sizes: dict, seed, n: int, bandwidth: float, penalty: float, i
         if sizes.get("opt_starts", 0) > 0 and key not in optima:
             optima[key] = imse_optimum(s, _children(opt_ss, len(optima) + 1)[-1], n, bandwidth, sizes["opt_rep"], sizes["opt_test"],
                                        sizes["opt_starts"], sizes["opt_steps"], inputs, noise, sigma).hdi
-        out.append(SettingResult(r.setting, r.paths, r.penalised, optima.get(key, float("nan"))))
+        out.append(SettingResult(r.setting, r.paths, r.penalised, optima.get(key, float("nan")),
+                                 training_premises(_model(s, inputs, noise, sigma))))
     return out
 
 
@@ -335,10 +340,34 @@ def self_match_curves(regression, d: int, d_k: int, n: int, bandwidth: float, sc
     return {"scales": scales, "in_sample": ins, "loo": loo}
 
 
+def training_premises(model) -> tuple:
+    """The premises the training verdicts rest on, evaluated on the data ``model`` of the run: iid rows
+    (:func:`mhanw.premises.iid_samples`), because the leave-one-out loss is a held-out score only when
+    leaving one row out leaves out all that row knows (with dependent rows its neighbours still match it,
+    and training can again win by self-matching)."""
+    return (_premises.iid_samples(model),)
+
+
 # --------------------------------------------------------------------------- verdict rules
 
+#: The unit of the training records' statistics, detectable size included.
+UNIT = "HDI_PA"
 
-def _rule(claim, statement, init, end, haar, n_se, extra=()):
+
+def _finding(verdict: str, diff: float, se: float, n_se: float, start: float, stop: float) -> str:
+    """What the numbers of one setting show, one clause generated from them (the direction from the sign
+    and the rule's decision, never typed)."""
+    if verdict == V.HOLDS:
+        move = f"HDI_PA rose over training, by {diff:+.3f} ± {se:.3f} (from {start:.3f} to {stop:.3f})"
+    elif verdict == V.FAILS:
+        move = f"HDI_PA fell over training, by {diff:+.3f} ± {se:.3f} (from {start:.3f} to {stop:.3f}): the heads moved closer"
+    else:
+        move = (f"HDI_PA moved by {diff:+.3f} ± {se:.3f} over training, within ±{n_se * se:.3f} "
+                f"({n_se:g} s.e.), the smallest move this run could detect")
+    return move
+
+
+def _rule(claim, statement, init, end, haar, n_se, extra=(), premises=(), role=V.PAPER):
     init = np.asarray(init, dtype=float)
     end = np.asarray(end, dtype=float)
     if init.ndim != 1 or init.shape != end.shape or init.size < 2:
@@ -352,10 +381,13 @@ def _rule(claim, statement, init, end, haar, n_se, extra=()):
     start = Estimate.from_samples(init)
     stop = Estimate.from_samples(end)
     return Verdict(
-        claim=claim, statement=statement, verdict=verdict, section=SECTION,
+        claim=claim, statement=statement, verdict=verdict, section=SECTION, premises=tuple(premises), role=role,
+        detectable=n_se * se, unit=UNIT,
+        finding=_finding(verdict, diff, se, n_se, float(start.mean), float(stop.mean)),
         criterion=(f"HDI_PA at the end minus at initialisation, mean over {init.size} random initialisations: "
                    f"holds above +{n_se:g} s.e., fails below -{n_se:g} s.e., undecided otherwise "
-                   f"(and with fewer than {MIN_SEEDS} initialisations)"),
+                   f"(and with fewer than {MIN_SEEDS} initialisations); a holds or fails is a detected move, "
+                   f"so it needs no power, and an undecided says the smallest move the run could detect"),
         statistics=(_stat("HDI_PA end minus initialisation", diff, se),
                     _stat("HDI_PA at initialisation", float(start.mean), float(start.se)),
                     _stat("HDI_PA at the end", float(stop.mean), float(stop.se)),
@@ -363,16 +395,17 @@ def _rule(claim, statement, init, end, haar, n_se, extra=()):
 
 
 @checked(slug=V.text, label=V.text, init=V.numbers, end=V.numbers, haar=V.number, extra=V.statistics,
-         n_se=V.nonnegative)
+         n_se=V.nonnegative, premises=V.premise_list)
 def training_orthogonal_verdict(slug: str, label: str, init, end, haar: float, extra=(),
-                                n_se: float = N_SE_TRAINING) -> Verdict:
+                                n_se: float = N_SE_TRAINING, premises=()) -> Verdict:
     """"Training drives heads towards orthogonal subspaces" for one setting, decided from HDI_PA at
     initialisation ``init`` and at the end ``end`` of each path ``(S,)``: holds when the mean change
     exceeds ``n_se`` s.e. (across initialisations), fails when it is below ``-n_se`` s.e., undecided
     otherwise or with fewer than :data:`MIN_SEEDS` initialisations.  ``extra``: further statistics
-    (reported, not deciding)."""
+    (reported, not deciding); ``premises``: :func:`training_premises` (when one fails, the record is
+    "outside its conditions" and keeps what the numbers show)."""
     return _rule(f"{CLAIM}/{slug}", f"Training drives heads towards orthogonal subspaces ({label})",
-                 init, end, haar, n_se, extra)
+                 init, end, haar, n_se, extra, premises)
 
 
 @checked(slug=V.text, label=V.text, init=V.numbers, end=V.numbers, haar=V.number, penalty=V.nonnegative,
@@ -380,10 +413,12 @@ def training_orthogonal_verdict(slug: str, label: str, init, end, haar: float, e
 def penalty_control_verdict(slug: str, label: str, init, end, haar: float, penalty: float,
                             n_se: float = N_SE_TRAINING) -> Verdict:
     """The positive control: the same rule on paths trained with an explicit orthogonality penalty
-    (weight ``penalty``); it must hold, or the chapter could not have seen training push heads apart."""
+    (weight ``penalty``); it must hold, or the chapter could not have seen training push heads apart.  A
+    side check of the companion's (:data:`mhanw.infra.verdicts.SIDE_CHECK`): never counted with the
+    paper's claim."""
     return _rule(f"{CONTROL_CLAIM}/{slug}",
                  f"With an orthogonality penalty (lambda = {penalty:g}), training drives heads towards orthogonal "
-                 f"subspaces ({label})", init, end, haar, n_se)
+                 f"subspaces ({label})", init, end, haar, n_se, role=V.SIDE_CHECK)
 
 
 # --------------------------------------------------------------------------- bookkeeping
@@ -408,7 +443,7 @@ def ledger(results, penalty: float) -> Ledger:
     for r in results:
         h = r.series("hdi")
         book.add(training_orthogonal_verdict(r.setting.slug, r.setting.label, h[:, 0], h[:, -1], r.setting.haar,
-                                             _extra(r)))
+                                             _extra(r), premises=r.premises))
     for r in results:
         if r.penalised:
             h = r.series("hdi", penalised=True)
@@ -528,7 +563,7 @@ def write_macros(macros, results, book: Ledger, sizes: dict, parameters=None) ->
         raise ValueError(f"book: expected the records of ledger(results), missing {', '.join(missing)}")
     if not isinstance(sizes, dict) or any(k not in sizes for k in ("n_seeds", "n_steps", "n_test")):
         raise ValueError(f"sizes: expected a dict with n_seeds, n_steps and n_test, got {brief(sizes)}")
-    counts = {"Holds": 0, "Fails": 0, "Undecided": 0}
+    counts = {"Holds": 0, "Fails": 0, "Undecided": 0, "Outside": 0}
     for r in results:
         s = r.setting
         rec = records[f"{CLAIM}/{s.slug}"]
@@ -545,11 +580,12 @@ def write_macros(macros, results, book: Ledger, sizes: dict, parameters=None) ->
             macros.text(f"{s.macro}ControlVerdict", records[f"{CONTROL_CLAIM}/{s.slug}"].verdict)
         if np.isfinite(r.optimum_hdi):
             macros.number(f"{s.macro}OptimumHDI", r.optimum_hdi, 3)
-        key = "Holds" if rec.holds else "Fails" if rec.fails else "Undecided"
+        key = "Holds" if rec.holds else "Fails" if rec.fails else "Outside" if rec.outside else "Undecided"
         counts[key] += 1
     macros.text("Table", " \\\\ ".join(_table_row(r, records) for r in results))
     macros.text("VerdictsSentence", verdicts_sentence(results, book))
     macros.text("ChangesSentence", changes_sentence(results))
+    macros.text("PowerSentence", power_sentence(book, tex=True))
     for key, value in counts.items():
         macros.integer(f"Settings{key}", value)
     macros.integer("Settings", len(results))
@@ -605,17 +641,24 @@ def findings(book: Ledger) -> str:
     positive controls held."""
     book = _book(book)
     groups = {"rose significantly": [], "fell significantly": [], "did not change significantly": []}
+    outside = []
     controls = []
     for rec in book:
         if rec.claim.startswith(f"{CONTROL_CLAIM}/"):
             controls.append(rec)
             continue
         st = rec.statistics[0]
+        if rec.outside:
+            outside.append(f"{rec.claim.rsplit('/', 1)[1]} ({st.value:+.3f} ± {st.se:.3f})")
+            continue
         key = "rose significantly" if rec.holds else "fell significantly" if rec.fails else "did not change significantly"
         groups[key].append(f"{rec.claim.rsplit('/', 1)[1]} ({st.value:+.3f} ± {st.se:.3f})")
-    total = sum(len(v) for v in groups.values())
+    total = sum(len(v) for v in groups.values()) + len(outside)
     parts = [f"{key} in {len(v)} of {total}" + (": " + ", ".join(v) if v else "") for key, v in groups.items()]
     text = "Over training, HDI_PA " + "; ".join(parts) + " (end minus initialisation, ± 1 s.e. across initialisations)."
+    if outside:
+        text += (f" {len(outside)} of {total} settings are set aside because a premise of the measurement fails "
+                 f"(the records say which), with these changes: " + ", ".join(outside) + ".")
     if controls:
         held = sum(r.holds for r in controls)
         text += (f" With an explicit orthogonality penalty (the positive control) it rose significantly in {held} "
@@ -636,6 +679,273 @@ def publish(book: Ledger, results, sizes: dict, metadata: dict, macros_path, res
     macros.write(macros_path)
     save_results(results_path, {**json_safe(metadata), "sizes": json_safe(sizes),
                                 "paths": json_safe(results_payload(results)), "claims": book.to_list()})
+
+
+# --------------------------------------------------------------------------- the lesson's cells
+
+#: The lines of the figures: colour, line style and marker per combination rule.
+STYLES = {"average": ("C0", "-", "o"), "sum": ("C2", "-.", "^"), "concat": ("C3", "--", "s")}
+#: The four panels of the key figure: (kind of m, shape).
+PANELS = tuple((kind, shape) for kind in ("isotropic", "anisotropic") for shape in ("equal", "over"))
+#: The streams the chapter spawns from its seed, in order.
+STREAMS = ("loss illustration", "key formula check", "training")
+
+
+def setup(params: dict) -> tuple:
+    """The chapter's sizes, random streams and grid from its checked ``params``
+    (:func:`mhanw.infra.params.check_parameters`): ``(sizes, streams, grid)``, ``streams`` one
+    :class:`numpy.random.SeedSequence` child per entry of :data:`STREAMS`; sets the figure style."""
+    from ..infra import figures
+    from ..infra.notebook import by_fidelity
+
+    if not isinstance(params, Mapping):
+        raise ValueError(f"params: expected the checked parameters (a mapping), got {type(params).__name__}")
+    figures.use_style()
+    sizes = {**by_fidelity(params["fidelity"], **SIZES), "n_seeds": params["n_seeds"]}
+    streams = dict(zip(STREAMS, np.random.SeedSequence(params["seed"]).spawn(len(STREAMS))))
+    grid = settings(params["isotropic_regression"], params["anisotropic_regression"], params["d"], params["d_k"],
+                    params["heads_equal"], params["heads_over"], params["combinations"], params["values"])
+    return sizes, streams, grid
+
+
+def check_by_hand(loss_by_hand, params: dict, seed, n: int = 80, tol: float = 1e-5) -> dict:
+    """The key formula written out in the chapter, ``loss_by_hand(W, X, Y, h) -> (loss, grad)`` for averaged
+    heads, against :func:`mhanw.training.loo_loss` on one sample of ``n`` points of the anisotropic ``m``,
+    and the library's analytic gradients (averaged and concat) against central finite differences.
+    Returns the four gaps; ``AssertionError`` when one exceeds ``tol``."""
+    if not callable(loss_by_hand):
+        raise ValueError(f"loss_by_hand: expected a function (W, X, Y, h) -> (loss, grad), got {brief(loss_by_hand)}")
+    rng = np.random.default_rng(as_seed_sequence(seed))
+    p = params
+    sample = _data.data_model(p["anisotropic_regression"], p["inputs"], p["noise"], p["sigma"]).draw(rng, n, p["d"])
+    X, Y, h = sample.X, sample.Y, p["bandwidth"]
+    W = _heads.haar_heads(p["d"], p["d_k"], p["heads_equal"], rng)
+    mine, my_grad = loss_by_hand(W, X, Y, h)
+    lib = _training.loo_loss(W, X, Y, h)
+    E = rng.standard_normal(W.shape)
+    gaps = {"loss: by hand - library": abs(float(mine) - lib.loss),
+            "gradient: by hand - library (max)": float(np.abs(np.asarray(my_grad) - lib.grad).max())}
+    for rule in ("average", "concat"):
+        def loss(V):
+            return _training.loo_loss(V, X, Y, h, rule, p["values"], gradient=False).loss
+        fd = (loss(W + 1e-6 * E) - loss(W - 1e-6 * E)) / 2e-6
+        grad = _training.loo_loss(W, X, Y, h, rule, p["values"]).grad
+        gaps[f"{rule}: analytic - finite difference (relative)"] = abs(float(np.sum(grad * E)) - fd) / abs(fd)
+    if max(gaps.values()) >= tol:
+        raise AssertionError(f"the formula by hand and the library disagree: {gaps}")
+    return gaps
+
+
+def loss_figure(curves: dict, regression: str, n: int, bandwidth: float):
+    """The leave-one-out illustration (:func:`self_match_curves`): in-sample and LOO error of one head
+    ``cW`` against the scale ``c``, mean and 2 s.e. over samples.  Returns the figure."""
+    from ..infra import figures
+
+    fig, axes = figures.panels(1, height=2.6, width=4.2)
+    ax = axes[0]
+    for key, label, ls, mk in (("in_sample", "in-sample error (the point among the keys)", "--", "s"),
+                               ("loo", "leave-one-out error (the training loss)", "-", "o")):
+        est = curves[key]
+        figures.errorbar(ax, curves["scales"], est.mean(0), 2 * est.std(0, ddof=1) / np.sqrt(est.shape[0]),
+                         label=label, linestyle=ls, marker=mk, ms=3)
+    ax.set(xscale="log", xlabel=r"scale $c$ of the head $cW$ (an inverse bandwidth)", ylabel="mean squared error",
+           title=f"one head, m = {regression_label(regression)}, n = {n}, h = {bandwidth:g}")
+    ax.legend(loc="upper left", fontsize=7)
+    return fig
+
+
+def loss_caption(curves: dict) -> str:
+    """The illustration's caption, its directions read from the curves: where the in-sample and the
+    leave-one-out error go as the head grows from the smallest to the largest scale."""
+    ins, loo = curves["in_sample"].mean(0), curves["loo"].mean(0)
+    k = int(np.argmin(loo))
+
+    def word(a, b):
+        return "falls" if b < a else "rises"
+
+    return (f"As the head $cW$ grows from $c={curves['scales'][0]:g}$ to $c={curves['scales'][-1]:g}$, its in-sample "
+            f"error (dashed, the point among its own keys) {word(ins[0], ins[-1])} from {ins[0]:.3f} to {ins[-1]:.3f}, "
+            f"while its leave-one-out error (solid) is smallest at $c={curves['scales'][k]:.2g}$ and "
+            f"{word(loo[k], loo[-1])} to {loo[-1]:.3f} at the largest scale: only the leave-one-out error is a loss "
+            "a head cannot win by matching a point to itself.")
+
+
+def trajectory_figure(results):
+    """The key figure: HDI_PA of the keys along gradient descent, one panel per (kind of m, shape), a line
+    per combination rule (2 s.e. bars across initialisations), the penalised control dotted, the Haar
+    level grey, chapter 05's IMSE optimum a star.  Returns the figure."""
+    from ..infra import figures
+
+    results = _results(results)
+    panels = [(k, sh) for k, sh in PANELS if any(r.setting.kind == k and r.setting.shape == sh for r in results)]
+    fig, axes = figures.panels(len(panels), height=2.7, sharey=True)
+    for ax, (kind, shape) in zip(axes, panels):
+        here = [r for r in results if r.setting.kind == kind and r.setting.shape == shape]
+        for r in here:
+            color, ls, mk = STYLES[r.setting.combination]
+            est = r.path_estimate("hdi")
+            figures.errorbar(ax, r.steps, est.mean, 2 * est.se, color=color, linestyle=ls, marker=mk, ms=3,
+                             label=f"trained, {r.setting.combination}")
+            if r.penalised:
+                ax.plot(r.steps, r.path_estimate("hdi", penalised=True).mean, color=color, linestyle=":", lw=1,
+                        label=f"with penalty, {r.setting.combination}")
+        s = here[0]
+        ax.axhline(s.setting.haar, color="grey", lw=0.8, label=r"Haar $1-d_k/d$")
+        if np.isfinite(s.optimum_hdi):
+            ax.plot(s.steps[-1], s.optimum_hdi, marker="*", color="k", ms=9, linestyle="none",
+                    label="IMSE optimum (ch. 5)")
+        op = {"equal": "=", "over": ">", "under": "<"}[shape]
+        ax.set(xlabel="descent step", title=f"{'iso' if kind == 'isotropic' else 'aniso'}, $H={s.setting.n_heads}$, "
+                                            f"$Hd_k{op}d$")
+    axes[0].set_ylabel(r"HDI$_{\mathrm{PA}}$ of the keys")
+    handles, labels = axes[-1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=7)
+    return fig
+
+
+def _split(book: Ledger) -> tuple[list, list]:
+    """The paper's records (the training claim) and the positive controls, apart."""
+    recs = list(_book(book))
+    return ([r for r in recs if r.claim.startswith(f"{CLAIM}/")],
+            [r for r in recs if r.claim.startswith(f"{CONTROL_CLAIM}/")])
+
+
+def _slugs(records) -> str:
+    return join_list([r.claim.rsplit("/", 1)[1] for r in records])
+
+
+def _verdict_counts(records) -> str:
+    """"rose in none of the eight settings, fell in two (aniso-equal-average and ...), ..." from the records."""
+    n = len(records)
+    groups = (("moved apart (rose by more than 3 s.e.)", [r for r in records if r.holds]),
+              ("moved closer (fell by more than 3 s.e.)", [r for r in records if r.fails]),
+              ("did not move detectably", [r for r in records if r.verdict == V.UNDECIDED]),
+              ("lie outside the conditions of the measurement", [r for r in records if r.outside]))
+    parts = [f"{what} in {_settings_count(len(rs), n) if i == 0 else number_word(len(rs))}"
+             + (f" ({_slugs(rs)})" if rs and len(rs) < n else "")
+             for i, (what, rs) in enumerate(groups) if rs or i == 0]
+    return join_list(parts)
+
+
+def trajectory_caption(book: Ledger) -> str:
+    """The key figure's caption: how to read it, then what it shows, generated from the records."""
+    claims, controls = _split(book)
+    text = ("Each panel is one $m$ and one shape; a line is the mean $\\mathrm{HDI_{PA}}$ of the keys over the "
+            "initialisations along gradient descent (solid: averaged heads, dashed: concat), the dotted line the "
+            "same starts trained with the orthogonality penalty, the grey line random heads, the star chapter 5's "
+            f"IMSE optimum. Trained heads {_verdict_counts(claims)}")
+    if controls:
+        text += f"; with the penalty they moved apart in {count_of(sum(r.holds for r in controls), len(controls))}"
+    return text + "."
+
+
+def takeaway(book: Ledger) -> str:
+    """One sentence after the key figure, generated from the records: whether training on the
+    leave-one-out loss pushed heads apart, where it pulled them together, the smallest move the undecided
+    settings could detect against the positive control's rise, and whether the control held."""
+    claims, controls = _split(book)
+    up = [r for r in claims if r.holds]
+    down = [r for r in claims if r.fails]
+    said = [f"training pushed the heads apart in {_settings_count(len(up), len(claims))}"
+            + (f" ({_slugs(up)})" if up and len(up) < len(claims) else "")]
+    if down:
+        said.append("pulled them together in " + join_list(
+            f"{r.claim.rsplit('/', 1)[1]} ({r.statistics[0].value:+.3f} ± {r.statistics[0].se:.3f})" for r in down))
+    text = "Takeaway: " + join_list(said) + "."
+    power = power_sentence(book)
+    return text + (" " + power if power else "")
+
+
+def power_sentence(book: Ledger, tex: bool = False) -> str:
+    """Where no move was detected: the smallest move the run could have seen (3 s.e.) against the positive
+    control's rise in the same setting, one sentence generated from the records ("" when every setting
+    moved detectably or no control ran).  ``tex``: LaTeX (``$\\HDIpa$``) instead of record text."""
+    claims, controls = _split(book)
+    by_slug = {r.claim.rsplit("/", 1)[1]: r for r in controls}
+    pairs = [(r, by_slug.get(r.claim.rsplit("/", 1)[1])) for r in claims if r.verdict == V.UNDECIDED]
+    pairs = [(r, c) for r, c in pairs if c is not None]
+    if not pairs:
+        return ""
+    dets = [r.detectable for r, _ in pairs]
+    seen = [r for r, c in pairs if c.holds and r.detectable < c.statistics[0].value]
+    span = f"{min(dets):.3f}" if len(pairs) == 1 else f"{min(dets):.3f} to {max(dets):.3f}"
+    hdi = "$\\HDIpa$" if tex else "HDI_PA"
+    text = f"Where nothing moved detectably, the run could have seen a move of {span} in {hdi} (3 s.e.)"
+    if len(seen) == len(pairs):
+        return (text + ", smaller than the positive control's rise in the same setting"
+                + (" in each" if len(pairs) > 1 else "")
+                + ": the measurement sees a rise when the loss asks for one, so there training did little to "
+                  "the heads' geometry.")
+    return (text + f"; it was smaller than the positive control's rise in the same setting in {len(seen)} of "
+            f"{len(pairs)} only: elsewhere the measurement's power is in doubt and the setting stays open.")
+
+
+def moves_figure(results):
+    """What else moves: per setting, end minus start of the heads' error correlation (left) and of the
+    fresh-data IMSE (right), 2 paired s.e. across initialisations.  Returns the figure."""
+    from ..infra import figures
+
+    results = _results(results)
+    fig, axes = figures.panels(2, height=2.8)
+    x = np.arange(len(results))
+    for ax, field, ylabel in ((axes[0], "error_corr", "error correlation: end $-$ start"),
+                              (axes[1], "imse", "IMSE on fresh data: end $-$ start")):
+        for r, xi in zip(results, x):
+            color, _, mk = STYLES[r.setting.combination]
+            c = r.change(field)
+            figures.errorbar(ax, [xi], [c.mean], [2 * c.se], color=color, marker=mk, linestyle="none")
+        ax.axhline(0, color="grey", lw=0.6)
+        ax.set_xticks(x, [r.setting.slug.replace("-", "\n", 1) for r in results], fontsize=7, rotation=90)
+        ax.set(ylabel=ylabel)
+    for comb in sorted({r.setting.combination for r in results}):
+        color, _, mk = STYLES[comb]
+        axes[0].plot([], [], color=color, marker=mk, linestyle="none", label=comb)
+    axes[0].legend(loc="lower left", fontsize=7)
+    return fig
+
+
+def moves_caption(results) -> str:
+    """The caption of :func:`moves_figure`: how to read it and, from the numbers, where each quantity moved
+    by more than 3 paired s.e. (:func:`changes_sentence`, as Markdown)."""
+    return ("Per setting, end minus start of training of the heads' error correlation on fresh test points (left) "
+            "and of the ensemble's IMSE on fresh data (right); a point below zero is a fall. "
+            + changes_sentence(results) + ".")
+
+
+def summary_table(results) -> dict:
+    """The numbers of every setting for :func:`mhanw.infra.tables.show`: HDI_PA at start and end, its change,
+    the circuits' (HDI_RV) change, the control's change, the IMSE optimum's HDI_PA and the Haar level."""
+    from ..infra import tables
+
+    return {r.setting.slug: {"HDI_PA start": tables.pm(*r.path_estimate("hdi")[0]),
+                             "HDI_PA end": tables.pm(*r.path_estimate("hdi")[-1]),
+                             "change": tables.pm(*r.change("hdi")),
+                             "circuits (HDI_RV) change": tables.pm(*r.change("hdi_circuit")),
+                             "control change": tables.pm(*r.change("hdi", penalised=True)) if r.penalised else "--",
+                             "IMSE optimum HDI_PA": r.optimum_hdi, "Haar": r.setting.haar}
+            for r in _results(results)}
+
+
+def show_text(text: str) -> None:
+    """Display generated record text (a takeaway, the findings' lead) as Markdown, the records' named
+    symbols typeset (:func:`mhanw.infra.notation.markdown_text`); returns nothing."""
+    from IPython.display import Markdown, display
+
+    from ..infra.notation import markdown_text
+
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"text: expected generated text to show, got {brief(text)}")
+    display(Markdown(markdown_text(text)))
+
+
+def report(book: Ledger, results, sizes: dict, params: dict, macros_path, results_path) -> None:
+    """The closing bookkeeping: :func:`publish` with the run's fidelity, seed and parameters (the paths
+    left out)."""
+    if not isinstance(params, Mapping):
+        raise ValueError(f"params: expected the checked parameters (a mapping), got {type(params).__name__}")
+    kept = {k: v for k, v in params.items() if k not in ("figures_dir", "macros_path", "results_path")}
+    publish(book, results, sizes, dict(fidelity=params["fidelity"], seed=params["seed"], parameters=kept),
+            macros_path, results_path)
 
 
 # --------------------------------------------------------------------------- parameters

@@ -20,6 +20,9 @@ The Makefile calls it; every command is also usable by hand::
                                    book/theorems.toml (--check: exit 1 when the committed table differs)
     book | check-book              the offline book, and its check in headless Chromium
     timings                        CPU and wall seconds of every job of the last builds
+    measure [--into FILE] [--note TEXT] LABEL -- COMMAND ...
+                                   run COMMAND, count its CPU-seconds (a cgroup of its own) and wall time,
+                                   keep them in reference/performance.json (the Performance page's table)
     deps NN_slug                   the library modules a chapter imports
     layout [AUX]                   where the paper's floats landed
     lock [--out FILE]              renew requirements.lock
@@ -267,6 +270,17 @@ def cmd_timings(args) -> int:
     return 0
 
 
+def cmd_measure(args) -> int:
+    from . import measure
+
+    command = args.command_line[1:] if args.command_line[:1] == ["--"] else args.command_line
+    record = measure.run(args.label, command, ROOT, note=args.note)
+    measure.append(ROOT / args.into, record)
+    print(f"    {record['label']}: {record['wall_s']:.0f} s wall, {record['cpu_s']:.0f} CPU-s "
+          f"({record['cpu_counted_by']}), exit status {record['exit_status']} -> {args.into}")
+    return 0 if record["exit_status"] == 0 else 1
+
+
 def cmd_deps(args) -> int:
     from . import chapters, deps
 
@@ -321,6 +335,8 @@ def parser() -> argparse.ArgumentParser:
     command("book", cmd_book)
     command("check-book", cmd_check_book, opt("book", nargs="?", default="build/book"))
     command("timings", cmd_timings)
+    command("measure", cmd_measure, opt("label"), opt("--into", default=str(Path("reference") / "performance.json")),
+            opt("--note", default=""), opt("command_line", nargs=argparse.REMAINDER))
     command("deps", cmd_deps, opt("chapter"))
     command("layout", cmd_layout, opt("aux", nargs="?"))
     command("lock", cmd_lock, opt("--out", default="requirements.lock"))

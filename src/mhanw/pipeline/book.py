@@ -49,6 +49,8 @@ PAPER_PDF = "paper/main.pdf"  # where the PDF sits inside the site
 PAGE_ORDER = ("claims", "ledger", "glossary", "reproduce", "extend", "performance", "architecture")
 #: Where a page of book/ asks for the table of this build's job times.
 TIMINGS_MARK = "<!-- timings of this build -->"
+#: Where the Performance page shows the committed measurements (reference/performance.json).
+MEASURED_MARK = "<!-- measured build times -->"
 #: The pages the build writes (not in book/): the front page and the ledger page.
 GENERATED_PAGES = ("index", "ledger")
 #: Chapters with at least this many second-level headings get an on-page contents.
@@ -486,6 +488,10 @@ def prepare_page(text: str, stem: str, root: Path, resolver: references.Resolver
     text = resolver.markdown(text, f"book/{stem}.md")
     if TIMINGS_MARK in text:
         text = text.replace(TIMINGS_MARK, timings_table(root))
+    if MEASURED_MARK in text:
+        from . import measure
+
+        text = text.replace(MEASURED_MARK, measure.table(root / measure.DEFAULT_FILE))
     return text
 
 
