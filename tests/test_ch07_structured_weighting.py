@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mhanw.pipeline import chapters
 from mhanw import heads, montecarlo
 from mhanw import weighting as w
 from mhanw.chapters import ch07_structured_weighting as ch07
@@ -135,12 +134,12 @@ def test_uniform_wins_on_exchangeable_heads():
 
 # --------------------------------------------------------------------------- the crossover, symbolically
 
-from pathlib import Path  # noqa: E402
 
 import sympy as sp  # noqa: E402
 
 from mhanw.infra.params import ParameterError, check_parameters  # noqa: E402
 from mhanw.infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Statistic, Verdict, VerdictGuardError, guard  # noqa: E402,F401
+from mhanw.infra import verdicts as V  # noqa: E402
 
 
 @pytest.mark.parametrize("H, rho, scheme", [(2, 0.0, "geometric"), (4, 0.3, "fibonacci"), (8, 0.0, "geometric"),
@@ -214,24 +213,42 @@ def test_crossover_and_theorem_rules():
     assert ch07.theorem_verdict(ok, geo, bad).verdict == FAILS
 
 
-def _guard_cell():
-    nb = chapters.read(Path(__file__).parents[1] / "notebooks" / "07_structured_weighting.md")
-    (src,) = ["".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("# the sentences of the chapter")]
-    return src
-
-
 def test_the_chapters_guard_stops_on_a_flipped_direction():
     """The chapter's guard on 'gamma* grows with H and falls with rho': fed a grid where it falls with H, it stops."""
     import pandas as pd
 
-    ns = dict(guard=guard, ch=ch07, np=np, pd=pd, falls_with_rho=True, grows_with_H=True,
-              gamma_star=pd.DataFrame({"x": [1.5, 2.0]}), cmp_graded={"fibonacci - geometric": (0.01, 0.001)},
-              cmp_control={"affine - uniform": (1e-5, 1e-5)})
-    exec(_guard_cell(), ns)  # the true directions pass
+    model = ch07.error_model()
+    ch07.check_sentences(model)  # the true directions pass
     with pytest.raises(VerdictGuardError, match="the text says gamma\\* grows with H"):
-        exec(_guard_cell(), {**ns, "grows_with_H": False})
+        ch07.check_sentences({**model, "grows_with_H": False})
     with pytest.raises(VerdictGuardError, match="the text says every crossover exceeds 1"):
-        exec(_guard_cell(), {**ns, "gamma_star": pd.DataFrame({"x": [0.9, 2.0]})})
+        ch07.check_sentences({**model, "gamma_star": pd.DataFrame({"x": [0.9, 2.0]})})
+    with pytest.raises(VerdictGuardError, match="the text says at gamma = 1 uniform weights"):
+        ch07.check_sentences({**model, "uniform_wins_at_one": False})
+
+
+def test_the_control_is_outside_its_conditions_when_its_heads_are_not_exchangeable():
+    """Under inputs with unequal variances (or noise that depends on x_1) the control's heads are not
+    exchangeable: its record is "outside its conditions", keeps what its numbers show and names the premise;
+    the theorem is then undecided, not failed; the figure's title and the paper's macros say so."""
+    from mhanw import data, heads
+
+    W = heads.orthogonal_heads(8, 1, 6)
+    for inputs, noise in (("gaussian-diagonal:4", "gaussian"), ("gaussian", "heteroscedastic:1 + 0.5*abs(x1)")):
+        prem = ch07.control_premises(W, data.data_model("iso_exp", inputs=inputs, noise=noise, sigma=0.5))
+        assert not prem[0].holds and prem[0].id == "exchangeable-heads"
+        assert ch07.control_label(prem) == "heads not exchangeable here"
+        rec = ch07.control_verdict({"geometric": (-1.0, 0.1)}, premises=prem)
+        assert rec.verdict == V.OUTSIDE and rec.shows == FAILS and rec.statistics and "below" in rec.finding
+        assert "swapping heads 1 and 2" in V.findings_markdown([rec])
+        ok = ch07.crossover_verdict({"a": True}, [1.2, 4.0])
+        geo = ch07.graded_verdict("geometric", (-1.0, 0.1), predicted=True, gamma_hat=50, gamma_star_hat=1.2)
+        thm = ch07.theorem_verdict(ok, geo, rec)
+        assert thm.verdict == UNDECIDED and "lies outside its conditions" in thm.criterion
+        assert "not exchangeable" in ch07.control_takeaway(rec) or "outside its conditions" in ch07.control_takeaway(rec)
+    same = ch07.control_premises(W, data.data_model("iso_exp", inputs="gaussian-equicorrelated:0.5", sigma=0.5))
+    assert same[0].holds and ch07.control_label(same) == "exchangeable heads"
+    assert ch07.control_verdict({"geometric": (1.0, 0.1)}, premises=same).verdict == HOLDS
 
 
 DEFAULTS = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", n_jobs=2, H=8, rho=0.0,

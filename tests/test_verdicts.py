@@ -143,3 +143,19 @@ def test_findings_write_the_named_indices_as_math():
     assert markdown_text("$HDI_PA$ and HDI_PA") == r"$HDI_PA$ and $\mathrm{HDI}_{\mathrm{PA}}$"
     with pytest.raises(TypeError, match="text"):
         markdown_text(None)
+
+
+def test_findings_keep_markdown_characters_of_record_text():
+    """A star or an underscore of a record ("gamma*(H, rho) > 1", "budget D**") is printed, not read as
+    emphasis: outside math every markup character is escaped, math is kept as written."""
+    import markdown_it
+
+    from mhanw.infra.notation import markdown_safe
+
+    r = V.Verdict(claim="thm-7.1/error-model-threshold", statement="a threshold gamma*(H, rho) > 1 for d_k* at budget D**",
+                  verdict=V.HOLDS, criterion="every gamma* > 1 and $a^*$ kept", section="sec:thm71")
+    md = V.findings_markdown([r])
+    html = markdown_it.MarkdownIt().render(md)
+    assert "gamma*(H, rho) &gt; 1 for d_k* at budget D**" in html
+    assert "every gamma* &gt; 1 and $a^*$ kept" in html
+    assert markdown_safe("2*3 [x] $a_*$ HDI_PA") == r"2\*3 \[x\] $a_*$ $\mathrm{HDI}_{\mathrm{PA}}$"

@@ -28,6 +28,8 @@ MARKDOWN = {**TEX, "HDI_PA": r"\mathrm{HDI}_{\mathrm{PA}}", "HDI_printed": r"\ma
 
 _NAMED = re.compile("(?<![A-Za-z0-9\\\\])(" + "|".join(map(re.escape, MARKDOWN)) + ")(?![A-Za-z0-9_])")
 _MATH = re.compile(r"(\$[^$]+\$)")
+#: The characters Markdown reads as markup outside math (``\\ ` * _ [ ] < > #``).
+_SPECIAL = re.compile(r"([\\`*_\[\]<>#])")
 
 
 def markdown_text(text: str) -> str:
@@ -38,3 +40,11 @@ def markdown_text(text: str) -> str:
     pieces = _MATH.split(text)
     return "".join(p if i % 2 else _NAMED.sub(lambda m: f"${MARKDOWN[m.group(1)]}$", p)
                    for i, p in enumerate(pieces))
+
+
+def markdown_safe(text: str) -> str:
+    """Record text as Markdown that renders as written: the named notation as math
+    (:func:`markdown_text`), and outside ``$...$`` every character Markdown would read as markup
+    (``\\ ` * _ [ ] < > #``) escaped, so that ``gamma*(H, rho) > 1`` inside ``**...**`` keeps its star."""
+    pieces = _MATH.split(markdown_text(text))
+    return "".join(p if i % 2 else _SPECIAL.sub(r"\\\1", p) for i, p in enumerate(pieces))

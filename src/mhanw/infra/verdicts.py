@@ -1122,7 +1122,7 @@ def findings_markdown(records: Iterable[Verdict]) -> str:
     for r in records:
         if not isinstance(r, Verdict):
             raise ValueError(f"records: expected Verdict records, got {type(r).__name__}")
-        md = notation.markdown_text
+        md = notation.markdown_safe
         lines.append(f"- **{md(r.statement)}** — *{md(verdict_words(r))}*.")
         if r.finding:
             lines.append(f"  {md(_sentence(r.finding))}")

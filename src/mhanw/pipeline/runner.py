@@ -28,6 +28,7 @@ finding, not a failure: its results file then says ``stopped`` and why.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -79,8 +80,8 @@ class Layout:
         folder = (root / folder).resolve() if not Path(folder).is_absolute() else Path(folder)
         try:
             label = folder.relative_to(root / "build").as_posix()
-        except ValueError:
-            label = folder.name
+        except ValueError:  # a folder outside build/: its name and a digest of its path, so two runs never share
+            label = f"{folder.name}-{hashlib.sha1(str(folder).encode()).hexdigest()[:10]}"
         return cls(label, folder / "notebooks", folder / "results", folder / "figures", folder / "generated",
                    root / "build" / "logs" / label, root / "build" / "stage" / label)
 

@@ -133,15 +133,14 @@ def findings(theorems: list[Theorem], records: list[dict], *, strict: bool = Tru
 # --------------------------------------------------------------------------- Markdown (the README)
 
 _MATH = re.compile(r"(\$[^$]+\$)")
-_SPECIAL = re.compile(r"([\\`*_\[\]<>#])")
 
 
 def markdown_safe(text: str) -> str:
-    """Record text as one line of Markdown that renders as written: the named notation as math
-    (:func:`mhanw.infra.notation.markdown_text`), and outside ``$...$`` the characters Markdown would
-    read as markup (``* _ ` [ ] < > # \\``) escaped, a vertical bar as U+2223 (a table's cells split on it)."""
-    pieces = _MATH.split(notation.markdown_text(str(text)).replace("\n", " "))
-    return "".join(p if i % 2 else _SPECIAL.sub(r"\\\1", p).replace("|", "\u2223") for i, p in enumerate(pieces))
+    """Record text as one line of Markdown that renders as written (:func:`mhanw.infra.notation.markdown_safe`:
+    the named notation as math, markup characters escaped outside ``$...$``), a vertical bar as U+2223
+    (a table's cells split on it)."""
+    pieces = _MATH.split(notation.markdown_safe(str(text).replace("\n", " ")))
+    return "".join(p if i % 2 else p.replace("|", "\u2223") for i, p in enumerate(pieces))
 
 
 def readme_table(found: list[Finding]) -> str:
