@@ -856,6 +856,7 @@ def takeaway(book: Ledger) -> str:
     return text + (" " + power if power else "")
 
 
+@checked(book=_book, tex=V.flag)
 def power_sentence(book: Ledger, tex: bool = False) -> str:
     """Where no move was detected: the smallest move the run could have seen (3 s.e.) against the positive
     control's rise in the same setting, one sentence generated from the records ("" when every setting
