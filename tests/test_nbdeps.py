@@ -150,11 +150,15 @@ def test_the_static_dependencies_cover_what_python_imports(path):
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
 def test_declared_figures_are_the_ones_the_chapter_saves(nb):
     """The figures a chapter declares (metadata ``mhanw.figures``: make's targets and the book's
-    figure list) are those its code saves, in order; read from the source, so a renamed or removed
-    figure is caught without running the chapter."""
+    figure list) are those its code saves, in the notebook or through its chapter module; read from
+    the source, so a renamed or removed figure is caught without running the chapter."""
     import re
 
-    code = "\n".join(chapters.code_sources(nb))
-    saved = re.findall(r"figures\.save\(\s*\w+\s*,\s*[\"']([0-9]{2}_[a-z0-9_]+)[\"']", code)
+    from nbtools import ROOT
+
+    module = ROOT / "src" / "mhanw" / "chapters" / f"ch{nb.stem}.py"
+    code = "\n".join(chapters.code_sources(nb)) + "\n" + (module.read_text(encoding="utf-8") if module.is_file() else "")
+    saved = re.findall(r"figures\.save\([^\"']{0,300}?[\"']([0-9]{2}_[a-z0-9_]+)[\"']", code)  # the figure's name
     assert saved, f"{nb.name}: no figures.save(fig, 'NN_slug', ...) with a literal name"
-    assert list(chapters.read(nb).metadata["mhanw"]["figures"]) == saved
+    assert len(saved) == len(set(saved)), f"{nb.name}: a figure saved twice: {saved}"
+    assert sorted(chapters.read(nb).metadata["mhanw"]["figures"]) == sorted(saved)

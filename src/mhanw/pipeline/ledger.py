@@ -41,6 +41,9 @@ from mhanw.infra.verdicts import (HOLDS, HOLDS_UNDER, OUTSIDE, PAPER, PREDICATES
                                   TAUTOLOGY, UNDECIDED, VOCABULARY, Statistic, Verdict, gather, statistic_text,
                                   verdict_phrase)
 
+#: The LaTeX label of the generated claims table (paper/generated/claims_table.tex): chapters cite it as
+#: ``[](paper:tab:claims)``.
+CLAIMS_TABLE_LABEL = "tab:claims"
 TABLE_HEADER = "| claim of the paper | statement | chapter | paper section | verdict |"
 
 # --------------------------------------------------------------------------- collection
@@ -498,7 +501,7 @@ def latex_table(records: list[dict]) -> str:
         "the companion's own and tautologies are marked after the claim and counted apart."
         + (" A letter after a verdict refers to its conditions, or to the premise that fails, listed under the "
            "table." if marks else "")
-        + "}\\label{tab:claims}\\\\",
+        + "}\\label{" + CLAIMS_TABLE_LABEL + "}\\\\",
         "\\toprule",
         "claim & statement & verdict & deciding statistic & detect.\\,/\\,tol. & sec. \\\\",
         "\\midrule\\endfirsthead",
