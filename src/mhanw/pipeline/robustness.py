@@ -290,8 +290,9 @@ def stability_latex(stab: dict | None, default_fidelity: str) -> str:
                               else ", ".join(seeds))
     who = (f"{_cap(_chapter_numbers(stab['chapters']))} {'was' if len(stab['chapters']) == 1 else 'were'}"
            if stab.get("chapters") else "Every chapter was")
-    text = (f"{who} run at {fid} fidelity, records only, once under the default seed and once under each of "
-            f"{prose.number_word(n_seeds)} other {seed_word} ({listed_seeds}), all at the same {fid} sizes, and "
+    text = (f"{who} run at {fid} fidelity, records only, once under the default seed and once under "
+            + ("one other seed" if n_seeds == 1 else f"each of {prose.number_word(n_seeds)} other {seed_word}")
+            + f" ({listed_seeds}), all at the same {fid} sizes, and "
             f"each seed's verdict is compared with the default seed's at that size "
             f"(Table~\\ref{{tab:stability}}): a difference between them is the seed's alone. The verdict of the "
             f"larger run reported in the sections above is shown beside them; a difference between it and the "
