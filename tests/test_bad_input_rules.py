@@ -183,6 +183,7 @@ GOOD = {
     "ch09.shared_directions_verdict": dict(share=0.6, se=0.05, n_leading=2, d_k=8, top=(0.5, 0.1)),
     "ch10.verdicts_sentence": dict(results=TRAINING_RESULTS, book=TRAINING_BOOK),
     "ch10.changes_sentence": dict(results=TRAINING_RESULTS),
+    "ch10.power_sentence": dict(book=TRAINING_BOOK, tex=False),
     "ch10.training_orthogonal_verdict": dict(slug="iso-equal-average", label="isotropic m, averaged heads",
                                              init=np.linspace(0.4, 0.6, 20), end=np.linspace(0.45, 0.7, 20),
                                              haar=0.5),

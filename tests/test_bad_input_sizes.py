@@ -14,10 +14,12 @@ seconds) with a ``ValueError`` naming the argument -- never a hang, a
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import pkgutil
 import re
+import tempfile
 import time
 
 import numpy as np
@@ -111,6 +113,95 @@ def _ch10_sizes():
     return dict(n_seeds=2, n_test=5, n_steps=1, record_every=1, opt_rep=2, opt_test=5, opt_starts=0, opt_steps=1)
 
 
+#: Where a figure function called with good arguments would save its figure (never this repository's figures/).
+FIGURES_DIR = tempfile.gettempdir()
+
+
+@functools.cache
+def _pair_family():
+    """Chapter 2's pair family at a tiny size: two angles, their heads, Monte Carlo estimates at x = 0, and
+    the table :func:`pair_table` makes of them (the arguments of its pair-family functions)."""
+    from mhanw import data, heads, montecarlo
+    from mhanw.chapters import ch02_bias_variance_covariance as ch02
+
+    x, angles = np.zeros(4), [0, 90]
+    configs = [heads.pair_heads(np.radians(t), 4, 2) for t in angles]
+    est = montecarlo.pointwise_estimates(configs, "sin13", x, n=30, n_rep=20, seed=0, bandwidth=0.5)
+    common = dict(x=x, bandwidth=0.5, model="sin13", a=np.array([0.5, 0.5]),
+                  m_x=float(data.data_model("sin13").regression(x[None, :])[0]))
+    pairs = ch02.pair_table(angles, configs, est, n=30, **common)
+    return dict(angles_deg=angles, pair_configs=configs, est_pairs=est, pairs=pairs, common=common)
+
+
+@functools.cache
+def _covariance_figure():
+    """Chapter 3's figure inputs at a tiny size: measured rows of the pair family for the constant and the
+    smooth m, and the closed-form study (:func:`closed_form_study`) at one small n."""
+    import pandas as pd
+
+    from mhanw import covariance, data
+    from mhanw.chapters import ch03_covariance_bound as ch03
+
+    sizes = dict(n_rep_closed=40, closed_n=[40], closed_h=[0.3], closed_phi=[0, 90], n_jobs=1)
+    closed_table, _, _ = ch03.closed_form_study(sizes, np.random.SeedSequence(0))
+    rows = pd.DataFrame({"theta": [0, 90], "C (MC)": [0.01, 0.005], "s.e.": [0.001, 0.001], "violated": [False, True]})
+    x = np.zeros(4)
+    return dict(zero=rows, sin13=rows, closed_table=closed_table, sizes=sizes, x=x, bandwidth=0.5,
+                zero_m=data.data_model("zero"), smooth_m=data.data_model("sin13"), theta_star=45.0, L_smooth=1.0,
+                printed_bound=lambda W, m: covariance.printed_covariance_bound(W[0], W[1], x, 1.0, 30, 0.5),
+                figures_dir=FIGURES_DIR)
+
+
+@functools.cache
+def _ch09_figures():
+    """Chapter 9's figure inputs of the right shapes: L = 2 layers of H = 4 heads, d_k = 32, two rescalings."""
+    from mhanw.chapters import ch09_pretrained_head_diversity as ch09
+
+    L, H, d_k, c = 2, 4, 32, [0.5, 2.0]  # d_k = 32: the figure marks angles 1, 2, 4, ..., 32
+    spectrum = dict(trained=np.linspace(0.5, 0.1, d_k), trained_se=np.full(d_k, 0.01), null=np.full(d_k, 0.2),
+                    null_sd=np.full(d_k, 0.02))
+    excess = {name: spectrum for name in ch09.OBJECTS}
+    decomp = {name: [dict(scale=s, one_minus_paper=0.1 * s) for s in (0.5, 1.0)] for name in ch09.OBJECTS}
+    within = {name: dict(per_stratum=[0.1, -0.1], rho=0.0) for name in ch09.OBJECTS}
+    return dict(
+        geometry=dict(excess=excess, excess_layer=excess, rescaled={name: np.full((L, len(c), 3), 0.5) for name in ch09.OBJECTS},
+                      decomp=decomp, log_s=np.log([0.5, 1.0]), log_g=np.log([0.1, 0.2]), r2=dict(r2=0.5, se=0.1),
+                      c_grid=c, d_k=d_k, L=L, style=ch09.figure_style(L), figures_dir=FIGURES_DIR),
+        ablation=dict(effects=dict(mean=np.full((L, H), 0.01), se=np.full((L, H), 0.001)),
+                      red={name: np.full((L, H), 0.3) for name in ch09.OBJECTS}, within=within, L=L,
+                      style=ch09.figure_style(L), figures_dir=FIGURES_DIR),
+    )
+
+
+@functools.cache
+def _free_descent():
+    """Chapter 5's free-head descent (:func:`minimize_imse`) on a tiny batch: one start, one step."""
+    from mhanw.chapters import ch05_decorrelation_optimality as ch05
+
+    return ch05.minimize_imse(ch05.crn_batch("sin13", 30, 10, 3, 4, 0), 2, 2, 0.5, RNG(0), n_starts=1, n_steps=1)
+
+
+@functools.cache
+def _loss_curves():
+    """Chapter 10's loss illustration (:func:`self_match_curves`) at a tiny size: two scales, two samples."""
+    from mhanw.chapters import ch10_training_heads as ch10
+
+    return ch10.self_match_curves("aniso", 4, 2, 30, 0.5, [1.0, 2.0], 2, 0)
+
+
+def _loo_by_hand(W, X, Y, h):
+    """The key formula of chapter 10 as a reader would write it: here the library's own loss and gradient."""
+    from mhanw import training
+
+    out = training.loo_loss(W, X, Y, h)
+    return out.loss, out.grad
+
+
+#: The parameters of chapter 10 that :func:`check_by_hand` reads, at the notebook's defaults.
+CH10_PARAMS = dict(anisotropic_regression="aniso", inputs="gaussian", noise="gaussian", sigma=0.5, d=4, d_k=2,
+                   heads_equal=2, bandwidth=0.6, values="stream")
+
+
 def _overrides():
     """Required arguments that differ from :data:`GOOD` for one function."""
     from mhanw.chapters import ch05_decorrelation_optimality as ch05
@@ -187,6 +278,24 @@ def _overrides():
         "mhanw.chapters.ch10_training_heads.run_all": dict(grid=[_setting()], sizes=_ch10_sizes(), penalty=1.0),
         "mhanw.chapters.ch10_training_heads.imse_optimum": dict(setting=_setting(), n_starts=1, n_steps=1),
         "mhanw.chapters.ch10_training_heads.self_match_curves": dict(regression="aniso", scales=[1.0, 2.0]),
+        "mhanw.chapters.ch02_bias_variance_covariance.first_order_terms": dict(
+            W=_pair_family()["pair_configs"][0], **_pair_family()["common"]),
+        "mhanw.chapters.ch02_bias_variance_covariance.pair_table": dict(
+            angles_deg=_pair_family()["angles_deg"], pair_configs=_pair_family()["pair_configs"],
+            est_pairs=_pair_family()["est_pairs"], **_pair_family()["common"]),
+        "mhanw.chapters.ch02_bias_variance_covariance.plot_pair_family": dict(
+            pairs=_pair_family()["pairs"], angles_deg=_pair_family()["angles_deg"], figures_dir=FIGURES_DIR,
+            **_pair_family()["common"]),
+        "mhanw.chapters.ch03_covariance_bound.plot_figure": _covariance_figure(),
+        "mhanw.chapters.ch05_decorrelation_optimality.optimum_search": dict(
+            free=_free_descent(), candidate_loss=0.5, n_given=1, n_steps=1),
+        "mhanw.chapters.ch07_structured_weighting.symbolic": dict(rho=0.0, q="1/2", weights="geometric", q_value=0.5),
+        "mhanw.chapters.ch09_pretrained_head_diversity.geometry_figure": _ch09_figures()["geometry"],
+        "mhanw.chapters.ch09_pretrained_head_diversity.ablation_figure": _ch09_figures()["ablation"],
+        "mhanw.chapters.ch10_training_heads.check_by_hand": dict(loss_by_hand=_loo_by_hand, params=CH10_PARAMS,
+                                                                 seed=0),
+        "mhanw.chapters.ch10_training_heads.loss_figure": dict(curves=_loss_curves(), regression="aniso",
+                                                               bandwidth=0.5),
     }
 
 

@@ -349,7 +349,7 @@ def locality_verdict(mean: float, se: float, d_k: int, claim: str = "thm-2.1/loc
     )
 
 
-@checked(per_query=V.numbers, predicted=V.numbers, dims=V.optional(V.numbers), premises=V.premise_list)
+@checked(per_query=V.numbers, predicted=V.numbers, dims=V.optional(positive_ints), premises=V.premise_list)
 def neff_prediction_verdict(per_query, predicted, dims=None, premises=()) -> Verdict:
     """Locality, the Gaussian theory: each query's n_eff/n against its limit exp(-|q|^2/d_k), at every d_k.
 

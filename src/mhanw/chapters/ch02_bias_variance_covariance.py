@@ -14,6 +14,7 @@ import numpy as np
 from .. import data
 from ..infra import params as P
 from ..infra import verdicts as V
+from ..infra.validate import positive_int
 from ..infra.verdicts import FAILS, HOLDS, Verdict, checked, significant_effect, within_tolerance
 from ..infra.verdicts import stat as _stat
 
@@ -282,6 +283,8 @@ def first_order_terms(W, x, bandwidth: float, n: int, model, a, m_x: float) -> t
     weights ``a`` (length 2) at the point ``x`` (``(d,)``) where the regression function is ``m_x``."""
     from .. import covariance
 
+    n = positive_int(n, "n", minimum=2)
+
     def fo(A, B):
         return covariance.first_order_covariance_model(A, B, x, bandwidth, n, model)
 
@@ -300,6 +303,7 @@ def pair_table(angles_deg, pair_configs, est_pairs, x, bandwidth: float, n: int,
 
     from ..decomposition import bias_variance_covariance, covariance_with_se
 
+    n = positive_int(n, "n", minimum=2)
     rows = []
     for theta, W, est in zip(angles_deg, pair_configs, est_pairs):
         dec = bias_variance_covariance(est[:, :, 0], m_x, a)
@@ -353,6 +357,7 @@ def plot_pair_family(pairs, angles_deg, x, bandwidth: float, n: int, model, a, m
     from .. import covariance, heads
     from ..infra import figures
 
+    n = positive_int(n, "n", minimum=2)
     fine = np.linspace(0, 90, 31)
     fine_terms = np.array([first_order_terms(heads.pair_heads(np.radians(t), 4, 2), x, bandwidth, n, model, a, m_x)
                            for t in fine])

@@ -14,7 +14,7 @@ import numpy as np
 from ..decomposition import jackknife
 from ..infra import params as P
 from ..infra import verdicts as V
-from ..infra.validate import as_float_array, sequence
+from ..infra.validate import as_float_array, positive_int, sequence
 from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, UNDECIDED, Verdict, checked, combine, no_violation,
                               no_violation_record, significant_effect)
 from ..infra.verdicts import stat as _stat
@@ -442,6 +442,7 @@ def plot_figure(zero, sin13, closed_table, sizes: dict, x, bandwidth: float, n: 
     from .. import covariance, heads
     from ..infra import figures
 
+    n = positive_int(n, "n", minimum=2)
     fine = np.linspace(0, 90, 31)
     fine_pairs = [heads.pair_heads(np.radians(t), 4, 2) for t in fine]
     fo_zero = np.array([covariance.first_order_covariance_model(W[0], W[1], x, bandwidth, n, zero_m).covariance

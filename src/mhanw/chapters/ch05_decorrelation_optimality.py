@@ -284,7 +284,8 @@ def candidate_starts(candidate, rng, n_perturbed: int = 2, scale: float = PERTUR
 def optimum_search(free: ImseOptimum, candidate_loss: float, n_given: int, n_steps: int) -> V.Search:
     """The budget and convergence of the descent ``free`` (:func:`minimize_imse` with the
     ``n_given`` starts of :func:`candidate_starts` first) against the known candidate's IMSE on the
-    same batch, ``candidate_loss``."""
+    same batch, ``candidate_loss``; ``n_steps`` is the step budget of each start."""
+    n_steps = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES, what="steps")
     return V.Search(what="IMSE descent over free heads", starts=len(free.losses), known_starts=min(1, n_given),
                     perturbed_starts=max(0, n_given - 1), steps=n_steps, best=free.loss, known=candidate_loss,
                     unit="IMSE on the optimisation batch")

@@ -489,6 +489,7 @@ def symbolic(H: int, rho: float, q, weights, q_value: float) -> dict:
 
     from .. import weighting as Wt
 
+    H = positive_int(H, "H", minimum=2, maximum=Wt.MAX_SYMBOLIC_HEADS, what="heads in a symbolic weighting")
     q_sym, rho_sym = sp.symbols("q rho", positive=True)
     g2, r = Wt.crossover_gap(2, rho_sym, Wt.weights_expr("geometric", 2, q_sym))
     r_star_2 = [x for x in sp.solve(g2, r) if x.subs({q_sym: sp.Rational(1, 2), rho_sym: 0}) > 0][0]

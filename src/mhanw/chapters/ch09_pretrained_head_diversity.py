@@ -1168,6 +1168,7 @@ def geometry_figure(excess, excess_layer, rescaled, decomp, log_s, log_g, r2, c_
 
     from ..infra import figures
 
+    d_k = positive_int(d_k, "d_k")
     colors, markers, names, layers, BELOW = (style[k] for k in ("colors", "markers", "names", "layers", "BELOW"))
     NORM, PA, OBJ = NORMALIZATIONS, NORMALIZATIONS.index("principal_angles"), OBJECTS
     # where the excess overlap sits, and what the printed formula measures
@@ -1226,6 +1227,7 @@ def ablation_figure(effects, red, within, L: int, H: int, style: dict, figures_d
 
     from ..infra import figures
 
+    H = positive_int(H, "H")
     colors, markers, names, layers, BELOW = (style[k] for k in ("colors", "markers", "names", "layers", "BELOW"))
     OBJ = OBJECTS
     fig, (ax_a, ax_b, ax_c) = figures.panels(3, height=2.55, gridspec_kw={"width_ratios": [1.2, 1.0, 0.85]})

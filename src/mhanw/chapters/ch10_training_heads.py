@@ -713,6 +713,7 @@ def check_by_hand(loss_by_hand, params: dict, seed, n: int = 80, tol: float = 1e
     heads, against :func:`mhanw.training.loo_loss` on one sample of ``n`` points of the anisotropic ``m``,
     and the library's analytic gradients (averaged and concat) against central finite differences.
     Returns the four gaps; ``AssertionError`` when one exceeds ``tol``."""
+    n = positive_int(n, "n", minimum=2)
     if not callable(loss_by_hand):
         raise ValueError(f"loss_by_hand: expected a function (W, X, Y, h) -> (loss, grad), got {brief(loss_by_hand)}")
     rng = np.random.default_rng(as_seed_sequence(seed))
@@ -740,6 +741,8 @@ def loss_figure(curves: dict, regression: str, n: int, bandwidth: float):
     """The leave-one-out illustration (:func:`self_match_curves`): in-sample and LOO error of one head
     ``cW`` against the scale ``c``, mean and 2 s.e. over samples.  Returns the figure."""
     from ..infra import figures
+
+    n = positive_int(n, "n", minimum=2)
 
     fig, axes = figures.panels(1, height=2.6, width=4.2)
     ax = axes[0]
