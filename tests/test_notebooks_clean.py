@@ -66,3 +66,21 @@ def test_parameters_cell_declares_exactly_the_chapter_modules_parameters(path):
         f"only in the cell: {sorted(set(declared) - set(module.PARAMETERS))}; "
         f"only in the module: {sorted(set(module.PARAMETERS) - set(declared))}")
     check_parameters(declared, module.PARAMETERS, getattr(module, "CONSTRAINTS", ()))
+
+
+def test_every_error_bar_is_drawn_by_the_one_convention():
+    """Error bars and bands reach :data:`mhanw.infra.figures.ERROR_BAR_SE` standard errors, drawn by
+    ``figures.errorbar(ax, x, mean, se)`` or sized by ``figures.half_width(se)``: no chapter multiplies a
+    standard error by a number of its own for a bar, so a caption's convention is the one drawn."""
+    import re
+
+    sources = [*NOTEBOOKS, *sorted((ROOT / "src" / "mhanw" / "chapters").glob("ch[0-9][0-9]_*.py"))]
+    bad = []
+    for path in sources:
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"yerr\s*=\s*(?!figures\.half_width\()", line):
+                bad.append(f"{path.name}:{i}: yerr not sized by figures.half_width: {line.strip()[:120]}")
+            call = re.search(r"figures\.errorbar\((.*)", line)
+            if call and re.search(r"(?<![\w.])(?:2|2e\d|200)\s*\*\s*\w", call.group(1)):
+                bad.append(f"{path.name}:{i}: figures.errorbar given a multiple of the s.e.: {line.strip()[:120]}")
+    assert not bad, "\n".join(bad)

@@ -544,9 +544,6 @@ def trained_table(trained: dict):
              f"mean 1/n = {np.mean(1 / trained['tokens']):.3f}")
 
 
-#: Error bars of every figure of the chapter: this many standard errors (the book's one convention,
-#: :data:`mhanw.infra.figures.ERROR_BARS`; :func:`mhanw.infra.figures.errorbar` draws the ``se`` it is given).
-BAR_SE = 2
 
 
 def trained_figure(trained: dict, figures_dir):
@@ -560,11 +557,11 @@ def trained_figure(trained: dict, figures_dir):
     layers = np.arange(1, trained["n_layers"] + 1)
     offsets = np.linspace(-0.3, 0.3, trained["n_heads"])
     for layer in range(trained["n_layers"]):
-        ax.errorbar(layers[layer] + offsets, trained["head_means"][layer], yerr=BAR_SE * trained["head_se"][layer],
+        ax.errorbar(layers[layer] + offsets, trained["head_means"][layer], yerr=figures.half_width(trained["head_se"][layer]),
                     fmt=".", color="0.6", ms=3, lw=0.6, label="one head" if layer == 0 else None)
-    ax.errorbar(layers, trained["by_layer"], yerr=BAR_SE * trained["by_layer_se"], fmt="o", color="C0", ms=5,
+    ax.errorbar(layers, trained["by_layer"], yerr=figures.half_width(trained["by_layer_se"]), fmt="o", color="C0", ms=5,
                 label="layer mean (over sentences)")
-    ax.axhspan(m["overall"] - BAR_SE * m["overall_se"], m["overall"] + BAR_SE * m["overall_se"], color="C1", alpha=0.3)
+    ax.axhspan(m["overall"] - figures.half_width(m["overall_se"]), m["overall"] + figures.half_width(m["overall_se"]), color="C1", alpha=0.3)
     ax.axhline(m["overall"], color="C1", ls="--", lw=1.2, label="Gaussian model, same token counts")
     ax.axhline(m["limit"], color="C1", ls=":", lw=1, label=r"Gaussian model, $n\to\infty$")
     ax.axhline(LOCAL_MAX_FRACTION, color="k", ls="-.", lw=0.8, label=rf"locality threshold ${LOCAL_MAX_FRACTION:g}$")
@@ -598,17 +595,17 @@ def summary_figure(identity: dict, neff: dict, consistency: dict, figures_dir):
     grid = np.geomspace(1, 256, 200)
     ax_b.plot(grid, expected_neff_fraction(grid), color="k", lw=1, label=r"$(1+2/d_k)^{-d_k/2}$")
     ax_b.axhline(np.exp(-1), color="grey", ls="--", lw=0.8, label=r"$e^{-1}$")
-    ax_b.errorbar(neff["d_k"], neff["mean"], yerr=BAR_SE * neff["se"], marker="o", linestyle="none",
+    ax_b.errorbar(neff["d_k"], neff["mean"], yerr=figures.half_width(neff["se"]), marker="o", linestyle="none",
                   label="measured")
     ax_b.set(xscale="log", ylim=(0, 1), xlabel=r"$d_k$", ylabel=r"$n_{\mathrm{eff}}/n$", title="(b) effective sample size")
     ax_b.set_xticks(list(neff["d_k"]), [str(d) for d in neff["d_k"]])
     ax_b.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), fontsize=7)
 
     c = consistency
-    ax_c.errorbar(c["n"], c["mean"], yerr=BAR_SE * c["se"], marker="o", label="estimate at $q$")
+    ax_c.errorbar(c["n"], c["mean"], yerr=figures.half_width(c["se"]), marker="o", label="estimate at $q$")
     ax_c.axhline(c["tilted"], color="C1", ls="--", lw=1, label=r"tilted mean $\mathbb{E}\,m(Z)$")
     ax_c.axhline(c["target"], color="C2", ls=":", lw=1, label=r"$m(q)$")
-    span = [c["tilted"], c["target"], *(c["mean"] - BAR_SE * c["se"]), *(c["mean"] + BAR_SE * c["se"])]
+    span = [c["tilted"], c["target"], *(c["mean"] - figures.half_width(c["se"])), *(c["mean"] + figures.half_width(c["se"]))]
     pad = 0.15 * (max(span) - min(span))
     ax_c.set(xscale="log", xlabel=r"sample size $n$", ylabel="estimate", ylim=(min(span) - pad, max(span) + pad),
              title="(c) the large-$n$ limit")

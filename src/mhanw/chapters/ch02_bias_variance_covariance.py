@@ -374,7 +374,7 @@ def plot_pair_family(pairs, angles_deg, x, bandwidth: float, n: int, model, a, m
     for i, (col, lab) in enumerate(labels.items()):
         ax_a.bar(pairs["theta"], 1e2 * pairs[col], width=10, bottom=bottom, color=f"C{i}", label=lab, alpha=0.85)
         bottom += 1e2 * pairs[col].to_numpy()
-    ax_a.errorbar(pairs["theta"], 1e2 * pairs["MSE (MC)"], yerr=2e2 * pairs["MSE s.e."], fmt="o", color="k",
+    ax_a.errorbar(pairs["theta"], 1e2 * pairs["MSE (MC)"], yerr=figures.half_width(1e2 * pairs["MSE s.e."]), fmt="o", color="k",
                   markersize=3, label=r"MC MSE, $\pm2$ s.e.", zorder=3)
     ax_a.plot(fine, 1e2 * fine_terms.sum(axis=1), color="k", lw=0.8, ls="--", label="first-order MSE")
     ax_a.set(xlabel=r"principal angle $\theta$ (degrees)", ylabel=r"MSE at $x$ ($\times10^{-2}$)", xticks=angles_deg,
@@ -382,7 +382,7 @@ def plot_pair_family(pairs, angles_deg, x, bandwidth: float, n: int, model, a, m
     ax_a.legend(loc="upper center", ncol=3, fontsize=7)
     ax_a.set_ylim(0, 1.45e2 * pairs["MSE (MC)"].max())
 
-    ax_b.errorbar(pairs["theta"], 1e3 * pairs["cross term"], yerr=2e3 * pairs["cross s.e."], fmt="o", color="C2",
+    ax_b.errorbar(pairs["theta"], 1e3 * pairs["cross term"], yerr=figures.half_width(1e3 * pairs["cross s.e."]), fmt="o", color="C2",
                   markersize=3, label=r"MC, $\pm2$ s.e.")
     ax_b.plot(fine, 1e3 * fine_terms[:, 2], color="C2", lw=1, label=r"first order $\kappa(\sigma^2+\Delta)/n$")
     ax_b.plot(fine, 1e3 * noise_only, color="grey", lw=1, ls=":", label=r"noise part $\kappa\sigma^2/n$")

@@ -452,7 +452,7 @@ def plot_figure(zero, sin13, closed_table, sizes: dict, x, bandwidth: float, n: 
     bound_sin = np.array([printed_bound(W, smooth_m) for W in fine_pairs])
 
     fig, (ax_a, ax_b, ax_c) = figures.panels(3, height=3.4)
-    ax_a.errorbar(zero["theta"], 1e3 * zero["C (MC)"], yerr=2e3 * zero["s.e."], fmt="o", color="C0",
+    ax_a.errorbar(zero["theta"], 1e3 * zero["C (MC)"], yerr=figures.half_width(1e3 * zero["s.e."]), fmt="o", color="C0",
                   label=r"MC $\hat C_{12}$, $\pm2$ s.e.")
     ax_a.plot(fine, 1e3 * fo_zero, color="C0", lw=1, label=r"first order $\kappa\sigma^2/n$")
     ax_a.axhline(0, color="C3", lw=1.5, label="printed bound ($=0$)")
@@ -463,8 +463,8 @@ def plot_figure(zero, sin13, closed_table, sizes: dict, x, bandwidth: float, n: 
 
     floor_b = 1e-4
     ok, bad = sin13[~sin13["violated"]], sin13[sin13["violated"]]
-    ax_b.errorbar(ok["theta"], ok["C (MC)"], yerr=2 * ok["s.e."], fmt="o", color="C0", label="MC, no violation detected")
-    ax_b.errorbar(bad["theta"], bad["C (MC)"], yerr=2 * bad["s.e."], fmt="o", mfc="white", color="C3",
+    ax_b.errorbar(ok["theta"], ok["C (MC)"], yerr=figures.half_width(ok["s.e."]), fmt="o", color="C0", label="MC, no violation detected")
+    ax_b.errorbar(bad["theta"], bad["C (MC)"], yerr=figures.half_width(bad["s.e."]), fmt="o", mfc="white", color="C3",
                   label="MC, bound violated")
     ax_b.plot(fine, fo_sin, color="C0", lw=1, label=r"first order $\kappa(\sigma^2+\Delta)/n$")
     ax_b.plot(fine, np.maximum(bound_sin, floor_b), color="C3", lw=1.2, ls="--", label="printed bound")
@@ -483,7 +483,7 @@ def plot_figure(zero, sin13, closed_table, sizes: dict, x, bandwidth: float, n: 
     for i, (h, ls, mk) in enumerate(zip(sizes["closed_h"], ("-", "--", ":", "-."), ("o", "s", "^", "D"))):
         ax_c.plot(grid, covariance.covariance_factor(np.radians(grid), h), color=f"C{i}", lw=1, ls=ls)
         sel = closed_table[(closed_table["n"] == n_fig) & (closed_table["h"] == h)]
-        ax_c.errorbar(sel["phi"], sel["nC/sigma^2 (MC)"], yerr=2 * sel["s.e."], fmt=mk, color=f"C{i}",
+        ax_c.errorbar(sel["phi"], sel["nC/sigma^2 (MC)"], yerr=figures.half_width(sel["s.e."]), fmt=mk, color=f"C{i}",
                       markersize=3, label=rf"$h={h}$")
         lowest = min(lowest, float((sel["nC/sigma^2 (MC)"] - 2 * sel["s.e."]).min()))
     # The printed bound is 0 here, which a log axis cannot show: a mark on the bottom edge at each angle, and words.

@@ -909,9 +909,9 @@ def mse_figure(nb):
     fig, ax = plt.subplot_mosaic([["a", "b"], ["c", "d"], ["e", "f"]], figsize=(figures.TEXT_WIDTH, 3 * 1.7 + 0.4))
     for (fam, hdi, summ, ls, mk) in [("pair, $H=2$", nb.pair_hdi, nb.pair, "-", "o"), ("star, $H=4$", nb.star_hdi, nb.star, "--", "s")]:
         for m, color in zip(nb.ISO, ("C0", "C1")):
-            figures.errorbar(ax["a"], hdi, 100 * summ[m]["rel"], 200 * summ[m]["rel_se"], color=color, linestyle=ls, marker=mk,
+            figures.errorbar(ax["a"], hdi, 100 * summ[m]["rel"], 100 * summ[m]["rel_se"], color=color, linestyle=ls, marker=mk,
                              ms=3, label=f"{regression_label(m)}, {fam}")
-        figures.errorbar(ax["b"], hdi, 1 + summ[nb.ANISO]["rel"], 2 * summ[nb.ANISO]["rel_se"], color="C2", linestyle=ls, marker=mk,
+        figures.errorbar(ax["b"], hdi, 1 + summ[nb.ANISO]["rel"], summ[nb.ANISO]["rel_se"], color="C2", linestyle=ls, marker=mk,
                          ms=3, label=f"{regression_label(nb.ANISO)}, {fam}")
     ax["a"].axhline(0, color="grey", lw=0.6)
     ax["a"].set(xlabel=r"HDI$_{\mathrm{PA}}$", ylabel="IMSE change vs identical (%)", title="(a) isotropic $m$")
@@ -922,7 +922,7 @@ def mse_figure(nb):
     ax["b"].legend(loc="upper left")
 
     for (k, v), color, mk in zip(nb.attn.items(), ("C3", "C4", "C0"), ("v", "^", "o")):
-        figures.errorbar(ax["c"], np.sin(np.radians(nb.attn_deg)) ** 2, v["imse"], 2 * v["se"], color=color, marker=mk, ms=3,
+        figures.errorbar(ax["c"], np.sin(np.radians(nb.attn_deg)) ** 2, v["imse"], v["se"], color=color, marker=mk, ms=3,
                          label=k.replace("beta", r"$\beta$").replace("1/sqrt(d_k)", r"$1/\sqrt{d_k}$").replace("h = ", "$h=$"))
     # the training mean's +-2 s.e. is narrower than a line at this scale: drawn as a dashed line, its s.e. in the legend
     ax["c"].axhline(nb.attn_mean[0], color="grey", lw=1.0, ls="--", label=rf"training mean $\bar Y$ ($\pm${2 * nb.attn_mean[1]:.3f})")
@@ -935,7 +935,7 @@ def mse_figure(nb):
     names = [f"{k}\n{tuple(int(round(a)) for a in ang)} deg\nHDI {nb.equal_hdi[k]:.3f}" for k, ang in
              zip(nb.equal_cfgs, [(0, 90), (45, 45), (8, 90)])]
     for off, m, color, mk in zip((-0.08, 0.08), nb.ISO, ("C0", "C1"), ("o", "s")):
-        figures.errorbar(ax["d"], np.arange(3) + off, 100 * nb.equal[m]["rel"], 200 * nb.equal[m]["rel_se"], color=color, linestyle="none",
+        figures.errorbar(ax["d"], np.arange(3) + off, 100 * nb.equal[m]["rel"], 100 * nb.equal[m]["rel_se"], color=color, linestyle="none",
                          marker=mk, label=regression_label(m))
     ax["d"].axhline(0, color="grey", lw=0.6)
     ax["d"].set_xticks(range(3), names)
@@ -943,7 +943,7 @@ def mse_figure(nb):
     ax["d"].legend(loc="upper center", fontsize=7)
 
     o = nb.rand_cfg.orthogonal
-    figures.errorbar(ax["e"], nb.rand_cfg.hdi[nb.others], 100 * nb.rand_rel[nb.others], 200 * nb.rand_rel_se[nb.others], color="C1", linestyle="none",
+    figures.errorbar(ax["e"], nb.rand_cfg.hdi[nb.others], 100 * nb.rand_rel[nb.others], 100 * nb.rand_rel_se[nb.others], color="C1", linestyle="none",
                      ms=3, label=f"interpolated (Spearman {nb.rand_rho:.2f})".replace("-", "\u2212"))
     ax["e"].plot(nb.rand_cfg.hdi[o], 0.0, marker="*", color="k", ms=9, linestyle="none", label="orthogonal blocks")
     ax["e"].axhline(0, color="grey", lw=0.6)
@@ -955,7 +955,7 @@ def mse_figure(nb):
 
     for k, ((target, v), color, mk) in enumerate(zip(nb.matched.items(), ("C0", "C3", "C2", "C4"), ("o", "s", "^", "D"))):
         order = np.argsort(v["imse"])
-        figures.errorbar(ax["f"], np.arange(v["K"]) + 0.15 * k, 100 * v["rel"][order], 200 * v["rel_se"][order], color=color,
+        figures.errorbar(ax["f"], np.arange(v["K"]) + 0.15 * k, 100 * v["rel"][order], 100 * v["rel_se"][order], color=color,
                          marker=mk, linestyle="none", ms=3, label=rf"HDI$_{{\mathrm{{PA}}}}$ {target:g}, Hotelling p {v['p']:.2g}")
     ax["f"].axhline(0, color="grey", lw=0.6)
     ax["f"].set(xlabel="configuration (sorted by IMSE)", ylabel="IMSE change vs best of bin (%)", title="(f) matched HDI")

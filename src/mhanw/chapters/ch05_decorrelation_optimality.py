@@ -466,7 +466,7 @@ def optimality_figure(nb):
     ms = list(nb.optimum)
     ratio = np.array([1 + nb.optimum[m]["rel"] for m in ms])
     ratio_se = np.array([nb.optimum[m]["rel_se"] for m in ms])
-    figures.errorbar(ax["a"], np.arange(len(ms)), ratio, 2 * ratio_se, color="C0", marker="o", linestyle="none",
+    figures.errorbar(ax["a"], np.arange(len(ms)), ratio, ratio_se, color="C0", marker="o", linestyle="none",
                      label="optimum, free heads")
     ax["a"].axhline(1, color="k", lw=0.8, ls="--", label="best orthogonal heads")
     for i, m in enumerate(ms):
@@ -486,7 +486,7 @@ def optimality_figure(nb):
     ax["b"].legend(loc="center right", fontsize=7)
 
     v = nb.rand[nb.ANISO]
-    figures.errorbar(ax["c"], nb.cfg.hdi[nb.others], 100 * v["rel"][nb.others], 200 * v["rel_se"][nb.others], color="C2", linestyle="none",
+    figures.errorbar(ax["c"], nb.cfg.hdi[nb.others], 100 * v["rel"][nb.others], 100 * v["rel_se"][nb.others], color="C2", linestyle="none",
                      ms=3, label="interpolated")
     ax["c"].plot(nb.cfg.hdi[nb.o], 0.0, marker="*", color="k", ms=9, linestyle="none", label="orthogonal")
     ax["c"].axhline(0, color="grey", lw=0.6)
@@ -498,7 +498,7 @@ def optimality_figure(nb):
     labels = list(nb.blind_cfgs)
     for off, rule, color, mk in ((-0.1, "average", "C0", "o"), (0.1, "sum", "C3", "s")):
         ii = [nb.idx[f"{k}, {rule}"] for k in labels]
-        figures.errorbar(ax["d"], np.arange(3) + off, nb.blind.mean[ii], 2 * nb.blind.se[ii], color=color, marker=mk, linestyle="none",
+        figures.errorbar(ax["d"], np.arange(3) + off, nb.blind.mean[ii], nb.blind.se[ii], color=color, marker=mk, linestyle="none",
                          label=rule)
     ax["d"].set_xticks(range(3), [f"{k}\nHDI {nb.blind_hdi[k]:.1f}" for k in labels])
     ax["d"].set(yscale="log", ylabel=f"IMSE, {regression_label(nb.blind_regression)}", xlim=(-0.5, 2.5), title="(d) signal along $e_1$ only")

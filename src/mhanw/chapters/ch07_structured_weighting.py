@@ -702,7 +702,7 @@ def figure_graded(graded: dict, regression: str):
     ax.axhline(g.mean[0, 0], color="k", lw=0.8, ls="--", label="best single head")
     for i, s in enumerate(g.schemes):
         m_, ls_, c_ = _STYLE[s]
-        figures.errorbar(ax, k_axis, g.mean[i], 2 * g.se[i], marker=m_, linestyle=ls_, color=c_, label=_LABELS[s], ms=3)
+        figures.errorbar(ax, k_axis, g.mean[i], g.se[i], marker=m_, linestyle=ls_, color=c_, label=_LABELS[s], ms=3)
     m_text = r"$m(x)=\sin(2x_1)+x_1$" if regression == "blind" else f"$m$ = {regression}"
     ax.set(yscale="log", xlabel="heads (added in quality order)", ylabel="integrated MSE",
            title=f"graded Nadaraya-Watson heads, {m_text}")
@@ -731,7 +731,7 @@ def figure_control(control: dict):
     for i, s in enumerate(c.schemes[1:4], start=1):
         d = Estimate.paired(c.errors[i], c.errors[0])
         m_, ls_, c_ = _STYLE[s]
-        figures.errorbar(ax, k_axis + 0.08 * (i - 2), 1e3 * d.mean, 2e3 * d.se, marker=m_, linestyle=ls_, color=c_,
+        figures.errorbar(ax, k_axis + 0.08 * (i - 2), 1e3 * d.mean, 1e3 * d.se, marker=m_, linestyle=ls_, color=c_,
                          label=_LABELS[s], ms=3)
     ax.axhline(0, color="k", lw=0.8)
     label = control_label(control["premises"])

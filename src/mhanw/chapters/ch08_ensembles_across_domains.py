@@ -230,7 +230,7 @@ def figure(hdi, one_minus_rho: dict, star_h, phis_deg, pair_h, rho_mc, rho_se):
     ax_a.plot([0, 1], [0, 1], color="grey", ls="--", lw=0.8, label=r"$1-\bar\rho=\mathrm{HDI}_{\rm PA}$")
     for i, h in enumerate(star_h):
         value, se = one_minus_rho[h]
-        figures.errorbar(ax_a, hdi, value, 2 * np.asarray(se), label=f"$h={h:g}$", color=f"C{i}", ms=3.5,
+        figures.errorbar(ax_a, hdi, value, se, label=f"$h={h:g}$", color=f"C{i}", ms=3.5,
                          marker="os^Dv<>p"[i % 8], linestyle=["-", "--", "-.", ":"][i % 4])  # distinct in greyscale
     ax_a.set(xlabel=r"$\mathrm{HDI}_{\rm PA}=1-\cos^4\theta$ (star family, $H=4$, $d_k=2$)",
              ylabel=r"$1-\bar\rho$ (Breiman)", xlim=(-0.03, 1.03), ylim=(-0.03, 1.03), title=r"(a) $1-\bar\rho$ vs HDI")
@@ -239,7 +239,7 @@ def figure(hdi, one_minus_rho: dict, star_h, phis_deg, pair_h, rho_mc, rho_se):
     for i, p in enumerate(phis_deg):
         ax_b.plot(grid, covariance.head_correlation(np.radians(p), grid), color=f"C{i + 4}", lw=1,
                   label=rf"closed form, $\varphi={p}^\circ$")
-        figures.errorbar(ax_b, pair_h, rho_mc[i], 2 * np.asarray(rho_se[i]), color=f"C{i + 4}", linestyle="none",
+        figures.errorbar(ax_b, pair_h, rho_mc[i], rho_se[i], color=f"C{i + 4}", linestyle="none",
                          ms=3, marker="os"[i % 2], label=rf"Monte Carlo, $\varphi={p}^\circ$")
     ax_b.set(xscale="log", xlabel=r"bandwidth $h$", ylabel=r"error correlation $\rho$ of two 1-D heads", ylim=(0, 1),
              title=r"(b) same angle, different $h$")

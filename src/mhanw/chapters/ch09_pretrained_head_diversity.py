@@ -1176,14 +1176,14 @@ def geometry_figure(excess, excess_layer, rescaled, decomp, log_s, log_g, r2, c_
     k = np.arange(1, d_k + 1)
     for name, mk in (("key", "o"), ("value", "^")):
         e = excess[name]
-        ax_a.plot(k, e["trained"], color=colors[name], marker=mk, ms=2.5, markevery=[0, 1, 3, 7, 15, 31],
+        ax_a.plot(k, e["trained"], color=colors[name], marker=mk, ms=2.5, markevery=[i for i in (0, 1, 3, 7, 15, 31) if i < d_k],
                   label=f"{names[name]} trained")
-        ax_a.fill_between(k, e["trained"] - 2 * e["trained_se"], e["trained"] + 2 * e["trained_se"], color=colors[name], alpha=0.25, lw=0)
-        ax_a.errorbar(k, e["null"], yerr=2 * e["null_sd"], color=colors[name], ls="--", lw=1.0, label=f"{names[name]} row null")
+        ax_a.fill_between(k, e["trained"] - figures.half_width(e["trained_se"]), e["trained"] + figures.half_width(e["trained_se"]), color=colors[name], alpha=0.25, lw=0)
+        ax_a.errorbar(k, e["null"], yerr=figures.half_width(e["null_sd"]), color=colors[name], ls="--", lw=1.0, label=f"{names[name]} row null")
     ax_a.plot(k, excess_layer["key"]["null"], color=colors["key"], ls=":", lw=1.2, label=f"{names['key']} layer null")
     ax_a.set(xlabel=r"principal angle $i$ (largest first)", ylabel=r"mean $\cos^2\theta_i$ over head pairs",
              title="(a) shared directions", xscale="log")
-    ax_a.set_xticks([1, 2, 4, 8, 16, 32], ["1", "2", "4", "8", "16", "32"])
+    ax_a.set_xticks([t for t in (1, 2, 4, 8, 16, 32) if t <= d_k], [str(t) for t in (1, 2, 4, 8, 16, 32) if t <= d_k])
     ax_a.set_xticks([], minor=True)
     ax_a.legend(**{**BELOW, "columnspacing": 0.5}, ncol=2, handlelength=1.6)
 
@@ -1240,7 +1240,7 @@ def ablation_figure(effects, red, within, L: int, H: int, style: dict, figures_d
     layer_colors = sns.color_palette("colorblind", L)
     layer_markers = ("o", "s", "^", "v", "D", "P")
     for l in range(L):
-        ax_b.errorbar(red["key"][l], effects["mean"][l], yerr=2 * effects["se"][l], marker=layer_markers[l], ms=3.5,
+        ax_b.errorbar(red["key"][l], effects["mean"][l], yerr=figures.half_width(effects["se"][l]), marker=layer_markers[l], ms=3.5,
                       linestyle="none", color=layer_colors[l], mfc="white" if l % 2 else layer_colors[l], label=f"{l + 1}")
     lo, hi = (effects["mean"] - 2 * effects["se"]).min(), (effects["mean"] + 2 * effects["se"]).max()
     ax_b.set(yscale="log", xlabel=r"redundancy of $W_{K,j}$", ylabel=r"mean $1-\cos$",

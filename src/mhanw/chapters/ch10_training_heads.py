@@ -749,7 +749,7 @@ def loss_figure(curves: dict, regression: str, n: int, bandwidth: float):
     for key, label, ls, mk in (("in_sample", "in-sample error (the point among the keys)", "--", "s"),
                                ("loo", "leave-one-out error (the training loss)", "-", "o")):
         est = curves[key]
-        figures.errorbar(ax, curves["scales"], est.mean(0), 2 * est.std(0, ddof=1) / np.sqrt(est.shape[0]),
+        figures.errorbar(ax, curves["scales"], est.mean(0), est.std(0, ddof=1) / np.sqrt(est.shape[0]),
                          label=label, linestyle=ls, marker=mk, ms=3)
     ax.set(xscale="log", xlabel=r"scale $c$ of the head $cW$ (an inverse bandwidth)", ylabel="mean squared error",
            title=f"one head, m = {regression_label(regression)}, n = {n}, h = {bandwidth:g}")
@@ -787,7 +787,7 @@ def trajectory_figure(results):
         for r in here:
             color, ls, mk = STYLES[r.setting.combination]
             est = r.path_estimate("hdi")
-            figures.errorbar(ax, r.steps, est.mean, 2 * est.se, color=color, linestyle=ls, marker=mk, ms=3,
+            figures.errorbar(ax, r.steps, est.mean, est.se, color=color, linestyle=ls, marker=mk, ms=3,
                              label=f"trained, {r.setting.combination}")
             if r.penalised:
                 ax.plot(r.steps, r.path_estimate("hdi", penalised=True).mean, color=color, linestyle=":", lw=1,
@@ -798,7 +798,7 @@ def trajectory_figure(results):
             ax.plot(s.steps[-1], s.optimum_hdi, marker="*", color="k", ms=9, linestyle="none",
                     label="IMSE optimum (ch. 5)")
         op = {"equal": "=", "over": ">", "under": "<"}[shape]
-        ax.set(xlabel="descent step", title=f"{'iso' if kind == 'isotropic' else 'aniso'}, $H={s.setting.n_heads}$, "
+        ax.set(xlabel="descent step", title=f"{regression_label(s.setting.regression)}, $H={s.setting.n_heads}$, "
                                             f"$Hd_k{op}d$")
     axes[0].set_ylabel(r"HDI$_{\mathrm{PA}}$ of the keys")
     handles, labels = axes[-1].get_legend_handles_labels()
@@ -884,6 +884,14 @@ def power_sentence(book: Ledger, tex: bool = False) -> str:
             f"{len(pairs)} only: elsewhere the measurement's power is in doubt and the setting stays open.")
 
 
+def tick_label(setting) -> str:
+    """A setting as a figure's tick label: its regression's symbol, its shape and its combination rule,
+    never a code name."""
+    op = {"equal": "=", "over": ">", "under": "<"}[setting.shape]
+    rule = {"average": "avg", "sum": "sum", "concat": "concat"}.get(setting.combination, setting.combination)
+    return f"{regression_label(setting.regression)} $Hd_k{op}d$ {rule}"
+
+
 def moves_figure(results):
     """What else moves: per setting, end minus start of the heads' error correlation (left) and of the
     fresh-data IMSE (right), 2 paired s.e. across initialisations.  Returns the figure."""
@@ -897,9 +905,9 @@ def moves_figure(results):
         for r, xi in zip(results, x):
             color, _, mk = STYLES[r.setting.combination]
             c = r.change(field)
-            figures.errorbar(ax, [xi], [c.mean], [2 * c.se], color=color, marker=mk, linestyle="none")
+            figures.errorbar(ax, [xi], [c.mean], [c.se], color=color, marker=mk, linestyle="none")
         ax.axhline(0, color="grey", lw=0.6)
-        ax.set_xticks(x, [r.setting.slug.replace("-", "\n", 1) for r in results], fontsize=7, rotation=90)
+        ax.set_xticks(x, [tick_label(r.setting) for r in results], fontsize=7, rotation=90)
         ax.set(ylabel=ylabel)
     for comb in sorted({r.setting.combination for r in results}):
         color, _, mk = STYLES[comb]

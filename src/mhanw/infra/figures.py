@@ -49,8 +49,12 @@ STRICT_ENV = "MHANW_STRICT_FIGURES"
 
 _NAME = re.compile(r"^[0-9]{2}_[a-z0-9_]+$")
 
-#: The one error-bar convention of every figure, said in every caption that draws error bars.
-ERROR_BARS = "Error bars are \u00b12 Monte Carlo standard errors (paired where settings share replicates)."
+#: The one error-bar convention of every figure: a bar (or band) reaches this many standard errors on
+#: each side of its estimate.  :func:`errorbar` and :func:`half_width` apply it; :data:`ERROR_BARS` says it.
+ERROR_BAR_SE = 2
+#: The convention as every caption that draws error bars says it.
+ERROR_BARS = (f"Error bars are \u00b1{ERROR_BAR_SE} Monte Carlo standard errors (paired where settings share "
+              "replicates).")
 
 #: Set by the pipeline for a run that keeps only a chapter's records (:func:`records_only`).
 _RECORDS_ONLY = False
@@ -331,10 +335,23 @@ def _temporary(directory: Path, name: str) -> Path:
     return Path(tmp)
 
 
-def errorbar(ax, x, mean, se, *, label=None, **kwargs):
-    """Points with +-1 standard-error bars (the Monte Carlo s.e. the caller computed).
+def half_width(se):
+    """The half-width of an error bar or band for standard errors ``se`` (a number or an array):
+    :data:`ERROR_BAR_SE` times ``se``.  For plots drawn without :func:`errorbar` (bands, heatmaps)."""
+    if se is None or isinstance(se, (str, bytes, dict)):
+        raise ValueError(f"se: expected standard errors, got {brief(se)}")
+    out = ERROR_BAR_SE * np.asarray(se, dtype=float)
+    if np.any(out < 0):
+        raise ValueError("se: a standard error is negative")
+    return out
 
-    ``x`` and ``mean`` have one size (a NaN leaves a gap); ``se`` has that size or is one number."""
+
+def errorbar(ax, x, mean, se, *, label=None, **kwargs):
+    """Points with error bars of the one convention, +-:data:`ERROR_BAR_SE` standard errors.
+
+    ``se`` is the Monte Carlo standard error the caller computed (not the bar's half-width), in the
+    units of ``mean``.  ``x`` and ``mean`` have one size (a NaN leaves a gap); ``se`` has that size or
+    is one number."""
     for name, v in (("x", x), ("mean", mean), ("se", se)):
         if v is None or isinstance(v, (str, bytes, dict)):
             raise ValueError(f"{name}: expected numbers, got {brief(v)}")
@@ -343,10 +360,11 @@ def errorbar(ax, x, mean, se, *, label=None, **kwargs):
         raise ValueError(f"mean, se: expected one value per x ({n_x}), got {n_mean} and {n_se}")
     kwargs.setdefault("marker", "o")
     kwargs.setdefault("linestyle", "-")
-    return ax.errorbar(x, mean, yerr=se, label=label, **kwargs)
+    return ax.errorbar(x, mean, yerr=half_width(se), label=label, **kwargs)
 
 
-__all__ = ["TEXT_WIDTH", "ROW_HEIGHT", "MIN_TEXT_PT", "use_style", "panels", "save", "show_png", "errorbar",
+__all__ = ["TEXT_WIDTH", "ROW_HEIGHT", "MIN_TEXT_PT", "use_style", "panels", "save", "show_png", "errorbar", "half_width",
+           "ERROR_BAR_SE", "ERROR_BARS",
            "legibility_problems", "strict"]
 
 if os.environ.get("MPLBACKEND", "").lower() not in ("", "agg"):
