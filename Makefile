@@ -7,7 +7,8 @@ SHELL := /bin/bash
 .DELETE_ON_ERROR:
 .SUFFIXES:
 DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS)))
-MAKEFLAGS += --no-builtin-rules --jobs=$(shell nproc 2>/dev/null || echo 2)
+# (nproc would read OMP_NUM_THREADS, which the pipeline sets to 1 for its jobs: not a limit on make's)
+MAKEFLAGS += --no-builtin-rules --jobs=$(shell env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null || echo 2)
 
 ## FIDELITY=paper|quick      Monte Carlo sizes of the default run (quick: tests and CI)
 FIDELITY ?= paper

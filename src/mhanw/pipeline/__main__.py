@@ -55,6 +55,9 @@ ENVIRONMENT = {
     "JUPYTER_PLATFORM_DIRS": "1",
     "PYDEVD_DISABLE_FILE_VALIDATION": "1",
 }
+#: The environment this command was started with, before ENVIRONMENT: what ``measure`` gives the command
+#: it times, so that a measured ``make all`` sees what a user's does (nproc reads OMP_NUM_THREADS).
+STARTED_WITH = dict(os.environ)
 os.environ.update(ENVIRONMENT)
 
 
@@ -274,7 +277,7 @@ def cmd_measure(args) -> int:
     from . import measure
 
     command = args.command_line[1:] if args.command_line[:1] == ["--"] else args.command_line
-    record = measure.run(args.label, command, ROOT, note=args.note)
+    record = measure.run(args.label, command, ROOT, note=args.note, env=STARTED_WITH)
     measure.append(ROOT / args.into, record)
     print(f"    {record['label']}: {record['wall_s']:.0f} s wall, {record['cpu_s']:.0f} CPU-s "
           f"({record['cpu_counted_by']}), exit status {record['exit_status']} -> {args.into}")

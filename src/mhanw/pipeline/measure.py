@@ -91,8 +91,9 @@ class _Group:
             pass  # a process left in it: the kernel removes nothing; harmless
 
 
-def run(label: str, command: list[str], cwd: Path, note: str = "") -> dict:
-    """Run ``command`` in ``cwd`` and return its measurement record (see the module docstring)."""
+def run(label: str, command: list[str], cwd: Path, note: str = "", env: dict | None = None) -> dict:
+    """Run ``command`` in ``cwd`` (with environment ``env``, default this process's) and return its
+    measurement record (see the module docstring)."""
     if not label or not label.strip():
         raise MeasureError("label: give a short name for the measurement (e.g. 'make all, paper, cold')")
     if not command:
@@ -102,7 +103,7 @@ def run(label: str, command: list[str], cwd: Path, note: str = "") -> dict:
     start = time.monotonic()
     rusage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
-        proc = subprocess.run(command, cwd=cwd, preexec_fn=group.enter if group.path else None)
+        proc = subprocess.run(command, cwd=cwd, env=env, preexec_fn=group.enter if group.path else None)
     except FileNotFoundError as exc:
         raise MeasureError(f"command: {command[0]!r} not found") from exc
     wall = time.monotonic() - start
