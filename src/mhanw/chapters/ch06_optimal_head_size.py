@@ -492,6 +492,9 @@ PARAMETERS = {
 #: Constraints between the parameters: distinct rules, distinct regressions and sample sizes.
 CONSTRAINTS = (
     P.require("rules", lambda p: len(set(p["rules"])) == len(p["rules"]), "distinct rules"),
+    # the chapter compares summed with averaged heads (Thm 6.1 is stated for both): other rules are extra
+    P.require("rules", lambda p: {"average", "sum"} <= set(p["rules"]),
+              "the rules to include 'average' and 'sum' (the chapter compares them; add others such as 'concat')"),
     P.require("regressions", lambda p: len(set(p["regressions"])) == len(p["regressions"]), "distinct regressions"),
     P.require("sim_n", lambda p: len(set(p["sim_n"])) == len(p["sim_n"]), "distinct sample sizes"),
 )
