@@ -8,7 +8,7 @@ import pytest
 from mhanw import data, decomposition, heads, montecarlo, nw, scaling
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.chapters import ch06_optimal_head_size as ch06
-from mhanw.infra.params import check_parameters
+from mhanw.infra.params import ParameterError, check_parameters
 
 
 def _sample(seed=0, n=120, d=4, T=9):
@@ -163,9 +163,11 @@ def test_rule_parameters_accept_concat():
     defaults = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", model="M1",
                     bias_law="", variance_law="", combination="concat", regressions=["additive", "iso_cos8"],
                     inputs="gaussian", noise="gaussian", sigma=0.5, sim_budget=8, sim_n=[300, 3000],
-                    rules=["average", "concat"])
+                    rules=["average", "sum", "concat"])
     p = check_parameters(defaults, ch06.PARAMETERS, ch06.CONSTRAINTS)
-    assert tuple(p["rules"]) == ("average", "concat")
+    assert tuple(p["rules"]) == ("average", "sum", "concat")
+    with pytest.raises(ParameterError, match="^rules: "):  # the chapter compares average with sum
+        check_parameters({**defaults, "rules": ["average", "concat"]}, ch06.PARAMETERS, ch06.CONSTRAINTS)
 
 
 def test_budget_simulation_takes_concat():
