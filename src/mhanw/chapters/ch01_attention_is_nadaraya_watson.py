@@ -766,7 +766,8 @@ def write_outputs(ledger, identity: dict, neff: dict, consistency: dict, trained
     macros.text("TrainedLocalHeads", prose.count_clause(t["local_heads"], t["head_means"].size, "heads", "falls", "fall"))
     macros.number("TrainedFloor", np.mean(1 / t["tokens"]), 2)
     macros.write(macros_path)
-    results = {"sizes": sizes, "parameters": dict(params), "claims": ledger.to_list(),
+    results = {"fidelity": params["fidelity"], "seed": params["seed"], "sizes": sizes, "parameters": dict(params),
+               "claims": ledger.to_list(),
                "identity_err": err["err"], "bitwise_equal": err["bitwise"], "gauss_err": err["gauss"],
                "literal_err": err["literal"], "unequal_err": err["unequal"], "literal_off_dims": off_dims,
                "neff": neff, "estimates": {"n": c["n"], "mean": c["mean"], "se": c["se"]},

@@ -964,10 +964,10 @@ def mse_figure(nb):
     ax["f"].legend(loc="upper left", fontsize=7)
     return fig
 
-def close(nb):
+def close(nb, macros_path, results_path):
     """Decide every record of the chapter from the notebook's numbers (the rules above, premises from
     :func:`isotropic_premises`), guard the sentences that state a direction, write the macros
-    (``nb["macros_path"]``) and the raw results (``nb["results_path"]``); returns the
+    (to ``macros_path``) and the raw results (to ``results_path``); returns the
     :class:`mhanw.infra.verdicts.Ledger`.  ``nb``: the executed notebook's variables (a mapping)."""
     from ..infra.premises import merge
     from ..infra.results import json_safe, save_results
@@ -1112,7 +1112,7 @@ def close(nb):
     for rec, name in [(rec_sweak, "Sweak"), (rec_iso, "Iso"), (rec_random, "Random")]:
         if rec.detectable is not None:
             nb.macros.number(f"Detectable{name}", rec.detectable, 2)
-    nb.macros.write(nb.macros_path)
+    nb.macros.write(macros_path)
 
     nb.results.update(json_safe(dict(
         table={str(s): nb.table[s] for s in nb.shapes}, predicted={str(s): nb.predicted[s] for s in nb.shapes},
@@ -1126,7 +1126,7 @@ def close(nb):
         parameters={k: nb.params[k] for k in nb.params if k not in ('figures_dir', 'macros_path', 'results_path')},
         data_models={m: v.spec() for m, v in nb.model.items()},
     )))
-    save_results(nb.results_path, nb.results)
+    save_results(results_path, nb.results)
     return ledger
 
 

@@ -516,10 +516,10 @@ def optimality_figure(nb):
     ax["e"].legend(loc="lower right", fontsize=7)
     return fig
 
-def close(nb):
+def close(nb, macros_path, results_path):
     """Decide every record of the chapter from the notebook's numbers (the rules above; premises from
     :func:`reading_premises`, the descent's convergence from :func:`optimum_search`), write the macros
-    (``nb["macros_path"]``) and the raw results (``nb["results_path"]``); returns the
+    (to ``macros_path``) and the raw results (to ``results_path``); returns the
     :class:`mhanw.infra.verdicts.Ledger`.  ``nb``: the executed notebook's variables (a mapping)."""
     from ..diversity import hdi_upper_bound
     from ..infra.results import json_safe, save_results
@@ -622,7 +622,7 @@ def close(nb):
         nb.macros.text(f"Verdict{name}", rec.verdict)
     if rec_iso.detectable is not None:
         nb.macros.number("DetectableIso", rec_iso.detectable, 2)
-    nb.macros.write(nb.macros_path)
+    nb.macros.write(macros_path)
 
     nb.results.update(json_safe(dict(
         random=dict(hdi=nb.cfg.hdi, t=nb.cfg.t, orthogonal=nb.o, **nb.rand),
@@ -636,7 +636,7 @@ def close(nb):
         parameters={k: nb.params[k] for k in nb.params if k not in ('figures_dir', 'macros_path', 'results_path')},
         data_models={m: v.spec() for m, v in nb.model.items()},
     )))
-    save_results(nb.results_path, nb.results)
+    save_results(results_path, nb.results)
     return ledger
 
 

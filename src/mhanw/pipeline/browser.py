@@ -47,6 +47,8 @@ PAGE_REPORT = r"""
   while (document.querySelector('.math') && !ready() && Date.now() - t0 < 20000)
     await new Promise(r => setTimeout(r, 100));
   if (ready()) await MathJax.startup.promise;
+  // a lazy image below the fold has not loaded yet: load it now, so that every image is checked
+  await Promise.all([...document.images].map(i => { i.loading = 'eager'; return i.decode().catch(() => null); }));
   const imgs = [...document.images].map(i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0}));
   const math = [...document.querySelectorAll('.math')];
   const untypeset = math.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 80));

@@ -262,6 +262,9 @@ def _publish(root: Path, layout: Layout, name: str, stage: Path, stopped: str | 
         paths = " ".join(_relative(layout.figures / f, root) for f in figs)
         write_atomic(layout.results / f"{name}.figures.mk", f"{target}: {paths}\n{paths}:\n" if figs else "")
     os.replace(macros, layout.macros / f"{name}.tex")
+    # the make target is newer than every output it stands for (a chapter may write its results before
+    # it saves its last figure, and os.replace keeps the staged file's time)
+    os.utime(results, None)
     os.replace(results, layout.results / f"{name}.json")
     shutil.rmtree(stage, ignore_errors=True)
 
