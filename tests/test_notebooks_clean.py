@@ -84,3 +84,14 @@ def test_every_error_bar_is_drawn_by_the_one_convention():
             if call and re.search(r"(?<![\w.])(?:2|2e\d|200)\s*\*\s*\w", call.group(1)):
                 bad.append(f"{path.name}:{i}: figures.errorbar given a multiple of the s.e.: {line.strip()[:120]}")
     assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_a_chapter_imports_its_module_under_one_name(path):
+    """Every chapter calls its module ``chapter`` (``from mhanw.chapters import chNN_slug as chapter``)."""
+    import re
+
+    code = "\n".join(c.source for c in chapters.read(path).cells if c.cell_type == "code")
+    module = f"ch{path.stem[:2]}_{path.stem[3:]}"
+    imports = re.findall(rf"^from mhanw\.chapters import {module}(?: as (\w+))?$", code, flags=re.M)
+    assert imports == ["chapter"], f"{path.name}: imports {module} as {imports or 'nothing'}"
