@@ -156,3 +156,25 @@ def test_unknown_kernel():
 def test_bad_scale(scale):
     with pytest.raises(ValueError, match=r"^scale:"):
         nw.softmax_attention(**GOOD, scale=scale)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-3, 7.0])
+@pytest.mark.parametrize("kernel,bandwidth", [("gaussian", 0.5), ("gaussian", 0.05), ("exponential", 0.8)])
+def test_direct_logits_are_the_rescaled_ones_bit_for_bit(monkeypatch, kernel, bandwidth, scale):
+    """Moderate inputs skip the powers of two of the log-space logits; rescaling by powers of two
+    changes no rounding, so leave-one-out means are identical with and without the shortcut."""
+    rng = np.random.default_rng(11)
+    k, v = rng.standard_normal((120, 3)) * scale, rng.standard_normal((120, 2))
+    direct = nw.leave_one_out(k, v, bandwidth, kernel) if kernel != "exponential" \
+        else nw._loo_mean(k, v, kernel, *nw.logit_scale(kernel, beta=bandwidth))
+    monkeypatch.setattr(nw, "MODERATE_EXPONENT", -1)  # every input takes the rescaled path
+    rescaled = nw.leave_one_out(k, v, bandwidth, kernel) if kernel != "exponential" \
+        else nw._loo_mean(k, v, kernel, *nw.logit_scale(kernel, beta=bandwidth))
+    assert np.array_equal(direct, rescaled)
+
+
+def test_extreme_inputs_still_take_the_rescaled_path():
+    assert nw._moderate(np.array([0, 3]), 2, 1.0, 0, 4)
+    assert not nw._moderate(np.array([0, 200]), 2, 1.0, 0, 4)  # a query row of 2**200
+    assert not nw._moderate(np.array([0]), 0, 1.0, 2000, 4)  # a scale beyond a double
+    assert not nw._moderate(np.array([60]), 60, 1.0, 900, 4)  # scale x logits would overflow

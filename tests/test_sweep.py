@@ -81,3 +81,23 @@ def test_bad_input(kwargs, name):
     args.update(kwargs)
     with pytest.raises(ValueError, match=f"^{name}:"):
         sweep.run_sweep(**args)
+
+
+def _worker_pids(rng):
+    return os.getpid()
+
+
+def test_the_worker_cap_of_the_environment_bounds_every_sweep(monkeypatch):
+    """MHANW_WORKERS=1 (the pipeline's setting) runs a sweep that asks for two workers in this process."""
+    monkeypatch.setenv(sweep.WORKERS_ENV, "1")
+    pids = sweep.run_replicates(_worker_pids, 8, 3, n_jobs=2)
+    assert set(np.ravel(pids)) == {os.getpid()}
+    monkeypatch.delenv(sweep.WORKERS_ENV)
+    assert set(np.ravel(sweep.run_replicates(_worker_pids, 8, 3, n_jobs=2))) != {os.getpid()}
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two", "1.5"])
+def test_a_bad_worker_cap_is_refused_naming_it(monkeypatch, value):
+    monkeypatch.setenv(sweep.WORKERS_ENV, value)
+    with pytest.raises(ValueError, match=sweep.WORKERS_ENV):
+        sweep.run_replicates(_worker_pids, 2, 3, n_jobs=1)

@@ -416,6 +416,24 @@ def _fast_heads(q, kat, va, kernel, s, qsq, ksq, kmax2, out, block_entries, s_ab
                                                  va[0 if va.shape[0] == 1 else h], ones, floor)[0]
 
 
+#: Largest binary exponent of an input's largest entry for which the logits are computed without
+#: rescaling (:func:`_moderate`).
+MODERATE_EXPONENT = 64
+
+
+def _moderate(eq, ek: int, mant: float, expo: int, d: int) -> bool:
+    """Whether a head's logits can be formed directly: every query row's and the keys' largest entry
+    within ``2**(+-MODERATE_EXPONENT)``, and the scale times the largest logit difference
+    (``4 d 2**(eq + ek)`` bounds it) far from overflow, the scale itself a normal double."""
+    e_max = int(np.max(eq)) if np.size(eq) else 0
+    e_min = int(np.min(eq)) if np.size(eq) else 0
+    if max(abs(e_max), abs(e_min), abs(ek)) > MODERATE_EXPONENT or not -1000 < expo < 1000:
+        return False
+    scale = np.ldexp(mant, expo)
+    return bool(np.isfinite(scale) and scale > np.finfo(np.float64).tiny
+                and np.log2(scale) + e_max + max(ek, e_max) + np.log2(4.0 * max(d, 1)) < 1000)
+
+
 def _log_space_logits(q, k, kernel, mant, expo):
     """Exact shifted logits ``L - max_k L`` of one head, ``(m, n)`` float64, for any finite
     inputs and any scale ``mant * 2**expo``: queries (per row) and keys are divided
@@ -428,6 +446,15 @@ def _log_space_logits(q, k, kernel, mant, expo):
         q, mant = -q, -mant
     eq = np.frexp(np.abs(q).max(axis=1))[1].astype(np.int64)  # (m,)
     ek = int(np.frexp(np.abs(k).max())[1])
+    if _moderate(eq, ek, mant, expo, q.shape[1]):
+        # The same arithmetic without the powers of two, which change no rounding when nothing
+        # under- or overflows: the products, the row maximum and the scale as in the general path.
+        A = q @ k.T
+        if kernel == "gaussian":
+            A -= 0.5 * _sqnorm(k)[None, :]
+        A -= A.max(axis=1, keepdims=True)
+        A *= np.ldexp(mant, expo)
+        return A
     qs = np.ldexp(q, -eq[:, None])
     ks = np.ldexp(k, -ek)
     A = qs @ ks.T  # |A| <= d_k

@@ -137,6 +137,22 @@ def _progress_bar(progress, total, desc):
     return bar
 
 
+#: ``MHANW_WORKERS=N`` caps the worker processes of every local sweep at N, whatever ``n_jobs`` a caller
+#: asks for (the pipeline sets 1: make already runs one job per core, and workers would compete with
+#: them). Results do not depend on it: every replicate has its own seeded stream.
+WORKERS_ENV = "MHANW_WORKERS"
+
+
+def _worker_cap() -> int | None:
+    """The cap of :data:`WORKERS_ENV` (``None`` when unset); ``ValueError`` naming it when not a count."""
+    value = os.environ.get(WORKERS_ENV)
+    if value is None or value == "":
+        return None
+    if not value.strip().isdigit() or int(value) < 1:
+        raise ValueError(f"{WORKERS_ENV}: expected a whole number of worker processes >= 1, got {value!r}")
+    return int(value)
+
+
 def _scheduler_address(scheduler):
     address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV) or None
     if address is not None and (not isinstance(address, str) or not address.strip()):
@@ -176,6 +192,8 @@ def _execute(func, settings, n_rep, seed, n_jobs, progress, desc, pass_setting, 
                          f"{inspect.signature(func)}") from None
     except ValueError:  # a builtin without a signature: it is called as it is
         pass
+    cap = _worker_cap()
+    n_jobs = n_jobs if cap is None else min(n_jobs, cap)
     address = _scheduler_address(scheduler)
     streams = spawn_streams(seed, n_rep)
     blocks = _blocks(n_rep, max(n_jobs, 4) if address else n_jobs)

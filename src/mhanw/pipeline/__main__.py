@@ -48,6 +48,7 @@ ENVIRONMENT = {
     "OPENBLAS_NUM_THREADS": "1",
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
+    "MHANW_WORKERS": "1",  # no worker pools inside a job: make runs one job per core (mhanw.infra.sweep)
     "MPLBACKEND": "Agg",
     "MPLCONFIGDIR": str(ROOT / "build" / "cache" / "matplotlib"),
     "IPYTHONDIR": str(ROOT / "build" / "cache" / "ipython"),

@@ -193,10 +193,6 @@ def run_job(root: Path, name: str, *, layout: Layout, fidelity: str, overrides: 
     if lacking:
         raise JobError(f"{name}: its parameters cell does not declare {', '.join(lacking)}, which the pipeline "
                        f"sets (it declares {', '.join(declared)})")
-    if "n_jobs" in declared and "n_jobs" not in overrides:
-        # make runs one job per core; a chapter's own worker processes would only compete with them
-        # (results do not depend on n_jobs: every replicate has its own seeded stream)
-        overrides["n_jobs"] = 1
 
     stage = layout.stage / name
     shutil.rmtree(stage, ignore_errors=True)
