@@ -900,8 +900,8 @@ def moves_figure(results):
     results = _results(results)
     fig, axes = figures.panels(2, height=2.8)
     x = np.arange(len(results))
-    for ax, field, ylabel in ((axes[0], "error_corr", "error correlation: end $-$ start"),
-                              (axes[1], "imse", "IMSE on fresh data: end $-$ start")):
+    for ax, field, ylabel in ((axes[0], "error_corr", "change of error correlation"),
+                              (axes[1], "imse", "change of IMSE (fresh data)")):
         for r, xi in zip(results, x):
             color, _, mk = STYLES[r.setting.combination]
             c = r.change(field)
