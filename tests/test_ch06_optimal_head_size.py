@@ -205,3 +205,92 @@ def test_parameters_name_the_bad_one(change, message):
     assert check_parameters(DEFAULTS, B.PARAMETERS, B.CONSTRAINTS)["sim_budget"] == 8
     with pytest.raises(ParameterError, match=message):
         check_parameters({**DEFAULTS, **change}, B.PARAMETERS, B.CONSTRAINTS)
+
+
+# --------------------------------------------------------------------------- the chapter's numbers, records and figures
+
+DEFAULT_MODEL = dict(model="M1", bias_law="", variance_law="", combination="")
+
+
+@pytest.fixture(scope="module")
+def law_records():
+    chosen, models = B.risk_models(DEFAULT_MODEL)
+    laws = {m.name: derivation.growth_law(m) for m in models}
+    table = B.minimiser_table(models)
+    fits = B.power_law_fits(table)
+    practice = B.practice_table(models)
+    _, reading_laws, reading_rows = B.bias_readings("M1")
+    return dict(models=models, table=table, fits=fits, practice=practice, reading_rows=reading_rows,
+                ledger=B.decide_law(chosen, laws, fits, practice, reading_laws))
+
+
+def test_risk_models_add_the_readers_model_only_when_it_is_new():
+    from mhanw import scaling
+
+    chosen, models = B.risk_models(DEFAULT_MODEL)
+    assert chosen == scaling.model("M1") and [m.name for m in models] == list(scaling.BUILTIN_MODELS)
+    chosen, models = B.risk_models({**DEFAULT_MODEL, "variance_law": "c_V*k**2/n"})
+    assert chosen.name == "M1*" and models[-1] == chosen and len(models) == len(scaling.BUILTIN_MODELS) + 1
+
+
+def test_numerical_table_of_the_law(law_records):
+    """M1 at D = 512, n = 1e12: d_k* = 16 and H* = 32 (the numbers the paper's table prints); the fits and
+    the implied d are those of mhanw.scaling.fit_power_law."""
+    from mhanw import scaling
+
+    table, fits = law_records["table"], law_records["fits"]
+    row = table.set_index(["model", "n"]).loc[("M1", 1e12)]
+    assert (row["d_k"], row["n_heads"]) == (16, 32)
+    m1 = table[table["model"] == "M1"]
+    A, p = scaling.fit_power_law(m1["n"], m1["d_k"])
+    assert fits.loc["M1", "A (d_k)"] == A and fits.loc["M1", "p (d_k)"] == p
+    assert fits.loc["M1", "implied d (d_k)"] == pytest.approx(2 / p - 4)
+    assert list(law_records["reading_rows"].index) == list(B.BIAS_EXPONENTS)
+    assert law_records["practice"].loc["M1", "slope of ln H* on ln D"] >= B.NEARLY_LINEAR_SLOPE
+
+
+def test_law_records_are_decided_in_order(law_records):
+    ledger = law_records["ledger"]
+    assert [r.claim for r in ledger] == ["thm-6.1/printed-law", "thm-6.1/printed-law/some-model",
+                                         "thm-6.1/logarithmic-growth", "thm-6.1/heads-linear-in-budget",
+                                         "thm-6.1/practice", "thm-6.1/printed-law/bias-readings"]
+    assert ledger["thm-6.1/printed-law"].verdict == FAILS
+
+
+def test_heads_records_follow_the_law_records(law_records, result):
+    from mhanw.infra.verdicts import Ledger
+
+    ledger = Ledger("06_optimal_head_size")
+    B.decide_heads(ledger, {("additive", 150): result}, ["average", "sum", "concat"])
+    assert [r.claim for r in ledger] == ["thm-6.1/small-heads/average", "thm-6.1/small-heads/sum"]
+    assert all(len(r.statistics) == 1 for r in ledger)
+
+
+def test_takeaway_is_one_sentence_generated_from_the_records(law_records, monkeypatch):
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj.data))
+    ledger = law_records["ledger"]
+    B.takeaway(ledger["thm-6.1/printed-law"], ledger["thm-6.1/printed-law/some-model"], statistics=2)
+    (text,) = shown
+    assert text.startswith("**Takeaway.** Under M1") and text.endswith(").") and text.count(". ") == 0
+    assert "(*fails as stated: limit of the local exponent p = 1.00; implied d" in text
+    assert "; the printed law follows from some explicit risk model (*holds under the stated conditions" in text
+    with pytest.raises(ValueError, match="^records: "):
+        B.takeaway()
+    with pytest.raises(ValueError, match="^records: "):
+        B.takeaway("fails as stated")
+
+
+def test_figures_draw_every_model_and_rule(law_records, result):
+    import matplotlib.pyplot as plt
+
+    fig = B.law_figure(law_records["models"][:2])
+    assert len(fig.axes) == 2 and [t.get_text() for t in fig.axes[1].get_legend().get_texts()] == ["M1", "M2"]
+    plt.close(fig)
+    params = dict(regressions=["additive"], sim_n=[150], sim_budget=4)
+    fig = B.budget_figure({("additive", 150): result}, params)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["average, $n=150$", "sum, $n=150$"]
+    plt.close(fig)
+    assert "$D=4$" in B.budget_caption(4) and B.LAW_CAPTION.endswith(".")

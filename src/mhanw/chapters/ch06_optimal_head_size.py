@@ -1,7 +1,15 @@
-"""Chapter 06: many small heads or few big ones?  A fixed budget ``D = H d_k`` with real NW heads (Thm 6.1).
+"""Chapter 06: the optimal head size under a fixed budget ``D = H d_k`` (Thm 6.1).
 
-The budget simulation of Theorem 6.1 (``book/claims.md``, 'Theorem 6.1').  The input dimension is the budget,
-``d = D`` (8 by default), and a configuration with head size ``d_k`` has
+The chapter's bookkeeping and its two experiments, in the order the chapter uses them.
+
+*The law.*  The risk models M1-M5 of :mod:`mhanw.scaling` and the reader's model
+(:func:`risk_models`) are derived by :mod:`mhanw.derivation`; :func:`minimiser_table`,
+:func:`power_law_fits`, :func:`sensitivity_table`, :func:`practice_table` and
+:func:`bias_readings` give the numbers of Theorem 6.1's table at ``D = 512``, and
+:func:`law_figure` draws the chapter's key figure.
+
+*Real heads.*  The budget simulation (``book/claims.md``, 'Theorem 6.1'): the input dimension is the
+budget, ``d = D`` (8 by default), and a configuration with head size ``d_k`` has
 ``H = D / d_k`` Gaussian Nadaraya-Watson heads on orthogonal coordinate blocks
 (:func:`mhanw.heads.orthogonal_heads`), so every configuration sees all ``D``
 coordinates and only the way they are split into heads changes.  The heads are
@@ -19,15 +27,22 @@ every configuration shares the training sample and test points of a replicate
 All head evaluation is :func:`mhanw.heads.head_estimates`; the data are
 :func:`mhanw.data.draw_sample`; the replicates run through
 :func:`mhanw.infra.sweep.run_replicates` (one seeded stream per replicate, results
-independent of ``n_jobs``).
+independent of ``n_jobs``).  :func:`simulate` runs one simulation per ``(regression, n)``
+and :func:`budget_figure` draws them.
+
+*The records.*  :func:`decide_law` and :func:`decide_heads` apply the verdict rules below,
+:func:`takeaway` says a figure's finding from them, and :func:`close` guards the sentences that state
+a direction and writes the macros of the paper's section and the results.
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+import sympy as sp
 
 from .. import data as _data
 from .. import derivation as _derivation
@@ -42,10 +57,16 @@ from ..infra.prose import join_list
 from ..infra import verdicts as V
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict, checked
 
-__all__ = ["BANDWIDTHS", "BIAS_EXPONENTS", "BudgetResult", "NEARLY_LINEAR_SLOPE", "PRACTICAL_LOG10_N",
-           "bias_reading_models", "bias_reading_verdict", "budget_simulation", "head_sizes",
-           "linear_heads_verdict", "logarithmic_growth_verdict", "practice_verdict", "printed_law_models_verdict",
-           "printed_law_verdict", "small_heads_verdict", "PARAMETERS", "CONSTRAINTS"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["BANDWIDTHS", "BIAS_EXPONENTS", "BUDGET", "BudgetResult", "CONSTANTS", "D_GRID", "LAW_CAPTION", "N_GRID",
+           "NEARLY_LINEAR_SLOPE", "PRACTICAL_LOG10_N", "asymptotic_table", "bias_reading_models", "bias_reading_verdict",
+           "bias_readings", "budget_caption", "budget_figure", "budget_simulation", "close", "decide_heads", "decide_law",
+           "derivation_table", "head_sizes", "law_figure", "linear_heads_verdict", "logarithmic_growth_verdict",
+           "minimiser_table", "power_law_fits", "practice_table", "practice_verdict", "printed_law_models_verdict",
+           "printed_law_verdict", "risk_models", "sensitivity_table", "setup", "simulate", "simulation_tables",
+           "small_heads_verdict", "takeaway", "PARAMETERS", "CONSTRAINTS"]
 
 #: The bandwidth grid, extended down to 0.1: with many one-dimensional heads
 #: summed, 0.15 was the tuned value at n = 3000 (the edge of the first grid), so
@@ -455,6 +476,577 @@ def bias_reading_verdict(laws: dict, base: str = "M1") -> Verdict:
                    conditions=(f"only for a = {join_list([str(a) for a in giving])}" if giving else ""),
                    criterion="sympy's law for each reading, re-derived from the risk model (exact)",
                    statistics=tuple(stats), section=SECTION)
+
+
+# --------------------------------------------------------------------------- the chapter's numbers
+
+#: The numerical table of Theorem 6.1: the budget ``D = 512`` and the sample sizes ``n = 1e2, 1e4, ..., 1e12``,
+#: with the constants of :data:`mhanw.scaling.DEFAULT_CONSTANTS` (``c_B = c_V = 1``, ``d = tau = c = 1``).
+BUDGET = 512
+N_GRID = _scaling.DEFAULT_N_VALUES
+
+#: The budgets over which the slope of ``ln H*`` on ``ln D`` is fitted, at ``n = 1e8``.
+D_GRID = (256, 512, 1024, 2048, 4096)
+
+#: The constants ``(c_B, c_V)`` of the sensitivity table.
+CONSTANTS = ((1, 1), (10, 1), (1, 10), (0.1, 1))
+
+#: The readings of "bias proportional to d_k^-2" by their squared-bias exponent ``a``, in words (tables) and
+#: in TeX (the paper's table).
+READING = {1: "bias ∝ k^-1/2", 2: "squared bias ∝ k^-2 (our reading)", 3: "bias ∝ k^-3/2", 4: "bias ∝ k^-2"}
+READING_TEX = {1: r"bias $\propto k^{-1/2}$", 2: r"squared bias $\propto k^{-2}$ (ours)", 3: r"bias $\propto k^{-3/2}$",
+               4: r"bias $\propto k^{-2}$"}
+
+#: The macro names of the built-in models (a reader's model is ``Chosen``) and of the default regressions.
+MODEL_MACROS = {"M1": "MOne", "M2": "MTwo", "M3": "MThree", "M4a": "MFourA", "M4b": "MFourB", "M5": "MFive"}
+REGRESSION_MACROS = {"additive": "Additive", "iso_cos8": "IsoCos"}
+
+#: The verdict macros of the paper's section, by claim.
+VERDICT_MACROS = {"VerdictPrinted": "thm-6.1/printed-law", "VerdictPrintedSome": "thm-6.1/printed-law/some-model",
+                  "VerdictLog": "thm-6.1/logarithmic-growth", "VerdictLinearH": "thm-6.1/heads-linear-in-budget",
+                  "VerdictBert": "thm-6.1/practice", "VerdictReadings": "thm-6.1/printed-law/bias-readings",
+                  "VerdictSmallAvg": "thm-6.1/small-heads/average", "VerdictSmallSum": "thm-6.1/small-heads/sum"}
+
+#: The rules whose "many small heads beat few big ones" Theorem 6.1 states (the parameter ``rules`` includes both).
+STATED_RULES = ("average", "sum")
+
+
+def setup(fidelity: str, seed: int, params) -> tuple[dict, list, dict]:
+    """The chapter's sizes, simulation cells and random streams; also sets the figure style.
+
+    ``params``: the checked parameters (:func:`mhanw.infra.params.check_parameters`).  Returns
+    ``(sizes, cells, streams)``: ``sizes`` at ``fidelity`` (``sim_n``, ``n_tune``, ``n_rep``, ``n_test``,
+    ``n_jobs``), ``cells`` the simulated ``(regression, n)`` pairs (regressions outer, sample sizes inner)
+    and ``streams`` one child of ``SeedSequence(seed)`` per cell (the budget simulation of Thm 6.1)."""
+    from ..infra import figures
+    from ..infra.notebook import by_fidelity
+
+    sizes = by_fidelity(
+        fidelity,
+        quick=dict(sim_n=list(params["sim_n"]), n_tune=6, n_rep=12, n_test=200, n_jobs=2),
+        paper=dict(sim_n=list(params["sim_n"]), n_tune=20, n_rep=100, n_test=300, n_jobs=2),
+    )
+    cells = [(m, n) for m in params["regressions"] for n in sizes["sim_n"]]
+    streams = dict(zip(cells, np.random.SeedSequence(seed).spawn(len(cells))))
+    figures.use_style()
+    return sizes, cells, streams
+
+
+def risk_models(params) -> tuple:
+    """The reader's risk model and every model the chapter derives (Thm 6.1).
+
+    The reader's model is the built-in ``params["model"]`` with each non-empty ``bias_law``,
+    ``variance_law`` or ``combination`` replacing that ingredient (:func:`mhanw.scaling.model`).
+    Returns ``(chosen, models)``: that :class:`mhanw.scaling.MSEModel`, and M1-M5 with it appended
+    when it is none of them."""
+    chosen = _scaling.model(params["model"] or None, bias_law=params["bias_law"] or None,
+                            variance_law=params["variance_law"] or None, combination=params["combination"] or None)
+    models = [_scaling.model(name) for name in _scaling.BUILTIN_MODELS]
+    if chosen not in models:
+        models.append(chosen)
+    return chosen, models
+
+
+def minimiser_table(models) -> pd.DataFrame:
+    """The integer minimisers of Thm 6.1's numerical table: one row per ``(model, n)`` for ``n`` in
+    :data:`N_GRID` at the budget :data:`BUDGET` (:func:`mhanw.scaling.scaling_table`: ``d_k``, ``n_heads``,
+    the real root ``d_k_real``, the ratios to every asymptotic formula, the local exponent)."""
+    import pandas as pd
+
+    return pd.DataFrame(_scaling.scaling_table(models, list(N_GRID), BUDGET))
+
+
+def _fit(rows, column: str) -> tuple[float, float]:
+    """``(A, p)`` of the least-squares fit ``rows[column] = A (ln n)^p`` (:func:`mhanw.scaling.fit_power_law`)."""
+    return _scaling.fit_power_law(rows["n"], rows[column])
+
+
+def power_law_fits(table: pd.DataFrame) -> pd.DataFrame:
+    """The fit ``d_k* = A (ln n)^p`` of every model of ``table`` (:func:`minimiser_table`), for the integer
+    minimiser (``d_k``) and the real root (``d_k_real``), with the ``d`` that the printed exponent
+    ``2/(4+d)`` would need, ``d = 2/p - 4``: one row per model, columns ``A (col)``, ``p (col)``,
+    ``implied d (col)``."""
+    import pandas as pd
+
+    fits = {}
+    for name, rows in table.groupby("model", sort=False):
+        fits[name] = {}
+        for column in ("d_k", "d_k_real"):
+            A, p = _fit(rows, column)
+            fits[name].update({f"A ({column})": A, f"p ({column})": p, f"implied d ({column})": 2 / p - 4})
+    return pd.DataFrame(fits).T
+
+
+def sensitivity_table(chosen) -> pd.DataFrame:
+    """``d_k*`` of M1 and of the reader's model ``chosen`` at :data:`N_GRID` for each ``(c_B, c_V)`` of
+    :data:`CONSTANTS`: rows ``(model, "c_B=.., c_V=..")``, one column per ``n``.  The library's ``c_bias``
+    scales the bias, so ``c_B`` enters as ``c_bias = sqrt(c_B)``."""
+    import pandas as pd
+
+    sens = {(m.name, f"c_B={cb}, c_V={cv}"): [_scaling.optimal_head_dim(x, BUDGET, m, c_bias=np.sqrt(cb), c_var=cv)
+                                              for x in N_GRID]
+            for m in dict.fromkeys([_scaling.model("M1"), chosen]) for (cb, cv) in CONSTANTS}
+    return pd.DataFrame(sens, index=pd.Index(list(N_GRID), name="n")).T
+
+
+def practice_table(models) -> pd.DataFrame:
+    """Thm 6.1 against practice, one row per model: ``log10 n`` at which the real root is BERT-base's
+    ``d_k = 64`` (``D = 768``) and GPT-3's ``d_k = 128`` (``D = 12288``), NaN when no ``n < 10^300`` gives
+    it; and the slope of ``ln H*`` on ``ln D`` over :data:`D_GRID` at ``n = 1e8``, with
+    ``H* = floor(D/d_k*)`` of the integer minimiser (1 = exactly linear)."""
+    import pandas as pd
+
+    def slope(m):
+        heads = [_scaling.n_heads(_scaling.optimal_head_dim(1e8, D, m), D) for D in D_GRID]
+        return np.polyfit(np.log(D_GRID), np.log(heads), 1)[0]
+
+    return pd.DataFrame({m.name: {
+        "log10 n for d_k=64, D=768": _scaling.sample_size_for_head_dim(64, 768, m),
+        "log10 n for d_k=128, D=12288": _scaling.sample_size_for_head_dim(128, 12288, m),
+        "slope of ln H* on ln D": slope(m),
+    } for m in models}).T
+
+
+def bias_readings(base="M1") -> tuple[dict, dict, pd.DataFrame]:
+    """The law of ``base`` under each reading of "bias proportional to d_k^-2" (Thm 6.1): the squared bias
+    ``c_B/k^a`` for ``a`` in :data:`BIAS_EXPONENTS` (:func:`bias_reading_models`), each re-derived by sympy.
+
+    Returns ``(readings, laws, rows)``: ``{a: MSEModel}``, ``{a: GrowthLaw}`` and a table indexed by ``a``
+    (the reading, its leading order, whether its derivation is checked, its law, ``d_k*`` at ``n = 1e12``
+    and the fitted exponents with their implied ``d``)."""
+    import pandas as pd
+
+    readings = bias_reading_models(base)
+    laws = {a: _derivation.growth_law(m) for a, m in readings.items()}
+    table = minimiser_table(list(readings.values()))
+    rows = []
+    for a, m in readings.items():
+        r = table[table["model"] == m.name]
+        p_int, p_root = (_fit(r, c)[1] for c in ("d_k", "d_k_real"))
+        rows.append({"a": a, "reading": READING.get(a, f"squared bias ∝ k^-{a}"), "squared bias": f"c_B/k^{a}",
+                     "leading order": sp.sstr(_derivation.formula(m)),
+                     "derivation checked": all(_derivation.symbolic_checks(m).values()),
+                     "law": laws[a].description, "printed law for some d > 0": laws[a].gives_printed_law,
+                     "d_k* at n = 1e12": int(r["d_k"].iloc[-1]), "p (integer)": p_int, "implied d (integer)": 2 / p_int - 4,
+                     "p (root)": p_root, "implied d (root)": 2 / p_root - 4})
+    return readings, laws, pd.DataFrame(rows).set_index("a")
+
+
+def derivation_table(checks: dict, laws: dict) -> pd.DataFrame:
+    """One row per model: its symbolic checks (``{model: {check: bool}}``, :func:`mhanw.derivation.symbolic_checks`),
+    its law (``{model: GrowthLaw}``) and whether that law is the printed one for some ``d > 0``."""
+    import pandas as pd
+
+    return pd.DataFrame({name: {**checks[name], "law": laws[name].description,
+                                "printed law for some d > 0": laws[name].gives_printed_law} for name in checks}).T
+
+
+def asymptotic_table(asym: dict) -> pd.DataFrame:
+    """``{model: rows of mhanw.derivation.asymptotic_check}`` as one table indexed by ``(model, log10_n)``:
+    the real root of the FOC in arbitrary precision divided by each asymptotic formula, and its local exponent."""
+    import pandas as pd
+
+    return pd.concat({name: pd.DataFrame(rows).set_index("log10_n") for name, rows in asym.items()}, names=["model"])
+
+
+def simulate(params, sizes: dict, cells, streams: dict) -> dict:
+    """Real Gaussian NW heads under the fixed budget ``params["sim_budget"]`` (Thm 6.1): one
+    :func:`budget_simulation` per ``(regression, n)`` of ``cells`` with its stream, the data model of
+    ``params`` (inputs, noise, sigma) and its rules.  Returns ``{(regression, n): BudgetResult}``."""
+    return {
+        (m, n): budget_simulation(_data.data_model(m, inputs=params["inputs"], noise=params["noise"], sigma=params["sigma"]),
+                                  n, budget=params["sim_budget"], rules=tuple(params["rules"]), n_tune=sizes["n_tune"],
+                                  n_rep=sizes["n_rep"], n_test=sizes["n_test"], seed=streams[m, n], n_jobs=sizes["n_jobs"])
+        for m, n in cells
+    }
+
+
+def simulation_tables(sims: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The tables of the budget simulation ``{(regression, n): BudgetResult}``: ``rows`` (one per
+    ``(regression, n, rule, d_k)``: IMSE, s.e., tuned bandwidth, :meth:`BudgetResult.rows`), ``comparisons``
+    (under each rule, every head size against the best one, :meth:`BudgetResult.comparisons`) and
+    ``rule_gap`` (at each rule's best head size, sum minus average with its paired s.e.)."""
+    import pandas as pd
+
+    rows = pd.DataFrame([row for s in sims.values() for row in s.rows()])
+    comparisons = pd.DataFrame([{"regression": m, "n": n, **row} for (m, n), s in sims.items()
+                                for rule in s.rules for row in s.comparisons(rule)])
+    rule_gap = pd.DataFrame([{"regression": m, "n": n, "best d_k (average)": s.best_d_k("average"),
+                              "best d_k (sum)": s.best_d_k("sum"),
+                              **dict(zip(["sum - average", "se"], s.paired_difference(("sum", s.best_d_k("sum")),
+                                                                                     ("average", s.best_d_k("average")))))}
+                             for (m, n), s in sims.items()])
+    return rows, comparisons, rule_gap
+
+
+# --------------------------------------------------------------------------- the chapter's records
+
+
+def decide_law(chosen, laws: dict, fits: pd.DataFrame, practice: pd.DataFrame, reading_laws: dict):
+    """The records of the head-size law (Thm 6.1), in a new :class:`mhanw.infra.verdicts.Ledger`: the printed
+    law, logarithmic growth, heads linear in the budget and BERT's head size under the reader's model
+    ``chosen``; the printed law under some model (``laws``: ``{model: GrowthLaw}``); and under every
+    reading of the bias (``reading_laws``, :func:`bias_readings`).  ``fits`` and ``practice`` are the
+    tables of :func:`power_law_fits` and :func:`practice_table`."""
+    ledger = V.Ledger("06_optimal_head_size")
+    name = chosen.name
+    about = " (the summaries' own ingredients)" if name == "M1" else ""
+    fitted = {"integer minimiser": fits.loc[name, "p (d_k)"], "real root": fits.loc[name, "p (d_k_real)"]}
+    ledger.add(printed_law_verdict(name, laws[name], fitted, about=about))
+    ledger.add(printed_law_models_verdict(laws))
+    ledger.add(logarithmic_growth_verdict(name, laws[name]))
+    ledger.add(linear_heads_verdict(name, practice.loc[name, "slope of ln H* on ln D"], D_GRID))
+    ledger.add(practice_verdict(name, practice.loc[name, "log10 n for d_k=64, D=768"]))
+    ledger.add(bias_reading_verdict(reading_laws))
+    return ledger
+
+
+def _small_vs_big(s: BudgetResult, rule: str) -> Estimate:
+    """Paired IMSE difference: the best small configuration (``d_k <= D/4``) minus the best big one."""
+    r = s.rules.index(rule)
+    small = [k for k in s.d_k_values if k <= s.budget // 4]
+    big = [k for k in s.d_k_values if k > s.budget // 4]
+
+    def best(ks):
+        return min(ks, key=lambda k: s.mean[r, s.d_k_values.index(k)])
+
+    return s.paired_difference((rule, best(small)), (rule, best(big)))
+
+
+def decide_heads(ledger, sims: dict, rules) -> None:
+    """Add to ``ledger`` the records "many small heads beat few big ones" with real NW heads (Thm 6.1), one per
+    rule of :data:`STATED_RULES` among ``rules``, from the budget simulation ``{(regression, n): BudgetResult}``."""
+    for rule in [r for r in STATED_RULES if r in rules]:
+        ledger.add(small_heads_verdict(rule, [(f"{m}, n = {n}", *_small_vs_big(s, rule)) for (m, n), s in sims.items()]))
+
+
+def takeaway(*records, statistics: int = 0) -> None:
+    """Display the takeaway of a figure, one sentence generated from ``records``
+    (:class:`mhanw.infra.verdicts.Verdict`): each record's statement with its verdict words and, for
+    ``statistics > 0``, its first deciding numbers, the records' clauses joined by semicolons."""
+    from IPython.display import Markdown, display
+
+    from ..infra import notation
+
+    if not records:
+        raise ValueError("records: expected at least one verdict record")
+    statistics = positive_int(statistics, "statistics", minimum=0, maximum=None)
+    clauses = []
+    for i, r in enumerate(V.record(r, "records") for r in records):
+        numbers = "; ".join(V.statistic_text(s) for s in r.statistics[:statistics])
+        said = notation.markdown_safe(V.verdict_words(r) + (f": {numbers}" if numbers else ""))
+        statement = r.statement
+        if i and statement[:1].isupper() and statement[1:2].islower():  # "The law ..." goes on the sentence; "M1 ..." not
+            statement = statement[0].lower() + statement[1:]
+        clauses.append(f"{notation.markdown_safe(statement)} (*{said}*)")
+    text = "; ".join(clauses)
+    display(Markdown(f"**Takeaway.** {text[:1].upper()}{text[1:]}."))
+
+
+# --------------------------------------------------------------------------- the chapter's figures
+
+#: The asymptotic formula drawn (dashed) for each model in :func:`law_figure`; other models draw their
+#: closed form, or their leading order.
+MAIN_FORMULA = {"M1": "log_ratio", "M2": "law", "M5": "log_n"}
+
+#: Markers and line styles of the models of :func:`law_figure`, one each, so that it reads in greyscale.
+MARKERS = ["o", "s", "^", "v", "D", "P", "X"]
+STYLES = ["-", "--", "-.", ":", (0, (5, 1.5, 1, 1.5, 1, 1.5)), (0, (6, 2)), (0, (1, 1))]
+
+#: The caption of :func:`law_figure`.
+LAW_CAPTION = (f"(a) The integer minimiser $d_k^*$ of each risk model (one colour and marker per model) against "
+               f"$n$ under the budget $D={BUDGET}$, with its asymptotic formula dashed. (b) The local exponent "
+               "$p(n)=d\\ln k^*/d\\ln\\ln n$ at the real root: the printed law needs $p$ to approach "
+               "$2/(4+d)$, inside the shaded band $0<p<1/2$.")
+
+
+def law_figure(models):
+    """The key figure of Thm 6.1 (``06_optimal_head_size``), two panels for the risk models ``models``:
+    (a) the integer minimiser ``d_k*`` against ``n`` from 1e2 to 1e12 at the budget :data:`BUDGET` (steps),
+    with its asymptotic formula (dashed; for M1 also the Lambert leading order, dotted); (b) the local
+    exponent ``p(n) = d ln k*/d ln ln n`` at the real root up to ``n = 1e300``, with the band ``0 < p < 1/2``
+    where the printed law ``(ln n)^(2/(4+d))`` holds for some ``d > 0``.  Returns the matplotlib figure."""
+    import pandas as pd
+
+    from ..infra import figures
+
+    n_dense = 10.0 ** np.arange(2, 12.01, 0.125)
+    log10_far = np.geomspace(2, 300, 120)
+    fig, (ax_a, ax_b) = figures.panels(2, height=3.1)
+    for i, m in enumerate(models):
+        colour, marker, style = f"C{i}", MARKERS[i % len(MARKERS)], STYLES[i % len(STYLES)]
+        dense = pd.DataFrame(_scaling.scaling_table(m, n_dense, BUDGET))
+        label = MAIN_FORMULA.get(m.name, "closed_form" if m.closed_form is not None else "leading_order")
+        ax_a.step(dense["n"], dense["d_k"], where="mid", color=colour, lw=1.2)
+        ax_a.plot(dense["n"][i::12], dense["d_k"][i::12], color=colour, marker=marker, ms=3.5, ls="none", label=m.name)
+        if f"asym_{label}" in dense:
+            ax_a.plot(dense["n"], dense[f"asym_{label}"], color=colour, ls="--", lw=0.9)
+        if m.name == "M1":
+            ax_a.plot(dense["n"], dense["asym_leading_order"], color=colour, ls=":", lw=1.1)
+        ax_b.plot(log10_far, [_scaling.local_slope(10.0**x, BUDGET, m) for x in log10_far], color=colour, ls=style,
+                  marker=marker, ms=3.5, markevery=(2 * i, 16), label=m.name)
+    ax_a.axhline(BUDGET, color="grey", lw=0.6)
+    for ls, text in [("-", "integer minimiser"), ("--", "asymptotic formula"), (":", "M1: Lambert leading order")]:
+        ax_a.plot([], [], color="k", ls=ls, lw=1, label=text)
+    ax_a.legend(loc="upper left", bbox_to_anchor=(0.0, -0.2), ncol=3, columnspacing=0.8)  # colours, then line styles
+    ax_a.set(xscale="log", yscale="log", ylim=(1, 1.6 * BUDGET), xlabel="sample size $n$",
+             ylabel=rf"$d_k^*$ (budget $D={BUDGET}$)", title=r"(a) optimal head size $d_k^*$")
+    ax_b.axhspan(0, 0.5, color="grey", alpha=0.15, lw=0)
+    ax_b.axhline(0.4, color="k", ls=":", lw=0.8)
+    ax_b.text(2.2, 0.08, "printed law for some $d>0$ ($p<1/2$)", fontsize=7)
+    ax_b.text(3.2, 1.28, r"M4a, M4b: $p\propto\ln n$, off the scale", fontsize=7, va="top")
+    ax_b.legend(loc="upper left", bbox_to_anchor=(0.0, -0.2), ncol=4, columnspacing=0.8)
+    ax_b.set(xscale="log", xlim=(2, 300), ylim=(0, 1.8), xlabel=r"$\log_{10} n$", ylabel=r"$p(n)=d\ln k^*/d\ln\ln n$",
+             title=r"(b) local exponent $p(n)$ of the law")
+    ax_b.set_xticks([2, 5, 12, 30, 100, 300], ["2", "5", "12", "30", "100", "300"])
+    ax_b.minorticks_off()
+    return fig
+
+
+#: The regression functions of the default simulation by their formulas, as the chapter defines them.
+REGRESSION_TITLES = {"additive": r"$m(x)=\sum_l\sin x_l$", "iso_cos8": r"$m(x)=3\cos(0.8\Vert x\Vert)$"}
+
+#: Line style and marker of each combination rule in :func:`budget_figure`.
+RULE_STYLES = (("average", "-", "o"), ("sum", "--", "s"), ("concat", ":", "^"))
+
+#: The y ticks of :func:`budget_figure` (IMSE, log scale).
+Y_TICKS = [0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 3]
+
+
+def budget_caption(sim_budget: int) -> str:
+    """The caption of :func:`budget_figure` for the budget ``sim_budget``."""
+    return (f"Integrated MSE of real Nadaraya–Watson heads under the fixed budget $D={sim_budget}$, against the "
+            "head size $d_k$ (so $H=D/d_k$ heads), one panel per regression function: the combination rule by "
+            "line style, the sample size $n$ by colour; the lowest point of a curve is its best head size.")
+
+
+def budget_figure(sims: dict, params):
+    """The real-heads figure of Thm 6.1 (``06_optimal_head_size_budget``): one panel per regression of
+    ``params``, the evaluation IMSE of the budget simulation ``{(regression, n): BudgetResult}`` against the
+    head size ``d_k`` (``H = D/d_k`` heads, log-log), one line per rule (style, marker) and sample size
+    (colour; filled markers for the smallest ``n``), bars of 2 s.e. (:func:`mhanw.infra.figures.errorbar`).
+    Returns the matplotlib figure."""
+    from .. import data
+    from ..infra import figures
+
+    regressions, sim_n, sim_budget = list(params["regressions"]), list(params["sim_n"]), params["sim_budget"]
+    fig, axes = figures.panels(len(regressions), height=2.9, sharey=True)
+    for ax, m in zip(axes, regressions):
+        for j, n in enumerate(sim_n):
+            s = sims[m, n]
+            for rule, ls, marker in [x for x in RULE_STYLES if x[0] in s.rules]:
+                figures.errorbar(ax, s.d_k_values, s.mean[s.rules.index(rule)], s.se[s.rules.index(rule)], color=f"C{j}",
+                                 linestyle=ls, marker=marker, mfc=f"C{j}" if j == 0 else "white", mew=1.0,
+                                 label=f"{rule}, $n={n}$")
+        ks = sims[m, sim_n[0]].d_k_values
+        letter = chr(ord("a") + regressions.index(m))
+        name = REGRESSION_TITLES.get(m, f"$m$ = {data.regression_function(m).formula}")
+        ax.set(xscale="log", yscale="log", xlabel=rf"head size $d_k$ ($H={sim_budget}/d_k$ heads)", ylabel="IMSE",
+               title=f"({letter}) {name}")
+        ax.set_xticks(ks, [f"{k}\n($H$={sim_budget // k})" for k in ks])
+        ax.set_yticks(Y_TICKS, [f"{y:g}" for y in Y_TICKS])
+        ax.minorticks_off()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=4, columnspacing=1.0)  # below the panels, off the data
+    return fig
+
+
+# --------------------------------------------------------------------------- guards, macros and results
+
+
+def _tex(expr) -> str:
+    """A sympy expression (not a string: no parsing here) in LaTeX with the natural log written ``\\ln``."""
+    return sp.latex(expr, ln_notation=True)
+
+
+def _guard_sentences(nb) -> None:
+    """Stop when a sentence of the chapter or of the paper's section that states a direction is not what
+    the numbers say: M1's local exponent, the accuracy of its two asymptotic formulas, M2 to M5's laws and
+    the bias readings (:func:`mhanw.infra.verdicts.guard`)."""
+    row, asym, laws, n_big = nb.table.set_index(["model", "n"]), nb.asym, nb.laws, N_GRID[-1]
+    m1, readings, reading_rows = _scaling.model("M1"), nb.readings, nb.reading_rows
+    slope_small, slope_big, slope_huge = (row.loc[("M1", N_GRID[0]), "local_slope"], asym["M1"][0]["local_exponent"],
+                                          asym["M1"][-1]["local_exponent"])
+    V.guard(bool(slope_small < slope_big < slope_huge) and laws["M1"].p_limit == 1,
+            "M1's local exponent rises with n towards its symbolic limit 1",
+            f"p = {slope_small:.3g}, {slope_big:.3g}, {slope_huge:.3g}, limit {laws['M1'].p_limit}")
+    lead_big, lead_huge = row.loc[("M1", n_big), "ratio_real_leading_order"], asym["M1"][-1]["ratio_leading_order"]
+    V.guard(bool(abs(lead_huge - 1) < 0.05 and abs(lead_huge - 1) < abs(lead_big - 1)),
+            "the Lambert leading order is poor at n = 1e12 but within a few per cent at n = 1e10000",
+            f"ratios {lead_big:.4g} and {lead_huge:.4g}")
+    lr_big, lr_huge = row.loc[("M1", n_big), "ratio_real_log_ratio"], asym["M1"][-1]["ratio_log_ratio"]
+    V.guard(bool(abs(lr_big - 1) < 0.05 and abs(lr_huge - 1) > abs(lr_big - 1)),
+            "2 ln n/ln ln n is within a few per cent at n = 1e12 only by a crossing and further off at n = 1e10000",
+            f"ratios {lr_big:.4g} and {lr_huge:.4g}")
+    V.guard(bool(abs(asym["M2"][-1]["ratio_law"] - 1) < 0.01 and laws["M2"].gives_printed_law and not laws["M2"].exact
+                 and laws["M3"].gives_printed_law and laws["M3"].exact),
+            "M2 reaches the printed law asymptotically and M3 exactly", f"{laws['M2'].description}; {laws['M3'].description}")
+    V.guard(bool(laws["M4a"].kind == laws["M4b"].kind == "polynomial" and row.loc[("M4a", n_big), "d_k"] == BUDGET
+                 and row.loc[("M4b", n_big), "d_k"] == BUDGET),
+            "M4a and M4b grow polynomially and reach the cap d_k* = 512 within the table",
+            f"{laws['M4a'].kind}, {laws['M4b'].kind}; d_k* = {row.loc[('M4a', n_big), 'd_k']}, {row.loc[('M4b', n_big), 'd_k']}")
+    V.guard(bool(abs(asym["M5"][-1]["ratio_log_n"] - 1) < abs(asym["M5"][0]["ratio_log_n"] - 1)),
+            "M5 tends to ln(nD)/c, slowly", f"ratios {asym['M5'][0]['ratio_log_n']:.4g} and {asym['M5'][-1]['ratio_log_n']:.4g}")
+    implied = reading_rows[["implied d (integer)", "implied d (root)"]]
+    V.guard(bool((implied < 0).all().all()), "the implied d stays negative under every reading of the bias", implied.to_string())
+    V.guard(all(sp.simplify(m.dominant_term - m1.dominant_term) == 0 for m in readings.values()),
+            "the dominant balance k/2 ln k = Lambda is the same for every reading", str([m.dominant_term for m in readings.values()]))
+    V.guard(all(sp.simplify(_derivation.formula(m) - sp.exp(sp.LambertW(2 * m.log_scale))) == 0 for m in readings.values()),
+            "every reading gives the leading order k* ~ exp(W(2 Lambda)) with its own Lambda",
+            str([_derivation.formula(m) for m in readings.values()]))
+
+
+def _formula_macros(macros, nb) -> None:
+    """The formulas of the paper's section, typeset from sympy: M1's risk, log-FOC, dominant balance and
+    ``Lambda``; every model's formula, law and fits; the reader's model; the printed law."""
+    row, fits, laws, asym, n_big, m1 = nb.table.set_index(["model", "n"]), nb.fits, nb.laws, nb.asym, N_GRID[-1], _scaling.model("M1")
+    steps = _derivation.derivation_steps(m1)
+    macros.text("MOneMSE", "\\ensuremath{" + _tex(sp.Eq(sp.Function("MSE")(_scaling.SYMBOLS["k"]), sp.powsimp(m1.mse))) + "}")
+    macros.text("MOneLogFOC", "\\ensuremath{" + steps[2].latex() + "}")
+    macros.text("MOneDominant", "\\ensuremath{" + steps[3].latex() + "}")
+    macros.text("MOneLambda", "\\ensuremath{" + _tex(m1.log_scale) + "}")
+    for m in nb.models:
+        key = MODEL_MACROS.get(m.name, "Chosen")
+        macros.text(f"{key}Formula", "\\ensuremath{" + _tex(_derivation.formula(m)) + "}")
+        macros.text(f"{key}Law", "\\ensuremath{" + _derivation.law_latex(m) + "}")
+        macros.text(f"{key}Printed", "yes" if laws[m.name].gives_printed_law else "no")
+        macros.number(f"{key}FitP", fits.loc[m.name, "p (d_k)"], 2)
+        macros.number(f"{key}ImpliedD", fits.loc[m.name, "implied d (d_k)"], 2)
+        macros.number(f"{key}FitPRoot", fits.loc[m.name, "p (d_k_real)"], 2)
+        macros.number(f"{key}ImpliedDRoot", fits.loc[m.name, "implied d (d_k_real)"], 2)
+        macros.integer(f"{key}DkBig", row.loc[(m.name, n_big), "d_k"])
+        macros.integer(f"{key}HBig", row.loc[(m.name, n_big), "n_heads"])
+        macros.number(f"{key}SlopeBig", asym[m.name][0]["local_exponent"], 2)
+        macros.number(f"{key}SlopeHuge", asym[m.name][-1]["local_exponent"], 3)
+    chosen = nb.chosen
+    if chosen.name in MODEL_MACROS:
+        macros.text("ChosenFormula", "\\ensuremath{" + _tex(_derivation.formula(chosen)) + "}")
+        macros.text("ChosenLaw", "\\ensuremath{" + _derivation.law_latex(chosen) + "}")
+    macros.text("ChosenName", chosen.name)
+    macros.text("ChosenMSE", "\\ensuremath{" + _tex(sp.powsimp(chosen.mse)) + "}")
+    macros.text("PrintedLaw", "\\ensuremath{" + _tex(_scaling.PRINTED_LAW) + "}")
+
+
+def _number_macros(macros, nb) -> None:
+    """The numbers of the paper's section on the law: the table of minimisers and fits, M1's and M2/M5's
+    asymptotic ratios, BERT's and GPT's sample sizes, the sensitivity range and the table of bias readings."""
+    row, fits, asym, practice, n_big = nb.table.set_index(["model", "n"]), nb.fits, nb.asym, nb.practice, N_GRID[-1]
+    macros.text("Table", " \\\\ ".join(
+        " & ".join([m.name] + [f"{row.loc[(m.name, x), 'd_k']}\\,/\\,{row.loc[(m.name, x), 'n_heads']}" for x in N_GRID]
+                   + [f"{fits.loc[m.name, c]:.2f}" for c in ("p (d_k)", "implied d (d_k)", "p (d_k_real)", "implied d (d_k_real)")])
+        for m in nb.models))
+    macros.integer("Budget", BUDGET)
+    macros.number("MOneRatioLogRatioBig", row.loc[("M1", n_big), "ratio_real_log_ratio"], 3)
+    macros.number("MOneRatioLeadBig", row.loc[("M1", n_big), "ratio_real_leading_order"], 3)
+    macros.number("MOneRatioLeadHuge", asym["M1"][-1]["ratio_leading_order"], 4)
+    macros.number("MOneRatioLogRatioHuge", asym["M1"][-1]["ratio_log_ratio"], 3)
+    macros.number("MTwoRatioHuge", asym["M2"][-1]["ratio_law"], 4)
+    macros.number("MFiveRatioBig", asym["M5"][0]["ratio_log_n"], 3)
+    macros.number("MFiveRatioHuge", asym["M5"][-1]["ratio_log_n"], 4)
+    macros.number("MOneSlopeSmall", row.loc[("M1", N_GRID[0]), "local_slope"], 2)
+    macros.number("MOneLogNBert", practice.loc["M1", "log10 n for d_k=64, D=768"], 3)
+    macros.number("MOneLogNGpt", practice.loc["M1", "log10 n for d_k=128, D=12288"], 3)
+    macros.number("MOneHSlope", practice.loc["M1", "slope of ln H* on ln D"], 3)
+    macros.integer("MOneSensMin", nb.sens.loc["M1"][n_big].min())
+    macros.integer("MOneSensMax", nb.sens.loc["M1"][n_big].max())
+    reading_laws, reading_rows = nb.reading_laws, nb.reading_rows
+    macros.text("ReadingTable", " \\\\ ".join(" & ".join([
+        f"$c_B/k^{{{a}}}$", READING_TEX.get(a, ""), "$" + _tex(m.log_scale) + "$", "$" + _derivation.law_latex(m) + "$",
+        "yes" if reading_laws[a].gives_printed_law else "no", str(reading_rows.loc[a, "d_k* at n = 1e12"]),
+        *(f"{reading_rows.loc[a, c]:.2f}" for c in ("p (integer)", "implied d (integer)", "p (root)", "implied d (root)"))])
+        for a, m in nb.readings.items()))
+    macros.integer("ReadingsGiving", sum(law.gives_printed_law for law in reading_laws.values()))
+    macros.integer("Readings", len(reading_laws))
+
+
+def _regression_key(regressions: list, m: str) -> str:
+    """The macro name of the regression ``m`` (:data:`REGRESSION_MACROS`; ``RegA``, ``RegB``, ... for a reader's)."""
+    return REGRESSION_MACROS.get(m, "Reg" + chr(65 + regressions.index(m)))
+
+
+def _simulation_macros(macros, nb) -> None:
+    """The numbers of the budget simulation at the smallest and the largest ``n``, its sizes and counts,
+    the verdicts, the extreme z-scores of the small-heads records and the sum-versus-average words."""
+    import pandas as pd
+
+    sims, sizes, sim_rows, ledger, rules = nb.sims, nb.sizes, nb.sim_rows, nb.ledger, nb.rules
+    regressions = list(nb.regressions)
+    avg_best = {c: s.best_d_k("average") for c, s in sims.items()}
+    sum_best = {c: s.best_d_k("sum") for c, s in sims.items()}
+    sig = nb.comparisons["significant"]
+    n_small, n_large = sizes["sim_n"][0], sizes["sim_n"][-1]
+    for m in regressions:
+        for size, n in (("Small", n_small), ("Large", n_large)):
+            s, key = sims[m, n], f"Sim{_regression_key(regressions, m)}{size}"
+            for rule, rkey in (("average", "Avg"), ("sum", "Sum")):
+                best = s.best_d_k(rule)
+                macros.integer(f"{key}{rkey}Best", best)
+                macros.mean_se(f"{key}{rkey}Imse", s.mean[s.rules.index(rule), s.d_k_values.index(best)],
+                               s.se[s.rules.index(rule), s.d_k_values.index(best)])
+            macros.mean_se(f"{key}Gap", *s.paired_difference(("average", s.best_d_k("average")), ("sum", s.best_d_k("sum"))))
+    macros.integer("SimNSmall", n_small)
+    macros.integer("SimNLarge", n_large)
+    macros.text("SimNList", ", ".join(f"{n:,}".replace(",", "\\,") for n in sizes["sim_n"]))
+    macros.integer("SimNTune", sizes["n_tune"])
+    macros.integer("SimNRep", sizes["n_rep"])
+    macros.integer("SimNTest", sizes["n_test"])
+    macros.integer("SimSignificant", int(sig.sum()))
+    macros.integer("SimPairs", len(sig))
+    macros.integer("SimCells", len(sims))
+    macros.integer("SimAvgLargeCells", sum(v >= 4 for v in avg_best.values()))
+    macros.integer("SimSumSmallCells", sum(v <= 2 for v in sum_best.values()))
+    macros.integer("SimEdgeCells", int(sim_rows["bandwidth_on_edge"].sum()))
+    best_cells = pd.concat([sim_rows[(sim_rows["regression"] == m) & (sim_rows["n"] == n) & (sim_rows["rule"] == r)
+                                     & (sim_rows["d_k"] == b[m, n])]
+                            for r, b in (("average", avg_best), ("sum", sum_best)) for m, n in nb.cells])
+    macros.integer("SimEdgeBest", int(best_cells["bandwidth_on_edge"].sum()))
+    for key, claim in VERDICT_MACROS.items():
+        if claim in [r.claim for r in ledger]:
+            macros.text(key, ledger[claim].verdict)
+    macros.text("ConditionsPrintedSome", ledger["thm-6.1/printed-law/some-model"].conditions or "none")
+    for rule, key in (("average", "Avg"), ("sum", "Sum")):
+        if rule in rules:
+            worst = max(ledger[f"thm-6.1/small-heads/{rule}"].statistics, key=lambda st: st.value / st.se)
+            best = min(ledger[f"thm-6.1/small-heads/{rule}"].statistics, key=lambda st: st.value / st.se)
+            macros.number(f"SmallMinusBig{key}MaxZ", worst.value / worst.se, 2)
+            macros.number(f"SmallMinusBig{key}MinZ", best.value / best.se, 2)
+    # the sum-versus-average comparison at the largest n, in words generated from its sign and s.e.
+    for m in regressions:
+        s = sims[m, n_large]
+        diff = s.paired_difference(("average", s.best_d_k("average")), ("sum", s.best_d_k("sum")))
+        macros.text(f"Sim{_regression_key(regressions, m)}SumVersusAvg",
+                    "beats" if diff.mean > 3 * diff.se else ("loses to" if diff.mean < -3 * diff.se else
+                                                              "is not distinguishable at 3 s.e. from"))
+
+
+def close(nb, macros_path, results_path) -> None:
+    """Close the chapter (Thm 6.1): guard the sentences that state a direction (:func:`_guard_sentences`),
+    write the macros of the paper's section (to ``macros_path``) and the raw results with the records (to
+    ``results_path``).  ``nb``: the executed notebook's variables (a mapping: ``chosen``, ``models``,
+    ``laws``, ``checks``, ``asym``, ``table``, ``fits``, ``sens``, ``practice``, ``readings``,
+    ``reading_laws``, ``reading_rows``, ``sims``, ``sim_rows``, ``comparisons``, ``rule_gap``, ``ledger``,
+    ``sizes``, ``cells`` and the parameters)."""
+    from ..infra.results import json_safe, save_results
+    from ..infra.texout import Macros
+    from .ch04_head_diversity_index import _Namespace
+
+    nb = _Namespace(nb)
+    _guard_sentences(nb)
+    macros = Macros("HeadSize")
+    _formula_macros(macros, nb)
+    _number_macros(macros, nb)
+    _simulation_macros(macros, nb)
+    macros.write(macros_path)
+    results = {"fidelity": nb.fidelity, "seed": nb.seed, "sizes": nb.sizes, "chosen": str(nb.chosen)}
+    results.update(
+        checks=nb.checks, laws={k: v.description for k, v in nb.laws.items()}, asymptotics=nb.asym,
+        table=nb.table.to_dict("records"), fits=nb.fits.to_dict("index"),
+        sensitivity={f"{a} {b}": v for (a, b), v in nb.sens.T.to_dict("list").items()},
+        practice=nb.practice.to_dict("index"), simulation=nb.sim_rows.to_dict("records"),
+        comparisons=nb.comparisons.to_dict("records"), rule_gap=nb.rule_gap.to_dict("records"),
+        bias_readings=nb.reading_rows.reset_index().to_dict("records"), claims=nb.ledger.to_list(),
+    )
+    save_results(results_path, json_safe(results))
 
 
 # --------------------------------------------------------------------------- the chapter's parameters
