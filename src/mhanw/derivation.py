@@ -160,7 +160,10 @@ def _extra_steps(m: _s.MSEModel) -> list[Step]:
     out = []
     for label, expr in m.asymptotics:
         what = _LABELS.get(label, f"the asymptotic form `{label}`")
-        out.append(Step(f"Compared with {what}:", _K_STAR, expr, r"\sim" if label != "printed" else r"\asymp"))
+        # the printed law is what the model is judged against, not a result of the model
+        text = (f"For comparison, {what} (not a result of this model):" if label == "printed"
+                else f"Compared with {what}:")
+        out.append(Step(text, _K_STAR, expr, r"\sim" if label != "printed" else r"\asymp"))
     return out
 
 
