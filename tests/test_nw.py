@@ -178,3 +178,17 @@ def test_extreme_inputs_still_take_the_rescaled_path():
     assert not nw._moderate(np.array([0, 200]), 2, 1.0, 0, 4)  # a query row of 2**200
     assert not nw._moderate(np.array([0]), 0, 1.0, 2000, 4)  # a scale beyond a double
     assert not nw._moderate(np.array([60]), 60, 1.0, 900, 4)  # scale x logits would overflow
+
+
+@pytest.mark.parametrize("keys,values,bandwidth,expected", [
+    ([[0.0], [1.0]], [1.0, 2.0], 1e-300, [2.0, 1.0]),  # every other weight underflows next to the self weight
+    ([[0.0], [1e200]], [1.0, 2.0], 1.0, [2.0, 1.0]),  # a far key: the only other key gets the weight
+    ([[0.0], [1.0], [3.0]], [1.0, 2.0, 4.0], 1e-300, [2.0, 1.0, 2.0]),  # the nearest other key
+])
+def test_leave_one_out_in_the_limit_takes_the_nearest_other_key(keys, values, bandwidth, expected):
+    np.testing.assert_array_equal(nw.leave_one_out(keys, values, bandwidth), expected)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "laplace"])
+def test_leave_one_out_of_values_near_overflow_is_finite(kernel):
+    np.testing.assert_array_equal(nw.leave_one_out([[0.0], [1.0], [2.0]], [1e308] * 3, 1.0, kernel), [1e308] * 3)

@@ -434,12 +434,14 @@ def _moderate(eq, ek: int, mant: float, expo: int, d: int) -> bool:
                 and np.log2(scale) + e_max + max(ek, e_max) + np.log2(4.0 * max(d, 1)) < 1000)
 
 
-def _log_space_logits(q, k, kernel, mant, expo):
+def _log_space_logits(q, k, kernel, mant, expo, exclude=None):
     """Exact shifted logits ``L - max_k L`` of one head, ``(m, n)`` float64, for any finite
     inputs and any scale ``mant * 2**expo``: queries (per row) and keys are divided
     by powers of two before the product, the row maximum is subtracted from the
     bounded products, and only then is the scale applied, with ``ldexp``; a
-    product that overflows becomes ``-inf`` (weight 0), never NaN."""
+    product that overflows becomes ``-inf`` (weight 0), never NaN.  ``exclude``: for a single
+    query row, the index of a key left out (logit ``-inf``) before the maximum is taken, so that
+    the largest remaining logit is exactly 0 (a leave-one-out row)."""
     q = np.asarray(q, np.float64)
     k = np.asarray(k, np.float64)
     if mant < 0:  # only the exponential kernel has signed scales: s q.k = |s| (-q).k
@@ -452,6 +454,8 @@ def _log_space_logits(q, k, kernel, mant, expo):
         A = q @ k.T
         if kernel == "gaussian":
             A -= 0.5 * _sqnorm(k)[None, :]
+        if exclude is not None:
+            A[:, exclude] = -np.inf
         A -= A.max(axis=1, keepdims=True)
         A *= np.ldexp(mant, expo)
         return A
@@ -466,6 +470,8 @@ def _log_space_logits(q, k, kernel, mant, expo):
         E = expo + ek + e
     else:
         E = expo + eq + ek
+    if exclude is not None:
+        A[:, exclude] = -np.inf
     A -= A.max(axis=1, keepdims=True)
     A *= mant
     with np.errstate(over="ignore", under="ignore"):
@@ -573,24 +579,34 @@ def _loo_mean(k, v, kernel, mant, expo, block_entries=None):
     v = np.asarray(v, np.float64)
     out = np.empty((n, v.shape[1]))
     rb = max(1, min(n, (BLOCK_ENTRIES if block_entries is None else block_entries) // n))
+    # values within a factor 2 of overflow are summed at a power of two below it, exactly
+    ev = int(np.frexp(np.abs(v).max())[1]) if v.size else 0
+    if ev > 1000:
+        v = np.ldexp(v, -ev)
     if kernel in FUSED_KERNELS:
         for r0 in range(0, n, rb):
             L = _log_space_logits(k[r0 : r0 + rb], k, kernel, mant, expo)
             rows = np.arange(L.shape[0])
             L[rows, r0 + rows] = -np.inf
-            L -= L.max(axis=1, keepdims=True)
+            top = L.max(axis=1)
+            for i in np.nonzero(~np.isfinite(top))[0]:
+                # every other key's weight underflowed next to the key itself: the row again with the
+                # key left out before its maximum is taken (weights of the nearest other keys, not NaN)
+                L[i] = _log_space_logits(k[r0 + i : r0 + i + 1], k, kernel, mant, expo, exclude=r0 + i)[0]
+                top[i] = 0.0
+            L -= top[:, None]
             np.maximum(L, LOGIT_FLOOR[np.dtype(np.float64)], out=L)
             np.exp(L, out=L)
             L[rows, r0 + rows] = 0.0
             out[r0 : r0 + rb] = (L @ v) / L.sum(axis=1)[:, None]
-        return out
+        return np.ldexp(out, ev) if ev > 1000 else out
     ks, _, e = _scaled_pair(k, k)
     ksq = _sqnorm(ks)
     for r0 in range(0, n, rb):
         W = _distance_weights(ks[r0 : r0 + rb], ks, ksq, kernel, mant, expo + REGISTRY[kernel].degree * e,
                               self_start=r0)
         out[r0 : r0 + rb] = (W @ v) / W.sum(axis=1)[:, None]
-    return out
+    return np.ldexp(out, ev) if ev > 1000 else out
 
 
 def leave_one_out(keys, values, bandwidth, kernel="gaussian") -> np.ndarray:
