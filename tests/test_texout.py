@@ -72,3 +72,38 @@ def test_results_round_trip(tmp_path):
     assert load_results(p) == {"a": [0, 1, 2], "b": 0.5, "c": {"d": [1, 2]}}
     with pytest.raises(ValueError, match="^results:"):
         save_results(tmp_path / "x.json", [1, 2])
+
+
+# ---- atomic writes: the one writer of macros, results and build files -----------------------------
+
+
+def test_an_atomic_write_gives_an_ordinary_file(tmp_path):
+    import os
+
+    from mhanw.infra.texout import new_file_mode, write_atomic
+
+    path = write_atomic(tmp_path / "x.tex", "hi\n")
+    assert path.read_text() == "hi\n" and (path.stat().st_mode & 0o777) == new_file_mode()
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("target", ["/dev/null", "DIR", "a\x00b", "FILE/below", "n" * 300])
+def test_an_atomic_write_refuses_what_is_not_a_file_of_its_own_naming_the_argument(tmp_path, target):
+    from mhanw.infra.texout import write_atomic
+
+    (tmp_path / "FILE").write_text("kept\n")
+    path = target if target.startswith("/") or "\x00" in target else str(tmp_path / target)
+    if target == "DIR":
+        path = str(tmp_path)
+    with pytest.raises(ValueError, match=r"^macros_path: "):
+        write_atomic(path, "x", argument="macros_path")
+    assert (tmp_path / "FILE").read_text() == "kept\n"
+
+
+def test_two_outputs_of_one_run_are_two_files(tmp_path):
+    from mhanw.infra.texout import checked_outputs
+
+    with pytest.raises(ValueError, match="results_path: .*same file as macros_path"):
+        checked_outputs(macros_path=tmp_path / "a", results_path=tmp_path / "." / "a")
+    assert set(checked_outputs(macros_path=tmp_path / "a", results_path=tmp_path / "b")) == {"macros_path",
+                                                                                           "results_path"}

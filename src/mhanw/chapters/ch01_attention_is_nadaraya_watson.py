@@ -684,6 +684,7 @@ def write_outputs(ledger, identity: dict, neff: dict, consistency: dict, trained
     from the records of :func:`decide` and the sections' numbers (arguments as there)."""
     from ..infra import prose
     from ..infra.results import json_safe, save_results
+    from ..infra.texout import checked_outputs
     from ..infra.texout import Macros
 
     rec = {r.claim.split("/", 1)[1]: r for r in ledger.records}
@@ -765,7 +766,8 @@ def write_outputs(ledger, identity: dict, neff: dict, consistency: dict, trained
     macros.number("TrainedHeadMax", t["head_means"].max(), 2)
     macros.text("TrainedLocalHeads", prose.count_clause(t["local_heads"], t["head_means"].size, "heads", "falls", "fall"))
     macros.number("TrainedFloor", np.mean(1 / t["tokens"]), 2)
-    macros.write(macros_path)
+    checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
+    macros.write(macros_path, argument="macros_path")
     results = {"fidelity": params["fidelity"], "seed": params["seed"], "sizes": sizes, "parameters": dict(params),
                "claims": ledger.to_list(),
                "identity_err": err["err"], "bitwise_equal": err["bitwise"], "gauss_err": err["gauss"],
@@ -774,4 +776,4 @@ def write_outputs(ledger, identity: dict, neff: dict, consistency: dict, trained
                "tilted_limit": c["tilted"], "m_at_query": c["target"],
                "trained": {k: t[k] for k in ("per_sentence", "tokens", "by_layer", "by_layer_se", "overall",
                                              "overall_se", "model")}}
-    save_results(results_path, json_safe(results))
+    save_results(results_path, json_safe(results), argument="results_path")

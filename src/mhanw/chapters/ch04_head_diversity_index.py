@@ -971,6 +971,7 @@ def close(nb, macros_path, results_path):
     :class:`mhanw.infra.verdicts.Ledger`.  ``nb``: the executed notebook's variables (a mapping)."""
     from ..infra.premises import merge
     from ..infra.results import json_safe, save_results
+    from ..infra.texout import checked_outputs
     from ..infra.texout import tex_text
     from ..infra.verdicts import Ledger, verdict_macros
 
@@ -1112,7 +1113,8 @@ def close(nb, macros_path, results_path):
     for rec, name in [(rec_sweak, "Sweak"), (rec_iso, "Iso"), (rec_random, "Random")]:
         if rec.detectable is not None:
             nb.macros.number(f"Detectable{name}", rec.detectable, 2)
-    nb.macros.write(macros_path)
+    checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
+    nb.macros.write(macros_path, argument="macros_path")
 
     nb.results.update(json_safe(dict(
         table={str(s): nb.table[s] for s in nb.shapes}, predicted={str(s): nb.predicted[s] for s in nb.shapes},
@@ -1126,7 +1128,7 @@ def close(nb, macros_path, results_path):
         parameters={k: nb.params[k] for k in nb.params if k not in ('figures_dir', 'macros_path', 'results_path')},
         data_models={m: v.spec() for m, v in nb.model.items()},
     )))
-    save_results(results_path, nb.results)
+    save_results(results_path, nb.results, argument="results_path")
     return ledger
 
 

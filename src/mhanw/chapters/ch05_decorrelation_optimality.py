@@ -523,6 +523,7 @@ def close(nb, macros_path, results_path):
     :class:`mhanw.infra.verdicts.Ledger`.  ``nb``: the executed notebook's variables (a mapping)."""
     from ..diversity import hdi_upper_bound
     from ..infra.results import json_safe, save_results
+    from ..infra.texout import checked_outputs
     from ..infra.verdicts import Ledger
     from . import ch04_head_diversity_index as ch04
     from .ch04_head_diversity_index import _Namespace, regression_label
@@ -622,7 +623,8 @@ def close(nb, macros_path, results_path):
         nb.macros.text(f"Verdict{name}", rec.verdict)
     if rec_iso.detectable is not None:
         nb.macros.number("DetectableIso", rec_iso.detectable, 2)
-    nb.macros.write(macros_path)
+    checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
+    nb.macros.write(macros_path, argument="macros_path")
 
     nb.results.update(json_safe(dict(
         random=dict(hdi=nb.cfg.hdi, t=nb.cfg.t, orthogonal=nb.o, **nb.rand),
@@ -636,7 +638,7 @@ def close(nb, macros_path, results_path):
         parameters={k: nb.params[k] for k in nb.params if k not in ('figures_dir', 'macros_path', 'results_path')},
         data_models={m: v.spec() for m, v in nb.model.items()},
     )))
-    save_results(results_path, nb.results)
+    save_results(results_path, nb.results, argument="results_path")
     return ledger
 
 

@@ -1027,6 +1027,7 @@ def close(nb, macros_path, results_path) -> None:
     ``reading_laws``, ``reading_rows``, ``sims``, ``sim_rows``, ``comparisons``, ``rule_gap``, ``ledger``,
     ``sizes``, ``cells`` and the parameters)."""
     from ..infra.results import json_safe, save_results
+    from ..infra.texout import checked_outputs
     from ..infra.texout import Macros
     from .ch04_head_diversity_index import _Namespace
 
@@ -1036,7 +1037,8 @@ def close(nb, macros_path, results_path) -> None:
     _formula_macros(macros, nb)
     _number_macros(macros, nb)
     _simulation_macros(macros, nb)
-    macros.write(macros_path)
+    checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
+    macros.write(macros_path, argument="macros_path")
     results = {"fidelity": nb.fidelity, "seed": nb.seed, "sizes": nb.sizes, "chosen": str(nb.chosen)}
     results.update(
         checks=nb.checks, laws={k: v.description for k, v in nb.laws.items()}, asymptotics=nb.asym,
@@ -1046,7 +1048,7 @@ def close(nb, macros_path, results_path) -> None:
         comparisons=nb.comparisons.to_dict("records"), rule_gap=nb.rule_gap.to_dict("records"),
         bias_readings=nb.reading_rows.reset_index().to_dict("records"), claims=nb.ledger.to_list(),
     )
-    save_results(results_path, json_safe(results))
+    save_results(results_path, json_safe(results), argument="results_path")
 
 
 # --------------------------------------------------------------------------- the chapter's parameters

@@ -765,7 +765,7 @@ def write_outputs(macros_path, results_path, *, p: dict, size: dict, model: dict
     import sympy as sp
 
     from ..infra.results import json_safe, save_results
-    from ..infra.texout import Macros, tex_text
+    from ..infra.texout import Macros, checked_outputs, tex_text
 
     m = Macros("StructW")
     gs = model["gamma_star"]
@@ -854,8 +854,9 @@ def write_outputs(macros_path, results_path, *, p: dict, size: dict, model: dict
         m.number("GammaStarSym", sym["gamma_star_sym"], 4)
     else:  # the reader's weights never beat uniform ones: no crossover
         m.text("GammaStarSym", "none")
-    m.write(macros_path)
-    save_results(results_path, json_safe(dict(
+    checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
+    m.write(macros_path, argument="macros_path")
+    save_results(results_path, argument="results_path", results=json_safe(dict(
         fidelity=p["fidelity"], seed=p["seed"], sizes=size, q=p["q"], weights=p["weights"],
         gamma_star={f"{name}|H={H_}|rho={rho}": gs.loc[(H_, rho), name] for name in gs.columns
                     for H_ in H_GRID for rho in RHO_GRID},

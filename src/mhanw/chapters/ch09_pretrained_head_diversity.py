@@ -1288,6 +1288,7 @@ def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
 
     from ..infra import prose
     from ..infra.results import json_safe, save_results
+    from ..infra.texout import checked_outputs
     from ..infra.verdicts import Ledger
 
     if not isinstance(ns, Mapping):
@@ -1487,7 +1488,8 @@ def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
     macros.text("VerdictScale", scale_record.verdict)
     macros.text("VerdictRedundancy", redundancy_record.verdict)
     macros.text("Table", hdi_table_latex(observed, z, random_mean))
-    macros.write(macros_path)
+    checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
+    macros.write(macros_path, argument="macros_path")
 
     results.update(
         observed=observed, z=z, p=p, null_mean=null_mean, null_sd=null_sd, calls=calls, random_mean=random_mean,
@@ -1502,6 +1504,6 @@ def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
         seconds={"row_null": null_seconds, "spectral_nulls": spectral_seconds, "ablation": ablation_seconds,
                  "total": time.perf_counter() - started},
     )
-    save_results(results_path, json_safe(results))
+    save_results(results_path, json_safe(results), argument="results_path")
     print(f"total {time.perf_counter() - started:.0f} s")
     return ledger

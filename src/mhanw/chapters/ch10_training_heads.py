@@ -670,15 +670,17 @@ def publish(book: Ledger, results, sizes: dict, metadata: dict, macros_path, res
     """Write the chapter's macros (prefix ``TrainHeads``) and its results file (``metadata``: fidelity,
     seed, parameters, ...; the paths of :func:`results_payload`; the records), each atomically."""
     from ..infra.results import json_safe, save_results
-    from ..infra.texout import Macros
+    from ..infra.texout import Macros, checked_outputs
 
     if not isinstance(metadata, dict):
         raise ValueError(f"metadata: expected a dict (fidelity, seed, parameters, ...), got {type(metadata).__name__}")
     macros = Macros("TrainHeads")
     write_macros(macros, results, book, sizes, metadata.get("parameters"))
-    macros.write(macros_path)
+    checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
+    macros.write(macros_path, argument="macros_path")
     save_results(results_path, {**json_safe(metadata), "sizes": json_safe(sizes),
-                                "paths": json_safe(results_payload(results)), "claims": book.to_list()})
+                                "paths": json_safe(results_payload(results)), "claims": book.to_list()},
+                 argument="results_path")
 
 
 # --------------------------------------------------------------------------- the lesson's cells

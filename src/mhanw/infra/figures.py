@@ -330,8 +330,11 @@ def _replace_pair(first: tuple[Path, Path], second: tuple[Path, Path], backup: P
 
 def _temporary(directory: Path, name: str) -> Path:
     """A new empty file in ``directory`` for writing ``name`` before its rename."""
+    from .texout import new_file_mode
+
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
     os.close(fd)
+    os.chmod(tmp, new_file_mode())  # a figure is an ordinary file, not a private one
     return Path(tmp)
 
 

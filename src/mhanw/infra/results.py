@@ -65,17 +65,18 @@ def json_safe(obj):
     return obj
 
 
-def save_results(path, results: dict) -> Path:
+def save_results(path, results: dict, *, argument: str = "path") -> Path:
     """Write ``results`` (nested dicts, lists, numbers, numpy arrays) to ``path``.
 
     Keys are written as strings; two keys that would be written as the same
     string (``1`` and ``"1"``) raise ``ValueError`` naming the key, as do NaN,
-    inf and values JSON cannot hold, naming where they are.
+    inf and values JSON cannot hold, naming where they are; a refused path is
+    reported under the name ``argument`` (:func:`mhanw.infra.texout.write_atomic`).
     """
     if not isinstance(results, dict):
         raise ValueError(f"results: expected a dict, got {type(results).__name__}")
     text = json.dumps(_plain(results, strict=True), indent=1, sort_keys=True, allow_nan=False)
-    return write_atomic(path, text + "\n")
+    return write_atomic(path, text + "\n", argument=argument)
 
 
 def load_results(path) -> dict:

@@ -25,6 +25,7 @@ import functools
 import math
 import numbers
 import os
+import stat
 import re
 import tempfile
 from pathlib import Path
@@ -440,26 +441,70 @@ class Macros:
             lines.append(f"\\newcommand{{\\{self.prefix}{name}}}{{{body}}}")
         return "\n".join(lines) + "\n"
 
-    def write(self, path) -> Path:
-        """Write all macros to ``path`` atomically (a partial file never appears)."""
+    def write(self, path, *, argument: str = "path") -> Path:
+        """Write all macros to ``path`` atomically (a partial file never appears); ``argument`` is the
+        name a refused path is reported under (see :func:`write_atomic`)."""
         if not self._defs:
             raise ValueError("macros: nothing to write; add at least one macro")
-        return write_atomic(path, self.render())
+        return write_atomic(path, self.render(), argument=argument)
 
 
-def write_atomic(path, text: str) -> Path:
+def new_file_mode() -> int:
+    """The permission bits a newly created file gets here (``0o666`` less the process's umask): what an
+    atomic write gives its temporary file, which ``mkstemp`` creates private (``0o600``)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def checked_target(path, argument: str = "path") -> Path:
+    """``path`` as a file an atomic write may replace: a path (not empty, no NUL), not a directory and,
+    when it exists, a regular file (never a device such as ``/dev/null`` or a pipe); ``ValueError``
+    naming ``argument`` otherwise."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip() or "\x00" in str(path):
+        raise ValueError(f"{argument}: expected a file path, got {brief(path)}")
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as exc:  # a name too long, a parent that is a file, ...
+        raise ValueError(f"{argument}: cannot write {str(path)!r}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):  # os.replace would fail with a bare OSError about the temporary file
+        raise ValueError(f"{argument}: expected a file path, got the directory {str(path)!r}")
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{argument}: expected a regular file to write, got {str(path)!r}, which is not one")
+    return path
+
+
+def checked_outputs(**paths) -> dict[str, Path]:
+    """The output files of one run, ``name=path`` each, checked before anything is written: each a
+    :func:`checked_target` under its name, and no two the same file (one would replace the other)."""
+    out = {name: checked_target(path, name) for name, path in paths.items()}
+    seen: dict[Path, str] = {}
+    for name, path in out.items():
+        key = path.resolve()
+        if key in seen:
+            raise ValueError(f"{name}: expected a file of its own, got the same file as {seen[key]} ({str(path)!r})")
+        seen[key] = name
+    return out
+
+
+def write_atomic(path, text: str, *, argument: str = "path") -> Path:
     """Write ``text`` to ``path`` through a temporary file and a rename (a reader never sees a partial file;
-    a failure leaves the previous file, or none, and no temporary)."""
-    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
-        raise ValueError(f"path: expected a file path, got {brief(path)}")
+    a failure leaves the previous file, or none, and no temporary).  The file gets the permissions of a
+    newly created file (:func:`new_file_mode`).  A refused path (:func:`checked_target`, or one the system
+    cannot create) raises ``ValueError`` naming ``argument``."""
+    path = checked_target(path, argument)
     if not isinstance(text, str):
         raise ValueError(f"text: expected a string, got {type(text).__name__}")
-    path = Path(path)
-    if path.is_dir():  # os.replace would fail with a bare OSError about the temporary file
-        raise ValueError(f"path: expected a file path, got the directory {str(path)!r}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise ValueError(f"{argument}: cannot write {str(path)!r}: {exc.strerror or exc}") from None
+    try:
+        os.chmod(tmp, new_file_mode())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)
