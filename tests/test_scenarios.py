@@ -72,6 +72,7 @@ def test_make_scenario_runs_what_it_changes_reuses_the_rest_and_builds_its_paper
     copied = re.findall(r"^    (\S+) \[scenarios/louder/quick\] copied", out.stdout, flags=re.M)
     assert sorted(copied) == sorted(p.stem for p in NOTEBOOKS if p.stem != "02_bias_variance_covariance")
     assert "==> scenario louder" in out.stdout and "reference/claims-quick.json" in out.stdout
+    assert "(no record)" not in out.stdout, "a chapter the scenario leaves alone was compared"
     run = shared / "build" / "scenarios" / "louder" / "quick"
     assert _injected(run / "notebooks" / "02_bias_variance_covariance.ipynb")["sigma"] == 0.7
     for name in copied:

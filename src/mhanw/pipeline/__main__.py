@@ -205,7 +205,9 @@ def cmd_scenario_report(args) -> int:
     mine = ledger.load_ledger(ROOT / args.run / "claims.json")
     ref_path = ledger.reference_path(ROOT, args.fidelity)
     base = ledger.load_ledger(ref_path)
-    diff = ledger.differences([r for r in base if r["chapter"] in sc.changed], mine)
+    # the chapters the scenario changes, on both sides (the others are the default run's)
+    diff = ledger.differences([r for r in base if r["chapter"] in sc.changed],
+                              [r for r in mine if r["chapter"] in sc.changed])
     stopped = ledger.stopped_chapters(ROOT / args.run / "results")
     print(f"==> scenario {sc.name}: {len(mine)} verdicts; against {ref_path.relative_to(ROOT)}:")
     for chapter, message in stopped.items():
