@@ -192,3 +192,12 @@ def test_leave_one_out_in_the_limit_takes_the_nearest_other_key(keys, values, ba
 @pytest.mark.parametrize("kernel", ["gaussian", "laplace"])
 def test_leave_one_out_of_values_near_overflow_is_finite(kernel):
     np.testing.assert_array_equal(nw.leave_one_out([[0.0], [1.0], [2.0]], [1e308] * 3, 1.0, kernel), [1e308] * 3)
+
+
+@pytest.mark.parametrize("kernel", ["laplace", "epanechnikov"])
+def test_a_far_key_leaves_the_distances_of_the_others_intact(kernel):
+    """A key of 1e200 beside keys of order 1: the others' leave-one-out estimates are those without it."""
+    keys, values = [[0.0], [0.5], [3.0]], [1.0, 2.0, 3.0]
+    near = nw.leave_one_out(keys, values, 1.0, kernel)
+    far = nw.leave_one_out(keys + [[1e200]], values + [4.0], 1.0, kernel)
+    np.testing.assert_allclose(far[:3], near, rtol=1e-14)

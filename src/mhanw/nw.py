@@ -499,13 +499,21 @@ def _log_space_mean(q, k, va, ones, kernel, mant, expo, rb):
 CANCELLATION = 2.0**-20
 
 
+#: Largest binary exponent an input entry keeps in the distance path: squares of entries up to
+#: ``2**SCALED_EXPONENT`` summed over any dimension stay finite.
+SCALED_EXPONENT = 480
+
+
 def _scaled_pair(q, k):
-    """``q``, ``k`` (float64) divided by one power of two ``2^e`` so that their largest entry is in
-    ``[0.5, 1)`` (no square overflows or underflows to lose the distances); returns ``(qs, ks, e)``."""
+    """``q``, ``k`` (float64) divided by one power of two ``2^e``, only as far as needed to bring their
+    largest entry within ``2**(+-SCALED_EXPONENT)`` (``e = 0`` for ordinary inputs), so that no square
+    overflows and the distances of keys far smaller than the largest one do not underflow (a key of
+    1e200 beside keys of order 1 leaves their distances intact); returns ``(qs, ks, e)``."""
     q = np.asarray(q, np.float64)
     k = np.asarray(k, np.float64)
     top = max(float(np.abs(q).max()), float(np.abs(k).max()))
-    e = int(np.frexp(top)[1]) if top > 0 else 0
+    t = int(np.frexp(top)[1]) if top > 0 else 0
+    e = t - SCALED_EXPONENT if t > SCALED_EXPONENT else t + SCALED_EXPONENT if t < -SCALED_EXPONENT else 0
     return np.ldexp(q, -e), np.ldexp(k, -e), e
 
 
