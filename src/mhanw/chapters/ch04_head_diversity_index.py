@@ -50,6 +50,7 @@ from ..constants import (IMSE_RESOLUTION_PCT, MAX_REPLICATES, N_SE, RANDOM_CONFI
                          check_entries)
 from ..diversity import NORMALIZATIONS, hdi_upper_bound, head_diversity_index
 from ..infra.estimates import Estimate
+from ..infra.notebook import Namespace
 from ..infra import verdicts as V
 from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Verdict, checked,
                               significant_effect)
@@ -905,7 +906,7 @@ def mse_figure(nb):
 
     from ..infra import figures
 
-    nb = _Namespace(nb)
+    nb = Namespace(nb)
     fig, ax = plt.subplot_mosaic([["a", "b"], ["c", "d"], ["e", "f"]], figsize=(figures.TEXT_WIDTH, 3 * 1.7 + 0.4))
     for (fam, hdi, summ, ls, mk) in [("pair, $H=2$", nb.pair_hdi, nb.pair, "-", "o"), ("star, $H=4$", nb.star_hdi, nb.star, "--", "s")]:
         for m, color in zip(nb.ISO, ("C0", "C1")):
@@ -975,7 +976,7 @@ def close(nb, macros_path, results_path):
     from ..infra.texout import tex_text
     from ..infra.verdicts import Ledger, verdict_macros
 
-    nb = _Namespace(nb)
+    nb = Namespace(nb)
     t0 = nb.table[nb.shapes[0]]
     # The premises of the isotropic reading, evaluated on the models and heads that ran (mhanw.premises)
     iso_prem = isotropic_premises([nb.model[m] for m in nb.ISO], nb.pair_cfgs + nb.star_cfgs)
@@ -1130,19 +1131,6 @@ def close(nb, macros_path, results_path):
     )))
     save_results(results_path, nb.results, argument="results_path")
     return ledger
-
-
-class _Namespace:
-    """Attribute access to the notebook's variables, naming a missing one."""
-
-    def __init__(self, values):
-        self._values = dict(values)
-
-    def __getattr__(self, name):
-        try:
-            return self.__dict__["_values"][name]
-        except KeyError:
-            raise ValueError(f"nb: the notebook defines no {name!r}") from None
 
 
 def normalization_rows(table: dict, predicted: dict) -> dict:

@@ -458,9 +458,10 @@ def optimality_figure(nb):
 
     from ..diversity import haar_expected_hdi
     from ..infra import figures
-    from .ch04_head_diversity_index import _Namespace, regression_label
+    from ..infra.notebook import Namespace
+    from .ch04_head_diversity_index import regression_label
 
-    nb = _Namespace(nb)
+    nb = Namespace(nb)
     fig, ax = plt.subplot_mosaic([["a", "a", "b", "b", "c", "c"], ["d", "d", "d", "e", "e", "e"]],
                                  figsize=(figures.TEXT_WIDTH, 2 * figures.ROW_HEIGHT + 0.5))
     ms = list(nb.optimum)
@@ -526,9 +527,10 @@ def close(nb, macros_path, results_path):
     from ..infra.texout import checked_outputs
     from ..infra.verdicts import Ledger
     from . import ch04_head_diversity_index as ch04
-    from .ch04_head_diversity_index import _Namespace, regression_label
+    from ..infra.notebook import Namespace
+    from .ch04_head_diversity_index import regression_label
 
-    nb = _Namespace(nb)
+    nb = Namespace(nb)
     iso, an = nb.rand[nb.ISO], nb.rand[nb.ANISO]
     iso_min_z = float(iso["z"][nb.others].min())  # IMSE(c) - IMSE(orthogonal) in paired s.e.: below -3 some c beats orthogonal
     d_os, s_os = nb.blind_diff["orthogonal - shared, average"]

@@ -1029,9 +1029,9 @@ def close(nb, macros_path, results_path) -> None:
     from ..infra.results import json_safe, save_results
     from ..infra.texout import checked_outputs
     from ..infra.texout import Macros
-    from .ch04_head_diversity_index import _Namespace
+    from ..infra.notebook import Namespace
 
-    nb = _Namespace(nb)
+    nb = Namespace(nb)
     _guard_sentences(nb)
     macros = Macros("HeadSize")
     _formula_macros(macros, nb)

@@ -25,3 +25,22 @@ def by_fidelity(fidelity: str, *, quick: dict, paper: dict) -> dict:
     if set(quick) != set(paper):
         raise ValueError("quick, paper: both fidelity levels must set the same keys")
     return dict(quick if fidelity == "quick" else paper)
+
+
+class Namespace:
+    """Attribute access to an executed notebook's variables (``globals()`` of a chapter), for a chapter
+    module's closing bookkeeping: ``nb.table`` instead of ``nb["table"]``; a variable the notebook does
+    not define raises ``ValueError`` naming it.  ``values``: a mapping of names to values."""
+
+    def __init__(self, values):
+        from collections.abc import Mapping
+
+        if not isinstance(values, Mapping):
+            raise ValueError(f"nb: expected the notebook's variables (a mapping such as globals()), got {brief(values)}")
+        self._values = dict(values)
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_values"][name]
+        except KeyError:
+            raise ValueError(f"nb: the notebook defines no {name!r}") from None
