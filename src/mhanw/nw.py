@@ -579,6 +579,15 @@ def _distance_heads(q, keys, va, ones, kernel, mant, expo, out, block_entries):
             out[h, r0 : r0 + rb] = num / den[:, None]
 
 
+def _value_exponent(v, n: int, dtype) -> int:
+    """The power of two ``e`` the values ``v`` are divided by (exactly) before ``n`` of them are summed
+    with weights at most 1: their binary exponent when the sum could overflow ``dtype``, else 0."""
+    if not v.size:
+        return 0
+    vmax = max(float(v.max()), -float(v.min()))
+    return int(np.frexp(vmax)[1]) if vmax * n >= 2.0 ** (_MAXEXP[dtype] - 2) else 0
+
+
 def _loo_mean(k, v, kernel, mant, expo, block_entries=None):
     """Leave-one-out weighted means of one head: row ``i`` is the estimate at key ``k_i`` from the
     other ``n - 1`` keys ``(n, d)`` and values ``v`` ``(n, d_v)``; ``(n, d_v)`` float64, exact weights
@@ -587,9 +596,8 @@ def _loo_mean(k, v, kernel, mant, expo, block_entries=None):
     v = np.asarray(v, np.float64)
     out = np.empty((n, v.shape[1]))
     rb = max(1, min(n, (BLOCK_ENTRIES if block_entries is None else block_entries) // n))
-    # values within a factor 2 of overflow are summed at a power of two below it, exactly
-    ev = int(np.frexp(np.abs(v).max())[1]) if v.size else 0
-    if ev > 1000:
+    ev = _value_exponent(v, n, np.dtype(np.float64))
+    if ev:
         v = np.ldexp(v, -ev)
     if kernel in FUSED_KERNELS:
         for r0 in range(0, n, rb):
@@ -607,14 +615,14 @@ def _loo_mean(k, v, kernel, mant, expo, block_entries=None):
             np.exp(L, out=L)
             L[rows, r0 + rows] = 0.0
             out[r0 : r0 + rb] = (L @ v) / L.sum(axis=1)[:, None]
-        return np.ldexp(out, ev) if ev > 1000 else out
+        return np.ldexp(out, ev) if ev else out
     ks, _, e = _scaled_pair(k, k)
     ksq = _sqnorm(ks)
     for r0 in range(0, n, rb):
         W = _distance_weights(ks[r0 : r0 + rb], ks, ksq, kernel, mant, expo + REGISTRY[kernel].degree * e,
                               self_start=r0)
         out[r0 : r0 + rb] = (W @ v) / W.sum(axis=1)[:, None]
-    return np.ldexp(out, ev) if ev > 1000 else out
+    return np.ldexp(out, ev) if ev else out
 
 
 def leave_one_out(keys, values, bandwidth, kernel="gaussian") -> np.ndarray:
@@ -706,9 +714,7 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
     n = k[0].shape[0] if projected else k.shape[1]
     keys = (lambda h: k[0] @ k[1][h]) if projected else (lambda h: k[h])  # (n, d) of head h
     mant, expo = _scale_arrays(scale, B)
-    # values: exact power-of-two rescaling if sum_i w_i v_i could overflow
-    vmax = max(float(v.max()), -float(v.min()))
-    ev = int(np.frexp(vmax)[1]) if vmax * n >= 2.0 ** (_MAXEXP[dtype] - 2) else 0
+    ev = _value_exponent(v, n, dtype)
     ones = v.shape[-1] <= ONES_MAX_DV
     if ones:
         va = np.empty(v.shape[:-1] + (v.shape[-1] + 1,), dtype)
