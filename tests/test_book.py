@@ -401,7 +401,7 @@ def test_theorems_file_errors_name_the_entry(tmp_path):
 
 
 def test_markdown_safe_keeps_record_text_as_written():
-    assert theorems.markdown_safe("d_k* = 64, |x| and 2*3") == "d\\_k\\* = 64, \u2223x\u2223 and 2\\*3"
+    assert theorems.markdown_safe("d_k* = 64, |x| and 2*3") == "$d_{k}^{\\ast}$ = 64, \u2223x\u2223 and 2\\*3"
     assert theorems.markdown_safe("HDI_PA at $m_{\\cos,1.5}$") == "$\\mathrm{HDI}_{\\mathrm{PA}}$ at $m_{\\cos,1.5}$"
 
 

@@ -97,7 +97,7 @@ def test_empty_results_give_a_fallback_not_an_error(tmp_path):
 def test_latex_table_escapes_and_prints_statistic_and_detectable(results):
     records, _, _ = claimslib.collect(results)
     tex = claimslib.latex_table(records)
-    assert "\\&" in tex and "50\\%" in tex and "$\\kappa$" in tex and "$d_{k}$" in tex and "d\\_k" not in tex
+    assert "\\&" in tex and "50\\%" in tex and "$\\kappa$" in tex and "$\\sqrt{d_{k}}$" in tex and "d\\_k" not in tex
     rows = [ln for ln in tex.splitlines() if ln.endswith("\\\\") and " & " in ln and "claim & " not in ln]
     assert [ln.split(" & ")[0] for ln in rows][:2] == ["Theorem 2.1: identity", "Theorem 2.1: literal bandwidth"]
     assert "diff = 0.500 ± 0.010 \\%".replace("±", "$\\pm$") in tex
@@ -174,7 +174,7 @@ def test_generated_text_names_claims_as_the_paper_does():
     ("largest change of HDI_printed", "$\\HDIpr$", "$\\mathrm{HDI}_{\\mathrm{printed}}$"),
     ("1 - rho_bar at h = 0.1", "1 - $\\bar\\rho$ at h = 0.1", "1 - $\\bar\\rho$ at h = 0.1"),
     ("P vs Q, $m_{\\exp}$ = 0.5 ± 0.1 %", "P vs Q, $m_{\\exp}$ = 0.5 $\\pm$ 0.1 \\%", "P vs Q, $m_{\\exp}$ = 0.5 ± 0.1 %"),
-    ("n C_jj'(x) = kappa_jj'(x)", "n $C_{jj'}$(x) = $\\kappa_{jj'}$(x)", "n C_jj'(x) = kappa_jj'(x)"),
+    ("n C_jj'(x) = kappa_jj'(x)", "n $C_{jj'}$(x) = $\\kappa_{jj'}$(x)", "n $C_{jj'}$(x) = $\\kappa_{jj'}$(x)"),
     ("iso_exp and gaussian_unit stay words", "iso\\_exp and gaussian\\_unit", "iso_exp and gaussian_unit"),
 ])
 def test_record_text_uses_the_papers_notation(plain, tex, md):
@@ -184,18 +184,19 @@ def test_record_text_uses_the_papers_notation(plain, tex, md):
 
 
 @pytest.mark.parametrize("plain, tex", [
-    ("mean (1 + 2/d_k)^(-d_k/2), to e^-1", "mean (1 + 2/$d_{k}$)$^{-d_{k}/2}$, to e$^{-1}$"),
+    ("mean (1 + 2/d_k)^(-d_k/2), to e^-1", "mean $(1 + 2/d_{k})^{-d_{k}/2}$, to e$^{-1}$"),
     ("bandwidth d_k^(1/4)", "bandwidth $d_{k}^{1/4}$"),
     ("bias proportional to d_k^-2", "bias proportional to $d_{k}^{-2}$"),
     ("among them (m_{\\cos,1.2}) and (m_{\\mathrm{aniso}})", "($m_{\\cos,1.2}$) and ($m_{\\mathrm{aniso}}$)"),
-    ("MSE = (sum_j a_j B_j)^2 + sum_{j != j'} a_j", "($\\sum_{j}$ $a_{j}$ $B_{j}$)$^{2}$ + $\\sum_{j \\ne  j'}$ $a_{j}$"),
+    ("MSE = (sum_j a_j B_j)^2 + sum_{j != j'} a_j", "$(\\sum_{j} a_{j} B_{j})^{2}$ + $\\sum_{j \\ne j'}$ $a_{j}$"),
     ("off by a'C^(1)a/R", "off by a'C$^{(1)}$a/R"),
     ("uniform averaging, H d_k <= d", "H $d_{k}$ $\\le$ d"),
     ("bound L^2 ||G||_F^2 / (n h^d_k p_K)", "L$^{2}$ $\\lVert G\\rVert_{F}^{2}$ / (n h$^{d_{k}}$ $p_{K}$)"),
-    ("the printed law (ln n)^(2/(4+d))", "(ln n)$^{2/(4+d)}$"),
+    ("the printed law (ln n)^(2/(4+d))", "$(\\ln n)^{2/(4+d)}$"),
+    ("d_k* grows, H* = floor(D/d_k*), gamma*(H, rho) > 1; a*b and x**2 stay", "$d_{k}^{\\ast}$ grows, $H^{\\ast}$ = floor(D/$d_{k}^{\\ast}$), $\\gamma^{\\ast}$(H, $\\rho$) \\textgreater{} 1; a*b and x**2 stay"),
     ("the tilted mean E m(Z), Z ~ N(beta q, I)", "Z $\\sim$ N($\\beta$ q, I)"),
     ("n C / sigma^2 -> (1 + h^2) at angle phi", "n C / $\\sigma^{2}$ $\\to$ (1 + h$^{2}$) at angle $\\phi$"),
-    ("attention with beta = 1/sqrt(d_k); alphabet betamax", "$\\beta$ = 1/sqrt($d_{k}$); alphabet betamax"),
+    ("attention with beta = 1/sqrt(d_k); alphabet betamax", "$\\beta$ = 1/$\\sqrt{d_{k}}$; alphabet betamax"),
 ])
 def test_record_text_exponents_subscripts_and_relations_are_typeset(plain, tex):
     """Plain exponents, braced subscripts, sums and relations become maths; no caret, underscore or

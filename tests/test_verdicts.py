@@ -156,6 +156,6 @@ def test_findings_keep_markdown_characters_of_record_text():
                   verdict=V.HOLDS, criterion="every gamma* > 1 and $a^*$ kept", section="sec:thm71")
     md = V.findings_markdown([r])
     html = markdown_it.MarkdownIt().render(md)
-    assert "gamma*(H, rho) &gt; 1 for d_k* at budget D**" in html
-    assert "every gamma* &gt; 1 and $a^*$ kept" in html
+    assert "$\\gamma^{\\ast}$(H, $\\rho$) &gt; 1 for $d_{k}^{\\ast}$ at budget D**" in html  # the optima typeset
+    assert "every $\\gamma^{\\ast}$ &gt; 1 and $a^*$ kept" in html
     assert markdown_safe("2*3 [x] $a_*$ HDI_PA") == r"2\*3 \[x\] $a_*$ $\mathrm{HDI}_{\mathrm{PA}}$"

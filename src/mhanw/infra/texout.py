@@ -120,10 +120,7 @@ _TEX_UNICODE = {
     "ρ̄": r"$\bar\rho$", "\u0304": "", "é": r"\'e", "è": r"\`e", "ü": r"\"u", "ö": r"\"o", "ä": r"\"a",
     "ℓ": r"$\ell$", "∈": r"$\in$", "⟨": r"$\langle$", "⟩": r"$\rangle$", "∗": "*", "ε": r"$\varepsilon$",
 }
-_GREEK = {"α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ζ": "zeta", "η": "eta", "θ": "theta",
-          "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi", "π": "pi", "ρ": "rho", "σ": "sigma",
-          "τ": "tau", "φ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega", "Γ": "Gamma", "Δ": "Delta",
-          "Θ": "Theta", "Λ": "Lambda", "Σ": "Sigma", "Φ": "Phi", "Ω": "Omega"}
+_GREEK = notation.GREEK  # Unicode Greek letter -> its name
 
 
 def tex_escape(text: str) -> str:
@@ -148,109 +145,23 @@ def tex_escape(text: str) -> str:
         else:
             out.append("?")
         i += 1
-    return _join_maths("".join(out))
-
-
-def _join_maths(text: str) -> str:
-    """Adjacent inline maths as one (``$a$$b$`` -> ``$ab$``), with an empty group before a super- or
-    subscript that would otherwise follow another (``$^{2}$$^{2}$`` -> ``$^{2}{}^{2}$``, not the
-    "Double superscript" that pdflatex and mathtext refuse)."""
-    for mark in ("^", "_"):
-        m = re.escape(mark)
-        text = re.sub(rf"({m}(?:\{{[^{{}}]*\}}|\\?\w))\$\$(?={m})", r"\1{}", text)
-    return text.replace("$$", "")
-
-
-_NOTATION = notation.TEX
-_GREEK_WORDS = "|".join(sorted(set(_GREEK.values()), key=len, reverse=True))
-#: ``HDI_PA``, ``rho_bar``, and a letter or Greek name with a subscript (``d_k``, ``kappa_jj'``, ``e_1``).
-_PLAIN_SYMBOL = re.compile("(?<![A-Za-z0-9\\\\])(" + "|".join(map(re.escape, _NOTATION)) + "|(?:" + _GREEK_WORDS
-                           + r"|[A-Za-z])_(?:[A-Za-z0-9]{1,3}'?)(?![A-Za-z0-9_]))")
-
-
-def _symbol_tex(token: str) -> str:
-    if token in _NOTATION:
-        return f"${_NOTATION[token]}$"
-    base, sub = token.split("_", 1)
-    base = f"\\{base}" if base in _GREEK.values() else base
-    return f"${base}_{{{sub}}}$"
-
-
-#: Plain relations as the paper's symbols.
-_RELATIONS = {"<=": r"$\le$", ">=": r"$\ge$", "!=": r"$\ne$", "->": r"$\to$", "~": r"$\sim$"}
-#: A braced subscript written in plain text: ``m_{\cos,1.2}``, ``m_{\mathrm{aniso}}``, ``sum_{j != j'}``.
-_BRACED_SUB = re.compile(r"(?<![A-Za-z0-9\\])(sum|[A-Za-z])_\{((?:[^{}$]|\{[^{}$]*\})+)\}")
-#: A plain exponent after ``^``: ``^(-d_k/2)``, ``^(2/(4+d))``, ``^(1/4)``, ``^-1``, ``^2``, ``^d_k``.
-_EXPONENT = re.compile(r"\^(\(((?:[^()$]|\([^()$]*\))*)\)|-?(?:[A-Za-z]+_[A-Za-z0-9]{1,3}'?|[A-Za-z0-9.]+))")
-#: What may stand in an exponent or a subscript typeset as maths (anything else stays escaped text).
-_MATH_SAFE = re.compile(r"[A-Za-z0-9_+\-/.,' =!\\{}()]*")
-#: A Greek letter written as its name, standing alone (``beta = 1``, ``sigma^2``, ``angle phi``).
-_GREEK_NAME = re.compile("(?<![A-Za-z0-9\\\\])(" + _GREEK_WORDS + ")(?![A-Za-z0-9_])")
-#: A norm written with bars: ``||G||_F`` -> ``\lVert G\rVert_{F}``.
-_PLAIN_NORM = re.compile(r"\|\|([A-Za-z])\|\|(?:_([A-Za-z0-9]))?")
-#: ``sum_j`` (a plain sum over one index) as ``\sum_{j}``.
-_PLAIN_SUM = re.compile(r"(?<![A-Za-z0-9\\])sum_([A-Za-z0-9]{1,3}'?)(?![A-Za-z0-9_])")
-
-
-def _math_inner(text: str) -> str | None:
-    """Plain text inside an exponent or a subscript as maths (``-d_k/2`` -> ``-d_{k}/2``), or ``None``
-    when it holds something that is not plain notation."""
-    if not _MATH_SAFE.fullmatch(text):
-        return None
-    if re.fullmatch(r"\(\d+\)", text):  # an index in parentheses (``C^(1)``) keeps them
-        return text
-    text = text.replace("!=", r"\ne ")
-    return _PLAIN_SYMBOL.sub(lambda m: _symbol_tex(m.group(1))[1:-1], text)
-
-
-def _exponent_body(m: re.Match) -> str:
-    """The exponent of an :data:`_EXPONENT` match: ``(1/4)`` -> ``1/4``, but ``(1)`` (an index) whole."""
-    inner = m.group(2)
-    return m.group(1) if inner is None or re.fullmatch(r"\d+", inner) else inner
-
-
-def _plain_math(piece: str) -> list[tuple[bool, str]]:
-    """A piece of plain record text split into ``(is_math, text)``: exponents (``^(1/4)``), braced
-    subscripts (``m_{\\cos,1.2}``), sums (``sum_j``), relations (``<=``), norms (``||G||_F``), the named
-    symbols (:data:`_PLAIN_SYMBOL`) and Greek names (``beta``) as maths; the rest as text still to escape."""
-    found = []
-    for pattern, render in (
-            (_BRACED_SUB, lambda m: (None if _math_inner(m.group(2)) is None else
-                                     (r"\sum" if m.group(1) == "sum" else m.group(1)) + "_{" + _math_inner(m.group(2)) + "}")),
-            (_EXPONENT, lambda m: (None if _math_inner(_exponent_body(m)) is None
-                                   else "^{" + _math_inner(_exponent_body(m)) + "}")),
-            (_PLAIN_SUM, lambda m: f"\\sum_{{{m.group(1)}}}"),
-            (re.compile("|".join(map(re.escape, _RELATIONS))), lambda m: _RELATIONS[m.group(0)][1:-1]),
-            (_PLAIN_NORM, lambda m: f"\\lVert {m.group(1)}\\rVert" + (f"_{{{m.group(2)}}}" if m.group(2) else "")),
-            (_PLAIN_SYMBOL, lambda m: _symbol_tex(m.group(1))[1:-1]),
-            (_GREEK_NAME, lambda m: f"\\{m.group(1)}")):
-        for m in pattern.finditer(piece):
-            if any(m.start() < e and s < m.end() for s, e, _ in found):
-                continue
-            tex = render(m)
-            if tex is not None:
-                found.append((m.start(), m.end(), tex))
-    out, last = [], 0
-    for s, e, tex in sorted(found):
-        out += [(False, piece[last:s]), (True, tex)]
-        last = e
-    return out + [(False, piece[last:])]
+    return notation.join_maths("".join(out))
 
 
 def tex_text(text: str) -> str:
     """Record text as LaTeX: ``$...$`` (the text's symbols, e.g. ``$m_{\\cos,1.5}$``) passes through,
-    the records' plain notation becomes the paper's (``HDI_PA`` -> ``$\\HDIpa$``, ``d_k`` -> ``$d_{k}$``,
-    ``d_k^(1/4)`` -> ``$d_{k}^{1/4}$``, ``m_{\\cos,1.2}`` -> ``$m_{\\cos,1.2}$``, ``sum_j`` -> ``$\\sum_{j}$``,
-    ``<=`` -> ``$\\le$``, ``Z ~ N(0, I)`` -> ``Z $\\sim$ N(0, I)``) and the rest is escaped (:func:`tex_escape`)."""
+    the records' plain notation becomes the paper's (:func:`mhanw.infra.notation.plain_math`:
+    ``HDI_PA`` -> ``$\\HDIpa$``, ``d_k`` -> ``$d_{k}$``, ``d_k*`` -> ``$d_{k}^{*}$``, ``d_k^(1/4)`` ->
+    ``$d_{k}^{1/4}$``, ``(ln n)^(2/(4+d))`` -> ``$(\\ln n)^{2/(4+d)}$``, ``sqrt(d_k)`` -> ``$\\sqrt{d_{k}}$``,
+    ``m_{\\cos,1.2}`` -> ``$m_{\\cos,1.2}$``, ``sum_j`` -> ``$\\sum_{j}$``, ``<=`` -> ``$\\le$``,
+    ``Z ~ N(0, I)`` -> ``Z $\\sim$ N(0, I)``) and the rest is escaped (:func:`tex_escape`)."""
     out = []
     for i, piece in enumerate(re.split(r"(\$[^$]+\$)", text)):
         if i % 2:
             out.append(piece)
             continue
-        out += [f"${t}$" if is_math else tex_escape(t) for is_math, t in _plain_math(piece) if t]
-    return _join_maths("".join(out))  # adjacent inline maths become one
-
-
+        out += [f"${t}$" if is_math else tex_escape(t) for is_math, t in notation.plain_math(piece, notation.TEX) if t]
+    return notation.join_maths("".join(out))  # adjacent inline maths become one
 
 
 def tex_math(expr) -> str:
