@@ -20,6 +20,7 @@ import pytest
 
 from mhanw.infra.verdicts import VOCABULARY
 from mhanw.pipeline import scenarios
+from mhanw.pipeline.ledger import tex_escape as ledger_tex_escape
 from nbtools import NOTEBOOKS, ROOT, clone_build, make
 
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
@@ -104,6 +105,16 @@ def test_the_note_of_a_scenario_names_its_parameters_by_chapter(tmp_path):
     assert len(changed) >= 7 and len(runs) <= len(changed) - 5
     assert "chapters " + ", ".join(f"{a}--{b}" if b > a else f"{a}" for a, b in runs) in tex
     assert r"\item chapter 1: \texttt{neff\_inputs = 'student-t:3'}" in tex
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "scenarios").glob("*.toml")), ids=lambda p: p.stem)
+def test_the_note_of_every_shipped_scenario_is_written(path):
+    """A list value (concat's ``rules``) is printed in the note like any other value."""
+    spec = scenarios.load(path, ROOT)
+    tex = scenarios.note_tex(spec)
+    for p in spec.params.values():
+        for k, v in p.items():
+            assert ledger_tex_escape(f"{k} = {v!r}") in tex, (path.name, k)
 
 
 def test_make_scenario_with_a_bad_value_stops_at_once_in_one_line(tmp_path):

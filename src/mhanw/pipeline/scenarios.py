@@ -170,13 +170,13 @@ def note_tex(scenario: Scenario) -> str:
     from mhanw.infra.prose import ranges
     from .ledger import tex_escape
 
-    groups: dict[tuple, list[int]] = {}
+    groups: dict[tuple, list[int]] = {}  # the changes as text (a list value is not hashable) -> chapters
     for chapter, p in scenario.params.items():
         if p:
-            groups.setdefault(tuple(p.items()), []).append(int(chapter[:2]))
+            groups.setdefault(tuple(f"{k} = {v!r}" for k, v in p.items()), []).append(int(chapter[:2]))
     rows = [r"\item " + ("chapter " if len(nums) == 1 else "chapters ") + ranges(nums).replace("-", "--") + ": "
-            + ", ".join(r"\texttt{" + tex_escape(f"{k} = {v!r}") + "}" for k, v in items)
-            for items, nums in groups.items()]
+            + ", ".join(r"\texttt{" + tex_escape(change) + "}" for change in changes)
+            for changes, nums in groups.items()]
     what = tex_escape(scenario.description) if scenario.description else "no description"
     body = (r"\noindent\fbox{\parbox{\dimexpr\linewidth-2\fboxsep-2\fboxrule}{\small"
             r"\textbf{Built under the scenario \texttt{" + tex_escape(scenario.name) + "}} (" + what + r"). "
