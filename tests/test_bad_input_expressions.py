@@ -58,6 +58,9 @@ PAYLOADS = [
     "Symbol('x')", "Integer(9)**Integer(9)**Integer(9)", "Pow(9, Pow(9, 9))", "x1 if 1 else 0", "x1; 1",
     "1_000_000", "0x1f", "0o17", "3_0", "1e999999", "x1**10**6", "x1**(9**9)", "(" * 300 + "1" + ")" * 300,
     "sqrt(-1)", "1/0", "zoo", "nan", "oo", "I", "x1" * 400, "k**(10**10)", "E**E**E**E**E",
+    # exponents whose symbols cancel when sympy evaluates them: 9**(9**9) in disguise
+    "9**(9**9+x1-x1)", "9**(9**9+k-k)", "2**(10**7+x1-x1)*x1", "2**(10**7+k-k)*k", "9**(9**9*x1/x1)",
+    "exp(10**9+x1-x1)", "exp(10**9+k-k)", "(9+x1-x1)**(9**9+x1-x1)",
 ]
 
 
@@ -143,7 +146,8 @@ def test_underscored_numbers_are_not_numbers():
 #: Characters and words formulas are made of, and those an attack is made of.
 _PIECES = st.sampled_from(["x1", "x2", "r", "k", "n", "1", "9", "0.5", "1e3", "+", "-", "*", "/", "**", "^",
                            "(", ")", " ", "sin", "exp", "log", "sqrt", "pi", "E", "__", "import", ".", "'", ",",
-                           "[", "]", "lambda", ":", "=", "os", "9**9", "_", "j", "0x", "#", "\\", ";", "\n"])
+                           "[", "]", "lambda", ":", "=", "os", "9**9", "_", "j", "0x", "#", "\\", ";", "\n",
+                           "+x1-x1", "+k-k", "*x1/x1"])
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -192,10 +192,12 @@ def check_size(expr: sp.Basic, name: str, subject: str = "expression") -> float:
     """Reject formulas whose constants or powers are too large to evaluate quickly.
 
     Walks the (possibly unevaluated) expression tree bottom-up and returns an
-    upper bound of ``|log10 |value||`` for a constant node (``nan`` for one that
-    depends on a symbol).  A constant beyond ``10**MAX_CONSTANT_LOG10`` (such
-    as ``9**9**9``) or a power with a constant exponent above
-    :data:`MAX_EXPONENT` raises ``ValueError`` naming ``name`` before sympy
+    upper bound of ``|log10 |value||`` (for a node with symbols, with every
+    symbol of magnitude one).  A constant beyond ``10**MAX_CONSTANT_LOG10``
+    (such as ``9**9**9``), a power of a symbol with a constant exponent above
+    :data:`MAX_EXPONENT`, or a power or ``exp`` whose symbolic exponent holds
+    constants that would make it such a constant should the symbols cancel
+    (``9**(9**9 + k - k)``) raises ``ValueError`` naming ``name`` before sympy
     evaluates it.
     """
     try:
@@ -205,13 +207,14 @@ def check_size(expr: sp.Basic, name: str, subject: str = "expression") -> float:
 
 
 def _check_size(expr: sp.Basic, name: str, subject: str) -> float:
+    """The bound of :func:`check_size`.  A node with symbols gets the bound its constants give with
+    every symbol of magnitude one (``nan`` is never returned): an exponent such as ``9**9 + k - k``
+    cancels to the constant ``9**9`` when sympy evaluates it, so a power of it is bounded like
+    ``9**(9**9)``."""
     sizes = [_check_size(arg, name, subject) for arg in expr.args]
-    if expr.free_symbols:
-        if expr.is_Pow and not expr.exp.free_symbols:
-            exponent = _constant_value(expr.exp, name)
-            if abs(exponent) > MAX_EXPONENT:
-                raise ValueError(f"{name}: the exponent {expr.exp} is larger than {MAX_EXPONENT} in absolute value")
-        return math.nan
+    symbolic = bool(expr.free_symbols)
+    if expr.is_Symbol:
+        return 0.0
     if expr.is_Number:
         if expr.is_zero:
             size = 0.0
@@ -223,20 +226,50 @@ def _check_size(expr: sp.Basic, name: str, subject: str) -> float:
         size = 1.0
     elif expr.is_Pow:
         base_size, exp_size = sizes
-        exponent = _constant_value(expr.exp, name) if exp_size <= MAX_CONSTANT_LOG10 else math.inf
-        size = abs(exponent) * max(base_size, 1.0)
+        if expr.exp.free_symbols:  # as large as the exponent's constants allow, should its symbols cancel
+            exponent = 10.0 ** exp_size if exp_size <= MAX_CONSTANT_LOG10 else math.inf
+            size = exponent * (base_size if expr.base.free_symbols else max(base_size, 1.0))
+            if not size <= MAX_CONSTANT_LOG10:
+                raise ValueError(f"{name}: the power {_text(expr)} could be too large to evaluate (its exponent "
+                                 f"holds constants up to about 10**{exp_size:.0f}, so the power could exceed "
+                                 f"10**{MAX_CONSTANT_LOG10:g})")
+        else:
+            exponent = _constant_value(expr.exp, name) if exp_size <= MAX_CONSTANT_LOG10 else math.inf
+            if symbolic and abs(exponent) > MAX_EXPONENT:
+                raise ValueError(f"{name}: the exponent {_text(expr.exp)} is larger than {MAX_EXPONENT} in "
+                                 "absolute value")
+            size = abs(exponent) * (base_size if symbolic else max(base_size, 1.0))
     elif isinstance(expr, sp.exp):
-        size = abs(_constant_value(expr.args[0], name)) / math.log(10) if sizes[0] <= MAX_CONSTANT_LOG10 else math.inf
+        if symbolic:
+            arg = 10.0 ** sizes[0] if sizes[0] <= MAX_CONSTANT_LOG10 else math.inf
+        else:
+            arg = abs(_constant_value(expr.args[0], name)) if sizes[0] <= MAX_CONSTANT_LOG10 else math.inf
+        size = arg / math.log(10)
+        if symbolic and not size <= MAX_CONSTANT_LOG10:
+            raise ValueError(f"{name}: exp({_text(expr.args[0])}) could be too large to evaluate (its argument "
+                             f"holds constants up to about 10**{sizes[0]:.0f})")
     elif expr.is_Mul:
         size = sum(sizes)
-    else:  # Add, log, sqrt, sin, ...: no larger than their arguments (plus a little)
+    elif expr.is_Add:  # |a + b + ...| <= n max |term|
+        size = max(sizes, default=0.0) + math.log10(max(len(sizes), 1))
+    else:  # log, sqrt, sin, ...: no larger than their arguments (plus a little)
         size = max(sizes, default=0.0) + math.log10(max(len(sizes), 1)) + 1.0
-    if not size <= MAX_CONSTANT_LOG10:
+    if not symbolic and not size <= MAX_CONSTANT_LOG10:
         raise ValueError(
-            f"{name}: the constant {sp.sstr(expr)[:60]} is too large or too small in magnitude "
+            f"{name}: the constant {_text(expr)} is too large or too small in magnitude "
             f"(beyond 10**+-{MAX_CONSTANT_LOG10:g}) to be part of {_a(subject)}"
         )
     return size
+
+
+def _text(expr: sp.Basic, limit: int = 60) -> str:
+    """``expr`` as text for an error message, at most ``limit`` characters (an integer too long for
+    Python to print is said by its number of digits)."""
+    try:
+        text = sp.sstr(expr)
+    except ValueError:  # beyond Python's limit on the digits of an integer
+        return "(a number of more than 4300 digits)"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _a(noun: str) -> str:
