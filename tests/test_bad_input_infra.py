@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 from decimal import Decimal
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -777,3 +778,31 @@ def test_load_results_of_a_damaged_file_names_path_and_file(tmp_path, text):
 def test_load_results_names_a_path_that_is_not_one(bad):
     with pytest.raises(ValueError, match=r"^path: expected a file path"):
         results.load_results(bad)
+
+
+@pytest.mark.parametrize("value", ["²", "١٢", "𝟚", "9" * 5000, "0", "-1", "1e3", "abc", "2000"])
+def test_worker_cap_takes_ascii_digits_only_and_names_the_variable(value, monkeypatch):
+    """``str.isdigit`` accepts superscripts and other scripts' digits; the cap reads 0-9 only."""
+    from mhanw.infra import sweep
+
+    monkeypatch.setenv(sweep.WORKERS_ENV, value)
+    with pytest.raises(ValueError, match=rf"^{sweep.WORKERS_ENV}: expected a whole number") as exc:
+        sweep._worker_cap()
+    assert "\n" not in str(exc.value) and len(str(exc.value)) < 300
+
+
+@pytest.mark.parametrize("value", ["abc", "nan", "-5", "inf", "0", "1e9"])
+def test_progress_interval_is_a_finite_number_of_seconds(value, monkeypatch):
+    from mhanw.infra import sweep
+
+    monkeypatch.setenv(sweep.PROGRESS_INTERVAL_ENV, value)
+    with pytest.raises(ValueError, match=rf"^{sweep.PROGRESS_INTERVAL_ENV}: expected seconds"):
+        sweep._progress_interval()
+
+
+@pytest.mark.parametrize("seed", ["²", "١٢", "-1", "x", "9" * 30, ""])
+def test_a_seed_run_takes_ascii_digits_only(seed):
+    from mhanw.pipeline import scenarios
+
+    with pytest.raises(scenarios.ScenarioError, match=r"^seed: expected a whole number"):
+        scenarios.seed_params(seed, Path("."))

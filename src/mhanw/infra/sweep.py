@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 import os
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..constants import MAX_REPLICATES
-from .validate import as_seed_sequence, boolean, brief, positive_int
+from .validate import as_seed_sequence, boolean, brief, positive_int, whole_number_text
 
 #: Most worker processes a sweep starts: more than the cores of any machine this runs on (joblib
 #: takes a C int, so 10**12 raised a bare OverflowError).
@@ -121,6 +122,22 @@ def _terminal():
     return open(fd, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False), True
 
 
+#: ``MHANW_PROGRESS_INTERVAL=S``: the least number of seconds between two refreshes of a progress bar.
+PROGRESS_INTERVAL_ENV = "MHANW_PROGRESS_INTERVAL"
+
+
+def _progress_interval() -> float:
+    """The seconds of :data:`PROGRESS_INTERVAL_ENV` (default 5), a finite number from 0.1 to 3600."""
+    text = os.environ.get(PROGRESS_INTERVAL_ENV, "5")
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.1 <= value <= 3600:  # also NaN
+        raise ValueError(f"{PROGRESS_INTERVAL_ENV}: expected seconds from 0.1 to 3600, got {brief(text)}")
+    return value
+
+
 def _progress_bar(progress, total, desc):
     """A plain-text tqdm bar on the terminal (see :func:`_terminal`), never in a
     notebook's output, refreshed at most every few seconds."""
@@ -130,7 +147,7 @@ def _progress_bar(progress, total, desc):
     from tqdm.std import tqdm
 
     stream, owned = _terminal()
-    interval = float(os.environ.get("MHANW_PROGRESS_INTERVAL", "5"))
+    interval = _progress_interval()
     bar = tqdm(total=total, desc=desc or "replicates", file=stream, mininterval=interval,
                maxinterval=max(interval, 10.0), ascii=True, dynamic_ncols=False, ncols=80)
     bar.terminal = stream if owned else None
@@ -148,9 +165,7 @@ def _worker_cap() -> int | None:
     value = os.environ.get(WORKERS_ENV)
     if value is None or value == "":
         return None
-    if not value.strip().isdigit() or int(value) < 1:
-        raise ValueError(f"{WORKERS_ENV}: expected a whole number of worker processes >= 1, got {value!r}")
-    return int(value)
+    return whole_number_text(value, WORKERS_ENV, minimum=1, maximum=MAX_JOBS)
 
 
 def _scheduler_address(scheduler):

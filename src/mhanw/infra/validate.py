@@ -101,6 +101,21 @@ def positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = MA
     return int(value)
 
 
+def whole_number_text(text, name: str, *, minimum: int = 0, maximum: int = MAX_COUNT) -> int:
+    """A whole number written as text (an environment variable, a command-line word): ASCII digits
+    only, at most 18 of them (``"²"``, ``"١٢"`` and ``"1e3"`` are not numbers here, whatever
+    :meth:`str.isdigit` says), from ``minimum`` to ``maximum``; else ``ValueError`` naming ``name``."""
+    if not isinstance(text, str):
+        raise ValueError(f"{name}: expected a whole number written in digits, got {brief(text)}")
+    digits = text.strip()
+    if not (0 < len(digits) <= 18 and all("0" <= c <= "9" for c in digits)):
+        raise ValueError(f"{name}: expected a whole number written in the digits 0-9, got {brief(text)}")
+    value = int(digits)
+    if not minimum <= value <= maximum:
+        raise ValueError(f"{name}: expected a whole number from {minimum} to {maximum}, got {value}")
+    return value
+
+
 def brief(value) -> str:
     """``value`` as an error message shows it: its ``repr`` on one line and at most 200 characters; an
     integer of more than 30 digits by its size (10**400 has 401 digits), an array of more than 8 entries

@@ -286,7 +286,7 @@ def stability_latex(stab: dict | None, default_fidelity: str) -> str:
     compatible = [r for r in rows if r["equal"] < r["runs"] and not r["flips"]]
     flips = [r for r in rows if r["flips"]]
     seed_word = "seed" if n_seeds == 1 else "seeds"
-    listed_seeds = tex_escape(prose.ranges([int(s) for s in seeds]) if all(s.isdigit() for s in seeds)
+    listed_seeds = tex_escape(prose.ranges([int(s) for s in seeds]) if all(re.fullmatch(r"[0-9]{1,18}", s) for s in seeds)
                               else ", ".join(seeds))
     who = (f"{_cap(_chapter_numbers(stab['chapters']))} {'was' if len(stab['chapters']) == 1 else 'were'}"
            if stab.get("chapters") else "Every chapter was")

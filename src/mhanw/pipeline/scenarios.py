@@ -155,9 +155,13 @@ def seed_params(seed: str, root: Path) -> dict[str, dict]:
     """The parameters of a seed run: ``{"seed": S}`` for every chapter (``"default"``: none)."""
     if seed == "default":
         return {n: {} for n in C.names(root)}
-    if not seed.isdigit():
-        raise ScenarioError(f"seed: expected a whole number or 'default', got {seed!r}")
-    return {n: {"seed": int(seed)} for n in C.names(root)}
+    from mhanw.infra.validate import whole_number_text
+
+    try:
+        value = whole_number_text(seed, "seed", maximum=2**63 - 1)
+    except ValueError as exc:
+        raise ScenarioError(f"{exc} (or 'default')") from None
+    return {n: {"seed": value} for n in C.names(root)}
 
 
 def note_tex(scenario: Scenario) -> str:
