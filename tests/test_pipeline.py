@@ -259,4 +259,4 @@ def test_records_mode_gives_the_records_and_macros_of_the_full_run(quick_build, 
 
 def test_a_seed_that_is_not_a_number_is_refused_in_one_line(quick_build):
     out = make(quick_build, "-s", "build/stability/seed-x/results/02_bias_variance_covariance.json", check=False)
-    assert out.returncode != 0 and "seed: expected a whole number or 'default', got 'x'" in out.stderr
+    assert out.returncode != 0 and "seed: expected a whole number (digits 0-9) or 'default', got 'x'" in out.stderr

@@ -101,15 +101,15 @@ def positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = MA
     return int(value)
 
 
-def whole_number_text(text, name: str, *, minimum: int = 0, maximum: int = MAX_COUNT) -> int:
+def whole_number_text(text, name: str, *, minimum: int = 0, maximum: int = MAX_COUNT, alternative: str = "") -> int:
     """A whole number written as text (an environment variable, a command-line word): ASCII digits
     only, at most 18 of them (``"²"``, ``"١٢"`` and ``"1e3"`` are not numbers here, whatever
-    :meth:`str.isdigit` says), from ``minimum`` to ``maximum``; else ``ValueError`` naming ``name``."""
-    if not isinstance(text, str):
-        raise ValueError(f"{name}: expected a whole number written in digits, got {brief(text)}")
-    digits = text.strip()
+    :meth:`str.isdigit` says), from ``minimum`` to ``maximum``; else ``ValueError`` naming ``name``
+    (and ``alternative``, the other words the caller accepts, such as ``"'default'"``)."""
+    expected = f"a whole number (digits 0-9){' or ' + alternative if alternative else ''}"
+    digits = text.strip() if isinstance(text, str) else ""
     if not (0 < len(digits) <= 18 and all("0" <= c <= "9" for c in digits)):
-        raise ValueError(f"{name}: expected a whole number written in the digits 0-9, got {brief(text)}")
+        raise ValueError(f"{name}: expected {expected}, got {brief(text)}")
     value = int(digits)
     if not minimum <= value <= maximum:
         raise ValueError(f"{name}: expected a whole number from {minimum} to {maximum}, got {value}")

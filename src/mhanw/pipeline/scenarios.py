@@ -158,9 +158,9 @@ def seed_params(seed: str, root: Path) -> dict[str, dict]:
     from mhanw.infra.validate import whole_number_text
 
     try:
-        value = whole_number_text(seed, "seed", maximum=2**63 - 1)
+        value = whole_number_text(seed, "seed", maximum=2**63 - 1, alternative="'default'")
     except ValueError as exc:
-        raise ScenarioError(f"{exc} (or 'default')") from None
+        raise ScenarioError(str(exc)) from None
     return {n: {"seed": value} for n in C.names(root)}
 
 
