@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 
 from mhanw.infra import prose
+from mhanw.infra.validate import whole_number_text
 from mhanw.infra.verdicts import NOT_CHECKABLE, OUTSIDE, UNDECIDED, VOCABULARY
 
 from . import ledger as claimslib
@@ -286,8 +287,10 @@ def stability_latex(stab: dict | None, default_fidelity: str) -> str:
     compatible = [r for r in rows if r["equal"] < r["runs"] and not r["flips"]]
     flips = [r for r in rows if r["flips"]]
     seed_word = "seed" if n_seeds == 1 else "seeds"
-    listed_seeds = tex_escape(prose.ranges([int(s) for s in seeds]) if all(re.fullmatch(r"[0-9]{1,18}", s) for s in seeds)
-                              else ", ".join(seeds))
+    try:  # seeds written as whole numbers print as ranges (1-3, 7); others as they were given
+        listed_seeds = tex_escape(prose.ranges([whole_number_text(s, "seed", maximum=2**63 - 1) for s in seeds]))
+    except ValueError:
+        listed_seeds = tex_escape(", ".join(seeds))
     who = (f"{_cap(_chapter_numbers(stab['chapters']))} {'was' if len(stab['chapters']) == 1 else 'were'}"
            if stab.get("chapters") else "Every chapter was")
     text = (f"{who} run at {fid} fidelity, records only, once under the default seed and once under "
