@@ -17,6 +17,7 @@ import re
 import numpy as np
 import pytest
 
+from mhanw import decomposition as D
 from mhanw.chapters import ch03_covariance_bound as ch03
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.chapters import ch06_optimal_head_size as ch06
@@ -248,3 +249,43 @@ def test_diversity_sentence_needs_the_counts_of_its_record():
     _named(lambda: ch09.diversity_sentence(stripped), "record")  # was a bare StopIteration
     other = ch09.diversity_verdict({"row": np.array([-5.0, 1.0, 4.0])}, unit="heads")
     assert ch09.diversity_sentence(other)
+
+
+# --------------------------------------------------------------------------- the jackknife
+
+X = np.arange(40.0)
+
+
+@pytest.mark.parametrize("returned", [NAN, INF, np.array([1.0, NAN]), "abc", None, True, 1 + 2j, {"a": 1.0},
+                                      np.array(["x"]), object()])
+def test_a_jackknife_statistic_must_return_finite_numbers(returned):
+    message = _named(lambda: D.jackknife(lambda a: returned, (X,), 5), "statistic")  # NaN gave a NaN s.e.
+    assert "all replicates" in message
+
+
+def test_a_jackknife_statistic_that_fails_on_one_block_says_which():
+    def stat(a):  # NaN when the first replicates are left out
+        return float(np.mean(a)) if a[0] == 0 else NAN
+
+    message = _named(lambda: D.jackknife(stat, (X,), 4), "statistic")
+    assert "replicates 0:10 left out" in message
+    message = _named(lambda: D.jackknife(lambda a: np.zeros(1 if a[0] == 0 else 2), (X,), 4), "statistic")
+    assert "shape" in message
+
+
+@pytest.mark.parametrize("kwargs,arg", [
+    (dict(n_blocks=1), "n_blocks"), (dict(n_blocks=41), "n_blocks"), (dict(n_blocks=True), "n_blocks"),
+    (dict(n_blocks=4.0), "n_blocks"), (dict(n_blocks=10**400), "n_blocks"), (dict(n_blocks="4"), "n_blocks"),
+    (dict(arrays=(X, X[:5])), "arrays"), (dict(arrays=()), "arrays"), (dict(arrays=(np.array([]),)), "arrays"),
+    (dict(arrays=(np.float64(1.0),)), "arrays"), (dict(arrays=None), "arrays"), (dict(statistic=None), "statistic"),
+])
+def test_the_jackknife_checks_its_blocks_and_arrays(kwargs, arg):
+    _named(lambda: D.jackknife(**{"statistic": np.mean, "arrays": (X,), "n_blocks": 4, **kwargs}), arg)
+
+
+def test_the_jackknife_of_huge_values_is_finite_and_unchanged_otherwise():
+    theta, se = D.jackknife(lambda a: a.mean(), (X,), 40)
+    assert se == pytest.approx(X.std(ddof=1) / math.sqrt(40), rel=1e-12)
+    big = X * 1e300  # squared deviations beyond a double: the s.e. itself is not
+    theta, se = D.jackknife(lambda a: a.mean(), (big,), 40)
+    assert math.isfinite(se) and se == pytest.approx(1e300 * X.std(ddof=1) / math.sqrt(40), rel=1e-9)
