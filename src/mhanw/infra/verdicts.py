@@ -75,12 +75,14 @@ their thresholds as named constants); this module holds what every rule shares:
   ``TypeError`` when the module is imported), and keeps them as ``rule.checks``.
   The checks (each ``check(value, name)``): :func:`number`, :func:`nonnegative`,
   :func:`standard_error`, :func:`flag`, :func:`numbers`, :func:`numbers_or_none`, :func:`nonnegatives`,
-  :func:`standard_errors`, :func:`count`, :func:`number_map`, :func:`numbers_map`,
-  :func:`flag_map`, :func:`estimate`, :func:`estimate_map`, :func:`labelled_estimates`,
+  :func:`standard_errors`, :func:`count`, :func:`positive_count`, :func:`verdict_word`, :func:`number_map`,
+  :func:`numbers_map`, :func:`flag_map`, :func:`estimate`, :func:`estimate_map`, :func:`labelled_estimates`,
   :func:`number_or_missing`, :func:`numbers_or_missing` (NaN read as "none found"),
   :func:`expression` (a sympy expression, never a string), :func:`record`,
   :func:`records`, :func:`text`, :func:`note`, :func:`premise_list` (premises, possibly none),
-  :func:`search`; and the makers :func:`optional`, :func:`mapping_of`, :func:`instance`;
+  :func:`search`; and the makers :func:`optional`, :func:`mapping_of`, :func:`named` (keys that are
+  names), :func:`instance`.  Errors of what a rule builds are addressed to the rule's own arguments (a
+  number beyond a double, a malformed claim id, a holds-under without premises: :func:`checked`);
 - :func:`stat` -- the checked constructor of a :class:`Statistic`;
 - :func:`guard` -- a sentence of the text states a condition; the chapter stops
   when the numbers disagree;
