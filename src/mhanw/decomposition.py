@@ -376,18 +376,42 @@ def jackknife(statistic, arrays, n_blocks: int = 20):
         raise ValueError(f"arrays: expected at least 2 replicates on axis 0 (a jackknife), got {R}")
     if isinstance(n_blocks, bool) or not isinstance(n_blocks, (int, np.integer)) or not 2 <= n_blocks <= R:
         raise ValueError(f"n_blocks: expected an integer in [2, {R}] (the number of replicates), got {brief(n_blocks)}")
-    theta = np.asarray(statistic(*arrays), dtype=np.float64)
+    theta = _statistic_value(statistic(*arrays), "on all replicates", None)
     edges = np.linspace(0, R, int(n_blocks) + 1).round().astype(int)
     keep = np.ones(R, dtype=bool)
     leave_out = []
     for lo, hi in zip(edges[:-1], edges[1:]):
         keep[lo:hi] = False
-        leave_out.append(np.asarray(statistic(*[a[keep] for a in arrays]), dtype=np.float64))
+        leave_out.append(_statistic_value(statistic(*[a[keep] for a in arrays]),
+                                          f"with replicates {lo}:{hi} left out", theta.shape))
         keep[lo:hi] = True
     leave_out = np.stack(leave_out)
     B = leave_out.shape[0]
-    se = np.sqrt((B - 1) / B * ((leave_out - leave_out.mean(axis=0)) ** 2).sum(axis=0))
+    dev = leave_out - leave_out.mean(axis=0)
+    with np.errstate(over="ignore"):
+        se = np.sqrt((B - 1) / B * (dev ** 2).sum(axis=0))
+    if not np.all(np.isfinite(se)):  # squares beyond a double: the same sum, scaled by the largest deviation
+        scale = np.max(np.abs(dev), axis=0)
+        scale = np.where(scale > 0, scale, 1.0)
+        se = scale * np.sqrt((B - 1) / B * ((dev / scale) ** 2).sum(axis=0))
+        if not np.all(np.isfinite(se)):
+            raise ValueError("statistic: its values left out block by block spread beyond a double; the jackknife "
+                             "standard error is not a number")
     return theta[()], se[()]
+
+
+def _statistic_value(value, where: str, shape) -> np.ndarray:
+    """What :func:`jackknife`'s statistic returned ``where`` as a finite float array of ``shape`` (the shape of
+    its value on all replicates), else ``ValueError`` naming ``statistic``: a NaN, inf, string or boolean would
+    give a NaN or meaningless standard error, and a change of shape an error without a name."""
+    try:
+        out = as_float_array(value, "statistic", allow_empty=True)
+    except ValueError as exc:
+        raise ValueError(f"statistic: expected a finite number or array of real numbers {where}, got "
+                         f"{type(value).__name__} {brief(value)} ({str(exc).partition(': ')[2]})") from None
+    if shape is not None and out.shape != shape:
+        raise ValueError(f"statistic: returned shape {out.shape} {where}, but shape {shape} on all replicates")
+    return out
 
 
 

@@ -470,15 +470,13 @@ def _same_keys(z: dict, **others: dict) -> None:
     for name, m in others.items():
         if set(m) != set(z):
             raise ValueError(f"{name}: expected the keys of z {sorted(map(str, z))}, got {sorted(map(str, m))}")
-    for k, v in others.get("rel_se_pct", {}).items():
-        V.standard_error(v, f"rel_se_pct[{k!r}]")
 
 
 def _verdict(**kw):
     return Verdict(section=kw.pop("section", SECTION), **kw)
 
 
-@checked(identical_value=V.number, d_k=V.count)
+@checked(identical_value=V.number, d_k=V.positive_count)
 def printed_identical_verdict(identical_value: float, d_k: int):
     """The printed index is 0 for identical heads: fails when identical orthonormal heads score away from 0."""
     bad = abs(identical_value) > EXACT_TOL
@@ -494,7 +492,7 @@ def printed_identical_verdict(identical_value: float, d_k: int):
                     detectable=None if bad else EXACT_TOL)
 
 
-@checked(values=V.number_map)
+@checked(values=V.named(V.number))
 def printed_range_verdict(values: dict):
     """The printed index lies in [0, 1]: fails when some head kind scores outside."""
     low_kind = min(values, key=values.get)
@@ -522,7 +520,7 @@ def printed_scale_verdict(unit_value: float, doubled_value: float):
                     detectable=None if bad else EXACT_TOL)
 
 
-@checked(deviations=V.number_map)
+@checked(deviations=V.named(V.nonnegative))
 def pa_properties_verdict(deviations: dict):
     """HDI_PA: 0 for identical heads, 1 for orthogonal ones, in [0, 1] and scale free (exact checks).
 
@@ -677,7 +675,7 @@ def anisotropic_verdict(rel_pct: float, rel_se_pct: float, z: float):
                     statistics=(_stat("IMSE change identical to orthogonal", rel_pct, rel_se_pct, "%"), _stat("z", z)))
 
 
-@checked(rel_pct=V.number_map, rel_se_pct=V.number_map, z=V.number_map)
+@checked(rel_pct=V.named(V.number), rel_se_pct=V.named(V.standard_error), z=V.named(V.number))
 def equal_hdi_verdict(rel_pct: dict, rel_se_pct: dict, z: dict):
     """IMSE a function of HDI: two configurations with equal HDI_PA must have equal IMSE; fails when
     some isotropic m separates them by more than 3 paired s.e., otherwise "undecided" (equality cannot be
@@ -697,7 +695,7 @@ def equal_hdi_verdict(rel_pct: dict, rel_se_pct: dict, z: dict):
                     statistics=stats)
 
 
-@checked(rel_pct=V.number_map, rel_se_pct=V.number_map, z=V.number_map, hdi_gap=V.number)
+@checked(rel_pct=V.named(V.number), rel_se_pct=V.named(V.standard_error), z=V.named(V.number), hdi_gap=V.number)
 def higher_hdi_verdict(rel_pct: dict, rel_se_pct: dict, z: dict, hdi_gap: float):
     """Monotone in HDI: a configuration with higher HDI_PA must not have a higher IMSE; fails when P'
     (higher HDI) is worse than Q by more than 3 paired s.e. for some isotropic m."""
@@ -726,6 +724,8 @@ def random_verdict(rho: float, rho_se: float, n_violations: int, expected: float
     :data:`RISE_TOL_PCT` (``max_se_pct``: the largest paired s.e. of a pair, per cent
     of the IMSE); undecided otherwise.
     """
+    if n_violations > n_pairs:
+        raise ValueError(f"n_violations: at most n_pairs = {n_pairs} pairs can violate, got {brief(n_violations)}")
     if expected > n_pairs:
         raise ValueError(f"expected: at most n_pairs = {n_pairs} violations can be expected by chance, got {brief(expected)}")
     allowed = int(poisson.ppf(1 - CHANCE_LEVEL, expected))

@@ -850,7 +850,7 @@ def _case_counts(z_by_null: dict) -> tuple[int, int, int]:
     return less, more, Z.shape[1]
 
 
-@checked(z_by_null=V.numbers_map, unit=V.text)
+@checked(z_by_null=V.named(V.numbers), unit=V.text)
 def diversity_verdict(z_by_null: dict, *, unit: str = "(layer, object) cases") -> Verdict:
     """The heads of this trained encoder are more diverse than chance (what the training reading predicts).
 
@@ -889,10 +889,23 @@ def diversity_verdict(z_by_null: dict, *, unit: str = "(layer, object) cases") -
     )
 
 
+def _diversity_counts(record: Verdict) -> tuple[int, int, int] | None:
+    """``(less, more, cases)`` of a record of :func:`diversity_verdict` (whole numbers, ``less + more <=
+    cases``), or ``None`` when its statistics are not those three counts."""
+    stats = {st.name: st.value for st in record.statistics}
+    found = [[v for k, v in stats.items() if test(k)] for test in (
+        lambda k: "less diverse" in k, lambda k: "more diverse" in k, lambda k: "than chance" not in k)]
+    if any(len(f) != 1 or f[0] < 0 or f[0] != int(f[0]) for f in found):
+        return None
+    less, more, n = (int(f[0]) for f in found)
+    return (less, more, n) if less + more <= n else None
+
+
 def _diversity_record(record, name: str) -> Verdict:
     """The record of :func:`diversity_verdict` (its claim and its three counts)."""
-    if not isinstance(record, Verdict) or record.claim != DIVERSITY_CLAIM:
-        raise ValueError(f"{name}: expected the record of diversity_verdict, got {brief(record)}")
+    if not isinstance(record, Verdict) or record.claim != DIVERSITY_CLAIM or _diversity_counts(record) is None:
+        raise ValueError(f"{name}: expected the record of diversity_verdict (its claim and its counts of cases less "
+                         f"and more diverse than chance), got {brief(record)}")
     return record
 
 
@@ -905,10 +918,7 @@ def diversity_sentence(record: Verdict) -> str:
     diverse than chance".  It describes the one model measured: whether
     training drives heads apart is decided where heads are trained (chapter 10).
     """
-    stats = {st.name: st.value for st in record.statistics}
-    n = int(next(v for k, v in stats.items() if k.endswith("cases") and "than" not in k))
-    less = int(next(v for k, v in stats.items() if "less diverse" in k))
-    more = int(next(v for k, v in stats.items() if "more diverse" in k))
+    less, more, n = _diversity_counts(record)
     if record.verdict == FAILS:
         return (f"its heads are less diverse than chance in {count_of(less, n, '(layer, object) cases')}, "
                 "against every null, so this trained model's heads are not more diverse than chance")
@@ -1011,7 +1021,7 @@ def redundancy_verdict(rho: float, se: float, p: float) -> Verdict:
     )
 
 
-@checked(share=V.number, se=V.standard_error, n_leading=V.count, d_k=V.count, top=V.optional(V.estimate),
+@checked(share=V.number, se=V.standard_error, n_leading=V.positive_count, d_k=V.positive_count, top=V.optional(V.estimate),
          top_null=V.optional(V.estimate), null=V.text)
 def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int, *,
                               top=None, top_null=None, null: str = "row-reassignment null") -> Verdict:
@@ -1050,7 +1060,7 @@ def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int,
     )
 
 
-@checked(last_minus_rest=V.estimate, key_positive_layers=V.count, n_layers=V.count, pa_change=V.nonnegative,
+@checked(last_minus_rest=V.estimate, key_positive_layers=V.count, n_layers=V.positive_count, pa_change=V.nonnegative,
          rv_change=V.nonnegative, top_excess=V.estimate)
 def guard_text(*, last_minus_rest, key_positive_layers: int, n_layers: int, pa_change: float, rv_change: float,
                top_excess) -> None:
@@ -1065,6 +1075,8 @@ def guard_text(*, last_minus_rest, key_positive_layers: int, n_layers: int, pa_c
     ``pa_change``, ``rv_change``: the largest change of those indices along the
     model-preserving rescaling.
     """
+    if key_positive_layers > n_layers:
+        raise ValueError(f"key_positive_layers: expected at most n_layers = {n_layers}, got {brief(key_positive_layers)}")
     m, se = V.estimate(last_minus_rest, "last_minus_rest")
     t, tse = V.estimate(top_excess, "top_excess")
     guard(bool(m > N_SE * se), "removing a head of the last layer changes the embeddings more than removing a head "

@@ -75,12 +75,14 @@ their thresholds as named constants); this module holds what every rule shares:
   ``TypeError`` when the module is imported), and keeps them as ``rule.checks``.
   The checks (each ``check(value, name)``): :func:`number`, :func:`nonnegative`,
   :func:`standard_error`, :func:`flag`, :func:`numbers`, :func:`numbers_or_none`, :func:`nonnegatives`,
-  :func:`standard_errors`, :func:`count`, :func:`number_map`, :func:`numbers_map`,
-  :func:`flag_map`, :func:`estimate`, :func:`estimate_map`, :func:`labelled_estimates`,
+  :func:`standard_errors`, :func:`count`, :func:`positive_count`, :func:`verdict_word`, :func:`number_map`,
+  :func:`numbers_map`, :func:`flag_map`, :func:`estimate`, :func:`estimate_map`, :func:`labelled_estimates`,
   :func:`number_or_missing`, :func:`numbers_or_missing` (NaN read as "none found"),
   :func:`expression` (a sympy expression, never a string), :func:`record`,
   :func:`records`, :func:`text`, :func:`note`, :func:`premise_list` (premises, possibly none),
-  :func:`search`; and the makers :func:`optional`, :func:`mapping_of`, :func:`instance`;
+  :func:`search`; and the makers :func:`optional`, :func:`mapping_of`, :func:`named` (keys that are
+  names), :func:`instance`.  Errors of what a rule builds are addressed to the rule's own arguments (a
+  number beyond a double, a malformed claim id, a holds-under without premises: :func:`checked`);
 - :func:`stat` -- the checked constructor of a :class:`Statistic`;
 - :func:`guard` -- a sentence of the text states a condition; the chapter stops
   when the numbers disagree;
@@ -100,7 +102,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -144,7 +146,9 @@ ROLES = (PAPER, SIDE_CHECK, TAUTOLOGY)
 #: keeps the chance of a false alarm per comparison near 0.3% for a normal statistic.
 N_SE = 3.0
 
-_CLAIM_ID = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*(?:/[a-z0-9]+(?:[.-][a-z0-9]+)*)*$")
+#: A claim id: lower-case words of letters and digits joined by ``-`` or ``.``, parts separated by ``/``
+#: (matched with ``fullmatch``: ``$`` would let a final newline through).
+_CLAIM_ID = re.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)*(?:/[a-z0-9]+(?:[.-][a-z0-9]+)*)*")
 
 
 class VerdictGuardError(AssertionError):
@@ -153,7 +157,26 @@ class VerdictGuardError(AssertionError):
 
 class StatisticError(ValueError):
     """A deciding number of a record is not a finite double (e.g. ``3 * se`` or a z-score overflowed);
-    :func:`checked` re-addresses it to the rule's arguments that produced it."""
+    :func:`checked` re-addresses it to the rule's arguments that produced it.  ``root``: the message of
+    the number that was not finite (kept when a rule called by a rule re-addresses it again)."""
+
+    def __init__(self, message: str, root: str | None = None):
+        super().__init__(message)
+        self.root = message if root is None else root
+
+
+class ClaimIdError(ValueError):
+    """A record's claim id is malformed; ``claim`` is the id.  :func:`checked` names the rule's argument
+    the id was made from (a label, a rule, a slug)."""
+
+    def __init__(self, message: str, claim):
+        super().__init__(message)
+        self.claim = claim
+
+
+class ConditionsError(ValueError):
+    """A "holds under the stated conditions" record that states neither conditions nor premises;
+    :func:`checked` names the rule's ``premises`` argument (the caller's), not the record's field."""
 
 
 # --------------------------------------------------------------------------- argument checks
@@ -214,6 +237,21 @@ def nonnegatives(values, name: str) -> np.ndarray:
 def count(value, name: str) -> int:
     """``value`` as an int if it is a whole number >= 0 (not a bool), else ``ValueError`` naming ``name``."""
     return positive_int(value, name, minimum=0)
+
+
+def positive_count(value, name: str) -> int:
+    """``value`` as an int if it is a whole number >= 1 (a dimension such as ``d_k``, a number of layers;
+    not a bool), else ``ValueError`` naming ``name``: a rule that divides by it, or counts out of it, needs one."""
+    return positive_int(value, name)
+
+
+def verdict_word(value, name: str, choices: tuple = VOCABULARY) -> str:
+    """``value`` if it is a string among ``choices`` (default: a verdict of :data:`VOCABULARY`), else
+    ``ValueError`` naming ``name``: an array or another object that merely compares equal to a word is refused,
+    as ``value in choices`` alone would take ``np.array(["holds"])`` for ``"holds"``."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name}: expected one of {choices}, got {type(value).__name__} {brief(value)}")
+    return value
 
 
 def _mapping(values, name: str) -> Mapping:
@@ -374,17 +412,31 @@ def optional(check: Callable) -> Callable:
     return optional_check
 
 
-def mapping_of(check: Callable, *, allow_empty: bool = False) -> Callable:
+def mapping_of(check: Callable, *, allow_empty: bool = False, keys: Callable | None = None) -> Callable:
     """A check of a mapping (non-empty unless ``allow_empty``) whose every value passes ``check``
-    (named ``name[key]``)."""
+    (named ``name[key]``) and, with ``keys``, whose every key passes ``keys`` (named ``name (key ...)``)."""
 
     def mapping_check(values, name):
         if allow_empty and isinstance(values, Mapping) and not values:
             return {}
-        return {k: check(v, f"{name}[{k!r}]") for k, v in _mapping(values, name).items()}
+        items = _mapping(values, name).items()
+        if keys is not None:
+            for k, _ in items:
+                keys(k, f"{name} (key {brief(k)})")
+        return {k: check(v, f"{name}[{k!r}]") for k, v in items}
 
-    mapping_check.__name__ = f"mapping_of({getattr(check, '__name__', 'check')})"
+    key_name = "" if keys is None else f", keys={getattr(keys, '__name__', 'check')}"
+    mapping_check.__name__ = f"mapping_of({getattr(check, '__name__', 'check')}{key_name})"
     return mapping_check
+
+
+def named(check: Callable) -> Callable:
+    """A check of a non-empty mapping from names (non-empty strings: a head kind, a regression function, a
+    null) to values that pass ``check``: a rule prints its keys in its criterion and statistics, so a key
+    that is not text would reach ``str.join`` or a label as a bare ``TypeError``."""
+    named_check = mapping_of(check, keys=text)
+    named_check.__name__ = f"named({getattr(check, '__name__', 'check')})"
+    return named_check
 
 
 def instance(cls, what: str) -> Callable:
@@ -413,6 +465,8 @@ def _magnitudes(value) -> list:
         return [m for v in value.values() for m in _magnitudes(v)]
     if isinstance(value, (list, tuple)):
         return [m for v in value for m in _magnitudes(v)]
+    if isinstance(value, Statistic):
+        return _magnitudes((value.value, value.se))
     try:
         arr = np.abs(np.asarray(value, dtype=float)).ravel()
     except (TypeError, ValueError, OverflowError):
@@ -420,14 +474,53 @@ def _magnitudes(value) -> list:
     return [float(v) for v in arr if np.isfinite(v) and v > 0]
 
 
+def _numeric_parts(name: str, value) -> list:
+    """``[(name, value)]``, or for a :class:`Statistic` its value and its s.e. apart (``effect.se``), so that
+    a message names the number that is out of range."""
+    if isinstance(value, Statistic):
+        return [(f"{name}.value", value.value), (f"{name}.se", value.se)]
+    return [(name, value)]
+
+
 def _blame(arguments: Mapping, exc: Exception) -> str:
     """The message of a record that could not be built from finite arguments: it names the arguments of
-    extreme magnitude (beyond 1e150 or below 1e-150), or every numeric argument if none is extreme."""
-    mags = {a: _magnitudes(v) for a, v in arguments.items()}
+    extreme magnitude (beyond 1e150 or below 1e-150), or every numeric argument if none is extreme, and
+    ends with the first message of the number that was not finite (:attr:`StatisticError.root`)."""
+    parts = [p for a, v in arguments.items() for p in _numeric_parts(a, v)]
+    mags = {a: _magnitudes(v) for a, v in parts}
+    values = dict(parts)
     extreme = [a for a, m in mags.items() if m and (max(m) > 1e150 or min(m) < 1e-150)]
-    named = extreme or [a for a, m in mags.items() if m]
-    shown = "; ".join(f"{a} = {brief(arguments[a])}" for a in named)
-    return f"{', '.join(named) or 'arguments'}: these values give a deciding number beyond a double ({shown}): {exc}"
+    named_ = extreme or [a for a, m in mags.items() if m]
+    shown = "; ".join(f"{a} = {brief(values[a])}" for a in named_)
+    root = getattr(exc, "root", str(exc))
+    return f"{', '.join(named_) or 'arguments'}: these values give a deciding number beyond a double ({shown}): {root}"
+
+
+def _not_finite(value) -> bool:
+    """Whether ``value`` is a float, a float array or a pair holding NaN or inf: what a rule computes from
+    finite arguments when a product or a sum leaves the range of a double (``3 * 1e308``)."""
+    if isinstance(value, (float, np.floating)):
+        return not math.isfinite(value)
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "f" and not bool(np.all(np.isfinite(value)))
+    if isinstance(value, (list, tuple)):
+        return any(_not_finite(v) for v in value)
+    return False
+
+
+def _claim_source(arguments: Mapping, exc: "ClaimIdError") -> "ClaimIdError":
+    """The error of a malformed claim id, addressed to the rule's text arguments the id was made from (a
+    label, a rule, a slug: those that appear in it and are no part of an id themselves), else ``exc``."""
+    claim = exc.claim
+    if not isinstance(claim, str):
+        return exc
+    found = [a for a, v in arguments.items()
+             if isinstance(v, str) and v.strip() and v in claim and not _CLAIM_ID.fullmatch(v)]
+    if not found or found == ["claim"]:
+        return exc
+    shown = "; ".join(f"{a} = {brief(arguments[a])}" for a in found)
+    return ClaimIdError(f"{', '.join(found)}: expected lower-case words of letters and digits joined by '-' or '.' "
+                        f"(it makes the claim id {brief(claim)}), got {shown}", claim)
 
 
 def checked(**checks: Callable) -> Callable:
@@ -440,8 +533,17 @@ def checked(**checks: Callable) -> Callable:
     negative standard error, empty input, a string for a number or a number for
     a label then raises ``ValueError`` naming the argument, instead of returning
     a verdict decided by comparisons that NaN makes false (or by the truth of a
-    non-empty string).  The rule receives its arguments unchanged; the checks
-    are kept as ``rule.checks`` (read-only).
+    non-empty string).  The rule receives its arguments unchanged, except that an
+    iterator (a generator of verdicts) is read once into a list, which both the
+    check and the rule then read; the checks are kept as ``rule.checks`` (read-only).
+
+    The errors of what the rule builds name the rule's arguments, not the names inside: a deciding number
+    that is not a double (:class:`StatisticError`, also a NaN or inf that the rule passes to another
+    checked rule, e.g. ``power_verdict(v, 3 * se, tol)`` with ``se = 1e308``) names the arguments of
+    extreme magnitude (``se``, or ``effect.se`` of a :class:`Statistic`); a malformed claim id
+    (:class:`ClaimIdError`) names the text argument it was made from (``label``, ``slug``); a "holds under
+    the stated conditions" without premises (:class:`ConditionsError`) names ``premises``.  Each is re-raised
+    as its own class, so that a rule called by a rule is re-addressed to the outer rule's arguments.
     """
 
     def wrap(rule):
@@ -463,12 +565,30 @@ def checked(**checks: Callable) -> Callable:
             except TypeError as exc:  # a missing or unexpected argument: say which rule
                 raise TypeError(f"{rule.__name__}: {exc}") from None
             bound.apply_defaults()
+            arguments = bound.arguments
+            for arg, value in arguments.items():
+                if isinstance(value, Iterator):  # read once: the check would leave the rule an empty iterator
+                    arguments[arg] = list(value)
             for arg, check in checks.items():
-                check(bound.arguments[arg], arg)
+                try:
+                    check(arguments[arg], arg)
+                except StatisticError:
+                    raise
+                except ValueError as exc:
+                    if _not_finite(arguments[arg]):  # possibly a number its calling rule computed: re-addressable
+                        raise StatisticError(str(exc)) from None
+                    raise
             try:
-                return rule(*args, **kwargs)
+                return rule(*bound.args, **bound.kwargs)
             except StatisticError as exc:  # finite arguments whose result is not: name the arguments
-                raise ValueError(_blame(bound.arguments, exc)) from None
+                raise StatisticError(_blame(arguments, exc), root=exc.root) from None
+            except ClaimIdError as exc:
+                raise _claim_source(arguments, exc) from None
+            except ConditionsError:
+                if "premises" not in arguments or "conditions" in arguments:
+                    raise
+                raise ConditionsError(f"premises: a verdict {HOLDS_UNDER!r} states its premises as its conditions, "
+                                      f"and none were given (got {brief(arguments['premises'])})") from None
 
         inner.checks = MappingProxyType(dict(checks))
         return inner
@@ -659,20 +779,20 @@ class Verdict:
     search: Search | None = None
 
     def __post_init__(self):
-        if not isinstance(self.claim, str) or not _CLAIM_ID.match(self.claim):
-            raise ValueError(f"claim: expected an id like 'thm-4.2/equal-hdi', got {brief(self.claim)}")
-        if self.verdict not in VOCABULARY:
-            raise ValueError(f"verdict: expected one of {VOCABULARY}, got {brief(self.verdict)}")
+        if not isinstance(self.claim, str) or not _CLAIM_ID.fullmatch(self.claim):
+            raise ClaimIdError(f"claim: expected an id like 'thm-4.2/equal-hdi' (lower-case words of letters and "
+                               f"digits joined by '-' or '.', parts separated by '/'), got {brief(self.claim)}",
+                               self.claim)
+        verdict_word(self.verdict, "verdict")
         for name in ("statement", "criterion"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
-                raise ValueError(f"{name}: expected a non-empty sentence")
+                raise ValueError(f"{name}: expected a non-empty sentence, got {brief(getattr(self, name))}")
         for name in ("chapter", "section", "conditions", "shows", "finding", "unit"):
-            if not isinstance(getattr(self, name), str):
-                raise ValueError(f"{name}: expected a string, got {getattr(self, name)!r}")
+            note(getattr(self, name), name)
+        object.__setattr__(self, "statistics", statistics(self.statistics, "statistics"))
         object.__setattr__(self, "detectable", _optional_number(self.detectable, "detectable"))
         object.__setattr__(self, "tolerance", _optional_number(self.tolerance, "tolerance"))
-        if self.role not in ROLES:
-            raise ValueError(f"role: expected one of {ROLES}, got {brief(self.role)}")
+        verdict_word(self.role, "role", ROLES)
         if self.search is not None and not isinstance(self.search, Search):
             raise ValueError(f"search: expected a Search record, got {type(self.search).__name__}")
         prem = _premises.premises(self.premises, "premises")
@@ -683,13 +803,9 @@ class Verdict:
             self._check_power()
         if self.verdict == HOLDS_UNDER and not self.conditions.strip():
             if not prem:
-                raise ValueError("conditions: a verdict 'holds under the stated conditions' must state them "
-                                 "(or rest on premises)")
+                raise ConditionsError(f"conditions: a verdict {HOLDS_UNDER!r} must state them (or rest on premises; "
+                                      "none were given)")
             object.__setattr__(self, "conditions", _premises.conditions_text(prem))
-        stats = tuple(self.statistics)
-        if not all(isinstance(s, Statistic) for s in stats):
-            raise ValueError("statistics: expected Statistic records")
-        object.__setattr__(self, "statistics", stats)
 
     def _apply_premises(self, prem: tuple) -> None:
         failed = _premises.failed(prem)
@@ -802,8 +918,7 @@ def predicate(verdict: str, plural: bool = False) -> str:
     """A verdict as the predicate of a sentence: ``"it " + predicate(v)`` reads under every verdict
     (``holds``, ``fails as stated``, ``is undecided at this size``, ``lies outside its conditions``,
     ``is not checkable``); ``plural``: for a plural subject (``are undecided at this size``)."""
-    if verdict not in VOCABULARY:
-        raise ValueError(f"verdict: expected one of {VOCABULARY}, got {brief(verdict)}")
+    verdict_word(verdict, "verdict")
     flag(plural, "plural")
     return PREDICATES[verdict][1 if plural else 0]
 
@@ -819,19 +934,26 @@ def verdict_macros(macros, name: str, r: "Verdict") -> None:
     macros.text(f"Is{name}", tex_text(predicate(r.verdict)))
 
 
+@checked(paper=verdict_word, other=verdict_word)
 def compatible(paper: str, other: str) -> bool:
     """Whether verdict ``other`` (another seed or size) agrees with ``paper``: equal,
     ``"undecided at this size"``, or both a form of "holds"; never the opposite one.  Compare the
     ``shows`` of two "outside its conditions" records the same way (what their numbers show)."""
-    for name, v in (("paper", paper), ("other", other)):
-        if v not in VOCABULARY:
-            raise ValueError(f"{name}: expected one of {VOCABULARY}, got {brief(v)}")
     return other == paper or other == UNDECIDED or {paper, other} <= {HOLDS, HOLDS_UNDER}
 
 
 # --------------------------------------------------------------------------- rules
 
 
+def _finite_result(value: float, name: str) -> float:
+    """``value`` if it is a finite double, else :class:`StatisticError` (a rule's own number overflowed:
+    :func:`checked` names the arguments that produced it)."""
+    if not math.isfinite(value):
+        raise StatisticError(f"{name}: expected a finite number, got {value!r}")
+    return value
+
+
+@checked(effect=number, se=standard_error, tolerance=standard_error, n_se=standard_error)
 def no_violation(effect: float, se: float, tolerance: float, *, n_se: float = N_SE) -> tuple[str, float]:
     """Verdict on "this effect is (practically) zero", and the detectable violation.
 
@@ -847,11 +969,8 @@ def no_violation(effect: float, se: float, tolerance: float, *, n_se: float = N_
 
     Returns ``(verdict, detectable)`` with ``detectable = n_se * se``.
     """
-    e = number(effect, "effect")
-    s = standard_error(se, "se")
-    tol = standard_error(tolerance, "tolerance")
-    k = standard_error(n_se, "n_se")
-    detectable = k * s
+    e, s, tol, k = float(effect), float(se), float(tolerance), float(n_se)
+    detectable = _finite_result(k * s, "detectable (n_se * se)")
     if abs(e) > detectable and abs(e) > tol:
         return FAILS, detectable
     if abs(e) + detectable <= tol:
@@ -869,6 +988,32 @@ def no_violation_criterion(tolerance: float, *, unit: str = "", n_se: float = N_
             f"|effect| exceeds both {k:g} s.e. and {t}, undecided otherwise")
 
 
+def _measured(value, name: str) -> "Statistic":
+    """``value`` if it is a :class:`Statistic` with a standard error (not an exact number, whose s.e. is NaN)."""
+    if not isinstance(value, Statistic):
+        raise ValueError(f"{name}: expected a Statistic, got {type(value).__name__}")
+    if math.isnan(value.se):
+        raise ValueError(f"{name}: expected a Statistic with a standard error (the rule decides from it), got "
+                         f"{brief(value)}")
+    return value
+
+
+#: The fields of a record :func:`no_violation_record` fills itself (from the rule and the statistic).
+_RULE_FIELDS = ("verdict", "statistics", "detectable", "tolerance", "unit")
+
+
+def _record_fields(values, name: str) -> dict:
+    """The further fields of a record (``claim``, ``statement``, ``criterion``, ``premises``...): names of
+    :class:`Verdict` fields other than those the rule fills; each value is checked by the record."""
+    fields = {f.name for f in Verdict.__dataclass_fields__.values()} - set(_RULE_FIELDS)
+    for k in values:
+        if k not in fields:
+            why = "the rule fills it" if k in _RULE_FIELDS else "not a field of a verdict record"
+            raise TypeError(f"{k}: no_violation_record takes the record's fields {sorted(fields)}, not {k!r} ({why})")
+    return values
+
+
+@checked(effect=_measured, tolerance=standard_error, n_se=standard_error, extra=statistics, fields=_record_fields)
 def no_violation_record(effect: Statistic, tolerance: float, *, n_se: float = N_SE, extra: tuple = (),
                         **fields) -> Verdict:
     """The record of a claim decided by :func:`no_violation` on the statistic ``effect`` (its value and s.e.).
@@ -878,8 +1023,6 @@ def no_violation_record(effect: Statistic, tolerance: float, *, n_se: float = N_
     ``extra``: further statistics, reported after ``effect``.  The record carries the tolerance and
     the detectable size ``n_se * se``, both in the unit of ``effect``.
     """
-    if not isinstance(effect, Statistic):
-        raise ValueError(f"effect: expected a Statistic, got {type(effect).__name__}")
     verdict, detectable = no_violation(effect.value, effect.se, tolerance, n_se=n_se)
     what = fields.pop("criterion", "")
     rule = no_violation_criterion(tolerance, unit=effect.unit, n_se=n_se)
@@ -887,36 +1030,36 @@ def no_violation_record(effect: Statistic, tolerance: float, *, n_se: float = N_
                    unit=effect.unit, criterion=f"{what}: {rule}" if what else rule, **fields)
 
 
+@checked(verdict=verdict_word, detectable=standard_error, tolerance=standard_error)
 def power_verdict(verdict: str, detectable: float, tolerance: float) -> str:
     """``verdict``, or "undecided at this size" when it is a holds from a non-detection whose detectable
     size exceeds the tolerance that matters (the power rule every holds obeys)."""
-    if verdict not in VOCABULARY:
-        raise ValueError(f"verdict: expected one of {VOCABULARY}, got {brief(verdict)}")
-    det = standard_error(detectable, "detectable")
-    tol = standard_error(tolerance, "tolerance")
+    det, tol = float(detectable), float(tolerance)
     return UNDECIDED if verdict in (HOLDS, HOLDS_UNDER) and det > tol else verdict
 
 
+@checked(verdict=verdict_word, found=search)
 def search_verdict(verdict: str, found: "Search") -> str:
     """``verdict``, or "undecided at this size" when it is a holds resting on a search that did not reach
     the known configuration (:attr:`Search.reached`)."""
-    if verdict not in VOCABULARY:
-        raise ValueError(f"verdict: expected one of {VOCABULARY}, got {brief(verdict)}")
-    search(found, "found")
     return UNDECIDED if verdict in (HOLDS, HOLDS_UNDER) and not found.reached else verdict
 
 
+def _sign(value, name: str) -> int:
+    """``value`` if it is +1 or -1 (an int, not a bool), else ``ValueError`` naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value not in (1, -1):
+        raise ValueError(f"{name}: expected +1 or -1, got {brief(value)}")
+    return int(value)
+
+
+@checked(effect=number, se=standard_error, sign=_sign, n_se=standard_error)
 def significant_effect(effect: float, se: float, *, sign: int = 1, n_se: float = N_SE) -> str:
     """Verdict on "the effect has sign ``sign``" (+1: positive, -1: negative).
 
     ``"holds"`` when ``sign * effect > n_se * se``; ``"fails as stated"`` when the
     effect is ``n_se`` s.e. on the other side; ``"undecided at this size"`` otherwise.
     """
-    e = number(effect, "effect")
-    s = standard_error(se, "se")
-    if isinstance(sign, (bool, np.bool_)) or not isinstance(sign, (int, np.integer)) or sign not in (1, -1):
-        raise ValueError(f"sign: expected +1 or -1, got {brief(sign)}")
-    k = standard_error(n_se, "n_se")
+    e, s, k, sign = float(effect), float(se), float(n_se), int(sign)
     if sign * e > k * s:
         return HOLDS
     if -sign * e > k * s:
@@ -924,6 +1067,7 @@ def significant_effect(effect: float, se: float, *, sign: int = 1, n_se: float =
     return UNDECIDED
 
 
+@checked(effect=number, se=standard_error, positive=text, negative=text, neither=text, n_se=standard_error)
 def direction_words(effect: float, se: float, *, positive: str, negative: str, neither: str,
                     n_se: float = N_SE) -> str:
     """Words for the sign of an effect, decided as :func:`significant_effect` decides it.
@@ -933,23 +1077,26 @@ def direction_words(effect: float, se: float, *, positive: str, negative: str, n
     under any assumption a reader runs the chapter with (e.g. ``positive="below"``,
     ``negative="above"``, ``neither="indistinguishable from"`` for MSE(0) - MSE(90)).
     """
-    for name, text in (("positive", positive), ("negative", negative), ("neither", neither)):
-        if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"{name}: expected non-empty words, got {brief(text)}")
     return {HOLDS: positive, FAILS: negative}.get(significant_effect(effect, se, n_se=n_se), neither)
 
 
+def _verdict_list(values, name: str) -> list:
+    """A non-empty sequence of verdicts of :data:`VOCABULARY` (:func:`verdict_word`), as a list."""
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise ValueError(f"{name}: expected a list of verdicts, got {type(values).__name__} {brief(values)}")
+    items = list(values)
+    if not items:
+        raise ValueError(f"{name}: expected at least one verdict")
+    return [verdict_word(v, name) for v in items]
+
+
+@checked(verdicts=_verdict_list)
 def combine(verdicts) -> str:
     """One verdict for a claim checked at several settings: fails if any fails, holds if all hold,
     outside its conditions if all are, undecided otherwise (also when some setting is not checkable
     or outside its conditions: the claim was not seen to hold at that setting).  A record given the
     combined :data:`OUTSIDE` needs the failed premises of its parts."""
     verdicts = list(verdicts)
-    if not verdicts:
-        raise ValueError("verdicts: expected at least one verdict")
-    for v in verdicts:
-        if v not in VOCABULARY:
-            raise ValueError(f"verdicts: expected verdicts of {VOCABULARY}, got {brief(v)}")
     if FAILS in verdicts:
         return FAILS
     if all(v == HOLDS for v in verdicts):
@@ -959,12 +1106,12 @@ def combine(verdicts) -> str:
     return UNDECIDED
 
 
+@checked(error=standard_error, tolerance=standard_error)
 def within_tolerance(error: float, tolerance: float) -> tuple[str, float | None]:
     """An exact check: ``"holds"`` when the error (>= 0, e.g. a largest rounding difference) is at most
     ``tolerance``, else ``"fails as stated"``.  Returns ``(verdict, detectable)``, ``detectable =
     tolerance`` when it holds, else ``None``."""
-    err = standard_error(error, "error")
-    tol = standard_error(tolerance, "tolerance")
+    err, tol = float(error), float(tolerance)
     return (HOLDS, tol) if err <= tol else (FAILS, None)
 
 
@@ -1022,10 +1169,16 @@ class Ledger:
 
 def load_records(path) -> list[Verdict]:
     """Read the records a :class:`Ledger` wrote, or the ``claims`` of a chapter's results JSON."""
+    if not isinstance(path, (str, Path)) or not str(path).strip():
+        raise ValueError(f"path: expected the path of a JSON file, got {type(path).__name__} {brief(path)}")
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"path: {path} is not valid JSON ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"path: {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:  # missing, a directory, unreadable
+        raise ValueError(f"path: cannot read {path} as a file of records ({exc.strerror or type(exc).__name__})") from None
     if isinstance(data, dict) and "claims" in data:
         data = data["claims"]
     if not isinstance(data, list):
@@ -1079,8 +1232,7 @@ def verdict_phrase(verdict: str, conditions: str = "", failure: str = "", shows:
     stated conditions (isotropic m)"), or, for "outside its conditions", the ``failure`` of its premises
     and what the numbers ``shows`` ("outside its conditions (m = aniso is not isotropic; the numbers:
     fails as stated)").  Plain text with the text's ``$...$``."""
-    if verdict not in VOCABULARY:
-        raise ValueError(f"verdict: expected one of {VOCABULARY}, got {brief(verdict)}")
+    verdict_word(verdict, "verdict")
     if verdict == OUTSIDE:
         inner = "; ".join(x for x in (failure, f"the numbers: {shows}" if shows else "") if x)
         return f"{OUTSIDE} ({inner})" if inner else OUTSIDE

@@ -1,0 +1,304 @@
+"""Verdict records and the rules that build them refuse bad input with an error naming the argument.
+
+A sweep of the public API found: a record that took an array for its verdict or a claim id with a final
+newline; raw ``TypeError``, ``ZeroDivisionError`` and ``IsADirectoryError`` from the records, the shared
+rules and the rules of chapters 04 and 09; a standard error of 1e308 reported under ``detectable`` (a name
+inside the rule) or returned as an infinite detectable size; a bad label, rule or slug reported as the
+record's ``claim``; an empty set of premises reported as the record's ``conditions``; guards that printed
+"3 of 0"; and a jackknife whose statistic returned NaN (a silent NaN standard error) or a string.  Each
+must be a ``ValueError`` (or ``TypeError``) whose message starts with the caller's argument.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from mhanw import decomposition as D
+from mhanw.chapters import ch03_covariance_bound as ch03
+from mhanw.chapters import ch04_head_diversity_index as ch04
+from mhanw.chapters import ch06_optimal_head_size as ch06
+from mhanw.chapters import ch07_structured_weighting as ch07
+from mhanw.chapters import ch09_pretrained_head_diversity as ch09
+from mhanw.infra import verdicts as V
+from mhanw.infra.premises import premise
+
+NAN, INF = math.nan, math.inf
+ISO = (premise("isotropic-m", "m depends on x only through |x|", True),)
+
+
+def _named(call, arg, error=ValueError):
+    """``call()`` raises ``error`` with a one-line message starting with ``arg`` (``arg:``, ``arg[0]:``,
+    ``arg (key 1):``)."""
+    with pytest.raises(error) as info:
+        call()
+    message = str(info.value)
+    assert re.match(rf"{re.escape(arg)}(: | \(|\[)", message), message
+    assert "\n" not in message, message
+    return message
+
+
+def _record(**changes):
+    return V.Verdict(**{"claim": "a/b", "statement": "s", "verdict": V.HOLDS, "criterion": "c", **changes})
+
+
+# --------------------------------------------------------------------------- the record itself
+
+
+@pytest.mark.parametrize("bad", [np.array(["holds"]), np.array("holds"), ["holds"], ("holds",), None, 1, b"holds"])
+def test_a_verdict_that_is_not_a_word_is_refused(bad):
+    _named(lambda: _record(verdict=bad), "verdict")
+
+
+@pytest.mark.parametrize("bad", ["a/b\n", "a/b\r\n", "\na/b", "a/b ", "A/b", "a//b", "a/b/", "", None, 1])
+def test_a_malformed_claim_id_is_refused(bad):
+    _named(lambda: _record(claim=bad), "claim")
+
+
+@pytest.mark.parametrize("field,bad", [
+    ("statistics", 5), ("statistics", None), ("statistics", "ab"), ("statistics", [1.0]), ("statistics", {"a": 1}),
+    ("role", np.array(["paper"])), ("role", ["paper"]), ("role", "Paper"),
+    ("statement", None), ("statement", np.array("s")), ("section", 3), ("finding", None), ("unit", b"%"),
+])
+def test_a_bad_field_of_a_record_is_named(field, bad):
+    _named(lambda: _record(**{field: bad}), field)
+
+
+def test_good_records_are_unchanged():
+    r = _record(statistics=[V.stat("x", 1.0, 0.1)], role=V.SIDE_CHECK)
+    assert r.statistics == (V.stat("x", 1.0, 0.1),) and r.role == V.SIDE_CHECK
+    assert _record(claim="thm-4.2/equal-hdi.v2/part-1").claim == "thm-4.2/equal-hdi.v2/part-1"
+
+
+@pytest.mark.parametrize("call,arg", [
+    (lambda: V.combine(None), "verdicts"),
+    (lambda: V.combine(3), "verdicts"),
+    (lambda: V.combine("holds"), "verdicts"),  # a string is not a list of verdicts (its letters were)
+    (lambda: V.combine([np.array(["holds"])]), "verdicts"),
+    (lambda: V.compatible(np.array(["holds", "holds"]), V.HOLDS), "paper"),  # an ambiguous truth value
+    (lambda: V.compatible(V.HOLDS, np.array(["holds"])), "other"),  # accepted, returned an array
+    (lambda: V.compatible(V.HOLDS, None), "other"),
+    (lambda: V.predicate(np.array(["holds"])), "verdict"),
+    (lambda: V.verdict_phrase(["holds"]), "verdict"),
+    (lambda: V.power_verdict(np.array(["holds"]), 0.1, 1.0), "verdict"),
+    (lambda: V.search_verdict(V.HOLDS, None), "found"),
+    (lambda: V.significant_effect(1.0, 0.1, sign=True), "sign"),
+    (lambda: V.direction_words(1.0, 0.1, positive=None, negative="n", neither="o"), "positive"),
+])
+def test_the_shared_rules_name_their_arguments(call, arg):
+    _named(call, arg)
+
+
+def test_the_shared_rules_decide_as_before():
+    assert V.combine([V.HOLDS, V.HOLDS]) == V.HOLDS and V.combine((V.HOLDS, V.FAILS)) == V.FAILS
+    assert V.combine(iter([V.OUTSIDE])) == V.OUTSIDE
+    assert V.compatible(V.HOLDS, V.HOLDS_UNDER) and not V.compatible(V.HOLDS, V.FAILS)
+    assert V.no_violation(0.01, 0.001, 0.1) == (V.HOLDS, 0.003)
+    assert V.significant_effect(-1.0, 0.1, sign=-1) == V.HOLDS
+    assert V.within_tolerance(0.0, 1e-9) == (V.HOLDS, 1e-9)
+
+
+@pytest.mark.parametrize("make", [
+    lambda tmp: tmp,  # a directory: IsADirectoryError
+    lambda tmp: tmp / "missing.json",  # FileNotFoundError
+    lambda tmp: (tmp / "latin1.json").write_bytes(b'["\xe9"]') and tmp / "latin1.json",  # UnicodeDecodeError
+    lambda tmp: None,  # TypeError from Path(None)
+    lambda tmp: 3,
+])
+def test_load_records_names_its_path(tmp_path, make):
+    _named(lambda: V.load_records(make(tmp_path)), "path")
+
+
+# --------------------------------------------------------------------------- numbers beyond a double
+
+
+@pytest.mark.parametrize("se", [1e308, 6e307, np.float64(1e308)])
+def test_a_huge_standard_error_names_the_standard_error(se):
+    message = _named(lambda: V.no_violation(0.0, se, 1.0), "se")
+    assert "beyond a double" in message  # it returned an infinite detectable size before
+    _named(lambda: V.no_violation_record(V.stat("e", 0.0, se), 1.0, claim="a/b", statement="s"), "effect.se")
+    # a chapter rule whose power check gets 3 * se: it blamed "detectable", a name inside the rule
+    _named(lambda: ch04.identical_worst_verdict(0.0, se, "w", ISO), "max_se_pct")
+    _named(lambda: ch04.families_verdict(0.0, se, -5.0, -3.0, "w", ISO), "max_step_se_pct")
+    _named(lambda: ch04.random_verdict(-0.5, 0.01, 0, 1.0, 10, se, ISO), "max_se_pct")
+
+
+def test_a_non_finite_number_given_directly_keeps_its_own_name():
+    for bad in (NAN, INF, -INF):
+        _named(lambda: V.power_verdict(V.HOLDS, bad, 1.0), "detectable")
+        _named(lambda: V.no_violation(0.0, bad, 1.0), "se")
+        _named(lambda: V.no_violation(bad, 0.1, 1.0), "effect")
+        _named(lambda: ch04.identical_worst_verdict(0.0, bad, "w", ISO), "max_se_pct")
+    _named(lambda: V.no_violation_record(V.stat("e", 0.0), 1.0, claim="a/b", statement="s"), "effect")  # exact
+    _named(lambda: V.no_violation_record(V.stat("e", 0.0, 0.1), NAN, claim="a/b", statement="s"), "tolerance")
+    _named(lambda: V.no_violation_record(3.0, 1.0, claim="a/b", statement="s"), "effect")
+
+
+def test_no_violation_record_refuses_fields_it_fills_or_does_not_know():
+    eff = V.stat("e", 0.0, 0.1)
+    _named(lambda: V.no_violation_record(eff, 1.0, claim="a/b", statement="s", foo=1), "foo", TypeError)
+    _named(lambda: V.no_violation_record(eff, 1.0, claim="a/b", statement="s", detectable=0.1), "detectable", TypeError)
+    r = V.no_violation_record(eff, 1.0, claim="a/b", statement="s", criterion="the effect")
+    assert r.verdict == V.HOLDS and r.detectable == pytest.approx(0.3) and r.criterion.startswith("the effect: ")
+
+
+# --------------------------------------------------------------------------- what a record is made from
+
+
+@pytest.mark.parametrize("bad", ["Bad Label", "m\n", "a_b", "-m", "m.", "x y"])
+def test_a_bad_label_rule_or_slug_names_itself(bad):
+    steps = dict(steps=[0.1, 0.1], steps_se=[0.01, 0.01], drop=0.2, drop_se=0.01)
+    _named(lambda: ch03.falls_with_angle_verdict(**steps, label=bad), "label")
+    _named(lambda: ch06.small_heads_verdict(bad, [("a", -0.1, 0.01)]), "rule")
+    _named(lambda: ch07.graded_verdict(bad, (-0.1, 0.01), predicted=True, gamma_hat=2.0, gamma_star_hat=1.5), "scheme")
+    _named(lambda: ch03.not_checkable(bad, "why"), "claim")  # the caller's argument is the claim itself
+    _named(lambda: V.no_violation_record(V.stat("e", 0.0, 0.1), 1.0, claim=bad, statement="s"), "claim")
+    assert ch03.falls_with_angle_verdict(**steps, label="smooth-m").claim == "lemma-4.1/falls-with-angle/smooth-m"
+
+
+@pytest.mark.parametrize("bad", ["Iso", "iso equal", "iso\n"])
+def test_a_bad_slug_names_itself(bad):
+    from mhanw.chapters import ch05_decorrelation_optimality as ch05
+    from mhanw.chapters import ch10_training_heads as ch10
+
+    found = V.Search("IMSE descent", starts=4, known_starts=1, perturbed_starts=2, steps=10, best=0.9, known=1.0)
+    _named(lambda: ch05.optimum_verdict(bad, "m", 0.1, 0.1, 0.9, ISO, False, found), "slug")
+    path = dict(label="isotropic m, averaged heads", init=np.linspace(0.4, 0.6, 20), end=np.linspace(0.45, 0.7, 20),
+                haar=0.5)
+    _named(lambda: ch10.training_orthogonal_verdict(bad, **path), "slug")
+    assert ch10.training_orthogonal_verdict("iso-equal-average", **path).claim.endswith("/iso-equal-average")
+
+
+@pytest.mark.parametrize("empty", [(), []])
+def test_holds_under_without_premises_names_premises(empty):
+    _named(lambda: ch04.identical_worst_verdict(0.0, 0.01, "w", empty), "premises")  # was "conditions:"
+    _named(lambda: ch04.families_verdict(0.0, 0.01, -5.0, -3.0, "w", empty), "premises")
+    _named(lambda: ch04.random_verdict(-0.9, 0.05, 0, 0.4, 300, 0.1, empty), "premises")
+    _named(lambda: ch04.identical_worst_verdict(0.0, 0.01, "w", {}), "premises")
+    _named(lambda: _record(verdict=V.HOLDS_UNDER, premises=empty), "conditions")  # the record's own fields
+    assert ch04.identical_worst_verdict(3.5, 0.01, "w", empty).verdict == V.FAILS  # no premises needed
+    assert ch04.identical_worst_verdict(0.0, 0.01, "w", ISO).verdict == V.HOLDS_UNDER
+
+
+def test_an_iterator_reaches_the_rule_as_well_as_its_check():
+    # the check read the generator, and the rule decided on what was left: nothing ("holds" for all of none)
+    assert V.combine(v for v in [V.FAILS, V.HOLDS]) == V.FAILS
+    assert V.combine(iter([V.OUTSIDE])) == V.OUTSIDE
+    parts = [_record(claim="thm-4.2/x", verdict=V.FAILS), _record(claim="thm-4.2/y")]
+    assert ch04.as_stated_verdict(r for r in parts).verdict == V.FAILS
+
+
+# --------------------------------------------------------------------------- chapters 04 and 09
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 2.0, "2", None, 10**400])
+def test_a_head_dimension_is_a_positive_integer(bad):
+    _named(lambda: ch04.printed_identical_verdict(0.5, bad), "d_k")  # d_k = 0 was a ZeroDivisionError
+    _named(lambda: ch09.shared_directions_verdict(0.6, 0.05, 1, bad), "d_k")
+    _named(lambda: ch09.shared_directions_verdict(0.6, 0.05, bad, 8), "n_leading")
+    assert ch04.printed_identical_verdict(0.5, 2).verdict == V.FAILS
+
+
+@pytest.mark.parametrize("key", [1, None, (1, 2), "", "  ", 0.5, b"a"])
+def test_a_mapping_of_named_numbers_needs_names(key):
+    _named(lambda: ch04.pa_properties_verdict({key: 0.0, "range": 0.1}), "deviations")  # TypeError in str.join
+    _named(lambda: ch04.printed_range_verdict({key: 0.5}), "values")
+    _named(lambda: ch04.equal_hdi_verdict({key: 1.0}, {key: 0.5}, {key: 2.0}), "rel_pct")
+    _named(lambda: ch04.higher_hdi_verdict({key: 1.0}, {key: 0.5}, {key: 2.0}, 0.01), "rel_pct")
+    _named(lambda: ch09.diversity_verdict({key: [1.0, -5.0]}), "z_by_null")
+
+
+@pytest.mark.parametrize("bad", [NAN, INF, -0.1, "0.1", None, [0.1]])
+def test_a_deviation_is_a_finite_size(bad):
+    _named(lambda: ch04.pa_properties_verdict({"identical": bad}), "deviations['identical']")
+    _named(lambda: ch04.equal_hdi_verdict({"m": 1.0}, {"m": bad}, {"m": 2.0}), "rel_se_pct['m']")
+
+
+def test_named_mappings_decide_as_before():
+    tol = ch04.EXACT_TOL
+    assert ch04.pa_properties_verdict({"identical": 0.5 * tol, "orthogonal": 0.0}).verdict == V.HOLDS
+    assert ch04.pa_properties_verdict({"identical": 2 * tol, "orthogonal": 0.0}).verdict == V.FAILS
+    assert ch04.equal_hdi_verdict({"a": 0.7}, {"a": 0.2}, {"a": -3.1}).verdict == V.FAILS
+    _named(lambda: ch04.pa_properties_verdict({}), "deviations")
+
+
+def test_more_violations_than_pairs_are_refused():
+    _named(lambda: ch04.random_verdict(-0.5, 0.1, 11, 0.5, 10, 0.1, ISO), "n_violations")
+    assert ch04.random_verdict(-0.9, 0.05, 0, 0.4, 300, 0.1, ISO).verdict == V.HOLDS_UNDER
+
+
+GUARD = dict(last_minus_rest=(0.5, 0.1), key_positive_layers=2, n_layers=6, pa_change=0.0, rv_change=0.0,
+             top_excess=(0.5, 0.1))
+
+
+@pytest.mark.parametrize("changes,arg", [
+    (dict(key_positive_layers=3, n_layers=0), "n_layers"),  # printed "3 of 0 are positive"
+    (dict(key_positive_layers=7), "key_positive_layers"),
+    (dict(key_positive_layers=-1), "key_positive_layers"),
+    (dict(n_layers=True), "n_layers"),
+    (dict(n_layers=10**400), "n_layers"),
+    (dict(pa_change=INF), "pa_change"),
+    (dict(last_minus_rest=(1e308, NAN)), "last_minus_rest"),
+    (dict(top_excess=(INF, 0.1)), "top_excess"),
+])
+def test_guard_text_checks_its_counts_and_numbers(changes, arg):
+    _named(lambda: ch09.guard_text(**{**GUARD, **changes}), arg)
+
+
+def test_guard_text_still_stops_on_numbers_that_disagree():
+    ch09.guard_text(**GUARD)
+    for k in (0, 6):  # a consistent sign: the text's "no consistent sign" is wrong
+        with pytest.raises(V.VerdictGuardError):
+            ch09.guard_text(**{**GUARD, "key_positive_layers": k})
+
+
+def test_diversity_sentence_needs_the_counts_of_its_record():
+    good = ch09.diversity_verdict({"row": np.array([-5.0, 1.0, 4.0])})
+    assert "against every null: one of three" in ch09.diversity_sentence(good)
+    stripped = V.Verdict(**{**good.__dict__, "statistics": ()})  # a record of that claim without its counts
+    _named(lambda: ch09.diversity_sentence(stripped), "record")  # was a bare StopIteration
+    other = ch09.diversity_verdict({"row": np.array([-5.0, 1.0, 4.0])}, unit="heads")
+    assert ch09.diversity_sentence(other)
+
+
+# --------------------------------------------------------------------------- the jackknife
+
+X = np.arange(40.0)
+
+
+@pytest.mark.parametrize("returned", [NAN, INF, np.array([1.0, NAN]), "abc", None, True, 1 + 2j, {"a": 1.0},
+                                      np.array(["x"]), object()])
+def test_a_jackknife_statistic_must_return_finite_numbers(returned):
+    message = _named(lambda: D.jackknife(lambda a: returned, (X,), 5), "statistic")  # NaN gave a NaN s.e.
+    assert "all replicates" in message
+
+
+def test_a_jackknife_statistic_that_fails_on_one_block_says_which():
+    def stat(a):  # NaN when the first replicates are left out
+        return float(np.mean(a)) if a[0] == 0 else NAN
+
+    message = _named(lambda: D.jackknife(stat, (X,), 4), "statistic")
+    assert "replicates 0:10 left out" in message
+    message = _named(lambda: D.jackknife(lambda a: np.zeros(1 if a[0] == 0 else 2), (X,), 4), "statistic")
+    assert "shape" in message
+
+
+@pytest.mark.parametrize("kwargs,arg", [
+    (dict(n_blocks=1), "n_blocks"), (dict(n_blocks=41), "n_blocks"), (dict(n_blocks=True), "n_blocks"),
+    (dict(n_blocks=4.0), "n_blocks"), (dict(n_blocks=10**400), "n_blocks"), (dict(n_blocks="4"), "n_blocks"),
+    (dict(arrays=(X, X[:5])), "arrays"), (dict(arrays=()), "arrays"), (dict(arrays=(np.array([]),)), "arrays"),
+    (dict(arrays=(np.float64(1.0),)), "arrays"), (dict(arrays=None), "arrays"), (dict(statistic=None), "statistic"),
+])
+def test_the_jackknife_checks_its_blocks_and_arrays(kwargs, arg):
+    _named(lambda: D.jackknife(**{"statistic": np.mean, "arrays": (X,), "n_blocks": 4, **kwargs}), arg)
+
+
+def test_the_jackknife_of_huge_values_is_finite_and_unchanged_otherwise():
+    theta, se = D.jackknife(lambda a: a.mean(), (X,), 40)
+    assert se == pytest.approx(X.std(ddof=1) / math.sqrt(40), rel=1e-12)
+    big = X * 1e300  # squared deviations beyond a double: the s.e. itself is not
+    theta, se = D.jackknife(lambda a: a.mean(), (big,), 40)
+    assert math.isfinite(se) and se == pytest.approx(1e300 * X.std(ddof=1) / math.sqrt(40), rel=1e-9)
