@@ -9,18 +9,28 @@ describes no experiment, a value nested hundreds of lists deep exhausted the
 stack, and a FIFO was reported as a missing file.  Each is one
 :class:`~mhanw.pipeline.scenarios.ScenarioError` line naming the chapter (or
 table) and the parameter.
+
+A damaged ``config.json`` of the pretrained model (chapter 09) is refused with
+:class:`~mhanw.pretrained.ModelFileError` naming it and the field, on one line,
+before a weight is read: a config without ``model_type`` raised
+NotImplementedError, and ``num_hidden_layers = 10**9`` was blamed on
+``model.safetensors`` (which lacked layer 6).
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
 
 import pytest
 
+from mhanw import pretrained
 from mhanw.infra import params as P
 from mhanw.pipeline import chapters, scenarios
 from nbtools import ROOT
+from test_bad_input_pretrained import MODEL, _assert_names_file_and_fix, model_copy  # noqa: F401
+from test_bad_input_pretrained import pytestmark as needs_model
 
 CHAPTER_NAMES = chapters.names(ROOT)
 
@@ -205,3 +215,98 @@ def test_a_symlink_to_a_scenario_loads(tmp_path):
     target.write_text("[all]\nsigma = 0.7\n")
     (tmp_path / "link.toml").symlink_to(target)
     assert scenarios.load(tmp_path / "link.toml", ROOT).params_for("02_bias_variance_covariance") == {"sigma": 0.7}
+
+
+# ---- damaged model configuration: ModelFileError naming config.json and the field, on one line ------------
+
+
+def _write_config(path, **changes):
+    cfg = json.loads(path.read_text())
+    for key, value in changes.items():
+        if value is None:
+            cfg.pop(key, None)
+        else:
+            cfg[key] = value
+    path.write_text(json.dumps(cfg))
+
+
+LOADERS = {
+    "model_config": lambda: pretrained.model_config(MODEL),
+    "load_attention_weights": lambda: pretrained.load_attention_weights(MODEL),
+    "Encoder": lambda: pretrained.Encoder(MODEL),
+}
+
+
+@needs_model
+@pytest.mark.parametrize("loader", sorted(LOADERS))
+@pytest.mark.parametrize("key, value", [
+    ("model_type", None), ("model_type", "gpt2"), ("model_type", 7), ("hidden_act", None), ("hidden_act", "relu"),
+    ("position_embedding_type", "relative_key"),
+    ("num_hidden_layers", 10**9), ("num_hidden_layers", 10**400), ("num_attention_heads", 10**6),
+    ("hidden_size", 2**40), ("intermediate_size", 10**12), ("vocab_size", -3), ("max_position_embeddings", 10**9),
+    ("num_hidden_layers", "6"), ("num_hidden_layers", [6]), ("num_hidden_layers", 6.5), ("num_hidden_layers", True),
+    ("layer_norm_eps", 10**400), ("layer_norm_eps", 1e308), ("layer_norm_eps", 0.0), ("pad_token_id", 10**8),
+])
+def test_a_bad_config_field_names_config_json_and_the_field_on_one_line(model_copy, loader, key, value):
+    path = model_copy / "config.json"
+    _write_config(path, **{key: value})
+    with pytest.raises(pretrained.ModelFileError) as info:
+        LOADERS[loader]()
+    message = str(info.value)
+    assert message.startswith(f"{path}: '{key}': ") and "expected" in message, message
+    assert "\n" not in message and len(message) < 600, message
+    _assert_names_file_and_fix(info, path)
+
+
+@needs_model
+def test_a_config_field_is_checked_before_any_weight_is_read(model_copy, monkeypatch):
+    _write_config(model_copy / "config.json", num_hidden_layers=10**9)
+
+    def no_weights(*args, **kwargs):
+        raise AssertionError("the weights were read before config.json was checked")
+
+    monkeypatch.setattr(pretrained, "load_tensors", no_weights)
+    with pytest.raises(pretrained.ModelFileError, match=r"config\.json: 'num_hidden_layers': expected an integer "
+                                                       r"from 1 to 256, found 1000000000 "):
+        pretrained.load_attention_weights(MODEL)
+
+
+@needs_model
+@pytest.mark.parametrize("text", ["[" * 100_000, " " * (pretrained.MAX_CONFIG_BYTES + 1), "[1, 2]", "{"])
+def test_a_config_that_is_no_json_object_is_one_line(model_copy, text):
+    path = model_copy / "config.json"
+    path.write_text(text)
+    with pytest.raises(pretrained.ModelFileError) as info:
+        pretrained.model_config(MODEL)
+    assert str(info.value).startswith(f"{path}: ") and "\n" not in str(info.value)
+    _assert_names_file_and_fix(info, path)
+
+
+@needs_model
+def test_a_pooling_other_than_the_mean_is_a_damaged_file(model_copy):
+    path = model_copy / "1_Pooling" / "config.json"
+    if not path.exists():
+        pytest.skip("the package ships no pooling configuration")
+    cfg = json.loads(path.read_text())
+    cfg.update(pooling_mode_mean_tokens=False, pooling_mode_cls_token=True)
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(pretrained.ModelFileError, match=r"pooling modes: expected only 'pooling_mode_mean_tokens'"):
+        pretrained.model_config(MODEL)
+
+
+@needs_model
+def test_every_model_file_error_is_one_line(model_copy):
+    # a damaged weights file: the safetensors library's error, folded onto the line
+    weights = model_copy / "model.safetensors"
+    data = weights.read_bytes()
+    weights.unlink()
+    weights.write_bytes(data[:1000])
+    with pytest.raises(pretrained.ModelFileError) as info:
+        pretrained.load_tensors(MODEL)
+    assert str(info.value).startswith(f"{weights}: ") and "\n" not in str(info.value)
+
+
+@needs_model
+def test_the_intact_model_still_loads_with_its_sizes():
+    cfg = pretrained.model_config(MODEL)
+    assert (cfg["n_layers"], cfg["n_heads"], cfg["d_model"], cfg["max_seq_length"]) == (6, 12, 384, 256)
