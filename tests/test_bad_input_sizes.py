@@ -452,7 +452,7 @@ def test_a_notebook_parameter_above_the_shared_maximum_is_refused():
     from mhanw.infra import params as P
 
     for bad in (MAX_ENTRIES + 1, 10**400):
-        with pytest.raises(P.ParameterError, match=r"^random_n: expected an integer <= 268435456"):
+        with pytest.raises(P.ParameterError, match=r"^random_n: expected an integer <= 40000"):
             ch05.PARAMETERS["random_n"].check(bad, "random_n")
     with pytest.raises(P.ParameterError, match=r"^bandwidth: .*within the range of a double"):
         ch05.PARAMETERS["bandwidth"].check(10**400, "bandwidth")  # was an OverflowError

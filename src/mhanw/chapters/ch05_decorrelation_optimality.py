@@ -671,15 +671,15 @@ from ..infra import params as _P  # noqa: E402  (the declaration below is the mo
 #: blind-head configurations fix their shape (d = 4, d_k = 2, H = 2); the frame bound needs no data.
 PARAMETERS = {
     **_P.STANDARD,
-    "n_jobs": _P.positive_int(),
+    "n_jobs": _P.workers(),
     "isotropic_regression": _P.regression(dimension="random_d"),
     "anisotropic_regression": _P.regression(dimension="random_d"),
     "blind_regression": _P.regression(dimension=4),
     "optimum_regressions": _P.sequence(_P.regression(dimension="optimum_d")),
     **SHARED_PARAMETERS,
-    "optimum_d": _P.positive_int(2),
-    "optimum_d_k": _P.positive_int(at_most="optimum_d"),
-    "optimum_H": _P.positive_int(2),
+    "optimum_d": _P.positive_int(2, 256, why="64 times the default 4: the optimiser searches d x d_k heads"),
+    "optimum_d_k": _P.positive_int(1, 256, at_most="optimum_d", why="the largest optimum_d"),
+    "optimum_H": _P.positive_int(2, 256, why="the largest optimum_d"),
 }
 CONSTRAINTS = (_P.product_at_most(("random_H", "random_d_k"), "random_d"),
                _P.product_at_most(("optimum_H", "optimum_d_k"), "optimum_d"))

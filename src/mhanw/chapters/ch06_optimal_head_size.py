@@ -1077,9 +1077,9 @@ PARAMETERS = {
     "regressions": P.sequence(P.regression(dimension="sim_budget")),
     "inputs": P.inputs(dimension="sim_budget"),
     "noise": P.noise(dimension="sim_budget"),
-    "sigma": P.nonnegative_float(),
-    "sim_budget": P.positive_int(4),
-    "sim_n": P.sequence(P.positive_int(2)),
+    "sigma": P.noise_level(),
+    "sim_budget": P.positive_int(4, 1024, why="a model dimension, 128 times the default 8"),
+    "sim_n": P.sequence(P.positive_int(2, 300_000, why="100 times the default largest n, 3000")),
     "rules": P.sequence(P.choice(*_heads.RULES)),
 }
 

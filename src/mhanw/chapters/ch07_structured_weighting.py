@@ -28,7 +28,7 @@ from ..infra.prose import join_list
 from ..infra import verdicts as V
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Statistic, Verdict, checked, significant_effect
 from ..infra.validate import as_float_array, brief, one_of, positive_int, sequence
-from ..weighting import GOLDEN_Q, ORACLES, SCHEMES, _ratio, _symmetric_matrix, fitted_weights, quality_order
+from ..weighting import GOLDEN_Q, MAX_SYMBOLIC_HEADS, ORACLES, SCHEMES, _ratio, _symmetric_matrix, fitted_weights, quality_order
 
 __all__ = ["NestedErrors", "SIGNIFICANCE", "adding_heads_verdict", "best_single_head_verdict", "compare_words",
            "control_label", "control_premises", "control_verdict", "crossover_verdict", "theorem_verdict", "graded_verdict", "nested_errors", "PARAMETERS", "CONSTRAINTS"]
@@ -344,7 +344,7 @@ def _ratio_expression() -> P.Kind:
 
 def _weighting() -> P.Kind:
     """``"geometric"``, ``"fibonacci"`` or a list of non-negative weights summing to 1 (one per head, ``H``)."""
-    listed = P.weights(length="H")
+    listed = P.weights(length="H", maximum=1.0)
 
     def check(value, name):
         if isinstance(value, str):
@@ -361,8 +361,8 @@ def _weighting() -> P.Kind:
 #: The papermill parameters of notebook 07 (checked by :func:`mhanw.infra.params.check_parameters`).
 PARAMETERS = {
     **P.STANDARD,
-    "n_jobs": P.positive_int(),
-    "H": P.positive_int(2),
+    "n_jobs": P.workers(),
+    "H": P.positive_int(2, MAX_SYMBOLIC_HEADS, why="the heads of a symbolic weighting"),
     "rho": P.real(0.0, 1.0, open_max=True),
     "q": _ratio_expression(),
     "weights": _weighting(),
@@ -370,11 +370,11 @@ PARAMETERS = {
     "control_regression": P.regression(dimension="d"),
     "inputs": P.inputs(dimension="d"),
     "noise": P.noise(dimension="d"),
-    "sigma": P.nonnegative_float(),
-    "n": P.positive_int(2),
-    "bandwidth": P.positive_float(),
+    "sigma": P.noise_level(),
+    "n": P.positive_int(2, 50_000, why="100 times the default 500"),
+    "bandwidth": P.bandwidth(),
     "angles_deg": P.sequence(P.real(0.0, 90.0), min_length=2),
-    "d": P.positive_int(2),
+    "d": P.positive_int(2, 1024, why="a model dimension, 128 times the default 8"),
 }
 
 #: Constraints: the graded heads use the coordinates e_1 ... e_(H+1), the control e_1 ... e_H.

@@ -195,13 +195,13 @@ def ant_colony_verdict() -> Verdict:
 #: The papermill parameters of notebook 08 (checked by :func:`mhanw.infra.params.check_parameters`).
 PARAMETERS = {
     **P.STANDARD,
-    "n_jobs": P.positive_int(),
+    "n_jobs": P.workers(),
     "regression": P.regression(dimension=10),
     "inputs": P.inputs(dimension=10),
     "noise": P.noise(dimension=10),
-    "sigma": P.nonnegative_float(),
-    "n": P.positive_int(2),
-    "bandwidths": P.sequence(P.positive_float(), min_length=2),
+    "sigma": P.noise_level(),
+    "n": P.positive_int(2, 50_000, why="100 times the default 500"),
+    "bandwidths": P.sequence(P.bandwidth(), min_length=2),
     "angles_deg": P.sequence(P.real(0.0, 90.0), min_length=3),
 }
 

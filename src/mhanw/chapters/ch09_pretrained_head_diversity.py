@@ -133,11 +133,11 @@ def _sentences_kind() -> P.Kind:
 PARAMETERS = {
     **P.STANDARD,
     "model": P.choice(*sorted(_pretrained.MODELS)),
-    "n_perm": P.optional(P.positive_int(2)),
-    "n_spectral": P.optional(P.positive_int(2)),
-    "n_haar": P.optional(P.positive_int(2)),
-    "n_sentences": P.optional(P.positive_int(3)),
-    "n_perm_spearman": P.optional(P.positive_int(2)),
+    "n_perm": P.optional(P.positive_int(2, 50_000, why="100 times the paper's 500")),
+    "n_spectral": P.optional(P.positive_int(2, 5_000, why="100 times the paper's 50")),
+    "n_haar": P.optional(P.positive_int(2, 20_000, why="100 times the paper's 200")),
+    "n_sentences": P.optional(P.positive_int(3, 50, why="the 50 shipped sentences")),
+    "n_perm_spearman": P.optional(P.positive_int(2, 2_000_000, why="100 times the paper's 20000")),
     "sentences": _sentences_kind(),
 }
 CONSTRAINTS = ()

@@ -9,10 +9,10 @@ in its module (``mhanw.chapters.chNN_slug``)::
 
     PARAMETERS = {
         **P.STANDARD,                       # fidelity, seed, figures_dir, macros_path, results_path
-        "d": P.positive_int(),
-        "d_k": P.positive_int(at_most="d"),
-        "H": P.positive_int(),
-        "sigma": P.nonnegative_float(),
+        "d": P.positive_int(1, 1024, why="a model dimension"),
+        "d_k": P.positive_int(1, 1024, at_most="d", why="a head dimension"),
+        "H": P.positive_int(1, 64, why="heads"),
+        "sigma": P.nonnegative_float(100.0, why="responses of order 1"),
         "regression": P.regression(dimension="d"),
         "inputs": P.inputs(dimension="d"),
         "noise": P.noise(dimension="d"),
@@ -23,6 +23,13 @@ in its module (``mhanw.chapters.chNN_slug``)::
 and calls, in the cell right after its ``parameters`` cell::
 
     params = check_parameters(globals(), chapter.PARAMETERS, chapter.CONSTRAINTS)
+
+Every numeric parameter declares its range (``minimum``, ``maximum`` and a
+``why`` that says where the ends come from, shown in the message), and one check,
+:func:`_check_range`, enforces it for a notebook's parameters and a scenario's
+alike: a count of Monte Carlo draws far beyond its default would run for days, a
+bandwidth of ``1e-300`` or a noise level of ``1e308`` describes no experiment.
+:func:`unbounded` lists the numeric parameters of a spec that lack an end.
 
 Every problem raises :class:`ParameterError` (a ``ValueError``) with a one-line
 message that starts with the parameter's name, e.g. ``fidelty: unknown
@@ -60,13 +67,16 @@ __all__ = [
     "Parameters",
     "STANDARD",
     "at_most",
+    "bandwidth",
     "boolean",
     "check_parameters",
     "choice",
+    "coordinate",
     "divides",
     "fidelity",
     "inputs",
     "noise",
+    "noise_level",
     "nonnegative_float",
     "optional",
     "path",
@@ -79,7 +89,9 @@ __all__ = [
     "require",
     "seed",
     "sequence",
+    "unbounded",
     "weights",
+    "workers",
 ]
 
 
@@ -105,12 +117,17 @@ class Kind:
     ``check(value, name) -> value`` validates (and normalises) the value alone;
     ``relate(value, name, params)``, if given, checks it against the other
     (already checked) parameters.  Both raise :class:`ParameterError`.
-    ``describe`` is shown in messages and listings.
+    ``describe`` is shown in messages and listings.  ``bounds``: ``(minimum,
+    maximum)`` of a numeric kind as declared (``None`` for an end not declared),
+    ``None`` for a kind that is not a number; ``parts``: the kinds a sequence or an
+    optional value holds (:func:`unbounded` walks them).
     """
 
     describe: str
     check: Callable[[object, str], object]
     relate: Callable[[object, str, Mapping], None] | None = None
+    bounds: tuple | None = None
+    parts: tuple = ()
 
 
 def _real(value, name: str, what: str) -> float:
@@ -125,15 +142,24 @@ def _real(value, name: str, what: str) -> float:
     return out
 
 
-def _integer(value, name: str, minimum: int, maximum: int | None = None) -> int:
+def _check_range(value, out, name: str, minimum, maximum, *, what_below: str, what_above: str,
+                 open_min: bool = False, open_max: bool = False, why_min: str = "", why_max: str = ""):
+    """The one range check of every numeric kind: ``out`` (``value`` read as a number) within
+    ``[minimum, maximum]`` (an end ``None``: none; ``open_*``: that end excluded), else
+    ``"name: expected WHAT (WHY), got VALUE"`` (``why_min``/``why_max``: where the end that is
+    crossed comes from); returns ``out``."""
+    if minimum is not None and (out < minimum or (open_min and out == minimum)):
+        raise _fail(name, f"expected {what_below}{f' ({why_min})' if why_min else ''}, got {brief(value)}")
+    if maximum is not None and (out > maximum or (open_max and out == maximum)):
+        raise _fail(name, f"expected {what_above}{f' ({why_max})' if why_max else ''}, got {brief(value)}")
+    return out
+
+
+def _integer(value, name: str, minimum: int, maximum: int | None = None, why: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise _fail(name, f"expected an integer >= {minimum}, got {brief(value)}")
-    if int(value) < minimum:
-        raise _fail(name, f"expected an integer >= {minimum}, got {brief(value)}")
-    if maximum is not None and int(value) > maximum:
-        raise _fail(name, f"expected an integer <= {maximum} (the shared maximum of a size or count), "
-                          f"got {brief(value)}")
-    return int(value)
+    return _check_range(value, int(value), name, minimum, maximum, what_below=f"an integer >= {minimum}",
+                        what_above=f"an integer <= {maximum}", why_max=why)
 
 
 def _ref(params: Mapping, ref, name: str):
@@ -146,11 +172,14 @@ def _ref(params: Mapping, ref, name: str):
 
 
 def _bound_text(ref, value) -> str:
-    return f"{ref} = {value!r}" if isinstance(ref, str) else repr(value)
+    return f"{ref} = {brief(value)}" if isinstance(ref, str) else brief(value)
 
 
-def positive_int(minimum: int = 1, *, at_most=None) -> Kind:
-    """An integer ``>= minimum``; ``at_most``: a number or the name of another parameter (``d_k <= d``)."""
+def positive_int(minimum: int = 1, maximum: int | None = None, *, at_most=None, why: str = "") -> Kind:
+    """An integer from ``minimum`` to ``maximum`` (``None``: the shared maximum of a size or count,
+    :data:`mhanw.infra.validate.MAX_COUNT`); ``why`` says where the maximum comes from (it is shown in
+    the message); ``at_most``: a number or the name of another parameter (``d_k <= d``)."""
+    top, because = (MAX_COUNT, why or "the shared maximum of a size or count") if maximum is None else (maximum, why)
 
     def relate(value, name, params):
         if at_most is not None:
@@ -158,35 +187,68 @@ def positive_int(minimum: int = 1, *, at_most=None) -> Kind:
             if value > bound:
                 raise _fail(name, f"expected {name} <= {_bound_text(at_most, bound)}, got {brief(value)}")
 
-    return Kind(f"integer >= {minimum}", lambda v, n: _integer(v, n, minimum, MAX_COUNT), relate)
+    describe = f"integer >= {minimum}" if maximum is None else f"integer from {minimum} to {maximum}"
+    return Kind(describe, lambda v, n: _integer(v, n, minimum, top, because), relate, bounds=(minimum, maximum))
 
 
 def real(minimum: float | None = None, maximum: float | None = None, *, open_min: bool = False,
-         open_max: bool = False) -> Kind:
-    """A finite real number, optionally in ``[minimum, maximum]`` (ends open if asked)."""
+         open_max: bool = False, why: str = "") -> Kind:
+    """A finite real number, optionally in ``[minimum, maximum]`` (ends open if asked); ``why`` says
+    where the ends come from (shown in the message)."""
     lo = "-inf" if minimum is None else f"{minimum:g}"
     hi = "inf" if maximum is None else f"{maximum:g}"
     interval = f"{'(' if open_min or minimum is None else '['}{lo}, {hi}{')' if open_max or maximum is None else ']'}"
 
+    what = f"a real number in {interval}"
+
     def check(value, name):
-        out = _real(value, name, f"a real number in {interval}")
-        if minimum is not None and (out < minimum or (open_min and out == minimum)):
-            raise _fail(name, f"expected a real number in {interval}, got {brief(value)}")
-        if maximum is not None and (out > maximum or (open_max and out == maximum)):
-            raise _fail(name, f"expected a real number in {interval}, got {brief(value)}")
-        return out
+        out = _real(value, name, what)
+        return _check_range(value, out, name, minimum, maximum, what_below=what, what_above=what,
+                            open_min=open_min, open_max=open_max, why_min=why, why_max=why)
 
-    return Kind(f"real number in {interval}", check)
+    return Kind(f"real number in {interval}", check, bounds=(minimum, maximum))
 
 
-def positive_float() -> Kind:
-    """A finite real number ``> 0`` (a bandwidth, a temperature)."""
-    return real(0.0, open_min=True)
+def positive_float(minimum: float = 0.0, maximum: float | None = None, *, why: str = "") -> Kind:
+    """A finite real number ``> 0`` (a bandwidth, a temperature), or in ``[minimum, maximum]`` when a
+    positive ``minimum`` is declared."""
+    return real(minimum, maximum, open_min=minimum == 0, why=why)
 
 
-def nonnegative_float() -> Kind:
-    """A finite real number ``>= 0`` (a noise level)."""
-    return real(0.0)
+def nonnegative_float(maximum: float | None = None, *, why: str = "") -> Kind:
+    """A finite real number ``>= 0`` (a noise level), at most ``maximum``."""
+    return real(0.0, maximum, why=why)
+
+
+#: The ranges shared by the chapters' parameters of one meaning (the inputs are of unit scale, the
+#: responses of order 1, the chapters' defaults are 0.3-0.6 for a bandwidth and 0.5 for a noise level).
+BANDWIDTH_RANGE = (1e-3, 1e3)
+MAX_NOISE_LEVEL = 100.0
+COORDINATE_RANGE = (-10.0, 10.0)
+MAX_WORKERS = 256
+
+
+def bandwidth() -> Kind:
+    """A kernel bandwidth in :data:`BANDWIDTH_RANGE`: from a thousandth to a thousand times the
+    inputs' unit scale (beyond it every kernel weight but one, or none, is zero)."""
+    return positive_float(*BANDWIDTH_RANGE, why="a thousandth to a thousand times the inputs' unit scale")
+
+
+def noise_level() -> Kind:
+    """A noise standard deviation in ``[0, MAX_NOISE_LEVEL]`` (200 times the chapters' 0.5; the
+    responses are of order 1)."""
+    return nonnegative_float(MAX_NOISE_LEVEL, why="200 times the default 0.5, for responses of order 1")
+
+
+def coordinate() -> Kind:
+    """A coordinate of a point where an estimate is evaluated, in :data:`COORDINATE_RANGE`: within 10
+    standard deviations of the inputs."""
+    return real(*COORDINATE_RANGE, why="within 10 standard deviations of the unit-scale inputs")
+
+
+def workers() -> Kind:
+    """A number of worker processes, 1 to :data:`MAX_WORKERS`."""
+    return positive_int(1, MAX_WORKERS, why="worker processes: the cores of a large machine")
 
 
 def probability(*, open_ends: bool = False) -> Kind:
@@ -212,15 +274,19 @@ def fidelity() -> Kind:
     return choice("quick", "paper")
 
 
+#: Largest seed: the 64-bit seeds of :func:`mhanw.pipeline.scenarios.seed_params`.
+MAX_SEED = 2**63 - 1
+
+
 def seed() -> Kind:
     """An explicit non-negative integer (never ``None``: two runs would differ)."""
 
     def check(value, name):
         if value is None:
             raise _fail(name, "expected an explicit non-negative integer, got None (two runs would differ)")
-        return _integer(value, name, 0)
+        return _integer(value, name, 0, MAX_SEED, "a seed of 64 bits")
 
-    return Kind("explicit integer >= 0", check)
+    return Kind("explicit integer >= 0", check, bounds=(0, MAX_SEED))
 
 
 def path() -> Kind:
@@ -252,7 +318,8 @@ def optional(kind: Kind) -> Kind:
         if value is not None and kind.relate is not None:
             kind.relate(value, name, params)
 
-    return Kind(f"None or {kind.describe}", lambda v, n: None if v is None else kind.check(v, n), relate)
+    return Kind(f"None or {kind.describe}", lambda v, n: None if v is None else kind.check(v, n), relate,
+                parts=(kind,))
 
 
 def sequence(of: Kind, *, min_length: int = 1, length=None) -> Kind:
@@ -274,21 +341,24 @@ def sequence(of: Kind, *, min_length: int = 1, length=None) -> Kind:
             for i, v in enumerate(value):
                 of.relate(v, f"{name}[{i}]", params)
 
-    return Kind(f"list of {of.describe}", check, relate)
+    return Kind(f"list of {of.describe}", check, relate, parts=(of,))
 
 
 #: Tolerance of "sums to 1" for weights written as decimal literals.
 WEIGHT_SUM_TOLERANCE = 1e-9
 
 
-def weights(length=None, *, sum_to_one=True, nonnegative: bool = True) -> Kind:
-    """Head weights: a list of reals, ``length`` entries (a number or a parameter name, e.g. ``"H"``).
+def weights(length=None, *, sum_to_one=True, nonnegative: bool = True, maximum: float | None = None,
+            why: str = "") -> Kind:
+    """Head weights: a list of reals, ``length`` entries (a number or a parameter name, e.g. ``"H"``),
+    each in ``[0, maximum]`` (``[-maximum, maximum]`` when not ``nonnegative``).
 
     ``sum_to_one``: ``True``, ``False``, or a predicate of the checked
     parameters (e.g. ``lambda p: p["rule"] == "average"``) saying when the
     weights must sum to 1 (within :data:`WEIGHT_SUM_TOLERANCE`).
     """
-    base = sequence(real(0.0) if nonnegative else real(), length=length)
+    low = 0.0 if nonnegative else (None if maximum is None else -maximum)
+    base = sequence(real(low, maximum, why=why), length=length)
 
     def relate(value, name, params):
         base.relate(value, name, params)
@@ -296,7 +366,7 @@ def weights(length=None, *, sum_to_one=True, nonnegative: bool = True) -> Kind:
         if need and abs(sum(value) - 1.0) > WEIGHT_SUM_TOLERANCE:
             raise _fail(name, f"expected weights summing to 1, got sum {sum(value):.12g}")
 
-    return Kind("weights" + (" summing to 1" if sum_to_one is True else ""), base.check, relate)
+    return Kind("weights" + (" summing to 1" if sum_to_one is True else ""), base.check, relate, parts=base.parts)
 
 
 def _dimension_check(dimension, min_dim_of):
@@ -306,7 +376,7 @@ def _dimension_check(dimension, min_dim_of):
         d = _ref(params, dimension, name)
         need = min_dim_of(value)
         if need > d:
-            raise _fail(name, f"{value!r} needs d >= {need}, got {_bound_text(dimension, d)}")
+            raise _fail(name, f"{brief(value)} needs d >= {need}, got {_bound_text(dimension, d)}")
 
     return relate
 
@@ -423,7 +493,7 @@ def require(name: str, predicate: Callable[[Mapping], bool], statement: str) -> 
             raise _unevaluable(name, statement, exc) from None
         if not ok:
             words = set(re.findall(r"[A-Za-z_]\w*", statement))
-            shown = ", ".join(f"{k} = {v!r}" for k, v in params.items() if k in words)
+            shown = ", ".join(f"{k} = {brief(v)}" for k, v in params.items() if k in words)
             raise _fail(name, f"expected {statement}" + (f" (got {shown})" if shown else ""))
 
     return constraint
@@ -438,7 +508,7 @@ def at_most(a: str, b: str) -> Constraint:
         except _CONSTRAINT_ERRORS as exc:
             raise _unevaluable(a, f"{a} <= {b}", exc) from None
         if bad:
-            raise _fail(a, f"expected {a} <= {b} = {params[b]!r}, got {brief(params[a])}")
+            raise _fail(a, f"expected {a} <= {b} = {brief(params[b])}, got {brief(params[a])}")
 
     return constraint
 
@@ -457,8 +527,8 @@ def product_at_most(factors, bound: str, *, equal: bool = False) -> Constraint:
             raise _unevaluable(factors[0], f"{'*'.join(factors)} {'=' if equal else '<='} {bound}", exc) from None
         if bad:
             rel = "=" if equal else "<="
-            raise _fail(factors[0], f"expected {'*'.join(factors)} {rel} {bound} = {limit!r}, got "
-                                    f"{' * '.join(repr(params[f]) for f in factors)} = {value!r}")
+            raise _fail(factors[0], f"expected {'*'.join(factors)} {rel} {bound} = {brief(limit)}, got "
+                                    f"{' * '.join(brief(params[f]) for f in factors)} = {brief(value)}")
 
     return constraint
 
@@ -470,13 +540,30 @@ def divides(a: str, b: str) -> Constraint:
         try:
             rest = params[b] % params[a]
         except ZeroDivisionError:
-            raise _fail(a, f"expected a divisor of {b} = {params[b]!r}, got {brief(params[a])}") from None
+            raise _fail(a, f"expected a divisor of {b} = {brief(params[b])}, got {brief(params[a])}") from None
         except _CONSTRAINT_ERRORS as exc:
             raise _unevaluable(a, f"{a} divides {b}", exc) from None
         if rest:
-            raise _fail(a, f"expected a divisor of {b} = {params[b]!r}, got {brief(params[a])}")
+            raise _fail(a, f"expected a divisor of {b} = {brief(params[b])}, got {brief(params[a])}")
 
     return constraint
+
+
+def unbounded(spec: Mapping[str, Kind]) -> list[str]:
+    """The numeric parameters of ``spec`` (also those inside a list or an optional value) that
+    declare no minimum or no maximum: a chapter's spec has none, so that every number a notebook or a
+    scenario gives is checked against a range that says what the chapter can run."""
+    out = []
+
+    def walk(kind: Kind, where: str):
+        if kind.bounds is not None and None in kind.bounds:
+            out.append(where)
+        for part in kind.parts:
+            walk(part, where)
+
+    for name, kind in spec.items():
+        walk(kind, name)
+    return out
 
 
 # --------------------------------------------------------------------------

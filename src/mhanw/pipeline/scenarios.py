@@ -26,6 +26,8 @@ it changes, records only: the paper's section on changed assumptions) and, for
 from __future__ import annotations
 
 import json
+import os
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +37,9 @@ from . import chapters as C
 _TOP_KEYS = ("description", "all", "chapters")
 #: Deepest nesting of lists in a value (a list of lists is the deepest any chapter takes).
 MAX_DEPTH = 3
+#: Most entries of one value, counted over every level of its lists (a chapter's longest list, its
+#: sentences or angles, holds tens).
+MAX_ENTRIES = 10_000
 #: Largest scenario file read, bytes.
 MAX_BYTES = 1 << 20
 
@@ -67,27 +72,71 @@ class Scenario:
                 for n, p in self.params.items()]
 
 
-def _depth(v, level: int = 0) -> int:
-    return max((_depth(x, level + 1) for x in v), default=level + 1) if isinstance(v, list) else level
+def value_problem(value) -> str | None:
+    """What makes ``value`` (one parameter of a scenario) no parameter value, or ``None``: a value is a
+    string, number or boolean, or a list of them nested at most :data:`MAX_DEPTH` deep with at most
+    :data:`MAX_ENTRIES` entries in all.  Walked without recursion, so that no depth of nesting can
+    exhaust the stack, and stopped at the first entry beyond a bound."""
+    stack, entries = [(value, 0)], 0
+    while stack:
+        v, level = stack.pop()
+        if isinstance(v, list):
+            if level + 1 > MAX_DEPTH:
+                return f"lists nested more than {MAX_DEPTH} deep"
+            entries += len(v)
+            if entries > MAX_ENTRIES:
+                return f"more than {MAX_ENTRIES} entries (counting every level of its lists)"
+            stack.extend((x, level + 1) for x in v)
+        elif not isinstance(v, (str, int, float, bool)):
+            return f"expected a string, number, boolean or a list of them, got {type(v).__name__}"
+    return None
 
 
-def _literal(v) -> bool:
-    if isinstance(v, (str, int, float, bool)):
-        return True
-    return isinstance(v, list) and all(_literal(x) for x in v)
+def _kind_of_file(mode: int) -> str:
+    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return what
+    return "not a regular file"
 
 
 def read_toml(path: Path) -> dict:
-    """The file as TOML, or :class:`ScenarioError` naming it (missing, a folder, too big, not UTF-8, not TOML)."""
+    """The file as TOML, or :class:`ScenarioError` naming it (missing, a folder, a FIFO, a device or
+    another file that is not a regular one, more than :data:`MAX_BYTES` bytes, not UTF-8, not TOML).
+
+    The file is opened without blocking (a FIFO with no writer would wait forever) and checked on the
+    open descriptor, so a path swapped between the checks and the read cannot get around them; at
+    most ``MAX_BYTES + 1`` bytes are read."""
     path = Path(path)
-    if path.is_dir():
-        raise ScenarioError(f"{path}: is a folder, expected a scenario file (scenarios/NAME.toml)")
-    if not path.is_file():
-        raise ScenarioError(f"{path}: no such scenario file")
-    if path.stat().st_size > MAX_BYTES:
-        raise ScenarioError(f"{path}: {path.stat().st_size} bytes; a scenario file is at most {MAX_BYTES}")
     try:
-        text = path.read_bytes().decode("utf-8")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise ScenarioError(f"{path}: no such scenario file") from None
+    except IsADirectoryError:
+        raise ScenarioError(f"{path}: is a folder, expected a scenario file (scenarios/NAME.toml)") from None
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot be opened ({exc.strerror or type(exc).__name__})") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ScenarioError(f"{path}: is a folder, expected a scenario file (scenarios/NAME.toml)")
+        if not stat.S_ISREG(info.st_mode):
+            raise ScenarioError(f"{path}: is {_kind_of_file(info.st_mode)}, expected a regular scenario file "
+                                "(scenarios/NAME.toml)")
+        if info.st_size > MAX_BYTES:
+            raise ScenarioError(f"{path}: {info.st_size} bytes; a scenario file is at most {MAX_BYTES}")
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1
+            raw = handle.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot be read ({exc.strerror or type(exc).__name__})") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(raw) > MAX_BYTES:  # grew after the check
+        raise ScenarioError(f"{path}: more than {MAX_BYTES} bytes; a scenario file is at most {MAX_BYTES}")
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ScenarioError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     try:
@@ -122,12 +171,9 @@ def load(path, root: Path, *, check_values: bool = True) -> Scenario:
             if key in C.RESERVED:
                 raise ScenarioError(f"{path}: [{where}] {key}: set by the pipeline (FIDELITY, output paths), "
                                     "not by a scenario")
-            if not _literal(value):
-                raise ScenarioError(f"{path}: [{where}] {key}: expected a string, number, boolean or a list "
-                                    f"of them, got {type(value).__name__}")
-            if _depth(value) > MAX_DEPTH:
-                raise ScenarioError(f"{path}: [{where}] {key}: lists nested {_depth(value)} deep; "
-                                    f"at most {MAX_DEPTH}")
+            problem = value_problem(value)
+            if problem:
+                raise ScenarioError(f"{path}: [{where}] {key}: {problem}")
     declared = {n: C.declared(c.path) for n, c in chapters.items()}
     nobody = [k for k in common if not any(k in d for d in declared.values())]
     if nobody:
