@@ -367,3 +367,11 @@ def test_linear_heads_verdict_names_budgets(bad):
 def test_linear_heads_verdict_keeps_its_verdict():
     r = ch06.linear_heads_verdict("M1", 0.95, ch06.D_GRID)
     assert r.verdict == "holds" and "D = 256..4096" in r.criterion
+
+
+@pytest.mark.parametrize("scale", [1e308, 1e-300])
+def test_principal_angles_are_the_same_at_any_scale(scale):
+    A, B = np.array([[1.0, 1.0], [1.0, -1.0], [0.0, 1.0]]), np.eye(3)[:, :2]
+    # 1e308 returned no angles at all (scipy's subspace_angles overflowed)
+    np.testing.assert_allclose(Dv.principal_angles(A * scale, B), Dv.principal_angles(A, B), atol=1e-12)
+    np.testing.assert_allclose(Dv.principal_angles(B, A * scale), Dv.principal_angles(A, B), atol=1e-12)

@@ -163,10 +163,11 @@ def principal_angles(A, B) -> np.ndarray:
     ``A`` ``(d, k1)``, ``B`` ``(d, k2)``, both of full column rank; returns
     ``min(k1, k2)`` angles in ``[0, pi/2]`` (``scipy.linalg.subspace_angles``,
     accurate for small angles).  Invariant to ``A -> A M``, ``B -> B N`` for
-    invertible ``M``, ``N``.  Serves Lemma 4.1 and the HDI.
+    invertible ``M``, ``N``.  Serves Lemma 4.1 and the HDI.  Matrices with entries near the ends of the
+    double range are scaled by a power of two first (:func:`orthonormal_bases`; the angles are the same).
     """
-    A = _matrix(A, "A")
-    B = _matrix(B, "B")
+    A = _safe_scale(_matrix(A, "A"))
+    B = _safe_scale(_matrix(B, "B"))
     if A.shape[0] != B.shape[0]:
         raise ValueError(f"B: expected {A.shape[0]} rows to match A {A.shape}, got {B.shape}")
     _full_rank(A, "A")
