@@ -128,9 +128,10 @@ def test_a_kernel_that_is_an_array_is_named():
     assert np.all(np.isfinite(nw.weighted_mean(q, k, v, "gaussian", (1.0, 0))))
 
 
-def test_budgets_of_any_shape_give_a_verdict():
-    # min() of a 2-D array was an ambiguous truth value
-    assert ch06.linear_heads_verdict("M1", 0.95, [[64, 128], [256, 768]]).verdict in verdicts.VOCABULARY
+def test_budgets_of_the_wrong_shape_are_named():
+    # min() of a 2-D array was an ambiguous truth value; budgets are one list of D
+    _named(lambda: ch06.linear_heads_verdict("M1", 0.95, [[64, 128], [256, 768]]), "budgets")
+    assert ch06.linear_heads_verdict("M1", 0.95, [64, 128, 256, 768]).verdict in verdicts.VOCABULARY
 
 
 def test_validate_boolean_and_positive_ints():

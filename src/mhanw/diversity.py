@@ -122,9 +122,11 @@ def orthonormal_bases(W, name: str = "W") -> np.ndarray:
     with a positive diagonal (unique, so an orthonormal ``W_j`` is returned
     unchanged to rounding).  A matrix whose singular values satisfy
     ``s_min <= RANK_RTOL s_max`` (:data:`mhanw.constants.RANK_RTOL`, scale
-    invariant) raises ``ValueError`` naming ``name`` (and the head).
+    invariant) raises ``ValueError`` naming ``name`` (and the head).  A matrix with entries near the
+    ends of the double range (``1e308``, ``1e-300``) is first scaled by a power of two (exact, and its
+    ``Q`` is the same), so that the factorisation neither overflows nor underflows.
     """
-    A = as_float_array(W, name, ndim=(2, 3))
+    A = _safe_scale(as_float_array(W, name, ndim=(2, 3)))
     d, k = A.shape[-2:]
     if k > d:
         raise ValueError(f"{name}: expected shape (..., d, k) with k <= d, got {A.shape}")
@@ -137,16 +139,35 @@ def orthonormal_bases(W, name: str = "W") -> np.ndarray:
     return Q * np.sign(np.diagonal(R, axis1=-2, axis2=-1))[..., None, :]
 
 
+#: Largest entries (in absolute value) a matrix may have, from ``2**-SAFE_EXPONENT`` to ``2**SAFE_EXPONENT``,
+#: before :func:`orthonormal_bases` scales it: sums of squares of such entries stay far inside the range
+#: of a double, so matrices of ordinary size are factorised unchanged.
+SAFE_EXPONENT = 256
+
+
+def _safe_scale(A: np.ndarray) -> np.ndarray:
+    """Each matrix of the stack ``A`` ``(..., m, k)`` whose largest entry lies outside
+    ``[2**-SAFE_EXPONENT, 2**SAFE_EXPONENT]`` divided by the power of two nearest it (exact: ``Q`` and
+    the rank are unchanged); others, and zero matrices, as they are."""
+    top = np.abs(A).max(axis=(-2, -1), keepdims=True) if A.size else np.zeros(A.shape[:-2] + (1, 1))
+    _, exponent = np.frexp(top)
+    outside = (top > 0) & ((exponent > SAFE_EXPONENT) | (exponent < -SAFE_EXPONENT))
+    if not np.any(outside):
+        return A
+    return np.ldexp(A, np.where(outside, -exponent, 0))
+
+
 def principal_angles(A, B) -> np.ndarray:
     """Principal angles between ``range(A)`` and ``range(B)``, radians, ascending.
 
     ``A`` ``(d, k1)``, ``B`` ``(d, k2)``, both of full column rank; returns
     ``min(k1, k2)`` angles in ``[0, pi/2]`` (``scipy.linalg.subspace_angles``,
     accurate for small angles).  Invariant to ``A -> A M``, ``B -> B N`` for
-    invertible ``M``, ``N``.  Serves Lemma 4.1 and the HDI.
+    invertible ``M``, ``N``.  Serves Lemma 4.1 and the HDI.  Matrices with entries near the ends of the
+    double range are scaled by a power of two first (:func:`orthonormal_bases`; the angles are the same).
     """
-    A = _matrix(A, "A")
-    B = _matrix(B, "B")
+    A = _safe_scale(_matrix(A, "A"))
+    B = _safe_scale(_matrix(B, "B"))
     if A.shape[0] != B.shape[0]:
         raise ValueError(f"B: expected {A.shape[0]} rows to match A {A.shape}, got {B.shape}")
     _full_rank(A, "A")
@@ -449,6 +470,23 @@ def hdi_upper_bound(d: int, d_k: int, n_heads: int) -> float:
 # --------------------------------------------------------------------------- the frame bound (Thm 5.1)
 
 
+def _check_ascent(n_starts: int, n_steps: int, H: int, d: int, d_k: int) -> None:
+    """``ValueError`` naming ``n_steps`` or ``n_starts x n_steps`` when the ascent of :func:`maximize_hdi`
+    would take more than :data:`MAX_ASCENT_STEPS` steps or :data:`MAX_ASCENT_WORK` work (it would run for
+    hours, not fail)."""
+    if n_steps > MAX_ASCENT_STEPS:
+        raise ValueError(f"n_steps: expected at most {MAX_ASCENT_STEPS} ascent steps (about 0.2 ms each), "
+                         f"got {brief(n_steps)}")
+    if n_starts * n_steps > MAX_ASCENT_STEPS:
+        raise ValueError(f"n_starts x n_steps: {n_starts} starts of {n_steps} steps are {n_starts * n_steps} "
+                         f"ascent steps, more than the {MAX_ASCENT_STEPS} one call takes (about 0.2 ms each)")
+    work = n_starts * n_steps * H * d * d * d_k
+    if work > MAX_ASCENT_WORK:
+        raise ValueError(f"n_starts x n_steps: {n_starts} starts of {n_steps} steps with H = {H} heads of "
+                         f"{d} x {d_k} are {work} multiplications (n_starts n_steps H d^2 d_k), more than the "
+                         f"{MAX_ASCENT_WORK} one call does (about a minute)")
+
+
 @dataclass(frozen=True)
 class FrameAscent:
     """Result of :func:`maximize_hdi`: ``bases`` ``(n_starts, H, d, d_k)`` at the end,
@@ -478,6 +516,16 @@ def frame_tightness(W) -> float:
 #: its range, not an ascent (``step = 1e300`` ended at HDI 0.002 where 8/9 is reachable).
 MAX_STEP = 1.0
 
+#: Most ascent steps one call of :func:`maximize_hdi` takes over all its starts (``n_starts x n_steps``): a
+#: step costs at least about 0.2 ms (two einsums and a QR of the stack), so 10**5 steps are well under a
+#: minute at the smallest shapes; the chapters take at most 20 starts of 300 steps.
+MAX_ASCENT_STEPS = 10**5
+
+#: Most work of one call of :func:`maximize_hdi`, counted as ``n_starts x n_steps x H d^2 d_k`` (the
+#: multiplications of the frame operator's two einsums per step): about 0.02-0.05 microseconds each, so
+#: 10**9 of them are under a minute as well.
+MAX_ASCENT_WORK = 10**9
+
 
 def maximize_hdi(d: int, d_k: int, n_heads: int, rng, n_starts: int = 20, n_steps: int = 300,
                  step: float = 0.5) -> FrameAscent:
@@ -498,6 +546,9 @@ def maximize_hdi(d: int, d_k: int, n_heads: int, rng, n_starts: int = 20, n_step
     fusion frame ``sum_j P_j = (H d_k/d) I`` with these dimensions exists: four
     lines in ``R^3`` reach 8/9, but two planes in ``R^3`` always share a line and
     reach only 1/2 < 2/3.  The ascent finds a local maximum; use several starts.
+    One call takes at most :data:`MAX_ASCENT_STEPS` steps over all starts and
+    :data:`MAX_ASCENT_WORK` work; more raises ``ValueError`` naming ``n_steps`` or
+    ``n_starts x n_steps`` before the ascent starts.
     """
     d = positive_int(d, "d")
     d_k = positive_int(d_k, "d_k")
@@ -513,6 +564,7 @@ def maximize_hdi(d: int, d_k: int, n_heads: int, rng, n_starts: int = 20, n_step
     n_starts = positive_int(n_starts, "n_starts", maximum=MAX_REPLICATES, what="starts")
     n_steps = positive_int(n_steps, "n_steps", maximum=MAX_REPLICATES, what="ascent steps")
     check_entries("n_starts x (n_steps + 1)", n_starts, n_steps + 1)  # the trace
+    _check_ascent(n_starts, n_steps, H, d, d_k)
     step = positive_scalar(step, "step")
     if step > MAX_STEP:
         raise ValueError(f"step: expected a step in (0, {MAX_STEP:g}] (a move of at most the size of an orthonormal "

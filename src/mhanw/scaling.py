@@ -683,12 +683,37 @@ def _eval(f, *args):
     return np.real(np.asarray(out, dtype=complex)) if np.iscomplexobj(out) else np.asarray(out, dtype=float)
 
 
+#: Largest budget :func:`solve_head_size` (and :func:`optimal_head_dim`) searches
+#: exhaustively (every ``k`` in ``1..budget`` is a candidate, one float each).
+MAX_BUDGET = 1 << 22
+#: Largest budget whose divisors :func:`divisors` lists (trial division up to its square root).
+MAX_DIVISOR_BUDGET = 10**12
+#: Most head dimensions :func:`log_mse` evaluates at once: the candidates ``1..MAX_BUDGET`` of the largest
+#: exhaustive search (each law's lambdified expression makes several temporaries of this size).
+MAX_GRID = MAX_BUDGET
+
+
+def _check_grid(values, name: str) -> None:
+    """``ValueError`` naming ``name`` when the array (or list) ``values`` has more than :data:`MAX_GRID`
+    entries, checked before it is converted or copied."""
+    size = values.size if isinstance(values, np.ndarray) else len(values) if isinstance(values, (list, tuple)) else 0
+    if size > MAX_GRID:
+        raise ValueError(f"{name}: expected at most {MAX_GRID} head dimensions at once (the candidates of the "
+                         f"largest exhaustive search), got {size}")
+
+
 def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
-    """``log MSE`` of the model at head dimensions ``d_k`` (array-like, > 0), without overflow."""
+    """``log MSE`` of the model at head dimensions ``d_k`` (array-like, > 0), without overflow.
+
+    At most :data:`MAX_GRID` head dimensions at once (the candidates of the largest exhaustive search,
+    :data:`MAX_BUDGET`): the lambdified laws make several temporaries of the grid's size, so a larger
+    one raises ``ValueError`` naming ``d_k`` before any is allocated."""
     m, comp = _resolve(model, c_bias, c_var)
     n = _sample_size(n)
     budget = _budget(budget)
+    _check_grid(d_k, "d_k")
     k = as_float_array(d_k, "d_k", ndim=None)
+    _check_grid(k, "d_k")
     if np.any(k <= 0):
         raise ValueError("d_k: expected positive finite head dimensions")
     lb = np.broadcast_to(_eval(comp.log_bias, k, n, budget), k.shape)
@@ -696,13 +721,6 @@ def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         out = np.logaddexp(lb, lv)
     return np.where(np.isnan(out), np.inf, out)
-
-
-#: Largest budget :func:`solve_head_size` (and :func:`optimal_head_dim`) searches
-#: exhaustively (every ``k`` in ``1..budget`` is a candidate, one float each).
-MAX_BUDGET = 1 << 22
-#: Largest budget whose divisors :func:`divisors` lists (trial division up to its square root).
-MAX_DIVISOR_BUDGET = 10**12
 
 
 def _budget(budget, name: str = "budget") -> int:
@@ -830,11 +848,18 @@ def _slope_at(comp: _Compiled, k: float, n: float, budget: int) -> float:
 
 def sample_size_for_head_dim(d_k, budget, model="M1", c_bias=1.0, c_var=1.0) -> float:
     """``log10 n`` at which the real root equals ``d_k`` (brentq on ``log10 n`` in
-    ``(0, 300]``); NaN if no such ``n`` below ``1e300``.  Returned in ``log10`` because
-    the answer can be astronomically large (M1, ``d_k = 64``)."""
+    ``(0, 300]``); NaN if no such ``n`` below ``1e300`` (M1 needs ``n`` of about ``1e379`` for
+    ``d_k = 300``, M2 about ``1e14239`` for ``d_k = 64``).  Returned in ``log10`` because
+    the answer can be astronomically large (M1, ``d_k = 64``).
+
+    ``d_k`` is a head size within the budget, ``0 < d_k <= budget`` (Theorem 6.1 splits ``D = H d_k``
+    into ``H >= 1`` heads); a larger one raises ``ValueError`` naming ``d_k``."""
     m, comp = _resolve(model, c_bias, c_var)
     k = positive_scalar(d_k, "d_k")
     budget = _budget(budget)
+    if k > budget:
+        raise ValueError(f"d_k: expected a head size of at most the budget {budget} (D = H d_k with H >= 1 "
+                         f"head), got {brief(d_k)}")
 
     def f(x):
         return float(_eval(comp.log_foc, k, 10.0**x, budget))

@@ -38,6 +38,7 @@ a direction and writes the macros of the paper's section and the results.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -51,7 +52,7 @@ from .. import scaling as _scaling
 from ..constants import MAX_REPLICATES, N_SE, check_entries
 from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
-from ..infra.validate import as_seed_sequence, brief, one_of, positive_int, positive_scalar, sequence
+from ..infra.validate import as_float_array, as_seed_sequence, brief, one_of, positive_int, positive_scalar, sequence
 from ..infra.sweep import run_replicates
 from ..infra.prose import join_list
 from ..infra import verdicts as V
@@ -75,6 +76,121 @@ BANDWIDTHS = (0.1, 0.15, 0.25, 0.4, 0.6, 0.9, 1.3, 2.0)
 
 #: A paired difference is significant when it exceeds this many standard errors (:data:`mhanw.constants.N_SE`).
 SIGNIFICANCE = N_SE
+
+
+# --------------------------------------------------------------------------- the checks of the chapter's inputs
+# The chapter's helpers pass tables (pandas DataFrames) and mappings (the notebook's parameters, sizes, streams,
+# laws and simulations) from one cell to the next; each checks them here first, so that a malformed one raises
+# ValueError naming the argument and what it lacks, not a KeyError or AttributeError deep inside pandas.
+
+
+def _listed(items) -> str:
+    return ", ".join(repr(k) for k in items)
+
+
+def _keys(value, name: str, keys=()) -> Mapping:
+    """``value`` if it is a mapping holding every key of ``keys``, else ``ValueError`` naming ``name`` and
+    the missing keys."""
+    if not isinstance(value, Mapping):
+        want = f" with the keys {_listed(keys)}" if keys else ""
+        raise ValueError(f"{name}: expected a mapping{want}, got {type(value).__name__} {brief(value)}")
+    missing = [k for k in keys if k not in value]
+    if missing:
+        raise ValueError(f"{name}: missing the key(s) {_listed(missing)}")
+    return value
+
+
+def _table(value, name: str, columns, *, finite=(), rows=()) -> pd.DataFrame:
+    """``value`` if it is a non-empty pandas DataFrame with the columns ``columns`` and the index labels
+    ``rows``, whose columns ``finite`` hold finite real numbers; else ``ValueError`` naming ``name`` and
+    the missing columns or rows (or ``name[column]``)."""
+    import pandas as pd
+
+    if not isinstance(value, pd.DataFrame):
+        raise ValueError(f"{name}: expected a table (a pandas DataFrame) with the columns {_listed(columns)}, "
+                         f"got {type(value).__name__} {brief(value)}")
+    missing = [c for c in columns if c not in value.columns]
+    if missing:
+        raise ValueError(f"{name}: missing the column(s) {_listed(missing)}")
+    if value.empty:
+        raise ValueError(f"{name}: expected a non-empty table, got {value.shape[0]} rows")
+    missing = [r for r in rows if r not in value.index]
+    if missing:
+        raise ValueError(f"{name}: missing the row(s) {_listed(missing)}")
+    for c in finite:
+        as_float_array(value[c].to_numpy(), f"{name}[{c!r}]", ndim=1)
+    return value
+
+
+def _rows(value, name: str, keys) -> list:
+    """``value`` as a list if it is a non-empty sequence of mappings each holding ``keys`` (the rows of a
+    table), else ``ValueError`` naming ``name[i]`` and the missing keys."""
+    items = list(sequence(value, name, "rows (mappings)"))
+    if not items:
+        raise ValueError(f"{name}: expected at least one row, got an empty sequence")
+    for i, row in enumerate(items):
+        _keys(row, f"{name}[{i}]", keys)
+    return items
+
+
+def _risk_model(value, name: str) -> _scaling.MSEModel:
+    """``value`` as an :class:`mhanw.scaling.MSEModel` if it is one or a built-in model's name, else
+    ``ValueError`` naming ``name``."""
+    if not isinstance(value, (str, _scaling.MSEModel)):
+        raise ValueError(f"{name}: expected a risk model (an MSEModel or a built-in name such as 'M1'), "
+                         f"got {type(value).__name__} {brief(value)}")
+    try:
+        return _scaling.model(value)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+
+
+def _risk_models(values, name: str) -> list:
+    """A non-empty list of risk models (:func:`_risk_model`, named ``name[i]``)."""
+    items = [_risk_model(m, f"{name}[{i}]") for i, m in enumerate(sequence(values, name, "risk models"))]
+    if not items:
+        raise ValueError(f"{name}: expected at least one risk model, got an empty sequence")
+    return items
+
+
+def _simulations(value, name: str, rules=()) -> Mapping:
+    """``value`` if it is a non-empty mapping ``{(regression, n): BudgetResult}`` whose results have every
+    rule of ``rules``, else ``ValueError`` naming ``name`` (or ``name[key]``)."""
+    _keys(value, name)
+    if not value:
+        raise ValueError(f"{name}: expected at least one simulation {{(regression, n): BudgetResult}}, got none")
+    for key, s in value.items():
+        if not (isinstance(key, tuple) and len(key) == 2):
+            raise ValueError(f"{name}: expected keys (regression, n), got {brief(key)}")
+        if not isinstance(s, BudgetResult):
+            raise ValueError(f"{name}[{key!r}]: expected a BudgetResult (budget_simulation), got {type(s).__name__}")
+        missing = [r for r in rules if r not in s.rules]
+        if missing:
+            raise ValueError(f"{name}[{key!r}]: the simulation has no rule {_listed(missing)} (it has {_listed(s.rules)})")
+    return value
+
+
+def _cells(value, name: str) -> list:
+    """A non-empty list of simulated cells ``(regression, n)``, else ``ValueError`` naming ``name[i]``."""
+    items = list(sequence(value, name, "cells (regression, n)"))
+    if not items:
+        raise ValueError(f"{name}: expected at least one cell (regression, n), got an empty sequence")
+    for i, cell in enumerate(items):
+        try:
+            ok = isinstance(cell, tuple) and len(cell) == 2 and hash(cell) is not None
+        except TypeError:  # a list inside: not a key of the streams
+            ok = False
+        if not ok:
+            raise ValueError(f"{name}[{i}]: expected a cell (regression, n), got {brief(cell)}")
+    return items
+
+
+def _budgets(values, name: str) -> np.ndarray:
+    """``values`` as a 1-D non-empty array of budgets ``D``: finite numbers > 0, else ``ValueError``."""
+    arr = as_float_array(values, name, ndim=1)
+    if np.any(arr <= 0):
+        raise ValueError(f"{name}: expected positive budgets D, got {brief(values)}")
+    return arr
 
 
 def head_sizes(budget: int) -> tuple[int, ...]:
@@ -388,10 +504,11 @@ def logarithmic_growth_verdict(model_name: str, law) -> Verdict:
                    statistics=tuple(stats), section=SECTION)
 
 
-@checked(model_name=V.text, slope=V.number, budgets=V.numbers)
+@checked(model_name=V.text, slope=V.number, budgets=_budgets)
 def linear_heads_verdict(model_name: str, slope: float, budgets) -> Verdict:
     """Verdict on "H* = floor(D/d_k*) grows nearly linearly with D": the least-squares
-    slope of ln H* on ln D over ``budgets`` is at least :data:`NEARLY_LINEAR_SLOPE` (exact numbers)."""
+    slope of ln H* on ln D over ``budgets`` (a 1-D list of positive budgets ``D``) is at least
+    :data:`NEARLY_LINEAR_SLOPE` (exact numbers)."""
     lo, hi = np.min(budgets), np.max(budgets)
     return Verdict(claim="thm-6.1/heads-linear-in-budget",
                    statement=f"Under {model_name}, H* = floor(D/d_k*) grows nearly linearly with the budget D",
@@ -521,13 +638,24 @@ def setup(fidelity: str, seed: int, params) -> tuple[dict, list, dict]:
     from ..infra import figures
     from ..infra.notebook import by_fidelity
 
+    _keys(params, "params", ("sim_n", "regressions"))
+    sequence(params["sim_n"], "params['sim_n']", "sample sizes")
+    for i, m in enumerate(sequence(params["regressions"], "params['regressions']", "regression functions")):
+        try:
+            hash(m)  # a key of the streams and the simulations
+        except TypeError:
+            raise ValueError(f"params['regressions'][{i}]: expected a regression function's name, got {brief(m)}") from None
+    root = as_seed_sequence(seed)
+    # a copy, so that the children do not depend on what the caller spawned before (an int seed: the same tree)
+    root = np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key, pool_size=root.pool_size)
+
     sizes = by_fidelity(
         fidelity,
         quick=dict(sim_n=list(params["sim_n"]), n_tune=6, n_rep=12, n_test=200, n_jobs=2),
         paper=dict(sim_n=list(params["sim_n"]), n_tune=20, n_rep=100, n_test=300, n_jobs=2),
     )
     cells = [(m, n) for m in params["regressions"] for n in sizes["sim_n"]]
-    streams = dict(zip(cells, np.random.SeedSequence(seed).spawn(len(cells))))
+    streams = dict(zip(cells, root.spawn(len(cells))))
     figures.use_style()
     return sizes, cells, streams
 
@@ -539,6 +667,11 @@ def risk_models(params) -> tuple:
     ``variance_law`` or ``combination`` replacing that ingredient (:func:`mhanw.scaling.model`).
     Returns ``(chosen, models)``: that :class:`mhanw.scaling.MSEModel`, and M1-M5 with it appended
     when it is none of them."""
+    _keys(params, "params", ("model", "bias_law", "variance_law", "combination"))
+    for key in ("model", "bias_law", "variance_law", "combination"):
+        if params[key] is not None and not isinstance(params[key], str):
+            raise ValueError(f"params[{key!r}]: expected a string (\"\" or None keeps the model's), "
+                             f"got {type(params[key]).__name__} {brief(params[key])}")
     chosen = _scaling.model(params["model"] or None, bias_law=params["bias_law"] or None,
                             variance_law=params["variance_law"] or None, combination=params["combination"] or None)
     models = [_scaling.model(name) for name in _scaling.BUILTIN_MODELS]
@@ -556,8 +689,15 @@ def minimiser_table(models) -> pd.DataFrame:
     return pd.DataFrame(_scaling.scaling_table(models, list(N_GRID), BUDGET))
 
 
-def _fit(rows, column: str) -> tuple[float, float]:
-    """``(A, p)`` of the least-squares fit ``rows[column] = A (ln n)^p`` (:func:`mhanw.scaling.fit_power_law`)."""
+def _fit(rows, column: str, name: str = "table") -> tuple[float, float]:
+    """``(A, p)`` of the least-squares fit ``rows[column] = A (ln n)^p`` (:func:`mhanw.scaling.fit_power_law`)
+    over the rows of one model.  A column with fewer than two distinct values has no exponent (the fit's
+    slope would be rounding, and ``2/p - 4`` astronomically large): ``ValueError`` naming ``name``."""
+    for c in ("n", column):
+        values = rows[c].unique()
+        if values.size < 2:
+            raise ValueError(f"{name}: the column {c!r} of model {rows['model'].iloc[0]!r} has fewer than two "
+                             f"distinct values ({brief(values.tolist())}), so d_k* = A (ln n)^p has no exponent p")
     return _scaling.fit_power_law(rows["n"], rows[column])
 
 
@@ -565,14 +705,15 @@ def power_law_fits(table: pd.DataFrame) -> pd.DataFrame:
     """The fit ``d_k* = A (ln n)^p`` of every model of ``table`` (:func:`minimiser_table`), for the integer
     minimiser (``d_k``) and the real root (``d_k_real``), with the ``d`` that the printed exponent
     ``2/(4+d)`` would need, ``d = 2/p - 4``: one row per model, columns ``A (col)``, ``p (col)``,
-    ``implied d (col)``."""
+    ``implied d (col)``.  Each model needs at least two distinct ``n`` and ``d_k``."""
     import pandas as pd
 
+    _table(table, "table", ("model", "n", "d_k", "d_k_real"), finite=("n", "d_k", "d_k_real"))
     fits = {}
     for name, rows in table.groupby("model", sort=False):
         fits[name] = {}
         for column in ("d_k", "d_k_real"):
-            A, p = _fit(rows, column)
+            A, p = _fit(rows, column, "table")
             fits[name].update({f"A ({column})": A, f"p ({column})": p, f"implied d ({column})": 2 / p - 4})
     return pd.DataFrame(fits).T
 
@@ -583,6 +724,7 @@ def sensitivity_table(chosen) -> pd.DataFrame:
     scales the bias, so ``c_B`` enters as ``c_bias = sqrt(c_B)``."""
     import pandas as pd
 
+    chosen = _risk_model(chosen, "chosen")
     sens = {(m.name, f"c_B={cb}, c_V={cv}"): [_scaling.optimal_head_dim(x, BUDGET, m, c_bias=np.sqrt(cb), c_var=cv)
                                               for x in N_GRID]
             for m in dict.fromkeys([_scaling.model("M1"), chosen]) for (cb, cv) in CONSTANTS}
@@ -596,6 +738,7 @@ def practice_table(models) -> pd.DataFrame:
     ``H* = floor(D/d_k*)`` of the integer minimiser (1 = exactly linear)."""
     import pandas as pd
 
+    models = _risk_models(models, "models")
     def slope(m):
         heads = [_scaling.n_heads(_scaling.optimal_head_dim(1e8, D, m), D) for D in D_GRID]
         return np.polyfit(np.log(D_GRID), np.log(heads), 1)[0]
@@ -622,7 +765,7 @@ def bias_readings(base="M1") -> tuple[dict, dict, pd.DataFrame]:
     rows = []
     for a, m in readings.items():
         r = table[table["model"] == m.name]
-        p_int, p_root = (_fit(r, c)[1] for c in ("d_k", "d_k_real"))
+        p_int, p_root = (_fit(r, c, f"base (the reading c_B/k^{a})")[1] for c in ("d_k", "d_k_real"))
         rows.append({"a": a, "reading": READING.get(a, f"squared bias ∝ k^-{a}"), "squared bias": f"c_B/k^{a}",
                      "leading order": sp.sstr(_derivation.formula(m)),
                      "derivation checked": all(_derivation.symbolic_checks(m).values()),
@@ -637,6 +780,8 @@ def derivation_table(checks: dict, laws: dict) -> pd.DataFrame:
     its law (``{model: GrowthLaw}``) and whether that law is the printed one for some ``d > 0``."""
     import pandas as pd
 
+    checks = V.mapping_of(V.flag_map)(checks, "checks")
+    laws = _keys(_laws(laws, "laws"), "laws", list(checks))
     return pd.DataFrame({name: {**checks[name], "law": laws[name].description,
                                 "printed law for some d > 0": laws[name].gives_printed_law} for name in checks}).T
 
@@ -646,6 +791,12 @@ def asymptotic_table(asym: dict) -> pd.DataFrame:
     the real root of the FOC in arbitrary precision divided by each asymptotic formula, and its local exponent."""
     import pandas as pd
 
+    _keys(asym, "asym")
+    if not asym:
+        raise ValueError("asym: expected at least one model's rows, got an empty mapping")
+    for name, rows in asym.items():
+        for i, row in enumerate(_rows(rows, f"asym[{name!r}]", ("log10_n",))):
+            V.number(row["log10_n"], f"asym[{name!r}][{i}]['log10_n']")
     return pd.concat({name: pd.DataFrame(rows).set_index("log10_n") for name, rows in asym.items()}, names=["model"])
 
 
@@ -653,6 +804,10 @@ def simulate(params, sizes: dict, cells, streams: dict) -> dict:
     """Real Gaussian NW heads under the fixed budget ``params["sim_budget"]`` (Thm 6.1): one
     :func:`budget_simulation` per ``(regression, n)`` of ``cells`` with its stream, the data model of
     ``params`` (inputs, noise, sigma) and its rules.  Returns ``{(regression, n): BudgetResult}``."""
+    _keys(params, "params", ("inputs", "noise", "sigma", "sim_budget", "rules"))
+    _keys(sizes, "sizes", ("n_tune", "n_rep", "n_test", "n_jobs"))
+    _keys(streams, "streams", _cells(cells, "cells"))
+    sequence(params["rules"], "params['rules']", "combination rules")
     return {
         (m, n): budget_simulation(_data.data_model(m, inputs=params["inputs"], noise=params["noise"], sigma=params["sigma"]),
                                   n, budget=params["sim_budget"], rules=tuple(params["rules"]), n_tune=sizes["n_tune"],
@@ -668,6 +823,7 @@ def simulation_tables(sims: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFr
     ``rule_gap`` (at each rule's best head size, sum minus average with its paired s.e.)."""
     import pandas as pd
 
+    _simulations(sims, "sims", rules=("average", "sum"))
     rows = pd.DataFrame([row for s in sims.values() for row in s.rows()])
     comparisons = pd.DataFrame([{"regression": m, "n": n, **row} for (m, n), s in sims.items()
                                 for rule in s.rules for row in s.comparisons(rule)])
@@ -688,8 +844,14 @@ def decide_law(chosen, laws: dict, fits: pd.DataFrame, practice: pd.DataFrame, r
     ``chosen``; the printed law under some model (``laws``: ``{model: GrowthLaw}``); and under every
     reading of the bias (``reading_laws``, :func:`bias_readings`).  ``fits`` and ``practice`` are the
     tables of :func:`power_law_fits` and :func:`practice_table`."""
-    ledger = V.Ledger("06_optimal_head_size")
+    chosen = _risk_model(chosen, "chosen")
     name = chosen.name
+    _keys(_laws(laws, "laws"), "laws", (name,))
+    _table(fits, "fits", ("p (d_k)", "p (d_k_real)"), finite=("p (d_k)", "p (d_k_real)"), rows=(name,))
+    _table(practice, "practice", ("slope of ln H* on ln D", "log10 n for d_k=64, D=768"),
+           finite=("slope of ln H* on ln D",), rows=(name,))
+    _laws(reading_laws, "reading_laws")
+    ledger = V.Ledger("06_optimal_head_size")
     about = " (the summaries' own ingredients)" if name == "M1" else ""
     fitted = {"integer minimiser": fits.loc[name, "p (d_k)"], "real root": fits.loc[name, "p (d_k_real)"]}
     ledger.add(printed_law_verdict(name, laws[name], fitted, about=about))
@@ -716,6 +878,9 @@ def _small_vs_big(s: BudgetResult, rule: str) -> Estimate:
 def decide_heads(ledger, sims: dict, rules) -> None:
     """Add to ``ledger`` the records "many small heads beat few big ones" with real NW heads (Thm 6.1), one per
     rule of :data:`STATED_RULES` among ``rules``, from the budget simulation ``{(regression, n): BudgetResult}``."""
+    V.instance(V.Ledger, "a Ledger (mhanw.infra.verdicts.Ledger)")(ledger, "ledger")
+    rules = sequence(rules, "rules", "combination rules")
+    _simulations(sims, "sims", rules=[r for r in STATED_RULES if r in rules])
     for rule in [r for r in STATED_RULES if r in rules]:
         ledger.add(small_heads_verdict(rule, [(f"{m}, n = {n}", *_small_vs_big(s, rule)) for (m, n), s in sims.items()]))
 
@@ -770,6 +935,7 @@ def law_figure(models):
 
     from ..infra import figures
 
+    models = _risk_models(models, "models")
     n_dense = 10.0 ** np.arange(2, 12.01, 0.125)
     log10_far = np.geomspace(2, 300, 120)
     fig, (ax_a, ax_b) = figures.panels(2, height=3.1)
@@ -814,7 +980,8 @@ Y_TICKS = [0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 3]
 
 
 def budget_caption(sim_budget: int) -> str:
-    """The caption of :func:`budget_figure` for the budget ``sim_budget``."""
+    """The caption of :func:`budget_figure` for the budget ``sim_budget`` (a positive integer)."""
+    sim_budget = positive_int(sim_budget, "sim_budget")
     return (f"Integrated MSE of real Nadaraya–Watson heads under the fixed budget $D={sim_budget}$, against the "
             "head size $d_k$ (so $H=D/d_k$ heads), one panel per regression function: the combination rule by "
             "line style, the sample size $n$ by colour; the lowest point of a curve is its best head size.")
@@ -829,7 +996,11 @@ def budget_figure(sims: dict, params):
     from .. import data
     from ..infra import figures
 
-    regressions, sim_n, sim_budget = list(params["regressions"]), list(params["sim_n"]), params["sim_budget"]
+    _keys(params, "params", ("regressions", "sim_n", "sim_budget"))
+    regressions = list(sequence(params["regressions"], "params['regressions']", "regression functions"))
+    sim_n = list(sequence(params["sim_n"], "params['sim_n']", "sample sizes"))
+    sim_budget = positive_int(params["sim_budget"], "params['sim_budget']")
+    _keys(_simulations(sims, "sims"), "sims", [(m, n) for m in regressions for n in sim_n])
     fig, axes = figures.panels(len(regressions), height=2.9, sharey=True)
     for ax, m in zip(axes, regressions):
         for j, n in enumerate(sim_n):
