@@ -302,3 +302,20 @@ def test_the_jackknife_of_huge_values_is_finite_and_unchanged_otherwise():
     big = X * 1e300  # squared deviations beyond a double: the s.e. itself is not
     theta, se = D.jackknife(lambda a: a.mean(), (big,), 40)
     assert math.isfinite(se) and se == pytest.approx(1e300 * X.std(ddof=1) / math.sqrt(40), rel=1e-9)
+
+
+
+def test_a_premise_id_with_a_trailing_newline_is_refused():
+    """An id pattern ending in ``$`` matches before a final newline; the id checks use ``fullmatch``."""
+    from mhanw.infra.premises import Premise
+
+    with pytest.raises(ValueError, match=r"^id: "):
+        Premise("isotropic-m\n", "the regression function is isotropic", True)
+
+
+def test_a_figure_name_with_a_trailing_newline_is_refused(tmp_path):
+    from mhanw.infra.figures import save
+
+    with pytest.raises(ValueError, match=r"^name: "):
+        save(None, "04_head_diversity_index\n", tmp_path, caption="A figure.")
+    assert not any(tmp_path.iterdir())

@@ -52,7 +52,8 @@ from .. import scaling as _scaling
 from ..constants import MAX_REPLICATES, N_SE, check_entries
 from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
-from ..infra.validate import as_float_array, as_seed_sequence, brief, one_of, positive_int, positive_scalar, sequence
+from ..infra.validate import (as_float_array, as_seed_sequence, brief, mapping_with_keys, one_of, positive_int,
+                              positive_scalar, sequence, table_with_columns)
 from ..infra.sweep import run_replicates
 from ..infra.prose import join_list
 from ..infra import verdicts as V
@@ -88,40 +89,6 @@ def _listed(items) -> str:
     return ", ".join(repr(k) for k in items)
 
 
-def _keys(value, name: str, keys=()) -> Mapping:
-    """``value`` if it is a mapping holding every key of ``keys``, else ``ValueError`` naming ``name`` and
-    the missing keys."""
-    if not isinstance(value, Mapping):
-        want = f" with the keys {_listed(keys)}" if keys else ""
-        raise ValueError(f"{name}: expected a mapping{want}, got {type(value).__name__} {brief(value)}")
-    missing = [k for k in keys if k not in value]
-    if missing:
-        raise ValueError(f"{name}: missing the key(s) {_listed(missing)}")
-    return value
-
-
-def _table(value, name: str, columns, *, finite=(), rows=()) -> pd.DataFrame:
-    """``value`` if it is a non-empty pandas DataFrame with the columns ``columns`` and the index labels
-    ``rows``, whose columns ``finite`` hold finite real numbers; else ``ValueError`` naming ``name`` and
-    the missing columns or rows (or ``name[column]``)."""
-    import pandas as pd
-
-    if not isinstance(value, pd.DataFrame):
-        raise ValueError(f"{name}: expected a table (a pandas DataFrame) with the columns {_listed(columns)}, "
-                         f"got {type(value).__name__} {brief(value)}")
-    missing = [c for c in columns if c not in value.columns]
-    if missing:
-        raise ValueError(f"{name}: missing the column(s) {_listed(missing)}")
-    if value.empty:
-        raise ValueError(f"{name}: expected a non-empty table, got {value.shape[0]} rows")
-    missing = [r for r in rows if r not in value.index]
-    if missing:
-        raise ValueError(f"{name}: missing the row(s) {_listed(missing)}")
-    for c in finite:
-        as_float_array(value[c].to_numpy(), f"{name}[{c!r}]", ndim=1)
-    return value
-
-
 def _rows(value, name: str, keys) -> list:
     """``value`` as a list if it is a non-empty sequence of mappings each holding ``keys`` (the rows of a
     table), else ``ValueError`` naming ``name[i]`` and the missing keys."""
@@ -129,7 +96,7 @@ def _rows(value, name: str, keys) -> list:
     if not items:
         raise ValueError(f"{name}: expected at least one row, got an empty sequence")
     for i, row in enumerate(items):
-        _keys(row, f"{name}[{i}]", keys)
+        mapping_with_keys(row, f"{name}[{i}]", keys)
     return items
 
 
@@ -156,7 +123,7 @@ def _risk_models(values, name: str) -> list:
 def _simulations(value, name: str, rules=()) -> Mapping:
     """``value`` if it is a non-empty mapping ``{(regression, n): BudgetResult}`` whose results have every
     rule of ``rules``, else ``ValueError`` naming ``name`` (or ``name[key]``)."""
-    _keys(value, name)
+    mapping_with_keys(value, name)
     if not value:
         raise ValueError(f"{name}: expected at least one simulation {{(regression, n): BudgetResult}}, got none")
     for key, s in value.items():
@@ -638,7 +605,7 @@ def setup(fidelity: str, seed: int, params) -> tuple[dict, list, dict]:
     from ..infra import figures
     from ..infra.notebook import by_fidelity
 
-    _keys(params, "params", ("sim_n", "regressions"))
+    mapping_with_keys(params, "params", ("sim_n", "regressions"))
     sequence(params["sim_n"], "params['sim_n']", "sample sizes")
     for i, m in enumerate(sequence(params["regressions"], "params['regressions']", "regression functions")):
         try:
@@ -667,7 +634,7 @@ def risk_models(params) -> tuple:
     ``variance_law`` or ``combination`` replacing that ingredient (:func:`mhanw.scaling.model`).
     Returns ``(chosen, models)``: that :class:`mhanw.scaling.MSEModel`, and M1-M5 with it appended
     when it is none of them."""
-    _keys(params, "params", ("model", "bias_law", "variance_law", "combination"))
+    mapping_with_keys(params, "params", ("model", "bias_law", "variance_law", "combination"))
     for key in ("model", "bias_law", "variance_law", "combination"):
         if params[key] is not None and not isinstance(params[key], str):
             raise ValueError(f"params[{key!r}]: expected a string (\"\" or None keeps the model's), "
@@ -708,7 +675,7 @@ def power_law_fits(table: pd.DataFrame) -> pd.DataFrame:
     ``implied d (col)``.  Each model needs at least two distinct ``n`` and ``d_k``."""
     import pandas as pd
 
-    _table(table, "table", ("model", "n", "d_k", "d_k_real"), finite=("n", "d_k", "d_k_real"))
+    table_with_columns(table, "table", ("model", "n", "d_k", "d_k_real"), finite=("n", "d_k", "d_k_real"))
     fits = {}
     for name, rows in table.groupby("model", sort=False):
         fits[name] = {}
@@ -781,7 +748,7 @@ def derivation_table(checks: dict, laws: dict) -> pd.DataFrame:
     import pandas as pd
 
     checks = V.mapping_of(V.flag_map)(checks, "checks")
-    laws = _keys(_laws(laws, "laws"), "laws", list(checks))
+    laws = mapping_with_keys(_laws(laws, "laws"), "laws", list(checks))
     return pd.DataFrame({name: {**checks[name], "law": laws[name].description,
                                 "printed law for some d > 0": laws[name].gives_printed_law} for name in checks}).T
 
@@ -791,7 +758,7 @@ def asymptotic_table(asym: dict) -> pd.DataFrame:
     the real root of the FOC in arbitrary precision divided by each asymptotic formula, and its local exponent."""
     import pandas as pd
 
-    _keys(asym, "asym")
+    mapping_with_keys(asym, "asym")
     if not asym:
         raise ValueError("asym: expected at least one model's rows, got an empty mapping")
     for name, rows in asym.items():
@@ -804,9 +771,9 @@ def simulate(params, sizes: dict, cells, streams: dict) -> dict:
     """Real Gaussian NW heads under the fixed budget ``params["sim_budget"]`` (Thm 6.1): one
     :func:`budget_simulation` per ``(regression, n)`` of ``cells`` with its stream, the data model of
     ``params`` (inputs, noise, sigma) and its rules.  Returns ``{(regression, n): BudgetResult}``."""
-    _keys(params, "params", ("inputs", "noise", "sigma", "sim_budget", "rules"))
-    _keys(sizes, "sizes", ("n_tune", "n_rep", "n_test", "n_jobs"))
-    _keys(streams, "streams", _cells(cells, "cells"))
+    mapping_with_keys(params, "params", ("inputs", "noise", "sigma", "sim_budget", "rules"))
+    mapping_with_keys(sizes, "sizes", ("n_tune", "n_rep", "n_test", "n_jobs"))
+    mapping_with_keys(streams, "streams", _cells(cells, "cells"))
     sequence(params["rules"], "params['rules']", "combination rules")
     return {
         (m, n): budget_simulation(_data.data_model(m, inputs=params["inputs"], noise=params["noise"], sigma=params["sigma"]),
@@ -846,9 +813,9 @@ def decide_law(chosen, laws: dict, fits: pd.DataFrame, practice: pd.DataFrame, r
     tables of :func:`power_law_fits` and :func:`practice_table`."""
     chosen = _risk_model(chosen, "chosen")
     name = chosen.name
-    _keys(_laws(laws, "laws"), "laws", (name,))
-    _table(fits, "fits", ("p (d_k)", "p (d_k_real)"), finite=("p (d_k)", "p (d_k_real)"), rows=(name,))
-    _table(practice, "practice", ("slope of ln H* on ln D", "log10 n for d_k=64, D=768"),
+    mapping_with_keys(_laws(laws, "laws"), "laws", (name,))
+    table_with_columns(fits, "fits", ("p (d_k)", "p (d_k_real)"), finite=("p (d_k)", "p (d_k_real)"), rows=(name,))
+    table_with_columns(practice, "practice", ("slope of ln H* on ln D", "log10 n for d_k=64, D=768"),
            finite=("slope of ln H* on ln D",), rows=(name,))
     _laws(reading_laws, "reading_laws")
     ledger = V.Ledger("06_optimal_head_size")
@@ -996,11 +963,11 @@ def budget_figure(sims: dict, params):
     from .. import data
     from ..infra import figures
 
-    _keys(params, "params", ("regressions", "sim_n", "sim_budget"))
+    mapping_with_keys(params, "params", ("regressions", "sim_n", "sim_budget"))
     regressions = list(sequence(params["regressions"], "params['regressions']", "regression functions"))
     sim_n = list(sequence(params["sim_n"], "params['sim_n']", "sample sizes"))
     sim_budget = positive_int(params["sim_budget"], "params['sim_budget']")
-    _keys(_simulations(sims, "sims"), "sims", [(m, n) for m in regressions for n in sim_n])
+    mapping_with_keys(_simulations(sims, "sims"), "sims", [(m, n) for m in regressions for n in sim_n])
     fig, axes = figures.panels(len(regressions), height=2.9, sharey=True)
     for ax, m in zip(axes, regressions):
         for j, n in enumerate(sim_n):

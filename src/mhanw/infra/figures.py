@@ -246,7 +246,7 @@ def save(fig, name: str, figures_dir, caption: str | None = None, *, error_bars:
     and nothing is written; otherwise the problems go into the displayed
     output's metadata, where the tests of a build find them.
     """
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError(f"name: expected 'NN_slug' (two digits, lower-case words), got {brief(name)}")
     if not isinstance(fig, matplotlib.figure.Figure):
         raise ValueError(f"fig: expected a matplotlib Figure, got {type(fig).__name__}")

@@ -59,7 +59,7 @@ class Premise:
     why: str = ""
 
     def __post_init__(self):
-        if not isinstance(self.id, str) or not _PREMISE_ID.match(self.id):
+        if not isinstance(self.id, str) or not _PREMISE_ID.fullmatch(self.id):
             raise ValueError(f"id: expected a premise id like 'isotropic-m', got {brief(self.id)}")
         if not isinstance(self.sentence, str) or not self.sentence.strip():
             raise ValueError(f"sentence: expected the clause premise {self.id!r} asserts, got {brief(self.sentence)}")

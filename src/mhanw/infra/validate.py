@@ -8,6 +8,7 @@ which of its inputs is wrong.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -220,3 +221,41 @@ def as_seed_sequence(seed, name: str = "seed") -> np.random.SeedSequence:
     if int(seed) < 0:
         raise ValueError(f"{name}: expected a non-negative integer, got {brief(seed)}")
     return np.random.SeedSequence(int(seed))
+
+
+def _listed(items) -> str:
+    return ", ".join(repr(k) for k in items)
+
+
+def mapping_with_keys(value, name: str, keys=()) -> Mapping:
+    """``value`` if it is a mapping holding every key of ``keys``, else ``ValueError`` naming ``name`` and
+    the missing keys."""
+    if not isinstance(value, Mapping):
+        want = f" with the keys {_listed(keys)}" if keys else ""
+        raise ValueError(f"{name}: expected a mapping{want}, got {type(value).__name__} {brief(value)}")
+    missing = [k for k in keys if k not in value]
+    if missing:
+        raise ValueError(f"{name}: missing the key(s) {_listed(missing)}")
+    return value
+
+
+def table_with_columns(value, name: str, columns, *, finite=(), rows=()):
+    """``value`` if it is a non-empty pandas DataFrame with the columns ``columns`` and the index labels
+    ``rows``, whose columns ``finite`` hold finite real numbers; else ``ValueError`` naming ``name`` and
+    the missing columns or rows (or ``name[column]``)."""
+    import pandas as pd
+
+    if not isinstance(value, pd.DataFrame):
+        raise ValueError(f"{name}: expected a table (a pandas DataFrame) with the columns {_listed(columns)}, "
+                         f"got {type(value).__name__} {brief(value)}")
+    missing = [c for c in columns if c not in value.columns]
+    if missing:
+        raise ValueError(f"{name}: missing the column(s) {_listed(missing)}")
+    if value.empty:
+        raise ValueError(f"{name}: expected a non-empty table, got {value.shape[0]} rows")
+    missing = [r for r in rows if r not in value.index]
+    if missing:
+        raise ValueError(f"{name}: missing the row(s) {_listed(missing)}")
+    for c in finite:
+        as_float_array(value[c].to_numpy(), f"{name}[{c!r}]", ndim=1)
+    return value

@@ -55,7 +55,7 @@ def discover(root: Path) -> list[Chapter]:
     """Every chapter under ``root/notebooks``, in number order."""
     out = []
     for path in sorted((Path(root) / "notebooks").glob("[0-9][0-9]_*.md")):
-        if not NAME.match(path.stem):
+        if not NAME.fullmatch(path.stem):
             raise ChapterError(f"{path}: a chapter's name is NN_slug (two digits, lower-case words)")
         meta = read(path).metadata.get("mhanw", {})
         out.append(Chapter(path.stem, path, str(meta.get("claim", "")), tuple(meta.get("figures", ()))))
