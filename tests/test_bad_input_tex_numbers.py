@@ -1,0 +1,130 @@
+"""What reaches the paper's LaTeX, and the numbers a table or a sentence prints, are checked by one rule each.
+
+The paper is built by pdflatex from the chapters' macros (:class:`mhanw.infra.texout.Macros`), so a
+macro's value must never be able to end, hide, redefine or read into the document: every body passes
+:func:`~mhanw.infra.texout.check_tex`, an allow-list of the commands the project's macros use
+(:data:`~mhanw.infra.texout.TEX_COMMANDS`) with balanced braces, environments and maths.  Record text
+(:func:`~mhanw.infra.texout.tex_text`) escapes TeX specials inside its ``$...$`` too.  A number a table,
+a macro or a sentence prints (:func:`~mhanw.infra.tables.pm`, :func:`~mhanw.infra.tables.fmt`,
+:func:`~mhanw.infra.texout.format_mean_se`, :func:`~mhanw.infra.prose.number_word`,
+:func:`~mhanw.infra.prose.ranges`, :meth:`Macros.integer`) takes a bounded number of characters, or is
+refused naming the argument.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+import sympy as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mhanw.infra import texout
+from mhanw.infra.texout import Macros, check_tex
+
+PDFLATEX = shutil.which("pdflatex")
+
+# --------------------------------------------------------------------------- macros cannot take over the paper
+
+TAKEOVERS = [
+    (r"\iffalse", r"\\iffalse"), (r"\end{document}", "document"), (r"\input{/etc/passwd}", r"\\input"),
+    (r"\csname relax\endcsname", r"\\csname"), (r"\verb|x|", r"\\verb"), (r"\catcode`\%=12", r"\\catcode"),
+    (r"\def\HDIpa{x}", r"\\def"), (r"\write18{rm -rf x}", r"\\write"), (r"\openout1=x.tex", r"\\openout"),
+    (r"\immediate", r"\\immediate"), (r"\makeatletter", r"\\makeatletter"), (r"\include{x}", r"\\include"),
+    (r"\renewcommand{\HDIpa}{x}", r"\\renewcommand"), (r"\begin{document}", "document"),
+    (r"\begin{comment}", "comment"), (r"$x^^5cinput{f}$", r"\^\^"), (r"\@@end", r"control symbol \\@"), (r"\frac@x", "internal"),
+    (r"\begingroup\small", r"\\begingroup without"), (r"\begin{tabular}{l}", "without its"),
+    (r"\end{tabular}", "without its"), (r"$\left( x$", r"\\left without"),
+    (r"$x^$", "without its argument"), (r"$x_$", "without its argument"), (r"${x^}$", "without its argument"),
+    (r"$x^2^3$", "double superscript"), (r"$x_1_2$", "double subscript"), (r"$x^a_b^c$", "double superscript"),
+]
+
+
+@pytest.mark.parametrize("value,why", TAKEOVERS)
+def test_macro_text_that_could_take_over_the_paper_is_refused_naming_the_macro(value, why):
+    m = Macros("Test")
+    with pytest.raises(ValueError, match=rf"^value: .*{why}.*\(macro \\TestBad\)$"):
+        m.text("Bad", value)
+    assert len(m) == 0
+
+
+@pytest.mark.parametrize("method", ["text", "plain", "expr"])
+def test_every_macro_entry_point_checks_its_body(method, monkeypatch):
+    """One check for every entry point: a body that slipped past a method's own rendering is refused."""
+    monkeypatch.setattr(texout, "tex_escape", lambda text: r"\input{x}")
+    monkeypatch.setattr(texout, "latex_of", lambda expr, name: r"\input{x}")
+    value = {"text": r"\input{x}", "plain": "x", "expr": sp.Symbol("x")}[method]
+    with pytest.raises(ValueError, match=r"^value: the command \\input .*\(macro \\TestBad\)$"):
+        getattr(Macros("Test"), method)("Bad", value)
+
+
+@pytest.mark.parametrize("value", [
+    r"\begingroup\small\setlength{\tabcolsep}{3pt}\begin{tabular}{llc}\toprule a & b \\ \midrule"
+    r" $W_Q^h W_K^{h\top}$ & $0.5$\,{\scriptsize$(-1.2)$} & \multicolumn{2}{c}{x} \\ \bottomrule\end{tabular}"
+    r"\endgroup",
+    r"\ensuremath{\operatorname{MSE}{\left(k \right)} = \frac{c_{B}}{k^{2}} + \frac{c_{V} k^{\frac{k}{2} + 1}}{D n}}",
+    r"\ensuremath{k^*\propto(\ln n)^{\frac{2}{d + 4}}}", r"$c_B/k^{1}$ & bias $\propto k^{-1/2}$ \\ x & y",
+    r"it differs from $\TestLimit$ by \TestGap{} ($z=\TestZ$; \TestVerdict) and", r"$\HDIpa \le 1$",
+    r"$\mathbb{E}[\hat\gamma] = \bar\rho$", r"\texttt{student-t:3}", r"$x_{1}^{2}{}^{2}$", r"$\sum_{j}^{H} a_j$",
+    r"$\left[\begin{matrix}1 & 0\\0 & 1\end{matrix}\right]$", r"$e^{W\left(2 \ln{\left(n \right)}\right)}$",
+])
+def test_macro_text_the_chapters_write_is_kept(value):
+    m = Macros("Test")
+    m.text("Good", value)
+    assert m.render().endswith(f"\\newcommand{{\\TestGood}}{{{value}}}\n")
+
+
+def test_a_macro_of_another_notebook_or_an_unknown_one_is_refused_but_its_own_are_kept():
+    m = Macros("Test")
+    m.text("A", r"see \TestB{}")
+    with pytest.raises(ValueError, match=r"^value: the command \\OtherB .*\(macro \\TestC\)"):
+        m.text("C", r"see \OtherB{}")
+    with pytest.raises(ValueError, match=r"^value: macro \\TestD refers to itself"):
+        m.text("D", r"\TestD")
+
+
+def test_macros_that_refer_to_one_another_in_a_circle_are_refused_when_written(tmp_path):
+    m = Macros("Test")
+    m.text("A", r"\TestB")
+    m.text("B", r"x \TestC")
+    m.text("C", r"\TestA")
+    with pytest.raises(ValueError, match=r"^macros: \\TestA -> \\TestB -> \\TestC -> \\TestA refer to one another"):
+        m.write(tmp_path / "m.tex")
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name,why", [
+    ("x%", "comment sign"), ("y#", "parameter sign"), ("a&b", "alignment sign"), (r"\input{f}", r"\\input"),
+    ("x}", "unbalanced braces"), ("ρ", "not printable ASCII"), (r"\iffalse", r"\\iffalse"), ("z$", "unpaired"),
+])
+def test_a_symbol_whose_name_cannot_be_typeset_is_refused_naming_it(name, why):
+    expression = sp.Symbol(name) + sp.Symbol("k")
+    with pytest.raises(ValueError, match=rf"^expression: the symbol .*{why}.*\(macro \\TestBad\)$"):
+        Macros("Test").expr("Bad", expression)
+    with pytest.raises(ValueError, match=rf"^expr: the symbol .*{why}"):
+        texout.tex_math(expression)
+    with pytest.raises(ValueError, match=rf"^expression: the symbol .*{why}"):
+        Macros("Test").expr("Bad", sp.Function(name)(sp.Symbol("k")))
+
+
+def test_the_symbol_names_the_project_uses_are_kept():
+    m = Macros("Test")
+    names = ["k^{*}", r"\text{numerical}", "C_12", "c_V", "Lambda", "d_k", "mu_0", "x1"]
+    m.expr("Law", sum(sp.Symbol(n) for n in names))
+    assert r"\text{numerical}" in m.render() and "k^{*}" in m.render()
+    assert texout.tex_math(sp.Symbol("x1") ** 4) == "x_{1}^{4}"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(list("ab$%#&{}\\^_ 1@") + [r"\input", r"\frac", r"\end{document}",
+                                                               r"\begin{tabular}", r"\left(", r"\right)"]),
+                max_size=12).map("".join))
+def test_check_tex_gives_a_verdict_naming_the_argument_on_any_text(text):
+    try:
+        assert check_tex(text, "value") == text
+    except ValueError as exc:
+        assert str(exc).startswith("value: ") and "\n" not in str(exc)
+    else:  # what is accepted holds no command outside the allow-list
+        assert not [w for w in re.findall(r"\\([A-Za-z]+)", text) if w not in texout.TEX_COMMANDS]
