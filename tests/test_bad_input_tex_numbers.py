@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mhanw.infra import texout
-from mhanw.infra.texout import Macros, check_tex
+from mhanw.infra.texout import Macros, check_tex, tex_escape, tex_text
 
 PDFLATEX = shutil.which("pdflatex")
 
@@ -128,3 +128,55 @@ def test_check_tex_gives_a_verdict_naming_the_argument_on_any_text(text):
         assert str(exc).startswith("value: ") and "\n" not in str(exc)
     else:  # what is accepted holds no command outside the allow-list
         assert not [w for w in re.findall(r"\\([A-Za-z]+)", text) if w not in texout.TEX_COMMANDS]
+
+
+# --------------------------------------------------------------------------- record text: maths and non-strings
+
+
+@pytest.mark.parametrize("text,tex", [
+    ("$%$", r"$\%$"), ("$#$", r"$\#$"), ("$&$", r"$\&$"), ("$a \\% b$", r"$a \% b$"), ("$ρ ≤ 1$", r"${\rho} {\le} 1$"),
+    ("$m_{\\cos,1.5}$ and HDI_PA <= 1", r"$m_{\cos,1.5}$ and $\HDIpa$ $\le$ 1"),
+])
+def test_tex_specials_inside_record_maths_are_escaped(text, tex):
+    assert tex_text(text) == tex  # '$%$' passed through raw: the rest of the macro file became a comment
+    Macros("Test").text("Record", tex_text(text))
+
+
+@pytest.mark.parametrize("text,why", [
+    ("$}$", "unbalanced braces"), ("${$", "unbalanced braces"), ("$\\$", "unpaired"), ("$x^$", "without its argument"),
+    ("$\\input{f}$", r"the command \\input"), ("$\\iffalse$", r"the command \\iffalse"), ("$x^^5c$", r"\^\^"),
+])
+def test_record_maths_that_cannot_be_typeset_is_refused_naming_text(text, why):
+    with pytest.raises(ValueError, match=rf"^text: .*{why}"):
+        tex_text(text)
+
+
+@pytest.mark.parametrize("bad", [None, 5, 1.5, b"x", ["a"], True])
+def test_text_that_is_not_a_string_is_refused_naming_it(bad):
+    for function in (tex_text, tex_escape):
+        with pytest.raises(ValueError, match="^text: expected a string"):
+            function(bad)
+
+
+def test_adjacent_record_maths_never_merge_into_another_command():
+    assert tex_text("<=d_k") == r"$\le d_{k}$"  # was $\led_{k}$: an undefined command
+    assert tex_text("->beta") == r"$\to\beta$"
+    from mhanw.infra import notation
+
+    assert notation.markdown_text("<=d_k") == r"$\le d_{k}$"  # the chapters and the book join maths alike
+    assert tex_text("m = x1^2^2") == "m = x1$^{2}{}^{2}$"
+    assert tex_text("^(_)") == r"\textasciicircum{}(\_)"  # was $^{_}$: a script without its argument
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(["d_k", "^", "(", ")", "1/4", "*", "sqrt(", "ln ", "HDI_PA", "<=", "~", "sum_j",
+                                 "||G||_F", "x", " ", "_", "{", "}", "\\", "%", "#", "&", "ρ", "rho", "$", "e_1",
+                                 "m_{\\cos,1.2}", "'", "^(", "beta", "±"]), max_size=8).map("".join))
+def test_record_text_becomes_macro_text_or_is_refused_naming_text(text):
+    """Property: whatever a record says, tex_text gives LaTeX that a macro keeps, or a one-line refusal."""
+    try:
+        tex = tex_text(text)
+    except ValueError as exc:
+        assert str(exc).startswith("text: ") and "\n" not in str(exc)
+        return
+    Macros("Test").text("Record", tex)

@@ -123,8 +123,16 @@ _TEX_UNICODE = {
 _GREEK = notation.GREEK  # Unicode Greek letter -> its name
 
 
+def _string(text, name: str = "text") -> str:
+    """``text`` if it is a string, else ``ValueError`` naming ``name`` (``None`` is no text to typeset)."""
+    if not isinstance(text, str):
+        raise ValueError(f"{name}: expected a string of text, got {type(text).__name__} {brief(text)}")
+    return text
+
+
 def tex_escape(text: str) -> str:
     """Plain text (no math) as LaTeX text for pdflatex: specials escaped, Unicode spelled out."""
+    text = _string(text)
     out = []
     i = 0
     while i < len(text):
@@ -155,13 +163,44 @@ def tex_text(text: str) -> str:
     ``$d_{k}^{1/4}$``, ``(ln n)^(2/(4+d))`` -> ``$(\\ln n)^{2/(4+d)}$``, ``sqrt(d_k)`` -> ``$\\sqrt{d_{k}}$``,
     ``m_{\\cos,1.2}`` -> ``$m_{\\cos,1.2}$``, ``sum_j`` -> ``$\\sum_{j}$``, ``<=`` -> ``$\\le$``,
     ``Z ~ N(0, I)`` -> ``Z $\\sim$ N(0, I)``) and the rest is escaped (:func:`tex_escape`)."""
+    text = _string(text)
     out = []
     for i, piece in enumerate(re.split(r"(\$[^$]+\$)", text)):
         if i % 2:
-            out.append(piece)
+            out.append(_record_maths(piece[1:-1]))
             continue
         out += [f"${t}$" if is_math else tex_escape(t) for is_math, t in notation.plain_math(piece, notation.TEX) if t]
-    return notation.join_maths("".join(out))  # adjacent inline maths become one
+    return check_tex(notation.join_maths("".join(out)), "text", alignment=False)  # adjacent inline maths become one
+
+
+#: Unicode symbols inside maths as their LaTeX commands (``≤`` -> ``\le``; Greek letters by name).
+_MATH_UNICODE = {ch: tex[1:-1] for ch, tex in _TEX_UNICODE.items()
+                 if len(ch) == 1 and tex.startswith("$") and tex.endswith("$")} | {"−": "-", "∗": "*"}
+
+
+def _record_maths(inner: str) -> str:
+    """The ``$...$`` of record text (``inner`` without its ``$``) as LaTeX maths: a ``%``, ``#`` or ``&``
+    escaped (in maths they would start a comment, a macro parameter, a table cell), Greek letters and
+    the symbols of :data:`_TEX_UNICODE` as their commands; what still could not stand in a macro
+    (unbalanced braces, a trailing backslash, a command outside :data:`TEX_COMMANDS`) raises
+    ``ValueError`` naming ``text`` (:func:`check_tex`)."""
+    out, i = [], 0
+    while i < len(inner):
+        ch = inner[i]
+        if ch == "\\":
+            out.append(inner[i:i + 2])
+            i += 2
+            continue
+        if ch in "%#&":
+            out.append("\\" + ch)
+        elif ch in _GREEK:
+            out.append(f"{{\\{_GREEK[ch]}}}")
+        elif ch in _MATH_UNICODE:
+            out.append(f"{{{_MATH_UNICODE[ch]}}}")
+        else:
+            out.append(ch)
+        i += 1
+    return check_tex(f"${''.join(out)}$", "text", alignment=False)
 
 
 def latex_of(expr, name: str = "expr") -> str:
