@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 
 import pytest
 import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mhanw.infra import texout
+from mhanw.infra import prose, tables, texout
 from mhanw.infra.texout import Macros, check_tex, tex_escape, tex_text
 
 PDFLATEX = shutil.which("pdflatex")
@@ -180,3 +181,108 @@ def test_record_text_becomes_macro_text_or_is_refused_naming_text(text):
         assert str(exc).startswith("text: ") and "\n" not in str(exc)
         return
     Macros("Test").text("Record", tex)
+
+
+# --------------------------------------------------------------------------- numbers a table or a sentence prints
+
+EXTREMES = [(1, 5e-324), (1, 1e-300), (1e308, 1), (1e300, 1e299), (0, 5e-324), (1e-310, 1e-311), (1e308, 1e307),
+            (-1e300, 3e298), (1e-18, 1e-19), (1e20, 1.0), (-2.5e-200, 1e-203), (0.5, 1e-16), (1.7976931348623157e308,
+                                                                                           1.7976931348623157e308)]
+_NUMBER = re.compile(r"-?\d[\d.]*(?:e[+-]\d+)?")
+
+
+def _longest_number(text: str) -> int:
+    return max(len(n) for n in _NUMBER.findall(text.replace("\\,", "")))
+
+
+@pytest.mark.parametrize("mean,se", EXTREMES)
+def test_an_estimate_prints_in_a_bounded_number_of_characters(mean, se):
+    # format_mean_se(1, 5e-324) printed 324 decimals; pm(0, 5e-324) divided by 10.0**-324 == 0
+    for text in (tables.pm(mean, se), texout.format_mean_se(mean, se)):
+        assert _longest_number(text) <= texout.MAX_NUMBER_CHARS and len(text) <= 70, text
+    Macros("Test").mean_se("Estimate", mean, se)
+
+
+def test_an_se_below_the_means_precision_prints_each_number_on_its_own():
+    assert tables.pm(1, 5e-324) == "1 ± 4.9e-324"
+    assert texout.format_mean_se(1, 5e-324) == r"1.00 \pm 5\times 10^{-324}"
+    assert texout.format_mean_se(1e300, 1e299) == r"(1.0 \pm 0.1)\times 10^{300}"  # was 301 digits
+    assert tables.pm(1e308, 1e307) == "(1.00 ± 0.10)e+308"
+
+
+@pytest.mark.parametrize("mean,se,text,tex", [
+    (0.51316, 0.0039, "0.5132 ± 0.0039", r"0.513 \pm 0.004"), (12345.6, 12.3, "12346 ± 12", r"12350 \pm 10"),
+    (1.23e-5, 4.5e-7, "(1.230 ± 0.045)e-5", r"0.0000123 \pm 0.0000004"), (123.4, 12.0, "123 ± 12", r"120 \pm 10"),
+    (0.51083, 0.00123, "0.5108 ± 0.0012", r"0.511 \pm 0.001"), (1.5, 0.0, "1.5 ± 0", r"1.50 \pm 0"),
+])
+def test_ordinary_estimates_print_as_before(mean, se, text, tex):
+    assert tables.pm(mean, se) == text and texout.format_mean_se(mean, se) == tex
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.floats(allow_nan=False, allow_infinity=False), st.floats(min_value=0, allow_nan=False, allow_infinity=False))
+def test_any_finite_estimate_prints_bounded(mean, se):
+    """Property: every finite mean and s.e. >= 0 prints, each number in at most MAX_NUMBER_CHARS characters."""
+    for text in (tables.pm(mean, se), texout.format_mean_se(mean, se)):
+        assert _longest_number(text) <= texout.MAX_NUMBER_CHARS, text
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: tables.pm(10**400, 1), "mean"), (lambda: tables.pm(1, 10**400), "se"),
+    (lambda: texout.format_mean_se(10**400, 1), "mean"), (lambda: prose.number_word(10**400), "k"),
+    (lambda: prose.number_word(10**18), "k"), (lambda: prose.ranges([1, 10**400]), "values"),
+    (lambda: prose.ranges([1e300]), "values"), (lambda: prose.count_of(10**400, 10**400), "k"),
+    (lambda: prose.count_clause(1, 10**19, "heads", "falls", "fall"), "n"),
+    (lambda: Macros("Test").integer("N", 10**5000), "value"), (lambda: Macros("Test").integer("N", 1e300), "value"),
+    (lambda: Macros("Test").integer("N", 10**18), "value"),
+])
+def test_a_number_beyond_what_a_reader_reads_is_refused_naming_the_argument(call, name):
+    # pm(10**400, 1) raised OverflowError; Macros.integer(10**5000) hit Python's 4300-digit limit
+    with pytest.raises(ValueError, match=rf"^{name}: "):
+        call()
+
+
+def test_a_huge_integer_in_a_table_is_shown_in_scientific_form():
+    from fractions import Fraction
+
+    assert tables.fmt(10**400) == "1e+400" and tables.fmt(-(10**19)) == "-1e+19"  # was 401 and 20 digits
+    assert tables.fmt(10**5000) == "1e+5000" and tables.fmt(Fraction(3 * 10**400)) == "3e+400"
+    assert tables.fmt(2**64) == "1.845e+19" and tables.fmt(2**64, 2) == "1.8e+19"
+    assert tables.fmt(10**18 - 1) == "999999999999999999" and tables.fmt(20000) == "20000"
+    assert tables.show({"n": [10**400, 3]}).rows == [["1e+400"], ["3"]]
+    assert prose.number_word(10**18 - 1) == "999999999999999999" and prose.ranges([10**17, 10**17 + 1]) == \
+        "100000000000000000-100000000000000001"
+
+
+def test_digit_count_never_writes_the_integer_out():
+    for k in (1, 9, 10, 17, 18, 19, 400, 4300, 5000, 100000):
+        assert texout.digit_count(10**k) == k + 1 and texout.digit_count(10**k - 1) == k
+
+
+# --------------------------------------------------------------------------- pdflatex reads what is accepted
+
+
+@pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not installed")
+def test_what_the_checks_accept_compiles_with_pdflatex(tmp_path):
+    m = Macros("Test")
+    for i, text in enumerate(["$±5", "±$±", "50% of $x_1 & #2 ~ {a} \\ $ ^", "ρ ≤ 1 and $", "\\$±"]):
+        m.plain(f"Plain{chr(65 + i)}", text)  # '$±5' gave '\$$\pm$5', which is valid: an escaped $ then maths
+    for i, text in enumerate(["$%$ and $&$", "$ρ ≤ 1$", "<=d_k and ->beta", "^(_)", "sqrt(d_k)^(1/4)"]):
+        m.text(f"Record{chr(65 + i)}", tex_text(text))
+    for i, (mean, se) in enumerate(EXTREMES):
+        m.mean_se(f"Estimate{chr(65 + i)}", mean, se)
+    m.integer("Count", 10**18 - 1)
+    m.expr("Law", sp.Symbol("k^{*}") + sp.Symbol(r"\text{numerical}") / sp.Symbol("d_k"))
+    m.text("Table", r"\begin{tabular}{ll}a & $b$ \\ \end{tabular}")
+    m.write(tmp_path / "macros.tex")
+    uses = " ".join(f"\\Test{name}." for name in m._defs)
+    (tmp_path / "doc.tex").write_text(
+        "\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage{amsmath}"
+        "\\newcommand{\\HDIpa}{\\mathrm{HDI}_{\\mathrm{PA}}}\\input{macros.tex}\\begin{document}"
+        f"{uses} The end.\\end{{document}}\n")
+    run = subprocess.run([PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc.tex"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-2000:]
+    if shutil.which("pdftotext"):
+        out = subprocess.run(["pdftotext", "doc.pdf", "-"], cwd=tmp_path, capture_output=True, text=True).stdout
+        assert "The end." in out

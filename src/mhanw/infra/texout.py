@@ -28,6 +28,7 @@ import os
 import stat
 import re
 import tempfile
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -91,8 +92,61 @@ def format_number(x: float, digits: int = 3) -> str:
     return f"{mant}\\times 10^{{{exp_i}}}"
 
 
+#: The most digits an integer is printed with in full, a count: every size the library allows has at most
+#: nine (:data:`mhanw.infra.validate.MAX_COUNT`), and 18 is what :func:`mhanw.infra.validate.whole_number_text`
+#: reads.  A larger number is no count a reader reads digit by digit: a table prints it in scientific form
+#: (:func:`mhanw.infra.tables.fmt`), a sentence or a count macro refuses it (:func:`printed_integer`).
+MAX_INTEGER_DIGITS = 18
+#: The most characters a number takes in plain notation in a table, a sentence or a macro; a longer one is
+#: written in scientific form (``1.2\times 10^{-21}``, ``1.2e-21``).
+MAX_NUMBER_CHARS = 20
+#: Below this magnitude a double has lost digits (its normal range ends at 2.2e-308): a mean or a
+#: standard error this small is printed on its own, to its own significant digits (:func:`se_place`).
+TINY = 1e-300
+
+
+def digit_count(value: int) -> int:
+    """The number of decimal digits of an integer, without writing it out (Python refuses to write an
+    integer of more than 4300 digits)."""
+    n = abs(int(value))
+    if n < 10**MAX_DIGITS:
+        return len(str(n))
+    d = int(n.bit_length() * 0.30102999566398120) + 1  # log10(2): the estimate is d or d - 1
+    return d if n >= 10 ** (d - 1) else d - 1
+
+
+def printed_integer(value, name: str) -> int:
+    """An integer a sentence or a macro prints digit by digit (a count): an int or a numpy integer (not a
+    bool) of at most :data:`MAX_INTEGER_DIGITS` digits, else ``ValueError`` naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise ValueError(f"{name}: expected an integer, got {type(value).__name__} {brief(value)}")
+    v = int(value)
+    if abs(v) >= 10**MAX_INTEGER_DIGITS:
+        raise ValueError(f"{name}: expected an integer of at most {MAX_INTEGER_DIGITS} digits (a count the paper "
+                         f"or a table prints in full), got one of {digit_count(v)} digits")
+    return v
+
+
+def se_place(mean: float, se: float, digits: int) -> int | None:
+    """The decimal place ``p`` (a unit of ``10**-p``) to which ``mean ± se`` is printed: that of the
+    ``digits``-th significant digit of ``se`` (finite, > 0), the one rule of :func:`format_mean_se` and
+    :func:`mhanw.infra.tables.pm`.  ``None`` when that place would give the mean more than
+    :data:`MAX_DIGITS` significant digits (an s.e. below the precision of the mean as a double, e.g.
+    ``1 ± 1e-300``) or either number is below :data:`TINY` (a double there has lost digits): then the
+    mean and the s.e. are each printed on its own, to their own significant digits."""
+    if se < TINY or 0 < abs(mean) < TINY:
+        return None
+    place = digits - 1 - int(math.floor(math.log10(se)))
+    if mean != 0 and int(math.floor(math.log10(abs(mean)))) + place + 1 > MAX_DIGITS:
+        return None
+    return place
+
+
 def format_mean_se(mean: float, se: float, se_digits: int = 1) -> str:
-    """``mean \\pm se``, the mean rounded to the decimal place of the s.e."""
+    """``mean \\pm se``, the mean rounded to the decimal place of the s.e. (:func:`se_place`), in
+    scientific form ``(m \\pm s)\\times 10^{p}`` when plain notation would take more than
+    :data:`MAX_NUMBER_CHARS` characters; an s.e. below the mean's precision or a number below
+    :data:`TINY`: each on its own (``1.00 \\pm 5\\times 10^{-324}``)."""
     mean = real_scalar(mean, "mean")
     se = real_scalar(se, "se")
     if se < 0:
@@ -100,10 +154,20 @@ def format_mean_se(mean: float, se: float, se_digits: int = 1) -> str:
     se_digits = _digits(se_digits, "se_digits")
     if se == 0:
         return f"{format_number(mean)} \\pm 0"
-    place = se_digits - 1 - int(math.floor(math.log10(se)))
-    if place <= 0:
-        return f"{round(mean, place):.0f} \\pm {round(se, place):.0f}"
-    return f"{mean:.{place}f} \\pm {se:.{place}f}"
+    place = se_place(mean, se, se_digits)
+    if place is None:
+        return f"{format_number(mean)} \\pm {format_number(se, se_digits)}"
+    power = int(math.floor(math.log10(max(abs(mean), se))))
+    if power < MAX_NUMBER_CHARS:  # else plain notation has more digits than that (and round() may overflow)
+        if place <= 0:
+            m, s = f"{round(mean, place):.0f}", f"{round(se, place):.0f}"
+        else:
+            m, s = f"{mean:.{place}f}", f"{se:.{place}f}"
+        if max(len(m), len(s)) <= MAX_NUMBER_CHARS:
+            return f"{m} \\pm {s}"
+    decimals = max(place + power, 0)
+    m, s = (f"{Decimal(x).scaleb(-power):.{decimals}f}" for x in (mean, se))
+    return f"({m} \\pm {s})\\times 10^{{{power}}}"
 
 
 # --------------------------------------------------------------------------- text for LaTeX and mathtext
@@ -517,15 +581,16 @@ class Macros:
         self._define(name, lambda: f"\\ensuremath{{{format_number(value, digits)}}}")
 
     def integer(self, name: str, value: int) -> None:
-        """An integer (an int, or a float with an integer value), with thin spaces as thousands separators."""
+        """An integer (an int, or a float with an integer value) of at most :data:`MAX_INTEGER_DIGITS`
+        digits (a count: :func:`printed_integer`), with thin spaces as thousands separators."""
         def body():
             if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
-                v = int(value)
+                v = printed_integer(value, "value")
             else:
                 x = real_scalar(value, "value")
                 if not x.is_integer():
                     raise ValueError(f"value: expected an integer, got {brief(value)}")
-                v = int(x)
+                v = printed_integer(int(x), "value")
             s = f"{v:,}".replace(",", "\\,")
             return f"\\ensuremath{{{s}}}"
 
