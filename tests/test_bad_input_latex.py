@@ -173,7 +173,7 @@ def test_the_macros_compile_with_pdflatex(tmp_path):
     m.text("Label", ch04.regression_label("x1^2^2"))
     m.text("Formula", r"\ensuremath{" + tex_math(data.regression_function("sin(x1)+x2**2/2").expression) + "}")
     m.text("Record", tex_text("m = x1^2^2 and d_k^(1/4), HDI_PA <= 1"))
-    m.integer("Big", 10**40)
+    m.integer("Big", 10**17)
     m.write(tmp_path / "macros.tex")
     (tmp_path / "doc.tex").write_text(
         "\\documentclass{article}\\usepackage[T1]{fontenc}\\newcommand{\\HDIpa}{\\mathrm{HDI}_{\\mathrm{PA}}}"
@@ -192,5 +192,7 @@ def test_huge_numbers_are_formatted_or_refused_in_one_line():
     with pytest.raises(ValueError, match=r"^mean: "):
         texout.format_mean_se(10**400, 1.0)
     m = Macros("Test")
-    m.integer("Huge", 10**400)  # an exact integer: written digit by digit, no float involved
-    assert m.render().count("\\,") == 133
+    m.integer("Big", 10**17)  # an exact integer: written digit by digit, no float involved
+    assert m.render().count("\\,") == 5
+    with pytest.raises(ValueError, match=r"^value: expected an integer of at most 18 digits .*\(macro \\TestHuge\)"):
+        m.integer("Huge", 10**400)  # no count a paper prints (401 digits, 133 thin spaces on one line)

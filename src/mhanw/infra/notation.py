@@ -109,17 +109,28 @@ def _letter(token: str, names: dict) -> str:
     return f"\\{token}" if token in GREEK.values() else token
 
 
+def _balanced(text: str) -> bool:
+    """Whether the braces of ``text`` open before they close and all close (``{)`` would leave maths open)."""
+    depth = 0
+    for ch in text:
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
 def _math_inner(text: str, names: dict) -> str | None:
     """Plain text inside an exponent, a group or a subscript as maths (``-d_k/2`` -> ``-d_{k}/2``,
     ``ln n`` -> ``\\ln n``, ``sum_j a_j`` -> ``\\sum_{j} a_{j}``), or ``None`` when it holds something
-    that is not plain notation (a ``*`` that is not a star of an optimum, a ``$``, a ``%``)."""
-    if not _MATH_SAFE.fullmatch(text):
+    that is not plain notation (a ``*`` that is not a star of an optimum, a ``^`` or ``_`` left without its
+    symbol, unbalanced braces, a backslash before no command, a ``$``, a ``%``)."""
+    if not _MATH_SAFE.fullmatch(text) or not _balanced(text) or re.search(r"\\(?![A-Za-z])", text):
         return None
     if re.fullmatch(r"\(\d+\)", text):  # an index in parentheses (``C^(1)``) keeps them
         return text
     out = ""
     for is_math, t in plain_math(text, names):  # the text is shorter than the piece it came from
-        if not is_math and "*" in t:
+        if not is_math and re.search(r"[*^_]", t):  # a star, or a script left without its symbol (``^(_)``)
             return None
         gap = " " if re.search(r"\\[A-Za-z]+$", out) and t[:1].isalpha() else ""  # ``\ne`` + ``j``: ``\ne j``
         out += gap + t
@@ -178,8 +189,10 @@ def plain_math(piece: str, names: dict = TEX) -> list[tuple[bool, str]]:
 def join_maths(text: str) -> str:
     """Adjacent inline maths as one (``$a$$b$`` -> ``$ab$``; Markdown would read ``$$`` as display
     maths), with an empty group before a super- or subscript that would otherwise follow another
-    (``$^{2}$$^{2}$`` -> ``$^{2}{}^{2}$``, not the "Double superscript" that pdflatex and mathtext refuse)."""
+    (``$^{2}$$^{2}$`` -> ``$^{2}{}^{2}$``, not the "Double superscript" that pdflatex and mathtext refuse),
+    and a space after a command before a letter (``$\\le$$d$`` -> ``$\\le d$``, not the undefined ``\\led``)."""
     for mark in ("^", "_"):
         m = re.escape(mark)
         text = re.sub(rf"({m}(?:\{{[^{{}}]*\}}|\\?\w))\$\$(?={m})", r"\1{}", text)
+    text = re.sub(r"(\\[A-Za-z]+)\$\$(?=[A-Za-z])", r"\1 $$", text)  # ``$\le$$d$``: ``\le d``, not ``\led``
     return re.sub(r"(?<!\\)\$\$", "", text)  # never the "$" of an escaped "\$" and the next maths

@@ -12,6 +12,8 @@ import math
 import numbers
 
 import numpy as np
+
+from .texout import printed_integer
 from .validate import brief
 
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
@@ -25,20 +27,26 @@ def _text(value, name: str) -> str:
 
 
 def _integer(value, name: str) -> int:
-    """An integer item (an int, a numpy integer, or a float with an integral value), never a bool or a string."""
+    """An integer item (an int, a numpy integer, or a float with an integral value) of at most 18 digits
+    (:func:`mhanw.infra.texout.printed_integer`), never a bool or a string."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.integer, np.floating)):
         raise ValueError(f"{name}: expected integers, got {type(value).__name__} {brief(value)}")
     if isinstance(value, (numbers.Integral, np.integer)):
-        return int(value)
-    if not math.isfinite(float(value)) or not float(value).is_integer():
+        return printed_integer(value, name)
+    try:
+        x = float(value)
+    except OverflowError:
+        x = math.inf
+    if not math.isfinite(x) or not x.is_integer():
         raise ValueError(f"{name}: expected integers, got {brief(value)} (not a whole number)")
-    return int(value)
+    return printed_integer(int(x), name)
 
 
 def _count(value, name: str) -> int:
+    """A count a sentence says: a whole number >= 0 of at most 18 digits (:func:`printed_integer`)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
         raise ValueError(f"{name}: expected a whole number >= 0, got {brief(value)}")
-    return int(value)
+    return printed_integer(value, name)
 
 
 def number_word(k) -> str:

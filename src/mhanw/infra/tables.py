@@ -21,8 +21,10 @@ import html
 import math
 import numbers
 import re
+from decimal import Decimal
 from typing import Any, Mapping, Sequence
 
+from .texout import MAX_INTEGER_DIGITS, se_place
 from .validate import MAX_COUNT, brief
 
 __all__ = ["fmt", "pm", "show", "Table", "Tables"]
@@ -38,7 +40,8 @@ def _is_float(x) -> bool:
 
 
 def fmt(x: Any, digits: int = 4) -> str:
-    """One value as text: floats to ``digits`` significant digits, ints exactly,
+    """One value as text: floats to ``digits`` significant digits, ints exactly (up to
+    :data:`~mhanw.infra.texout.MAX_INTEGER_DIGITS` digits; a larger one, ``10**400``, as ``1e+400``),
     booleans as yes/no, NaN as "–", sequences and arrays as short comma lists,
     dicts as ``key: value`` lists."""
     if x is None:
@@ -49,9 +52,12 @@ def fmt(x: Any, digits: int = 4) -> str:
     if isinstance(x, (bool,)) or type(x).__name__ == "bool_":
         return "yes" if bool(x) else "no"
     if isinstance(x, numbers.Integral):
-        return str(int(x))
+        return _integer_text(int(x), digits)
     if _is_float(x):
-        v = float(x)
+        try:
+            v = float(x)
+        except OverflowError:  # a Fraction or Decimal beyond a double: its integer part is what shows
+            return _integer_text(int(x), digits)
         if math.isnan(v):
             return "–"
         if math.isinf(v):
@@ -78,12 +84,27 @@ def fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
+def _integer_text(v: int, digits: int) -> str:
+    """An integer exactly, or beyond :data:`~mhanw.infra.texout.MAX_INTEGER_DIGITS` digits to ``digits``
+    significant digits as a float would be (``1e+400``), computed exactly (no double holds 10**400)."""
+    if abs(v) < 10**MAX_INTEGER_DIGITS:
+        return str(v)
+    mant, exp = format(Decimal(v), f".{digits - 1}e").split("e")
+    mant = mant.rstrip("0").rstrip(".") if "." in mant else mant
+    return f"{mant}e{int(exp):+03d}"
+
+
 def _real_or_nan(value, name: str) -> float:
-    """A real number as a float (NaN allowed: a missing value); bools, strings, None and others raise."""
+    """A real number as a float (NaN allowed: a missing value); bools, strings, None and others raise,
+    and so does a number beyond a double (``10**400``), naming ``name``."""
     if isinstance(value, (bool, str, bytes)) or type(value).__name__ == "bool_" \
             or not isinstance(value, numbers.Real):
         raise ValueError(f"{name}: expected a real number, got {type(value).__name__} {brief(value)}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{name}: expected a real number within the range of a double (about 1.8e308), "
+                         f"got {type(value).__name__} {brief(value)}") from None
 
 
 def _digits(value, name: str) -> int:
@@ -97,8 +118,9 @@ def pm(mean, se, digits: int = 2) -> str:
     mean to the same decimal place (scientific notation for tiny or huge values).
 
     A NaN mean reads "–" and a NaN s.e. (an exact value) "–" after the ``±``; an
-    infinite mean or s.e., a negative s.e. or bad ``digits`` raise ``ValueError``
-    naming the argument."""
+    s.e. below the mean's precision or a number below 1e-300 (:func:`mhanw.infra.texout.se_place`)
+    prints each on its own (``1 ± 4.9e-324``); an infinite mean or s.e., one beyond a double, a negative
+    s.e. or bad ``digits`` raise ``ValueError`` naming the argument."""
     mean, se = _real_or_nan(mean, "mean"), _real_or_nan(se, "se")
     digits = _digits(digits, "digits")
     if math.isinf(mean):
@@ -107,8 +129,8 @@ def pm(mean, se, digits: int = 2) -> str:
         raise ValueError(f"se: expected a finite standard error >= 0, got {brief(se)}")
     if math.isnan(mean):
         return "–"
-    if math.isnan(se) or se == 0:
-        return f"{fmt(mean, 4)} ± {fmt(se, digits)}"
+    if math.isnan(se) or se == 0 or se_place(mean, se, digits) is None:
+        return f"{fmt(mean, 4)} ± {fmt(se, digits)}"  # no s.e., or one below the mean's precision: each alone
     exponent = math.floor(math.log10(se))
     decimals = digits - 1 - exponent
     if 0 <= decimals <= 5 and abs(mean) < 1e7:

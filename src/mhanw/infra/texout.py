@@ -28,6 +28,7 @@ import os
 import stat
 import re
 import tempfile
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -91,8 +92,61 @@ def format_number(x: float, digits: int = 3) -> str:
     return f"{mant}\\times 10^{{{exp_i}}}"
 
 
+#: The most digits an integer is printed with in full, a count: every size the library allows has at most
+#: nine (:data:`mhanw.infra.validate.MAX_COUNT`), and 18 is what :func:`mhanw.infra.validate.whole_number_text`
+#: reads.  A larger number is no count a reader reads digit by digit: a table prints it in scientific form
+#: (:func:`mhanw.infra.tables.fmt`), a sentence or a count macro refuses it (:func:`printed_integer`).
+MAX_INTEGER_DIGITS = 18
+#: The most characters a number takes in plain notation in a table, a sentence or a macro; a longer one is
+#: written in scientific form (``1.2\times 10^{-21}``, ``1.2e-21``).
+MAX_NUMBER_CHARS = 20
+#: Below this magnitude a double has lost digits (its normal range ends at 2.2e-308): a mean or a
+#: standard error this small is printed on its own, to its own significant digits (:func:`se_place`).
+TINY = 1e-300
+
+
+def digit_count(value: int) -> int:
+    """The number of decimal digits of an integer, without writing it out (Python refuses to write an
+    integer of more than 4300 digits)."""
+    n = abs(int(value))
+    if n < 10**MAX_DIGITS:
+        return len(str(n))
+    d = int(n.bit_length() * 0.30102999566398120) + 1  # log10(2): the estimate is d or d - 1
+    return d if n >= 10 ** (d - 1) else d - 1
+
+
+def printed_integer(value, name: str) -> int:
+    """An integer a sentence or a macro prints digit by digit (a count): an int or a numpy integer (not a
+    bool) of at most :data:`MAX_INTEGER_DIGITS` digits, else ``ValueError`` naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise ValueError(f"{name}: expected an integer, got {type(value).__name__} {brief(value)}")
+    v = int(value)
+    if abs(v) >= 10**MAX_INTEGER_DIGITS:
+        raise ValueError(f"{name}: expected an integer of at most {MAX_INTEGER_DIGITS} digits (a count the paper "
+                         f"or a table prints in full), got one of {digit_count(v)} digits")
+    return v
+
+
+def se_place(mean: float, se: float, digits: int) -> int | None:
+    """The decimal place ``p`` (a unit of ``10**-p``) to which ``mean ± se`` is printed: that of the
+    ``digits``-th significant digit of ``se`` (finite, > 0), the one rule of :func:`format_mean_se` and
+    :func:`mhanw.infra.tables.pm`.  ``None`` when that place would give the mean more than
+    :data:`MAX_DIGITS` significant digits (an s.e. below the precision of the mean as a double, e.g.
+    ``1 ± 1e-300``) or either number is below :data:`TINY` (a double there has lost digits): then the
+    mean and the s.e. are each printed on its own, to their own significant digits."""
+    if se < TINY or 0 < abs(mean) < TINY:
+        return None
+    place = digits - 1 - int(math.floor(math.log10(se)))
+    if mean != 0 and int(math.floor(math.log10(abs(mean)))) + place + 1 > MAX_DIGITS:
+        return None
+    return place
+
+
 def format_mean_se(mean: float, se: float, se_digits: int = 1) -> str:
-    """``mean \\pm se``, the mean rounded to the decimal place of the s.e."""
+    """``mean \\pm se``, the mean rounded to the decimal place of the s.e. (:func:`se_place`), in
+    scientific form ``(m \\pm s)\\times 10^{p}`` when plain notation would take more than
+    :data:`MAX_NUMBER_CHARS` characters; an s.e. below the mean's precision or a number below
+    :data:`TINY`: each on its own (``1.00 \\pm 5\\times 10^{-324}``)."""
     mean = real_scalar(mean, "mean")
     se = real_scalar(se, "se")
     if se < 0:
@@ -100,10 +154,20 @@ def format_mean_se(mean: float, se: float, se_digits: int = 1) -> str:
     se_digits = _digits(se_digits, "se_digits")
     if se == 0:
         return f"{format_number(mean)} \\pm 0"
-    place = se_digits - 1 - int(math.floor(math.log10(se)))
-    if place <= 0:
-        return f"{round(mean, place):.0f} \\pm {round(se, place):.0f}"
-    return f"{mean:.{place}f} \\pm {se:.{place}f}"
+    place = se_place(mean, se, se_digits)
+    if place is None:
+        return f"{format_number(mean)} \\pm {format_number(se, se_digits)}"
+    power = int(math.floor(math.log10(max(abs(mean), se))))
+    if power < MAX_NUMBER_CHARS:  # else plain notation has more digits than that (and round() may overflow)
+        if place <= 0:
+            m, s = f"{round(mean, place):.0f}", f"{round(se, place):.0f}"
+        else:
+            m, s = f"{mean:.{place}f}", f"{se:.{place}f}"
+        if max(len(m), len(s)) <= MAX_NUMBER_CHARS:
+            return f"{m} \\pm {s}"
+    decimals = max(place + power, 0)
+    m, s = (f"{Decimal(x).scaleb(-power):.{decimals}f}" for x in (mean, se))
+    return f"({m} \\pm {s})\\times 10^{{{power}}}"
 
 
 # --------------------------------------------------------------------------- text for LaTeX and mathtext
@@ -123,8 +187,16 @@ _TEX_UNICODE = {
 _GREEK = notation.GREEK  # Unicode Greek letter -> its name
 
 
+def _string(text, name: str = "text") -> str:
+    """``text`` if it is a string, else ``ValueError`` naming ``name`` (``None`` is no text to typeset)."""
+    if not isinstance(text, str):
+        raise ValueError(f"{name}: expected a string of text, got {type(text).__name__} {brief(text)}")
+    return text
+
+
 def tex_escape(text: str) -> str:
     """Plain text (no math) as LaTeX text for pdflatex: specials escaped, Unicode spelled out."""
+    text = _string(text)
     out = []
     i = 0
     while i < len(text):
@@ -155,71 +227,255 @@ def tex_text(text: str) -> str:
     ``$d_{k}^{1/4}$``, ``(ln n)^(2/(4+d))`` -> ``$(\\ln n)^{2/(4+d)}$``, ``sqrt(d_k)`` -> ``$\\sqrt{d_{k}}$``,
     ``m_{\\cos,1.2}`` -> ``$m_{\\cos,1.2}$``, ``sum_j`` -> ``$\\sum_{j}$``, ``<=`` -> ``$\\le$``,
     ``Z ~ N(0, I)`` -> ``Z $\\sim$ N(0, I)``) and the rest is escaped (:func:`tex_escape`)."""
+    text = _string(text)
     out = []
     for i, piece in enumerate(re.split(r"(\$[^$]+\$)", text)):
         if i % 2:
-            out.append(piece)
+            out.append(_record_maths(piece[1:-1]))
             continue
         out += [f"${t}$" if is_math else tex_escape(t) for is_math, t in notation.plain_math(piece, notation.TEX) if t]
-    return notation.join_maths("".join(out))  # adjacent inline maths become one
+    return check_tex(notation.join_maths("".join(out)), "text", alignment=False)  # adjacent inline maths become one
+
+
+#: Unicode symbols inside maths as their LaTeX commands (``≤`` -> ``\le``; Greek letters by name).
+_MATH_UNICODE = {ch: tex[1:-1] for ch, tex in _TEX_UNICODE.items()
+                 if len(ch) == 1 and tex.startswith("$") and tex.endswith("$")} | {"−": "-", "∗": "*"}
+
+
+def _record_maths(inner: str) -> str:
+    """The ``$...$`` of record text (``inner`` without its ``$``) as LaTeX maths: a ``%``, ``#`` or ``&``
+    escaped (in maths they would start a comment, a macro parameter, a table cell), Greek letters and
+    the symbols of :data:`_TEX_UNICODE` as their commands; what still could not stand in a macro
+    (unbalanced braces, a trailing backslash, a command outside :data:`TEX_COMMANDS`) raises
+    ``ValueError`` naming ``text`` (:func:`check_tex`)."""
+    out, i = [], 0
+    while i < len(inner):
+        ch = inner[i]
+        if ch == "\\":
+            out.append(inner[i:i + 2])
+            i += 2
+            continue
+        if ch in "%#&":
+            out.append("\\" + ch)
+        elif ch in _GREEK:
+            out.append(f"{{\\{_GREEK[ch]}}}")
+        elif ch in _MATH_UNICODE:
+            out.append(f"{{{_MATH_UNICODE[ch]}}}")
+        else:
+            out.append(ch)
+        i += 1
+    return check_tex(f"${''.join(out)}$", "text", alignment=False)
+
+
+def latex_of(expr, name: str = "expr") -> str:
+    """:func:`sympy.latex` of a sympy expression whose symbols (and undefined functions) have names that
+    typeset: each name's LaTeX must pass :func:`check_tex` as a formula (``d_k``, ``k^{*}``,
+    ``\\text{numerical}`` do; ``x%``, ``a&b``, ``\\input{f}`` or ``}`` are refused, naming the symbol and
+    ``name``), since :func:`sympy.latex` prints a name as it is."""
+    import sympy
+    from sympy.core.function import AppliedUndef
+
+    if not isinstance(expr, sympy.Basic):
+        raise ValueError(f"{name}: expected a sympy expression, got {type(expr).__name__} {brief(expr)}"[:200])
+    names = {s.name for s in expr.atoms(sympy.Symbol)} | {f.func.__name__ for f in expr.atoms(AppliedUndef)}
+    for symbol in sorted(names):
+        try:
+            check_tex(f"${sympy.latex(sympy.Symbol(symbol))}$", name, alignment=False)
+        except ValueError as exc:
+            reason = str(exc).split(": ", 1)[1]
+            raise ValueError(f"{name}: the symbol {symbol[:40]!r} cannot be typeset ({reason})") from None
+    return sympy.latex(expr)
 
 
 def tex_math(expr) -> str:
     """A sympy expression as LaTeX math (no ``$``), the same in the paper and in matplotlib's mathtext:
     ``x1^2^2`` parsed is ``x_{1}^{4}`` (a string formula would be two superscripts, which both refuse).
-    Coordinates ``x1`` become ``x_{1}``."""
+    Coordinates ``x1`` become ``x_{1}``; every symbol's name is checked (:func:`latex_of`)."""
     import sympy
 
     if not isinstance(expr, sympy.Basic):
         raise ValueError(f"expr: expected a sympy expression, got {type(expr).__name__} {brief(expr)}"[:200])
     names = {s: sympy.Symbol(re.sub(r"^([A-Za-z]+)([0-9]+)$", r"\1_{\2}", s.name)) for s in expr.free_symbols}
-    return sympy.latex(expr.xreplace(names))
+    return latex_of(expr.xreplace(names), "expr")
 
 
 #: TeX specials that end a macro's argument or the file early when unescaped: a comment (%), a macro
 #: parameter (#).  A trailing backslash escapes the macro's closing brace ("File ended while scanning").
 _UNESCAPED = {"%": "a comment sign % (write \\%)", "#": "a parameter sign # (write \\#)"}
 
+#: The control words a macro's LaTeX may hold, and nothing else: what the chapters write into their
+#: macros (booktabs tables, ``\texttt``, ``\ensuremath``), what :func:`tex_escape` and :func:`tex_text`
+#: emit (with :mod:`mhanw.infra.notation`'s symbols), what :func:`sympy.latex` prints for a formula
+#: (functions, Greek letters, accents, delimiters) and the paper's own symbols (``\HDIpa``, defined in
+#: ``paper/main.tex``).  A command outside it could read or write a file (``\input``, ``\openout``,
+#: ``\write``), redefine the paper (``\def``, ``\catcode``, ``\makeatletter``, ``\csname``), hide the rest
+#: of it (``\iffalse``, ``\verb``) or end it (``\end{document}``): the paper is built from these macros,
+#: so a macro's value must never be able to take it over.
+TEX_COMMANDS = frozenset("""
+    ensuremath emph textbf textit textrm textsf texttt textsc textnormal textup mbox text
+    textasciicircum textasciitilde textbackslash textbar textgreater textless textsuperscript textsubscript
+    ldots dots cdots vdots ddots quad qquad enspace thinspace small footnotesize scriptsize tiny normalsize
+    rm it bf sf tt
+    begin end begingroup endgroup setlength tabcolsep arraycolsep toprule midrule bottomrule cmidrule
+    addlinespace multicolumn hline cline
+    frac dfrac tfrac binom sqrt root of left right middle bigl bigr Bigl Bigr big Big limits nolimits
+    displaystyle textstyle scriptstyle operatorname mathrm mathbf mathit mathsf mathtt mathcal mathbb
+    mathfrak mathscr boldsymbol mathring mathrel overline underline widehat widetilde hat bar tilde vec dot
+    ddot dddot ddddot acute grave breve check prime nobreak nonumber not substack
+    arccos arcsin arctan arg cos cosh cot coth csc sec sin sinh tan tanh exp ln log lim min max sup inf det
+    Im Re bmod
+    alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa varkappa lambda mu nu xi
+    pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega
+    Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega
+    aleph beth daleth ell eth gimel hbar hslash mho wp
+    le leq ge geq ne neq lt gt approx asymp propto sim simeq equiv perp parallel mid pm mp times cdot circ
+    ast star bullet surd infty partial nabla emptyset setminus cap cup in notin ni subset subseteq supset
+    supseteq otimes oplus wedge vee veebar neg forall exists to mapsto rightarrow leftarrow Rightarrow
+    Leftarrow Leftrightarrow Longrightarrow iff implies dagger triangle sum prod int
+    langle rangle lceil rceil lfloor rfloor lVert rVert Vert vert lvert rvert
+    top bot HDIpa HDIpr HDIrv
+""".split()) | frozenset(notation.GREEK.values()) \
+    | frozenset(re.findall(r"\\([A-Za-z]+)", " ".join([*notation.TEX.values(), *notation.RELATIONS.values()])))
 
-def check_tex(text, name: str) -> str:
+#: The environments a macro's ``\begin{...}`` may open (a table's, a formula's): never ``document``.
+TEX_ENVIRONMENTS = frozenset("tabular array matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases "
+                             "aligned gathered".split())
+
+#: The control symbols (a backslash and one non-letter) LaTeX text may hold: escaped specials, spaces,
+#: accents, a line break, inline and display maths delimiters.
+_CONTROL_SYMBOLS = frozenset("\\,;:! \n{}%$&#_'`\"^~-/()[]|.=")
+
+#: Pairs a macro must close where it opens them (else the rest of the paper is inside them).
+_CLOSERS = {"begingroup": "endgroup", "left": "right"}
+
+
+def _argument_end(text: str, k: int) -> int:
+    """The end of the argument of a super- or subscript starting at ``k`` (spaces skipped by the caller):
+    a braced group, a control word or symbol, or one character."""
+    if text[k] == "{":
+        depth = 0
+        while k < len(text):
+            if text[k] == "\\":
+                k += 2
+                continue
+            depth += {"{": 1, "}": -1}.get(text[k], 0)
+            k += 1
+            if depth == 0:
+                return k
+        return k
+    if text[k] == "\\":
+        j = k + 1
+        while j < len(text) and text[j].isascii() and text[j].isalpha():
+            j += 1
+        return max(j, k + 2)
+    return k + 1
+
+
+def _skip_spaces(text: str, k: int) -> int:
+    while k < len(text) and text[k] in " \n\t":
+        k += 1
+    return k
+
+
+def _script_problem(text: str, i: int) -> str | None:
+    """What is wrong with the super- or subscript at ``text[i]`` (``^`` or ``_``), or ``None``: ``^^``
+    (TeX reads ``^^5c`` as a backslash: a command this check would not see), a script without its
+    argument (``$x^$``: "Missing { inserted") or a second one of the same kind (``x^2^3``: "Double
+    superscript")."""
+    if text.startswith("^^", i):
+        return "'^^' (TeX reads ^^5c as a backslash, a command hidden in characters)"
+    seen = set()
+    while i < len(text) and text[i] in "^_":
+        mark = text[i]
+        if mark in seen:
+            return f"a double {'super' if mark == '^' else 'sub'}script {mark!r} (write {{}}{mark} or one group)"
+        seen.add(mark)
+        k = _skip_spaces(text, i + 1)
+        if k == len(text) or text[k] in "$}^_&#%" or text.startswith(("\\)", "\\]"), k):
+            return f"{mark!r} without its argument"
+        i = _skip_spaces(text, _argument_end(text, k))
+    return None
+
+
+def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> str:
     """``text`` if it can stand as the body of a macro, else ``ValueError`` naming ``name``.
 
     Braces must balance (``\\{`` and ``\\}`` are literal), ``$`` must pair, and
     there may be no unescaped ``%`` or ``#``, no trailing backslash, no ``^`` or
-    ``_`` outside maths (``$...$``, ``\\(...\\)``, ``\\ensuremath{...}``) and no
-    character outside printable ASCII: each would make pdflatex stop ("File
-    ended while scanning", "Illegal parameter number", "Missing $ inserted",
-    "Unicode character not set up") and lose every later macro of the paper.
-    Plain text goes through :func:`tex_escape` first (:meth:`Macros.plain`).
+    ``_`` outside maths (``$...$``, ``\\(...\\)``, ``\\ensuremath{...}``), no
+    script without its argument and no character outside printable ASCII: each
+    would make pdflatex stop ("File ended while scanning", "Illegal parameter
+    number", "Missing $ inserted", "Unicode character not set up") and lose
+    every later macro of the paper.  Every command must be one of
+    :data:`TEX_COMMANDS` (or a macro of the same notebook: a name starting with
+    ``prefix``), every environment one of :data:`TEX_ENVIRONMENTS`, closed where
+    it opens (as ``\\begingroup``, ``\\left``); ``alignment=False`` refuses an
+    ``&`` outside such an environment (a formula, not a table row).  Plain text
+    goes through :func:`tex_escape` first (:meth:`Macros.plain`).
     """
     if not isinstance(text, str):
         raise ValueError(f"{name}: expected a string of LaTeX text, got {type(text).__name__}")
+    shown = repr(text[:80])
     odd = sorted({c for c in text if not (32 <= ord(c) < 127 or c in "\n\t")})
     if odd:
-        raise ValueError(f"{name}: the character {odd[0]!r} in LaTeX text {text[:80]!r} is not printable ASCII "
+        raise ValueError(f"{name}: the character {odd[0]!r} in LaTeX text {shown} is not printable ASCII "
                          "(pass plain text through Macros.plain, which spells it out)")
     if not _braces_balanced(text):
-        raise ValueError(f"{name}: unbalanced braces in LaTeX text {text[:80]!r}")
-    math, depth, groups, i = False, 0, [], 0  # groups: the brace depths at which \ensuremath{ opened
+        raise ValueError(f"{name}: unbalanced braces in LaTeX text {shown}")
+    math, depth, groups, opened, i = False, 0, [], [], 0  # groups: the brace depths at which \ensuremath{ opened
     while i < len(text):
         ch = text[i]
         if ch == "\\":
             if i + 1 == len(text):
                 raise ValueError(f"{name}: a trailing backslash in LaTeX text {text[-80:]!r} (it would escape the "
                                  "macro's closing brace)")
-            if text.startswith("\\ensuremath{", i):
+            j = i + 1
+            while j < len(text) and text[j].isascii() and text[j].isalpha():
+                j += 1
+            if j == i + 1:  # a control symbol
+                if text[j] not in _CONTROL_SYMBOLS:
+                    raise ValueError(f"{name}: the control symbol \\{text[j]} in LaTeX text {shown} is not one a "
+                                     "macro may use")
+                if text[j] in "([":
+                    math = True
+                elif text[j] in ")]":
+                    math = False
+                i = j + 1
+                continue
+            word = text[i + 1:j]
+            if text.startswith("@", j):  # where @ is a letter (\makeatletter), \frac@x names a LaTeX internal
+                raise ValueError(f"{name}: the command \\{word}@ in LaTeX text {shown} is not one a macro may use "
+                                 "(an @ after a command names a LaTeX internal)")
+            if word not in TEX_COMMANDS and not (prefix and word.startswith(prefix) and word != prefix):
+                raise ValueError(f"{name}: the command \\{word} in LaTeX text {shown} is not one a macro may use "
+                                 "(it could read or write files, redefine or hide the rest of the paper); "
+                                 "pass plain text through Macros.plain")
+            if word == "ensuremath" and text.startswith("{", j):
                 groups.append(depth)
                 depth += 1
-                i += len("\\ensuremath{")
-                continue
-            if text[i + 1] in "([":
-                math = True
-            elif text[i + 1] in ")]":
-                math = False
-            i += 2
+                j += 1
+            elif word in ("begin", "end"):
+                env = re.match(r"\{([A-Za-z]+)\}", text[j:])
+                if env is None or env.group(1) not in TEX_ENVIRONMENTS:
+                    got = env.group(1) if env else text[j:j + 20]
+                    raise ValueError(f"{name}: the environment {got!r} of \\{word} in LaTeX text {shown} is not one "
+                                     f"a macro may use (only {', '.join(sorted(TEX_ENVIRONMENTS))})")
+                if word == "begin":
+                    opened.append(("end", env.group(1)))
+                elif not opened or opened.pop() != ("end", env.group(1)):
+                    raise ValueError(f"{name}: \\end{{{env.group(1)}}} without its \\begin in LaTeX text {shown}")
+                j += env.end()
+            elif word in _CLOSERS:
+                opened.append((_CLOSERS[word], None))
+            elif word in _CLOSERS.values():
+                if not opened or opened.pop() != (word, None):
+                    raise ValueError(f"{name}: \\{word} without its opening command in LaTeX text {shown}")
+            i = j
             continue
         if ch in _UNESCAPED:
-            raise ValueError(f"{name}: {_UNESCAPED[ch]} in LaTeX text {text[:80]!r}")
+            raise ValueError(f"{name}: {_UNESCAPED[ch]} in LaTeX text {shown}")
+        if ch == "&" and not alignment and not any(kind == "end" for kind, _ in opened):
+            raise ValueError(f"{name}: an alignment sign & outside a table in LaTeX text {shown} (write \\&)")
         if ch == "{":
             depth += 1
         elif ch == "}":
@@ -228,12 +484,21 @@ def check_tex(text, name: str) -> str:
                 groups.pop()
         elif ch == "$":
             math = not math
-        elif ch in "^_" and not math and not groups:
-            raise ValueError(f"{name}: {ch!r} outside maths in LaTeX text {text[:80]!r} (put the formula in "
-                             "$...$, or pass plain text through Macros.plain, which escapes it)")
+        elif ch in "^_":
+            if not math and not groups:
+                raise ValueError(f"{name}: {ch!r} outside maths in LaTeX text {shown} (put the formula in "
+                                 "$...$, or pass plain text through Macros.plain, which escapes it)")
+            problem = _script_problem(text, i)
+            if problem:
+                raise ValueError(f"{name}: {problem} in LaTeX text {shown}")
         i += 1
     if math:
-        raise ValueError(f"{name}: an unpaired $ in LaTeX text {text[:80]!r}")
+        raise ValueError(f"{name}: an unpaired $ in LaTeX text {shown}")
+    if opened:
+        kind, env = opened[-1]
+        opener = {closer: opener for opener, closer in _CLOSERS.items()}.get(kind)
+        what = f"\\begin{{{env}}} without its \\end" if env else f"\\{opener} without its \\{kind}"
+        raise ValueError(f"{name}: {what} in LaTeX text {shown}")
     return text
 
 
@@ -281,6 +546,9 @@ def check_verbatim(text, name: str) -> str:
 class Macros:
     """A set of LaTeX macros with a common prefix, written atomically.
 
+    Every body passes :func:`check_tex` (the one check of LaTeX a macro may hold) before it is kept,
+    whichever method made it; a refusal names the argument and the macro.
+
     >>> m = Macros("NWone")
     >>> m.number("MaxErr", 3.1e-16)
     >>> m.write("paper/generated/01_attention_is_nadaraya_watson.tex")  # doctest: +SKIP
@@ -292,61 +560,91 @@ class Macros:
         self.prefix = prefix
         self._defs: dict[str, str] = {}
 
-    def _add(self, name: str, body: str) -> None:
+    def _define(self, name: str, make, *, alignment: bool = True) -> None:
+        """Keep the body ``make()`` as macro ``name`` once it passes :func:`check_tex`; a ``ValueError``
+        from either names the macro."""
         if not isinstance(name, str) or not _LETTERS.match(name):
             raise ValueError(f"name: expected letters only (a TeX control word), got {brief(name)}")
         if name in self._defs:
             raise ValueError(f"name: macro {self.prefix}{name} is defined twice")
+        macro = f"\\{self.prefix}{name}"
+        try:
+            body = check_tex(make(), "value", prefix=self.prefix, alignment=alignment)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (macro {macro})") from None
+        if re.search(rf"\\{macro[1:]}(?![A-Za-z])", body):
+            raise ValueError(f"value: macro {macro} refers to itself (pdflatex would loop on it)")
         self._defs[name] = body
 
     def number(self, name: str, value: float, digits: int = 3) -> None:
         """A real number with ``digits`` significant digits."""
-        self._add(name, f"\\ensuremath{{{format_number(value, digits)}}}")
+        self._define(name, lambda: f"\\ensuremath{{{format_number(value, digits)}}}")
 
     def integer(self, name: str, value: int) -> None:
-        """An integer (an int, or a float with an integer value), with thin spaces as thousands separators."""
-        if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
-            v = int(value)
-        else:
-            x = real_scalar(value, "value")
-            if not x.is_integer():
-                raise ValueError(f"value: expected an integer, got {brief(value)}")
-            v = int(x)
-        s = f"{v:,}".replace(",", "\\,")
-        self._add(name, f"\\ensuremath{{{s}}}")
+        """An integer (an int, or a float with an integer value) of at most :data:`MAX_INTEGER_DIGITS`
+        digits (a count: :func:`printed_integer`), with thin spaces as thousands separators."""
+        def body():
+            if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
+                v = printed_integer(value, "value")
+            else:
+                x = real_scalar(value, "value")
+                if not x.is_integer():
+                    raise ValueError(f"value: expected an integer, got {brief(value)}")
+                v = printed_integer(int(x), "value")
+            s = f"{v:,}".replace(",", "\\,")
+            return f"\\ensuremath{{{s}}}"
+
+        self._define(name, body)
 
     def mean_se(self, name: str, mean: float, se: float) -> None:
         """A Monte Carlo estimate with its standard error, ``mean \\pm se``."""
-        self._add(name, f"\\ensuremath{{{format_mean_se(mean, se)}}}")
+        self._define(name, lambda: f"\\ensuremath{{{format_mean_se(mean, se)}}}")
 
     def text(self, name: str, value: str) -> None:
         """A piece of LaTeX text, e.g. a verdict word or ``\\ensuremath{...}`` of :func:`tex_math`.
 
         ``value`` must pass :func:`check_tex`: balanced braces (``\\{`` and
         ``\\}`` are literal), paired ``$``, no unescaped ``%`` or ``#``, no
-        trailing backslash; each would break every later macro of the paper.
-        Plain text that may hold such characters goes through :meth:`plain`.
+        trailing backslash, only the commands of :data:`TEX_COMMANDS` (and this
+        notebook's own macros); each would break, or take over, every later
+        macro of the paper.  Plain text that may hold such characters goes
+        through :meth:`plain`.
         """
-        self._add(name, check_tex(value, "value"))
+        self._define(name, lambda: value)
 
     def plain(self, name: str, value: str) -> None:
         """Plain text (no LaTeX in it), escaped by :func:`tex_escape`: ``50% of x_1`` prints as written."""
-        if not isinstance(value, str):
-            raise ValueError(f"value: expected a string of plain text, got {type(value).__name__}")
-        self._add(name, tex_escape(value))
+        def body():
+            if not isinstance(value, str):
+                raise ValueError(f"value: expected a string of plain text, got {type(value).__name__}")
+            return tex_escape(value)
+
+        self._define(name, body)
 
     def expr(self, name: str, expression) -> None:
-        """A sympy expression, typeset with :func:`sympy.latex`."""
-        import sympy
-
-        if not isinstance(expression, sympy.Basic):
-            raise ValueError(f"expression: expected a sympy expression, got {type(expression).__name__} {brief(expression)}")
-        self._add(name, f"\\ensuremath{{{sympy.latex(expression)}}}")
+        """A sympy expression, typeset with :func:`sympy.latex` (its symbols' names checked:
+        :func:`latex_of`)."""
+        self._define(name, lambda: f"\\ensuremath{{{latex_of(expression, 'expression')}}}", alignment=False)
 
     def __len__(self) -> int:
         return len(self._defs)
 
     def render(self) -> str:
+        """The macros as LaTeX (``\\newcommand`` lines); a macro that refers back to itself through others
+        of this notebook (pdflatex would loop) raises ``ValueError``."""
+        refs = {name: set(re.findall(rf"\\{self.prefix}([A-Za-z]+)", body)) & set(self._defs)
+                for name, body in self._defs.items()}
+        for start in refs:
+            todo, seen = [[start]], {start}
+            while todo:
+                trail = todo.pop()
+                for nxt in sorted(refs[trail[-1]]):
+                    if nxt == start:
+                        names = " -> ".join(f"\\{self.prefix}{n}" for n in [*trail, start])
+                        raise ValueError(f"macros: {names} refer to one another in a circle (pdflatex would loop)")
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        todo.append([*trail, nxt])
         lines = ["% Generated by mhanw.infra.texout: do not edit; re-run the notebook instead."]
         for name, body in self._defs.items():
             lines.append(f"\\newcommand{{\\{self.prefix}{name}}}{{{body}}}")
