@@ -806,3 +806,11 @@ def test_a_seed_run_takes_ascii_digits_only(seed):
 
     with pytest.raises(scenarios.ScenarioError, match=r"^seed: expected a whole number"):
         scenarios.seed_params(seed, Path("."))
+
+
+def test_an_integer_beyond_python_s_digit_limit_is_shown_by_its_size():
+    """``brief`` shows 10**5000 by its number of digits (``str`` refuses integers of more than 4300)."""
+    from mhanw.infra.validate import brief
+
+    assert brief(10**5000) == "an integer of 5001 digits"
+    assert brief(-(10**4299)) == "an integer of 4300 digits"

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from . import notation
-from .validate import brief, real_scalar
+from .validate import brief, digit_count, real_scalar
 
 _LETTERS = re.compile(r"^[A-Za-z]+$")
 
@@ -103,16 +103,6 @@ MAX_NUMBER_CHARS = 20
 #: Below this magnitude a double has lost digits (its normal range ends at 2.2e-308): a mean or a
 #: standard error this small is printed on its own, to its own significant digits (:func:`se_place`).
 TINY = 1e-300
-
-
-def digit_count(value: int) -> int:
-    """The number of decimal digits of an integer, without writing it out (Python refuses to write an
-    integer of more than 4300 digits)."""
-    n = abs(int(value))
-    if n < 10**MAX_DIGITS:
-        return len(str(n))
-    d = int(n.bit_length() * 0.30102999566398120) + 1  # log10(2): the estimate is d or d - 1
-    return d if n >= 10 ** (d - 1) else d - 1
 
 
 def printed_integer(value, name: str) -> int:

@@ -117,12 +117,22 @@ def whole_number_text(text, name: str, *, minimum: int = 0, maximum: int = MAX_C
     return value
 
 
+def digit_count(value: int) -> int:
+    """The number of decimal digits of an integer, without writing it out (Python refuses to write an
+    integer of more than 4300 digits)."""
+    n = abs(int(value))
+    if n < 10**17:
+        return len(str(n))
+    d = int(n.bit_length() * 0.30102999566398120) + 1  # log10(2): the estimate is d or d - 1
+    return d if n >= 10 ** (d - 1) else d - 1
+
+
 def brief(value) -> str:
     """``value`` as an error message shows it: its ``repr`` on one line and at most 200 characters; an
     integer of more than 30 digits by its size (10**400 has 401 digits), an array of more than 8 entries
     by its shape (a repr would span lines, and an error is one line)."""
     if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool) and abs(int(value)) >= 10**30:
-        return f"an integer of {len(str(abs(int(value))))} digits"
+        return f"an integer of {digit_count(value)} digits"
     if isinstance(value, np.ndarray) and (value.size > 8 or value.ndim > 1):
         return f"an array of shape {value.shape} ({value.dtype})"
     try:
