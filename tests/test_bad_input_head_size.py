@@ -155,7 +155,7 @@ def test_risk_models_names_params(bad):
         assert "'variance_law'" in message
 
 
-@pytest.mark.parametrize("key,bad", [("model", 5), ("bias_law", np.ones(2)), ("combination", ["avg"])])
+@pytest.mark.parametrize("key,bad", [("model", 5), ("bias_law", np.ones(2)), ("combination", ["average"])])
 def test_risk_models_names_a_parameter_of_the_wrong_kind(key, bad):
     _named(lambda: ch06.risk_models({**MODEL, key: bad}), f"params['{key}']")  # an array: ambiguous truth value
 

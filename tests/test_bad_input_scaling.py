@@ -65,7 +65,7 @@ def test_a_bias_that_does_not_decrease_is_named(bias):
         S.model(bias_law=bias, variance_law="c_V*k/n")
 
 
-@pytest.mark.parametrize("variance,combination", [("c_V/(k*n)", "avg"), ("c_V*k**(d/2)/n", "sum"),
+@pytest.mark.parametrize("variance,combination", [("c_V/(k*n)", "average"), ("c_V*k**(d/2)/n", "sum"),
                                                   ("c_V/(n*k**2)", "none")])
 def test_a_variance_term_that_does_not_increase_is_named(variance, combination):
     with pytest.raises(ValueError, match=r"^variance_law: .*must increase"):

@@ -110,7 +110,7 @@ _LABELS = {
 
 
 _RULE_TEXT = {
-    "avg": "the $H=D/k$ heads are averaged, so the per-head variance is divided by $H$",
+    "average": "the $H=D/k$ heads are averaged, so the per-head variance is divided by $H$",
     "sum": "the $H=D/k$ heads are added, so the per-head variance is multiplied by $H$",
     "none": "a single head: the variance enters as it is",
     "concat": "the $H=D/k$ heads are concatenated through a unit-norm output projection, so the variance "

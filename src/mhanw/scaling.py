@@ -32,7 +32,7 @@ squared bias ``c_B/k^2`` (bandwidth ``h = k^(-1/2)``, bias ``O(h^2)``):
 - ``M4b`` variance ``c_V k^(d/2)/n``, heads averaged: ``k* = (4 c_B n D/(c_V (d+2)))^(2/(d+6))``;
 - ``M5`` variance ``c_V exp(c k)/n``, heads averaged: ``k* = ln(nD)/c - O(ln ln n)``.
 
-(``M4`` is an alias of ``M4a``.)  The combination rules: ``"avg"`` averages
+(``M4`` is an alias of ``M4a``.)  The combination rules: ``"average"`` averages
 ``H = D/k`` uncorrelated heads, ``MSE = B^2 + V/H``; ``"sum"`` adds them,
 ``MSE = B^2 + H V``; ``"none"`` is a single head, ``MSE = B^2 + V``; ``"concat"``
 concatenates the heads through a fixed output projection of unit norm (``|W_O| = 1``, as a
@@ -144,7 +144,7 @@ ALLOWED_NAMES: tuple[str, ...] = tuple(SYMBOLS) + tuple(_FUNCTIONS)
 #: The law printed in the summaries, ``(log n)^(2/(4+d))``.
 PRINTED_LAW = sp.log(n_) ** (2 / (4 + SYMBOLS["d"]))
 
-COMBINATIONS = ("avg", "sum", "none", "concat")
+COMBINATIONS = ("average", "sum", "none", "concat")
 
 #: The sample sizes of the numerical table of Thm 6.1, n = 1e2, 1e4, ..., 1e12.
 DEFAULT_N_VALUES = tuple(10.0**e for e in range(2, 13, 2))
@@ -272,7 +272,7 @@ class MSEModel:
     - ``name``: a label.
     - ``bias_law``: the squared bias ``B(k)^2`` (must depend on ``k``).
     - ``variance_law``: the variance ``V(k, n)`` of one head (must depend on ``k``).
-    - ``combination``: ``"avg"`` (``B^2 + V/H``, uncorrelated heads averaged),
+    - ``combination``: ``"average"`` (``B^2 + V/H``, uncorrelated heads averaged),
       ``"sum"`` (``B^2 + H V``, uncorrelated heads added; the bias law is then
       that of the additive ensemble, the reader's to supply) or ``"none"``
       (``B^2 + V``, a single head) or ``"concat"`` (``B^2 + |W_O|^2 V`` with a unit-norm
@@ -292,7 +292,7 @@ class MSEModel:
     name: str
     bias_law: sp.Expr
     variance_law: sp.Expr
-    combination: str = "avg"
+    combination: str = "average"
     constants: tuple = ()
     asymptotics: tuple = ()
     description: str = ""
@@ -363,7 +363,7 @@ class MSEModel:
     @cached_property
     def variance_term(self) -> sp.Expr:
         """The variance part of the risk after combining ``H = D/k`` heads."""
-        factor = {"avg": k_ / D_, "sum": D_ / k_, "none": sp.Integer(1), "concat": sp.Integer(1)}[self.combination]
+        factor = {"average": k_ / D_, "sum": D_ / k_, "none": sp.Integer(1), "concat": sp.Integer(1)}[self.combination]
         return self.variance_law * factor
 
     @cached_property
@@ -521,7 +521,7 @@ _cB, _cV, _d, _tau, _c = (SYMBOLS[s] for s in ("c_B", "c_V", "d", "tau", "c"))
 
 _BUILTIN_SPECS = {
     "M1": dict(
-        bias_law=_cB / k_**2, variance_law=_cV * k_ ** (k_ / 2) / n_, combination="avg",
+        bias_law=_cB / k_**2, variance_law=_cV * k_ ** (k_ / 2) / n_, combination="average",
         asymptotics={"log_ratio": 2 * sp.log(n_) / sp.log(sp.log(n_))},
         description=("The summaries' own ingredients: bandwidth h = k^(-1/2), squared bias "
                      "c_B h^4 = c_B/k^2, per-head NW variance c_V/(n h^k) = c_V k^(k/2)/n "
@@ -546,12 +546,12 @@ _BUILTIN_SPECS = {
         description="Standard NW trade-off with h = k^(-1/2) in fixed dimension d; no 1/H.",
     ),
     "M4b": dict(
-        bias_law=_cB / k_**2, variance_law=_cV * k_ ** (_d / 2) / n_, combination="avg",
+        bias_law=_cB / k_**2, variance_law=_cV * k_ ** (_d / 2) / n_, combination="average",
         asymptotics={"printed": PRINTED_LAW},
         description="Standard NW trade-off in fixed dimension d, H = D/k heads averaged.",
     ),
     "M5": dict(
-        bias_law=_cB / k_**2, variance_law=_cV * sp.exp(_c * k_) / n_, combination="avg",
+        bias_law=_cB / k_**2, variance_law=_cV * sp.exp(_c * k_) / n_, combination="average",
         asymptotics={"log_n": sp.log(n_ * D_) / _c},
         description=("Fixed bandwidth h_0 < 1 in k dimensions, c = ln(1/h_0): variance "
                      "c_V h_0^(-k)/n = c_V exp(c k)/n, H = D/k heads averaged."),
@@ -573,7 +573,7 @@ def model(spec=None, *, bias_law=None, variance_law=None, combination=None, cons
     """Resolve a model: a built-in name, an :class:`MSEModel`, or laws given as strings.
 
     ``model("M1")``; ``model(bias_law="c_B/k**2", variance_law="c_V*k**(d/2)/n",
-    combination="none")`` (default combination ``"avg"``); ``model("M1",
+    combination="none")`` (default combination ``"average"``); ``model("M1",
     variance_law="c_V*exp(k)/n")`` swaps one ingredient of a built-in model;
     ``constants={"d": 2}`` overrides constants.  This is the entry point for a
     notebook parameter.
@@ -582,7 +582,7 @@ def model(spec=None, *, bias_law=None, variance_law=None, combination=None, cons
         if bias_law is None or variance_law is None:
             raise ValueError("model: expected a model name, an MSEModel, or both bias_law and variance_law")
         return MSEModel(name=name or "custom", bias_law=bias_law, variance_law=variance_law,
-                        combination=combination or "avg", constants=constants or {})
+                        combination=combination or "average", constants=constants or {})
     if isinstance(spec, MSEModel):
         base = spec
     elif isinstance(spec, str):
