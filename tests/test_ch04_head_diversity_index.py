@@ -322,3 +322,19 @@ def test_family_profile_prints_the_changes_and_the_rising_steps():
                                 (premise("rotation-invariant-inputs", "the law of the inputs is rotation invariant", False,
                                          "correlated inputs"),), text)
     assert (rec.verdict, rec.shows) == (V.OUTSIDE, V.FAILS) and text in rec.finding
+
+
+def test_index_curves_follow_their_closed_forms_and_the_frame_bound():
+    """The numbers of the index figure: pair(theta) on its closed forms, rescaling moving only the printed
+    index, Haar means within a few s.e. of 1 - d_k/d below the frame bound; the draws depend on the seed."""
+    a = ch04.index_curves(np.random.default_rng(3), 5)
+    b = ch04.index_curves(np.random.default_rng(3), 5)
+    c = ch04.index_curves(np.random.default_rng(4), 5)
+    assert np.array_equal(a["haar_mean"], b["haar_mean"]) and not np.array_equal(a["haar_mean"], c["haar_mean"])
+    assert np.allclose(a["scaled_pa"], 0.0, atol=1e-12) and np.ptp(a["scaled"][4]) > 0.5
+    assert a["haar_excess"] <= 1e-9 and np.all(a["haar_se"] > 0)
+    assert a["H"][0] == 2 and a["H"][-1] == 24 and a["bound"][a["H"] == 8][0] == 1.0 > a["bound"][-1]
+    with pytest.raises(ValueError, match="^haar_draws"):
+        ch04.index_curves(np.random.default_rng(3), 1)
+    with pytest.raises(ValueError, match="^rng"):
+        ch04.index_curves(3, 5)

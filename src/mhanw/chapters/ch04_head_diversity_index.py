@@ -1049,10 +1049,10 @@ def close(nb, macros_path, results_path):
         for normalization, short in (("paper", "Paper"), ("principal_angles", "PA"), ("rv", "RV")):
             nb.macros.number(f"Tab{name}{short}", round(t0[kind][normalization], 12) + 0.0, 4)  # rounding noise (1e-16) shown as 0
             nb.macros.number(f"Pred{name}{short}", nb.predicted[nb.shapes[0]][kind][normalization], 4)
-    nb.macros.number("HaarMaxZ", nb.haar_max_z, 2)
+    nb.macros.number("HaarMaxZ", nb.index["haar_max_z"], 2)
     nb.macros.integer("HaarDraws", nb.sizes["haar_draws"])
-    nb.macros.number("BoundSixteen", nb.bound[nb.bound_H == 16][0], 3)
-    nb.macros.mean_se("HaarSixteen", nb.haar_mean[nb.bound_H == 16][0], nb.haar_se[nb.bound_H == 16][0])
+    nb.macros.number("BoundSixteen", nb.index["bound"][nb.index["H"] == 16][0], 3)
+    nb.macros.mean_se("HaarSixteen", nb.index["haar_mean"][nb.index["H"] == 16][0], nb.index["haar_se"][nb.index["H"] == 16][0])
     # Part 2: sizes
     for name, size in (("PairRep", "pair_rep"), ("StarRep", "star_rep"), ("EqualRep", "equal_rep"),
                        ("RandomRep", "random_rep"), ("AttnRep", "attn_rep"), ("NTest", "n_test")):
@@ -1119,7 +1119,8 @@ def close(nb, macros_path, results_path):
 
     nb.results.update(json_safe(dict(
         table={str(s): nb.table[s] for s in nb.shapes}, predicted={str(s): nb.predicted[s] for s in nb.shapes},
-        haar_vs_H=dict(d=nb.bound_d, d_k=nb.bound_dk, H=nb.bound_H, mean=nb.haar_mean, se=nb.haar_se, bound=nb.bound),
+        haar_vs_H=dict(d=nb.index["d"], d_k=nb.index["d_k"], H=nb.index["H"], mean=nb.index["haar_mean"], se=nb.index["haar_se"],
+                       bound=nb.index["bound"]),
         pair=dict(deg=nb.pair_deg, hdi=nb.pair_hdi, **nb.pair), star=dict(deg=nb.star_deg, hdi=nb.star_hdi, **nb.star),
         equal=dict(hdi=nb.equal_hdi, **nb.equal), random=dict(hdi=nb.rand_cfg.hdi, t=nb.rand_cfg.t, imse=nb.rand.mean, se=nb.rand.se, rel=nb.rand_rel,
                                                         rel_se=nb.rand_rel_se, spearman=nb.rand_rho, **nb.rand_viol),
@@ -1144,6 +1145,74 @@ def normalization_rows(table: dict, predicted: dict) -> dict:
     return {f"{shape}, {HEAD_TYPE_NAMES[kind]}": {names[k]: f"{table[shape][kind][k]:.4f} ({predicted[shape][kind][k]:.4f})"
                                                   for k in names}
             for shape in table for kind in HEAD_TYPES}
+
+
+def index_curves(rng, haar_draws: int) -> dict:
+    """The numbers of the index figure (``04_head_diversity_index``), each checked against its closed form.
+
+    (a) along ``pair(theta)`` (``d = 2 d_k``, ``d_k`` in 1, 4, 64, 31 angles from 0 to 90 degrees) the
+    printed index, ``1 - cos^2(theta)/d_k``, and ``HDI_PA = sin^2(theta)``; (b) identical heads ``cW``
+    rescaled by ``c`` in ``[0.25, 2]``; (c) ``haar_draws`` Haar-random configurations for ``d = 64``,
+    ``d_k = 8`` and ``H`` from 2 to 24 against the frame bound of :func:`mhanw.diversity.hdi_upper_bound`.
+    ``rng``: a ``numpy.random.Generator``.  Returns a dict of arrays (``theta``, ``curves``,
+    ``scales``, ``scaled``, ``scaled_pa``, ``d``, ``d_k``, ``H``, ``haar_mean``, ``haar_se``, ``bound``)
+    and two numbers: ``haar_max_z``, the largest ``|Haar mean - (1 - d_k/d)|`` in standard errors, and
+    ``haar_excess``, the largest draw minus the bound (at most rounding when the bound holds)."""
+    from ..diversity import haar_expected_hdi
+
+    rng = generator(rng, "rng")
+    haar_draws = positive_int(haar_draws, "haar_draws", minimum=2, maximum=MAX_REPLICATES)
+    theta = np.radians(np.linspace(0, 90, 31))
+    curves = {}
+    for d_k in (1, 4, 64):
+        cfgs = [_heads.pair_heads(t, 2 * d_k, d_k) for t in theta]
+        curves[d_k] = {n: np.array([head_diversity_index(W, n) for W in cfgs]) for n in ("paper", "principal_angles")}
+        if not (np.allclose(curves[d_k]["paper"], 1 - np.cos(theta) ** 2 / d_k, atol=1e-12)
+                and np.allclose(curves[d_k]["principal_angles"], np.sin(theta) ** 2, atol=1e-12)):
+            raise AssertionError(f"the indices of pair(theta) at d_k = {d_k} left their closed forms")
+    scales = np.linspace(0.25, 2.0, 36)
+    scaled = {d_k: np.array([head_diversity_index(c * _heads.identical_heads(2 * d_k, d_k, 4), "paper") for c in scales])
+              for d_k in (4, 64)}
+    scaled_pa = np.array([head_diversity_index(c * _heads.identical_heads(8, 4, 4)) for c in scales])
+    d, d_k, H = 64, 8, np.arange(2, 25)
+    draws = np.array([[head_diversity_index(_heads.haar_heads(d, d_k, h, rng)) for _ in range(haar_draws)] for h in H])
+    haar_mean, haar_se = Estimate.from_samples(draws)
+    bound = np.array([hdi_upper_bound(d, d_k, h) for h in H])
+    return dict(theta=theta, curves=curves, scales=scales, scaled=scaled, scaled_pa=scaled_pa, d=d, d_k=d_k, H=H,
+                haar_mean=haar_mean, haar_se=haar_se, bound=bound,
+                haar_max_z=float(np.max(np.abs(haar_mean - haar_expected_hdi(d, d_k)) / haar_se)),
+                haar_excess=float((draws - bound[:, None]).max()))
+
+
+def index_figure(ix: dict):
+    """The index figure (``04_head_diversity_index``), three panels drawn from :func:`index_curves`:
+    (a) the printed index and ``HDI_PA`` along ``pair(theta)``, (b) rescaled identical heads, (c) the
+    Haar means (bars: 2 s.e.) against the frame bound when ``H d_k > d``.  Returns the figure."""
+    from ..diversity import haar_expected_hdi
+    from ..infra import figures
+
+    fig, (ax_a, ax_b, ax_c) = figures.panels(3)
+    deg = np.degrees(ix["theta"])
+    ax_a.plot(deg, ix["curves"][1]["principal_angles"], color="k", lw=1.6, label=r"HDI$_{\mathrm{PA}}$, all $d_k$")
+    for d_k, color in zip((1, 4, 64), ("C0", "C1", "C2")):
+        ax_a.plot(deg, ix["curves"][d_k]["paper"], color=color, ls="--", label=rf"HDI$_{{\mathrm{{printed}}}}$, $d_k={d_k}$")
+    ax_a.set(xlabel=r"principal angle $\theta$ (deg)", ylabel="index", title=r"(a) pair$(\theta)$, $H=2$",
+             xticks=[0, 30, 60, 90])
+    ax_a.legend(loc="center left", fontsize=7)
+    for d_k, color in zip((4, 64), ("C1", "C2")):
+        ax_b.plot(ix["scales"], ix["scaled"][d_k], color=color, ls="--", label=rf"HDI$_{{\mathrm{{printed}}}}$, $d_k={d_k}$")
+    ax_b.plot(ix["scales"], ix["scaled_pa"], color="k", lw=1.6, label=r"HDI$_{\mathrm{PA}}$ and HDI$_{\mathrm{RV}}$")
+    ax_b.set(xlabel=r"scale $c$ of identical heads $cW$", ylabel="index", ylim=(-0.6, 1.05), title="(b) rescaled identical heads")
+    ax_b.legend(loc="lower left")
+    ax_c.plot(ix["H"], ix["bound"], color="k", lw=1.6, label="frame bound")
+    ax_c.axhline(haar_expected_hdi(ix["d"], ix["d_k"]), color="C0", ls=":", lw=1, label=r"$1-d_k/d$")
+    figures.errorbar(ax_c, ix["H"], ix["haar_mean"], ix["haar_se"], color="C0", linestyle="none", ms=3,
+                     label=r"Haar heads, $\pm2$ s.e.")
+    ax_c.axvline(ix["d"] / ix["d_k"], color="grey", lw=0.6)
+    ax_c.set(xlabel=rf"heads $H$ ($d={ix['d']}$, $d_k={ix['d_k']}$)", ylabel=r"HDI$_{\mathrm{PA}}$", ylim=(0.8, 1.01),
+             title=r"(c) the bound when $Hd_k>d$")
+    ax_c.legend(loc="lower left")
+    return fig
 
 
 @checked(haar_excess=V.number)
