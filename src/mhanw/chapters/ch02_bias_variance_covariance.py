@@ -397,3 +397,105 @@ def plot_pair_family(pairs, angles_deg, x, bandwidth: float, n: int, model, a, m
                  caption="(a) The stacked bars are the three terms of the decomposition at each principal angle; "
                          "compare their total with the Monte Carlo MSE (black points) and the first-order MSE "
                          "(dashed). (b) The cross term alone, against its first-order value and its noise part.")
+
+
+def close(nb, macros_path, results_path):
+    """Decide every record of the chapter from the notebook's numbers (the rules above), say the
+    section's sentences on the pair family in words decided by the same paired differences, write the
+    macros (to ``macros_path``) and the raw results (to ``results_path``); returns the
+    :class:`mhanw.infra.verdicts.Ledger`.  ``nb``: the executed notebook's variables (a mapping; the
+    names its cells define: ``dec13``, ``pairs``, ``sym``, ``rise``, ...)."""
+    import time
+
+    from ..infra.notebook import Namespace
+    from ..infra.results import json_safe, save_results
+    from ..infra.texout import checked_outputs
+    from ..infra.verdicts import Ledger
+
+    nb = Namespace(nb)
+    checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
+    ledger = Ledger("02_bias_variance_covariance")
+    rec_identity = ledger.add(identity_verdict(max(nb.identity_max_rel, nb.pairs_max_rel)))
+    rec_ddof1 = ledger.add(ddof1_verdict(nb.ddof1_rel_min, nb.ddof1_match, float(nb.ddof1["rounding limit"].max()), nb.ddof1_ratio))
+    rec_printed, rec_corrected = printed_bias_rules(nb.dec13.weights_sum, nb.sum13["printed: rel. error"],
+                                                         nb.sum13["corrected: rel. error"])
+    ledger.add(rec_printed)
+    ledger.add(rec_corrected)
+    rec_symbolic = ledger.add(symbolic_verdict(nb.sym.corrected_gap, nb.sym.printed_gap, nb.sym_general.corrected_gap, nb.n_heads))
+    rec_copies = ledger.add(identical_heads_verdict(nb.copies_max_rel))
+    rec_cross90, rec_cross_falls = cross_term_rules(nb.cross90, nb.cross90_se, nb.cross_drop, nb.cross_drop_se)
+    ledger.add(rec_cross90)
+    ledger.add(rec_cross_falls)
+    rec_rise = ledger.add(mse_rise_verdict(nb.rise, nb.rise_se))
+    nb.results["claims"] = ledger.to_list()
+
+    bias_path = bias_path_words(nb.bias_rise, nb.bias_rise_se, nb.bias_fall, nb.bias_fall_se)
+    # The section's sentences on the MSE and the cross term along the angles, in words decided by
+    # the same paired differences (3 s.e.), so they follow the numbers under any assumption.
+    pair_words = pair_family_words(nb.rise, nb.rise_se, nb.drop, nb.drop_se, nb.cross_drop, nb.cross_drop_se, nb.cross90, nb.cross90_se)
+
+    for rec, name in [(rec_identity, "Identity"), (rec_ddof1, "DdofOne"), (rec_printed, "Printed"),
+                      (rec_corrected, "Corrected"), (rec_symbolic, "Symbolic"), (rec_copies, "Copies"),
+                      (rec_cross90, "CrossNinety"), (rec_cross_falls, "CrossFalls"), (rec_rise, "MSERise")]:
+        nb.macros.text(f"Verdict{name}", rec.verdict)
+    nb.macros.integer("NRepIdentity", nb.R)
+    nb.macros.integer("NRepPairs", nb.est_pairs[0].shape[0])
+    nb.macros.integer("NRepCopies", nb.est_copies[0].shape[0])
+    nb.macros.integer("NPoints", len(nb.points))
+    nb.macros.number("IdentityMaxRelErr", max(nb.identity_max_rel, nb.pairs_max_rel), 2)
+    nb.macros.number("IdentityTol", IDENTITY_REL_TOL, 1)
+    nb.macros.number("BiasShareMedian", 100 * np.median(nb.bias_share), 3)
+    nb.macros.number("BiasShareMin", 100 * nb.bias_share.min(), 2)
+    nb.macros.number("DdofOneRelMin", nb.ddof1_rel_min, 2)
+    nb.macros.number("DdofOneRelMax", nb.ddof1_rel_max, 2)
+    nb.macros.number("DdofOneMatch", nb.ddof1_match, 1)
+    nb.macros.number("DdofOneRatio", nb.ddof1_ratio, 2)
+    nb.macros.number("WeightsSum", nb.dec13.weights_sum, 3)
+    nb.macros.number("PrintedRelErrMin", nb.printed13_min, 2)
+    nb.macros.number("PrintedRelErrMax", float(nb.sum13["printed: rel. error"].max()), 2)
+    nb.macros.number("CorrectedRelErrMax", nb.corrected13_max, 2)
+    nb.macros.number("PrintedBiasPointOne", nb.dec13.printed_bias_squared[0], 3)
+    nb.macros.number("CorrectedBiasPointOne", nb.dec13.bias_squared[0], 3)
+    nb.macros.number("MSEPointOne", nb.dec13.mse[0], 3)
+    nb.macros.number("SymbolicRelDiff", max(nb.sym_rel, 1e-17), 1)
+    nb.macros.expr("SymbolicPrintedGap", nb.sym_general.printed_gap)
+    nb.macros.integer("SymbolicH", nb.n_heads)
+    nb.macros.number("CopiesMaxRelErr", max(nb.copies_max_rel, 1e-17), 1)
+    for name, i in (("Zero", nb.i0), ("FortyFive", nb.i45), ("Ninety", nb.i90)):
+        nb.macros.mean_se(f"MSE{name}", nb.pairs["MSE (MC)"].iloc[i], nb.pairs["MSE s.e."].iloc[i])
+        nb.macros.number(f"BiasSq{name}", nb.pairs["bias^2"].iloc[i], 2)
+        nb.macros.number(f"Var{name}", nb.pairs["sum a^2 V"].iloc[i], 2)
+        nb.macros.mean_se(f"Cross{name}", nb.pairs["cross term"].iloc[i], nb.pairs["cross s.e."].iloc[i])
+    nb.macros.number("CrossNinetyZ", nb.cross_z.iloc[-1], 2)
+    nb.macros.mean_se("CrossDrop", nb.cross_drop, nb.cross_drop_se)
+    nb.macros.number("CrossDropZ", nb.cross_drop / nb.cross_drop_se, 2)
+    nb.macros.mean_se("BiasRise", nb.bias_rise, nb.bias_rise_se)
+    nb.macros.number("BiasRiseZ", nb.bias_rise / nb.bias_rise_se, 2)
+    nb.macros.mean_se("BiasFall", nb.bias_fall, nb.bias_fall_se)
+    nb.macros.number("BiasFallZ", nb.bias_fall / nb.bias_fall_se, 2)
+    nb.macros.text("BiasPath", bias_path)
+    for name, words in pair_words.items():
+        nb.macros.text(name, words)
+    nb.macros.mean_se("RiseFortyFive", nb.rise, nb.rise_se)
+    nb.macros.number("RiseFortyFiveZ", nb.rise / nb.rise_se, 2)
+    nb.macros.mean_se("DropNinety", nb.drop, nb.drop_se)
+    nb.macros.number("DropNinetyZ", nb.drop / nb.drop_se, 2)
+    nb.macros.number("MinShareBias", 100 * nb.shares["bias^2"].min(), 2)
+    nb.macros.number("MinShareVar", 100 * nb.shares["sum a^2 V"].min(), 2)
+    nb.macros.number("MinShareCross", 100 * nb.shares["cross term"].min(), 2)
+    nb.macros.number("FirstOrderDevBias", 100 * nb.dev["bias^2"], 2)
+    nb.macros.number("FirstOrderDevVar", 100 * nb.dev["sum a^2 V"], 2)
+    nb.macros.number("FirstOrderDevCross", 100 * nb.dev["cross term"], 2)
+    nb.macros.number("FirstOrderDevCrossSE", nb.cross_dev_se, 2)
+
+    nb.results.update(
+        identity=nb.identity.to_dict(orient="list"), bias_share=nb.bias_share, ddof1=nb.ddof1.to_dict(orient="list"),
+        weights_unnormalised=nb.sum13.to_dict(orient="list"), identical_heads=nb.copies_table.to_dict(orient="list"),
+        pairs=nb.pairs.to_dict(orient="list"), first_order_max_rel_dev=nb.dev, symbolic={
+            "printed_gap": str(nb.sym.printed_gap), "corrected_gap": str(nb.sym.corrected_gap),
+            "printed_gap_symbolic_weights": str(nb.sym_general.printed_gap), "ddof_offset": str(nb.sym.ddof_offset)},
+        x_pair=nb.x_pair, points=nb.points, runtime_s=time.perf_counter() - nb.started,
+    )
+    nb.macros.write(macros_path, argument="macros_path")
+    save_results(results_path, json_safe(nb.results), argument="results_path")
+    return ledger
