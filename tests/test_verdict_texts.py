@@ -240,3 +240,14 @@ def test_the_trained_models_sentence_reads_under_every_verdict(verdict):
                                     "the one claim receive the verdict", "it is holds here", "two parts ; ; three"])
 def test_the_checker_finds_the_broken_sentences_the_issue_quotes(broken):
     assert _grammatical(broken)
+
+
+def test_an_exact_whole_number_prints_as_an_integer_and_a_measured_one_keeps_its_digits():
+    """A count (no standard error) reads ``parts that fail = 3``, not ``3.00``; an estimate keeps its
+    significant digits even when it happens to be whole."""
+    from mhanw.infra import verdicts as V
+
+    assert V.statistic_text(V.stat("parts that fail", 3)) == "parts that fail = 3"
+    assert V.statistic_text(V.stat("limit of p", 1.0)) == "limit of p = 1"
+    assert V.statistic_text(V.stat("ratio", 2.0, 0.1)) == "ratio = 2.00 ± 0.10"
+    assert V.statistic_text(V.stat("share", 0.25)) == "share = 0.250"

@@ -797,7 +797,7 @@ def as_stated_verdict(parts):
     return _verdict(claim="thm-4.2/as-stated",
                     statement="The MSE of multi-head attention is a non-increasing function of the HDI",
                     verdict=FAILS if failed else UNDECIDED,
-                    criterion="fails when any of " + ", ".join(r.claim for r in parts) + " fails",
+                    criterion=f"fails when any of the {len(parts)} parts that test it fails, else undecided",
                     statistics=(_stat("parts that fail", len(failed)),))
 
 
@@ -1142,7 +1142,10 @@ def normalization_rows(table: dict, predicted: dict) -> dict:
     names = {"paper": "printed", "principal_angles": "PA", "rv": "RV"}
     if set(table) != set(predicted):
         raise ValueError(f"predicted: expected the shapes of table {sorted(table)}, got {sorted(predicted)}")
-    return {f"{shape}, {HEAD_TYPE_NAMES[kind]}": {names[k]: f"{table[shape][kind][k]:.4f} ({predicted[shape][kind][k]:.4f})"
+    def show(x):  # three decimals; a value that rounds to zero prints as 0, not -0.000
+        return f"{x:.3f}" if round(x, 3) != 0 else "0"
+
+    return {f"{shape}, {HEAD_TYPE_NAMES[kind]}": {names[k]: f"{show(table[shape][kind][k])} ({show(predicted[shape][kind][k])})"
                                                   for k in names}
             for shape in table for kind in HEAD_TYPES}
 
@@ -1219,7 +1222,8 @@ def index_figure(ix: dict):
 def index_caption(haar_excess: float) -> str:
     """The caption of the index figure (``04_head_diversity_index``); its clause on panel (c) is said from
     ``haar_excess``, the largest Haar draw minus the frame bound (at most rounding when the bound holds)."""
-    below = ("no draw exceeds the frame bound (black), and the Haar mean follows $1-d_k/d$ until $Hd_k>d$"
+    below = ("the Haar mean stays at $1-d_k/d$ (dotted) for every $H$, and no draw exceeds the frame bound "
+             "(black), which is 1 up to $Hd_k=d$ (grey line) and falls beyond it"
              if haar_excess <= EXACT_TOL else f"a draw exceeds the frame bound by {haar_excess:.2g}")
     return (r"(a) Along the pair family, $\mathrm{HDI}_{\mathrm{PA}}=\sin^2\theta$ (solid) runs from 0 to 1 for every "
             r"$d_k$, while the printed index (dashed) is squeezed into $[1-1/d_k,1]$; (b) rescaling identical heads "

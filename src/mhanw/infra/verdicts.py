@@ -1220,10 +1220,13 @@ def _fmt(x: float, digits: int = 3) -> str:
 
 
 def statistic_text(s: Statistic) -> str:
-    """``name = value ± se unit`` for reading (significant digits, no reprs)."""
+    """``name = value ± se unit`` for reading (significant digits, no reprs); an exact whole number (no
+    standard error: a count, an exact limit) as an integer, ``parts that fail = 3``."""
     unit = f" {s.unit}" if s.unit else ""
     if math.isfinite(s.se):
         return f"{s.name} = {_fmt(s.value)} ± {_fmt(s.se, 2)}{unit}"
+    if math.isfinite(s.value) and s.value == int(s.value) and abs(s.value) < 1e15:
+        return f"{s.name} = {int(s.value)}{unit}"
     return f"{s.name} = {_fmt(s.value)}{unit}"
 
 
