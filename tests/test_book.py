@@ -553,6 +553,8 @@ def test_aux_labels_are_read_with_their_numbers_and_anchors():
 def test_plain_titles_have_no_tex():
     assert sphinxext.plain_tex(r"Ensembles: the HDI and Breiman's $1-\bar\rho$") == "Ensembles: the HDI and Breiman's 1-ρ̄"
     assert sphinxext.plain_tex(r"\(\mathrm{HDI}_{\mathrm{PA}}\) and $1/\sqrt{d_k}$") == "HDI_PA and 1/√dₖ"
+    assert sphinxext.plain_tex("Softmax attention is a Nadaraya--Watson estimator") == \
+        "Softmax attention is a Nadaraya\u2013Watson estimator"  # a TeX dash in a section title
     for tex in (r"$\frac{a}{b}$", r"$\hat\gamma^*$", r"$\lVert G\rVert_F^2$", r"$x \le 2$", r"\(\unknown{x}\)"):
         assert not check_book.RAW_TEX.search(sphinxext.plain_tex(tex)), tex
 

@@ -75,6 +75,7 @@ def plain_tex(text: str) -> str:
     s = re.sub(r"\^(\w)", lambda m: _script(m.group(1), _SUP, "^"), s)
     s = re.sub(r"_(\w)", lambda m: _script(m.group(1), _SUB, "_"), s)
     s = re.sub(r"\\[,;:! ]|~", " ", s).replace("\\", "").replace("{", "").replace("}", "")
+    s = s.replace("---", "\u2014").replace("--", "\u2013").replace("``", "\u201c").replace("''", "\u201d")  # TeX dashes, quotes
     return re.sub(r"\s+", " ", s).strip()
 
 
