@@ -275,7 +275,7 @@ def test_takeaway_is_one_sentence_generated_from_the_records(law_records, monkey
     B.takeaway(ledger["thm-6.1/printed-law"], ledger["thm-6.1/printed-law/some-model"], statistics=2)
     (text,) = shown
     assert text.startswith("**Takeaway.** Under M1") and text.endswith(").") and text.count(". ") == 0
-    assert "(*fails as stated: limit of the local exponent p = 1.00; implied d" in text
+    assert "(*fails as stated: limit of the local exponent p = 1; implied d" in text
     assert "; the printed law follows from some explicit risk model (*holds under the stated conditions" in text
     with pytest.raises(ValueError, match="^records: "):
         B.takeaway()

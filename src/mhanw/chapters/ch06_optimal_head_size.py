@@ -951,7 +951,9 @@ def budget_caption(sim_budget: int) -> str:
     sim_budget = positive_int(sim_budget, "sim_budget")
     return (f"Integrated MSE of real Nadaraya–Watson heads under the fixed budget $D={sim_budget}$, against the "
             "head size $d_k$ (so $H=D/d_k$ heads), one panel per regression function: the combination rule by "
-            "line style, the sample size $n$ by colour; the lowest point of a curve is its best head size.")
+            "line style, the sample size $n$ by colour; the lowest point of a curve is its best head size. "
+            f"\"Many small heads\" are the points with $d_k\\le {max(sim_budget // 4, 1)}$ ($D/4$), the big ones the rest; "
+            "where no bar shows, it is shorter than its marker.")
 
 
 def budget_figure(sims: dict, params):

@@ -201,6 +201,8 @@ def card(f: theorems.Finding, ch: Chapter | None, has_pdf: bool, figures_here: s
     if ch and ch.section:
         where.append(f"paper {_section_text(ch.section, has_pdf)}")
     number = f": {record_html(f.number)}" if f.number else ""
+    if f.parts > 1 and f.part:  # say which part the verdict and the number are of
+        number += f" (the part: {record_html(f.part[:1].lower() + f.part[1:] if f.part[1:2].islower() else f.part)})"
     tally = f'<p class="mhanw-tally">All its parts: {record_html(f.tally)}.</p>' if f.parts > 1 else ""
     return "\n".join([
         f'<article class="mhanw-card" id="{references.anchor(t.claim)}">',

@@ -66,6 +66,7 @@ class Finding:
     number: str  # "name = value ± se" or "" (a record without statistics)
     tally: str  # "four of nine parts hold, five fail as stated"
     parts: int
+    part: str = ""  # the deciding record's statement: which part of the claim the verdict and number are of
 
 
 def load(root) -> list[Theorem]:
@@ -126,7 +127,7 @@ def findings(theorems: list[Theorem], records: list[dict], *, strict: bool = Tru
         stats = rec.get("statistics") or []
         number = ledger.deciding_statistic({**rec, "statistics": stats[:1]})
         out.append(Finding(t, rec["verdict"], rec.get("conditions") or "", number, ledger.counts_phrase(rs),
-                           len(rs)))
+                           len(rs), rec.get("statement") or ""))
     return out
 
 
