@@ -263,3 +263,104 @@ def figure_caption(rec_hdi: Verdict, orth_below_one: bool, rho_grows_with_h: boo
             f"$1-\\bar\\rho$ {orth}. (b) The error correlation $\\rho$ of two one-dimensional heads against the "
             f"bandwidth, closed form (lines) and Monte Carlo (points): with the geometry fixed, $\\rho$ {band}. "
             f"The record of the claim that the HDI is the $1-\\bar\\rho$ of attention reads: {rec_hdi.verdict}.")
+
+
+def decide(nb):
+    """Decide every record of the chapter from the notebook's numbers (the rules above); returns the
+    :class:`mhanw.infra.verdicts.Ledger`.  ``nb``: the executed notebook's variables (a mapping; the names
+    its cells define: ``orth``, ``deviation``, ``star_step_rho``, ...)."""
+    from ..infra.notebook import Namespace
+    from ..infra.verdicts import Ledger
+
+    nb = Namespace(nb)
+    ledger = Ledger("08_ensembles_across_domains")
+    ledger.add(identity_verdict(nb.identity_err))
+    ledger.add(hdi_verdict({f"h = {h:g}": nb.orth[h] for h in nb.star_h},
+                                        {**{f"orthogonal star heads, h = {a:g} -> {b:g}": (v, s_) for a, b, v, s_ in zip(nb.star_h, nb.star_h[1:], nb.orth_steps, nb.orth_steps_se)},
+                                         **{f"two heads at 45 deg, h = {a:g} -> {b:g}": (v, s_) for a, b, v, s_ in zip(nb.pair_h, nb.pair_h[1:], nb.steps45, nb.steps45_se)}}))
+    ledger.add(closed_form_verdict(
+        [(f"phi = {p} deg, h = {h:g}", nb.deviation[i, j], nb.rho_se[i, j]) for i, p in enumerate(nb.phis_deg) for j, h in enumerate(nb.pair_h)],
+        checkable=bool(nb.closed_checkable), reason=f"the closed form assumes Gaussian inputs and noise; this run draws {nb.model_pair}"))
+    small_h = [h for h in nb.star_h if h <= 0.2] or nb.star_h[:1]
+    ledger.add(small_bandwidth_verdict(nb.gaps_small_angle, small_h, [nb.star_h[-1]], nb.thetas_deg[1]))
+    ledger.add(monotone_verdict({h: nb.star_step_rho[h] for h in nb.star_h}))
+    ledger.add(ant_colony_verdict())
+
+    return ledger
+
+
+def write_outputs(nb, ledger, macros_path, results_path) -> None:
+    """Write the chapter's macros for the paper (``macros_path``) and its raw results (``results_path``)
+    from the records of :func:`decide` (``ledger``) and the notebook's numbers (``nb``, a mapping)."""
+    from ..infra.notebook import Namespace
+    from ..infra.results import save_results
+    from ..infra.texout import checked_outputs
+
+    nb = Namespace(nb)
+    checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
+    rec_identity, rec_hdi, rec_closed, rec_small, rec_monotone, rec_ants = (ledger[c] for c in (
+        "rf/breiman-identity", "rf/hdi-is-one-minus-rho", "rf/closed-form-correlation",
+        "rf/faster-than-hdi-small-bandwidth", "rf/monotone-within-family", "rf/ant-colonies"))
+    orth_words = "holds" if all(1 - v > 3 * s_ for v, s_ in nb.orth.values()) else "not significant at 3 s.e. for every h"
+    band_words = "holds" if nb.rho_grows_with_h else "not significant at every step"
+    band_star_words = "holds" if nb.rho_grows_with_h_star else "not significant at every step"
+    nb.macros.number("IdentityErr", max(nb.identity_err, 1e-17), 2)
+    nb.macros.integer("NDraws", nb.sizes["n_draws"])
+    nb.macros.mean_se("EquiRho", nb.equi_rho, nb.equi_rho_se)
+    nb.macros.mean_se("EquiVar", nb.equi_var, nb.equi_var_se)
+    nb.macros.number("EquiVarPop", nb.V * (nb.rho + (1 - nb.rho) / nb.H), 3)
+    nb.macros.integer("StarRep", nb.sizes["star_rep"])
+    nb.macros.integer("StarTest", nb.sizes["star_test"])
+    nb.macros.integer("PairRep", nb.sizes["pair_rep"])
+    nb.macros.number("GeometryErr", max(nb.geometry_err, 1e-17), 2)
+    names = {0.1: "HTenth", 0.2: "HFifth", 0.5: "HHalf", 1.0: "HOne"}  # macro names of the default bandwidths
+    for h in nb.star_h:
+        key = names.get(h, "H" + "ABCDEFGHIJ"[nb.star_h.index(h)])
+        nb.macros.mean_se(f"OrthGap{key}", *nb.orth[h])
+        nb.macros.mean_se(f"TwentyGap{key}", nb.one_minus_rho[h][0][1], nb.one_minus_rho[h][1][1])
+        nb.macros.number(f"TwentyGapZ{key}", nb.gaps_small_angle[h][0] / nb.gaps_small_angle[h][1], 2)
+    nb.macros.number("HDITwenty", nb.hdi[1], 3)
+    nb.macros.mean_se("RefVarOrth", nb.star[nb.ref_h][0][-1, nb.col["ensemble_variance"]], nb.star[nb.ref_h][1][-1, nb.col["ensemble_variance"]])
+    nb.macros.mean_se("RefVbarOrth", nb.star[nb.ref_h][0][-1, nb.col["mean_variance"]], nb.star[nb.ref_h][1][-1, nb.col["mean_variance"]])
+    ref_rho, ref_rho_se = nb.star[nb.ref_h][0][-1, nb.col["rho_bar"]], nb.star[nb.ref_h][1][-1, nb.col["rho_bar"]]
+    nb.macros.mean_se("RefVarRatio", ref_rho + (1 - ref_rho) / 4, (1 - 1 / 4) * ref_rho_se)  # Var(avg)/Vbar, H = 4
+    nb.macros.mean_se("RefMSEOrth", nb.star[nb.ref_h][0][-1, nb.col["mse"]], nb.star[nb.ref_h][1][-1, nb.col["mse"]])
+    nb.macros.mean_se("RefMSEIdent", nb.star[nb.ref_h][0][0, nb.col["mse"]], nb.star[nb.ref_h][1][0, nb.col["mse"]])
+    nb.macros.integer("MonotoneViolations", sum(nb.monotone_violations.values()))
+    nb.macros.number("OrthStepMinSE", float((nb.orth_steps / nb.orth_steps_se).min()), 3)
+    for i, p in enumerate(nb.phis_deg):
+        tag = ["FortyFive", "Ninety"][i]
+        for j, h in enumerate(nb.pair_h):
+            htag = ["HTwentieth", "HTenth", "HFifth", "HHalf", "HOne"][j]
+            nb.macros.mean_se(f"Rho{tag}{htag}", nb.rho_mc[i, j], nb.rho_se[i, j])
+            nb.macros.number(f"RhoClosed{tag}{htag}", nb.rho_closed[i, j], 3)
+    nb.macros.number("MaxDevSE", float((np.abs(nb.deviation) / nb.rho_se).max()), 2)
+    nb.macros.number("StepMinSE", float((nb.steps45 / nb.steps45_se).min()), 3)
+    for key, rec in [("VerdictIdentity", rec_identity), ("VerdictHDI", rec_hdi), ("VerdictClosedForm", rec_closed),
+                     ("VerdictSmallH", rec_small), ("VerdictMonotone", rec_monotone), ("VerdictAnts", rec_ants)]:
+        nb.macros.text(key, rec.verdict)
+    nb.macros.text("VerdictOrth", orth_words)
+    nb.macros.text("VerdictBandwidth", band_words)
+    nb.macros.text("VerdictBandwidthStar", band_star_words)
+    imax = np.unravel_index(np.argmax(np.abs(nb.deviation)), nb.deviation.shape)
+    nb.macros.mean_se("MaxDev", nb.deviation[imax], nb.rho_se[imax])
+    nb.macros.number("MaxDevPhi", nb.phis_deg[imax[0]], 2)
+    nb.macros.number("MaxDevH", nb.pair_h[imax[1]], 2)
+    nb.macros.number("ClosedTolerance", CLOSED_FORM_TOLERANCE, 2)
+    nb.macros.number("MonotoneMinZ", rec_monotone.statistics[0].value, 2)
+
+    nb.results.update(
+        identity={"synthetic_rel_err": nb.synthetic_err, "star_rel_err": nb.star_identity_err,
+                  "equicorrelated": {"rho_bar": [nb.equi_rho, nb.equi_rho_se], "var_avg": [nb.equi_var, nb.equi_var_se],
+                                     "population": nb.V * (nb.rho + (1 - nb.rho) / nb.H)}},
+        star={"theta_deg": nb.thetas_deg, "geometry": nb.geometry.to_dict(orient="list"), "fields": nb.fields,
+              "by_h": {str(h): {"value": nb.star[h][0], "se": nb.star[h][1]} for h in nb.star_h},
+              "orth_rho_steps": [nb.orth_steps, nb.orth_steps_se], "monotone_violations": {str(h): v for h, v in nb.monotone_violations.items()}},
+        pair={"h": nb.pair_h, "phi_deg": nb.phis_deg, "rho_mc": nb.rho_mc, "rho_se": nb.rho_se, "rho_closed": nb.rho_closed,
+              "steps45": [nb.steps45, nb.steps45_se]},
+        pair_deviation=nb.deviation, setting={"regression": nb.regression, "inputs": nb.inputs, "noise": nb.noise, "sigma": nb.sigma, "n": nb.n},
+        claims=ledger.to_list(),
+    )
+
+    nb.macros.write(macros_path, argument="macros_path")
+    save_results(results_path, nb.results, argument="results_path")
