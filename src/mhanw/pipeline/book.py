@@ -225,7 +225,7 @@ def front_page(chapters: list[Chapter], found: list[theorems.Finding], records: 
     by_name = {ch.name: ch for ch in chapters}
     cards = [card(f, by_name.get(f.theorem.chapter), has_pdf, figures_here) for f in found]
     pdf = f' The <a href="{PAPER_PDF}">paper (PDF)</a> reports the same checks section by section.' if has_pdf else ""
-    overall = f" {html.escape(ledger.overall_sentence(records))}." if records else ""
+    overall = f" {html.escape(ledger.tally_sentence(records))}." if records else ""
     parts = [
         "# Multi-head attention as ensemble Nadaraya–Watson estimation, checked",
         "",
@@ -286,7 +286,7 @@ def ledger_page(records: list[dict], chapters: list[Chapter], thms: list[theorem
     says = {t.claim: t.says for t in thms}
     by_name = {ch.name: ch for ch in chapters}
     words = ", ".join(f'<a href="glossary.html#{verdict_anchor(v)}">{html.escape(v)}</a>' for v in VOCABULARY)
-    first = (html.escape(ledger.overall_sentence(records)) + "." if records
+    first = (html.escape(ledger.tally_sentence(records)) + "." if records
              else "No chapter has recorded its verdicts yet: run <code>make all</code>.")
     out = ["# Every verdict", "",
            f"<p>{first} One entry per verdict record of the claims ledger (<code>build/claims.json</code>), "
