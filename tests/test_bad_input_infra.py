@@ -814,3 +814,16 @@ def test_an_integer_beyond_python_s_digit_limit_is_shown_by_its_size():
 
     assert brief(10**5000) == "an integer of 5001 digits"
     assert brief(-(10**4299)) == "an integer of 4300 digits"
+
+
+def test_an_integer_of_millions_of_digits_is_described_at_once():
+    """``brief`` of 2**(10**8) (30 million digits) returns in well under a second: the digits are counted
+    from the bit length, not from a power of ten as large as the integer."""
+    import time
+
+    from mhanw.infra.validate import brief, digit_count
+
+    started = time.perf_counter()
+    assert brief(1 << 10**8) == "an integer of 30103000 digits"
+    assert time.perf_counter() - started < 2.0
+    assert digit_count(10**29999) == 30000 and digit_count(10**29999 - 1) == 29999  # exact below the cut
