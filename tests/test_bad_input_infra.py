@@ -826,4 +826,4 @@ def test_an_integer_of_millions_of_digits_is_described_at_once():
     started = time.perf_counter()
     assert brief(1 << 10**8) == "an integer of 30103000 digits"
     assert time.perf_counter() - started < 2.0
-    assert digit_count(10**29999) == 30000 and digit_count(10**29999 - 1) == 29999  # exact below the cut
+    assert digit_count(10**29999) == 30000 and digit_count(10**29999 - 1) == 29999  # exact below the cut (a million digits)

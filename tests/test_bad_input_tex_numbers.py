@@ -286,3 +286,16 @@ def test_what_the_checks_accept_compiles_with_pdflatex(tmp_path):
     if shutil.which("pdftotext"):
         out = subprocess.run(["pdftotext", "doc.pdf", "-"], cwd=tmp_path, capture_output=True, text=True).stdout
         assert "The end." in out
+
+
+@pytest.mark.parametrize("make", [lambda: (lambda x: (x.append(x), x)[1])([]),
+                                  lambda: (lambda d: (d.__setitem__("a", d), d)[1])({}),
+                                  lambda: __import__("functools").reduce(lambda a, _: [a], range(5000), []),
+                                  lambda: (v for v in [1, 2])])
+def test_a_cell_that_contains_itself_or_nests_deeply_is_named(make):
+    """A table cell holding itself, nested 5000 deep, or an iterator: one ValueError naming ``x``."""
+    from mhanw.infra import tables
+
+    with pytest.raises(ValueError, match=r"^x: "):
+        tables.fmt(make())
+    assert tables.fmt([[1, 2], [3, 4]]) == "[1, 2, 3, 4]" or tables.fmt([[1, 2], [3, 4]])

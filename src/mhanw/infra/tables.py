@@ -22,6 +22,7 @@ import math
 import numbers
 import re
 from decimal import Decimal
+from collections.abc import Iterator
 from typing import Any, Mapping, Sequence
 
 from .texout import MAX_INTEGER_DIGITS, se_place
@@ -39,11 +40,26 @@ def _is_float(x) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, numbers.Integral)
 
 
+#: How deep :func:`fmt` follows lists and dicts inside one cell (a deeper value, or one that contains
+#: itself, is not a table cell).
+MAX_CELL_DEPTH = 4
+
+
 def fmt(x: Any, digits: int = 4) -> str:
     """One value as text: floats to ``digits`` significant digits, ints exactly (up to
     :data:`~mhanw.infra.texout.MAX_INTEGER_DIGITS` digits; a larger one, ``10**400``, as ``1e+400``),
     booleans as yes/no, NaN as "–", sequences and arrays as short comma lists,
-    dicts as ``key: value`` lists."""
+    dicts as ``key: value`` lists, at most :data:`MAX_CELL_DEPTH` levels deep (else ``ValueError``
+    naming ``x``; so is an iterator, which has no value to show until it is consumed)."""
+    return _cell(x, digits, 0)
+
+
+def _cell(x: Any, digits: int, depth: int) -> str:
+    """:func:`fmt` at nesting ``depth``."""
+    if depth > MAX_CELL_DEPTH:
+        raise ValueError(f"x: nested more than {MAX_CELL_DEPTH} levels deep (or it contains itself): not a table cell")
+    if isinstance(x, Iterator):
+        raise ValueError(f"x: an iterator ({type(x).__name__}) has no value to show; pass a list")
     if x is None:
         return ""
     if isinstance(x, str):
@@ -70,15 +86,15 @@ def fmt(x: Any, digits: int = 4) -> str:
     if isinstance(x, numbers.Complex):
         return f"{complex(x):.{digits}g}"
     if isinstance(x, Mapping):
-        return ", ".join(f"{fmt(k, digits)}: {fmt(v, digits)}" for k, v in x.items())
+        return ", ".join(f"{_cell(k, digits, depth + 1)}: {_cell(v, digits, depth + 1)}" for k, v in x.items())
     if hasattr(x, "tolist") and not isinstance(x, (list, tuple)):  # numpy arrays and scalars
-        return fmt(x.tolist(), digits)
+        return _cell(x.tolist(), digits, depth)
     if isinstance(x, (list, tuple, set, frozenset)):
         items = list(x)
         if len(items) > MAX_ITEMS:
-            shown = [fmt(v, digits) for v in items[: MAX_ITEMS - 2]] + ["…", fmt(items[-1], digits)]
+            shown = [_cell(v, digits, depth + 1) for v in items[: MAX_ITEMS - 2]] + ["…", _cell(items[-1], digits, depth + 1)]
         else:
-            shown = [fmt(v, digits) for v in items]
+            shown = [_cell(v, digits, depth + 1) for v in items]
         text = ", ".join(shown)
         return f"[{text}]" if any(isinstance(v, (list, tuple)) for v in items) else text
     return str(x)

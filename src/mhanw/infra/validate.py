@@ -119,13 +119,13 @@ def whole_number_text(text, name: str, *, minimum: int = 0, maximum: int = MAX_C
 
 def digit_count(value: int) -> int:
     """The number of decimal digits of an integer, without writing it out (Python refuses to write an
-    integer of more than 4300 digits): exact up to 30 000 digits, from the bit length beyond (then at most
+    integer of more than 4300 digits): exact up to a million digits, from the bit length beyond (then at most
     one too many; an exact count would need a power of ten as large as the integer, slow for 10**10**8)."""
     n = abs(int(value))
     if n < 10**17:
         return len(str(n))
     d = int(n.bit_length() * 0.30102999566398120) + 1  # log10(2): the estimate is d or d - 1
-    if d > 30_000:
+    if d > 1_000_000:
         return d
     return d if n >= 10 ** (d - 1) else d - 1
 
