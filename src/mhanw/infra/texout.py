@@ -350,7 +350,7 @@ _TEXT_COMMANDS = frozenset("""
     ensuremath emph textbf textit textrm textsf texttt textsc textnormal textup mbox text
     textasciicircum textasciitilde textbackslash textbar textgreater textless textsuperscript textsubscript
     ldots dots vdots quad qquad enspace thinspace small footnotesize scriptsize tiny normalsize rm it bf sf tt
-    begin end begingroup endgroup setlength toprule midrule bottomrule cmidrule addlinespace multicolumn hline
+    begin end begingroup endgroup setlength tabcolsep arraycolsep toprule midrule bottomrule cmidrule addlinespace multicolumn hline
     cline underline nobreak nonumber
 """.split())
 #: Commands whose braced argument is text, in maths too (``$\text{a $x$ b}$``), and the one whose argument
@@ -681,9 +681,9 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
         elif ch == "$":
             if frames and frames[-1][0] == "$":
                 frames.pop()
-            elif any(kind == "$" for kind, _, _ in frames):
-                refuse(unclosed(frames[-1]))  # $\left( x$: what opened inside the maths is still open
             elif mode() == "math":
+                if frames[-1][0] != "{" and any(kind == "$" for kind, _, _ in frames):
+                    refuse(unclosed(frames[-1]))  # $\left( x$: what opened inside the maths is still open
                 refuse("a $ inside maths")
             elif text.startswith("$", i + 1):
                 refuse("$$ (display maths, or empty maths)")
