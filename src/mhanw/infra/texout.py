@@ -808,9 +808,12 @@ class Macros:
         ``value`` must pass :func:`check_tex`: balanced braces (``\\{`` and
         ``\\}`` are literal), paired ``$``, no unescaped ``%`` or ``#``, no
         trailing backslash, only the commands of :data:`TEX_COMMANDS` (and this
-        notebook's own macros); each would break, or take over, every later
-        macro of the paper.  Plain text that may hold such characters goes
-        through :meth:`plain`.
+        notebook's own macros), each where it typesets in running text (maths
+        only inside ``$...$``, ``&`` only as ``\\&``); each would break, or take
+        over, every later macro of the paper.  The rows of a table, which the
+        paper puts inside its own ``tabular``, are a text with a row end ``\\\\``
+        outside every group (``a & b \\\\ c & d``).  Plain text that may hold
+        such characters goes through :meth:`plain`.
         """
         self._define(name, lambda: value)
 
