@@ -36,7 +36,7 @@ import numpy as np
 from . import notation
 from .validate import brief, digit_count, real_scalar
 
-_LETTERS = re.compile(r"^[A-Za-z]+$")
+_LETTERS = re.compile(r"[A-Za-z]+")
 
 #: Largest number of significant digits :func:`format_number` writes (a double holds 17).
 MAX_DIGITS = 17
@@ -261,7 +261,8 @@ def latex_of(expr, name: str = "expr") -> str:
     """:func:`sympy.latex` of a sympy expression whose symbols (and undefined functions) have names that
     typeset: each name's LaTeX must pass :func:`check_tex` as a formula (``d_k``, ``k^{*}``,
     ``\\text{numerical}`` do; ``x%``, ``a&b``, ``\\input{f}`` or ``}`` are refused, naming the symbol and
-    ``name``), since :func:`sympy.latex` prints a name as it is."""
+    ``name``), since :func:`sympy.latex` prints a name as it is; and the whole formula must pass it as
+    well, so that what this returns can stand in a macro (:meth:`Macros.expr`) as it is."""
     import sympy
     from sympy.core.function import AppliedUndef
 
@@ -274,7 +275,12 @@ def latex_of(expr, name: str = "expr") -> str:
         except ValueError as exc:
             reason = str(exc).split(": ", 1)[1]
             raise ValueError(f"{name}: the symbol {symbol[:40]!r} cannot be typeset ({reason})") from None
-    return sympy.latex(expr)
+    latex = sympy.latex(expr)  # a name of another kind (a MatrixSymbol's) prints as it is too: check it all
+    try:
+        return check_tex(f"${latex}$", name, alignment=False)[1:-1]
+    except ValueError as exc:
+        reason = str(exc).split(": ", 1)[1].rsplit(" in LaTeX text ", 1)[0]
+        raise ValueError(f"{name}: the expression cannot be typeset ({reason}): {latex[:80]!r}") from None
 
 
 def tex_math(expr) -> str:
@@ -285,7 +291,7 @@ def tex_math(expr) -> str:
 
     if not isinstance(expr, sympy.Basic):
         raise ValueError(f"expr: expected a sympy expression, got {type(expr).__name__} {brief(expr)}"[:200])
-    names = {s: sympy.Symbol(re.sub(r"^([A-Za-z]+)([0-9]+)$", r"\1_{\2}", s.name)) for s in expr.free_symbols}
+    names = {s: sympy.Symbol(re.sub(r"\A([A-Za-z]+)([0-9]+)\Z", r"\1_{\2}", s.name)) for s in expr.free_symbols}
     return latex_of(expr.xreplace(names), "expr")
 
 
@@ -330,13 +336,69 @@ TEX_COMMANDS = frozenset("""
 #: The environments a macro's ``\begin{...}`` may open (a table's, a formula's): never ``document``.
 TEX_ENVIRONMENTS = frozenset("tabular array matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases "
                              "aligned gathered".split())
+#: The environments of maths (``\begin{array}`` in running text: "Missing $ inserted"); ``tabular`` stands in
+#: either, and its cells are text.
+_MATH_ENVIRONMENTS = TEX_ENVIRONMENTS - {"tabular"}
+#: The environments whose rows an ``&`` divides into cells.
+_ALIGNING = TEX_ENVIRONMENTS - {"gathered"}
+#: The environments whose rows a rule (``\midrule``) or ``\multicolumn`` may stand in.
+_TABLES = frozenset({"tabular", "array"})
+
+#: The commands of :data:`TEX_COMMANDS` that typeset in running text as well as in maths; every other one
+#: is maths only (``\frac``, ``\alpha``, ``\mathrm``, ``\HDIpa``: "Missing $ inserted" in text).
+_TEXT_COMMANDS = frozenset("""
+    ensuremath emph textbf textit textrm textsf texttt textsc textnormal textup mbox text
+    textasciicircum textasciitilde textbackslash textbar textgreater textless textsuperscript textsubscript
+    ldots dots vdots quad qquad enspace thinspace small footnotesize scriptsize tiny normalsize rm it bf sf tt
+    begin end begingroup endgroup setlength tabcolsep arraycolsep toprule midrule bottomrule cmidrule addlinespace multicolumn hline
+    cline underline nobreak nonumber
+""".split())
+#: Commands whose braced argument is text, in maths too (``$\text{a $x$ b}$``), and the one whose argument
+#: is maths in text too.
+_TEXT_ARGUMENT = frozenset("text mbox textbf textit textrm textsf texttt textsc textnormal textup emph "
+                           "textsuperscript textsubscript".split())
+_MATH_ARGUMENT = frozenset({"ensuremath"})
+#: Font and spacing declarations: they hold to the end of the group they stand in, so outside any group
+#: they would change the rest of the paper.
+_DECLARATIONS = frozenset("small footnotesize scriptsize tiny normalsize rm it bf sf tt setlength".split())
+#: The rules and spans of a table: only between the rows of a ``tabular`` or ``array``.
+_TABLE_COMMANDS = frozenset("toprule midrule bottomrule cmidrule addlinespace hline cline multicolumn".split())
+#: Commands of maths and the number of arguments they must have (``\sqrt}``: "Missing { inserted").
+_ARITY = {"frac": 2, "dfrac": 2, "tfrac": 2, "binom": 2} | dict.fromkeys(
+    "sqrt operatorname mathrm mathbf mathit mathsf mathtt mathcal mathbb mathfrak mathscr boldsymbol mathring "
+    "mathrel overline underline widehat widetilde hat bar tilde vec dot ddot dddot ddddot acute grave breve check "
+    "substack not".split(), 1)
+#: The operators ``\limits`` and ``\nolimits`` may follow ("Limit controls must follow a math operator").
+_OPERATORS = frozenset("sum prod int lim max min sup inf det".split())
+#: What may follow ``\left``, ``\middle`` and ``\right`` ("Missing delimiter" otherwise).
+_DELIMITER_CHARS = frozenset("()[].|/<>")
+_DELIMITER_WORDS = frozenset("langle rangle lceil rceil lfloor rfloor lVert rVert Vert vert lvert rvert".split())
 
 #: The control symbols (a backslash and one non-letter) LaTeX text may hold: escaped specials, spaces,
 #: accents, a line break, inline and display maths delimiters.
 _CONTROL_SYMBOLS = frozenset("\\,;:! \n{}%$&#_'`\"^~-/()[]|.=")
+#: Control symbols that are text accents: never in maths ("Please use \mathaccent"), always with an argument.
+_TEXT_ACCENTS = frozenset("^~=.")
+_ACCENTS = _TEXT_ACCENTS | frozenset("'`\"")
 
-#: Pairs a macro must close where it opens them (else the rest of the paper is inside them).
-_CLOSERS = {"begingroup": "endgroup", "left": "right"}
+#: A table's column specification (``{llc}``, ``{@{}l|c@{}}``, ``{p{2cm}c}``), a length, and the arguments of
+#: the commands that take them: a malformed one stops pdflatex ("Illegal character in array arg",
+#: "Missing number").
+_DIMENSION = r"-?\d{1,4}(?:\.\d{1,4})?(?:pt|em|ex|mm|cm|in|bp)"
+_COLUMNS = re.compile(r"\{(?:[lcr| ]|@\{[A-Za-z0-9 .,:;()\-]*\}|[pmb]\{" + _DIMENSION + r"\})+\}")
+_ARGUMENTS = {
+    "setlength": re.compile(r"\{\\(?:tabcolsep|arraycolsep)\}\{" + _DIMENSION + r"\}"),
+    "multicolumn": re.compile(r"\{[1-9][0-9]{0,2}\}" + _COLUMNS.pattern + r"(?=\s*\{)"),
+    "cmidrule": re.compile(r"(?:\((?:l|r|lr|rl)\))?\{[1-9][0-9]{0,2}-[1-9][0-9]{0,2}\}"),
+    "cline": re.compile(r"\{[1-9][0-9]{0,2}-[1-9][0-9]{0,2}\}"),
+    "addlinespace": re.compile(r"(?:\[" + _DIMENSION + r"\])?"),
+}
+#: How each kind of opening reads in a message when it is left open, and when a brace closes inside it.
+_OPENED = {"$": "an unpaired $", "(": "\\( without its \\)", "[": "\\[ without its \\]",
+           "begingroup": "\\begingroup without its \\endgroup",
+           "left": "\\left without its \\right"}
+_INSIDE = {"$": "maths $...$", "(": "maths \\(...\\)", "[": "maths \\[...\\]", "begingroup": "\\begingroup",
+           "left": "\\left...\\right"}
 
 
 def _argument_end(text: str, k: int) -> int:
@@ -367,13 +429,16 @@ def _skip_spaces(text: str, k: int) -> int:
     return k
 
 
+#: Commands that cannot stand as the argument of a super- or subscript (``x_\\tiny``: "Missing { inserted"),
+#: besides those that take arguments themselves (``x_\\operatorname{x}``: write ``x_{\\operatorname{x}}``).
+_NO_SCRIPT = frozenset("small footnotesize scriptsize tiny normalsize rm it bf sf tt setlength begin end begingroup "
+                       "endgroup left middle right limits nolimits displaystyle textstyle scriptstyle".split())
+
+
 def _script_problem(text: str, i: int) -> str | None:
-    """What is wrong with the super- or subscript at ``text[i]`` (``^`` or ``_``), or ``None``: ``^^``
-    (TeX reads ``^^5c`` as a backslash: a command this check would not see), a script without its
-    argument (``$x^$``: "Missing { inserted") or a second one of the same kind (``x^2^3``: "Double
-    superscript")."""
-    if text.startswith("^^", i):
-        return "'^^' (TeX reads ^^5c as a backslash, a command hidden in characters)"
+    """What is wrong with the super- or subscript at ``text[i]`` (``^`` or ``_``), or ``None``: a script
+    without its argument (``$x^$``: "Missing { inserted") or a second one of the same kind (``x^2^3``:
+    "Double superscript")."""
     seen = set()
     while i < len(text) and text[i] in "^_":
         mark = text[i]
@@ -381,40 +446,97 @@ def _script_problem(text: str, i: int) -> str | None:
             return f"a double {'super' if mark == '^' else 'sub'}script {mark!r} (write {{}}{mark} or one group)"
         seen.add(mark)
         k = _skip_spaces(text, i + 1)
-        if k == len(text) or text[k] in "$}^_&#%" or text.startswith(("\\)", "\\]"), k):
+        command = re.match(r"\\([A-Za-z]+)", text[k:])
+        if k == len(text) or text[k] in "$}^_&#%" or text.startswith(("\\)", "\\]", "\\\\"), k) \
+                or (command and (command.group(1) in _NO_SCRIPT or command.group(1) in _ARITY
+                                 or command.group(1) in _TEXT_ARGUMENT or command.group(1) in _MATH_ARGUMENT)):
             return f"{mark!r} without its argument"
         i = _skip_spaces(text, _argument_end(text, k))
     return None
 
 
-def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> str:
-    """``text`` if it can stand as the body of a macro, else ``ValueError`` naming ``name``.
+def _delimiter_end(text: str, k: int) -> int | None:
+    """The end of the delimiter of ``\\left``, ``\\middle`` or ``\\right`` starting at ``k`` (spaces
+    skipped), or ``None`` if none stands there."""
+    k = _skip_spaces(text, k)
+    if k < len(text) and text[k] in _DELIMITER_CHARS:
+        return k + 1
+    if text.startswith(("\\{", "\\}", "\\|"), k):
+        return k + 2
+    word = re.match(r"\\([A-Za-z]+)", text[k:])
+    if word and word.group(1) in _DELIMITER_WORDS:
+        return k + word.end()
+    return None
 
-    Braces must balance (``\\{`` and ``\\}`` are literal), ``$`` must pair, and
-    there may be no unescaped ``%`` or ``#``, no trailing backslash, no ``^`` or
-    ``_`` outside maths (``$...$``, ``\\(...\\)``, ``\\ensuremath{...}``), no
-    script without its argument and no character outside printable ASCII: each
-    would make pdflatex stop ("File ended while scanning", "Illegal parameter
-    number", "Missing $ inserted", "Unicode character not set up") and lose
-    every later macro of the paper.  Every command must be one of
-    :data:`TEX_COMMANDS` (or a macro of the same notebook: a name starting with
-    ``prefix``), every environment one of :data:`TEX_ENVIRONMENTS`, closed where
-    it opens (as ``\\begingroup``, ``\\left``); ``alignment=False`` refuses an
-    ``&`` outside such an environment (a formula, not a table row).  Plain text
-    goes through :func:`tex_escape` first (:meth:`Macros.plain`).
+
+def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> str:
+    """``text`` if it can stand as the body of a macro used in running text, else ``ValueError`` naming
+    ``name``.
+
+    No ``^^`` anywhere: TeX reads ``^^69`` as ``i`` and ``^^5c`` as a backslash even inside a command's
+    name (``\\^^69nput`` is ``\\input``), so it would hide any command from this check.  Braces must
+    balance (``\\{`` and ``\\}`` are literal), and every opening closes where it opens, in the order
+    opened: ``$...$``, ``\\(...\\)``, a group, an environment of :data:`TEX_ENVIRONMENTS`,
+    ``\\begingroup``, ``\\left``.  There may be no unescaped ``%`` or ``#``, no trailing backslash, no
+    character outside printable ASCII, no script without its argument: each would make pdflatex stop
+    ("File ended while scanning", "Illegal parameter number", "Unicode character not set up") and lose
+    every later macro of the paper.  Every command must be one of :data:`TEX_COMMANDS` (or a macro of the
+    same notebook: a name starting with ``prefix``), and stand where it typesets: ``^``, ``_`` and the
+    maths-only commands (``\\frac``, ``\\alpha``, ``\\mathrm``, math environments) only in maths (``$...$``,
+    ``\\(...\\)``, ``\\ensuremath{...}``), text accents (``\\^{}``) only in text, ``\\middle`` between
+    ``\\left`` and ``\\right``, ``\\limits`` after an operator, an ``&`` (a cell) and a rule or
+    ``\\multicolumn`` only in a table, a font or spacing declaration (``\\tiny``, ``\\setlength``) only in a
+    group.  With ``alignment=True`` the text may also be the rows of a table, which the paper puts inside
+    its own ``tabular``: a text with a row end ``\\\\`` outside every group, where ``&``, rules and
+    declarations stand between the rows.  Plain text goes through :func:`tex_escape` first
+    (:meth:`Macros.plain`).
     """
     if not isinstance(text, str):
         raise ValueError(f"{name}: expected a string of LaTeX text, got {type(text).__name__}")
     shown = repr(text[:80])
+
+    def refuse(what: str):
+        raise ValueError(f"{name}: {what} in LaTeX text {shown}")
+
     odd = sorted({c for c in text if not (32 <= ord(c) < 127 or c in "\n\t")})
     if odd:
-        raise ValueError(f"{name}: the character {odd[0]!r} in LaTeX text {shown} is not printable ASCII "
-                         "(pass plain text through Macros.plain, which spells it out)")
+        refuse(f"the character {odd[0]!r} is not printable ASCII (pass plain text through Macros.plain, which "
+               "spells it out)")
+    if "^^" in text:
+        refuse("'^^' (TeX reads ^^69 as the letter i and ^^5c as a backslash, even inside a command's name: a "
+               "command hidden in characters)")
     if not _braces_balanced(text):
-        raise ValueError(f"{name}: unbalanced braces in LaTeX text {shown}")
-    math, depth, groups, opened, i = False, 0, [], [], 0  # groups: the brace depths at which \ensuremath{ opened
+        refuse("unbalanced braces")
+    # frames: what is open, innermost last, as (kind, mode inside, environment); kind "$", "(", "[", "{",
+    # "env", "begingroup" or "left"; mode "text" or "math"
+    frames: list[tuple[str, str, str | None]] = []
+    outside: list[str] = []  # what stands outside every frame that only the rows of a table may hold
+    row_end = False  # a \\ outside every frame: the text is the rows of a table
+    last_word = None  # the control word just before, for \limits
+    row_start = cell_start = True  # where a row of a table (a rule may stand) or a cell (\multicolumn) begins
+    i = 0
+
+    def mode() -> str:
+        return frames[-1][1] if frames else "text"
+
+    def unclosed(frame) -> str:
+        kind, _, env = frame
+        return f"\\begin{{{env}}} without its \\end" if kind == "env" else _OPENED[kind]
+
+    def missing_argument(k: int) -> bool:
+        k = _skip_spaces(text, k)
+        return k == len(text) or text[k] in "}$&^_" or text.startswith(("\\\\", "\\)", "\\]"), k)
+
+    def in_table(kinds) -> bool:
+        return bool(frames) and frames[-1][0] == "env" and frames[-1][2] in kinds
+
     while i < len(text):
         ch = text[i]
+        if ch in " \n\t":
+            i += 1
+            continue
+        word_before, last_word = last_word, None
+        at_row, at_cell, row_start, cell_start = row_start, cell_start, False, False
         if ch == "\\":
             if i + 1 == len(text):
                 raise ValueError(f"{name}: a trailing backslash in LaTeX text {text[-80:]!r} (it would escape the "
@@ -423,72 +545,162 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
             while j < len(text) and text[j].isascii() and text[j].isalpha():
                 j += 1
             if j == i + 1:  # a control symbol
-                if text[j] not in _CONTROL_SYMBOLS:
-                    raise ValueError(f"{name}: the control symbol \\{text[j]} in LaTeX text {shown} is not one a "
-                                     "macro may use")
-                if text[j] in "([":
-                    math = True
-                elif text[j] in ")]":
-                    math = False
+                sym = text[j]
+                if sym not in _CONTROL_SYMBOLS:
+                    refuse(f"the control symbol \\{sym} is not one a macro may use")
+                if sym == "|" and mode() == "text":
+                    refuse("the control symbol \\| outside maths (it typesets only in maths: put it in $...$)")
+                if sym in _TEXT_ACCENTS and mode() == "math":
+                    refuse(f"the text accent \\{sym} inside maths (pdflatex: \"Please use \\mathaccent\")")
+                if sym in _ACCENTS and (j + 1 == len(text) or text[j + 1] in "}$&\\ \n\t"):
+                    refuse(f"the accent \\{sym} without its argument (write \\{sym}{{}} or \\{sym}{{e}})")
+                if sym in "([":
+                    if mode() == "math":
+                        refuse(f"\\{sym} inside maths")
+                    frames.append((sym, "math", None))
+                elif sym in ")]":
+                    if not frames or frames[-1][0] != {")": "(", "]": "["}[sym]:
+                        refuse(f"\\{sym} without its opening \\{'(' if sym == ')' else '['}")
+                    frames.pop()
+                elif sym == "\\":
+                    if frames and frames[-1][0] in "$([":
+                        refuse("a row end \\\\ inside maths (outside an environment of rows)")
+                    row_end = row_end or not frames
+                    row_start = cell_start = True
                 i = j + 1
                 continue
             word = text[i + 1:j]
             if text.startswith("@", j):  # where @ is a letter (\makeatletter), \frac@x names a LaTeX internal
-                raise ValueError(f"{name}: the command \\{word}@ in LaTeX text {shown} is not one a macro may use "
-                                 "(an @ after a command names a LaTeX internal)")
-            if word not in TEX_COMMANDS and not (prefix and word.startswith(prefix) and word != prefix):
-                raise ValueError(f"{name}: the command \\{word} in LaTeX text {shown} is not one a macro may use "
-                                 "(it could read or write files, redefine or hide the rest of the paper); "
-                                 "pass plain text through Macros.plain")
-            if word == "ensuremath" and text.startswith("{", j):
-                groups.append(depth)
-                depth += 1
-                j += 1
+                refuse(f"the command \\{word}@ is not one a macro may use (an @ after a command names a LaTeX "
+                       "internal)")
+            own = bool(prefix) and word.startswith(prefix) and word != prefix
+            if word not in TEX_COMMANDS and not own:
+                refuse(f"the command \\{word} is not one a macro may use (it could read or write files, redefine "
+                       "or hide the rest of the paper); pass plain text through Macros.plain")
+            if not own and word not in _TEXT_COMMANDS and mode() == "text":
+                refuse(f"the command \\{word} outside maths (it typesets only in maths: put it in $...$)")
+            last_word = word
+            if word in ("limits", "nolimits") and word_before not in _OPERATORS:
+                refuse(f"\\{word} not after an operator such as \\sum (pdflatex: \"Limit controls must follow a "
+                       "math operator\")")
+            arguments_at = j
+            if word == "sqrt" and re.match(r"\s*\[[0-9]\]", text[j:]):
+                arguments_at = j + re.match(r"\s*\[[0-9]\]", text[j:]).end()
+            for n in range(_ARITY.get(word, 0)):
+                if missing_argument(arguments_at):
+                    refuse(f"\\{word} without its {'second ' if n else ''}argument")
+                arguments_at = _argument_end(text, _skip_spaces(text, arguments_at))
+            if word in _TEXT_ARGUMENT or word in _MATH_ARGUMENT:
+                k = _skip_spaces(text, j)
+                if not text.startswith("{", k):
+                    refuse(f"\\{word} without its argument in braces (write \\{word}{{...}})")
+                frames.append(("{", "math" if word in _MATH_ARGUMENT else "text", None))
+                j = k + 1
             elif word in ("begin", "end"):
                 env = re.match(r"\{([A-Za-z]+)\}", text[j:])
                 if env is None or env.group(1) not in TEX_ENVIRONMENTS:
                     got = env.group(1) if env else text[j:j + 20]
-                    raise ValueError(f"{name}: the environment {got!r} of \\{word} in LaTeX text {shown} is not one "
-                                     f"a macro may use (only {', '.join(sorted(TEX_ENVIRONMENTS))})")
-                if word == "begin":
-                    opened.append(("end", env.group(1)))
-                elif not opened or opened.pop() != ("end", env.group(1)):
-                    raise ValueError(f"{name}: \\end{{{env.group(1)}}} without its \\begin in LaTeX text {shown}")
+                    refuse(f"the environment {got!r} of \\{word} is not one a macro may use (only "
+                           f"{', '.join(sorted(TEX_ENVIRONMENTS))})")
+                kind = env.group(1)
                 j += env.end()
-            elif word in _CLOSERS:
-                opened.append((_CLOSERS[word], None))
-            elif word in _CLOSERS.values():
-                if not opened or opened.pop() != (word, None):
-                    raise ValueError(f"{name}: \\{word} without its opening command in LaTeX text {shown}")
+                if word == "end":
+                    if not frames or frames[-1] != ("env", frames[-1][1], kind):
+                        refuse(f"\\end{{{kind}}} without its \\begin")
+                    frames.pop()
+                else:
+                    if kind in _MATH_ENVIRONMENTS and mode() == "text":
+                        refuse(f"the environment {kind!r} outside maths (it typesets only in maths: put it in $...$)")
+                    position = re.match(r"\[[tcb]\]", text[j:]) if kind in ("tabular", "array", "aligned") else None
+                    if position:
+                        j += position.end()
+                    if kind in _TABLES:
+                        columns = _COLUMNS.match(text[j:])
+                        if columns is None:
+                            refuse(f"the column specification {text[j:j + 20]!r} of \\begin{{{kind}}} is not one of "
+                                   "l, c, r, |, @{...}, p{length}")
+                        j += columns.end()
+                    frames.append(("env", "text" if kind == "tabular" else "math", kind))
+                    row_start = cell_start = True
+            elif word == "begingroup":
+                frames.append(("begingroup", mode(), None))
+            elif word == "endgroup":
+                if not frames or frames[-1][0] != "begingroup":
+                    refuse("\\endgroup without its opening command")
+                frames.pop()
+            elif word in ("left", "middle", "right"):
+                end = _delimiter_end(text, j)
+                if end is None:
+                    refuse(f"\\{word} without its delimiter (write \\{word}( or \\{word}.)")
+                if word != "left" and (not frames or frames[-1][0] != "left"):
+                    refuse(f"\\{word} without its opening command \\left")
+                if word == "left":
+                    frames.append(("left", "math", None))
+                elif word == "right":
+                    frames.pop()
+                j = end
+            elif word in ("tabcolsep", "arraycolsep"):
+                refuse(f"\\{word} outside \\setlength{{\\{word}}}{{...}}")
+            if word in _ARGUMENTS:
+                arguments = _ARGUMENTS[word].match(text[j:])
+                if arguments is None:
+                    refuse(f"the arguments {text[j:j + 30]!r} of \\{word} are not ones it takes")
+                j += arguments.end()
+            if word in _TABLE_COMMANDS:
+                if not in_table(_TABLES):
+                    if frames:
+                        refuse(f"the table command \\{word} outside the rows of a tabular or array")
+                    outside.append(f"the table command \\{word} outside a table")
+                if word == "multicolumn" and not at_cell:
+                    refuse("\\multicolumn not at the start of a cell (pdflatex: \"Misplaced \\omit\")")
+                if word != "multicolumn":
+                    if not at_row:
+                        refuse(f"the rule \\{word} not at the start of a row (pdflatex: \"Misplaced \\noalign\")")
+                    row_start = cell_start = True
+            if word in _DECLARATIONS and not frames:
+                outside.append(f"the declaration \\{word} outside a group (it would hold for the rest of the "
+                               "paper: put it inside {...} or \\begingroup...\\endgroup)")
             i = j
             continue
         if ch in _UNESCAPED:
-            raise ValueError(f"{name}: {_UNESCAPED[ch]} in LaTeX text {shown}")
-        if ch == "&" and not alignment and not any(kind == "end" for kind, _ in opened):
-            raise ValueError(f"{name}: an alignment sign & outside a table in LaTeX text {shown} (write \\&)")
-        if ch == "{":
-            depth += 1
+            refuse(_UNESCAPED[ch])
+        if ch == "&":
+            if not in_table(_ALIGNING):
+                if frames or not alignment:
+                    refuse("an alignment sign & outside a table (write \\&)")
+                outside.append("an alignment sign & outside a table (write \\&; the rows of a table end with \\\\)")
+            cell_start = True
+        elif ch == "{":
+            frames.append(("{", mode(), None))
         elif ch == "}":
-            depth -= 1
-            if groups and depth == groups[-1]:
-                groups.pop()
+            if frames[-1][0] != "{":  # braces balance, so some frame is open
+                kind, _, env = frames[-1]
+                refuse(f"a closing brace inside {f'the environment {env}' if kind == 'env' else _INSIDE[kind]}, "
+                       "which opened after its {")
+            frames.pop()
         elif ch == "$":
-            math = not math
+            if frames and frames[-1][0] == "$":
+                frames.pop()
+            elif mode() == "math":
+                if frames[-1][0] != "{" and any(kind == "$" for kind, _, _ in frames):
+                    refuse(unclosed(frames[-1]))  # $\left( x$: what opened inside the maths is still open
+                refuse("a $ inside maths")
+            elif text.startswith("$", i + 1):
+                refuse("$$ (display maths, or empty maths)")
+            else:
+                frames.append(("$", "math", None))
         elif ch in "^_":
-            if not math and not groups:
-                raise ValueError(f"{name}: {ch!r} outside maths in LaTeX text {shown} (put the formula in "
-                                 "$...$, or pass plain text through Macros.plain, which escapes it)")
+            if mode() == "text":
+                refuse(f"{ch!r} outside maths (put the formula in $...$, or pass plain text through Macros.plain, "
+                       "which escapes it)")
             problem = _script_problem(text, i)
             if problem:
-                raise ValueError(f"{name}: {problem} in LaTeX text {shown}")
+                refuse(problem)
         i += 1
-    if math:
-        raise ValueError(f"{name}: an unpaired $ in LaTeX text {shown}")
-    if opened:
-        kind, env = opened[-1]
-        opener = {closer: opener for opener, closer in _CLOSERS.items()}.get(kind)
-        what = f"\\begin{{{env}}} without its \\end" if env else f"\\{opener} without its \\{kind}"
-        raise ValueError(f"{name}: {what} in LaTeX text {shown}")
+    if frames:
+        refuse(unclosed(frames[-1]))
+    if outside and not (alignment and row_end):
+        refuse(outside[0])
     return text
 
 
@@ -545,7 +757,7 @@ class Macros:
     """
 
     def __init__(self, prefix: str):
-        if not isinstance(prefix, str) or not _LETTERS.match(prefix):
+        if not isinstance(prefix, str) or not _LETTERS.fullmatch(prefix):
             raise ValueError(f"prefix: expected letters only (a TeX control word), got {brief(prefix)}")
         self.prefix = prefix
         self._defs: dict[str, str] = {}
@@ -553,7 +765,7 @@ class Macros:
     def _define(self, name: str, make, *, alignment: bool = True) -> None:
         """Keep the body ``make()`` as macro ``name`` once it passes :func:`check_tex`; a ``ValueError``
         from either names the macro."""
-        if not isinstance(name, str) or not _LETTERS.match(name):
+        if not isinstance(name, str) or not _LETTERS.fullmatch(name):
             raise ValueError(f"name: expected letters only (a TeX control word), got {brief(name)}")
         if name in self._defs:
             raise ValueError(f"name: macro {self.prefix}{name} is defined twice")
@@ -596,9 +808,12 @@ class Macros:
         ``value`` must pass :func:`check_tex`: balanced braces (``\\{`` and
         ``\\}`` are literal), paired ``$``, no unescaped ``%`` or ``#``, no
         trailing backslash, only the commands of :data:`TEX_COMMANDS` (and this
-        notebook's own macros); each would break, or take over, every later
-        macro of the paper.  Plain text that may hold such characters goes
-        through :meth:`plain`.
+        notebook's own macros), each where it typesets in running text (maths
+        only inside ``$...$``, ``&`` only as ``\\&``); each would break, or take
+        over, every later macro of the paper.  The rows of a table, which the
+        paper puts inside its own ``tabular``, are a text with a row end ``\\\\``
+        outside every group (``a & b \\\\ c & d``).  Plain text that may hold
+        such characters goes through :meth:`plain`.
         """
         self._define(name, lambda: value)
 
