@@ -57,6 +57,16 @@ MAX_ENTRIES = 1 << 28
 #: is hours of computing; more is a typo that would otherwise run for days.
 MAX_REPLICATES = 10**7
 
+#: Most work one Monte Carlo call of :mod:`mhanw.montecarlo` does, in kernel weights (one head weighing
+#: one training point at one evaluation point, a few nanoseconds), with each drawn coordinate counted as
+#: 10 and each replicate's fixed cost as 25 000 (about 0.1 ms); ``mhanw.montecarlo._work``.
+#: 10**12 is about an hour of one core.  Each size is bounded alone (:data:`MAX_ENTRIES`,
+#: :data:`MAX_REPLICATES`), but not their product: ``n = n_test = 10**5`` with ``10**4`` replicates is
+#: 2 x 10**14, weeks.  The largest call of the chapters at paper fidelity (chapter 3's closed form,
+#: 10 000 replicates of 33 heads at n = 8 000, 28 s on one core) is 7 x 10**9, 140 times below the bound, and
+#: chapter 7 at its largest allowed ``n = 50 000`` is 1.5 x 10**11.
+MAX_WORK = 10**12
+
 
 def check_entries(name: str, *factors: int) -> None:
     """``ValueError`` naming ``name`` when the product of the (already checked, positive) integer

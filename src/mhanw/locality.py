@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .infra.validate import as_float_array, brief, positive_scalar
+from .infra.validate import as_float_array, positive_int, positive_scalar
 from .nw import attention_weights
 
 
@@ -93,6 +93,14 @@ def tilted_sine_limit(query: float = 1.0, beta: float = 1.0) -> float:
 #: rule returns ``m(beta q)``, not the tilted mean).
 MAX_TILT_CENTRE = 1e8
 
+#: Most Gauss-Hermite nodes per dimension of :func:`tilted_mean`: numpy's rule builds a ``nodes x nodes``
+#: matrix and its weights underflow to 0 (then NaN) from 371 nodes on; 256 is far more than a smooth
+#: ``m`` needs (the default is 40).
+MAX_NODES = 256
+
+#: Most nodes of the tensor rule of :func:`tilted_mean` (``nodes ** d``): one evaluation of ``m`` each.
+MAX_TENSOR_NODES = 2**20
+
 
 def tilted_mean(regression, query, beta: float = 1.0, nodes: int = 40) -> float:
     """Large-n limit of the exp-kernel estimate at ``query`` with keys ``X ~ N(0, I_d)``: ``E m(Z)``, ``Z ~ N(beta q, I)``.
@@ -102,8 +110,8 @@ def tilted_mean(regression, query, beta: float = 1.0, nodes: int = 40) -> float:
     ``e^{beta q.x} N(x; 0, I) / E e^{beta q.X}`` is ``N(beta q, I)`` (Theorem 2.1,
     consistency).  ``regression``: a spec or function of :mod:`mhanw.data`;
     ``query``: ``(d,)`` or a number (``d = 1``); the expectation is a tensor
-    Gauss-Hermite rule with ``nodes`` points per dimension (``nodes ** d`` at
-    most ``2**20``).  For ``m = sin``, ``d = 1`` it is :func:`tilted_sine_limit`.
+    Gauss-Hermite rule with ``nodes`` points per dimension (at most
+    :data:`MAX_NODES`, and ``nodes ** d`` at most :data:`MAX_TENSOR_NODES`).  For ``m = sin``, ``d = 1`` it is :func:`tilted_sine_limit`.
     ``|beta q_l|`` must be at most :data:`MAX_TILT_CENTRE`, and a mean that
     is not a finite double (``m`` overflows) raises ``ValueError`` naming ``query``.
     """
@@ -117,9 +125,13 @@ def tilted_mean(regression, query, beta: float = 1.0, nodes: int = 40) -> float:
     m = data.regression_function(regression)
     if d < m.min_dim:
         raise ValueError(f"query: {m.name!r} needs d >= {m.min_dim}, got d = {d}")
-    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 2 or nodes**d > 2**20:
-        raise ValueError(f"nodes: expected an integer >= 2 with nodes ** d <= 2**20, got {brief(nodes)} (d = {d})")
-    z, w = hermegauss(int(nodes))
+    # a Python int: nodes ** d in numpy integers wraps (np.int64(2**62) ** 1 passed a check of 2**20)
+    nodes = positive_int(nodes, "nodes", minimum=2, maximum=MAX_NODES,
+                         what="Gauss-Hermite nodes per dimension; numpy's weights underflow beyond 370")
+    if d > 20 or nodes**d > MAX_TENSOR_NODES:  # nodes >= 2: d > 20 is too many, whatever nodes is
+        raise ValueError(f"nodes: expected nodes ** d <= 2**20 (the points of the tensor rule), got "
+                         f"{nodes} ** {d} (d = {d}, the length of query)")
+    z, w = hermegauss(nodes)
     w = w / w.sum()
     Z = np.stack(np.meshgrid(*([z] * d), indexing="ij"), axis=-1).reshape(-1, d)
     W = np.prod(np.stack(np.meshgrid(*([w] * d), indexing="ij"), axis=-1).reshape(-1, d), axis=1)

@@ -18,6 +18,12 @@ noise of level ``sigma``) or a whole :class:`mhanw.data.DataModel` (its inputs
 and noise are used; ``sigma`` must then be left at ``None`` or equal the
 model's level).  With a name, the draws are those of
 :func:`mhanw.data.draw_sample` with that name, bit for bit.
+
+Every driver bounds the total work of a call, replicates times heads times
+training points times evaluation points (``_work``), by
+:data:`mhanw.constants.MAX_WORK`, about an hour of one core, before it draws
+anything; each size alone is bounded by :data:`mhanw.constants.MAX_ENTRIES`
+and :data:`mhanw.constants.MAX_REPLICATES`.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import data as _data
-from .constants import BANDWIDTH, MAX_REPLICATES, check_entries
+from .constants import BANDWIDTH, MAX_REPLICATES, MAX_WORK, check_entries
 from .heads import HeadConfig, _Plan
 from .infra.estimates import Estimate, ReplicatedErrors
 from .infra.sweep import run_replicates
@@ -135,12 +141,57 @@ def _sizes(n, n_test, n_rep, d: int, per_replicate: int, fresh_tests: bool = Tru
     return n, n_test
 
 
-def _finite_errors(errors: np.ndarray, model: _data.DataModel) -> np.ndarray:
-    """``errors`` if finite, else ``ValueError`` naming ``regression`` (its values overflow when squared)."""
-    if not np.all(np.isfinite(errors)):
-        raise ValueError(f"regression: the squared errors overflow a double; {model.regression.name!r} takes "
-                         f"values too large to square at some drawn point (inputs {model.inputs.spec})")
-    return errors
+#: Work units of a drawn coordinate and of a replicate's fixed cost in :func:`_work` (one unit: one
+#: kernel weight); measured on one core: a kernel weight about 4.5 ns, a drawn coordinate with its
+#: share of the regression about 45 ns, a replicate's fixed cost (streams, dispatch) about 0.1 ms.
+_DRAW_UNITS = 10
+_REPLICATE_UNITS = 25_000
+
+
+def _work(configs, n: int, n_points: int, n_rep: int, d: int) -> int:
+    """The work of a Monte Carlo call in kernel weights, as a Python int (never wraps): per replicate,
+    every head weighs the ``n`` training points at each of the ``n_points`` evaluation points (and, for
+    a ``"concat"`` rule with a fitted ``W_O``, at the ``n`` training points themselves, left out one by
+    one) and projects every point, plus the drawn coordinates and the replicate's fixed cost
+    (:data:`_DRAW_UNITS`, :data:`_REPLICATE_UNITS`).  Bounded by :data:`mhanw.constants.MAX_WORK`."""
+    n, T, R, d = int(n), int(n_points), int(n_rep), int(d)
+    kernel = sum(int(c.n_heads) * (n * (T + (n if c.rule == "concat" and isinstance(c.output, str) else 0))
+                                   + n + T) for c in configs)
+    return R * (kernel + _DRAW_UNITS * (n + T) * d + _REPLICATE_UNITS)
+
+
+def _check_work(configs, n: int, n_points: int, n_rep: int, d: int, points: str) -> None:
+    """``ValueError`` naming ``n``, ``points`` and ``n_rep`` when :func:`_work` exceeds
+    :data:`mhanw.constants.MAX_WORK` (each size was bounded alone; this bounds their product)."""
+    total = _work(configs, n, n_points, n_rep, d)
+    if total > MAX_WORK:
+        heads = sum(int(c.n_heads) for c in configs)
+        where = f"n_test = {n_points}" if points == "n_test" else f"{n_points} point{'s' * (n_points != 1)} in x"
+        raise ValueError(f"n, {points}, n_rep: the call would compute about {total:.2g} kernel weights "
+                         f"(n_rep = {n_rep} replicates x {heads} heads x n = {n} x {where}), beyond the "
+                         f"{MAX_WORK:.0e} (about an hour of one core) a Monte Carlo call may do; use fewer "
+                         "replicates, evaluation or training points")
+
+
+def _finite_errors(errors: np.ndarray, model: _data.DataModel, s: _data.Sample) -> np.ndarray:
+    """``errors`` if finite, else ``ValueError`` naming what takes values too large to square: the
+    regression (``regression``), the noise of a data model (``regression``, with its noise spec) or the
+    noise level (``sigma``), whichever is largest at the drawn points."""
+    if np.all(np.isfinite(errors)):
+        return errors
+    with np.errstate(all="ignore"):  # the error path only: which part of Y = m(X) + noise is too large
+        m_X = np.asarray(model.regression._func(s.X), dtype=float)
+        m_big = max(np.max(np.abs(m_X)), np.max(np.abs(s.m_test), initial=0.0))
+        noise_big = np.max(np.abs(s.Y - m_X))
+    if noise_big > m_big:
+        if model.noise.law == "heteroscedastic":
+            raise ValueError(f"regression: the squared errors overflow a double; the data model's noise "
+                             f"{model.noise.spec!r} (sigma = {model.sigma!r}) takes values too large to square "
+                             f"at some drawn point (inputs {model.inputs.spec})")
+        raise ValueError(f"sigma: the squared errors overflow a double; the noise {model.noise.spec!r} of level "
+                         f"sigma = {model.sigma!r} takes values too large to square at some drawn point")
+    raise ValueError(f"regression: the squared errors overflow a double; {model.regression.name!r} takes "
+                     f"values too large to square at some drawn point (inputs {model.inputs.spec})")
 
 
 def _imse_replicate(rng, plan, model, n, n_test):
@@ -150,7 +201,7 @@ def _imse_replicate(rng, plan, model, n, n_test):
     errs = np.empty(len(configs))
     for i, (c, est) in enumerate(zip(configs, plan.heads(s.X, s.Y, s.X_test))):
         errs[i] = np.mean((c._combine(est, ybar) - s.m_test) ** 2)
-    return _finite_errors(errs, model)
+    return _finite_errors(errs, model, s)
 
 
 def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, sigma: float | None = None,
@@ -188,6 +239,7 @@ def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, s
     configs = _as_configs(configs, bandwidth)
     model = _model(regression, sigma, configs[0].d, "configs")
     n, n_test = _sizes(n, n_test, n_rep, configs[0].d, len(configs))
+    _check_work(configs, n, n_test, n_rep, configs[0].d, "n_test")
     func = functools.partial(_imse_replicate, plan=_Plan(configs), model=model, n=n, n_test=n_test)
     errors = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="IMSE")
     return ImseResult(errors=np.ascontiguousarray(errors.T), labels=tuple(c.label for c in configs))
@@ -232,6 +284,7 @@ def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma:
         raise ValueError(f"x: expected shape (m, {d}) to match the configurations, got {x.shape}")
     model = _model(regression, sigma, d, "configs")
     n, _ = _sizes(n, None, n_rep, d, sum(c.n_heads for c in configs) * x.shape[0], fresh_tests=False)
+    _check_work(configs, n, x.shape[0], n_rep, d, "x")
     # checked here once: each replicate draws through the unchecked DataModel._draw, and
     # m(x) at the fixed points (the same in every replicate) is computed once
     func = functools.partial(_pointwise_replicate, plan=_Plan(configs, queries=x), model=model, x=x, n=n,
@@ -268,6 +321,7 @@ def pointwise_parts(config, regression, x, n: int, n_rep: int, seed, sigma: floa
     model = _model(regression, sigma, c.d, "config")
     weights = c.part_weights()
     n, _ = _sizes(n, None, n_rep, c.d, weights.size * x.shape[0], fresh_tests=False)
+    _check_work(configs, n, x.shape[0], n_rep, c.d, "x")
     func = functools.partial(_parts_replicate, config=c, model=model, x=x, n=n, m_x=model._regression_at(x))
     per_rep = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="parts")
     return np.stack(per_rep), weights
@@ -276,7 +330,7 @@ def pointwise_parts(config, regression, x, n: int, n_rep: int, seed, sigma: floa
 def _moments_replicate(rng, plan, model, n, n_test):
     s = model._draw(rng, n, plan.configs[0].d, n_test=n_test)
     err = plan.heads(s.X, s.Y, s.X_test)[0] - s.m_test  # (H, T)
-    return _finite_errors(err @ err.T / n_test, model)
+    return _finite_errors(err @ err.T / n_test, model, s)
 
 
 def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sigma: float | None = None,
@@ -314,6 +368,7 @@ def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sig
         raise ValueError(f"config: expected one configuration, got {len(configs)}")
     model = _model(regression, sigma, configs[0].d, "config")
     n, n_test = _sizes(n, n_test, n_rep, configs[0].d, configs[0].n_heads ** 2)
+    _check_work(configs, n, n_test, n_rep, configs[0].d, "n_test")
     func = functools.partial(_moments_replicate, plan=_Plan(configs), model=model, n=n, n_test=n_test)
     out = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="error moments")
     return np.ascontiguousarray(out)

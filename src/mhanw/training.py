@@ -83,10 +83,39 @@ class LooLoss:
     output: np.ndarray | None
 
 
+#: Largest ``|Y|`` (and ``|m|`` at the test points) training accepts: the squared errors of a combination
+#: of up to millions of heads, summed over the sample, stay far inside a double (``Y`` scaled by 1e155
+#: gave a loss of inf and NaN gradients); the same level as :data:`mhanw.montecarlo.MAX_SIGMA`.
+MAX_RESPONSE = 1e100
+
+
+def _responses(Y, name: str, n: int | None = None) -> np.ndarray:
+    """``Y`` as a finite 1-D float array (of ``n`` values) with ``max |Y| <= MAX_RESPONSE``, else
+    ``ValueError`` naming ``name``."""
+    Y = as_float_array(Y, name, ndim=1)
+    if n is not None and Y.shape[0] != n:
+        raise ValueError(f"{name}: expected {n} values (one per row of X), got shape {Y.shape}")
+    big = float(np.max(np.abs(Y)))
+    if not big <= MAX_RESPONSE:
+        raise ValueError(f"{name}: expected values of magnitude at most {MAX_RESPONSE:g} (their squared errors "
+                         f"must stay inside a double), got max |{name.rpartition('.')[2]}| = {big:.3g}")
+    return Y
+
+
+def _finite_result(value, what: str, X, Y, name: str = "") -> None:
+    """``ValueError`` naming the inputs ``X`` and responses ``Y`` (fields of ``name`` when given) when
+    ``value`` is not finite: an overflow the bounds on each alone did not exclude."""
+    if np.all(np.isfinite(value)):
+        return
+    x, y = (f"{name}.X", f"{name}.Y") if name else ("X", "Y")
+    raise ValueError(f"{x}, {y}: {what} overflows a double (max |X| = {float(np.max(np.abs(X))):.3g}, "
+                     f"max |Y| = {float(np.max(np.abs(Y))):.3g}); rescale the inputs or the responses")
+
+
 def _check(W, X, Y, bandwidth, combination, values):
     W = as_float_array(W, "W", ndim=3)
     X = as_float_array(X, "X", ndim=2)
-    Y = as_float_array(Y, "Y", ndim=1)
+    Y = _responses(Y, "Y")
     if W.shape[1] != X.shape[1] or W.shape[2] > W.shape[1]:
         raise ValueError(f"W: expected shape (H, {X.shape[1]}, d_k) with d_k <= {X.shape[1]}, got {W.shape}")
     if Y.shape[0] != X.shape[0]:
@@ -113,6 +142,10 @@ def _check_sample(sample, W, name: str = "sample") -> Sample:
         raise ValueError(f"{name}: expected inputs X (n, {W.shape[1]}) and at least one fresh test point "
                          f"(X_test (T, {W.shape[1]}), m_test (T,)), got X {np.shape(sample.X)}, X_test "
                          f"{np.shape(sample.X_test)}, m_test {np.shape(sample.m_test)}")
+    X = as_float_array(sample.X, f"{name}.X", ndim=2)
+    _responses(sample.Y, f"{name}.Y", X.shape[0])
+    as_float_array(sample.X_test, f"{name}.X_test", ndim=2)
+    _responses(sample.m_test, f"{name}.m_test")
     return sample
 
 
@@ -200,6 +233,9 @@ def loo_loss(W, X, Y, bandwidth: float, combination: str = "average", values="re
         coef = 1.0
     r = f - Y
     fit = float(np.mean(r * r))
+    _finite_result(fit, "the leave-one-out loss", X, Y)
+    if O is not None:
+        _finite_result(O, "the fitted output projection W_O", X, Y)
     pen, pen_grad = orthogonality_penalty(W, gradient) if lam > 0 else (0.0, None)
     if not gradient:
         return LooLoss(loss=fit + lam * pen, fit=fit, penalty=lam * pen, grad=None, output=O)
@@ -211,6 +247,7 @@ def loo_loss(W, X, Y, bandwidth: float, combination: str = "average", values="re
         M = X.T @ C @ X
         S = (X.T * C.sum(axis=1)) @ X - M - M.T + (X.T * C.sum(axis=0)) @ X
         grad[j] = -(S @ W[j]) / (h * h)
+    _finite_result(grad, "the gradient of the leave-one-out loss", X, Y)
     if lam > 0:
         grad += lam * pen_grad
     return LooLoss(loss=fit + lam * pen, fit=fit, penalty=lam * pen, grad=grad, output=O)
@@ -230,20 +267,33 @@ def fresh_error(W, sample, bandwidth: float, combination: str = "average", value
     cfg = _config(W, bandwidth, combination, values)
     sample = _check_sample(sample, cfg.projections)
     f = _heads.ensemble_estimate(cfg, sample.X, sample.Y, sample.X_test)
-    return float(np.mean((f - sample.m_test) ** 2))
+    out = float(np.mean((f - sample.m_test) ** 2))
+    _finite_result(out, "the squared error on fresh data", sample.X, sample.Y, "sample")
+    return out
 
 
 def error_correlation(W, sample, bandwidth: float) -> float:
     """The heads' error correlation on fresh data: the mean over pairs ``j < k`` of the correlation over
     the test points of ``m_j(x) - m(x)`` and ``m_k(x) - m(x)``, ``m_j`` head ``j``'s NW regression of the
-    response (what every head computes, whatever the combination); NaN for one head."""
+    response (what every head computes, whatever the combination); NaN for one head, and where a head's
+    errors are the same at every test point (their correlation is undefined: one test point, or heads and
+    ``m`` that agree everywhere)."""
     W = as_float_array(W, "W", ndim=3)
     sample = _check_sample(sample, W)
     if W.shape[0] < 2:
         return float("nan")
     err = _heads.head_estimates(W, sample.X, sample.Y, sample.X_test, bandwidth) - sample.m_test
-    R = np.corrcoef(err)
-    return float(R[np.triu_indices(W.shape[0], 1)].mean())
+    _finite_result(err, "the heads' errors on fresh data", sample.X, sample.Y, "sample")
+    pairs = np.triu_indices(W.shape[0], 1)
+    with np.errstate(invalid="ignore", divide="ignore", under="ignore"):
+        R = np.corrcoef(err)[pairs]
+        if not np.all(np.isfinite(R)):
+            # tiny errors (responses near 1e-300) whose variances underflow: the correlation is the same
+            # for each head's errors scaled by a power of two to order one, which is exact
+            top = np.max(np.abs(err), axis=1, keepdims=True)
+            scale = np.where(top > 0, -np.frexp(np.where(top > 0, top, 1.0))[1], 0)
+            R = np.corrcoef(np.ldexp(err, scale))[pairs]
+    return float(R.mean())
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ without repeating a verdict that several items share.
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 
@@ -18,6 +19,23 @@ from .validate import brief
 
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
           "eleven", "twelve")
+
+
+#: Most items :func:`ranges`, :func:`join_list` and :func:`group_by_verdict` say in one sentence: far more
+#: than any sentence lists (the chapters list at most a few dozen layers, seeds or verdicts), and few
+#: enough to say at once (``ranges(range(10**7))`` took 15 s, ``range(10**8)`` did not finish).
+MAX_ITEMS = 10_000
+
+
+def _items(values, name: str, what: str) -> list:
+    """The items of the collection ``values`` as a list, at most :data:`MAX_ITEMS` of them (an iterator
+    is read only that far), else ``ValueError`` naming ``name``."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"{name}: expected {what}, got {type(values).__name__} {brief(values)}")
+    items = list(itertools.islice(values, MAX_ITEMS + 1))
+    if len(items) > MAX_ITEMS:
+        raise ValueError(f"{name}: expected at most {MAX_ITEMS} items (what a sentence can list), got more")
+    return items
 
 
 def _text(value, name: str) -> str:
@@ -100,9 +118,7 @@ def count_clause(k, n, noun: str, singular: str, plural: str, one: str = "") -> 
 
 def ranges(values) -> str:
     """Integers as ranges: ``[1, 2, 3, 5, 7, 8]`` -> ``"1-3, 5, 7-8"`` (an en dash in LaTeX is the caller's)."""
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise ValueError(f"values: expected a collection of integers, got {type(values).__name__} {brief(values)}")
-    items = sorted({_integer(v, "values") for v in values})
+    items = sorted({_integer(v, "values") for v in _items(values, "values", "a collection of integers")})
     if not items:
         raise ValueError("values: expected at least one integer")
     out, start, prev = [], items[0], items[0]
@@ -118,8 +134,7 @@ def ranges(values) -> str:
 
 def join_list(items, conjunction: str = "and") -> str:
     """"a", "a and b", "a, b and c" (``items``: a list of things to name, not one string)."""
-    if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
-        raise ValueError(f"items: expected a list of items, got {type(items).__name__} {brief(items)}")
+    items = _items(items, "items", "a list of items")
     conjunction = _text(conjunction, "conjunction")
     items = [str(x) for x in items]
     if not items:
@@ -135,10 +150,8 @@ def group_by_verdict(pairs) -> str:
     ``[("the bound", "fails as stated"), ("the limit", "fails as stated"), ("the identity", "holds")]``
     -> ``"the bound and the limit: fails as stated; the identity: holds"``.
     """
-    if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
-        raise ValueError(f"pairs: expected (item, verdict) pairs, got {type(pairs).__name__}")
     groups: dict[str, list[str]] = {}
-    for pair in pairs:
+    for pair in _items(pairs, "pairs", "(item, verdict) pairs"):
         if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
             raise ValueError(f"pairs: expected (item, verdict) pairs, got {brief(pair)}")
         item, verdict = pair
