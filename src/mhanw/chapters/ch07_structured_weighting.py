@@ -21,7 +21,7 @@ import numpy as np
 from ..constants import N_SE
 from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
-from ..infra.expressions import exact_number
+from ..infra.expressions import check_algebraic, exact_number
 from ..infra.notation import markdown_safe
 from ..infra.premises import failure_text
 from ..infra.prose import join_list
@@ -446,8 +446,14 @@ def ratio_value(q) -> float:
     """The ratio ``q`` (a number or formula) as a float, the library's :data:`mhanw.weighting.GOLDEN_Q` for 1/phi."""
     import sympy as sp
 
-    expr = exact_number(q, "q")
+    expr = _exact_ratio(q)
     return GOLDEN_Q if sp.simplify(expr - (sp.sqrt(5) - 1) / 2) == 0 else float(expr)
+
+
+def _exact_ratio(q):
+    """``q`` as an exact number whose algebra the symbolic crossover can do in seconds, a sympy value too
+    (:func:`mhanw.infra.expressions.check_algebraic`); ``ValueError`` naming ``q`` otherwise."""
+    return check_algebraic(exact_number(q, "q"), "q")
 
 
 def _fixed():
@@ -513,7 +519,7 @@ def symbolic(H: int, rho: float, q, weights, q_value: float) -> dict:
     g2, r = Wt.crossover_gap(2, rho_sym, Wt.weights_expr("geometric", 2, q_sym))
     r_star_2 = [x for x in sp.solve(g2, r) if x.subs({q_sym: sp.Rational(1, 2), rho_sym: 0}) > 0][0]
     gamma_star_2 = sp.simplify(r_star_2**2)
-    q_expr = exact_number(q, "q")
+    q_expr = _exact_ratio(q)
     a_sym = Wt.weights_expr(weights if isinstance(weights, str) else list(weights), H, q_expr)
     gap_poly, _ = Wt.crossover_gap(H, rho, a_sym)
     why = ""

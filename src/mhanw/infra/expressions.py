@@ -406,9 +406,10 @@ def exact_number(value, name: str) -> sp.Expr:
     A real number (int, float, numpy scalar, fraction) becomes an exact rational
     (``0.6`` -> ``3/5``; never another double: ``0.9999999999999999`` stays below 1); a string is read by
     :data:`NUMBER_GRAMMAR` (never by ``sympify``, which would run it as Python); a sympy expression is
-    kept (it may hold symbols), its sizes checked as a parsed string's are (:func:`check_size`).  An
-    irrational constant must ask bounded algebra of the derivation (:func:`check_algebraic`).  bool,
-    complex, None and anything else raise ``ValueError`` naming ``name``, as does a value that is not finite.
+    kept (it may hold symbols), its sizes checked as a parsed string's are (:func:`check_size`).  A string
+    must ask bounded algebra of the derivation (:func:`check_algebraic`; a sympy input is often derived,
+    such as the weights of a ratio, and the caller who builds it bounds it).  bool, complex, None and
+    anything else raise ``ValueError`` naming ``name``, as does a value that is not finite.
     """
     if isinstance(value, sp.Basic):
         if not isinstance(value, sp.Expr):
@@ -417,7 +418,7 @@ def exact_number(value, name: str) -> sp.Expr:
         expr = value
     elif isinstance(value, str):
         expr = NUMBER_GRAMMAR.parse(value, name)
-        expr = _rational(float(expr)) if expr.is_Float else expr
+        expr = _rational(float(expr)) if expr.is_Float else check_algebraic(expr, name)
     elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
         if abs(int(value)) > 10**int(MAX_CONSTANT_LOG10):  # exact, but beyond what a formula may hold
             raise ValueError(f"{name}: expected a number of magnitude at most 10**{MAX_CONSTANT_LOG10:g}, got "
@@ -432,5 +433,5 @@ def exact_number(value, name: str) -> sp.Expr:
         raise ValueError(f"{name}: expected a real number or a sympy expression, got {type(value).__name__}")
     if expr.has(sp.zoo, sp.oo, -sp.oo, sp.nan) or expr.is_real is False:
         raise ValueError(f"{name}: expected a finite real value, got {brief(value)}")
-    return check_algebraic(expr, name)
+    return expr
 
