@@ -337,9 +337,17 @@ LIPSCHITZ_SEED, LIPSCHITZ_SAMPLE = 20260520, 1 << 15
 _RAY_RADII = (10.0, 100.0, 1000.0)
 
 
-def _gradient(formula: _Formula):
-    """``grad m`` as a function of ``X`` ``(N, d)`` -> ``(N, d)`` (chain rule through ``r = |x|``)."""
-    partials = [(s, sp.lambdify(formula.args, sp.diff(formula.expr, s), modules="numpy")) for s in formula.args]
+def _gradient(formula: _Formula, name: str = "regression"):
+    """``grad m`` as a function of ``X`` ``(N, d)`` -> ``(N, d)`` (chain rule through ``r = |x|``); ``ValueError``
+    naming ``name`` when the partial derivatives together exceed :data:`MAX_GRADIENT_OPS` operations."""
+    derivatives = [(s, sp.diff(formula.expr, s)) for s in formula.args]
+    ops = sum(sp.count_ops(d) + 1 for _, d in derivatives)
+    if ops > MAX_GRADIENT_OPS:
+        raise ValueError(f"{name}: the partial derivatives of {brief(formula.text)} by its {len(formula.args)} "
+                         f"variables have {ops} operations together, each evaluated on {LIPSCHITZ_SAMPLE} points "
+                         f"for its Lipschitz constant (at most {MAX_GRADIENT_OPS}); use fewer coordinates, or the "
+                         "norm r for an isotropic function")
+    partials = [(s, sp.lambdify(formula.args, d, modules="numpy")) for s, d in derivatives]
 
     def grad(X):
         values = [np.sqrt((X * X).sum(axis=1)) if s is R_SYMBOL else X[:, _coordinate_index(s) - 1]
@@ -400,8 +408,41 @@ def _degree_bound(expr) -> int:
     return MAX_EXPANDED_DEGREE + 1  # anything else: do not expand
 
 
-def _lipschitz_of(formula: _Formula):
-    """``(L(d), source)`` for a formula: exact for polynomials, else estimated (:attr:`RegressionFunction.lipschitz_source`)."""
+#: Most symbolic work of a Lipschitz estimate, which differentiates the formula once per variable: the sum
+#: over the nodes of its tree of the variables below the node times the node's arguments (squared for a
+#: product, whose derivative sympy builds in time of order ``factors**2``).  The product of 30 coordinates
+#: (27,000) took a second, of 60 (216,000) seven seconds, of 199 (7.9 million) minutes (measured).
+MAX_GRADIENT_WORK = 100_000
+#: Most operations of the partial derivatives together (``count_ops + 1`` each), each evaluated on the
+#: :data:`LIPSCHITZ_SAMPLE` points: ``tanh(x1 + ... + x199)`` (199 partials of 200 operations) took 12 s,
+#: ``tanh(x1 + ... + x139)`` seven.
+MAX_GRADIENT_OPS = 12_000
+
+
+def _gradient_work(expr: sp.Expr) -> int:
+    """The symbolic work of differentiating ``expr`` once by each of its variables (:data:`MAX_GRADIENT_WORK`)."""
+    work = 0
+    for node in sp.preorder_traversal(expr):
+        if node.args and node.free_symbols:
+            width = len(node.args)
+            work += len(node.free_symbols) * (width * width if node.is_Mul else width)
+    return work
+
+
+def _check_gradient_work(formula: _Formula, name: str) -> None:
+    """``ValueError`` naming ``name`` when differentiating ``formula`` once per variable would exceed
+    :data:`MAX_GRADIENT_WORK`, before any derivative is taken."""
+    work = _gradient_work(formula.expr)
+    if work > MAX_GRADIENT_WORK:
+        raise ValueError(f"{name}: the expression {brief(formula.text)} ({len(formula.args)} variables) is too large "
+                         f"to differentiate by each of its variables for its Lipschitz constant (symbolic work "
+                         f"{work}, at most {MAX_GRADIENT_WORK}; a product of v coordinates costs about v**3); use "
+                         "fewer coordinates, or the norm r for an isotropic function")
+
+
+def _lipschitz_of(formula: _Formula, name: str = "regression"):
+    """``(L(d), source)`` for a formula: exact for polynomials, else estimated (:attr:`RegressionFunction.lipschitz_source`)
+    within :data:`MAX_GRADIENT_WORK` (``ValueError`` naming ``name`` beyond it)."""
     xs = [s for s in formula.args if s is not R_SYMBOL]
     if R_SYMBOL not in formula.args:
         if not xs:
@@ -414,7 +455,8 @@ def _lipschitz_of(formula: _Formula):
                 value = math.hypot(*coeffs)
                 return (lambda d: value), "derived"
             return (lambda d: math.inf), "derived"
-    grad = _gradient(formula)
+    _check_gradient_work(formula, name)
+    grad = _gradient(formula, name)
 
     @functools.lru_cache(maxsize=None)
     def estimate(d: int) -> float:

@@ -231,6 +231,45 @@ MAX_EXPONENT = _expressions.MAX_EXPONENT
 MAX_CONSTANT_LOG10 = _expressions.MAX_CONSTANT_LOG10
 
 
+#: An asymptotic formula for ``k*`` is a positive finite function of ``n`` for large ``n``: it is checked at
+#: these ``n`` (``D = CHECK_BUDGET``) when a model is made, and at every ``n`` of a table that uses it.
+ASYMPTOTIC_CHECK_N = (1e6, 1e9, 1e12)
+
+
+def _asymptotic_function(expr: sp.Expr, name: str, subs: dict, text=None):
+    """``expr`` (in ``n`` and ``D``) at the constants ``subs`` (symbol -> value) as a numpy function of ``(n,
+    D)``, or ``ValueError`` naming ``name`` when it is not finite there (``log(0)*n``: complex infinity,
+    which lambdify cannot print); ``text`` is the formula as given, for the message."""
+    e = expr.xreplace(subs)
+    if e.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+        given = brief(text) if text is not None else str(expr)
+        raise ValueError(f"{name}: expected a positive finite formula for k* in n, got {given} (it evaluates to "
+                         f"{e}, not a finite number)")
+    return sp.lambdify((n_, D_), e, modules=["numpy", "scipy"])
+
+
+def _asymptotic_at(f, name: str, expr, n_values, budget) -> np.ndarray:
+    """The values of an asymptotic formula ``f`` (:func:`_asymptotic_function` of ``expr``) at ``n_values``
+    and ``D = budget``, or ``ValueError`` naming ``name``, the formula and the first ``n`` where it is not
+    a positive finite real number (a ratio ``d_k / f`` is then no number: ``log(log(log(n)))`` at ``n = 2``
+    is NaN, ``n - n`` is 0)."""
+    n = np.asarray(n_values, dtype=float)
+    values = np.empty(n.shape)
+    for i, x in enumerate(n_values):  # one scalar at a time, as a table row reads it (the same last digit)
+        with np.errstate(all="ignore"):
+            try:
+                out = complex(np.asarray(f(x, budget)))
+            except (ZeroDivisionError, OverflowError, TypeError, ValueError):
+                out = complex(math.nan)
+        values[i] = out.real if abs(out.imag) <= 1e-12 * max(1.0, abs(out.real)) else math.nan
+    bad = ~(np.isfinite(values) & (values > 0))
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name}: expected a positive finite formula for k* in n, got {expr} = {values[i]:.6g} "
+                         f"at n={n[i]:g}, D={budget}")
+    return values
+
+
 def _parse_expression(text, name: str) -> sp.Expr:
     """A string, number or sympy expression as a canonical sympy expression, ``H -> D/k``
     (parsed safely by :data:`GRAMMAR`)."""
@@ -312,6 +351,9 @@ class MSEModel:
             e = _parse_expression(expr, f"asymptotics[{label!r}]")
             if k_ in e.free_symbols:
                 raise ValueError(f"asymptotics[{label!r}]: a formula for k* must not contain k, got {e}")
+            where = f"asymptotics[{label!r}]"
+            f = _asymptotic_function(e, where, {SYMBOLS[c]: v for c, v in merged.items()}, expr)
+            _asymptotic_at(f, where, e, ASYMPTOTIC_CHECK_N, CHECK_BUDGET)
             checked.append((str(label), e))
         object.__setattr__(self, "asymptotics", tuple(checked))
         self._check_shape()
@@ -628,8 +670,14 @@ class _Compiled:
 
     @cached_property
     def asymptotics(self):
-        return {label: sp.lambdify((n_, D_), expr.xreplace(self.subs), modules=["numpy", "scipy"])
-                for label, expr in self.model.asymptotic_formulas.items()}
+        """``{label: (name, f)}``: each formula for ``k*`` as a function of ``(n, D)`` and the name an error
+        about it gives (``asymptotics['a']``, or the laws a derived formula comes from)."""
+        own = dict(self.model.asymptotics)
+        out = {}
+        for label, expr in self.model.asymptotic_formulas.items():
+            where = f"asymptotics[{label!r}]" if label in own else f"bias_law, variance_law (their {label})"
+            out[label] = (where, _asymptotic_function(expr, where, self.subs))
+        return out
 
 
 @functools.lru_cache(maxsize=64)
@@ -705,6 +753,10 @@ def _check_grid(values, name: str) -> None:
 def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
     """``log MSE`` of the model at head dimensions ``d_k`` (array-like, > 0), without overflow.
 
+    Both laws must be positive and finite at every ``d_k`` (the model checked them on ``k`` up to
+    :data:`CHECK_BUDGET`; a larger budget searches further): ``ValueError`` naming ``bias_law`` or
+    ``variance_law`` and the first ``d_k`` where one is not, instead of an infinite risk.
+
     At most :data:`MAX_GRID` head dimensions at once (the candidates of the largest exhaustive search,
     :data:`MAX_BUDGET`): the lambdified laws make several temporaries of the grid's size, so a larger
     one raises ``ValueError`` naming ``d_k`` before any is allocated."""
@@ -718,9 +770,13 @@ def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
         raise ValueError("d_k: expected positive finite head dimensions")
     lb = np.broadcast_to(_eval(comp.log_bias, k, n, budget), k.shape)
     lv = np.broadcast_to(_eval(comp.log_var, k, n, budget), k.shape)
-    with np.errstate(invalid="ignore"):
-        out = np.logaddexp(lb, lv)
-    return np.where(np.isnan(out), np.inf, out)
+    for values, name, law in ((lb, "bias_law", m.bias_law), (lv, "variance_law", m.variance_law)):
+        bad = ~np.isfinite(values)
+        if np.any(bad):  # the laws are checked on k <= CHECK_BUDGET when the model is made; a search may go further
+            at = float(k.reshape(-1)[int(np.flatnonzero(bad.reshape(-1))[0])])
+            raise ValueError(f"{name}: expected a positive finite law at every head dimension searched, got {law} "
+                             f"with no finite logarithm at d_k={at:g} (n={n:g}, budget={budget})")
+    return np.logaddexp(lb, lv)
 
 
 def _budget(budget, name: str = "budget") -> int:
@@ -920,8 +976,8 @@ def scaling_table(models=BUILTIN_MODELS, n_values=DEFAULT_N_VALUES, budget=512, 
             row = {"model": m.name, "n": n, "budget": budget, "d_k": sol.d_k, "n_heads": sol.n_heads,
                    "unused_budget": sol.unused_budget, "d_k_real": sol.d_k_real,
                    "local_slope": _slope_at(comp, sol.d_k_real, n, budget)}
-            for label, f in comp.asymptotics.items():
-                value = float(_eval(f, n, budget))
+            for label, (where, f) in comp.asymptotics.items():
+                value = float(_asymptotic_at(f, where, m.asymptotic_formulas[label], [n], budget)[0])
                 row[f"asym_{label}"] = value
                 row[f"ratio_{label}"] = sol.d_k / value
                 row[f"ratio_real_{label}"] = sol.d_k_real / value

@@ -192,8 +192,28 @@ def mse_rise_verdict(rise: float, rise_se: float) -> Verdict:
     )
 
 
-@checked(corrected_gap=V.expression, printed_gap=V.expression, corrected_gap_symbolic=V.expression,
-         n_heads=V.count)
+def _gap(value, name: str):
+    """``value`` if it is a derived gap the rule can simplify in bounded time: a finite sympy expression of
+    bounded size (:func:`mhanw.infra.verdicts.expression`) whose constants and powers are bounded as a parsed
+    formula's are (:func:`mhanw.infra.expressions.check_size`: ``9**(9**9)``, ``10**(10**8)`` and
+    ``factorial(10**7)`` would make ``simplify`` compute numbers of millions of digits), or a finite real
+    number (also a 0-d array); else ``ValueError`` naming ``name``."""
+    import sympy as sp
+
+    from ..infra.expressions import check_size
+
+    V.expression(value, name)
+    if isinstance(value, sp.Basic):
+        check_size(value, name)
+    return value
+
+
+def _plain(value):
+    """A gap as sympy reads it: a 0-d array becomes its number (sympy cannot simplify an array)."""
+    return value.item() if isinstance(value, np.ndarray) else value
+
+
+@checked(corrected_gap=_gap, printed_gap=_gap, corrected_gap_symbolic=_gap, n_heads=V.count)
 def symbolic_verdict(corrected_gap, printed_gap, corrected_gap_symbolic, n_heads: int) -> Verdict:
     """The decomposition derived in sympy: the corrected right-hand side equals the derived MSE exactly.
 
@@ -203,7 +223,9 @@ def symbolic_verdict(corrected_gap, printed_gap, corrected_gap_symbolic, n_heads
     """
     import sympy as sp
 
-    ok = sp.simplify(corrected_gap) == 0 and sp.simplify(corrected_gap_symbolic) == 0
+    corrected_gap, printed_gap, corrected_gap_symbolic = map(_plain, (corrected_gap, printed_gap, corrected_gap_symbolic))
+    # is_zero: a float gap 0.0 is zero too (sympy's Float(0.0) == 0 is False)
+    ok = sp.simplify(corrected_gap).is_zero is True and sp.simplify(corrected_gap_symbolic).is_zero is True
     return Verdict(
         claim="thm-3.1/symbolic",
         statement=f"For H = {n_heads} heads and any weights, E(sum_j a_j m_j - m)^2 = (sum_j a_j B_j + "

@@ -21,7 +21,7 @@ import numpy as np
 from ..constants import N_SE
 from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
-from ..infra.expressions import exact_number
+from ..infra.expressions import check_algebraic, exact_number
 from ..infra.notation import markdown_safe
 from ..infra.premises import failure_text
 from ..infra.prose import join_list
@@ -329,17 +329,36 @@ def theorem_verdict(model: Verdict, graded: Verdict, control: Verdict) -> Verdic
 def _ratio_expression() -> P.Kind:
     """The ratio ``q`` of the geometric weights: a number or a formula of numbers (``"(sqrt(5) - 1)/2"``) in
     (0, 1), read by the one safe parser (:func:`mhanw.infra.expressions.exact_number`: numbers, ``+ - * / **``,
-    parentheses, ``sqrt``, ``pi`` and ``E``, sizes bounded before anything is evaluated)."""
+    parentheses, ``sqrt``, ``pi`` and ``E``, sizes bounded before anything is evaluated, and the exact algebra
+    it asks of the symbolic crossover bounded: :func:`mhanw.infra.expressions.check_algebraic`).  It lies in
+    (0, 1) exactly and as a double (the numerical weights use the double; ``1 - 10**-20`` is 1.0 there)."""
 
     def check(value, name):
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise P.ParameterError(f"{name}: expected a number or an expression such as '(sqrt(5) - 1)/2', got {brief(value)}")
-        expr = exact_number(value, name)
-        if not expr.is_number or expr.free_symbols or not (0 < float(expr) < 1):
+        try:
+            expr = exact_number(value, name)
+        except ValueError as exc:
+            raise P.ParameterError(str(exc)) from None
+        if not expr.is_number or expr.free_symbols or not _inside_unit_interval(expr):
             raise P.ParameterError(f"{name}: expected a number in the open interval (0, 1), got {brief(value)}")
+        if not 0 < float(expr) < 1:
+            raise P.ParameterError(f"{name}: {brief(value)} lies in (0, 1) but is {float(expr)!r} as a double, the "
+                                   "precision the numerical weights use; expected a number a double tells apart from "
+                                   "0 and 1")
         return value
 
     return P.Kind("a number or expression in (0, 1)", check)
+
+
+def _inside_unit_interval(expr) -> bool:
+    """``0 < expr < 1`` for a constant: exactly for a rational, at 30 digits otherwise."""
+    import sympy as sp
+
+    if expr.is_Rational:
+        return bool(0 < expr < 1)
+    value = sp.N(expr, 30)
+    return bool(value.is_real and 0 < value < 1)
 
 
 def _weighting() -> P.Kind:
@@ -427,8 +446,14 @@ def ratio_value(q) -> float:
     """The ratio ``q`` (a number or formula) as a float, the library's :data:`mhanw.weighting.GOLDEN_Q` for 1/phi."""
     import sympy as sp
 
-    expr = exact_number(q, "q")
+    expr = _exact_ratio(q)
     return GOLDEN_Q if sp.simplify(expr - (sp.sqrt(5) - 1) / 2) == 0 else float(expr)
+
+
+def _exact_ratio(q):
+    """``q`` as an exact number whose algebra the symbolic crossover can do in seconds, a sympy value too
+    (:func:`mhanw.infra.expressions.check_algebraic`); ``ValueError`` naming ``q`` otherwise."""
+    return check_algebraic(exact_number(q, "q"), "q")
 
 
 def _fixed():
@@ -494,7 +519,7 @@ def symbolic(H: int, rho: float, q, weights, q_value: float) -> dict:
     g2, r = Wt.crossover_gap(2, rho_sym, Wt.weights_expr("geometric", 2, q_sym))
     r_star_2 = [x for x in sp.solve(g2, r) if x.subs({q_sym: sp.Rational(1, 2), rho_sym: 0}) > 0][0]
     gamma_star_2 = sp.simplify(r_star_2**2)
-    q_expr = exact_number(q, "q")
+    q_expr = _exact_ratio(q)
     a_sym = Wt.weights_expr(weights if isinstance(weights, str) else list(weights), H, q_expr)
     gap_poly, _ = Wt.crossover_gap(H, rho, a_sym)
     why = ""

@@ -36,6 +36,8 @@ __all__ = [
     "Grammar",
     "NUMBER_GRAMMAR",
     "exact_number",
+    "check_algebraic",
+    "MAX_ALGEBRAIC_WORK",
     "MAX_CONSTANT_LOG10",
     "MAX_EXPONENT",
     "MAX_LENGTH",
@@ -252,14 +254,46 @@ def _check_size(expr: sp.Basic, name: str, subject: str) -> float:
         size = sum(sizes)
     elif expr.is_Add:  # |a + b + ...| <= n max |term|
         size = max(sizes, default=0.0) + math.log10(max(len(sizes), 1))
-    else:  # log, sqrt, sin, ...: no larger than their arguments (plus a little)
+    elif isinstance(expr, _EXP_LIKE):  # sinh, cosh: about exp(|argument|)/2
+        arg = (10.0 ** sizes[0] if symbolic else abs(_constant_value(expr.args[0], name))) \
+            if sizes[0] <= MAX_CONSTANT_LOG10 else math.inf
+        size = arg / math.log(10)
+        if symbolic and not size <= MAX_CONSTANT_LOG10:
+            raise ValueError(f"{name}: {_text(expr)} could be too large to evaluate (its argument holds constants "
+                             f"up to about 10**{sizes[0]:.0f})")
+    elif isinstance(expr, _FACTORIAL_LIKE):  # factorial(a) < (a + 1)**(a + 1): a*log10(a) digits
+        if symbolic or max(sizes, default=0.0) > MAX_CONSTANT_LOG10:
+            arg = 10.0 ** max(sizes, default=0.0) if max(sizes, default=0.0) <= MAX_CONSTANT_LOG10 else math.inf
+        else:
+            arg = sum(abs(_constant_value(a, name)) for a in expr.args)
+        size = (arg + 1.0) * math.log10(arg + 2.0)
+        if symbolic and not size <= MAX_CONSTANT_LOG10:
+            raise ValueError(f"{name}: {_text(expr)} could be too large to evaluate (its argument holds constants "
+                             f"up to about 10**{max(sizes, default=0.0):.0f})")
+    elif not expr.args or isinstance(expr, _BOUNDED_FUNCTIONS):
+        # log, sin, Abs, ...: no larger than their arguments (plus a little)
         size = max(sizes, default=0.0) + math.log10(max(len(sizes), 1)) + 1.0
+    else:  # a sum, an integral, a function of unknown growth: its work cannot be bounded from its tree
+        raise ValueError(f"{name}: {_text(expr)} holds {type(expr).__name__}, whose size cannot be bounded "
+                         f"before it is evaluated; {_a(subject)} may hold numbers, symbols, + - * / **, exp, log, "
+                         "sqrt and bounded functions such as sin, cos, tanh and abs")
     if not symbolic and not size <= MAX_CONSTANT_LOG10:
         raise ValueError(
             f"{name}: the constant {_text(expr)} is too large or too small in magnitude "
             f"(beyond 10**+-{MAX_CONSTANT_LOG10:g}) to be part of {_a(subject)}"
         )
     return size
+
+
+#: Functions no larger than their arguments (plus a little): :func:`check_size` bounds them like their
+#: arguments.  ``exp``, ``sinh`` and ``cosh`` grow like ``exp``, the factorials faster; anything else
+#: (``Sum``, ``Integral``, an unknown function) is refused, its growth not being known from the tree.
+_BOUNDED_FUNCTIONS = (sp.sin, sp.cos, sp.tan, sp.tanh, sp.atan, sp.asin, sp.acos, sp.asinh, sp.acosh, sp.atanh,
+                      sp.log, sp.LambertW, sp.Abs, sp.sign, sp.re, sp.im, sp.arg, sp.floor, sp.ceiling, sp.frac,
+                      sp.Min, sp.Max, sp.erf, sp.erfc, sp.Heaviside, sp.loggamma)
+_EXP_LIKE = (sp.sinh, sp.cosh)
+_FACTORIAL_LIKE = (sp.factorial, sp.factorial2, sp.subfactorial, sp.gamma, sp.binomial, sp.RisingFactorial,
+                   sp.FallingFactorial)
 
 
 def _text(expr: sp.Basic, limit: int = 60) -> str:
@@ -301,22 +335,90 @@ NUMBER_GRAMMAR = Grammar(symbols={}, functions={"sqrt": sp.sqrt, "pi": sp.pi, "E
                          empty_hint="a number")
 
 
+def _rational(f: float) -> sp.Rational:
+    """A finite double as the simplest rational that is the same double (``0.6`` -> ``3/5``), or else as
+    the decimal it prints as (``0.9999999999999999`` stays below 1: the simplest rational nearby is 1)."""
+    out = sp.nsimplify(f, rational=True)
+    return out if float(out) == f else sp.Rational(repr(f))
+
+
+#: Most algebraic work an irrational constant may ask of a symbolic derivation (:func:`check_algebraic`):
+#: sympy simplifies rational functions of it, whose cost grows with the degree of the number field it
+#: spans.  Eight allows three square roots (``(sqrt(2) + sqrt(3) + sqrt(5))/6``), ``pi/4`` and
+#: ``2/(1 + sqrt(5))`` (a few seconds for the eight heads of chapter 7); ten square roots, ``(pi + 1)/(pi +
+#: 5)`` or ``(2**(1/3) + 3**(1/3))/4`` took from ten seconds to hours (measured).
+MAX_ALGEBRAIC_WORK = 8
+#: What a transcendental constant (``pi``, ``E``, ``exp(2)``) counts in :func:`check_algebraic`.
+_TRANSCENDENTAL_WORK = 4
+
+
+def check_algebraic(expr: sp.Expr, name: str) -> sp.Expr:
+    """``expr`` if it is a constant whose symbolic work is bounded, else ``ValueError`` naming ``name``.
+
+    The work is the product of the root degrees of its distinct radicals (``sqrt(2)`` 2, ``2**(1/3)``
+    3), times :data:`_TRANSCENDENTAL_WORK` for each transcendental constant (``pi``, ``E``, a function
+    of a number), times 2 for an irrational denominator, times ``|e|`` for each power ``(a + b)**e`` of an
+    irrational sum; at most :data:`MAX_ALGEBRAIC_WORK`.  A transcendental constant may only be a factor
+    (``pi/4``), not part of a sum (``pi/(pi + 4)``).  Rationals and expressions with symbols pass.
+    """
+    if expr.free_symbols or expr.is_Rational:
+        return expr
+    work, radicals, transcendental, denominator = 1, set(), set(), False
+    for node in sp.preorder_traversal(expr):
+        if node.is_Rational or node.is_Symbol:
+            continue
+        if node.is_Pow:
+            if node.exp.is_Rational and not node.exp.is_Integer:
+                radicals.add(node)
+            elif not node.exp.is_Rational:
+                transcendental.add(node)
+            elif not node.base.is_Rational:
+                if node.exp.is_negative:
+                    denominator = True
+                if node.base.is_Add:
+                    work *= abs(int(node.exp))
+        elif isinstance(node, sp.NumberSymbol) or (isinstance(node, sp.Function) and node.is_number):
+            transcendental.add(node)
+        elif node.is_Add and _transcendentals(node):
+            raise ValueError(f"{name}: {_text(expr)} holds a transcendental constant in a sum; a derivation with "
+                             "it is not bounded (write pi or E only as a factor, such as pi/4, or give a number)")
+    for r in radicals:
+        work *= int(r.exp.q)
+    work *= _TRANSCENDENTAL_WORK ** len(transcendental) * (2 if denominator else 1)
+    if work > MAX_ALGEBRAIC_WORK:
+        raise ValueError(f"{name}: {_text(expr)} asks too much exact algebra of a symbolic derivation (its radicals, "
+                         f"constants and powers span a number field of degree about {work}; at most "
+                         f"{MAX_ALGEBRAIC_WORK}, e.g. three square roots); give fewer radicals or a decimal number")
+    return expr
+
+
+def _transcendentals(expr: sp.Expr) -> set:
+    """The transcendental constants in ``expr`` (``pi``, ``E``, powers with irrational exponents, functions
+    of numbers)."""
+    return {node for node in sp.preorder_traversal(expr)
+            if isinstance(node, sp.NumberSymbol) or (isinstance(node, sp.Function) and node.is_number)
+            or (node.is_Pow and not node.exp.is_Rational and node.is_number)}
+
+
 def exact_number(value, name: str) -> sp.Expr:
     """``value`` as an exact sympy quantity for a symbolic derivation.
 
     A real number (int, float, numpy scalar, fraction) becomes an exact rational
-    (``0.6`` -> ``3/5``); a string is read by :data:`NUMBER_GRAMMAR` (never by
-    ``sympify``, which would run it as Python); a sympy expression is kept (it
-    may hold symbols).  bool, complex, None and anything else raise
-    ``ValueError`` naming ``name``, as does a value that is not finite.
+    (``0.6`` -> ``3/5``; never another double: ``0.9999999999999999`` stays below 1); a string is read by
+    :data:`NUMBER_GRAMMAR` (never by ``sympify``, which would run it as Python); a sympy expression is
+    kept (it may hold symbols), its sizes checked as a parsed string's are (:func:`check_size`).  A string
+    must ask bounded algebra of the derivation (:func:`check_algebraic`; a sympy input is often derived,
+    such as the weights of a ratio, and the caller who builds it bounds it).  bool, complex, None and
+    anything else raise ``ValueError`` naming ``name``, as does a value that is not finite.
     """
     if isinstance(value, sp.Basic):
         if not isinstance(value, sp.Expr):
             raise ValueError(f"{name}: expected a number or a sympy expression, got {type(value).__name__}")
+        check_size(value, name, "number")
         expr = value
     elif isinstance(value, str):
         expr = NUMBER_GRAMMAR.parse(value, name)
-        expr = sp.nsimplify(expr, rational=True) if expr.is_Float else expr
+        expr = _rational(float(expr)) if expr.is_Float else check_algebraic(expr, name)
     elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
         if abs(int(value)) > 10**int(MAX_CONSTANT_LOG10):  # exact, but beyond what a formula may hold
             raise ValueError(f"{name}: expected a number of magnitude at most 10**{MAX_CONSTANT_LOG10:g}, got "
@@ -326,7 +428,7 @@ def exact_number(value, name: str) -> sp.Expr:
         f = float(value)
         if not math.isfinite(f):
             raise ValueError(f"{name}: expected a finite number, got {brief(value)}")
-        expr = sp.nsimplify(f, rational=True)
+        expr = _rational(f)
     else:
         raise ValueError(f"{name}: expected a real number or a sympy expression, got {type(value).__name__}")
     if expr.has(sp.zoo, sp.oo, -sp.oo, sp.nan) or expr.is_real is False:
