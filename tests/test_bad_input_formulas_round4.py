@@ -206,3 +206,14 @@ def test_log_mse_within_the_law_is_unchanged():
     out = scaling.log_mse([10.0, 100.0], 1e3, 512, m)
     assert np.all(np.isfinite(out))
     assert scaling.solve_head_size(1e3, 512, m).d_k == scaling.optimal_head_dim(1e3, 512, m)
+
+
+def test_a_small_coefficient_in_an_exponent_does_not_count_as_a_large_one():
+    """``exp(-|x|^2/100)`` in 30 dimensions is exp of at most 0.3: accepted (the |log10| of 1/100 made it
+    look like exp of 3000); ``exp(1000 x1)`` and ``9**(9**9 + x1 - x1)`` stay refused."""
+    from mhanw import data
+
+    data.regression_function("exp(-(" + "+".join(f"x{i}**2" for i in range(1, 31)) + ")/100)")
+    for bad in ("exp(1000*x1)", "9**(9**9 + x1 - x1)"):
+        with pytest.raises(ValueError, match="^regression: "):
+            data.regression_function(bad)

@@ -229,11 +229,12 @@ def _check_size(expr: sp.Basic, name: str, subject: str) -> float:
     elif expr.is_Pow:
         base_size, exp_size = sizes
         if expr.exp.free_symbols:  # as large as the exponent's constants allow, should its symbols cancel
-            exponent = 10.0 ** exp_size if exp_size <= MAX_CONSTANT_LOG10 else math.inf
+            up = _upper_log10(expr.exp)
+            exponent = 10.0 ** up if up <= MAX_CONSTANT_LOG10 else math.inf
             size = exponent * (base_size if expr.base.free_symbols else max(base_size, 1.0))
             if not size <= MAX_CONSTANT_LOG10:
                 raise ValueError(f"{name}: the power {_text(expr)} could be too large to evaluate (its exponent "
-                                 f"holds constants up to about 10**{exp_size:.0f}, so the power could exceed "
+                                 f"holds constants up to about 10**{up:.0f}, so the power could exceed "
                                  f"10**{MAX_CONSTANT_LOG10:g})")
         else:
             exponent = _constant_value(expr.exp, name) if exp_size <= MAX_CONSTANT_LOG10 else math.inf
@@ -243,24 +244,26 @@ def _check_size(expr: sp.Basic, name: str, subject: str) -> float:
             size = abs(exponent) * (base_size if symbolic else max(base_size, 1.0))
     elif isinstance(expr, sp.exp):
         if symbolic:
-            arg = 10.0 ** sizes[0] if sizes[0] <= MAX_CONSTANT_LOG10 else math.inf
+            up = _upper_log10(expr.args[0])
+            arg = 10.0 ** up if up <= MAX_CONSTANT_LOG10 else math.inf
         else:
             arg = abs(_constant_value(expr.args[0], name)) if sizes[0] <= MAX_CONSTANT_LOG10 else math.inf
         size = arg / math.log(10)
         if symbolic and not size <= MAX_CONSTANT_LOG10:
             raise ValueError(f"{name}: exp({_text(expr.args[0])}) could be too large to evaluate (its argument "
-                             f"holds constants up to about 10**{sizes[0]:.0f})")
+                             f"holds constants up to about 10**{up:.0f})")
     elif expr.is_Mul:
         size = sum(sizes)
     elif expr.is_Add:  # |a + b + ...| <= n max |term|
         size = max(sizes, default=0.0) + math.log10(max(len(sizes), 1))
     elif isinstance(expr, _EXP_LIKE):  # sinh, cosh: about exp(|argument|)/2
-        arg = (10.0 ** sizes[0] if symbolic else abs(_constant_value(expr.args[0], name))) \
-            if sizes[0] <= MAX_CONSTANT_LOG10 else math.inf
+        up = _upper_log10(expr.args[0]) if symbolic else sizes[0]
+        arg = (10.0 ** up if symbolic else abs(_constant_value(expr.args[0], name))) \
+            if up <= MAX_CONSTANT_LOG10 else math.inf
         size = arg / math.log(10)
         if symbolic and not size <= MAX_CONSTANT_LOG10:
             raise ValueError(f"{name}: {_text(expr)} could be too large to evaluate (its argument holds constants "
-                             f"up to about 10**{sizes[0]:.0f})")
+                             f"up to about 10**{up:.0f})")
     elif isinstance(expr, _FACTORIAL_LIKE):  # factorial(a) < (a + 1)**(a + 1): a*log10(a) digits
         if symbolic or max(sizes, default=0.0) > MAX_CONSTANT_LOG10:
             arg = 10.0 ** max(sizes, default=0.0) if max(sizes, default=0.0) <= MAX_CONSTANT_LOG10 else math.inf
@@ -283,6 +286,41 @@ def _check_size(expr: sp.Basic, name: str, subject: str) -> float:
             f"(beyond 10**+-{MAX_CONSTANT_LOG10:g}) to be part of {_a(subject)}"
         )
     return size
+
+
+def _upper_log10(expr: sp.Basic) -> float:
+    """An upper bound of ``log10 |expr|`` with every symbol of magnitude one, signed: a small coefficient
+    makes it smaller (``x/100``: -2), unlike the ``|log10|`` of :func:`check_size`, which treats 1/100
+    and 100 alike.  It bounds what an exponent or the argument of ``exp`` can reach: ``exp(-|x|^2/100)``
+    in 30 dimensions is ``exp`` of at most 0.3, not of 3000."""
+    if expr.is_Symbol:
+        return 0.0
+    if expr.is_Number:
+        if expr.is_zero:
+            return -math.inf
+        if expr.is_Rational:
+            return _log10_int(expr.p) - _log10_int(expr.q)
+        return float(sp.N(sp.log(abs(expr), 10))) if expr.is_finite else math.inf
+    if isinstance(expr, sp.NumberSymbol):
+        return 1.0
+    ups = [_upper_log10(a) for a in expr.args]
+    if expr.is_Mul:
+        return math.inf if math.inf in ups else sum(ups)
+    if expr.is_Add:
+        return max(ups) + math.log10(len(ups))
+    if expr.is_Pow:
+        base, exponent = ups
+        if expr.exp.free_symbols:
+            scale = abs(base) if expr.base.free_symbols else max(abs(base), 1.0)  # a symbol's powers stay 1
+            return 0.0 if scale == 0 else (10.0 ** exponent if exponent <= MAX_CONSTANT_LOG10 else math.inf) * scale
+        try:
+            e = float(expr.exp)
+        except (TypeError, ValueError, OverflowError):
+            return math.inf
+        return e * base if math.isfinite(base) else math.inf
+    if isinstance(expr, (sp.exp, *_EXP_LIKE)):
+        return (10.0 ** ups[0] if ups[0] <= MAX_CONSTANT_LOG10 else math.inf) / math.log(10)
+    return max([max(u, 0.0) for u in ups], default=0.0) + math.log10(max(len(ups), 1)) + 1.0
 
 
 #: Functions no larger than their arguments (plus a little): :func:`check_size` bounds them like their
