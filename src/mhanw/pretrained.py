@@ -480,7 +480,8 @@ def _read_config(model: str) -> dict:
     # normalisation of the sentence embedding.
     st_cfg = path / "sentence_bert_config.json"
     max_seq = _setting(_read_json(st_cfg, model), "max_seq_length", int, st_cfg, model, max_pos)
-    if max_seq > max_pos:
+    if max_seq > max_pos:  # one of the two files is changed: with pip's RECORD, its sha256 names which
+        verify_files(model, ("config.json", "sentence_bert_config.json"))
         raise _damaged(model, st_cfg, f"'max_seq_length': expected at most the {max_pos} positions of config.json's "
                                       f"'max_position_embeddings', found {max_seq}")
     pooling = "mean"
