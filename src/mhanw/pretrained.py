@@ -45,8 +45,9 @@ Public API
       (``(layers, heads, d_model, d_k)``), ``output`` (``(layers, heads, d_k,
       d_model)``), biases and sizes.
     - :func:`model_path`, :func:`model_config`, :func:`load_tensors`,
-      :func:`split_heads` the pieces it is made of; :func:`verify_files` checks each file
-      against the sha256 the installed wheel's ``RECORD`` gives.
+      :func:`split_heads` the pieces it is made of; :func:`verify_files` checks each file of
+      :data:`MODEL_FILES` (all required) against the sha256 the installed wheel's ``RECORD`` gives,
+      and :func:`expected_tensors` gives the dtype and shape of each tensor ``config.json`` implies.
     - :class:`Encoder`, :func:`encode`, :func:`head_mask` sentence embeddings,
       with or without some heads.
     - :func:`load_ablation_sentences` the 50 sentences shipped for ablations.
@@ -73,10 +74,12 @@ from .infra.validate import as_float_array, brief, one_of, positive_int
 
 __all__ = [
     "MODELS",
+    "MODEL_FILES",
     "ModelFileError",
     "ModelNotInstalledError",
     "Encoder",
     "encode",
+    "expected_tensors",
     "get_encoder",
     "head_mask",
     "install_command",
