@@ -217,3 +217,12 @@ def test_a_small_coefficient_in_an_exponent_does_not_count_as_a_large_one():
     for bad in ("exp(1000*x1)", "9**(9**9 + x1 - x1)"):
         with pytest.raises(ValueError, match="^regression: "):
             data.regression_function(bad)
+
+
+def test_a_scaling_table_of_too_many_sample_sizes_is_refused_at_once():
+    """10**5 sample sizes ran for many minutes; the table takes at most MAX_TABLE_ROWS of them."""
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match=r"^n_values, models: "):
+        scaling.scaling_table(["M3"], n_values=list(np.geomspace(10, 1e12, scaling.MAX_TABLE_ROWS + 1)), budget=64)
+    assert time.perf_counter() - started < 1.0
+    assert len(scaling.scaling_table(["M3"], n_values=[1e3, 1e6], budget=64)) == 2

@@ -739,6 +739,10 @@ MAX_DIVISOR_BUDGET = 10**12
 #: Most head dimensions :func:`log_mse` evaluates at once: the candidates ``1..MAX_BUDGET`` of the largest
 #: exhaustive search (each law's lambdified expression makes several temporaries of this size).
 MAX_GRID = MAX_BUDGET
+#: The most sample sizes (and models) :func:`scaling_table` takes: each row solves a first-order condition
+#: (1-4 ms of CPU per row for the built-in models at D = 512), so a thousand rows take seconds; 10**5 rows
+#: ran for many minutes.
+MAX_TABLE_ROWS = 1000
 
 
 def _check_grid(values, name: str) -> None:
@@ -967,6 +971,9 @@ def scaling_table(models=BUILTIN_MODELS, n_values=DEFAULT_N_VALUES, budget=512, 
     if isinstance(n_values, (str, bytes)) or not isinstance(n_values, (list, tuple, np.ndarray)) \
             or np.ndim(n_values) != 1:
         raise ValueError(f"n_values: expected a list of sample sizes, got {type(n_values).__name__}")
+    if len(n_values) > MAX_TABLE_ROWS or len(models) > MAX_TABLE_ROWS:
+        raise ValueError(f"n_values, models: a table of {len(models)} models x {len(n_values)} sample sizes; at "
+                         f"most {MAX_TABLE_ROWS} of each (each row solves a first-order condition)")
     rows = []
     for spec in models:
         m, comp = _resolve(spec, c_bias, c_var)
