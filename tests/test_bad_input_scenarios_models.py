@@ -310,3 +310,15 @@ def test_every_model_file_error_is_one_line(model_copy):
 def test_the_intact_model_still_loads_with_its_sizes():
     cfg = pretrained.model_config(MODEL)
     assert (cfg["n_layers"], cfg["n_heads"], cfg["d_model"], cfg["max_seq_length"]) == (6, 12, 384, 256)
+
+
+@pytest.mark.parametrize("bad", [None, 3, b"x.toml", "/tmp/a\x00b.toml"])
+def test_a_scenario_path_that_is_not_a_path_is_named(bad):
+    """None, a number or a path with a NUL byte: one ScenarioError naming ``path`` (raw TypeError or
+    'embedded null byte' before)."""
+    from pathlib import Path
+
+    from mhanw.pipeline import scenarios
+
+    with pytest.raises(scenarios.ScenarioError, match=r"^path: "):
+        scenarios.load(bad, Path("."))

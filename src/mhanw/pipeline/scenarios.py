@@ -32,6 +32,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mhanw.infra.validate import brief
+
 from . import chapters as C
 
 _TOP_KEYS = ("description", "all", "chapters")
@@ -149,6 +151,8 @@ def read_toml(path: Path) -> dict:
 
 def load(path, root: Path, *, check_values: bool = True) -> Scenario:
     """The scenario at ``path``, checked against the chapters under ``root``."""
+    if not isinstance(path, (str, os.PathLike)) or "\0" in os.fspath(path):
+        raise ScenarioError(f"path: expected the path of a scenario file (text without NUL), got {brief(path)}")
     path = Path(path)
     data = read_toml(path)
     unknown = [k for k in data if k not in _TOP_KEYS]
