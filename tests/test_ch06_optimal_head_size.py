@@ -294,3 +294,17 @@ def test_figures_draw_every_model_and_rule(law_records, result):
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["average, $n=150$", "sum, $n=150$"]
     plt.close(fig)
     assert "$D=4$" in B.budget_caption(4) and B.LAW_CAPTION.endswith(".")
+
+
+def test_readable_columns_name_each_ratio_by_what_it_divides():
+    """The book's tables of minimisers and roots name their columns in words, the data unchanged."""
+    import pandas as pd
+
+    df = pd.DataFrame({"log10_n": [12.0], "k_real": [16.3], "ratio_leading_order": [0.73],
+                       "ratio_real_log_ratio": [0.98], "local_exponent": [0.79], "model": ["M1"]})
+    assert list(B.readable_columns(df, ratio_of="root").columns) == [
+        "log10 n", "real root", "root / leading order", "root / log ratio", "p(n)", "model"]
+    assert list(B.readable_columns(df).columns)[2] == "d_k* / leading order"
+    assert B.readable_columns(df).to_numpy().tolist() == df.to_numpy().tolist()
+    with pytest.raises(ValueError, match="^ratio_of"):
+        B.readable_columns(df, ratio_of="x")

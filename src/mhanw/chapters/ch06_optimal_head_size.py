@@ -948,6 +948,34 @@ RULE_STYLES = (("average", "-", "o"), ("sum", "--", "s"), ("concat", ":", "^"))
 Y_TICKS = [0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 3]
 
 
+def readable_columns(table, ratio_of: str = "d_k*"):
+    """``table`` (a pandas DataFrame of :func:`minimiser_table` or :func:`asymptotic_table`) with its
+    columns named in words for the book: ``ratio_real_log_ratio`` -> ``root / log ratio``, ``local_slope``
+    and ``local_exponent`` -> ``p(n)``, ``k_real`` -> ``real root``, ``n_heads`` -> ``H*``; the data are
+    unchanged (a renamed copy).  ``ratio_of``: what a plain ``ratio_*`` column divides (``"d_k*"``, the
+    integer minimiser, in :func:`minimiser_table`; ``"root"`` in :func:`asymptotic_table`)."""
+    import pandas as pd
+
+    if not isinstance(table, pd.DataFrame):
+        raise ValueError(f"table: expected a pandas DataFrame, got {type(table).__name__}")
+    ratio_of = one_of(ratio_of, "ratio_of", ("d_k*", "root"))
+    fixed = {"log10_n": "log10 n", "k_real": "real root", "d_k_real": "real root", "log10_k_real": "log10 real root",
+             "local_exponent": "p(n)", "local_slope": "p(n)", "n_heads": "H*", "d_k": "d_k*"}
+
+    def words(column):
+        if not isinstance(column, str):
+            return column
+        if column in fixed:
+            return fixed[column]
+        for prefix, who in (("ratio_real_", "root"), ("ratio_", ratio_of), ("asym_", "formula")):
+            if column.startswith(prefix):
+                what = column[len(prefix):].replace("_", " ")
+                return f"{who} / {what}" if who != "formula" else f"formula: {what}"
+        return column
+
+    return table.rename(columns=words)
+
+
 def budget_caption(sim_budget: int) -> str:
     """The caption of :func:`budget_figure` for the budget ``sim_budget`` (a positive integer)."""
     sim_budget = positive_int(sim_budget, "sim_budget")
