@@ -500,7 +500,7 @@ def printed_range_verdict(values: dict):
     bad = values[low_kind] < -EXACT_TOL or values[high_kind] > 1 + EXACT_TOL
     return _verdict(claim="hdi-definition/printed-unit-range", statement="The printed HDI lies in [0, 1]",
                     verdict=FAILS if bad else HOLDS,
-                    criterion=f"smallest and largest value over the head kinds of the table against [0, 1], rounding "
+                    criterion=f"smallest and largest value over the head kinds and shapes of the table against [0, 1], rounding "
                               f"tolerance {EXACT_TOL:g}",
                     statistics=(_stat(f"smallest ({HEAD_TYPE_NAMES.get(low_kind, low_kind)})", values[low_kind]),
                                 _stat(f"largest ({HEAD_TYPE_NAMES.get(high_kind, high_kind)})", values[high_kind])),
@@ -1008,7 +1008,8 @@ def close(nb, macros_path, results_path):
     ledger = Ledger("04_head_diversity_index")
     add = ledger.add
     rec_identical = add(printed_identical_verdict(t0["identical"]["paper"], nb.shapes[0][2]))
-    add(printed_range_verdict({k: v["paper"] for k, v in t0.items()}))
+    add(printed_range_verdict({f"{HEAD_TYPE_NAMES.get(k, k)}, (d, H, d_k) = {shape}": v["paper"]  # every shape shown
+                               for shape in nb.shapes for k, v in nb.table[shape].items()}))
     add(printed_scale_verdict(t0["identical"]["paper"], t0["identical_x2"]["paper"]))
     pa_dev = {"identical": abs(t0["identical"]["principal_angles"]), "orthogonal": abs(t0["orthogonal"]["principal_angles"] - 1),
               "range": max(max(-v["principal_angles"], v["principal_angles"] - 1, 0.0) for v in t0.values()),
