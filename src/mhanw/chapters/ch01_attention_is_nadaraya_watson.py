@@ -569,8 +569,10 @@ def trained_figure(trained: dict, figures_dir):
            title=f"trained attention on {trained['sentences']} sentences: effective share of the tokens per query")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
     caption = ("Each grey point is one head of the trained encoder, each blue point a layer's mean: the share of the "
-               "tokens that carries a query's weight. Compare them with the orange band (the Gaussian model of "
-               "section 3 at the same sentence lengths) and with the dash-dotted locality threshold.")
+               "tokens that carries a query's weight; bars are 2 standard errors over the sentences. Compare them with "
+               "the orange dashed line (the Gaussian model of section 3 at the same sentence lengths; its shaded "
+               "±2 s.e. band is narrower than the line), the orange dotted line (the same model as n grows) and "
+               "the black dash-dotted locality threshold.")
     return figures.save(fig, "01_attention_is_nadaraya_watson_trained", figures_dir, caption=caption, error_bars=True)
 
 
