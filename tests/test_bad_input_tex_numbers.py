@@ -299,3 +299,13 @@ def test_a_cell_that_contains_itself_or_nests_deeply_is_named(make):
     with pytest.raises(ValueError, match=r"^x: "):
         tables.fmt(make())
     assert tables.fmt([[1, 2], [3, 4]]) == "[1, 2, 3, 4]" or tables.fmt([[1, 2], [3, 4]])
+
+
+def test_a_long_double_beyond_a_double_prints_as_its_value_not_infinity():
+    """np.longdouble('1e4000') is finite: a cell shows 1e+4000, not the ∞ of its float() conversion."""
+    import numpy as np
+
+    from mhanw.infra import tables
+
+    assert tables.fmt(np.longdouble("1e4000")) == "1e+4000"
+    assert tables.fmt(np.longdouble("inf")) == "∞" and tables.fmt(float("-inf")) == "−∞"

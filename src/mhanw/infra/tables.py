@@ -77,6 +77,11 @@ def _cell(x: Any, digits: int, depth: int) -> str:
         if math.isnan(v):
             return "–"
         if math.isinf(v):
+            if getattr(getattr(x, "dtype", None), "itemsize", 8) > 8:  # a long double beyond a double
+                import numpy as np
+
+                if np.isfinite(x):  # finite: shown as it is, not as infinity
+                    return np.format_float_scientific(x, precision=digits - 1, trim="-")
             return "∞" if v > 0 else "−∞"
         if v == 0:
             return "0"
