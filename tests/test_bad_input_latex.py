@@ -47,14 +47,6 @@ def test_macro_text_that_would_stop_pdflatex_is_refused(value, why):
     assert len(m) == 0
 
 
-@pytest.mark.parametrize("value", ["holds", r"\ensuremath{x_{1}^{4}}", r"50\% of $m$", r"a \\ b", "{a}{b}",
-                                   "line one\nline two", r"\{literal\}", r"$\frac{1}{2}$ and $x$"])
-def test_macro_text_that_compiles_is_kept(value):
-    m = Macros("Test")
-    m.text("Good", value)
-    assert m.render().endswith(f"\\newcommand{{\\TestGood}}{{{value}}}\n")
-
-
 def test_plain_text_is_escaped_by_the_one_function():
     m = Macros("Test")
     m.plain("Note", "50% of x_1 & #2 ~ {a} \\ $ ^")

@@ -43,8 +43,11 @@ TAKEOVERS = [
 ]
 
 
-@pytest.mark.parametrize("value,why", TAKEOVERS)
-def test_macro_text_that_could_take_over_the_paper_is_refused_naming_the_macro(value, why):
+from test_bad_input_tex_round4 import BREAKS_RUNNING_TEXT  # noqa: E402  (the same refusal, for running text)
+
+
+@pytest.mark.parametrize("value,why", TAKEOVERS + BREAKS_RUNNING_TEXT)
+def test_macro_text_that_could_take_over_or_stop_the_paper_is_refused_naming_the_macro(value, why):
     m = Macros("Test")
     with pytest.raises(ValueError, match=rf"^value: .*{why}.*\(macro \\TestBad\)$"):
         m.text("Bad", value)
@@ -70,6 +73,8 @@ def test_every_macro_entry_point_checks_its_body(method, monkeypatch):
     r"it differs from $\TestLimit$ by \TestGap{} ($z=\TestZ$; \TestVerdict) and", r"$\HDIpa \le 1$",
     r"$\mathbb{E}[\hat\gamma] = \bar\rho$", r"\texttt{student-t:3}", r"$x_{1}^{2}{}^{2}$", r"$\sum_{j}^{H} a_j$",
     r"$\left[\begin{matrix}1 & 0\\0 & 1\end{matrix}\right]$", r"$e^{W\left(2 \ln{\left(n \right)}\right)}$",
+    "holds", r"\ensuremath{x_{1}^{4}}", r"50\% of $m$", r"a \\ b", "{a}{b}", "line one\nline two", r"\{literal\}",
+    r"$\frac{1}{2}$ and $x$",
 ])
 def test_macro_text_the_chapters_write_is_kept(value):
     m = Macros("Test")

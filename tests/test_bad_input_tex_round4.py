@@ -144,14 +144,6 @@ BREAKS_RUNNING_TEXT = [
 ]
 
 
-@pytest.mark.parametrize("value,why", BREAKS_RUNNING_TEXT)
-def test_macro_text_that_would_stop_the_paper_in_running_text_is_refused(value, why):
-    m = Macros("TX")
-    with pytest.raises(ValueError, match=rf"^value: .*{why}.*\(macro \\TXa\)$"):
-        m.text("a", value)
-    assert len(m) == 0
-
-
 def test_a_formula_gets_no_bare_alignment_sign_and_no_table_rows():
     for value in ("a & b \\\\ c & d", r"a \\ \hline b"):
         with pytest.raises(ValueError, match=r"^text: "):
