@@ -316,7 +316,8 @@ def test_synthetic_book_renders_captions_references_dropdowns_and_hidden_cells(s
     assert re.search(r'<details class="mhanw-dropdown[^"]*">\s*<summary>A deep reading with', page)
     assert "hidden_bookkeeping" in page and re.search(r"<details[^>]*>(?:(?!</details>).)*hidden_bookkeeping", page, re.S)
     assert "removed_bookkeeping" not in page and "printed by a removed cell" in page
-    assert "../build/stage" not in page and "figures_dir" in page, "the output folders keep their defaults"
+    assert "../build/stage" not in page and "figures_dir = " not in html.unescape(page), "no output folder is shown"
+    assert build_book.OUTPUT_NOTE in html.unescape(page), "one comment names the output parameters"
     assert "fidelity = &#39;quick&#39;" in page or "fidelity = 'quick'" in html.unescape(page)
     assert "<strong>Chapter 1</strong>" in page and "“The α section: MSE against diversity”" in page
     assert '<nav class="contents mhanw-contents' in page, "three sections: an on-page contents"
@@ -579,3 +580,17 @@ def test_chapter_names_in_markdown_become_links_outside_code():
     text = "see `02_b` and `02_b.md`, not `03_c`\n```\n`02_b`\n```"
     out = build_book.link_chapters(text, chs, here="01_a")
     assert out.count("[`02_b") == 2 and "`03_c`" in out and out.endswith("```\n`02_b`\n```")
+
+
+def test_the_book_shows_the_values_a_chapter_ran_with_but_not_its_output_folders():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("fidelity = 'paper'\nseed = 1\nfigures_dir = 'x'\nmacros_path = 'y.tex'\n"
+                                  "results_path = 'y.json'\nsigma = 0.5  # the noise", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("fidelity = 'quick'\nfigures_dir = '../build/stage/f'\nsigma = 0.25",
+                                  metadata={"tags": ["injected-parameters"]}),
+    ]
+    build_book.merge_parameters(nb)
+    assert len(nb.cells) == 1, "the injected cell goes"
+    assert nb.cells[0].source.splitlines() == [
+        "fidelity = 'quick'", "seed = 1", build_book.OUTPUT_NOTE, "sigma = 0.25"]

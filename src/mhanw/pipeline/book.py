@@ -380,25 +380,36 @@ def link_book_pages(text: str) -> str:
 OUTPUT_PARAMETERS = tuple(p for p in RESERVED if p != "fidelity")
 
 
+#: The line that stands in the book for the output parameters' lines of a parameters cell.
+OUTPUT_NOTE = f"# ({', '.join(OUTPUT_PARAMETERS)}: where a run writes; the pipeline sets them)"
+
+
 def merge_parameters(nb) -> None:
     """One parameters cell with the values the chapter ran with: papermill's injected
-    assignments replace the defaults' lines (but for the output folders, which keep the
-    chapter's own defaults), and the injected cell goes."""
+    assignments replace the defaults' lines, and the injected cell goes. The output
+    parameters (staging folders, meaningless to a reader) are not shown: one comment
+    (:data:`OUTPUT_NOTE`) names them where the first of them stood."""
     tags = [c.get("metadata", {}).get("tags", []) for c in nb.cells]
     injected = next((i for i, t in enumerate(tags) if "injected-parameters" in t), None)
     default = next((i for i, t in enumerate(tags) if "parameters" in t and "injected-parameters" not in t), None)
-    if injected is None or default is None:
+    if default is None:
         return
-    values = dict(re.findall(r"^(\w+)\s*=\s*(.+)$", nb.cells[injected].source, flags=re.M))
-    for name in OUTPUT_PARAMETERS:  # the pipeline's staging folders mean nothing to a reader: the defaults stay
+    values = {} if injected is None else dict(re.findall(r"^(\w+)\s*=\s*(.+)$", nb.cells[injected].source, flags=re.M))
+    for name in OUTPUT_PARAMETERS:
         values.pop(name, None)
-    lines = []
+    lines, noted = [], False
     for line in nb.cells[default].source.splitlines():
         m = re.match(r"^(\w+)\s*=", line)
+        if m and m.group(1) in OUTPUT_PARAMETERS:
+            if not noted:
+                lines.append(OUTPUT_NOTE)
+                noted = True
+            continue
         lines.append(f"{m.group(1)} = {values.pop(m.group(1))}" if m and m.group(1) in values else line)
     lines += [f"{k} = {v}" for k, v in values.items()]
     nb.cells[default].source = "\n".join(lines)
-    del nb.cells[injected]
+    if injected is not None:
+        del nb.cells[injected]
 
 
 def figure_html(name: str, caption: str) -> str:
