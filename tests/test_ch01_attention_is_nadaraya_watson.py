@@ -153,3 +153,12 @@ def test_literal_bandwidth_prints_only_the_deciding_differences():
     assert "coincide" in rec.criterion
     held = ch01.literal_bandwidth_verdict({1: 1e-16, 4: 0.01})
     assert held.verdict == HOLDS and [s.value for s in held.statistics] == [0.01]
+
+
+def test_the_chapter_states_the_tolerances_the_rules_use():
+    """The dropdown on tolerance claims names the two tolerances in per cent; they are the module's."""
+    from nbtools import ROOT
+
+    prose = (ROOT / "notebooks" / "01_attention_is_nadaraya_watson.md").read_text()
+    assert f"tolerance of {100 * ch01.MODEL_TOL:g} % of the keys" in prose
+    assert f"tolerance of {100 * ch01.LIMIT_SHARE:g} % of the gap between the two candidate limits" in prose

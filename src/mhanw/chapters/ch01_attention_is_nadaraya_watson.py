@@ -494,19 +494,23 @@ SIZES = {
 }
 
 
-def setup(fidelity: str, seed: int, params) -> tuple[dict, list]:
-    """The chapter's sizes (:data:`SIZES` at ``fidelity``, ``sample_sizes`` from ``params`` when given)
-    and its random streams: children 0-2 of ``SeedSequence(seed)`` for the identity, the locality and
-    the consistency checks, child 3 for the warm-up, child 4 for the Gaussian model of trained
-    attention.  Also sets the figure style.  Returns ``(sizes, streams)``."""
+def setup(namespace) -> tuple[dict, dict, list]:
+    """The run of the notebook whose globals are ``namespace``: its checked parameters
+    (:func:`mhanw.infra.params.check_parameters`, one line naming a bad one), the chapter's sizes
+    (:data:`SIZES` at the run's fidelity, ``sample_sizes`` from the parameters when given) and its
+    random streams: children 0-2 of ``SeedSequence(seed)`` for the identity, the locality and the
+    consistency checks, child 3 for the warm-up, child 4 for the Gaussian model of trained attention.
+    Also sets the figure style.  Returns ``(params, sizes, streams)``."""
     from ..infra import figures
     from ..infra.notebook import by_fidelity
+    from ..infra.params import check_parameters
 
-    sizes = dict(by_fidelity(fidelity, **{k: dict(v) for k, v in SIZES.items()}))
+    params = check_parameters(namespace, PARAMETERS, CONSTRAINTS)
+    sizes = dict(by_fidelity(params["fidelity"], **{k: dict(v) for k, v in SIZES.items()}))
     if params["sample_sizes"] is not None:
         sizes["sample_sizes"] = sorted(params["sample_sizes"])
     figures.use_style()
-    return sizes, as_seed_sequence(seed).spawn(5)
+    return params, sizes, as_seed_sequence(params["seed"]).spawn(5)
 
 
 def trained_attention(n_sentences: int, model_draws: int, stream) -> dict:
@@ -538,8 +542,8 @@ def trained_table(trained: dict):
         {"layer": np.arange(1, trained["n_layers"] + 1), "n_eff/n": trained["by_layer"], "s.e.": trained["by_layer_se"],
          "lowest head": trained["head_means"].min(axis=1), "highest head": trained["head_means"].max(axis=1)}, 3,
         se={"n_eff/n": "s.e."},
-        note=f"all layers: {trained['overall']:.3f} ± {trained['overall_se']:.3f}; Gaussian model at the same token "
-             f"counts: {m['overall']:.3f} ± {m['overall_se']:.3f} (limit {m['limit']:.3f}); "
+        note=f"all layers: {tables.pm(trained['overall'], trained['overall_se'])}; Gaussian model at the same token "
+             f"counts: {tables.pm(m['overall'], m['overall_se'])} (limit {m['limit']:.3f}); "
              f"mean 1/n = {np.mean(1 / trained['tokens']):.3f}")
 
 
