@@ -142,7 +142,7 @@ def test_the_two_tallies_count_the_papers_claims_apart_and_name_the_tautologies(
                                                                                      role=V.SIDE_CHECK),
                _record("thm-6.1/printed-law/some-model", V.HOLDS, role=V.TAUTOLOGY)]
     tally = L.tally_sentence(records)
-    assert tally == ("Of the two claims of the paper checked, one holds and one fails as stated; the one side check "
+    assert tally == ("Of the two parts checked of the paper's one claim, one holds and one fails as stated; the one side check "
                      "of the companion's own holds; one record is a tautology (true by construction) and is not "
                      "counted: Theorem 6.1: printed law (some model)")
     table = L.latex_table(records)

@@ -887,31 +887,36 @@ def power_sentence(book: Ledger, tex: bool = False) -> str:
 
 
 def tick_label(setting) -> str:
-    """A setting as a figure's tick label: its regression's symbol, its shape and its combination rule,
-    never a code name."""
+    """A setting's data and shape as a figure's tick label: its regression's symbol and its shape, never a
+    code name (the combination rule is told by colour and marker)."""
     op = {"equal": "=", "over": ">", "under": "<"}[setting.shape]
-    rule = {"average": "avg", "sum": "sum", "concat": "concat"}.get(setting.combination, setting.combination)
-    return f"{regression_label(setting.regression)} $Hd_k{op}d$ {rule}"
+    return f"{regression_label(setting.regression)}\n$Hd_k{op}d$"
 
 
 def moves_figure(results):
     """What else moves: per setting, end minus start of the heads' error correlation (left) and of the
-    fresh-data IMSE (right), 2 paired s.e. across initialisations.  Returns the figure."""
+    fresh-data IMSE (right), 2 paired s.e. across initialisations; one tick per regression and shape, the
+    combination rules side by side at it.  Returns the figure."""
     from ..infra import figures
 
     results = _results(results)
-    fig, axes = figures.panels(2, height=2.8)
-    x = np.arange(len(results))
+    fig, axes = figures.panels(2, height=2.6)
+    groups = list(dict.fromkeys((r.setting.regression, r.setting.shape) for r in results))
+    rules = sorted({r.setting.combination for r in results})
+    offset = {c: 0.3 * (i - (len(rules) - 1) / 2) for i, c in enumerate(rules)}
     for ax, field, ylabel in ((axes[0], "error_corr", "change of error correlation"),
                               (axes[1], "imse", "change of IMSE (fresh data)")):
-        for r, xi in zip(results, x):
+        for r in results:
             color, _, mk = STYLES[r.setting.combination]
             c = r.change(field)
+            xi = groups.index((r.setting.regression, r.setting.shape)) + offset[r.setting.combination]
             figures.errorbar(ax, [xi], [c.mean], [c.se], color=color, marker=mk, linestyle="none")
         ax.axhline(0, color="grey", lw=0.6)
-        ax.set_xticks(x, [tick_label(r.setting) for r in results], fontsize=7, rotation=90)
+        first = {g: next(r.setting for r in results if (r.setting.regression, r.setting.shape) == g) for g in groups}
+        ax.set_xticks(np.arange(len(groups)), [tick_label(first[g]) for g in groups], fontsize=7)
+        ax.set_xlim(-0.6, len(groups) - 0.4)
         ax.set(ylabel=ylabel)
-    for comb in sorted({r.setting.combination for r in results}):
+    for comb in rules:
         color, _, mk = STYLES[comb]
         axes[0].plot([], [], color=color, marker=mk, linestyle="none", label=comb)
     axes[0].legend(loc="lower left", fontsize=7)

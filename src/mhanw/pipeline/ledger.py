@@ -276,9 +276,10 @@ def role_of(r: dict) -> str:
 
 def tally_sentence(records: list[dict]) -> str:
     """The two tallies, in one sentence: the paper's claims, then the companion's side checks, then the
-    tautologies by name (true by construction, never counted): "Of the 40 claims of the paper checked,
-    ...; of the companion's nine side checks, ...; one record is a tautology and is not counted
-    (Theorem 6.1: printed law (some model))"."""
+    tautologies by name (true by construction, never counted): "Of the 40 parts checked of the paper's
+    11 claims, ...; of the companion's nine side checks, ...; one record is a tautology and is not
+    counted (Theorem 6.1: printed law (some model))". A claim is a record's group (:func:`group_of`),
+    a part one record: the front page's cards are the claims, the ledger's rows the parts."""
     if not records:
         raise ValueError("records: expected at least one record")
     paper = [r for r in records if role_of(r) == PAPER]
@@ -286,7 +287,10 @@ def tally_sentence(records: list[dict]) -> str:
     taut = [r for r in records if role_of(r) == TAUTOLOGY]
     out = []
     if paper:
-        out.append(overall_sentence(paper, ("claim of the paper checked", "claims of the paper checked")))
+        k = len({group_of(r["claim"]) for r in paper})
+        claims = "one claim" if k == 1 else f"{prose.number_word(k)} claims"
+        out.append(overall_sentence(paper, (f"part checked of the paper's {claims}",
+                                            f"parts checked of the paper's {claims}")))
     if side:
         s = overall_sentence(side, ("side check of the companion's own", "side checks of the companion's own"))
         out.append(s if not out else s[:1].lower() + s[1:])
