@@ -289,16 +289,24 @@ SIZES = {
 }
 
 
-def setup(fidelity: str, seed: int) -> tuple[dict, list]:
-    """The chapter's sizes (:data:`SIZES` at ``fidelity``) and its random streams: children of
+def setup(namespace) -> tuple[dict, dict, list]:
+    """The run of the notebook whose globals are ``namespace``: its checked parameters
+    (:func:`mhanw.infra.params.check_parameters`, one line naming a bad one), the chapter's sizes
+    (:data:`SIZES` at the run's fidelity) and its random streams: children of
     ``SeedSequence(seed)``, 0 for the Haar heads, 1 for the replicates of parts 1 and 4, 2 for the
-    replicates of the pair family.  Also sets the figure style.  Returns ``(sizes, streams)``."""
+    replicates of the pair family.  Also sets the figure style and pandas' display precision (4 digits) for the
+    chapter's tables.  Returns ``(params, sizes, streams)``."""
     from ..infra import figures
     from ..infra.notebook import by_fidelity
+    from ..infra.params import check_parameters
 
-    sizes = by_fidelity(fidelity, **{k: dict(v) for k, v in SIZES.items()})
+    params = check_parameters(namespace, PARAMETERS, CONSTRAINTS)
+    sizes = by_fidelity(params["fidelity"], **{k: dict(v) for k, v in SIZES.items()})
+    import pandas as pd
+
     figures.use_style()
-    return sizes, np.random.SeedSequence(seed).spawn(3)
+    pd.set_option("display.precision", 4)
+    return params, sizes, np.random.SeedSequence(params["seed"]).spawn(3)
 
 
 def first_order_terms(W, x, bandwidth: float, n: int, model, a, m_x: float) -> tuple:
@@ -427,15 +435,15 @@ def close(nb, macros_path, results_path):
     macros (to ``macros_path``) and the raw results (to ``results_path``); returns the
     :class:`mhanw.infra.verdicts.Ledger`.  ``nb``: the executed notebook's variables (a mapping; the
     names its cells define: ``dec13``, ``pairs``, ``sym``, ``rise``, ...)."""
-    import time
-
     from ..infra.notebook import Namespace
     from ..infra.results import json_safe, save_results
-    from ..infra.texout import checked_outputs
+    from ..infra.texout import Macros, checked_outputs
     from ..infra.verdicts import Ledger
 
     nb = Namespace(nb)
     checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
+    macros = Macros("BVC")
+    results = {"fidelity": nb.fidelity, "seed": nb.seed, "sizes": nb.sizes, "parameters": dict(nb.params)}
     ledger = Ledger("02_bias_variance_covariance")
     rec_identity = ledger.add(identity_verdict(max(nb.identity_max_rel, nb.pairs_max_rel)))
     rec_ddof1 = ledger.add(ddof1_verdict(nb.ddof1_rel_min, nb.ddof1_match, float(nb.ddof1["rounding limit"].max()), nb.ddof1_ratio))
@@ -449,7 +457,7 @@ def close(nb, macros_path, results_path):
     ledger.add(rec_cross90)
     ledger.add(rec_cross_falls)
     rec_rise = ledger.add(mse_rise_verdict(nb.rise, nb.rise_se))
-    nb.results["claims"] = ledger.to_list()
+    results["claims"] = ledger.to_list()
 
     bias_path = bias_path_words(nb.bias_rise, nb.bias_rise_se, nb.bias_fall, nb.bias_fall_se)
     # The section's sentences on the MSE and the cross term along the angles, in words decided by
@@ -459,65 +467,65 @@ def close(nb, macros_path, results_path):
     for rec, name in [(rec_identity, "Identity"), (rec_ddof1, "DdofOne"), (rec_printed, "Printed"),
                       (rec_corrected, "Corrected"), (rec_symbolic, "Symbolic"), (rec_copies, "Copies"),
                       (rec_cross90, "CrossNinety"), (rec_cross_falls, "CrossFalls"), (rec_rise, "MSERise")]:
-        nb.macros.text(f"Verdict{name}", rec.verdict)
-    nb.macros.integer("NRepIdentity", nb.R)
-    nb.macros.integer("NRepPairs", nb.est_pairs[0].shape[0])
-    nb.macros.integer("NRepCopies", nb.est_copies[0].shape[0])
-    nb.macros.integer("NPoints", len(nb.points))
-    nb.macros.number("IdentityMaxRelErr", max(nb.identity_max_rel, nb.pairs_max_rel), 2)
-    nb.macros.number("IdentityTol", IDENTITY_REL_TOL, 1)
-    nb.macros.number("BiasShareMedian", 100 * np.median(nb.bias_share), 3)
-    nb.macros.number("BiasShareMin", 100 * nb.bias_share.min(), 2)
-    nb.macros.number("DdofOneRelMin", nb.ddof1_rel_min, 2)
-    nb.macros.number("DdofOneRelMax", nb.ddof1_rel_max, 2)
-    nb.macros.number("DdofOneMatch", nb.ddof1_match, 1)
-    nb.macros.number("DdofOneRatio", nb.ddof1_ratio, 2)
-    nb.macros.number("WeightsSum", nb.dec13.weights_sum, 3)
-    nb.macros.number("PrintedRelErrMin", nb.printed13_min, 2)
-    nb.macros.number("PrintedRelErrMax", float(nb.sum13["printed: rel. error"].max()), 2)
-    nb.macros.number("CorrectedRelErrMax", nb.corrected13_max, 2)
-    nb.macros.number("PrintedBiasPointOne", nb.dec13.printed_bias_squared[0], 3)
-    nb.macros.number("CorrectedBiasPointOne", nb.dec13.bias_squared[0], 3)
-    nb.macros.number("MSEPointOne", nb.dec13.mse[0], 3)
-    nb.macros.number("SymbolicRelDiff", max(nb.sym_rel, 1e-17), 1)
-    nb.macros.expr("SymbolicPrintedGap", nb.sym_general.printed_gap)
-    nb.macros.integer("SymbolicH", nb.n_heads)
-    nb.macros.number("CopiesMaxRelErr", max(nb.copies_max_rel, 1e-17), 1)
+        macros.text(f"Verdict{name}", rec.verdict)
+    macros.integer("NRepIdentity", nb.R)
+    macros.integer("NRepPairs", nb.est_pairs[0].shape[0])
+    macros.integer("NRepCopies", nb.est_copies[0].shape[0])
+    macros.integer("NPoints", len(nb.points))
+    macros.number("IdentityMaxRelErr", max(nb.identity_max_rel, nb.pairs_max_rel), 2)
+    macros.number("IdentityTol", IDENTITY_REL_TOL, 1)
+    macros.number("BiasShareMedian", 100 * np.median(nb.bias_share), 3)
+    macros.number("BiasShareMin", 100 * nb.bias_share.min(), 2)
+    macros.number("DdofOneRelMin", nb.ddof1_rel_min, 2)
+    macros.number("DdofOneRelMax", nb.ddof1_rel_max, 2)
+    macros.number("DdofOneMatch", nb.ddof1_match, 1)
+    macros.number("DdofOneRatio", nb.ddof1_ratio, 2)
+    macros.number("WeightsSum", nb.dec13.weights_sum, 3)
+    macros.number("PrintedRelErrMin", nb.printed13_min, 2)
+    macros.number("PrintedRelErrMax", float(nb.sum13["printed: rel. error"].max()), 2)
+    macros.number("CorrectedRelErrMax", nb.corrected13_max, 2)
+    macros.number("PrintedBiasPointOne", nb.dec13.printed_bias_squared[0], 3)
+    macros.number("CorrectedBiasPointOne", nb.dec13.bias_squared[0], 3)
+    macros.number("MSEPointOne", nb.dec13.mse[0], 3)
+    macros.number("SymbolicRelDiff", max(nb.sym_rel, 1e-17), 1)
+    macros.expr("SymbolicPrintedGap", nb.sym_general.printed_gap)
+    macros.integer("SymbolicH", nb.n_heads)
+    macros.number("CopiesMaxRelErr", max(nb.copies_max_rel, 1e-17), 1)
     for name, i in (("Zero", nb.i0), ("FortyFive", nb.i45), ("Ninety", nb.i90)):
-        nb.macros.mean_se(f"MSE{name}", nb.pairs["MSE (MC)"].iloc[i], nb.pairs["MSE s.e."].iloc[i])
-        nb.macros.number(f"BiasSq{name}", nb.pairs["bias^2"].iloc[i], 2)
-        nb.macros.number(f"Var{name}", nb.pairs["sum a^2 V"].iloc[i], 2)
-        nb.macros.mean_se(f"Cross{name}", nb.pairs["cross term"].iloc[i], nb.pairs["cross s.e."].iloc[i])
-    nb.macros.number("CrossNinetyZ", nb.cross_z.iloc[-1], 2)
-    nb.macros.mean_se("CrossDrop", nb.cross_drop, nb.cross_drop_se)
-    nb.macros.number("CrossDropZ", nb.cross_drop / nb.cross_drop_se, 2)
-    nb.macros.mean_se("BiasRise", nb.bias_rise, nb.bias_rise_se)
-    nb.macros.number("BiasRiseZ", nb.bias_rise / nb.bias_rise_se, 2)
-    nb.macros.mean_se("BiasFall", nb.bias_fall, nb.bias_fall_se)
-    nb.macros.number("BiasFallZ", nb.bias_fall / nb.bias_fall_se, 2)
-    nb.macros.text("BiasPath", bias_path)
+        macros.mean_se(f"MSE{name}", nb.pairs["MSE (MC)"].iloc[i], nb.pairs["MSE s.e."].iloc[i])
+        macros.number(f"BiasSq{name}", nb.pairs["bias^2"].iloc[i], 2)
+        macros.number(f"Var{name}", nb.pairs["sum a^2 V"].iloc[i], 2)
+        macros.mean_se(f"Cross{name}", nb.pairs["cross term"].iloc[i], nb.pairs["cross s.e."].iloc[i])
+    macros.number("CrossNinetyZ", nb.cross_z.iloc[-1], 2)
+    macros.mean_se("CrossDrop", nb.cross_drop, nb.cross_drop_se)
+    macros.number("CrossDropZ", nb.cross_drop / nb.cross_drop_se, 2)
+    macros.mean_se("BiasRise", nb.bias_rise, nb.bias_rise_se)
+    macros.number("BiasRiseZ", nb.bias_rise / nb.bias_rise_se, 2)
+    macros.mean_se("BiasFall", nb.bias_fall, nb.bias_fall_se)
+    macros.number("BiasFallZ", nb.bias_fall / nb.bias_fall_se, 2)
+    macros.text("BiasPath", bias_path)
     for name, words in pair_words.items():
-        nb.macros.text(name, words)
-    nb.macros.mean_se("RiseFortyFive", nb.rise, nb.rise_se)
-    nb.macros.number("RiseFortyFiveZ", nb.rise / nb.rise_se, 2)
-    nb.macros.mean_se("DropNinety", nb.drop, nb.drop_se)
-    nb.macros.number("DropNinetyZ", nb.drop / nb.drop_se, 2)
-    nb.macros.number("MinShareBias", 100 * nb.shares["bias^2"].min(), 2)
-    nb.macros.number("MinShareVar", 100 * nb.shares["sum a^2 V"].min(), 2)
-    nb.macros.number("MinShareCross", 100 * nb.shares["cross term"].min(), 2)
-    nb.macros.number("FirstOrderDevBias", 100 * nb.dev["bias^2"], 2)
-    nb.macros.number("FirstOrderDevVar", 100 * nb.dev["sum a^2 V"], 2)
-    nb.macros.number("FirstOrderDevCross", 100 * nb.dev["cross term"], 2)
-    nb.macros.number("FirstOrderDevCrossSE", nb.cross_dev_se, 2)
+        macros.text(name, words)
+    macros.mean_se("RiseFortyFive", nb.rise, nb.rise_se)
+    macros.number("RiseFortyFiveZ", nb.rise / nb.rise_se, 2)
+    macros.mean_se("DropNinety", nb.drop, nb.drop_se)
+    macros.number("DropNinetyZ", nb.drop / nb.drop_se, 2)
+    macros.number("MinShareBias", 100 * nb.shares["bias^2"].min(), 2)
+    macros.number("MinShareVar", 100 * nb.shares["sum a^2 V"].min(), 2)
+    macros.number("MinShareCross", 100 * nb.shares["cross term"].min(), 2)
+    macros.number("FirstOrderDevBias", 100 * nb.dev["bias^2"], 2)
+    macros.number("FirstOrderDevVar", 100 * nb.dev["sum a^2 V"], 2)
+    macros.number("FirstOrderDevCross", 100 * nb.dev["cross term"], 2)
+    macros.number("FirstOrderDevCrossSE", nb.cross_dev_se, 2)
 
-    nb.results.update(
+    results.update(
         identity=nb.identity.to_dict(orient="list"), bias_share=nb.bias_share, ddof1=nb.ddof1.to_dict(orient="list"),
         weights_unnormalised=nb.sum13.to_dict(orient="list"), identical_heads=nb.copies_table.to_dict(orient="list"),
         pairs=nb.pairs.to_dict(orient="list"), first_order_max_rel_dev=nb.dev, symbolic={
             "printed_gap": str(nb.sym.printed_gap), "corrected_gap": str(nb.sym.corrected_gap),
             "printed_gap_symbolic_weights": str(nb.sym_general.printed_gap), "ddof_offset": str(nb.sym.ddof_offset)},
-        x_pair=nb.x_pair, points=nb.points, runtime_s=time.perf_counter() - nb.started,
+        x_pair=nb.x_pair, points=nb.points,
     )
-    nb.macros.write(macros_path, argument="macros_path")
-    save_results(results_path, json_safe(nb.results), argument="results_path")
+    macros.write(macros_path, argument="macros_path")
+    save_results(results_path, json_safe(results), argument="results_path")
     return ledger

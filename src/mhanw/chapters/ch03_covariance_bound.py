@@ -338,16 +338,24 @@ SIZES = {
 }
 
 
-def setup(fidelity: str, seed: int) -> tuple[dict, list]:
-    """The chapter's sizes (:data:`SIZES` at ``fidelity``) and its random streams: children of
+def setup(namespace) -> tuple[dict, dict, list]:
+    """The run of the notebook whose globals are ``namespace``: its checked parameters
+    (:func:`mhanw.infra.params.check_parameters`, one line naming a bad one), the chapter's sizes
+    (:data:`SIZES` at the run's fidelity) and its random streams: children of
     ``SeedSequence(seed)``, 0 for the pair family (both regression functions share it), 1 for the closed
-    form of part 4.  Also sets the figure style.  Returns ``(sizes, streams)``."""
+    form of part 4.  Also sets the figure style and pandas' display precision (4 digits) for the
+    chapter's tables.  Returns ``(params, sizes, streams)``."""
     from ..infra import figures
     from ..infra.notebook import by_fidelity
+    from ..infra.params import check_parameters
 
-    sizes = by_fidelity(fidelity, **{k: dict(v) for k, v in SIZES.items()})
+    params = check_parameters(namespace, PARAMETERS, CONSTRAINTS)
+    sizes = by_fidelity(params["fidelity"], **{k: dict(v) for k, v in SIZES.items()})
+    import pandas as pd
+
     figures.use_style()
-    return sizes, np.random.SeedSequence(seed).spawn(2)
+    pd.set_option("display.precision", 4)
+    return params, sizes, np.random.SeedSequence(params["seed"]).spawn(2)
 
 
 def kappa_derivation_check(overlap, closed, h_, phi_, bandwidth=None, angle_deg=None, input_variance=None,
@@ -507,16 +515,16 @@ def close(nb, macros_path, results_path):
     the macros (to ``macros_path``) and the raw results (to ``results_path``); returns the
     :class:`mhanw.infra.verdicts.Ledger`.  ``nb``: the executed notebook's variables (a mapping; the
     names its cells define: ``zero``, ``sin13``, ``pooled``, ``steps``, ...)."""
-    import time
-
     from .. import data
     from ..infra.notebook import Namespace
     from ..infra.results import json_safe, save_results
-    from ..infra.texout import checked_outputs
+    from ..infra.texout import Macros, checked_outputs
     from ..infra.verdicts import Ledger, guard, verdict_macros
 
     nb = Namespace(nb)
     checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
+    macros = Macros("CovBound")
+    results = {"fidelity": nb.fidelity, "seed": nb.seed, "sizes": nb.sizes, "parameters": dict(nb.params)}
     ledger = Ledger("03_covariance_bound")
     rec_zero = ledger.add(bound_verdict(
         "lemma-4.1/printed-bound/constant-m", "The printed bound L^2 ||G||_F^2 / (n h^d_k p_K) holds for a constant m "
@@ -534,7 +542,7 @@ def close(nb, macros_path, results_path):
                  for name, st in nb.steps.items()}
     rec_kappa = ledger.add(derivation_verdict(nb.kappa_rel, nb.matches_closed))
     fo_smooth_rises = nb.sin13["first order"].iloc[-1] > nb.sin13["first order"].min()
-    nb.results["claims"] = ledger.to_list()
+    results["claims"] = ledger.to_list()
 
     # Sentences of the section that state a direction, checked here.
     guard(bool(np.all(nb.zero["C (MC)"] > 3 * nb.zero["s.e."])), "the covariance is positive at every angle for constant m",
@@ -552,63 +560,62 @@ def close(nb, macros_path, results_path):
     for rec, name in [(rec_zero, "Zero"), (rec_sin, "SinBound"), (rec_orth, "Orthogonal"), (rec_first, "FirstOrder"),
                       (rec_closed, "Closed"), (rec_falls["zero"], "FallsZero"), (rec_falls["smooth"], "FallsSin"),
                       (rec_kappa, "Derivation")]:
-        verdict_macros(nb.macros, name, rec)  # Verdict<name> and Is<name>, the predicate the text uses
+        verdict_macros(macros, name, rec)  # Verdict<name> and Is<name>, the predicate the text uses
     i90 = len(nb.angles) - 1
-    nb.macros.integer("NRep", nb.sizes["n_rep_pair"])
-    nb.macros.integer("NRepClosed", nb.sizes["n_rep_closed"])
-    nb.macros.mean_se("ZeroCovZero", nb.zero["C (MC)"].iloc[0], nb.zero["s.e."].iloc[0])
-    nb.macros.mean_se("ZeroCovNinety", nb.zero["C (MC)"].iloc[i90], nb.zero["s.e."].iloc[i90])
-    nb.macros.number("ZeroZMin", nb.zero_z.min(), 2)
-    nb.macros.number("ZeroZMax", nb.zero_z.max(), 2)
-    nb.macros.number("ZeroFirstOrderNinety", nb.zero["first order"].iloc[i90], 3)
-    nb.macros.mean_se("SinCovZero", nb.sin13["C (MC)"].iloc[0], nb.sin13["s.e."].iloc[0])
-    nb.macros.number("SinBoundZero", nb.sin13["bound"].iloc[0], 2)
-    nb.macros.number("SinLooseness", nb.sin13["bound"].iloc[0] / nb.sin13["C (MC)"].iloc[0], 2)
-    nb.macros.mean_se("SinCovNinety", nb.sin13["C (MC)"].iloc[i90], nb.sin13["s.e."].iloc[i90])
-    nb.macros.number("SinBoundNinety", nb.sin13["bound"].iloc[i90], 2)
-    nb.macros.number("SinZNinety", nb.z90, 2)
-    nb.macros.integer("SinLastHold", nb.last_hold if nb.last_hold is not None else 0)
-    nb.macros.integer("SinFirstFail", nb.first_fail if nb.first_fail is not None else 0)
-    nb.macros.number("SinLipschitz", nb.L_smooth, 3)
+    macros.integer("NRep", nb.sizes["n_rep_pair"])
+    macros.integer("NRepClosed", nb.sizes["n_rep_closed"])
+    macros.mean_se("ZeroCovZero", nb.zero["C (MC)"].iloc[0], nb.zero["s.e."].iloc[0])
+    macros.mean_se("ZeroCovNinety", nb.zero["C (MC)"].iloc[i90], nb.zero["s.e."].iloc[i90])
+    macros.number("ZeroZMin", nb.zero_z.min(), 2)
+    macros.number("ZeroZMax", nb.zero_z.max(), 2)
+    macros.number("ZeroFirstOrderNinety", nb.zero["first order"].iloc[i90], 3)
+    macros.mean_se("SinCovZero", nb.sin13["C (MC)"].iloc[0], nb.sin13["s.e."].iloc[0])
+    macros.number("SinBoundZero", nb.sin13["bound"].iloc[0], 2)
+    macros.number("SinLooseness", nb.sin13["bound"].iloc[0] / nb.sin13["C (MC)"].iloc[0], 2)
+    macros.mean_se("SinCovNinety", nb.sin13["C (MC)"].iloc[i90], nb.sin13["s.e."].iloc[i90])
+    macros.number("SinBoundNinety", nb.sin13["bound"].iloc[i90], 2)
+    macros.number("SinZNinety", nb.z90, 2)
+    macros.integer("SinLastHold", nb.last_hold if nb.last_hold is not None else 0)
+    macros.integer("SinFirstFail", nb.first_fail if nb.first_fail is not None else 0)
+    macros.number("SinLipschitz", nb.L_smooth, 3)
     if np.isfinite(nb.theta_star):
-        nb.macros.number("ThetaStar", nb.theta_star, 3)
-    nb.macros.number("FirstOrderMaxDevSE", nb.dev_se, 2)
-    nb.macros.number("FirstOrderMaxDevPct", 100 * nb.dev_rel, 2)
-    nb.macros.mean_se("FirstOrderPooledZero", 100 * nb.pooled["zero"][0], 100 * nb.pooled["zero"][1])
-    nb.macros.mean_se("FirstOrderPooledSin", 100 * nb.pooled["smooth"][0], 100 * nb.pooled["smooth"][1])
-    nb.macros.number("FirstOrderTol", 100 * FIRST_ORDER_REL_TOL, 2)
-    nb.macros.number("RhoNinety", nb.rho90, 2)
-    nb.macros.mean_se("RhoNinetySE", nb.rho90, nb.rho90_se)
-    nb.macros.number("NearZeroRho", NEAR_ZERO_CORRELATION, 2)
-    nb.macros.number("InvKappaSelf", 1 / nb.kappa_self, 2)
-    nb.macros.number("KappaSelf", nb.kappa_self, 3)
+        macros.number("ThetaStar", nb.theta_star, 3)
+    macros.number("FirstOrderMaxDevSE", nb.dev_se, 2)
+    macros.number("FirstOrderMaxDevPct", 100 * nb.dev_rel, 2)
+    macros.mean_se("FirstOrderPooledZero", 100 * nb.pooled["zero"][0], 100 * nb.pooled["zero"][1])
+    macros.mean_se("FirstOrderPooledSin", 100 * nb.pooled["smooth"][0], 100 * nb.pooled["smooth"][1])
+    macros.number("FirstOrderTol", 100 * FIRST_ORDER_REL_TOL, 2)
+    macros.number("RhoNinety", nb.rho90, 2)
+    macros.mean_se("RhoNinetySE", nb.rho90, nb.rho90_se)
+    macros.number("NearZeroRho", NEAR_ZERO_CORRELATION, 2)
+    macros.number("InvKappaSelf", 1 / nb.kappa_self, 2)
+    macros.number("KappaSelf", nb.kappa_self, 3)
     for name, key in (("Zero", "zero"), ("Sin", "smooth")):
         st = nb.steps[key]
-        nb.macros.mean_se(f"Drop{name}", st["drop"], st["drop_se"])
-        nb.macros.number(f"Drop{name}Z", st["drop"] / st["drop_se"], 2)
-        nb.macros.integer(f"StepsFall{name}", int(np.sum(st["steps"] > 3 * st["steps_se"])))
-        nb.macros.integer(f"StepsRise{name}", int(np.sum(st["steps"] < -3 * st["steps_se"])))
-    nb.macros.integer("Steps", len(nb.angles) - 1)
-    nb.macros.text("ClosedN", ", ".join(str(v) for v in nb.sizes["closed_n"]))
-    nb.macros.text("ClosedH", ", ".join(str(v) for v in nb.sizes["closed_h"]))
-    nb.macros.integer("ClosedNPhi", len(nb.sizes["closed_phi"]))
-    nb.macros.number("ClosedMaxZ", float(nb.by_n["max_abs_z"].max()), 2)
-    nb.macros.number("ClosedMaxRelDev", 100 * float(nb.by_n["max_rel_dev"].max()), 2)
-    nb.macros.number("ClosedMaxZLargestN", float(nb.by_n["max_abs_z"].iloc[-1]), 2)
-    nb.macros.number("ClosedMaxRelDevLargestN", 100 * float(nb.by_n["max_rel_dev"].iloc[-1]), 2)
-    nb.macros.mean_se("ClosedPooled", 100 * nb.closed_pooled[0], 100 * nb.closed_pooled[1])
-    nb.macros.number("ClosedTol", 100 * CLOSED_FORM_REL_TOL, 2)
-    nb.macros.integer("ClosedLargestN", max(nb.sizes["closed_n"]))
-    nb.macros.expr("KappaFreeS", nb.overlap_free_s.kappa)
-    nb.macros.number("KappaRelDiff", max(nb.kappa_rel, 1e-17), 1)
+        macros.mean_se(f"Drop{name}", st["drop"], st["drop_se"])
+        macros.number(f"Drop{name}Z", st["drop"] / st["drop_se"], 2)
+        macros.integer(f"StepsFall{name}", int(np.sum(st["steps"] > 3 * st["steps_se"])))
+        macros.integer(f"StepsRise{name}", int(np.sum(st["steps"] < -3 * st["steps_se"])))
+    macros.integer("Steps", len(nb.angles) - 1)
+    macros.text("ClosedN", ", ".join(str(v) for v in nb.sizes["closed_n"]))
+    macros.text("ClosedH", ", ".join(str(v) for v in nb.sizes["closed_h"]))
+    macros.integer("ClosedNPhi", len(nb.sizes["closed_phi"]))
+    macros.number("ClosedMaxZ", float(nb.by_n["max_abs_z"].max()), 2)
+    macros.number("ClosedMaxRelDev", 100 * float(nb.by_n["max_rel_dev"].max()), 2)
+    macros.number("ClosedMaxZLargestN", float(nb.by_n["max_abs_z"].iloc[-1]), 2)
+    macros.number("ClosedMaxRelDevLargestN", 100 * float(nb.by_n["max_rel_dev"].iloc[-1]), 2)
+    macros.mean_se("ClosedPooled", 100 * nb.closed_pooled[0], 100 * nb.closed_pooled[1])
+    macros.number("ClosedTol", 100 * CLOSED_FORM_REL_TOL, 2)
+    macros.integer("ClosedLargestN", max(nb.sizes["closed_n"]))
+    macros.expr("KappaFreeS", nb.overlap_free_s.kappa)
+    macros.number("KappaRelDiff", max(nb.kappa_rel, 1e-17), 1)
 
-    nb.results.update(
+    results.update(
         x=nb.x, angles_deg=nb.angles, bound_table=nb.bound_table.to_dict(orient="list"), measured=nb.measured.to_dict(orient="list"),
         theta_star_deg=nb.theta_star, closed_form=nb.closed_table.to_dict(orient="list"), pooled_first_order=nb.pooled,
         closed_pooled=nb.closed_pooled, correlation_ninety=(nb.rho90, nb.rho90_se), steps=nb.steps,
         kappa_symbolic=str(nb.overlap.kappa), kappa_symbolic_free_s=str(nb.overlap_free_s.kappa),
-        runtime_s=time.perf_counter() - nb.started,
     )
-    nb.macros.write(macros_path, argument="macros_path")
-    save_results(results_path, json_safe(nb.results), argument="results_path")
+    macros.write(macros_path, argument="macros_path")
+    save_results(results_path, json_safe(results), argument="results_path")
     return ledger
