@@ -917,6 +917,26 @@ def regression_label(spec) -> str:
     return f"$m = {tex_math(f.expression)}$"
 
 
+def head_covariance(estimates) -> tuple:
+    """The covariance of two heads' estimates across replicates, integrated over fixed test points: the
+    number that refutes the affine bound (S-bound) of Thm 4.2 at HDI = 1, where the bound leaves no room
+    for it.  ``estimates``: ``(R, 2, points)``, the two heads' estimates in ``R`` replicates at the same
+    test points (:func:`mhanw.montecarlo.pointwise_estimates`).
+
+    Returns ``(covariance, correlation)``: an :class:`mhanw.infra.estimates.Estimate` over replicates of
+    the mean over points of the product of the heads' deviations from their means (times ``R/(R - 1)``,
+    unbiased), and the summed covariance over the square root of the two summed variances."""
+    est = as_float_array(estimates, "estimates", ndim=3)
+    if est.shape[0] < 2 or est.shape[1] != 2:
+        raise ValueError(f"estimates: expected shape (R >= 2 replicates, 2 heads, points), got {est.shape}")
+    dev = est - est.mean(axis=0)
+    R = dev.shape[0]
+    u = (dev[:, 0] * dev[:, 1]).mean(axis=1) * R / (R - 1)  # per replicate: integrated product of deviations
+    corr = float(np.mean(np.sum(dev[:, 0] * dev[:, 1], 0))
+                 / np.sqrt(np.mean(np.sum(dev[:, 0] ** 2, 0)) * np.mean(np.sum(dev[:, 1] ** 2, 0))))
+    return Estimate.from_samples(u), corr
+
+
 def kernel_label(kind: str) -> str:
     """The name the figure and the tables of the plain-attention section give the head kind ``kind`` (a key
     of the notebook's ``attn_kinds``): a closing ``beta = VALUE`` or ``h = VALUE`` is set as maths, with
