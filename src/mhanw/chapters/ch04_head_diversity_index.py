@@ -938,7 +938,7 @@ def head_covariance(estimates) -> tuple:
 
 
 def kernel_label(kind: str) -> str:
-    """The name the figure and the tables of the plain-attention section give the head kind ``kind`` (a key
+    r"""The name the figure and the tables of the plain-attention section give the head kind ``kind`` (a key
     of the notebook's ``attn_kinds``): a closing ``beta = VALUE`` or ``h = VALUE`` is set as maths, with
     ``1/sqrt(d_k)`` as a root (``"attention, beta = 1/sqrt(d_k)"`` is ``"attention, $\beta=1/\sqrt{d_k}$"``);
     any other name is returned as it is."""
