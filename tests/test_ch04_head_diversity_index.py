@@ -338,3 +338,64 @@ def test_index_curves_follow_their_closed_forms_and_the_frame_bound():
         ch04.index_curves(np.random.default_rng(3), 1)
     with pytest.raises(ValueError, match="^rng"):
         ch04.index_curves(3, 5)
+
+
+# ---------------------------------------------------------------- the notebook's set-up and tables
+
+
+def test_setup_checks_the_parameters_and_gives_models_sizes_and_streams():
+    """setup: the checked parameters, one data law per regression function, the sizes of the fidelity and
+    one child of SeedSequence(seed) per experiment, the same children as spawning by hand; a bad parameter
+    is named before anything is built."""
+    nb = declared_parameters("04_head_diversity_index", fidelity="quick", seed=7)
+    params, model, sizes, streams = ch04.setup(nb)
+    assert params["seed"] == 7 and sizes == ch04.SIZES["quick"]
+    assert list(model) == ["iso_exp", "iso_cos", "aniso", "iso_cos6"]
+    assert all(isinstance(v, data.DataModel) for v in model.values())
+    assert len(streams) == len(ch04.STREAMS) == 9
+    by_hand = np.random.SeedSequence(7).spawn(9)
+    assert all(np.array_equal(a.generate_state(4), b.generate_state(4)) for a, b in zip(streams, by_hand))
+    assert ch04.setup(declared_parameters("04_head_diversity_index", fidelity="paper"))[2] == ch04.SIZES["paper"]
+    with pytest.raises(ValueError, match="sigma"):
+        ch04.setup(declared_parameters("04_head_diversity_index", sigma=-1.0))
+
+
+def test_head_covariance_is_the_integrated_covariance_of_two_heads():
+    """head_covariance: the unbiased covariance across replicates averaged over points, with its s.e. over
+    replicates, and the correlation of the summed covariance; independent heads give about 0."""
+    rng = np.random.default_rng(0)
+    shared = rng.standard_normal((4000, 1, 5))
+    est = np.concatenate([shared + rng.standard_normal((4000, 1, 5)), shared + rng.standard_normal((4000, 1, 5))], axis=1)
+    cov, corr = ch04.head_covariance(est)
+    expected = np.mean([np.cov(est[:, 0, t], est[:, 1, t])[0, 1] for t in range(5)])
+    assert np.isclose(cov.mean, expected) and abs(cov.mean - 1.0) < 4 * cov.se and abs(corr - 0.5) < 0.05
+    indep, corr0 = ch04.head_covariance(rng.standard_normal((4000, 2, 5)))
+    assert abs(indep.mean) < 4 * indep.se and abs(corr0) < 0.05
+    for bad in (np.zeros((1, 2, 5)), np.zeros((10, 3, 5)), np.zeros((10, 2))):
+        with pytest.raises(ValueError, match="^estimates"):
+            ch04.head_covariance(bad)
+
+
+def test_tables_name_m_and_the_kernels_as_the_prose_does():
+    """The chapter's tables use regression_label for m and kernel_label for the head kinds, hold one value
+    (± s.e.) per cell, and refuse what is not the notebook's data."""
+    summary = {"imse": np.array([0.2, 0.19]), "rel": np.array([0.0, -0.05]), "rel_se": np.array([0.0, 0.01]), "max_step_z": -2.04}
+    t = ch04.family_table({"iso_exp": summary, "aniso": summary})
+    assert [r[0] for r in t.rows] == [ch04.regression_label("iso_exp"), ch04.regression_label("aniso")]
+    assert t.rows[0][2] == "-5.0 ± 1.0" and t.columns[0] == "$m$"
+    e = {"iso_cos": dict(P_minus_Q=0.002, P_minus_Q_se=0.001, Pp_minus_Q=-0.001, Pp_minus_Q_se=0.0005)}
+    t = ch04.equal_hdi_table(e, {"P": 0.5, "Q": 0.5, "P'": 0.51})
+    assert t.rows[0][0] == r"$m_{\cos,1.5}$" and t.rows[0][1:] == ["0.00200 ± 0.00100", "2", "-0.00100 ± 0.00050", "-2"]
+    assert "P' 0.510" in t.note
+    assert ch04.kernel_label("attention, beta = 1/sqrt(d_k)") == r"attention, $\beta=1/\sqrt{d_k}$"
+    assert ch04.kernel_label("Gaussian, h = 0.5") == "Gaussian, $h=0.5$" and ch04.kernel_label("mean") == "mean"
+    attn = {"attention, beta = 4": dict(imse=[0.9, 0.8], se=[0.04, 0.03], z_vs_mean=[16.34, 17.6])}
+    imse, z = ch04.attention_tables(attn, [0, 90], (0.22, 0.003))
+    assert imse.columns == ["angle", r"attention, $\beta=4$"] and imse.rows == [["0°", "0.900 ± 0.040"], ["90°", "0.800 ± 0.030"]]
+    assert z.rows == [["0°", "16.3"], ["90°", "17.6"]] and "0.2200 ± 0.0030" in imse.note
+    with pytest.raises(ValueError, match="^attn"):
+        ch04.attention_tables({"k": dict(imse=[1.0], se=[0.1], z_vs_mean=[1.0])}, [0, 90], (0.2, 0.01))
+    with pytest.raises(ValueError, match="^summaries"):
+        ch04.family_table({})
+    with pytest.raises(ValueError, match="^kind"):
+        ch04.kernel_label(3)

@@ -116,3 +116,17 @@ def test_rules_on_each_side_of_their_thresholds():
     assert ch05.comparison_word(-0.31, 0.1, "a", "b", "c") == "a"
     assert ch05.comparison_word(0.31, 0.1, "a", "b", "c") == "b"
     assert ch05.comparison_word(0.29, 0.1, "a", "b", "c") == "c"
+
+
+def test_setup_checks_the_parameters_and_gives_models_sizes_and_streams():
+    """setup: the checked parameters, one data law per regression function (each once), the sizes of the
+    fidelity and the four children of SeedSequence(seed), as spawning by hand gives them."""
+    from nbtools import declared_parameters
+
+    params, model, sizes, streams = ch05.setup(declared_parameters("05_decorrelation_optimality", fidelity="quick", seed=3))
+    assert sizes == ch05.SIZES["quick"] and params["fidelity"] == "quick"
+    assert list(model) == ["iso_cos6", "aniso", "blind", "iso_cos"]
+    by_hand = np.random.SeedSequence(3).spawn(len(ch05.STREAMS))
+    assert len(streams) == 4 and all(np.array_equal(a.generate_state(4), b.generate_state(4)) for a, b in zip(streams, by_hand))
+    with pytest.raises(ValueError, match="optimum_d_k"):
+        ch05.setup(declared_parameters("05_decorrelation_optimality", optimum_d_k=5))

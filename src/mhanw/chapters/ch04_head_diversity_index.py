@@ -846,6 +846,44 @@ PARAMETERS = {
 }
 CONSTRAINTS = (_P.product_at_most(("random_H", "random_d_k"), "random_d"),)
 
+#: The Monte Carlo sizes at each fidelity (:func:`setup`): angle steps (deg) and replicates of the pair,
+#: star and plain-attention families, replicates of the equal-HDI, random, matched-HDI and covariance
+#: experiments, random configurations, Haar draws per H, test points per replicate.
+SIZES = dict(
+    quick=dict(step_deg=15, pair_rep=80, star_deg=30, star_rep=50, equal_rep=500, n_configs=12, random_rep=100,
+               attn_deg=30, attn_rep=60, haar_draws=10, n_test=200, cov_rep=100, cov_points=40,
+               matched_rep=150),
+    paper=dict(step_deg=7.5, pair_rep=400, star_deg=15, star_rep=200, equal_rep=1600, n_configs=24, random_rep=600,
+               attn_deg=15, attn_rep=200, haar_draws=40, n_test=300, cov_rep=400, cov_points=40,
+               matched_rep=500),
+)
+
+#: The experiments fed by the children of ``SeedSequence(seed)``, in spawn order (:func:`setup`).
+STREAMS = ("table", "Haar draws", "pair", "star", "equal HDI", "random", "attention", "affine bound", "matched HDI")
+
+
+def setup(nb) -> tuple:
+    """The chapter's set-up, from ``nb``, the notebook's variables right after its parameters cell (a
+    mapping: ``globals()``).  Checks the parameters (:data:`PARAMETERS`, :data:`CONSTRAINTS`; the first bad
+    one raises :class:`mhanw.infra.params.ParameterError` naming it) and sets the figure style.
+
+    Returns ``(params, model, sizes, streams)``: the checked parameters; ``{name: DataModel}`` for every
+    regression function of the chapter (:func:`mhanw.data.data_model` with the parameters' inputs, noise
+    and sigma); :data:`SIZES` at ``fidelity``; the ``len(STREAMS)`` children of ``SeedSequence(seed)``,
+    one per experiment of :data:`STREAMS`."""
+    from .. import data
+    from ..infra import figures
+    from ..infra.notebook import by_fidelity
+    from ..infra.params import check_parameters
+
+    params = check_parameters(nb, PARAMETERS, CONSTRAINTS)
+    model = {m: data.data_model(m, params["inputs"], params["noise"], params["sigma"])
+             for m in (*params["isotropic_regressions"], params["anisotropic_regression"], params["random_regression"])}
+    sizes = by_fidelity(params["fidelity"], **SIZES)
+    streams = np.random.SeedSequence(params["seed"]).spawn(len(STREAMS))
+    figures.use_style()
+    return params, model, sizes, streams
+
 #: How the figures and tables name the catalogue's regression functions (defined in the chapter's text).
 REGRESSION_LABELS = {
     "iso_exp": r"$m_{\exp}$", "iso_cos": r"$m_{\cos,1.5}$", "iso_cos6": r"$m_{\cos,1.2}$",
@@ -877,6 +915,99 @@ def regression_label(spec) -> str:
     except ValueError as exc:
         raise ValueError(f"spec: {str(exc).partition(': ')[2]}") from None
     return f"$m = {tex_math(f.expression)}$"
+
+
+def head_covariance(estimates) -> tuple:
+    """The covariance of two heads' estimates across replicates, integrated over fixed test points: the
+    number that refutes the affine bound (S-bound) of Thm 4.2 at HDI = 1, where the bound leaves no room
+    for it.  ``estimates``: ``(R, 2, points)``, the two heads' estimates in ``R`` replicates at the same
+    test points (:func:`mhanw.montecarlo.pointwise_estimates`).
+
+    Returns ``(covariance, correlation)``: an :class:`mhanw.infra.estimates.Estimate` over replicates of
+    the mean over points of the product of the heads' deviations from their means (times ``R/(R - 1)``,
+    unbiased), and the summed covariance over the square root of the two summed variances."""
+    est = as_float_array(estimates, "estimates", ndim=3)
+    if est.shape[0] < 2 or est.shape[1] != 2:
+        raise ValueError(f"estimates: expected shape (R >= 2 replicates, 2 heads, points), got {est.shape}")
+    dev = est - est.mean(axis=0)
+    R = dev.shape[0]
+    u = (dev[:, 0] * dev[:, 1]).mean(axis=1) * R / (R - 1)  # per replicate: integrated product of deviations
+    corr = float(np.mean(np.sum(dev[:, 0] * dev[:, 1], 0))
+                 / np.sqrt(np.mean(np.sum(dev[:, 0] ** 2, 0)) * np.mean(np.sum(dev[:, 1] ** 2, 0))))
+    return Estimate.from_samples(u), corr
+
+
+def kernel_label(kind: str) -> str:
+    r"""The name the figure and the tables of the plain-attention section give the head kind ``kind`` (a key
+    of the notebook's ``attn_kinds``): a closing ``beta = VALUE`` or ``h = VALUE`` is set as maths, with
+    ``1/sqrt(d_k)`` as a root (``"attention, beta = 1/sqrt(d_k)"`` is ``"attention, $\beta=1/\sqrt{d_k}$"``);
+    any other name is returned as it is."""
+    if not isinstance(kind, str):
+        raise ValueError(f"kind: expected a head kind's name (a string), got {brief(kind)}")
+
+    def maths(match):
+        symbol = r"\beta" if match[1] == "beta" else "h"
+        value = match[2].replace("1/sqrt(d_k)", r"1/\sqrt{d_k}")
+        return f"${symbol}={value}$"
+
+    return re.sub(r"\b(beta|h) = (\S+)$", maths, kind)
+
+
+def family_table(summaries: dict):
+    """The table of an isoclinic family (pair or star, Thm 4.2): one row per regression function, named by
+    :func:`regression_label`, with the IMSE of identical heads, the change from identical to orthogonal
+    heads (% ± s.e.) and the largest z-score of a step (above 3: a rise).  ``summaries``: ``{m: summary}``
+    of :func:`family_summary`.  Returns a :class:`mhanw.infra.tables.Table`."""
+    from ..infra import tables
+
+    if not isinstance(summaries, dict) or not summaries:
+        raise ValueError(f"summaries: expected a non-empty dict {{m: family_summary(...)}}, got {brief(summaries)}")
+    return tables.show({regression_label(m): {
+        "IMSE at 0°": round(s["imse"][0], 4),
+        "change at 90° (%)": f"{100 * s['rel'][-1]:+.1f} ± {100 * s['rel_se'][-1]:.1f}",
+        "largest step z (above 3: a rise)": round(s["max_step_z"], 1)} for m, s in summaries.items()}, index="$m$")
+
+
+def equal_hdi_table(equal: dict, equal_hdi: dict):
+    """The table of the equal-HDI test (Thm 4.2): one row per regression function (:func:`regression_label`),
+    the paired differences ``P - Q`` and ``P' - Q`` of the IMSE, each ± its s.e. and, in a column of its own,
+    its z-score; the HDI_PA of ``P``, ``Q``, ``P'`` in the note.  ``equal``: ``{m: {"P_minus_Q",
+    "P_minus_Q_se", "Pp_minus_Q", "Pp_minus_Q_se", ...}}``; ``equal_hdi``: ``{name: HDI_PA}`` of the three
+    configurations.  Returns a :class:`mhanw.infra.tables.Table`."""
+    from ..infra import tables
+
+    if not isinstance(equal, dict) or not equal or not isinstance(equal_hdi, dict):
+        raise ValueError(f"equal, equal_hdi: expected the notebook's dicts of the equal-HDI test, got {brief(equal)}, "
+                         f"{brief(equal_hdi)}")
+    rows = {}
+    for m, e in equal.items():
+        rows[regression_label(m)] = {}
+        for name, key in (("$P-Q$", "P_minus_Q"), ("$P'-Q$", "Pp_minus_Q")):
+            d, se = e[key], e[f"{key}_se"]
+            rows[regression_label(m)] |= {name: f"{d:.5f} ± {se:.5f}", f"z of {name}": round(d / se, 1)}
+    hdi = ", ".join(f"{k} {v:.3f}" for k, v in equal_hdi.items())
+    return tables.show(rows, index="$m$", note=f"HDI$_{{\\mathrm{{PA}}}}$: {hdi}")
+
+
+def attention_tables(attn: dict, deg, mean: tuple):
+    """The two tables of the plain-attention section (Thm 4.2), one row per angle of the pair family and one
+    column per head kind (:func:`kernel_label`): the IMSE ± s.e., and the IMSE minus that of the training
+    mean in paired s.e.  ``attn``: ``{kind: {"imse", "se", "z_vs_mean"}}`` (arrays over ``deg``, the angles
+    in degrees); ``mean``: the training mean's ``(IMSE, s.e.)``.  Returns a :class:`mhanw.infra.tables.Tables`."""
+    from ..infra import tables
+
+    deg = as_float_array(deg, "deg", ndim=1)
+    if not isinstance(attn, dict) or not attn:
+        raise ValueError(f"attn: expected a non-empty dict {{kind: {{'imse', 'se', 'z_vs_mean'}}}}, got {brief(attn)}")
+    for k, v in attn.items():
+        if any(len(v[key]) != len(deg) for key in ("imse", "se", "z_vs_mean")):
+            raise ValueError(f"attn[{k!r}]: expected one value per angle ({len(deg)}) in 'imse', 'se' and 'z_vs_mean'")
+    angle = {"angle": [f"{a:g}°" for a in deg]}
+    imse = tables.show(angle | {kernel_label(k): [tables.pm(m, s) for m, s in zip(v["imse"], v["se"])] for k, v in attn.items()},
+                       caption="IMSE ± s.e., by angle of the pair family", note=f"training mean: IMSE {tables.pm(*mean)}")
+    z = tables.show(angle | {kernel_label(k): [f"{z:.1f}" for z in v["z_vs_mean"]] for k, v in attn.items()},
+                    caption="IMSE minus the training mean's, in paired s.e.")
+    return tables.Tables([imse, z])
 
 
 @checked(z_aniso=V.number)
@@ -924,7 +1055,7 @@ def mse_figure(nb):
 
     for (k, v), color, mk in zip(nb.attn.items(), ("C3", "C4", "C0"), ("v", "^", "o")):
         figures.errorbar(ax["c"], np.sin(np.radians(nb.attn_deg)) ** 2, v["imse"], v["se"], color=color, marker=mk, ms=3,
-                         label=k.replace("beta", r"$\beta$").replace("1/sqrt(d_k)", r"$1/\sqrt{d_k}$").replace("h = ", "$h=$"))
+                         label=kernel_label(k))
     # the training mean's +-2 s.e. is narrower than a line at this scale: drawn as a dashed line, its s.e. in the legend
     ax["c"].axhline(nb.attn_mean[0], color="grey", lw=1.0, ls="--", label=rf"training mean $\bar Y$ ($\pm${2 * nb.attn_mean[1]:.3f})")
     ax["c"].set(yscale="log", xlabel=r"HDI$_{\mathrm{PA}}$", ylabel=f"IMSE, {regression_label(nb.ISO[1])}", title="(c) plain attention")
@@ -967,16 +1098,20 @@ def mse_figure(nb):
 
 def close(nb, macros_path, results_path):
     """Decide every record of the chapter from the notebook's numbers (the rules above, premises from
-    :func:`isotropic_premises`), guard the sentences that state a direction, write the macros
-    (to ``macros_path``) and the raw results (to ``results_path``); returns the
-    :class:`mhanw.infra.verdicts.Ledger`.  ``nb``: the executed notebook's variables (a mapping)."""
+    :func:`isotropic_premises`), guard the sentences that state a direction, write the macros (prefix
+    ``DivIndex``, to ``macros_path``) and the raw results (fidelity, seed, sizes, the records and every
+    experiment's numbers, to ``results_path``); returns the :class:`mhanw.infra.verdicts.Ledger`.
+    ``nb``: the executed notebook's variables (a mapping: the parameters, ``params``, ``model`` and
+    ``sizes`` of :func:`setup`, and the names the chapter's cells define)."""
     from ..infra.premises import merge
     from ..infra.results import json_safe, save_results
-    from ..infra.texout import checked_outputs
+    from ..infra.texout import Macros, checked_outputs
     from ..infra.texout import tex_text
     from ..infra.verdicts import Ledger, verdict_macros
 
     nb = Namespace(nb)
+    macros = Macros("DivIndex")
+    results = {"fidelity": nb.fidelity, "seed": nb.seed, "sizes": nb.sizes}
     t0 = nb.table[nb.shapes[0]]
     # The premises of the isotropic reading, evaluated on the models and heads that ran (mhanw.premises)
     iso_prem = isotropic_premises([nb.model[m] for m in nb.ISO], nb.pair_cfgs + nb.star_cfgs)
@@ -1031,7 +1166,7 @@ def close(nb, macros_path, results_path):
     rec_matched = add(matched_hdi_verdict(nb.matched))
     rec_strue = add(as_stated_verdict([rec_aniso, rec_equal, rec_strict, rec_matched]))
     rec_attn = add(attention_verdict(nb.block(canon_diff.mean, 0)[i_best], nb.block(canon_diff.se, 0)[i_best], canon["z_vs_mean"].min()))
-    nb.results["claims"] = ledger.to_list()
+    results["claims"] = ledger.to_list()
 
     # Guards: sentences of the chapter and of the paper's Section 5 that state a direction.
     rel60 = {}
@@ -1048,77 +1183,77 @@ def close(nb, macros_path, results_path):
              "identical_x2": "IdenticalTwo"}
     for kind, name in camel.items():
         for normalization, short in (("paper", "Paper"), ("principal_angles", "PA"), ("rv", "RV")):
-            nb.macros.number(f"Tab{name}{short}", round(t0[kind][normalization], 12) + 0.0, 4)  # rounding noise (1e-16) shown as 0
-            nb.macros.number(f"Pred{name}{short}", nb.predicted[nb.shapes[0]][kind][normalization], 4)
-    nb.macros.number("HaarMaxZ", nb.index["haar_max_z"], 2)
-    nb.macros.integer("HaarDraws", nb.sizes["haar_draws"])
-    nb.macros.number("BoundSixteen", nb.index["bound"][nb.index["H"] == 16][0], 3)
-    nb.macros.mean_se("HaarSixteen", nb.index["haar_mean"][nb.index["H"] == 16][0], nb.index["haar_se"][nb.index["H"] == 16][0])
+            macros.number(f"Tab{name}{short}", round(t0[kind][normalization], 12) + 0.0, 4)  # rounding noise (1e-16) shown as 0
+            macros.number(f"Pred{name}{short}", nb.predicted[nb.shapes[0]][kind][normalization], 4)
+    macros.number("HaarMaxZ", nb.index["haar_max_z"], 2)
+    macros.integer("HaarDraws", nb.sizes["haar_draws"])
+    macros.number("BoundSixteen", nb.index["bound"][nb.index["H"] == 16][0], 3)
+    macros.mean_se("HaarSixteen", nb.index["haar_mean"][nb.index["H"] == 16][0], nb.index["haar_se"][nb.index["H"] == 16][0])
     # Part 2: sizes
     for name, size in (("PairRep", "pair_rep"), ("StarRep", "star_rep"), ("EqualRep", "equal_rep"),
                        ("RandomRep", "random_rep"), ("AttnRep", "attn_rep"), ("NTest", "n_test")):
-        nb.macros.integer(name, nb.sizes[size])
-    nb.macros.number("StepDeg", nb.sizes["step_deg"], 2)
-    nb.macros.number("StarDeg", nb.sizes["star_deg"], 2)
-    nb.macros.integer("NConfigs", len(nb.rand_cfg.hdi))
+        macros.integer(name, nb.sizes[size])
+    macros.number("StepDeg", nb.sizes["step_deg"], 2)
+    macros.number("StarDeg", nb.sizes["star_deg"], 2)
+    macros.integer("NConfigs", len(nb.rand_cfg.hdi))
     # isoclinic families: changes at 90 degrees in %, step z
     for fam, summ in (("Pair", nb.pair), ("Star", nb.star)):
         for m, name in ((nb.ISO[0], "IsoExp"), (nb.ISO[1], "IsoCos"), (nb.ANISO, "Aniso")):
-            nb.macros.mean_se(f"{fam}{name}Rel", 100 * summ[m]["rel"][-1], 100 * summ[m]["rel_se"][-1])
-        nb.macros.number(f"{fam}AnisoZ", summ[nb.ANISO]["z"][-1], 3)
-        nb.macros.mean_se(f"{fam}IsoCosSixty", rel60[fam][0], rel60[fam][1])
-        nb.macros.mean_se(f"{fam}IsoCosToSixty", rel60[fam][2], rel60[fam][3])
-    nb.macros.number("IsoMaxStepZ", step_max_iso, 2)
-    nb.macros.text("IsoMaxStepWhere", tex_text(where_step))
-    nb.macros.number("SweakMaxZ", sweak_z, 2)
+            macros.mean_se(f"{fam}{name}Rel", 100 * summ[m]["rel"][-1], 100 * summ[m]["rel_se"][-1])
+        macros.number(f"{fam}AnisoZ", summ[nb.ANISO]["z"][-1], 3)
+        macros.mean_se(f"{fam}IsoCosSixty", rel60[fam][0], rel60[fam][1])
+        macros.mean_se(f"{fam}IsoCosToSixty", rel60[fam][2], rel60[fam][3])
+    macros.number("IsoMaxStepZ", step_max_iso, 2)
+    macros.text("IsoMaxStepWhere", tex_text(where_step))
+    macros.number("SweakMaxZ", sweak_z, 2)
     # equal HDI; higher HDI, higher IMSE
     for m, name in zip(nb.ISO, ("IsoExp", "IsoCos")):
-        nb.macros.mean_se(f"B{name}Rel", 100 * nb.equal[m]["rel"][0], 100 * nb.equal[m]["rel_se"][0])
-        nb.macros.number(f"B{name}Z", z_B[m], 2)
-        nb.macros.mean_se(f"Bp{name}Rel", 100 * nb.equal[m]["rel"][2], 100 * nb.equal[m]["rel_se"][2])
-        nb.macros.number(f"Bp{name}Z", z_Bp[m], 2)
-    nb.macros.number("BpHDI", nb.equal_hdi["P'"], 3)
+        macros.mean_se(f"B{name}Rel", 100 * nb.equal[m]["rel"][0], 100 * nb.equal[m]["rel_se"][0])
+        macros.number(f"B{name}Z", z_B[m], 2)
+        macros.mean_se(f"Bp{name}Rel", 100 * nb.equal[m]["rel"][2], 100 * nb.equal[m]["rel_se"][2])
+        macros.number(f"Bp{name}Z", z_Bp[m], 2)
+    macros.number("BpHDI", nb.equal_hdi["P'"], 3)
     # random configurations
-    nb.macros.number("Rho", nb.rand_rho, 2)
-    nb.macros.integer("NPairs", nb.rand_viol["n_pairs"])
-    nb.macros.integer("NViolations", nb.rand_viol["n_violations"])
-    nb.macros.integer("NDecreases", nb.rand_viol["n_decreases"])
-    nb.macros.number("ExpectedChance", nb.rand_viol["expected_by_chance"], 2)
-    nb.macros.mean_se("ClosestRel", 100 * nb.rand_rel[nb.closest], 100 * nb.rand_rel_se[nb.closest])
-    nb.macros.number("ClosestHDI", nb.rand_cfg.hdi[nb.closest], 2)
-    nb.macros.number("RandomMaxHDI", nb.rand_cfg.hdi[nb.others].max(), 2)
+    macros.number("Rho", nb.rand_rho, 2)
+    macros.integer("NPairs", nb.rand_viol["n_pairs"])
+    macros.integer("NViolations", nb.rand_viol["n_violations"])
+    macros.integer("NDecreases", nb.rand_viol["n_decreases"])
+    macros.number("ExpectedChance", nb.rand_viol["expected_by_chance"], 2)
+    macros.mean_se("ClosestRel", 100 * nb.rand_rel[nb.closest], 100 * nb.rand_rel_se[nb.closest])
+    macros.number("ClosestHDI", nb.rand_cfg.hdi[nb.closest], 2)
+    macros.number("RandomMaxHDI", nb.rand_cfg.hdi[nb.others].max(), 2)
     # plain attention
-    nb.macros.mean_se("MeanIMSE", *nb.attn_mean)
-    nb.macros.number("AttnCanonMin", canon["imse"].min(), 3)
-    nb.macros.number("AttnCanonMax", canon["imse"].max(), 3)
-    nb.macros.number("AttnCanonMinZ", canon["z_vs_mean"].min(), 2)
-    nb.macros.number("AttnFourMin", four["imse"].min(), 3)
-    nb.macros.number("GaussIsoCosMin", nb.attn["Gaussian, h = 0.5"]["imse"].min(), 3)
-    nb.macros.mean_se("RhoSE", nb.rand_rho, nb.rand_rho_se)
-    nb.macros.mean_se("CovOrth", nb.cov_orth.mean, nb.cov_orth.se)
-    nb.macros.number("CovOrthZ", nb.cov_orth.z, 2)
-    nb.macros.number("CovOrthCorr", nb.cov_corr, 2)
-    nb.macros.integer("CovRep", nb.sizes["cov_rep"])
-    nb.macros.integer("MatchedRep", nb.sizes["matched_rep"])
-    nb.macros.integer("MatchedConfigs", nb.matched_configs)
+    macros.mean_se("MeanIMSE", *nb.attn_mean)
+    macros.number("AttnCanonMin", canon["imse"].min(), 3)
+    macros.number("AttnCanonMax", canon["imse"].max(), 3)
+    macros.number("AttnCanonMinZ", canon["z_vs_mean"].min(), 2)
+    macros.number("AttnFourMin", four["imse"].min(), 3)
+    macros.number("GaussIsoCosMin", nb.attn["Gaussian, h = 0.5"]["imse"].min(), 3)
+    macros.mean_se("RhoSE", nb.rand_rho, nb.rand_rho_se)
+    macros.mean_se("CovOrth", nb.cov_orth.mean, nb.cov_orth.se)
+    macros.number("CovOrthZ", nb.cov_orth.z, 2)
+    macros.number("CovOrthCorr", nb.cov_corr, 2)
+    macros.integer("CovRep", nb.sizes["cov_rep"])
+    macros.integer("MatchedRep", nb.sizes["matched_rep"])
+    macros.integer("MatchedConfigs", nb.matched_configs)
     for k, (t, v) in enumerate(nb.matched.items()):
         name = "Matched" + "ABCD"[k]
-        nb.macros.number(f"{name}Target", t, 2)
-        nb.macros.mean_se(f"{name}Tau", v["tau_pct"], v["tau_se_pct"])
-        nb.macros.number(f"{name}Spread", v["spread_pct"], 2)
-        nb.macros.text(f"{name}P", f"{v['p']:.2g}")
-    nb.macros.text("MostGain", most_gain_by_60)
+        macros.number(f"{name}Target", t, 2)
+        macros.mean_se(f"{name}Tau", v["tau_pct"], v["tau_se_pct"])
+        macros.number(f"{name}Spread", v["spread_pct"], 2)
+        macros.text(f"{name}P", f"{v['p']:.2g}")
+    macros.text("MostGain", most_gain_by_60)
     for rec, name in [(rec_identical, "Printed"), (rec_sweak, "Sweak"), (rec_iso, "Iso"), (rec_aniso, "Aniso"),
                       (rec_equal, "Equal"), (rec_strict, "Strict"), (rec_random, "Random"), (rec_strue, "Strue"),
                       (rec_pa, "PA"), (rec_bound, "Bound"), (rec_matched, "Matched"), (rec_attn, "Attn")]:
-        verdict_macros(nb.macros, name, rec)
+        verdict_macros(macros, name, rec)
     for rec, name in [(rec_sweak, "Sweak"), (rec_iso, "Iso"), (rec_random, "Random")]:
         if rec.detectable is not None:
-            nb.macros.number(f"Detectable{name}", rec.detectable, 2)
+            macros.number(f"Detectable{name}", rec.detectable, 2)
     checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
-    nb.macros.write(macros_path, argument="macros_path")
+    macros.write(macros_path, argument="macros_path")
 
-    nb.results.update(json_safe(dict(
+    results.update(json_safe(dict(
         table={str(s): nb.table[s] for s in nb.shapes}, predicted={str(s): nb.predicted[s] for s in nb.shapes},
         haar_vs_H=dict(d=nb.index["d"], d_k=nb.index["d_k"], H=nb.index["H"], mean=nb.index["haar_mean"], se=nb.index["haar_se"],
                        bound=nb.index["bound"]),
@@ -1131,7 +1266,7 @@ def close(nb, macros_path, results_path):
         parameters={k: nb.params[k] for k in nb.params if k not in ('figures_dir', 'macros_path', 'results_path')},
         data_models={m: v.spec() for m, v in nb.model.items()},
     )))
-    save_results(results_path, nb.results, argument="results_path")
+    save_results(results_path, results, argument="results_path")
     return ledger
 
 
@@ -1140,7 +1275,7 @@ def normalization_rows(table: dict, predicted: dict) -> dict:
     (:func:`normalization_predictions`), one row per shape and head kind, as a table for
     :func:`mhanw.infra.tables.show`: ``{"(d, H, d_k), kind": {"printed": "value (prediction)", ...}}``.
     ``table``, ``predicted``: ``{(d, H, d_k): {kind: {normalization: value}}}``."""
-    names = {"paper": "printed", "principal_angles": "PA", "rv": "RV"}
+    names = {"paper": r"HDI$_{\mathrm{printed}}$", "principal_angles": r"HDI$_{\mathrm{PA}}$", "rv": r"HDI$_{\mathrm{RV}}$"}
     if set(table) != set(predicted):
         raise ValueError(f"predicted: expected the shapes of table {sorted(table)}, got {sorted(predicted)}")
     def show(x):  # three decimals; a value that rounds to zero prints as 0, not -0.000

@@ -4,8 +4,9 @@ Notebook ``05_decorrelation_optimality`` checks Thm 5.1 in four parts:
 
 - random configurations: the experiment of chapter 04,
   :func:`random_configuration_imse` (re-exported from
-  :mod:`mhanw.chapters.ch04_head_diversity_index`, with
-  :func:`rank_correlation`), here an independent run with the anisotropic ``m``;
+  :mod:`mhanw.chapters.ch04_head_diversity_index`, with :func:`rank_correlation`,
+  :func:`rule_options` and the names of the regression functions,
+  :func:`regression_label`), here an independent run with the anisotropic ``m``;
 - :func:`blind_configurations`: identical, partially shared and orthogonal heads
   in ``R^4`` for a signal along ``e_1`` only, where orthogonality makes one head
   blind;
@@ -35,12 +36,14 @@ from ..infra import verdicts as V
 from ..infra.validate import as_float_array, as_seed_sequence, boolean, generator, positive_int, positive_scalar
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Verdict, checked, significant_effect
 from ..infra.verdicts import stat as _stat
-from .ch04_head_diversity_index import SHARED_PARAMETERS, random_configuration_imse, rank_correlation
+from .ch04_head_diversity_index import (SHARED_PARAMETERS, random_configuration_imse, rank_correlation, regression_label,
+                                        rule_options)
 
 __all__ = [
     "CONSTRAINTS", "CrnBatch", "ImseOptimum", "PARAMETERS", "RESOLUTION_PCT", "blind_configurations", "blind_verdict",
     "candidate_starts", "comparison_word", "crn_batch", "frame_general_verdict", "frame_verdict", "imse_and_gradient", "minimize_imse",
     "optimum_search", "optimum_verdict", "overall_verdict", "random_configuration_imse", "random_records", "rank_correlation", "reading_premises",
+    "regression_label", "rule_options", "setup", "SIZES", "STREAMS",
 ]
 
 SECTION = "sec:thm51"
@@ -459,7 +462,6 @@ def optimality_figure(nb):
     from ..diversity import haar_expected_hdi
     from ..infra import figures
     from ..infra.notebook import Namespace
-    from .ch04_head_diversity_index import regression_label
 
     nb = Namespace(nb)
     fig, ax = plt.subplot_mosaic([["a", "a", "b", "b", "c", "c"], ["d", "d", "d", "e", "e", "e"]],
@@ -521,16 +523,21 @@ def close(nb, macros_path, results_path):
     """Decide every record of the chapter from the notebook's numbers (the rules above; premises from
     :func:`reading_premises`, the descent's convergence from :func:`optimum_search`), write the macros
     (to ``macros_path``) and the raw results (to ``results_path``); returns the
-    :class:`mhanw.infra.verdicts.Ledger`.  ``nb``: the executed notebook's variables (a mapping)."""
+    :class:`mhanw.infra.verdicts.Ledger`.  Macros have the prefix ``DecorOpt``; the results hold the
+    fidelity, seed, sizes, the records and every experiment's numbers.  ``nb``: the executed notebook's
+    variables (a mapping: the parameters, ``params``, ``model`` and ``sizes`` of :func:`setup`, and the
+    names the chapter's cells define)."""
     from ..diversity import hdi_upper_bound
     from ..infra.results import json_safe, save_results
     from ..infra.texout import checked_outputs
     from ..infra.verdicts import Ledger
     from . import ch04_head_diversity_index as ch04
     from ..infra.notebook import Namespace
-    from .ch04_head_diversity_index import regression_label
+    from ..infra.texout import Macros
 
     nb = Namespace(nb)
+    macros = Macros("DecorOpt")
+    results = {"fidelity": nb.fidelity, "seed": nb.seed, "sizes": nb.sizes}
     iso, an = nb.rand[nb.ISO], nb.rand[nb.ANISO]
     iso_min_z = float(iso["z"][nb.others].min())  # IMSE(c) - IMSE(orthogonal) in paired s.e.: below -3 some c beats orthogonal
     d_os, s_os = nb.blind_diff["orthogonal - shared, average"]
@@ -556,79 +563,79 @@ def close(nb, macros_path, results_path):
     rec_frame = add(frame_verdict(frame_gap, float(nb.frame.trace.max() - nb.frame_bound), float(nb.frame.tightness.max())))
     rec_planes = add(frame_general_verdict(nb.planes.hdi.max(), hdi_upper_bound(3, 2, 2)))
     rec_overall = add(overall_verdict([rec_aniso, rec_blind, *rec_opt.values()]))
-    nb.results["claims"] = ledger.to_list()
+    results["claims"] = ledger.to_list()
 
-    nb.macros.integer("NConfigs", len(nb.cfg.hdi))
+    macros.integer("NConfigs", len(nb.cfg.hdi))
 
-    nb.macros.integer("NOthers", int(nb.others.sum()))
+    macros.integer("NOthers", int(nb.others.sum()))
 
-    nb.macros.integer("RandomRep", nb.sizes["random_rep"])
+    macros.integer("RandomRep", nb.sizes["random_rep"])
 
-    nb.macros.integer("BlindRep", nb.sizes["blind_rep"])
-    nb.macros.number("IsoRho", iso["rho"], 2)
-    nb.macros.number("AnisoRho", an["rho"], 2)
-    nb.macros.mean_se("IsoClosestRel", 100 * iso["rel"][iso["best"]], 100 * iso["rel_se"][iso["best"]])
-    nb.macros.number("IsoClosestHDI", nb.cfg.hdi[iso["best"]], 2)
-    nb.macros.number("IsoMinZ", iso_min_z, 2)
+    macros.integer("BlindRep", nb.sizes["blind_rep"])
+    macros.number("IsoRho", iso["rho"], 2)
+    macros.number("AnisoRho", an["rho"], 2)
+    macros.mean_se("IsoClosestRel", 100 * iso["rel"][iso["best"]], 100 * iso["rel_se"][iso["best"]])
+    macros.number("IsoClosestHDI", nb.cfg.hdi[iso["best"]], 2)
+    macros.number("IsoMinZ", iso_min_z, 2)
     n_better = iso["n_better_than_orth"]  # the paper's sentence on the isotropic m, said from the count
-    nb.macros.text("IsoBetter", "no random configuration is" if n_better == 0 else
+    macros.text("IsoBetter", "no random configuration is" if n_better == 0 else
                    "one random configuration is" if n_better == 1 else f"{n_better} random configurations are")
-    nb.macros.integer("OptPerturbed", nb.sizes["opt_perturbed"])
-    nb.macros.integer("IsoNWorse", iso["n_worse_than_orth"])
-    nb.macros.mean_se("AnisoBestRel", 100 * an["rel"][an["best"]], 100 * an["rel_se"][an["best"]])
-    nb.macros.number("AnisoBestHDI", nb.cfg.hdi[an["best"]], 2)
-    nb.macros.integer("AnisoNBetter", an["n_better_than_orth"])
-    nb.macros.integer("AnisoOrthRank", an["orth_rank"])
+    macros.integer("OptPerturbed", nb.sizes["opt_perturbed"])
+    macros.integer("IsoNWorse", iso["n_worse_than_orth"])
+    macros.mean_se("AnisoBestRel", 100 * an["rel"][an["best"]], 100 * an["rel_se"][an["best"]])
+    macros.number("AnisoBestHDI", nb.cfg.hdi[an["best"]], 2)
+    macros.integer("AnisoNBetter", an["n_better_than_orth"])
+    macros.integer("AnisoOrthRank", an["orth_rank"])
     for k, name in (("identical", "Identical"), ("shared", "Shared"), ("orthogonal", "Orthogonal")):
         for rule, r in (("average", "Avg"), ("sum", "Sum")):
             i = nb.idx[f"{k}, {rule}"]
-            nb.macros.mean_se(f"Blind{r}{name}", nb.blind.mean[i], nb.blind.se[i])
-    nb.macros.mean_se("BlindOrthMinusShared", d_os, s_os)
-    nb.macros.number("BlindOrthMinusSharedZ", d_os / s_os, 3)
-    nb.macros.mean_se("BlindSharedMinusIdentical", d_si, s_si)
-    nb.macros.number("BlindSharedMinusIdenticalZ", d_si / s_si, 2)
-    nb.macros.mean_se("BlindSumOrthMinusShared", d_sum, s_sum)
-    nb.macros.number("BlindSumOrthMinusSharedZ", d_sum / s_sum, 3)
-    nb.macros.integer("FrameStarts", nb.sizes["frame_starts"])
-    nb.macros.integer("FrameSteps", nb.sizes["frame_steps"])
-    nb.macros.number("FrameBound", nb.frame_bound, 6)
-    nb.macros.number("FrameMin", nb.frame.hdi.min(), 6)
-    nb.macros.number("FrameMax", nb.frame.hdi.max(), 6)
-    nb.macros.number("FrameGap", max(frame_gap, 1e-16), 2)
-    nb.macros.number("FrameTight", max(nb.frame.tightness.max(), 1e-16), 2)
-    nb.macros.number("FrameOtherGap", max(max(nb.other_gap.values()), 1e-16), 2)
-    nb.macros.number("FramePlanesBest", nb.planes.hdi.max(), 4)
-    nb.macros.number("FramePlanesBound", hdi_upper_bound(3, 2, 2), 4)
+            macros.mean_se(f"Blind{r}{name}", nb.blind.mean[i], nb.blind.se[i])
+    macros.mean_se("BlindOrthMinusShared", d_os, s_os)
+    macros.number("BlindOrthMinusSharedZ", d_os / s_os, 3)
+    macros.mean_se("BlindSharedMinusIdentical", d_si, s_si)
+    macros.number("BlindSharedMinusIdenticalZ", d_si / s_si, 2)
+    macros.mean_se("BlindSumOrthMinusShared", d_sum, s_sum)
+    macros.number("BlindSumOrthMinusSharedZ", d_sum / s_sum, 3)
+    macros.integer("FrameStarts", nb.sizes["frame_starts"])
+    macros.integer("FrameSteps", nb.sizes["frame_steps"])
+    macros.number("FrameBound", nb.frame_bound, 6)
+    macros.number("FrameMin", nb.frame.hdi.min(), 6)
+    macros.number("FrameMax", nb.frame.hdi.max(), 6)
+    macros.number("FrameGap", max(frame_gap, 1e-16), 2)
+    macros.number("FrameTight", max(nb.frame.tightness.max(), 1e-16), 2)
+    macros.number("FrameOtherGap", max(max(nb.other_gap.values()), 1e-16), 2)
+    macros.number("FramePlanesBest", nb.planes.hdi.max(), 4)
+    macros.number("FramePlanesBound", hdi_upper_bound(3, 2, 2), 4)
     # directions said in the text, generated from the paired comparisons (never typed)
-    nb.macros.text("BlindSharedVsIdentical", comparison_word(d_si, s_si, "beat", "lose to", "do not differ significantly from"))
-    nb.macros.text("BlindOrthVsShared", comparison_word(d_os, s_os, "lower", "higher", "not significantly different"))
-    nb.macros.text("BlindOrthVsIdentical", comparison_word(d_oi, s_oi, "lower", "higher", "not significantly different"))
-    nb.macros.mean_se("BlindOrthMinusIdentical", d_oi, s_oi)
-    nb.macros.number("BlindOrthMinusIdenticalZ", d_oi / s_oi, 3)
-    nb.macros.text("BlindSumOrthVsShared", comparison_word(d_sum, s_sum, "lower", "higher", "not significantly different"))
+    macros.text("BlindSharedVsIdentical", comparison_word(d_si, s_si, "beat", "lose to", "do not differ significantly from"))
+    macros.text("BlindOrthVsShared", comparison_word(d_os, s_os, "lower", "higher", "not significantly different"))
+    macros.text("BlindOrthVsIdentical", comparison_word(d_oi, s_oi, "lower", "higher", "not significantly different"))
+    macros.mean_se("BlindOrthMinusIdentical", d_oi, s_oi)
+    macros.number("BlindOrthMinusIdenticalZ", d_oi / s_oi, 3)
+    macros.text("BlindSumOrthVsShared", comparison_word(d_sum, s_sum, "lower", "higher", "not significantly different"))
     for name, size in (("OptRep", "opt_rep"), ("OptTest", "opt_test"), ("OptStarts", "opt_starts"),
                        ("OptSteps", "opt_steps"), ("EvalRep", "eval_rep"), ("EvalTest", "eval_test")):
-        nb.macros.integer(name, nb.sizes[size])
+        macros.integer(name, nb.sizes[size])
     for k, (m, v) in enumerate(nb.optimum.items()):
         name = "Opt" + "ABCD"[k]
-        nb.macros.mean_se(f"{name}Rel", 100 * v["rel"], 100 * v["rel_se"])
-        nb.macros.number(f"{name}Z", v["diff"].z, 2)
-        nb.macros.number(f"{name}HDI", v["free"].hdi, 2)
-        nb.macros.text(f"{name}Direction", comparison_word(*v["diff"], "lower than", "higher than", "not significantly different from"))
-        nb.macros.text(f"{name}Angles", ", ".join(f"{a:.0f}" for a in np.degrees(v["free"].angles).ravel()))
-        nb.macros.text(f"{name}Label", regression_label(m))
-        nb.macros.text(f"Verdict{name}", rec_opt[m].verdict)
+        macros.mean_se(f"{name}Rel", 100 * v["rel"], 100 * v["rel_se"])
+        macros.number(f"{name}Z", v["diff"].z, 2)
+        macros.number(f"{name}HDI", v["free"].hdi, 2)
+        macros.text(f"{name}Direction", comparison_word(*v["diff"], "lower than", "higher than", "not significantly different from"))
+        macros.text(f"{name}Angles", ", ".join(f"{a:.0f}" for a in np.degrees(v["free"].angles).ravel()))
+        macros.text(f"{name}Label", regression_label(m))
+        macros.text(f"Verdict{name}", rec_opt[m].verdict)
         if rec_opt[m].detectable is not None:
-            nb.macros.number(f"Detectable{name}", rec_opt[m].detectable, 2)
+            macros.number(f"Detectable{name}", rec_opt[m].detectable, 2)
     for rec, name in [(rec_iso, "Iso"), (rec_aniso, "Aniso"), (rec_blind, "Blind"), (rec_frame, "Frame"),
                       (rec_planes, "FramePlanes"), (rec_overall, "Overall")]:
-        nb.macros.text(f"Verdict{name}", rec.verdict)
+        macros.text(f"Verdict{name}", rec.verdict)
     if rec_iso.detectable is not None:
-        nb.macros.number("DetectableIso", rec_iso.detectable, 2)
+        macros.number("DetectableIso", rec_iso.detectable, 2)
     checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
-    nb.macros.write(macros_path, argument="macros_path")
+    macros.write(macros_path, argument="macros_path")
 
-    nb.results.update(json_safe(dict(
+    results.update(json_safe(dict(
         random=dict(hdi=nb.cfg.hdi, t=nb.cfg.t, orthogonal=nb.o, **nb.rand),
         blind=dict(hdi=nb.blind_hdi, labels=[c.label for c in nb.configs], imse=nb.blind.mean, se=nb.blind.se,
                    differences={k: dict(diff=d, se=s) for k, (d, s) in nb.blind_diff.items()}),
@@ -640,7 +647,7 @@ def close(nb, macros_path, results_path):
         parameters={k: nb.params[k] for k in nb.params if k not in ('figures_dir', 'macros_path', 'results_path')},
         data_models={m: v.spec() for m, v in nb.model.items()},
     )))
-    save_results(results_path, nb.results, argument="results_path")
+    save_results(results_path, results, argument="results_path")
     return ledger
 
 
@@ -683,3 +690,40 @@ PARAMETERS = {
 }
 CONSTRAINTS = (_P.product_at_most(("random_H", "random_d_k"), "random_d"),
                _P.product_at_most(("optimum_H", "optimum_d_k"), "optimum_d"))
+
+#: The Monte Carlo sizes at each fidelity (:func:`setup`): random configurations and their replicates,
+#: replicates of the blind heads, starts and steps of the frame ascent (and starts for the other shapes),
+#: the IMSE optimum's batch (replicates, test points), starts, perturbed candidates and descent steps, and
+#: the fresh replicates and test points that evaluate it.
+SIZES = dict(
+    quick=dict(n_configs=12, random_rep=150, blind_rep=200, frame_starts=20, frame_steps=150, other_starts=3,
+               opt_rep=6, opt_test=60, opt_starts=1, opt_perturbed=2, opt_steps=10, eval_rep=100, eval_test=200),
+    paper=dict(n_configs=24, random_rep=400, blind_rep=400, frame_starts=20, frame_steps=300, other_starts=10,
+               opt_rep=16, opt_test=100, opt_starts=2, opt_perturbed=2, opt_steps=30, eval_rep=300, eval_test=200),
+)
+
+#: The experiments fed by the children of ``SeedSequence(seed)``, in spawn order (:func:`setup`).
+STREAMS = ("random configurations", "blind heads", "frame ascent", "IMSE optimum")
+
+
+def setup(nb) -> tuple:
+    """The chapter's set-up, from ``nb``, the notebook's variables right after its parameters cell (a
+    mapping: ``globals()``).  Checks the parameters (:data:`PARAMETERS`, :data:`CONSTRAINTS`; the first bad
+    one raises :class:`mhanw.infra.params.ParameterError` naming it) and sets the figure style.
+
+    Returns ``(params, model, sizes, streams)``: the checked parameters; ``{name: DataModel}`` for every
+    regression function of the chapter (:func:`mhanw.data.data_model` with the parameters' inputs, noise
+    and sigma); :data:`SIZES` at ``fidelity``; the ``len(STREAMS)`` children of ``SeedSequence(seed)``,
+    one per experiment of :data:`STREAMS`."""
+    from ..infra import figures
+    from ..infra.notebook import by_fidelity
+    from ..infra.params import check_parameters
+
+    params = check_parameters(nb, PARAMETERS, CONSTRAINTS)
+    names = (params["isotropic_regression"], params["anisotropic_regression"], params["blind_regression"],
+             *params["optimum_regressions"])
+    model = {m: _data.data_model(m, params["inputs"], params["noise"], params["sigma"]) for m in names}
+    sizes = by_fidelity(params["fidelity"], **SIZES)
+    streams = np.random.SeedSequence(params["seed"]).spawn(len(STREAMS))
+    figures.use_style()
+    return params, model, sizes, streams
