@@ -266,21 +266,60 @@ def test_heads_records_follow_the_law_records(law_records, result):
     assert all(len(r.statistics) == 1 for r in ledger)
 
 
-def test_takeaway_is_one_sentence_generated_from_the_records(law_records, monkeypatch):
+@pytest.fixture(scope="module")
+def laws(law_records):
+    return {m.name: derivation.growth_law(m) for m in law_records["models"]}
+
+
+def test_takeaway_shows_one_sentence(monkeypatch):
     import IPython.display
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj.data))
-    ledger = law_records["ledger"]
-    B.takeaway(ledger["thm-6.1/printed-law"], ledger["thm-6.1/printed-law/some-model"], statistics=2)
-    (text,) = shown
-    assert text.startswith("**Takeaway.** Under M1") and text.endswith(").") and text.count(". ") == 0
-    assert "(*fails as stated: limit of the local exponent p = 1; implied d" in text
-    assert "; the printed law follows from some explicit risk model (*holds under the stated conditions" in text
-    with pytest.raises(ValueError, match="^records: "):
-        B.takeaway()
-    with pytest.raises(ValueError, match="^records: "):
-        B.takeaway("fails as stated")
+    B.takeaway("Only M2 and M3 settle in the band.")
+    assert shown == ["**Takeaway.** Only M2 and M3 settle in the band."]
+    for bad in (None, "", "no full stop", ["a."]):
+        with pytest.raises(ValueError, match="^sentence: "):
+            B.takeaway(bad)
+
+
+def test_law_takeaway_says_the_figures_lesson_not_the_verdicts(laws, law_records):
+    """The key figure's takeaway names the models inside the band and why, in other words than the findings
+    (no verdict words, no record statement)."""
+    text = B.law_takeaway(laws)
+    assert text == ("Only M2 and M3 settle in the band of panel (b), the models whose variance was chosen to put "
+                    "them there, while M1, M4a, M4b and M5 leave it: the printed law comes from the variance one "
+                    "assumes, not from the summaries' own ingredients.")
+    for record in law_records["ledger"]:
+        assert record.statement not in text and record.verdict not in text
+    assert B.law_takeaway({"M1": laws["M1"]}) == ("No risk model settles in the band of panel (b): none of M1 gives "
+                                                  "the printed law.")
+    assert B.law_takeaway({"M3": laws["M3"], "M5": laws["M5"]}).endswith("while M5 leave it.")
+
+
+def test_law_caption_carries_its_lesson_from_the_numbers(laws):
+    """The caption says what each panel draws, that there are no error bars, and M1's local exponent at
+    n = 1e300 (computed, not typed) with its symbolic limit."""
+    from mhanw import scaling
+
+    caption = B.law_caption(laws)
+    p_far = scaling.local_slope(10.0**B.FAR_LOG10_N, B.BUDGET, scaling.model("M1"))
+    assert f"$p={p_far:.2f}$ at $n=10^{{{B.FAR_LOG10_N}}}$ and tends to $1$, outside the band." in caption
+    assert "No error bars" in caption and caption.startswith("(a) ") and "$D=512$" in caption
+    with pytest.raises(ValueError, match="^laws"):
+        B.law_caption({"M2": laws["M2"]})
+
+
+def test_heads_takeaway_counts_the_winning_head_sizes(result):
+    """Under each rule: in how many settings small (d_k <= D/4) or big heads have the lowest IMSE."""
+    text = B.heads_takeaway({("additive", 150): result})
+    best = {rule: result.best_d_k(rule) for rule in ("average", "sum")}
+    for rule, words in (("average", "averaged"), ("sum", "summed")):
+        kind = "many small heads" if best[rule] <= result.budget // 4 else "few big heads"
+        assert f"{words}, {kind} have the lowest IMSE in the one setting (best $d_k$ {best[rule]})" in text
+    assert text.endswith(".") and text.count(". ") == 0
+    with pytest.raises(ValueError, match="^sims"):
+        B.heads_takeaway({})
 
 
 def test_figures_draw_every_model_and_rule(law_records, result):
@@ -293,7 +332,7 @@ def test_figures_draw_every_model_and_rule(law_records, result):
     fig = B.budget_figure({("additive", 150): result}, params)
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["average, $n=150$", "sum, $n=150$"]
     plt.close(fig)
-    assert "$D=4$" in B.budget_caption(4) and B.LAW_CAPTION.endswith(".")
+    assert "$D=4$" in B.budget_caption(4)
 
 
 def test_readable_columns_name_each_ratio_by_what_it_divides():
@@ -308,3 +347,31 @@ def test_readable_columns_name_each_ratio_by_what_it_divides():
     assert B.readable_columns(df).to_numpy().tolist() == df.to_numpy().tolist()
     with pytest.raises(ValueError, match="^ratio_of"):
         B.readable_columns(df, ratio_of="x")
+
+
+def test_derivation_table_shows_each_law_as_a_formula(law_records, laws):
+    """The law column is a maths cell typeset from sympy (not the law's description in words)."""
+    from mhanw.infra import tables
+
+    models = law_records["models"]
+    checks = {m.name: derivation.symbolic_checks(m) for m in models[:3]}
+    t = B.derivation_table(checks, laws, models)
+    assert list(t.index) == ["M1", "M2", "M3"]
+    assert t.loc["M1", "law"] == "$" + derivation.law_latex(models[0]) + "$"
+    assert tables.fmt(t.loc["M2", "d = 2/p - 4"]) == "$d$" and t.loc["M1", "d = 2/p - 4"] == -2
+    with pytest.raises(ValueError, match="^models"):
+        B.derivation_table(checks, laws, models[1:])
+
+
+def test_reading_tables_split_formulas_from_numbers(law_records):
+    """The bias readings as two narrower tables: formulas as maths cells, numbers as in the results."""
+    readings, reading_laws, rows = B.bias_readings("M1")
+    formulas, numbers = B.reading_tables(readings, reading_laws, rows)
+    assert list(formulas.index) == list(numbers.index) == list(B.BIAS_EXPONENTS)
+    assert formulas.loc[2, "squared bias"] == r"$\frac{c_{B}}{k^{2}}$"
+    assert formulas.loc[2, "leading order"].startswith("$e^{W") and formulas.loc[2, "law"] == "$k^*=(\\ln n)^{1+o(1)}$"
+    assert all(v.startswith("$") and v.endswith("$") for v in formulas["leading order"])
+    assert numbers.equals(rows[["d_k* at n = 1e12", "p (integer)", "implied d (integer)", "p (root)", "implied d (root)"]])
+    assert len(formulas.columns) + 1 <= 7 and len(numbers.columns) + 1 <= 7  # narrow enough for the book's column
+    with pytest.raises(ValueError, match="^reading_laws"):
+        B.reading_tables(readings, {1: reading_laws[1]}, rows)

@@ -63,3 +63,33 @@ def test_figures_save_outside_a_kernel_returns_the_paths_and_displays_nothing(tm
     assert paths == [tmp_path / "99_check.pdf", tmp_path / "99_check.png"]
     assert all(p.stat().st_size > 1000 for p in paths)
     assert paths._ipython_display_() is None
+
+
+def test_formulas_are_maths_cells_typeset_from_sympy():
+    """A sympy expression in a table is inline maths, $...$ (HTML: a MathJax span), not sympy's str;
+    sympy numbers and true/false stay numbers and booleans."""
+    import sympy as sp
+
+    n, c = sp.symbols("n c_B", positive=True)
+    leading = sp.exp(sp.LambertW(2 * sp.log(c * n)))
+    assert tables.math_cell(leading) == "$" + sp.latex(leading, ln_notation=True) + "$"
+    assert tables.fmt(leading) == tables.math_cell(leading) and tables.fmt(sp.sqrt(c)) == r"$\sqrt{c_{B}}$"
+    assert tables.math_cell(r" k^*\propto n^{2/5} ") == r"$k^*\propto n^{2/5}$"
+    assert tables.math_cell(sp.Rational(2, 5)) == r"$\frac{2}{5}$"
+    assert (tables.fmt(sp.Integer(-2)), tables.fmt(sp.Rational(2, 5)), tables.fmt(sp.true)) == ("-2", "0.4", "True")
+    for bad in ("", "$x$", 3, None):
+        with pytest.raises(ValueError, match="^value: "):
+            tables.math_cell(bad)
+    html = tables.show([{"model": "M1", "leading order": leading}])._repr_html_()
+    assert r'<span class="math notranslate nohighlight">\(e^{W' in html and "LambertW" not in html
+
+
+def test_split_tables_can_drop_the_columns_a_part_leaves_empty():
+    df = pd.DataFrame({"model": ["M1", "M1", "M2"], "a": [1.0, 2.0, np.nan], "b": [np.nan, np.nan, 3.0],
+                       "c": [None, None, None]})
+    m1, m2 = tables.show(df, split="model", drop_empty=True)
+    assert (m1.columns, m2.columns) == (["a"], ["b"])
+    assert tables.show(df, split="model")[0].columns == ["a", "b", "c"]
+    assert tables.show(df, drop_empty=True).columns == ["model", "a", "b"]
+    with pytest.raises(ValueError, match="^drop_empty: "):
+        tables.show(df, drop_empty="yes")

@@ -8,8 +8,9 @@ The chapter's bookkeeping and its two experiments, in the order the chapter uses
 :func:`bias_readings` give the numbers of Theorem 6.1's table at ``D = 512``, and
 :func:`law_figure` draws the chapter's key figure.
 
-*Real heads.*  The budget simulation (``book/claims.md``, 'Theorem 6.1'): the input dimension is the
-budget, ``d = D`` (8 by default), and a configuration with head size ``d_k`` has
+*Real heads.*  The budget simulation (``book/claims.md``, 'Theorem 6.1'): the input has as many
+coordinates as the budget ``D`` (the parameter ``sim_budget``, 8 by default; the ``d`` of the risk
+models is a separate constant), and a configuration with head size ``d_k`` has
 ``H = D / d_k`` Gaussian Nadaraya-Watson heads on orthogonal coordinate blocks
 (:func:`mhanw.heads.orthogonal_heads`), so every configuration sees all ``D``
 coordinates and only the way they are split into heads changes.  The heads are
@@ -30,9 +31,10 @@ All head evaluation is :func:`mhanw.heads.head_estimates`; the data are
 independent of ``n_jobs``).  :func:`simulate` runs one simulation per ``(regression, n)``
 and :func:`budget_figure` draws them.
 
-*The records.*  :func:`decide_law` and :func:`decide_heads` apply the verdict rules below,
-:func:`takeaway` says a figure's finding from them, and :func:`close` guards the sentences that state
-a direction and writes the macros of the paper's section and the results.
+*The records.*  :func:`decide_law` and :func:`decide_heads` apply the verdict rules below;
+:func:`law_takeaway` and :func:`heads_takeaway` say each figure's lesson from its numbers (the verdicts
+are the findings'), and :func:`close` guards the sentences that state a direction and writes the macros
+of the paper's section and the results.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from .. import scaling as _scaling
 from ..constants import MAX_REPLICATES, N_SE, check_entries
 from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
-from ..infra.validate import (as_float_array, as_seed_sequence, brief, mapping_with_keys, one_of, positive_int,
+from ..infra.validate import (as_float_array, as_seed_sequence, brief, listed, mapping_with_keys, one_of, positive_int,
                               positive_scalar, sequence, table_with_columns)
 from ..infra.sweep import run_replicates
 from ..infra.prose import join_list
@@ -62,13 +64,14 @@ from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["BANDWIDTHS", "BIAS_EXPONENTS", "BUDGET", "BudgetResult", "CONSTANTS", "D_GRID", "LAW_CAPTION", "N_GRID",
+__all__ = ["BANDWIDTHS", "BIAS_EXPONENTS", "BUDGET", "BudgetResult", "CONSTANTS", "D_GRID", "FAR_LOG10_N", "N_GRID",
            "NEARLY_LINEAR_SLOPE", "PRACTICAL_LOG10_N", "asymptotic_table", "bias_reading_models", "bias_reading_verdict",
            "bias_readings", "budget_caption", "budget_figure", "budget_simulation", "close", "decide_heads", "decide_law",
-           "derivation_table", "head_sizes", "law_figure", "linear_heads_verdict", "logarithmic_growth_verdict",
-           "minimiser_table", "power_law_fits", "practice_table", "practice_verdict", "printed_law_models_verdict",
-           "printed_law_verdict", "risk_models", "sensitivity_table", "setup", "simulate", "simulation_tables",
-           "small_heads_verdict", "takeaway", "PARAMETERS", "CONSTRAINTS"]
+           "derivation_table", "head_sizes", "heads_takeaway", "law_caption", "law_figure", "law_takeaway",
+           "linear_heads_verdict", "logarithmic_growth_verdict", "minimiser_table", "power_law_fits", "practice_table",
+           "practice_verdict", "printed_law_models_verdict", "printed_law_verdict", "reading_tables", "risk_models",
+           "sensitivity_table", "setup", "simulate", "simulation_tables", "small_heads_verdict", "takeaway",
+           "PARAMETERS", "CONSTRAINTS"]
 
 #: The bandwidth grid, extended down to 0.1: with many one-dimensional heads
 #: summed, 0.15 was the tuned value at n = 3000 (the edge of the first grid), so
@@ -83,10 +86,6 @@ SIGNIFICANCE = N_SE
 # The chapter's helpers pass tables (pandas DataFrames) and mappings (the notebook's parameters, sizes, streams,
 # laws and simulations) from one cell to the next; each checks them here first, so that a malformed one raises
 # ValueError naming the argument and what it lacks, not a KeyError or AttributeError deep inside pandas.
-
-
-def _listed(items) -> str:
-    return ", ".join(repr(k) for k in items)
 
 
 def _rows(value, name: str, keys) -> list:
@@ -133,7 +132,7 @@ def _simulations(value, name: str, rules=()) -> Mapping:
             raise ValueError(f"{name}[{key!r}]: expected a BudgetResult (budget_simulation), got {type(s).__name__}")
         missing = [r for r in rules if r not in s.rules]
         if missing:
-            raise ValueError(f"{name}[{key!r}]: the simulation has no rule {_listed(missing)} (it has {_listed(s.rules)})")
+            raise ValueError(f"{name}[{key!r}]: the simulation has no rule {listed(missing)} (it has {listed(s.rules)})")
     return value
 
 
@@ -284,7 +283,7 @@ def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, b
     n : int
         Training sample size.
     budget : int
-        ``D = d``, the input dimension and the total head dimension.
+        ``D``, the total head dimension, which is also the number of input coordinates.
     d_k_values : sequence of int, optional
         Head sizes, each a divisor of ``budget`` (default: all divisors).
     bandwidths : sequence of float
@@ -744,14 +743,45 @@ def bias_readings(base="M1") -> tuple[dict, dict, pd.DataFrame]:
     return readings, laws, pd.DataFrame(rows).set_index("a")
 
 
-def derivation_table(checks: dict, laws: dict) -> pd.DataFrame:
-    """One row per model: its symbolic checks (``{model: {check: bool}}``, :func:`mhanw.derivation.symbolic_checks`),
-    its law (``{model: GrowthLaw}``) and whether that law is the printed one for some ``d > 0``."""
+def reading_tables(readings: dict, reading_laws: dict, reading_rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The table of the bias readings (:func:`bias_readings`) in two narrower ones for the book, both
+    indexed by the squared-bias exponent ``a``: the formulas (the reading in words, the squared bias, the
+    leading order and the law as maths cells, :func:`mhanw.infra.tables.math_cell`; whether the derivation is
+    checked and the law printed) and the numbers (``d_k*`` at ``n = 1e12``, the fitted exponents and their
+    implied ``d``).  ``readings``: ``{a: MSEModel}``; ``reading_laws``: ``{a: GrowthLaw}``."""
     import pandas as pd
+
+    from ..infra.tables import math_cell
+
+    mapping_with_keys(readings, "readings")
+    mapping_with_keys(_laws(reading_laws, "reading_laws"), "reading_laws", list(readings))
+    numbers = ["d_k* at n = 1e12", "p (integer)", "implied d (integer)", "p (root)", "implied d (root)"]
+    table_with_columns(reading_rows, "reading_rows", ["derivation checked", *numbers], rows=list(readings))
+    formulas = pd.DataFrame({a: {
+        "reading": READING_TEX.get(a, f"squared bias $\\propto k^{{-{a}}}$"),
+        "squared bias": math_cell(_risk_model(m, f"readings[{a!r}]").bias_law),
+        "leading order": math_cell(_derivation.formula(m)),
+        "law": math_cell(_derivation.law_latex(m)),
+        "derivation checked": reading_rows.loc[a, "derivation checked"],
+        "printed law for some d > 0": reading_laws[a].gives_printed_law} for a, m in readings.items()}).T
+    return formulas.rename_axis("a"), reading_rows.loc[list(readings), numbers]
+
+
+def derivation_table(checks: dict, laws: dict, models) -> pd.DataFrame:
+    """One row per model: its symbolic checks (``{model: {check: bool}}``, :func:`mhanw.derivation.symbolic_checks`),
+    its law (``{model: GrowthLaw}``) as a formula (a maths cell, :func:`mhanw.infra.tables.math_cell`, of
+    :func:`mhanw.derivation.law_latex`), the ``d = 2/p - 4`` the printed exponent would need (empty for a
+    polynomial law) and whether that law is the printed one for some ``d > 0``.  ``models``: the risk
+    models, one for every name of ``checks``."""
+    import pandas as pd
+
+    from ..infra.tables import math_cell
 
     checks = V.mapping_of(V.flag_map)(checks, "checks")
     laws = mapping_with_keys(_laws(laws, "laws"), "laws", list(checks))
-    return pd.DataFrame({name: {**checks[name], "law": laws[name].description,
+    by_name = mapping_with_keys({m.name: m for m in _risk_models(models, "models")}, "models", list(checks))
+    return pd.DataFrame({name: {**checks[name], "law": math_cell(_derivation.law_latex(by_name[name])),
+                                "d = 2/p - 4": laws[name].implied_d,
                                 "printed law for some d > 0": laws[name].gives_printed_law} for name in checks}).T
 
 
@@ -854,27 +884,88 @@ def decide_heads(ledger, sims: dict, rules) -> None:
         ledger.add(small_heads_verdict(rule, [(f"{m}, n = {n}", *_small_vs_big(s, rule)) for (m, n), s in sims.items()]))
 
 
-def takeaway(*records, statistics: int = 0) -> None:
-    """Display the takeaway of a figure, one sentence generated from ``records``
-    (:class:`mhanw.infra.verdicts.Verdict`): each record's statement with its verdict words and, for
-    ``statistics > 0``, its first deciding numbers, the records' clauses joined by semicolons."""
+def takeaway(sentence: str) -> None:
+    """Display a figure's takeaway, ``**Takeaway.** sentence``: one sentence (Markdown, ``$math$`` allowed)
+    saying the figure's lesson, as :func:`law_takeaway` and :func:`heads_takeaway` write it."""
     from IPython.display import Markdown, display
 
-    from ..infra import notation
+    if not isinstance(sentence, str) or not sentence.strip().endswith("."):
+        raise ValueError(f"sentence: expected one sentence ending with a full stop, got {brief(sentence)}")
+    display(Markdown(f"**Takeaway.** {sentence.strip()}"))
 
-    if not records:
-        raise ValueError("records: expected at least one verdict record")
-    statistics = positive_int(statistics, "statistics", minimum=0, maximum=None)
-    clauses = []
-    for i, r in enumerate(V.record(r, "records") for r in records):
-        numbers = "; ".join(V.statistic_text(s) for s in r.statistics[:statistics])
-        said = notation.markdown_safe(V.verdict_words(r) + (f": {numbers}" if numbers else ""))
-        statement = r.statement
-        if i and statement[:1].isupper() and statement[1:2].islower():  # "The law ..." goes on the sentence; "M1 ..." not
-            statement = statement[0].lower() + statement[1:]
-        clauses.append(f"{notation.markdown_safe(statement)} (*{said}*)")
-    text = "; ".join(clauses)
-    display(Markdown(f"**Takeaway.** {text[:1].upper()}{text[1:]}."))
+
+def _printed_law_models(laws) -> tuple[list, list]:
+    """The names of the models of ``laws`` (``{name: GrowthLaw}``) that give the printed law, and of the others."""
+    laws = _laws(laws, "laws")
+    giving = [name for name, law in laws.items() if law.gives_printed_law]
+    return giving, [name for name in laws if name not in giving]
+
+
+def law_takeaway(laws: dict) -> str:
+    """The lesson of the key figure (:func:`law_figure`) in one sentence, generated from the models' laws
+    ``{name: GrowthLaw}``: which models settle in panel (b)'s band of the printed law, whether they were built
+    to (:data:`BY_CONSTRUCTION`), and which leave it."""
+    giving, others = _printed_law_models(laws)
+    if not giving:
+        return f"No risk model settles in the band of panel (b): none of {join_list(others)} gives the printed law."
+    built = all(name in BY_CONSTRUCTION for name in giving)
+    text = (f"Only {join_list(giving)} settle in the band of panel (b)"
+            + (", the models whose variance was chosen to put them there" if built else ""))
+    if others:
+        text += f", while {join_list(others)} leave it"
+    if built and "M1" in others:
+        text += ": the printed law comes from the variance one assumes, not from the summaries' own ingredients"
+    return text + "."
+
+
+#: The largest ``log10 n`` of panel (b) of :func:`law_figure` (``n = 1e300``, below a double's limit).
+FAR_LOG10_N = 300
+
+
+def law_caption(laws: dict) -> str:
+    """The caption of the key figure (:func:`law_figure`): what each panel draws, that it has no error bars
+    (every number is computed from a risk model, nothing is sampled), and its lesson with M1's local exponent
+    at ``n = 10^FAR_LOG10_N`` and its symbolic limit (``laws``: ``{name: GrowthLaw}``, M1's among them)."""
+    laws = mapping_with_keys(_laws(laws, "laws"), "laws", ("M1",))
+    p_far, p_limit = _scaling.local_slope(10.0**FAR_LOG10_N, BUDGET, _scaling.model("M1")), laws["M1"].p_limit
+    limit = _value(p_limit)
+    where = "inside" if 0 < limit < 0.5 else "outside"
+    return (f"(a) The integer minimiser $d_k^*$ of each risk model (one colour and marker per model) against "
+            f"$n$ under the budget $D={BUDGET}$, with its asymptotic formula dashed. (b) The local exponent "
+            "$p(n)=d\\ln k^*/d\\ln\\ln n$ at the real root: the printed law needs $p$ to approach "
+            "$2/(4+d)$, inside the shaded band $0<p<1/2$. No error bars: every curve is computed from its risk "
+            f"model, nothing is sampled. The lesson: M1, built from the summaries' own ingredients, has "
+            f"$p={p_far:.2f}$ at $n=10^{{{FAR_LOG10_N}}}$ and tends to ${sp.latex(p_limit)}$, {where} the band.")
+
+
+#: How each combination rule's heads are named in a sentence.
+RULE_WORDS = {"average": "averaged", "sum": "summed", "concat": "concatenated"}
+
+
+def heads_takeaway(sims: dict) -> str:
+    """The lesson of the real-heads figure (:func:`budget_figure`) in one sentence, generated from the
+    simulation ``{(regression, n): BudgetResult}``: under each rule, in how many settings many small heads
+    (``d_k <= D/4``) or few big ones have the lowest IMSE, and whether that depends on the rule."""
+    sims = _simulations(sims, "sims")
+    first = next(iter(sims.values()))
+    rules, total = [r for r in first.rules if all(r in s.rules for s in sims.values())], len(sims)
+    clauses, winners = [], set()
+    for rule in rules:
+        best = [s.best_d_k(rule) for s in sims.values()]
+        small = sum(k <= s.budget // 4 for k, s in zip(best, sims.values()))
+        values = "best $d_k$ " + join_list([str(k) for k in sorted(set(best))], "or")
+        if small in (0, total):
+            kind = "many small heads" if small else "few big heads"
+            winners.add(kind)
+            where = "every setting" if total > 1 else "the one setting"
+            clauses.append(f"{RULE_WORDS.get(rule, rule)}, {kind} have the lowest IMSE in {where} ({values})")
+        else:
+            winners.add("mixed")
+            clauses.append(f"{RULE_WORDS.get(rule, rule)}, many small heads have the lowest IMSE in {small} of the "
+                           f"{total} settings and few big heads in the others ({values})")
+    lead = ("Which head size wins depends on how the heads are combined" if len(winners) > 1 or "mixed" in winners
+            else "The same kind of head wins however the heads are combined")
+    return f"{lead}: {'; '.join(clauses)}."
 
 
 # --------------------------------------------------------------------------- the chapter's figures
@@ -886,13 +977,6 @@ MAIN_FORMULA = {"M1": "log_ratio", "M2": "law", "M5": "log_n"}
 #: Markers and line styles of the models of :func:`law_figure`, one each, so that it reads in greyscale.
 MARKERS = ["o", "s", "^", "v", "D", "P", "X"]
 STYLES = ["-", "--", "-.", ":", (0, (5, 1.5, 1, 1.5, 1, 1.5)), (0, (6, 2)), (0, (1, 1))]
-
-#: The caption of :func:`law_figure`.
-LAW_CAPTION = (f"(a) The integer minimiser $d_k^*$ of each risk model (one colour and marker per model) against "
-               f"$n$ under the budget $D={BUDGET}$, with its asymptotic formula dashed. (b) The local exponent "
-               "$p(n)=d\\ln k^*/d\\ln\\ln n$ at the real root: the printed law needs $p$ to approach "
-               "$2/(4+d)$, inside the shaded band $0<p<1/2$.")
-
 
 def law_figure(models):
     """The key figure of Thm 6.1 (``06_optimal_head_size``), two panels for the risk models ``models``:
@@ -906,7 +990,7 @@ def law_figure(models):
 
     models = _risk_models(models, "models")
     n_dense = 10.0 ** np.arange(2, 12.01, 0.125)
-    log10_far = np.geomspace(2, 300, 120)
+    log10_far = np.geomspace(2, FAR_LOG10_N, 120)
     fig, (ax_a, ax_b) = figures.panels(2, height=3.1)
     for i, m in enumerate(models):
         colour, marker, style = f"C{i}", MARKERS[i % len(MARKERS)], STYLES[i % len(STYLES)]
@@ -931,7 +1015,7 @@ def law_figure(models):
     ax_b.text(2.2, 0.08, "printed law for some $d>0$ ($p<1/2$)", fontsize=7)
     ax_b.text(3.2, 1.28, r"M4a, M4b: $p\propto\ln n$, off the scale", fontsize=7, va="top")
     ax_b.legend(loc="upper left", bbox_to_anchor=(0.0, -0.2), ncol=4, columnspacing=0.8)
-    ax_b.set(xscale="log", xlim=(2, 300), ylim=(0, 1.8), xlabel=r"$\log_{10} n$", ylabel=r"$p(n)=d\ln k^*/d\ln\ln n$",
+    ax_b.set(xscale="log", xlim=(2, FAR_LOG10_N), ylim=(0, 1.8), xlabel=r"$\log_{10} n$", ylabel=r"$p(n)=d\ln k^*/d\ln\ln n$",
              title=r"(b) local exponent $p(n)$ of the law")
     ax_b.set_xticks([2, 5, 12, 30, 100, 300], ["2", "5", "12", "30", "100", "300"])
     ax_b.minorticks_off()
@@ -986,6 +1070,14 @@ def budget_caption(sim_budget: int) -> str:
             "where no bar shows, it is shorter than its marker.")
 
 
+def _regression_title(m) -> str:
+    """A panel title for the regression function ``m`` (:class:`mhanw.data.RegressionFunction`): a parsed
+    formula typeset from its sympy expression, ``$m(x)=...$``; a catalogue function by its formula's text."""
+    if m.expression is not None:
+        return f"$m(x)={_tex(m.expression)}$"
+    return f"$m$ = {m.formula}"
+
+
 def budget_figure(sims: dict, params):
     """The real-heads figure of Thm 6.1 (``06_optimal_head_size_budget``): one panel per regression of
     ``params``, the evaluation IMSE of the budget simulation ``{(regression, n): BudgetResult}`` against the
@@ -1010,7 +1102,7 @@ def budget_figure(sims: dict, params):
                                  label=f"{rule}, $n={n}$")
         ks = sims[m, sim_n[0]].d_k_values
         letter = chr(ord("a") + regressions.index(m))
-        name = REGRESSION_TITLES.get(m, f"$m$ = {data.regression_function(m).formula}")
+        name = REGRESSION_TITLES.get(m) or _regression_title(data.regression_function(m))
         ax.set(xscale="log", yscale="log", xlabel=rf"head size $d_k$ ($H={sim_budget}/d_k$ heads)", ylabel="IMSE",
                title=f"({letter}) {name}")
         ax.set_xticks(ks, [f"{k}\n($H$={sim_budget // k})" for k in ks])

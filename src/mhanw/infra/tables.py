@@ -6,13 +6,21 @@ in Jupyter and in the book, aligned plain text elsewhere.  Every cell is
 formatted by :func:`fmt` (significant digits, no ``np.float64(...)`` reprs,
 arrays as short comma-separated lists); ``se={"mean": "s.e."}`` merges an
 estimate and its standard error into one "mean ± s.e." column (:func:`pm`);
-long tables are split by a column's values (``split=``) or shortened to their
-first and last rows with a note saying how many were left out.
+long tables are split by a column's values (``split=``, dropping the columns a part
+leaves empty with ``drop_empty=True``) or shortened to their first and last rows with a
+note saying how many were left out.
+
+A formula is a cell of inline maths, ``$...$``, typeset by MathJax in the HTML table:
+:func:`math_cell` makes one from a sympy expression (``sympy.latex``, logs as ``\\ln``) or
+from LaTeX text, and :func:`fmt` turns any sympy expression in a cell (not a sympy number) into one.
 
 >>> fmt(0.129912345), fmt(2.220446049250313e-16), fmt(123456.7), fmt(True)
 ('0.1299', '2.22e-16', '123457', 'yes')
 >>> pm(0.51316, 0.0039)
 '0.5132 ± 0.0039'
+>>> import sympy
+>>> print(math_cell(sympy.exp(sympy.LambertW(2 * sympy.log(sympy.Symbol("n"))))))
+$e^{W\\left(2 \\ln{\\left(n \\right)}\\right)}$
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from typing import Any, Mapping, Sequence
 from .texout import MAX_INTEGER_DIGITS, se_place
 from .validate import MAX_COUNT, brief
 
-__all__ = ["fmt", "pm", "show", "Table", "Tables"]
+__all__ = ["fmt", "math_cell", "pm", "show", "Table", "Tables"]
 
 #: Rows shown before a table is shortened (first rows, "…", last rows).
 MAX_ROWS = 16
@@ -45,9 +53,46 @@ def _is_float(x) -> bool:
 MAX_CELL_DEPTH = 4
 
 
+def _is_sympy(x) -> bool:
+    """Whether ``x`` is a sympy object (sympy is imported only when ``x`` comes from it)."""
+    if not type(x).__module__.startswith("sympy"):
+        return False
+    import sympy
+
+    return isinstance(x, sympy.Basic)
+
+
+def _is_formula(x) -> bool:
+    """Whether ``x`` is a sympy expression other than a number or ``true``/``false``, which :func:`fmt`
+    writes as it writes numbers and booleans."""
+    if not _is_sympy(x) or isinstance(x, numbers.Number):
+        return False
+    import sympy
+
+    return not isinstance(x, sympy.logic.boolalg.BooleanAtom)
+
+
+def math_cell(value) -> str:
+    """A table cell of inline maths, ``$...$``, shown typeset in the HTML table (MathJax) and as its
+    LaTeX in plain text.  ``value``: a sympy expression or number (written by ``sympy.latex``, natural logs as
+    ``\\ln``) or a LaTeX string without dollars (``r"k^*\\propto n^{2/5}"``); anything else, an empty
+    string or a string holding ``$`` raises ``ValueError`` naming ``value``."""
+    if _is_sympy(value):
+        import sympy
+
+        return f"${sympy.latex(value, ln_notation=True)}$"
+    if not isinstance(value, str):
+        raise ValueError(f"value: expected a sympy expression or a LaTeX string, got {type(value).__name__} "
+                         f"{brief(value)}")
+    if not value.strip() or "$" in value:
+        raise ValueError(f"value: expected LaTeX without dollars (the cell adds them), got {brief(value)}")
+    return f"${value.strip()}$"
+
+
 def fmt(x: Any, digits: int = 4) -> str:
     """One value as text: floats to ``digits`` significant digits, ints exactly (up to
     :data:`~mhanw.infra.texout.MAX_INTEGER_DIGITS` digits; a larger one, ``10**400``, as ``1e+400``),
+    sympy expressions (not numbers) as inline maths (:func:`math_cell`),
     booleans as yes/no, NaN as "–", sequences and arrays as short comma lists,
     dicts as ``key: value`` lists, at most :data:`MAX_CELL_DEPTH` levels deep (else ``ValueError``
     naming ``x``; so is an iterator, which has no value to show until it is consumed)."""
@@ -64,6 +109,8 @@ def _cell(x: Any, digits: int, depth: int) -> str:
         return ""
     if isinstance(x, str):
         return x
+    if _is_formula(x):
+        return math_cell(x)
     digits = _digits(digits, "digits")
     if isinstance(x, (bool,)) or type(x).__name__ == "bool_":
         return "yes" if bool(x) else "no"
@@ -306,7 +353,7 @@ def _item(v, i):
 
 def show(data, digits: int = 4, *, se: Mapping[str, str] | None = None, split: str | None = None,
          max_rows: int = MAX_ROWS, caption: str | None = None, note: str | None = None,
-         index: str | None = None) -> Table | Tables:
+         index: str | None = None, drop_empty: bool = False) -> Table | Tables:
     """Format ``data`` as a table for reading.
 
     Parameters
@@ -321,6 +368,9 @@ def show(data, digits: int = 4, *, se: Mapping[str, str] | None = None, split: s
         Merge each pair into one column "estimate ± s.e." (:func:`pm`).
     split : str, optional
         A column whose values split the table into one table each.
+    drop_empty : bool
+        Leave out of each table (of each part, with ``split``) the columns whose every cell is empty
+        (missing or NaN, shown as "–"): a narrower table for values that only some rows have.
     max_rows : int
         Longer tables keep their first ``max_rows - 2`` and last 2 rows.
     caption, note : str, optional
@@ -363,8 +413,22 @@ def show(data, digits: int = 4, *, se: Mapping[str, str] | None = None, split: s
         for r in records:
             groups.setdefault(fmt(r[split], digits), []).append(r)
         rest = [c for c in columns if c != split]
-        return Tables(_make(rest, g, digits, max_rows, f"{split} = {k}", None) for k, g in groups.items())
-    return _make(columns, records, digits, max_rows, caption, note)
+        return Tables(_make(_kept(rest, g, digits, drop_empty), g, digits, max_rows, f"{split} = {k}", None)
+                      for k, g in groups.items())
+    return _make(_kept(columns, records, digits, drop_empty), records, digits, max_rows, caption, note)
+
+
+#: The text of an empty cell: a missing value or NaN (:func:`fmt`).
+_EMPTY = ("", "–")
+
+
+def _kept(columns, records, digits, drop_empty) -> list:
+    """``columns`` without those whose every cell in ``records`` is empty, when ``drop_empty`` is true."""
+    if not isinstance(drop_empty, bool):
+        raise ValueError(f"drop_empty: expected True or False, got {brief(drop_empty)}")
+    if not drop_empty:
+        return list(columns)
+    return [c for c in columns if any(fmt(r.get(c), digits) not in _EMPTY for r in records)]
 
 
 def _make(columns, records, digits, max_rows, caption, note) -> Table:

@@ -178,8 +178,7 @@ def one_of(value, name: str, choices) -> str:
     """Return ``value`` if it is one of ``choices``, else raise ``ValueError`` listing them (an array or
     another value that does not compare to one answer is refused, not an ambiguous truth value)."""
     if not isinstance(value, (str, bytes, numbers.Number, np.generic, tuple, type(None))) or value not in choices:
-        listed = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"{name}: expected one of {listed}, got {brief(value)}")
+        raise ValueError(f"{name}: expected one of {listed(choices)}, got {brief(value)}")
     return value
 
 
@@ -236,7 +235,9 @@ def as_seed_sequence(seed, name: str = "seed") -> np.random.SeedSequence:
     return np.random.SeedSequence(int(seed))
 
 
-def _listed(items) -> str:
+def listed(items) -> str:
+    """``items`` as the list an error message names them by: each ``repr``, comma-separated
+    (``listed(["a", 2])`` is ``"'a', 2"``)."""
     return ", ".join(repr(k) for k in items)
 
 
@@ -244,11 +245,11 @@ def mapping_with_keys(value, name: str, keys=()) -> Mapping:
     """``value`` if it is a mapping holding every key of ``keys``, else ``ValueError`` naming ``name`` and
     the missing keys."""
     if not isinstance(value, Mapping):
-        want = f" with the keys {_listed(keys)}" if keys else ""
+        want = f" with the keys {listed(keys)}" if keys else ""
         raise ValueError(f"{name}: expected a mapping{want}, got {type(value).__name__} {brief(value)}")
     missing = [k for k in keys if k not in value]
     if missing:
-        raise ValueError(f"{name}: missing the key(s) {_listed(missing)}")
+        raise ValueError(f"{name}: missing the key(s) {listed(missing)}")
     return value
 
 
@@ -259,16 +260,16 @@ def table_with_columns(value, name: str, columns, *, finite=(), rows=()):
     import pandas as pd
 
     if not isinstance(value, pd.DataFrame):
-        raise ValueError(f"{name}: expected a table (a pandas DataFrame) with the columns {_listed(columns)}, "
+        raise ValueError(f"{name}: expected a table (a pandas DataFrame) with the columns {listed(columns)}, "
                          f"got {type(value).__name__} {brief(value)}")
     missing = [c for c in columns if c not in value.columns]
     if missing:
-        raise ValueError(f"{name}: missing the column(s) {_listed(missing)}")
+        raise ValueError(f"{name}: missing the column(s) {listed(missing)}")
     if value.empty:
         raise ValueError(f"{name}: expected a non-empty table, got {value.shape[0]} rows")
     missing = [r for r in rows if r not in value.index]
     if missing:
-        raise ValueError(f"{name}: missing the row(s) {_listed(missing)}")
+        raise ValueError(f"{name}: missing the row(s) {listed(missing)}")
     for c in finite:
         as_float_array(value[c].to_numpy(), f"{name}[{c!r}]", ndim=1)
     return value
