@@ -693,21 +693,22 @@ PANELS = tuple((kind, shape) for kind in ("isotropic", "anisotropic") for shape 
 STREAMS = ("loss illustration", "key formula check", "training")
 
 
-def setup(params: dict) -> tuple:
-    """The chapter's sizes, random streams and grid from its checked ``params``
-    (:func:`mhanw.infra.params.check_parameters`): ``(sizes, streams, grid)``, ``streams`` one
+def setup(namespace) -> tuple:
+    """The run of the notebook whose globals are ``namespace``: its checked parameters
+    (:func:`mhanw.infra.params.check_parameters`, one line naming a bad one), the chapter's sizes,
+    random streams and grid: ``(params, sizes, streams, grid)``, ``streams`` one
     :class:`numpy.random.SeedSequence` child per entry of :data:`STREAMS`; sets the figure style."""
     from ..infra import figures
     from ..infra.notebook import by_fidelity
+    from ..infra.params import check_parameters
 
-    if not isinstance(params, Mapping):
-        raise ValueError(f"params: expected the checked parameters (a mapping), got {type(params).__name__}")
+    params = check_parameters(namespace, PARAMETERS, CONSTRAINTS)
     figures.use_style()
     sizes = {**by_fidelity(params["fidelity"], **SIZES), "n_seeds": params["n_seeds"]}
     streams = dict(zip(STREAMS, np.random.SeedSequence(params["seed"]).spawn(len(STREAMS))))
     grid = settings(params["isotropic_regression"], params["anisotropic_regression"], params["d"], params["d_k"],
                     params["heads_equal"], params["heads_over"], params["combinations"], params["values"])
-    return sizes, streams, grid
+    return params, sizes, streams, grid
 
 
 def check_by_hand(loss_by_hand, params: dict, seed, n: int = 80, tol: float = 1e-5) -> dict:
