@@ -95,3 +95,46 @@ def test_a_chapter_imports_its_module_under_one_name(path):
     module = f"ch{path.stem[:2]}_{path.stem[3:]}"
     imports = re.findall(rf"^from mhanw\.chapters import {module}(?: as (\w+))?$", code, flags=re.M)
     assert imports == ["chapter"], f"{path.name}: imports {module} as {imports or 'nothing'}"
+
+
+#: Tags that keep a code cell's source off the page (myst-nb): a name such a cell defines is unseen.
+_UNSEEN = {"remove-input", "remove-cell"}
+
+
+def _names(source: str) -> tuple[set, set]:
+    """The names a cell's source defines (assignments, imports, functions, their arguments) and uses."""
+    import ast
+
+    tree = ast.parse(source)
+    defined, used = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (defined if isinstance(node.ctx, ast.Store) else used).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.arg):
+            defined.add(node.arg)
+    return defined, used
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_every_name_a_shown_cell_uses_is_defined_where_a_reader_sees_it(path):
+    """A reader of the book sees the parameters cell and every code cell not tagged remove-input (a folded
+    cell can be unfolded); a name such a cell uses must not come only from a cell whose source is removed."""
+    import builtins
+
+    seen, unseen, bad = set(dir(builtins)), set(), []
+    for i, cell in enumerate(chapters.read(path).cells):
+        if cell.cell_type != "code":
+            continue
+        defined, used = _names(cell.source)
+        if set(cell.metadata.get("tags", [])) & _UNSEEN:
+            unseen |= defined - seen
+            continue
+        hidden = sorted((used - defined - seen) & unseen)
+        if hidden:
+            bad.append(f"cell {i}: {', '.join(hidden)}")
+        seen |= defined
+    assert not bad, f"{path.name}: shown cells use names defined only in removed cells: {'; '.join(bad)}"
