@@ -594,3 +594,49 @@ def test_the_book_shows_the_values_a_chapter_ran_with_but_not_its_output_folders
     assert len(nb.cells) == 1, "the injected cell goes"
     assert nb.cells[0].source.splitlines() == [
         "fidelity = 'quick'", "seed = 1", build_book.OUTPUT_NOTE, "sigma = 0.25"]
+
+
+def test_a_theorem_entry_may_name_a_panel_and_what_to_see_and_a_bad_panel_is_named(tmp_path):
+    (tmp_path / "book").mkdir()
+    path = tmp_path / theorems.THEOREMS_FILE
+    head = '[[theorem]]\nclaim = "thm-1.1"\nchapter = "01_a"\nsays = "x."\ndeciding = "thm-1.1/a"\nfigure = "01_a"\n'
+    path.write_text(head + 'panel = "b"\nlook = "The dots."\n')
+    t, = theorems.load(tmp_path)
+    assert (t.panel, t.look) == ("b", "The dots.")
+    for bad in ('"(b)"', '"B"', '"0"', '""', "2"):
+        path.write_text(head + f"panel = {bad}\n")
+        with pytest.raises(theorems.TheoremsError, match=r"entry 1: .*panel"):
+            theorems.load(tmp_path)
+
+
+def test_the_front_page_shows_the_named_panel_cropped_from_the_key_figure(tmp_path):
+    """A figure saved by the library records where its panels lie; the book crops the one a claim's entry
+    names, and a panel the figure does not have stops the book naming the entry."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from PIL import Image
+
+    from mhanw.infra import figures
+
+    fig, axes = figures.panels(3, height=2.0)
+    for letter, ax in zip("abc", axes):
+        ax.plot([0, 1], [0, 1])
+        ax.set(title=f"({letter}) panel {letter}", xlabel="x", ylabel="y")
+    png = tmp_path / "src" / "_static" / "figures" / "01_alpha.png"
+    png.parent.mkdir(parents=True)
+    fig.savefig(png, dpi=figures.PNG_DPI)
+    boxes = figures.panel_boxes(fig)
+    assert set(boxes) == {"a", "b", "c", "1", "2", "3"} and boxes["b"] == boxes["2"]
+    assert boxes["a"][2] <= boxes["b"][2] <= boxes["c"][2], "panels in drawing order, left to right"
+    entry = theorems.Theorem("thm-1.1", "01_alpha", "x.", "thm-1.1/a", "01_alpha", panel="b", look="The line.")
+    thumbs = build_book.thumbnails([entry], {"01_alpha": boxes}, tmp_path / "src")
+    crop = tmp_path / "src" / thumbs["thm-1.1"]
+    with Image.open(png) as whole, Image.open(crop) as part:
+        assert part.size[0] < whole.size[0] / 2 and part.size[1] > 0.8 * whole.size[1]
+    found = theorems.Finding(entry, "holds", "", "x = 1", "one part holds", 1)
+    html_card = build_book.card(found, None, False, {"01_alpha"}, thumbs)
+    assert f'src="{thumbs["thm-1.1"]}"' in html_card and "Panel (b) of the" in html_card and "The line." in html_card
+    with pytest.raises(build_book.BookError, match=r"claim thm-1.1: figure 01_alpha has no panel 'd' \(its panels: 1, 2, 3, a, b, c\)"):
+        build_book.thumbnails([theorems.Theorem("thm-1.1", "01_alpha", "x.", "thm-1.1/a", "01_alpha", panel="d")],
+                              {"01_alpha": boxes}, tmp_path / "src")

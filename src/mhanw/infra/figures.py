@@ -150,20 +150,65 @@ def caption_text(caption: str | None, error_bars: bool = False) -> str:
     return caption.strip() + (" " + ERROR_BARS if error_bars else "")
 
 
-def show_png(png: Path, name: str, problems: list[str] | None = None, caption: str = "") -> None:
+#: A panel's title that names it: "(a) ...", "(b) ..." (the letter is the panel's name).
+_PANEL_TITLE = re.compile(r"^\s*\(([a-z])\)")
+
+
+def panel_boxes(fig) -> dict[str, list[float]]:
+    """Where each panel of a drawn figure lies, for cropping its PNG: ``{name: [left, top, right,
+    bottom]}`` as fractions of the image's width and height, measured from its top-left corner, each
+    box the panel's axes with its title, labels and tick labels. A panel is named by the letter of
+    its title ("(b) the cross term" -> ``"b"``; axes sharing a letter are one panel) and, every
+    panel, by its place among the figure's axes in drawing order (``"1"``, ``"2"``, ...; colour bars
+    are not panels).  The book's front page shows one panel of a claim's key figure this way."""
+    from matplotlib.axes import Axes
+
+    renderer = fig.canvas.get_renderer()
+    to_fraction = fig.transFigure.inverted()
+    boxes: dict[str, list[float]] = {}
+
+    def add(key, bbox):
+        (x0, y0), (x1, y1) = to_fraction.transform([[bbox.x0, bbox.y0], [bbox.x1, bbox.y1]])
+        box = [max(0.0, x0), max(0.0, 1 - y1), min(1.0, x1), min(1.0, 1 - y0)]
+        if key in boxes:
+            old = boxes[key]
+            box = [min(old[0], box[0]), min(old[1], box[1]), max(old[2], box[2]), max(old[3], box[3])]
+        boxes[key] = box
+
+    place = 0
+    for ax in fig.findobj(Axes):
+        if not ax.get_visible() or ax.get_label() == "<colorbar>" or hasattr(ax, "_colorbar"):
+            continue
+        bbox = ax.get_tightbbox(renderer)
+        if bbox is None or not np.all(np.isfinite(bbox.extents)):
+            continue
+        place += 1
+        add(str(place), bbox)
+        title = next((t for t in (ax.get_title("left"), ax.get_title(), ax.get_title("right")) if t), "")
+        m = _PANEL_TITLE.match(title)
+        if m:
+            add(m.group(1), bbox)
+    return {k: [round(float(v), 4) for v in box] for k, box in boxes.items()}
+
+
+def show_png(png: Path, name: str, problems: list[str] | None = None, caption: str = "",
+             panels: dict | None = None) -> None:
     """Display the PNG file ``png`` as an image output of the running cell, then its caption.
 
     The output's metadata names the figure (``{"mhanw": {"figure": name}}``), so
-    that tools reading the executed notebook can find it, holds its ``caption``, and
-    lists its legibility ``problems`` when there are any (``"legibility": [...]``; see
-    :func:`legibility_problems`), which the tests of a build read.  The caption is
-    shown under the image as Markdown (the book renders it as the figure's caption).
+    that tools reading the executed notebook can find it, holds its ``caption`` and
+    its ``panels`` (:func:`panel_boxes`), and lists its legibility ``problems`` when
+    there are any (``"legibility": [...]``; see :func:`legibility_problems`), which the
+    tests of a build read.  The caption is shown under the image as Markdown (the book
+    renders it as the figure's caption).
     """
     from IPython.display import Image, Markdown, display
 
     meta = {"figure": name}
     if caption:
         meta["caption"] = caption
+    if panels:
+        meta["panels"] = dict(panels)
     if problems:
         meta["legibility"] = list(problems)
     display(Image(data=Path(png).read_bytes(), format="png"), metadata={"mhanw": meta})
@@ -275,6 +320,7 @@ def save(fig, name: str, figures_dir, caption: str | None = None, *, error_bars:
             raise ValueError(f"fig: figure {name} is not legible at print size (at most {TEXT_WIDTH} in wide, "
                              f"no text under {MIN_TEXT_PT:g} pt): " + "; ".join(problems))
         _draw(fig, name, lambda: fig.savefig(tmp_png, format="png", dpi=PNG_DPI, metadata={"Software": None}))
+        panels = panel_boxes(fig)
         _replace_pair((tmp_png, png), (tmp_pdf, pdf), _temporary(out, png.name + ".old"))
     finally:
         for tmp in (tmp_pdf, tmp_png):
@@ -282,7 +328,7 @@ def save(fig, name: str, figures_dir, caption: str | None = None, *, error_bars:
                 tmp.unlink()
     plt.close(fig)
     if _in_kernel():
-        show_png(png, name, problems, text)
+        show_png(png, name, problems, text, panels)
     return SavedFigure([pdf, png])
 
 

@@ -180,6 +180,55 @@ def _figure_outputs(nb) -> list[str]:
             for out in cell.get("outputs", []) if out.get("metadata", {}).get("mhanw", {}).get("figure")]
 
 
+def _figure_panels(nb) -> dict[str, dict]:
+    """``{figure: its panels}`` of an executed chapter (:func:`mhanw.infra.figures.panel_boxes`, kept in
+    each figure output's metadata)."""
+    return {meta["figure"]: meta.get("panels") or {} for cell in nb.cells if cell.cell_type == "code"
+            for out in cell.get("outputs", []) if (meta := out.get("metadata", {}).get("mhanw", {})).get("figure")}
+
+
+#: Where the front page's panel thumbnails go, under the book's sources.
+THUMBS = Path("_static") / "thumbs"
+#: The margin around a cropped panel, as a fraction of the figure's width and height.
+THUMB_MARGIN = 0.01
+
+
+def panel_thumbnail(png: Path, box, out: Path) -> None:
+    """Crop the panel ``box`` (``[left, top, right, bottom]`` fractions of the image, from its top-left
+    corner) out of the figure ``png`` into ``out``, with :data:`THUMB_MARGIN` around it."""
+    from PIL import Image
+
+    left, top, right, bottom = (float(v) for v in box)
+    if not (0 <= left < right <= 1 and 0 <= top < bottom <= 1):
+        raise BookError(f"{png.name}: panel box {box} is not inside the image")
+    with Image.open(png) as im:
+        w, h = im.size
+        m = THUMB_MARGIN
+        crop = im.crop((int(max(0, left - m) * w), int(max(0, top - m) * h),
+                        int(min(1, right + m) * w + 0.5), int(min(1, bottom + m) * h + 0.5)))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        crop.save(out, format="png")
+
+
+def thumbnails(thms, panels: dict[str, dict], src: Path) -> dict[str, str]:
+    """The front page's image of each claim whose entry names a ``panel``: ``{claim: path}`` under the
+    book's sources, the panel cropped from its key figure (already in ``src/_static/figures``).  A panel
+    the figure does not have stops the book, naming the entry and the panels it has."""
+    out = {}
+    for t in thms:
+        png = src / "_static" / "figures" / f"{t.figure}.png"
+        if not t.panel or not png.is_file():
+            continue
+        have = panels.get(t.figure, {})
+        if t.panel not in have:
+            raise BookError(f"{theorems.THEOREMS_FILE}: claim {t.claim}: figure {t.figure} has no panel "
+                            f"{t.panel!r} (its panels: {', '.join(sorted(have)) or 'none recorded'})")
+        rel = THUMBS / f"{t.figure}-{t.panel}.png"
+        panel_thumbnail(png, have[t.panel], src / rel)
+        out[t.claim] = rel.as_posix()
+    return out
+
+
 # ---- the front page -------------------------------------------------------------------
 def _section_text(lab: references.PaperLabel | None, has_pdf: bool) -> str:
     if lab is None:
@@ -188,15 +237,25 @@ def _section_text(lab: references.PaperLabel | None, has_pdf: bool) -> str:
     return f'<a href="{PAPER_PDF}#nameddest={html.escape(lab.anchor)}">{text}</a>' if has_pdf and lab.anchor else text
 
 
-def card(f: theorems.Finding, ch: Chapter | None, has_pdf: bool, figures_here: set[str]) -> str:
-    """One claim as a card of the front page (HTML)."""
+def card(f: theorems.Finding, ch: Chapter | None, has_pdf: bool, figures_here: set[str],
+         thumbs: dict[str, str] | None = None) -> str:
+    """One claim as a card of the front page (HTML): its key figure (or the panel ``thumbs`` holds for
+    it, with a line saying which panel and what to see), the claim, what we found."""
     t = f.theorem
     page = f"{t.chapter}.html"
     thumb = ""
     if t.figure in figures_here:
+        src = (thumbs or {}).get(t.claim)
+        which = (f"Panel ({t.panel})" if t.panel.isalpha() else "One panel") if src else ""
+        alt = f"{which} of the key figure of {t.title}" if src else f"The key figure of {t.title}"
         thumb = (f'<a class="mhanw-thumb" href="{page}#figure-{t.figure}">'
-                 f'<img src="_static/figures/{t.figure}.png" alt="The key figure of {html.escape(t.title)}" '
+                 f'<img src="{src or f"_static/figures/{t.figure}.png"}" alt="{html.escape(alt)}" '
                  f'loading="lazy"></a>')
+        said = ([f'{which} of the <a href="{page}#figure-{t.figure}">chapter\'s figure</a>.'] if src else []) \
+            + ([inline_md(t.look)] if t.look else [])
+        if said:
+            thumb += f'<p class="mhanw-look">{" ".join(said)}</p>'
+
     where = [f'<a href="{page}">chapter {ch.number if ch else int(t.chapter[:2])}</a>']
     if ch and ch.section:
         where.append(f"paper {_section_text(ch.section, has_pdf)}")
@@ -221,9 +280,9 @@ def card(f: theorems.Finding, ch: Chapter | None, has_pdf: bool, figures_here: s
 
 
 def front_page(chapters: list[Chapter], found: list[theorems.Finding], records: list[dict], pages,
-               has_pdf: bool, figures_here: set[str]) -> str:
+               has_pdf: bool, figures_here: set[str], thumbs: dict[str, str] | None = None) -> str:
     by_name = {ch.name: ch for ch in chapters}
-    cards = [card(f, by_name.get(f.theorem.chapter), has_pdf, figures_here) for f in found]
+    cards = [card(f, by_name.get(f.theorem.chapter), has_pdf, figures_here, thumbs) for f in found]
     pdf = f' The <a href="{PAPER_PDF}">paper (PDF)</a> reports the same checks section by section.' if has_pdf else ""
     overall = f" {html.escape(ledger.tally_sentence(records))}." if records else ""
     parts = [
@@ -549,7 +608,7 @@ def assemble(root: Path, src: Path) -> dict:
         (src / f"{stem}.md").write_text(prepare_page(text, stem, root, resolver), encoding="utf-8")
     pages.insert(min(1, len(pages)), ("ledger", "Every verdict"))
     (src / "ledger.md").write_text(ledger_page(records, chapters, thms, has_pdf), encoding="utf-8")
-    figures_here = set()
+    figures_here, panels = set(), {}
     for i, ch in enumerate(chapters):
         prev = chapters[i - 1] if i > 0 else None
         nxt = chapters[i + 1] if i + 1 < len(chapters) else None
@@ -565,7 +624,9 @@ def assemble(root: Path, src: Path) -> dict:
                     shutil.copy2(f, src / "_static" / "figures" / f.name)
                     if ext == "png":
                         figures_here.add(fig)
-    (src / "index.md").write_text(front_page(chapters, found, records, pages, has_pdf, figures_here),
+        panels.update(_figure_panels(notebooks[ch.name]))
+    thumbs = thumbnails([f.theorem for f in found], panels, src)
+    (src / "index.md").write_text(front_page(chapters, found, records, pages, has_pdf, figures_here, thumbs),
                                   encoding="utf-8")
     return {"chapters": len(chapters), "pages": len(pages), "claims": len(records), "cards": len(found)}
 

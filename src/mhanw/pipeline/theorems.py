@@ -2,7 +2,8 @@
 book's front page.
 
 The claims in plain words live in one committed file, ``book/theorems.toml`` (one ``[[theorem]]`` per
-claim group of the ledger: ``claim``, ``chapter``, ``says``, ``deciding``, ``figure``); verdicts and
+claim group of the ledger: ``claim``, ``chapter``, ``says``, ``deciding``, ``figure``, and optionally
+``panel`` and ``look``); verdicts and
 numbers never do.  :func:`findings` joins it with a ledger's records: per claim, the verdict and the
 first statistic of its *deciding* record (the part of the claim the plain words state), and the
 verdicts of all its parts counted (:func:`mhanw.pipeline.ledger.counts_phrase`).
@@ -32,6 +33,10 @@ THEOREMS_FILE = Path("book") / "theorems.toml"
 BEGIN = "<!-- theorems:begin -->"
 END = "<!-- theorems:end -->"
 _KEYS = ("claim", "chapter", "says", "deciding", "figure")
+#: Keys an entry may give: the ``panel`` of the key figure its card shows (a panel's letter or place,
+#: :func:`mhanw.infra.figures.panel_boxes`) and ``look``, what to see in it (Markdown, one sentence).
+_OPTIONAL = ("panel", "look")
+_PANEL = re.compile(r"[a-z]|[1-9][0-9]?")
 
 
 class TheoremsError(ValueError):
@@ -47,6 +52,8 @@ class Theorem:
     says: str  # Markdown, $math$ allowed
     deciding: str  # the id of the record the front door shows
     figure: str  # the key figure's name
+    panel: str = ""  # the panel of the key figure the front page shows ("" : the whole figure)
+    look: str = ""  # what to see in it (Markdown)
 
     @property
     def title(self) -> str:
@@ -85,12 +92,15 @@ def load(root) -> list[Theorem]:
         if not isinstance(e, dict):
             raise TheoremsError(f"{where}: expected a table")
         missing = [k for k in _KEYS if not isinstance(e.get(k), str) or not e[k].strip()]
-        extra = sorted(set(e) - set(_KEYS))
+        missing += [k for k in _OPTIONAL if k in e and (not isinstance(e[k], str) or not e[k].strip())]
+        extra = sorted(set(e) - set(_KEYS) - set(_OPTIONAL))
         if missing or extra:
             raise TheoremsError(f"{where}: " + "; ".join(
                 ([f"needs {', '.join(missing)} (non-empty strings)"] if missing else [])
                 + ([f"unknown keys {', '.join(extra)}"] if extra else [])))
-        t = Theorem(**{k: e[k].strip() for k in _KEYS})
+        t = Theorem(**{k: e[k].strip() for k in (*_KEYS, *_OPTIONAL) if k in e})
+        if t.panel and not _PANEL.fullmatch(t.panel):
+            raise TheoremsError(f"{where}: panel {t.panel!r}: expected a panel's letter (a-z) or its place (1-99)")
         if t.claim in seen:
             raise TheoremsError(f"{where}: claim {t.claim!r} has an entry already")
         if ledger.group_of(t.deciding) != t.claim:
