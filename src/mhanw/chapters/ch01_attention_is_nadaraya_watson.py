@@ -501,16 +501,12 @@ def setup(namespace) -> tuple[dict, dict, list]:
     random streams: children 0-2 of ``SeedSequence(seed)`` for the identity, the locality and the
     consistency checks, child 3 for the warm-up, child 4 for the Gaussian model of trained attention.
     Also sets the figure style.  Returns ``(params, sizes, streams)``."""
-    from ..infra import figures
-    from ..infra.notebook import by_fidelity
-    from ..infra.params import check_parameters
+    from ..infra.notebook import start
 
-    params = check_parameters(namespace, PARAMETERS, CONSTRAINTS)
-    sizes = dict(by_fidelity(params["fidelity"], **{k: dict(v) for k, v in SIZES.items()}))
+    params, sizes, streams = start(namespace, PARAMETERS, CONSTRAINTS, SIZES, 5)
     if params["sample_sizes"] is not None:
         sizes["sample_sizes"] = sorted(params["sample_sizes"])
-    figures.use_style()
-    return params, sizes, as_seed_sequence(params["seed"]).spawn(5)
+    return params, sizes, streams
 
 
 def trained_attention(n_sentences: int, model_draws: int, stream) -> dict:

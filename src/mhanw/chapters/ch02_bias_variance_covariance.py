@@ -296,17 +296,13 @@ def setup(namespace) -> tuple[dict, dict, list]:
     ``SeedSequence(seed)``, 0 for the Haar heads, 1 for the replicates of parts 1 and 4, 2 for the
     replicates of the pair family.  Also sets the figure style and pandas' display precision (4 digits) for the
     chapter's tables.  Returns ``(params, sizes, streams)``."""
-    from ..infra import figures
-    from ..infra.notebook import by_fidelity
-    from ..infra.params import check_parameters
-
-    params = check_parameters(namespace, PARAMETERS, CONSTRAINTS)
-    sizes = by_fidelity(params["fidelity"], **{k: dict(v) for k, v in SIZES.items()})
     import pandas as pd
 
-    figures.use_style()
+    from ..infra.notebook import start
+
+    params, sizes, streams = start(namespace, PARAMETERS, CONSTRAINTS, SIZES, 3)
     pd.set_option("display.precision", 4)
-    return params, sizes, np.random.SeedSequence(params["seed"]).spawn(3)
+    return params, sizes, streams
 
 
 def first_order_terms(W, x, bandwidth: float, n: int, model, a, m_x: float) -> tuple:

@@ -345,17 +345,13 @@ def setup(namespace) -> tuple[dict, dict, list]:
     ``SeedSequence(seed)``, 0 for the pair family (both regression functions share it), 1 for the closed
     form of part 4.  Also sets the figure style and pandas' display precision (4 digits) for the
     chapter's tables.  Returns ``(params, sizes, streams)``."""
-    from ..infra import figures
-    from ..infra.notebook import by_fidelity
-    from ..infra.params import check_parameters
-
-    params = check_parameters(namespace, PARAMETERS, CONSTRAINTS)
-    sizes = by_fidelity(params["fidelity"], **{k: dict(v) for k, v in SIZES.items()})
     import pandas as pd
 
-    figures.use_style()
+    from ..infra.notebook import start
+
+    params, sizes, streams = start(namespace, PARAMETERS, CONSTRAINTS, SIZES, 2)
     pd.set_option("display.precision", 4)
-    return params, sizes, np.random.SeedSequence(params["seed"]).spawn(2)
+    return params, sizes, streams
 
 
 def kappa_derivation_check(overlap, closed, h_, phi_, bandwidth=None, angle_deg=None, input_variance=None,

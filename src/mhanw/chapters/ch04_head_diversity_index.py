@@ -872,16 +872,11 @@ def setup(nb) -> tuple:
     and sigma); :data:`SIZES` at ``fidelity``; the ``len(STREAMS)`` children of ``SeedSequence(seed)``,
     one per experiment of :data:`STREAMS`."""
     from .. import data
-    from ..infra import figures
-    from ..infra.notebook import by_fidelity
-    from ..infra.params import check_parameters
+    from ..infra.notebook import start
 
-    params = check_parameters(nb, PARAMETERS, CONSTRAINTS)
+    params, sizes, streams = start(nb, PARAMETERS, CONSTRAINTS, SIZES, len(STREAMS))
     model = {m: data.data_model(m, params["inputs"], params["noise"], params["sigma"])
              for m in (*params["isotropic_regressions"], params["anisotropic_regression"], params["random_regression"])}
-    sizes = by_fidelity(params["fidelity"], **SIZES)
-    streams = np.random.SeedSequence(params["seed"]).spawn(len(STREAMS))
-    figures.use_style()
     return params, model, sizes, streams
 
 #: How the figures and tables name the catalogue's regression functions (defined in the chapter's text).

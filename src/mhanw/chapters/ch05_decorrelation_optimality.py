@@ -715,15 +715,10 @@ def setup(nb) -> tuple:
     regression function of the chapter (:func:`mhanw.data.data_model` with the parameters' inputs, noise
     and sigma); :data:`SIZES` at ``fidelity``; the ``len(STREAMS)`` children of ``SeedSequence(seed)``,
     one per experiment of :data:`STREAMS`."""
-    from ..infra import figures
-    from ..infra.notebook import by_fidelity
-    from ..infra.params import check_parameters
+    from ..infra.notebook import start
 
-    params = check_parameters(nb, PARAMETERS, CONSTRAINTS)
+    params, sizes, streams = start(nb, PARAMETERS, CONSTRAINTS, SIZES, len(STREAMS))
     names = (params["isotropic_regression"], params["anisotropic_regression"], params["blind_regression"],
              *params["optimum_regressions"])
     model = {m: _data.data_model(m, params["inputs"], params["noise"], params["sigma"]) for m in names}
-    sizes = by_fidelity(params["fidelity"], **SIZES)
-    streams = np.random.SeedSequence(params["seed"]).spawn(len(STREAMS))
-    figures.use_style()
     return params, model, sizes, streams

@@ -424,22 +424,24 @@ def setup(namespace: dict) -> dict:
     (:func:`mhanw.infra.params.check_parameters`, one line naming a bad one), the Monte Carlo sizes of its
     fidelity, four random streams (graded heads: fit, evaluate; control: fit, evaluate), the ratio ``q`` as a
     float; the figure style is set."""
-    from ..infra import figures
-    from ..infra.params import check_parameters
+    from ..infra.notebook import start
 
-    p = check_parameters(namespace, PARAMETERS, CONSTRAINTS)
-    figures.use_style()
-    return dict(p=p, size=sizes(p["fidelity"]), streams=np.random.SeedSequence(p["seed"]).spawn(4),
+    p, size, streams = start(namespace, PARAMETERS, CONSTRAINTS, SIZES, 4)
+    return dict(p=p, size=size, streams=streams,
                 q_value=ratio_value(p["q"]))
 
 
+#: The Monte Carlo sizes of each fidelity: replicates of the graded heads and of the control (each set:
+#: fitting and evaluation), fresh test points per replicate.
+SIZES = dict(quick=dict(n_rep=200, n_rep_control=200, n_test=200),
+             paper=dict(n_rep=2000, n_rep_control=1000, n_test=200))
+
+
 def sizes(fidelity: str) -> dict:
-    """The Monte Carlo sizes of a fidelity: replicates of the graded heads and of the control (each set:
-    fitting and evaluation), fresh test points per replicate."""
+    """The Monte Carlo sizes of a fidelity (:data:`SIZES`)."""
     from ..infra.notebook import by_fidelity
 
-    return by_fidelity(fidelity, quick=dict(n_rep=200, n_rep_control=200, n_test=200),
-                       paper=dict(n_rep=2000, n_rep_control=1000, n_test=200))
+    return by_fidelity(fidelity, **SIZES)
 
 
 def ratio_value(q) -> float:

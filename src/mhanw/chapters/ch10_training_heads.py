@@ -698,14 +698,11 @@ def setup(namespace) -> tuple:
     (:func:`mhanw.infra.params.check_parameters`, one line naming a bad one), the chapter's sizes,
     random streams and grid: ``(params, sizes, streams, grid)``, ``streams`` one
     :class:`numpy.random.SeedSequence` child per entry of :data:`STREAMS`; sets the figure style."""
-    from ..infra import figures
-    from ..infra.notebook import by_fidelity
-    from ..infra.params import check_parameters
+    from ..infra.notebook import start
 
-    params = check_parameters(namespace, PARAMETERS, CONSTRAINTS)
-    figures.use_style()
-    sizes = {**by_fidelity(params["fidelity"], **SIZES), "n_seeds": params["n_seeds"]}
-    streams = dict(zip(STREAMS, np.random.SeedSequence(params["seed"]).spawn(len(STREAMS))))
+    params, sizes, children = start(namespace, PARAMETERS, CONSTRAINTS, SIZES, len(STREAMS))
+    sizes = {**sizes, "n_seeds": params["n_seeds"]}
+    streams = dict(zip(STREAMS, children))
     grid = settings(params["isotropic_regression"], params["anisotropic_regression"], params["d"], params["d_k"],
                     params["heads_equal"], params["heads_over"], params["combinations"], params["values"])
     return params, sizes, streams, grid

@@ -44,3 +44,27 @@ class Namespace:
             return self.__dict__["_values"][name]
         except KeyError:
             raise ValueError(f"nb: the notebook defines no {name!r}") from None
+
+
+def start(namespace, parameters: dict, constraints, sizes: dict, n_streams: int) -> tuple:
+    """The common start of a chapter's run: ``(params, sizes, streams)``.
+
+    ``namespace``: the notebook's variables after its parameters cell (``globals()``), checked against
+    the chapter's ``parameters`` and ``constraints`` (:func:`mhanw.infra.params.check_parameters`; the
+    first bad one raises naming it); ``sizes``: the chapter's ``{"quick": {...}, "paper": {...}}``, of
+    which the run's fidelity is returned (:func:`by_fidelity`); ``streams``: the ``n_streams`` children
+    of ``numpy.random.SeedSequence(seed)``, one per experiment.  Also sets the figure style."""
+    import numpy as np
+
+    from . import figures
+    from .params import check_parameters
+
+    params = check_parameters(namespace, parameters, constraints)
+    if not isinstance(sizes, dict) or set(sizes) != set(FIDELITIES):
+        raise ValueError(f"sizes: expected a dict with the keys {', '.join(FIDELITIES)}, got {brief(sizes)}")
+    chosen = by_fidelity(params["fidelity"], **{k: dict(v) for k, v in sizes.items()})
+    if isinstance(n_streams, bool) or not isinstance(n_streams, int) or not 1 <= n_streams <= 64:
+        raise ValueError(f"n_streams: expected a whole number of streams from 1 to 64, got {brief(n_streams)}")
+    streams = np.random.SeedSequence(params["seed"]).spawn(n_streams)
+    figures.use_style()
+    return params, chosen, streams
