@@ -707,14 +707,10 @@ STREAMS = ("random configurations", "blind heads", "frame ascent", "IMSE optimum
 
 
 def setup(nb) -> tuple:
-    """The chapter's set-up, from ``nb``, the notebook's variables right after its parameters cell (a
-    mapping: ``globals()``).  Checks the parameters (:data:`PARAMETERS`, :data:`CONSTRAINTS`; the first bad
-    one raises :class:`mhanw.infra.params.ParameterError` naming it) and sets the figure style.
-
-    Returns ``(params, model, sizes, streams)``: the checked parameters; ``{name: DataModel}`` for every
-    regression function of the chapter (:func:`mhanw.data.data_model` with the parameters' inputs, noise
-    and sigma); :data:`SIZES` at ``fidelity``; the ``len(STREAMS)`` children of ``SeedSequence(seed)``,
-    one per experiment of :data:`STREAMS`."""
+    """``(params, model, sizes, streams)`` of the notebook whose variables are ``nb`` (``globals()``):
+    the parameters checked (:func:`mhanw.infra.notebook.start`), ``{name: DataModel}`` for the chapter's
+    isotropic, anisotropic, blind and optimum regression functions, :data:`SIZES` at the run's fidelity
+    and one child of ``SeedSequence(seed)`` per experiment of :data:`STREAMS`."""
     from ..infra.notebook import start
 
     params, sizes, streams = start(nb, PARAMETERS, CONSTRAINTS, SIZES, len(STREAMS))
