@@ -162,3 +162,20 @@ def test_the_chapter_states_the_tolerances_the_rules_use():
     prose = (ROOT / "notebooks" / "01_attention_is_nadaraya_watson.md").read_text()
     assert f"tolerance of {100 * ch01.MODEL_TOL:g} % of the keys" in prose
     assert f"tolerance of {100 * ch01.LIMIT_SHARE:g} % of the gap between the two candidate limits" in prose
+
+
+def test_the_figure_takeaways_follow_the_numbers():
+    identity = {"err": {1: 1e-16, 4: 2e-16}, "gauss": {1: 1e-16, 4: 3e-16}, "literal": {1: 0.0, 4: 1.5}}
+    neff = {"d_k": np.array([1, 4]), "mean": np.array([0.5, 0.4]), "se": np.array([0.01, 0.01]),
+            "expected": np.array([0.58, 0.44])}
+    consistency = {"n": [100, 1000], "mean": np.array([0.6, 0.52]), "se": np.array([0.05, 0.01]),
+                   "tilted": 0.51, "target": 0.84}
+    t = ch01.panel_takeaways(identity, neff, consistency)
+    assert "to rounding error" in t["(a)"] and "off by up to 1.5 ($d_k=4$)" in t["(a)"]
+    assert "every one more than a tenth" in t["(b)"]
+    assert "1.0 standard errors from the tilted mean" in t["(c)"] and "32 from $m(q)=0.8400$" in t["(c)"]
+    identity["gauss"][4] = 1e-6  # a Gaussian form that does not agree
+    neff["mean"][1] = 0.11  # a share within 3 s.e. of a tenth
+    t = ch01.panel_takeaways(identity, neff, consistency)
+    assert "only to 1e-06, more than rounding error" in t["(a)"]
+    assert "at $d_k=4$ it is not more than a tenth" in t["(b)"]

@@ -659,24 +659,60 @@ def decide_trained(ledger, trained: dict):
     return ledger
 
 
-def takeaway(ledger, *claims: str, panel: str = "") -> None:
-    """Display the takeaway of a figure (of its ``panel``, e.g. ``"(a)"``): for each record ``claims`` of
-    ``ledger`` (ids after ``thm-2.1/``), its statement, its verdict words and its deciding statistic (or
-    its finding), one sentence each, generated from the record so that it reads right under any
-    parameters."""
+def _agreement(err: float) -> str:
+    """How close two computations came, in words decided by :data:`IDENTITY_TOL`."""
+    return (f"to rounding error ({err:.0e})" if err <= IDENTITY_TOL
+            else f"only to {err:.3g}, more than rounding error ({IDENTITY_TOL:g})")
+
+
+def panel_takeaways(identity: dict, neff: dict, consistency: dict) -> dict[str, str]:
+    """What each panel of the summary figure shows, one sentence each, from the sections' numbers
+    (arguments as :func:`decide`): ``{"(a)": ..., "(b)": ..., "(c)": ...}`` (Markdown).  The verdicts are
+    said in "What we found"; a takeaway says what to read off the panel."""
+    from ..infra import tables
+
+    lit = identity["literal"]
+    d_lit = max(lit, key=lambda d: lit[d])
+    a = (f"Attention reproduces the textbook NW loop {_agreement(max(identity['err'].values()))}, and, with keys "
+         f"of equal norm, Gaussian NW at $h=d_k^{{1/4}}$ {_agreement(max(identity['gauss'].values()))}; at the "
+         f"literal $h=1/\\sqrt{{d_k}}$ it is off by up to {lit[d_lit]:.3g} ($d_k={d_lit}$).")
+    k = int(np.argmax(neff["d_k"]))
+    low = int(np.argmin(neff["mean"]))
+    above = bool(np.all(neff["mean"] - N_SE * neff["se"] > LOCAL_MAX_FRACTION))
+    d_range = f"$d_k$ from {int(np.min(neff['d_k']))} to {int(neff['d_k'][k])}"
+    b = (f"For {d_range}, a query's weight is carried by {np.min(neff['mean']):.2f} to {np.max(neff['mean']):.2f} "
+         f"of the keys (at $d_k={int(neff['d_k'][k])}$: {tables.pm(neff['mean'][k], neff['se'][k])}; the theory's "
+         f"mean there {neff['expected'][k]:.3f}, its floor $e^{{-1}}\\approx{np.exp(-1):.3f}$): "
+         + ("every one more than a tenth of the sample by 3 standard errors, nowhere near a vanishing share."
+            if above else f"at $d_k={int(neff['d_k'][low])}$ it is not more than a tenth of the sample by 3 "
+                          f"standard errors."))
+    c_ = consistency
+    mean, se = float(c_["mean"][-1]), float(c_["se"][-1])
+    z_tilt, z_m = abs(mean - c_["tilted"]) / se, abs(mean - c_["target"]) / se
+    c = (f"At $n={int(c_['n'][-1])}$ the estimate is {tables.pm(mean, se)}: {z_tilt:.1f} standard errors from "
+         f"the tilted mean {c_['tilted']:.4f} and {z_m:.0f} from $m(q)={c_['target']:.4f}$.")
+    return {"(a)": a, "(b)": b, "(c)": c}
+
+
+def trained_takeaway(trained: dict) -> str:
+    """What the trained-attention figure shows, one sentence (Markdown), from :func:`trained_attention`."""
+    from ..infra import tables
+
+    m = trained["model"]
+    heads = trained["n_layers"] * trained["n_heads"]
+    return (f"Trained heads spread a query's weight over {tables.pm(trained['overall'], trained['overall_se'])} of "
+            f"the tokens on average, against {tables.pm(m['overall'], m['overall_se'])} for the Gaussian model at "
+            f"the same sentence lengths; {trained['local_heads']} of the {heads} heads "
+            f"{'lies' if trained['local_heads'] == 1 else 'lie'} below a tenth of the tokens by 3 standard errors.")
+
+
+def takeaway(text: str, panel: str = "") -> None:
+    """Display one figure's takeaway (of its ``panel``, e.g. ``"(a)"``): ``text``, Markdown, from
+    :func:`panel_takeaways` or :func:`trained_takeaway`."""
     from IPython.display import Markdown, display
 
-    from ..infra import notation
-
-    by_id = {r.claim: r for r in ledger.records}
-    parts = []
-    for c in claims:
-        r = by_id[f"thm-2.1/{c}"]
-        evidence = r.finding or (V.statistic_text(r.statistics[0]) if r.statistics else "")
-        parts.append(f"*{notation.markdown_text(r.statement)}*: **{notation.markdown_text(V.verdict_words(r))}**"
-                     + (f" ({notation.markdown_text(evidence)})" if evidence else "") + ".")
     head = f"Takeaway {panel}".strip()
-    display(Markdown(f"**{head}.** " + " ".join(parts)))
+    display(Markdown(f"**{head}.** {text}"))
 
 
 def write_outputs(ledger, identity: dict, neff: dict, consistency: dict, trained: dict, sizes: dict, params,
