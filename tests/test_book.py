@@ -170,8 +170,12 @@ def test_front_page_has_a_card_per_claim_with_what_we_found(quick_build):
         if f.number:
             value = f.number.split(" = ", 1)[1].split(" ±")[0]
             assert value in card, (t.claim, value)
-        assert f'src="_static/figures/{t.figure}.png"' in card, t.claim
-        assert (copy / "build" / "book" / "_static" / "figures" / f"{t.figure}.png").is_file()
+        shown = (f"_static/thumbs/{t.figure}-{t.panel}.png" if t.panel
+                 else f"_static/figures/{t.figure}.png")  # the entry's panel, cropped, or the whole figure
+        assert f'src="{shown}"' in card, (t.claim, shown)
+        assert (copy / "build" / "book" / shown).is_file(), shown
+        if t.panel:
+            assert f'href="{t.chapter}.html#figure-{t.figure}"' in card and "chapter's figure" in card
         section = references.chapter_section(t.chapter, records, labels)
         assert section and f"nameddest={section.anchor}" in card and section.text in card, t.claim
 
