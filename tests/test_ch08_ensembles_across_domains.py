@@ -29,7 +29,20 @@ def test_closed_form_rule_has_no_allowance():
     assert ok.verdict == HOLDS and ok.detectable == pytest.approx(0.03)
     assert ch.closed_form_verdict([("a", 0.03, 0.01)]).verdict == UNDECIDED  # 0.06 > tol, but |e| < tol
     assert ch.closed_form_verdict([("a", tol + 0.01, 0.001)]).verdict == FAILS
-    assert ch.closed_form_verdict([("a", 0.01, 0.001)], checkable=False, reason="inputs are uniform").verdict == NOT_CHECKABLE
+
+
+
+def test_closed_form_outside_its_conditions_still_shows_the_comparison():
+    from mhanw import data
+    from mhanw.infra.verdicts import OUTSIDE
+
+    tol = ch.CLOSED_FORM_TOLERANCE
+    gaussian = ch.closed_form_premises(data.data_model("zero", inputs="gaussian", noise="gaussian", sigma=1.0))
+    assert ch.closed_form_verdict([("a", 0.01, 0.001)], premises=gaussian).verdict == HOLDS
+    cube = ch.closed_form_premises(data.data_model("zero", inputs="uniform-cube", noise="gaussian", sigma=1.0))
+    rec = ch.closed_form_verdict([("a", tol + 0.01, 0.001)], premises=cube)
+    assert rec.verdict == OUTSIDE and rec.shows == FAILS and "uniform-cube" in " ".join(p.why for p in rec.premises)
+    assert rec.statistics[0].value == pytest.approx(tol + 0.01)
 
 
 def test_small_bandwidth_rule():

@@ -19,7 +19,7 @@ from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDE
 from ..infra.validate import brief
 
 __all__ = ["figure", "figure_caption", "CLOSED_FORM_TOLERANCE", "CONSTRAINTS", "IDENTITY_RTOL", "PARAMETERS", "SIGNIFICANCE", "ant_colony_verdict",
-           "closed_form_verdict", "hdi_verdict", "identity_verdict", "monotone_verdict", "small_bandwidth_verdict"]
+           "closed_form_premises", "closed_form_verdict", "hdi_verdict", "identity_verdict", "monotone_verdict", "small_bandwidth_verdict"]
 
 #: A Monte Carlo effect counts when it exceeds this many standard errors (:data:`mhanw.constants.N_SE`).
 SIGNIFICANCE = N_SE
@@ -82,22 +82,18 @@ def hdi_verdict(orthogonal: dict, steps: dict, *, n_se: float = SIGNIFICANCE) ->
                    statistics=tuple(stats), section=SECTION)
 
 
-@checked(deviations=V.labelled_estimates, checkable=V.flag, reason=V.note, tolerance=V.nonnegative,
-         n_se=V.nonnegative)
-def closed_form_verdict(deviations, *, checkable: bool = True, reason: str = "",
-                        tolerance: float = CLOSED_FORM_TOLERANCE, n_se: float = SIGNIFICANCE) -> Verdict:
+@checked(deviations=V.labelled_estimates, tolerance=V.nonnegative, n_se=V.nonnegative, premises=V.premise_list)
+def closed_form_verdict(deviations, *, tolerance: float = CLOSED_FORM_TOLERANCE, n_se: float = SIGNIFICANCE,
+                        premises=()) -> Verdict:
     """The first-order closed form of the correlation of two one-dimensional heads against Monte Carlo.
 
     ``deviations``: ``[(label, rho_mc - rho_closed, se), ...]``.  Each point is judged by
     :func:`mhanw.infra.verdicts.no_violation` with ``tolerance`` (:data:`CLOSED_FORM_TOLERANCE`)
     at ``n_se`` s.e.; "fails as stated" if one point fails, "holds" if all hold, else "undecided
-    at this size".  ``checkable=False`` (the closed form assumes Gaussian inputs and noise):
-    "not checkable" with ``reason``.
+    at this size".  ``premises``: what the closed form rests on (:func:`closed_form_premises`); when one
+    fails the record is "outside its conditions" and still shows the comparison.
     """
     statement = "The first-order closed form rho(phi, h) gives the error correlation of two one-dimensional Gaussian heads"
-    if not checkable:
-        return Verdict(claim="rf/closed-form-correlation", statement=statement, verdict=NOT_CHECKABLE,
-                       criterion=f"not compared: {reason}", section=SECTION)
     rows = V.labelled_estimates(deviations, "deviations")
     outcomes = [no_violation(d, s, tolerance, n_se=n_se) for _, d, s in rows]
     verdicts = [v for v, _ in outcomes]
@@ -112,7 +108,16 @@ def closed_form_verdict(deviations, *, checkable: bool = True, reason: str = "",
                    + ((Statistic("its z", d / s),) if s > 0 else ())  # no z-score for an exact (zero s.e.) deviation
                    + tuple(Statistic("largest |z| over all points", z) for z in
                            [max((abs(dd / ss) for _, dd, ss in rows if ss > 0), default=None)] if z is not None),
-                   detectable=detectable, section=SECTION)
+                   detectable=detectable, premises=premises, section=SECTION)
+
+
+def closed_form_premises(model) -> tuple:
+    """The premises of the closed form of :func:`mhanw.covariance.head_correlation` for the data model
+    ``model`` of the two-head check: Gaussian inputs (its Gaussian integrals) and a noise variance that
+    does not depend on ``x`` (to first order the noise enters only through it)."""
+    from .. import premises
+
+    return premises.gaussian_inputs(model), premises.homoscedastic_noise(model)
 
 
 @checked(gaps=V.estimate_map, small=V.numbers_or_none, large=V.numbers_or_none, angle=V.number, n_se=V.nonnegative)
@@ -213,6 +218,21 @@ CONSTRAINTS = (
 )
 
 
+#: The Monte Carlo sizes of each fidelity: synthetic draws of part 1, training samples and test points of the
+#: star family, training samples of the two-head check, jackknife groups.
+SIZES = dict(quick=dict(n_draws=200_000, star_rep=60, star_test=200, pair_rep=2000, n_blocks=20),
+             paper=dict(n_draws=200_000, star_rep=300, star_test=400, pair_rep=4000, n_blocks=20))
+
+
+def setup(namespace: dict) -> tuple:
+    """The start of notebook 08 whose globals are ``namespace``: ``(params, sizes, streams)``, the checked
+    parameters (one line naming a bad one), the :data:`SIZES` of its fidelity and five random streams
+    (equicorrelated draws, test points, star samples, pair samples, spare); the figure style is set."""
+    from ..infra.notebook import start
+
+    return start(namespace, PARAMETERS, CONSTRAINTS, SIZES, 5)
+
+
 # --------------------------------------------------------------------------- the key figure
 
 
@@ -280,7 +300,7 @@ def decide(nb):
                                          **{f"two heads at 45 deg, h = {a:g} -> {b:g}": (v, s_) for a, b, v, s_ in zip(nb.pair_h, nb.pair_h[1:], nb.steps45, nb.steps45_se)}}))
     ledger.add(closed_form_verdict(
         [(f"phi = {p} deg, h = {h:g}", nb.deviation[i, j], nb.rho_se[i, j]) for i, p in enumerate(nb.phis_deg) for j, h in enumerate(nb.pair_h)],
-        checkable=bool(nb.closed_checkable), reason=f"the closed form assumes Gaussian inputs and noise; this run draws {nb.model_pair}"))
+        premises=closed_form_premises(nb.model_pair)))
     small_h = [h for h in nb.star_h if h <= 0.2] or nb.star_h[:1]
     ledger.add(small_bandwidth_verdict(nb.gaps_small_angle, small_h, [nb.star_h[-1]], nb.thetas_deg[1]))
     ledger.add(monotone_verdict({h: nb.star_step_rho[h] for h in nb.star_h}))
@@ -296,60 +316,64 @@ def write_outputs(nb, ledger, macros_path, results_path) -> None:
     from ..infra.results import save_results
     from ..infra.texout import checked_outputs
 
+    from ..infra.texout import Macros
+
     nb = Namespace(nb)
     checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
+    macros = Macros("RFor")
     rec_identity, rec_hdi, rec_closed, rec_small, rec_monotone, rec_ants = (ledger[c] for c in (
         "rf/breiman-identity", "rf/hdi-is-one-minus-rho", "rf/closed-form-correlation",
         "rf/faster-than-hdi-small-bandwidth", "rf/monotone-within-family", "rf/ant-colonies"))
     orth_words = "holds" if all(1 - v > 3 * s_ for v, s_ in nb.orth.values()) else "not significant at 3 s.e. for every h"
     band_words = "holds" if nb.rho_grows_with_h else "not significant at every step"
     band_star_words = "holds" if nb.rho_grows_with_h_star else "not significant at every step"
-    nb.macros.number("IdentityErr", max(nb.identity_err, 1e-17), 2)
-    nb.macros.integer("NDraws", nb.sizes["n_draws"])
-    nb.macros.mean_se("EquiRho", nb.equi_rho, nb.equi_rho_se)
-    nb.macros.mean_se("EquiVar", nb.equi_var, nb.equi_var_se)
-    nb.macros.number("EquiVarPop", nb.V * (nb.rho + (1 - nb.rho) / nb.H), 3)
-    nb.macros.integer("StarRep", nb.sizes["star_rep"])
-    nb.macros.integer("StarTest", nb.sizes["star_test"])
-    nb.macros.integer("PairRep", nb.sizes["pair_rep"])
-    nb.macros.number("GeometryErr", max(nb.geometry_err, 1e-17), 2)
+    macros.number("IdentityErr", max(nb.identity_err, 1e-17), 2)
+    macros.integer("NDraws", nb.sizes["n_draws"])
+    macros.mean_se("EquiRho", nb.equi_rho, nb.equi_rho_se)
+    macros.mean_se("EquiVar", nb.equi_var, nb.equi_var_se)
+    macros.number("EquiVarPop", nb.V * (nb.rho + (1 - nb.rho) / nb.H), 3)
+    macros.integer("StarRep", nb.sizes["star_rep"])
+    macros.integer("StarTest", nb.sizes["star_test"])
+    macros.integer("PairRep", nb.sizes["pair_rep"])
+    macros.number("GeometryErr", max(nb.geometry_err, 1e-17), 2)
     names = {0.1: "HTenth", 0.2: "HFifth", 0.5: "HHalf", 1.0: "HOne"}  # macro names of the default bandwidths
     for h in nb.star_h:
         key = names.get(h, "H" + "ABCDEFGHIJ"[nb.star_h.index(h)])
-        nb.macros.mean_se(f"OrthGap{key}", *nb.orth[h])
-        nb.macros.mean_se(f"TwentyGap{key}", nb.one_minus_rho[h][0][1], nb.one_minus_rho[h][1][1])
-        nb.macros.number(f"TwentyGapZ{key}", nb.gaps_small_angle[h][0] / nb.gaps_small_angle[h][1], 2)
-    nb.macros.number("HDITwenty", nb.hdi[1], 3)
-    nb.macros.mean_se("RefVarOrth", nb.star[nb.ref_h][0][-1, nb.col["ensemble_variance"]], nb.star[nb.ref_h][1][-1, nb.col["ensemble_variance"]])
-    nb.macros.mean_se("RefVbarOrth", nb.star[nb.ref_h][0][-1, nb.col["mean_variance"]], nb.star[nb.ref_h][1][-1, nb.col["mean_variance"]])
+        macros.mean_se(f"OrthGap{key}", *nb.orth[h])
+        macros.mean_se(f"TwentyGap{key}", nb.one_minus_rho[h][0][1], nb.one_minus_rho[h][1][1])
+        macros.number(f"TwentyGapZ{key}", nb.gaps_small_angle[h][0] / nb.gaps_small_angle[h][1], 2)
+    macros.number("HDITwenty", nb.hdi[1], 3)
+    macros.mean_se("RefVarOrth", nb.star[nb.ref_h][0][-1, nb.col["ensemble_variance"]], nb.star[nb.ref_h][1][-1, nb.col["ensemble_variance"]])
+    macros.mean_se("RefVbarOrth", nb.star[nb.ref_h][0][-1, nb.col["mean_variance"]], nb.star[nb.ref_h][1][-1, nb.col["mean_variance"]])
     ref_rho, ref_rho_se = nb.star[nb.ref_h][0][-1, nb.col["rho_bar"]], nb.star[nb.ref_h][1][-1, nb.col["rho_bar"]]
-    nb.macros.mean_se("RefVarRatio", ref_rho + (1 - ref_rho) / 4, (1 - 1 / 4) * ref_rho_se)  # Var(avg)/Vbar, H = 4
-    nb.macros.mean_se("RefMSEOrth", nb.star[nb.ref_h][0][-1, nb.col["mse"]], nb.star[nb.ref_h][1][-1, nb.col["mse"]])
-    nb.macros.mean_se("RefMSEIdent", nb.star[nb.ref_h][0][0, nb.col["mse"]], nb.star[nb.ref_h][1][0, nb.col["mse"]])
-    nb.macros.integer("MonotoneViolations", sum(nb.monotone_violations.values()))
-    nb.macros.number("OrthStepMinSE", float((nb.orth_steps / nb.orth_steps_se).min()), 3)
+    macros.mean_se("RefVarRatio", ref_rho + (1 - ref_rho) / 4, (1 - 1 / 4) * ref_rho_se)  # Var(avg)/Vbar, H = 4
+    macros.mean_se("RefMSEOrth", nb.star[nb.ref_h][0][-1, nb.col["mse"]], nb.star[nb.ref_h][1][-1, nb.col["mse"]])
+    macros.mean_se("RefMSEIdent", nb.star[nb.ref_h][0][0, nb.col["mse"]], nb.star[nb.ref_h][1][0, nb.col["mse"]])
+    macros.integer("MonotoneViolations", sum(nb.monotone_violations.values()))
+    macros.number("OrthStepMinSE", float((nb.orth_steps / nb.orth_steps_se).min()), 3)
     for i, p in enumerate(nb.phis_deg):
         tag = ["FortyFive", "Ninety"][i]
         for j, h in enumerate(nb.pair_h):
             htag = ["HTwentieth", "HTenth", "HFifth", "HHalf", "HOne"][j]
-            nb.macros.mean_se(f"Rho{tag}{htag}", nb.rho_mc[i, j], nb.rho_se[i, j])
-            nb.macros.number(f"RhoClosed{tag}{htag}", nb.rho_closed[i, j], 3)
-    nb.macros.number("MaxDevSE", float((np.abs(nb.deviation) / nb.rho_se).max()), 2)
-    nb.macros.number("StepMinSE", float((nb.steps45 / nb.steps45_se).min()), 3)
+            macros.mean_se(f"Rho{tag}{htag}", nb.rho_mc[i, j], nb.rho_se[i, j])
+            macros.number(f"RhoClosed{tag}{htag}", nb.rho_closed[i, j], 3)
+    macros.number("MaxDevSE", float((np.abs(nb.deviation) / nb.rho_se).max()), 2)
+    macros.number("StepMinSE", float((nb.steps45 / nb.steps45_se).min()), 3)
     for key, rec in [("VerdictIdentity", rec_identity), ("VerdictHDI", rec_hdi), ("VerdictClosedForm", rec_closed),
                      ("VerdictSmallH", rec_small), ("VerdictMonotone", rec_monotone), ("VerdictAnts", rec_ants)]:
-        nb.macros.text(key, rec.verdict)
-    nb.macros.text("VerdictOrth", orth_words)
-    nb.macros.text("VerdictBandwidth", band_words)
-    nb.macros.text("VerdictBandwidthStar", band_star_words)
+        macros.text(key, rec.verdict)
+    macros.text("VerdictOrth", orth_words)
+    macros.text("VerdictBandwidth", band_words)
+    macros.text("VerdictBandwidthStar", band_star_words)
     imax = np.unravel_index(np.argmax(np.abs(nb.deviation)), nb.deviation.shape)
-    nb.macros.mean_se("MaxDev", nb.deviation[imax], nb.rho_se[imax])
-    nb.macros.number("MaxDevPhi", nb.phis_deg[imax[0]], 2)
-    nb.macros.number("MaxDevH", nb.pair_h[imax[1]], 2)
-    nb.macros.number("ClosedTolerance", CLOSED_FORM_TOLERANCE, 2)
-    nb.macros.number("MonotoneMinZ", rec_monotone.statistics[0].value, 2)
+    macros.mean_se("MaxDev", nb.deviation[imax], nb.rho_se[imax])
+    macros.number("MaxDevPhi", nb.phis_deg[imax[0]], 2)
+    macros.number("MaxDevH", nb.pair_h[imax[1]], 2)
+    macros.number("ClosedTolerance", CLOSED_FORM_TOLERANCE, 2)
+    macros.number("MonotoneMinZ", rec_monotone.statistics[0].value, 2)
 
-    nb.results.update(
+    results = {"fidelity": nb.fidelity, "seed": nb.seed, "sizes": nb.sizes}
+    results.update(
         identity={"synthetic_rel_err": nb.synthetic_err, "star_rel_err": nb.star_identity_err,
                   "equicorrelated": {"rho_bar": [nb.equi_rho, nb.equi_rho_se], "var_avg": [nb.equi_var, nb.equi_var_se],
                                      "population": nb.V * (nb.rho + (1 - nb.rho) / nb.H)}},
@@ -362,5 +386,5 @@ def write_outputs(nb, ledger, macros_path, results_path) -> None:
         claims=ledger.to_list(),
     )
 
-    nb.macros.write(macros_path, argument="macros_path")
-    save_results(results_path, nb.results, argument="results_path")
+    macros.write(macros_path, argument="macros_path")
+    save_results(results_path, results, argument="results_path")
