@@ -539,8 +539,20 @@ def test_diversity_sentence_reads_as_written():
 def test_report_names_the_notebook_values_it_misses(tmp_path):
     from mhanw.chapters import ch09_pretrained_head_diversity as chapter
 
-    assert "diversity_record" in chapter.REPORT_INPUTS and "macros" in chapter.REPORT_INPUTS
+    assert "diversity_record" in chapter.REPORT_INPUTS and "weights" in chapter.REPORT_INPUTS
+    # the report makes its own macros and results: the notebook no longer passes them
+    assert not {"macros", "results", "started"} & set(chapter.REPORT_INPUTS)
     with pytest.raises(ValueError, match="^ns: .*missing .*diversity_record"):
-        chapter.report({"macros": None}, tmp_path / "m.tex", tmp_path / "r.json")
+        chapter.report({"weights": None}, tmp_path / "m.tex", tmp_path / "r.json")
     with pytest.raises(ValueError, match="^ns: expected"):
-        chapter.report(["macros"], tmp_path / "m.tex", tmp_path / "r.json")
+        chapter.report(["weights"], tmp_path / "m.tex", tmp_path / "r.json")
+    assert not list(tmp_path.iterdir())  # nothing written before the inputs are complete
+
+
+def test_chance_call_is_the_three_se_rule_and_refuses_a_non_finite_z():
+    from mhanw.chapters import ch09_pretrained_head_diversity as chapter
+
+    assert [chapter.chance_call(z) for z in (3.0, 2.99, -2.99, -3.0)] == ["more", "indistinguishable", "indistinguishable", "less"]
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="^z: "):
+            chapter.chance_call(bad)

@@ -71,8 +71,13 @@ from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, 
 from ..infra.validate import as_float_array, as_seed_sequence, boolean, brief, one_of, positive_int, sequence
 
 __all__ = [
+    "NORM_LABEL",
+    "OBJ_LABEL",
     "REPORT_INPUTS",
+    "chance_call",
+    "nulls_figure",
     "report",
+    "setup",
     "DIVERSITY_CLAIM",
     "NORMALIZATIONS",
     "OBJECTS",
@@ -109,6 +114,9 @@ __all__ = [
 
 #: The per-head objects whose diversity is measured, in table order.
 OBJECTS = ("query", "key", "value", "qk_circuit")
+#: The names the chapter's tables give the objects and the normalizations of the HDI.
+OBJ_LABEL = {"query": "W_Q", "key": "W_K", "value": "W_V", "qk_circuit": "W_Q W_K^T"}
+NORM_LABEL = {"paper": "printed", "principal_angles": "PA", "rv": "RV"}
 
 
 # --------------------------------------------------------------------------- the chapter's parameters
@@ -164,6 +172,23 @@ def chapter_sizes(params) -> dict:
             out[key] = params[key]
     out["n_spectrum"] = min(out["n_spectrum"], out["n_perm"])
     return out
+
+
+def setup(namespace: dict) -> tuple:
+    """The start of notebook 09 whose globals are ``namespace``: ``(params, sizes, streams, weights)``.
+
+    ``params``: the checked parameters (a bad one stops with one line naming it); ``sizes``: the
+    :data:`SIZES` of the fidelity with the non-``None`` size parameters applied (:func:`chapter_sizes`);
+    ``streams``: six children of ``SeedSequence(seed)`` (Haar baseline, row null, Spearman tests,
+    layer-spectrum null, head-spectrum null, R^2 bootstrap); ``weights``: the model's attention weights
+    (:func:`mhanw.pretrained.load_attention_weights`).  Sets the figure style."""
+    import matplotlib.pyplot as plt
+
+    from ..infra.notebook import start
+
+    params, _, streams = start(namespace, PARAMETERS, CONSTRAINTS, SIZES, 6)
+    plt.rcParams.update({"legend.fontsize": 7})  # nothing under 7 pt at print size
+    return params, chapter_sizes(params), streams, _pretrained.load_attention_weights(params["model"])
 
 
 def pick_sentences(records, n: int) -> list[str]:
@@ -1230,6 +1255,41 @@ def geometry_figure(excess, excess_layer, rescaled, decomp, log_s, log_g, r2, c_
                  error_bars=True)
 
 
+def chance_call(z: float) -> str:
+    """The 3-s.e. rule for one (layer, object, normalization) case against one null: ``"more"``
+    (diverse than chance) when ``z >= N_SE``, ``"less"`` when ``z <= -N_SE``, else ``"indistinguishable"``."""
+    z = float(z)
+    if not np.isfinite(z):
+        raise ValueError(f"z: expected a finite z-score, got {z!r}")
+    return "more" if z >= N_SE else "less" if z <= -N_SE else "indistinguishable"
+
+
+def nulls_figure(z_all: dict, style: dict, figures_dir) -> None:
+    """The figure ``09_pretrained_head_diversity_nulls``: one heat map per null model (``z_all``: null ->
+    object -> ``(layers, normalizations)`` z-scores), a row per object and normalization, a column per
+    layer, each cell annotated with its z-score (clipped to +-30 for the colour)."""
+    import seaborn as sns
+
+    from ..infra import figures
+
+    names, layers = style["names"], style["layers"]
+    fig, axes = figures.panels(3, height=2.4, gridspec_kw={"width_ratios": [1.45, 1.0, 1.0]})
+    ylabels = [f"{names[name]} {NORM_LABEL[norm]}" for name in OBJECTS for norm in NORMALIZATIONS]
+    for i, (ax, (lab, zz)) in enumerate(zip(axes, z_all.items())):
+        zmat = np.array([zz[name][:, n] for name in OBJECTS for n in range(len(NORMALIZATIONS))])
+        annot = np.vectorize(lambda v: f"{round(v)}" if abs(v) < 999.5 else f"{round(v / 1000)}k")(zmat)
+        sns.heatmap(np.clip(zmat, -30, 30), ax=ax, cmap="RdBu_r", center=0, vmin=-30, vmax=30, cbar=False,
+                    annot=annot, fmt="", annot_kws={"fontsize": 7}, linewidths=0.4, linecolor="white",
+                    xticklabels=layers, yticklabels=ylabels if i == 0 else False)
+        ax.tick_params(axis="both", labelsize=7, length=2, left=i == 0, bottom=True)
+        ax.tick_params(axis="y", rotation=0)
+        ax.set(xlabel="layer", title=f"({'abc'[i]}) {lab}")
+    figures.save(fig, "09_pretrained_head_diversity_nulls", figures_dir,
+                 caption="Each cell is the $z$-score of one layer's HDI (a column) for one object and normalization "
+                         "(a row) against one null model (a panel): red is more diverse than that chance model, blue "
+                         "less, and a case counts as beyond chance only where $|z|\\ge 3$ under every null.")
+
+
 def ablation_figure(effects, red, within, L: int, H: int, style: dict, figures_dir):
     """Chapter 9's ablation figure: (a) the effect of removing each head (``effects['mean']``,
     ``(L, H)``), (b) that effect against the key redundancy ``red['key']`` ``(L, H)``, ±2 s.e., (c) the
@@ -1281,26 +1341,24 @@ def ablation_figure(effects, red, within, L: int, H: int, style: dict, figures_d
 
 #: The values of the notebook's cells that :func:`report` reads, by the names the chapter gives them.
 REPORT_INPUTS = (
-    'H', 'L', 'NORM', 'OBJ', 'PA', 'ablation_seconds', 'c_grid', 'calls', 'case_calls', 'change', 'd',
-    'd_k', 'decomp', 'diversity_record', 'effects', 'excess', 'excess_layer', 'haar', 'haar_expected',
-    'invariance_record', 'key_at', 'last_vs_rest', 'macros', 'names', 'null_mean', 'null_sd',
-    'null_seconds', 'null_spectrum', 'observed', 'p', 'pooled', 'r2', 'r2_scale', 'random_mean', 'red',
-    'redundancy_record', 'rescaled', 'results', 'scale_record', 'shared_record', 'sizes',
-    'spectral_seconds', 'spectrum', 'spread', 'started', 'texts', 'top', 'within', 'z', 'z_all',
+    'H', 'L', 'NORM', 'OBJ', 'PA', 'c_grid', 'calls', 'case_calls', 'change', 'd',
+    'd_k', 'decomp', 'diversity_record', 'effects', 'excess', 'excess_layer', 'fidelity', 'haar', 'haar_expected',
+    'invariance_record', 'key_at', 'last_vs_rest', 'null_mean', 'null_sd',
+    'null_spectrum', 'observed', 'p', 'pooled', 'r2', 'r2_scale', 'random_mean', 'red',
+    'redundancy_record', 'rescaled', 'scale_record', 'seed', 'shared_record', 'sizes',
+    'spectrum', 'spread', 'texts', 'top', 'weights', 'within', 'z', 'z_all',
 )
 
 
 def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
     """The chapter's closing bookkeeping, from the notebook's values ``ns`` (at least :data:`REPORT_INPUTS`):
     the ledger of its five records, the guards of every sentence of the text that states a direction
-    (:func:`guard_text`), the macros of the paper (``ns["macros"]``, prefix ``Pretrained``, written to
-    ``macros_path``; the table is ``\\PretrainedTable``) and the raw results (``ns["results"]`` updated and
-    written to ``results_path``).  Returns the ledger."""
-    import time
-
+    (:func:`guard_text`), the macros of the paper (prefix ``Pretrained``, written to ``macros_path``; the
+    table is ``\\PretrainedTable``) and the raw results (the run's fidelity, seed, sizes and model with
+    every number below, written to ``results_path``).  Returns the ledger."""
     from ..infra import prose
     from ..infra.results import json_safe, save_results
-    from ..infra.texout import checked_outputs
+    from ..infra.texout import Macros, checked_outputs
     from ..infra.verdicts import Ledger
 
     if not isinstance(ns, Mapping):
@@ -1313,7 +1371,6 @@ def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
     NORM = ns["NORM"]
     OBJ = ns["OBJ"]
     PA = ns["PA"]
-    ablation_seconds = ns["ablation_seconds"]
     c_grid = ns["c_grid"]
     calls = ns["calls"]
     case_calls = ns["case_calls"]
@@ -1330,11 +1387,9 @@ def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
     invariance_record = ns["invariance_record"]
     key_at = ns["key_at"]
     last_vs_rest = ns["last_vs_rest"]
-    macros = ns["macros"]
-    names = ns["names"]
+    macros = Macros("Pretrained")
     null_mean = ns["null_mean"]
     null_sd = ns["null_sd"]
-    null_seconds = ns["null_seconds"]
     null_spectrum = ns["null_spectrum"]
     observed = ns["observed"]
     p = ns["p"]
@@ -1345,16 +1400,17 @@ def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
     red = ns["red"]
     redundancy_record = ns["redundancy_record"]
     rescaled = ns["rescaled"]
-    results = ns["results"]
     scale_record = ns["scale_record"]
     shared_record = ns["shared_record"]
     sizes = ns["sizes"]
-    spectral_seconds = ns["spectral_seconds"]
     spectrum = ns["spectrum"]
     spread = ns["spread"]
-    started = ns["started"]
     texts = ns["texts"]
     top = ns["top"]
+    weights = ns["weights"]
+    names = figure_style(L)["names"]  # the objects as the text names them
+    results = {"fidelity": ns["fidelity"], "seed": ns["seed"], "sizes": sizes,
+               "model": {k: weights[k] for k in ("model", "hub_id", "package")}}
     within = ns["within"]
     z = ns["z"]
     z_all = ns["z_all"]
@@ -1513,9 +1569,6 @@ def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
         rescale_change=change, sentences=texts, effects={"mean": effects["mean"], "se": effects["se"]},
         last_layer_contrast={"mean": float(last_vs_rest.mean), "se": float(last_vs_rest.se)}, redundancy=red,
         spearman_within=within, spearman_pooled=pooled,
-        seconds={"row_null": null_seconds, "spectral_nulls": spectral_seconds, "ablation": ablation_seconds,
-                 "total": time.perf_counter() - started},
     )
     save_results(results_path, json_safe(results), argument="results_path")
-    print(f"total {time.perf_counter() - started:.0f} s")
     return ledger
