@@ -73,6 +73,8 @@ DEFAULTS = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", resu
     (dict(angles_deg=[10, 20, 90]), r"^angles_deg: "), (dict(bandwidths=[0.5, 0.1]), r"^bandwidths: "),
     (dict(bandwidths=[0.1, -1.0]), r"^bandwidths\[1\]: "), (dict(regression="x11"), r"^regression: "),
     (dict(nosie="gaussian"), r"^nosie: unknown parameter \(did you mean 'noise'\?\)"),
+    (dict(bandwidths=[0.05 * (i + 1) for i in range(11)]), r"^bandwidths: expected at most 10 entries \(the paper's macros"),
+    (dict(angles_deg=list(range(0, 91, 4)) + [90]), r"^angles_deg: expected at most 19 entries"),
 ])
 def test_parameters_name_the_bad_one(change, message):
     assert check_parameters(DEFAULTS, ch.PARAMETERS, ch.CONSTRAINTS)["n"] == 500

@@ -556,3 +556,26 @@ def test_chance_call_is_the_three_se_rule_and_refuses_a_non_finite_z():
     for bad in (float("nan"), float("inf")):
         with pytest.raises(ValueError, match="^z: "):
             chapter.chance_call(bad)
+
+
+@pytest.mark.parametrize("bad", ["3", b"3", " 3 ", True, None, [3.0], 1 + 2j, 10**400])
+def test_chance_call_refuses_what_is_not_a_real_number(bad):
+    from mhanw.chapters import ch09_pretrained_head_diversity as chapter
+
+    with pytest.raises(ValueError, match="^z: "):
+        chapter.chance_call(bad)
+
+
+@pytest.mark.parametrize("sentences, says", [
+    (["same", "same", "other"], "distinct"),
+    ([f"sentence {i}" for i in range(501)], "at most 500"),
+])
+def test_own_sentences_are_distinct_and_bounded(sentences, says):
+    from mhanw.chapters import ch09_pretrained_head_diversity as chapter
+    from mhanw.infra.params import ParameterError, check_parameters
+
+    ns = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m.tex", results_path="r.json",
+              model="all-MiniLM-L6-v2", n_perm=None, n_spectral=None, n_haar=None, n_sentences=None,
+              n_perm_spearman=None, sentences=sentences)
+    with pytest.raises(ParameterError, match=f"^sentences: .*{says}"):
+        check_parameters(ns, chapter.PARAMETERS, chapter.CONSTRAINTS)

@@ -206,8 +206,10 @@ PARAMETERS = {
     "noise": P.noise(dimension=10),
     "sigma": P.noise_level(),
     "n": P.positive_int(2, 50_000, why="100 times the default 500"),
-    "bandwidths": P.sequence(P.bandwidth(), min_length=2),
-    "angles_deg": P.sequence(P.real(0.0, 90.0), min_length=3),
+    "bandwidths": P.sequence(P.bandwidth(), min_length=2, max_length=10,
+                             why="the paper's macros name each bandwidth by a letter, A to J"),
+    "angles_deg": P.sequence(P.real(0.0, 90.0), min_length=3, max_length=19,
+                             why="every 5 degrees; each angle is one more Monte Carlo run of the star family"),
 }
 
 #: Constraints: the star family runs from identical (0 deg) to orthogonal (90 deg) heads, in order.

@@ -122,8 +122,13 @@ NORM_LABEL = {"paper": "printed", "principal_angles": "PA", "rv": "RV"}
 # --------------------------------------------------------------------------- the chapter's parameters
 
 
+#: The most sentences of one run: ten times the 50 shipped (the ablation takes about 0.6 s per sentence).
+MAX_SENTENCES = 500
+
+
 def _sentences_kind() -> P.Kind:
-    """``None`` (the shipped sentences) or a list of at least 3 non-empty strings."""
+    """``None`` (the shipped sentences) or a list of 3 to :data:`MAX_SENTENCES` distinct non-empty strings
+    (a repeated sentence would count as independent evidence in the standard errors over sentences)."""
 
     def check(value, name):
         if value is None:
@@ -132,6 +137,12 @@ def _sentences_kind() -> P.Kind:
             raise P.ParameterError(f"{name}: expected None or a list of sentences, got {brief(value)}")
         if len(value) < 3 or not all(isinstance(v, str) and v.strip() for v in value):
             raise P.ParameterError(f"{name}: expected at least 3 non-empty sentences (strings)")
+        if len(value) > MAX_SENTENCES:
+            raise P.ParameterError(f"{name}: expected at most {MAX_SENTENCES} sentences (ten times the 50 shipped; "
+                                   f"the ablation encodes each {12 * 6 + 1} times), got {len(value)}")
+        if len({v.strip() for v in value}) < len(value):
+            raise P.ParameterError(f"{name}: expected distinct sentences (a repeat would count twice in the "
+                                   f"standard errors over sentences)")
         return tuple(value)
 
     return P.Kind("None (the shipped sentences) or a list of >= 3 sentences", check)
@@ -1258,9 +1269,9 @@ def geometry_figure(excess, excess_layer, rescaled, decomp, log_s, log_g, r2, c_
 def chance_call(z: float) -> str:
     """The 3-s.e. rule for one (layer, object, normalization) case against one null: ``"more"``
     (diverse than chance) when ``z >= N_SE``, ``"less"`` when ``z <= -N_SE``, else ``"indistinguishable"``."""
-    z = float(z)
-    if not np.isfinite(z):
-        raise ValueError(f"z: expected a finite z-score, got {z!r}")
+    from ..infra.validate import real_scalar
+
+    z = real_scalar(z, "z")
     return "more" if z >= N_SE else "less" if z <= -N_SE else "indistinguishable"
 
 

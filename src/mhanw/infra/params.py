@@ -322,14 +322,17 @@ def optional(kind: Kind) -> Kind:
                 parts=(kind,))
 
 
-def sequence(of: Kind, *, min_length: int = 1, length=None) -> Kind:
-    """A list or tuple of values of ``of`` (returned as a tuple); ``length``: a number or a parameter name."""
+def sequence(of: Kind, *, min_length: int = 1, max_length: int | None = None, length=None, why: str = "") -> Kind:
+    """A list or tuple of values of ``of`` (returned as a tuple), of ``min_length`` to ``max_length`` entries
+    (``why``: the reason for the maximum, shown in the refusal); ``length``: a number or a parameter name."""
 
     def check(value, name):
         if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
             raise _fail(name, f"expected a list of {of.describe}, got {brief(value)}")
         if len(value) < min_length:
             raise _fail(name, f"expected at least {min_length} entries, got {len(value)}")
+        if max_length is not None and len(value) > max_length:
+            raise _fail(name, f"expected at most {max_length} entries{f' ({why})' if why else ''}, got {len(value)}")
         return tuple(of.check(v, f"{name}[{i}]") for i, v in enumerate(value))
 
     def relate(value, name, params):
