@@ -197,6 +197,10 @@ def ant_colony_verdict() -> Verdict:
                    section=SECTION)
 
 
+#: The letters that name the star family's bandwidths in the paper's macros (``HA``, ``HB``, ...), one
+#: per bandwidth not named otherwise: they bound how many bandwidths a run may take.
+BANDWIDTH_LETTERS = "ABCDEFGHIJ"
+
 #: The papermill parameters of notebook 08 (checked by :func:`mhanw.infra.params.check_parameters`).
 PARAMETERS = {
     **P.STANDARD,
@@ -206,7 +210,7 @@ PARAMETERS = {
     "noise": P.noise(dimension=10),
     "sigma": P.noise_level(),
     "n": P.positive_int(2, 50_000, why="100 times the default 500"),
-    "bandwidths": P.sequence(P.bandwidth(), min_length=2, max_length=10,
+    "bandwidths": P.sequence(P.bandwidth(), min_length=2, max_length=len(BANDWIDTH_LETTERS),
                              why="the paper's macros name each bandwidth by a letter, A to J"),
     "angles_deg": P.sequence(P.real(0.0, 90.0), min_length=3, max_length=19,
                              why="every 5 degrees; each angle is one more Monte Carlo run of the star family"),
@@ -340,7 +344,7 @@ def write_outputs(nb, ledger, macros_path, results_path) -> None:
     macros.number("GeometryErr", max(nb.geometry_err, 1e-17), 2)
     names = {0.1: "HTenth", 0.2: "HFifth", 0.5: "HHalf", 1.0: "HOne"}  # macro names of the default bandwidths
     for h in nb.star_h:
-        key = names.get(h, "H" + "ABCDEFGHIJ"[nb.star_h.index(h)])
+        key = names.get(h, "H" + BANDWIDTH_LETTERS[nb.star_h.index(h)])
         macros.mean_se(f"OrthGap{key}", *nb.orth[h])
         macros.mean_se(f"TwentyGap{key}", nb.one_minus_rho[h][0][1], nb.one_minus_rho[h][1][1])
         macros.number(f"TwentyGapZ{key}", nb.gaps_small_angle[h][0] / nb.gaps_small_angle[h][1], 2)

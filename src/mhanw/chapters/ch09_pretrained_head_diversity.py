@@ -139,7 +139,7 @@ def _sentences_kind() -> P.Kind:
             raise P.ParameterError(f"{name}: expected at least 3 non-empty sentences (strings)")
         if len(value) > MAX_SENTENCES:
             raise P.ParameterError(f"{name}: expected at most {MAX_SENTENCES} sentences (ten times the 50 shipped; "
-                                   f"the ablation encodes each {12 * 6 + 1} times), got {len(value)}")
+                                   f"the ablation encodes each once per head), got {len(value)}")
         if len({v.strip() for v in value}) < len(value):
             raise P.ParameterError(f"{name}: expected distinct sentences (a repeat would count twice in the "
                                    f"standard errors over sentences)")
@@ -1267,12 +1267,13 @@ def geometry_figure(excess, excess_layer, rescaled, decomp, log_s, log_g, r2, c_
 
 
 def chance_call(z: float) -> str:
-    """The 3-s.e. rule for one (layer, object, normalization) case against one null: ``"more"``
-    (diverse than chance) when ``z >= N_SE``, ``"less"`` when ``z <= -N_SE``, else ``"indistinguishable"``."""
+    """The call of one (layer, object, normalization) case against one null, by the rule the diversity
+    record counts with: ``"more"`` (diverse than chance) when ``z >= Z_CALL``, ``"less"`` when
+    ``z <= -Z_CALL``, else ``"indistinguishable"``."""
     from ..infra.validate import real_scalar
 
     z = real_scalar(z, "z")
-    return "more" if z >= N_SE else "less" if z <= -N_SE else "indistinguishable"
+    return "more" if z >= Z_CALL else "less" if z <= -Z_CALL else "indistinguishable"
 
 
 def nulls_figure(z_all: dict, style: dict, figures_dir) -> None:
