@@ -413,6 +413,29 @@ def test_leading_share_and_excess_summary():
     s = ha.excess_spectrum_summary(C, null, 1)
     assert s["top"]["value"] == pytest.approx(s["top_trained"]["value"] - s["top_null"]["value"])
     assert s["top"]["se"] >= s["top_trained"]["se"] and np.all(s["trained_se"] > 0)
+    e = s["trained"] - s["null"]
+    assert s["total"]["value"] == pytest.approx(e.sum())
+    assert s["beyond_even"]["value"] == pytest.approx(e[0] - e.sum() / 2)
+    assert s["share"]["value"] == pytest.approx(ha.leading_share(s["trained"], s["null"], 1))
+
+
+def test_excess_summary_share_not_estimable_when_a_replicate_total_is_not_positive():
+    """A null whose mean sits just below the trained spectrum: the full-sample total excess is positive,
+    but one null draw above the trained spectrum makes a delete-one-draw replicate's total negative, where
+    the share (a ratio over the total) has no meaning; its value and s.e. are NaN, the linear contrasts
+    stay defined, and the verdict decides from them."""
+    Ws = [_gauss(30 + l, 4, 9, 2) for l in range(2)]
+    C = np.array([diversity.pair_cos2(W) for W in Ws])
+    trained = ha.spectrum_jackknife(C)["value"]
+    draws = np.repeat(trained[None, None] - 0.05, 4, axis=1).repeat(2, axis=0)  # (L=2, n=4, d_k=2)
+    draws[:, 0] += 0.19  # one draw far above: leaving out another keeps it, pushing the null mean above
+    s = ha.excess_spectrum_summary(C, draws, 1)
+    assert s["total"]["value"] > 0
+    assert np.isnan(s["share"]["value"]) and np.isnan(s["share"]["se"])
+    assert np.isfinite(s["beyond_even"]["value"]) and s["beyond_even"]["se"] > 0
+    rec = ha.shared_directions_verdict(s["share"]["value"], s["share"]["se"], 1, 2,
+                                       total=tuple(s["total"].values()), beyond_even=tuple(s["beyond_even"].values()))
+    assert rec.verdict in V.DECISIONS and rec.statistics[0].name.startswith("excess in the leading")
 
 
 def test_r2_bootstrap():
@@ -487,6 +510,30 @@ def test_shared_directions_verdict_thresholds():
     assert ha.shared_directions_verdict(even - 3.01 * se, se, 4, 32).verdict == V.FAILS
     rec = ha.shared_directions_verdict(0.6, se, 4, 32, top=(0.7, 0.03), top_null=(0.55, 0.001))
     assert len(rec.statistics) == 4
+
+
+def test_shared_directions_verdict_decides_on_the_linear_contrast_given_the_total():
+    """With the total and the contrast given, the contrast decides (the share's own s.e. may say otherwise),
+    and a total at or below zero leaves no share: undecided, or fails when it is 3 s.e. below zero."""
+    even, se = 4 / 32, 0.05
+    kw = dict(total=(0.8, 0.35))
+    # the share looks decisive, the contrast is not: undecided
+    assert ha.shared_directions_verdict(0.6, se, 4, 32, beyond_even=(0.2, 0.1), **kw).verdict == V.UNDECIDED
+    assert ha.shared_directions_verdict(even, se, 4, 32, beyond_even=(0.31, 0.1), **kw).verdict == V.HOLDS
+    assert ha.shared_directions_verdict(even, se, 4, 32, beyond_even=(-0.31, 0.1), **kw).verdict == V.FAILS
+    nan = float("nan")
+    rec = ha.shared_directions_verdict(nan, nan, 4, 32, total=(-0.1, 0.2), beyond_even=(0.5, 0.01))
+    assert rec.verdict == V.UNDECIDED and rec.statistics[0].name == "total excess over all angles"
+    assert ha.shared_directions_verdict(nan, nan, 4, 32, total=(-0.7, 0.2), beyond_even=(0.5, 0.01)).verdict == V.FAILS
+    assert ha.shared_directions_verdict(nan, nan, 4, 32, total=(0.7, 0.2), beyond_even=(0.7, 0.2)).verdict == V.HOLDS
+    with pytest.raises(ValueError, match="^share: NaN"):
+        ha.shared_directions_verdict(nan, nan, 4, 32)
+    with pytest.raises(ValueError, match="^se:"):
+        ha.shared_directions_verdict(0.5, nan, 4, 32, **kw, beyond_even=(0.1, 0.1))
+    with pytest.raises(ValueError, match="^total, beyond_even:"):
+        ha.shared_directions_verdict(0.5, 0.1, 4, 32, **kw)
+    with pytest.raises(ValueError, match="^se:"):
+        ha.shared_directions_verdict(0.5, -0.1, 4, 32)
 
 
 def _text_ok(**kw):

@@ -54,6 +54,7 @@ All HDI values are returned in the order of :data:`mhanw.diversity.NORMALIZATION
 
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import numpy as np
@@ -641,7 +642,15 @@ def excess_spectrum_summary(pair_spectra, null_spectra, n_leading: int) -> dict:
     :func:`leading_share` of the excess, the two sources add in quadrature
     (the null's through a delete-one-draw jackknife).  Returns ``trained``,
     ``trained_se``, ``null``, ``null_se``, ``null_sd`` (all ``(d_k,)``) and
-    ``top``/``share`` dicts with ``value`` and ``se``.
+    ``top``/``total``/``beyond_even``/``share`` dicts with ``value`` and ``se``
+    (``total``: the summed excess over all angles; ``beyond_even``: the excess
+    in the leading ``n_leading`` angles minus their even part of the total,
+    ``sum(e[:m]) - m/d_k sum(e)``, which has the sign of ``share - m/d_k``
+    when the total is positive and, being linear, a jackknife s.e. that does
+    not blow up when the total nears zero).  The share is a ratio over the
+    total, so it is estimable only when the total is positive in the full
+    sample and in every jackknife replicate; otherwise its ``value`` and
+    ``se`` are NaN ("not estimable", printed "–").
     """
     m = positive_int(n_leading, "n_leading")
     jk = spectrum_jackknife(pair_spectra)
@@ -653,6 +662,9 @@ def excess_spectrum_summary(pair_spectra, null_spectra, n_leading: int) -> dict:
     null = per_draw.mean(axis=0)
     null_loo = (null[None, :] * n - per_draw) / (n - 1)  # (n, d_k)
     trained, reps = jk["value"], jk["replicates"]
+    # the share is a ratio over the total excess: defined only where every replicate's total is positive
+    totals = np.concatenate([(reps - null).sum(axis=-1).ravel(), (trained[None] - null_loo).sum(axis=-1),
+                             [(trained - null).sum()]])
 
     def combined(f):
         a = np.array([[f(r, null) for r in layer] for layer in reps])
@@ -670,7 +682,9 @@ def excess_spectrum_summary(pair_spectra, null_spectra, n_leading: int) -> dict:
         "top": combined(lambda t, u: float(t[0] - u[0])),
         "top_trained": {"value": float(trained[0]), "se": float(stratified_jackknife_se(trained, reps)[0])},
         "top_null": {"value": float(null[0]), "se": float(per_draw[:, 0].std(ddof=1) / np.sqrt(n))},
-        "share": (combined(lambda t, u: leading_share(t, u, m)) if (trained - null).sum() > 0
+        "total": combined(lambda t, u: float((t - u).sum())),
+        "beyond_even": combined(lambda t, u: float((t - u)[:m].sum() - m / t.shape[0] * (t - u).sum())),
+        "share": (combined(lambda t, u: leading_share(t, u, m)) if np.all(totals > 0)
                   else {"value": float("nan"), "se": float("nan")}),
         "n_leading": m,
     }
@@ -1057,9 +1071,10 @@ def redundancy_verdict(rho: float, se: float, p: float) -> Verdict:
     )
 
 
-@checked(share=V.number, se=V.standard_error, n_leading=V.positive_count, d_k=V.positive_count, top=V.optional(V.estimate),
+@checked(share=V.number_or_not_estimable, se=V.number_or_not_estimable, n_leading=V.positive_count, d_k=V.positive_count,
+         total=V.optional(V.estimate), beyond_even=V.optional(V.estimate), top=V.optional(V.estimate),
          top_null=V.optional(V.estimate), null=V.text)
-def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int, *,
+def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int, *, total=None, beyond_even=None,
                               top=None, top_null=None, null: str = "row-reassignment null") -> Verdict:
     """The excess overlap of trained heads over a null sits in a few shared directions.
 
@@ -1067,6 +1082,15 @@ def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int,
     ``se`` from :func:`excess_spectrum_summary`); an even spread gives
     ``n_leading/d_k``.  Holds when ``share - n_leading/d_k > N_SE se``; fails
     as stated when it is below the even share by as much; undecided otherwise.
+    With ``total`` and ``beyond_even`` (``(value, se)`` of the total excess
+    and of the leading angles' excess beyond their even part of it, from
+    :func:`excess_spectrum_summary`) the rule avoids the ratio: a total at or
+    below zero leaves nothing for the share to divide (undecided; fails as
+    stated when it is ``N_SE`` s.e. below zero), and otherwise
+    ``beyond_even`` decides by ``N_SE`` s.e. -- it has the sign of
+    ``share - n_leading/d_k``, and its s.e. stays honest when the total is
+    small, where the share's delta-method s.e. does not.  ``share`` and ``se``
+    NaN (not estimable) are accepted only with both given.
     ``top``/``top_null``: optional ``(value, se)`` of the leading squared cosine,
     trained and under the null, reported beside the share.
     """
@@ -1075,10 +1099,29 @@ def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int,
     if n_leading > d_k:
         raise ValueError(f"n_leading: expected at most d_k = {d_k}, got {n_leading}")
     even = n_leading / d_k
-    share, se = V.number(share, "share"), V.standard_error(se, "se")
-    verdict = significant_effect(share - even, se, sign=1)
-    stats = [Statistic(f"share of the excess in the leading {n_leading} of {d_k} angles", share, se),
-             Statistic("share under an even spread", even)]
+    if (total is None) != (beyond_even is None):
+        raise ValueError("total, beyond_even: expected both (value, se) pairs or neither")
+    if math.isnan(share) and total is None:
+        raise ValueError("share: NaN (not estimable) needs total and beyond_even, the (value, se) of the excess")
+    if math.isnan(share) and not math.isnan(se):
+        raise ValueError(f"se: expected NaN, as share is NaN (not estimable), got {se!r}")
+    if math.isnan(se) and not math.isnan(share):
+        raise ValueError(f"se: expected a standard error of share = {share!r}, got nan")
+    if not math.isnan(se):
+        se = V.standard_error(se, "se")
+    leading = f"the leading {n_leading} of {d_k} angles"
+    share_stats = ([Statistic(f"share of the excess in {leading}", share, se)] if not math.isnan(share) else []) + [
+        Statistic("share under an even spread", even)]
+    if total is None:
+        verdict = significant_effect(share - even, se, sign=1)
+        stats = share_stats
+    elif total[0] <= 0:  # no excess for the share to divide: decided by the total, the deciding number first
+        verdict = FAILS if significant_effect(*total) == FAILS else UNDECIDED
+        stats = [Statistic("total excess over all angles", *total)] + share_stats
+    else:
+        verdict = significant_effect(*beyond_even, sign=1)
+        stats = [Statistic(f"excess in {leading} beyond their even part of the total", *beyond_even),
+                 *share_stats, Statistic("total excess over all angles", *total)]
     if top is not None:
         stats.append(Statistic("leading squared cosine, trained", *V.estimate(top, "top")))
     if top_null is not None:
@@ -1090,7 +1133,11 @@ def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int,
         verdict=verdict,
         criterion=(f"share of the excess spectrum (trained minus null, mean over head pairs and layers) in the leading "
                    f"{n_leading} angles, against the even share {n_leading}/{d_k}; holds (fails) when it is above "
-                   f"(below) it by more than {N_SE:g} s.e. (jackknife over heads within layers, and over null draws)"),
+                   f"(below) it by more than {N_SE:g} s.e. (jackknife over heads within layers, and over null draws)"
+                   + ("" if total is None else
+                      f", decided on the excess in the leading angles beyond their even part of the total, which has "
+                      f"the sign of share minus even share and a jackknife s.e. that stays valid when the total is "
+                      f"small; a total at or below zero leaves no share (undecided, fails when {N_SE:g} s.e. below)")),
         statistics=tuple(stats),
         section=SECTION,
     )
@@ -1525,10 +1572,16 @@ def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
     macros.number("KeyTopDiffSE", excess[KEY]["top"]["se"], 1)
     macros.number("KeyTopDiffZ", excess[KEY]["top"]["value"] / excess[KEY]["top"]["se"], 2)
     macros.number("KeyTopCosLayerNull", excess_layer[KEY]["top_null"]["value"], 2)
-    macros.number("KeyShare", excess[KEY]["share"]["value"], 2)
-    macros.number("KeyShareSE", excess[KEY]["share"]["se"], 1)
-    macros.number("KeyShareLayer", excess_layer[KEY]["share"]["value"], 2)
-    macros.number("KeyShareLayerSE", excess_layer[KEY]["share"]["se"], 1)
+    for tag, field in (("KeyTotal", "total"), ("KeyBeyondEven", "beyond_even")):
+        macros.number(tag, excess[KEY][field]["value"], 2)
+        macros.number(f"{tag}SE", excess[KEY][field]["se"], 1)
+    for tag, summary in (("KeyShare", excess[KEY]), ("KeyShareLayer", excess_layer[KEY])):
+        if math.isnan(summary["share"]["value"]):  # not estimable (excess_spectrum_summary): said in words
+            macros.text(tag, r"\mbox{not estimable}")
+            macros.text(f"{tag}SE", r"\mbox{--}")
+        else:
+            macros.number(tag, summary["share"]["value"], 2)
+            macros.number(f"{tag}SE", summary["share"]["se"], 1)
     macros.integer("NLeading", N_LEADING)
     macros.number("EvenShare", N_LEADING / d_k, 3)
     macros.number("NullBandMax", 2 * excess[KEY]["null_sd"].max(), 1)

@@ -312,6 +312,13 @@ def number_or_missing(value, name: str) -> float:
     return math.nan if _is_nan(value) else number(value, name)
 
 
+def number_or_not_estimable(value, name: str) -> float:
+    """A finite real number, or NaN read as "not estimable" (e.g. a ratio whose denominator is not positive
+    in every jackknife replicate): the rule must then decide from other arguments it names, and refuse
+    the NaN without them.  inf, strings, bools and None raise ``ValueError``."""
+    return math.nan if _is_nan(value) else number(value, name)
+
+
 def numbers_or_missing(values, name: str) -> np.ndarray:
     """A non-empty float array of finite numbers and NaN (NaN: "none found", e.g. no crossover at a grid
     point; the rule must then decide against the claim).  inf and non-numbers raise ``ValueError``."""
