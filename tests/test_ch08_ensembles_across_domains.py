@@ -75,6 +75,9 @@ DEFAULTS = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", resu
     (dict(nosie="gaussian"), r"^nosie: unknown parameter \(did you mean 'noise'\?\)"),
     (dict(bandwidths=[0.05 * (i + 1) for i in range(11)]), r"^bandwidths: expected at most 10 entries \(the paper's macros"),
     (dict(angles_deg=list(range(0, 91, 4)) + [90]), r"^angles_deg: expected at most 19 entries"),
+    # the laws are drawn in d = 10 (star family) and d = 2 (two-head check): each must fit both
+    (dict(noise="heteroscedastic:1+x5^2"), r"^noise: .*needs d >= 5, got d = 2 \(the chapter draws from it in d = 10, 2\)"),
+    (dict(inputs="gaussian-equicorrelated:-0.2"), r"^inputs: .*d = 10"),  # fits d = 2, not 10
 ])
 def test_parameters_name_the_bad_one(change, message):
     assert check_parameters(DEFAULTS, ch.PARAMETERS, ch.CONSTRAINTS)["n"] == 500

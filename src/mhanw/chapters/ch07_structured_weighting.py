@@ -777,13 +777,6 @@ _TAGS_H = {4: "Four", 8: "Eight", 16: "Sixteen"}
 _TAGS_RHO = {0.0: "Zero", 0.3: "Three", 0.6: "Six"}
 
 
-def _regression_tex(name: str) -> str:
-    from ..infra.texout import tex_escape
-
-    return r"$m(x)=\sin(2x_1)+x_1$, which depends on $x_1$ only" if name == "blind" else (
-        r"the isotropic $m(x)=2\exp(-\lVert x\rVert^2/4)$" if name == "iso_exp" else f"$m$ = \\texttt{{{tex_escape(name)}}}")
-
-
 def write_outputs(macros_path, results_path, *, p: dict, size: dict, model: dict, sym: dict, graded: dict,
                   control: dict, ledger) -> None:
     """Write the paper's macros (prefix ``StructW``) and the result file of the chapter: every number,
@@ -792,7 +785,7 @@ def write_outputs(macros_path, results_path, *, p: dict, size: dict, model: dict
     import sympy as sp
 
     from ..infra.results import json_safe, save_results
-    from ..infra.texout import Macros, checked_outputs, tex_text
+    from ..infra.texout import Macros, checked_outputs, regression_tex, tex_text
 
     m = Macros("StructW")
     gs = model["gamma_star"]
@@ -817,8 +810,8 @@ def write_outputs(macros_path, results_path, *, p: dict, size: dict, model: dict
     m.text("Sigma", f"{p['sigma']:g}")
     m.text("Bandwidth", f"{p['bandwidth']:g}")
     m.text("Angles", ",".join(f"{a:g}" for a in p["angles_deg"]))
-    m.text("Regression", _regression_tex(p["regression"]))
-    m.text("ControlRegression", _regression_tex(p["control_regression"]))
+    m.text("Regression", regression_tex(p["regression"]))
+    m.text("ControlRegression", regression_tex(p["control_regression"]))
     m.integer("SymH", sym["H"])
     m.text("SymRho", f"{sym['rho']:g}")
     g, c, cc = graded, graded["cmp"], control["cmp"]

@@ -201,13 +201,17 @@ def ant_colony_verdict() -> Verdict:
 #: per bandwidth not named otherwise: they bound how many bandwidths a run may take.
 BANDWIDTH_LETTERS = "ABCDEFGHIJ"
 
+#: The input dimensions of the star family and of the two-head check (the laws ``inputs`` and
+#: ``noise`` are drawn from in both).
+STAR_D, PAIR_D = 10, 2
+
 #: The papermill parameters of notebook 08 (checked by :func:`mhanw.infra.params.check_parameters`).
 PARAMETERS = {
     **P.STANDARD,
     "n_jobs": P.workers(),
-    "regression": P.regression(dimension=10),
-    "inputs": P.inputs(dimension=10),
-    "noise": P.noise(dimension=10),
+    "regression": P.regression(dimension=STAR_D),
+    "inputs": P.inputs(dimension=(STAR_D, PAIR_D)),  # the star family and the two-head check draw from both
+    "noise": P.noise(dimension=(STAR_D, PAIR_D)),
     "sigma": P.noise_level(),
     "n": P.positive_int(2, 50_000, why="100 times the default 500"),
     "bandwidths": P.sequence(P.bandwidth(), min_length=2, max_length=len(BANDWIDTH_LETTERS),
@@ -322,7 +326,7 @@ def write_outputs(nb, ledger, macros_path, results_path) -> None:
     from ..infra.results import save_results
     from ..infra.texout import checked_outputs
 
-    from ..infra.texout import Macros
+    from ..infra.texout import Macros, regression_tex
 
     nb = Namespace(nb)
     checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
@@ -338,6 +342,12 @@ def write_outputs(nb, ledger, macros_path, results_path) -> None:
     macros.mean_se("EquiRho", nb.equi_rho, nb.equi_rho_se)
     macros.mean_se("EquiVar", nb.equi_var, nb.equi_var_se)
     macros.number("EquiVarPop", nb.V * (nb.rho + (1 - nb.rho) / nb.H), 3)
+    macros.text("Regression", regression_tex(nb.regression))  # the setting of the star family, as run
+    macros.integer("N", nb.n)
+    macros.text("Sigma", f"{nb.sigma:g}")
+    macros.text("Angles", ",".join(f"{a:g}" for a in nb.thetas_deg))
+    macros.text("Bandwidths", ",".join(f"{h:g}" for h in nb.star_h))
+    macros.text("RefH", f"{nb.ref_h:g}")
     macros.integer("StarRep", nb.sizes["star_rep"])
     macros.integer("StarTest", nb.sizes["star_test"])
     macros.integer("PairRep", nb.sizes["pair_rep"])
@@ -346,9 +356,10 @@ def write_outputs(nb, ledger, macros_path, results_path) -> None:
     for h in nb.star_h:
         key = names.get(h, "H" + BANDWIDTH_LETTERS[nb.star_h.index(h)])
         macros.mean_se(f"OrthGap{key}", *nb.orth[h])
-        macros.mean_se(f"TwentyGap{key}", nb.one_minus_rho[h][0][1], nb.one_minus_rho[h][1][1])
-        macros.number(f"TwentyGapZ{key}", nb.gaps_small_angle[h][0] / nb.gaps_small_angle[h][1], 2)
-    macros.number("HDITwenty", nb.hdi[1], 3)
+        macros.mean_se(f"SmallAngleGap{key}", nb.one_minus_rho[h][0][1], nb.one_minus_rho[h][1][1])
+        macros.number(f"SmallAngleGapZ{key}", nb.gaps_small_angle[h][0] / nb.gaps_small_angle[h][1], 2)
+    macros.number("HDISmallAngle", nb.hdi[1], 3)
+    macros.text("SmallAngle", f"{nb.thetas_deg[1]:g}")  # the star family's second angle, where the gaps are read
     macros.mean_se("RefVarOrth", nb.star[nb.ref_h][0][-1, nb.col["ensemble_variance"]], nb.star[nb.ref_h][1][-1, nb.col["ensemble_variance"]])
     macros.mean_se("RefVbarOrth", nb.star[nb.ref_h][0][-1, nb.col["mean_variance"]], nb.star[nb.ref_h][1][-1, nb.col["mean_variance"]])
     ref_rho, ref_rho_se = nb.star[nb.ref_h][0][-1, nb.col["rho_bar"]], nb.star[nb.ref_h][1][-1, nb.col["rho_bar"]]

@@ -372,21 +372,35 @@ def weights(length=None, *, sum_to_one=True, nonnegative: bool = True, maximum: 
     return Kind("weights" + (" summing to 1" if sum_to_one is True else ""), base.check, relate, parts=base.parts)
 
 
+def _dimensions(dimension) -> tuple:
+    """``dimension`` as a tuple: ``None`` (no check), a literal ``d``, the name of the parameter holding
+    it, or a tuple of literals when the chapter draws from one law in several dimensions."""
+    return () if dimension is None else tuple(dimension) if isinstance(dimension, tuple) else (dimension,)
+
+
+def _where(dimension, d) -> str:
+    """The dimension a value was checked in, for a message (all of them when there are several)."""
+    if isinstance(dimension, tuple):
+        return f"d = {d} (the chapter draws from it in d = {', '.join(map(str, dimension))})"
+    return _bound_text(dimension, d)
+
+
 def _dimension_check(dimension, min_dim_of):
     def relate(value, name, params):
-        if dimension is None:
-            return
-        d = _ref(params, dimension, name)
-        need = min_dim_of(value)
-        if need > d:
-            raise _fail(name, f"{brief(value)} needs d >= {need}, got {_bound_text(dimension, d)}")
+        need = None
+        for ref in _dimensions(dimension):
+            d = _ref(params, ref, name)
+            need = min_dim_of(value) if need is None else need
+            if need > d:
+                raise _fail(name, f"{brief(value)} needs d >= {need}, got {_where(dimension, d)}")
 
     return relate
 
 
 def regression(dimension=None) -> Kind:
     """A regression spec of :func:`mhanw.data.regression_function`: a catalogue name or a formula in
-    ``x1 ... xd``; ``dimension``: the parameter holding ``d`` (the formula's largest index must fit)."""
+    ``x1 ... xd``; ``dimension``: ``d`` or the parameter holding it, or a tuple of the dimensions the
+    chapter uses (the formula's largest index must fit each)."""
 
     def check(value, name):
         from mhanw import data
@@ -410,8 +424,8 @@ def regression(dimension=None) -> Kind:
 
 
 def inputs(dimension=None) -> Kind:
-    """An input-distribution spec of :func:`mhanw.data.input_distribution`; with ``dimension``, also
-    checked in ``R^d`` (e.g. ``RHO > -1/(d-1)``)."""
+    """An input-distribution spec of :func:`mhanw.data.input_distribution`; with ``dimension`` (as for
+    :func:`regression`), also checked in ``R^d`` for each ``d`` (e.g. ``RHO > -1/(d-1)``)."""
 
     def check(value, name):
         from mhanw import data
@@ -426,22 +440,22 @@ def inputs(dimension=None) -> Kind:
         return value
 
     def relate(value, name, params):
-        if dimension is None:
-            return
         from mhanw import data
 
-        d = _ref(params, dimension, name)
-        try:
-            data.input_distribution(value, name=name).check_dimension(d, name)
-        except ValueError as exc:
-            raise _rename(exc, name) from None
+        for ref in _dimensions(dimension):
+            d = _ref(params, ref, name)
+            try:
+                data.input_distribution(value, name=name).check_dimension(d, name)
+            except ValueError as exc:
+                raise _rename(exc, name) from None
 
     return Kind("input distribution spec", check, relate)
 
 
 def noise(dimension=None) -> Kind:
     """A noise-law spec of :func:`mhanw.data.noise_model` (``gaussian``, ``student-t:NU``,
-    ``heteroscedastic:EXPR``); the level is a separate parameter (:func:`nonnegative_float`)."""
+    ``heteroscedastic:EXPR``); the level is a separate parameter (:func:`nonnegative_float`);
+    ``dimension`` as for :func:`regression` (the formula's largest index must fit each)."""
 
     def check(value, name):
         from mhanw import data

@@ -295,6 +295,27 @@ def tex_math(expr) -> str:
     return latex_of(expr.xreplace(names), "expr")
 
 
+#: How the paper writes the regression functions of :data:`mhanw.data.REGRESSION_FUNCTIONS` it names.
+REGRESSION_TEX = {
+    "iso_exp": r"the isotropic $m(x)=2\exp(-\lVert x\rVert^2/4)$",
+    "blind": r"$m(x)=\sin(2x_1)+x_1$, which depends on $x_1$ only",
+}
+
+
+def regression_tex(spec: str) -> str:
+    """The regression function ``spec`` (a spec of :func:`mhanw.data.regression_function`) as LaTeX text
+    for a paper's setting: the words of :data:`REGRESSION_TEX` for a function it names, ``m(x) = `` the
+    formula for an expression (:func:`tex_math`), else the catalogue name in typewriter."""
+    from mhanw import data
+
+    f = data.regression_function(spec)
+    if spec in REGRESSION_TEX:
+        return REGRESSION_TEX[spec]
+    if f.expression is not None:
+        return f"$m(x)={tex_math(f.expression)}$"
+    return f"$m$ = \\texttt{{{tex_escape(spec)}}}"
+
+
 #: TeX specials that end a macro's argument or the file early when unescaped: a comment (%), a macro
 #: parameter (#).  A trailing backslash escapes the macro's closing brace ("File ended while scanning").
 _UNESCAPED = {"%": "a comment sign % (write \\%)", "#": "a parameter sign # (write \\#)"}
