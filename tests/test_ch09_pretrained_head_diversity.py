@@ -596,6 +596,63 @@ def test_report_names_the_notebook_values_it_misses(tmp_path):
     assert not list(tmp_path.iterdir())  # nothing written before the inputs are complete
 
 
+@pytest.mark.parametrize("value", [None, "x", 3, [], {}])
+def test_report_of_ill_typed_values_is_one_line_naming_ns_and_writes_nothing(tmp_path, value):
+    """Every value present but none made by the notebook's cells: the raw KeyError, TypeError or
+    IndexError deep in the bookkeeping becomes one ValueError naming ns, and neither file appears."""
+    from mhanw.chapters import ch09_pretrained_head_diversity as chapter
+
+    ns = {k: value for k in chapter.REPORT_INPUTS}
+    with pytest.raises(ValueError, match="^ns: ") as info:
+        chapter.report(ns, tmp_path / "m.tex", tmp_path / "r.json")
+    assert "\n" not in str(info.value)
+    assert not list(tmp_path.iterdir())
+
+
+def test_chapter_sizes_checks_what_setup_checks_and_counts_own_sentences():
+    from mhanw.chapters import ch09_pretrained_head_diversity as chapter
+
+    base = {"fidelity": "quick"}
+    for key in chapter.SIZE_PARAMETERS:
+        for bad in ("5", True, 10**9, 2.5):
+            with pytest.raises(ValueError, match=f"^{key}: "):
+                chapter.chapter_sizes({**base, key: bad})
+    own = ["One sentence here.", "Another one there.", "A third to end."]
+    assert chapter.chapter_sizes({**base, "sentences": own})["n_sentences"] == 3
+    with pytest.raises(ValueError, match="^params: "):
+        chapter.chapter_sizes({"fidelity": "slow"})
+
+
+def test_pick_sentences_are_evenly_spaced_for_every_n():
+    from mhanw import pretrained
+    from mhanw.chapters import ch09_pretrained_head_diversity as chapter
+
+    records = pretrained.load_ablation_sentences()
+    texts = [r["text"] for r in records]
+    assert chapter.pick_sentences(records, 10) == texts[::5]  # one per topic of five
+    for n in range(3, len(records) + 1):
+        picked = [texts.index(t) for t in chapter.pick_sentences(records, n)]
+        gaps = np.diff(picked)
+        assert len(picked) == n and gaps.min() >= 1 and gaps.max() - gaps.min() <= 1, n  # as even as integers allow
+    with pytest.raises(ValueError, match=r"^records\[1\]: "):
+        chapter.pick_sentences([{"text": "a"}, {"txt": "b"}, {"text": "c"}], 3)
+
+
+def test_nulls_figure_names_an_ill_formed_argument(tmp_path):
+    from mhanw.chapters import ch09_pretrained_head_diversity as chapter
+
+    style = chapter.figure_style(6)
+    good = {n: np.zeros((6, len(chapter.NORMALIZATIONS))) for n in chapter.OBJECTS}
+    for bad, name in [({}, "z_all"), ({"row": {"key": good["key"]}}, r"z_all\['row'\]"),
+                      ({"row": {**good, "key": np.full((6, len(chapter.NORMALIZATIONS)), np.nan)}}, r"z_all\['row'\]\['key'\]"),
+                      ({"row": good, "layer": {**good, "key": np.zeros((5, len(chapter.NORMALIZATIONS)))}}, r"z_all\['layer'\]\['key'\]")]:
+        with pytest.raises(ValueError, match=f"^{name}: "):
+            chapter.nulls_figure(bad, style, tmp_path)
+    with pytest.raises(ValueError, match="^style: "):
+        chapter.nulls_figure({"row": good}, "style", tmp_path)
+    assert not list(tmp_path.iterdir())
+
+
 def test_chance_call_is_the_three_se_rule_and_refuses_a_non_finite_z():
     from mhanw.chapters import ch09_pretrained_head_diversity as chapter
 

@@ -160,7 +160,14 @@ PARAMETERS = {
     "n_perm_spearman": P.optional(P.positive_int(2, 2_000_000, why="100 times the paper's 20000")),
     "sentences": _sentences_kind(),
 }
-CONSTRAINTS = ()
+#: The sentences are either the shipped ones (how many: ``n_sentences``) or the user's own, not both.
+CONSTRAINTS = (
+    P.require("n_sentences", lambda p: p["n_sentences"] is None or p["sentences"] is None,
+              "n_sentences left as None when sentences are given (their number is len(sentences))"),
+)
+
+#: The size parameters that override :data:`SIZES` when not ``None``.
+SIZE_PARAMETERS = ("n_perm", "n_spectral", "n_haar", "n_sentences", "n_perm_spearman")
 
 #: Sizes by fidelity: permutations of the row null per layer, draws of the layer-spectrum null per
 #: layer, Haar draws, how many of the shipped sentences, permutations of the Spearman test, and the
@@ -172,16 +179,20 @@ SIZES = {
 
 
 def chapter_sizes(params) -> dict:
-    """The sizes of a run: :data:`SIZES` of ``params["fidelity"]``, overridden by the non-``None`` size parameters."""
-    if not hasattr(params, "get") or not hasattr(params, "__getitem__"):
+    """The sizes of a run: :data:`SIZES` of ``params["fidelity"]``, overridden by the non-``None`` size
+    parameters (:data:`SIZE_PARAMETERS`, each checked by its kind of :data:`PARAMETERS`, so a direct call
+    refuses what :func:`setup` would); with the user's own ``sentences``, ``n_sentences`` is their number."""
+    if not isinstance(params, Mapping):
         raise ValueError(f"params: expected the chapter's checked parameters (a mapping), got {type(params).__name__}")
     if params.get("fidelity") not in SIZES:
         raise ValueError(f"params: expected 'fidelity' to be one of {', '.join(map(repr, SIZES))}, "
-                         f"got {params.get('fidelity')!r}")
+                         f"got {brief(params.get('fidelity'))}")
     out = dict(SIZES[params["fidelity"]])
-    for key in ("n_perm", "n_spectral", "n_haar", "n_sentences", "n_perm_spearman"):
+    for key in SIZE_PARAMETERS:
         if params.get(key) is not None:
-            out[key] = params[key]
+            out[key] = PARAMETERS[key].check(params[key], key)
+    if params.get("sentences") is not None:
+        out["n_sentences"] = len(PARAMETERS["sentences"].check(params["sentences"], "sentences"))
     out["n_spectrum"] = min(out["n_spectrum"], out["n_perm"])
     return out
 
@@ -204,12 +215,16 @@ def setup(namespace: dict) -> tuple:
 
 
 def pick_sentences(records, n: int) -> list[str]:
-    """``n`` of the shipped sentence records, evenly spaced (one per topic at ``n = 10``)."""
+    """``n`` of the shipped sentence records, evenly spaced: record ``floor(i len/n)`` for ``i < n`` (one
+    per topic at ``n = 10`` of the 50, every one at ``n = 50``)."""
     records = sequence(records, "records", "sentence records")
     n = positive_int(n, "n", minimum=3)
     if n > len(records):
         raise ValueError(f"n: expected at most {len(records)} sentences (those shipped), got {n}")
-    return [r["text"] for r in records][:: len(records) // n][:n]
+    for i, r in enumerate(records):
+        if not isinstance(r, Mapping) or not isinstance(r.get("text"), str):
+            raise ValueError(f"records[{i}]: expected a sentence record with a 'text' string, got {brief(r)}")
+    return [records[i * len(records) // n]["text"] for i in range(n)]
 
 
 # --------------------------------------------------------------------------- inputs
@@ -1323,10 +1338,31 @@ def chance_call(z: float) -> str:
     return "more" if z >= Z_CALL else "less" if z <= -Z_CALL else "indistinguishable"
 
 
+def _z_by_null(z_all) -> dict:
+    """``z_all`` checked: null -> object (each of :data:`OBJECTS`) -> finite ``(layers, normalizations)``
+    z-scores, the same number of layers throughout."""
+    if not isinstance(z_all, Mapping) or not z_all:
+        raise ValueError(f"z_all: expected a mapping of null models to z-scores, got {brief(z_all)}")
+    out, shape = {}, None
+    for lab, zz in z_all.items():
+        if not isinstance(zz, Mapping) or set(zz) != set(OBJECTS):
+            raise ValueError(f"z_all[{lab!r}]: expected the objects {', '.join(OBJECTS)}, got {brief(zz)}")
+        out[lab] = {name: as_float_array(zz[name], f"z_all[{lab!r}][{name!r}]", ndim=2) for name in OBJECTS}
+        for name, z in out[lab].items():
+            if z.shape[1] != len(NORMALIZATIONS) or shape not in (None, z.shape):
+                raise ValueError(f"z_all[{lab!r}][{name!r}]: expected (layers, {len(NORMALIZATIONS)}) z-scores "
+                                 f"like the others, got shape {z.shape}")
+            shape = z.shape
+    return out
+
+
 def nulls_figure(z_all: dict, style: dict, figures_dir) -> None:
     """The figure ``09_pretrained_head_diversity_nulls``: one heat map per null model (``z_all``: null ->
     object -> ``(layers, normalizations)`` z-scores), a row per object and normalization, a column per
     layer, each cell annotated with its z-score (clipped to +-30 for the colour)."""
+    z_all = _z_by_null(z_all)
+    if not isinstance(style, Mapping) or not {"names", "layers"} <= set(style):
+        raise ValueError(f"style: expected figure_style(L), with 'names' and 'layers', got {brief(style)}")
     import seaborn as sns
 
     from ..infra import figures
@@ -1415,16 +1451,30 @@ def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
     (:func:`guard_text`), the macros of the paper (prefix ``Pretrained``, written to ``macros_path``; the
     table is ``\\PretrainedTable``) and the raw results (the run's fidelity, seed, sizes and model with
     every number below, written to ``results_path``).  Returns the ledger."""
-    from ..infra import prose
-    from ..infra.results import json_safe, save_results
-    from ..infra.texout import Macros, checked_outputs
-    from ..infra.verdicts import Ledger
+    from ..infra.notebook import notebook_values
+    from ..infra.results import save_results
+    from ..infra.texout import checked_outputs
 
     if not isinstance(ns, Mapping):
         raise ValueError(f"ns: expected the notebook's values (a mapping), got {type(ns).__name__}")
     missing = [k for k in REPORT_INPUTS if k not in ns]
     if missing:
         raise ValueError(f"ns: expected the notebook's values {', '.join(REPORT_INPUTS)}, missing {', '.join(missing)}")
+    checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before the work
+    with notebook_values("ns"):
+        macros, payload, ledger = _report(ns)  # every value checked and formatted: nothing is written on a failure
+    macros.write(macros_path, argument="macros_path")
+    save_results(results_path, payload, argument="results_path")
+    return ledger
+
+
+def _report(ns: Mapping) -> tuple:
+    """The work of :func:`report`, writing nothing: ``(macros, results ready to save, ledger)``."""
+    from ..infra import prose
+    from ..infra.results import json_safe
+    from ..infra.texout import Macros
+    from ..infra.verdicts import Ledger
+
     H = ns["H"]
     L = ns["L"]
     NORM = ns["NORM"]
@@ -1621,8 +1671,7 @@ def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
     macros.text("VerdictScale", scale_record.verdict)
     macros.text("VerdictRedundancy", redundancy_record.verdict)
     macros.text("Table", hdi_table_latex(observed, z, random_mean))
-    checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
-    macros.write(macros_path, argument="macros_path")
+    macros.render()  # every macro formatted here, so that a bad value stops before anything is written
 
     results.update(
         observed=observed, z=z, p=p, null_mean=null_mean, null_sd=null_sd, calls=calls, random_mean=random_mean,
@@ -1635,5 +1684,4 @@ def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
         last_layer_contrast={"mean": float(last_vs_rest.mean), "se": float(last_vs_rest.se)}, redundancy=red,
         spearman_within=within, spearman_pooled=pooled,
     )
-    save_results(results_path, json_safe(results), argument="results_path")
-    return ledger
+    return macros, json_safe(results), ledger

@@ -10,6 +10,8 @@ output paths).  Everything derived from them is computed in the next cell, e.g.
 
 from __future__ import annotations
 
+import contextlib
+
 from .validate import brief
 
 FIDELITIES = ("quick", "paper")
@@ -25,6 +27,24 @@ def by_fidelity(fidelity: str, *, quick: dict, paper: dict) -> dict:
     if set(quick) != set(paper):
         raise ValueError("quick, paper: both fidelity levels must set the same keys")
     return dict(quick if fidelity == "quick" else paper)
+
+
+#: What an ill-typed notebook value raises deep in a chapter's closing bookkeeping (a missing key, an
+#: index out of range, a string where an array should be, a division by a zero count, ...).
+_ILL_TYPED = (LookupError, TypeError, AttributeError, ArithmeticError)
+
+
+@contextlib.contextmanager
+def notebook_values(argument: str = "ns"):
+    """Run a chapter's closing bookkeeping on the notebook's values: an ill-typed value, one no cell of
+    the notebook makes, surfaces as a ``KeyError``, ``IndexError``, ``TypeError``, ``ZeroDivisionError``
+    ... far from where it entered; this re-raises it as one ``ValueError`` naming ``argument`` with what
+    went wrong (the original chained); a ``ValueError``, which names its own argument, passes as it is."""
+    try:
+        yield
+    except _ILL_TYPED as exc:
+        raise ValueError(f"{argument}: a value is not what the notebook's cells make ({type(exc).__name__}: "
+                         f"{brief(str(exc))})") from exc
 
 
 class Namespace:
