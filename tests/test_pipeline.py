@@ -260,3 +260,18 @@ def test_records_mode_gives_the_records_and_macros_of_the_full_run(quick_build, 
 def test_a_seed_that_is_not_a_number_is_refused_in_one_line(quick_build):
     out = make(quick_build, "-s", "build/stability/seed-x/results/02_bias_variance_covariance.json", check=False)
     assert out.returncode != 0 and "seed: expected a whole number (digits 0-9) or 'default', got 'x'" in out.stderr
+
+
+def test_a_run_outside_build_keeps_its_logs_timings_and_staging_in_its_own_folder(tmp_path):
+    """A run into a folder outside build/ writes nothing in the repository, and its staged outputs are
+    moved within that folder's file system (a rename across file systems fails); a run inside build/
+    keeps them under build/{logs,timings,stage}/LABEL."""
+    from mhanw.pipeline.runner import Layout
+
+    out = Layout.under(ROOT, tmp_path / "elsewhere")
+    paths = [out.notebooks, out.results, out.figures, out.macros, out.logs, out.stage, out.timings]
+    assert all(p.is_relative_to(tmp_path / "elsewhere") for p in paths), paths
+    inside = Layout.under(ROOT, Path("build/scenarios/x"))
+    assert inside.label == "scenarios/x"
+    assert inside.logs == ROOT / "build" / "logs" / "scenarios/x" and inside.timings == ROOT / "build" / "timings" / "scenarios/x"
+    assert Layout.default(ROOT).timings == ROOT / "build" / "timings" / "default"

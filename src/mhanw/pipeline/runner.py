@@ -58,7 +58,12 @@ class Layout:
 
     The default run publishes to ``figures/`` and ``paper/generated/`` (what the
     paper reads) and ``build/{notebooks,results}``; any other run to its own
-    folder: ``FOLDER/{notebooks,results,figures,generated}``.
+    folder: ``FOLDER/{notebooks,results,figures,generated}``.  Logs, timings and
+    the staging area (where a job writes before its outputs are moved into
+    place) are under ``build/{logs,timings,stage}/LABEL`` for a run inside
+    ``build/``, and inside the folder (``logs/``, ``.stage/``) for a run outside
+    it: such a run writes nothing in the repository, and its outputs are moved
+    within one file system.
     """
 
     label: str
@@ -68,12 +73,13 @@ class Layout:
     macros: Path
     logs: Path
     stage: Path
+    timings: Path
 
     @classmethod
     def default(cls, root: Path) -> "Layout":
         b = root / "build"
         return cls("default", b / "notebooks", b / "results", root / "figures", root / "paper" / "generated",
-                   b / "logs" / "default", b / "stage" / "default")
+                   b / "logs" / "default", b / "stage" / "default", b / "timings" / "default")
 
     @classmethod
     def under(cls, root: Path, folder: Path) -> "Layout":
@@ -82,8 +88,11 @@ class Layout:
             label = folder.relative_to(root / "build").as_posix()
         except ValueError:  # a folder outside build/: its name and a digest of its path, so two runs never share
             label = f"{folder.name}-{hashlib.sha1(str(folder).encode()).hexdigest()[:10]}"
+            return cls(label, folder / "notebooks", folder / "results", folder / "figures", folder / "generated",
+                       folder / "logs", folder / ".stage", folder / "logs")
+        b = root / "build"
         return cls(label, folder / "notebooks", folder / "results", folder / "figures", folder / "generated",
-                   root / "build" / "logs" / label, root / "build" / "stage" / label)
+                   b / "logs" / label, b / "stage" / label, b / "timings" / label)
 
     def outputs(self, name: str) -> list[Path]:
         """Every file a job of chapter ``name`` publishes (figures as listed by its last run)."""
@@ -226,7 +235,7 @@ def run_job(root: Path, name: str, *, layout: Layout, fidelity: str, overrides: 
     _publish(root, layout, name, stage, stopped, mode)
     timing = {"chapter": name, "run": layout.label, "mode": mode, "fidelity": fidelity,
               "wall_s": round(wall, 2), "cpu_s": round(cpu, 2)}
-    write_atomic(root / "build" / "timings" / layout.label / f"{name}.json", json.dumps(timing) + "\n")
+    write_atomic(layout.timings / f"{name}.json", json.dumps(timing) + "\n")
     return timing | ({"stopped": stopped} if stopped else {})
 
 
