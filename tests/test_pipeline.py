@@ -275,3 +275,42 @@ def test_a_run_outside_build_keeps_its_logs_timings_and_staging_in_its_own_folde
     assert inside.label == "scenarios/x"
     assert inside.logs == ROOT / "build" / "logs" / "scenarios/x" and inside.timings == ROOT / "build" / "timings" / "scenarios/x"
     assert Layout.default(ROOT).timings == ROOT / "build" / "timings" / "default"
+
+
+def test_a_run_folder_is_refused_where_a_run_would_write_or_remove_what_it_did_not_make(tmp_path):
+    from mhanw.pipeline.runner import RUN_MARK, Layout
+
+    theirs = tmp_path / "theirs"
+    (theirs / "results").mkdir(parents=True)
+    (theirs / "results" / "notes.txt").write_text("mine")
+    (tmp_path / "a-file").write_text("x")
+    for folder, says in [("", "expected a folder path"), (" ", "expected a folder path"), ("/", "holds the repository"),
+                         (".", "holds the repository"), ("..", "holds the repository"), ("figures", "not under build/"),
+                         ("src/mhanw", "not under build/"), ("build", "build/ itself"),
+                         (str(tmp_path / "a-file"), "is not a folder"), (str(theirs), f"no {RUN_MARK}")]:
+        with pytest.raises(ValueError, match=rf"^--out: .*{re.escape(says)}"):
+            Layout.under(ROOT, folder)
+    assert (theirs / "results" / "notes.txt").read_text() == "mine"
+    new = Layout.under(ROOT, tmp_path / "new")
+    new.claim()
+    assert (tmp_path / "new" / RUN_MARK).is_file()
+    Layout.under(ROOT, tmp_path / "new")  # a folder a run made may be run into again
+    Layout.under(ROOT, tmp_path / "empty-but-there")
+
+
+def test_a_damaged_figure_list_never_reaches_outside_the_figures_folder(tmp_path):
+    """The list of a chapter's figures names what the next run removes: only plain names of the chapter's
+    own figures are taken from it (a '../../file' in it removed a file outside the run's folder)."""
+    from mhanw.pipeline.runner import Layout, _forget
+
+    layout = Layout.under(ROOT, tmp_path / "run")
+    layout.claim()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    name = "08_ensembles_across_domains"
+    layout.results.mkdir(parents=True)
+    layout.figures.mkdir(parents=True)
+    (layout.results / f"{name}.figures").write_text(f"../../victim.txt {name}.png /etc/hostname {name}_x/../../victim.txt\n")
+    (layout.figures / f"{name}.png").write_text("old figure")
+    _forget(layout, name)
+    assert victim.read_text() == "precious" and not (layout.figures / f"{name}.png").exists()

@@ -74,6 +74,7 @@ class Layout:
     logs: Path
     stage: Path
     timings: Path
+    mark: Path | None = None  # the mark of a run folder outside build/ (claim)
 
     @classmethod
     def default(cls, root: Path) -> "Layout":
@@ -82,27 +83,73 @@ class Layout:
                    b / "logs" / "default", b / "stage" / "default", b / "timings" / "default")
 
     @classmethod
-    def under(cls, root: Path, folder: Path) -> "Layout":
-        folder = (root / folder).resolve() if not Path(folder).is_absolute() else Path(folder)
+    def under(cls, root: Path, folder: Path, *, argument: str = "--out") -> "Layout":
+        """The layout of a run into ``folder`` (relative to ``root`` unless absolute), checked by
+        :func:`run_folder` (``ValueError`` naming ``argument`` for a folder a run may not write into)."""
+        root = Path(root).resolve()
+        folder = run_folder(root, folder, argument)
         try:
             label = folder.relative_to(root / "build").as_posix()
         except ValueError:  # a folder outside build/: its name and a digest of its path, so two runs never share
             label = f"{folder.name}-{hashlib.sha1(str(folder).encode()).hexdigest()[:10]}"
             return cls(label, folder / "notebooks", folder / "results", folder / "figures", folder / "generated",
-                       folder / "logs", folder / ".stage", folder / "logs")
+                       folder / "logs", folder / ".stage", folder / "logs", folder / RUN_MARK)
         b = root / "build"
         return cls(label, folder / "notebooks", folder / "results", folder / "figures", folder / "generated",
                    b / "logs" / label, b / "stage" / label, b / "timings" / label)
 
+    def claim(self) -> None:
+        """Make the run's own folder and mark it as a run's (:data:`RUN_MARK`), before anything is written
+        there: a later run may then replace what an earlier run published in it."""
+        if self.mark is not None and not self.mark.is_file():
+            self.mark.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.mark, "A folder of mhanw pipeline runs; a later run replaces their outputs.\n")
+
     def outputs(self, name: str) -> list[Path]:
-        """Every file a job of chapter ``name`` publishes (figures as listed by its last run)."""
+        """Every file a job of chapter ``name`` publishes (figures as listed by its last run: only plain
+        names of the chapter's figures, so that a damaged list never reaches outside ``figures``)."""
         listed = self.results / f"{name}.figures"
-        figs = listed.read_text(encoding="utf-8").split() if listed.is_file() else []
+        own = re.compile(rf"{re.escape(name)}[._][A-Za-z0-9._-]*")
+        figs = listed.read_text(encoding="utf-8", errors="replace").split() if listed.is_file() else []
         figs += [p.name for p in self.figures.glob(f"{name}.*")] + [p.name for p in self.figures.glob(f"{name}_*")] \
             if self.figures.is_dir() else []
+        figs = [f for f in figs if own.fullmatch(f) and ".." not in f]
         return ([self.figures / f for f in sorted(set(figs))]
                 + [listed, listed.with_name(f"{name}.figures.mk"), self.notebooks / f"{name}.ipynb", self.macros / f"{name}.tex",
                    self.results / f"{name}.json"])
+
+
+#: The file that marks a folder outside ``build/`` as one a pipeline run made (:meth:`Layout.claim`).
+RUN_MARK = ".mhanw-run"
+
+
+def run_folder(root: Path, folder, argument: str = "--out") -> Path:
+    """``folder`` as the absolute folder of a run, or ``ValueError`` naming ``argument``: a path (not
+    empty, no NUL); inside the repository ``root`` only under ``build/`` (elsewhere a run would write
+    tracked files); not ``/``, not the repository or a folder that holds it; not a file; and, outside
+    ``build/``, new, empty, or made by an earlier run (it holds :data:`RUN_MARK`), since a run removes
+    the outputs of the run before it and must never touch files it did not make."""
+    from mhanw.infra.validate import brief
+
+    if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip() or "\x00" in str(folder):
+        raise ValueError(f"{argument}: expected a folder path, got {brief(folder)}")
+    path = Path(os.path.abspath(Path(root) / Path(folder).expanduser()))
+    root, build = Path(root).resolve(), Path(root).resolve() / "build"
+    real = path.resolve()
+    if real == build:
+        raise ValueError(f"{argument}: build/ itself is the default run's; give a folder under it or elsewhere")
+    if root.is_relative_to(real):
+        raise ValueError(f"{argument}: {str(folder)!r} holds the repository (or is the file system's root); "
+                         f"give a folder of its own")
+    if real.is_relative_to(root) and not real.is_relative_to(build):
+        raise ValueError(f"{argument}: {str(folder)!r} is inside the repository but not under build/: a run "
+                         f"there would write among tracked files")
+    if real.exists() and not real.is_dir():
+        raise ValueError(f"{argument}: {str(folder)!r} exists and is not a folder")
+    if not real.is_relative_to(build) and real.is_dir() and any(real.iterdir()) and not (real / RUN_MARK).is_file():
+        raise ValueError(f"{argument}: {str(folder)!r} holds files no run made (no {RUN_MARK}); give a new or "
+                         f"empty folder, since a run replaces the outputs in its folder")
+    return real
 
 
 def _forget(layout: Layout, name: str) -> None:
@@ -203,6 +250,7 @@ def run_job(root: Path, name: str, *, layout: Layout, fidelity: str, overrides: 
         raise JobError(f"{name}: its parameters cell does not declare {', '.join(lacking)}, which the pipeline "
                        f"sets (it declares {', '.join(declared)})")
 
+    layout.claim()
     stage = layout.stage / name
     shutil.rmtree(stage, ignore_errors=True)
     (stage / "figures").mkdir(parents=True)
@@ -286,6 +334,7 @@ def copy_job(root: Path, name: str, source: Layout, target: Layout, *, full: boo
         figs = listed.read_text(encoding="utf-8").split() if listed.is_file() else []
         files += [(source.notebooks / f"{name}.ipynb", target.notebooks / f"{name}.ipynb")]
         files += [(source.figures / f, target.figures / f) for f in figs]
+    target.claim()
     _forget(target, name)
     for a, b in files:
         b.parent.mkdir(parents=True, exist_ok=True)
