@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 import subprocess
 
 import pytest
@@ -124,7 +125,7 @@ BREAKS_RUNNING_TEXT = [
     (r"\multicolumn{2}{c}{x}", r"table command \\multicolumn"), (r"\frac12", r"\\frac outside maths"),
     (r"\alpha", r"\\alpha outside maths"), (r"\sum", "outside maths"), (r"\sqrt{2}", "outside maths"),
     (r"\limits", "outside maths"), (r"\not", "outside maths"), (r"\hbar", "outside maths"),
-    (r"\operatorname{x}", "outside maths"), (r"\boldsymbol{x}", "outside maths"), (r"\bigl(", "outside maths"),
+    (r"\operatorname{x}", "outside maths"), (r"\boldsymbol{x}", "outside maths"), (r"\left(", "outside maths"), (r"$\bigl( x$", "not one a macro may use"),
     (r"\substack{x}", "outside maths"), (r"\begin{array}{c}x\end{array}", "'array' outside maths"),
     (r"\begin{cases}x\end{cases}", "'cases' outside maths"), (r"\ensuremath{x$y$}", r"a \$ inside maths"),
     (r"\mathbb{R}", "outside maths"), (r"\begin{aligned}x\end{aligned}", "'aligned' outside maths"),
@@ -219,3 +220,30 @@ def test_a_name_with_a_final_newline_no_longer_defines_a_macro_twice():
     with pytest.raises(ValueError, match="^name: "):
         m.text("a\n", "y")  # was two \newcommand{\TXa...}: pdflatex stopped
     assert re.findall(r"\\newcommand\{\\(\w+)\}", m.render()) == ["TXa"]
+
+
+@pytest.mark.parametrize("text, says", [
+    (r"$\root 3 \of x$", "not one a macro may use"),  # plain TeX: 'File ended while scanning' in LaTeX
+    (r"$\big x$", "not one a macro may use"),  # needs a delimiter: 'Missing delimiter'
+    (r"$a \lt b$", "not one a macro may use"), (r"$\mathscr{A}$", "not one a macro may use"),  # not defined
+    ("$x\n\ny$", "a blank line"), ("\\textbf{a\n  \nb}", "a blank line"),
+    ("x" * 10_001, "a line of more than"), (("x" * 9_000 + "\n") * 12, "more than 100,000 characters"),
+])
+def test_tex_that_stops_pdflatex_is_refused(text, says):
+    """Each of these passed check_tex and then stopped pdflatex with the paper's preamble."""
+    from mhanw.infra.texout import Macros
+
+    with pytest.raises(ValueError, match=rf"^value: .*{re.escape(says)}"):
+        Macros("X").text("A", text)
+
+
+def test_a_scenario_description_of_more_than_a_paragraph_is_refused(tmp_path):
+    from mhanw.pipeline import scenarios
+    from mhanw.pipeline.scenarios import ScenarioError
+
+    root = Path(__file__).resolve().parents[1]
+    for bad in ["x" * (scenarios.MAX_DESCRIPTION + 1), "one\\n\\ntwo"]:
+        path = tmp_path / "long.toml"
+        path.write_text(f'description = "{bad}"\n')
+        with pytest.raises(ScenarioError, match="description: expected one paragraph"):
+            scenarios.load(path, root)

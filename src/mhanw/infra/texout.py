@@ -335,9 +335,9 @@ TEX_COMMANDS = frozenset("""
     rm it bf sf tt
     begin end begingroup endgroup setlength tabcolsep arraycolsep toprule midrule bottomrule cmidrule
     addlinespace multicolumn hline cline
-    frac dfrac tfrac binom sqrt root of left right middle bigl bigr Bigl Bigr big Big limits nolimits
+    frac dfrac tfrac binom sqrt left right middle limits nolimits
     displaystyle textstyle scriptstyle operatorname mathrm mathbf mathit mathsf mathtt mathcal mathbb
-    mathfrak mathscr boldsymbol mathring mathrel overline underline widehat widetilde hat bar tilde vec dot
+    mathfrak boldsymbol mathring mathrel overline underline widehat widetilde hat bar tilde vec dot
     ddot dddot ddddot acute grave breve check prime nobreak nonumber not substack
     arccos arcsin arctan arg cos cosh cot coth csc sec sin sinh tan tanh exp ln log lim min max sup inf det
     Im Re bmod
@@ -345,7 +345,7 @@ TEX_COMMANDS = frozenset("""
     pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega
     Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega
     aleph beth daleth ell eth gimel hbar hslash mho wp
-    le leq ge geq ne neq lt gt approx asymp propto sim simeq equiv perp parallel mid pm mp times cdot circ
+    le leq ge geq ne neq approx asymp propto sim simeq equiv perp parallel mid pm mp times cdot circ
     ast star bullet surd infty partial nabla emptyset setminus cap cup in notin ni subset subseteq supset
     supseteq otimes oplus wedge vee veebar neg forall exists to mapsto rightarrow leftarrow Rightarrow
     Leftarrow Leftrightarrow Longrightarrow iff implies dagger triangle sum prod int
@@ -490,6 +490,11 @@ def _delimiter_end(text: str, k: int) -> int | None:
     return None
 
 
+#: The most characters a macro's LaTeX may hold, and the longest line (the paper's longest macro, a
+#: table, is a few thousand; pdflatex stops at a line of 200,000).
+MAX_TEX_CHARS, MAX_TEX_LINE = 100_000, 10_000
+
+
 def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> str:
     """``text`` if it can stand as the body of a macro used in running text, else ``ValueError`` naming
     ``name``.
@@ -518,6 +523,12 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
 
     def refuse(what: str):
         raise ValueError(f"{name}: {what} in LaTeX text {shown}")
+
+    if len(text) > MAX_TEX_CHARS or max(map(len, text.split("\n"))) > MAX_TEX_LINE:
+        refuse(f"more than {MAX_TEX_CHARS:,} characters or a line of more than {MAX_TEX_LINE:,} (pdflatex reads a "
+               f"line into a buffer of 200,000: 'Unable to read an entire line')")
+    if re.search(r"\n[ \t]*\n", text):
+        refuse("a blank line (a paragraph break: 'Missing $ inserted' in maths, 'Runaway argument' in a command's)")
 
     odd = sorted({c for c in text if not (32 <= ord(c) < 127 or c in "\n\t")})
     if odd:

@@ -37,6 +37,9 @@ from mhanw.infra.validate import brief
 from . import chapters as C
 
 _TOP_KEYS = ("description", "all", "chapters")
+
+#: The longest description a scenario may have: a sentence or a short paragraph, printed in the paper.
+MAX_DESCRIPTION = 1000
 #: Deepest nesting of lists in a value (a list of lists is the deepest any chapter takes).
 MAX_DEPTH = 3
 #: Most entries of one value, counted over every level of its lists (a chapter's longest list, its
@@ -163,6 +166,9 @@ def load(path, root: Path, *, check_values: bool = True) -> Scenario:
         raise ScenarioError(f"{path}: [all] and [chapters.NN_slug] must be tables")
     if not isinstance(data.get("description", ""), str):
         raise ScenarioError(f"{path}: description: expected a string")
+    if len(data.get("description", "")) > MAX_DESCRIPTION or "\n\n" in data.get("description", ""):
+        raise ScenarioError(f"{path}: description: expected one paragraph of at most {MAX_DESCRIPTION} characters "
+                            f"(the paper and the book print it), got {len(data['description'])} characters")
     chapters = {c.name: c for c in C.discover(root)}
     for name, table in per.items():
         if name not in chapters:
