@@ -156,3 +156,19 @@ def test_any_string_through_any_expression_path(path, pieces):
     """Property: any string through any expression path gives a value or a one-line ValueError
     naming the argument, within 10 seconds (never a hang, a raw exception or a side effect)."""
     _through(path, "".join(pieces))
+
+
+def test_a_formula_nested_too_deep_to_draw_is_refused_at_the_parameter_check():
+    """15 nested functions passed the check and then overflowed matplotlib's stack when the figure was
+    drawn (16 overflowed in the check itself): parentheses nest at most MAX_NESTING deep, and a label
+    nests at most MAX_MATHTEXT_DEPTH groups."""
+    from mhanw.infra import expressions, params as P, texout
+
+    ok = "sin(" * expressions.MAX_NESTING + "x1" + ")" * expressions.MAX_NESTING
+    assert P.regression().check(ok, "regression") == ok
+    for k in (expressions.MAX_NESTING + 1, 15, 16, 40):
+        with pytest.raises(ValueError, match=r"^regression: parentheses nested more than"):
+            P.regression().check("sin(" * k + "x1" + ")" * k, "regression")
+    deep = "$" + "{" * (texout.MAX_MATHTEXT_DEPTH + 1) + "x" + "}" * (texout.MAX_MATHTEXT_DEPTH + 1) + "$"
+    with pytest.raises(ValueError, match=r"^label: .*groups deep"):
+        texout.check_mathtext(deep, "label")

@@ -41,11 +41,15 @@ __all__ = [
     "MAX_CONSTANT_LOG10",
     "MAX_EXPONENT",
     "MAX_LENGTH",
+    "MAX_NESTING",
     "check_size",
 ]
 
 #: Longest formula string accepted (characters).
 MAX_LENGTH = 1000
+#: Deepest nesting of parentheses in a formula (the paper and the figures print it: matplotlib's
+#: mathtext overflows Python's stack at 15 nested functions).
+MAX_NESTING = 10
 #: Largest ``|exponent|`` of a power with a constant exponent, e.g. ``k**100``.
 MAX_EXPONENT = 100
 #: Largest ``|log10|`` of a constant in a formula (a double reaches about 308).
@@ -139,13 +143,18 @@ class Grammar:
             raise ValueError(f"{name}: expected {self.empty_hint}, got an empty string")
         if len(text) > self.max_length:
             raise ValueError(
-                f"{name}: expected a {self.subject} of at most {self.max_length} characters, got {len(text)}")
+                f"{name}: expected {_a(self.subject)} of at most {self.max_length} characters, got {len(text)}")
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
         except (tokenize.TokenError, IndentationError, SyntaxError) as exc:
             raise ValueError(f"{name}: could not parse {text!r} (unbalanced parentheses?)") from exc
-        names = []
+        names, depth = [], 0
         for tok in tokens:
+            if tok.type == tokenize.OP and tok.string in "()":
+                depth += 1 if tok.string == "(" else -1
+                if depth > MAX_NESTING:
+                    raise ValueError(f"{name}: parentheses nested more than {MAX_NESTING} deep in {text[:80]!r} "
+                                     f"(a formula that deep cannot be printed or drawn)")
             if tok.type == tokenize.NAME:
                 if tok.string not in self.functions and self.symbol(tok.string) is None:
                     raise ValueError(

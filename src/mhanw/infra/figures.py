@@ -346,7 +346,7 @@ def _draw(fig, name: str, write) -> None:
     """``write()`` (a savefig); a text matplotlib cannot draw (a label's maths) becomes one line naming ``fig``."""
     try:
         write()
-    except (ValueError, OverflowError) as exc:  # what bad text or sizes raise; a crash stays a crash
+    except (ValueError, OverflowError, RecursionError) as exc:  # bad text, sizes, a label nested too deep
         plt.close(fig)
         reason = " ".join(str(exc).split())
         raise ValueError(f"fig: matplotlib cannot draw figure {name} ({type(exc).__name__}: {reason[:200]})") from None

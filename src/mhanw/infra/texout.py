@@ -736,15 +736,29 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
     return text
 
 
+#: The deepest nesting of ``{...}`` groups a figure label may have: matplotlib's mathtext parses 15
+#: nested ``\sin{\left(...\right)}`` (16 groups) and then overflows Python's stack drawing them.
+MAX_MATHTEXT_DEPTH = 12
+
+
 def check_mathtext(text, name: str) -> str:
     """``text`` if matplotlib can draw it (a label with ``$...$`` maths), else ``ValueError`` naming
     ``name`` with matplotlib's reason on one line (matplotlib would fail at drawing, naming nothing)."""
     if not isinstance(text, str):
         raise ValueError(f"{name}: expected a string label, got {type(text).__name__}")
+    depth = deepest = 0
+    for c in text:
+        depth += (c == "{") - (c == "}")
+        deepest = max(deepest, depth)
+    if deepest > MAX_MATHTEXT_DEPTH:
+        raise ValueError(f"{name}: the label {text[:80]!r} nests {deepest} groups deep; matplotlib draws at most "
+                         f"{MAX_MATHTEXT_DEPTH} (deeper, its layout recursion overflows)")
     parser = _mathtext_parser()
     for piece in re.findall(r"(?<!\\)\$(.*?)(?<!\\)\$", text):
         try:
             parser.parse(f"${piece}$")
+        except RecursionError:
+            raise ValueError(f"{name}: the label {text[:80]!r} is nested too deeply for matplotlib to draw") from None
         except ValueError as exc:
             reason = " ".join(str(exc).split())
             raise ValueError(f"{name}: matplotlib cannot draw the label {text[:80]!r} ({reason[:160]})") from None
