@@ -142,3 +142,29 @@ def test_validate_boolean_and_positive_ints():
     for bad in ([], "12", {1: 2}, [1.5], [0], None):
         _named(lambda bad=bad: validate.positive_ints(bad, "dims"), "dims")
     assert math.isfinite(validate.real_scalar(10**300, "value"))
+
+
+def test_the_right_argument_is_blamed_and_impossible_sizes_are_refused():
+    """A sweep found the wrong name blamed (n_draws for model_draws, seed for stream, 'A' for n_heads)
+    and impossible values taken (a negative inverse temperature, d_k = 0, H = 0, n = 0)."""
+    import numpy as np
+
+    from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
+    from mhanw.chapters import ch02_bias_variance_covariance as ch02
+    from mhanw.chapters import ch03_covariance_bound as ch03
+    from mhanw.chapters import ch04_head_diversity_index as ch04
+
+    with pytest.raises(ValueError, match="^model_draws: "):
+        ch01.trained_attention(5, None, 1)
+    with pytest.raises(ValueError, match="^stream: "):
+        ch01.trained_attention(5, 3, np.random.default_rng(1))
+    with pytest.raises(ValueError, match="^n_heads: "):
+        ch04.random_configurations(5, np.random.default_rng(1), d=2, d_k=2, n_heads=3)
+    with pytest.raises(ValueError, match="^scale: "):
+        ch01.gaussian_model_neff([5], 2, 3, 1, scale=-1.0)
+    with pytest.raises(ValueError, match="^d_k: "):
+        ch01.locality_verdict(1.0, 1.0, 0)
+    with pytest.raises(ValueError, match="^n_heads: "):
+        ch02.symbolic_verdict(0.0, 0.0, 0, 0)
+    with pytest.raises(ValueError, match="^n: "):
+        ch03.closed_form_verdict(0.0, 0.1, 0, 0.0, 0.0)

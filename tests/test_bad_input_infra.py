@@ -677,8 +677,8 @@ def test_figures_save_names_a_non_figure(tmp_path, fig, name):
 def test_figures_save_to_an_unwritable_folder_leaves_nothing(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(OSError):
-        figures.save(_figure(), "01_test", blocker / "sub")
+    with pytest.raises(ValueError, match="^figures_dir: cannot make the folder .*Not a directory"):
+        figures.save(_figure(), "01_test", blocker / "sub")  # was a raw FileExistsError / NotADirectoryError
     assert [p.name for p in tmp_path.iterdir()] == ["file"]
     with pytest.raises(ValueError, match="^figures_dir: "):
         figures.save(_figure(), "01_test", None)
@@ -827,3 +827,20 @@ def test_an_integer_of_millions_of_digits_is_described_at_once():
     assert brief(1 << 10**8) == "an integer of 30103000 digits"
     assert time.perf_counter() - started < 2.0
     assert digit_count(10**29999) == 30000 and digit_count(10**29999 - 1) == 29999  # exact below the cut (a million digits)
+
+
+def test_writers_and_formatters_name_what_they_cannot_take(tmp_path):
+    """A sweep's raw exceptions: a lone surrogate in a file's text (UnicodeEncodeError), an s.e. of NaN
+    or inf and digits = 0 in se_place (an unnamed ValueError, an OverflowError, silently taken), an
+    integer beyond a double as an error-bar size (OverflowError)."""
+    from mhanw.infra import texout
+
+    with pytest.raises(ValueError, match="^text: not writable as UTF-8"):
+        texout.write_atomic(tmp_path / "a.txt", "a\udcff")
+    assert not list(tmp_path.iterdir())
+    for args, name in [((1.0, float("nan"), 2), "se"), ((1.0, float("inf"), 2), "se"), ((1.0, 0.1, 0), "digits"),
+                       ((1.0, -0.1, 2), "se"), ((float("nan"), 0.1, 2), "mean"), ((1.0, 0.1, True), "digits")]:
+        with pytest.raises(ValueError, match=f"^{name}: "):
+            texout.se_place(*args)
+    with pytest.raises(ValueError, match="^se: "):
+        figures.half_width(10**400)

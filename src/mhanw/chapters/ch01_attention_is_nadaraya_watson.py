@@ -194,6 +194,8 @@ def gaussian_model_neff(tokens, d_k: int, n_draws: int, seed, scale=None) -> dic
     counts = positive_ints(tokens, "tokens", minimum=2)
     d_k = positive_int(d_k, "d_k")
     n_draws = positive_int(n_draws, "n_draws", minimum=2, maximum=MAX_REPLICATES, what="draws")
+    scale = None if scale is None else positive_scalar(scale, "scale")  # an inverse temperature
+    seed = as_seed_sequence(seed, "seed")
     check_entries("tokens", max(counts), max(counts))  # the attention weights of one draw, t x t
     check_entries("tokens x d_k", max(counts), d_k)
     if n_draws * len(counts) > MAX_REPLICATES:
@@ -330,7 +332,7 @@ def literal_off_dims(literal_err: dict) -> list:
     return sorted(d for d, e in literal_err.items() if e >= LITERAL_OFF)
 
 
-@checked(mean=V.number, se=V.standard_error, d_k=V.count, claim=V.text, statement=V.text, where=V.text)
+@checked(mean=V.number, se=V.standard_error, d_k=V.positive_count, claim=V.text, statement=V.text, where=V.text)
 def locality_verdict(mean: float, se: float, d_k: int, claim: str = "thm-2.1/locality",
                   statement: str = "Softmax attention with beta = 1/sqrt(d_k) is a local smoother "
                                    "(a vanishing share of the keys carries the weight)",
@@ -518,8 +520,12 @@ def trained_attention(n_sentences: int, model_draws: int, stream) -> dict:
     below :data:`LOCAL_MAX_FRACTION`), ``"d_k"``, ``"n_layers"``, ``"n_heads"``, ``"sentences"``."""
     from .. import pretrained
 
+    shipped = pretrained.load_ablation_sentences()
+    n_sentences = positive_int(n_sentences, "n_sentences", minimum=2, maximum=len(shipped), what="sentences")
+    model_draws = positive_int(model_draws, "model_draws", minimum=2, maximum=MAX_REPLICATES, what="draws")
+    stream = as_seed_sequence(stream, "stream")
     encoder = pretrained.get_encoder()
-    sentences = [rec["text"] for rec in pretrained.load_ablation_sentences()][:n_sentences]
+    sentences = [rec["text"] for rec in shipped][:n_sentences]
     out = trained_attention_neff(encoder.attention_maps(sentences))
     out["model"] = gaussian_model_neff(out["tokens"], encoder.d_k, model_draws, stream)
     out["head_means"] = out["per_sentence"].mean(axis=0)

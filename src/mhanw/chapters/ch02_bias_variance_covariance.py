@@ -213,7 +213,7 @@ def _plain(value):
     return value.item() if isinstance(value, np.ndarray) else value
 
 
-@checked(corrected_gap=_gap, printed_gap=_gap, corrected_gap_symbolic=_gap, n_heads=V.count)
+@checked(corrected_gap=_gap, printed_gap=_gap, corrected_gap_symbolic=_gap, n_heads=V.positive_count)
 def symbolic_verdict(corrected_gap, printed_gap, corrected_gap_symbolic, n_heads: int) -> Verdict:
     """The decomposition derived in sympy: the corrected right-hand side equals the derived MSE exactly.
 

@@ -251,7 +251,7 @@ def first_order_verdict(pooled: dict, worst_rel: float, worst_z: float, premises
     )
 
 
-@checked(pooled_dev=V.number, pooled_se=V.standard_error, n=V.count, worst_rel=V.nonnegative,
+@checked(pooled_dev=V.number, pooled_se=V.standard_error, n=V.positive_count, worst_rel=V.nonnegative,
          worst_z=V.nonnegative)
 def closed_form_verdict(pooled_dev: float, pooled_se: float, n: int, worst_rel: float, worst_z: float) -> Verdict:
     """The closed form for two 1-D heads at the largest n: the mean relative deviation over bandwidths and

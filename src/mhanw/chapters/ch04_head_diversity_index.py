@@ -197,6 +197,10 @@ def random_configurations(n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads
     """
     n_configs = positive_int(n_configs, "n_configs", minimum=2, maximum=MAX_REPLICATES, what="configurations")
     generator(rng, "rng")
+    d, d_k, n_heads = positive_int(d, "d"), positive_int(d_k, "d_k"), positive_int(n_heads, "n_heads")
+    if n_heads * d_k > d:
+        raise ValueError(f"n_heads: the last configuration is {n_heads} orthogonal heads of d_k = {d_k}, which "
+                         f"need n_heads * d_k <= d = {d}, got {n_heads * d_k}")
     t = np.linspace(0.0, 1.0, n_configs)
     projections = [_heads.interpolated_heads(float(ti), d, d_k, n_heads, rng) for ti in t]
     projections.append(_heads.orthogonal_heads(d, d_k, n_heads))

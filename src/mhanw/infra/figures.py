@@ -303,7 +303,11 @@ def save(fig, name: str, figures_dir, caption: str | None = None, *, error_bars:
     if _RECORDS_ONLY:
         plt.close(fig)
         return SavedFigure([])
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in its place, no permission
+        plt.close(fig)
+        raise ValueError(f"figures_dir: cannot make the folder {str(out)!r}: {exc.strerror or exc}") from None
     pdf, png = out / f"{name}.pdf", out / f"{name}.png"
     # Both files are written under temporary names in the same directory and
     # renamed only when both succeeded: a failing save leaves the previous
@@ -389,7 +393,11 @@ def half_width(se):
     :data:`ERROR_BAR_SE` times ``se``.  For plots drawn without :func:`errorbar` (bands, heatmaps)."""
     if se is None or isinstance(se, (str, bytes, dict)):
         raise ValueError(f"se: expected standard errors, got {brief(se)}")
-    out = ERROR_BAR_SE * np.asarray(se, dtype=float)
+    try:
+        raw = np.asarray(se, dtype=float)
+    except (TypeError, ValueError, OverflowError):  # 10**400, a ragged list, objects
+        raise ValueError(f"se: expected standard errors (real numbers within a double's range), got {brief(se)}") from None
+    out = ERROR_BAR_SE * raw
     if np.any(out < 0):
         raise ValueError("se: a standard error is negative")
     return out

@@ -139,7 +139,7 @@ def _real(value, name: str, what: str) -> float:
         raise _fail(name, f"expected {what} (within the range of a double), got {brief(value)}") from None
     if not math.isfinite(out):
         raise _fail(name, f"expected {what} (finite), got {brief(value)}")
-    return out
+    return out + 0.0  # -0.0 is 0 (it was printed "sigma = -0.0")
 
 
 def _check_range(value, out, name: str, minimum, maximum, *, what_below: str, what_above: str,

@@ -123,7 +123,15 @@ def se_place(mean: float, se: float, digits: int) -> int | None:
     :func:`mhanw.infra.tables.pm`.  ``None`` when that place would give the mean more than
     :data:`MAX_DIGITS` significant digits (an s.e. below the precision of the mean as a double, e.g.
     ``1 ± 1e-300``) or either number is below :data:`TINY` (a double there has lost digits): then the
-    mean and the s.e. are each printed on its own, to their own significant digits."""
+    mean and the s.e. are each printed on its own, to their own significant digits.  A mean that is
+    not a finite real, an s.e. that is not a finite real >= 0 and ``digits`` that is not a whole number
+    from 1 to :data:`MAX_DIGITS` raise ``ValueError`` naming the argument."""
+    mean, se = real_scalar(mean, "mean"), real_scalar(se, "se")
+    if se < 0:
+        raise ValueError(f"se: expected a standard error >= 0, got {brief(se)}")
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= MAX_DIGITS:
+        raise ValueError(f"digits: expected a whole number of significant digits from 1 to {MAX_DIGITS}, "
+                         f"got {brief(digits)}")
     if se < TINY or 0 < abs(mean) < TINY:
         return None
     place = digits - 1 - int(math.floor(math.log10(se)))
@@ -958,6 +966,10 @@ def write_atomic(path, text: str, *, argument: str = "path") -> Path:
     path = checked_target(path, argument)
     if not isinstance(text, str):
         raise ValueError(f"text: expected a string, got {type(text).__name__}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: refused before any file is made
+        raise ValueError(f"text: not writable as UTF-8 ({exc.reason} at position {exc.start})") from None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
