@@ -168,3 +168,51 @@ def test_the_right_argument_is_blamed_and_impossible_sizes_are_refused():
         ch02.symbolic_verdict(0.0, 0.0, 0, 0)
     with pytest.raises(ValueError, match="^n: "):
         ch03.closed_form_verdict(0.0, 0.1, 0, 0.0, 0.0)
+
+
+def _notebook_helpers():
+    import importlib
+    import inspect
+    import pkgutil
+
+    import mhanw.chapters as pkg
+
+    out = []
+    for info in pkgutil.iter_modules(pkg.__path__):
+        module = importlib.import_module(f"mhanw.chapters.{info.name}")
+        for name, f in inspect.getmembers(module, inspect.isfunction):
+            if f.__module__ == module.__name__ and getattr(f, "reads_notebook_values", False):
+                out.append((f"{info.name[:4]}.{name}", f))
+    return out
+
+
+NOTEBOOK_HELPERS = _notebook_helpers()
+
+
+def test_the_notebook_helpers_are_found():
+    assert len(NOTEBOOK_HELPERS) >= 50
+
+
+@pytest.mark.parametrize("value", [{}, [], None, "x"])
+@pytest.mark.parametrize("label, f", NOTEBOOK_HELPERS, ids=[n for n, _ in NOTEBOOK_HELPERS])
+def test_a_notebook_helper_given_values_no_cell_makes_names_an_argument(tmp_path, monkeypatch, label, f, value):
+    """Every chapter function that reads the notebook's values (figures, tables, takeaways, the closing
+    bookkeeping), called with an empty dict, list, None or a string for each argument: one line naming
+    an argument of the call, never a raw KeyError, TypeError or IndexError from inside."""
+    import inspect
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    monkeypatch.chdir(tmp_path)
+    params = [p for p in inspect.signature(f).parameters.values() if p.default is inspect.Parameter.empty
+              and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    kwargs = {p.name: value for p in params}
+    try:
+        f(**kwargs)
+    except ValueError as exc:
+        msg = str(exc)
+        named = msg.split(":", 1)[0].replace(" ", "").split(",")
+        assert "\n" not in msg, msg
+        assert set(named) <= set(inspect.signature(f).parameters) | {"nb", "ns", "fig"}, f"{label}: {msg!r}"
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()], f"{label} wrote a file"

@@ -457,3 +457,49 @@ def test_a_notebook_parameter_above_the_shared_maximum_is_refused():
     with pytest.raises(P.ParameterError, match=r"^bandwidth: .*within the range of a double"):
         ch05.PARAMETERS["bandwidth"].check(10**400, "bandwidth")  # was an OverflowError
     assert ch05.PARAMETERS["random_n"].check(400, "random_n") == 400
+
+
+def test_the_second_sweeps_work_bounds_hold():
+    """Each of these ran for minutes or exhausted memory within the limits each factor had alone: an
+    H^3 search of 10 000 heads, 10**5 high-precision root searches, a Lipschitz estimate in d = 20 000
+    (32 768 x d doubles, several times), a table of 1000 models x 1000 sizes, a sympy sum of 20 000
+    terms (a string is bounded by its length, an expression was not)."""
+    import sympy as sp
+
+    from mhanw import data, derivation, scaling, weighting
+
+    x1 = sp.Symbol("x1")
+    big = sp.Add(*[sp.sin(k * x1) for k in range(1, 1501)])  # built outside the time limit: sympy takes seconds
+    with within(5.0):
+        with pytest.raises(ValueError, match="^n_heads: "):
+            weighting.heterogeneity_threshold(10**4, 0.5)
+        with pytest.raises(ValueError, match="^M: expected at most"):
+            weighting.simplex_oracle_weights(np.eye(weighting.MAX_MATRIX_HEADS + 1))
+        with pytest.raises(ValueError, match="^log10_n_values: expected at most"):
+            derivation.asymptotic_check("M1", log10_n_values=[12] * 10**5)
+        with pytest.raises(ValueError, match="^d: "):
+            data.regression_function("r").lipschitz_constant(20_000)
+        with pytest.raises(ValueError, match="^n_values, models: "):
+            scaling.scaling_table(models=["M1"] * 1000, n_values=[1e6] * 1000)
+        with pytest.raises(ValueError, match="^regression: the expression has more than"):
+            data.regression_function(big)
+        with pytest.raises(ValueError, match="^regression: .*cannot be evaluated"):
+            data.regression_function(sp.gamma(x1))
+        with pytest.raises(ValueError, match="^noise: "):
+            data.NoiseModel(0.5, "heteroscedastic", expression=["x1"])
+
+
+@pytest.mark.parametrize("value", [np.ma.masked, np.ma.masked_all((3,)), np.timedelta64(2), np.datetime64("2026-01-01")])
+def test_masked_values_and_time_spans_are_not_numbers(value):
+    """A masked value read as 0 by one check and NaN by the rule ('holds' from nothing); numpy's
+    timedelta64 subclasses its integers."""
+    from mhanw.infra import verdicts as V
+    from mhanw.infra.validate import as_float_array, positive_int, real_scalar
+
+    with pytest.raises(ValueError, match="^x: "):
+        V.number(value, "x")
+    with pytest.raises(ValueError, match="^x: "):
+        real_scalar(value, "x") if np.ndim(value) == 0 else as_float_array(value, "x")
+    if np.ndim(value) == 0 and not isinstance(value, np.ma.MaskedArray):
+        with pytest.raises(ValueError, match="^x: "):
+            positive_int(value, "x")

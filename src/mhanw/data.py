@@ -50,7 +50,7 @@ import numpy as np
 import sympy as sp
 
 from .constants import SIGMA, check_entries
-from .infra.expressions import NUMBER_GRAMMAR, Grammar
+from .infra.expressions import NUMBER_GRAMMAR, Grammar, check_tree
 from .infra.validate import MAX_COUNT, as_float_array, brief, generator, nonnegative_scalar, one_of, positive_int
 
 __all__ = [
@@ -154,6 +154,8 @@ class RegressionFunction:
         Lemma 4.1.  See :attr:`lipschitz_source` for how it was obtained.
         """
         d = self.min_dim if d is None else positive_int(d, "d", minimum=self.min_dim)
+        # the estimate holds about 8 arrays of LIPSCHITZ_SAMPLE x d (points, gradients, directions)
+        check_entries("d", LIPSCHITZ_SAMPLE, d, 8)
         return float(self._lipschitz(d))
 
 
@@ -303,6 +305,8 @@ class _Formula:
 @functools.lru_cache(maxsize=256)
 def _formula(text, name: str) -> _Formula:
     """Parse and compile a formula in ``x1 ... xd`` and ``r``; ``ValueError`` naming ``name`` if malformed."""
+    if isinstance(text, sp.Basic):  # a string is bounded by its length; an expression by its tree
+        check_tree(text, name)
     expr = GRAMMAR.parse(text, name)
     if isinstance(text, str):
         named = [_symbol(t) for t in GRAMMAR.names_in(text, name) if t not in EXPRESSION_FUNCTIONS]
@@ -319,7 +323,11 @@ def _formula(text, name: str) -> _Formula:
     # A formula must be a finite real number wherever data may fall; checked on a seeded probe.
     probe = np.random.default_rng(np.random.SeedSequence(_PROBE_SEED)).standard_normal((_PROBE_SIZE, min_dim))
     probe *= np.repeat(np.geomspace(0.1, 10.0, 8), _PROBE_SIZE // 8)[:, None]
-    values = formula(probe)
+    try:
+        values = formula(probe)
+    except (TypeError, ArithmeticError, AttributeError, NameError) as exc:  # a function numpy cannot evaluate
+        raise ValueError(f"{name}: the expression {label[:80]!r} cannot be evaluated on arrays "
+                         f"({type(exc).__name__}: {brief(str(exc))})") from None
     bad = ~np.isfinite(values)
     if np.any(bad):
         x = probe[np.flatnonzero(bad)[0]]
@@ -893,6 +901,9 @@ class NoiseModel:
         elif self.parameter is not None:
             raise ValueError(f"noise: {self.law!r} takes no numeric parameter, got {brief(self.parameter)}")
         if self.law == "heteroscedastic":
+            if not isinstance(self.expression, (str, sp.Expr)):
+                raise ValueError(f"noise: expected the expression of the level multiplier (a string or a sympy "
+                                 f"expression), got {brief(self.expression)}")
             formula = _formula(self.expression, "noise")
             probe = np.random.default_rng(np.random.SeedSequence(_PROBE_SEED)).standard_normal((_PROBE_SIZE, formula.min_dim))
             g = formula(probe)

@@ -406,6 +406,11 @@ def real_root_mp(log10_n, budget, model="M1", c_bias=1.0, c_var=1.0, dps: int = 
     return mpmath.nan
 
 
+#: Most sample sizes :func:`asymptotic_check` takes: each is a high-precision root search of about a
+#: second; the chapter uses 4.
+MAX_ASYMPTOTIC_POINTS = 100
+
+
 def asymptotic_check(spec, log10_n_values=(12, 100, 1000, 10000), budget=512, c_bias=1.0, c_var=1.0) -> list[dict]:
     """At ``n = 10**x``: the real root, its local exponent ``d ln k*/d ln ln n`` and its
     ratio to every asymptotic formula of the model.  A formula is asymptotically
@@ -417,6 +422,9 @@ def asymptotic_check(spec, log10_n_values=(12, 100, 1000, 10000), budget=512, c_
     if isinstance(log10_n_values, (str, bytes)) or not isinstance(log10_n_values, (list, tuple, np.ndarray)) \
             or np.ndim(log10_n_values) != 1:
         raise ValueError(f"log10_n_values: expected a list of log10 sample sizes, got {brief(log10_n_values)}")
+    if len(log10_n_values) > MAX_ASYMPTOTIC_POINTS:
+        raise ValueError(f"log10_n_values: expected at most {MAX_ASYMPTOTIC_POINTS} sample sizes (each is a "
+                         f"high-precision root search), got {len(log10_n_values)}")
     _, slope, formulas = _mp_functions(m, positive_scalar(c_bias, "c_bias"), positive_scalar(c_var, "c_var"))
     rows = []
     for x in log10_n_values:

@@ -971,9 +971,10 @@ def scaling_table(models=BUILTIN_MODELS, n_values=DEFAULT_N_VALUES, budget=512, 
     if isinstance(n_values, (str, bytes)) or not isinstance(n_values, (list, tuple, np.ndarray)) \
             or np.ndim(n_values) != 1:
         raise ValueError(f"n_values: expected a list of sample sizes, got {type(n_values).__name__}")
-    if len(n_values) > MAX_TABLE_ROWS or len(models) > MAX_TABLE_ROWS:
-        raise ValueError(f"n_values, models: a table of {len(models)} models x {len(n_values)} sample sizes; at "
-                         f"most {MAX_TABLE_ROWS} of each (each row solves a first-order condition)")
+    if len(models) * len(n_values) > MAX_TABLE_ROWS:
+        raise ValueError(f"n_values, models: a table of {len(models)} models x {len(n_values)} sample sizes has "
+                         f"{len(models) * len(n_values)} rows; at most {MAX_TABLE_ROWS} (each row solves a first-order "
+                         f"condition: the product, not each factor, is the work)")
     rows = []
     for spec in models:
         m, comp = _resolve(spec, c_bias, c_var)

@@ -64,6 +64,11 @@ KKT_RTOL = 1e-12
 #: polynomial of degree ``2(H - 1)`` whose coefficients sympy expands exactly.
 MAX_SYMBOLIC_HEADS = 32
 
+#: Most heads of a function whose work grows as ``H^3`` (dense H x H factorisations, an active-set search,
+#: a scan that solves at each point): 2048 takes about 4 CPU-s here, 10 000 took minutes and gigabytes;
+#: the chapters use at most 16.
+MAX_MATRIX_HEADS = 2048
+
 
 def _n_heads(n_heads, minimum: int = 1, maximum: int = MAX_ENTRIES, what: str = "heads") -> int:
     """``n_heads`` checked: an integer in ``[minimum, maximum]`` (``ValueError`` naming it)."""
@@ -262,6 +267,8 @@ def simplex_oracle_weights(M, *, max_iter: int | None = None) -> np.ndarray:
     """
     M, _ = _unit_scale(_symmetric_matrix(M, "M"), "M")
     H = M.shape[0]
+    if H > MAX_MATRIX_HEADS:
+        raise ValueError(f"M: expected at most {MAX_MATRIX_HEADS} heads (an active-set search of H^3 work), got {H}")
     R, _ = _cholesky(M, "M")
     R = np.triu(R)
     y = linalg.solve_triangular(R, np.ones(H), trans="T", lower=False, check_finite=False)
@@ -363,7 +370,7 @@ def heterogeneity_threshold(
     anywhere in ``[1, gamma_max]``, and naming ``weights`` (or ``q``) when ``a``
     is the uniform weighting itself (then ``g = 0`` and there is no crossover).
     """
-    H = _n_heads(n_heads, minimum=2, maximum=int(MAX_ENTRIES**0.5), what="heads (an H x H matrix)")
+    H = _n_heads(n_heads, minimum=2, maximum=MAX_MATRIX_HEADS, what="heads (a scan of H x H solves)")
     rho = real_scalar(rho, "rho")
     graded_error_matrix(H, 1.0, rho)  # validates rho for this H
     gamma_max = positive_scalar(gamma_max, "gamma_max")

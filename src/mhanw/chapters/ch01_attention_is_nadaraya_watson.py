@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..infra.notebook import notebook_helper
 from .. import data
 from ..constants import MAX_REPLICATES, SIGMA, check_entries
 from ..infra import params as P
@@ -535,6 +536,7 @@ def trained_attention(n_sentences: int, model_draws: int, stream) -> dict:
     return out
 
 
+@notebook_helper
 def trained_table(trained: dict):
     """The table of section 5: ``n_eff/n`` per layer with its s.e., the lowest and highest head."""
     from ..infra import tables
@@ -551,6 +553,7 @@ def trained_table(trained: dict):
 
 
 
+@notebook_helper
 def trained_figure(trained: dict, figures_dir):
     """The figure of section 5: ``n_eff/n`` per head and per layer against the Gaussian model."""
     import matplotlib.pyplot as plt
@@ -582,6 +585,7 @@ def trained_figure(trained: dict, figures_dir):
     return figures.save(fig, "01_attention_is_nadaraya_watson_trained", figures_dir, caption=caption, error_bars=True)
 
 
+@notebook_helper
 def summary_figure(identity: dict, neff: dict, consistency: dict, figures_dir):
     """The chapter's key figure (three panels): (a) the identity and the Gaussian form, (b) ``n_eff/n``
     against ``d_k``, (c) the large-``n`` limit of the estimate."""
@@ -625,6 +629,7 @@ def summary_figure(identity: dict, neff: dict, consistency: dict, figures_dir):
     return figures.save(fig, "01_attention_is_nadaraya_watson", figures_dir, caption=caption, error_bars=True)
 
 
+@notebook_helper
 def decide(identity: dict, neff: dict, consistency: dict, params):
     """The records of parts 1-4 of the chapter, in a new :class:`mhanw.infra.verdicts.Ledger`, decided from
     the sections' numbers (``identity``: ``err``, ``bitwise``, ``gauss``, ``literal``, ``unequal``;
@@ -671,6 +676,7 @@ def _agreement(err: float) -> str:
             else f"only to {err:.3g}, more than rounding error ({IDENTITY_TOL:g})")
 
 
+@notebook_helper
 def panel_takeaways(identity: dict, neff: dict, consistency: dict) -> dict[str, str]:
     """What each panel of the summary figure shows, one sentence each, from the sections' numbers
     (arguments as :func:`decide`): ``{"(a)": ..., "(b)": ..., "(c)": ...}`` (Markdown).  The verdicts are
@@ -700,6 +706,7 @@ def panel_takeaways(identity: dict, neff: dict, consistency: dict) -> dict[str, 
     return {"(a)": a, "(b)": b, "(c)": c}
 
 
+@notebook_helper
 def trained_takeaway(trained: dict) -> str:
     """What the trained-attention figure shows, one sentence (Markdown), from :func:`trained_attention`."""
     from ..infra import tables
@@ -712,6 +719,7 @@ def trained_takeaway(trained: dict) -> str:
             f"{'lies' if trained['local_heads'] == 1 else 'lie'} below a tenth of the tokens by 3 standard errors.")
 
 
+@notebook_helper
 def takeaway(text: str, panel: str = "") -> None:
     """Display one figure's takeaway (of its ``panel``, e.g. ``"(a)"``): ``text``, Markdown, from
     :func:`panel_takeaways` or :func:`trained_takeaway`."""
@@ -721,6 +729,7 @@ def takeaway(text: str, panel: str = "") -> None:
     display(Markdown(f"**{head}.** {text}"))
 
 
+@notebook_helper
 def write_outputs(ledger, identity: dict, neff: dict, consistency: dict, trained: dict, sizes: dict, params,
                   macros_path, results_path) -> None:
     """Write the chapter's macros for the paper (``macros_path``) and its raw results (``results_path``)

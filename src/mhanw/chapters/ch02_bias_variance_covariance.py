@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..infra.notebook import notebook_helper
 from .. import data
 from ..decomposition import MAX_SYMBOLIC_HEADS
 from ..infra import params as P
 from ..infra import verdicts as V
-from ..infra.validate import positive_int
+from ..infra.validate import as_float_array, brief, positive_int
 from ..infra.verdicts import FAILS, HOLDS, Verdict, checked, significant_effect, within_tolerance
 from ..infra.verdicts import stat as _stat
 
@@ -312,6 +313,13 @@ def first_order_terms(W, x, bandwidth: float, n: int, model, a, m_x: float) -> t
     from .. import covariance
 
     n = positive_int(n, "n", minimum=2)
+    W = as_float_array(W, "W", ndim=3)
+    x = as_float_array(x, "x", ndim=1)
+    a = as_float_array(a, "a", ndim=1)
+    if W.shape[0] != 2 or W.shape[1] != x.shape[0]:
+        raise ValueError(f"W: expected two heads (2, d, d_k) with d = len(x) = {x.shape[0]}, got shape {W.shape}")
+    if a.shape != (2,):
+        raise ValueError(f"a: expected the two heads' weights, shape (2,), got {a.shape}")
 
     def fo(A, B):
         return covariance.first_order_covariance_model(A, B, x, bandwidth, n, model)
@@ -322,6 +330,7 @@ def first_order_terms(W, x, bandwidth: float, n: int, model, a, m_x: float) -> t
     return bias**2, var, 2 * a[0] * a[1] * cross.covariance
 
 
+@notebook_helper
 def pair_table(angles_deg, pair_configs, est_pairs, x, bandwidth: float, n: int, model, a, m_x: float):
     """Part 5's table, one row per angle: the three terms of Theorem 3.1 from empirical moments, the
     cross term's standard error, the Monte Carlo MSE and its s.e., the identity's relative error, and
@@ -357,8 +366,19 @@ def pair_contrasts(est_pairs, angles_deg, a, m_x: float) -> dict:
     from ..decomposition import jackknife
     from ..infra.estimates import Estimate
 
+    a = as_float_array(a, "a", ndim=1)
+    angles = [float(t) for t in as_float_array(angles_deg, "angles_deg", ndim=1)]
+    if a.shape != (2,):
+        raise ValueError(f"a: expected the two heads' weights, shape (2,), got {a.shape}")
+    if 45.0 not in angles or angles[0] != 0 or angles[-1] != 90:
+        raise ValueError(f"angles_deg: expected angles from 0 to 90 degrees with 45 among them, got {brief(angles_deg)}")
+    if isinstance(est_pairs, (str, bytes)) or len(est_pairs) != len(angles):
+        raise ValueError(f"est_pairs: expected one (R, 2, 1) array per angle ({len(angles)}), got {brief(est_pairs)}")
+    est_pairs = [as_float_array(e, f"est_pairs[{i}]", ndim=3) for i, e in enumerate(est_pairs)]
+    if any(e.shape[1:] != (2, 1) or e.shape != est_pairs[0].shape for e in est_pairs):
+        raise ValueError(f"est_pairs: expected arrays of one shape (R, 2, 1), got {[e.shape for e in est_pairs][:4]}")
     sq_err = np.stack([(est[:, :, 0] @ a - m_x) ** 2 for est in est_pairs])  # (angles, R)
-    i0, i45, i90 = 0, list(angles_deg).index(45), len(angles_deg) - 1
+    i0, i45, i90 = 0, angles.index(45.0), len(angles) - 1
     rise, rise_se = Estimate.paired(sq_err[i45], sq_err[i0])
     drop, drop_se = Estimate.paired(sq_err[i0], sq_err[i90])
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..infra.notebook import notebook_helper
 from ..decomposition import jackknife
 from ..infra import params as P
 from ..infra import verdicts as V
@@ -434,6 +435,7 @@ def closed_form_study(sizes: dict, stream) -> tuple:
     return closed_table, by_n, closed_pooled
 
 
+@notebook_helper
 def plot_figure(zero, sin13, closed_table, sizes: dict, x, bandwidth: float, n: int, zero_m, smooth_m,
                 printed_bound, theta_star: float, L_smooth: float, figures_dir):
     """The chapter's figure ``03_covariance_bound`` (Lemma 4.1): the measured covariance of the pair

@@ -44,6 +44,7 @@ import numpy as np
 from scipy.stats import f as f_dist
 from scipy.stats import norm, poisson, spearmanr
 
+from ..infra.notebook import notebook_helper
 from .. import heads as _heads
 from .. import montecarlo as _mc
 from ..constants import (IMSE_RESOLUTION_PCT, MAX_REPLICATES, N_SE, RANDOM_CONFIGURATION_BANDWIDTH, SIGMA,
@@ -96,6 +97,7 @@ def _table_heads(kind, d, n_heads, d_k, rng):
     return 2.0 * _heads.identical_heads(d, d_k, n_heads, basis=_heads.haar_basis(d, d_k, rng))
 
 
+@notebook_helper
 def normalization_table(d: int, n_heads: int, d_k: int, rng) -> dict:
     """The three HDI normalizations on the heads of :data:`HEAD_TYPES`, ``{kind: {normalization: value}}``.
 
@@ -952,6 +954,7 @@ def kernel_label(kind: str) -> str:
     return re.sub(r"\b(beta|h) = (\S+)$", maths, kind)
 
 
+@notebook_helper
 def family_table(summaries: dict):
     """The table of an isoclinic family (pair or star, Thm 4.2): one row per regression function, named by
     :func:`regression_label`, with the IMSE of identical heads, the change from identical to orthogonal
@@ -967,6 +970,7 @@ def family_table(summaries: dict):
         "largest step z (above 3: a rise)": round(s["max_step_z"], 1)} for m, s in summaries.items()}, index="$m$")
 
 
+@notebook_helper
 def equal_hdi_table(equal: dict, equal_hdi: dict):
     """The table of the equal-HDI test (Thm 4.2): one row per regression function (:func:`regression_label`),
     the paired differences ``P - Q`` and ``P' - Q`` of the IMSE, each ± its s.e. and, in a column of its own,
@@ -1023,6 +1027,7 @@ def guard_projection_bias(z_aniso: float) -> None:
 # --------------------------------------------------------------------------- the notebook's figure and records
 
 
+@notebook_helper
 def mse_figure(nb):
     """The figure of Thm 4.2 (``04_head_diversity_index_mse``), a 3 x 2 grid of panels: top row (a) the
     isotropic ``m`` along the pair and star families, IMSE change against identical heads, and (b) the
@@ -1322,6 +1327,7 @@ def index_curves(rng, haar_draws: int) -> dict:
                 haar_excess=float((draws - bound[:, None]).max()))
 
 
+@notebook_helper
 def index_figure(ix: dict):
     """The index figure (``04_head_diversity_index``), three panels drawn from :func:`index_curves`:
     (a) the printed index and ``HDI_PA`` along ``pair(theta)``, (b) rescaled identical heads, (c) the
@@ -1354,6 +1360,7 @@ def index_figure(ix: dict):
 
 
 @checked(haar_excess=V.number)
+@notebook_helper
 def index_caption(haar_excess: float) -> str:
     """The caption of the index figure (``04_head_diversity_index``); its clause on panel (c) is said from
     ``haar_excess``, the largest Haar draw minus the frame bound (at most rounding when the bound holds)."""
@@ -1366,6 +1373,7 @@ def index_caption(haar_excess: float) -> str:
             rf"(c) Haar-random heads in $\mathbb{{R}}^{{64}}$ with $d_k=8$: {below}.")
 
 
+@notebook_helper
 def takeaway(record) -> None:
     """Display one sentence under a figure: the finding of ``record`` (a
     :class:`mhanw.infra.verdicts.Verdict`), generated from its numbers, with its verdict word."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..infra.notebook import notebook_helper
 from .. import data as _data
 from ..constants import IMSE_RESOLUTION_PCT, MAX_REPLICATES, N_SE, check_entries
 from ..diversity import head_diversity_index, orthonormal_bases, principal_angles
@@ -450,6 +451,7 @@ def overall_verdict(parts):
 # --------------------------------------------------------------------------- the notebook's figure and records
 
 
+@notebook_helper
 def optimality_figure(nb):
     """The figure of Thm 5.1 (``05_decorrelation_optimality``): top row (a) the IMSE optimum over free
     heads relative to the best orthogonal heads on fresh replicates, (b) the descent of the best start on
@@ -663,6 +665,7 @@ CAPTION = (
     r"lines in $\mathbb{R}^3$ from every start, against the frame bound $8/9$.")
 
 
+@notebook_helper
 def takeaway(record) -> None:
     """One sentence under a figure from ``record`` (:func:`mhanw.chapters.ch04_head_diversity_index.takeaway`)."""
     from .ch04_head_diversity_index import takeaway as _takeaway

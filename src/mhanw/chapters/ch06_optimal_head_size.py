@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import sympy as sp
 
+from ..infra.notebook import notebook_helper
 from .. import data as _data
 from .. import derivation as _derivation
 from .. import heads as _heads
@@ -648,6 +649,7 @@ def risk_models(params) -> tuple:
     return chosen, models
 
 
+@notebook_helper
 def minimiser_table(models) -> pd.DataFrame:
     """The integer minimisers of Thm 6.1's numerical table: one row per ``(model, n)`` for ``n`` in
     :data:`N_GRID` at the budget :data:`BUDGET` (:func:`mhanw.scaling.scaling_table`: ``d_k``, ``n_heads``,
@@ -686,6 +688,7 @@ def power_law_fits(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(fits).T
 
 
+@notebook_helper
 def sensitivity_table(chosen) -> pd.DataFrame:
     """``d_k*`` of M1 and of the reader's model ``chosen`` at :data:`N_GRID` for each ``(c_B, c_V)`` of
     :data:`CONSTANTS`: rows ``(model, "c_B=.., c_V=..")``, one column per ``n``.  The library's ``c_bias``
@@ -699,6 +702,7 @@ def sensitivity_table(chosen) -> pd.DataFrame:
     return pd.DataFrame(sens, index=pd.Index(list(N_GRID), name="n")).T
 
 
+@notebook_helper
 def practice_table(models) -> pd.DataFrame:
     """Thm 6.1 against practice, one row per model: ``log10 n`` at which the real root is BERT-base's
     ``d_k = 64`` (``D = 768``) and GPT-3's ``d_k = 128`` (``D = 12288``), NaN when no ``n < 10^300`` gives
@@ -767,6 +771,7 @@ def reading_tables(readings: dict, reading_laws: dict, reading_rows: pd.DataFram
     return formulas.rename_axis("a"), reading_rows.loc[list(readings), numbers]
 
 
+@notebook_helper
 def derivation_table(checks: dict, laws: dict, models) -> pd.DataFrame:
     """One row per model: its symbolic checks (``{model: {check: bool}}``, :func:`mhanw.derivation.symbolic_checks`),
     its law (``{model: GrowthLaw}``) as a formula (a maths cell, :func:`mhanw.infra.tables.math_cell`, of
@@ -785,6 +790,7 @@ def derivation_table(checks: dict, laws: dict, models) -> pd.DataFrame:
                                 "printed law for some d > 0": laws[name].gives_printed_law} for name in checks}).T
 
 
+@notebook_helper
 def asymptotic_table(asym: dict) -> pd.DataFrame:
     """``{model: rows of mhanw.derivation.asymptotic_check}`` as one table indexed by ``(model, log10_n)``:
     the real root of the FOC in arbitrary precision divided by each asymptotic formula, and its local exponent."""
@@ -884,6 +890,7 @@ def decide_heads(ledger, sims: dict, rules) -> None:
         ledger.add(small_heads_verdict(rule, [(f"{m}, n = {n}", *_small_vs_big(s, rule)) for (m, n), s in sims.items()]))
 
 
+@notebook_helper
 def takeaway(sentence: str) -> None:
     """Display a figure's takeaway, ``**Takeaway.** sentence``: one sentence (Markdown, ``$math$`` allowed)
     saying the figure's lesson, as :func:`law_takeaway` and :func:`heads_takeaway` write it."""
@@ -901,6 +908,7 @@ def _printed_law_models(laws) -> tuple[list, list]:
     return giving, [name for name in laws if name not in giving]
 
 
+@notebook_helper
 def law_takeaway(laws: dict) -> str:
     """The lesson of the key figure (:func:`law_figure`) in one sentence, generated from the models' laws
     ``{name: GrowthLaw}``: which models settle in panel (b)'s band of the printed law, whether they were built
@@ -922,6 +930,7 @@ def law_takeaway(laws: dict) -> str:
 FAR_LOG10_N = 300
 
 
+@notebook_helper
 def law_caption(laws: dict) -> str:
     """The caption of the key figure (:func:`law_figure`): what each panel draws, that it has no error bars
     (every number is computed from a risk model, nothing is sampled), and its lesson with M1's local exponent
@@ -942,6 +951,7 @@ def law_caption(laws: dict) -> str:
 RULE_WORDS = {"average": "averaged", "sum": "summed", "concat": "concatenated"}
 
 
+@notebook_helper
 def heads_takeaway(sims: dict) -> str:
     """The lesson of the real-heads figure (:func:`budget_figure`) in one sentence, generated from the
     simulation ``{(regression, n): BudgetResult}``: under each rule, in how many settings many small heads
@@ -978,6 +988,7 @@ MAIN_FORMULA = {"M1": "log_ratio", "M2": "law", "M5": "log_n"}
 MARKERS = ["o", "s", "^", "v", "D", "P", "X"]
 STYLES = ["-", "--", "-.", ":", (0, (5, 1.5, 1, 1.5, 1, 1.5)), (0, (6, 2)), (0, (1, 1))]
 
+@notebook_helper
 def law_figure(models):
     """The key figure of Thm 6.1 (``06_optimal_head_size``), two panels for the risk models ``models``:
     (a) the integer minimiser ``d_k*`` against ``n`` from 1e2 to 1e12 at the budget :data:`BUDGET` (steps),
@@ -1060,6 +1071,7 @@ def readable_columns(table, ratio_of: str = "d_k*"):
     return table.rename(columns=words)
 
 
+@notebook_helper
 def budget_caption(sim_budget: int) -> str:
     """The caption of :func:`budget_figure` for the budget ``sim_budget`` (a positive integer)."""
     sim_budget = positive_int(sim_budget, "sim_budget")
@@ -1078,6 +1090,7 @@ def _regression_title(m) -> str:
     return f"$m$ = {m.formula}"
 
 
+@notebook_helper
 def budget_figure(sims: dict, params):
     """The real-heads figure of Thm 6.1 (``06_optimal_head_size_budget``): one panel per regression of
     ``params``, the evaluation IMSE of the budget simulation ``{(regression, n): BudgetResult}`` against the

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..infra.notebook import notebook_helper
 from ..constants import N_SE
 from ..infra import params as P
 from ..infra.estimates import Estimate, ReplicatedErrors
@@ -642,6 +643,7 @@ def _pm(d: float, se: float) -> str:
     return f"{d:.3g} ± {se:.2g}" + (f", z = {d / se:+.1f}" if se > 0 else "")
 
 
+@notebook_helper
 def model_takeaway(model: dict) -> str:
     """One sentence after the error model's figure (Markdown), from the numbers; the directions it states
     are those :func:`check_sentences` guards."""
@@ -651,6 +653,7 @@ def model_takeaway(model: dict) -> str:
             f"with the error correlation $\\rho$, and at $\\gamma=1$ uniform weights always win.")
 
 
+@notebook_helper
 def graded_takeaway(graded: dict) -> str:
     """One sentence after the graded heads' figure (Markdown): the comparison with uniform weights and
     with the best single head, in words generated from the signs and the 3-s.e. rule."""
@@ -666,6 +669,7 @@ def _than(words: str) -> str:
     return f"{words} than" if words in ("lower", "higher") else f"{words} from that of"
 
 
+@notebook_helper
 def control_takeaway(rec) -> str:
     """One sentence after the control's panel (Markdown): the record's finding and verdict, with the failed
     premise when the control's heads are not exchangeable."""
@@ -777,6 +781,7 @@ _TAGS_H = {4: "Four", 8: "Eight", 16: "Sixteen"}
 _TAGS_RHO = {0.0: "Zero", 0.3: "Three", 0.6: "Six"}
 
 
+@notebook_helper
 def write_outputs(macros_path, results_path, *, p: dict, size: dict, model: dict, sym: dict, graded: dict,
                   control: dict, ledger) -> None:
     """Write the paper's macros (prefix ``StructW``) and the result file of the chapter: every number,
@@ -899,6 +904,7 @@ def write_outputs(macros_path, results_path, *, p: dict, size: dict, model: dict
 # --------------------------------------------------------------------------- tables the chapter shows
 
 
+@notebook_helper
 def symbolic_table(sym: dict):
     """The symbolic derivation as the chapter shows it: gamma* for H = 2 in closed form (LaTeX), and the
     run's crossover from sympy's root against the numerical scan (a :func:`mhanw.infra.tables.show` table)."""

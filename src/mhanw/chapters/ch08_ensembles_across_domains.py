@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..infra.notebook import notebook_helper
 from ..constants import N_SE
 from ..infra import params as P
 from ..infra import verdicts as V
@@ -246,6 +247,7 @@ def setup(namespace: dict) -> tuple:
 # --------------------------------------------------------------------------- the key figure
 
 
+@notebook_helper
 def figure(hdi, one_minus_rho: dict, star_h, phis_deg, pair_h, rho_mc, rho_se):
     """The chapter's key figure.  (a) ``1 - rho_bar`` of the star family against its exact ``HDI_PA``
     (``hdi``, one per angle), one line per bandwidth ``h`` of ``star_h`` (``one_minus_rho[h]`` = (values,
@@ -277,6 +279,7 @@ def figure(hdi, one_minus_rho: dict, star_h, phis_deg, pair_h, rho_mc, rho_se):
     return fig
 
 
+@notebook_helper
 def figure_caption(rec_hdi: Verdict, orth_below_one: bool, rho_grows_with_h: bool, phi_deg: float) -> str:
     """The key figure's caption: how to read it, then what it shows, from the numbers' own tests
     (``orth_below_one``: ``1 - rho_bar`` below 1 by more than 3 s.e. at ``HDI_PA = 1`` for every ``h``;
@@ -295,6 +298,7 @@ def figure_caption(rec_hdi: Verdict, orth_below_one: bool, rho_grows_with_h: boo
             f"The record of the claim that the HDI is the $1-\\bar\\rho$ of attention reads: {rec_hdi.verdict}.")
 
 
+@notebook_helper
 def decide(nb):
     """Decide every record of the chapter from the notebook's numbers (the rules above); returns the
     :class:`mhanw.infra.verdicts.Ledger`.  ``nb``: the executed notebook's variables (a mapping; the names
@@ -319,6 +323,7 @@ def decide(nb):
     return ledger
 
 
+@notebook_helper
 def write_outputs(nb, ledger, macros_path, results_path) -> None:
     """Write the chapter's macros for the paper (``macros_path``) and its raw results (``results_path``)
     from the records of :func:`decide` (``ledger``) and the notebook's numbers (``nb``, a mapping)."""

@@ -59,6 +59,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ..infra.notebook import notebook_helper
 from .. import diversity
 from .. import heads as _heads
 from .. import pretrained as _pretrained
@@ -1266,6 +1267,7 @@ def figure_style(L: int) -> dict:
                 BELOW=dict(loc="upper center", bbox_to_anchor=(0.5, -0.22), columnspacing=0.8, handletextpad=0.4))
 
 
+@notebook_helper
 def geometry_figure(excess, excess_layer, rescaled, decomp, log_s, log_g, r2, c_grid, d_k: int, L: int, style: dict, figures_dir):
     """Chapter 9's figure of where the heads' overlap sits: (a) the excess principal-angle spectrum
     of head pairs against the row and layer nulls (``excess``, ``excess_layer``: per object, from
@@ -1356,6 +1358,7 @@ def _z_by_null(z_all) -> dict:
     return out
 
 
+@notebook_helper
 def nulls_figure(z_all: dict, style: dict, figures_dir) -> None:
     """The figure ``09_pretrained_head_diversity_nulls``: one heat map per null model (``z_all``: null ->
     object -> ``(layers, normalizations)`` z-scores), a row per object and normalization, a column per
@@ -1385,6 +1388,7 @@ def nulls_figure(z_all: dict, style: dict, figures_dir) -> None:
                          "less, and a case counts as beyond chance only where $|z|\\ge 3$ under every null.")
 
 
+@notebook_helper
 def ablation_figure(effects, red, within, L: int, H: int, style: dict, figures_dir):
     """Chapter 9's ablation figure: (a) the effect of removing each head (``effects['mean']``,
     ``(L, H)``), (b) that effect against the key redundancy ``red['key']`` ``(L, H)``, ±2 s.e., (c) the
@@ -1445,6 +1449,7 @@ REPORT_INPUTS = (
 )
 
 
+@notebook_helper
 def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
     """The chapter's closing bookkeeping, from the notebook's values ``ns`` (at least :data:`REPORT_INPUTS`):
     the ledger of its five records, the guards of every sentence of the text that states a direction

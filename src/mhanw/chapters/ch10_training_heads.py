@@ -38,6 +38,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ..infra.notebook import notebook_helper
 from .. import data as _data
 from .. import premises as _premises
 from .. import heads as _heads
@@ -737,6 +738,7 @@ def check_by_hand(loss_by_hand, params: dict, seed, n: int = 80, tol: float = 1e
     return gaps
 
 
+@notebook_helper
 def loss_figure(curves: dict, regression: str, n: int, bandwidth: float):
     """The leave-one-out illustration (:func:`self_match_curves`): in-sample and LOO error of one head
     ``cW`` against the scale ``c``, mean and 2 s.e. over samples.  Returns the figure."""
@@ -757,6 +759,7 @@ def loss_figure(curves: dict, regression: str, n: int, bandwidth: float):
     return fig
 
 
+@notebook_helper
 def loss_caption(curves: dict) -> str:
     """The illustration's caption, its directions read from the curves: where the in-sample and the
     leave-one-out error go as the head grows from the smallest to the largest scale."""
@@ -773,6 +776,7 @@ def loss_caption(curves: dict) -> str:
             "a head cannot win by matching a point to itself.")
 
 
+@notebook_helper
 def trajectory_figure(results):
     """The key figure: HDI_PA of the keys along gradient descent, one panel per (kind of m, shape), a line
     per combination rule (2 s.e. bars across initialisations), the penalised control dotted, the Haar
@@ -830,6 +834,7 @@ def _verdict_counts(records) -> str:
     return join_list(parts)
 
 
+@notebook_helper
 def trajectory_caption(book: Ledger) -> str:
     """The key figure's caption: how to read it, then what it shows, generated from the records."""
     claims, controls = _split(book)
@@ -842,6 +847,7 @@ def trajectory_caption(book: Ledger) -> str:
     return text + "."
 
 
+@notebook_helper
 def takeaway(book: Ledger) -> str:
     """One sentence after the key figure, generated from the records: whether training on the
     leave-one-out loss pushed heads apart, where it pulled them together, the smallest move the undecided
@@ -887,10 +893,13 @@ def power_sentence(book: Ledger, tex: bool = False) -> str:
 def tick_label(setting) -> str:
     """A setting's data and shape as a figure's tick label: its regression's symbol and its shape, never a
     code name (the combination rule is told by colour and marker)."""
+    if not hasattr(setting, "shape") or not hasattr(setting, "regression"):
+        raise ValueError(f"setting: expected a setting of the training grid, got {brief(setting)}")
     op = {"equal": "=", "over": ">", "under": "<"}[setting.shape]
     return f"{regression_label(setting.regression)}\n$Hd_k{op}d$"
 
 
+@notebook_helper
 def moves_figure(results):
     """What else moves: per setting, end minus start of the heads' error correlation (left) and of the
     fresh-data IMSE (right), 2 paired s.e. across initialisations; one tick per regression and shape, the
@@ -921,6 +930,7 @@ def moves_figure(results):
     return fig
 
 
+@notebook_helper
 def moves_caption(results) -> str:
     """The caption of :func:`moves_figure`: how to read it and, from the numbers, where each quantity moved
     by more than 3 paired s.e. (:func:`changes_sentence`, as Markdown)."""
@@ -929,6 +939,7 @@ def moves_caption(results) -> str:
             + changes_sentence(results) + ".")
 
 
+@notebook_helper
 def summary_table(results) -> dict:
     """The numbers of every setting for :func:`mhanw.infra.tables.show`: HDI_PA at start and end, its change,
     the circuits' (HDI_RV) change, the control's change, the IMSE optimum's HDI_PA and the Haar level."""
@@ -955,6 +966,7 @@ def show_text(text: str) -> None:
     display(Markdown(markdown_text(text)))
 
 
+@notebook_helper
 def report(book: Ledger, results, sizes: dict, params: dict, macros_path, results_path) -> None:
     """The closing bookkeeping: :func:`publish` with the run's fidelity, seed and parameters (the paths
     left out)."""

@@ -42,6 +42,9 @@ __all__ = [
     "MAX_EXPONENT",
     "MAX_LENGTH",
     "MAX_NESTING",
+    "MAX_NODES",
+    "MAX_TREE_DEPTH",
+    "check_tree",
     "check_size",
 ]
 
@@ -197,6 +200,27 @@ class Grammar:
         if not isinstance(expr, sp.Expr):
             raise ValueError(f"{name}: {text!r} is not an expression")
         return expr
+
+
+#: Most nodes of a sympy expression given as such (a formula string of MAX_LENGTH characters has fewer),
+#: and the deepest nesting of its tree: derivatives, lambdify and printing recurse over it.
+MAX_NODES, MAX_TREE_DEPTH = 1000, 4 * MAX_NESTING
+
+
+def check_tree(expr: sp.Basic, name: str) -> sp.Basic:
+    """``expr`` if its tree has at most :data:`MAX_NODES` nodes nested at most :data:`MAX_TREE_DEPTH`
+    deep, else ``ValueError`` naming ``name``: a sympy expression passed in directly skips the length
+    bound of a string, and a sum of 20 000 terms or 150 nested functions hung or overflowed the stack
+    in differentiation and lambdify.  The walk stops at the first node beyond either bound."""
+    stack, seen = [(expr, 1)], 0
+    while stack:
+        node, depth = stack.pop()
+        seen += 1
+        if seen > MAX_NODES or depth > MAX_TREE_DEPTH:
+            what = f"more than {MAX_NODES} nodes" if seen > MAX_NODES else f"nesting deeper than {MAX_TREE_DEPTH}"
+            raise ValueError(f"{name}: the expression has {what} (a formula that large is not evaluated)")
+        stack.extend((arg, depth + 1) for arg in node.args)
+    return expr
 
 
 def check_size(expr: sp.Basic, name: str, subject: str = "expression") -> float:

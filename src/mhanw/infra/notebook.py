@@ -47,6 +47,44 @@ def notebook_values(argument: str = "ns"):
                          f"{brief(str(exc))})") from exc
 
 
+def _blame(bound, exc: BaseException) -> str:
+    """The arguments of a call to name for ``exc``: for a missing key, the mappings among them that lack
+    it; else every argument that holds a container (the notebook's tables and dicts), else all."""
+    from collections.abc import Mapping
+
+    args = dict(bound.arguments)
+    if isinstance(exc, KeyError) and exc.args:
+        lacking = [n for n, v in args.items() if isinstance(v, Mapping) and exc.args[0] not in v]
+        if lacking:
+            return ", ".join(lacking[:3])
+    containers = [n for n, v in args.items() if not isinstance(v, (str, bytes, int, float, type(None)))]
+    return ", ".join((containers or list(args) or ["arguments"])[:3])
+
+
+def notebook_helper(fn):
+    """Decorate a chapter's function that reads the notebook's values (a figure, a table, a takeaway, the
+    closing bookkeeping): an ill-typed value -- a dict without the key the cells make, a list where an
+    array should be -- raises one ``ValueError`` naming the argument(s) it came from (:func:`_blame`)
+    instead of a ``KeyError`` or ``TypeError`` from deep inside, the original chained.  A call that does
+    not match the signature raises as Python raises it."""
+    import functools
+    import inspect
+
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except _ILL_TYPED as exc:
+            raise ValueError(f"{_blame(bound, exc)}: a value is not what the notebook's cells make "
+                             f"({type(exc).__name__}: {brief(str(exc))})") from exc
+
+    wrapper.reads_notebook_values = True
+    return wrapper
+
+
 class Namespace:
     """Attribute access to an executed notebook's variables (``globals()`` of a chapter), for a chapter
     module's closing bookkeeping: ``nb.table`` instead of ``nb["table"]``; a variable the notebook does

@@ -30,6 +30,10 @@ def as_float_array(value, name: str, *, ndim=None, allow_empty: bool = False) ->
     the cast, e.g. an extended-precision 1e400).  ``ndim`` is an int or a tuple
     of accepted numbers of dimensions.
     """
+    if isinstance(value, np.ma.MaskedArray) or (isinstance(value, (list, tuple))
+                                                 and any(isinstance(v, np.ma.MaskedArray) for v in value)):
+        raise ValueError(f"{name}: expected an array of real numbers, got a masked array (its masked entries "
+                         f"would be read as numbers)")
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError) as exc:
@@ -51,9 +55,15 @@ def as_float_array(value, name: str, *, ndim=None, allow_empty: bool = False) ->
     return arr
 
 
+#: What numpy counts among its numbers but is not one: a masked value (read as 0 by one conversion and
+#: NaN by another) and a time span or date (``timedelta64`` subclasses numpy's integers).
+_NOT_NUMBERS = (np.ma.MaskedArray, np.timedelta64, np.datetime64)
+
+
 def _finite_real(value, name: str, what: str) -> float:
     """``value`` as a float if it is a finite real number (not a bool), else ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)) \
+            or isinstance(value, _NOT_NUMBERS):
         raise ValueError(f"{name}: expected {what}, got {brief(value)}")
     try:
         out = float(value)
@@ -89,7 +99,7 @@ def positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = MA
     once by the array it sizes (:func:`mhanw.constants.check_entries`, whose
     message names the product).  ``what`` says why the maximum holds; a size
     bounded here is refused before anything is allocated or looped over."""
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) or isinstance(value, _NOT_NUMBERS):
         raise ValueError(f"{name}: expected an integer >= {minimum}, got {brief(value)}")
     if int(value) < minimum:
         raise ValueError(f"{name}: expected an integer >= {minimum}, got {brief(value)}")

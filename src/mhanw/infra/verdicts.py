@@ -352,6 +352,8 @@ def expression(value, name: str):
         raise ValueError(f"{name}: expected a sympy expression, got {type(value).__name__} {brief(value)}"[:300])
     if value.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
         raise ValueError(f"{name}: expected a finite sympy expression, got {sp.sstr(value)[:80]}")
+    if value.has(sp.I) or value.is_extended_real is False:
+        raise ValueError(f"{name}: expected a real expression (a gap of real quantities), got {sp.sstr(value)[:80]}")
     ops = sp.count_ops(value)
     if ops > MAX_EXPRESSION_OPS:
         raise ValueError(f"{name}: expected an expression of at most {MAX_EXPRESSION_OPS} operations (a rule "
