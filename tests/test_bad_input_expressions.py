@@ -172,3 +172,12 @@ def test_a_formula_nested_too_deep_to_draw_is_refused_at_the_parameter_check():
     deep = "$" + "{" * (texout.MAX_MATHTEXT_DEPTH + 1) + "x" + "}" * (texout.MAX_MATHTEXT_DEPTH + 1) + "$"
     with pytest.raises(ValueError, match=r"^label: .*groups deep"):
         texout.check_mathtext(deep, "label")
+
+
+def test_a_ratio_whose_powers_leave_the_exact_range_is_refused_at_the_parameter_check():
+    """q = 1e-50 with H = 8 passed the check and stopped chapter 7's symbolic cell naming weights:
+    q**(H-1) is beyond the 10**-300 the exact algebra holds."""
+    kind = ch07.PARAMETERS["q"]
+    with pytest.raises(ValueError, match=r"^q: q\*\*\(H-1\) = 10\*\*-350 for H = 8"):
+        kind.relate(kind.check(1e-50, "q"), "q", {"H": 8})
+    kind.relate(kind.check("(sqrt(5) - 1)/2", "q"), "q", {"H": 32})

@@ -13,6 +13,7 @@ now be a ``ValueError`` whose single line starts with the argument's name.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -212,7 +213,7 @@ def test_a_notebook_helper_given_values_no_cell_makes_names_an_argument(tmp_path
         f(**kwargs)
     except ValueError as exc:
         msg = str(exc)
-        named = msg.split(":", 1)[0].replace(" ", "").split(",")
+        named = re.sub(r"\[[^]]*\]", "", msg.split(":", 1)[0]).replace(" ", "").split(",")  # models[0] is models
         assert "\n" not in msg, msg
         assert set(named) <= set(inspect.signature(f).parameters) | {"nb", "ns", "fig"}, f"{label}: {msg!r}"
     assert not [p for p in tmp_path.rglob("*") if p.is_file()], f"{label} wrote a file"

@@ -685,13 +685,13 @@ def _compiled(m: MSEModel, consts: tuple) -> _Compiled:
     return _Compiled(m, consts)
 
 
-def _resolve(spec, c_bias, c_var) -> tuple[MSEModel, _Compiled]:
+def _resolve(spec, c_bias, c_var, name: str = "model") -> tuple[MSEModel, _Compiled]:
     if isinstance(spec, str):
-        m = MSEModel.named(spec)
+        m = _named(one_of(spec, name, tuple(_BUILTIN_SPECS) + ("M4",)))
     elif isinstance(spec, MSEModel):
         m = spec
     else:
-        raise ValueError(f"model: expected a model name or an MSEModel, got {type(spec).__name__}")
+        raise ValueError(f"{name}: expected a model name or an MSEModel, got {type(spec).__name__}")
     c_bias = positive_scalar(c_bias, "c_bias")
     c_var = positive_scalar(c_var, "c_var")
     return m, _compiled(m, tuple(sorted(_constants_with(m, c_bias, c_var).items())))
@@ -976,8 +976,8 @@ def scaling_table(models=BUILTIN_MODELS, n_values=DEFAULT_N_VALUES, budget=512, 
                          f"{len(models) * len(n_values)} rows; at most {MAX_TABLE_ROWS} (each row solves a first-order "
                          f"condition: the product, not each factor, is the work)")
     rows = []
-    for spec in models:
-        m, comp = _resolve(spec, c_bias, c_var)
+    for i, spec in enumerate(models):
+        m, comp = _resolve(spec, c_bias, c_var, f"models[{i}]")
         for n in n_values:
             n = _sample_size(n, "n_values")
             sol = solve_head_size(n, budget, m, c_bias, c_var, divisors_only=divisors_only)

@@ -14,6 +14,8 @@ evaluated on the same replicates.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -349,7 +351,20 @@ def _ratio_expression() -> P.Kind:
                                    "0 and 1")
         return value
 
-    return P.Kind("a number or expression in (0, 1)", check)
+    def relate(value, name, params):
+        # the smallest geometric weight is about q**(H-1): the exact algebra refuses constants beyond
+        # 10**-MAX_CONSTANT_LOG10 (q = 1e-50 with H = 8 passed here and stopped the symbolic cell)
+        from ..infra.expressions import MAX_CONSTANT_LOG10
+
+        H = params.get("H")
+        if isinstance(H, int) and H >= 2:
+            size = -math.log10(float(exact_number(value, name))) * (H - 1)
+            if size > MAX_CONSTANT_LOG10:
+                raise P.ParameterError(f"{name}: q**(H-1) = 10**-{size:.0f} for H = {H}, below the 10**-"
+                                       f"{MAX_CONSTANT_LOG10:g} the exact weights can hold; expected q >= "
+                                       f"{10 ** (-MAX_CONSTANT_LOG10 / (H - 1)):.3g}")
+
+    return P.Kind("a number or expression in (0, 1)", check, relate)
 
 
 def _inside_unit_interval(expr) -> bool:
