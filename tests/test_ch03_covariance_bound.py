@@ -103,3 +103,23 @@ def test_covariance_formulas_rest_on_independent_rows_and_the_bound_on_gaussian_
                                [0.1, 0.0], [0, 90], premises=ch03.bound_premises(smooth_t))
     assert bound.verdict == OUTSIDE and bound.shows == "fails as stated" and bound.statistics
     assert ch03.orthogonal_verdict(0.4, 0.01, premises=ch03.sample_premises(ar1)).verdict == OUTSIDE
+
+
+@pytest.mark.parametrize("regression, lipschitz, refused", [("sqrt(abs(x1))", None, True), ("x1^2", None, True),
+                                                            ("sqrt(abs(x1))", 10.0, False), ("sin(x1)", None, False)])
+def test_a_regression_without_a_finite_lipschitz_constant_needs_one_given(tmp_path, regression, lipschitz, refused):
+    """The printed bound is linear in L: sqrt(|x1|) ran on a sampled L of 284 (its gradient has no bound
+    at 0) and x1^2 stopped the chapter on L = inf; both are refused at the check unless lipschitz is given."""
+    from pathlib import Path
+
+    from mhanw.pipeline import scenarios
+
+    root = Path(__file__).resolve().parents[1]
+    path = tmp_path / "s.toml"
+    extra = "" if lipschitz is None else f"lipschitz = {lipschitz}\n"
+    path.write_text(f'[chapters.03_covariance_bound]\nregression = "{regression}"\n{extra}')
+    if refused:
+        with pytest.raises(scenarios.ScenarioError, match="regression: expected a regression with a finite Lipschitz"):
+            scenarios.load(path, root)
+    else:
+        scenarios.load(path, root)

@@ -343,6 +343,43 @@ _PROBE_SEED, _PROBE_SIZE = 20260521, 4096
 LIPSCHITZ_SEED, LIPSCHITZ_SAMPLE = 20260520, 1 << 15
 #: Radii of the rays along which the gradient is probed for unbounded growth.
 _RAY_RADII = (10.0, 100.0, 1000.0)
+#: The local search for a point where the gradient has no bound (``sqrt(|x1|)`` at 0): from each of the
+#: ``_LOCAL_STARTS`` sample points with the largest ``|grad m|``, a step to the best of ``_LOCAL_DIRS``
+#: neighbours, up to ``_LOCAL_STEPS`` times, at each radius of ``_LOCAL_RADII`` (0.1 down to 1e-12).  Near a point where the
+#: gradient is bounded the search has converged by radius 1e-6; near one where it is not, it keeps
+#: growing as the radius shrinks: more than ``_LOCAL_GROWTH`` times from radius 1e-6 to 1e-12 (or a
+#: value that is not finite) means no finite Lipschitz constant (``|x1|**0.9`` grows 4 times, a
+#: bounded gradient not at all).
+_LOCAL_STARTS, _LOCAL_DIRS, _LOCAL_GROWTH, _LOCAL_STEPS = 16, 32, 1.5, 20
+_LOCAL_RADII = tuple(np.geomspace(1e-1, 1e-12, 12))
+
+
+def _local_growth(grad, X, norms, rng) -> float:
+    """How much the largest ``|grad m|`` grows in the local search of :data:`_LOCAL_RADII` from the
+    sample points ``X`` ``(n, dim)`` with the largest ``norms``, between radius 1e-6 and the end
+    (``inf`` when a value is not finite)."""
+    points = X[np.argsort(norms)[-_LOCAL_STARTS:]].copy()  # (s, dim)
+    best = np.sort(norms)[-_LOCAL_STARTS:]
+    dim, rows = X.shape[1], np.arange(len(points))
+    coarse = None
+    with np.errstate(all="ignore"):
+        for r in _LOCAL_RADII:
+            for _ in range(_LOCAL_STEPS):  # steps of length r while one helps: a search travels 20 r
+                dirs = rng.standard_normal((_LOCAL_DIRS, dim))
+                dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+                cand = points[:, None, :] + r * dirs[None]  # (s, k, dim)
+                g = np.linalg.norm(grad(cand.reshape(-1, dim)), axis=1).reshape(len(points), _LOCAL_DIRS)
+                if not np.all(np.isfinite(g)):
+                    return math.inf
+                i = g.argmax(axis=1)
+                better = g[rows, i] > best
+                if not better.any():
+                    break
+                points[better] = cand[rows, i][better]
+                best = np.where(better, g[rows, i], best)
+            if coarse is None and r <= 1.0001e-6:
+                coarse = float(best.max())
+    return float(best.max()) / max(coarse, 1e-300)
 
 
 def _gradient(formula: _Formula, name: str = "regression"):
@@ -482,6 +519,8 @@ def _lipschitz_of(formula: _Formula, name: str = "regression"):
         far = [float(g.max()) for g in rays]
         if far[2] >= 2.0 * far[1] and far[1] >= 2.0 * far[0] and far[2] > norms.max():
             return math.inf
+        if _local_growth(grad, X, norms, rng) > _LOCAL_GROWTH:
+            return math.inf  # a point where the gradient has no bound (sqrt(|x1|) at 0)
         return float(max(norms.max(), *far))
 
     source = "unbounded" if math.isinf(estimate(formula.min_dim)) else "estimated"

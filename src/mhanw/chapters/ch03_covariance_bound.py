@@ -9,9 +9,12 @@ the angles) and its verdict rules, with their thresholds as named constants.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..infra.notebook import notebook_helper
+from .. import data
 from ..decomposition import jackknife
 from ..infra import params as P
 from ..infra import verdicts as V
@@ -86,6 +89,11 @@ CONSTRAINTS = (
     P.require("angles", lambda p: p["angles"][0] == 0 and p["angles"][-1] == 90
               and all(a < b for a, b in zip(p["angles"], p["angles"][1:])),
               "increasing angles from 0 to 90 degrees"),
+    # the printed bound is linear in L: a regression without a finite Lipschitz constant (x1^2, sqrt(|x1|))
+    # has no bound to check unless the reader bounds it on the data's region
+    P.require("regression", lambda p: p["lipschitz"] is not None
+              or math.isfinite(data.regression_function(p["regression"]).lipschitz_constant(4)),
+              "a regression with a finite Lipschitz constant on R^4, or lipschitz given (the bound is linear in it)"),
 )
 
 
