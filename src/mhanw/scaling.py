@@ -385,9 +385,10 @@ class MSEModel:
     # -- construction ------------------------------------------------------
 
     @classmethod
-    def named(cls, name: str) -> MSEModel:
-        """The built-in model ``name`` (one of :data:`BUILTIN_MODELS` or ``"M4"``)."""
-        return _named(one_of(name, "model", tuple(_BUILTIN_SPECS) + ("M4",)))
+    def named(cls, name: str, argument: str = "model") -> MSEModel:
+        """The built-in model ``name`` (one of :data:`BUILTIN_MODELS` or ``"M4"``); an unknown one raises
+        ``ValueError`` naming ``argument``."""
+        return _named(one_of(name, argument, tuple(_BUILTIN_SPECS) + ("M4",)))
 
     def replace(self, **changes) -> MSEModel:
         """A copy with some fields changed (laws may be strings); constants are merged."""
@@ -687,7 +688,7 @@ def _compiled(m: MSEModel, consts: tuple) -> _Compiled:
 
 def _resolve(spec, c_bias, c_var, name: str = "model") -> tuple[MSEModel, _Compiled]:
     if isinstance(spec, str):
-        m = _named(one_of(spec, name, tuple(_BUILTIN_SPECS) + ("M4",)))
+        m = MSEModel.named(spec, name)
     elif isinstance(spec, MSEModel):
         m = spec
     else:
