@@ -1456,7 +1456,6 @@ def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
     (:func:`guard_text`), the macros of the paper (prefix ``Pretrained``, written to ``macros_path``; the
     table is ``\\PretrainedTable``) and the raw results (the run's fidelity, seed, sizes and model with
     every number below, written to ``results_path``).  Returns the ledger."""
-    from ..infra.notebook import notebook_values
     from ..infra.results import save_results
     from ..infra.texout import checked_outputs
 
@@ -1466,8 +1465,7 @@ def report(ns: Mapping, macros_path, results_path) -> V.Ledger:
     if missing:
         raise ValueError(f"ns: expected the notebook's values {', '.join(REPORT_INPUTS)}, missing {', '.join(missing)}")
     checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before the work
-    with notebook_values("ns"):
-        macros, payload, ledger = _report(ns)  # every value checked and formatted: nothing is written on a failure
+    macros, payload, ledger = _report(ns)  # every value checked and formatted: nothing is written on a failure
     macros.write(macros_path, argument="macros_path")
     save_results(results_path, payload, argument="results_path")
     return ledger

@@ -10,7 +10,7 @@ output paths).  Everything derived from them is computed in the next cell, e.g.
 
 from __future__ import annotations
 
-import contextlib
+import os
 
 from .validate import brief
 
@@ -34,19 +34,6 @@ def by_fidelity(fidelity: str, *, quick: dict, paper: dict) -> dict:
 _ILL_TYPED = (LookupError, TypeError, AttributeError, ArithmeticError)
 
 
-@contextlib.contextmanager
-def notebook_values(argument: str = "ns"):
-    """Run a chapter's closing bookkeeping on the notebook's values: an ill-typed value, one no cell of
-    the notebook makes, surfaces as a ``KeyError``, ``IndexError``, ``TypeError``, ``ZeroDivisionError``
-    ... far from where it entered; this re-raises it as one ``ValueError`` naming ``argument`` with what
-    went wrong (the original chained); a ``ValueError``, which names its own argument, passes as it is."""
-    try:
-        yield
-    except _ILL_TYPED as exc:
-        raise ValueError(f"{argument}: a value is not what the notebook's cells make ({type(exc).__name__}: "
-                         f"{brief(str(exc))})") from exc
-
-
 def _blame(bound, exc: BaseException) -> str:
     """The arguments of a call to name for ``exc``: for a missing key, the mappings among them that lack
     it; else every argument that holds a container (the notebook's tables and dicts), else all."""
@@ -57,7 +44,7 @@ def _blame(bound, exc: BaseException) -> str:
         lacking = [n for n, v in args.items() if isinstance(v, Mapping) and exc.args[0] not in v]
         if lacking:
             return ", ".join(lacking[:3])
-    containers = [n for n, v in args.items() if not isinstance(v, (str, bytes, int, float, type(None)))]
+    containers = [n for n, v in args.items() if not isinstance(v, (str, bytes, int, float, type(None), os.PathLike))]
     return ", ".join((containers or list(args) or ["arguments"])[:3])
 
 
