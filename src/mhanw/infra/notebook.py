@@ -29,8 +29,8 @@ def by_fidelity(fidelity: str, *, quick: dict, paper: dict) -> dict:
     return dict(quick if fidelity == "quick" else paper)
 
 
-#: What an ill-typed notebook value raises deep in a chapter's closing bookkeeping (a missing key, an
-#: index out of range, a string where an array should be, a division by a zero count, ...).
+#: What an ill-typed notebook value raises deep in a chapter function that reads the notebook's values
+#: (a missing key, an index out of range, a string where an array should be, a division by a zero count).
 _ILL_TYPED = (LookupError, TypeError, AttributeError, ArithmeticError)
 
 

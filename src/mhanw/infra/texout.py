@@ -50,9 +50,10 @@ def _digits(value, name: str) -> int:
     return int(value)
 
 
-def _braces_balanced(text: str) -> bool:
-    """Whether the unescaped braces of ``text`` are balanced (``\\{`` and ``\\}`` are literal)."""
-    depth = 0
+def _brace_depth(text: str) -> int | None:
+    """The deepest nesting of the unescaped braces of ``text`` (``\\{`` and ``\\}`` are literal), or ``None``
+    when they do not balance."""
+    depth = deepest = 0
     i = 0
     while i < len(text):
         ch = text[i]
@@ -61,12 +62,18 @@ def _braces_balanced(text: str) -> bool:
             continue
         if ch == "{":
             depth += 1
+            deepest = max(deepest, depth)
         elif ch == "}":
             depth -= 1
             if depth < 0:
-                return False
+                return None
         i += 1
-    return depth == 0
+    return deepest if depth == 0 else None
+
+
+def _braces_balanced(text: str) -> bool:
+    """Whether the unescaped braces of ``text`` are balanced (``\\{`` and ``\\}`` are literal)."""
+    return _brace_depth(text) is not None
 
 
 def format_number(x: float, digits: int = 3) -> str:
@@ -754,10 +761,7 @@ def check_mathtext(text, name: str) -> str:
     ``name`` with matplotlib's reason on one line (matplotlib would fail at drawing, naming nothing)."""
     if not isinstance(text, str):
         raise ValueError(f"{name}: expected a string label, got {type(text).__name__}")
-    depth = deepest = 0
-    for c in text:
-        depth += (c == "{") - (c == "}")
-        deepest = max(deepest, depth)
+    deepest = _brace_depth(text) or 0
     if deepest > MAX_MATHTEXT_DEPTH:
         raise ValueError(f"{name}: the label {text[:80]!r} nests {deepest} groups deep; matplotlib draws at most "
                          f"{MAX_MATHTEXT_DEPTH} (deeper, its layout recursion overflows)")
