@@ -25,7 +25,10 @@ def tracked_files() -> list[str]:
     """The files of the repository as a fresh clone has them (tracked and new, not ignored)."""
     out = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=ROOT, check=True, capture_output=True, text=True,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return [f for f in out.split("\0") if f and (ROOT / f).exists()]
 
@@ -39,15 +42,26 @@ def fresh_copy(dest: Path) -> Path:
     return dest
 
 
-def make(cwd: Path, *args: str, check: bool = True, venv: Path | str = VENV, fidelity: str = "quick",
-         python: str | None = None, path: str | None = None, timeout: float = 1800) -> subprocess.CompletedProcess:
+def make(
+    cwd: Path,
+    *args: str,
+    check: bool = True,
+    venv: Path | str = VENV,
+    fidelity: str = "quick",
+    python: str | None = None,
+    path: str | None = None,
+    timeout: float = 1800,
+) -> subprocess.CompletedProcess:
     """``make VENV=<venv> FIDELITY=<fidelity> [PYTHON=<python>] ARGS`` in ``cwd``; raises with the log on failure.
 
     ``venv`` defaults to this virtual environment, so the copies do not reinstall it;
     ``path`` replaces PATH (to put a fake interpreter first, for instance).
     """
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("MAKE", "MFLAGS", "PYTEST_XDIST", "PYTHONPATH")) and k != "PYTHON"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MAKE", "MFLAGS", "PYTEST_XDIST", "PYTHONPATH")) and k != "PYTHON"
+    }
     if path is not None:
         env["PATH"] = path
     cmd = ["make", f"VENV={venv}", f"FIDELITY={fidelity}", *([f"PYTHON={python}"] if python is not None else []), *args]

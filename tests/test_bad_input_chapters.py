@@ -14,7 +14,6 @@ import math
 import numpy as np
 import pytest
 
-
 from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
 from mhanw.chapters import ch02_bias_variance_covariance as ch02
 from mhanw.chapters import ch03_covariance_bound as ch03
@@ -38,53 +37,99 @@ RULES = {
     "ch01.gaussian_form_verdict": (ch01.gaussian_form_verdict, dict(max_error=1e-16)),
     "ch01.literal_bandwidth_verdict": (ch01.literal_bandwidth_verdict, dict(literal_err={2: 0.5, 4: 0.01})),
     "ch01.locality_verdict": (ch01.locality_verdict, dict(mean=0.4, se=0.01, d_k=2)),
-    "ch01.neff_prediction_verdict": (ch01.neff_prediction_verdict, dict(per_query=[[0.5, 0.6, 0.55]],
-                                                                  predicted=[[0.5, 0.6, 0.56]])),
+    "ch01.neff_prediction_verdict": (
+        ch01.neff_prediction_verdict,
+        dict(per_query=[[0.5, 0.6, 0.55]], predicted=[[0.5, 0.6, 0.56]]),
+    ),
     "ch01.consistency_rules": (ch01.consistency_rules, dict(estimate=0.5, se=0.01, tilted=0.5, target=0.8)),
-    "ch01.trained_model_verdict": (ch01.trained_model_verdict, dict(measured=0.3, measured_se=0.01, model=0.31,
-                                                              model_se=0.01)),
+    "ch01.trained_model_verdict": (
+        ch01.trained_model_verdict,
+        dict(measured=0.3, measured_se=0.01, model=0.31, model_se=0.01),
+    ),
     "ch01.layers_above_threshold": (ch01.layers_above_threshold, dict(by_layer=[0.3, 0.4], by_layer_se=[0.01, 0.01])),
     "ch02.identity_verdict": (ch02.identity_verdict, dict(max_rel_err=1e-15)),
     "ch02.ddof1_verdict": (ch02.ddof1_verdict, dict(gap_rel_min=1e-3, match=1e-14, rounding_limit=1e-15, ratio=10.0)),
-    "ch02.printed_bias_rules": (ch02.printed_bias_rules, dict(weights_sum=0.9, printed_rel_err=[0.1, 0.2],
-                                                              corrected_rel_err=[1e-15, 1e-16])),
+    "ch02.printed_bias_rules": (
+        ch02.printed_bias_rules,
+        dict(weights_sum=0.9, printed_rel_err=[0.1, 0.2], corrected_rel_err=[1e-15, 1e-16]),
+    ),
     "ch02.identical_heads_verdict": (ch02.identical_heads_verdict, dict(max_rel_diff=1e-15)),
     "ch02.cross_term_rules": (ch02.cross_term_rules, dict(cross90=0.1, cross90_se=0.01, drop=0.2, drop_se=0.02)),
     "ch02.mse_rise_verdict": (ch02.mse_rise_verdict, dict(rise=0.1, rise_se=0.01)),
     "ch02.bias_path_words": (ch02.bias_path_words, dict(rise=0.1, rise_se=0.01, fall=0.1, fall_se=0.01)),
-    "ch02.pair_family_words": (ch02.pair_family_words, dict(rise=0.1, rise_se=0.01, drop=0.1, drop_se=0.01,
-                                                            cross_drop=0.1, cross_drop_se=0.01, cross90=0.1,
-                                                            cross90_se=0.01)),
-    "ch03.bound_verdict": (ch03.bound_verdict, dict(claim="lemma-4.1/x", statement="s", covariance=[0.1, 0.2],
-                                              se=[0.01, 0.01], bound=[0.5, 0.5], angles=[0, 90])),
+    "ch02.pair_family_words": (
+        ch02.pair_family_words,
+        dict(
+            rise=0.1,
+            rise_se=0.01,
+            drop=0.1,
+            drop_se=0.01,
+            cross_drop=0.1,
+            cross_drop_se=0.01,
+            cross90=0.1,
+            cross90_se=0.01,
+        ),
+    ),
+    "ch03.bound_verdict": (
+        ch03.bound_verdict,
+        dict(
+            claim="lemma-4.1/x", statement="s", covariance=[0.1, 0.2], se=[0.01, 0.01], bound=[0.5, 0.5], angles=[0, 90]
+        ),
+    ),
     "ch03.orthogonal_verdict": (ch03.orthogonal_verdict, dict(rho=0.01, rho_se=0.001)),
-    "ch03.first_order_verdict": (ch03.first_order_verdict, dict(pooled={"sin": (0.01, 0.01)}, worst_rel=0.05, worst_z=1.0)),
-    "ch03.closed_form_verdict": (ch03.closed_form_verdict, dict(pooled_dev=0.01, pooled_se=0.005, n=2000, worst_rel=0.02,
-                                                          worst_z=1.5)),
-    "ch03.falls_with_angle_verdict": (ch03.falls_with_angle_verdict, dict(steps=[0.1, 0.1], steps_se=[0.01, 0.01], drop=0.2,
-                                                                    drop_se=0.01, label="x")),
+    "ch03.first_order_verdict": (
+        ch03.first_order_verdict,
+        dict(pooled={"sin": (0.01, 0.01)}, worst_rel=0.05, worst_z=1.0),
+    ),
+    "ch03.closed_form_verdict": (
+        ch03.closed_form_verdict,
+        dict(pooled_dev=0.01, pooled_se=0.005, n=2000, worst_rel=0.02, worst_z=1.5),
+    ),
+    "ch03.falls_with_angle_verdict": (
+        ch03.falls_with_angle_verdict,
+        dict(steps=[0.1, 0.1], steps_se=[0.01, 0.01], drop=0.2, drop_se=0.01, label="x"),
+    ),
     "ch03.derivation_verdict": (ch03.derivation_verdict, dict(rel_diff=1e-14, matches_closed=True)),
     "ch04.printed_identical_verdict": (ch04.printed_identical_verdict, dict(identical_value=0.0, d_k=2)),
     "ch04.printed_range_verdict": (ch04.printed_range_verdict, dict(values={"a": 0.1, "b": 0.9})),
     "ch04.pa_properties_verdict": (ch04.pa_properties_verdict, dict(deviations={"identical": 0.0})),
     "ch04.affine_bound_verdict": (ch04.affine_bound_verdict, dict(covariance=0.1, se=0.01, correlation=0.2)),
-    "ch04.identical_worst_verdict": (ch04.identical_worst_verdict, dict(max_z=1.0, max_se_pct=0.1, where="w", premises=ISO_PREMISES)),
-    "ch04.families_verdict": (ch04.families_verdict, dict(max_step_z=1.0, max_step_se_pct=0.1, end_z=-5.0,
-                                                        end_rel_pct=-20.0, where="w", premises=ISO_PREMISES)),
+    "ch04.identical_worst_verdict": (
+        ch04.identical_worst_verdict,
+        dict(max_z=1.0, max_se_pct=0.1, where="w", premises=ISO_PREMISES),
+    ),
+    "ch04.families_verdict": (
+        ch04.families_verdict,
+        dict(max_step_z=1.0, max_step_se_pct=0.1, end_z=-5.0, end_rel_pct=-20.0, where="w", premises=ISO_PREMISES),
+    ),
     "ch04.anisotropic_verdict": (ch04.anisotropic_verdict, dict(rel_pct=5.0, rel_se_pct=1.0, z=5.0)),
     "ch04.equal_hdi_verdict": (ch04.equal_hdi_verdict, dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0})),
-    "ch04.random_verdict": (ch04.random_verdict, dict(rho=-0.5, rho_se=0.05, n_violations=0, expected=0.5, n_pairs=100,
-                                                    max_se_pct=0.1, premises=ISO_PREMISES)),
+    "ch04.random_verdict": (
+        ch04.random_verdict,
+        dict(rho=-0.5, rho_se=0.05, n_violations=0, expected=0.5, n_pairs=100, max_se_pct=0.1, premises=ISO_PREMISES),
+    ),
     "ch04.attention_verdict": (ch04.attention_verdict, dict(min_diff=-0.1, se=0.01, min_z=-10.0)),
     "ch05.blind_verdict": (ch05.blind_verdict, dict(diff=-0.1, se=0.01)),
-    "ch05.optimum_verdict": (ch05.optimum_verdict, dict(slug="iso", m_label="m", rel_pct=0.1, rel_se_pct=0.1, hdi=0.9,
-                                                      premises=ISO_PREMISES, refute_only=False,
-                                                      search=Search("IMSE descent", 4, 1, 2, 10, best=0.9, known=1.0))),
+    "ch05.optimum_verdict": (
+        ch05.optimum_verdict,
+        dict(
+            slug="iso",
+            m_label="m",
+            rel_pct=0.1,
+            rel_se_pct=0.1,
+            hdi=0.9,
+            premises=ISO_PREMISES,
+            refute_only=False,
+            search=Search("IMSE descent", 4, 1, 2, 10, best=0.9, known=1.0),
+        ),
+    ),
     "ch05.frame_verdict": (ch05.frame_verdict, dict(gap=1e-5, overshoot=0.0, tightness=1e-6)),
     "ch05.comparison_word": (ch05.comparison_word, dict(diff=0.1, se=0.01, lower="a", higher="b", same="c")),
     "ch06.linear_heads_verdict": (ch06.linear_heads_verdict, dict(model_name="M1", slope=0.95, budgets=[64, 768])),
-    "ch07.graded_verdict": (ch07.graded_verdict, dict(scheme="geometric", diff=(-0.1, 0.01), predicted=True,
-                                                      gamma_hat=2.0, gamma_star_hat=1.5)),
+    "ch07.graded_verdict": (
+        ch07.graded_verdict,
+        dict(scheme="geometric", diff=(-0.1, 0.01), predicted=True, gamma_hat=2.0, gamma_star_hat=1.5),
+    ),
     "ch07.control_verdict": (ch07.control_verdict, dict(diffs={"geometric": (0.1, 0.01)})),
     "ch07.compare_words": (ch07.compare_words, dict(diff=0.1, se=0.01)),
     "ch08.identity_verdict": (ch08.identity_verdict, dict(relative_error=1e-15)),
@@ -95,8 +140,9 @@ RULES = {
 
 # (rule, argument, bad value, whether the value is a standard error) -- NaN, inf, a string, a bool, None,
 # negative standard errors and empty input, each naming the argument.
-SCALARS = [(r, a) for r, (f, kw) in RULES.items() for a, v in kw.items()
-           if isinstance(v, float) and not isinstance(v, bool)]
+SCALARS = [
+    (r, a) for r, (f, kw) in RULES.items() for a, v in kw.items() if isinstance(v, float) and not isinstance(v, bool)
+]
 SES = [(r, a) for r, a in SCALARS if a == "se" or a.endswith("_se")]
 ARRAYS = [(r, a) for r, (f, kw) in RULES.items() for a, v in kw.items() if isinstance(v, list)]
 MAPS = [(r, a) for r, (f, kw) in RULES.items() for a, v in kw.items() if isinstance(v, dict)]
@@ -147,30 +193,36 @@ def test_rules_reject_empty_or_non_mappings(rule, arg, bad):
         _call(rule, **{arg: bad})
 
 
-@pytest.mark.parametrize("rule,arg,bad", [
-    ("ch01.literal_bandwidth_verdict", "literal_err", {2: NAN}),
-    ("ch03.first_order_verdict", "pooled", {"sin": (NAN, 0.01)}),
-    ("ch03.first_order_verdict", "pooled", {"sin": (0.01, -0.01)}),
-    ("ch04.printed_range_verdict", "values", {"a": NAN, "b": 0.5}),
-    ("ch04.equal_hdi_verdict", "z", {"m": NAN}),
-    ("ch04.equal_hdi_verdict", "rel_se_pct", {"m": -1.0}),
-    ("ch07.control_verdict", "diffs", {"geometric": (0.1, NAN)}),
-    ("ch07.graded_verdict", "diff", (NAN, 0.01)),
-    ("ch09.shared_directions_verdict", "top", (0.5, -0.1)),
-])
+@pytest.mark.parametrize(
+    "rule,arg,bad",
+    [
+        ("ch01.literal_bandwidth_verdict", "literal_err", {2: NAN}),
+        ("ch03.first_order_verdict", "pooled", {"sin": (NAN, 0.01)}),
+        ("ch03.first_order_verdict", "pooled", {"sin": (0.01, -0.01)}),
+        ("ch04.printed_range_verdict", "values", {"a": NAN, "b": 0.5}),
+        ("ch04.equal_hdi_verdict", "z", {"m": NAN}),
+        ("ch04.equal_hdi_verdict", "rel_se_pct", {"m": -1.0}),
+        ("ch07.control_verdict", "diffs", {"geometric": (0.1, NAN)}),
+        ("ch07.graded_verdict", "diff", (NAN, 0.01)),
+        ("ch09.shared_directions_verdict", "top", (0.5, -0.1)),
+    ],
+)
 def test_rules_reject_nan_inside_mappings_and_pairs(rule, arg, bad):
     with pytest.raises(ValueError, match=rf"\b{arg}\b"):
         _call(rule, **{arg: bad})
 
 
-@pytest.mark.parametrize("rule,changes,arg", [
-    ("ch01.neff_prediction_verdict", dict(per_query=[[0.5, 0.6]], predicted=[[0.5, 0.6, 0.7]]), "predicted"),
-    ("ch01.neff_prediction_verdict", dict(per_query=[[0.5]], predicted=[[0.5]]), "per_query"),
-    ("ch01.layers_above_threshold", dict(by_layer_se=[0.01]), "by_layer_se"),
-    ("ch03.bound_verdict", dict(se=[0.01]), "se"),
-    ("ch03.falls_with_angle_verdict", dict(steps_se=[0.01]), "steps_se"),
-    ("ch04.equal_hdi_verdict", dict(rel_pct={"other": 1.0}), "rel_pct"),
-])
+@pytest.mark.parametrize(
+    "rule,changes,arg",
+    [
+        ("ch01.neff_prediction_verdict", dict(per_query=[[0.5, 0.6]], predicted=[[0.5, 0.6, 0.7]]), "predicted"),
+        ("ch01.neff_prediction_verdict", dict(per_query=[[0.5]], predicted=[[0.5]]), "per_query"),
+        ("ch01.layers_above_threshold", dict(by_layer_se=[0.01]), "by_layer_se"),
+        ("ch03.bound_verdict", dict(se=[0.01]), "se"),
+        ("ch03.falls_with_angle_verdict", dict(steps_se=[0.01]), "steps_se"),
+        ("ch04.equal_hdi_verdict", dict(rel_pct={"other": 1.0}), "rel_pct"),
+    ],
+)
 def test_rules_reject_mismatched_shapes(rule, changes, arg):
     with pytest.raises(ValueError, match=rf"^{arg}: "):
         _call(rule, **changes)
@@ -205,8 +257,12 @@ def test_blind_record_with_a_zero_standard_error_has_no_z():
 
 
 def test_zero_se_differences_give_no_infinite_z():
-    assert all(math.isfinite(s.value) for s in ch07.graded_verdict("geometric", (-0.1, 0.0), predicted=True,
-                                                                   gamma_hat=2.0, gamma_star_hat=1.5).statistics)
+    assert all(
+        math.isfinite(s.value)
+        for s in ch07.graded_verdict(
+            "geometric", (-0.1, 0.0), predicted=True, gamma_hat=2.0, gamma_star_hat=1.5
+        ).statistics
+    )
     record = ch08.closed_form_verdict([("a", 0.01, 0.0)])
     assert all(math.isfinite(s.value) for s in record.statistics)
     record = ch08.monotone_verdict({0.5: ([0.1, 0.2], [0.0, 0.0])})
@@ -310,8 +366,14 @@ def test_ch09_statistics_refuse_undefined_values():
     with pytest.raises(ValueError, match="^record: "):
         ch09.diversity_sentence(None)
     with pytest.raises(ValueError, match=r"^last_minus_rest\[0\]: "):
-        ch09.guard_text(last_minus_rest=(NAN, 0.1), key_positive_layers=1, n_layers=3, pa_change=0.0, rv_change=0.0,
-                        top_excess=(1.0, 0.1))
+        ch09.guard_text(
+            last_minus_rest=(NAN, 0.1),
+            key_positive_layers=1,
+            n_layers=3,
+            pa_change=0.0,
+            rv_change=0.0,
+            top_excess=(1.0, 0.1),
+        )
 
 
 def test_gaussian_model_neff_needs_token_counts():
@@ -319,14 +381,17 @@ def test_gaussian_model_neff_needs_token_counts():
         ch01.gaussian_model_neff([], 2, 2, 0)
 
 
-@pytest.mark.parametrize("call", [
-    lambda n_se: ch08.hdi_verdict({}, {"a": (0.1, 0.01)}, n_se=n_se),
-    lambda n_se: ch08.small_bandwidth_verdict({0.1: (0.1, 0.01)}, [0.1], [], 5.0, n_se=n_se),
-    lambda n_se: ch07.best_single_head_verdict({"geometric": (0.1, 0.01)}, n_se=n_se),
-    lambda n_se: ch07.control_verdict({"geometric": (0.1, 0.01)}, n_se=n_se),
-    lambda n_se: ch06.small_heads_verdict("average", [("a", 0.1, 0.01)], n_se=n_se),
-    lambda n_se: ch08.monotone_verdict({0.5: ([0.1], [0.01])}, n_se=n_se),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda n_se: ch08.hdi_verdict({}, {"a": (0.1, 0.01)}, n_se=n_se),
+        lambda n_se: ch08.small_bandwidth_verdict({0.1: (0.1, 0.01)}, [0.1], [], 5.0, n_se=n_se),
+        lambda n_se: ch07.best_single_head_verdict({"geometric": (0.1, 0.01)}, n_se=n_se),
+        lambda n_se: ch07.control_verdict({"geometric": (0.1, 0.01)}, n_se=n_se),
+        lambda n_se: ch06.small_heads_verdict("average", [("a", 0.1, 0.01)], n_se=n_se),
+        lambda n_se: ch08.monotone_verdict({0.5: ([0.1], [0.01])}, n_se=n_se),
+    ],
+)
 @pytest.mark.parametrize("n_se", [NAN, -1.0, "3", None])
 def test_a_bad_n_se_is_named(call, n_se):
     with pytest.raises(ValueError, match="^n_se: "):
@@ -335,45 +400,61 @@ def test_a_bad_n_se_is_named(call, n_se):
 
 # --- found by the second independent sweep -------------------------------------------------------
 
+
 def _refused_at_once(call, arg):
     """``call()`` raises a ValueError whose message starts with ``arg:``, within two seconds."""
     import time
+
     start = time.perf_counter()
     with pytest.raises(ValueError, match=rf"^{arg}: "):
         call()
     assert time.perf_counter() - start < 2.0
 
 
-@pytest.mark.parametrize("call,arg", [
-    (lambda: ch01.neff_by_dimension([2], 10**12, 5, 0), "n_keys"),  # MemoryError (14.6 TiB)
-    (lambda: ch01.neff_by_dimension([2], 20, 10**12, 0), "n_queries"),
-    (lambda: ch01.exp_kernel_sine_estimates([50, 100], 10**12, 0), "n_rep"),
-    (lambda: ch01.exp_kernel_sine_estimates([10**12], 2, 0), "sample_sizes"),
-    (lambda: ch04.random_configurations(10**12, np.random.default_rng(0)), "n_configs"),
-    (lambda: ch09.random_subspace_null(3, 6, 2, 10**12, 0), "n_draw"),
-    (lambda: ch05.crn_batch("sin13", 30, 10, 10**12, 4, 0), r"n_rep x \(n \+ n_test\) x d"),  # hung
-    (lambda: ch06.budget_simulation("sin13", 50, n_tune=10**12), "n_tune"),  # hung, then named n_rep
-    (lambda: ch06.budget_simulation("sin13", 50, n_rep=10**12), "n_rep"),
-    (lambda: ch06.budget_simulation("sin13", 50, n_jobs=10**12), "n_jobs"),  # bare OverflowError
-    (lambda: ch06.budget_simulation("sin13", 50, budget=10**12), "n x budget"),  # named "d"
-])
+@pytest.mark.parametrize(
+    "call,arg",
+    [
+        (lambda: ch01.neff_by_dimension([2], 10**12, 5, 0), "n_keys"),  # MemoryError (14.6 TiB)
+        (lambda: ch01.neff_by_dimension([2], 20, 10**12, 0), "n_queries"),
+        (lambda: ch01.exp_kernel_sine_estimates([50, 100], 10**12, 0), "n_rep"),
+        (lambda: ch01.exp_kernel_sine_estimates([10**12], 2, 0), "sample_sizes"),
+        (lambda: ch04.random_configurations(10**12, np.random.default_rng(0)), "n_configs"),
+        (lambda: ch09.random_subspace_null(3, 6, 2, 10**12, 0), "n_draw"),
+        (lambda: ch05.crn_batch("sin13", 30, 10, 10**12, 4, 0), r"n_rep x \(n \+ n_test\) x d"),  # hung
+        (lambda: ch06.budget_simulation("sin13", 50, n_tune=10**12), "n_tune"),  # hung, then named n_rep
+        (lambda: ch06.budget_simulation("sin13", 50, n_rep=10**12), "n_rep"),
+        (lambda: ch06.budget_simulation("sin13", 50, n_jobs=10**12), "n_jobs"),  # bare OverflowError
+        (lambda: ch06.budget_simulation("sin13", 50, budget=10**12), "n x budget"),  # named "d"
+    ],
+)
 def test_huge_sizes_are_refused_at_once_naming_the_argument(call, arg):
     _refused_at_once(call, arg)
 
 
-@pytest.mark.parametrize("kwargs,arg", [
-    (dict(d_k_values=3), "d_k_values"), (dict(bandwidths=None), "bandwidths"),
-    (dict(rules=None), "rules"), (dict(rules=5), "rules"),  # were bare TypeErrors: not iterable
-])
+@pytest.mark.parametrize(
+    "kwargs,arg",
+    [
+        (dict(d_k_values=3), "d_k_values"),
+        (dict(bandwidths=None), "bandwidths"),
+        (dict(rules=None), "rules"),
+        (dict(rules=5), "rules"),  # were bare TypeErrors: not iterable
+    ],
+)
 def test_budget_simulation_rejects_non_sequences_naming_them(kwargs, arg):
     with pytest.raises(ValueError, match=rf"^{arg}: expected a sequence"):
         ch06.budget_simulation("sin13", 50, **kwargs)
 
 
-@pytest.mark.parametrize("kwargs,arg", [
-    (dict(base=None), "base"), (dict(base=3), "base"), (dict(base=["M1"]), "base"),  # AttributeError
-    (dict(exponents=None), "exponents"), (dict(exponents=2), "exponents"),  # TypeError: not iterable
-])
+@pytest.mark.parametrize(
+    "kwargs,arg",
+    [
+        (dict(base=None), "base"),
+        (dict(base=3), "base"),
+        (dict(base=["M1"]), "base"),  # AttributeError
+        (dict(exponents=None), "exponents"),
+        (dict(exponents=2), "exponents"),  # TypeError: not iterable
+    ],
+)
 def test_bias_reading_models_names_bad_arguments(kwargs, arg):
     with pytest.raises(ValueError, match=rf"^{arg}: "):
         ch06.bias_reading_models(**kwargs)
@@ -409,12 +490,16 @@ def test_imse_and_gradient_small_but_normal_bandwidth_is_finite():
     assert np.isfinite(loss) and np.all(np.isfinite(grad))
 
 
-@pytest.mark.parametrize("kwargs,arg", [
-    (dict(n_heads=10**12), "n_heads"),  # MemoryError (58 TiB)
-    (dict(n_starts=10**12), "n_starts"),  # MemoryError
-    (dict(n_steps=10**12), "n_steps"),
-    (dict(first_move=None), "first_move"), (dict(first_move=np.inf), "first_move"),  # TypeError / named W
-])
+@pytest.mark.parametrize(
+    "kwargs,arg",
+    [
+        (dict(n_heads=10**12), "n_heads"),  # MemoryError (58 TiB)
+        (dict(n_starts=10**12), "n_starts"),  # MemoryError
+        (dict(n_steps=10**12), "n_steps"),
+        (dict(first_move=None), "first_move"),
+        (dict(first_move=np.inf), "first_move"),  # TypeError / named W
+    ],
+)
 def test_minimize_imse_names_bad_sizes(kwargs, arg):
     args = dict(n_heads=2, d_k=2, bandwidth=0.5, rng=np.random.default_rng(0), n_starts=1, n_steps=1)
     args.update(kwargs)
@@ -422,28 +507,39 @@ def test_minimize_imse_names_bad_sizes(kwargs, arg):
         ch05.minimize_imse(_batch(), **args)
 
 
-@pytest.mark.parametrize("call,arg", [
-    (lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=10**12), "n_heads x d x d_k"),  # hung
-    (lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=None), "n_heads"),  # TypeError
-    (lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=0), "n_heads"),
-    (lambda: ch04.matched_hdi_configuration(None, np.random.default_rng(0)), "target"),  # TypeError
-    (lambda: ch04.matched_hdi_configurations([0.5], 10**12, np.random.default_rng(0)), "n_configs"),  # hung
-    (lambda: ch04.matched_hdi_configurations(None, 2, np.random.default_rng(0)), "targets"),  # TypeError
-    (lambda: ch09.r2_bootstrap(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_boot"),  # MemoryError
-    (lambda: ch09.spearman_permutation(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_perm"),
-    (lambda: ch07.nested_errors(np.eye(3), np.eye(3), schemes=None), "schemes"),  # TypeError: not iterable
-    (lambda: ch09.pick_sentences(None, 3), "records"),  # TypeError: no len()
-    (lambda: ch05.imse_and_gradient("x", _batch(), 0.5), "W"),  # could not convert string to float
-    (lambda: ch04.regression_label([1, 2]), "spec"),  # TypeError: unhashable
-])
+@pytest.mark.parametrize(
+    "call,arg",
+    [
+        (
+            lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=10**12),
+            "n_heads x d x d_k",
+        ),  # hung
+        (lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=None), "n_heads"),  # TypeError
+        (lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=0), "n_heads"),
+        (lambda: ch04.matched_hdi_configuration(None, np.random.default_rng(0)), "target"),  # TypeError
+        (lambda: ch04.matched_hdi_configurations([0.5], 10**12, np.random.default_rng(0)), "n_configs"),  # hung
+        (lambda: ch04.matched_hdi_configurations(None, 2, np.random.default_rng(0)), "targets"),  # TypeError
+        (lambda: ch09.r2_bootstrap(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_boot"),  # MemoryError
+        (lambda: ch09.spearman_permutation(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_perm"),
+        (lambda: ch07.nested_errors(np.eye(3), np.eye(3), schemes=None), "schemes"),  # TypeError: not iterable
+        (lambda: ch09.pick_sentences(None, 3), "records"),  # TypeError: no len()
+        (lambda: ch05.imse_and_gradient("x", _batch(), 0.5), "W"),  # could not convert string to float
+        (lambda: ch04.regression_label([1, 2]), "spec"),  # TypeError: unhashable
+    ],
+)
 def test_more_bad_arguments_are_named(call, arg):
     _refused_at_once(call, arg)
 
 
-@pytest.mark.parametrize("x, mean, se, arg", [
-    ([1, 2], None, [0.1, 0.1], "mean"), ([1, 2], [1, 2], "ab", "se"), ([1, 2], [1, 2, 3], [0.1, 0.1], "mean, se"),
-    ([1, 2], [1, 2], [0.1, 0.1, 0.1], "mean, se"),
-])
+@pytest.mark.parametrize(
+    "x, mean, se, arg",
+    [
+        ([1, 2], None, [0.1, 0.1], "mean"),
+        ([1, 2], [1, 2], "ab", "se"),
+        ([1, 2], [1, 2, 3], [0.1, 0.1], "mean, se"),
+        ([1, 2], [1, 2], [0.1, 0.1, 0.1], "mean, se"),
+    ],
+)
 def test_errorbar_names_missing_or_mismatched_series(x, mean, se, arg):
     import matplotlib.pyplot as plt
 

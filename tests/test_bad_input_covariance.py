@@ -99,7 +99,7 @@ def test_first_order_covariance_is_unchanged_at_ordinary_bandwidths():
 
 def test_printed_bound_in_logs():
     x = np.array([0.2, -0.3, 0.4, 0.1])
-    G = (W1 + 0.1 * W2)
+    G = W1 + 0.1 * W2
     small = C.printed_covariance_bound(W1, G, x, 1.0, 10, 1e-5)
     assert np.isfinite(small) and small > 0
     with pytest.raises(ValueError, match=r"^bandwidth: "):
@@ -107,20 +107,23 @@ def test_printed_bound_in_logs():
     assert C.printed_covariance_bound(W1, W2, x, 1.0, 10, 1e-200) == 0.0  # orthogonal heads: G = 0
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: C.covariance_factor(0.0, 0.0), "bandwidth"),
-    (lambda: C.covariance_factor(0.0, -1.0), "bandwidth"),
-    (lambda: C.covariance_factor(np.nan, 1.0), "phi"),
-    (lambda: C.covariance_factor(1j, 1.0), "phi"),
-    (lambda: C.covariance_factor([0.1, 0.2], [1.0, 2.0, 3.0]), "bandwidth"),
-    (lambda: C.head_correlation(0.0, True), "bandwidth"),
-    (lambda: C.kernel_overlap(W1, W2, np.ones(3), 1.0), "x"),
-    (lambda: C.kernel_overlap(W1, W2, np.ones(4), np.inf), "bandwidth"),
-    (lambda: C.kernel_overlap(W1.astype(complex), W2, np.ones(4), 1.0), "W_j"),
-    (lambda: C.first_order_covariance(W1, W2, np.ones(4), 1.0, 0), "n"),
-    (lambda: C.first_order_covariance(W1, W2, np.ones(4), 1.0, 10, sigma=-1), "sigma"),
-    (lambda: C.first_order_covariance(W1, W2, np.ones(4), 1.0, 10, nodes=1), "nodes"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: C.covariance_factor(0.0, 0.0), "bandwidth"),
+        (lambda: C.covariance_factor(0.0, -1.0), "bandwidth"),
+        (lambda: C.covariance_factor(np.nan, 1.0), "phi"),
+        (lambda: C.covariance_factor(1j, 1.0), "phi"),
+        (lambda: C.covariance_factor([0.1, 0.2], [1.0, 2.0, 3.0]), "bandwidth"),
+        (lambda: C.head_correlation(0.0, True), "bandwidth"),
+        (lambda: C.kernel_overlap(W1, W2, np.ones(3), 1.0), "x"),
+        (lambda: C.kernel_overlap(W1, W2, np.ones(4), np.inf), "bandwidth"),
+        (lambda: C.kernel_overlap(W1.astype(complex), W2, np.ones(4), 1.0), "W_j"),
+        (lambda: C.first_order_covariance(W1, W2, np.ones(4), 1.0, 0), "n"),
+        (lambda: C.first_order_covariance(W1, W2, np.ones(4), 1.0, 10, sigma=-1), "sigma"),
+        (lambda: C.first_order_covariance(W1, W2, np.ones(4), 1.0, 10, nodes=1), "nodes"),
+    ],
+)
 def test_other_bad_covariance_input(call, name):
     with pytest.raises(ValueError, match=rf"^{name}: "):
         call()
@@ -164,28 +167,32 @@ def test_printed_bound_of_heads_at_opposite_extreme_scales_is_exact():
     b = C.printed_covariance_bound(W1, G, x, 1.0, 10, 0.5)
     # G_jj' is scale free here, p_K(W_j^T x)^-1 scales as c^d_k = 2^-500
     assert C.printed_covariance_bound(2.0**-250 * W1, 2.0**250 * G, x, 1.0, 10, 0.5) == pytest.approx(
-        b * 2.0**-500, rel=1e-12)
+        b * 2.0**-500, rel=1e-12
+    )
 
 
 # ---------------------------------------------------------------- the symbolic overlap
 
 
-@pytest.mark.parametrize("kwargs,name", [
-    (dict(bandwidth=1e-300), "bandwidth"),  # hung in sympy
-    (dict(bandwidth=1e300), "bandwidth"),
-    (dict(input_variance=1e-300), "input_variance"),
-    (dict(angle=1e300), "angle"),
-    (dict(point=(1e300, 0)), "point"),
-    (dict(angle=1j), "angle"),
-    (dict(angle=1 + sp.I), "angle"),
-    (dict(angle=sp.Symbol("z")), "angle"),  # not declared real
-    (dict(angle="sqrt(-1)"), "angle"),
-    (dict(bandwidth=0), "bandwidth"),
-    (dict(bandwidth=np.nan), "bandwidth"),
-    (dict(input_variance=True), "input_variance"),
-    (dict(point=3), "point"),
-    (dict(point="12"), "point"),
-])
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        (dict(bandwidth=1e-300), "bandwidth"),  # hung in sympy
+        (dict(bandwidth=1e300), "bandwidth"),
+        (dict(input_variance=1e-300), "input_variance"),
+        (dict(angle=1e300), "angle"),
+        (dict(point=(1e300, 0)), "point"),
+        (dict(angle=1j), "angle"),
+        (dict(angle=1 + sp.I), "angle"),
+        (dict(angle=sp.Symbol("z")), "angle"),  # not declared real
+        (dict(angle="sqrt(-1)"), "angle"),
+        (dict(bandwidth=0), "bandwidth"),
+        (dict(bandwidth=np.nan), "bandwidth"),
+        (dict(input_variance=True), "input_variance"),
+        (dict(point=3), "point"),
+        (dict(point="12"), "point"),
+    ],
+)
 def test_symbolic_overlap_checks_before_sympy(kwargs, name):
     args = dict(bandwidth=0.7, angle=0.3, input_variance=1, point=(0, 0)) | kwargs
     start = time.monotonic()

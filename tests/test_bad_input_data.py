@@ -14,9 +14,17 @@ from mhanw import data, locality
 RNG = np.random.default_rng(0)
 
 
-@pytest.mark.parametrize("x,message", [(np.ones((2, 3)) * 1j, "complex"), (np.ones((2, 3), dtype=bool), "booleans"),
-                                       (np.array([["a", "b", "c"]]), "strings"), (np.full((1, 3), np.nan), "finite"),
-                                       (np.ones((2, 2, 3)), "1-D or 2-D"), (np.ones((2, 2)), "d >= 3")])
+@pytest.mark.parametrize(
+    "x,message",
+    [
+        (np.ones((2, 3)) * 1j, "complex"),
+        (np.ones((2, 3), dtype=bool), "booleans"),
+        (np.array([["a", "b", "c"]]), "strings"),
+        (np.full((1, 3), np.nan), "finite"),
+        (np.ones((2, 2, 3)), "1-D or 2-D"),
+        (np.ones((2, 2)), "d >= 3"),
+    ],
+)
 def test_regression_function_input(x, message):
     with pytest.raises(ValueError, match=rf"^x: .*{message}"):
         data.regression_function("sin13")(x)
@@ -30,12 +38,21 @@ def test_draws_need_a_generator(rng):
         data.draw_sample(rng, "zero", 3, 2)
 
 
-@pytest.mark.parametrize("kwargs,name", [
-    (dict(n=0), "n"), (dict(n=2.0), "n"), (dict(n=True), "n"), (dict(d=2), "d"),
-    (dict(sigma=-1.0), "sigma"), (dict(sigma=np.nan), "sigma"), (dict(n_test=-1), "n_test"),
-    (dict(x_test=np.ones((2, 4))), "x_test"), (dict(x_test=np.ones((2, 3)) * 1j), "x_test"),
-    (dict(regression="sine"), "regression"),
-])
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        (dict(n=0), "n"),
+        (dict(n=2.0), "n"),
+        (dict(n=True), "n"),
+        (dict(d=2), "d"),
+        (dict(sigma=-1.0), "sigma"),
+        (dict(sigma=np.nan), "sigma"),
+        (dict(n_test=-1), "n_test"),
+        (dict(x_test=np.ones((2, 4))), "x_test"),
+        (dict(x_test=np.ones((2, 3)) * 1j), "x_test"),
+        (dict(regression="sine"), "regression"),
+    ],
+)
 def test_draw_sample_bad_arguments(kwargs, name):
     args = dict(regression="sin13", n=5, d=3) | kwargs
     with pytest.raises(ValueError, match=rf"^{name}: "):
@@ -48,9 +65,17 @@ def test_lipschitz_dimension():
     assert data.regression_function("additive").lipschitz_constant(4) == 2.0
 
 
-@pytest.mark.parametrize("weights,message", [([[0.5, 0.6]], "sum to 1"), ([[1.5, -0.5]], "non-negative"),
-                                             ([[0.5, 0.5j]], "complex"), ([0.5, 0.5], "2-D"),
-                                             ([[np.nan, 1.0]], "finite"), ([[True, False]], "booleans")])
+@pytest.mark.parametrize(
+    "weights,message",
+    [
+        ([[0.5, 0.6]], "sum to 1"),
+        ([[1.5, -0.5]], "non-negative"),
+        ([[0.5, 0.5j]], "complex"),
+        ([0.5, 0.5], "2-D"),
+        ([[np.nan, 1.0]], "finite"),
+        ([[True, False]], "booleans"),
+    ],
+)
 def test_effective_sample_size_input(weights, message):
     with pytest.raises(ValueError, match=rf"^weights: .*{message}"):
         locality.effective_sample_size(weights)
@@ -67,15 +92,18 @@ def test_expected_neff_fraction_at_huge_dimension_is_its_limit():
     assert float(locality.expected_neff_fraction(64.0)) == pytest.approx((1 + 2 / 64) ** -32, rel=1e-14)
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: locality.expected_neff_fraction(0.0), "d_k"),
-    (lambda: locality.expected_neff_fraction([[1.0]]), "d_k"),
-    (lambda: locality.neff_fraction_given_query(np.ones(3)), "queries"),
-    (lambda: locality.neff_fraction_given_query(np.ones((2, 3)), scale=0.0), "scale"),
-    (lambda: locality.tilted_sine_limit(np.nan), "query"),
-    (lambda: locality.tilted_sine_limit(1.0, beta=-1.0), "beta"),
-    (lambda: locality.tilted_sine_limit("1"), "query"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: locality.expected_neff_fraction(0.0), "d_k"),
+        (lambda: locality.expected_neff_fraction([[1.0]]), "d_k"),
+        (lambda: locality.neff_fraction_given_query(np.ones(3)), "queries"),
+        (lambda: locality.neff_fraction_given_query(np.ones((2, 3)), scale=0.0), "scale"),
+        (lambda: locality.tilted_sine_limit(np.nan), "query"),
+        (lambda: locality.tilted_sine_limit(1.0, beta=-1.0), "beta"),
+        (lambda: locality.tilted_sine_limit("1"), "query"),
+    ],
+)
 def test_other_bad_locality_input(call, name):
     with pytest.raises(ValueError, match=rf"^{name}: "):
         call()
@@ -127,20 +155,30 @@ def test_condition_number_is_bounded():
     assert np.all(np.isfinite(v)) and np.all(v > 0) and v.max() / v.min() == pytest.approx(data.MAX_CONDITION)
 
 
-@pytest.mark.parametrize("make,name", [
-    (lambda: data.InputDistribution("student-t", True), "inputs"),
-    (lambda: data.InputDistribution("gaussian-diagonal", True), "inputs"),
-    (lambda: data.InputDistribution("gaussian-equicorrelated", np.bool_(False)), "inputs"),
-    (lambda: data.NoiseModel(0.5, "student-t", parameter=True), "noise"),
-    (lambda: data.NoiseModel(True), "sigma"),
-])
+@pytest.mark.parametrize(
+    "make,name",
+    [
+        (lambda: data.InputDistribution("student-t", True), "inputs"),
+        (lambda: data.InputDistribution("gaussian-diagonal", True), "inputs"),
+        (lambda: data.InputDistribution("gaussian-equicorrelated", np.bool_(False)), "inputs"),
+        (lambda: data.NoiseModel(0.5, "student-t", parameter=True), "noise"),
+        (lambda: data.NoiseModel(True), "sigma"),
+    ],
+)
 def test_bool_parameters_are_rejected(make, name):
     with pytest.raises(ValueError, match=rf"^{name}: "):
         make()
 
 
-@pytest.mark.parametrize("spec,value", [("student-t:pi", np.pi), ("gaussian-diagonal:E", np.e),
-                                        ("gaussian-equicorrelated:1/pi", 1 / np.pi), ("student-t:2+sqrt(2)", 2 + 2**0.5)])
+@pytest.mark.parametrize(
+    "spec,value",
+    [
+        ("student-t:pi", np.pi),
+        ("gaussian-diagonal:E", np.e),
+        ("gaussian-equicorrelated:1/pi", 1 / np.pi),
+        ("student-t:2+sqrt(2)", 2 + 2**0.5),
+    ],
+)
 def test_spec_parameters_may_be_numbers_written_with_pi_and_e(spec, value):
     assert data.input_distribution(spec).parameter == pytest.approx(value, rel=1e-15)
 
@@ -153,14 +191,17 @@ def test_pi_and_e_are_numbers_in_formulas(formula, value):
         assert data.noise_model(f"heteroscedastic:{formula}").sd(np.ones((1, 2)))[0] == pytest.approx(0.5 * value)
 
 
-@pytest.mark.parametrize("rng,X,name", [
-    (np.random.default_rng(0), np.ones(3), "X"),  # was IndexError
-    (np.random.default_rng(0), np.ones((3, 2)) * 1j, "X"),
-    (np.random.default_rng(0), np.full((3, 2), np.nan), "X"),
-    (np.random.default_rng(0), [["a", "b"]], "X"),
-    (None, np.ones((3, 2)), "rng"),  # was AttributeError
-    (0, np.ones((3, 2)), "rng"),
-])
+@pytest.mark.parametrize(
+    "rng,X,name",
+    [
+        (np.random.default_rng(0), np.ones(3), "X"),  # was IndexError
+        (np.random.default_rng(0), np.ones((3, 2)) * 1j, "X"),
+        (np.random.default_rng(0), np.full((3, 2), np.nan), "X"),
+        (np.random.default_rng(0), [["a", "b"]], "X"),
+        (None, np.ones((3, 2)), "rng"),  # was AttributeError
+        (0, np.ones((3, 2)), "rng"),
+    ],
+)
 def test_noise_draw_checks_its_arguments(rng, X, name):
     for spec in ("gaussian", "student-t:5", "heteroscedastic:1 + x2**2"):
         with pytest.raises(ValueError, match=rf"^{name}: "):
@@ -181,13 +222,16 @@ def test_infinite_noise_level_multiplier_is_named():
         data.noise_model("heteroscedastic:exp(x1)").sd(np.array([[1000.0]]))
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: data.sample_inputs(RNG, 10**12, 3), "n"),  # was MemoryError
-    (lambda: data.sample_inputs(RNG, 5, 10**12), "d"),
-    (lambda: data.draw_sample(RNG, "zero", 10**12, 3), "n"),
-    (lambda: data.draw_sample(RNG, "zero", 5, 3, n_test=10**12), "n_test"),
-    (lambda: data.input_distribution("gaussian").covariance(10**6), "d"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: data.sample_inputs(RNG, 10**12, 3), "n"),  # was MemoryError
+        (lambda: data.sample_inputs(RNG, 5, 10**12), "d"),
+        (lambda: data.draw_sample(RNG, "zero", 10**12, 3), "n"),
+        (lambda: data.draw_sample(RNG, "zero", 5, 3, n_test=10**12), "n_test"),
+        (lambda: data.input_distribution("gaussian").covariance(10**6), "d"),
+    ],
+)
 def test_huge_sizes_are_refused_before_allocation(call, name):
     with pytest.raises(ValueError, match=rf"^{name}: .*exceeds"):
         call()
@@ -206,12 +250,21 @@ def test_tilted_mean_names_query_when_not_computable(regression, query):
 def test_tilted_mean_far_out_but_resolvable_is_its_value():
     # E exp(-(Z + c)^2/4) * 2 for Z ~ N(0, 1): 2 sqrt(2/3) exp(-c^2/6)
     c = 30.0
-    assert locality.tilted_mean("iso_exp", np.array([c])) == pytest.approx(2 * np.sqrt(2 / 3) * np.exp(-c * c / 6),
-                                                                           rel=1e-9)
+    assert locality.tilted_mean("iso_exp", np.array([c])) == pytest.approx(
+        2 * np.sqrt(2 / 3) * np.exp(-c * c / 6), rel=1e-9
+    )
 
 
-@pytest.mark.parametrize("scale,queries", [(1e300, [[1.0, 2.0]]), (1e300, [[0.0, 0.0]]), (1e300, [[1e-300, 0.0]]),
-                                           (1e-300, [[1e300, 0.0]]), (1.0, [[1e-200, 1e-200]])])
+@pytest.mark.parametrize(
+    "scale,queries",
+    [
+        (1e300, [[1.0, 2.0]]),
+        (1e300, [[0.0, 0.0]]),
+        (1e300, [[1e-300, 0.0]]),
+        (1e-300, [[1e300, 0.0]]),
+        (1.0, [[1e-200, 1e-200]]),
+    ],
+)
 def test_neff_fraction_limit_at_extreme_scales(scale, queries):
     q = np.array(queries)
     with np.errstate(over="ignore"):

@@ -20,8 +20,10 @@ IDENTICAL = heads.identical_heads(4, 2, 2)
 @pytest.mark.parametrize("scale", [1e100, 1e300])
 def test_printed_hdi_beyond_a_double_names_w(scale):
     # identical heads times c: 1 - c^4/d_k, which was -inf
-    for call in (lambda: V.head_diversity_index(scale * IDENTICAL, "paper"),
-                 lambda: V.head_diversity_indices(scale * IDENTICAL)):
+    for call in (
+        lambda: V.head_diversity_index(scale * IDENTICAL, "paper"),
+        lambda: V.head_diversity_indices(scale * IDENTICAL),
+    ):
         with pytest.raises(ValueError, match=r"^W: the printed HDI .*beyond the largest double"):
             call()
     assert V.head_diversity_index(scale * IDENTICAL, "principal_angles") == 0.0
@@ -54,8 +56,9 @@ def test_maximize_hdi_bounds_its_step(step):
         V.maximize_hdi(3, 1, 4, np.random.default_rng(0), n_starts=1, n_steps=3, step=step)
 
 
-@pytest.mark.parametrize("kwargs,name", [(dict(n_starts=10**12), "n_starts"), (dict(n_steps=10**12), "n_steps"),
-                                         (dict(d=10**12), "d")])
+@pytest.mark.parametrize(
+    "kwargs,name", [(dict(n_starts=10**12), "n_starts"), (dict(n_steps=10**12), "n_steps"), (dict(d=10**12), "d")]
+)
 def test_maximize_hdi_refuses_huge_sizes(kwargs, name):
     args = dict(d=3, d_k=1, n_heads=4, rng=np.random.default_rng(0)) | kwargs
     with pytest.raises(ValueError, match=rf"^{name}: .*exceeds"):
@@ -65,15 +68,18 @@ def test_maximize_hdi_refuses_huge_sizes(kwargs, name):
 # ---------------------------------------------------------------- the softmax engine
 
 
-@pytest.mark.parametrize("kwargs,name", [
-    (dict(kernel="cosine", bandwidth=1.0), "kernel"),
-    (dict(kernel="gaussian", bandwidth=0.0), "bandwidth"),  # gave (inf, 0)
-    (dict(kernel="gaussian", bandwidth=np.nan), "bandwidth"),  # gave (nan, 0)
-    (dict(kernel="gaussian", bandwidth="1"), "bandwidth"),
-    (dict(kernel="gaussian"), "bandwidth"),
-    (dict(kernel="exponential", beta=np.inf), "beta"),
-    (dict(kernel="exponential", beta=1j), "beta"),
-])
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        (dict(kernel="cosine", bandwidth=1.0), "kernel"),
+        (dict(kernel="gaussian", bandwidth=0.0), "bandwidth"),  # gave (inf, 0)
+        (dict(kernel="gaussian", bandwidth=np.nan), "bandwidth"),  # gave (nan, 0)
+        (dict(kernel="gaussian", bandwidth="1"), "bandwidth"),
+        (dict(kernel="gaussian"), "bandwidth"),
+        (dict(kernel="exponential", beta=np.inf), "beta"),
+        (dict(kernel="exponential", beta=1j), "beta"),
+    ],
+)
 def test_logit_scale_checks_its_arguments(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name}: "):
         nw.logit_scale(**kwargs)
@@ -85,16 +91,24 @@ def test_logit_scale_is_unchanged_for_good_arguments():
     assert nw.logit_scale("exponential", beta=-2.5) == (-0.625, 2)
 
 
-@pytest.mark.parametrize("call", [lambda q, k: nw.softmax_attention(q, k, None),
-                                  lambda q, k: nw.nadaraya_watson(q, k, None, 0.5)])
+@pytest.mark.parametrize(
+    "call", [lambda q, k: nw.softmax_attention(q, k, None), lambda q, k: nw.nadaraya_watson(q, k, None, 0.5)]
+)
 def test_missing_values_are_named(call):
     q = np.ones((2, 3))
     with pytest.raises(ValueError, match=r"^values: "):  # was TypeError: 'NoneType' object is not subscriptable
         call(q, q)
 
 
-@pytest.mark.parametrize("bad,message", [(np.ones((2, 3)) * 1j, "complex"), (np.ones((2, 3), bool), "booleans"),
-                                         (np.array([["a"] * 3]), "strings"), ([[1.0, 2.0], [3.0]], "list")])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        (np.ones((2, 3)) * 1j, "complex"),
+        (np.ones((2, 3), bool), "booleans"),
+        (np.array([["a"] * 3]), "strings"),
+        ([[1.0, 2.0], [3.0]], "list"),
+    ],
+)
 def test_dtype_check_is_the_shared_one(bad, message):
     with pytest.raises(ValueError, match=rf"^queries: expected an array of real numbers.*{message}"):
         nw.softmax_attention(bad, np.ones((4, 3)), np.ones(4))

@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from timeouts import within
 
 from mhanw import covariance, data, decomposition, scaling, weighting
 from mhanw.chapters import ch06_optimal_head_size as ch06
 from mhanw.chapters import ch07_structured_weighting as ch07
 from mhanw.infra import params as P
 from mhanw.infra.expressions import exact_number
-from timeouts import within
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "mhanw"
 
@@ -52,18 +52,52 @@ PATHS = {
 
 #: What a string must never do: run code, take long, leave a file.
 PAYLOADS = [
-    "9**9**9", "9**9**9**9", "(9**9)**(9**9)", "10**10**10", "2**(2**(2**(2**(2**5))))",
-    "__import__('os').system('touch pwned')*0", "__import__('os').getpid()", "x1.__class__",
-    "().__class__.__base__", "lambda: 0", "[x1 for x1 in ()]", "exec('1')", "eval('1')", "open('f')",
-    "Symbol('x')", "Integer(9)**Integer(9)**Integer(9)", "Pow(9, Pow(9, 9))", "x1 if 1 else 0", "x1; 1",
-    "1_000_000", "0x1f", "0o17", "3_0", "1e999999", "x1**10**6", "x1**(9**9)", "(" * 300 + "1" + ")" * 300,
-    "sqrt(-1)", "1/0", "zoo", "nan", "oo", "I", "x1" * 400, "k**(10**10)", "E**E**E**E**E",
+    "9**9**9",
+    "9**9**9**9",
+    "(9**9)**(9**9)",
+    "10**10**10",
+    "2**(2**(2**(2**(2**5))))",
+    "__import__('os').system('touch pwned')*0",
+    "__import__('os').getpid()",
+    "x1.__class__",
+    "().__class__.__base__",
+    "lambda: 0",
+    "[x1 for x1 in ()]",
+    "exec('1')",
+    "eval('1')",
+    "open('f')",
+    "Symbol('x')",
+    "Integer(9)**Integer(9)**Integer(9)",
+    "Pow(9, Pow(9, 9))",
+    "x1 if 1 else 0",
+    "x1; 1",
+    "1_000_000",
+    "0x1f",
+    "0o17",
+    "3_0",
+    "1e999999",
+    "x1**10**6",
+    "x1**(9**9)",
+    "(" * 300 + "1" + ")" * 300,
+    "sqrt(-1)",
+    "1/0",
+    "zoo",
+    "nan",
+    "oo",
+    "I",
+    "x1" * 400,
+    "k**(10**10)",
+    "E**E**E**E**E",
     # exponents whose symbols cancel when sympy evaluates them: 9**(9**9) in disguise
-    "9**(9**9+x1-x1)", "9**(9**9+k-k)", "2**(10**7+x1-x1)*x1", "2**(10**7+k-k)*k", "9**(9**9*x1/x1)",
-    "exp(10**9+x1-x1)", "exp(10**9+k-k)", "(9+x1-x1)**(9**9+x1-x1)",
+    "9**(9**9+x1-x1)",
+    "9**(9**9+k-k)",
+    "2**(10**7+x1-x1)*x1",
+    "2**(10**7+k-k)*k",
+    "9**(9**9*x1/x1)",
+    "exp(10**9+x1-x1)",
+    "exp(10**9+k-k)",
+    "(9+x1-x1)**(9**9+x1-x1)",
 ]
-
-
 
 
 def _through(path: str, text: str, seconds: float = 10.0):
@@ -89,8 +123,10 @@ def test_no_string_reaches_sympify_outside_the_safe_parser():
     """``sympify``, ``parse_expr``, ``S(...)`` with a string, ``eval`` and ``exec`` appear only in
     :mod:`mhanw.infra.expressions` (whose tokeniser admits only formula tokens), apart from
     :data:`EXECUTES_CHAPTER_CODE`."""
-    bad = re.compile(r"\bsympify\s*\(|\bparse_expr\s*\(|\bsp\.S\s*\(|\bsympy\.S\s*\(|(?<![.\w])eval\s*\("
-                     r"|(?<![.\w])exec\s*\(|\bS\s*\(\s*['\"]")
+    bad = re.compile(
+        r"\bsympify\s*\(|\bparse_expr\s*\(|\bsp\.S\s*\(|\bsympy\.S\s*\(|(?<![.\w])eval\s*\("
+        r"|(?<![.\w])exec\s*\(|\bS\s*\(\s*['\"]"
+    )
     found = []
     for path in SRC.rglob("*.py"):
         if path.name == "expressions.py" and path.parent.name == "infra":
@@ -110,8 +146,10 @@ def test_payloads_are_refused_quickly_naming_the_argument(path, text, tmp_path, 
     start = time.perf_counter()
     out = _through(path, text)
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "f").exists()
-    if any(s in text for s in ("__", "import", "lambda", "exec", "eval", "open", "Symbol", "Integer", "Pow", "0x",
-                               "0o", "_0")):
+    if any(
+        s in text
+        for s in ("__", "import", "lambda", "exec", "eval", "open", "Symbol", "Integer", "Pow", "0x", "0o", "_0")
+    ):
         assert isinstance(out, ValueError), f"{path} accepted {text!r}"
     assert time.perf_counter() - start < 10.0
 
@@ -144,10 +182,56 @@ def test_underscored_numbers_are_not_numbers():
 
 
 #: Characters and words formulas are made of, and those an attack is made of.
-_PIECES = st.sampled_from(["x1", "x2", "r", "k", "n", "1", "9", "0.5", "1e3", "+", "-", "*", "/", "**", "^",
-                           "(", ")", " ", "sin", "exp", "log", "sqrt", "pi", "E", "__", "import", ".", "'", ",",
-                           "[", "]", "lambda", ":", "=", "os", "9**9", "_", "j", "0x", "#", "\\", ";", "\n",
-                           "+x1-x1", "+k-k", "*x1/x1"])
+_PIECES = st.sampled_from(
+    [
+        "x1",
+        "x2",
+        "r",
+        "k",
+        "n",
+        "1",
+        "9",
+        "0.5",
+        "1e3",
+        "+",
+        "-",
+        "*",
+        "/",
+        "**",
+        "^",
+        "(",
+        ")",
+        " ",
+        "sin",
+        "exp",
+        "log",
+        "sqrt",
+        "pi",
+        "E",
+        "__",
+        "import",
+        ".",
+        "'",
+        ",",
+        "[",
+        "]",
+        "lambda",
+        ":",
+        "=",
+        "os",
+        "9**9",
+        "_",
+        "j",
+        "0x",
+        "#",
+        "\\",
+        ";",
+        "\n",
+        "+x1-x1",
+        "+k-k",
+        "*x1/x1",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -162,7 +246,8 @@ def test_a_formula_nested_too_deep_to_draw_is_refused_at_the_parameter_check():
     """15 nested functions passed the check and then overflowed matplotlib's stack when the figure was
     drawn (16 overflowed in the check itself): parentheses nest at most MAX_NESTING deep, and a label
     nests at most MAX_MATHTEXT_DEPTH groups."""
-    from mhanw.infra import expressions, params as P, texout
+    from mhanw.infra import expressions, texout
+    from mhanw.infra import params as P
 
     ok = "sin(" * expressions.MAX_NESTING + "x1" + ")" * expressions.MAX_NESTING
     assert P.regression().check(ok, "regression") == ok

@@ -27,11 +27,28 @@ ROOT = Path(__file__).resolve().parents[1]
 TEN_ROOTS = "(" + "+".join(f"sqrt({p})" for p in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29)) + ")/50"
 
 #: Exact ratios in (0, 1) whose symbolic crossover took from ten seconds to hours.
-HEAVY_Q = [TEN_ROOTS, "(pi+1)/(pi+5)", "(pi+E)/8", "pi/(pi+4)", "(2**(1/3)+3**(1/3))/4",
-           "(sqrt(2)+sqrt(3))**100/10**78", "(sqrt(2)+sqrt(3)+sqrt(5)+sqrt(7))/10", "(2**(1/8)+1)/(2**(1/8)+3)"]
+HEAVY_Q = [
+    TEN_ROOTS,
+    "(pi+1)/(pi+5)",
+    "(pi+E)/8",
+    "pi/(pi+4)",
+    "(2**(1/3)+3**(1/3))/4",
+    "(sqrt(2)+sqrt(3))**100/10**78",
+    "(sqrt(2)+sqrt(3)+sqrt(5)+sqrt(7))/10",
+    "(2**(1/8)+1)/(2**(1/8)+3)",
+]
 #: Exact ratios the chapter takes as they are.
-LIGHT_Q = ["(sqrt(5) - 1)/2", "2/(1+sqrt(5))", "(sqrt(2)+sqrt(3)+sqrt(5))/6", "pi/4", "E/3", "sqrt(2)/2",
-           "(sqrt(5)-1)**2/4", 0.5, "0.3"]
+LIGHT_Q = [
+    "(sqrt(5) - 1)/2",
+    "2/(1+sqrt(5))",
+    "(sqrt(2)+sqrt(3)+sqrt(5))/6",
+    "pi/4",
+    "E/3",
+    "sqrt(2)/2",
+    "(sqrt(5)-1)**2/4",
+    0.5,
+    "0.3",
+]
 
 
 def _fast(f, seconds: float = 5.0):
@@ -85,17 +102,29 @@ def test_a_ratio_a_double_cannot_tell_from_one_says_so():
         ch07.PARAMETERS["q"].check("1 - 10**-20", "q")
 
 
-@pytest.mark.parametrize("value, exact", [(0.6, sp.Rational(3, 5)), (0.1, sp.Rational(1, 10)), (1 / 3, sp.Rational(1, 3)),
-                                          ("0.25", sp.Rational(1, 4)), (2, sp.Integer(2))])
+@pytest.mark.parametrize(
+    "value, exact",
+    [
+        (0.6, sp.Rational(3, 5)),
+        (0.1, sp.Rational(1, 10)),
+        (1 / 3, sp.Rational(1, 3)),
+        ("0.25", sp.Rational(1, 4)),
+        (2, sp.Integer(2)),
+    ],
+)
 def test_exact_number_of_a_plain_double_is_unchanged(value, exact):
     assert E.exact_number(value, "v") == exact
 
 
 _HUGE = sp.Pow(10, 10**8, evaluate=False)
-HUGE_SYMPY = [sp.Pow(9, sp.Pow(9, 9, evaluate=False), evaluate=False),
-              sp.Add(_HUGE, sp.Mul(-1, _HUGE, evaluate=False), evaluate=False),
-              sp.factorial(10**7, evaluate=False), sp.gamma(10**6, evaluate=False),
-              sp.sinh(10**5, evaluate=False), sp.exp(sp.Symbol("t") * 10**5) * 0 + sp.sinh(sp.Symbol("t") * 10**9)]
+HUGE_SYMPY = [
+    sp.Pow(9, sp.Pow(9, 9, evaluate=False), evaluate=False),
+    sp.Add(_HUGE, sp.Mul(-1, _HUGE, evaluate=False), evaluate=False),
+    sp.factorial(10**7, evaluate=False),
+    sp.gamma(10**6, evaluate=False),
+    sp.sinh(10**5, evaluate=False),
+    sp.exp(sp.Symbol("t") * 10**5) * 0 + sp.sinh(sp.Symbol("t") * 10**9),
+]
 
 
 @pytest.mark.parametrize("value", HUGE_SYMPY, ids=range(len(HUGE_SYMPY)))
@@ -110,8 +139,9 @@ def test_check_size_refuses_a_function_of_unknown_growth():
         E.check_size(sp.Sum(i, (i, 1, 10**9)), "v")
 
 
-@pytest.mark.parametrize("value", [sp.factorial(5), sp.gamma(sp.Rational(1, 2)), sp.pi / 2,
-                                   sp.Symbol("t", real=True) ** 2 + 1])
+@pytest.mark.parametrize(
+    "value", [sp.factorial(5), sp.gamma(sp.Rational(1, 2)), sp.pi / 2, sp.Symbol("t", real=True) ** 2 + 1]
+)
 def test_exact_number_keeps_a_moderate_sympy_input(value):
     assert E.exact_number(value, "v") == value
 
@@ -128,8 +158,18 @@ def test_symbolic_rule_refuses_a_huge_gap_before_simplifying(gap, argument):
         _fast(lambda: ch02.symbolic_verdict(**args), 2.0)
 
 
-@pytest.mark.parametrize("gap, holds", [(np.array(0.0), True), (np.array(1.5), False), (0.0, True), (np.float64(0.0), True),
-                                        (0, True), (sp.Symbol("x") - sp.Symbol("x"), True), (sp.Rational(1, 3), False)])
+@pytest.mark.parametrize(
+    "gap, holds",
+    [
+        (np.array(0.0), True),
+        (np.array(1.5), False),
+        (0.0, True),
+        (np.float64(0.0), True),
+        (0, True),
+        (sp.Symbol("x") - sp.Symbol("x"), True),
+        (sp.Rational(1, 3), False),
+    ],
+)
 def test_symbolic_rule_reads_numbers_and_arrays(gap, holds):
     v = ch02.symbolic_verdict(gap, 0, 0, 2)
     assert v.holds is holds
@@ -139,8 +179,11 @@ def test_symbolic_rule_reads_numbers_and_arrays(gap, holds):
 
 
 _XS = [f"x{i}" for i in range(1, 200)]
-HEAVY_REGRESSIONS = ["*".join(_XS), "tanh(" + "+".join(_XS) + ")",
-                     "(" + "+".join(_XS[:100]) + ")*sin(" + "+".join(_XS[100:]) + ")"]
+HEAVY_REGRESSIONS = [
+    "*".join(_XS),
+    "tanh(" + "+".join(_XS) + ")",
+    "(" + "+".join(_XS[:100]) + ")*sin(" + "+".join(_XS[100:]) + ")",
+]
 
 
 @pytest.mark.parametrize("spec", HEAVY_REGRESSIONS, ids=["product", "tanh_sum", "sum_times_sin"])
@@ -156,8 +199,14 @@ def test_scenario_with_a_199_factor_regression_is_refused_quickly(tmp_path):
         _fast(lambda: scenarios.load(path, ROOT), 10.0)
 
 
-@pytest.mark.parametrize("spec, source", [("*".join(_XS[:30]), "unbounded"), ("+".join(f"sin({x})" for x in _XS[:60]), "estimated"),
-                                          ("sin(x1)*x2**2/2 + exp(-r**2/4)", "unbounded")])
+@pytest.mark.parametrize(
+    "spec, source",
+    [
+        ("*".join(_XS[:30]), "unbounded"),
+        ("+".join(f"sin({x})" for x in _XS[:60]), "estimated"),
+        ("sin(x1)*x2**2/2 + exp(-r**2/4)", "unbounded"),
+    ],
+)
 def test_moderate_regression_is_still_estimated(spec, source):
     assert data.regression_function(spec).lipschitz_source == source
 
@@ -175,9 +224,14 @@ def test_asymptotic_formula_that_is_not_positive_and_finite_is_refused_when_the_
         _model(formula)
 
 
-@pytest.mark.parametrize("formula, n_values, at", [("log(log(log(n)))", [2.0, 100.0], "n=2"),
-                                                   ("sqrt(log(n) - 5)", [10.0], "n=10"),
-                                                   ("log(log(n) - 4)", [1e6, 50.0], "n=50")])
+@pytest.mark.parametrize(
+    "formula, n_values, at",
+    [
+        ("log(log(log(n)))", [2.0, 100.0], "n=2"),
+        ("sqrt(log(n) - 5)", [10.0], "n=10"),
+        ("log(log(n) - 4)", [1e6, 50.0], "n=50"),
+    ],
+)
 def test_asymptotic_formula_undefined_at_a_requested_n_is_refused_naming_it(formula, n_values, at):
     m = _model(formula)
     with pytest.raises(ValueError, match=rf"^asymptotics\['a'\]: .*{at}\b"):

@@ -10,11 +10,11 @@ import re
 
 import numpy as np
 import pytest
+from timeouts import within
 
 from mhanw import diversity as Dv
 from mhanw import heads
 from mhanw import scaling as S
-from timeouts import within
 
 
 def _named(call, name: str, seconds: float = 5.0):
@@ -32,20 +32,26 @@ def _named(call, name: str, seconds: float = 5.0):
 # --------------------------------------------------------------------------- sizes: the frame ascent
 
 
-@pytest.mark.parametrize("kwargs,name", [
-    (dict(n_steps=10**6), "n_steps"),  # 20 starts of 10**6 steps ran for hours
-    (dict(n_steps=Dv.MAX_ASCENT_STEPS + 1, n_starts=1), "n_steps"),
-    (dict(n_starts=1000, n_steps=1000), "n_starts x n_steps"),
-    (dict(n_starts=Dv.MAX_ASCENT_STEPS // 10 + 1, n_steps=10), "n_starts x n_steps"),
-])
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        (dict(n_steps=10**6), "n_steps"),  # 20 starts of 10**6 steps ran for hours
+        (dict(n_steps=Dv.MAX_ASCENT_STEPS + 1, n_starts=1), "n_steps"),
+        (dict(n_starts=1000, n_steps=1000), "n_starts x n_steps"),
+        (dict(n_starts=Dv.MAX_ASCENT_STEPS // 10 + 1, n_steps=10), "n_starts x n_steps"),
+    ],
+)
 def test_maximize_hdi_refuses_an_ascent_of_hours(kwargs, name):
     _named(lambda: Dv.maximize_hdi(3, 1, 4, np.random.default_rng(0), **kwargs), name, seconds=2.0)
 
 
 def test_maximize_hdi_refuses_too_much_work_on_large_shapes():
     # 1000 steps of 64 heads in R^512 are within the count of steps, not of the work
-    _named(lambda: Dv.maximize_hdi(512, 8, 64, np.random.default_rng(0), n_starts=1, n_steps=1000),
-           "n_starts x n_steps", seconds=2.0)
+    _named(
+        lambda: Dv.maximize_hdi(512, 8, 64, np.random.default_rng(0), n_starts=1, n_steps=1000),
+        "n_starts x n_steps",
+        seconds=2.0,
+    )
 
 
 def test_maximize_hdi_keeps_its_answer_within_the_bounds():
@@ -71,15 +77,32 @@ def test_orthonormalize_of_a_power_of_two_multiple_is_exact():
     assert np.array_equal(heads.orthonormalize(A * 2.0**-900), heads.orthonormalize(A))
 
 
-@pytest.mark.parametrize("A", [np.full((3, 2), 1e308), np.full((3, 2), -1e308), np.zeros((3, 2)),
-                               np.array([[1e308, 1e-308], [1e308, 1e-308], [0.0, 1e-308]]),
-                               np.array([[1e308, 1e-300], [0.0, 0.0], [0.0, 0.0]])])
+@pytest.mark.parametrize(
+    "A",
+    [
+        np.full((3, 2), 1e308),
+        np.full((3, 2), -1e308),
+        np.zeros((3, 2)),
+        np.array([[1e308, 1e-308], [1e308, 1e-308], [0.0, 1e-308]]),
+        np.array([[1e308, 1e-300], [0.0, 0.0], [0.0, 0.0]]),
+    ],
+)
 def test_orthonormalize_names_a_rank_deficient_matrix(A):
     _named(lambda: heads.orthonormalize(A), "A")
 
 
-@pytest.mark.parametrize("bad", [np.array([[np.inf, 0.0], [0.0, 1.0], [0.0, 0.0]]), np.full((3, 2), np.nan),
-                                 [[1e400, 0.0], [0.0, 1.0], [0.0, 0.0]], "A", None, np.ones((2, 3)), np.ones(3)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        np.array([[np.inf, 0.0], [0.0, 1.0], [0.0, 0.0]]),
+        np.full((3, 2), np.nan),
+        [[1e400, 0.0], [0.0, 1.0], [0.0, 0.0]],
+        "A",
+        None,
+        np.ones((2, 3)),
+        np.ones(3),
+    ],
+)
 def test_orthonormalize_names_a_non_finite_or_malformed_matrix(bad):
     _named(lambda: heads.orthonormalize(bad), "A")
 
@@ -143,9 +166,16 @@ def law():
     chosen, models = ch06.risk_models(MODEL)
     laws = {m.name: derivation.growth_law(m) for m in models}
     table = ch06.minimiser_table(models)
-    return dict(chosen=chosen, models=models, laws=laws, table=table, fits=ch06.power_law_fits(table),
-                practice=ch06.practice_table(models), reading_laws=ch06.bias_readings("M1")[1],
-                checks={m.name: derivation.symbolic_checks(m) for m in models[:2]})
+    return dict(
+        chosen=chosen,
+        models=models,
+        laws=laws,
+        table=table,
+        fits=ch06.power_law_fits(table),
+        practice=ch06.practice_table(models),
+        reading_laws=ch06.bias_readings("M1")[1],
+        checks={m.name: derivation.symbolic_checks(m) for m in models[:2]},
+    )
 
 
 @pytest.mark.parametrize("bad", NOT_MAPPINGS + [{}, {"model": "M1"}])
@@ -168,10 +198,17 @@ def test_risk_models_keep_their_models():
 SETUP = dict(sim_n=[300, 3000], regressions=["additive", "iso_cos8"])
 
 
-@pytest.mark.parametrize("params,name", [({}, "params"), (None, "params"), ({"sim_n": [300]}, "params"),
-                                         ({**SETUP, "sim_n": 300}, "params['sim_n']"),
-                                         ({**SETUP, "regressions": "additive"}, "params['regressions']"),
-                                         ({**SETUP, "regressions": [["additive"]]}, "params['regressions'][0]")])
+@pytest.mark.parametrize(
+    "params,name",
+    [
+        ({}, "params"),
+        (None, "params"),
+        ({"sim_n": [300]}, "params"),
+        ({**SETUP, "sim_n": 300}, "params['sim_n']"),
+        ({**SETUP, "regressions": "additive"}, "params['regressions']"),
+        ({**SETUP, "regressions": [["additive"]]}, "params['regressions'][0]"),
+    ],
+)
 def test_setup_names_its_parameters(params, name):
     _named(lambda: ch06.setup("quick", 0, params), name)  # {} was KeyError 'sim_n'
 
@@ -194,8 +231,17 @@ def test_sensitivity_table_names_chosen(bad):
     _named(lambda: ch06.sensitivity_table(bad), "chosen")  # None was AttributeError 'name'
 
 
-@pytest.mark.parametrize("bad,name", [(None, "models"), ("M1", "models"), ([], "models"), ([1], "models[0]"),
-                                      (["M1", None], "models[1]"), (["M9"], "models[0]")])
+@pytest.mark.parametrize(
+    "bad,name",
+    [
+        (None, "models"),
+        ("M1", "models"),
+        ([], "models"),
+        ([1], "models[0]"),
+        (["M1", None], "models[1]"),
+        (["M9"], "models[0]"),
+    ],
+)
 def test_practice_table_names_its_models(bad, name):
     _named(lambda: ch06.practice_table(bad), name)  # [1] was AttributeError 'name'; [] an empty table
 
@@ -207,23 +253,32 @@ def _table(**columns):
     return pd.DataFrame({**base, **columns})
 
 
-@pytest.mark.parametrize("bad,name,says", [
-    ("empty", "table", "'model', 'n', 'd_k', 'd_k_real'"),  # was KeyError 'model'
-    (None, "table", "DataFrame"), ({"model": ["M1"]}, "table", "DataFrame"),
-    ("no d_k_real", "table", "'d_k_real'"), ("no rows", "table", "non-empty"),
-    (dict(d_k_real=[4.1, np.nan, 8.3]), "table['d_k_real']", "finite"),
-    (dict(n=[1e2, np.inf, 1e6]), "table['n']", "finite"),
-    (dict(d_k=["4", "6", "8"]), "table['d_k']", "real numbers"),
-    (dict(d_k=[512, 512, 512]), "table", "fewer than two distinct"),  # implied d was -3.9e15
-    (dict(d_k_real=[7.5, 7.5, 7.5]), "table", "fewer than two distinct"),
-    (dict(n=[1e6, 1e6, 1e6]), "table", "fewer than two distinct"),
-])
+@pytest.mark.parametrize(
+    "bad,name,says",
+    [
+        ("empty", "table", "'model', 'n', 'd_k', 'd_k_real'"),  # was KeyError 'model'
+        (None, "table", "DataFrame"),
+        ({"model": ["M1"]}, "table", "DataFrame"),
+        ("no d_k_real", "table", "'d_k_real'"),
+        ("no rows", "table", "non-empty"),
+        (dict(d_k_real=[4.1, np.nan, 8.3]), "table['d_k_real']", "finite"),
+        (dict(n=[1e2, np.inf, 1e6]), "table['n']", "finite"),
+        (dict(d_k=["4", "6", "8"]), "table['d_k']", "real numbers"),
+        (dict(d_k=[512, 512, 512]), "table", "fewer than two distinct"),  # implied d was -3.9e15
+        (dict(d_k_real=[7.5, 7.5, 7.5]), "table", "fewer than two distinct"),
+        (dict(n=[1e6, 1e6, 1e6]), "table", "fewer than two distinct"),
+    ],
+)
 def test_power_law_fits_names_its_table(bad, name, says):
     import pandas as pd
 
-    table = {"empty": pd.DataFrame(), "no d_k_real": _table().drop(columns="d_k_real"),
-             "no rows": _table().iloc[:0]}.get(bad, None) if isinstance(bad, str) else (
-        _table(**bad) if isinstance(bad, dict) and "model" not in bad else bad)
+    table = (
+        {"empty": pd.DataFrame(), "no d_k_real": _table().drop(columns="d_k_real"), "no rows": _table().iloc[:0]}.get(
+            bad, None
+        )
+        if isinstance(bad, str)
+        else (_table(**bad) if isinstance(bad, dict) and "model" not in bad else bad)
+    )
     assert says in _named(lambda: ch06.power_law_fits(table), name)
 
 
@@ -237,10 +292,18 @@ def test_power_law_fits_keep_their_numbers(law):
     assert np.all(np.isfinite(fits.to_numpy(dtype=float)))
 
 
-@pytest.mark.parametrize("bad,name", [({}, "asym"), (None, "asym"), ({"M1": []}, "asym['M1']"),
-                                      ({"M1": None}, "asym['M1']"), ({"M1": [{}]}, "asym['M1'][0]"),
-                                      ({"M1": [3]}, "asym['M1'][0]"),
-                                      ({"M1": [{"log10_n": "12"}]}, "asym['M1'][0]['log10_n']")])
+@pytest.mark.parametrize(
+    "bad,name",
+    [
+        ({}, "asym"),
+        (None, "asym"),
+        ({"M1": []}, "asym['M1']"),
+        ({"M1": None}, "asym['M1']"),
+        ({"M1": [{}]}, "asym['M1'][0]"),
+        ({"M1": [3]}, "asym['M1'][0]"),
+        ({"M1": [{"log10_n": "12"}]}, "asym['M1'][0]['log10_n']"),
+    ],
+)
 def test_asymptotic_table_names_its_rows(bad, name):
     _named(lambda: ch06.asymptotic_table(bad), name)  # {} was pandas' 'No objects to concatenate'
 
@@ -250,10 +313,17 @@ def test_asymptotic_table_keeps_its_rows():
     assert list(t.index) == [("M1", 12), ("M1", 100)] and list(t["ratio"]) == [1.5, 1.1]
 
 
-@pytest.mark.parametrize("which,bad,name", [("checks", {}, "checks"), ("checks", None, "checks"),
-                                            ("checks", {"M1": {"x": 1}}, "checks['M1']['x']"),
-                                            ("laws", {}, "laws"), ("laws", {"M1": 1}, "laws['M1']"),
-                                            ("laws", "drop M2", "laws")])
+@pytest.mark.parametrize(
+    "which,bad,name",
+    [
+        ("checks", {}, "checks"),
+        ("checks", None, "checks"),
+        ("checks", {"M1": {"x": 1}}, "checks['M1']['x']"),
+        ("laws", {}, "laws"),
+        ("laws", {"M1": 1}, "laws['M1']"),
+        ("laws", "drop M2", "laws"),
+    ],
+)
 def test_derivation_table_names_checks_and_laws(law, which, bad, name):
     args = dict(checks=law["checks"], laws=law["laws"], models=law["models"])
     args[which] = {k: v for k, v in law["laws"].items() if k != "M2"} if bad == "drop M2" else bad
@@ -274,13 +344,22 @@ SIZES = dict(n_tune=2, n_rep=2, n_test=20, n_jobs=1)
 CELLS = [("additive", 60)]
 
 
-@pytest.mark.parametrize("args,name", [
-    (dict(params={}), "params"), (dict(params=None), "params"), (dict(params={**SIM, "rules": None}), "params['rules']"),
-    (dict(sizes={"n_tune": 2}), "sizes"), (dict(sizes=[2, 2]), "sizes"),
-    (dict(cells=None), "cells"), (dict(cells=[]), "cells"), (dict(cells=["additive"]), "cells[0]"),
-    (dict(cells=[(["additive"], 60)]), "cells[0]"),
-    (dict(streams={}), "streams"), (dict(streams={("iso_cos8", 60): np.random.SeedSequence(0)}), "streams"),
-])
+@pytest.mark.parametrize(
+    "args,name",
+    [
+        (dict(params={}), "params"),
+        (dict(params=None), "params"),
+        (dict(params={**SIM, "rules": None}), "params['rules']"),
+        (dict(sizes={"n_tune": 2}), "sizes"),
+        (dict(sizes=[2, 2]), "sizes"),
+        (dict(cells=None), "cells"),
+        (dict(cells=[]), "cells"),
+        (dict(cells=["additive"]), "cells[0]"),
+        (dict(cells=[(["additive"], 60)]), "cells[0]"),
+        (dict(streams={}), "streams"),
+        (dict(streams={("iso_cos8", 60): np.random.SeedSequence(0)}), "streams"),
+    ],
+)
 def test_simulate_names_its_mappings(args, name):
     kwargs = dict(params=SIM, sizes=SIZES, cells=CELLS, streams={CELLS[0]: np.random.SeedSequence(0)}) | args
     _named(lambda: ch06.simulate(**kwargs), name)  # {} was KeyError 'inputs'
@@ -293,13 +372,16 @@ def sims():
 
 def test_simulate_keeps_its_simulation(sims):
     s = sims[CELLS[0]]
-    direct = ch06.budget_simulation("additive", 60, budget=4, n_tune=2, n_rep=2, n_test=20, sigma=0.5,
-                                    seed=np.random.SeedSequence(3))
+    direct = ch06.budget_simulation(
+        "additive", 60, budget=4, n_tune=2, n_rep=2, n_test=20, sigma=0.5, seed=np.random.SeedSequence(3)
+    )
     np.testing.assert_array_equal(s.errors, direct.errors)
 
 
-@pytest.mark.parametrize("bad,name", [(None, "sims"), ({}, "sims"), ({1: 2}, "sims"), ([1], "sims"),
-                                      ({("additive", 60): 2}, "sims[('additive', 60)]")])
+@pytest.mark.parametrize(
+    "bad,name",
+    [(None, "sims"), ({}, "sims"), ({1: 2}, "sims"), ([1], "sims"), ({("additive", 60): 2}, "sims[('additive', 60)]")],
+)
 def test_simulation_tables_name_sims(bad, name):
     _named(lambda: ch06.simulation_tables(bad), name)  # None was AttributeError 'values'
 
@@ -325,14 +407,28 @@ def test_decide_heads_and_budget_figure_name_their_inputs(sims):
     plt.close(ch06.budget_figure(sims, params))
 
 
-@pytest.mark.parametrize("change,name", [
-    (dict(chosen=None), "chosen"), (dict(laws={}), "laws"), (dict(laws={"M2": "law"}), "laws['M2']"),
-    (dict(fits="fits"), "fits"), (dict(fits="no M1"), "fits"), (dict(fits="no p"), "fits"),
-    (dict(practice=None), "practice"), (dict(practice="no M1"), "practice"), (dict(reading_laws=[]), "reading_laws"),
-])
+@pytest.mark.parametrize(
+    "change,name",
+    [
+        (dict(chosen=None), "chosen"),
+        (dict(laws={}), "laws"),
+        (dict(laws={"M2": "law"}), "laws['M2']"),
+        (dict(fits="fits"), "fits"),
+        (dict(fits="no M1"), "fits"),
+        (dict(fits="no p"), "fits"),
+        (dict(practice=None), "practice"),
+        (dict(practice="no M1"), "practice"),
+        (dict(reading_laws=[]), "reading_laws"),
+    ],
+)
 def test_decide_law_names_its_inputs(law, change, name):
-    args = dict(chosen=law["chosen"], laws=law["laws"], fits=law["fits"], practice=law["practice"],
-                reading_laws=law["reading_laws"])
+    args = dict(
+        chosen=law["chosen"],
+        laws=law["laws"],
+        fits=law["fits"],
+        practice=law["practice"],
+        reading_laws=law["reading_laws"],
+    )
     for key, value in change.items():
         if value == "no M1":
             value = args[key].drop(index="M1")
@@ -344,8 +440,9 @@ def test_decide_law_names_its_inputs(law, change, name):
 
 def test_decide_law_with_a_missing_law_names_it(law):
     laws = {k: v for k, v in law["laws"].items() if k != "M1"}
-    assert "'M1'" in _named(lambda: ch06.decide_law(law["chosen"], laws, law["fits"], law["practice"],
-                                                    law["reading_laws"]), "laws")
+    assert "'M1'" in _named(
+        lambda: ch06.decide_law(law["chosen"], laws, law["fits"], law["practice"], law["reading_laws"]), "laws"
+    )
 
 
 # --------------------------------------------------------------------------- chapter 6: captions and budgets
@@ -360,8 +457,23 @@ def test_budget_caption_keeps_its_text():
     assert "budget $D=8$" in ch06.budget_caption(8) and "budget $D=8$" in ch06.budget_caption(np.int64(8))
 
 
-@pytest.mark.parametrize("bad", [[[64, 128], [256, 768]], [], [[]], 512, [64, -1], [0, 512], [64, np.nan],
-                                 [64, np.inf], ["64"], None, [True, False], [1e400]])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [[64, 128], [256, 768]],
+        [],
+        [[]],
+        512,
+        [64, -1],
+        [0, 512],
+        [64, np.nan],
+        [64, np.inf],
+        ["64"],
+        None,
+        [True, False],
+        [1e400],
+    ],
+)
 def test_linear_heads_verdict_names_budgets(bad):
     _named(lambda: ch06.linear_heads_verdict("M1", 0.95, bad), "budgets")  # 2-D and negative gave a verdict
 

@@ -48,57 +48,68 @@ def test_noise_beyond_a_double_blames_sigma_not_the_regression():
     _named(lambda: data.draw_sample(RNG(0), "exp(800*x1)", 1000, 1), "regression")  # m itself overflows
 
 
-@pytest.mark.parametrize("call,arg", [
-    (lambda: ch04.random_configuration_imse(5, 3, 0, 30, 5, 2), "regressions"),  # TypeError: not iterable
-    (lambda: ch04.random_configuration_imse([1 + 1j], 3, 0, 30, 5, 2), "regressions[0]"),
-    (lambda: ch04.random_configuration_imse(["sin13x"], 3, 0, 30, 5, 2), "regressions[0]"),  # named regression
-    (lambda: ch04.random_configuration_imse(["iso_cos"], 3, 0, 30, 5, 2, data=[]), "data"),  # AttributeError
-    (lambda: ch04.random_configuration_imse(["iso_cos"], 3, 0, 30, 5, 2, progress=np.ones(3)), "progress"),
-    (lambda: __import__("mhanw.premises").premises.rotation_invariant_data({}), "model"),  # no .regression
-    (lambda: ch05.imse_and_gradient(np.ones((2, 4, 2)), "batch", 0.5), "batch"),  # AttributeError: no .X
-    (lambda: ch09.layer_contrast(np.ones((3, 2, 4)), layer=["a"]), "layer"),  # TypeError: '<=' not supported
-    (lambda: ch09.random_subspace_null(3, 6, 2, 3, 0, circuit=np.ones(3)), "circuit"),  # ambiguous truth value
-    (lambda: ch03.pooled_relative_deviation(None, [0.1]), "pairs"),  # TypeError: not iterable
-    (lambda: montecarlo.error_moments("x", "zero", 10, 5, 2, 0), "config"),  # named configs
-    (lambda: data.is_reference_gaussian(""), "model"),  # named regression
-    (lambda: ch01.exp_kernel_estimates([20, 40], 2, 0, "sin13x"), "model"),  # named regression
-    (lambda: ch01.exp_kernel_sine_estimates([], 2, 0), "sample_sizes"),  # max() of an empty list
-    (lambda: ch01.neff_by_dimension([], 5, 5, 0), "dims"),  # max() of an empty list
-    (lambda: ch05.minimize_imse(ch05.crn_batch("sin13", 30, 10, 3, 4, 0), 2, 2, 0.5, RNG(0), first_move=1e308),
-     "first_move"),  # W overflowed and was blamed
-    (lambda: jackknife(lambda a: float(np.mean(a)), (np.array([]),)), "arrays"),  # "n_blocks ... in [2, 0]"
-    (lambda: scaling.optimal_head_dim(1000, 8, divisors_only=np.ones(3)), "divisors_only"),  # truth value
-    (lambda: structured_weights(np.ones((3, 3)), 3), "scheme"),  # ambiguous truth value
-    (lambda: sweep.run_sweep(lambda: 0, [1], 2, 0), "func"),  # TypeError in every worker
-    (lambda: sweep.run_replicates(lambda a, b: 0, 2, 0), "func"),
-    (lambda: tables.show(3), "data"),  # was a TypeError
-    (lambda: tables.show({"a": [1.0]}, index=["a"]), "index"),  # TypeError: unhashable
-    (lambda: tables.show({"a": [1.0]}, split=np.ones(3)), "split"),  # ambiguous truth value
-    (lambda: verdicts.show_findings(3), "records"),  # TypeError: not iterable
-])
+@pytest.mark.parametrize(
+    "call,arg",
+    [
+        (lambda: ch04.random_configuration_imse(5, 3, 0, 30, 5, 2), "regressions"),  # TypeError: not iterable
+        (lambda: ch04.random_configuration_imse([1 + 1j], 3, 0, 30, 5, 2), "regressions[0]"),
+        (lambda: ch04.random_configuration_imse(["sin13x"], 3, 0, 30, 5, 2), "regressions[0]"),  # named regression
+        (lambda: ch04.random_configuration_imse(["iso_cos"], 3, 0, 30, 5, 2, data=[]), "data"),  # AttributeError
+        (lambda: ch04.random_configuration_imse(["iso_cos"], 3, 0, 30, 5, 2, progress=np.ones(3)), "progress"),
+        (lambda: __import__("mhanw.premises").premises.rotation_invariant_data({}), "model"),  # no .regression
+        (lambda: ch05.imse_and_gradient(np.ones((2, 4, 2)), "batch", 0.5), "batch"),  # AttributeError: no .X
+        (lambda: ch09.layer_contrast(np.ones((3, 2, 4)), layer=["a"]), "layer"),  # TypeError: '<=' not supported
+        (lambda: ch09.random_subspace_null(3, 6, 2, 3, 0, circuit=np.ones(3)), "circuit"),  # ambiguous truth value
+        (lambda: ch03.pooled_relative_deviation(None, [0.1]), "pairs"),  # TypeError: not iterable
+        (lambda: montecarlo.error_moments("x", "zero", 10, 5, 2, 0), "config"),  # named configs
+        (lambda: data.is_reference_gaussian(""), "model"),  # named regression
+        (lambda: ch01.exp_kernel_estimates([20, 40], 2, 0, "sin13x"), "model"),  # named regression
+        (lambda: ch01.exp_kernel_sine_estimates([], 2, 0), "sample_sizes"),  # max() of an empty list
+        (lambda: ch01.neff_by_dimension([], 5, 5, 0), "dims"),  # max() of an empty list
+        (
+            lambda: ch05.minimize_imse(ch05.crn_batch("sin13", 30, 10, 3, 4, 0), 2, 2, 0.5, RNG(0), first_move=1e308),
+            "first_move",
+        ),  # W overflowed and was blamed
+        (lambda: jackknife(lambda a: float(np.mean(a)), (np.array([]),)), "arrays"),  # "n_blocks ... in [2, 0]"
+        (lambda: scaling.optimal_head_dim(1000, 8, divisors_only=np.ones(3)), "divisors_only"),  # truth value
+        (lambda: structured_weights(np.ones((3, 3)), 3), "scheme"),  # ambiguous truth value
+        (lambda: sweep.run_sweep(lambda: 0, [1], 2, 0), "func"),  # TypeError in every worker
+        (lambda: sweep.run_replicates(lambda a, b: 0, 2, 0), "func"),
+        (lambda: tables.show(3), "data"),  # was a TypeError
+        (lambda: tables.show({"a": [1.0]}, index=["a"]), "index"),  # TypeError: unhashable
+        (lambda: tables.show({"a": [1.0]}, split=np.ones(3)), "split"),  # ambiguous truth value
+        (lambda: verdicts.show_findings(3), "records"),  # TypeError: not iterable
+    ],
+)
 def test_a_bad_argument_is_named_in_one_line(call, arg):
     _named(call, arg)
 
 
-@pytest.mark.parametrize("call,arg", [
-    (lambda: texout.format_number(10**400), "x"),  # OverflowError: int too large to convert to float
-    (lambda: texout.format_mean_se(1.0, 10**400), "se"),
-    (lambda: validate.real_scalar(-(10**400), "value"), "value"),
-    (lambda: tables.show({"a": [1.0]}, max_rows=10**400), "max_rows"),
-    (lambda: ch04.random_verdict(-0.5, 0.1, 10**400, 0.5, 100, 0.1, ()), "n_violations"),
-    (lambda: __import__("mhanw.covariance").covariance.kernel_overlap_symbolic(angle=10**400), "angle"),
-])
+@pytest.mark.parametrize(
+    "call,arg",
+    [
+        (lambda: texout.format_number(10**400), "x"),  # OverflowError: int too large to convert to float
+        (lambda: texout.format_mean_se(1.0, 10**400), "se"),
+        (lambda: validate.real_scalar(-(10**400), "value"), "value"),
+        (lambda: tables.show({"a": [1.0]}, max_rows=10**400), "max_rows"),
+        (lambda: ch04.random_verdict(-0.5, 0.1, 10**400, 0.5, 100, 0.1, ()), "n_violations"),
+        (lambda: __import__("mhanw.covariance").covariance.kernel_overlap_symbolic(angle=10**400), "angle"),
+    ],
+)
 def test_integers_beyond_a_double_are_named(call, arg):
     assert "digits" in _named(call, arg)  # shown by their size, not 400 digits
 
 
-@pytest.mark.parametrize("call,arg", [
-    (lambda: ch01.direction_word(0.1, 0.01, below=np.ones((3, 3)), above="a", neither="n"), "below"),
-    (lambda: ch01.locality_verdict(0.4, 0.01, np.ones((3, 3))), "d_k"),
-    (lambda: ch05.crn_batch("sin13", 30, 10, 3, 4, np.zeros((3, 3))), "seed"),
-    (lambda: data.regression_function(np.zeros((3, 3))), "regression"),
-    (lambda: scaling.solve_head_size(1000, 8, c_bias=np.ones((2, 3))), "c_bias"),
-])
+@pytest.mark.parametrize(
+    "call,arg",
+    [
+        (lambda: ch01.direction_word(0.1, 0.01, below=np.ones((3, 3)), above="a", neither="n"), "below"),
+        (lambda: ch01.locality_verdict(0.4, 0.01, np.ones((3, 3))), "d_k"),
+        (lambda: ch05.crn_batch("sin13", 30, 10, 3, 4, np.zeros((3, 3))), "seed"),
+        (lambda: data.regression_function(np.zeros((3, 3))), "regression"),
+        (lambda: scaling.solve_head_size(1000, 8, c_bias=np.ones((2, 3))), "c_bias"),
+    ],
+)
 def test_an_array_in_a_message_is_one_line(call, arg):
     assert "array of shape" in _named(call, arg)
 
@@ -206,8 +217,11 @@ def test_a_notebook_helper_given_values_no_cell_makes_names_an_argument(tmp_path
 
     matplotlib.use("Agg")
     monkeypatch.chdir(tmp_path)
-    params = [p for p in inspect.signature(f).parameters.values() if p.default is inspect.Parameter.empty
-              and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    params = [
+        p
+        for p in inspect.signature(f).parameters.values()
+        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
     kwargs = {p.name: value for p in params}
     try:
         f(**kwargs)

@@ -62,8 +62,9 @@ def test_as_float_array_empty_and_ndim():
 # --------------------------------------------------------------------------- seeds
 
 
-@pytest.mark.parametrize("seed", [None, True, False, np.bool_(True), 1.0, 1.5, -1, "1", [1, 2], (3,),
-                                  np.random.default_rng(0)])
+@pytest.mark.parametrize(
+    "seed", [None, True, False, np.bool_(True), 1.0, 1.5, -1, "1", [1, 2], (3,), np.random.default_rng(0)]
+)
 def test_as_seed_sequence_accepts_only_explicit_integers(seed):
     with pytest.raises(ValueError, match=r"^seed: "):
         validate.as_seed_sequence(seed)
@@ -116,8 +117,17 @@ def test_format_number_keeps_the_value(x, digits):
     assert abs(value - Decimal(x)) <= abs(Decimal(x)) * Decimal(10) ** (1 - digits)
 
 
-@pytest.mark.parametrize("mean,se,name", [(math.nan, 0.1, "mean"), (math.inf, 0.1, "mean"), ("1", 0.1, "mean"),
-                                          (1.0, math.nan, "se"), (1.0, -0.1, "se"), (1.0, math.inf, "se")])
+@pytest.mark.parametrize(
+    "mean,se,name",
+    [
+        (math.nan, 0.1, "mean"),
+        (math.inf, 0.1, "mean"),
+        ("1", 0.1, "mean"),
+        (1.0, math.nan, "se"),
+        (1.0, -0.1, "se"),
+        (1.0, math.inf, "se"),
+    ],
+)
 def test_format_mean_se_blames_the_right_argument(mean, se, name):
     with pytest.raises(ValueError, match=rf"^{name}: "):
         texout.format_mean_se(mean, se)
@@ -175,8 +185,15 @@ def test_macros_write_to_an_unwritable_path_raises_and_leaves_nothing(tmp_path):
 # --------------------------------------------------------------------------- results
 
 
-@pytest.mark.parametrize("data,key", [({1: "a", "1": "b"}, "'1'"), ({True: 1, "True": 2}, "'True'"),
-                                      ({"outer": {1.5: 0, "1.5": 1}}, "'1.5'"), ({None: 1, "None": 2}, "'None'")])
+@pytest.mark.parametrize(
+    "data,key",
+    [
+        ({1: "a", "1": "b"}, "'1'"),
+        ({True: 1, "True": 2}, "'True'"),
+        ({"outer": {1.5: 0, "1.5": 1}}, "'1.5'"),
+        ({None: 1, "None": 2}, "'None'"),
+    ],
+)
 def test_save_results_rejects_colliding_keys(tmp_path, data, key):
     path = tmp_path / "r.json"
     with pytest.raises(ValueError, match=rf"^results.*{key}.*collide"):
@@ -189,9 +206,16 @@ def test_save_results_keeps_distinct_non_string_keys(tmp_path):
     assert results.load_results(path) == {"1": "a", "2": {"x": 0.5}}
 
 
-@pytest.mark.parametrize("value,where", [(math.nan, "\\['a'\\]"), ([1.0, math.inf], "\\['a'\\]\\[1\\]"),
-                                         (np.array([1 + 1j]), "\\['a'\\]\\[0\\]"), ({1, 2}, "\\['a'\\]"),
-                                         (object(), "\\['a'\\]")])
+@pytest.mark.parametrize(
+    "value,where",
+    [
+        (math.nan, "\\['a'\\]"),
+        ([1.0, math.inf], "\\['a'\\]\\[1\\]"),
+        (np.array([1 + 1j]), "\\['a'\\]\\[0\\]"),
+        ({1, 2}, "\\['a'\\]"),
+        (object(), "\\['a'\\]"),
+    ],
+)
 def test_save_results_names_where_an_unwritable_value_is(tmp_path, value, where):
     with pytest.raises(ValueError, match=rf"^results{where}: "):
         results.save_results(tmp_path / "r.json", {"a": value})
@@ -309,9 +333,20 @@ def test_paired_differences_beyond_the_double_range_raise():
         Estimate.paired([1e308, 1.5e308], [-1e308, -1.5e308])
 
 
-@pytest.mark.parametrize("mean,se,name", [(math.nan, 1.0, "mean"), (math.inf, 1.0, "mean"), ("a", 0.1, "mean"),
-                                          (None, 0.1, "mean"), (1.0, -1.0, "se"), (1.0, math.inf, "se"),
-                                          (1.0, "b", "se"), (True, 0.1, "mean"), ([1.0, 2.0], [0.1, -0.1], "se")])
+@pytest.mark.parametrize(
+    "mean,se,name",
+    [
+        (math.nan, 1.0, "mean"),
+        (math.inf, 1.0, "mean"),
+        ("a", 0.1, "mean"),
+        (None, 0.1, "mean"),
+        (1.0, -1.0, "se"),
+        (1.0, math.inf, "se"),
+        (1.0, "b", "se"),
+        (True, 0.1, "mean"),
+        ([1.0, 2.0], [0.1, -0.1], "se"),
+    ],
+)
 def test_estimate_constructor_checks_its_numbers(mean, se, name):
     from mhanw.infra.estimates import Estimate
 
@@ -375,7 +410,9 @@ def test_constraints_that_cannot_be_evaluated_name_the_parameter():
     with pytest.raises(P.ParameterError, match="^a: the constraint 'a <= c' refers to parameter 'c'"):
         _check({"a": 1}, {"a": P.positive_int()}, (P.at_most("a", "c"),))
     with pytest.raises(P.ParameterError, match="^H: the constraint 'H\\*d_k <= d' refers to parameter 'd_k'"):
-        _check({"H": 1, "d": 2}, {"H": P.positive_int(), "d": P.positive_int()}, (P.product_at_most(("H", "d_k"), "d"),))
+        _check(
+            {"H": 1, "d": 2}, {"H": P.positive_int(), "d": P.positive_int()}, (P.product_at_most(("H", "d_k"), "d"),)
+        )
 
 
 def test_a_hand_written_constraint_that_breaks_is_named():
@@ -426,13 +463,22 @@ def test_undefined_sympy_functions_are_rejected_by_name():
 # --------------------------------------------------------------------------- verdicts
 
 
-@pytest.mark.parametrize("kwargs,name", [
-    (dict(name="a", value="x"), "value"), (dict(name="a", value=None), "value"), (dict(name="a", value=True), "value"),
-    (dict(name="a", value=math.nan), "value"), (dict(name="a", value=math.inf), "value"),
-    (dict(name="a", value=1.0, se=-1.0), "se"), (dict(name="a", value=1.0, se=math.inf), "se"),
-    (dict(name="a", value=1.0, se="0.1"), "se"), (dict(name="", value=1.0), "name"), (dict(name=3, value=1.0), "name"),
-    (dict(name="a", value=1.0, unit=None), "unit"),
-])
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        (dict(name="a", value="x"), "value"),
+        (dict(name="a", value=None), "value"),
+        (dict(name="a", value=True), "value"),
+        (dict(name="a", value=math.nan), "value"),
+        (dict(name="a", value=math.inf), "value"),
+        (dict(name="a", value=1.0, se=-1.0), "se"),
+        (dict(name="a", value=1.0, se=math.inf), "se"),
+        (dict(name="a", value=1.0, se="0.1"), "se"),
+        (dict(name="", value=1.0), "name"),
+        (dict(name=3, value=1.0), "name"),
+        (dict(name="a", value=1.0, unit=None), "unit"),
+    ],
+)
 def test_statistic_checks_its_fields(kwargs, name):
     from mhanw.infra.verdicts import Statistic
 
@@ -467,16 +513,28 @@ def test_verdict_text_fields_are_strings(field):
         _verdict(**{field: None})
 
 
-@pytest.mark.parametrize("record,what", [
-    ({"claim": "a/b"}, "has no statement, verdict, criterion"),
-    ({"claim": "a/b", "statement": "s", "verdict": "holds", "criterion": "c", "statistics": [{"value": 1.0}]},
-     r"statistics\[0\]"),
-    ({"claim": "a/b", "statement": "s", "verdict": "holds", "criterion": "c", "statistics": [{"name": "x",
-                                                                                               "value": None}]},
-     "value"),
-    ({"claim": "a/b", "statement": "s", "verdict": "holds", "criterion": "c", "statistics": "x"}, "statistics"),
-    ([1, 2], "mapping"),
-])
+@pytest.mark.parametrize(
+    "record,what",
+    [
+        ({"claim": "a/b"}, "has no statement, verdict, criterion"),
+        (
+            {"claim": "a/b", "statement": "s", "verdict": "holds", "criterion": "c", "statistics": [{"value": 1.0}]},
+            r"statistics\[0\]",
+        ),
+        (
+            {
+                "claim": "a/b",
+                "statement": "s",
+                "verdict": "holds",
+                "criterion": "c",
+                "statistics": [{"name": "x", "value": None}],
+            },
+            "value",
+        ),
+        ({"claim": "a/b", "statement": "s", "verdict": "holds", "criterion": "c", "statistics": "x"}, "statistics"),
+        ([1, 2], "mapping"),
+    ],
+)
 def test_from_dict_names_what_is_wrong(record, what):
     from mhanw.infra.verdicts import Verdict
 
@@ -499,9 +557,17 @@ def test_load_records_names_the_file_and_record(tmp_path):
     assert load_records(path)[0] == _verdict()
 
 
-@pytest.mark.parametrize("args,name", [(("1", 0.1, 0.5), "effect"), ((True, 0.1, 0.5), "effect"),
-                                       ((0.1, "0.1", 0.5), "se"), ((0.1, np.bool_(True), 0.5), "se"),
-                                       ((0.1, 0.1, None), "tolerance"), ((np.array([0.1, 0.2]), 0.1, 0.5), "effect")])
+@pytest.mark.parametrize(
+    "args,name",
+    [
+        (("1", 0.1, 0.5), "effect"),
+        ((True, 0.1, 0.5), "effect"),
+        ((0.1, "0.1", 0.5), "se"),
+        ((0.1, np.bool_(True), 0.5), "se"),
+        ((0.1, 0.1, None), "tolerance"),
+        ((np.array([0.1, 0.2]), 0.1, 0.5), "effect"),
+    ],
+)
 def test_no_violation_rejects_strings_and_bools(args, name):
     from mhanw.infra.verdicts import no_violation
 
@@ -541,6 +607,7 @@ def test_checked_rejects_a_check_of_an_unknown_argument():
     from mhanw.infra.verdicts import checked, number
 
     with pytest.raises(TypeError, match="^checks: "):
+
         @checked(y=number)
         def rule(x):
             return x
@@ -591,9 +658,20 @@ def test_group_by_verdict_needs_pairs():
 # --------------------------------------------------------------------------- tables
 
 
-@pytest.mark.parametrize("args,name", [((1.0, math.inf), "se"), ((1.0, -0.1), "se"), ((math.inf, 0.1), "mean"),
-                                       (("1", 0.1), "mean"), ((1.0, None), "se"), ((1.0, 0.1, 0), "digits"),
-                                       ((1.0, 0.1, 2.0), "digits"), ((1.0, 0.1, True), "digits"), ((True, 0.1), "mean")])
+@pytest.mark.parametrize(
+    "args,name",
+    [
+        ((1.0, math.inf), "se"),
+        ((1.0, -0.1), "se"),
+        ((math.inf, 0.1), "mean"),
+        (("1", 0.1), "mean"),
+        ((1.0, None), "se"),
+        ((1.0, 0.1, 0), "digits"),
+        ((1.0, 0.1, 2.0), "digits"),
+        ((1.0, 0.1, True), "digits"),
+        ((True, 0.1), "mean"),
+    ],
+)
 def test_pm_rejects_bad_numbers(args, name):
     from mhanw.infra import tables
 
@@ -704,7 +782,12 @@ def test_no_violation_record_and_records():
     held = no_violation_record(Statistic("d", 0.01, 0.01), 0.1, **fields)
     assert held.verdict == HOLDS and held.detectable == pytest.approx(0.03)
     failed = no_violation_record(Statistic("d", 0.5, 0.01), 0.1, extra=(Statistic("n", 3),), **fields)
-    assert failed.verdict == FAILS and failed.detectable == pytest.approx(0.03) and failed.tolerance == 0.1 and len(failed.statistics) == 2
+    assert (
+        failed.verdict == FAILS
+        and failed.detectable == pytest.approx(0.03)
+        and failed.tolerance == 0.1
+        and len(failed.statistics) == 2
+    )
     with pytest.raises(ValueError, match="^effect: "):
         no_violation_record(0.5, 0.1, **fields)
     with pytest.raises(ValueError, match="^tolerance: "):
@@ -729,8 +812,10 @@ def test_sweep_settings_and_macro_expressions_and_fmt_digits():
 
 # --- found by the second independent sweep -------------------------------------------------------
 
+
 def _fast(call, seconds=2.0):
     import time
+
     start = time.perf_counter()
     try:
         call()
@@ -738,13 +823,16 @@ def _fast(call, seconds=2.0):
         assert time.perf_counter() - start < seconds
 
 
-@pytest.mark.parametrize("call,arg", [
-    (lambda: sweep.spawn_streams(0, 10**12), "n_rep"),  # spawned 10**12 streams: hung
-    (lambda: sweep.run_replicates(lambda g: 0.0, 10**12, 0), "n_rep"),
-    (lambda: sweep.run_sweep(lambda s, g: 0.0, [1], 10**12, 0), "n_rep"),
-    (lambda: sweep.run_replicates(lambda g: 0.0, 3, 0, n_jobs=10**12), "n_jobs"),  # bare OverflowError
-    (lambda: figures.panels(10**12), "ncols"),  # MemoryError
-])
+@pytest.mark.parametrize(
+    "call,arg",
+    [
+        (lambda: sweep.spawn_streams(0, 10**12), "n_rep"),  # spawned 10**12 streams: hung
+        (lambda: sweep.run_replicates(lambda g: 0.0, 10**12, 0), "n_rep"),
+        (lambda: sweep.run_sweep(lambda s, g: 0.0, [1], 10**12, 0), "n_rep"),
+        (lambda: sweep.run_replicates(lambda g: 0.0, 3, 0, n_jobs=10**12), "n_jobs"),  # bare OverflowError
+        (lambda: figures.panels(10**12), "ncols"),  # MemoryError
+    ],
+)
 def test_huge_sizes_are_refused_at_once_naming_the_argument(call, arg):
     with pytest.raises(ValueError, match=rf"^{arg}: expected an integer <= "):
         _fast(call)
@@ -826,7 +914,9 @@ def test_an_integer_of_millions_of_digits_is_described_at_once():
     started = time.perf_counter()
     assert brief(1 << 10**8) == "an integer of 30103000 digits"
     assert time.perf_counter() - started < 2.0
-    assert digit_count(10**29999) == 30000 and digit_count(10**29999 - 1) == 29999  # exact below the cut (a million digits)
+    assert (
+        digit_count(10**29999) == 30000 and digit_count(10**29999 - 1) == 29999
+    )  # exact below the cut (a million digits)
 
 
 def test_writers_and_formatters_name_what_they_cannot_take(tmp_path):
@@ -838,8 +928,14 @@ def test_writers_and_formatters_name_what_they_cannot_take(tmp_path):
     with pytest.raises(ValueError, match="^text: not writable as UTF-8"):
         texout.write_atomic(tmp_path / "a.txt", "a\udcff")
     assert not list(tmp_path.iterdir())
-    for args, name in [((1.0, float("nan"), 2), "se"), ((1.0, float("inf"), 2), "se"), ((1.0, 0.1, 0), "digits"),
-                       ((1.0, -0.1, 2), "se"), ((float("nan"), 0.1, 2), "mean"), ((1.0, 0.1, True), "digits")]:
+    for args, name in [
+        ((1.0, float("nan"), 2), "se"),
+        ((1.0, float("inf"), 2), "se"),
+        ((1.0, 0.1, 0), "digits"),
+        ((1.0, -0.1, 2), "se"),
+        ((float("nan"), 0.1, 2), "mean"),
+        ((1.0, 0.1, True), "digits"),
+    ]:
         with pytest.raises(ValueError, match=f"^{name}: "):
             texout.se_place(*args)
     with pytest.raises(ValueError, match="^se: "):

@@ -35,11 +35,20 @@ ROOT = Path(__file__).resolve().parents[1]
 PDFLATEX = shutil.which("pdflatex")
 
 
-@pytest.mark.parametrize("value,why", [
-    ("50%", "comment sign"), ("a trailing backslash\\", "trailing backslash"), ("#1", "parameter sign"),
-    ("$x", "unpaired"), ("{", "unbalanced"), ("}{", "unbalanced"), ("a\x00b", "not printable ASCII"),
-    ("x_1 and a^b", "outside maths"), ("±", "not printable ASCII"),
-])
+@pytest.mark.parametrize(
+    "value,why",
+    [
+        ("50%", "comment sign"),
+        ("a trailing backslash\\", "trailing backslash"),
+        ("#1", "parameter sign"),
+        ("$x", "unpaired"),
+        ("{", "unbalanced"),
+        ("}{", "unbalanced"),
+        ("a\x00b", "not printable ASCII"),
+        ("x_1 and a^b", "outside maths"),
+        ("±", "not printable ASCII"),
+    ],
+)
 def test_macro_text_that_would_stop_pdflatex_is_refused(value, why):
     m = Macros("Test")
     with pytest.raises(ValueError, match=rf"^value: .*{why}"):
@@ -130,8 +139,36 @@ def test_a_figure_that_cannot_be_drawn_or_sized_is_named(tmp_path):
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(["x1", "x2", "r", "2", "0.5", "+", "-", "*", "/", "^", "**", "(", ")", "sin(",
-                                 "exp(", "sqrt(", "abs(", "log(1+", "pi", "E"]), min_size=1, max_size=12))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "x1",
+                "x2",
+                "r",
+                "2",
+                "0.5",
+                "+",
+                "-",
+                "*",
+                "/",
+                "^",
+                "**",
+                "(",
+                ")",
+                "sin(",
+                "exp(",
+                "sqrt(",
+                "abs(",
+                "log(1+",
+                "pi",
+                "E",
+            ]
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
 def test_any_formula_a_user_may_give_renders_in_mathtext_and_latex(pieces):
     """Property: a formula the parser accepts is drawn by mathtext and stands in a macro as rendered."""
     text = "".join(pieces)
@@ -170,12 +207,21 @@ def test_the_macros_compile_with_pdflatex(tmp_path):
     (tmp_path / "doc.tex").write_text(
         "\\documentclass{article}\\usepackage[T1]{fontenc}\\newcommand{\\HDIpa}{\\mathrm{HDI}_{\\mathrm{PA}}}"
         "\\input{macros.tex}\\begin{document}\\TestPlain. \\TestLabel. \\TestFormula. \\TestRecord. "
-        "\\TestBig. The end.\\end{document}\n")
-    run = subprocess.run([PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "doc.tex"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
+        "\\TestBig. The end.\\end{document}\n"
+    )
+    run = subprocess.run(
+        [PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout[-2000:]
-    assert "The end." in subprocess.run(["pdftotext", "doc.pdf", "-"], cwd=tmp_path, capture_output=True,
-                                        text=True).stdout if shutil.which("pdftotext") else True
+    assert (
+        "The end." in subprocess.run(["pdftotext", "doc.pdf", "-"], cwd=tmp_path, capture_output=True, text=True).stdout
+        if shutil.which("pdftotext")
+        else True
+    )
 
 
 def test_huge_numbers_are_formatted_or_refused_in_one_line():

@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_bad_input_pretrained import MODEL, _assert_names_file_and_fix, model_copy, pytestmark  # noqa: F401
 
 from mhanw import pretrained
-from test_bad_input_pretrained import MODEL, _assert_names_file_and_fix, model_copy, pytestmark  # noqa: F401
 
 
 def _config(path, **changes):
@@ -98,8 +98,9 @@ def test_a_changed_size_is_named_before_hashing(model_copy):
     _assert_names_file_and_fix(info, path)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                               HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
 def test_any_change_of_one_byte_of_the_config_is_caught(model_copy, data):
     """Property: whatever byte of config.json changes, the model never loads silently."""
@@ -126,7 +127,7 @@ def test_the_pinned_hashes_are_those_of_the_installed_wheel():
     dist = importlib.metadata.distribution(spec.distribution)
     assert dist.version == spec.version
     prefix = f"{spec.module}/{spec.folder}/"
-    record = {str(f)[len(prefix):]: (f.hash.value, f.size) for f in dist.files if str(f).startswith(prefix) and f.hash}
+    record = {str(f)[len(prefix) :]: (f.hash.value, f.size) for f in dist.files if str(f).startswith(prefix) and f.hash}
     assert set(spec.sha256) == set(pretrained.MODEL_FILES)
     for name, pin in spec.sha256.items():
         assert record[name] == pin, name

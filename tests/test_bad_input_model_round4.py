@@ -27,9 +27,9 @@ import sys
 
 import numpy as np
 import pytest
+from test_bad_input_pretrained import MODEL, _assert_names_file_and_fix, model_copy, pytestmark  # noqa: F401
 
 from mhanw import pretrained
-from test_bad_input_pretrained import MODEL, _assert_names_file_and_fix, model_copy, pytestmark  # noqa: F401
 
 LOADERS = {
     "model_config": lambda: pretrained.model_config(MODEL),
@@ -139,15 +139,19 @@ NOT_REGULAR = {
     "a FIFO": (lambda p: os.mkfifo(p), "a FIFO"),
     "a directory": (lambda p: p.mkdir(), "a directory"),
     "a link to /dev/zero": (lambda p: p.symlink_to("/dev/zero"), r"a character device \(through a symbolic link\)"),
-    "a link to nothing": (lambda p: p.symlink_to(p.with_name("no-such-file")), r"missing \(a symbolic link to nothing\)"),
+    "a link to nothing": (
+        lambda p: p.symlink_to(p.with_name("no-such-file")),
+        r"missing \(a symbolic link to nothing\)",
+    ),
     "a loop of links": (lambda p: p.symlink_to(p), "cannot be read"),
 }
 
 
 @pytest.mark.parametrize("loader", ["model_config", "Encoder", "verify_files"])
 @pytest.mark.parametrize("kind", sorted(NOT_REGULAR))
-@pytest.mark.parametrize("name", ["1_Pooling/config.json", "modules.json", "config.json", "model.safetensors",
-                                  "tokenizer.json"])
+@pytest.mark.parametrize(
+    "name", ["1_Pooling/config.json", "modules.json", "config.json", "model.safetensors", "tokenizer.json"]
+)
 def test_a_model_file_that_is_no_regular_file_is_named_and_never_read(model_copy, name, kind, loader):
     make, what = NOT_REGULAR[kind]
     path = model_copy / name
@@ -166,8 +170,12 @@ def installed_copy(tmp_path, monkeypatch):
     package.mkdir()
     (package / "__init__.py").write_text("")
     folder = package / "model"
-    shutil.copytree(pretrained.model_path(MODEL), folder, symlinks=True,
-                    ignore=lambda d, names: [n for n in names if n == "model.safetensors"])
+    shutil.copytree(
+        pretrained.model_path(MODEL),
+        folder,
+        symlinks=True,
+        ignore=lambda d, names: [n for n in names if n == "model.safetensors"],
+    )
     (folder / "model.safetensors").symlink_to(pretrained.model_path(MODEL) / "model.safetensors")
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.invalidate_caches()
@@ -177,10 +185,15 @@ def installed_copy(tmp_path, monkeypatch):
     sys.modules.pop(module, None)
 
 
-@pytest.mark.parametrize("name,make", [("model.safetensors", lambda p: p.mkdir()),
-                                       ("model.safetensors", lambda p: p.symlink_to("/dev/zero")),
-                                       ("tokenizer.json", lambda p: os.mkfifo(p)),
-                                       ("sentence_bert_config.json", None)])
+@pytest.mark.parametrize(
+    "name,make",
+    [
+        ("model.safetensors", lambda p: p.mkdir()),
+        ("model.safetensors", lambda p: p.symlink_to("/dev/zero")),
+        ("tokenizer.json", lambda p: os.mkfifo(p)),
+        ("sentence_bert_config.json", None),
+    ],
+)
 def test_model_path_names_the_damaged_file_on_one_line_not_a_missing_package(installed_copy, name, make):
     # was ModelNotInstalledError, an ImportError over several lines saying the package "lacks" the file
     path = installed_copy / name
@@ -213,9 +226,16 @@ def _append_setting(path, key, number_text):
 
 
 @pytest.mark.parametrize("loader", ["model_config", "load_attention_weights", "Encoder"])
-@pytest.mark.parametrize("file,key", [("config.json", "num_hidden_layers"), ("config.json", "hidden_size"),
-                                      ("config.json", "pad_token_id"), ("config.json", "layer_norm_eps"),
-                                      ("sentence_bert_config.json", "max_seq_length")])
+@pytest.mark.parametrize(
+    "file,key",
+    [
+        ("config.json", "num_hidden_layers"),
+        ("config.json", "hidden_size"),
+        ("config.json", "pad_token_id"),
+        ("config.json", "layer_norm_eps"),
+        ("sentence_bert_config.json", "max_seq_length"),
+    ],
+)
 @pytest.mark.parametrize("digits,sign", [(5001, ""), (5001, "-"), (4300, ""), (19, "")])
 def test_an_integer_of_many_digits_names_its_file_and_setting(model_copy, loader, file, key, digits, sign):
     # 5001 digits was Python's "Exceeds the limit (4300 digits) for integer string conversion" ValueError
@@ -266,18 +286,33 @@ TENSOR_LOADERS = {
 
 
 @pytest.mark.parametrize("loader", sorted(TENSOR_LOADERS))
-@pytest.mark.parametrize("tensor,change,expected,found", [
-    # was "weight: expected a 1-D or 2-D float array, got shape (384, 384) of int32" (no file named)
-    (Q, dict(dtype="I32"), "float32 of shape (384, 384)", "int32 of shape (384, 384)"),
-    # the next three loaded, and encode() failed with a numpy broadcasting or matmul error
-    ("embeddings.word_embeddings.weight", dict(shape=[15261, 768]), "float32 of shape (30522, 384)",
-     "float32 of shape (15261, 768)"),
-    ("encoder.layer.0.intermediate.dense.weight", dict(shape=[384, 1536]), "float32 of shape (1536, 384)",
-     "float32 of shape (384, 1536)"),
-    ("embeddings.LayerNorm.weight", dict(shape=[192, 2]), "float32 of shape (384,)", "float32 of shape (192, 2)"),
-    ("embeddings.position_ids", dict(dtype="I32", shape=[2, 512]), "int64 of shape (1, 512)",
-     "int32 of shape (2, 512)"),
-])
+@pytest.mark.parametrize(
+    "tensor,change,expected,found",
+    [
+        # was "weight: expected a 1-D or 2-D float array, got shape (384, 384) of int32" (no file named)
+        (Q, dict(dtype="I32"), "float32 of shape (384, 384)", "int32 of shape (384, 384)"),
+        # the next three loaded, and encode() failed with a numpy broadcasting or matmul error
+        (
+            "embeddings.word_embeddings.weight",
+            dict(shape=[15261, 768]),
+            "float32 of shape (30522, 384)",
+            "float32 of shape (15261, 768)",
+        ),
+        (
+            "encoder.layer.0.intermediate.dense.weight",
+            dict(shape=[384, 1536]),
+            "float32 of shape (1536, 384)",
+            "float32 of shape (384, 1536)",
+        ),
+        ("embeddings.LayerNorm.weight", dict(shape=[192, 2]), "float32 of shape (384,)", "float32 of shape (192, 2)"),
+        (
+            "embeddings.position_ids",
+            dict(dtype="I32", shape=[2, 512]),
+            "int64 of shape (1, 512)",
+            "int32 of shape (2, 512)",
+        ),
+    ],
+)
 def test_a_tensor_of_another_dtype_or_shape_is_named_with_both(model_copy, loader, tensor, change, expected, found):
     path = _edit_header(model_copy, lambda header: header[tensor].update(change))
     with pytest.raises(pretrained.ModelFileError) as info:
@@ -286,12 +321,15 @@ def test_a_tensor_of_another_dtype_or_shape_is_named_with_both(model_copy, loade
     assert f"tensor {tensor!r}: expected {expected}" in message and f"found {found}" in message, message
 
 
-@pytest.mark.parametrize("key,value,tensor", [
-    ("intermediate_size", 1000, "encoder.layer.0.intermediate.dense.weight"),
-    ("vocab_size", 100, "embeddings.word_embeddings.weight"),
-    ("max_position_embeddings", 1000, "embeddings.position_embeddings.weight"),
-    ("type_vocab_size", 3, "embeddings.token_type_embeddings.weight"),
-])
+@pytest.mark.parametrize(
+    "key,value,tensor",
+    [
+        ("intermediate_size", 1000, "encoder.layer.0.intermediate.dense.weight"),
+        ("vocab_size", 100, "embeddings.word_embeddings.weight"),
+        ("max_position_embeddings", 1000, "embeddings.position_embeddings.weight"),
+        ("type_vocab_size", 3, "embeddings.token_type_embeddings.weight"),
+    ],
+)
 def test_a_size_of_config_json_the_tensors_do_not_have_is_refused(model_copy, monkeypatch, key, value, tensor):
     # with a RECORD matching the changed file, these loaded and encoded without a word
     _edit_json(model_copy / "config.json", **{key: value})
@@ -307,16 +345,22 @@ def test_a_size_of_config_json_the_tensors_do_not_have_is_refused(model_copy, mo
 def test_fewer_layers_in_config_json_than_in_the_weights_is_refused(model_copy, monkeypatch):
     _edit_json(model_copy / "config.json", num_hidden_layers=5)  # loaded five of the six layers
     _consistent_record(model_copy, monkeypatch)
-    with pytest.raises(pretrained.ModelFileError, match=r"tensor 'encoder\.layer\.5\..*': unexpected, "
-                                                        r"config\.json \('num_hidden_layers' 5\)") as info:
+    with pytest.raises(
+        pretrained.ModelFileError,
+        match=r"tensor 'encoder\.layer\.5\..*': unexpected, "
+        r"config\.json \('num_hidden_layers' 5\)",
+    ) as info:
         pretrained.load_attention_weights(MODEL)
     _one_line_naming(info, model_copy / "model.safetensors")
 
 
 def test_an_extra_tensor_is_refused(model_copy, monkeypatch):
     end = max(v["data_offsets"][1] for k, v in _header(model_copy).items() if k != "__metadata__")
-    path = _edit_header(model_copy, lambda header: header.update(
-        extra={"dtype": "F32", "shape": [1], "data_offsets": [end, end + 4]}), extra_data=bytes(4))
+    path = _edit_header(
+        model_copy,
+        lambda header: header.update(extra={"dtype": "F32", "shape": [1], "data_offsets": [end, end + 4]}),
+        extra_data=bytes(4),
+    )
     _consistent_record(model_copy, monkeypatch)
     with pytest.raises(pretrained.ModelFileError, match="tensor 'extra': unexpected") as info:
         pretrained.load_tensors(MODEL)
@@ -347,8 +391,11 @@ def test_a_pad_id_other_than_the_tokenizers_is_refused(model_copy, monkeypatch):
     path = model_copy / "config.json"
     _edit_json(path, pad_token_id=30521)
     _consistent_record(model_copy, monkeypatch)
-    with pytest.raises(pretrained.ModelFileError, match=r"'pad_token_id': expected the padding id 0 of "
-                                                        r"tokenizer\.json, found 30521") as info:
+    with pytest.raises(
+        pretrained.ModelFileError,
+        match=r"'pad_token_id': expected the padding id 0 of "
+        r"tokenizer\.json, found 30521",
+    ) as info:
         pretrained.Encoder(MODEL)
     _one_line_naming(info, path)
 
@@ -359,8 +406,11 @@ def test_a_token_id_beyond_the_word_embeddings_is_refused(model_copy, monkeypatc
     doc["model"]["vocab"]["[UNK]"] = 99999  # an unknown word would index past the 30522 rows
     path.write_text(json.dumps(doc))
     _consistent_record(model_copy, monkeypatch)
-    with pytest.raises(pretrained.ModelFileError, match=r"token ids: expected ids below config\.json's "
-                                                        r"'vocab_size' 30522, found 99999") as info:
+    with pytest.raises(
+        pretrained.ModelFileError,
+        match=r"token ids: expected ids below config\.json's "
+        r"'vocab_size' 30522, found 99999",
+    ) as info:
         pretrained.Encoder(MODEL)
     _one_line_naming(info, path)
 

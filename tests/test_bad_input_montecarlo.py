@@ -17,12 +17,15 @@ W = heads.orthogonal_heads(4, 2, 2)
 X0 = np.zeros(4)
 
 DRIVERS = {
-    "integrated_mse": lambda **kw: MC.integrated_mse([W], kw.pop("regression", "zero"), kw.pop("n", 20),
-                                                     kw.pop("n_test", 5), kw.pop("n_rep", 3), 0, **kw),
-    "pointwise_estimates": lambda **kw: MC.pointwise_estimates([W], kw.pop("regression", "zero"), X0, kw.pop("n", 20),
-                                                               kw.pop("n_rep", 3), 0, **kw),
-    "error_moments": lambda **kw: MC.error_moments(W, kw.pop("regression", "zero"), kw.pop("n", 20),
-                                                   kw.pop("n_test", 5), kw.pop("n_rep", 3), 0, **kw),
+    "integrated_mse": lambda **kw: MC.integrated_mse(
+        [W], kw.pop("regression", "zero"), kw.pop("n", 20), kw.pop("n_test", 5), kw.pop("n_rep", 3), 0, **kw
+    ),
+    "pointwise_estimates": lambda **kw: MC.pointwise_estimates(
+        [W], kw.pop("regression", "zero"), X0, kw.pop("n", 20), kw.pop("n_rep", 3), 0, **kw
+    ),
+    "error_moments": lambda **kw: MC.error_moments(
+        W, kw.pop("regression", "zero"), kw.pop("n", 20), kw.pop("n_test", 5), kw.pop("n_rep", 3), 0, **kw
+    ),
 }
 
 
@@ -50,8 +53,9 @@ def test_a_regression_too_large_to_square_is_named(driver):
 
 
 @pytest.mark.parametrize("driver", sorted(DRIVERS))
-@pytest.mark.parametrize("name,value", [("n", 10**12), ("n_rep", 10**12), ("n_test", 10**12), ("n_rep", True),
-                                        ("n", 0), ("n_rep", None)])
+@pytest.mark.parametrize(
+    "name,value", [("n", 10**12), ("n_rep", 10**12), ("n_test", 10**12), ("n_rep", True), ("n", 0), ("n_rep", None)]
+)
 def test_sizes_are_checked_before_any_work(driver, name, value):
     if name == "n_test" and driver == "pointwise_estimates":
         return
@@ -66,14 +70,17 @@ def test_replicates_are_bounded():
         MC.integrated_mse([W], "zero", 20, 5, constants.MAX_REPLICATES + 1, 0)
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: heads.identical_heads(10**12, 2, 3), "d"),
-    (lambda: heads.identical_heads(4, 2, 10**12), "n_heads"),
-    (lambda: heads.orthogonal_heads(10**12, 2, 2), "d"),
-    (lambda: heads.haar_heads(4, 2, 10**12, np.random.default_rng(0)), "n_heads"),
-    (lambda: heads.interpolated_heads(0.5, 4, 2, 10**12, np.random.default_rng(0)), "n_heads"),  # hung
-    (lambda: heads.graded_heads([0.1, 0.2], 10**12), "d"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: heads.identical_heads(10**12, 2, 3), "d"),
+        (lambda: heads.identical_heads(4, 2, 10**12), "n_heads"),
+        (lambda: heads.orthogonal_heads(10**12, 2, 2), "d"),
+        (lambda: heads.haar_heads(4, 2, 10**12, np.random.default_rng(0)), "n_heads"),
+        (lambda: heads.interpolated_heads(0.5, 4, 2, 10**12, np.random.default_rng(0)), "n_heads"),  # hung
+        (lambda: heads.graded_heads([0.1, 0.2], 10**12), "d"),
+    ],
+)
 def test_head_constructors_refuse_huge_sizes(call, name):
     start = time.monotonic()
     with pytest.raises(ValueError, match=rf"^{name}: .*exceeds"):

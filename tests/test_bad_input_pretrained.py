@@ -76,10 +76,18 @@ def test_broken_config_json(model_copy, text):
     _assert_names_file_and_fix(info, path)
 
 
-@pytest.mark.parametrize("key,value", [("num_attention_heads", None), ("hidden_size", None),
-                                       ("num_attention_heads", "12"), ("num_attention_heads", 0),
-                                       ("num_hidden_layers", 2.5), ("layer_norm_eps", -1.0),
-                                       ("vocab_size", True)])
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("num_attention_heads", None),
+        ("hidden_size", None),
+        ("num_attention_heads", "12"),
+        ("num_attention_heads", 0),
+        ("num_hidden_layers", 2.5),
+        ("layer_norm_eps", -1.0),
+        ("vocab_size", True),
+    ],
+)
 def test_config_without_or_with_a_bad_setting(model_copy, key, value):
     path = model_copy / "config.json"
     cfg = json.loads(path.read_text())
@@ -126,8 +134,10 @@ def encoder():
     return pretrained.get_encoder(MODEL)
 
 
-@pytest.mark.parametrize("value,message", [(1e308, r"\[0, 1\]"), (-0.5, r"\[0, 1\]"), (1.5, r"\[0, 1\]"),
-                                           (np.nan, "finite"), (np.inf, "finite")])
+@pytest.mark.parametrize(
+    "value,message",
+    [(1e308, r"\[0, 1\]"), (-0.5, r"\[0, 1\]"), (1.5, r"\[0, 1\]"), (np.nan, "finite"), (np.inf, "finite")],
+)
 def test_head_mask_values(encoder, value, message):
     mask = encoder.full_head_mask()
     mask[1, 2] = value
@@ -135,8 +145,9 @@ def test_head_mask_values(encoder, value, message):
         encoder.encode(["a sentence"], mask)
 
 
-@pytest.mark.parametrize("mask", [np.ones((6, 12), dtype=bool), np.ones((6, 12)) * (1 + 0j), np.ones((6, 11)),
-                                  np.ones(72), "ones"])
+@pytest.mark.parametrize(
+    "mask", [np.ones((6, 12), dtype=bool), np.ones((6, 12)) * (1 + 0j), np.ones((6, 11)), np.ones(72), "ones"]
+)
 def test_head_mask_types_and_shapes(encoder, mask):
     with pytest.raises(ValueError, match=r"^head_mask: "):
         encoder.encode(["a sentence"], mask)
@@ -155,12 +166,15 @@ def test_split_heads_rejects_weights_that_are_not_finite(weight):
         pretrained.split_heads(weight, 2)
 
 
-@pytest.mark.parametrize("file,key,value,load", [
-    # 384 is not a multiple of 5 heads: was a bare NotImplementedError
-    ("config.json", "num_attention_heads", 5, lambda: pretrained.model_config(MODEL)),
-    # was a raw OverflowError from the tokenizer
-    ("sentence_bert_config.json", "max_seq_length", -5, lambda: pretrained.Encoder(MODEL)),
-])
+@pytest.mark.parametrize(
+    "file,key,value,load",
+    [
+        # 384 is not a multiple of 5 heads: was a bare NotImplementedError
+        ("config.json", "num_attention_heads", 5, lambda: pretrained.model_config(MODEL)),
+        # was a raw OverflowError from the tokenizer
+        ("sentence_bert_config.json", "max_seq_length", -5, lambda: pretrained.Encoder(MODEL)),
+    ],
+)
 def test_bad_setting_names_its_file(model_copy, file, key, value, load):
     path = model_copy / file
     if not path.exists():

@@ -23,15 +23,14 @@ import re
 
 import numpy as np
 import pytest
-
 import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mhanw.chapters
 from mhanw import derivation
-from mhanw.infra.premises import premise
 from mhanw.infra import verdicts as V
+from mhanw.infra.premises import premise
 from mhanw.infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, VOCABULARY, Verdict, VerdictGuardError
 
 #: An isotropic premise that holds (the rules of the isotropic reading need their premises).
@@ -40,8 +39,10 @@ ISO_PREMISES = (premise("isotropic-m", "m depends on x only through |x|", True),
 NAN = math.nan
 
 #: The names of a chapter's verdict rules.
-RULE_NAME = re.compile(r"(_rules?|_records?|_verdict|_words?|_sentence)$|^guard_|^not_checkable$"
-                       r"|^layers_above_threshold$|^literal_off_dims$")
+RULE_NAME = re.compile(
+    r"(_rules?|_records?|_verdict|_words?|_sentence)$|^guard_|^not_checkable$"
+    r"|^layers_above_threshold$|^literal_off_dims$"
+)
 
 
 def _modules():
@@ -54,8 +55,12 @@ def _rules():
     out = {}
     for mod in _modules():
         for name, f in vars(mod).items():
-            if (not name.startswith("_") and inspect.isfunction(f) and f.__module__ == mod.__name__
-                    and RULE_NAME.search(name)):
+            if (
+                not name.startswith("_")
+                and inspect.isfunction(f)
+                and f.__module__ == mod.__name__
+                and RULE_NAME.search(name)
+            ):
                 out[f"{mod.__name__.rsplit('.', 1)[1][:4]}.{name}"] = f
     return out
 
@@ -81,9 +86,18 @@ def _training_results():
     def path(i):
         two = lambda a, b: np.array([a, b])  # noqa: E731
         W = np.zeros((2, 4, 2))
-        return training.TrainingPath(steps=np.array([0, 1]), loss=two(1.0, 0.9 - i / 100), fit=two(1.0, 0.9 - i / 100),
-                                     hdi=two(0.5, 0.6 + i / 100), hdi_circuit=two(0.5, 0.6), error_corr=two(0.3, 0.2 - i / 50),
-                                     imse=two(0.5, 0.4 + i / 100), initial=W, final=W, accepted=1)
+        return training.TrainingPath(
+            steps=np.array([0, 1]),
+            loss=two(1.0, 0.9 - i / 100),
+            fit=two(1.0, 0.9 - i / 100),
+            hdi=two(0.5, 0.6 + i / 100),
+            hdi_circuit=two(0.5, 0.6),
+            error_corr=two(0.3, 0.2 - i / 50),
+            imse=two(0.5, 0.4 + i / 100),
+            initial=W,
+            final=W,
+            accepted=1,
+        )
 
     paths = tuple(path(i) for i in range(3))
     results = [ch10.SettingResult(ch10.Setting("aniso", "anisotropic", 4, 2, 2, "average"), paths, paths)]
@@ -113,13 +127,16 @@ GOOD = {
     "ch02.identical_heads_verdict": dict(max_rel_diff=1e-15),
     "ch02.cross_term_rules": dict(cross90=0.1, cross90_se=0.01, drop=0.2, drop_se=0.02),
     "ch02.mse_rise_verdict": dict(rise=0.1, rise_se=0.01),
-    "ch02.symbolic_verdict": dict(corrected_gap=sp.Integer(0), printed_gap=sp.Symbol("m") ** 2,
-                               corrected_gap_symbolic=sp.Integer(0), n_heads=2),
-    "ch02.pair_family_words": dict(rise=0.1, rise_se=0.01, drop=0.1, drop_se=0.01, cross_drop=0.1,
-                                   cross_drop_se=0.01, cross90=0.1, cross90_se=0.01),
+    "ch02.symbolic_verdict": dict(
+        corrected_gap=sp.Integer(0), printed_gap=sp.Symbol("m") ** 2, corrected_gap_symbolic=sp.Integer(0), n_heads=2
+    ),
+    "ch02.pair_family_words": dict(
+        rise=0.1, rise_se=0.01, drop=0.1, drop_se=0.01, cross_drop=0.1, cross_drop_se=0.01, cross90=0.1, cross90_se=0.01
+    ),
     "ch02.bias_path_words": dict(rise=0.1, rise_se=0.01, fall=0.1, fall_se=0.01),
-    "ch03.bound_verdict": dict(claim="lemma-4.1/x", statement="s", covariance=[0.1, 0.2], se=[0.01, 0.01],
-                            bound=[0.5, 0.5], angles=[0, 90]),
+    "ch03.bound_verdict": dict(
+        claim="lemma-4.1/x", statement="s", covariance=[0.1, 0.2], se=[0.01, 0.01], bound=[0.5, 0.5], angles=[0, 90]
+    ),
     "ch03.orthogonal_verdict": dict(rho=0.01, rho_se=0.001),
     "ch03.first_order_verdict": dict(pooled={"sin": (0.01, 0.01)}, worst_rel=0.05, worst_z=1.0),
     "ch03.closed_form_verdict": dict(pooled_dev=0.01, pooled_se=0.005, n=2000, worst_rel=0.02, worst_z=1.5),
@@ -132,23 +149,41 @@ GOOD = {
     "ch04.pa_properties_verdict": dict(deviations={"identical": 0.0}),
     "ch04.affine_bound_verdict": dict(covariance=0.1, se=0.01, correlation=0.2),
     "ch04.identical_worst_verdict": dict(max_z=1.0, max_se_pct=0.1, where="w", premises=ISO_PREMISES),
-    "ch04.families_verdict": dict(max_step_z=1.0, max_step_se_pct=0.1, end_z=-5.0, end_rel_pct=-20.0, where="w", premises=ISO_PREMISES),
+    "ch04.families_verdict": dict(
+        max_step_z=1.0, max_step_se_pct=0.1, end_z=-5.0, end_rel_pct=-20.0, where="w", premises=ISO_PREMISES
+    ),
     "ch04.anisotropic_verdict": dict(rel_pct=5.0, rel_se_pct=1.0, z=5.0),
     "ch04.equal_hdi_verdict": dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0}),
     "ch04.higher_hdi_verdict": dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0}, hdi_gap=0.01),
-    "ch04.random_verdict": dict(rho=-0.5, rho_se=0.05, n_violations=0, expected=0.5, n_pairs=100, max_se_pct=0.1,
-                               premises=ISO_PREMISES),
+    "ch04.random_verdict": dict(
+        rho=-0.5, rho_se=0.05, n_violations=0, expected=0.5, n_pairs=100, max_se_pct=0.1, premises=ISO_PREMISES
+    ),
     "ch04.matched_hdi_verdict": dict(bins={0.5: {"p": 0.3, "tau_pct": 1.0, "tau_se_pct": 0.1}}),
     "ch04.as_stated_verdict": dict(parts=[_record("thm-4.2/x")]),
     "ch04.attention_verdict": dict(min_diff=-0.1, se=0.01, min_z=-10.0),
     "ch04.guard_projection_bias": dict(z_aniso=5.0),
     "ch05.comparison_word": dict(diff=0.1, se=0.01, lower="a", higher="b", same="c"),
-    "ch05.random_records": dict(rel_pct=0.1, rel_se_pct=0.1, m_label="m", premises=ISO_PREMISES, refute_only=False, rho=-0.2,
-                                n_better=0,
-                                claim="thm-5.1/random/m"),
+    "ch05.random_records": dict(
+        rel_pct=0.1,
+        rel_se_pct=0.1,
+        m_label="m",
+        premises=ISO_PREMISES,
+        refute_only=False,
+        rho=-0.2,
+        n_better=0,
+        claim="thm-5.1/random/m",
+    ),
     "ch05.blind_verdict": dict(diff=-0.1, se=0.01),
-    "ch05.optimum_verdict": dict(slug="iso", m_label="m", rel_pct=0.1, rel_se_pct=0.1, hdi=0.9, premises=ISO_PREMISES,
-                                 refute_only=False, search=V.Search("IMSE descent", starts=4, known_starts=1, perturbed_starts=2, steps=10, best=0.9, known=1.0)),
+    "ch05.optimum_verdict": dict(
+        slug="iso",
+        m_label="m",
+        rel_pct=0.1,
+        rel_se_pct=0.1,
+        hdi=0.9,
+        premises=ISO_PREMISES,
+        refute_only=False,
+        search=V.Search("IMSE descent", starts=4, known_starts=1, perturbed_starts=2, steps=10, best=0.9, known=1.0),
+    ),
     "ch05.frame_verdict": dict(gap=1e-5, overshoot=0.0, tightness=1e-6),
     "ch05.frame_general_verdict": dict(best=0.8, bound=0.9),
     "ch05.overall_verdict": dict(parts=[_record("thm-5.1/x")]),
@@ -161,18 +196,19 @@ GOOD = {
     "ch06.bias_reading_verdict": dict(laws={2: LAW}),
     "ch07.compare_words": dict(diff=0.1, se=0.01),
     "ch07.crossover_verdict": dict(checks={"exact": True}, thresholds=[2.0, 3.0]),
-    "ch07.graded_verdict": dict(scheme="geometric", diff=(-0.1, 0.01), predicted=True, gamma_hat=2.0,
-                                gamma_star_hat=1.5),
+    "ch07.graded_verdict": dict(
+        scheme="geometric", diff=(-0.1, 0.01), predicted=True, gamma_hat=2.0, gamma_star_hat=1.5
+    ),
     "ch07.best_single_head_verdict": dict(diffs={"geometric": (-0.1, 0.01)}),
     "ch07.adding_heads_verdict": dict(rising={"geometric": [2]}, n_steps=5),
     "ch07.control_verdict": dict(diffs={"geometric": (0.1, 0.01)}),
-    "ch07.theorem_verdict": dict(model=_record("thm-7.1/a"), graded=_record("thm-7.1/b"),
-                                 control=_record("thm-7.1/c")),
+    "ch07.theorem_verdict": dict(model=_record("thm-7.1/a"), graded=_record("thm-7.1/b"), control=_record("thm-7.1/c")),
     "ch08.identity_verdict": dict(relative_error=1e-15),
     "ch08.hdi_verdict": dict(orthogonal={"h = 1": (0.9, 0.01)}, steps={"a": (0.1, 0.01)}),
     "ch08.closed_form_verdict": dict(deviations=[("a", 0.01, 0.01)]),
-    "ch08.small_bandwidth_verdict": dict(gaps={0.1: (0.1, 0.01), 1.0: (-0.1, 0.01)}, small=[0.1], large=[1.0],
-                                         angle=5.0),
+    "ch08.small_bandwidth_verdict": dict(
+        gaps={0.1: (0.1, 0.01), 1.0: (-0.1, 0.01)}, small=[0.1], large=[1.0], angle=5.0
+    ),
     "ch08.monotone_verdict": dict(steps={0.5: ([0.1, 0.2], [0.01, 0.01])}),
     "ch08.ant_colony_verdict": dict(),
     "ch09.diversity_verdict": dict(z_by_null={"row": [-5.0, 1.0, 4.0]}),
@@ -184,14 +220,29 @@ GOOD = {
     "ch10.verdicts_sentence": dict(results=TRAINING_RESULTS, book=TRAINING_BOOK),
     "ch10.changes_sentence": dict(results=TRAINING_RESULTS),
     "ch10.power_sentence": dict(book=TRAINING_BOOK, tex=False),
-    "ch10.training_orthogonal_verdict": dict(slug="iso-equal-average", label="isotropic m, averaged heads",
-                                             init=np.linspace(0.4, 0.6, 20), end=np.linspace(0.45, 0.7, 20),
-                                             haar=0.5),
-    "ch10.penalty_control_verdict": dict(slug="iso-equal-average", label="isotropic m, averaged heads",
-                                         init=np.linspace(0.4, 0.6, 20), end=np.linspace(0.6, 0.9, 20), haar=0.5,
-                                         penalty=1.0),
-    "ch09.guard_text": dict(last_minus_rest=(0.5, 0.1), key_positive_layers=2, n_layers=6, pa_change=0.0,
-                            rv_change=0.0, top_excess=(0.5, 0.1)),
+    "ch10.training_orthogonal_verdict": dict(
+        slug="iso-equal-average",
+        label="isotropic m, averaged heads",
+        init=np.linspace(0.4, 0.6, 20),
+        end=np.linspace(0.45, 0.7, 20),
+        haar=0.5,
+    ),
+    "ch10.penalty_control_verdict": dict(
+        slug="iso-equal-average",
+        label="isotropic m, averaged heads",
+        init=np.linspace(0.4, 0.6, 20),
+        end=np.linspace(0.6, 0.9, 20),
+        haar=0.5,
+        penalty=1.0,
+    ),
+    "ch09.guard_text": dict(
+        last_minus_rest=(0.5, 0.1),
+        key_positive_layers=2,
+        n_layers=6,
+        pa_change=0.0,
+        rv_change=0.0,
+        top_excess=(0.5, 0.1),
+    ),
 }
 
 #: The checks that read text (a string is their good value), and NaN as "none found".
@@ -335,6 +386,7 @@ def test_guards_still_stop_on_numbers_that_disagree():
 
 def test_checked_insists_on_a_check_for_every_argument():
     with pytest.raises(TypeError, match=r"^checks: rule does not check its argument\(s\) \['label'\]"):
+
         @V.checked(x=V.number)
         def rule(x, label):
             return x

@@ -47,8 +47,9 @@ def test_laws_not_positive_and_finite_on_the_domain_are_rejected(law):
         S.parse_law(law, "variance_law")
 
 
-@pytest.mark.parametrize("law", ["c_V*k**(k/2)/n", "c_V*exp(tau*k**((4+d)/2))/n", "c_V*exp(exp(k))/n",
-                                 "c_V*k**2/n", "c_B*exp(-k**3)"])
+@pytest.mark.parametrize(
+    "law", ["c_V*k**(k/2)/n", "c_V*exp(tau*k**((4+d)/2))/n", "c_V*exp(exp(k))/n", "c_V*k**2/n", "c_B*exp(-k**3)"]
+)
 def test_laws_that_only_overflow_a_double_are_accepted(law):
     assert S.parse_law(law).free_symbols
 
@@ -65,8 +66,9 @@ def test_a_bias_that_does_not_decrease_is_named(bias):
         S.model(bias_law=bias, variance_law="c_V*k/n")
 
 
-@pytest.mark.parametrize("variance,combination", [("c_V/(k*n)", "average"), ("c_V*k**(d/2)/n", "sum"),
-                                                  ("c_V/(n*k**2)", "none")])
+@pytest.mark.parametrize(
+    "variance,combination", [("c_V/(k*n)", "average"), ("c_V*k**(d/2)/n", "sum"), ("c_V/(n*k**2)", "none")]
+)
 def test_a_variance_term_that_does_not_increase_is_named(variance, combination):
     with pytest.raises(ValueError, match=r"^variance_law: .*must increase"):
         S.model(bias_law="c_B/k**2", variance_law=variance, combination=combination)
@@ -114,9 +116,17 @@ def test_bad_budgets(budget):
 
 @pytest.mark.parametrize(
     "n,k,name",
-    [([100, 100], [1, 2], "n_values"), ([100, 100, 100], [1, 2, 3], "n_values"), ([100], [1], "d_k_values"),
-     ([100, 1000], [1], "d_k_values"), ([1, 1000], [1, 2], "n_values"), ([100, 1000], [0, 2], "d_k_values"),
-     ([100, np.nan], [1, 2], "n_values"), ([100, 1000], [1, 2j], "d_k_values"), ("ab", [1, 2], "n_values")],
+    [
+        ([100, 100], [1, 2], "n_values"),
+        ([100, 100, 100], [1, 2, 3], "n_values"),
+        ([100], [1], "d_k_values"),
+        ([100, 1000], [1], "d_k_values"),
+        ([1, 1000], [1, 2], "n_values"),
+        ([100, 1000], [0, 2], "d_k_values"),
+        ([100, np.nan], [1, 2], "n_values"),
+        ([100, 1000], [1, 2j], "d_k_values"),
+        ("ab", [1, 2], "n_values"),
+    ],
 )
 def test_degenerate_power_law_fits(n, k, name):
     with pytest.raises(ValueError, match=rf"^{name}: "):
@@ -140,18 +150,21 @@ def test_real_root_mp_at_the_lowest_precision_is_right():
     assert float(Dv.real_root_mp(3, 64)) == pytest.approx(float(Dv.real_root_mp(3, 64, dps=Dv.MIN_DPS)), rel=1e-12)
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: S.log_mse([1, np.nan], 1000, 64), "d_k"),
-    (lambda: S.log_mse([1, 2], 1.0, 64), "n"),
-    (lambda: S.log_mse([1, 2], 1000, 0), "budget"),
-    (lambda: S.solve_head_size(1000, 64, c_bias=np.inf), "c_bias"),
-    (lambda: S.solve_head_size(1000, 64, c_var=0), "c_var"),
-    (lambda: S.solve_head_size(np.nan, 64), "n"),
-    (lambda: S.real_root(1000, 64, model=3), "model"),
-    (lambda: S.n_heads(65, 64), "d_k"),
-    (lambda: S.implied_d(0.0), "p"),
-    (lambda: S.sample_size_for_head_dim(-1, 64), "d_k"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: S.log_mse([1, np.nan], 1000, 64), "d_k"),
+        (lambda: S.log_mse([1, 2], 1.0, 64), "n"),
+        (lambda: S.log_mse([1, 2], 1000, 0), "budget"),
+        (lambda: S.solve_head_size(1000, 64, c_bias=np.inf), "c_bias"),
+        (lambda: S.solve_head_size(1000, 64, c_var=0), "c_var"),
+        (lambda: S.solve_head_size(np.nan, 64), "n"),
+        (lambda: S.real_root(1000, 64, model=3), "model"),
+        (lambda: S.n_heads(65, 64), "d_k"),
+        (lambda: S.implied_d(0.0), "p"),
+        (lambda: S.sample_size_for_head_dim(-1, 64), "d_k"),
+    ],
+)
 def test_other_bad_scaling_input(call, name):
     with pytest.raises(ValueError, match=rf"^{name}: "):
         call()
@@ -163,12 +176,23 @@ def test_log_mse_rejects_non_real_head_dimensions(d_k):
         S.log_mse(d_k, 1000, 64)
 
 
-@pytest.mark.parametrize("kwargs,name", [(dict(c_bias=1e300), "c_bias"), (dict(c_bias=1e-300), "c_bias"),
-                                         (dict(c_bias=5e-324), "c_bias"), (dict(c_var=5e-324), "c_var")])
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        (dict(c_bias=1e300), "c_bias"),
+        (dict(c_bias=1e-300), "c_bias"),
+        (dict(c_bias=5e-324), "c_bias"),
+        (dict(c_var=5e-324), "c_var"),
+    ],
+)
 def test_constants_that_leave_a_double_are_named(kwargs, name):
     # c_bias = 1e300 raised OverflowError, 1e-300 KeyError('ComplexInfinity')
-    for call in (lambda: S.log_mse([1, 2], 1000, 64, **kwargs), lambda: S.solve_head_size(1000, 64, **kwargs),
-                 lambda: S.real_root(1000, 64, **kwargs), lambda: Dv.real_root_mp(3, 64, **kwargs)):
+    for call in (
+        lambda: S.log_mse([1, 2], 1000, 64, **kwargs),
+        lambda: S.solve_head_size(1000, 64, **kwargs),
+        lambda: S.real_root(1000, 64, **kwargs),
+        lambda: Dv.real_root_mp(3, 64, **kwargs),
+    ):
         with pytest.raises(ValueError, match=rf"^{name}: .*positive normal double"):
             call()
 
@@ -183,8 +207,15 @@ def test_implied_d_of_a_subnormal_exponent_is_named():
         S.implied_d(5e-324)
 
 
-@pytest.mark.parametrize("kwargs,name", [(dict(models=3.0), "models"), (dict(models=None), "models"),
-                                         (dict(n_values=1e3), "n_values"), (dict(n_values="1000"), "n_values")])
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        (dict(models=3.0), "models"),
+        (dict(models=None), "models"),
+        (dict(n_values=1e3), "n_values"),
+        (dict(n_values="1000"), "n_values"),
+    ],
+)
 def test_scaling_table_names_what_is_not_a_list(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name}: "):  # was TypeError: not iterable
         S.scaling_table(**({"models": ("M1",), "n_values": (1e3,), "budget": 64} | kwargs))

@@ -24,13 +24,13 @@ import json
 import os
 
 import pytest
+from nbtools import ROOT
+from test_bad_input_pretrained import MODEL, _assert_names_file_and_fix, model_copy  # noqa: F401
+from test_bad_input_pretrained import pytestmark as needs_model
 
 from mhanw import pretrained
 from mhanw.infra import params as P
 from mhanw.pipeline import chapters, scenarios
-from nbtools import ROOT
-from test_bad_input_pretrained import MODEL, _assert_names_file_and_fix, model_copy  # noqa: F401
-from test_bad_input_pretrained import pytestmark as needs_model
 
 CHAPTER_NAMES = chapters.names(ROOT)
 
@@ -69,62 +69,81 @@ def test_the_defaults_lie_inside_the_declared_ranges(name):
 
 
 def test_unbounded_finds_a_number_without_an_end_also_inside_lists():
-    spec = {"a": P.positive_int(), "b": P.optional(P.sequence(P.real(0.0))), "c": P.positive_int(1, 10),
-            "d": P.bandwidth(), "e": P.choice("x", "y")}
+    spec = {
+        "a": P.positive_int(),
+        "b": P.optional(P.sequence(P.real(0.0))),
+        "c": P.positive_int(1, 10),
+        "d": P.bandwidth(),
+        "e": P.choice("x", "y"),
+    }
     assert P.unbounded(spec) == ["a", "b"]
 
 
 # ---- values out of range: refused by the scenario check, naming chapter and parameter -------------------
 
 
-@pytest.mark.parametrize("table, key, value, chapter", [
-    ("all", "n_jobs", "1000000", "04_head_diversity_index"),
-    ("all", "n_jobs", "1e6", "04_head_diversity_index"),
-    ("chapters.03_covariance_bound", "symbolic_bandwidth", "1e-300", "03_covariance_bound"),
-    ("all", "sigma", "1e308", "01_attention_is_nadaraya_watson"),
-    ("all", "bandwidth", "1e-300", "02_bias_variance_covariance"),
-    ("chapters.09_pretrained_head_diversity", "n_perm", "100000000", "09_pretrained_head_diversity"),
-    ("chapters.09_pretrained_head_diversity", "n_perm_spearman", "100000000", "09_pretrained_head_diversity"),
-    ("chapters.10_training_heads", "n_seeds", "100000000", "10_training_heads"),
-    ("chapters.10_training_heads", "penalty", "1e300", "10_training_heads"),
-    ("chapters.01_attention_is_nadaraya_watson", "beta", "1e-300", "01_attention_is_nadaraya_watson"),
-    ("chapters.01_attention_is_nadaraya_watson", "consistency_query", "1e308", "01_attention_is_nadaraya_watson"),
-    ("chapters.01_attention_is_nadaraya_watson", "sample_sizes", "[100, 100000000000]",
-     "01_attention_is_nadaraya_watson"),
-    ("chapters.02_bias_variance_covariance", "n_train", "10000000", "02_bias_variance_covariance"),
-    ("chapters.02_bias_variance_covariance", "pair_point", "[0.0, 1e300, 0.0, 0.0]", "02_bias_variance_covariance"),
-    ("chapters.06_optimal_head_size", "sim_n", "[300, 1000000000]", "06_optimal_head_size"),
-    ("chapters.08_ensembles_across_domains", "bandwidths", "[0.1, 1e300]", "08_ensembles_across_domains"),
-    ("chapters.04_head_diversity_index", "matched_configs", "100000000", "04_head_diversity_index"),
-    ("all", "seed", str(2**64), "01_attention_is_nadaraya_watson"),
-])
-def test_a_value_outside_its_declared_range_is_refused_naming_chapter_and_parameter(tmp_path, table, key, value,
-                                                                                     chapter):
+@pytest.mark.parametrize(
+    "table, key, value, chapter",
+    [
+        ("all", "n_jobs", "1000000", "04_head_diversity_index"),
+        ("all", "n_jobs", "1e6", "04_head_diversity_index"),
+        ("chapters.03_covariance_bound", "symbolic_bandwidth", "1e-300", "03_covariance_bound"),
+        ("all", "sigma", "1e308", "01_attention_is_nadaraya_watson"),
+        ("all", "bandwidth", "1e-300", "02_bias_variance_covariance"),
+        ("chapters.09_pretrained_head_diversity", "n_perm", "100000000", "09_pretrained_head_diversity"),
+        ("chapters.09_pretrained_head_diversity", "n_perm_spearman", "100000000", "09_pretrained_head_diversity"),
+        ("chapters.10_training_heads", "n_seeds", "100000000", "10_training_heads"),
+        ("chapters.10_training_heads", "penalty", "1e300", "10_training_heads"),
+        ("chapters.01_attention_is_nadaraya_watson", "beta", "1e-300", "01_attention_is_nadaraya_watson"),
+        ("chapters.01_attention_is_nadaraya_watson", "consistency_query", "1e308", "01_attention_is_nadaraya_watson"),
+        (
+            "chapters.01_attention_is_nadaraya_watson",
+            "sample_sizes",
+            "[100, 100000000000]",
+            "01_attention_is_nadaraya_watson",
+        ),
+        ("chapters.02_bias_variance_covariance", "n_train", "10000000", "02_bias_variance_covariance"),
+        ("chapters.02_bias_variance_covariance", "pair_point", "[0.0, 1e300, 0.0, 0.0]", "02_bias_variance_covariance"),
+        ("chapters.06_optimal_head_size", "sim_n", "[300, 1000000000]", "06_optimal_head_size"),
+        ("chapters.08_ensembles_across_domains", "bandwidths", "[0.1, 1e300]", "08_ensembles_across_domains"),
+        ("chapters.04_head_diversity_index", "matched_configs", "100000000", "04_head_diversity_index"),
+        ("all", "seed", str(2**64), "01_attention_is_nadaraya_watson"),
+    ],
+)
+def test_a_value_outside_its_declared_range_is_refused_naming_chapter_and_parameter(
+    tmp_path, table, key, value, chapter
+):
     message = _refused(tmp_path, f"[{table}]\n{key} = {value}\n")
     assert f"{chapter}: {key}" in message and "expected" in message
 
 
-@pytest.mark.parametrize("module, key, value", [
-    ("ch09_pretrained_head_diversity", "n_perm", 10**8),
-    ("ch10_training_heads", "n_seeds", 10**8),
-    ("ch03_covariance_bound", "symbolic_bandwidth", 1e-300),
-    ("ch04_head_diversity_index", "sigma", 1e308),
-    ("ch04_head_diversity_index", "n_jobs", 10**6),
-    ("ch04_head_diversity_index", "n_jobs", 10**400),
-])
+@pytest.mark.parametrize(
+    "module, key, value",
+    [
+        ("ch09_pretrained_head_diversity", "n_perm", 10**8),
+        ("ch10_training_heads", "n_seeds", 10**8),
+        ("ch03_covariance_bound", "symbolic_bandwidth", 1e-300),
+        ("ch04_head_diversity_index", "sigma", 1e308),
+        ("ch04_head_diversity_index", "n_jobs", 10**6),
+        ("ch04_head_diversity_index", "n_jobs", 10**400),
+    ],
+)
 def test_the_same_range_holds_for_a_notebook_parameter(module, key, value):
     kind = importlib.import_module(f"mhanw.chapters.{module}").PARAMETERS[key]
     with pytest.raises(P.ParameterError, match=rf"^{key}: expected .*\(.+\), got "):  # the why of the range
         kind.check(value, key)
 
 
-@pytest.mark.parametrize("table, key, value", [
-    ("chapters.09_pretrained_head_diversity", "n_perm", "50000"),  # the top of the range
-    ("chapters.10_training_heads", "n_seeds", "2000"),
-    ("all", "sigma", "100.0"),
-    ("all", "bandwidth", "0.001"),
-    ("all", "n_jobs", "256"),
-])
+@pytest.mark.parametrize(
+    "table, key, value",
+    [
+        ("chapters.09_pretrained_head_diversity", "n_perm", "50000"),  # the top of the range
+        ("chapters.10_training_heads", "n_seeds", "2000"),
+        ("all", "sigma", "100.0"),
+        ("all", "bandwidth", "0.001"),
+        ("all", "n_jobs", "256"),
+    ],
+)
 def test_a_value_at_the_end_of_its_range_is_accepted(tmp_path, table, key, value):
     scenario = _load(tmp_path, f"[{table}]\n{key} = {value}\n")
     assert scenario.changed
@@ -142,7 +161,9 @@ def test_the_shipped_scenarios_still_load(path):
 def test_a_value_nested_deeply_is_one_error_not_a_recursion_error(tmp_path, depth):
     message = _refused(tmp_path, "[all]\nsigma = " + "[" * depth + "]" * depth + "\n")
     # by the value's check, or (deeper than the TOML reader's stack) by the reader, naming the file
-    assert message.endswith(("[all] sigma: lists nested more than 3 deep", "mine.toml: nested too deeply to be a scenario"))
+    assert message.endswith(
+        ("[all] sigma: lists nested more than 3 deep", "mine.toml: nested too deeply to be a scenario")
+    )
 
 
 def test_a_file_of_nothing_but_brackets_is_one_error(tmp_path):
@@ -150,10 +171,13 @@ def test_a_file_of_nothing_but_brackets_is_one_error(tmp_path):
     assert "mine.toml" in message
 
 
-@pytest.mark.parametrize("text", [
-    "[chapters.07_structured_weighting]\nangles_deg = [" + ", ".join(["1"] * 200_000) + "]\n",
-    "[chapters.02_bias_variance_covariance]\npoints = [" + ", ".join(["[1.0, 1.0]"] * 6_000) + "]\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[chapters.07_structured_weighting]\nangles_deg = [" + ", ".join(["1"] * 200_000) + "]\n",
+        "[chapters.02_bias_variance_covariance]\npoints = [" + ", ".join(["[1.0, 1.0]"] * 6_000) + "]\n",
+    ],
+)
 def test_a_value_of_too_many_entries_is_refused_before_a_chapter_sees_it(tmp_path, text):
     message = _refused(tmp_path, text)
     assert "more than 10000 entries" in message
@@ -161,8 +185,9 @@ def test_a_value_of_too_many_entries_is_refused_before_a_chapter_sees_it(tmp_pat
 
 def test_a_message_shows_a_long_value_shortened(tmp_path):
     # 9000 angles pass the shape check; the chapter's constraint (len + 1 <= d) printed all of them
-    message = _refused(tmp_path, "[chapters.07_structured_weighting]\nangles_deg = ["
-                       + ", ".join(["1"] * 9_000) + "]\n")
+    message = _refused(
+        tmp_path, "[chapters.07_structured_weighting]\nangles_deg = [" + ", ".join(["1"] * 9_000) + "]\n"
+    )
     assert message.count("1.0") < 100 and "angles_deg" in message
 
 
@@ -187,12 +212,18 @@ def test_a_device_is_refused_as_not_a_regular_file():
         scenarios.load("/dev/null", ROOT)
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda p: None, "no such scenario file"),
-    (lambda p: p.mkdir(), "is a folder"),
-    (lambda p: p.write_bytes(b"#" * (scenarios.MAX_BYTES + 1)), f"a scenario file is at most {scenarios.MAX_BYTES}"),
-    (lambda p: p.write_bytes(b"[all]\nsigma = 0.7\n\xff"), "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda p: None, "no such scenario file"),
+        (lambda p: p.mkdir(), "is a folder"),
+        (
+            lambda p: p.write_bytes(b"#" * (scenarios.MAX_BYTES + 1)),
+            f"a scenario file is at most {scenarios.MAX_BYTES}",
+        ),
+        (lambda p: p.write_bytes(b"[all]\nsigma = 0.7\n\xff"), "not UTF-8"),
+    ],
+)
 def test_a_bad_scenario_path_is_named(tmp_path, make, message):
     path = tmp_path / "mine.toml"
     make(path)
@@ -239,14 +270,32 @@ LOADERS = {
 
 @needs_model
 @pytest.mark.parametrize("loader", sorted(LOADERS))
-@pytest.mark.parametrize("key, value", [
-    ("model_type", None), ("model_type", "gpt2"), ("model_type", 7), ("hidden_act", None), ("hidden_act", "relu"),
-    ("position_embedding_type", "relative_key"),
-    ("num_hidden_layers", 10**9), ("num_hidden_layers", 10**400), ("num_attention_heads", 10**6),
-    ("hidden_size", 2**40), ("intermediate_size", 10**12), ("vocab_size", -3), ("max_position_embeddings", 10**9),
-    ("num_hidden_layers", "6"), ("num_hidden_layers", [6]), ("num_hidden_layers", 6.5), ("num_hidden_layers", True),
-    ("layer_norm_eps", 10**400), ("layer_norm_eps", 1e308), ("layer_norm_eps", 0.0), ("pad_token_id", 10**8),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("model_type", None),
+        ("model_type", "gpt2"),
+        ("model_type", 7),
+        ("hidden_act", None),
+        ("hidden_act", "relu"),
+        ("position_embedding_type", "relative_key"),
+        ("num_hidden_layers", 10**9),
+        ("num_hidden_layers", 10**400),
+        ("num_attention_heads", 10**6),
+        ("hidden_size", 2**40),
+        ("intermediate_size", 10**12),
+        ("vocab_size", -3),
+        ("max_position_embeddings", 10**9),
+        ("num_hidden_layers", "6"),
+        ("num_hidden_layers", [6]),
+        ("num_hidden_layers", 6.5),
+        ("num_hidden_layers", True),
+        ("layer_norm_eps", 10**400),
+        ("layer_norm_eps", 1e308),
+        ("layer_norm_eps", 0.0),
+        ("pad_token_id", 10**8),
+    ],
+)
 def test_a_bad_config_field_names_config_json_and_the_field_on_one_line(model_copy, loader, key, value):
     path = model_copy / "config.json"
     _write_config(path, **{key: value})
@@ -266,8 +315,11 @@ def test_a_config_field_is_checked_before_any_weight_is_read(model_copy, monkeyp
         raise AssertionError("the weights were read before config.json was checked")
 
     monkeypatch.setattr(pretrained, "load_tensors", no_weights)
-    with pytest.raises(pretrained.ModelFileError, match=r"config\.json: 'num_hidden_layers': expected an integer "
-                                                       r"from 1 to 256, found 1000000000 "):
+    with pytest.raises(
+        pretrained.ModelFileError,
+        match=r"config\.json: 'num_hidden_layers': expected an integer "
+        r"from 1 to 256, found 1000000000 ",
+    ):
         pretrained.load_attention_weights(MODEL)
 
 

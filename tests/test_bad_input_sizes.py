@@ -26,18 +26,56 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from timeouts import within
 
 import mhanw
 from mhanw.constants import MAX_ENTRIES, MAX_REPLICATES
-from timeouts import within
 
 #: Arguments that are sizes of arrays (bounded by MAX_ENTRIES) ...
-SIZES = {"n", "d", "d_k", "n_heads", "H", "budget", "n_test", "n_keys", "n_queries", "nodes", "n_samples",
-         "n_blocks", "n_spectrum", "n_leading", "batch_size", "ncols", "max_rows", "n_jobs",
-         "dims", "tokens", "sample_sizes", "min_dim", "d_v", "n_columns"}
+SIZES = {
+    "n",
+    "d",
+    "d_k",
+    "n_heads",
+    "H",
+    "budget",
+    "n_test",
+    "n_keys",
+    "n_queries",
+    "nodes",
+    "n_samples",
+    "n_blocks",
+    "n_spectrum",
+    "n_leading",
+    "batch_size",
+    "ncols",
+    "max_rows",
+    "n_jobs",
+    "dims",
+    "tokens",
+    "sample_sizes",
+    "min_dim",
+    "d_v",
+    "n_columns",
+}
 #: ... and counts of iterations (bounded by MAX_REPLICATES).
-ITERATIONS = {"n_rep", "n_tune", "n_configs", "n_draw", "n_draws", "n_perm", "n_boot", "n_starts", "n_steps",
-              "max_tries", "max_iter", "n_scan", "dps", "repeat", "n_seeds"}
+ITERATIONS = {
+    "n_rep",
+    "n_tune",
+    "n_configs",
+    "n_draw",
+    "n_draws",
+    "n_perm",
+    "n_boot",
+    "n_starts",
+    "n_steps",
+    "max_tries",
+    "max_iter",
+    "n_scan",
+    "dps",
+    "repeat",
+    "n_seeds",
+}
 #: Sequences of sizes (a list whose entries are sizes).
 SEQUENCES = {"dims", "tokens", "sample_sizes"}
 
@@ -52,7 +90,7 @@ RNG = np.random.default_rng
 
 
 def _W(H=2, d=4, d_k=2):
-    return np.stack([np.eye(d)[:, j * d_k:(j + 1) * d_k] for j in range(H)])
+    return np.stack([np.eye(d)[:, j * d_k : (j + 1) * d_k] for j in range(H)])
 
 
 def _weights():
@@ -66,16 +104,58 @@ def _weights():
 
 #: A good value of each required argument, by name (a function may override it below).
 GOOD = {
-    "n": 30, "d": 4, "d_k": 2, "n_heads": 2, "H": 2, "budget": 8, "n_test": 5, "n_rep": 3, "n_keys": 10,
-    "n_queries": 4, "dims": [2], "tokens": [5], "sample_sizes": [20, 40], "n_draws": 3, "n_draw": 3,
-    "n_perm": 5, "n_boot": 5, "n_configs": 3, "seed": 0, "rng": None, "regression": "sin13", "model": "sin13",
-    "x": np.zeros(4), "W": None, "W_j": np.eye(4)[:, :2], "W_jp": np.eye(4)[:, 2:], "lipschitz": 1.0,
-    "bandwidth": 0.5, "theta": 0.3, "t": 0.5, "target": 0.5, "targets": [0.5], "angles": [0.0, 0.5],
-    "weight": np.ones((4, 6)), "values": [1, 2, 3], "estimates": [np.zeros((20, 2))],
-    "x_values": np.arange(10.0), "y": np.arange(10.0) ** 2, "trained": np.ones(8), "null": np.ones((5, 8)),
-    "per_sentence": np.ones((6, 3, 2)), "records": [{"text": f"sentence {i}"} for i in range(10)],
-    "d_k_values": [1, 2], "phi": 0.5, "log10_n": 8.0, "M": np.eye(3), "rho": 0.2, "weights": None,
-    "scheme": "geometric", "batch": None, "point": [0.0, 0.0], "W_Q": None,
+    "n": 30,
+    "d": 4,
+    "d_k": 2,
+    "n_heads": 2,
+    "H": 2,
+    "budget": 8,
+    "n_test": 5,
+    "n_rep": 3,
+    "n_keys": 10,
+    "n_queries": 4,
+    "dims": [2],
+    "tokens": [5],
+    "sample_sizes": [20, 40],
+    "n_draws": 3,
+    "n_draw": 3,
+    "n_perm": 5,
+    "n_boot": 5,
+    "n_configs": 3,
+    "seed": 0,
+    "rng": None,
+    "regression": "sin13",
+    "model": "sin13",
+    "x": np.zeros(4),
+    "W": None,
+    "W_j": np.eye(4)[:, :2],
+    "W_jp": np.eye(4)[:, 2:],
+    "lipschitz": 1.0,
+    "bandwidth": 0.5,
+    "theta": 0.3,
+    "t": 0.5,
+    "target": 0.5,
+    "targets": [0.5],
+    "angles": [0.0, 0.5],
+    "weight": np.ones((4, 6)),
+    "values": [1, 2, 3],
+    "estimates": [np.zeros((20, 2))],
+    "x_values": np.arange(10.0),
+    "y": np.arange(10.0) ** 2,
+    "trained": np.ones(8),
+    "null": np.ones((5, 8)),
+    "per_sentence": np.ones((6, 3, 2)),
+    "records": [{"text": f"sentence {i}"} for i in range(10)],
+    "d_k_values": [1, 2],
+    "phi": 0.5,
+    "log10_n": 8.0,
+    "M": np.eye(3),
+    "rho": 0.2,
+    "weights": None,
+    "scheme": "geometric",
+    "batch": None,
+    "point": [0.0, 0.0],
+    "W_Q": None,
 }
 
 
@@ -127,8 +207,13 @@ def _pair_family():
     x, angles = np.zeros(4), [0, 90]
     configs = [heads.pair_heads(np.radians(t), 4, 2) for t in angles]
     est = montecarlo.pointwise_estimates(configs, "sin13", x, n=30, n_rep=20, seed=0, bandwidth=0.5)
-    common = dict(x=x, bandwidth=0.5, model="sin13", a=np.array([0.5, 0.5]),
-                  m_x=float(data.data_model("sin13").regression(x[None, :])[0]))
+    common = dict(
+        x=x,
+        bandwidth=0.5,
+        model="sin13",
+        a=np.array([0.5, 0.5]),
+        m_x=float(data.data_model("sin13").regression(x[None, :])[0]),
+    )
     pairs = ch02.pair_table(angles, configs, est, n=30, **common)
     return dict(angles_deg=angles, pair_configs=configs, est_pairs=est, pairs=pairs, common=common)
 
@@ -146,10 +231,20 @@ def _covariance_figure():
     closed_table, _, _ = ch03.closed_form_study(sizes, np.random.SeedSequence(0))
     rows = pd.DataFrame({"theta": [0, 90], "C (MC)": [0.01, 0.005], "s.e.": [0.001, 0.001], "violated": [False, True]})
     x = np.zeros(4)
-    return dict(zero=rows, sin13=rows, closed_table=closed_table, sizes=sizes, x=x, bandwidth=0.5,
-                zero_m=data.data_model("zero"), smooth_m=data.data_model("sin13"), theta_star=45.0, L_smooth=1.0,
-                printed_bound=lambda W, m: covariance.printed_covariance_bound(W[0], W[1], x, 1.0, 30, 0.5),
-                figures_dir=FIGURES_DIR)
+    return dict(
+        zero=rows,
+        sin13=rows,
+        closed_table=closed_table,
+        sizes=sizes,
+        x=x,
+        bandwidth=0.5,
+        zero_m=data.data_model("zero"),
+        smooth_m=data.data_model("sin13"),
+        theta_star=45.0,
+        L_smooth=1.0,
+        printed_bound=lambda W, m: covariance.printed_covariance_bound(W[0], W[1], x, 1.0, 30, 0.5),
+        figures_dir=FIGURES_DIR,
+    )
 
 
 @functools.cache
@@ -158,18 +253,38 @@ def _ch09_figures():
     from mhanw.chapters import ch09_pretrained_head_diversity as ch09
 
     L, H, d_k, c = 2, 4, 32, [0.5, 2.0]  # d_k = 32: the figure marks angles 1, 2, 4, ..., 32
-    spectrum = dict(trained=np.linspace(0.5, 0.1, d_k), trained_se=np.full(d_k, 0.01), null=np.full(d_k, 0.2),
-                    null_sd=np.full(d_k, 0.02))
+    spectrum = dict(
+        trained=np.linspace(0.5, 0.1, d_k),
+        trained_se=np.full(d_k, 0.01),
+        null=np.full(d_k, 0.2),
+        null_sd=np.full(d_k, 0.02),
+    )
     excess = {name: spectrum for name in ch09.OBJECTS}
     decomp = {name: [dict(scale=s, one_minus_paper=0.1 * s) for s in (0.5, 1.0)] for name in ch09.OBJECTS}
     within = {name: dict(per_stratum=[0.1, -0.1], rho=0.0) for name in ch09.OBJECTS}
     return dict(
-        geometry=dict(excess=excess, excess_layer=excess, rescaled={name: np.full((L, len(c), 3), 0.5) for name in ch09.OBJECTS},
-                      decomp=decomp, log_s=np.log([0.5, 1.0]), log_g=np.log([0.1, 0.2]), r2=dict(r2=0.5, se=0.1),
-                      c_grid=c, d_k=d_k, L=L, style=ch09.figure_style(L), figures_dir=FIGURES_DIR),
-        ablation=dict(effects=dict(mean=np.full((L, H), 0.01), se=np.full((L, H), 0.001)),
-                      red={name: np.full((L, H), 0.3) for name in ch09.OBJECTS}, within=within, L=L,
-                      style=ch09.figure_style(L), figures_dir=FIGURES_DIR),
+        geometry=dict(
+            excess=excess,
+            excess_layer=excess,
+            rescaled={name: np.full((L, len(c), 3), 0.5) for name in ch09.OBJECTS},
+            decomp=decomp,
+            log_s=np.log([0.5, 1.0]),
+            log_g=np.log([0.1, 0.2]),
+            r2=dict(r2=0.5, se=0.1),
+            c_grid=c,
+            d_k=d_k,
+            L=L,
+            style=ch09.figure_style(L),
+            figures_dir=FIGURES_DIR,
+        ),
+        ablation=dict(
+            effects=dict(mean=np.full((L, H), 0.01), se=np.full((L, H), 0.001)),
+            red={name: np.full((L, H), 0.3) for name in ch09.OBJECTS},
+            within=within,
+            L=L,
+            style=ch09.figure_style(L),
+            figures_dir=FIGURES_DIR,
+        ),
     )
 
 
@@ -198,8 +313,17 @@ def _loo_by_hand(W, X, Y, h):
 
 
 #: The parameters of chapter 10 that :func:`check_by_hand` reads, at the notebook's defaults.
-CH10_PARAMS = dict(anisotropic_regression="aniso", inputs="gaussian", noise="gaussian", sigma=0.5, d=4, d_k=2,
-                   heads_equal=2, bandwidth=0.6, values="stream")
+CH10_PARAMS = dict(
+    anisotropic_regression="aniso",
+    inputs="gaussian",
+    noise="gaussian",
+    sigma=0.5,
+    d=4,
+    d_k=2,
+    heads_equal=2,
+    bandwidth=0.6,
+    values="stream",
+)
 
 
 def _overrides():
@@ -222,8 +346,9 @@ def _overrides():
         "mhanw.chapters.ch05_decorrelation_optimality.minimize_imse": dict(batch=batch(), rng=RNG(0), bandwidth=0.5),
         "mhanw.chapters.ch09_pretrained_head_diversity.random_subspace_null": dict(n_heads=3, d=6, d_k=2),
         "mhanw.chapters.ch09_pretrained_head_diversity.r2_bootstrap": dict(x=np.arange(10.0), y=np.arange(10.0) ** 2),
-        "mhanw.chapters.ch09_pretrained_head_diversity.spearman_permutation": dict(x=np.arange(10.0),
-                                                                                   y=np.arange(10.0) ** 2),
+        "mhanw.chapters.ch09_pretrained_head_diversity.spearman_permutation": dict(
+            x=np.arange(10.0), y=np.arange(10.0) ** 2
+        ),
         "mhanw.chapters.ch09_pretrained_head_diversity.pick_sentences": dict(records=[f"s {i}" for i in range(10)]),
         "mhanw.weighting.heterogeneity_threshold": dict(n_heads=3, rho=0.0),
         "mhanw.weighting.simplex_oracle_weights": dict(M=np.eye(3)),
@@ -232,15 +357,18 @@ def _overrides():
         "mhanw.weighting.symbolic_threshold": dict(rho=0.0, weights=[0.7, 0.3]),
         "mhanw.weighting.weights_expr": dict(scheme="geometric"),
         "mhanw.weighting.graded_error_matrix": dict(gamma=2.0, rho=0.0),
-        "mhanw.covariance.first_order_covariance": dict(W_j=np.eye(2)[:, :1], W_jp=np.eye(2)[:, 1:], x=np.zeros(2),
-                                                       bandwidth=0.5),
-        "mhanw.covariance.first_order_covariance_model": dict(W_j=np.eye(2)[:, :1], W_jp=np.eye(2)[:, 1:],
-                                                             x=np.zeros(2), bandwidth=0.5),
+        "mhanw.covariance.first_order_covariance": dict(
+            W_j=np.eye(2)[:, :1], W_jp=np.eye(2)[:, 1:], x=np.zeros(2), bandwidth=0.5
+        ),
+        "mhanw.covariance.first_order_covariance_model": dict(
+            W_j=np.eye(2)[:, :1], W_jp=np.eye(2)[:, 1:], x=np.zeros(2), bandwidth=0.5
+        ),
         "mhanw.covariance.printed_covariance_bound": dict(W_j=np.eye(2)[:, :1], W_jp=np.eye(2)[:, 1:], x=np.zeros(2)),
         "mhanw.chapters.ch03_covariance_bound.correlation_with_se": dict(x=np.arange(40.0), y=np.sin(np.arange(40.0))),
         "mhanw.chapters.ch03_covariance_bound.covariance_steps": dict(estimates=[RNG(0).standard_normal((40, 2))] * 2),
         "mhanw.chapters.ch03_covariance_bound.pooled_relative_deviation": dict(
-            pairs=[RNG(0).standard_normal((40, 2))], predicted=[0.1]),
+            pairs=[RNG(0).standard_normal((40, 2))], predicted=[0.1]
+        ),
         "mhanw.infra.sweep.spawn_streams": dict(seed=0),
         "mhanw.infra.sweep.run_replicates": dict(func=lambda g: 0.0, seed=0),
         "mhanw.infra.sweep.run_sweep": dict(func=lambda s, g: 0.0, settings=[1], seed=0),
@@ -252,50 +380,65 @@ def _overrides():
         "mhanw.montecarlo.integrated_mse": dict(configs=[_config()]),
         "mhanw.montecarlo.pointwise_estimates": dict(configs=[_config()], x=np.zeros((1, 4))),
         "mhanw.montecarlo.error_moments": dict(config=_config()),
-        "mhanw.nw.weighted_mean": dict(q=np.zeros((2, 2)), v=np.ones(5), kernel="gaussian", scale=1.0,
-                                       k=np.zeros((5, 2))),
+        "mhanw.nw.weighted_mean": dict(
+            q=np.zeros((2, 2)), v=np.ones(5), kernel="gaussian", scale=1.0, k=np.zeros((5, 2))
+        ),
         "mhanw.locality.tilted_mean": dict(query=0.5, regression="sin(x1)"),
         "mhanw.infra.figures.panels": dict(ncols=2),
         "mhanw.derivation.asymptotic_check": dict(spec="M1"),
         "mhanw.decomposition.jackknife": dict(statistic=lambda a: float(np.mean(a)), arrays=(np.arange(40.0),)),
-        "mhanw.chapters.ch09_pretrained_head_diversity.row_permutation_null": dict(weights=_weights(), layer=0,
-                                                                                  n_perm=3),
+        "mhanw.chapters.ch09_pretrained_head_diversity.row_permutation_null": dict(
+            weights=_weights(), layer=0, n_perm=3
+        ),
         "mhanw.chapters.ch09_pretrained_head_diversity.layer_spectrum_null": dict(weights=_weights(), layer=0),
         "mhanw.chapters.ch09_pretrained_head_diversity.head_spectrum_null": dict(objects={"key": _W(3, 6, 2)}),
         "mhanw.chapters.ch09_pretrained_head_diversity.excess_spectrum_summary": dict(
-            pair_spectra=[_pair_cos2()], null_spectra=np.ones((1, 3, 2)) * 0.1, n_leading=1),
-        "mhanw.chapters.ch09_pretrained_head_diversity.leading_share": dict(trained=np.ones(8), null=np.zeros(8),
-                                                                           n_leading=2),
-        "mhanw.covariance.first_order_covariance_mc": dict(W_j=np.eye(2)[:, :1], W_jp=np.eye(2)[:, 1:],
-                                                          x=np.zeros(2), bandwidth=0.5, model="zero"),
+            pair_spectra=[_pair_cos2()], null_spectra=np.ones((1, 3, 2)) * 0.1, n_leading=1
+        ),
+        "mhanw.chapters.ch09_pretrained_head_diversity.leading_share": dict(
+            trained=np.ones(8), null=np.zeros(8), n_leading=2
+        ),
+        "mhanw.covariance.first_order_covariance_mc": dict(
+            W_j=np.eye(2)[:, :1], W_jp=np.eye(2)[:, 1:], x=np.zeros(2), bandwidth=0.5, model="zero"
+        ),
         "mhanw.montecarlo.pointwise_parts": dict(config=_config(), x=np.zeros((1, 4))),
         "mhanw.heads.output_projection": dict(d_v=2),
         "mhanw.training.train_heads": dict(W0=_W(), sample=_sample(), bandwidth=0.5),
-        "mhanw.chapters.ch10_training_heads.settings": dict(isotropic="iso_cos", anisotropic="aniso", heads_equal=2,
-                                                            heads_over=4),
-        "mhanw.chapters.ch10_training_heads.run_setting": dict(setting=_setting(), n_seeds=2, n_steps=1,
-                                                               record_every=1, penalty=1.0),
+        "mhanw.chapters.ch10_training_heads.settings": dict(
+            isotropic="iso_cos", anisotropic="aniso", heads_equal=2, heads_over=4
+        ),
+        "mhanw.chapters.ch10_training_heads.run_setting": dict(
+            setting=_setting(), n_seeds=2, n_steps=1, record_every=1, penalty=1.0
+        ),
         "mhanw.chapters.ch10_training_heads.run_all": dict(grid=[_setting()], sizes=_ch10_sizes(), penalty=1.0),
         "mhanw.chapters.ch10_training_heads.imse_optimum": dict(setting=_setting(), n_starts=1, n_steps=1),
         "mhanw.chapters.ch10_training_heads.self_match_curves": dict(regression="aniso", scales=[1.0, 2.0]),
         "mhanw.chapters.ch02_bias_variance_covariance.first_order_terms": dict(
-            W=_pair_family()["pair_configs"][0], **_pair_family()["common"]),
+            W=_pair_family()["pair_configs"][0], **_pair_family()["common"]
+        ),
         "mhanw.chapters.ch02_bias_variance_covariance.pair_table": dict(
-            angles_deg=_pair_family()["angles_deg"], pair_configs=_pair_family()["pair_configs"],
-            est_pairs=_pair_family()["est_pairs"], **_pair_family()["common"]),
+            angles_deg=_pair_family()["angles_deg"],
+            pair_configs=_pair_family()["pair_configs"],
+            est_pairs=_pair_family()["est_pairs"],
+            **_pair_family()["common"],
+        ),
         "mhanw.chapters.ch02_bias_variance_covariance.plot_pair_family": dict(
-            pairs=_pair_family()["pairs"], angles_deg=_pair_family()["angles_deg"], figures_dir=FIGURES_DIR,
-            **_pair_family()["common"]),
+            pairs=_pair_family()["pairs"],
+            angles_deg=_pair_family()["angles_deg"],
+            figures_dir=FIGURES_DIR,
+            **_pair_family()["common"],
+        ),
         "mhanw.chapters.ch03_covariance_bound.plot_figure": _covariance_figure(),
         "mhanw.chapters.ch05_decorrelation_optimality.optimum_search": dict(
-            free=_free_descent(), candidate_loss=0.5, n_given=1, n_steps=1),
+            free=_free_descent(), candidate_loss=0.5, n_given=1, n_steps=1
+        ),
         "mhanw.chapters.ch07_structured_weighting.symbolic": dict(rho=0.0, q="1/2", weights="geometric", q_value=0.5),
         "mhanw.chapters.ch09_pretrained_head_diversity.geometry_figure": _ch09_figures()["geometry"],
         "mhanw.chapters.ch09_pretrained_head_diversity.ablation_figure": _ch09_figures()["ablation"],
-        "mhanw.chapters.ch10_training_heads.check_by_hand": dict(loss_by_hand=_loo_by_hand, params=CH10_PARAMS,
-                                                                 seed=0),
-        "mhanw.chapters.ch10_training_heads.loss_figure": dict(curves=_loss_curves(), regression="aniso",
-                                                               bandwidth=0.5),
+        "mhanw.chapters.ch10_training_heads.check_by_hand": dict(loss_by_hand=_loo_by_hand, params=CH10_PARAMS, seed=0),
+        "mhanw.chapters.ch10_training_heads.loss_figure": dict(
+            curves=_loss_curves(), regression="aniso", bandwidth=0.5
+        ),
     }
 
 
@@ -353,15 +496,18 @@ def _required(qual, f):
     return kwargs
 
 
-
-
 #: Arguments with a maximum of their own (a budget is arithmetic until it is enumerated) or none (a real
 #: sample size in the asymptotics of Thm 6.1 may be 1e300: only a value beyond a double is refused).
-OWN_LIMITS = {("mhanw.scaling", "budget"): "MAX_DIVISOR_BUDGET", ("mhanw.scaling", "d_k"): "MAX_DIVISOR_BUDGET",
-              ("mhanw.derivation", "budget"): "MAX_DIVISOR_BUDGET",
-              ("mhanw.chapters.ch06_optimal_head_size.head_sizes", "budget"): "MAX_DIVISOR_BUDGET",
-              ("mhanw.scaling", "n"): None, ("mhanw.scaling.log_mse", "d_k"): None,
-              ("mhanw.scaling.sample_size_for_head_dim", "d_k"): None, ("mhanw.locality", "d_k"): None}
+OWN_LIMITS = {
+    ("mhanw.scaling", "budget"): "MAX_DIVISOR_BUDGET",
+    ("mhanw.scaling", "d_k"): "MAX_DIVISOR_BUDGET",
+    ("mhanw.derivation", "budget"): "MAX_DIVISOR_BUDGET",
+    ("mhanw.chapters.ch06_optimal_head_size.head_sizes", "budget"): "MAX_DIVISOR_BUDGET",
+    ("mhanw.scaling", "n"): None,
+    ("mhanw.scaling.log_mse", "d_k"): None,
+    ("mhanw.scaling.sample_size_for_head_dim", "d_k"): None,
+    ("mhanw.locality", "d_k"): None,
+}
 
 
 def _limit(qual, arg):
@@ -369,8 +515,11 @@ def _limit(qual, arg):
     or a dimension in a formula).  The counts a verdict rule reports are sizes, not iterations."""
     from mhanw import scaling
 
-    found = [(len(prefix), limit) for (prefix, name), limit in OWN_LIMITS.items()
-             if arg == name and (qual == prefix or qual.startswith(prefix + "."))]
+    found = [
+        (len(prefix), limit)
+        for (prefix, name), limit in OWN_LIMITS.items()
+        if arg == name and (qual == prefix or qual.startswith(prefix + "."))
+    ]
     if found:
         limit = max(found)[1]
         return None if limit is None else getattr(scaling, limit)
@@ -489,7 +638,9 @@ def test_the_second_sweeps_work_bounds_hold():
             data.NoiseModel(0.5, "heteroscedastic", expression=["x1"])
 
 
-@pytest.mark.parametrize("value", [np.ma.masked, np.ma.masked_all((3,)), np.timedelta64(2), np.datetime64("2026-01-01")])
+@pytest.mark.parametrize(
+    "value", [np.ma.masked, np.ma.masked_all((3,)), np.timedelta64(2), np.datetime64("2026-01-01")]
+)
 def test_masked_values_and_time_spans_are_not_numbers(value):
     """A masked value read as 0 by one check and NaN by the rule ('holds' from nothing); numpy's
     timedelta64 subclasses its integers."""

@@ -19,15 +19,13 @@ import pytest
 import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from timeouts import within
 
 from mhanw import data
 from mhanw.infra import params as P
 from mhanw.infra import verdicts as V
-from timeouts import within
 
 XS = [f"x{i}" for i in range(1, 11)]
-
-
 
 
 def test_a_short_polynomial_with_many_terms_does_not_hang():
@@ -99,7 +97,10 @@ def test_a_rule_refuses_an_expression_too_large_to_simplify():
     x = sp.symbols("a b c d e f")
     huge = sp.expand(sum(x) ** 8)  # 1287 terms, several thousand operations
     start = time.perf_counter()
-    with pytest.raises(ValueError, match=rf"^corrected_gap: expected an expression of at most "
-                                         rf"{V.MAX_EXPRESSION_OPS} operations"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^corrected_gap: expected an expression of at most "
+        rf"{V.MAX_EXPRESSION_OPS} operations",
+    ):
         ch02.symbolic_verdict(huge, sp.Integer(0), sp.Integer(0), 2)
     assert time.perf_counter() - start < 5.0

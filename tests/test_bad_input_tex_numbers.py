@@ -30,16 +30,34 @@ PDFLATEX = shutil.which("pdflatex")
 # --------------------------------------------------------------------------- macros cannot take over the paper
 
 TAKEOVERS = [
-    (r"\iffalse", r"\\iffalse"), (r"\end{document}", "document"), (r"\input{/etc/passwd}", r"\\input"),
-    (r"\csname relax\endcsname", r"\\csname"), (r"\verb|x|", r"\\verb"), (r"\catcode`\%=12", r"\\catcode"),
-    (r"\def\HDIpa{x}", r"\\def"), (r"\write18{rm -rf x}", r"\\write"), (r"\openout1=x.tex", r"\\openout"),
-    (r"\immediate", r"\\immediate"), (r"\makeatletter", r"\\makeatletter"), (r"\include{x}", r"\\include"),
-    (r"\renewcommand{\HDIpa}{x}", r"\\renewcommand"), (r"\begin{document}", "document"),
-    (r"\begin{comment}", "comment"), (r"$x^^5cinput{f}$", r"\^\^"), (r"\@@end", r"control symbol \\@"), (r"\frac@x", "internal"),
-    (r"\begingroup\small", r"\\begingroup without"), (r"\begin{tabular}{l}", "without its"),
-    (r"\end{tabular}", "without its"), (r"$\left( x$", r"\\left without"),
-    (r"$x^$", "without its argument"), (r"$x_$", "without its argument"), (r"${x^}$", "without its argument"),
-    (r"$x^2^3$", "double superscript"), (r"$x_1_2$", "double subscript"), (r"$x^a_b^c$", "double superscript"),
+    (r"\iffalse", r"\\iffalse"),
+    (r"\end{document}", "document"),
+    (r"\input{/etc/passwd}", r"\\input"),
+    (r"\csname relax\endcsname", r"\\csname"),
+    (r"\verb|x|", r"\\verb"),
+    (r"\catcode`\%=12", r"\\catcode"),
+    (r"\def\HDIpa{x}", r"\\def"),
+    (r"\write18{rm -rf x}", r"\\write"),
+    (r"\openout1=x.tex", r"\\openout"),
+    (r"\immediate", r"\\immediate"),
+    (r"\makeatletter", r"\\makeatletter"),
+    (r"\include{x}", r"\\include"),
+    (r"\renewcommand{\HDIpa}{x}", r"\\renewcommand"),
+    (r"\begin{document}", "document"),
+    (r"\begin{comment}", "comment"),
+    (r"$x^^5cinput{f}$", r"\^\^"),
+    (r"\@@end", r"control symbol \\@"),
+    (r"\frac@x", "internal"),
+    (r"\begingroup\small", r"\\begingroup without"),
+    (r"\begin{tabular}{l}", "without its"),
+    (r"\end{tabular}", "without its"),
+    (r"$\left( x$", r"\\left without"),
+    (r"$x^$", "without its argument"),
+    (r"$x_$", "without its argument"),
+    (r"${x^}$", "without its argument"),
+    (r"$x^2^3$", "double superscript"),
+    (r"$x_1_2$", "double subscript"),
+    (r"$x^a_b^c$", "double superscript"),
 ]
 
 
@@ -64,18 +82,33 @@ def test_every_macro_entry_point_checks_its_body(method, monkeypatch):
         getattr(Macros("Test"), method)("Bad", value)
 
 
-@pytest.mark.parametrize("value", [
-    r"\begingroup\small\setlength{\tabcolsep}{3pt}\begin{tabular}{llc}\toprule a & b \\ \midrule"
-    r" $W_Q^h W_K^{h\top}$ & $0.5$\,{\scriptsize$(-1.2)$} & \multicolumn{2}{c}{x} \\ \bottomrule\end{tabular}"
-    r"\endgroup",
-    r"\ensuremath{\operatorname{MSE}{\left(k \right)} = \frac{c_{B}}{k^{2}} + \frac{c_{V} k^{\frac{k}{2} + 1}}{D n}}",
-    r"\ensuremath{k^*\propto(\ln n)^{\frac{2}{d + 4}}}", r"$c_B/k^{1}$ & bias $\propto k^{-1/2}$ \\ x & y",
-    r"it differs from $\TestLimit$ by \TestGap{} ($z=\TestZ$; \TestVerdict) and", r"$\HDIpa \le 1$",
-    r"$\mathbb{E}[\hat\gamma] = \bar\rho$", r"\texttt{student-t:3}", r"$x_{1}^{2}{}^{2}$", r"$\sum_{j}^{H} a_j$",
-    r"$\left[\begin{matrix}1 & 0\\0 & 1\end{matrix}\right]$", r"$e^{W\left(2 \ln{\left(n \right)}\right)}$",
-    "holds", r"\ensuremath{x_{1}^{4}}", r"50\% of $m$", r"a \\ b", "{a}{b}", "line one\nline two", r"\{literal\}",
-    r"$\frac{1}{2}$ and $x$",
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        r"\begingroup\small\setlength{\tabcolsep}{3pt}\begin{tabular}{llc}\toprule a & b \\ \midrule"
+        r" $W_Q^h W_K^{h\top}$ & $0.5$\,{\scriptsize$(-1.2)$} & \multicolumn{2}{c}{x} \\ \bottomrule\end{tabular}"
+        r"\endgroup",
+        r"\ensuremath{\operatorname{MSE}{\left(k \right)} = \frac{c_{B}}{k^{2}} + \frac{c_{V} k^{\frac{k}{2} + 1}}{D n}}",
+        r"\ensuremath{k^*\propto(\ln n)^{\frac{2}{d + 4}}}",
+        r"$c_B/k^{1}$ & bias $\propto k^{-1/2}$ \\ x & y",
+        r"it differs from $\TestLimit$ by \TestGap{} ($z=\TestZ$; \TestVerdict) and",
+        r"$\HDIpa \le 1$",
+        r"$\mathbb{E}[\hat\gamma] = \bar\rho$",
+        r"\texttt{student-t:3}",
+        r"$x_{1}^{2}{}^{2}$",
+        r"$\sum_{j}^{H} a_j$",
+        r"$\left[\begin{matrix}1 & 0\\0 & 1\end{matrix}\right]$",
+        r"$e^{W\left(2 \ln{\left(n \right)}\right)}$",
+        "holds",
+        r"\ensuremath{x_{1}^{4}}",
+        r"50\% of $m$",
+        r"a \\ b",
+        "{a}{b}",
+        "line one\nline two",
+        r"\{literal\}",
+        r"$\frac{1}{2}$ and $x$",
+    ],
+)
 def test_macro_text_the_chapters_write_is_kept(value):
     m = Macros("Test")
     m.text("Good", value)
@@ -101,10 +134,19 @@ def test_macros_that_refer_to_one_another_in_a_circle_are_refused_when_written(t
     assert not list(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize("name,why", [
-    ("x%", "comment sign"), ("y#", "parameter sign"), ("a&b", "alignment sign"), (r"\input{f}", r"\\input"),
-    ("x}", "unbalanced braces"), ("ρ", "not printable ASCII"), (r"\iffalse", r"\\iffalse"), ("z$", "unpaired"),
-])
+@pytest.mark.parametrize(
+    "name,why",
+    [
+        ("x%", "comment sign"),
+        ("y#", "parameter sign"),
+        ("a&b", "alignment sign"),
+        (r"\input{f}", r"\\input"),
+        ("x}", "unbalanced braces"),
+        ("ρ", "not printable ASCII"),
+        (r"\iffalse", r"\\iffalse"),
+        ("z$", "unpaired"),
+    ],
+)
 def test_a_symbol_whose_name_cannot_be_typeset_is_refused_naming_it(name, why):
     expression = sp.Symbol(name) + sp.Symbol("k")
     with pytest.raises(ValueError, match=rf"^expression: the symbol .*{why}.*\(macro \\TestBad\)$"):
@@ -124,9 +166,15 @@ def test_the_symbol_names_the_project_uses_are_kept():
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(list("ab$%#&{}\\^_ 1@") + [r"\input", r"\frac", r"\end{document}",
-                                                               r"\begin{tabular}", r"\left(", r"\right)"]),
-                max_size=12).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            list("ab$%#&{}\\^_ 1@")
+            + [r"\input", r"\frac", r"\end{document}", r"\begin{tabular}", r"\left(", r"\right)"]
+        ),
+        max_size=12,
+    ).map("".join)
+)
 def test_check_tex_gives_a_verdict_naming_the_argument_on_any_text(text):
     try:
         assert check_tex(text, "value") == text
@@ -139,19 +187,34 @@ def test_check_tex_gives_a_verdict_naming_the_argument_on_any_text(text):
 # --------------------------------------------------------------------------- record text: maths and non-strings
 
 
-@pytest.mark.parametrize("text,tex", [
-    ("$%$", r"$\%$"), ("$#$", r"$\#$"), ("$&$", r"$\&$"), ("$a \\% b$", r"$a \% b$"), ("$ρ ≤ 1$", r"${\rho} {\le} 1$"),
-    ("$m_{\\cos,1.5}$ and HDI_PA <= 1", r"$m_{\cos,1.5}$ and $\HDIpa$ $\le$ 1"),
-])
+@pytest.mark.parametrize(
+    "text,tex",
+    [
+        ("$%$", r"$\%$"),
+        ("$#$", r"$\#$"),
+        ("$&$", r"$\&$"),
+        ("$a \\% b$", r"$a \% b$"),
+        ("$ρ ≤ 1$", r"${\rho} {\le} 1$"),
+        ("$m_{\\cos,1.5}$ and HDI_PA <= 1", r"$m_{\cos,1.5}$ and $\HDIpa$ $\le$ 1"),
+    ],
+)
 def test_tex_specials_inside_record_maths_are_escaped(text, tex):
     assert tex_text(text) == tex  # '$%$' passed through raw: the rest of the macro file became a comment
     Macros("Test").text("Record", tex_text(text))
 
 
-@pytest.mark.parametrize("text,why", [
-    ("$}$", "unbalanced braces"), ("${$", "unbalanced braces"), ("$\\$", "unpaired"), ("$x^$", "without its argument"),
-    ("$\\input{f}$", r"the command \\input"), ("$\\iffalse$", r"the command \\iffalse"), ("$x^^5c$", r"\^\^"),
-])
+@pytest.mark.parametrize(
+    "text,why",
+    [
+        ("$}$", "unbalanced braces"),
+        ("${$", "unbalanced braces"),
+        ("$\\$", "unpaired"),
+        ("$x^$", "without its argument"),
+        ("$\\input{f}$", r"the command \\input"),
+        ("$\\iffalse$", r"the command \\iffalse"),
+        ("$x^^5c$", r"\^\^"),
+    ],
+)
 def test_record_maths_that_cannot_be_typeset_is_refused_naming_text(text, why):
     with pytest.raises(ValueError, match=rf"^text: .*{why}"):
         tex_text(text)
@@ -175,9 +238,46 @@ def test_adjacent_record_maths_never_merge_into_another_command():
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(["d_k", "^", "(", ")", "1/4", "*", "sqrt(", "ln ", "HDI_PA", "<=", "~", "sum_j",
-                                 "||G||_F", "x", " ", "_", "{", "}", "\\", "%", "#", "&", "ρ", "rho", "$", "e_1",
-                                 "m_{\\cos,1.2}", "'", "^(", "beta", "±"]), max_size=8).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "d_k",
+                "^",
+                "(",
+                ")",
+                "1/4",
+                "*",
+                "sqrt(",
+                "ln ",
+                "HDI_PA",
+                "<=",
+                "~",
+                "sum_j",
+                "||G||_F",
+                "x",
+                " ",
+                "_",
+                "{",
+                "}",
+                "\\",
+                "%",
+                "#",
+                "&",
+                "ρ",
+                "rho",
+                "$",
+                "e_1",
+                "m_{\\cos,1.2}",
+                "'",
+                "^(",
+                "beta",
+                "±",
+            ]
+        ),
+        max_size=8,
+    ).map("".join)
+)
 def test_record_text_becomes_macro_text_or_is_refused_naming_text(text):
     """Property: whatever a record says, tex_text gives LaTeX that a macro keeps, or a one-line refusal."""
     try:
@@ -190,9 +290,21 @@ def test_record_text_becomes_macro_text_or_is_refused_naming_text(text):
 
 # --------------------------------------------------------------------------- numbers a table or a sentence prints
 
-EXTREMES = [(1, 5e-324), (1, 1e-300), (1e308, 1), (1e300, 1e299), (0, 5e-324), (1e-310, 1e-311), (1e308, 1e307),
-            (-1e300, 3e298), (1e-18, 1e-19), (1e20, 1.0), (-2.5e-200, 1e-203), (0.5, 1e-16), (1.7976931348623157e308,
-                                                                                           1.7976931348623157e308)]
+EXTREMES = [
+    (1, 5e-324),
+    (1, 1e-300),
+    (1e308, 1),
+    (1e300, 1e299),
+    (0, 5e-324),
+    (1e-310, 1e-311),
+    (1e308, 1e307),
+    (-1e300, 3e298),
+    (1e-18, 1e-19),
+    (1e20, 1.0),
+    (-2.5e-200, 1e-203),
+    (0.5, 1e-16),
+    (1.7976931348623157e308, 1.7976931348623157e308),
+]
 _NUMBER = re.compile(r"-?\d[\d.]*(?:e[+-]\d+)?")
 
 
@@ -215,11 +327,17 @@ def test_an_se_below_the_means_precision_prints_each_number_on_its_own():
     assert tables.pm(1e308, 1e307) == "(1.00 ± 0.10)e+308"
 
 
-@pytest.mark.parametrize("mean,se,text,tex", [
-    (0.51316, 0.0039, "0.5132 ± 0.0039", r"0.513 \pm 0.004"), (12345.6, 12.3, "12346 ± 12", r"12350 \pm 10"),
-    (1.23e-5, 4.5e-7, "(1.230 ± 0.045)e-5", r"0.0000123 \pm 0.0000004"), (123.4, 12.0, "123 ± 12", r"120 \pm 10"),
-    (0.51083, 0.00123, "0.5108 ± 0.0012", r"0.511 \pm 0.001"), (1.5, 0.0, "1.5 ± 0", r"1.50 \pm 0"),
-])
+@pytest.mark.parametrize(
+    "mean,se,text,tex",
+    [
+        (0.51316, 0.0039, "0.5132 ± 0.0039", r"0.513 \pm 0.004"),
+        (12345.6, 12.3, "12346 ± 12", r"12350 \pm 10"),
+        (1.23e-5, 4.5e-7, "(1.230 ± 0.045)e-5", r"0.0000123 \pm 0.0000004"),
+        (123.4, 12.0, "123 ± 12", r"120 \pm 10"),
+        (0.51083, 0.00123, "0.5108 ± 0.0012", r"0.511 \pm 0.001"),
+        (1.5, 0.0, "1.5 ± 0", r"1.50 \pm 0"),
+    ],
+)
 def test_ordinary_estimates_print_as_before(mean, se, text, tex):
     assert tables.pm(mean, se) == text and texout.format_mean_se(mean, se) == tex
 
@@ -232,15 +350,23 @@ def test_any_finite_estimate_prints_bounded(mean, se):
         assert _longest_number(text) <= texout.MAX_NUMBER_CHARS, text
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: tables.pm(10**400, 1), "mean"), (lambda: tables.pm(1, 10**400), "se"),
-    (lambda: texout.format_mean_se(10**400, 1), "mean"), (lambda: prose.number_word(10**400), "k"),
-    (lambda: prose.number_word(10**18), "k"), (lambda: prose.ranges([1, 10**400]), "values"),
-    (lambda: prose.ranges([1e300]), "values"), (lambda: prose.count_of(10**400, 10**400), "k"),
-    (lambda: prose.count_clause(1, 10**19, "heads", "falls", "fall"), "n"),
-    (lambda: Macros("Test").integer("N", 10**5000), "value"), (lambda: Macros("Test").integer("N", 1e300), "value"),
-    (lambda: Macros("Test").integer("N", 10**18), "value"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: tables.pm(10**400, 1), "mean"),
+        (lambda: tables.pm(1, 10**400), "se"),
+        (lambda: texout.format_mean_se(10**400, 1), "mean"),
+        (lambda: prose.number_word(10**400), "k"),
+        (lambda: prose.number_word(10**18), "k"),
+        (lambda: prose.ranges([1, 10**400]), "values"),
+        (lambda: prose.ranges([1e300]), "values"),
+        (lambda: prose.count_of(10**400, 10**400), "k"),
+        (lambda: prose.count_clause(1, 10**19, "heads", "falls", "fall"), "n"),
+        (lambda: Macros("Test").integer("N", 10**5000), "value"),
+        (lambda: Macros("Test").integer("N", 1e300), "value"),
+        (lambda: Macros("Test").integer("N", 10**18), "value"),
+    ],
+)
 def test_a_number_beyond_what_a_reader_reads_is_refused_naming_the_argument(call, name):
     # pm(10**400, 1) raised OverflowError; Macros.integer(10**5000) hit Python's 4300-digit limit
     with pytest.raises(ValueError, match=rf"^{name}: "):
@@ -255,8 +381,10 @@ def test_a_huge_integer_in_a_table_is_shown_in_scientific_form():
     assert tables.fmt(2**64) == "1.845e+19" and tables.fmt(2**64, 2) == "1.8e+19"
     assert tables.fmt(10**18 - 1) == "999999999999999999" and tables.fmt(20000) == "20000"
     assert tables.show({"n": [10**400, 3]}).rows == [["1e+400"], ["3"]]
-    assert prose.number_word(10**18 - 1) == "999999999999999999" and prose.ranges([10**17, 10**17 + 1]) == \
-        "100000000000000000-100000000000000001"
+    assert (
+        prose.number_word(10**18 - 1) == "999999999999999999"
+        and prose.ranges([10**17, 10**17 + 1]) == "100000000000000000-100000000000000001"
+    )
 
 
 def test_digit_count_never_writes_the_integer_out():
@@ -284,19 +412,30 @@ def test_what_the_checks_accept_compiles_with_pdflatex(tmp_path):
     (tmp_path / "doc.tex").write_text(
         "\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage{amsmath}"
         "\\newcommand{\\HDIpa}{\\mathrm{HDI}_{\\mathrm{PA}}}\\input{macros.tex}\\begin{document}"
-        f"{uses} The end.\\end{{document}}\n")
-    run = subprocess.run([PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc.tex"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        f"{uses} The end.\\end{{document}}\n"
+    )
+    run = subprocess.run(
+        [PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout[-2000:]
     if shutil.which("pdftotext"):
         out = subprocess.run(["pdftotext", "doc.pdf", "-"], cwd=tmp_path, capture_output=True, text=True).stdout
         assert "The end." in out
 
 
-@pytest.mark.parametrize("make", [lambda: (lambda x: (x.append(x), x)[1])([]),
-                                  lambda: (lambda d: (d.__setitem__("a", d), d)[1])({}),
-                                  lambda: __import__("functools").reduce(lambda a, _: [a], range(5000), []),
-                                  lambda: (v for v in [1, 2])])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: (lambda x: (x.append(x), x)[1])([]),
+        lambda: (lambda d: (d.__setitem__("a", d), d)[1])({}),
+        lambda: __import__("functools").reduce(lambda a, _: [a], range(5000), []),
+        lambda: (v for v in [1, 2]),
+    ],
+)
 def test_a_cell_that_contains_itself_or_nests_deeply_is_named(make):
     """A table cell holding itself, nested 5000 deep, or an iterator: one ValueError naming ``x``."""
     from mhanw.infra import tables

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 import shutil
-from pathlib import Path
 import subprocess
+from pathlib import Path
 
 import pytest
 import sympy as sp
@@ -24,8 +24,10 @@ from mhanw.infra import texout
 from mhanw.infra.texout import Macros, check_tex, tex_math, tex_text
 
 PDFLATEX = shutil.which("pdflatex")
-PREAMBLE = ("\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage{amsmath,amssymb}\\usepackage{booktabs}"
-            "\\newcommand{\\HDIpa}{\\mathrm{HDI}_{\\mathrm{PA}}}")
+PREAMBLE = (
+    "\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage{amsmath,amssymb}\\usepackage{booktabs}"
+    "\\newcommand{\\HDIpa}{\\mathrm{HDI}_{\\mathrm{PA}}}"
+)
 SECRET = "secret.txt"
 SECRET_WORD = "TOPSECRETWORD"
 #: How pdflatex's log records a file it opened: "(./secret.txt" (a mention in typeset text has no "(./").
@@ -34,17 +36,32 @@ OPENED = re.compile(r"\(\./" + re.escape(SECRET))
 
 def _pdflatex(folder, body: str) -> subprocess.CompletedProcess:
     (folder / "doc.tex").write_text(f"{PREAMBLE}{body}\n")
-    return subprocess.run([PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc.tex"],
-                          cwd=folder, capture_output=True, text=True, errors="replace", timeout=120)
+    return subprocess.run(
+        [PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc.tex"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=120,
+    )
 
 
 # --------------------------------------------------------------------------- commands hidden in ^^ notation
 
 #: Each is a command outside the allow-list once TeX has read its ^^ (\input, \def, \openout, \catcode, \write).
 HIDDEN = [
-    rf"$\^^69nput{{{SECRET}}}$", rf"\ensuremath{{\^^69nput{{{SECRET}}}}}", rf"$\textbf{{\^^69nput{{{SECRET}}}}}$",
-    r"$\^^64ef\^^78{1}$", r"$\^^6fpenout1=x$", r"$\^^63atcode`\%=12$", r"$\^^77rite18{x}$", r"$x\^^49$",
-    rf"$^^5cinput{{{SECRET}}}$", rf"$\text{{^^5cinput{{{SECRET}}}}}$", r"$\mathrm{^^5c^^69nput}$", r"$x^^M$",
+    rf"$\^^69nput{{{SECRET}}}$",
+    rf"\ensuremath{{\^^69nput{{{SECRET}}}}}",
+    rf"$\textbf{{\^^69nput{{{SECRET}}}}}$",
+    r"$\^^64ef\^^78{1}$",
+    r"$\^^6fpenout1=x$",
+    r"$\^^63atcode`\%=12$",
+    r"$\^^77rite18{x}$",
+    r"$x\^^49$",
+    rf"$^^5cinput{{{SECRET}}}$",
+    rf"$\text{{^^5cinput{{{SECRET}}}}}$",
+    r"$\mathrm{^^5c^^69nput}$",
+    r"$x^^M$",
 ]
 
 
@@ -77,8 +94,9 @@ def test_a_symbol_or_function_named_with_caret_notation_is_refused(name):
         Macros("TX").expr("a", sp.MatrixSymbol(name, 2, 2))  # a name that is no Symbol's: the whole formula
 
 
-@pytest.mark.parametrize("method,value", [("number", 1.5), ("mean_se", (1.0, 0.1)), ("plain", "x"),
-                                          ("expr", sp.Symbol("x")), ("text", "x")])
+@pytest.mark.parametrize(
+    "method,value", [("number", 1.5), ("mean_se", (1.0, 0.1)), ("plain", "x"), ("expr", sp.Symbol("x")), ("text", "x")]
+)
 def test_every_macro_method_reaches_the_caret_check(method, value, monkeypatch):
     hidden = r"\ensuremath{\^^69nput{x}}"
     for function in ("format_number", "format_mean_se", "tex_escape", "latex_of"):
@@ -92,12 +110,18 @@ def test_every_macro_method_reaches_the_caret_check(method, value, monkeypatch):
 def test_no_entry_point_lets_pdflatex_read_a_file(tmp_path):
     (tmp_path / SECRET).write_text(SECRET_WORD + "\n")
     # the danger is real: the body that used to be accepted makes pdflatex read the file
-    control = _pdflatex(tmp_path, f"\\newcommand{{\\X}}{{{HIDDEN[0]}}}\\begin{{document}}Before \\X{{}} after."
-                                  "\\end{document}")
+    control = _pdflatex(
+        tmp_path, f"\\newcommand{{\\X}}{{{HIDDEN[0]}}}\\begin{{document}}Before \\X{{}} after.\\end{{document}}"
+    )
     assert control.returncode == 0 and OPENED.search((tmp_path / "doc.log").read_text(errors="replace"))
     m = Macros("TX")
-    tries = [lambda k, v: m.text(k, v), lambda k, v: m.text(k, tex_text(v)), lambda k, v: m.plain(k, v),
-             lambda k, v: m.expr(k, sp.Symbol(v.strip("$"))), lambda k, v: m.expr(k, sp.Function(v.strip("$"))(sp.Symbol("x")))]
+    tries = [
+        lambda k, v: m.text(k, v),
+        lambda k, v: m.text(k, tex_text(v)),
+        lambda k, v: m.plain(k, v),
+        lambda k, v: m.expr(k, sp.Symbol(v.strip("$"))),
+        lambda k, v: m.expr(k, sp.Function(v.strip("$"))(sp.Symbol("x"))),
+    ]
     for i, value in enumerate(HIDDEN):
         for j, attempt in enumerate(tries):
             try:  # whatever an entry point keeps goes into the paper below
@@ -121,27 +145,56 @@ def test_no_entry_point_lets_pdflatex_read_a_file(tmp_path):
 #: Bodies that stopped pdflatex where the macro stood in running text ("Before \TXa{} after."), with what
 #: the refusal says.
 BREAKS_RUNNING_TEXT = [
-    ("a & b", "alignment sign &"), (r"\hline", r"table command \\hline"), (r"\toprule", r"table command \\toprule"),
-    (r"\multicolumn{2}{c}{x}", r"table command \\multicolumn"), (r"\frac12", r"\\frac outside maths"),
-    (r"\alpha", r"\\alpha outside maths"), (r"\sum", "outside maths"), (r"\sqrt{2}", "outside maths"),
-    (r"\limits", "outside maths"), (r"\not", "outside maths"), (r"\hbar", "outside maths"),
-    (r"\operatorname{x}", "outside maths"), (r"\boldsymbol{x}", "outside maths"), (r"\left(", "outside maths"), (r"$\bigl( x$", "not one a macro may use"),
-    (r"\substack{x}", "outside maths"), (r"\begin{array}{c}x\end{array}", "'array' outside maths"),
-    (r"\begin{cases}x\end{cases}", "'cases' outside maths"), (r"\ensuremath{x$y$}", r"a \$ inside maths"),
-    (r"\mathbb{R}", "outside maths"), (r"\begin{aligned}x\end{aligned}", "'aligned' outside maths"),
-    (r"$\middle|$", r"\\middle without its opening command \\left"), (r"$\limits$", "not after an operator"),
-    (r"\begin{tabular}{q}x\end{tabular}", "column specification"), (r"$\^{}$", r"text accent \\\^ inside maths"),
-    (r"\tiny", r"declaration \\tiny outside a group"), (r"\tt", "outside a group"),
-    (r"\setlength{\tabcolsep}{500pt}", "outside a group"), (r"\HDIpa", "outside maths"), (r"\|", "outside maths"),
-    (r"\cdots", "outside maths"), (r"$\ensuremath{\sqrt}$", "without its argument"), (r"$\frac{1}$", "second argument"),
-    (r"$x_\tiny$", "without its argument"), (r"$x_\operatorname{y}$", "without its argument"),
-    (r"\text x", "in braces"), (r"\^", "without its argument"), (r"$\(x\)$", r"\\\( inside maths"),
-    (r"{$x}$", "closing brace inside maths"), (r"$\left x\right)$", "without its delimiter"), ("a$$", r"\$\$"),
-    (r"$a \\ b$", "row end"), (r"$a & b$ \\ c", "alignment sign"), (r"\begin{tabular}{l}{a & b}\end{tabular}",
-                                                                      "alignment sign"),
-    (r"a \\ b \hline c", r"rule \\hline not at the start of a row"), (r"a \\ b \multicolumn{1}{c}{x}", "start of a cell"),
-    (r"\setlength{\tabcolsep}{x}", r"arguments .* of \\setlength"), (r"\tabcolsep", r"outside \\setlength"),
-    (r"${x$}$", r"a \$ inside maths"), (r"$\left( x$", r"\\left without its \\right"),
+    ("a & b", "alignment sign &"),
+    (r"\hline", r"table command \\hline"),
+    (r"\toprule", r"table command \\toprule"),
+    (r"\multicolumn{2}{c}{x}", r"table command \\multicolumn"),
+    (r"\frac12", r"\\frac outside maths"),
+    (r"\alpha", r"\\alpha outside maths"),
+    (r"\sum", "outside maths"),
+    (r"\sqrt{2}", "outside maths"),
+    (r"\limits", "outside maths"),
+    (r"\not", "outside maths"),
+    (r"\hbar", "outside maths"),
+    (r"\operatorname{x}", "outside maths"),
+    (r"\boldsymbol{x}", "outside maths"),
+    (r"\left(", "outside maths"),
+    (r"$\bigl( x$", "not one a macro may use"),
+    (r"\substack{x}", "outside maths"),
+    (r"\begin{array}{c}x\end{array}", "'array' outside maths"),
+    (r"\begin{cases}x\end{cases}", "'cases' outside maths"),
+    (r"\ensuremath{x$y$}", r"a \$ inside maths"),
+    (r"\mathbb{R}", "outside maths"),
+    (r"\begin{aligned}x\end{aligned}", "'aligned' outside maths"),
+    (r"$\middle|$", r"\\middle without its opening command \\left"),
+    (r"$\limits$", "not after an operator"),
+    (r"\begin{tabular}{q}x\end{tabular}", "column specification"),
+    (r"$\^{}$", r"text accent \\\^ inside maths"),
+    (r"\tiny", r"declaration \\tiny outside a group"),
+    (r"\tt", "outside a group"),
+    (r"\setlength{\tabcolsep}{500pt}", "outside a group"),
+    (r"\HDIpa", "outside maths"),
+    (r"\|", "outside maths"),
+    (r"\cdots", "outside maths"),
+    (r"$\ensuremath{\sqrt}$", "without its argument"),
+    (r"$\frac{1}$", "second argument"),
+    (r"$x_\tiny$", "without its argument"),
+    (r"$x_\operatorname{y}$", "without its argument"),
+    (r"\text x", "in braces"),
+    (r"\^", "without its argument"),
+    (r"$\(x\)$", r"\\\( inside maths"),
+    (r"{$x}$", "closing brace inside maths"),
+    (r"$\left x\right)$", "without its delimiter"),
+    ("a$$", r"\$\$"),
+    (r"$a \\ b$", "row end"),
+    (r"$a & b$ \\ c", "alignment sign"),
+    (r"\begin{tabular}{l}{a & b}\end{tabular}", "alignment sign"),
+    (r"a \\ b \hline c", r"rule \\hline not at the start of a row"),
+    (r"a \\ b \multicolumn{1}{c}{x}", "start of a cell"),
+    (r"\setlength{\tabcolsep}{x}", r"arguments .* of \\setlength"),
+    (r"\tabcolsep", r"outside \\setlength"),
+    (r"${x$}$", r"a \$ inside maths"),
+    (r"$\left( x$", r"\\left without its \\right"),
 ]
 
 
@@ -192,8 +245,10 @@ def test_what_macro_text_keeps_compiles_in_running_text_and_in_a_table(tmp_path)
         m.number(name, 0.5)
     m.write(tmp_path / "macros.tex")
     uses = " ".join(f"Before \\TXKept{chr(65 + i)}{{}} after." for i in range(len(KEPT)))
-    tables = "".join(f"\\begin{{tabular}}{{lll}}\\toprule \\TXRows{chr(65 + i)} \\\\ \\bottomrule\\end{{tabular}} "
-                     for i in range(len(ROWS)))
+    tables = "".join(
+        f"\\begin{{tabular}}{{lll}}\\toprule \\TXRows{chr(65 + i)} \\\\ \\bottomrule\\end{{tabular}} "
+        for i in range(len(ROWS))
+    )
     run = _pdflatex(tmp_path, f"\\input{{macros.tex}}\\begin{{document}}{uses} {tables} The end.\\end{{document}}")
     assert run.returncode == 0, run.stdout[-2000:]
 
@@ -222,13 +277,19 @@ def test_a_name_with_a_final_newline_no_longer_defines_a_macro_twice():
     assert re.findall(r"\\newcommand\{\\(\w+)\}", m.render()) == ["TXa"]
 
 
-@pytest.mark.parametrize("text, says", [
-    (r"$\root 3 \of x$", "not one a macro may use"),  # plain TeX: 'File ended while scanning' in LaTeX
-    (r"$\big x$", "not one a macro may use"),  # needs a delimiter: 'Missing delimiter'
-    (r"$a \lt b$", "not one a macro may use"), (r"$\mathscr{A}$", "not one a macro may use"),  # not defined
-    ("$x\n\ny$", "a blank line"), ("\\textbf{a\n  \nb}", "a blank line"),
-    ("x" * 10_001, "a line of more than"), (("x" * 9_000 + "\n") * 12, "more than 100,000 characters"),
-])
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        (r"$\root 3 \of x$", "not one a macro may use"),  # plain TeX: 'File ended while scanning' in LaTeX
+        (r"$\big x$", "not one a macro may use"),  # needs a delimiter: 'Missing delimiter'
+        (r"$a \lt b$", "not one a macro may use"),
+        (r"$\mathscr{A}$", "not one a macro may use"),  # not defined
+        ("$x\n\ny$", "a blank line"),
+        ("\\textbf{a\n  \nb}", "a blank line"),
+        ("x" * 10_001, "a line of more than"),
+        (("x" * 9_000 + "\n") * 12, "more than 100,000 characters"),
+    ],
+)
 def test_tex_that_stops_pdflatex_is_refused(text, says):
     """Each of these passed check_tex and then stopped pdflatex with the paper's preamble."""
     from mhanw.infra.texout import Macros

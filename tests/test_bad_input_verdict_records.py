@@ -58,11 +58,24 @@ def test_a_malformed_claim_id_is_refused(bad):
     _named(lambda: _record(claim=bad), "claim")
 
 
-@pytest.mark.parametrize("field,bad", [
-    ("statistics", 5), ("statistics", None), ("statistics", "ab"), ("statistics", [1.0]), ("statistics", {"a": 1}),
-    ("role", np.array(["paper"])), ("role", ["paper"]), ("role", "Paper"),
-    ("statement", None), ("statement", np.array("s")), ("section", 3), ("finding", None), ("unit", b"%"),
-])
+@pytest.mark.parametrize(
+    "field,bad",
+    [
+        ("statistics", 5),
+        ("statistics", None),
+        ("statistics", "ab"),
+        ("statistics", [1.0]),
+        ("statistics", {"a": 1}),
+        ("role", np.array(["paper"])),
+        ("role", ["paper"]),
+        ("role", "Paper"),
+        ("statement", None),
+        ("statement", np.array("s")),
+        ("section", 3),
+        ("finding", None),
+        ("unit", b"%"),
+    ],
+)
 def test_a_bad_field_of_a_record_is_named(field, bad):
     _named(lambda: _record(**{field: bad}), field)
 
@@ -73,21 +86,24 @@ def test_good_records_are_unchanged():
     assert _record(claim="thm-4.2/equal-hdi.v2/part-1").claim == "thm-4.2/equal-hdi.v2/part-1"
 
 
-@pytest.mark.parametrize("call,arg", [
-    (lambda: V.combine(None), "verdicts"),
-    (lambda: V.combine(3), "verdicts"),
-    (lambda: V.combine("holds"), "verdicts"),  # a string is not a list of verdicts (its letters were)
-    (lambda: V.combine([np.array(["holds"])]), "verdicts"),
-    (lambda: V.compatible(np.array(["holds", "holds"]), V.HOLDS), "paper"),  # an ambiguous truth value
-    (lambda: V.compatible(V.HOLDS, np.array(["holds"])), "other"),  # accepted, returned an array
-    (lambda: V.compatible(V.HOLDS, None), "other"),
-    (lambda: V.predicate(np.array(["holds"])), "verdict"),
-    (lambda: V.verdict_phrase(["holds"]), "verdict"),
-    (lambda: V.power_verdict(np.array(["holds"]), 0.1, 1.0), "verdict"),
-    (lambda: V.search_verdict(V.HOLDS, None), "found"),
-    (lambda: V.significant_effect(1.0, 0.1, sign=True), "sign"),
-    (lambda: V.direction_words(1.0, 0.1, positive=None, negative="n", neither="o"), "positive"),
-])
+@pytest.mark.parametrize(
+    "call,arg",
+    [
+        (lambda: V.combine(None), "verdicts"),
+        (lambda: V.combine(3), "verdicts"),
+        (lambda: V.combine("holds"), "verdicts"),  # a string is not a list of verdicts (its letters were)
+        (lambda: V.combine([np.array(["holds"])]), "verdicts"),
+        (lambda: V.compatible(np.array(["holds", "holds"]), V.HOLDS), "paper"),  # an ambiguous truth value
+        (lambda: V.compatible(V.HOLDS, np.array(["holds"])), "other"),  # accepted, returned an array
+        (lambda: V.compatible(V.HOLDS, None), "other"),
+        (lambda: V.predicate(np.array(["holds"])), "verdict"),
+        (lambda: V.verdict_phrase(["holds"]), "verdict"),
+        (lambda: V.power_verdict(np.array(["holds"]), 0.1, 1.0), "verdict"),
+        (lambda: V.search_verdict(V.HOLDS, None), "found"),
+        (lambda: V.significant_effect(1.0, 0.1, sign=True), "sign"),
+        (lambda: V.direction_words(1.0, 0.1, positive=None, negative="n", neither="o"), "positive"),
+    ],
+)
 def test_the_shared_rules_name_their_arguments(call, arg):
     _named(call, arg)
 
@@ -101,13 +117,16 @@ def test_the_shared_rules_decide_as_before():
     assert V.within_tolerance(0.0, 1e-9) == (V.HOLDS, 1e-9)
 
 
-@pytest.mark.parametrize("make", [
-    lambda tmp: tmp,  # a directory: IsADirectoryError
-    lambda tmp: tmp / "missing.json",  # FileNotFoundError
-    lambda tmp: (tmp / "latin1.json").write_bytes(b'["\xe9"]') and tmp / "latin1.json",  # UnicodeDecodeError
-    lambda tmp: None,  # TypeError from Path(None)
-    lambda tmp: 3,
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda tmp: tmp,  # a directory: IsADirectoryError
+        lambda tmp: tmp / "missing.json",  # FileNotFoundError
+        lambda tmp: (tmp / "latin1.json").write_bytes(b'["\xe9"]') and tmp / "latin1.json",  # UnicodeDecodeError
+        lambda tmp: None,  # TypeError from Path(None)
+        lambda tmp: 3,
+    ],
+)
 def test_load_records_names_its_path(tmp_path, make):
     _named(lambda: V.load_records(make(tmp_path)), "path")
 
@@ -166,8 +185,9 @@ def test_a_bad_slug_names_itself(bad):
 
     found = V.Search("IMSE descent", starts=4, known_starts=1, perturbed_starts=2, steps=10, best=0.9, known=1.0)
     _named(lambda: ch05.optimum_verdict(bad, "m", 0.1, 0.1, 0.9, ISO, False, found), "slug")
-    path = dict(label="isotropic m, averaged heads", init=np.linspace(0.4, 0.6, 20), end=np.linspace(0.45, 0.7, 20),
-                haar=0.5)
+    path = dict(
+        label="isotropic m, averaged heads", init=np.linspace(0.4, 0.6, 20), end=np.linspace(0.45, 0.7, 20), haar=0.5
+    )
     _named(lambda: ch10.training_orthogonal_verdict(bad, **path), "slug")
     assert ch10.training_orthogonal_verdict("iso-equal-average", **path).claim.endswith("/iso-equal-average")
 
@@ -230,20 +250,24 @@ def test_more_violations_than_pairs_are_refused():
     assert ch04.random_verdict(-0.9, 0.05, 0, 0.4, 300, 0.1, ISO).verdict == V.HOLDS_UNDER
 
 
-GUARD = dict(last_minus_rest=(0.5, 0.1), key_positive_layers=2, n_layers=6, pa_change=0.0, rv_change=0.0,
-             top_excess=(0.5, 0.1))
+GUARD = dict(
+    last_minus_rest=(0.5, 0.1), key_positive_layers=2, n_layers=6, pa_change=0.0, rv_change=0.0, top_excess=(0.5, 0.1)
+)
 
 
-@pytest.mark.parametrize("changes,arg", [
-    (dict(key_positive_layers=3, n_layers=0), "n_layers"),  # printed "3 of 0 are positive"
-    (dict(key_positive_layers=7), "key_positive_layers"),
-    (dict(key_positive_layers=-1), "key_positive_layers"),
-    (dict(n_layers=True), "n_layers"),
-    (dict(n_layers=10**400), "n_layers"),
-    (dict(pa_change=INF), "pa_change"),
-    (dict(last_minus_rest=(1e308, NAN)), "last_minus_rest"),
-    (dict(top_excess=(INF, 0.1)), "top_excess"),
-])
+@pytest.mark.parametrize(
+    "changes,arg",
+    [
+        (dict(key_positive_layers=3, n_layers=0), "n_layers"),  # printed "3 of 0 are positive"
+        (dict(key_positive_layers=7), "key_positive_layers"),
+        (dict(key_positive_layers=-1), "key_positive_layers"),
+        (dict(n_layers=True), "n_layers"),
+        (dict(n_layers=10**400), "n_layers"),
+        (dict(pa_change=INF), "pa_change"),
+        (dict(last_minus_rest=(1e308, NAN)), "last_minus_rest"),
+        (dict(top_excess=(INF, 0.1)), "top_excess"),
+    ],
+)
 def test_guard_text_checks_its_counts_and_numbers(changes, arg):
     _named(lambda: ch09.guard_text(**{**GUARD, **changes}), arg)
 
@@ -269,8 +293,9 @@ def test_diversity_sentence_needs_the_counts_of_its_record():
 X = np.arange(40.0)
 
 
-@pytest.mark.parametrize("returned", [NAN, INF, np.array([1.0, NAN]), "abc", None, True, 1 + 2j, {"a": 1.0},
-                                      np.array(["x"]), object()])
+@pytest.mark.parametrize(
+    "returned", [NAN, INF, np.array([1.0, NAN]), "abc", None, True, 1 + 2j, {"a": 1.0}, np.array(["x"]), object()]
+)
 def test_a_jackknife_statistic_must_return_finite_numbers(returned):
     message = _named(lambda: D.jackknife(lambda a: returned, (X,), 5), "statistic")  # NaN gave a NaN s.e.
     assert "all replicates" in message
@@ -286,12 +311,23 @@ def test_a_jackknife_statistic_that_fails_on_one_block_says_which():
     assert "shape" in message
 
 
-@pytest.mark.parametrize("kwargs,arg", [
-    (dict(n_blocks=1), "n_blocks"), (dict(n_blocks=41), "n_blocks"), (dict(n_blocks=True), "n_blocks"),
-    (dict(n_blocks=4.0), "n_blocks"), (dict(n_blocks=10**400), "n_blocks"), (dict(n_blocks="4"), "n_blocks"),
-    (dict(arrays=(X, X[:5])), "arrays"), (dict(arrays=()), "arrays"), (dict(arrays=(np.array([]),)), "arrays"),
-    (dict(arrays=(np.float64(1.0),)), "arrays"), (dict(arrays=None), "arrays"), (dict(statistic=None), "statistic"),
-])
+@pytest.mark.parametrize(
+    "kwargs,arg",
+    [
+        (dict(n_blocks=1), "n_blocks"),
+        (dict(n_blocks=41), "n_blocks"),
+        (dict(n_blocks=True), "n_blocks"),
+        (dict(n_blocks=4.0), "n_blocks"),
+        (dict(n_blocks=10**400), "n_blocks"),
+        (dict(n_blocks="4"), "n_blocks"),
+        (dict(arrays=(X, X[:5])), "arrays"),
+        (dict(arrays=()), "arrays"),
+        (dict(arrays=(np.array([]),)), "arrays"),
+        (dict(arrays=(np.float64(1.0),)), "arrays"),
+        (dict(arrays=None), "arrays"),
+        (dict(statistic=None), "statistic"),
+    ],
+)
 def test_the_jackknife_checks_its_blocks_and_arrays(kwargs, arg):
     _named(lambda: D.jackknife(**{"statistic": np.mean, "arrays": (X,), "n_blocks": 4, **kwargs}), arg)
 
@@ -302,7 +338,6 @@ def test_the_jackknife_of_huge_values_is_finite_and_unchanged_otherwise():
     big = X * 1e300  # squared deviations beyond a double: the s.e. itself is not
     theta, se = D.jackknife(lambda a: a.mean(), (big,), 40)
     assert math.isfinite(se) and se == pytest.approx(1e300 * X.std(ddof=1) / math.sqrt(40), rel=1e-9)
-
 
 
 def test_a_premise_id_with_a_trailing_newline_is_refused():

@@ -70,25 +70,36 @@ def test_bad_matrices_name_M(M, message):
             oracle(M)
 
 
-@pytest.mark.parametrize("weights,message", [([1, 2j], "complex"), ([True, False], "booleans"),
-                                             ([1.0], "2 weights"), ([[0.5, 0.5]], "1-D"), (["a", "b"], "strings")])
+@pytest.mark.parametrize(
+    "weights,message",
+    [
+        ([1, 2j], "complex"),
+        ([True, False], "booleans"),
+        ([1.0], "2 weights"),
+        ([[0.5, 0.5]], "1-D"),
+        (["a", "b"], "strings"),
+    ],
+)
 def test_bad_weights_name_weights(weights, message):
     with pytest.raises(ValueError, match=rf"^weights: .*{message}"):
         w.mse(weights, np.eye(2))
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: w.geometric_weights(3, 1.0), "q"),
-    (lambda: w.geometric_weights(3, np.nan), "q"),
-    (lambda: w.geometric_weights(0), "n_heads"),
-    (lambda: w.uniform_weights(2.0), "n_heads"),
-    (lambda: w.structured_weights("golden", 3), "scheme"),
-    (lambda: w.graded_error_matrix(3, 0.5, 0.1), "gamma"),
-    (lambda: w.graded_error_matrix(3, 2.0, -0.6), "rho"),
-    (lambda: w.heterogeneity_threshold(3, 0.1, gamma_max=np.inf), "gamma_max"),
-    (lambda: w.heterogeneity_threshold(3, 0.1, n_scan=1), "n_scan"),
-    (lambda: w.simplex_oracle_weights(np.eye(2), max_iter=0), "max_iter"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: w.geometric_weights(3, 1.0), "q"),
+        (lambda: w.geometric_weights(3, np.nan), "q"),
+        (lambda: w.geometric_weights(0), "n_heads"),
+        (lambda: w.uniform_weights(2.0), "n_heads"),
+        (lambda: w.structured_weights("golden", 3), "scheme"),
+        (lambda: w.graded_error_matrix(3, 0.5, 0.1), "gamma"),
+        (lambda: w.graded_error_matrix(3, 2.0, -0.6), "rho"),
+        (lambda: w.heterogeneity_threshold(3, 0.1, gamma_max=np.inf), "gamma_max"),
+        (lambda: w.heterogeneity_threshold(3, 0.1, n_scan=1), "n_scan"),
+        (lambda: w.simplex_oracle_weights(np.eye(2), max_iter=0), "max_iter"),
+    ],
+)
 def test_other_bad_weighting_input(call, name):
     with pytest.raises(ValueError, match=rf"^{name}: "):
         call()
@@ -101,15 +112,18 @@ def test_geometric_weights_are_finite_and_sum_to_1(n_heads, q):
     assert a.sum() == pytest.approx(1.0, abs=1e-12)
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: w.uniform_weights(10**12), "n_heads"),  # MemoryError
-    (lambda: w.geometric_weights(10**12), "n_heads"),
-    (lambda: w.fibonacci_weights(10**12), "n_heads"),
-    (lambda: w.structured_weights("fibonacci", 10**6), "n_heads"),
-    (lambda: w.graded_error_matrix(10**6, 2.0, 0.1), "n_heads"),
-    (lambda: w.heterogeneity_threshold(10**6, 0.1), "n_heads"),
-    (lambda: w.heterogeneity_threshold(3, 0.1, n_scan=10**12), "n_scan"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: w.uniform_weights(10**12), "n_heads"),  # MemoryError
+        (lambda: w.geometric_weights(10**12), "n_heads"),
+        (lambda: w.fibonacci_weights(10**12), "n_heads"),
+        (lambda: w.structured_weights("fibonacci", 10**6), "n_heads"),
+        (lambda: w.graded_error_matrix(10**6, 2.0, 0.1), "n_heads"),
+        (lambda: w.heterogeneity_threshold(10**6, 0.1), "n_heads"),
+        (lambda: w.heterogeneity_threshold(3, 0.1, n_scan=10**12), "n_scan"),
+    ],
+)
 def test_huge_head_counts_are_refused_before_allocation(call, name):
     with pytest.raises(ValueError, match=rf"^{name}: expected at most"):
         call()

@@ -42,8 +42,8 @@ X0 = np.zeros((1, 4))
 
 #: (n, n_test, n_rep): each within its own maximum, the product far beyond MAX_WORK.
 OVERSIZED = [
-    (10**5, 10**5, 10**4),           # weeks
-    (500, 200, 10**7),               # the reference sizes with MAX_REPLICATES replicates: days
+    (10**5, 10**5, 10**4),  # weeks
+    (500, 200, 10**7),  # the reference sizes with MAX_REPLICATES replicates: days
     (10**6, 10**3, 10**3),
     (np.int64(10**5), np.int32(10**5), np.uint64(10**4)),  # numpy integers: the product must not wrap
     (2**26, 1, 10**6),
@@ -60,14 +60,14 @@ OVERSIZED_POINTWISE = [
 ENTRY_POINTS = {
     "integrated_mse": lambda n, t, r: montecarlo.integrated_mse([W3], "zero", n, t, r, 0),
     "error_moments": lambda n, t, r: montecarlo.error_moments(W3, "zero", n, t, r, 0),
-    "pointwise_estimates": lambda n, t, r: montecarlo.pointwise_estimates([W3], "zero", np.zeros((int(t), 4)),
-                                                                         n, r, 0),
+    "pointwise_estimates": lambda n, t, r: montecarlo.pointwise_estimates([W3], "zero", np.zeros((int(t), 4)), n, r, 0),
     "pointwise_parts": lambda n, t, r: montecarlo.pointwise_parts(W3, "zero", np.zeros((int(t), 4)), n, r, 0),
 }
 
 
-CASES = ([(e, s) for e in ("integrated_mse", "error_moments") for s in OVERSIZED]
-         + [(e, s) for e in ("pointwise_estimates", "pointwise_parts") for s in OVERSIZED_POINTWISE])
+CASES = [(e, s) for e in ("integrated_mse", "error_moments") for s in OVERSIZED] + [
+    (e, s) for e in ("pointwise_estimates", "pointwise_parts") for s in OVERSIZED_POINTWISE
+]
 
 
 @pytest.mark.parametrize("entry,sizes", CASES, ids=[f"{e}-{'x'.join(str(int(v)) for v in s)}" for e, s in CASES])
@@ -108,8 +108,9 @@ PAPER_CALLS = {
 @pytest.mark.parametrize("call", sorted(PAPER_CALLS))
 def test_every_paper_call_is_far_below_the_bound(call):
     H, C, n, t, r, d = PAPER_CALLS[call]
-    configs = [heads.HeadConfig(heads.orthogonal_heads(max(d, H), 1, H)[:, :d] if H > d else
-                                heads.orthogonal_heads(d, 1, H))] * C
+    configs = [
+        heads.HeadConfig(heads.orthogonal_heads(max(d, H), 1, H)[:, :d] if H > d else heads.orthogonal_heads(d, 1, H))
+    ] * C
     assert montecarlo._work(configs, n, t, r, d) * 100 < MAX_WORK
 
 
@@ -149,12 +150,17 @@ def test_a_regression_too_large_to_square_is_still_the_regression(entry):
 # prose: what a sentence can list
 # ---------------------------------------------------------------------------------------------
 
+
 def _endless():
     return itertools.count()
 
 
-HUGE = {"range(10**8)": lambda: range(10**8), "range(10**12)": lambda: range(10**12),
-        "endless iterator": _endless, "10001 values": lambda: list(range(prose.MAX_ITEMS + 1))}
+HUGE = {
+    "range(10**8)": lambda: range(10**8),
+    "range(10**12)": lambda: range(10**12),
+    "endless iterator": _endless,
+    "10001 values": lambda: list(range(prose.MAX_ITEMS + 1)),
+}
 
 
 @pytest.mark.parametrize("values", sorted(HUGE))
@@ -169,7 +175,7 @@ def test_join_list_refuses_more_items_than_a_sentence_lists(values):
 
 @pytest.mark.parametrize("n", [prose.MAX_ITEMS + 1, 10**8])
 def test_group_by_verdict_refuses_more_pairs_than_a_sentence_lists(n):
-    _refused("pairs", lambda: prose.group_by_verdict((("a", "holds") for _ in range(n))))
+    _refused("pairs", lambda: prose.group_by_verdict(("a", "holds") for _ in range(n)))
     _refused("pairs", lambda: prose.group_by_verdict(iter(lambda: ("a", "holds"), None)))
 
 
@@ -195,13 +201,13 @@ W_TRAIN = heads.orthogonal_heads(4, 2, 2)
 LARGE = [1e101, 1e155, 1e160, 1e200, 1e300]
 
 
-@pytest.mark.parametrize("combination,values", [("average", "response"), ("sum", "response"),
-                                                 ("concat", "response"), ("concat", "stream")])
+@pytest.mark.parametrize(
+    "combination,values", [("average", "response"), ("sum", "response"), ("concat", "response"), ("concat", "stream")]
+)
 @pytest.mark.parametrize("scale", LARGE)
 @pytest.mark.parametrize("gradient", [True, False])
 def test_loo_loss_refuses_responses_whose_squares_overflow(scale, combination, values, gradient):
-    _refused("Y", lambda: training.loo_loss(W_TRAIN, S.X, S.Y * scale, 0.5, combination, values,
-                                            gradient=gradient))
+    _refused("Y", lambda: training.loo_loss(W_TRAIN, S.X, S.Y * scale, 0.5, combination, values, gradient=gradient))
 
 
 @pytest.mark.parametrize("field", ["Y", "m_test"])
@@ -209,9 +215,11 @@ def test_loo_loss_refuses_responses_whose_squares_overflow(scale, combination, v
 @pytest.mark.parametrize("call", ["fresh_error", "error_correlation", "train_heads"])
 def test_a_sample_whose_squares_overflow_is_refused(call, scale, field):
     bad = dataclasses.replace(S, **{field: getattr(S, field) * scale})
-    run = {"fresh_error": lambda: training.fresh_error(W_TRAIN, bad, 0.5),
-           "error_correlation": lambda: training.error_correlation(W_TRAIN, bad, 0.5),
-           "train_heads": lambda: training.train_heads(W_TRAIN, bad, 0.5, n_steps=2)}[call]
+    run = {
+        "fresh_error": lambda: training.fresh_error(W_TRAIN, bad, 0.5),
+        "error_correlation": lambda: training.error_correlation(W_TRAIN, bad, 0.5),
+        "train_heads": lambda: training.train_heads(W_TRAIN, bad, 0.5, n_steps=2),
+    }[call]
     _refused(f"sample.{field}", run)
 
 
@@ -222,9 +230,11 @@ def test_a_sample_with_nan_or_inf_is_refused(call, value, field):
     arr = getattr(S, field).copy()
     arr.flat[0] = value
     bad = dataclasses.replace(S, **{field: arr})
-    run = {"fresh_error": lambda: training.fresh_error(W_TRAIN, bad, 0.5),
-           "error_correlation": lambda: training.error_correlation(W_TRAIN, bad, 0.5),
-           "train_heads": lambda: training.train_heads(W_TRAIN, bad, 0.5, n_steps=1)}[call]
+    run = {
+        "fresh_error": lambda: training.fresh_error(W_TRAIN, bad, 0.5),
+        "error_correlation": lambda: training.error_correlation(W_TRAIN, bad, 0.5),
+        "train_heads": lambda: training.train_heads(W_TRAIN, bad, 0.5, n_steps=1),
+    }[call]
     _refused(f"sample.{field}", run)
 
 
@@ -233,13 +243,13 @@ def test_a_sample_with_too_few_responses_is_refused():
     _refused("sample.Y", lambda: training.fresh_error(W_TRAIN, bad, 0.5))
 
 
-@pytest.mark.parametrize("combination,values", [("average", "response"), ("sum", "response"),
-                                                 ("concat", "response"), ("concat", "stream")])
+@pytest.mark.parametrize(
+    "combination,values", [("average", "response"), ("sum", "response"), ("concat", "response"), ("concat", "stream")]
+)
 def test_a_gradient_that_overflows_names_the_inputs(combination, values):
     # each within its bound, their product beyond a double: inputs near 1e120, responses near 1e90
     with np.errstate(all="ignore"):
-        _refused("X", lambda: training.loo_loss(W_TRAIN * 1e-120, S.X * 1e120, S.Y * 1e90, 0.5, combination,
-                                                values))
+        _refused("X", lambda: training.loo_loss(W_TRAIN * 1e-120, S.X * 1e120, S.Y * 1e90, 0.5, combination, values))
 
 
 def test_tiny_errors_give_their_correlation_not_nan():
@@ -260,8 +270,21 @@ def test_responses_at_ordinary_scales_keep_their_numbers():
 # locality: Gauss-Hermite nodes
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("nodes", [np.int32(2**16), np.int64(2**62), np.uint64(2**64 - 1), np.int64(2**32),
-                                   2**16, 10**400, 371, 500, locality.MAX_NODES + 1])
+
+@pytest.mark.parametrize(
+    "nodes",
+    [
+        np.int32(2**16),
+        np.int64(2**62),
+        np.uint64(2**64 - 1),
+        np.int64(2**32),
+        2**16,
+        10**400,
+        371,
+        500,
+        locality.MAX_NODES + 1,
+    ],
+)
 def test_too_many_nodes_are_refused_before_allocating(nodes):
     _refused("nodes", lambda: locality.tilted_mean("zero", np.ones(2), nodes=nodes))
     _refused("nodes", lambda: locality.tilted_mean("sin(x1)", 0.5, nodes=nodes))

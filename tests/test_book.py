@@ -28,7 +28,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from nbtools import NOTEBOOKS, ROOT, notebook_meta
 
 from mhanw.infra.verdicts import VOCABULARY
@@ -47,8 +46,12 @@ LESSON_PENDING = {
 
 
 def _lesson_params(check: str):
-    return [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=f"{name} is not yet a lesson: {check}"))
-            if name in LESSON_PENDING[check] else name for name in CHAPTER_NAMES]
+    return [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=f"{name} is not yet a lesson: {check}"))
+        if name in LESSON_PENDING[check]
+        else name
+        for name in CHAPTER_NAMES
+    ]
 
 
 def _outputs(nb: dict):
@@ -58,7 +61,9 @@ def _outputs(nb: dict):
 
 
 def _text(out: dict) -> str:
-    parts = [out.get("text", "")] + [out.get("data", {}).get(k, "") for k in ("text/plain", "text/html", "text/markdown")]
+    parts = [out.get("text", "")] + [
+        out.get("data", {}).get(k, "") for k in ("text/plain", "text/html", "text/markdown")
+    ]
     return "".join("".join(p) if isinstance(p, list) else p for p in parts)
 
 
@@ -70,22 +75,34 @@ def _text(out: dict) -> str:
 def test_executed_chapter_shows_its_figures_and_clean_outputs(path, quick_build):
     copy, name = quick_build, path.stem
     nb = json.loads((copy / "build" / "notebooks" / f"{name}.ipynb").read_text())
-    shown = [out.get("metadata", {}).get("mhanw", {}).get("figure") for _, out in _outputs(nb)
-             if out.get("output_type") == "display_data" and "image/png" in out.get("data", {})]
-    assert shown == notebook_meta(path)["figures"], f"{name}: figures shown {shown}, declared {notebook_meta(path)['figures']}"
+    shown = [
+        out.get("metadata", {}).get("mhanw", {}).get("figure")
+        for _, out in _outputs(nb)
+        if out.get("output_type") == "display_data" and "image/png" in out.get("data", {})
+    ]
+    assert shown == notebook_meta(path)["figures"], (
+        f"{name}: figures shown {shown}, declared {notebook_meta(path)['figures']}"
+    )
     for i, out in _outputs(nb):
-        assert not (out.get("output_type") == "stream" and out.get("name") == "stderr"), \
+        assert not (out.get("output_type") == "stream" and out.get("name") == "stderr"), (
             f"{name}, cell {i}: output on stderr: {_text(out)[:200]!r}"
+        )
         assert out.get("output_type") != "error", f"{name}, cell {i}: an error output"
         text = _text(out)
         for bad in ("np.float64(", "np.int64(", "PosixPath(", "array(", "Warning", str(copy), "/tmp/"):
             assert bad not in text, f"{name}, cell {i}: {bad!r} in an output: {text[:300]!r}"
-    sources = "".join("".join(c["source"]) for c in nb["cells"] if "injected-parameters" in c["metadata"].get("tags", []))
+    sources = "".join(
+        "".join(c["source"]) for c in nb["cells"] if "injected-parameters" in c["metadata"].get("tags", [])
+    )
     assert str(copy) not in sources, f"{name}: the injected parameters name a folder of this machine"
     # The cell that writes the macros (macros.write(macros_path), or the chapter module's writer given
     # macros_path) is bookkeeping: the book hides its code.
-    book_cells = [c for c in nb["cells"] if "macros_path" in "".join(c["source"])
-                  and not {"parameters", "injected-parameters"} & set(c["metadata"].get("tags", []))]
+    book_cells = [
+        c
+        for c in nb["cells"]
+        if "macros_path" in "".join(c["source"])
+        and not {"parameters", "injected-parameters"} & set(c["metadata"].get("tags", []))
+    ]
     assert book_cells and all({"hide-input", "remove-input"} & set(c["metadata"].get("tags", [])) for c in book_cells)
 
 
@@ -110,15 +127,18 @@ def lesson_facts(quick_build):
 
 @pytest.mark.slow
 def test_front_page_has_no_horizontal_overflow_at_phone_width(lesson_facts):
-    assert lesson_facts["index.html"].overflow == 0, \
+    assert lesson_facts["index.html"].overflow == 0, (
         f"the front page is {lesson_facts['index.html'].overflow} px wider than {check_book.NARROW} px"
+    )
 
 
 @pytest.mark.slow
 def test_no_raw_tex_in_any_page_title_or_search_entry(quick_build, lesson_facts):
     book = quick_build / "build" / "book"
-    titles = {p.name: html.unescape(re.search(r"<title>(.*?)</title>", p.read_text(), re.S).group(1))
-              for p in book.glob("*.html")}
+    titles = {
+        p.name: html.unescape(re.search(r"<title>(.*?)</title>", p.read_text(), re.S).group(1))
+        for p in book.glob("*.html")
+    }
     titles.update({name: f.title for name, f in lesson_facts.items()})  # as the browser shows them
     bad = {k: t for k, t in titles.items() if check_book.RAW_TEX.search(t)}
     assert not bad, f"raw TeX in page titles: {bad}"
@@ -163,15 +183,16 @@ def test_front_page_has_a_card_per_claim_with_what_we_found(quick_build):
     labels = references.read_aux(copy / "build" / "paper" / "main.aux")
     for f in found:
         t = f.theorem
-        card = index[index.index(f'id="{references.anchor(t.claim)}"'):]
-        card = card[:card.index("</article>")]
+        card = index[index.index(f'id="{references.anchor(t.claim)}"') :]
+        card = card[: card.index("</article>")]
         assert f'href="{t.chapter}.html"' in card and f'href="ledger.html#{references.anchor(t.claim)}"' in card
         assert f">{html.escape(f.verdict)}</a>" in card, (t.claim, f.verdict)
         if f.number:
             value = f.number.split(" = ", 1)[1].split(" ±")[0]
             assert value in card, (t.claim, value)
-        shown = (f"_static/thumbs/{t.figure}-{t.panel}.png" if t.panel
-                 else f"_static/figures/{t.figure}.png")  # the entry's panel, cropped, or the whole figure
+        shown = (
+            f"_static/thumbs/{t.figure}-{t.panel}.png" if t.panel else f"_static/figures/{t.figure}.png"
+        )  # the entry's panel, cropped, or the whole figure
         assert f'src="{shown}"' in card, (t.claim, shown)
         assert (copy / "build" / "book" / shown).is_file(), shown
         if t.panel:
@@ -189,11 +210,11 @@ def test_ledger_page_lists_every_record_under_its_claim(quick_build):
     for g, rs in ledger.grouped(records).items():
         start = page.index(f'id="{references.anchor(g)}"')
         title = ledger.group_name(g)
-        assert html.escape(title[:1].upper() + title[1:], quote=False) in page[start:start + 400]
+        assert html.escape(title[:1].upper() + title[1:], quote=False) in page[start : start + 400]
         for r in rs:
             at = page.index(f'id="{references.record_anchor(r["claim"])}"')
             assert at > start, r["claim"]
-            assert f"<code>{html.escape(r['claim'])}</code>" in page[at:at + 600]
+            assert f"<code>{html.escape(r['claim'])}</code>" in page[at : at + 600]
     for v in VOCABULARY:
         assert f'href="glossary.html#{build_book.verdict_anchor(v)}"' in page, v
 
@@ -203,22 +224,26 @@ def test_chapter_page_and_paper_show_one_numbering(quick_build):
     copy = quick_build
     records = ledger.load_ledger(copy / "build" / "claims.json")
     labels = references.read_aux(copy / "build" / "paper" / "main.aux")
-    pdf_text = subprocess.run(["pdftotext", str(copy / "build" / "paper" / "main.pdf"), "-"],
-                              capture_output=True, text=True, check=True).stdout
+    pdf_text = subprocess.run(
+        ["pdftotext", str(copy / "build" / "paper" / "main.pdf"), "-"], capture_output=True, text=True, check=True
+    ).stdout
     for ch in chapters.discover(copy):
         page = (copy / "build" / "book" / f"{ch.name}.html").read_text()
         section = references.chapter_section(ch.name, records, labels)
         assert section is not None, f"{ch.name}: no paper section in the .aux"
         assert f"<strong>Chapter {ch.number}</strong>" in page
         assert f'href="paper/main.pdf#nameddest={section.anchor}">{section.text}</a>' in page
-        assert re.search(rf"chapter {ch.number}\s+{re.escape(section.number)}\s", pdf_text), \
+        assert re.search(rf"chapter {ch.number}\s+{re.escape(section.number)}\s", pdf_text), (
             f"the paper's {section.text} does not say chapter {ch.number} beside its number"
+        )
 
 
 @pytest.mark.slow
 def test_every_reference_in_the_chapters_resolves_against_the_aux_and_the_ledger(quick_build):
-    resolver = references.Resolver(references.read_aux(quick_build / "build" / "paper" / "main.aux"),
-                                   ledger.load_ledger(quick_build / "build" / "claims.json"))
+    resolver = references.Resolver(
+        references.read_aux(quick_build / "build" / "paper" / "main.aux"),
+        ledger.load_ledger(quick_build / "build" / "claims.json"),
+    )
     for where, m in _references_in_sources():
         resolver.resolve(m.group(2), m.group(3))  # raises, naming the label, when it does not resolve
 
@@ -233,9 +258,17 @@ _AUX = r"""\relax
 
 
 def _record(claim, verdict, chapter="01_alpha", **kw):
-    rec = {"claim": claim, "chapter": chapter, "section": "sec:alpha", "statement": f"The statement of {claim}",
-           "verdict": verdict, "conditions": "isotropic m" if verdict == "holds under the stated conditions" else "",
-           "criterion": "3 s.e.", "statistics": [{"name": "gap", "value": 0.25, "se": 0.01}], "detectable": None}
+    rec = {
+        "claim": claim,
+        "chapter": chapter,
+        "section": "sec:alpha",
+        "statement": f"The statement of {claim}",
+        "verdict": verdict,
+        "conditions": "isotropic m" if verdict == "holds under the stated conditions" else "",
+        "criterion": "3 s.e.",
+        "statistics": [{"name": "gap", "value": 0.25, "se": 0.01}],
+        "detectable": None,
+    }
     return rec | kw
 
 
@@ -247,28 +280,39 @@ def _synthetic_tree(root: Path, *, markdown: str = "") -> Path:
     shutil.copytree(ROOT / "book" / "_static", root / "book" / "_static")
     (root / "book" / "theorems.toml").write_text(
         '[[theorem]]\nclaim = "thm-4.2"\nchapter = "01_alpha"\nsays = "More diversity, less error, $H d_k$."\n'
-        'deciding = "thm-4.2/equal-hdi"\nfigure = "01_alpha"\n')
-    (root / "book" / "glossary.md").write_text("# Glossary\n\n(verdicts)=\n## Verdicts\n\n" + "".join(
-        f"({build_book.verdict_anchor(v)})=\n### {v}\n\nText.\n\n" for v in VOCABULARY))
+        'deciding = "thm-4.2/equal-hdi"\nfigure = "01_alpha"\n'
+    )
+    (root / "book" / "glossary.md").write_text(
+        "# Glossary\n\n(verdicts)=\n## Verdicts\n\n"
+        + "".join(f"({build_book.verdict_anchor(v)})=\n### {v}\n\nText.\n\n" for v in VOCABULARY)
+    )
     (root / "figures").mkdir()
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(2, 1.5))
     ax.plot([0, 1], [1, 0])
     for ext in ("png", "pdf"):
         fig.savefig(root / "figures" / f"01_alpha.{ext}")
     plt.close(fig)
     png = (root / "figures" / "01_alpha.png").read_bytes()
-    caption = "The IMSE falls as $\\mathrm{HDI}_{\\mathrm{PA}}$ grows; see [the glossary](../book/glossary.md#verdicts)."
+    caption = (
+        "The IMSE falls as $\\mathrm{HDI}_{\\mathrm{PA}}$ grows; see [the glossary](../book/glossary.md#verdicts)."
+    )
     nb = nbformat.v4.new_notebook()
     nb.metadata["mhanw"] = {"figures": ["01_alpha"]}
     figure_cell = nbformat.v4.new_code_cell("figures.save(fig, '01_alpha', figures_dir, caption)")
     figure_cell.outputs = [
-        nbformat.v4.new_output("display_data", data={"image/png": __import__("base64").b64encode(png).decode()},
-                               metadata={"mhanw": {"figure": "01_alpha", "caption": caption}}),
-        nbformat.v4.new_output("display_data", data={"text/markdown": f"*{caption}*"},
-                               metadata={"mhanw": {"caption_of": "01_alpha"}}),
+        nbformat.v4.new_output(
+            "display_data",
+            data={"image/png": __import__("base64").b64encode(png).decode()},
+            metadata={"mhanw": {"figure": "01_alpha", "caption": caption}},
+        ),
+        nbformat.v4.new_output(
+            "display_data", data={"text/markdown": f"*{caption}*"}, metadata={"mhanw": {"caption_of": "01_alpha"}}
+        ),
     ]
     hidden = nbformat.v4.new_code_cell("hidden_bookkeeping = 1", metadata={"tags": ["hide-input"]})
     removed = nbformat.v4.new_code_cell("removed_bookkeeping = 2", metadata={"tags": ["remove-input"]})
@@ -276,14 +320,19 @@ def _synthetic_tree(root: Path, *, markdown: str = "") -> Path:
     nb.cells = [
         nbformat.v4.new_markdown_cell("# Breiman's $1-\\bar\\rho$ and the HDI\n\nThe claim, in plain words."),
         nbformat.v4.new_code_cell("fidelity = 'paper'\nfigures_dir = 'x'", metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell("fidelity = 'quick'\nfigures_dir = '../build/stage/default/01_alpha/figures'",
-                                  metadata={"tags": ["injected-parameters"]}),
-        nbformat.v4.new_markdown_cell("## One\n\nAs [](paper:sec:alpha) shows in [](paper:fig:alpha) and "
-                                      "[the table](paper:tab:claims), [](claim:thm-4.2/equal-hdi) fails; "
-                                      "[](claim:thm-4.2) as a whole. `[](paper:not-a-label)` is code.\n\n"
-                                      "```{dropdown} A deep reading with $\\kappa$\nFolded *text*.\n```\n"
-                                      + markdown),
-        figure_cell, hidden, removed,
+        nbformat.v4.new_code_cell(
+            "fidelity = 'quick'\nfigures_dir = '../build/stage/default/01_alpha/figures'",
+            metadata={"tags": ["injected-parameters"]},
+        ),
+        nbformat.v4.new_markdown_cell(
+            "## One\n\nAs [](paper:sec:alpha) shows in [](paper:fig:alpha) and "
+            "[the table](paper:tab:claims), [](claim:thm-4.2/equal-hdi) fails; "
+            "[](claim:thm-4.2) as a whole. `[](paper:not-a-label)` is code.\n\n"
+            "```{dropdown} A deep reading with $\\kappa$\nFolded *text*.\n```\n" + markdown
+        ),
+        figure_cell,
+        hidden,
+        removed,
         nbformat.v4.new_markdown_cell("## Two\n\nText."),
         nbformat.v4.new_markdown_cell("## What we found\n\nOnce."),
     ]
@@ -307,8 +356,8 @@ def synthetic_book(tmp_path_factory):
 @pytest.mark.slow
 def test_synthetic_book_renders_captions_references_dropdowns_and_hidden_cells(synthetic_book):
     page = (synthetic_book / "01_alpha.html").read_text()
-    figure = page[page.index('<figure class="mhanw-figure" id="figure-01_alpha">'):]
-    figure = figure[:figure.index("</figure>")]
+    figure = page[page.index('<figure class="mhanw-figure" id="figure-01_alpha">') :]
+    figure = figure[: figure.index("</figure>")]
     assert "<figcaption>" in figure and "The IMSE falls as" in figure and 'href="glossary.html#verdicts"' in figure
     assert "<em>The IMSE falls as" not in page, "the caption's own Markdown output is dropped"
     assert '<a class="mhanw-ref" href="paper/main.pdf#nameddest=section.6">Section 6</a>' in page
@@ -318,7 +367,9 @@ def test_synthetic_book_renders_captions_references_dropdowns_and_hidden_cells(s
     assert f'href="ledger.html#{references.anchor("thm-4.2")}">Theorem 4.2</a>' in page
     assert "[](paper:not-a-label)" in page, "a reference inside code is left alone"
     assert re.search(r'<details class="mhanw-dropdown[^"]*">\s*<summary>A deep reading with', page)
-    assert "hidden_bookkeeping" in page and re.search(r"<details[^>]*>(?:(?!</details>).)*hidden_bookkeeping", page, re.S)
+    assert "hidden_bookkeeping" in page and re.search(
+        r"<details[^>]*>(?:(?!</details>).)*hidden_bookkeeping", page, re.S
+    )
     assert "removed_bookkeeping" not in page and "printed by a removed cell" in page
     assert "../build/stage" not in page and "figures_dir = " not in html.unescape(page), "no output folder is shown"
     assert build_book.OUTPUT_NOTE in html.unescape(page), "one comment names the output parameters"
@@ -363,15 +414,16 @@ def test_a_reference_that_names_nothing_stops_the_book(tmp_path):
 
 
 def test_readme_table_is_the_one_the_reference_ledger_gives():
-    assert theorems.readme_current_block(ROOT) == theorems.readme_block(ROOT), \
+    assert theorems.readme_current_block(ROOT) == theorems.readme_block(ROOT), (
         "README.md's table of findings is stale: python -m mhanw.pipeline readme (or make reference) rewrites it"
+    )
 
 
 def test_readme_is_a_front_door():
     text = (ROOT / "README.md").read_text()
     lines = text.splitlines()
     assert len(lines) <= 200, f"README.md has {len(lines)} lines"
-    first_screen = "\n".join(lines[:lines.index(theorems.END) + 1])
+    first_screen = "\n".join(lines[: lines.index(theorems.END) + 1])
     assert "three public summaries" in first_screen and theorems.BEGIN in first_screen
     for command in ("make all", "make test"):
         assert f"\n{command} " in text, command
@@ -390,19 +442,29 @@ def test_every_claim_of_the_reference_has_plain_words_and_a_key_figure():
 def test_theorems_file_errors_name_the_entry(tmp_path):
     (tmp_path / "book").mkdir()
     path = tmp_path / theorems.THEOREMS_FILE
-    path.write_text('[[theorem]]\nclaim = "thm-1.1"\nchapter = "01_a"\nsays = "x."\ndeciding = "thm-2.1/a"\nfigure = "f"\n')
+    path.write_text(
+        '[[theorem]]\nclaim = "thm-1.1"\nchapter = "01_a"\nsays = "x."\ndeciding = "thm-2.1/a"\nfigure = "f"\n'
+    )
     with pytest.raises(theorems.TheoremsError, match=r"entry 1: deciding record 'thm-2.1/a' is not a part"):
         theorems.load(tmp_path)
     path.write_text('[[theorem]]\nclaim = "thm-1.1"\n')
     with pytest.raises(theorems.TheoremsError, match=r"entry 1: needs chapter, says, deciding, figure"):
         theorems.load(tmp_path)
-    path.write_text('[[theorem]]\nclaim = "thm-1.1"\nchapter = "01_a"\nsays = "x."\ndeciding = "thm-1.1/a"\n'
-                    'figure = "f"\n')
+    path.write_text(
+        '[[theorem]]\nclaim = "thm-1.1"\nchapter = "01_a"\nsays = "x."\ndeciding = "thm-1.1/a"\nfigure = "f"\n'
+    )
     with pytest.raises(theorems.TheoremsError, match=r"no entry for claim thm-2.1 \(chapter 02_b\)"):
-        theorems.findings(theorems.load(tmp_path), [_record("thm-1.1/a", "holds", "01_a"),
-                                                    _record("thm-2.1/b", "holds", "02_b")])
-    assert [f.theorem.claim for f in theorems.findings(theorems.load(tmp_path), [
-        _record("thm-2.1/b", "holds", "02_b"), _record("thm-1.1/a", "holds", "01_a")], strict=False)] == ["thm-1.1"]
+        theorems.findings(
+            theorems.load(tmp_path), [_record("thm-1.1/a", "holds", "01_a"), _record("thm-2.1/b", "holds", "02_b")]
+        )
+    assert [
+        f.theorem.claim
+        for f in theorems.findings(
+            theorems.load(tmp_path),
+            [_record("thm-2.1/b", "holds", "02_b"), _record("thm-1.1/a", "holds", "01_a")],
+            strict=False,
+        )
+    ] == ["thm-1.1"]
 
 
 def test_markdown_safe_keeps_record_text_as_written():
@@ -496,9 +558,19 @@ def test_glossary_defines_the_verdict_words_and_the_terms_of_evidence():
     text = (ROOT / "book" / "glossary.md").read_text()
     labels = set(re.findall(r"^\(([A-Za-z0-9_-]+)\)=\s*$", text, flags=re.M))
     wanted = {build_book.verdict_anchor(v) for v in (*VOCABULARY, "outside its conditions")} | {
-        "verdicts", "detectable-size", "standard-error", "paired-standard-error", "common-random-numbers",
-        "isoclinic-subspaces", "principal-angles", "haar-measure", "spearman-correlation",
-        "bootstrap-standard-error", "hotellings-t2", "dominant-balance"}
+        "verdicts",
+        "detectable-size",
+        "standard-error",
+        "paired-standard-error",
+        "common-random-numbers",
+        "isoclinic-subspaces",
+        "principal-angles",
+        "haar-measure",
+        "spearman-correlation",
+        "bootstrap-standard-error",
+        "hotellings-t2",
+        "dominant-balance",
+    }
     assert wanted <= labels, f"the glossary lacks {sorted(wanted - labels)}"
 
 
@@ -521,7 +593,9 @@ def _references_in_sources():
 
 def _paper_labels() -> set[str]:
     tex = [ROOT / "paper" / "main.tex", *(ROOT / "paper" / "sections").glob("*.tex")]
-    return {label for f in tex for label in re.findall(r"\\label\{([^}]+)\}", f.read_text())} | {ledger.CLAIMS_TABLE_LABEL}
+    return {label for f in tex for label in re.findall(r"\\label\{([^}]+)\}", f.read_text())} | {
+        ledger.CLAIMS_TABLE_LABEL
+    }
 
 
 def test_every_reference_in_the_chapters_names_a_label_of_the_paper_or_a_claim():
@@ -529,15 +603,26 @@ def test_every_reference_in_the_chapters_names_a_label_of_the_paper_or_a_claim()
     labels = _paper_labels()
     ids = {r["claim"] for r in ledger.load_ledger(ledger.reference_path(ROOT, "paper"))}
     ids |= {ledger.group_of(c) for c in ids}
-    bad = [f"{where}: {m.group(0)}" for where, m in _references_in_sources()
-           if (m.group(2) == "paper" and m.group(3) not in labels) or (m.group(2) == "claim" and m.group(3) not in ids)]
+    bad = [
+        f"{where}: {m.group(0)}"
+        for where, m in _references_in_sources()
+        if (m.group(2) == "paper" and m.group(3) not in labels) or (m.group(2) == "claim" and m.group(3) not in ids)
+    ]
     assert not bad, "references that name nothing:\n" + "\n".join(bad)
 
 
 def test_notebooks_readme_documents_the_mechanisms_of_a_lesson():
     text = (ROOT / "notebooks" / "README.md").read_text()
-    for needed in ("[](paper:", "[](claim:", "{dropdown}", "caption=", "error_bars=True", "hide-input",
-                   "remove-input", "LESSON_PENDING"):
+    for needed in (
+        "[](paper:",
+        "[](claim:",
+        "{dropdown}",
+        "caption=",
+        "error_bars=True",
+        "hide-input",
+        "remove-input",
+        "LESSON_PENDING",
+    ):
         assert needed in text, needed
 
 
@@ -548,18 +633,24 @@ def test_aux_labels_are_read_with_their_numbers_and_anchors():
     assert labels["tab:claims"].text == "Table 2"
     resolver = references.Resolver(labels, [_record("thm-4.2/equal-hdi", "holds")])
     assert resolver.resolve("paper", "sec:alpha") == ("Section 6", "paper/main.pdf#nameddest=section.6")
-    assert resolver.resolve("claim", "thm-4.2/equal-hdi") == ("Theorem 4.2: equal HDI",
-                                                              "ledger.html#record-thm-4-2-equal-hdi")
+    assert resolver.resolve("claim", "thm-4.2/equal-hdi") == (
+        "Theorem 4.2: equal HDI",
+        "ledger.html#record-thm-4-2-equal-hdi",
+    )
     for kind, target in (("paper", "sec:none"), ("claim", "thm-9.9/x"), ("figure", "x")):
         with pytest.raises(references.ReferenceError):
             resolver.resolve(kind, target)
 
 
 def test_plain_titles_have_no_tex():
-    assert sphinxext.plain_tex(r"Ensembles: the HDI and Breiman's $1-\bar\rho$") == "Ensembles: the HDI and Breiman's 1-ρ̄"
+    assert (
+        sphinxext.plain_tex(r"Ensembles: the HDI and Breiman's $1-\bar\rho$") == "Ensembles: the HDI and Breiman's 1-ρ̄"
+    )
     assert sphinxext.plain_tex(r"\(\mathrm{HDI}_{\mathrm{PA}}\) and $1/\sqrt{d_k}$") == "HDI_PA and 1/√dₖ"
-    assert sphinxext.plain_tex("Softmax attention is a Nadaraya--Watson estimator") == \
-        "Softmax attention is a Nadaraya\u2013Watson estimator"  # a TeX dash in a section title
+    assert (
+        sphinxext.plain_tex("Softmax attention is a Nadaraya--Watson estimator")
+        == "Softmax attention is a Nadaraya\u2013Watson estimator"
+    )  # a TeX dash in a section title
     for tex in (r"$\frac{a}{b}$", r"$\hat\gamma^*$", r"$\lVert G\rVert_F^2$", r"$x \le 2$", r"\(\unknown{x}\)"):
         assert not check_book.RAW_TEX.search(sphinxext.plain_tex(tex)), tex
 
@@ -589,15 +680,19 @@ def test_chapter_names_in_markdown_become_links_outside_code():
 def test_the_book_shows_the_values_a_chapter_ran_with_but_not_its_output_folders():
     nb = nbformat.v4.new_notebook()
     nb.cells = [
-        nbformat.v4.new_code_cell("fidelity = 'paper'\nseed = 1\nfigures_dir = 'x'\nmacros_path = 'y.tex'\n"
-                                  "results_path = 'y.json'\nsigma = 0.5  # the noise", metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell("fidelity = 'quick'\nfigures_dir = '../build/stage/f'\nsigma = 0.25",
-                                  metadata={"tags": ["injected-parameters"]}),
+        nbformat.v4.new_code_cell(
+            "fidelity = 'paper'\nseed = 1\nfigures_dir = 'x'\nmacros_path = 'y.tex'\n"
+            "results_path = 'y.json'\nsigma = 0.5  # the noise",
+            metadata={"tags": ["parameters"]},
+        ),
+        nbformat.v4.new_code_cell(
+            "fidelity = 'quick'\nfigures_dir = '../build/stage/f'\nsigma = 0.25",
+            metadata={"tags": ["injected-parameters"]},
+        ),
     ]
     build_book.merge_parameters(nb)
     assert len(nb.cells) == 1, "the injected cell goes"
-    assert nb.cells[0].source.splitlines() == [
-        "fidelity = 'quick'", "seed = 1", build_book.OUTPUT_NOTE, "sigma = 0.25"]
+    assert nb.cells[0].source.splitlines() == ["fidelity = 'quick'", "seed = 1", build_book.OUTPUT_NOTE, "sigma = 0.25"]
 
 
 def test_a_theorem_entry_may_name_a_panel_and_what_to_see_and_a_bad_panel_is_named(tmp_path):
@@ -605,7 +700,7 @@ def test_a_theorem_entry_may_name_a_panel_and_what_to_see_and_a_bad_panel_is_nam
     path = tmp_path / theorems.THEOREMS_FILE
     head = '[[theorem]]\nclaim = "thm-1.1"\nchapter = "01_a"\nsays = "x."\ndeciding = "thm-1.1/a"\nfigure = "01_a"\n'
     path.write_text(head + 'panel = "b"\nlook = "The dots."\n')
-    t, = theorems.load(tmp_path)
+    (t,) = theorems.load(tmp_path)
     assert (t.panel, t.look) == ("b", "The dots.")
     for bad in ('"(b)"', '"B"', '"0"', '""', "2"):
         path.write_text(head + f"panel = {bad}\n")
@@ -641,6 +736,11 @@ def test_the_front_page_shows_the_named_panel_cropped_from_the_key_figure(tmp_pa
     found = theorems.Finding(entry, "holds", "", "x = 1", "one part holds", 1)
     html_card = build_book.card(found, None, False, {"01_alpha"}, thumbs)
     assert f'src="{thumbs["thm-1.1"]}"' in html_card and "Panel (b) of the" in html_card and "The line." in html_card
-    with pytest.raises(build_book.BookError, match=r"claim thm-1.1: figure 01_alpha has no panel 'd' \(its panels: 1, 2, 3, a, b, c\)"):
-        build_book.thumbnails([theorems.Theorem("thm-1.1", "01_alpha", "x.", "thm-1.1/a", "01_alpha", panel="d")],
-                              {"01_alpha": boxes}, tmp_path / "src")
+    with pytest.raises(
+        build_book.BookError, match=r"claim thm-1.1: figure 01_alpha has no panel 'd' \(its panels: 1, 2, 3, a, b, c\)"
+    ):
+        build_book.thumbnails(
+            [theorems.Theorem("thm-1.1", "01_alpha", "x.", "thm-1.1/a", "01_alpha", panel="d")],
+            {"01_alpha": boxes},
+            tmp_path / "src",
+        )

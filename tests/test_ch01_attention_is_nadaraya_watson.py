@@ -28,9 +28,14 @@ def test_literal_bandwidth_names_the_dims_where_it_is_off():
     assert ch01.literal_bandwidth_verdict({1: 0.0, 4: below}).verdict == HOLDS
 
 
-@pytest.mark.parametrize("mean, verdict", [(ch01.LOCAL_MAX_FRACTION + 0.05, FAILS),
-                                           (ch01.LOCAL_MAX_FRACTION - 0.05, HOLDS),
-                                           (ch01.LOCAL_MAX_FRACTION + 0.005, UNDECIDED)])
+@pytest.mark.parametrize(
+    "mean, verdict",
+    [
+        (ch01.LOCAL_MAX_FRACTION + 0.05, FAILS),
+        (ch01.LOCAL_MAX_FRACTION - 0.05, HOLDS),
+        (ch01.LOCAL_MAX_FRACTION + 0.005, UNDECIDED),
+    ],
+)
 def test_locality_rule_sides(mean, verdict):
     assert ch01.locality_verdict(mean, 0.01, 8).verdict == verdict
 
@@ -99,8 +104,11 @@ def test_exp_kernel_estimates_take_a_data_model():
 def test_the_chapters_layer_guard_raises_when_a_layer_is_below_the_threshold():
     by_layer = np.array([0.3, ch01.LOCAL_MAX_FRACTION - 0.02, 0.3])
     with pytest.raises(VerdictGuardError, match="the text says"):
-        guard(ch01.layers_above_threshold(by_layer, np.full(3, 0.002)),
-              "every layer's mean n_eff/n lies more than 3 s.e. above the locality threshold", "a layer below")
+        guard(
+            ch01.layers_above_threshold(by_layer, np.full(3, 0.002)),
+            "every layer's mean n_eff/n lies more than 3 s.e. above the locality threshold",
+            "a layer below",
+        )
     assert ch01.layers_above_threshold(np.full(3, 0.3), np.full(3, 0.002))
 
 
@@ -112,7 +120,9 @@ def test_encoder_attention_maps_are_row_stochastic_per_sentence():
     except pretrained.ModelNotInstalledError:
         pytest.skip("all-MiniLM-L6-v2 is not installed")
     maps = enc.attention_maps(["A short sentence.", "A somewhat longer sentence with more tokens in it."])
-    lengths = enc.tokenize(["A short sentence.", "A somewhat longer sentence with more tokens in it."])["attention_mask"].sum(1)
+    lengths = enc.tokenize(["A short sentence.", "A somewhat longer sentence with more tokens in it."])[
+        "attention_mask"
+    ].sum(1)
     assert [m.shape for m in maps] == [(enc.n_layers, enc.n_heads, t, t) for t in lengths]
     for m in maps:
         assert np.allclose(m.sum(axis=-1), 1.0) and np.all(m >= 0)
@@ -148,8 +158,11 @@ def test_neff_and_tilted_limits_rest_on_gaussian_inputs():
 def test_literal_bandwidth_prints_only_the_deciding_differences():
     rec = ch01.literal_bandwidth_verdict({1: 1e-16, 4: 0.9, 16: 2.4, 64: 2.2})
     assert rec.verdict == FAILS
-    assert [s.name for s in rec.statistics] == ["largest difference (d_k = 16)", "largest difference (d_k = 64)",
-                                                "largest difference (d_k = 4)"]
+    assert [s.name for s in rec.statistics] == [
+        "largest difference (d_k = 16)",
+        "largest difference (d_k = 64)",
+        "largest difference (d_k = 4)",
+    ]
     assert "coincide" in rec.criterion
     held = ch01.literal_bandwidth_verdict({1: 1e-16, 4: 0.01})
     assert held.verdict == HOLDS and [s.value for s in held.statistics] == [0.01]
@@ -166,10 +179,19 @@ def test_the_chapter_states_the_tolerances_the_rules_use():
 
 def test_the_figure_takeaways_follow_the_numbers():
     identity = {"err": {1: 1e-16, 4: 2e-16}, "gauss": {1: 1e-16, 4: 3e-16}, "literal": {1: 0.0, 4: 1.5}}
-    neff = {"d_k": np.array([1, 4]), "mean": np.array([0.5, 0.4]), "se": np.array([0.01, 0.01]),
-            "expected": np.array([0.58, 0.44])}
-    consistency = {"n": [100, 1000], "mean": np.array([0.6, 0.52]), "se": np.array([0.05, 0.01]),
-                   "tilted": 0.51, "target": 0.84}
+    neff = {
+        "d_k": np.array([1, 4]),
+        "mean": np.array([0.5, 0.4]),
+        "se": np.array([0.01, 0.01]),
+        "expected": np.array([0.58, 0.44]),
+    }
+    consistency = {
+        "n": [100, 1000],
+        "mean": np.array([0.6, 0.52]),
+        "se": np.array([0.05, 0.01]),
+        "tilted": 0.51,
+        "target": 0.84,
+    }
     t = ch01.panel_takeaways(identity, neff, consistency)
     assert "to rounding error" in t["(a)"] and "off by up to 1.5 ($d_k=4$)" in t["(a)"]
     assert "every one more than a tenth" in t["(b)"]

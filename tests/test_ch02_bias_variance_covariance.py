@@ -42,8 +42,14 @@ def test_bias_path_words():
     assert ch02.bias_path_words(0.1, 0.1, -1.0, 0.1).endswith("rises from 45 to 90 degrees")
 
 
-@pytest.mark.parametrize("effect, mse, cross", [(1.0, "exceeds", "smaller"), (-1.0, "is below", "larger"),
-                                                (0.2, "does not differ detectably from", "not detectably different")])
+@pytest.mark.parametrize(
+    "effect, mse, cross",
+    [
+        (1.0, "exceeds", "smaller"),
+        (-1.0, "is below", "larger"),
+        (0.2, "does not differ detectably from", "not detectably different"),
+    ],
+)
 def test_pair_family_words_follow_the_sign(effect, mse, cross):
     """The section's sentences on the pair family change with the numbers (3 s.e. either side)."""
     w = ch02.pair_family_words(effect, 0.1, -effect, 0.1, effect, 0.1, effect, 0.1)
@@ -71,10 +77,16 @@ def test_symbolic_decomposition_given_weights_and_numbers():
     a = [0.6, 0.4, 0.2, 0.1]
     dec = bias_variance_covariance(est, 0.7, np.array(a))
     sym = symbolic_decomposition(4, a)
-    values = {sym.m: 0.7, **{b: dec.bias[j] for j, b in enumerate(sym.bias)},
-              **{sym.covariance[j, k]: dec.covariance[j, k] for j in range(4) for k in range(4)}}
+    values = {
+        sym.m: 0.7,
+        **{b: dec.bias[j] for j, b in enumerate(sym.bias)},
+        **{sym.covariance[j, k]: dec.covariance[j, k] for j in range(4) for k in range(4)},
+    }
     assert float(sym.mse.subs(values)) == pytest.approx(dec.mse, rel=1e-12)
-    assert ch02.symbolic_verdict(sym.corrected_gap, sym.printed_gap, symbolic_decomposition(4).corrected_gap, 4).verdict == HOLDS
+    assert (
+        ch02.symbolic_verdict(sym.corrected_gap, sym.printed_gap, symbolic_decomposition(4).corrected_gap, 4).verdict
+        == HOLDS
+    )
     assert ch02.symbolic_verdict(sp.Symbol("m"), sym.printed_gap, 0, 4).verdict == FAILS
 
 

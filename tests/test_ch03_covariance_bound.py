@@ -19,9 +19,14 @@ def test_bound_rule_sides():
     assert ch03.bound_verdict("lemma-4.1/x", "s", [0.0, 0.0, 0.99], se, [1.0, 1.0, 1.0], ANGLES).verdict == UNDECIDED
 
 
-@pytest.mark.parametrize("rho, verdict", [(ch03.NEAR_ZERO_CORRELATION + 0.1, FAILS),
-                                          (ch03.NEAR_ZERO_CORRELATION - 0.04, HOLDS),
-                                          (ch03.NEAR_ZERO_CORRELATION + 0.01, UNDECIDED)])
+@pytest.mark.parametrize(
+    "rho, verdict",
+    [
+        (ch03.NEAR_ZERO_CORRELATION + 0.1, FAILS),
+        (ch03.NEAR_ZERO_CORRELATION - 0.04, HOLDS),
+        (ch03.NEAR_ZERO_CORRELATION + 0.01, UNDECIDED),
+    ],
+)
 def test_orthogonal_rule_sides(rho, verdict):
     assert ch03.orthogonal_verdict(rho, 0.01).verdict == verdict
 
@@ -67,7 +72,9 @@ def test_kernel_overlap_symbolic_matches_closed_form_and_numbers():
     ov = covariance.kernel_overlap_symbolic(bandwidth=0.4, input_variance=2.25, point=(0.3, -0.5))
     val = float(ov.kappa.subs(ov.symbols["phi"], 0.7))
     u, v = np.array([[1.0], [0.0]]), np.array([[np.cos(0.7)], [np.sin(0.7)]])
-    assert val == pytest.approx(covariance.kernel_overlap(1.5 * u, 1.5 * v, np.array([0.3, -0.5]) / 1.5, 0.4), rel=1e-12)
+    assert val == pytest.approx(
+        covariance.kernel_overlap(1.5 * u, 1.5 * v, np.array([0.3, -0.5]) / 1.5, 0.4), rel=1e-12
+    )
     assert ch03.derivation_verdict(1e-15, True).verdict == HOLDS
     assert ch03.derivation_verdict(1e-3, True).verdict == FAILS
     assert ch03.derivation_verdict(1e-15, False).verdict == FAILS
@@ -99,14 +106,23 @@ def test_covariance_formulas_rest_on_independent_rows_and_the_bound_on_gaussian_
     assert rec.tolerance == 100 * ch03.FIRST_ORDER_REL_TOL and "|effect| + 3 s.e. <=" in rec.criterion
     smooth_t = data.data_model("sin13", inputs="student-t:5")
     assert [p.id for p in ch03.bound_premises(smooth_t) if not p.holds] == ["gaussian-inputs"]
-    bound = ch03.bound_verdict("lemma-4.1/printed-bound/smooth-m", "The printed bound holds", [0.5, 0.2], [0.01, 0.01],
-                               [0.1, 0.0], [0, 90], premises=ch03.bound_premises(smooth_t))
+    bound = ch03.bound_verdict(
+        "lemma-4.1/printed-bound/smooth-m",
+        "The printed bound holds",
+        [0.5, 0.2],
+        [0.01, 0.01],
+        [0.1, 0.0],
+        [0, 90],
+        premises=ch03.bound_premises(smooth_t),
+    )
     assert bound.verdict == OUTSIDE and bound.shows == "fails as stated" and bound.statistics
     assert ch03.orthogonal_verdict(0.4, 0.01, premises=ch03.sample_premises(ar1)).verdict == OUTSIDE
 
 
-@pytest.mark.parametrize("regression, lipschitz, refused", [("sqrt(abs(x1))", None, True), ("x1^2", None, True),
-                                                            ("sqrt(abs(x1))", 10.0, False), ("sin(x1)", None, False)])
+@pytest.mark.parametrize(
+    "regression, lipschitz, refused",
+    [("sqrt(abs(x1))", None, True), ("x1^2", None, True), ("sqrt(abs(x1))", 10.0, False), ("sin(x1)", None, False)],
+)
 def test_a_regression_without_a_finite_lipschitz_constant_needs_one_given(tmp_path, regression, lipschitz, refused):
     """The printed bound is linear in L: sqrt(|x1|) ran on a sampled L of 284 (its gradient has no bound
     at 0) and x1^2 stopped the chapter on L = inf; both are refused at the check unless lipschitz is given."""

@@ -4,13 +4,13 @@ configurations) at reduced sizes (marked statistical), and the chapter's verdict
 
 import numpy as np
 import pytest
+from nbtools import declared_parameters
 from scipy.stats import spearmanr
 
 from mhanw import data, heads, montecarlo
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.diversity import head_diversity_index, principal_angles
 from mhanw.infra.premises import premise
-from nbtools import declared_parameters
 
 # ---------------------------------------------------------------- configurations
 
@@ -131,8 +131,10 @@ THETAS = np.radians([0, 30, 60, 90])  # the chapter: 0, 15, ..., 90 degrees
 def pair_family_imse():
     """Isoclinic pair family at reduced size: pair(theta), d = 4, d_k = 2, n = 500, h = 0.5, T = 100, R = 100 (the chapter: T = 300, R = 200)."""
     configs = [heads.pair_heads(t, 4, 2) for t in THETAS]
-    return {m: montecarlo.integrated_mse(configs, m, n=500, n_test=100, n_rep=100, seed=421, n_jobs=2)
-            for m in ("iso_exp", "iso_cos", "aniso")}
+    return {
+        m: montecarlo.integrated_mse(configs, m, n=500, n_test=100, n_rep=100, seed=421, n_jobs=2)
+        for m in ("iso_exp", "iso_cos", "aniso")
+    }
 
 
 @pytest.mark.statistical
@@ -176,8 +178,9 @@ def random_configurations():
     configs = [heads.interpolated_heads(t, 6, 2, 3, rng) for t in np.linspace(0, 1, 12)]
     configs.append(heads.orthogonal_heads(6, 2, 3))
     hdi = np.array([head_diversity_index(W) for W in configs])
-    res = montecarlo.integrated_mse(configs, "iso_cos6", n=400, n_test=100, n_rep=100, seed=424, bandwidth=0.6,
-                               n_jobs=2)
+    res = montecarlo.integrated_mse(
+        configs, "iso_cos6", n=400, n_test=100, n_rep=100, seed=424, bandwidth=0.6, n_jobs=2
+    )
     return hdi, res
 
 
@@ -241,7 +244,9 @@ def test_three_se_rules_on_each_side():
     r = ch04.identical_worst_verdict(2.9, 0.1, "w", ISO)
     assert r.verdict == V.HOLDS_UNDER and r.detectable == pytest.approx(0.3) and r.tolerance == ch04.RISE_TOL_PCT
     assert ch04.identical_worst_verdict(3.1, 0.1, "w", ISO).verdict == V.FAILS
-    assert ch04.identical_worst_verdict(2.9, 0.5, "w", ISO).verdict == V.UNDECIDED  # 3 s.e. = 1.5 % > the 1 % that matters
+    assert (
+        ch04.identical_worst_verdict(2.9, 0.5, "w", ISO).verdict == V.UNDECIDED
+    )  # 3 s.e. = 1.5 % > the 1 % that matters
     assert ch04.families_verdict(2.9, 0.1, -3.1, -20.0, "w", ISO).verdict == V.HOLDS_UNDER
     assert ch04.families_verdict(3.1, 0.1, -10.0, -20.0, "w", ISO).verdict == V.FAILS
     assert ch04.families_verdict(2.9, 0.1, -2.9, -1.0, "w", ISO).verdict == V.UNDECIDED  # the fall itself is not seen
@@ -287,11 +292,31 @@ def test_matched_hdi_configurations_are_matched_and_heterogeneity_detects_a_diff
 def test_parameter_declaration_rejects_bad_values():
     from mhanw.infra.params import ParameterError, check_parameters
 
-    good = declared_parameters("04_head_diversity_index", fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", n_jobs=1,
-                isotropic_regressions=["iso_exp", "iso_cos"], anisotropic_regression="aniso", random_regression="iso_cos6",
-                inputs="gaussian", noise="gaussian", sigma=0.5, n=500, bandwidth=0.5, random_n=400, random_bandwidth=0.6,
-                random_d=6, random_d_k=2, random_H=3, matched_targets=[0.3, 0.6], matched_configs=8,
-                matched_kernel="gaussian")
+    good = declared_parameters(
+        "04_head_diversity_index",
+        fidelity="quick",
+        seed=1,
+        figures_dir="f",
+        macros_path="m",
+        results_path="r",
+        n_jobs=1,
+        isotropic_regressions=["iso_exp", "iso_cos"],
+        anisotropic_regression="aniso",
+        random_regression="iso_cos6",
+        inputs="gaussian",
+        noise="gaussian",
+        sigma=0.5,
+        n=500,
+        bandwidth=0.5,
+        random_n=400,
+        random_bandwidth=0.6,
+        random_d=6,
+        random_d_k=2,
+        random_H=3,
+        matched_targets=[0.3, 0.6],
+        matched_configs=8,
+        matched_kernel="gaussian",
+    )
     check_parameters(good, ch04.PARAMETERS, ch04.CONSTRAINTS)
     with pytest.raises(ParameterError, match="^random_H:|^random_d"):
         check_parameters({**good, "random_H": 4}, ch04.PARAMETERS, ch04.CONSTRAINTS)
@@ -310,17 +335,29 @@ def test_projection_bias_guard_stops_the_chapter_when_the_rise_is_not_seen():
 def test_family_profile_prints_the_changes_and_the_rising_steps():
     """The finding of a rise under correlated inputs prints the IMSE along the family (issue: the
     equicorrelated scenario's break of monotonicity stated with its numbers)."""
-    summary = {"rel": np.array([0.0, -0.10, -0.207, -0.25, -0.20, -0.079]),
-               "step_z": np.array([-5.0, -4.0, -1.0, 25.8, 36.7])}
+    summary = {
+        "rel": np.array([0.0, -0.10, -0.207, -0.25, -0.20, -0.079]),
+        "step_z": np.array([-5.0, -4.0, -1.0, 25.8, 36.7]),
+    }
     text = ch04.family_profile(summary, [0, 18, 30, 60, 75, 90])
     assert "-20.7 % at 30 deg, -25.0 % at 60 deg, -7.9 % at 90 deg" in text
     assert "60 to 75 deg (z +25.8), 75 to 90 deg (z +36.7)" in text
     assert "no step rises" in ch04.family_profile({"rel": np.zeros(3), "step_z": np.array([1.0, 2.0])}, [0, 45, 90])
     with pytest.raises(ValueError, match="^deg:"):
         ch04.family_profile(summary, [0, 90])
-    rec = ch04.families_verdict(36.7, 0.1, -9.7, -7.9, "pair family, m, 75 to 90 deg",
-                                (premise("rotation-invariant-inputs", "the law of the inputs is rotation invariant", False,
-                                         "correlated inputs"),), text)
+    rec = ch04.families_verdict(
+        36.7,
+        0.1,
+        -9.7,
+        -7.9,
+        "pair family, m, 75 to 90 deg",
+        (
+            premise(
+                "rotation-invariant-inputs", "the law of the inputs is rotation invariant", False, "correlated inputs"
+            ),
+        ),
+        text,
+    )
     assert (rec.verdict, rec.shows) == (V.OUTSIDE, V.FAILS) and text in rec.finding
 
 
@@ -365,7 +402,9 @@ def test_head_covariance_is_the_integrated_covariance_of_two_heads():
     replicates, and the correlation of the summed covariance; independent heads give about 0."""
     rng = np.random.default_rng(0)
     shared = rng.standard_normal((4000, 1, 5))
-    est = np.concatenate([shared + rng.standard_normal((4000, 1, 5)), shared + rng.standard_normal((4000, 1, 5))], axis=1)
+    est = np.concatenate(
+        [shared + rng.standard_normal((4000, 1, 5)), shared + rng.standard_normal((4000, 1, 5))], axis=1
+    )
     cov, corr = ch04.head_covariance(est)
     expected = np.mean([np.cov(est[:, 0, t], est[:, 1, t])[0, 1] for t in range(5)])
     assert np.isclose(cov.mean, expected) and abs(cov.mean - 1.0) < 4 * cov.se and abs(corr - 0.5) < 0.05
@@ -379,7 +418,12 @@ def test_head_covariance_is_the_integrated_covariance_of_two_heads():
 def test_tables_name_m_and_the_kernels_as_the_prose_does():
     """The chapter's tables use regression_label for m and kernel_label for the head kinds, hold one value
     (± s.e.) per cell, and refuse what is not the notebook's data."""
-    summary = {"imse": np.array([0.2, 0.19]), "rel": np.array([0.0, -0.05]), "rel_se": np.array([0.0, 0.01]), "max_step_z": -2.04}
+    summary = {
+        "imse": np.array([0.2, 0.19]),
+        "rel": np.array([0.0, -0.05]),
+        "rel_se": np.array([0.0, 0.01]),
+        "max_step_z": -2.04,
+    }
     t = ch04.family_table({"iso_exp": summary, "aniso": summary})
     assert [r[0] for r in t.rows] == [ch04.regression_label("iso_exp"), ch04.regression_label("aniso")]
     assert t.rows[0][2] == "-5.0 ± 1.0" and t.columns[0] == "$m$"
@@ -391,7 +435,10 @@ def test_tables_name_m_and_the_kernels_as_the_prose_does():
     assert ch04.kernel_label("Gaussian, h = 0.5") == "Gaussian, $h=0.5$" and ch04.kernel_label("mean") == "mean"
     attn = {"attention, beta = 4": dict(imse=[0.9, 0.8], se=[0.04, 0.03], z_vs_mean=[16.34, 17.6])}
     imse, z = ch04.attention_tables(attn, [0, 90], (0.22, 0.003))
-    assert imse.columns == ["angle", r"attention, $\beta=4$"] and imse.rows == [["0°", "0.900 ± 0.040"], ["90°", "0.800 ± 0.030"]]
+    assert imse.columns == ["angle", r"attention, $\beta=4$"] and imse.rows == [
+        ["0°", "0.900 ± 0.040"],
+        ["90°", "0.800 ± 0.030"],
+    ]
     assert z.rows == [["0°", "16.3"], ["90°", "17.6"]] and "0.2200 ± 0.0030" in imse.note
     with pytest.raises(ValueError, match="^attn"):
         ch04.attention_tables({"k": dict(imse=[1.0], se=[0.1], z_vs_mean=[1.0])}, [0, 90], (0.2, 0.01))

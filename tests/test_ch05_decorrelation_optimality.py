@@ -25,8 +25,7 @@ def test_blind_configurations():
 def test_orthogonal_heads_best_among_random_isotropic_configurations():
     """(i) at reduced size: 8 interpolated configurations plus orthogonal blocks, m = iso_cos6,
     n = 400, h = 0.6, T = 100, R = 150 (the chapter: 24 configurations, T = 200, R = 150 / 600)."""
-    configs, res = ch05.random_configuration_imse("iso_cos6", 8, 511, n=400, n_test=100, n_rep=150,
-                                                     n_jobs=2)
+    configs, res = ch05.random_configuration_imse("iso_cos6", 8, 511, n=400, n_test=100, n_rep=150, n_jobs=2)
     r = res["iso_cos6"]
     for c in range(len(configs.projections) - 1):
         diff, se = r.paired_difference(configs.orthogonal, c)
@@ -123,10 +122,14 @@ def test_setup_checks_the_parameters_and_gives_models_sizes_and_streams():
     fidelity and the four children of SeedSequence(seed), as spawning by hand gives them."""
     from nbtools import declared_parameters
 
-    params, model, sizes, streams = ch05.setup(declared_parameters("05_decorrelation_optimality", fidelity="quick", seed=3))
+    params, model, sizes, streams = ch05.setup(
+        declared_parameters("05_decorrelation_optimality", fidelity="quick", seed=3)
+    )
     assert sizes == ch05.SIZES["quick"] and params["fidelity"] == "quick"
     assert list(model) == ["iso_cos6", "aniso", "blind", "iso_cos"]
     by_hand = np.random.SeedSequence(3).spawn(len(ch05.STREAMS))
-    assert len(streams) == 4 and all(np.array_equal(a.generate_state(4), b.generate_state(4)) for a, b in zip(streams, by_hand))
+    assert len(streams) == 4 and all(
+        np.array_equal(a.generate_state(4), b.generate_state(4)) for a, b in zip(streams, by_hand)
+    )
     with pytest.raises(ValueError, match="optimum_d_k"):
         ch05.setup(declared_parameters("05_decorrelation_optimality", optimum_d_k=5))

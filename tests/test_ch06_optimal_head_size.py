@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mhanw import heads as Hd
 from mhanw import montecarlo
 from mhanw.chapters import ch06_optimal_head_size as B
-from mhanw import heads as Hd
 
 SMALL = dict(budget=4, bandwidths=(0.3, 0.6, 1.2), n_tune=3, n_rep=4, n_test=40, seed=7)
 
@@ -54,7 +54,9 @@ def test_reproduced_by_heads_integrated_mse(result):
         W = Hd.orthogonal_heads(4, d_k, 4 // d_k)
         for r, rule in enumerate(result.rules):
             h = float(result.tuned_bandwidth[i, r])
-            ev = montecarlo.integrated_mse([Hd.HeadConfig(W, bandwidth=h, rule=rule)], "additive", 150, 40, 4, eval_seed)
+            ev = montecarlo.integrated_mse(
+                [Hd.HeadConfig(W, bandwidth=h, rule=rule)], "additive", 150, 40, 4, eval_seed
+            )
             np.testing.assert_allclose(result.errors[r, i], ev.errors[0], rtol=1e-12)
         configs = [Hd.HeadConfig(W, bandwidth=h, rule="sum") for h in result.bandwidths]
         tune = montecarlo.integrated_mse(configs, "additive", 150, 40, 3, tune_seed)
@@ -89,8 +91,9 @@ def test_deterministic_whatever_the_caller_spawned_before(result):
 
 def test_small_heads_win_when_summed_on_an_additive_function():
     """The budget simulation's expected outcome at a glance (d = D = 8, n = 1000)."""
-    r = B.budget_simulation("additive", 1000, d_k_values=(1, 8), bandwidths=(0.25, 0.4, 0.6), n_tune=3,
-                            n_rep=6, n_test=100, seed=3)
+    r = B.budget_simulation(
+        "additive", 1000, d_k_values=(1, 8), bandwidths=(0.25, 0.4, 0.6), n_tune=3, n_rep=6, n_test=100, seed=3
+    )
     assert r.best_d_k("sum") == 1 and r.best_d_k("average") == 8
     diff, se = r.paired_difference(("sum", 1), ("sum", 8))
     assert diff < -3 * se
@@ -159,22 +162,28 @@ def test_logarithmic_growth_rule():
     assert B.logarithmic_growth_verdict("M4a", derivation.growth_law("M4a")).verdict == FAILS
 
 
-@pytest.mark.parametrize("slope, verdict", [(B.NEARLY_LINEAR_SLOPE + 1e-9, HOLDS), (B.NEARLY_LINEAR_SLOPE - 1e-9, FAILS)])
+@pytest.mark.parametrize(
+    "slope, verdict", [(B.NEARLY_LINEAR_SLOPE + 1e-9, HOLDS), (B.NEARLY_LINEAR_SLOPE - 1e-9, FAILS)]
+)
 def test_linear_heads_threshold(slope, verdict):
     assert B.linear_heads_verdict("M1", slope, [256, 4096]).verdict == verdict
 
 
-@pytest.mark.parametrize("log10_n, verdict", [(B.PRACTICAL_LOG10_N, HOLDS), (B.PRACTICAL_LOG10_N + 0.1, FAILS),
-                                              (float("nan"), FAILS)])
+@pytest.mark.parametrize(
+    "log10_n, verdict", [(B.PRACTICAL_LOG10_N, HOLDS), (B.PRACTICAL_LOG10_N + 0.1, FAILS), (float("nan"), FAILS)]
+)
 def test_practice_threshold(log10_n, verdict):
     assert B.practice_verdict("M1", log10_n).verdict == verdict
 
 
-@pytest.mark.parametrize("cells, verdict", [
-    ([("a", -0.31, 0.1), ("b", -1.0, 0.1)], HOLDS),       # every setting: small heads better by > 3 s.e.
-    ([("a", -0.29, 0.1), ("b", -1.0, 0.1)], UNDECIDED),   # one only 2.9 s.e.
-    ([("a", 0.31, 0.1), ("b", -1.0, 0.1)], FAILS),        # one setting where big heads win by > 3 s.e.
-])
+@pytest.mark.parametrize(
+    "cells, verdict",
+    [
+        ([("a", -0.31, 0.1), ("b", -1.0, 0.1)], HOLDS),  # every setting: small heads better by > 3 s.e.
+        ([("a", -0.29, 0.1), ("b", -1.0, 0.1)], UNDECIDED),  # one only 2.9 s.e.
+        ([("a", 0.31, 0.1), ("b", -1.0, 0.1)], FAILS),  # one setting where big heads win by > 3 s.e.
+    ],
+)
 def test_small_heads_thresholds(cells, verdict):
     assert B.small_heads_verdict("sum", cells).verdict == verdict
 
@@ -191,16 +200,37 @@ def test_bias_readings_are_rederived_and_all_fail():
         B.bias_reading_models("M1", (2, 2))
 
 
-DEFAULTS = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", model="M1", bias_law="",
-                variance_law="", combination="", regressions=["additive", "iso_cos8"], inputs="gaussian",
-                noise="gaussian", sigma=0.5, sim_budget=8, sim_n=[300, 3000], rules=["average", "sum"])
+DEFAULTS = dict(
+    fidelity="quick",
+    seed=1,
+    figures_dir="f",
+    macros_path="m",
+    results_path="r",
+    model="M1",
+    bias_law="",
+    variance_law="",
+    combination="",
+    regressions=["additive", "iso_cos8"],
+    inputs="gaussian",
+    noise="gaussian",
+    sigma=0.5,
+    sim_budget=8,
+    sim_n=[300, 3000],
+    rules=["average", "sum"],
+)
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(bias_law="c_B/n"), r"^bias_law: "), (dict(regressions=["x9"]), r"^regressions\[0\]: "),
-    (dict(sim_budget=2), r"^sim_budget: "), (dict(rules=["sum", "sum"]), r"^rules: "),
-    (dict(inputs="student-t:1.5x"), r"^inputs: "), (dict(sigma=-1.0), r"^sigma: "),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(bias_law="c_B/n"), r"^bias_law: "),
+        (dict(regressions=["x9"]), r"^regressions\[0\]: "),
+        (dict(sim_budget=2), r"^sim_budget: "),
+        (dict(rules=["sum", "sum"]), r"^rules: "),
+        (dict(inputs="student-t:1.5x"), r"^inputs: "),
+        (dict(sigma=-1.0), r"^sigma: "),
+    ],
+)
 def test_parameters_name_the_bad_one(change, message):
     assert check_parameters(DEFAULTS, B.PARAMETERS, B.CONSTRAINTS)["sim_budget"] == 8
     with pytest.raises(ParameterError, match=message):
@@ -220,8 +250,14 @@ def law_records():
     fits = B.power_law_fits(table)
     practice = B.practice_table(models)
     _, reading_laws, reading_rows = B.bias_readings("M1")
-    return dict(models=models, table=table, fits=fits, practice=practice, reading_rows=reading_rows,
-                ledger=B.decide_law(chosen, laws, fits, practice, reading_laws))
+    return dict(
+        models=models,
+        table=table,
+        fits=fits,
+        practice=practice,
+        reading_rows=reading_rows,
+        ledger=B.decide_law(chosen, laws, fits, practice, reading_laws),
+    )
 
 
 def test_risk_models_add_the_readers_model_only_when_it_is_new():
@@ -251,9 +287,14 @@ def test_numerical_table_of_the_law(law_records):
 
 def test_law_records_are_decided_in_order(law_records):
     ledger = law_records["ledger"]
-    assert [r.claim for r in ledger] == ["thm-6.1/printed-law", "thm-6.1/printed-law/some-model",
-                                         "thm-6.1/logarithmic-growth", "thm-6.1/heads-linear-in-budget",
-                                         "thm-6.1/practice", "thm-6.1/printed-law/bias-readings"]
+    assert [r.claim for r in ledger] == [
+        "thm-6.1/printed-law",
+        "thm-6.1/printed-law/some-model",
+        "thm-6.1/logarithmic-growth",
+        "thm-6.1/heads-linear-in-budget",
+        "thm-6.1/practice",
+        "thm-6.1/printed-law/bias-readings",
+    ]
     assert ledger["thm-6.1/printed-law"].verdict == FAILS
 
 
@@ -287,13 +328,16 @@ def test_law_takeaway_says_the_figures_lesson_not_the_verdicts(laws, law_records
     """The key figure's takeaway names the models inside the band and why, in other words than the findings
     (no verdict words, no record statement)."""
     text = B.law_takeaway(laws)
-    assert text == ("Only M2 and M3 settle in the band of panel (b), the models whose variance was chosen to put "
-                    "them there, while M1, M4a, M4b and M5 leave it: the printed law comes from the variance one "
-                    "assumes, not from the summaries' own ingredients.")
+    assert text == (
+        "Only M2 and M3 settle in the band of panel (b), the models whose variance was chosen to put "
+        "them there, while M1, M4a, M4b and M5 leave it: the printed law comes from the variance one "
+        "assumes, not from the summaries' own ingredients."
+    )
     for record in law_records["ledger"]:
         assert record.statement not in text and record.verdict not in text
-    assert B.law_takeaway({"M1": laws["M1"]}) == ("No risk model settles in the band of panel (b): none of M1 gives "
-                                                  "the printed law.")
+    assert B.law_takeaway({"M1": laws["M1"]}) == (
+        "No risk model settles in the band of panel (b): none of M1 gives the printed law."
+    )
     assert B.law_takeaway({"M3": laws["M3"], "M5": laws["M5"]}).endswith("while M5 leave it.")
 
 
@@ -339,10 +383,24 @@ def test_readable_columns_name_each_ratio_by_what_it_divides():
     """The book's tables of minimisers and roots name their columns in words, the data unchanged."""
     import pandas as pd
 
-    df = pd.DataFrame({"log10_n": [12.0], "k_real": [16.3], "ratio_leading_order": [0.73],
-                       "ratio_real_log_ratio": [0.98], "local_exponent": [0.79], "model": ["M1"]})
+    df = pd.DataFrame(
+        {
+            "log10_n": [12.0],
+            "k_real": [16.3],
+            "ratio_leading_order": [0.73],
+            "ratio_real_log_ratio": [0.98],
+            "local_exponent": [0.79],
+            "model": ["M1"],
+        }
+    )
     assert list(B.readable_columns(df, ratio_of="root").columns) == [
-        "log10 n", "real root", "root / leading order", "root / log ratio", "p(n)", "model"]
+        "log10 n",
+        "real root",
+        "root / leading order",
+        "root / log ratio",
+        "p(n)",
+        "model",
+    ]
     assert list(B.readable_columns(df).columns)[2] == "d_k* / leading order"
     assert B.readable_columns(df).to_numpy().tolist() == df.to_numpy().tolist()
     with pytest.raises(ValueError, match="^ratio_of"):
@@ -371,7 +429,9 @@ def test_reading_tables_split_formulas_from_numbers(law_records):
     assert formulas.loc[2, "squared bias"] == r"$\frac{c_{B}}{k^{2}}$"
     assert formulas.loc[2, "leading order"].startswith("$e^{W") and formulas.loc[2, "law"] == "$k^*=(\\ln n)^{1+o(1)}$"
     assert all(v.startswith("$") and v.endswith("$") for v in formulas["leading order"])
-    assert numbers.equals(rows[["d_k* at n = 1e12", "p (integer)", "implied d (integer)", "p (root)", "implied d (root)"]])
+    assert numbers.equals(
+        rows[["d_k* at n = 1e12", "p (integer)", "implied d (integer)", "p (root)", "implied d (root)"]]
+    )
     assert len(formulas.columns) + 1 <= 7 and len(numbers.columns) + 1 <= 7  # narrow enough for the book's column
     with pytest.raises(ValueError, match="^reading_laws"):
         B.reading_tables(readings, {1: reading_laws[1]}, rows)

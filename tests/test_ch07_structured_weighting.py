@@ -57,7 +57,8 @@ def test_nested_errors_order_comes_from_the_fitting_matrix():
     diff, se = ref.paired_difference("geometric", "uniform")
     assert diff == pytest.approx((ref.errors[1, -1] - ref.errors[0, -1]).mean()) and se >= 0
     assert ref.paired_difference("uniform", "uniform", k_b=1).mean == pytest.approx(
-        (ref.errors[0, -1] - ref.errors[0, 0]).mean())
+        (ref.errors[0, -1] - ref.errors[0, 0]).mean()
+    )
     assert ref.mean.shape == ref.se.shape == (5, 5)
 
 
@@ -137,13 +138,21 @@ def test_uniform_wins_on_exchangeable_heads():
 
 import sympy as sp  # noqa: E402
 
+from mhanw.infra import verdicts as V  # noqa: E402
 from mhanw.infra.params import ParameterError, check_parameters  # noqa: E402
 from mhanw.infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Statistic, Verdict, VerdictGuardError, guard  # noqa: E402,F401
-from mhanw.infra import verdicts as V  # noqa: E402
 
 
-@pytest.mark.parametrize("H, rho, scheme", [(2, 0.0, "geometric"), (4, 0.3, "fibonacci"), (8, 0.0, "geometric"),
-                                            (8, 0.6, "geometric"), (16, 0.3, "fibonacci")])
+@pytest.mark.parametrize(
+    "H, rho, scheme",
+    [
+        (2, 0.0, "geometric"),
+        (4, 0.3, "fibonacci"),
+        (8, 0.0, "geometric"),
+        (8, 0.6, "geometric"),
+        (16, 0.3, "fibonacci"),
+    ],
+)
 def test_symbolic_threshold_equals_the_scan(H, rho, scheme):
     a = w.weights_expr(scheme, H)
     exact = w.symbolic_threshold(H, rho, a)
@@ -180,15 +189,29 @@ def test_compare_words(diff, words):
     assert ch07.compare_words(diff, 0.1) == words
 
 
-@pytest.mark.parametrize("diff, predicted, verdict", [((-0.31, 0.1), True, HOLDS_UNDER), ((-0.29, 0.1), True, UNDECIDED),
-                                                     ((0.31, 0.1), True, FAILS), ((0.31, 0.1), False, HOLDS_UNDER)])
+@pytest.mark.parametrize(
+    "diff, predicted, verdict",
+    [
+        ((-0.31, 0.1), True, HOLDS_UNDER),
+        ((-0.29, 0.1), True, UNDECIDED),
+        ((0.31, 0.1), True, FAILS),
+        ((0.31, 0.1), False, HOLDS_UNDER),
+    ],
+)
 def test_graded_rule(diff, predicted, verdict):
-    assert ch07.graded_verdict("geometric", diff, predicted=predicted, gamma_hat=50, gamma_star_hat=1.2).verdict == verdict
+    assert (
+        ch07.graded_verdict("geometric", diff, predicted=predicted, gamma_hat=50, gamma_star_hat=1.2).verdict == verdict
+    )
 
 
-@pytest.mark.parametrize("diffs, verdict", [({"uniform": (0.31, 0.1), "geometric": (-1.0, 0.1)}, FAILS),
-                                            ({"uniform": (-0.31, 0.1), "geometric": (-1.0, 0.1)}, HOLDS),
-                                            ({"uniform": (-0.29, 0.1), "geometric": (-1.0, 0.1)}, UNDECIDED)])
+@pytest.mark.parametrize(
+    "diffs, verdict",
+    [
+        ({"uniform": (0.31, 0.1), "geometric": (-1.0, 0.1)}, FAILS),
+        ({"uniform": (-0.31, 0.1), "geometric": (-1.0, 0.1)}, HOLDS),
+        ({"uniform": (-0.29, 0.1), "geometric": (-1.0, 0.1)}, UNDECIDED),
+    ],
+)
 def test_best_single_head_rule(diffs, verdict):
     assert ch07.best_single_head_verdict(diffs).verdict == verdict
 
@@ -245,22 +268,50 @@ def test_the_control_is_outside_its_conditions_when_its_heads_are_not_exchangeab
         geo = ch07.graded_verdict("geometric", (-1.0, 0.1), predicted=True, gamma_hat=50, gamma_star_hat=1.2)
         thm = ch07.theorem_verdict(ok, geo, rec)
         assert thm.verdict == UNDECIDED and "lies outside its conditions" in thm.criterion
-        assert "not exchangeable" in ch07.control_takeaway(rec) or "outside its conditions" in ch07.control_takeaway(rec)
+        assert "not exchangeable" in ch07.control_takeaway(rec) or "outside its conditions" in ch07.control_takeaway(
+            rec
+        )
     same = ch07.control_premises(W, data.data_model("iso_exp", inputs="gaussian-equicorrelated:0.5", sigma=0.5))
     assert same[0].holds and ch07.control_label(same) == "exchangeable heads"
     assert ch07.control_verdict({"geometric": (1.0, 0.1)}, premises=same).verdict == HOLDS
 
 
-DEFAULTS = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", n_jobs=2, H=8, rho=0.0,
-                q="(sqrt(5) - 1)/2", weights="geometric", regression="blind", control_regression="iso_exp",
-                inputs="gaussian", noise="gaussian", sigma=0.5, n=500, bandwidth=0.3, angles_deg=[0, 20, 35, 50, 65, 80], d=8)
+DEFAULTS = dict(
+    fidelity="quick",
+    seed=1,
+    figures_dir="f",
+    macros_path="m",
+    results_path="r",
+    n_jobs=2,
+    H=8,
+    rho=0.0,
+    q="(sqrt(5) - 1)/2",
+    weights="geometric",
+    regression="blind",
+    control_regression="iso_exp",
+    inputs="gaussian",
+    noise="gaussian",
+    sigma=0.5,
+    n=500,
+    bandwidth=0.3,
+    angles_deg=[0, 20, 35, 50, 65, 80],
+    d=8,
+)
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(q="2"), r"^q: "), (dict(q="__import__('os')"), r"^q: "), (dict(weights=[0.5, 0.5]), r"^weights: "),
-    (dict(weights="harmonic"), r"^weights: "), (dict(angles_deg=list(range(0, 80, 10))), r"^angles_deg: "),
-    (dict(rho=1.0), r"^rho: "), (dict(regression="x9"), r"^regression: "), (dict(H=1), r"^H: "),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(q="2"), r"^q: "),
+        (dict(q="__import__('os')"), r"^q: "),
+        (dict(weights=[0.5, 0.5]), r"^weights: "),
+        (dict(weights="harmonic"), r"^weights: "),
+        (dict(angles_deg=list(range(0, 80, 10))), r"^angles_deg: "),
+        (dict(rho=1.0), r"^rho: "),
+        (dict(regression="x9"), r"^regression: "),
+        (dict(H=1), r"^H: "),
+    ],
+)
 def test_parameters_name_the_bad_one(change, message):
     assert check_parameters(DEFAULTS, ch07.PARAMETERS, ch07.CONSTRAINTS)["H"] == 8
     with pytest.raises(ParameterError, match=message):

@@ -17,19 +17,18 @@ def test_identity_threshold(err, verdict):
 
 
 def test_hdi_rule():
-    assert ch.hdi_verdict({"h": (0.969, 0.01)}, {}).verdict == FAILS          # below 1 by 3.1 s.e.
-    assert ch.hdi_verdict({"h": (0.971, 0.01)}, {}).verdict == UNDECIDED      # 2.9 s.e.: no counterexample
+    assert ch.hdi_verdict({"h": (0.969, 0.01)}, {}).verdict == FAILS  # below 1 by 3.1 s.e.
+    assert ch.hdi_verdict({"h": (0.971, 0.01)}, {}).verdict == UNDECIDED  # 2.9 s.e.: no counterexample
     assert ch.hdi_verdict({"h": (0.99, 0.01)}, {"s": (0.031, 0.01)}).verdict == FAILS  # rho moves with h
     assert ch.hdi_verdict({"h": (0.99, 0.01)}, {"s": (0.029, 0.01)}).verdict == UNDECIDED
 
 
 def test_closed_form_rule_has_no_allowance():
     tol = ch.CLOSED_FORM_TOLERANCE
-    ok = ch.closed_form_verdict([("a", 0.01, 0.01), ("b", -0.01, 0.01)])   # |e| + 3 se = 0.04 <= 0.05
+    ok = ch.closed_form_verdict([("a", 0.01, 0.01), ("b", -0.01, 0.01)])  # |e| + 3 se = 0.04 <= 0.05
     assert ok.verdict == HOLDS and ok.detectable == pytest.approx(0.03)
     assert ch.closed_form_verdict([("a", 0.03, 0.01)]).verdict == UNDECIDED  # 0.06 > tol, but |e| < tol
     assert ch.closed_form_verdict([("a", tol + 0.01, 0.001)]).verdict == FAILS
-
 
 
 def test_closed_form_outside_its_conditions_still_shows_the_comparison():
@@ -64,21 +63,44 @@ def test_ant_colonies_not_checkable():
     assert rec.verdict == NOT_CHECKABLE and "no quantity" in rec.criterion
 
 
-DEFAULTS = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", n_jobs=2,
-                regression="iso_exp", inputs="gaussian", noise="gaussian", sigma=0.5, n=500,
-                bandwidths=[0.1, 0.2, 0.5, 1.0], angles_deg=[0, 20, 40, 60, 75, 90])
+DEFAULTS = dict(
+    fidelity="quick",
+    seed=1,
+    figures_dir="f",
+    macros_path="m",
+    results_path="r",
+    n_jobs=2,
+    regression="iso_exp",
+    inputs="gaussian",
+    noise="gaussian",
+    sigma=0.5,
+    n=500,
+    bandwidths=[0.1, 0.2, 0.5, 1.0],
+    angles_deg=[0, 20, 40, 60, 75, 90],
+)
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(angles_deg=[10, 20, 90]), r"^angles_deg: "), (dict(bandwidths=[0.5, 0.1]), r"^bandwidths: "),
-    (dict(bandwidths=[0.1, -1.0]), r"^bandwidths\[1\]: "), (dict(regression="x11"), r"^regression: "),
-    (dict(nosie="gaussian"), r"^nosie: unknown parameter \(did you mean 'noise'\?\)"),
-    (dict(bandwidths=[0.05 * (i + 1) for i in range(11)]), r"^bandwidths: expected at most 10 entries \(the paper's macros"),
-    (dict(angles_deg=list(range(0, 91, 4)) + [90]), r"^angles_deg: expected at most 19 entries"),
-    # the laws are drawn in d = 10 (star family) and d = 2 (two-head check): each must fit both
-    (dict(noise="heteroscedastic:1+x5^2"), r"^noise: .*needs d >= 5, got d = 2 \(the chapter draws from it in d = 10, 2\)"),
-    (dict(inputs="gaussian-equicorrelated:-0.2"), r"^inputs: .*d = 10"),  # fits d = 2, not 10
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(angles_deg=[10, 20, 90]), r"^angles_deg: "),
+        (dict(bandwidths=[0.5, 0.1]), r"^bandwidths: "),
+        (dict(bandwidths=[0.1, -1.0]), r"^bandwidths\[1\]: "),
+        (dict(regression="x11"), r"^regression: "),
+        (dict(nosie="gaussian"), r"^nosie: unknown parameter \(did you mean 'noise'\?\)"),
+        (
+            dict(bandwidths=[0.05 * (i + 1) for i in range(11)]),
+            r"^bandwidths: expected at most 10 entries \(the paper's macros",
+        ),
+        (dict(angles_deg=list(range(0, 91, 4)) + [90]), r"^angles_deg: expected at most 19 entries"),
+        # the laws are drawn in d = 10 (star family) and d = 2 (two-head check): each must fit both
+        (
+            dict(noise="heteroscedastic:1+x5^2"),
+            r"^noise: .*needs d >= 5, got d = 2 \(the chapter draws from it in d = 10, 2\)",
+        ),
+        (dict(inputs="gaussian-equicorrelated:-0.2"), r"^inputs: .*d = 10"),  # fits d = 2, not 10
+    ],
+)
 def test_parameters_name_the_bad_one(change, message):
     assert check_parameters(DEFAULTS, ch.PARAMETERS, ch.CONSTRAINTS)["n"] == 500
     with pytest.raises(ParameterError, match=message):

@@ -87,8 +87,11 @@ def test_circuit_hdi_depends_only_on_the_circuits(seed, c):
     WQ2 = c * WQ @ A
     WK2 = WK @ np.linalg.inv(A).transpose(0, 2, 1) / c  # same circuits, other factors
     np.testing.assert_allclose(ha.qk_circuits(WQ2, WK2), ha.qk_circuits(WQ, WK), atol=1e-9)
-    np.testing.assert_allclose(diversity.head_diversity_indices(ha.circuit_factors(WQ2, WK2)), diversity.head_diversity_indices(ha.circuit_factors(WQ, WK)),
-                               atol=1e-8)
+    np.testing.assert_allclose(
+        diversity.head_diversity_indices(ha.circuit_factors(WQ2, WK2)),
+        diversity.head_diversity_indices(ha.circuit_factors(WQ, WK)),
+        atol=1e-8,
+    )
 
 
 def test_circuit_of_identical_and_of_orthogonal_heads():
@@ -160,8 +163,9 @@ def test_row_permutation_null_matches_direct_computation():
             np.testing.assert_allclose(out[name][p], diversity.head_diversity_indices(Wp), atol=1e-10)
             if p < 2:
                 np.testing.assert_allclose(out[f"{name}_spectrum"][p], diversity.cos2_spectrum(Wp), atol=1e-10)
-        Z = ha.circuit_factors(ha.permute_rows(W["query"], perms["qk_circuit"]),
-                               ha.permute_rows(W["key"], perms["qk_circuit"]))
+        Z = ha.circuit_factors(
+            ha.permute_rows(W["query"], perms["qk_circuit"]), ha.permute_rows(W["key"], perms["qk_circuit"])
+        )
         np.testing.assert_allclose(out["qk_circuit"][p], diversity.head_diversity_indices(Z), atol=1e-10)
     again = ha.row_permutation_null(w, 1, 4, np.random.SeedSequence(11), n_spectrum=2)
     np.testing.assert_array_equal(again["value"], out["value"])
@@ -301,8 +305,7 @@ def test_real_weights_layer_table_matches_diversity(minilm):
         W = minilm[name][3].astype(np.float64)
         np.testing.assert_allclose(table[name][3], [head_diversity_index(W, n) for n in NORMALIZATIONS], atol=1e-10)
     Z = ha.circuit_factors(minilm["query"][3].astype(float), minilm["key"][3].astype(float))
-    np.testing.assert_allclose(table["qk_circuit"][3], [head_diversity_index(Z, n) for n in NORMALIZATIONS],
-                               atol=1e-10)
+    np.testing.assert_allclose(table["qk_circuit"][3], [head_diversity_index(Z, n) for n in NORMALIZATIONS], atol=1e-10)
     for name in ha.OBJECTS:
         assert np.all((table[name][:, 1:] > 0) & (table[name][:, 1:] < 1))
 
@@ -352,8 +355,11 @@ def test_layer_spectrum_null_keeps_the_layer_gram_and_matches_direct_rotation():
         Qc = Qs["qk_circuit"]
         Z = ha.circuit_factors(*((Qc @ A[n]).reshape(3, 2, 8).transpose(0, 2, 1) for n in ("query", "key")))
         np.testing.assert_allclose(out["qk_circuit"][p], diversity.head_diversity_indices(Z), atol=1e-9)
-        np.testing.assert_allclose(heads["key"].transpose(0, 2, 1).reshape(6, 8).T @ heads["key"].transpose(0, 2, 1).reshape(6, 8),
-                                   A["key"].T @ A["key"], atol=1e-10)
+        np.testing.assert_allclose(
+            heads["key"].transpose(0, 2, 1).reshape(6, 8).T @ heads["key"].transpose(0, 2, 1).reshape(6, 8),
+            A["key"].T @ A["key"],
+            atol=1e-10,
+        )
 
 
 def test_head_spectrum_null_keeps_spectra_and_has_the_haar_pa_law():
@@ -433,8 +439,14 @@ def test_excess_summary_share_not_estimable_when_a_replicate_total_is_not_positi
     assert s["total"]["value"] > 0
     assert np.isnan(s["share"]["value"]) and np.isnan(s["share"]["se"])
     assert np.isfinite(s["beyond_even"]["value"]) and s["beyond_even"]["se"] > 0
-    rec = ha.shared_directions_verdict(s["share"]["value"], s["share"]["se"], 1, 2,
-                                       total=tuple(s["total"].values()), beyond_even=tuple(s["beyond_even"].values()))
+    rec = ha.shared_directions_verdict(
+        s["share"]["value"],
+        s["share"]["se"],
+        1,
+        2,
+        total=tuple(s["total"].values()),
+        beyond_even=tuple(s["beyond_even"].values()),
+    )
     assert rec.verdict in V.DECISIONS and rec.statistics[0].name.startswith("excess in the leading")
 
 
@@ -451,7 +463,9 @@ def test_layer_contrast_is_paired_over_sentences():
     E = np.ones((3, 2, 5))
     E[-1] += np.arange(5)
     est = ha.layer_contrast(E)
-    assert float(est.mean) == pytest.approx(2.0) and float(est.se) == pytest.approx(np.arange(5).std(ddof=1) / np.sqrt(5))
+    assert float(est.mean) == pytest.approx(2.0) and float(est.se) == pytest.approx(
+        np.arange(5).std(ddof=1) / np.sqrt(5)
+    )
 
 
 # ---------------------------------------------------------------- verdict rules: each side of every threshold
@@ -537,16 +551,27 @@ def test_shared_directions_verdict_decides_on_the_linear_contrast_given_the_tota
 
 
 def _text_ok(**kw):
-    args = dict(last_minus_rest=(0.02, 0.001), key_positive_layers=2, n_layers=6, pa_change=0.0, rv_change=1e-15,
-                top_excess=(0.15, 0.03))
+    args = dict(
+        last_minus_rest=(0.02, 0.001),
+        key_positive_layers=2,
+        n_layers=6,
+        pa_change=0.0,
+        rv_change=1e-15,
+        top_excess=(0.15, 0.03),
+    )
     args.update(kw)
     ha.guard_text(**args)
 
 
 def test_guard_text_raises_when_a_sentence_is_contradicted():
     _text_ok()
-    for bad in (dict(last_minus_rest=(0.002, 0.001)), dict(key_positive_layers=0), dict(key_positive_layers=6),
-                dict(pa_change=1e-3), dict(top_excess=(0.05, 0.03))):
+    for bad in (
+        dict(last_minus_rest=(0.002, 0.001)),
+        dict(key_positive_layers=0),
+        dict(key_positive_layers=6),
+        dict(pa_change=1e-3),
+        dict(top_excess=(0.05, 0.03)),
+    ):
         with pytest.raises(V.VerdictGuardError, match="the text says"):
             _text_ok(**bad)
 
@@ -554,8 +579,20 @@ def test_guard_text_raises_when_a_sentence_is_contradicted():
 def test_parameters_declaration():
     from mhanw.infra.params import ParameterError, check_parameters
 
-    base = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", model="all-MiniLM-L6-v2",
-                n_perm=None, n_spectral=None, n_haar=None, n_sentences=None, n_perm_spearman=None, sentences=None)
+    base = dict(
+        fidelity="quick",
+        seed=1,
+        figures_dir="f",
+        macros_path="m",
+        results_path="r",
+        model="all-MiniLM-L6-v2",
+        n_perm=None,
+        n_spectral=None,
+        n_haar=None,
+        n_sentences=None,
+        n_perm_spearman=None,
+        sentences=None,
+    )
     params = check_parameters(base, ha.PARAMETERS, ha.CONSTRAINTS)
     assert ha.chapter_sizes(params) == ha.SIZES["quick"]
     assert ha.chapter_sizes({**params, "n_perm": 7})["n_spectrum"] == 7
@@ -572,15 +609,18 @@ def test_parameters_declaration():
 def test_diversity_sentence_reads_as_written():
     z = np.r_[np.full(17, -5.0), np.zeros(7)]
     text = ha.diversity_sentence(ha.diversity_verdict({"a": z}))
-    assert text == ("its heads are less diverse than chance in 17 of 24 (layer, object) cases, against every null, "
-                    "so this trained model's heads are not more diverse than chance")
+    assert text == (
+        "its heads are less diverse than chance in 17 of 24 (layer, object) cases, against every null, "
+        "so this trained model's heads are not more diverse than chance"
+    )
     assert "training" not in text  # one model: the training claim is decided by chapter 10
     from mhanw.chapters import ch10_training_heads as ch10
 
     assert ha.diversity_verdict({"a": z}).claim == ha.DIVERSITY_CLAIM and not ha.DIVERSITY_CLAIM.startswith(ch10.CLAIM)
     assert "all 24 (layer, object) cases" in ha.diversity_sentence(ha.diversity_verdict({"a": np.full(24, 5.0)}))
     assert ha.diversity_sentence(ha.diversity_verdict({"a": np.zeros(24)})).endswith(
-        "more diverse than chance is undecided at this size (less diverse than chance against every null: none of the 24)")
+        "more diverse than chance is undecided at this size (less diverse than chance against every null: none of the 24)"
+    )
 
 
 def test_report_names_the_notebook_values_it_misses(tmp_path):
@@ -643,9 +683,15 @@ def test_nulls_figure_names_an_ill_formed_argument(tmp_path):
 
     style = chapter.figure_style(6)
     good = {n: np.zeros((6, len(chapter.NORMALIZATIONS))) for n in chapter.OBJECTS}
-    for bad, name in [({}, "z_all"), ({"row": {"key": good["key"]}}, r"z_all\['row'\]"),
-                      ({"row": {**good, "key": np.full((6, len(chapter.NORMALIZATIONS)), np.nan)}}, r"z_all\['row'\]\['key'\]"),
-                      ({"row": good, "layer": {**good, "key": np.zeros((5, len(chapter.NORMALIZATIONS)))}}, r"z_all\['layer'\]\['key'\]")]:
+    for bad, name in [
+        ({}, "z_all"),
+        ({"row": {"key": good["key"]}}, r"z_all\['row'\]"),
+        ({"row": {**good, "key": np.full((6, len(chapter.NORMALIZATIONS)), np.nan)}}, r"z_all\['row'\]\['key'\]"),
+        (
+            {"row": good, "layer": {**good, "key": np.zeros((5, len(chapter.NORMALIZATIONS)))}},
+            r"z_all\['layer'\]\['key'\]",
+        ),
+    ]:
         with pytest.raises(ValueError, match=f"^{name}: "):
             chapter.nulls_figure(bad, style, tmp_path)
     with pytest.raises(ValueError, match="^style: "):
@@ -656,7 +702,12 @@ def test_nulls_figure_names_an_ill_formed_argument(tmp_path):
 def test_chance_call_is_the_three_se_rule_and_refuses_a_non_finite_z():
     from mhanw.chapters import ch09_pretrained_head_diversity as chapter
 
-    assert [chapter.chance_call(z) for z in (3.0, 2.99, -2.99, -3.0)] == ["more", "indistinguishable", "indistinguishable", "less"]
+    assert [chapter.chance_call(z) for z in (3.0, 2.99, -2.99, -3.0)] == [
+        "more",
+        "indistinguishable",
+        "indistinguishable",
+        "less",
+    ]
     for bad in (float("nan"), float("inf")):
         with pytest.raises(ValueError, match="^z: "):
             chapter.chance_call(bad)
@@ -670,16 +721,30 @@ def test_chance_call_refuses_what_is_not_a_real_number(bad):
         chapter.chance_call(bad)
 
 
-@pytest.mark.parametrize("sentences, says", [
-    (["same", "same", "other"], "distinct"),
-    ([f"sentence {i}" for i in range(501)], "at most 500"),
-])
+@pytest.mark.parametrize(
+    "sentences, says",
+    [
+        (["same", "same", "other"], "distinct"),
+        ([f"sentence {i}" for i in range(501)], "at most 500"),
+    ],
+)
 def test_own_sentences_are_distinct_and_bounded(sentences, says):
     from mhanw.chapters import ch09_pretrained_head_diversity as chapter
     from mhanw.infra.params import ParameterError, check_parameters
 
-    ns = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m.tex", results_path="r.json",
-              model="all-MiniLM-L6-v2", n_perm=None, n_spectral=None, n_haar=None, n_sentences=None,
-              n_perm_spearman=None, sentences=sentences)
+    ns = dict(
+        fidelity="quick",
+        seed=1,
+        figures_dir="f",
+        macros_path="m.tex",
+        results_path="r.json",
+        model="all-MiniLM-L6-v2",
+        n_perm=None,
+        n_spectral=None,
+        n_haar=None,
+        n_sentences=None,
+        n_perm_spearman=None,
+        sentences=sentences,
+    )
     with pytest.raises(ParameterError, match=f"^sentences: .*{says}"):
         check_parameters(ns, chapter.PARAMETERS, chapter.CONSTRAINTS)

@@ -5,18 +5,37 @@ import json
 
 import numpy as np
 import pytest
+from nbtools import declared_parameters
 
 from mhanw.chapters import ch10_training_heads as ch
 from mhanw.infra import verdicts as V
 from mhanw.infra.params import ParameterError, check_parameters
 from mhanw.infra.results import json_safe, save_results
 from mhanw.infra.texout import Macros
-from nbtools import declared_parameters
 
-GOOD = declared_parameters("10_training_heads", fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r",
-            isotropic_regression="iso_cos", anisotropic_regression="aniso", inputs="gaussian", noise="gaussian",
-            sigma=0.5, d=4, d_k=2, heads_equal=2, heads_over=4, n=150, bandwidth=0.6,
-            combinations=["average", "concat"], values="stream", penalty=1.0, n_seeds=20)
+GOOD = declared_parameters(
+    "10_training_heads",
+    fidelity="quick",
+    seed=1,
+    figures_dir="f",
+    macros_path="m",
+    results_path="r",
+    isotropic_regression="iso_cos",
+    anisotropic_regression="aniso",
+    inputs="gaussian",
+    noise="gaussian",
+    sigma=0.5,
+    d=4,
+    d_k=2,
+    heads_equal=2,
+    heads_over=4,
+    n=150,
+    bandwidth=0.6,
+    combinations=["average", "concat"],
+    values="stream",
+    penalty=1.0,
+    n_seeds=20,
+)
 
 
 def _synthetic(direction, S=20, seed=0):
@@ -50,8 +69,15 @@ def test_decision_rule_thresholds_are_three_se_and_twenty_starts():
     assert ch.training_orthogonal_verdict("s", "s", init, end, 0.5).verdict == V.UNDECIDED  # too few starts
 
 
-@pytest.mark.parametrize("change, name", [(dict(init=[0.5, np.nan]), "init"), (dict(end=[0.1]), "end"),
-                                          (dict(haar=np.inf), "haar"), (dict(n_se=-1.0), "n_se")])
+@pytest.mark.parametrize(
+    "change, name",
+    [
+        (dict(init=[0.5, np.nan]), "init"),
+        (dict(end=[0.1]), "end"),
+        (dict(haar=np.inf), "haar"),
+        (dict(n_se=-1.0), "n_se"),
+    ],
+)
 def test_rule_refuses_bad_numbers(change, name):
     args = dict(slug="s", label="s", init=[0.5, 0.6], end=[0.7, 0.8], haar=0.5)
     args.update(change)
@@ -75,10 +101,15 @@ def test_settings_grid():
 def test_parameters():
     p = check_parameters(GOOD, ch.PARAMETERS, ch.CONSTRAINTS)
     assert p["heads_over"] == 4
-    for change, name in ((dict(heads_equal=3), "heads_equal"), (dict(heads_over=2), "heads_over"),
-                         (dict(combinations=["average", "average"]), "combinations"),
-                         (dict(combinations=["max"]), r"combinations\[0\]"), (dict(values="all"), "values"),
-                         (dict(inputs="ar1:2"), "inputs"), (dict(anisotropic_regression="x9"), "anisotropic_regression")):
+    for change, name in (
+        (dict(heads_equal=3), "heads_equal"),
+        (dict(heads_over=2), "heads_over"),
+        (dict(combinations=["average", "average"]), "combinations"),
+        (dict(combinations=["max"]), r"combinations\[0\]"),
+        (dict(values="all"), "values"),
+        (dict(inputs="ar1:2"), "inputs"),
+        (dict(anisotropic_regression="x9"), "anisotropic_regression"),
+    ):
         with pytest.raises(ParameterError, match=rf"^{name}: "):
             check_parameters({**GOOD, **change}, ch.PARAMETERS, ch.CONSTRAINTS)
     check_parameters({**GOOD, "inputs": "ar1:0.9"}, ch.PARAMETERS, ch.CONSTRAINTS)
@@ -147,11 +178,14 @@ def test_positive_control_is_a_side_check_apart_from_the_claim_and_undecided_rec
     assert "rose" in claims[0].finding and "fell" in claims[1].finding
 
 
-@pytest.mark.parametrize("directions, words", [
-    (["rise", "rise"], ["pushed the heads apart in both settings"]),
-    (["fall", "flat"], ["pushed the heads apart in neither", "pulled them together in s0"]),
-    (["flat", "flat"], ["pushed the heads apart in neither", "the measurement sees a rise"]),
-])
+@pytest.mark.parametrize(
+    "directions, words",
+    [
+        (["rise", "rise"], ["pushed the heads apart in both settings"]),
+        (["fall", "flat"], ["pushed the heads apart in neither", "pulled them together in s0"]),
+        (["flat", "flat"], ["pushed the heads apart in neither", "the measurement sees a rise"]),
+    ],
+)
 def test_takeaway_and_caption_state_the_directions_the_records_show(directions, words):
     book = _book(directions)
     text = ch.takeaway(book)
@@ -190,6 +224,7 @@ def test_check_by_hand_refuses_a_wrong_formula():
 
     def wrong(W, X, Y, h):
         from mhanw import training
+
         lib = training.loo_loss(W, X, Y, h)
         return lib.loss, 2 * lib.grad
 
@@ -198,6 +233,7 @@ def test_check_by_hand_refuses_a_wrong_formula():
 
     def right(W, X, Y, h):
         from mhanw import training
+
         lib = training.loo_loss(W, X, Y, h)
         return lib.loss, lib.grad
 

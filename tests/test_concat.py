@@ -26,8 +26,9 @@ def test_identity_like_concat_is_the_sum_rule():
         s = heads.ensemble_estimate(heads.HeadConfig(W, rule="sum", weights=a), X, Y, T)
         c = heads.ensemble_estimate(heads.HeadConfig(W, rule="concat", output=a), X, Y, T)
         np.testing.assert_allclose(c, s, rtol=0, atol=1e-13)
-        np.testing.assert_allclose(heads.combine(heads.head_estimates(W, X, Y, T, 0.5), "concat", a, Y.mean()), s,
-                                   atol=1e-13)
+        np.testing.assert_allclose(
+            heads.combine(heads.head_estimates(W, X, Y, T, 0.5), "concat", a, Y.mean()), s, atol=1e-13
+        )
     cfgs = [heads.HeadConfig(W, rule="sum"), heads.HeadConfig(W, rule="concat")]
     res = montecarlo.integrated_mse(cfgs, "iso_cos", n=80, n_test=30, n_rep=4, seed=5)
     np.testing.assert_allclose(res.errors[1], res.errors[0], rtol=1e-12)
@@ -64,8 +65,10 @@ def test_fitted_output_is_least_squares_on_leave_one_out_outputs(kernel):
     w = np.linalg.lstsq(F, Y - Y.mean(), rcond=None)[0].reshape(3, 5)
     if kernel != "attention":  # the public leave-one-out agrees with the internal one
         np.testing.assert_allclose(nw.leave_one_out(X @ W[0], Zc, bw, eng), F[:, :5], atol=1e-13)
-    smooth = [np.stack([heads.head_estimates(W[j:j + 1], X, Zc[:, k], T, bw, kernel)[0] for k in range(5)], 1)
-              for j in range(3)]  # head j's outputs at T, (T, 1 + d)
+    smooth = [
+        np.stack([heads.head_estimates(W[j : j + 1], X, Zc[:, k], T, bw, kernel)[0] for k in range(5)], 1)
+        for j in range(3)
+    ]  # head j's outputs at T, (T, 1 + d)
     want = Y.mean() + sum(smooth[j] @ w[j] for j in range(3))
     np.testing.assert_allclose(heads.ensemble_estimate(cfg, X, Y, T), want, atol=1e-12)
 
@@ -74,8 +77,10 @@ def test_leave_one_out_excludes_the_point_itself():
     rng = np.random.default_rng(4)
     k, v = rng.standard_normal((30, 2)), rng.standard_normal(30)
     for kernel, h in (("gaussian", 0.4), ("laplace", 0.4), ("epanechnikov", 0.5), ("exponential", 1.0)):
-        want = [nw.nadaraya_watson(k[i:i + 1], np.delete(k, i, 0), np.delete(v, i), h, kernel=kernel)[0]
-                for i in range(30)]
+        want = [
+            nw.nadaraya_watson(k[i : i + 1], np.delete(k, i, 0), np.delete(v, i), h, kernel=kernel)[0]
+            for i in range(30)
+        ]
         np.testing.assert_allclose(nw.leave_one_out(k, v, h, kernel), want, atol=1e-13)
     with pytest.raises(ValueError, match="^keys: leave-one-out needs at least 2"):
         nw.leave_one_out([[0.0]], [1.0], 1.0)
@@ -84,9 +89,12 @@ def test_leave_one_out_excludes_the_point_itself():
 def test_ensemble_parts_rebuild_every_rule():
     rng, X, Y, T = _sample(3)
     W = heads.haar_heads(4, 2, 3, rng)
-    for cfg in (heads.HeadConfig(W), heads.HeadConfig(W, rule="sum", weights=[1.0, 0.5, 2.0]),
-                heads.HeadConfig(W, rule="concat", values="stream", output=heads.output_projection(3, 5, rng)),
-                heads.HeadConfig(W, rule="concat", output="fitted")):
+    for cfg in (
+        heads.HeadConfig(W),
+        heads.HeadConfig(W, rule="sum", weights=[1.0, 0.5, 2.0]),
+        heads.HeadConfig(W, rule="concat", values="stream", output=heads.output_projection(3, 5, rng)),
+        heads.HeadConfig(W, rule="concat", output="fitted"),
+    ):
         parts, w = heads.ensemble_parts(cfg, X, Y, T)
         np.testing.assert_allclose(w @ parts, heads.ensemble_estimate(cfg, X, Y, T), atol=1e-12)
         np.testing.assert_array_equal(w, cfg.part_weights())
@@ -99,8 +107,11 @@ def test_symbolic_concat_decomposition(n_heads):
     wide = decomposition.symbolic_concat_decomposition(2, 3)
     assert wide.gap == 0 and wide.sum_rule_gap is None
     # the between-head covariance is the part decorrelated heads remove; it has no same-head terms
-    assert all(str(c).split("_")[1] != str(c).split("_")[2] for c in wide.between_head_covariance.free_symbols
-               if str(c).startswith("C_"))
+    assert all(
+        str(c).split("_")[1] != str(c).split("_")[2]
+        for c in wide.between_head_covariance.free_symbols
+        if str(c).startswith("C_")
+    )
     with pytest.raises(ValueError, match="^n_heads, n_columns:"):
         decomposition.symbolic_concat_decomposition(5, 3)
 
@@ -129,27 +140,30 @@ def test_symbolic_concat_equals_the_simulated_decomposition_to_rounding():
         assert terms["mse"] == pytest.approx(mse, rel=1e-10)
         bvc = decomposition.bias_variance_covariance(p, m_x[t], w)
         assert bvc.bias_squared == pytest.approx(terms["bias_squared"], rel=1e-9)
-        assert bvc.variance_term + bvc.covariance_term == pytest.approx(
-            mse - terms["bias_squared"], rel=1e-9)
+        assert bvc.variance_term + bvc.covariance_term == pytest.approx(mse - terms["bias_squared"], rel=1e-9)
 
 
 def test_hdi_check_runs_under_concat():
-    cfgs, res = ch04.random_configuration_imse("iso_cos6", 3, seed=1, n=60, n_test=20, n_rep=3, rule="concat",
-                                              output="fitted")
+    cfgs, res = ch04.random_configuration_imse(
+        "iso_cos6", 3, seed=1, n=60, n_test=20, n_rep=3, rule="concat", output="fitted"
+    )
     assert np.all(np.isfinite(res["iso_cos6"].errors)) and res["iso_cos6"].errors.shape == (4, 3)
 
 
-@pytest.mark.parametrize("change, name", [
-    (dict(rule="average", values="stream"), "values"),
-    (dict(rule="sum", output="fitted"), "output"),
-    (dict(rule="concat", weights=[1.0, 1.0]), "weights"),
-    (dict(rule="concat", values="tokens"), "values"),
-    (dict(rule="concat", values=np.zeros((2, 3, 1))), "values"),
-    (dict(rule="concat", output="learned"), "output"),
-    (dict(rule="concat", output=np.ones(3)), "output"),
-    (dict(rule="concat", output=[1.0, np.nan]), "output"),
-    (dict(rule="stack"), "rule"),
-])
+@pytest.mark.parametrize(
+    "change, name",
+    [
+        (dict(rule="average", values="stream"), "values"),
+        (dict(rule="sum", output="fitted"), "output"),
+        (dict(rule="concat", weights=[1.0, 1.0]), "weights"),
+        (dict(rule="concat", values="tokens"), "values"),
+        (dict(rule="concat", values=np.zeros((2, 3, 1))), "values"),
+        (dict(rule="concat", output="learned"), "output"),
+        (dict(rule="concat", output=np.ones(3)), "output"),
+        (dict(rule="concat", output=[1.0, np.nan]), "output"),
+        (dict(rule="stack"), "rule"),
+    ],
+)
 def test_bad_concat_configurations_name_the_argument(change, name):
     with pytest.raises(ValueError, match=rf"^{name}: ") as info:
         heads.HeadConfig(heads.orthogonal_heads(4, 2, 2), **change)
@@ -160,10 +174,24 @@ def test_rule_parameters_accept_concat():
     assert "concat" in heads.RULES and "concat" in scaling.COMBINATIONS
     m = scaling.model("M1", combination="concat")
     assert m.variance_term == scaling.model("M1", combination="none").variance_term
-    defaults = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", model="M1",
-                    bias_law="", variance_law="", combination="concat", regressions=["additive", "iso_cos8"],
-                    inputs="gaussian", noise="gaussian", sigma=0.5, sim_budget=8, sim_n=[300, 3000],
-                    rules=["average", "sum", "concat"])
+    defaults = dict(
+        fidelity="quick",
+        seed=1,
+        figures_dir="f",
+        macros_path="m",
+        results_path="r",
+        model="M1",
+        bias_law="",
+        variance_law="",
+        combination="concat",
+        regressions=["additive", "iso_cos8"],
+        inputs="gaussian",
+        noise="gaussian",
+        sigma=0.5,
+        sim_budget=8,
+        sim_n=[300, 3000],
+        rules=["average", "sum", "concat"],
+    )
     p = check_parameters(defaults, ch06.PARAMETERS, ch06.CONSTRAINTS)
     assert tuple(p["rules"]) == ("average", "sum", "concat")
     with pytest.raises(ParameterError, match="^rules: "):  # the chapter compares average with sum
@@ -171,6 +199,7 @@ def test_rule_parameters_accept_concat():
 
 
 def test_budget_simulation_takes_concat():
-    res = ch06.budget_simulation("additive", 60, budget=4, bandwidths=(0.5, 1.0), rules=("sum", "concat"),
-                                 n_tune=2, n_rep=3, n_test=20, seed=3)
+    res = ch06.budget_simulation(
+        "additive", 60, budget=4, bandwidths=(0.5, 1.0), rules=("sum", "concat"), n_tune=2, n_rep=3, n_test=20, seed=3
+    )
     assert res.errors.shape == (2, 3, 3) and np.all(np.isfinite(res.errors))

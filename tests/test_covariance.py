@@ -8,9 +8,15 @@ import pytest
 import sympy as sp
 
 from mhanw import data, heads, montecarlo
+from mhanw.covariance import (
+    covariance_factor,
+    covariance_factor_symbolic,
+    first_order_covariance,
+    head_correlation,
+    kernel_overlap,
+    printed_covariance_bound,
+)
 from mhanw.decomposition import breiman_quantities, covariance_with_se, jackknife
-from mhanw.covariance import covariance_factor, covariance_factor_symbolic, first_order_covariance, head_correlation, kernel_overlap, printed_covariance_bound
-
 
 # ---------------------------------------------------------------- Lemma 4.1
 
@@ -37,8 +43,7 @@ def lemma_covariances():
     configs = [heads.pair_heads(t, 4, 2) for t in (0.0, np.pi / 2)]
     out = {}
     for m in ("zero", "sin13"):
-        ests = montecarlo.pointwise_estimates(configs, m, X_LEMMA, n=500, n_rep=1500, seed=41, bandwidth=0.5,
-                                         n_jobs=2)
+        ests = montecarlo.pointwise_estimates(configs, m, X_LEMMA, n=500, n_rep=1500, seed=41, bandwidth=0.5, n_jobs=2)
         L = data.regression_function(m).lipschitz_constant()
         for theta, W, est in zip((0, 90), configs, ests):
             cov, se = covariance_with_se(est[:, 0, 0], est[:, 1, 0])
@@ -81,8 +86,7 @@ def test_closed_form_covariance_factor_matches_monte_carlo():
         for phi in phis:
             W = np.array([[[1.0], [0.0]], [[np.cos(phi)], [np.sin(phi)]]])
             configs.append(heads.HeadConfig(W, bandwidth=h))
-    ests = montecarlo.pointwise_estimates(configs, "zero", np.zeros(2), n=n, n_rep=1500, seed=43, sigma=1.0,
-                                     n_jobs=2)
+    ests = montecarlo.pointwise_estimates(configs, "zero", np.zeros(2), n=n, n_rep=1500, seed=43, sigma=1.0, n_jobs=2)
     for c, est in zip(configs, ests):
         phi = np.arctan2(c.projections[1, 1, 0], c.projections[1, 0, 0])
         cov, se = covariance_with_se(est[:, 0, 0], est[:, 1, 0])
@@ -123,8 +127,9 @@ def test_first_order_covariance_zero_m_is_the_kernel_overlap():
         W = heads.pair_heads(theta, 4, 2)
         fo = first_order_covariance(W[0], W[1], X_LEMMA, 0.5, n=500, sigma=0.5, regression="zero")
         assert fo.signal == 0.0 and fo.limits == (0.0, 0.0)
-        assert fo.covariance == fo.noise == pytest.approx(0.25 * kernel_overlap(W[0], W[1], X_LEMMA, 0.5) / 500,
-                                                          rel=1e-14)
+        assert (
+            fo.covariance == fo.noise == pytest.approx(0.25 * kernel_overlap(W[0], W[1], X_LEMMA, 0.5) / 500, rel=1e-14)
+        )
     # one head with itself: the first-order variance, kappa = single-head variance factor
     u = np.array([[1.0], [0.0]])
     fo = first_order_covariance(u, u, np.zeros(2), 0.3, n=1, sigma=1.0)
@@ -138,7 +143,7 @@ def test_first_order_signal_term_matches_monte_carlo_integration():
     fo = first_order_covariance(W[0], W[1], X_LEMMA, h, n=1, sigma=0.0, regression="sin13")
     X = np.random.default_rng(7).standard_normal((400_000, 4))
     m = data.regression_function("sin13")(X)
-    K = [np.exp(-((X - X_LEMMA) @ w) ** 2 @ np.ones(2) / (2 * h * h)) for w in W]
+    K = [np.exp(-(((X - X_LEMMA) @ w) ** 2) @ np.ones(2) / (2 * h * h)) for w in W]
     mu = [np.mean(k * m) / np.mean(k) for k in K]
     direct = np.mean(K[0] * K[1] * (m - mu[0]) * (m - mu[1])) / (K[0].mean() * K[1].mean())
     assert fo.limits == pytest.approx(mu, abs=0.01)  # Monte Carlo s.e. about 0.002
@@ -186,8 +191,11 @@ BANDWIDTHS = (0.05, 0.1, 0.2, 0.5, 1.0)
 def one_dim_correlations():
     """rho of two 1-D heads at x = 0 (m = 0, sigma = 1, d = 2, n = 2000) for phi in {45, 90} deg, R = 2000."""
     phis = np.radians([45.0, 90.0])
-    cfgs = [heads.HeadConfig(np.array([[[1.0], [0.0]], [[np.cos(p)], [np.sin(p)]]]), bandwidth=h)
-            for p in phis for h in BANDWIDTHS]
+    cfgs = [
+        heads.HeadConfig(np.array([[[1.0], [0.0]], [[np.cos(p)], [np.sin(p)]]]), bandwidth=h)
+        for p in phis
+        for h in BANDWIDTHS
+    ]
     ests = montecarlo.pointwise_estimates(cfgs, "zero", np.zeros(2), n=2000, n_rep=2000, seed=82, sigma=1.0, n_jobs=2)
     rho = lambda *es: np.array([breiman_quantities(e, 0.0).rho_bar for e in es])  # noqa: E731
     return phis, ests, rho

@@ -12,7 +12,16 @@ X5 = np.array([[0.5, -1.0, 2.0, 0.3, -0.7], [0.0, 0.0, 0.0, 0.0, 0.0]])
 
 def test_catalogue_names_in_theory_order():
     assert data.REGRESSION_FUNCTIONS == (
-        "zero", "sin13", "bvc", "iso_exp", "iso_cos", "iso_cos6", "aniso", "blind", "additive", "iso_cos8",
+        "zero",
+        "sin13",
+        "bvc",
+        "iso_exp",
+        "iso_cos",
+        "iso_cos6",
+        "aniso",
+        "blind",
+        "additive",
+        "iso_cos8",
     )
 
 
@@ -163,7 +172,9 @@ def test_bad_rng_and_bad_points():
         data.regression_function("Zero")
 
 
-@pytest.mark.parametrize("formula", ["sqrt(abs(x1))", "abs(x1)**0.9", "sqrt(abs(x1 - 1)) + x2", "sin(x1) + sqrt(abs(x2))", "sqrt(r)"])
+@pytest.mark.parametrize(
+    "formula", ["sqrt(abs(x1))", "abs(x1)**0.9", "sqrt(abs(x1 - 1)) + x2", "sin(x1) + sqrt(abs(x2))", "sqrt(r)"]
+)
 def test_a_gradient_without_a_bound_at_a_point_has_no_lipschitz_constant(formula):
     """sqrt(|x1|) has no finite Lipschitz constant (its gradient grows without bound at 0); the sampled
     estimate read 284 and chapter 3 built its printed bound on it. The local search finds the growth."""
@@ -171,8 +182,16 @@ def test_a_gradient_without_a_bound_at_a_point_has_no_lipschitz_constant(formula
     assert rf.lipschitz_constant() == float("inf") and rf.lipschitz_source == "unbounded"
 
 
-@pytest.mark.parametrize("formula, L", [("abs(x1)", 1.0), ("tanh(100*x1)", 100.0), ("sin(2*x1) + x1", 3.0),
-                                        ("sqrt(x1**2 + 1e-8)", 1.0), ("abs(x1) + abs(x2)", 2**0.5)])
+@pytest.mark.parametrize(
+    "formula, L",
+    [
+        ("abs(x1)", 1.0),
+        ("tanh(100*x1)", 100.0),
+        ("sin(2*x1) + x1", 3.0),
+        ("sqrt(x1**2 + 1e-8)", 1.0),
+        ("abs(x1) + abs(x2)", 2**0.5),
+    ],
+)
 def test_a_steep_or_kinked_but_lipschitz_function_keeps_its_constant(formula, L):
     rf = data.regression_function(formula)
     assert rf.lipschitz_source == "estimated" and rf.lipschitz_constant() == pytest.approx(L, rel=1e-6)

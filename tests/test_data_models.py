@@ -54,8 +54,11 @@ def test_montecarlo_drivers_bit_identical_for_the_reference_model():
 
 def test_montecarlo_uses_the_models_inputs_and_noise():
     base = montecarlo.integrated_mse(_configs(), "sin13", 60, 10, 4, seed=5).errors
-    for model in (data.data_model("sin13", inputs="uniform-cube"), data.data_model("sin13", noise="student-t:4"),
-                  data.data_model("sin13", sigma=0.1)):
+    for model in (
+        data.data_model("sin13", inputs="uniform-cube"),
+        data.data_model("sin13", noise="student-t:4"),
+        data.data_model("sin13", sigma=0.1),
+    ):
         other = montecarlo.integrated_mse(_configs(), model, 60, 10, 4, seed=5).errors
         assert not np.array_equal(base, other)
     # a formula model runs in worker processes (it is pickled as its text)
@@ -92,8 +95,12 @@ def test_data_model_pickles_and_describes_itself():
     x = np.random.default_rng(0).standard_normal((4, 3))
     np.testing.assert_array_equal(model.regression(x), again.regression(x))
     assert again.inputs == model.inputs and again.noise == model.noise
-    assert model.spec() == {"regression": "2*exp(-r**2/4)", "inputs": "gaussian-diagonal:10.0",
-                            "noise": "student-t:5.0", "sigma": 0.3}
+    assert model.spec() == {
+        "regression": "2*exp(-r**2/4)",
+        "inputs": "gaussian-diagonal:10.0",
+        "noise": "student-t:5.0",
+        "sigma": 0.3,
+    }
     assert data.input_distribution(model.inputs.spec) == model.inputs
     assert data.noise_model(model.noise.spec, 0.3) == model.noise
     assert data.data_model("zero").is_reference and not model.is_reference
@@ -106,16 +113,21 @@ def test_data_model_pickles_and_describes_itself():
 X5 = np.random.default_rng(2).standard_normal((30, 5)) * 1.5
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("sin(x1) + x2**2/2", lambda x: np.sin(x[:, 0]) + x[:, 1] ** 2 / 2),
-    ("sin(x1) + x2^2/2 - 0.3*x3*x4", lambda x: np.sin(x[:, 0]) + 0.5 * x[:, 1] ** 2 - 0.3 * x[:, 2] * x[:, 3]),
-    ("2*exp(-r**2/4)", lambda x: 2 * np.exp(-(x * x).sum(axis=1) / 4)),
-    ("cos(1.5*r)", lambda x: np.cos(1.5 * np.linalg.norm(x, axis=1))),
-    ("tanh(x2) * abs(x3) + sqrt(1 + x1**2) + log(2 + cos(x5))",
-     lambda x: np.tanh(x[:, 1]) * np.abs(x[:, 2]) + np.sqrt(1 + x[:, 0] ** 2) + np.log(2 + np.cos(x[:, 4]))),
-    ("pi + E", lambda x: np.full(x.shape[0], math.pi + math.e)),
-    ("3", lambda x: np.full(x.shape[0], 3.0)),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("sin(x1) + x2**2/2", lambda x: np.sin(x[:, 0]) + x[:, 1] ** 2 / 2),
+        ("sin(x1) + x2^2/2 - 0.3*x3*x4", lambda x: np.sin(x[:, 0]) + 0.5 * x[:, 1] ** 2 - 0.3 * x[:, 2] * x[:, 3]),
+        ("2*exp(-r**2/4)", lambda x: 2 * np.exp(-(x * x).sum(axis=1) / 4)),
+        ("cos(1.5*r)", lambda x: np.cos(1.5 * np.linalg.norm(x, axis=1))),
+        (
+            "tanh(x2) * abs(x3) + sqrt(1 + x1**2) + log(2 + cos(x5))",
+            lambda x: np.tanh(x[:, 1]) * np.abs(x[:, 2]) + np.sqrt(1 + x[:, 0] ** 2) + np.log(2 + np.cos(x[:, 4])),
+        ),
+        ("pi + E", lambda x: np.full(x.shape[0], math.pi + math.e)),
+        ("3", lambda x: np.full(x.shape[0], 3.0)),
+    ],
+)
 def test_formulas_match_hand_written_functions(text, expected):
     m = data.regression_function(text)
     np.testing.assert_allclose(m(X5), expected(X5), rtol=1e-14, atol=1e-14)
@@ -124,8 +136,12 @@ def test_formulas_match_hand_written_functions(text, expected):
 
 
 def test_formula_reproduces_catalogue_functions():
-    for name, text in [("bvc", "sin(x1) + x2**2/2 - 0.3*x3*x4"), ("iso_exp", "2*exp(-r**2/4)"),
-                       ("aniso", "sin(2*x1) + 0.5*x2"), ("iso_cos8", "3*cos(0.8*r)")]:
+    for name, text in [
+        ("bvc", "sin(x1) + x2**2/2 - 0.3*x3*x4"),
+        ("iso_exp", "2*exp(-r**2/4)"),
+        ("aniso", "sin(2*x1) + 0.5*x2"),
+        ("iso_cos8", "3*cos(0.8*r)"),
+    ]:
         a, b = data.regression_function(name), data.regression_function(text)
         np.testing.assert_allclose(a(X5), b(X5), rtol=1e-13, atol=1e-14)
         assert (a.min_dim, a.isotropic) == (b.min_dim, b.isotropic)
@@ -154,8 +170,13 @@ def test_lipschitz_constants_of_formulas():
     assert poly.lipschitz_source == "unbounded" and math.isinf(poly.lipschitz_constant())
     quad = data.regression_function("x2**2")
     assert quad.lipschitz_source == "derived" and math.isinf(quad.lipschitz_constant())
-    for text, exact in [("sin(x1) + sin(x3)", math.sqrt(2)), ("2*exp(-r**2/4)", math.sqrt(2) * math.exp(-0.5)),
-                        ("sin(2*x1) + x1", 3.0), ("tanh(x2)", 1.0), ("cos(1.5*r)", 1.5)]:
+    for text, exact in [
+        ("sin(x1) + sin(x3)", math.sqrt(2)),
+        ("2*exp(-r**2/4)", math.sqrt(2) * math.exp(-0.5)),
+        ("sin(2*x1) + x1", 3.0),
+        ("tanh(x2)", 1.0),
+        ("cos(1.5*r)", 1.5),
+    ]:
         m = data.regression_function(text)
         assert m.lipschitz_source == "estimated"
         L = m.lipschitz_constant(5)
@@ -165,33 +186,37 @@ def test_lipschitz_constants_of_formulas():
         assert m.lipschitz_source == "unbounded" and math.isinf(m.lipschitz_constant()), text
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("__import__('os')", "unknown name '__import__'"),
-    ("x1.__class__", "operator '.' is not allowed"),
-    ("x0 + 1", "unknown name 'x0'"),
-    ("x1 + y", "unknown name 'y'"),
-    ("sine", "expected one of 'zero'"),
-    ("x1**1000", "exponent 1000 is larger than 100"),
-    ("9**9**9 + x1", "too large"),
-    ("exp(1000) * x1", "too large"),
-    ("sin(x1, x2)", "operator ',' is not allowed"),
-    ("sin()", "could not parse"),
-    ("x1 x2", "could not parse"),
-    ("(x1 + 1", "could not parse"),
-    ("", "empty string"),
-    ("x1 " + "+ x1 " * 400, "at most 1000 characters"),
-    ("log(x1)", "not a finite real number"),
-    ("sqrt(-1) + x1", "not real and finite"),
-    ("1/0 + x1", "not real and finite"),
-    ("lambda: 1", "unknown name 'lambda'"),
-    ("x1; x2", "operator ';' is not allowed"),
-    ("'a'", "unexpected"),
-    (3, "expected one of"),
-    (None, "expected one of"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("__import__('os')", "unknown name '__import__'"),
+        ("x1.__class__", "operator '.' is not allowed"),
+        ("x0 + 1", "unknown name 'x0'"),
+        ("x1 + y", "unknown name 'y'"),
+        ("sine", "expected one of 'zero'"),
+        ("x1**1000", "exponent 1000 is larger than 100"),
+        ("9**9**9 + x1", "too large"),
+        ("exp(1000) * x1", "too large"),
+        ("sin(x1, x2)", "operator ',' is not allowed"),
+        ("sin()", "could not parse"),
+        ("x1 x2", "could not parse"),
+        ("(x1 + 1", "could not parse"),
+        ("", "empty string"),
+        ("x1 " + "+ x1 " * 400, "at most 1000 characters"),
+        ("log(x1)", "not a finite real number"),
+        ("sqrt(-1) + x1", "not real and finite"),
+        ("1/0 + x1", "not real and finite"),
+        ("lambda: 1", "unknown name 'lambda'"),
+        ("x1; x2", "operator ';' is not allowed"),
+        ("'a'", "unexpected"),
+        (3, "expected one of"),
+        (None, "expected one of"),
+    ],
+)
 def test_bad_formulas_name_the_parameter(spec, message):
-    with pytest.raises(ValueError, match=r"^regression: .*" + message.replace("(", r"\(").replace("*", r"\*")
-                       .replace(".", r"\.")):
+    with pytest.raises(
+        ValueError, match=r"^regression: .*" + message.replace("(", r"\(").replace("*", r"\*").replace(".", r"\.")
+    ):
         data.regression_function(spec)
 
 
@@ -222,8 +247,15 @@ def test_one_parser_for_laws_and_formulas():
 # Input distributions
 # --------------------------------------------------------------------------
 
-INPUTS = ["gaussian", "gaussian-diagonal:10", "gaussian-equicorrelated:0.4", "gaussian-equicorrelated:-0.2",
-          "student-t:5", "uniform-cube", "uniform-sphere"]
+INPUTS = [
+    "gaussian",
+    "gaussian-diagonal:10",
+    "gaussian-equicorrelated:0.4",
+    "gaussian-equicorrelated:-0.2",
+    "student-t:5",
+    "uniform-cube",
+    "uniform-sphere",
+]
 
 
 @pytest.mark.statistical
@@ -245,8 +277,10 @@ def test_input_moments_match_their_documentation(spec):
 
 def test_input_documented_covariances_and_invariance():
     d = 4
-    np.testing.assert_allclose(data.input_distribution("gaussian-diagonal:10").variances(d),
-                               [4 * 10 ** (k / 3) / sum(10 ** (j / 3) for j in range(4)) for k in range(4)])
+    np.testing.assert_allclose(
+        data.input_distribution("gaussian-diagonal:10").variances(d),
+        [4 * 10 ** (k / 3) / sum(10 ** (j / 3) for j in range(4)) for k in range(4)],
+    )
     lam = data.input_distribution("gaussian-diagonal:10").variances(d)
     assert lam.max() / lam.min() == pytest.approx(10) and lam.mean() == pytest.approx(1)
     C = data.input_distribution("gaussian-equicorrelated:0.3").covariance(d)
@@ -254,9 +288,15 @@ def test_input_documented_covariances_and_invariance():
     A = data.input_distribution("gaussian-equicorrelated:0.3").gaussian_factor(d)
     np.testing.assert_allclose(A @ A.T, C, atol=1e-14)
     invariant = {s: data.input_distribution(s).rotation_invariant for s in INPUTS}
-    assert invariant == {"gaussian": True, "gaussian-diagonal:10": False, "gaussian-equicorrelated:0.4": False,
-                         "gaussian-equicorrelated:-0.2": False, "student-t:5": True, "uniform-cube": False,
-                         "uniform-sphere": True}
+    assert invariant == {
+        "gaussian": True,
+        "gaussian-diagonal:10": False,
+        "gaussian-equicorrelated:0.4": False,
+        "gaussian-equicorrelated:-0.2": False,
+        "student-t:5": True,
+        "uniform-cube": False,
+        "uniform-sphere": True,
+    }
     assert data.input_distribution("gaussian-diagonal:1").rotation_invariant
     X = data.input_distribution("uniform-sphere").sample(np.random.default_rng(0), 100, 6)
     np.testing.assert_allclose(np.linalg.norm(X, axis=1), math.sqrt(6))
@@ -274,19 +314,22 @@ def test_reference_gaussian_flags():
     assert not data.input_distribution("student-t:5").is_gaussian
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("gauss", "unknown kind 'gauss'"),
-    ("student-t:2", "NU of 'student-t' must exceed 2"),
-    ("student-t:1.5", "must exceed 2"),
-    ("student-t", "needs its parameter NU"),
-    ("student-t:abc", "expected a number for NU"),
-    ("student-t:nan", "expected a finite number"),
-    ("gaussian-equicorrelated:1", r"RHO .* expected in \(-1, 1\)"),
-    ("gaussian-equicorrelated:-1.5", "correlation"),
-    ("gaussian-diagonal:0.5", "COND .* expected >= 1"),
-    ("uniform-cube:3", "takes no parameter"),
-    (None, "expected a spec string"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("gauss", "unknown kind 'gauss'"),
+        ("student-t:2", "NU of 'student-t' must exceed 2"),
+        ("student-t:1.5", "must exceed 2"),
+        ("student-t", "needs its parameter NU"),
+        ("student-t:abc", "expected a number for NU"),
+        ("student-t:nan", "expected a finite number"),
+        ("gaussian-equicorrelated:1", r"RHO .* expected in \(-1, 1\)"),
+        ("gaussian-equicorrelated:-1.5", "correlation"),
+        ("gaussian-diagonal:0.5", "COND .* expected >= 1"),
+        ("uniform-cube:3", "takes no parameter"),
+        (None, "expected a spec string"),
+    ],
+)
 def test_bad_input_specs_name_the_parameter(spec, message):
     with pytest.raises(ValueError, match=r"^inputs: .*" + message):
         data.input_distribution(spec)
@@ -326,19 +369,24 @@ def test_noise_laws_have_the_documented_scale():
 
 def test_reference_noise_is_sigma_times_standard_normal():
     X = np.zeros((10, 2))
-    np.testing.assert_array_equal(data.noise_model("gaussian", 0.7).draw(np.random.default_rng(4), X),
-                                  0.7 * np.random.default_rng(4).standard_normal(10))
+    np.testing.assert_array_equal(
+        data.noise_model("gaussian", 0.7).draw(np.random.default_rng(4), X),
+        0.7 * np.random.default_rng(4).standard_normal(10),
+    )
 
 
-@pytest.mark.parametrize("spec, sigma, name, message", [
-    ("student-t:2", 0.5, "noise", "must exceed 2"),
-    ("student-t:-1", 0.5, "noise", "must exceed 2"),
-    ("cauchy", 0.5, "noise", "unknown kind 'cauchy'"),
-    ("gaussian", -0.1, "sigma", "non-negative"),
-    ("gaussian", float("nan"), "sigma", ""),
-    ("heteroscedastic:x1 - 10", 0.5, "noise", "must be positive"),
-    ("heteroscedastic:__import__('os')", 0.5, "noise", "unknown name"),
-])
+@pytest.mark.parametrize(
+    "spec, sigma, name, message",
+    [
+        ("student-t:2", 0.5, "noise", "must exceed 2"),
+        ("student-t:-1", 0.5, "noise", "must exceed 2"),
+        ("cauchy", 0.5, "noise", "unknown kind 'cauchy'"),
+        ("gaussian", -0.1, "sigma", "non-negative"),
+        ("gaussian", float("nan"), "sigma", ""),
+        ("heteroscedastic:x1 - 10", 0.5, "noise", "must be positive"),
+        ("heteroscedastic:__import__('os')", 0.5, "noise", "unknown name"),
+    ],
+)
 def test_bad_noise_specs_name_the_parameter(spec, sigma, name, message):
     with pytest.raises(ValueError, match=rf"^{name}: .*{message}"):
         data.noise_model(spec, sigma)
@@ -367,8 +415,9 @@ def _pair():
 def test_first_order_covariance_closed_form_and_monte_carlo_agree(inputs):
     Wj, Wjp, x = _pair()
     exact = covariance.first_order_covariance(Wj, Wjp, x, 0.5, 100, 0.5, "bvc", inputs=inputs)
-    mc = covariance.first_order_covariance_mc(Wj, Wjp, x, 0.5, 100, data.data_model("bvc", inputs=inputs),
-                                              n_samples=1 << 19, seed=1)
+    mc = covariance.first_order_covariance_mc(
+        Wj, Wjp, x, 0.5, 100, data.data_model("bvc", inputs=inputs), n_samples=1 << 19, seed=1
+    )
     assert mc.kappa == pytest.approx(exact.kappa, rel=0.01)
     assert mc.covariance == pytest.approx(exact.covariance, rel=0.02)
     assert mc.noise == pytest.approx(exact.noise, rel=0.01)
@@ -391,8 +440,9 @@ def test_closed_forms_refuse_non_gaussian_inputs():
             covariance.first_order_covariance(Wj, Wjp, x, 0.5, 100, inputs=spec)
         with pytest.raises(ValueError, match=r"^inputs: "):
             covariance.kernel_overlap(Wj, Wjp, x, 0.5, inputs=spec)
-        mc = covariance.first_order_covariance_mc(Wj, Wjp, x, 0.5, 100, data.data_model("zero", inputs=spec),
-                                                  n_samples=1 << 16)
+        mc = covariance.first_order_covariance_mc(
+            Wj, Wjp, x, 0.5, 100, data.data_model("zero", inputs=spec), n_samples=1 << 16
+        )
         assert mc.signal == 0.0 and mc.covariance == pytest.approx(mc.kappa * 0.25 / 100)
 
 
@@ -400,5 +450,6 @@ def test_monte_carlo_covariance_with_heteroscedastic_noise():
     Wj, Wjp, x = _pair()
     homo = covariance.first_order_covariance_mc(Wj, Wjp, x, 0.5, 100, data.data_model("zero"), n_samples=1 << 16)
     hetero = covariance.first_order_covariance_mc(
-        Wj, Wjp, x, 0.5, 100, data.data_model("zero", noise="heteroscedastic:2"), n_samples=1 << 16)
+        Wj, Wjp, x, 0.5, 100, data.data_model("zero", noise="heteroscedastic:2"), n_samples=1 << 16
+    )
     assert hetero.noise == pytest.approx(4 * homo.noise, rel=1e-12)

@@ -90,8 +90,13 @@ def _random_problem(seed, R, H, m, weight_sum):
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), R=st.integers(2, 60), H=st.integers(1, 6), m=st.integers(1, 4),
-       weight_sum=st.sampled_from([1.0, None]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    R=st.integers(2, 60),
+    H=st.integers(1, 6),
+    m=st.integers(1, 4),
+    weight_sum=st.sampled_from([1.0, None]),
+)
 def test_identity_holds_for_any_input(seed, R, H, m, weight_sum):
     est, target, a = _random_problem(seed, R, H, m, weight_sum)
     dec = bias_variance_covariance(est, target, a)
@@ -177,8 +182,9 @@ def test_equicorrelated_draws_recover_breimans_population_formula():
     H, V, rho = 4, 2.0, 0.3
     cov = V * ((1 - rho) * np.eye(H) + rho)
     est = np.random.default_rng(12).multivariate_normal(np.zeros(H), cov, size=200_000)
-    (r, var), (r_se, var_se) = jackknife(lambda e: (lambda q: [q.rho_bar, q.ensemble_variance])(
-        breiman_quantities(e, 0.0)), [est], 20)
+    (r, var), (r_se, var_se) = jackknife(
+        lambda e: (lambda q: [q.rho_bar, q.ensemble_variance])(breiman_quantities(e, 0.0)), [est], 20
+    )
     assert abs(r - rho) < 3 * r_se
     assert abs(var - V * (rho + (1 - rho) / H)) < 3 * var_se
 
@@ -207,7 +213,11 @@ def test_jackknife():
     y = x[:, 0] + 0.01 * x[:, 1]
     _, se_pair = jackknife(lambda a, b: a.mean() - b.mean(), [x[:, 0], y], 40)
     assert se_pair == pytest.approx((x[:, 0] - y).std(ddof=1) / np.sqrt(40), rel=1e-12)
-    for bad, name in ((dict(n_blocks=1), "n_blocks"), (dict(n_blocks=41), "n_blocks"), (dict(n_blocks=2.0), "n_blocks")):
+    for bad, name in (
+        (dict(n_blocks=1), "n_blocks"),
+        (dict(n_blocks=41), "n_blocks"),
+        (dict(n_blocks=2.0), "n_blocks"),
+    ):
         with pytest.raises(ValueError, match=f"^{name}:"):
             jackknife(np.mean, [x], **bad)
     with pytest.raises(ValueError, match="^arrays:"):

@@ -4,11 +4,11 @@ import math
 
 import numpy as np
 import pytest
+from nbtools import declared_parameters
 
 from mhanw import covariance, data, heads, montecarlo
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.infra.params import ParameterError, check_parameters
-from nbtools import declared_parameters
 
 
 def _chains(spec, R, n, d, seed=0):
@@ -60,8 +60,14 @@ def test_no_dependence_draws_exactly_the_reference():
 
 
 def test_flags_say_which_laws_are_iid():
-    for spec, iid in (("gaussian", True), ("ar1:0.9", False), ("ar1:0", True), ("clustered:4:0.2", False),
-                      ("clustered:4:0", True), ("student-t:5", True)):
+    for spec, iid in (
+        ("gaussian", True),
+        ("ar1:0.9", False),
+        ("ar1:0", True),
+        ("clustered:4:0.2", False),
+        ("clustered:4:0", True),
+        ("student-t:5", True),
+    ):
         law = data.input_distribution(spec)
         assert law.independent is iid
         assert law.rotation_invariant
@@ -71,28 +77,51 @@ def test_flags_say_which_laws_are_iid():
     assert not data.is_reference_gaussian(data.data_model("iso_cos", inputs="clustered:3:0.5"))
 
 
-@pytest.mark.parametrize("spec, words", [
-    ("ar1", "needs its parameter PHI"),
-    ("ar1:1", "PHI of 'ar1'"),
-    ("ar1:-1.5", "PHI of 'ar1'"),
-    ("ar1:x", "expected a number for PHI"),
-    ("clustered", "needs its parameter K:ICC"),
-    ("clustered:4", "takes two parameters K:ICC"),
-    ("clustered:4:0.1:2", "takes two parameters K:ICC"),
-    ("clustered:0:0.1", "K of 'clustered'"),
-    ("clustered:2.5:0.1", "K of 'clustered'"),
-    ("clustered:3:1", "ICC of 'clustered'"),
-    ("clustered:3:-0.1", "ICC of 'clustered'"),
-])
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("ar1", "needs its parameter PHI"),
+        ("ar1:1", "PHI of 'ar1'"),
+        ("ar1:-1.5", "PHI of 'ar1'"),
+        ("ar1:x", "expected a number for PHI"),
+        ("clustered", "needs its parameter K:ICC"),
+        ("clustered:4", "takes two parameters K:ICC"),
+        ("clustered:4:0.1:2", "takes two parameters K:ICC"),
+        ("clustered:0:0.1", "K of 'clustered'"),
+        ("clustered:2.5:0.1", "K of 'clustered'"),
+        ("clustered:3:1", "ICC of 'clustered'"),
+        ("clustered:3:-0.1", "ICC of 'clustered'"),
+    ],
+)
 def test_bad_specs_are_one_line_errors_naming_the_argument(spec, words):
     with pytest.raises(ValueError, match=rf"^inputs: .*{words}") as info:
         data.input_distribution(spec)
     assert "\n" not in str(info.value)
-    good = declared_parameters("04_head_diversity_index", fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", n_jobs=1,
-                isotropic_regressions=["iso_exp", "iso_cos"], anisotropic_regression="aniso",
-                random_regression="iso_cos6", inputs="gaussian", noise="gaussian", sigma=0.5, n=500, bandwidth=0.5,
-                random_n=400, random_bandwidth=0.6, random_d=6, random_d_k=2, random_H=3,
-                matched_targets=[0.3, 0.6], matched_configs=8, matched_kernel="gaussian")
+    good = declared_parameters(
+        "04_head_diversity_index",
+        fidelity="quick",
+        seed=1,
+        figures_dir="f",
+        macros_path="m",
+        results_path="r",
+        n_jobs=1,
+        isotropic_regressions=["iso_exp", "iso_cos"],
+        anisotropic_regression="aniso",
+        random_regression="iso_cos6",
+        inputs="gaussian",
+        noise="gaussian",
+        sigma=0.5,
+        n=500,
+        bandwidth=0.5,
+        random_n=400,
+        random_bandwidth=0.6,
+        random_d=6,
+        random_d_k=2,
+        random_H=3,
+        matched_targets=[0.3, 0.6],
+        matched_configs=8,
+        matched_kernel="gaussian",
+    )
     with pytest.raises(ParameterError, match=r"^inputs: "):
         check_parameters({**good, "inputs": spec}, ch04.PARAMETERS, ch04.CONSTRAINTS)
     check_parameters({**good, "inputs": "ar1:0.9"}, ch04.PARAMETERS, ch04.CONSTRAINTS)

@@ -7,8 +7,17 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from mhanw import diversity, heads
-from mhanw.diversity import (NORMALIZATIONS, cross_gram, frame_tightness, haar_expected_hdi, hdi_upper_bound, head_diversity_index,
-                             maximize_hdi, orthonormal_bases, principal_angles)
+from mhanw.diversity import (
+    NORMALIZATIONS,
+    cross_gram,
+    frame_tightness,
+    haar_expected_hdi,
+    hdi_upper_bound,
+    head_diversity_index,
+    maximize_hdi,
+    orthonormal_bases,
+    principal_angles,
+)
 
 HDI = head_diversity_index
 
@@ -117,8 +126,13 @@ def _well_conditioned(rng, k):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10**6), H=st.integers(2, 5), d_k=st.integers(1, 3), extra=st.integers(0, 4),
-       c=st.floats(0.2, 5.0))
+@given(
+    seed=st.integers(0, 10**6),
+    H=st.integers(2, 5),
+    d_k=st.integers(1, 3),
+    extra=st.integers(0, 4),
+    c=st.floats(0.2, 5.0),
+)
 def test_invariances_of_each_normalization(seed, H, d_k, extra, c):
     rng = np.random.default_rng(seed)
     d = d_k + extra + 1
@@ -250,8 +264,13 @@ def test_frame_bound_not_attained_when_no_tight_fusion_frame_exists():
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 10**6), H=st.integers(2, 5), k=st.integers(1, 4), extra=st.integers(0, 5),
-       scale=st.floats(0.05, 20.0))
+@given(
+    seed=st.integers(0, 10**6),
+    H=st.integers(2, 5),
+    k=st.integers(1, 4),
+    extra=st.integers(0, 5),
+    scale=st.floats(0.05, 20.0),
+)
 def test_all_normalizations_at_once_and_from_the_gram_matrix_equal_each_one(seed, H, k, extra, scale):
     W = scale * np.random.default_rng(seed).standard_normal((H, k + extra, k))
     expected = [head_diversity_index(W, n) for n in NORMALIZATIONS]
@@ -290,16 +309,20 @@ def test_a_zero_head_is_rejected_by_every_normalization():
 def test_scale_free_indices_survive_extreme_scales(scale):
     W = heads.haar_heads(6, 2, 3, np.random.default_rng(7)) @ np.diag([1.0, 0.3])  # unequal singular values
     for normalization in ("principal_angles", "rv"):
-        assert head_diversity_index(scale * W, normalization) == pytest.approx(head_diversity_index(W, normalization),
-                                                                              rel=1e-12)
+        assert head_diversity_index(scale * W, normalization) == pytest.approx(
+            head_diversity_index(W, normalization), rel=1e-12
+        )
     np.testing.assert_allclose(orthonormal_bases(scale * W), orthonormal_bases(W), atol=1e-14)
     if scale < 1e-100:  # the printed formula is not scale free: c^4 -> 0
-        np.testing.assert_allclose(diversity.head_diversity_indices(scale * W)[1:],
-                                   diversity.head_diversity_indices(W)[1:], rtol=1e-12)
+        np.testing.assert_allclose(
+            diversity.head_diversity_indices(scale * W)[1:], diversity.head_diversity_indices(W)[1:], rtol=1e-12
+        )
         assert head_diversity_index(scale * W, "paper") == 1.0
     else:  # 1 - c^4 (...) is beyond a double: an error naming W, never -inf
-        for call in (lambda: head_diversity_index(scale * W, "paper"),
-                     lambda: diversity.head_diversity_indices(scale * W)):
+        for call in (
+            lambda: head_diversity_index(scale * W, "paper"),
+            lambda: diversity.head_diversity_indices(scale * W),
+        ):
             with pytest.raises(ValueError, match="^W: the printed HDI .* beyond the largest double"):
                 call()
 
@@ -307,8 +330,11 @@ def test_scale_free_indices_survive_extreme_scales(scale):
 def test_gram_route_survives_extreme_scales():
     W = heads.haar_heads(6, 2, 3, np.random.default_rng(8))
     for scale in (1e-100, 1e60):
-        np.testing.assert_allclose(diversity.hdi_from_gram(diversity.block_gram(scale * W))[1:],
-                                   diversity.head_diversity_indices(W)[1:], rtol=1e-12)
+        np.testing.assert_allclose(
+            diversity.hdi_from_gram(diversity.block_gram(scale * W))[1:],
+            diversity.head_diversity_indices(W)[1:],
+            rtol=1e-12,
+        )
     with pytest.raises(ValueError, match="^W: the printed HDI"):  # c^4 = 1e400 in the printed index
         diversity.hdi_from_gram(diversity.block_gram(1e100 * W))
 

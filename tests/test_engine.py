@@ -99,8 +99,12 @@ def test_heads_and_nw_share_the_engine(monkeypatch):
     engine = nw.weighted_mean
     monkeypatch.setattr(nw, "weighted_mean", lambda *a, **k: calls.append(a[0].shape) or engine(*a, **k))
     rng = np.random.default_rng(6)
-    W, X, Y, Xt = heads.haar_heads(4, 2, 3, rng), rng.standard_normal((50, 4)), rng.standard_normal(50), \
-        rng.standard_normal((7, 4))
+    W, X, Y, Xt = (
+        heads.haar_heads(4, 2, 3, rng),
+        rng.standard_normal((50, 4)),
+        rng.standard_normal(50),
+        rng.standard_normal((7, 4)),
+    )
     heads.head_estimates(W, X, Y, Xt, bandwidth=0.5)
     nw.softmax_attention(Xt, X, Y)
     assert calls == [(3, 7, 2), (1, 7, 4)]  # all heads in one call
@@ -127,8 +131,12 @@ def test_paths_agree(monkeypatch, kernel):
     ref = np.stack([reference(q[i], k[i], v[i], kernel, 0.3) for i in range(2)])
     base = nw.nadaraya_watson(q, k, v, 0.3, kernel=kernel)
     np.testing.assert_allclose(base, ref, rtol=0, atol=1e-12)
-    for name, value in [("PLAIN_MIN_DK", 1), ("ONES_MAX_DV", 0), ("SHIFT_FREE", {np.dtype(np.float64): -np.inf}),
-                        ("SHIFT_SLACK", {np.dtype(np.float64): 0.0})]:  # 0: every row takes the exact maximum
+    for name, value in [
+        ("PLAIN_MIN_DK", 1),
+        ("ONES_MAX_DV", 0),
+        ("SHIFT_FREE", {np.dtype(np.float64): -np.inf}),
+        ("SHIFT_SLACK", {np.dtype(np.float64): 0.0}),
+    ]:  # 0: every row takes the exact maximum
         with monkeypatch.context() as mp:
             mp.setattr(nw, name, value)
             np.testing.assert_allclose(nw.nadaraya_watson(q, k, v, 0.3, kernel=kernel), base, rtol=0, atol=1e-12)

@@ -50,12 +50,15 @@ def test_huge_bandwidth_gives_equal_weights():
     np.testing.assert_array_equal(nw.kernel_weights(Q, K, 1e308), [[0.5, 0.5]])
 
 
-@pytest.mark.parametrize("call", [
-    lambda: nw.softmax_attention(Q * 1e200, K * 1e200, V),
-    lambda: nw.softmax_attention(30 * Q, 30 * K, V, scale=1e308),
-    lambda: nw.softmax_attention(Q, K, V, scale=1e308),
-    lambda: nw.nadaraya_watson(Q * 1e200, K * 1e200, V, 1.0, kernel="exponential"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: nw.softmax_attention(Q * 1e200, K * 1e200, V),
+        lambda: nw.softmax_attention(30 * Q, 30 * K, V, scale=1e308),
+        lambda: nw.softmax_attention(Q, K, V, scale=1e308),
+        lambda: nw.nadaraya_watson(Q * 1e200, K * 1e200, V, 1.0, kernel="exponential"),
+    ],
+)
 def test_overflowing_logits_give_the_maximal_key(call):
     assert call()[0] == 2.0
 
@@ -111,8 +114,9 @@ def test_head_estimates_inputs_far_from_one(sample, factor):
     np.testing.assert_allclose(scaled, base, rtol=0, atol=1e-12)
     # a bandwidth of 0.5 next to points 1e200 apart: the nearest key
     if factor > 1:
-        np.testing.assert_array_equal(heads.head_estimates(W, X * factor, Y, Xt * factor, bandwidth=0.5),
-                                      _nearest(W, X, Xt, Y))
+        np.testing.assert_array_equal(
+            heads.head_estimates(W, X * factor, Y, Xt * factor, bandwidth=0.5), _nearest(W, X, Xt, Y)
+        )
 
 
 def test_head_estimates_huge_projections_and_beta(sample):
@@ -216,31 +220,36 @@ def _with(argument, value):
 
 
 @pytest.mark.parametrize("dtype", BAD_DTYPES)
-@pytest.mark.parametrize("call, argument", [(c, a) for c in NW_CALLS for a in ("queries", "keys", "values")
-                                            if not (a == "values" and c.endswith("weights"))])
+@pytest.mark.parametrize(
+    "call, argument",
+    [(c, a) for c in NW_CALLS for a in ("queries", "keys", "values") if not (a == "values" and c.endswith("weights"))],
+)
 def test_nw_bad_dtypes(call, argument, dtype):
     bad = BAD_DTYPES[dtype]({"queries": Q, "keys": K, "values": V}[argument])
     with pytest.raises(ValueError, match=rf"^{argument}:"):
         NW_CALLS[call](*_with(argument, bad))
 
 
-@pytest.mark.parametrize("value, argument", [
-    (np.float64(0.1), "queries"),  # 0-d
-    (np.zeros((0, 2)), "queries"),  # empty
-    (np.zeros((1, 0)), "queries"),  # no features
-    (np.zeros((1, 1, 1, 2)), "queries"),  # 4-d
-    (np.zeros((0, 2)), "keys"),
-    (np.zeros((2, 3)), "keys"),  # d_k mismatch
-    (np.zeros((1, 2, 2)), "keys"),  # head axis on keys only
-    (np.zeros(3), "values"),  # n mismatch
-    (np.float64(1.0), "values"),
-    (np.zeros((2, 1, 1)), "values"),
-    (np.array([[np.nan, 0.2]]), "queries"),
-    (np.array([[0.0, 0.0], [np.inf, 1.0]]), "keys"),
-    (np.array([1.0, -np.inf]), "values"),
-    (np.array([[np.nan, 0.2]], np.float32), "queries"),  # the float32 fast path
-    ([[0.1, 0.2], [0.3]], "queries"),  # ragged
-])
+@pytest.mark.parametrize(
+    "value, argument",
+    [
+        (np.float64(0.1), "queries"),  # 0-d
+        (np.zeros((0, 2)), "queries"),  # empty
+        (np.zeros((1, 0)), "queries"),  # no features
+        (np.zeros((1, 1, 1, 2)), "queries"),  # 4-d
+        (np.zeros((0, 2)), "keys"),
+        (np.zeros((2, 3)), "keys"),  # d_k mismatch
+        (np.zeros((1, 2, 2)), "keys"),  # head axis on keys only
+        (np.zeros(3), "values"),  # n mismatch
+        (np.float64(1.0), "values"),
+        (np.zeros((2, 1, 1)), "values"),
+        (np.array([[np.nan, 0.2]]), "queries"),
+        (np.array([[0.0, 0.0], [np.inf, 1.0]]), "keys"),
+        (np.array([1.0, -np.inf]), "values"),
+        (np.array([[np.nan, 0.2]], np.float32), "queries"),  # the float32 fast path
+        ([[0.1, 0.2], [0.3]], "queries"),  # ragged
+    ],
+)
 def test_nw_bad_arrays(value, argument):
     for call in ("nadaraya_watson", "softmax_attention"):
         with pytest.raises(ValueError, match=rf"^{argument}:"):
@@ -276,27 +285,30 @@ def test_head_estimates_bad_dtypes(argument, dtype):
         heads.head_estimates(**args)
 
 
-@pytest.mark.parametrize("change, argument", [
-    (dict(X=np.zeros((0, 2))), "X"),
-    (dict(X=np.float64(1.0)), "X"),
-    (dict(X=np.zeros((2, 3))), "X"),
-    (dict(Y=np.zeros(3)), "Y"),
-    (dict(Y=np.float64(1.0)), "Y"),
-    (dict(Y=np.array([1.0, np.nan])), "Y"),
-    (dict(queries=np.zeros((0, 2))), "queries"),
-    (dict(queries=np.zeros((1, 3))), "queries"),
-    (dict(queries=np.array([[np.inf, 0.0]])), "queries"),
-    (dict(projections=np.zeros((1, 2, 3))), "projections"),  # d_k > d
-    (dict(projections=np.eye(2)), "projections"),  # 2-d
-    (dict(projections=np.full((1, 2, 2), np.nan)), "projections"),
-    (dict(bandwidth=0.0), "bandwidth"),
-    (dict(bandwidth=np.inf), "bandwidth"),
-    (dict(bandwidth=None), "bandwidth"),
-    (dict(bandwidth=1j), "bandwidth"),
-    (dict(kernel="attention", beta=np.nan), "beta"),
-    (dict(kernel="attention", beta=True), "beta"),
-    (dict(kernel="cosine"), "kernel"),
-])
+@pytest.mark.parametrize(
+    "change, argument",
+    [
+        (dict(X=np.zeros((0, 2))), "X"),
+        (dict(X=np.float64(1.0)), "X"),
+        (dict(X=np.zeros((2, 3))), "X"),
+        (dict(Y=np.zeros(3)), "Y"),
+        (dict(Y=np.float64(1.0)), "Y"),
+        (dict(Y=np.array([1.0, np.nan])), "Y"),
+        (dict(queries=np.zeros((0, 2))), "queries"),
+        (dict(queries=np.zeros((1, 3))), "queries"),
+        (dict(queries=np.array([[np.inf, 0.0]])), "queries"),
+        (dict(projections=np.zeros((1, 2, 3))), "projections"),  # d_k > d
+        (dict(projections=np.eye(2)), "projections"),  # 2-d
+        (dict(projections=np.full((1, 2, 2), np.nan)), "projections"),
+        (dict(bandwidth=0.0), "bandwidth"),
+        (dict(bandwidth=np.inf), "bandwidth"),
+        (dict(bandwidth=None), "bandwidth"),
+        (dict(bandwidth=1j), "bandwidth"),
+        (dict(kernel="attention", beta=np.nan), "beta"),
+        (dict(kernel="attention", beta=True), "beta"),
+        (dict(kernel="cosine"), "kernel"),
+    ],
+)
 def test_head_estimates_bad_input(change, argument):
     with pytest.raises(ValueError, match=rf"^{argument}:"):
         heads.head_estimates(**{**HEADS_ARGS, **change})

@@ -7,7 +7,6 @@ import sys
 import tomllib
 
 import pytest
-
 from nbtools import ROOT
 
 
@@ -42,8 +41,9 @@ def test_no_deps_packages_are_pinned_and_installed_by_every_route():
 
 
 # ---- the supported Python versions -------------------------------------------------
-SUPPORTED = subprocess.run([str(ROOT / "scripts" / "find_python.sh"), "--supported"], capture_output=True,
-                           text=True, check=True).stdout.split()
+SUPPORTED = subprocess.run(
+    [str(ROOT / "scripts" / "find_python.sh"), "--supported"], capture_output=True, text=True, check=True
+).stdout.split()
 MARKER = re.compile(r'^python_version == "(3\.\d+)"(?: or python_version == "(3\.\d+)")*$')
 
 
@@ -98,11 +98,30 @@ def test_lock_installs_on_every_supported_python(version, tmp_path):
     """pip finds a wheel of every pin of requirements.lock and requirements-nodeps.txt for
     CPython ``version`` (needs PyPI)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed", "--no-deps",
-         "--only-binary=:all:", "--python-version", version, "--implementation", "cp",
-         "--target", str(tmp_path / "t"), "-r", str(ROOT / "requirements.lock"),
-         "-r", str(ROOT / "requirements-nodeps.txt")],
-        capture_output=True, text=True)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--quiet",
+            "--ignore-installed",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            version,
+            "--implementation",
+            "cp",
+            "--target",
+            str(tmp_path / "t"),
+            "-r",
+            str(ROOT / "requirements.lock"),
+            "-r",
+            str(ROOT / "requirements-nodeps.txt"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, f"Python {version}:\n{proc.stderr[-3000:]}"
 
 

@@ -21,10 +21,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from nbtools import ROOT
 
 pytestmark = pytest.mark.slow
+
 
 def run_readme_example(tmp_path: Path, variance_law: str) -> subprocess.CompletedProcess:
     """The example's scenario in ``tmp_path``, its chapter run into ``tmp_path/run``; its results and macros
@@ -32,9 +32,25 @@ def run_readme_example(tmp_path: Path, variance_law: str) -> subprocess.Complete
     toml = tmp_path / "mine.toml"
     toml.write_text(f'[chapters.06_optimal_head_size]\nvariance_law = "{variance_law}"\n')
     proc = subprocess.run(
-        [sys.executable, "-m", "mhanw.pipeline", "run", "06_optimal_head_size", "--scenario", str(toml),
-         "--fidelity", "quick", "--out", str(tmp_path / "run")],
-        cwd=ROOT, capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+        [
+            sys.executable,
+            "-m",
+            "mhanw.pipeline",
+            "run",
+            "06_optimal_head_size",
+            "--scenario",
+            str(toml),
+            "--fidelity",
+            "quick",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
     for ext, folder in (("json", "results"), ("tex", "generated")):
         made = tmp_path / "run" / folder / f"06_optimal_head_size.{ext}"
         if made.is_file():

@@ -36,14 +36,17 @@ def test_the_style_itself_is_legible():
     assert figures.legibility_problems(legible_figure()) == []
 
 
-@pytest.mark.parametrize("spoil, role", [
-    (lambda fig, ax: ax.tick_params(labelsize=6.5), "tick label at 6.5 pt"),
-    (lambda fig, ax: ax.legend(fontsize=6), "legend at 6 pt"),
-    (lambda fig, ax: ax.annotate("0.13", (0, 0), fontsize=5.5), "annotation at 5.5 pt: '0.13'"),
-    (lambda fig, ax: ax.set_title("(b)", fontsize=6), "title at 6 pt: '(b)'"),
-    (lambda fig, ax: ax.set_xlabel("n", fontsize=6), "axis label at 6 pt: 'n'"),
-    (lambda fig, ax: fig.text(0.5, 0.5, "free", fontsize=4), "text at 4 pt: 'free'"),
-])
+@pytest.mark.parametrize(
+    "spoil, role",
+    [
+        (lambda fig, ax: ax.tick_params(labelsize=6.5), "tick label at 6.5 pt"),
+        (lambda fig, ax: ax.legend(fontsize=6), "legend at 6 pt"),
+        (lambda fig, ax: ax.annotate("0.13", (0, 0), fontsize=5.5), "annotation at 5.5 pt: '0.13'"),
+        (lambda fig, ax: ax.set_title("(b)", fontsize=6), "title at 6 pt: '(b)'"),
+        (lambda fig, ax: ax.set_xlabel("n", fontsize=6), "axis label at 6 pt: 'n'"),
+        (lambda fig, ax: fig.text(0.5, 0.5, "free", fontsize=4), "text at 4 pt: 'free'"),
+    ],
+)
 def test_small_text_is_listed_by_kind(spoil, role):
     fig = legible_figure()
     spoil(fig, fig.axes[0])

@@ -52,10 +52,12 @@ def test_interpolated_endpoints():
     rng = np.random.default_rng(2)
     heads.haar_basis(6, 2, rng)  # U
     np.testing.assert_allclose(W1, heads.haar_heads(6, 2, 3, rng), atol=1e-12)  # the Z_j themselves
-    low = np.mean([head_diversity_index(heads.interpolated_heads(0.2, 6, 2, 3, np.random.default_rng(s)))
-                   for s in range(10)])
-    high = np.mean([head_diversity_index(heads.interpolated_heads(0.8, 6, 2, 3, np.random.default_rng(s)))
-                    for s in range(10)])
+    low = np.mean(
+        [head_diversity_index(heads.interpolated_heads(0.2, 6, 2, 3, np.random.default_rng(s))) for s in range(10)]
+    )
+    high = np.mean(
+        [head_diversity_index(heads.interpolated_heads(0.8, 6, 2, 3, np.random.default_rng(s))) for s in range(10)]
+    )
     assert low < high
 
 
@@ -87,12 +89,15 @@ def test_graded_heads_geometry():
     np.testing.assert_allclose(np.linalg.norm(W[:, :, 0], axis=1), 1.0, rtol=1e-15)
     np.testing.assert_allclose(W[:, 0, 0], np.cos(GRADED_ANGLES), rtol=1e-15)  # cosine with the signal direction e1
     G = W[:, :, 0] @ W[:, :, 0].T
-    np.testing.assert_allclose(G, np.outer(np.cos(GRADED_ANGLES), np.cos(GRADED_ANGLES)) + np.diag(np.sin(GRADED_ANGLES) ** 2),
-                               atol=1e-15)
+    np.testing.assert_allclose(
+        G, np.outer(np.cos(GRADED_ANGLES), np.cos(GRADED_ANGLES)) + np.diag(np.sin(GRADED_ANGLES) ** 2), atol=1e-15
+    )
 
 
-@pytest.mark.parametrize("angles,d,name", [([0.1, 0.2], 2, "d"), ([[0.1]], 4, "angles"), ([], 4, "angles"),
-                                           ([np.nan], 4, "angles"), ([0.1], 0, "d")])
+@pytest.mark.parametrize(
+    "angles,d,name",
+    [([0.1, 0.2], 2, "d"), ([[0.1]], 4, "angles"), ([], 4, "angles"), ([np.nan], 4, "angles"), ([0.1], 0, "d")],
+)
 def test_graded_heads_bad_input(angles, d, name):
     with pytest.raises(ValueError, match=f"^{name}:"):
         heads.graded_heads(angles, d)
@@ -102,8 +107,14 @@ def test_graded_heads_bad_input(angles, d, name):
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10**6), H=st.integers(1, 4), d_k=st.integers(1, 3), n=st.integers(1, 60),
-       T=st.integers(1, 20), h=st.floats(0.05, 5.0))
+@given(
+    seed=st.integers(0, 10**6),
+    H=st.integers(1, 4),
+    d_k=st.integers(1, 3),
+    n=st.integers(1, 60),
+    T=st.integers(1, 20),
+    h=st.floats(0.05, 5.0),
+)
 def test_head_estimates_equal_nw_and_attention(seed, H, d_k, n, T, h):
     rng = np.random.default_rng(seed)
     d = d_k + 2
@@ -117,8 +128,7 @@ def test_head_estimates_equal_nw_and_attention(seed, H, d_k, n, T, h):
     for j, w in enumerate(W):
         np.testing.assert_allclose(gauss[j], nw.nadaraya_watson(Xt @ w, X @ w, Y, h), rtol=0, atol=1e-12)
         np.testing.assert_allclose(att[j], nw.softmax_attention(Xt @ w, X @ w, Y), rtol=0, atol=1e-12)
-        np.testing.assert_allclose(att_beta[j], nw.softmax_attention(Xt @ w, X @ w, Y, 1 / h), rtol=0,
-                                   atol=1e-12)
+        np.testing.assert_allclose(att_beta[j], nw.softmax_attention(Xt @ w, X @ w, Y, 1 / h), rtol=0, atol=1e-12)
 
 
 def test_blocking_and_tiny_bandwidth():
@@ -126,8 +136,9 @@ def test_blocking_and_tiny_bandwidth():
     W = heads.haar_heads(5, 2, 3, rng)
     X, Xt, Y = rng.standard_normal((80, 5)), rng.standard_normal((33, 5)), rng.standard_normal(80)
     full = heads.head_estimates(W, X, Y, Xt, 0.4)
-    blocked = heads._head_estimates(W, X, Y, Xt, "gaussian", heads._inv_scale("gaussian", 0.4, None, 2),
-                                    block_entries=100)  # blocks of 32 queries, one head each
+    blocked = heads._head_estimates(
+        W, X, Y, Xt, "gaussian", heads._inv_scale("gaussian", 0.4, None, 2), block_entries=100
+    )  # blocks of 32 queries, one head each
     np.testing.assert_allclose(full, blocked, rtol=0, atol=1e-14)  # BLAS may round differently per block
     # h -> 0: every head returns the response of its nearest projected key, never NaN
     tiny = heads.head_estimates(W, X, Y, Xt, 1e-4)
@@ -151,8 +162,13 @@ def test_blocking_and_tiny_bandwidth():
     ],
 )
 def test_head_estimates_bad_input(kwargs, name):
-    args = dict(projections=heads.pair_heads(0.3, 4, 2), X=np.zeros((5, 4)), Y=np.zeros(5),
-                queries=np.zeros((2, 4)), bandwidth=0.5)
+    args = dict(
+        projections=heads.pair_heads(0.3, 4, 2),
+        X=np.zeros((5, 4)),
+        Y=np.zeros(5),
+        queries=np.zeros((2, 4)),
+        bandwidth=0.5,
+    )
     args.update(kwargs)
     with pytest.raises(ValueError, match=f"^{name}:"):
         heads.head_estimates(**args)
@@ -182,12 +198,14 @@ def test_config_and_ensemble_estimate():
     s = data.draw_sample(rng, "iso_exp", 100, 4, n_test=10)
     one = heads.HeadConfig(heads.identical_heads(4, 2, 1))
     three = heads.HeadConfig(heads.identical_heads(4, 2, 3))
-    np.testing.assert_allclose(heads.ensemble_estimate(three, s.X, s.Y, s.X_test),
-                               heads.ensemble_estimate(one, s.X, s.Y, s.X_test), rtol=1e-14)
+    np.testing.assert_allclose(
+        heads.ensemble_estimate(three, s.X, s.Y, s.X_test), heads.ensemble_estimate(one, s.X, s.Y, s.X_test), rtol=1e-14
+    )
     summed = heads.HeadConfig(heads.pair_heads(0.5, 4, 2), rule="sum")
     est = heads.head_estimates(summed.projections, s.X, s.Y, s.X_test, 0.5)
-    np.testing.assert_allclose(heads.ensemble_estimate(summed, s.X, s.Y, s.X_test),
-                               s.Y.mean() + (est - s.Y.mean()).sum(axis=0), rtol=1e-14)
+    np.testing.assert_allclose(
+        heads.ensemble_estimate(summed, s.X, s.Y, s.X_test), s.Y.mean() + (est - s.Y.mean()).sum(axis=0), rtol=1e-14
+    )
     with pytest.raises(ValueError, match="^weights:"):
         heads.HeadConfig(heads.pair_heads(0.5, 4, 2), weights=[1.0])
     with pytest.raises(ValueError, match="^rule:"):

@@ -5,21 +5,21 @@ import math
 
 import numpy as np
 import pytest
+from nbtools import declared_parameters
 from scipy.integrate import quad
 
 from mhanw import heads, montecarlo, nw
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.infra.params import ParameterError, check_parameters
-from nbtools import declared_parameters
 
 H_BW = 0.8
 
 #: K(q, k) for bandwidth h, written from the definitions (not from the library).
 DEFINITIONS = {
-    "gaussian": lambda h: (lambda q, k: math.exp(-np.sum((q - k) ** 2) / (2 * h * h))),
-    "exponential": lambda h: (lambda q, k: math.exp(q @ k / h)),
-    "laplace": lambda h: (lambda q, k: math.exp(-math.sqrt(np.sum((q - k) ** 2)) / h)),
-    "epanechnikov": lambda h: (lambda q, k: max(0.0, 1.0 - np.sum((q - k) ** 2) / (h * h))),
+    "gaussian": lambda h: lambda q, k: math.exp(-np.sum((q - k) ** 2) / (2 * h * h)),
+    "exponential": lambda h: lambda q, k: math.exp(q @ k / h),
+    "laplace": lambda h: lambda q, k: math.exp(-math.sqrt(np.sum((q - k) ** 2)) / h),
+    "epanechnikov": lambda h: lambda q, k: max(0.0, 1.0 - np.sum((q - k) ** 2) / (h * h)),
 }
 
 
@@ -76,8 +76,11 @@ def test_normalisation_integrates_to_one(kernel, d):
     h = 0.7
     spec = nw.REGISTRY[kernel]
     area = 2 * math.pi ** (d / 2) / math.gamma(d / 2)
-    profile = {"gaussian": lambda r: math.exp(-r * r / (2 * h * h)), "laplace": lambda r: math.exp(-r / h),
-               "epanechnikov": lambda r: max(0.0, 1 - r * r / (h * h))}[kernel]
+    profile = {
+        "gaussian": lambda r: math.exp(-r * r / (2 * h * h)),
+        "laplace": lambda r: math.exp(-r / h),
+        "epanechnikov": lambda r: max(0.0, 1 - r * r / (h * h)),
+    }[kernel]
     upper = h if kernel == "epanechnikov" else 60 * h
     total = quad(lambda r: profile(r) * area * r ** (d - 1), 0, upper)[0]
     assert spec.density_constant(d, h) * total == pytest.approx(1.0, rel=1e-9)
@@ -98,7 +101,9 @@ def test_empty_window_is_the_nearest_keys_mean():
     assert np.all(np.isfinite(est))
     # ties: two keys at the same distance share the estimate
     kt = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 5.0]])
-    np.testing.assert_allclose(nw.nadaraya_watson([[0.0, 0.0]], kt, [1.0, 3.0, 10.0], 0.5, kernel="epanechnikov"), [2.0])
+    np.testing.assert_allclose(
+        nw.nadaraya_watson([[0.0, 0.0]], kt, [1.0, 3.0, 10.0], 0.5, kernel="epanechnikov"), [2.0]
+    )
     assert not nw.empty_windows(q, k, 0.2, "laplace").any()
 
 
@@ -133,6 +138,7 @@ def test_head_estimates_and_monte_carlo_take_every_kernel(kernel):
     x = rng.standard_normal((5, 4))
     per = montecarlo.pointwise_estimates([cfg], "iso_cos", x, n=60, n_rep=3, seed=1)[0]
     from mhanw import data
+
     for r, ss in enumerate(np.random.SeedSequence(1).spawn(3)):
         s = data.draw_sample(np.random.default_rng(ss), "iso_cos", 60, 4, x_test=x)
         np.testing.assert_allclose(per[r], heads.head_estimates(W, s.X, s.Y, x, cfg.bandwidth, kernel), atol=1e-13)
@@ -160,11 +166,31 @@ def test_unknown_kernels_are_refused_in_one_line():
         heads.HeadConfig(np.eye(2)[None], kernel="laplace", bandwidth=None)
 
 
-CH04_GOOD = declared_parameters("04_head_diversity_index", fidelity="quick", seed=1, figures_dir="f", macros_path="m", results_path="r", n_jobs=1,
-                 isotropic_regressions=["iso_exp", "iso_cos"], anisotropic_regression="aniso",
-                 random_regression="iso_cos6", inputs="gaussian", noise="gaussian", sigma=0.5, n=500, bandwidth=0.5,
-                 random_n=400, random_bandwidth=0.6, random_d=6, random_d_k=2, random_H=3,
-                 matched_targets=[0.3, 0.6], matched_configs=8, matched_kernel="gaussian")
+CH04_GOOD = declared_parameters(
+    "04_head_diversity_index",
+    fidelity="quick",
+    seed=1,
+    figures_dir="f",
+    macros_path="m",
+    results_path="r",
+    n_jobs=1,
+    isotropic_regressions=["iso_exp", "iso_cos"],
+    anisotropic_regression="aniso",
+    random_regression="iso_cos6",
+    inputs="gaussian",
+    noise="gaussian",
+    sigma=0.5,
+    n=500,
+    bandwidth=0.5,
+    random_n=400,
+    random_bandwidth=0.6,
+    random_d=6,
+    random_d_k=2,
+    random_H=3,
+    matched_targets=[0.3, 0.6],
+    matched_configs=8,
+    matched_kernel="gaussian",
+)
 
 
 @pytest.mark.parametrize("kernel", heads.KERNELS)

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from nbtools import VENV, fresh_copy, make
 
 SUPPORTED = ("3.11", "3.12", "3.13")
@@ -32,7 +31,7 @@ def fake_python(folder: Path, name: str, version: str | None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     if version is None:
-        body = "#!/bin/sh\necho \"pyenv: $0: command not found\" >&2\nexit 127\n"
+        body = '#!/bin/sh\necho "pyenv: $0: command not found" >&2\nexit 127\n'
     else:
         body = (
             "#!/bin/sh\n"

@@ -29,8 +29,10 @@ def test_a_failed_command_is_recorded_with_its_status(tmp_path):
     assert "(exit status 3)" in measure.table(path)
 
 
-@pytest.mark.parametrize("label, command, words", [("", ["true"], "^label: "), ("x", [], "^command: "),
-                                                     ("x", ["/no/such/program"], "^command: ")])
+@pytest.mark.parametrize(
+    "label, command, words",
+    [("", ["true"], "^label: "), ("x", [], "^command: "), ("x", ["/no/such/program"], "^command: ")],
+)
 def test_bad_arguments_are_one_line_errors(tmp_path, label, command, words):
     with pytest.raises(measure.MeasureError, match=words):
         measure.run(label, command, tmp_path)

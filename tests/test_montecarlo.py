@@ -28,8 +28,11 @@ def test_step_differences():
 
 
 def test_integrated_mse_definition_and_crn():
-    cfgs = [heads.pair_heads(0.3, 4, 2), heads.pair_heads(0.3, 4, 2),
-            heads.HeadConfig(heads.pair_heads(1.2, 4, 2), bandwidth=0.8, rule="sum", label="sum")]
+    cfgs = [
+        heads.pair_heads(0.3, 4, 2),
+        heads.pair_heads(0.3, 4, 2),
+        heads.HeadConfig(heads.pair_heads(1.2, 4, 2), bandwidth=0.8, rule="sum", label="sum"),
+    ]
     res = montecarlo.integrated_mse(cfgs, "aniso", n=120, n_test=30, n_rep=4, seed=9)
     assert res.errors.shape == (3, 4) and res.labels == ("", "", "sum")
     np.testing.assert_array_equal(res.errors[0], res.errors[1])  # same data for every configuration
@@ -91,8 +94,12 @@ def test_error_moments_bad_input():
         montecarlo.error_moments([W, W], "blind", 50, 10, 2, 0)
     with pytest.raises(ValueError, match="^config:"):
         montecarlo.error_moments(np.zeros((2, 1, 1)) + 1.0, "aniso", 50, 10, 2, 0)
-    for kwargs, name in ((dict(n=0), "n"), (dict(n_test=0), "n_test"), (dict(n_rep=0), "n_rep"),
-                         (dict(sigma=-1.0), "sigma")):
+    for kwargs, name in (
+        (dict(n=0), "n"),
+        (dict(n_test=0), "n_test"),
+        (dict(n_rep=0), "n_rep"),
+        (dict(sigma=-1.0), "sigma"),
+    ):
         args = dict(n=50, n_test=10, n_rep=2, seed=0) | kwargs
         with pytest.raises(ValueError, match=f"^{name}:"):
             montecarlo.error_moments(W, "blind", **args)
@@ -104,10 +111,12 @@ def test_small_call_path_equals_public_path():
     from mhanw.heads import _Plan
 
     x = np.random.default_rng(0).standard_normal((3, 4))
-    configs = [heads.HeadConfig(heads.pair_heads(0.5, 4, 2)),
-               heads.HeadConfig(heads.pair_heads(0.9, 4, 1), kernel="attention"),
-               heads.HeadConfig(heads.pair_heads(0.2, 4, 2), bandwidth=1e-200),
-               heads.HeadConfig(heads.pair_heads(0.2, 4, 2), bandwidth=1e-3)]
+    configs = [
+        heads.HeadConfig(heads.pair_heads(0.5, 4, 2)),
+        heads.HeadConfig(heads.pair_heads(0.9, 4, 1), kernel="attention"),
+        heads.HeadConfig(heads.pair_heads(0.2, 4, 2), bandwidth=1e-200),
+        heads.HeadConfig(heads.pair_heads(0.2, 4, 2), bandwidth=1e-3),
+    ]
     model = data.data_model("bvc")
     for queries in (x, None):
         plan = _Plan(configs, queries=queries)
@@ -123,5 +132,6 @@ def test_small_call_path_equals_public_path():
     for c, e in zip(configs, est):
         for r, child in enumerate(np.random.SeedSequence(2).spawn(3)):
             s = data.draw_sample(np.random.default_rng(child), "bvc", 400, 4, x_test=x)
-            np.testing.assert_array_equal(e[r], heads.head_estimates(c.projections, s.X, s.Y, x, c.bandwidth,
-                                                                     c.kernel, c.beta))
+            np.testing.assert_array_equal(
+                e[r], heads.head_estimates(c.projections, s.X, s.Y, x, c.bandwidth, c.kernel, c.beta)
+            )

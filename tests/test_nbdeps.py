@@ -13,11 +13,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from mhanw.pipeline import chapters
-from mhanw.pipeline import deps as D
-from mhanw.pipeline import rules
 from nbtools import NOTEBOOKS, ROOT
+
+from mhanw.pipeline import chapters, rules
+from mhanw.pipeline import deps as D
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -32,9 +31,10 @@ def notebook(root: Path, name: str, *cells: str) -> Path:
     body = "".join(f"```{{code-cell}}\n{c}\n```\n\n" for c in cells)
     path = root / "notebooks" / f"{name}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("---\njupytext:\n  text_representation:\n    format_name: myst\n---\n\n# x\n\n"
-                    "```{code-cell}\n:tags: [parameters]\n\nfidelity = 'paper'\n```\n\n" + body
-                    + "import mhanw.nothing\n")
+    path.write_text(
+        "---\njupytext:\n  text_representation:\n    format_name: myst\n---\n\n# x\n\n"
+        "```{code-cell}\n:tags: [parameters]\n\nfidelity = 'paper'\n```\n\n" + body + "import mhanw.nothing\n"
+    )
     return path
 
 
@@ -50,46 +50,60 @@ def deps(root: Path, nb: Path) -> set[str]:
 
 @pytest.fixture
 def tree(tmp_path):
-    write(tmp_path / "src" / "mhanw", {
-        "__init__.py": '"""the package"""\n',
-        "core.py": "import numpy as np\n",
-        "unused.py": "from . import core\n",
-        "infra/__init__.py": "from .io import save\n",
-        "infra/io.py": "from mhanw import core\n",
-        "infra/style.json": "{}\n",
-        "chapters/__init__.py": "",
-        "chapters/c1.py": """\
+    write(
+        tmp_path / "src" / "mhanw",
+        {
+            "__init__.py": '"""the package"""\n',
+            "core.py": "import numpy as np\n",
+            "unused.py": "from . import core\n",
+            "infra/__init__.py": "from .io import save\n",
+            "infra/io.py": "from mhanw import core\n",
+            "infra/style.json": "{}\n",
+            "chapters/__init__.py": "",
+            "chapters/c1.py": """\
             from ..infra import io
             def later():
                 from . import c2          # imported inside a function: still a dependency
             """,
-        "chapters/c2.py": "import importlib\nimportlib.import_module('mhanw.extra.deep')\n",
-        "extra/deep.py": "x = 1\n",  # a namespace package: no __init__.py
-        "texts/sentences.json": "{}\n",  # package data of mhanw itself
-        "chapters/__pycache__/c1.cpython-311.pyc": "",
-    })
+            "chapters/c2.py": "import importlib\nimportlib.import_module('mhanw.extra.deep')\n",
+            "extra/deep.py": "x = 1\n",  # a namespace package: no __init__.py
+            "texts/sentences.json": "{}\n",  # package data of mhanw itself
+            "chapters/__pycache__/c1.cpython-311.pyc": "",
+        },
+    )
     return tmp_path
 
 
 def test_direct_transitive_relative_and_literal_imports(tree):
     nb = notebook(tree, "01_a", "%matplotlib inline\nfrom mhanw.chapters import c1\n!ls\n")
     assert deps(tree, nb) == {
-        "src/mhanw/__init__.py", "src/mhanw/texts/sentences.json",        # every import runs __init__
-        "src/mhanw/chapters/__init__.py", "src/mhanw/chapters/c1.py",
-        "src/mhanw/chapters/c2.py",                                       # from . import c2, in a function
-        "src/mhanw/infra/__init__.py", "src/mhanw/infra/io.py",           # from ..infra import io
-        "src/mhanw/infra/style.json",                                     # data of the infra package
-        "src/mhanw/core.py",                                              # io: from mhanw import core
-        "src/mhanw/extra/deep.py",                                        # import_module('mhanw.extra.deep')
+        "src/mhanw/__init__.py",
+        "src/mhanw/texts/sentences.json",  # every import runs __init__
+        "src/mhanw/chapters/__init__.py",
+        "src/mhanw/chapters/c1.py",
+        "src/mhanw/chapters/c2.py",  # from . import c2, in a function
+        "src/mhanw/infra/__init__.py",
+        "src/mhanw/infra/io.py",  # from ..infra import io
+        "src/mhanw/infra/style.json",  # data of the infra package
+        "src/mhanw/core.py",  # io: from mhanw import core
+        "src/mhanw/extra/deep.py",  # import_module('mhanw.extra.deep')
     }
 
 
 def test_import_forms_of_the_notebook(tree):
     assert deps(tree, notebook(tree, "02_b", "import mhanw.core as c\n")) == {
-        "src/mhanw/__init__.py", "src/mhanw/texts/sentences.json", "src/mhanw/core.py"}
+        "src/mhanw/__init__.py",
+        "src/mhanw/texts/sentences.json",
+        "src/mhanw/core.py",
+    }
     assert deps(tree, notebook(tree, "03_c", "from mhanw import infra\n")) == {
-        "src/mhanw/__init__.py", "src/mhanw/texts/sentences.json", "src/mhanw/infra/__init__.py",
-        "src/mhanw/infra/io.py", "src/mhanw/infra/style.json", "src/mhanw/core.py"}
+        "src/mhanw/__init__.py",
+        "src/mhanw/texts/sentences.json",
+        "src/mhanw/infra/__init__.py",
+        "src/mhanw/infra/io.py",
+        "src/mhanw/infra/style.json",
+        "src/mhanw/core.py",
+    }
     assert deps(tree, notebook(tree, "04_d", "import numpy\n")) == set()
 
 
@@ -115,8 +129,11 @@ def test_the_rules_give_every_run_of_a_chapter_its_library_files_and_every_file_
     finally:
         os.chdir(here)
     assert "LIB_06_f := src/mhanw/__init__.py src/mhanw/core.py src/mhanw/texts/sentences.json" in text
-    for target in ("build/results/06_f.json:", "build/stability/seed-%/results/06_f.json:",
-                   "build/scenarios/%/ledger/results/06_f.json:"):
+    for target in (
+        "build/results/06_f.json:",
+        "build/stability/seed-%/results/06_f.json:",
+        "build/scenarios/%/ledger/results/06_f.json:",
+    ):
         assert f"\n{target} notebooks/06_f.md $(LIB_06_f)" in text, target
     assert "\nsrc/mhanw/core.py:\n" in text and "\nsrc/mhanw/__init__.py:\n" in text
     # make scenario: a chapter the scenario changes runs under it; one it leaves alone is the default run's
@@ -139,11 +156,29 @@ def test_the_static_dependencies_cover_what_python_imports(path):
 
     code = "\n".join(chapters.code_sources(path))
     imports = [ast.unparse(n) for n in ast.walk(ast.parse(code)) if isinstance(n, (ast.Import, ast.ImportFrom))]
-    probe = "\n".join(imports) + "\nimport sys\nprint(' '.join(sorted(m for m in sys.modules if m.split('.')[0] == 'mhanw')))"
-    loaded = set(subprocess.run([sys.executable, "-c", probe], cwd=ROOT / "notebooks", capture_output=True, text=True,
-                                check=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "MPLBACKEND": "Agg"}).stdout.split())
-    static = set(subprocess.run([sys.executable, "-m", "mhanw.pipeline", "deps", path.stem], cwd=ROOT,
-                                capture_output=True, text=True, check=True).stdout.split())
+    probe = (
+        "\n".join(imports)
+        + "\nimport sys\nprint(' '.join(sorted(m for m in sys.modules if m.split('.')[0] == 'mhanw')))"
+    )
+    loaded = set(
+        subprocess.run(
+            [sys.executable, "-c", probe],
+            cwd=ROOT / "notebooks",
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "MPLBACKEND": "Agg"},
+        ).stdout.split()
+    )
+    static = set(
+        subprocess.run(
+            [sys.executable, "-m", "mhanw.pipeline", "deps", path.stem],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+    )
     assert "mhanw" in loaded and loaded <= static, loaded - static
 
 
@@ -157,7 +192,9 @@ def test_declared_figures_are_the_ones_the_chapter_saves(nb):
     from nbtools import ROOT
 
     module = ROOT / "src" / "mhanw" / "chapters" / f"ch{nb.stem}.py"
-    code = "\n".join(chapters.code_sources(nb)) + "\n" + (module.read_text(encoding="utf-8") if module.is_file() else "")
+    code = (
+        "\n".join(chapters.code_sources(nb)) + "\n" + (module.read_text(encoding="utf-8") if module.is_file() else "")
+    )
     saved = re.findall(r"figures\.save\([^\"']{0,300}?[\"']([0-9]{2}_[a-z0-9_]+)[\"']", code)  # the figure's name
     assert saved, f"{nb.name}: no figures.save(fig, 'NN_slug', ...) with a literal name"
     assert len(saved) == len(set(saved)), f"{nb.name}: a figure saved twice: {saved}"

@@ -9,7 +9,6 @@ import json
 import re
 
 import pytest
-
 from nbtools import NOTEBOOKS, notebook_meta
 
 pytestmark = pytest.mark.slow
@@ -31,7 +30,7 @@ def test_notebook_ran_quick_and_wrote_its_outputs(path, quick_build):
     assert sum(bool(re.search(r"\d", b)) for b in bodies) >= 3, f"{name}: fewer than three macros hold numbers"
     executed = json.loads((copy / "build" / "notebooks" / f"{name}.ipynb").read_text())
     params = [c for c in executed["cells"] if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
-    assert params and "fidelity = \"quick\"" in "".join(params[0]["source"])
+    assert params and 'fidelity = "quick"' in "".join(params[0]["source"])
     assert (copy / "build" / "results" / f"{name}.json").is_file()
     timing = json.loads((copy / "build" / "timings" / "default" / f"{name}.json").read_text())
     assert timing["fidelity"] == "quick" and timing["mode"] == "full" and timing["cpu_s"] > 0

@@ -1,9 +1,9 @@
 """The committed chapters are sources: MyST markdown, one literal parameters cell, declared figures."""
 
 import pytest
+from nbtools import NOTEBOOKS, ROOT, notebook_meta
 
 from mhanw.pipeline import chapters
-from nbtools import NOTEBOOKS, ROOT, notebook_meta
 
 IDS = [p.stem for p in NOTEBOOKS]
 
@@ -43,8 +43,10 @@ def test_opens_with_the_claim_and_closes_with_a_verdict(path):
 
 def test_a_parameters_cell_that_is_not_literal_is_refused(tmp_path):
     bad = tmp_path / "01_x.md"
-    bad.write_text("---\njupytext:\n  text_representation:\n    format_name: myst\n---\n\n# x\n\n"
-                   "```{code-cell}\n:tags: [parameters]\n\nfidelity = 'paper'\nseed = 1 + 1\n```\n")
+    bad.write_text(
+        "---\njupytext:\n  text_representation:\n    format_name: myst\n---\n\n# x\n\n"
+        "```{code-cell}\n:tags: [parameters]\n\nfidelity = 'paper'\nseed = 1 + 1\n```\n"
+    )
     with pytest.raises(chapters.ChapterError, match="seed: its default is not a literal"):
         chapters.declared(bad)
     bad.write_text(bad.read_text().replace(":tags: [parameters]\n", ""))
@@ -64,7 +66,8 @@ def test_parameters_cell_declares_exactly_the_chapter_modules_parameters(path):
     declared = chapters.declared(path)
     assert set(declared) == set(module.PARAMETERS), (
         f"only in the cell: {sorted(set(declared) - set(module.PARAMETERS))}; "
-        f"only in the module: {sorted(set(module.PARAMETERS) - set(declared))}")
+        f"only in the module: {sorted(set(module.PARAMETERS) - set(declared))}"
+    )
     check_parameters(declared, module.PARAMETERS, getattr(module, "CONSTRAINTS", ()))
 
 

@@ -165,11 +165,17 @@ def test_direct_logits_are_the_rescaled_ones_bit_for_bit(monkeypatch, kernel, ba
     changes no rounding, so leave-one-out means are identical with and without the shortcut."""
     rng = np.random.default_rng(11)
     k, v = rng.standard_normal((120, 3)) * scale, rng.standard_normal((120, 2))
-    direct = nw.leave_one_out(k, v, bandwidth, kernel) if kernel != "exponential" \
+    direct = (
+        nw.leave_one_out(k, v, bandwidth, kernel)
+        if kernel != "exponential"
         else nw._loo_mean(k, v, kernel, *nw.logit_scale(kernel, beta=bandwidth))
+    )
     monkeypatch.setattr(nw, "MODERATE_EXPONENT", -1)  # every input takes the rescaled path
-    rescaled = nw.leave_one_out(k, v, bandwidth, kernel) if kernel != "exponential" \
+    rescaled = (
+        nw.leave_one_out(k, v, bandwidth, kernel)
+        if kernel != "exponential"
         else nw._loo_mean(k, v, kernel, *nw.logit_scale(kernel, beta=bandwidth))
+    )
     assert np.array_equal(direct, rescaled)
 
 
@@ -180,11 +186,14 @@ def test_extreme_inputs_still_take_the_rescaled_path():
     assert not nw._moderate(np.array([60]), 60, 1.0, 900, 4)  # scale x logits would overflow
 
 
-@pytest.mark.parametrize("keys,values,bandwidth,expected", [
-    ([[0.0], [1.0]], [1.0, 2.0], 1e-300, [2.0, 1.0]),  # every other weight underflows next to the self weight
-    ([[0.0], [1e200]], [1.0, 2.0], 1.0, [2.0, 1.0]),  # a far key: the only other key gets the weight
-    ([[0.0], [1.0], [3.0]], [1.0, 2.0, 4.0], 1e-300, [2.0, 1.0, 2.0]),  # the nearest other key
-])
+@pytest.mark.parametrize(
+    "keys,values,bandwidth,expected",
+    [
+        ([[0.0], [1.0]], [1.0, 2.0], 1e-300, [2.0, 1.0]),  # every other weight underflows next to the self weight
+        ([[0.0], [1e200]], [1.0, 2.0], 1.0, [2.0, 1.0]),  # a far key: the only other key gets the weight
+        ([[0.0], [1.0], [3.0]], [1.0, 2.0, 4.0], 1e-300, [2.0, 1.0, 2.0]),  # the nearest other key
+    ],
+)
 def test_leave_one_out_in_the_limit_takes_the_nearest_other_key(keys, values, bandwidth, expected):
     np.testing.assert_array_equal(nw.leave_one_out(keys, values, bandwidth), expected)
 

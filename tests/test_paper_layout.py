@@ -25,7 +25,6 @@ import re
 import subprocess
 
 import pytest
-
 from nbtools import NOTEBOOKS
 
 from mhanw.pipeline import layout as paper_layout
@@ -77,8 +76,9 @@ def test_every_float_is_on_the_page_of_its_first_reference_or_the_next(quick_bui
     layout = paper_layout.read_layout(quick_build / "build" / "paper" / "main.aux")
     assert len(layout.floats) >= 10, "the .aux lists fewer floats than the paper has"
     assert layout.references_page, "the .aux does not say where the references start"
-    assert not layout.problems, "floats away from their text:\n" + paper_layout.report(layout) + \
-        "\n" + "\n".join(layout.problems)
+    assert not layout.problems, (
+        "floats away from their text:\n" + paper_layout.report(layout) + "\n" + "\n".join(layout.problems)
+    )
 
 
 @pytest.mark.slow
@@ -150,14 +150,39 @@ def test_layout_refuses_an_aux_without_the_marks(tmp_path):
         paper_layout.read_layout(aux)
 
 
-@pytest.mark.parametrize("text", ["IMSE, iso_cos", "bvc", "blind heads", "aniso", "IMSE\naniso", "sin13", "np.float64(0.5)",
-                                  "iso_cos8", "additive\n", "head_weights", "nan"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "IMSE, iso_cos",
+        "bvc",
+        "blind heads",
+        "aniso",
+        "IMSE\naniso",
+        "sin13",
+        "np.float64(0.5)",
+        "iso_cos8",
+        "additive\n",
+        "head_weights",
+        "nan",
+    ],
+)
 def test_internal_names_are_found(text):
     assert internal_names(text), text
 
 
-@pytest.mark.parametrize("text", ["IMSE of m iso", "averaged\nadditive rule\n", "anisotropic m",
-                                  "sin(1.5 ||x||)", "HDIPA", "blinding", "Nadaraya-Watson",
-                                  "maniso", "m\naniso\nHd"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "IMSE of m iso",
+        "averaged\nadditive rule\n",
+        "anisotropic m",
+        "sin(1.5 ||x||)",
+        "HDIPA",
+        "blinding",
+        "Nadaraya-Watson",
+        "maniso",
+        "m\naniso\nHd",
+    ],
+)
 def test_ordinary_figure_text_passes(text):
     assert not internal_names(text), text

@@ -26,14 +26,35 @@ SPEC = {
     "weights": P.optional(P.weights(length="H", sum_to_one=lambda p: p["rule"] == "average")),
     "n_values": P.sequence(P.positive_int(2)),
 }
-CONSTRAINTS = (P.product_at_most(("H", "d_k"), "d"), P.divides("d_k", "budget"),
-               P.require("n", lambda p: p["n"] >= 10 * p["H"], "n >= 10*H"))
+CONSTRAINTS = (
+    P.product_at_most(("H", "d_k"), "d"),
+    P.divides("d_k", "budget"),
+    P.require("n", lambda p: p["n"] >= 10 * p["H"], "n >= 10*H"),
+)
 
 
 def good(**changes):
-    ns = dict(fidelity="quick", seed=1, figures_dir="../figures", macros_path="m.tex", results_path="r.json",
-              n=500, d=8, d_k=2, H=4, budget=8, bandwidth=0.5, sigma=0.5, alpha=0.05, rule="average",
-              regression="sin13", inputs="gaussian", noise="gaussian", weights=[0.25] * 4, n_values=[100, 1000])
+    ns = dict(
+        fidelity="quick",
+        seed=1,
+        figures_dir="../figures",
+        macros_path="m.tex",
+        results_path="r.json",
+        n=500,
+        d=8,
+        d_k=2,
+        H=4,
+        budget=8,
+        bandwidth=0.5,
+        sigma=0.5,
+        alpha=0.05,
+        rule="average",
+        regression="sin13",
+        inputs="gaussian",
+        noise="gaussian",
+        weights=[0.25] * 4,
+        n_values=[100, 1000],
+    )
     ns.update(changes)
     return ns
 
@@ -84,52 +105,58 @@ def test_missing_declared_parameter():
 
 
 # One bad value each: the message starts with the parameter's name (and an index for a list entry).
-@pytest.mark.parametrize("name, value, expected", [
-    ("fidelity", "fast", "expected one of 'quick', 'paper', got 'fast'"),
-    ("fidelity", "papr", "expected one of 'quick', 'paper', got 'papr' (did you mean 'paper'?)"),
-    ("seed", None, "expected an explicit non-negative integer, got None"),
-    ("seed", -1, "expected an integer >= 0"),
-    ("seed", 1.5, "expected an integer >= 0"),
-    ("macros_path", "", "expected a non-empty path"),
-    ("n", 0, "expected an integer >= 1"),
-    ("n", True, "expected an integer >= 1"),
-    ("n", 500.0, "expected an integer >= 1"),
-    ("bandwidth", 0, "expected a real number in (0, inf)"),
-    ("bandwidth", math.inf, "expected a real number in (0, inf) (finite)"),
-    ("sigma", -0.1, "expected a real number in [0, inf)"),
-    ("alpha", 1.5, "expected a real number in [0, 1]"),
-    ("rule", "avg", "expected one of 'average', 'sum'"),
-    ("regression", "sine", "expected one of 'zero'"),
-    ("regression", "__import__('os')", "unknown name '__import__'"),
-    ("regression", "x1**1000", "the exponent 1000"),
-    ("regression", "x0", "unknown name 'x0'"),
-    ("regression", "x9", "'x9' needs d >= 9, got d = 8"),
-    ("inputs", "student-t:2", "NU of 'student-t' must exceed 2"),
-    ("inputs", "gaussian-equicorrelated:-0.2", "RHO of 'gaussian-equicorrelated' must exceed -1/(d-1)"),
-    ("inputs", "gaussian-diagonal:0.1", "COND"),
-    ("inputs", "cube", "unknown kind 'cube'"),
-    ("noise", "student-t:1", "NU of 'student-t' must exceed 2"),
-    ("noise", "heteroscedastic:1 + x9**2", "'heteroscedastic:1 + x9**2' needs d >= 9, got d = 8"),
-    ("noise", "heteroscedastic:-1", "the level multiplier '-1' must be positive"),
-    ("weights", [0.5, 0.5], "expected H = 4 entries, got 2"),
-    ("weights", [0.5, 0.5, 0.5, 0.5], "expected weights summing to 1, got sum 2"),
-    ("weights", [-0.5, 0.5, 0.5, 0.5], "[0]: expected a real number in [0, inf)"),
-    ("weights", "uniform", "expected a list of"),
-    ("n_values", [1, 100], "[0]: expected an integer >= 2"),
-    ("n_values", [], "expected at least 1 entries"),
-    ("d_k", 16, "expected d_k <= d = 8, got 16"),
-    ("n", 20, "expected n >= 10*H (got n = 20, H = 4)"),
-])
+@pytest.mark.parametrize(
+    "name, value, expected",
+    [
+        ("fidelity", "fast", "expected one of 'quick', 'paper', got 'fast'"),
+        ("fidelity", "papr", "expected one of 'quick', 'paper', got 'papr' (did you mean 'paper'?)"),
+        ("seed", None, "expected an explicit non-negative integer, got None"),
+        ("seed", -1, "expected an integer >= 0"),
+        ("seed", 1.5, "expected an integer >= 0"),
+        ("macros_path", "", "expected a non-empty path"),
+        ("n", 0, "expected an integer >= 1"),
+        ("n", True, "expected an integer >= 1"),
+        ("n", 500.0, "expected an integer >= 1"),
+        ("bandwidth", 0, "expected a real number in (0, inf)"),
+        ("bandwidth", math.inf, "expected a real number in (0, inf) (finite)"),
+        ("sigma", -0.1, "expected a real number in [0, inf)"),
+        ("alpha", 1.5, "expected a real number in [0, 1]"),
+        ("rule", "avg", "expected one of 'average', 'sum'"),
+        ("regression", "sine", "expected one of 'zero'"),
+        ("regression", "__import__('os')", "unknown name '__import__'"),
+        ("regression", "x1**1000", "the exponent 1000"),
+        ("regression", "x0", "unknown name 'x0'"),
+        ("regression", "x9", "'x9' needs d >= 9, got d = 8"),
+        ("inputs", "student-t:2", "NU of 'student-t' must exceed 2"),
+        ("inputs", "gaussian-equicorrelated:-0.2", "RHO of 'gaussian-equicorrelated' must exceed -1/(d-1)"),
+        ("inputs", "gaussian-diagonal:0.1", "COND"),
+        ("inputs", "cube", "unknown kind 'cube'"),
+        ("noise", "student-t:1", "NU of 'student-t' must exceed 2"),
+        ("noise", "heteroscedastic:1 + x9**2", "'heteroscedastic:1 + x9**2' needs d >= 9, got d = 8"),
+        ("noise", "heteroscedastic:-1", "the level multiplier '-1' must be positive"),
+        ("weights", [0.5, 0.5], "expected H = 4 entries, got 2"),
+        ("weights", [0.5, 0.5, 0.5, 0.5], "expected weights summing to 1, got sum 2"),
+        ("weights", [-0.5, 0.5, 0.5, 0.5], "[0]: expected a real number in [0, inf)"),
+        ("weights", "uniform", "expected a list of"),
+        ("n_values", [1, 100], "[0]: expected an integer >= 2"),
+        ("n_values", [], "expected at least 1 entries"),
+        ("d_k", 16, "expected d_k <= d = 8, got 16"),
+        ("n", 20, "expected n >= 10*H (got n = 20, H = 4)"),
+    ],
+)
 def test_bad_values(name, value, expected):
     assert message(good(**{name: value})).startswith(name + (expected if expected.startswith("[") else ": " + expected))
 
 
 # Values checked against each other: the message names the first parameter of the constraint.
-@pytest.mark.parametrize("changes, start", [
-    (dict(regression="bvc", d=3, d_k=1, H=3, budget=3), "regression: 'bvc' needs d >= 4, got d = 3"),
-    (dict(H=8, weights=None), "H: expected H*d_k <= d = 8, got 8 * 2 = 16"),
-    (dict(d_k=3, budget=8, H=2, weights=None), "d_k: expected a divisor of budget = 8, got 3"),
-])
+@pytest.mark.parametrize(
+    "changes, start",
+    [
+        (dict(regression="bvc", d=3, d_k=1, H=3, budget=3), "regression: 'bvc' needs d >= 4, got d = 3"),
+        (dict(H=8, weights=None), "H: expected H*d_k <= d = 8, got 8 * 2 = 16"),
+        (dict(d_k=3, budget=8, H=2, weights=None), "d_k: expected a divisor of budget = 8, got 3"),
+    ],
+)
 def test_bad_values_and_combinations(changes, start):
     assert message(good(**changes)).startswith(start)
 
@@ -158,19 +185,32 @@ def test_papermill_run_with_a_misspelt_parameter_fails_with_one_line(tmp_path):
         nbformat.v4.new_code_cell('fidelity = "paper"\nseed = 1', metadata={"tags": ["parameters"]}),
         nbformat.v4.new_code_cell(
             "from mhanw.infra import params as P\n"
-            "params = P.check_parameters(globals(), {'fidelity': P.fidelity(), 'seed': P.seed()})"),
+            "params = P.check_parameters(globals(), {'fidelity': P.fidelity(), 'seed': P.seed()})"
+        ),
         nbformat.v4.new_code_cell("print('ran', params.fidelity)"),
     ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     src, out = tmp_path / "tiny.ipynb", tmp_path / "tiny_out.ipynb"
     nbformat.write(nb, src)
     with pytest.raises(papermill.PapermillExecutionError) as info:
-        papermill.execute_notebook(str(src), str(out), parameters={"fidelty": "quick"}, kernel_name="python3",
-                                   progress_bar=False, log_output=False)
+        papermill.execute_notebook(
+            str(src),
+            str(out),
+            parameters={"fidelty": "quick"},
+            kernel_name="python3",
+            progress_bar=False,
+            log_output=False,
+        )
     assert info.value.ename == "ParameterError"
     assert info.value.evalue == "fidelty: unknown parameter (did you mean 'fidelity'?)"
     # with the right name the same notebook runs through
-    papermill.execute_notebook(str(src), str(out), parameters={"fidelity": "quick"}, kernel_name="python3",
-                               progress_bar=False, log_output=False)
+    papermill.execute_notebook(
+        str(src),
+        str(out),
+        parameters={"fidelity": "quick"},
+        kernel_name="python3",
+        progress_bar=False,
+        log_output=False,
+    )
     ran = nbformat.read(out, as_version=4)
     assert "ran quick" in ran.cells[-1].outputs[0]["text"]

@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 import pytest
+from nbtools import NOTEBOOKS, ROOT, clone_build, fresh_copy, make, planned_jobs
 
 from mhanw.pipeline import chapters, deps
-from nbtools import NOTEBOOKS, ROOT, clone_build, fresh_copy, make, planned_jobs
 
 pytestmark = pytest.mark.slow
 
@@ -32,14 +32,19 @@ ALL = sorted(p.stem for p in NOTEBOOKS)
 
 def _chapter_file(copy: Path, name: str, code: str, parameters: str | None = None, figures=()) -> Path:
     """``notebooks/NAME.md`` in ``copy``: chapter 01's parameters cell (or ``parameters``), then ``code``."""
-    params = parameters if parameters is not None else chapters.parameters_source(
-        copy / "notebooks" / "01_attention_is_nadaraya_watson.md")
+    params = (
+        parameters
+        if parameters is not None
+        else chapters.parameters_source(copy / "notebooks" / "01_attention_is_nadaraya_watson.md")
+    )
     path = copy / "notebooks" / f"{name}.md"
-    path.write_text("---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
-                    "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n"
-                    f"mhanw:\n  figures: [{', '.join(figures)}]\n---\n\n# A probe\n\n"
-                    f"```{{code-cell}}\n:tags: [parameters]\n\n{params.strip()}\n```\n\n"
-                    f"```{{code-cell}}\n{code.strip()}\n```\n")
+    path.write_text(
+        "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+        "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n"
+        f"mhanw:\n  figures: [{', '.join(figures)}]\n---\n\n# A probe\n\n"
+        f"```{{code-cell}}\n:tags: [parameters]\n\n{params.strip()}\n```\n\n"
+        f"```{{code-cell}}\n{code.strip()}\n```\n"
+    )
     return path
 
 
@@ -63,9 +68,13 @@ def test_second_make_all_does_nothing_and_is_fast(quick_build):
 
 
 def test_the_build_writes_no_tracked_file(quick_build):
-    changed = [rel for rel in subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
-                                             check=True).stdout.split()
-               if (quick_build / rel).is_file() and (quick_build / rel).read_bytes() != (ROOT / rel).read_bytes()]
+    changed = [
+        rel
+        for rel in subprocess.run(
+            ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.split()
+        if (quick_build / rel).is_file() and (quick_build / rel).read_bytes() != (ROOT / rel).read_bytes()
+    ]
     assert not changed, changed
 
 
@@ -79,7 +88,12 @@ def test_the_makefile_is_short_and_runs_every_core():
 
 def test_scripts_hold_only_what_runs_before_python():
     assert sorted(p.name for p in (ROOT / "scripts").iterdir() if p.is_file()) == [
-        "apt_install.sh", "ensure_chromium.sh", "ensure_tex.sh", "find_python.sh", "make_venv.sh"]
+        "apt_install.sh",
+        "ensure_chromium.sh",
+        "ensure_tex.sh",
+        "find_python.sh",
+        "make_venv.sh",
+    ]
 
 
 def _importers(module: str) -> set[str]:
@@ -112,7 +126,9 @@ def test_editing_a_library_module_reruns_its_importers_only(quick_build, tmp_pat
     assert sorted(c for c, _ in planned_jobs(make(copy, "-n", "all").stdout)) == ALL
     # in every run: the seeds' and the scenarios' jobs of the chapters that import it, and no other
     os.utime(copy / "src" / "mhanw" / "infra" / "validate.py", (1, 1))
-    plan = make(copy, "-n", "build/stability/seed-3/claims.json", "build/scenarios/heavy-tails/ledger/claims.json").stdout
+    plan = make(
+        copy, "-n", "build/stability/seed-3/claims.json", "build/scenarios/heavy-tails/ledger/claims.json"
+    ).stdout
     jobs = planned_jobs(plan)
     assert {c for c, f in jobs if f == "build/stability/seed-3"} == set(ALL)
 
@@ -151,10 +167,16 @@ def test_a_fidelity_change_reruns_every_chapter_and_a_dry_run_runs_none(quick_bu
 
 def test_a_failing_chapter_stops_the_build_with_its_traceback_and_leaves_nothing(tmp_path):
     copy = fresh_copy(tmp_path)
-    _chapter_file(copy, "98_always_fails", figures=["98_always_fails"], code=(
-        "import matplotlib.pyplot as plt\nfrom mhanw.infra import figures\nfig, ax = plt.subplots()\n"
-        "figures.save(fig, '98_always_fails', figures_dir)\n"
-        "raise RuntimeError('deliberate failure for the pipeline test')\n"))
+    _chapter_file(
+        copy,
+        "98_always_fails",
+        figures=["98_always_fails"],
+        code=(
+            "import matplotlib.pyplot as plt\nfrom mhanw.infra import figures\nfig, ax = plt.subplots()\n"
+            "figures.save(fig, '98_always_fails', figures_dir)\n"
+            "raise RuntimeError('deliberate failure for the pipeline test')\n"
+        ),
+    )
     (copy / "figures" / "98_always_fails_old.png").write_bytes(b"stale")  # from an earlier, successful run
     proc = make(copy, "build/results/98_always_fails.json", check=False)
     log = proc.stdout + proc.stderr
@@ -162,8 +184,11 @@ def test_a_failing_chapter_stops_the_build_with_its_traceback_and_leaves_nothing
     assert "RuntimeError" in log and "deliberate failure for the pipeline test" in log and "Traceback" in log
     assert "build/logs/default/98_always_fails.log" in log
     assert not list((copy / "figures").glob("98_always_fails*"))
-    for rel in ("paper/generated/98_always_fails.tex", "build/notebooks/98_always_fails.ipynb",
-                "build/results/98_always_fails.json"):
+    for rel in (
+        "paper/generated/98_always_fails.tex",
+        "build/notebooks/98_always_fails.ipynb",
+        "build/results/98_always_fails.json",
+    ):
         assert not (copy / rel).exists(), rel
 
 
@@ -192,8 +217,9 @@ def test_the_environment_is_recorded_beside_the_pdf_and_in_its_metadata(quick_bu
     env = json.loads((quick_build / "build" / "paper" / "environment.json").read_text())
     assert env["python"] == {"implementation": "CPython", "version": platform.python_version()}
     assert env["packages"] == {n: md.version(n) for n in ("numpy", "scipy", "sympy", "matplotlib")}
-    info = subprocess.run(["pdfinfo", str(quick_build / "build/paper/main.pdf")], capture_output=True, text=True,
-                          check=True).stdout
+    info = subprocess.run(
+        ["pdfinfo", str(quick_build / "build/paper/main.pdf")], capture_output=True, text=True, check=True
+    ).stdout
     fields = dict(re.findall(r"^(\w+):\s+(.*)$", info, flags=re.M))
     assert fields["Title"].startswith("Multi-Head Attention as Ensemble Nadaraya")
     assert fields["Author"] == "The mhanw developers"
@@ -216,10 +242,15 @@ def test_every_job_reports_one_line_and_its_cpu_seconds(quick_build):
 
 def test_a_copy_imports_its_own_library(tmp_path):
     copy = fresh_copy(tmp_path / "copy")
-    _chapter_file(copy, "97_probe", code=(
-        "import json, mhanw, mhanw.infra.texout\nfrom pathlib import Path\n"
-        "Path(macros_path).write_text('% ' + mhanw.__file__ + '\\n% ' + mhanw.infra.texout.__file__ + '\\n')\n"
-        "Path(results_path).write_text(json.dumps({'claims': []}))\n"))
+    _chapter_file(
+        copy,
+        "97_probe",
+        code=(
+            "import json, mhanw, mhanw.infra.texout\nfrom pathlib import Path\n"
+            "Path(macros_path).write_text('% ' + mhanw.__file__ + '\\n% ' + mhanw.infra.texout.__file__ + '\\n')\n"
+            "Path(results_path).write_text(json.dumps({'claims': []}))\n"
+        ),
+    )
     make(copy, "build/results/97_probe.json")
     files = re.findall(r"^% (.*)$", (copy / "paper" / "generated" / "97_probe.tex").read_text(), flags=re.M)
     assert files == [str(copy / "src" / "mhanw" / "__init__.py"), str(copy / "src" / "mhanw" / "infra" / "texout.py")]
@@ -228,9 +259,12 @@ def test_a_copy_imports_its_own_library(tmp_path):
 
 def test_a_chapter_without_a_parameter_the_pipeline_sets_stops_before_running(tmp_path):
     copy = fresh_copy(tmp_path / "copy")
-    _chapter_file(copy, "96_misspelt", "raise SystemExit('the chapter ran')\n",
-                  parameters='fidelty = "paper"\nseed = 1\nfigures_dir = "."\nmacros_path = "x.tex"\n'
-                             'results_path = "x.json"\n')
+    _chapter_file(
+        copy,
+        "96_misspelt",
+        "raise SystemExit('the chapter ran')\n",
+        parameters='fidelty = "paper"\nseed = 1\nfigures_dir = "."\nmacros_path = "x.tex"\nresults_path = "x.json"\n',
+    )
     proc = make(copy, "build/results/96_misspelt.json", check=False)
     log = proc.stdout + proc.stderr
     assert proc.returncode != 0
@@ -245,15 +279,30 @@ def test_records_mode_gives_the_records_and_macros_of_the_full_run(quick_build, 
     copy = clone_build(quick_build, tmp_path / "copy")
     for name in ("02_bias_variance_covariance", "05_decorrelation_optimality", "08_ensembles_across_domains"):
         run = subprocess.run(
-            [sys.executable, "-m", "mhanw.pipeline", "run", name, "--records", "--fidelity", "quick",
-             "--out", "build/records-check"], cwd=copy, capture_output=True, text=True,
-            env={**os.environ, "PYTHONPATH": str(copy / "src")})
+            [
+                sys.executable,
+                "-m",
+                "mhanw.pipeline",
+                "run",
+                name,
+                "--records",
+                "--fidelity",
+                "quick",
+                "--out",
+                "build/records-check",
+            ],
+            cwd=copy,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(copy / "src")},
+        )
         assert run.returncode == 0, run.stderr
         full = json.loads((copy / "build" / "results" / f"{name}.json").read_text())
         mine = json.loads((copy / "build" / "records-check" / "results" / f"{name}.json").read_text())
         assert mine["claims"] == full["claims"], name
-        assert (copy / "build" / "records-check" / "generated" / f"{name}.tex").read_text() == \
-            (copy / "paper" / "generated" / f"{name}.tex").read_text(), name
+        assert (copy / "build" / "records-check" / "generated" / f"{name}.tex").read_text() == (
+            copy / "paper" / "generated" / f"{name}.tex"
+        ).read_text(), name
         assert not (copy / "build" / "records-check" / "figures").exists()
 
 
@@ -273,7 +322,10 @@ def test_a_run_outside_build_keeps_its_logs_timings_and_staging_in_its_own_folde
     assert all(p.is_relative_to(tmp_path / "elsewhere") for p in paths), paths
     inside = Layout.under(ROOT, Path("build/scenarios/x"))
     assert inside.label == "scenarios/x"
-    assert inside.logs == ROOT / "build" / "logs" / "scenarios/x" and inside.timings == ROOT / "build" / "timings" / "scenarios/x"
+    assert (
+        inside.logs == ROOT / "build" / "logs" / "scenarios/x"
+        and inside.timings == ROOT / "build" / "timings" / "scenarios/x"
+    )
     assert Layout.default(ROOT).timings == ROOT / "build" / "timings" / "default"
 
 
@@ -284,10 +336,18 @@ def test_a_run_folder_is_refused_where_a_run_would_write_or_remove_what_it_did_n
     (theirs / "results").mkdir(parents=True)
     (theirs / "results" / "notes.txt").write_text("mine")
     (tmp_path / "a-file").write_text("x")
-    for folder, says in [("", "expected a folder path"), (" ", "expected a folder path"), ("/", "holds the repository"),
-                         (".", "holds the repository"), ("..", "holds the repository"), ("figures", "not under build/"),
-                         ("src/mhanw", "not under build/"), ("build", "build/ itself"),
-                         (str(tmp_path / "a-file"), "is not a folder"), (str(theirs), f"no {RUN_MARK}")]:
+    for folder, says in [
+        ("", "expected a folder path"),
+        (" ", "expected a folder path"),
+        ("/", "holds the repository"),
+        (".", "holds the repository"),
+        ("..", "holds the repository"),
+        ("figures", "not under build/"),
+        ("src/mhanw", "not under build/"),
+        ("build", "build/ itself"),
+        (str(tmp_path / "a-file"), "is not a folder"),
+        (str(theirs), f"no {RUN_MARK}"),
+    ]:
         with pytest.raises(ValueError, match=rf"^--out: .*{re.escape(says)}"):
             Layout.under(ROOT, folder)
     assert (theirs / "results" / "notes.txt").read_text() == "mine"
@@ -310,7 +370,9 @@ def test_a_damaged_figure_list_never_reaches_outside_the_figures_folder(tmp_path
     name = "08_ensembles_across_domains"
     layout.results.mkdir(parents=True)
     layout.figures.mkdir(parents=True)
-    (layout.results / f"{name}.figures").write_text(f"../../victim.txt {name}.png /etc/hostname {name}_x/../../victim.txt\n")
+    (layout.results / f"{name}.figures").write_text(
+        f"../../victim.txt {name}.png /etc/hostname {name}_x/../../victim.txt\n"
+    )
     (layout.figures / f"{name}.png").write_text("old figure")
     _forget(layout, name)
     assert victim.read_text() == "precious" and not (layout.figures / f"{name}.png").exists()

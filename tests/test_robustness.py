@@ -19,11 +19,11 @@ import subprocess
 import sys
 
 import pytest
+from nbtools import ROOT, clone_build, fresh_copy, make, planned_jobs
 
 from mhanw.infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Ledger, Statistic, Verdict
 from mhanw.pipeline import robustness as rr
 from mhanw.pipeline import stability
-from nbtools import ROOT, clone_build, fresh_copy, make, planned_jobs
 
 SCENARIO_NAMES = sorted(p.stem for p in (ROOT / "scenarios").glob("*.toml"))
 
@@ -31,9 +31,16 @@ SCENARIO_NAMES = sorted(p.stem for p in (ROOT / "scenarios").glob("*.toml"))
 def _records(chapter, verdicts, value=1.0):
     led = Ledger(chapter)
     for i, v in enumerate(verdicts):
-        led.add(Verdict(claim=f"thm-{int(chapter[:2])}.{i}/part", verdict=v, statement=f"statement {i}",
-                        criterion="the criterion in words", statistics=(Statistic("effect", value + i, 0.125, "%"),),
-                        conditions="isotropic m" if v == HOLDS_UNDER else ""))
+        led.add(
+            Verdict(
+                claim=f"thm-{int(chapter[:2])}.{i}/part",
+                verdict=v,
+                statement=f"statement {i}",
+                criterion="the criterion in words",
+                statistics=(Statistic("effect", value + i, 0.125, "%"),),
+                conditions="isotropic m" if v == HOLDS_UNDER else "",
+            )
+        )
     return led.to_list()
 
 
@@ -41,14 +48,24 @@ DEFAULT = _records("01_a", [HOLDS, HOLDS]) + _records("02_b", [HOLDS, FAILS, HOL
 
 
 def _scenario_run(records, chapters=("02_b",), untouched=("01_a",)):
-    return {"name": "heavy-tails", "description": "Heavy tails", "fidelity": "quick", "chapters": list(chapters),
-            "untouched": list(untouched), "parameters": {c: {"inputs": "student-t:3"} for c in chapters},
-            "records": records}
+    return {
+        "name": "heavy-tails",
+        "description": "Heavy tails",
+        "fidelity": "quick",
+        "chapters": list(chapters),
+        "untouched": list(untouched),
+        "parameters": {c: {"inputs": "student-t:3"} for c in chapters},
+        "records": records,
+    }
 
 
 def _stab(default, seeds):
-    return {"seeds": list(seeds), "fidelity": "quick", "default_fidelity": "paper",
-            "claims": stability.compare(default, seeds)}
+    return {
+        "seeds": list(seeds),
+        "fidelity": "quick",
+        "default_fidelity": "paper",
+        "claims": stability.compare(default, seeds),
+    }
 
 
 # --------------------------------------------------------------------------- generators
@@ -71,8 +88,8 @@ def test_stability_counts_equal_compatible_and_flips():
     s1 = [dict(r) for r in default]
     s2 = [dict(r) for r in default]
     s2[0]["verdict"] = UNDECIDED  # compatible, not equal
-    s2[1]["verdict"] = HOLDS      # the opposite answer: a flip
-    s3 = s2[:2]                   # no record of the third claim
+    s2[1]["verdict"] = HOLDS  # the opposite answer: a flip
+    s3 = s2[:2]  # no record of the third claim
     rows = stability.compare(default, {"1": s1, "2": s2, "3": s3})
     got = [(r["equal"], r["compatible"], r["flips"], r["runs"]) for r in rows]
     assert got == [(1, 3, 0, 3), (1, 1, 2, 3), (2, 2, 0, 2)]
@@ -86,12 +103,14 @@ def test_scenarios_section_states_each_change_with_its_numbers():
     tex = rr.scenarios_latex(DEFAULT, [_scenario_run(mine)], _stab(DEFAULT, seeds), "paper")
     assert "\\section{Beyond the stated assumptions}" in tex and "No scenario has been run" not in tex
     assert "Changed: inputs = student-t:3 in chapter 2; chapter 1 takes none of its parameters" in tex
-    assert ("Of the five claims of these chapters (run at quick fidelity), one keeps the default run's verdict; "
-            "one changes with the assumption, one becomes undecided at this size, one is not checkable under it "
-            "and one differs as other seeds alone also make it differ") in tex
+    assert (
+        "Of the five claims of these chapters (run at quick fidelity), one keeps the default run's verdict; "
+        "one changes with the assumption, one becomes undecided at this size, one is not checkable under it "
+        "and one differs as other seeds alone also make it differ"
+    ) in tex
     row = next(line for line in tex.splitlines() if line.startswith("Theorem 2.1: part"))
     assert "\\emph{fails as stated} (effect = 2.00 $\\pm$ 0.12 \\%)" in row  # the default run's record
-    assert "\\emph{holds} (effect = 8.00 $\\pm$ 0.12 \\%)" in row             # the scenario's
+    assert "\\emph{holds} (effect = 8.00 $\\pm$ 0.12 \\%)" in row  # the scenario's
     assert "same under both seeds: \\emph{changed by the assumption}" in row
     nc = next(line for line in tex.splitlines() if line.startswith("Theorem 2.4: part"))
     assert "not checkable} (effect = 11.0" in nc
@@ -106,8 +125,9 @@ def test_scenarios_section_without_seeds_says_differences_are_unattributed():
 
 
 def test_scenario_keeping_every_verdict_says_so_without_a_table():
-    tex = rr.scenarios_latex(DEFAULT, [_scenario_run(_records("02_b", [HOLDS, FAILS, HOLDS, FAILS, HOLDS]))],
-                             None, "paper")
+    tex = rr.scenarios_latex(
+        DEFAULT, [_scenario_run(_records("02_b", [HOLDS, FAILS, HOLDS, FAILS, HOLDS]))], None, "paper"
+    )
     assert "All five claims of these chapters (run at quick fidelity) keep their verdict." in tex
     assert "longtable" not in tex
 
@@ -138,18 +158,30 @@ def _lay_out(folder, default, scenario_records, seeds):
     sdir = folder / "build" / "scenarios" / "heavy-tails" / "ledger"
     sdir.mkdir(parents=True)
     (sdir / "claims.json").write_text(json.dumps(scenario_records))
-    (sdir / "run.json").write_text(json.dumps({"scenario": "heavy-tails", "description": "Heavy tails",
-                                               "fidelity": "quick", "chapters": ["02_b"],
-                                               "parameters": {"01_a": {}, "02_b": {"inputs": "student-t:3"}}}))
+    (sdir / "run.json").write_text(
+        json.dumps(
+            {
+                "scenario": "heavy-tails",
+                "description": "Heavy tails",
+                "fidelity": "quick",
+                "chapters": ["02_b"],
+                "parameters": {"01_a": {}, "02_b": {"inputs": "student-t:3"}},
+            }
+        )
+    )
     (folder / "build" / "stability.json").write_text(json.dumps(_stab(default, seeds)))
 
 
 def test_the_command_reports_from_the_ledgers_on_disk(tmp_path):
     mine = _records("02_b", [HOLDS, HOLDS, HOLDS, FAILS, HOLDS])
     _lay_out(tmp_path, DEFAULT, mine, {"1": DEFAULT})
-    out = subprocess.run([sys.executable, "-m", "mhanw.pipeline", "robustness", "--stability", "heavy-tails"],
-                         cwd=tmp_path, env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""}, capture_output=True,
-                         text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "mhanw.pipeline", "robustness", "--stability", "heavy-tails"],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""},
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     scen = (tmp_path / "paper" / "generated" / "scenarios.tex").read_text()
     assert "Scenario \\texttt{heavy-tails}: Heavy tails." in scen and "one changes with the assumption" in scen
@@ -193,11 +225,14 @@ def test_a_quick_build_runs_them_only_when_asked_and_reuses_its_own_run_as_the_d
     assert "build/stability/seed-default" not in runs and "copy-records" in plan
 
 
-@pytest.mark.parametrize("args, message", [
-    (["ROBUSTNESS=maybe"], "ROBUSTNESS must be one word, 'yes' or 'no'"),
-    (["STABILITY_SEEDS=1 x"], "STABILITY_SEEDS must be whole numbers"),
-    (["SCENARIO_FIDELITY=slow"], "SCENARIO_FIDELITY must be one word, 'quick' or 'paper'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["ROBUSTNESS=maybe"], "ROBUSTNESS must be one word, 'yes' or 'no'"),
+        (["STABILITY_SEEDS=1 x"], "STABILITY_SEEDS must be whole numbers"),
+        (["SCENARIO_FIDELITY=slow"], "SCENARIO_FIDELITY must be one word, 'quick' or 'paper'"),
+    ],
+)
 def test_bad_settings_stop_make_with_one_line(args, message):
     out = make(ROOT, "-n", "stability", *args, check=False)
     assert out.returncode != 0 and message in out.stderr and out.stdout == ""
@@ -215,7 +250,9 @@ def test_the_section_runs_exactly_its_jobs_then_is_up_to_date(quick_build, tmp_p
             f.unlink()
     for f in (copy / "scenarios").glob("*.toml"):
         f.unlink()
-    (copy / "scenarios" / "louder.toml").write_text(f'description = "Louder noise"\n[chapters.{keep[0]}]\nsigma = 0.7\n')
+    (copy / "scenarios" / "louder.toml").write_text(
+        f'description = "Louder noise"\n[chapters.{keep[0]}]\nsigma = 0.7\n'
+    )
     args = ("ROBUSTNESS=yes", "STABILITY_SEEDS=11")
     target = "paper/generated/scenarios.tex"
     log = make(copy, target, *args).stdout
@@ -227,16 +264,22 @@ def test_the_section_runs_exactly_its_jobs_then_is_up_to_date(quick_build, tmp_p
     stab = (copy / "paper/generated/stability.tex").read_text()
     assert "under one other seed (11)" in stab and "tab:stability" in stab
     assert make(copy, "-q", target, *args, check=False).returncode == 0
-    (copy / "scenarios" / "louder.toml").write_text(f'description = "Louder noise"\n[chapters.{keep[0]}]\nsigma = 0.8\n')
+    (copy / "scenarios" / "louder.toml").write_text(
+        f'description = "Louder noise"\n[chapters.{keep[0]}]\nsigma = 0.8\n'
+    )
     assert planned_jobs(make(copy, "-n", target, *args).stdout) == [(keep[0], "build/scenarios/louder/ledger")]
 
 
 def test_a_chapter_stopped_by_a_guard_is_reported_not_compared():
-    run = dict(_scenario_run(_records("01_a", [FAILS, HOLDS]), chapters=("01_a", "02_b"), untouched=()),
-               stopped={"02_b": "the text says A; the numbers say B"})
+    run = dict(
+        _scenario_run(_records("01_a", [FAILS, HOLDS]), chapters=("01_a", "02_b"), untouched=()),
+        stopped={"02_b": "the text says A; the numbers say B"},
+    )
     tex = rr.scenarios_latex(DEFAULT, [run], None, "paper")
-    assert ("Chapter 2 stops under this scenario on a sentence of its text (the text says A; the numbers say B), "
-            "so its five claims are not compared.") in tex
+    assert (
+        "Chapter 2 stops under this scenario on a sentence of its text (the text says A; the numbers say B), "
+        "so its five claims are not compared."
+    ) in tex
     assert "Of the two claims of these chapters (run at quick fidelity), one keeps" in tex
     stab = dict(_stab(DEFAULT, {"1": DEFAULT}), stopped={"1": {"02_b": "the text says A; the numbers say B"}})
     assert "Under seed 1, chapter 2 stops on a sentence of its text" in rr.stability_latex(stab, "paper")

@@ -61,8 +61,11 @@ def m1_brute_force(nn: float, budget: int, cb: float = 1.0, cv: float = 1.0) -> 
 def m1_log_foc_mp(kk, nn, budget) -> mpmath.mpf:
     """The log first-order condition of M1 in mpmath: (k/2+4) ln k + ln(ln k/2 + 1/2 + 1/k) - ln(2 n D)."""
     kk = mpmath.mpf(kk)
-    return ((kk / 2 + 4) * mpmath.log(kk) + mpmath.log(mpmath.log(kk) / 2 + mpmath.mpf(1) / 2 + 1 / kk)
-            - mpmath.log(2 * mpmath.mpf(nn) * budget))
+    return (
+        (kk / 2 + 4) * mpmath.log(kk)
+        + mpmath.log(mpmath.log(kk) / 2 + mpmath.mpf(1) / 2 + 1 / kk)
+        - mpmath.log(2 * mpmath.mpf(nn) * budget)
+    )
 
 
 # --------------------------------------------------------------------------
@@ -114,10 +117,13 @@ def test_m1_leading_order_is_lambert():
 @pytest.mark.parametrize(
     "name, expected",
     [
-        ("M1", (k / 2 + 4) * sp.log(k) + sp.log(sp.log(k) / 2 + sp.Rational(1, 2) + 1 / k)
-         - sp.log(2 * c_B * n * Dsym / c_V)),
-        ("M2", tau * k ** ((4 + d) / 2) + (d + 8) / 2 * sp.log(k)
-         - sp.log(4 * c_B * n / (c_V * tau * (4 + d)))),
+        (
+            "M1",
+            (k / 2 + 4) * sp.log(k)
+            + sp.log(sp.log(k) / 2 + sp.Rational(1, 2) + 1 / k)
+            - sp.log(2 * c_B * n * Dsym / c_V),
+        ),
+        ("M2", tau * k ** ((4 + d) / 2) + (d + 8) / 2 * sp.log(k) - sp.log(4 * c_B * n / (c_V * tau * (4 + d)))),
         ("M5", c * k + sp.log(1 + c * k) + 3 * sp.log(k) - sp.log(2 * c_B * n * Dsym / c_V)),
     ],
 )
@@ -191,8 +197,7 @@ def test_optimum_matches_a_brute_force_scan_and_log_mse():
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(log10_n=st.floats(1.0, 40.0), budget=st.integers(1, 700),
-       cb=st.floats(0.1, 10.0), cv=st.floats(0.1, 10.0))
+@given(log10_n=st.floats(1.0, 40.0), budget=st.integers(1, 700), cb=st.floats(0.1, 10.0), cv=st.floats(0.1, 10.0))
 def test_optimum_matches_a_brute_force_scan_for_any_setting(log10_n, budget, cb, cv):
     nn = 10.0**log10_n
     assert S.optimal_head_dim(nn, budget, "M1", c_bias=cb, c_var=cv) == m1_brute_force(nn, budget, cb**2, cv)

@@ -13,17 +13,20 @@ import subprocess
 import sys
 
 import pytest
+from nbtools import ROOT
 
 from mhanw.infra import verdicts as V
 from mhanw.infra.notation import markdown_safe
-from nbtools import ROOT
 
 CHAPTERS = ("04_head_diversity_index", "07_structured_weighting")
 
 #: Scenarios that break one premise each: (name, TOML body, the premise id that must fail somewhere).
 BROKEN = {
-    "isotropic-m": ('[chapters.04_head_diversity_index]\nisotropic_regressions = ["aniso", "iso_cos"]\n'
-                    'random_regression = "aniso"\n', "isotropic-m"),
+    "isotropic-m": (
+        '[chapters.04_head_diversity_index]\nisotropic_regressions = ["aniso", "iso_cos"]\n'
+        'random_regression = "aniso"\n',
+        "isotropic-m",
+    ),
     "diagonal-inputs": ('[all]\ninputs = "gaussian-diagonal:4"\n', "rotation-invariant-inputs"),
     "directional-noise": ('[all]\nnoise = "heteroscedastic:1 + 0.5*abs(x2)"\n', "rotation-invariant-noise"),
 }
@@ -36,14 +39,32 @@ BROKEN_BY_CHAPTER = {
     },
 }
 SHIPPED = sorted(p.stem for p in (ROOT / "scenarios").glob("*.toml"))
-CASES = [(c, "shipped", s) for c in CHAPTERS for s in SHIPPED] + [(c, "broken", s) for c in CHAPTERS
-                                                                    for s in BROKEN_BY_CHAPTER[c]]
+CASES = [(c, "shipped", s) for c in CHAPTERS for s in SHIPPED] + [
+    (c, "broken", s) for c in CHAPTERS for s in BROKEN_BY_CHAPTER[c]
+]
 
 
 def _run(chapter: str, scenario, out) -> list[dict]:
-    proc = subprocess.run([sys.executable, "-m", "mhanw.pipeline", "run", chapter, "--records", "--fidelity", "quick",
-                           "--scenario", str(scenario), "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=1800)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mhanw.pipeline",
+            "run",
+            chapter,
+            "--records",
+            "--fidelity",
+            "quick",
+            "--scenario",
+            str(scenario),
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads((out / "results" / f"{chapter}.json").read_text())["claims"]
 

@@ -17,11 +17,11 @@ import re
 import subprocess
 
 import pytest
+from nbtools import NOTEBOOKS, ROOT, clone_build, make
 
 from mhanw.infra.verdicts import VOCABULARY
 from mhanw.pipeline import scenarios
 from mhanw.pipeline.ledger import tex_escape as ledger_tex_escape
-from nbtools import NOTEBOOKS, ROOT, clone_build, make
 
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
 
@@ -66,10 +66,12 @@ def test_make_scenario_runs_what_it_changes_reuses_the_rest_and_builds_its_paper
     """`make scenario` the way a reader runs it, with a scenario of one chapter: that chapter runs under it,
     the others are the default run's (the same job: copied, not run again), and its paper says what changed."""
     (shared / "scenarios" / "louder.toml").write_text(
-        'description = "Louder noise"\n[chapters.02_bias_variance_covariance]\nsigma = 0.7\n')
+        'description = "Louder noise"\n[chapters.02_bias_variance_covariance]\nsigma = 0.7\n'
+    )
     out = make(shared, "scenario", "SCENARIO=scenarios/louder.toml")
     assert re.findall(r"^    (\S+) \[scenarios/louder/quick\] done", out.stdout, flags=re.M) == [
-        "02_bias_variance_covariance"]
+        "02_bias_variance_covariance"
+    ]
     copied = re.findall(r"^    (\S+) \[scenarios/louder/quick\] copied", out.stdout, flags=re.M)
     assert sorted(copied) == sorted(p.stem for p in NOTEBOOKS if p.stem != "02_bias_variance_covariance")
     assert "==> scenario louder" in out.stdout and "reference/claims-quick.json" in out.stdout
@@ -77,10 +79,14 @@ def test_make_scenario_runs_what_it_changes_reuses_the_rest_and_builds_its_paper
     run = shared / "build" / "scenarios" / "louder" / "quick"
     assert _injected(run / "notebooks" / "02_bias_variance_covariance.ipynb")["sigma"] == 0.7
     for name in copied:
-        assert (run / "notebooks" / f"{name}.ipynb").read_bytes() == \
-            (shared / "build" / "notebooks" / f"{name}.ipynb").read_bytes(), name
-    text = " ".join(subprocess.run(["pdftotext", "-l", "2", str(run / "paper" / "main.pdf"), "-"],
-                                   capture_output=True, text=True, check=True).stdout.split())
+        assert (run / "notebooks" / f"{name}.ipynb").read_bytes() == (
+            shared / "build" / "notebooks" / f"{name}.ipynb"
+        ).read_bytes(), name
+    text = " ".join(
+        subprocess.run(
+            ["pdftotext", "-l", "2", str(run / "paper" / "main.pdf"), "-"], capture_output=True, text=True, check=True
+        ).stdout.split()
+    )
     assert "Built under the scenario louder" in text and "sigma = 0.7" in text
     assert not (shared / "paper" / "generated" / "scenario_note.tex").exists(), "the default run's macros changed"
     assert make(shared, "-q", "scenario", "SCENARIO=scenarios/louder.toml", check=False).returncode != 0  # phony
@@ -89,8 +95,10 @@ def test_make_scenario_runs_what_it_changes_reuses_the_rest_and_builds_its_paper
 def test_the_note_of_a_scenario_names_its_parameters_by_chapter(tmp_path):
     """The paragraph under a scenario paper's abstract: each changed parameter once, chapters grouped."""
     p = tmp_path / "my_scenario.toml"
-    p.write_text('description = "Heavy & wide"\n[all]\ninputs = "student-t:3"\n'
-                 '[chapters.01_attention_is_nadaraya_watson]\nneff_inputs = "student-t:3"\n')
+    p.write_text(
+        'description = "Heavy & wide"\n[all]\ninputs = "student-t:3"\n'
+        '[chapters.01_attention_is_nadaraya_watson]\nneff_inputs = "student-t:3"\n'
+    )
     spec = scenarios.load(p, ROOT)
     tex = scenarios.note_tex(spec)
     assert r"\newcommand{\ScenarioNote}" in tex and r"\texttt{my\_scenario}" in tex and r"Heavy \& wide" in tex
@@ -119,7 +127,7 @@ def test_the_note_of_every_shipped_scenario_is_written(path):
 
 def test_make_scenario_with_a_bad_value_stops_at_once_in_one_line(tmp_path):
     bad = tmp_path / "bad.toml"
-    bad.write_text('[all]\nsigma = -0.5\n')
+    bad.write_text("[all]\nsigma = -0.5\n")
     out = make(ROOT, "-n", "scenario", f"SCENARIO={bad}", check=False)
     assert out.returncode != 0 and out.stdout == ""
     assert "sigma: expected a real number in [0, 100]" in out.stderr

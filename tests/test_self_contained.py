@@ -16,19 +16,22 @@ import re
 from pathlib import Path
 
 import pytest
-
-from mhanw.pipeline import chapters
 from nbtools import NOTEBOOKS, ROOT, tracked_files
 
+from mhanw.pipeline import chapters
 from mhanw.pipeline.book import GENERATED_PAGES
 
 BOOK = ROOT / "book"
 # Built from pieces so that this file does not match its own patterns.
-EXTERNAL = re.compile("|".join([
-    "THEORY" + r"(\.md|\b)",
-    "DESIGN" + r"\.md",
-    r"\.\./" + "shared",
-]))
+EXTERNAL = re.compile(
+    "|".join(
+        [
+            "THEORY" + r"(\.md|\b)",
+            "DESIGN" + r"\.md",
+            r"\.\./" + "shared",
+        ]
+    )
+)
 SUMMARY_LABELS = re.compile(r"\[[AFG]\](?!\()")  # [A], [F], [G] as citation labels, not links
 TICKETS = re.compile(r"\b" + "issue" + r" [0-9]+\b")
 BOOK_LINK = re.compile(r"\]\((?:\.\./book/)?([A-Za-z0-9_-]+\.md)(?:#([^)\s]+))?\)")
@@ -73,10 +76,12 @@ def test_book_pages_exist():
 
 
 def test_no_tracked_file_cites_documents_outside_the_repository():
-    hits = [f"{rel}:{i}: {line.strip()[:100]}"
-            for rel, text in _text_files()
-            for i, line in enumerate(text.splitlines(), 1)
-            if EXTERNAL.search(line) or TICKETS.search(line)]
+    hits = [
+        f"{rel}:{i}: {line.strip()[:100]}"
+        for rel, text in _text_files()
+        for i, line in enumerate(text.splitlines(), 1)
+        if EXTERNAL.search(line) or TICKETS.search(line)
+    ]
     assert not hits, "cite book/claims.md or book/glossary.md instead:\n" + "\n".join(hits)
 
 
@@ -97,11 +102,15 @@ def test_notebook_links_the_glossary_in_its_first_cell(path):
 def test_notebook_links_to_book_pages_resolve(path):
     text = _markdown_of_notebook(path)
     links = NOTEBOOK_BOOK_LINK.findall(text)
-    broken = [f"{page}#{anchor}" for page, anchor in links
-              if not (BOOK / page).is_file() or (anchor and anchor not in anchors(BOOK / page))]
+    broken = [
+        f"{page}#{anchor}"
+        for page, anchor in links
+        if not (BOOK / page).is_file() or (anchor and anchor not in anchors(BOOK / page))
+    ]
     assert not broken, f"{path.name}: links to missing book pages or anchors: {broken}"
-    assert not re.search(r"\]\((?!\.\./book/)[^)]*book/[^)]*\.md", text), \
+    assert not re.search(r"\]\((?!\.\./book/)[^)]*book/[^)]*\.md", text), (
         f"{path.name}: link book pages as ../book/NAME.md#anchor, the form the book build rewrites"
+    )
 
 
 @pytest.mark.parametrize("page", sorted(BOOK.glob("*.md")), ids=lambda p: p.name)
@@ -131,9 +140,21 @@ def test_labels_are_unique_across_the_book():
 
 
 def test_claims_page_has_an_anchor_for_every_claim():
-    want = {"claim-thm-2-1", "claim-thm-3-1", "claim-lemma-4-1", "claim-hdi", "claim-thm-4-2",
-            "claim-thm-5-1", "claim-thm-6-1", "claim-thm-7-1", "claim-random-forest", "claim-pretrained",
-            "notation", "reference-dgp", "head-families"}
+    want = {
+        "claim-thm-2-1",
+        "claim-thm-3-1",
+        "claim-lemma-4-1",
+        "claim-hdi",
+        "claim-thm-4-2",
+        "claim-thm-5-1",
+        "claim-thm-6-1",
+        "claim-thm-7-1",
+        "claim-random-forest",
+        "claim-pretrained",
+        "notation",
+        "reference-dgp",
+        "head-families",
+    }
     assert want <= anchors(BOOK / "claims.md")
 
 

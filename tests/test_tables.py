@@ -18,19 +18,23 @@ def test_fmt_gives_significant_digits_and_no_numpy_reprs():
     assert tables.fmt(list(range(20))).count(",") < 10  # long arrays are shortened
 
 
-@pytest.mark.parametrize("mean, se, expected", [
-    (0.51316, 0.0039, "0.5132 ± 0.0039"),
-    (-0.0123, 0.0045, "-0.0123 ± 0.0045"),
-    (12345.6, 12.3, "12346 ± 12"),
-    (1.23e-5, 4.5e-7, "(1.230 ± 0.045)e-5"),
-])
+@pytest.mark.parametrize(
+    "mean, se, expected",
+    [
+        (0.51316, 0.0039, "0.5132 ± 0.0039"),
+        (-0.0123, 0.0045, "-0.0123 ± 0.0045"),
+        (12345.6, 12.3, "12346 ± 12"),
+        (1.23e-5, 4.5e-7, "(1.230 ± 0.045)e-5"),
+    ],
+)
 def test_pm_rounds_the_mean_to_the_standard_error(mean, se, expected):
     assert tables.pm(mean, se) == expected
 
 
 def test_show_merges_estimates_with_their_standard_errors():
-    t = tables.show({"d_k": [1, 2], "mean": np.array([0.548, 0.429]), "se": np.array([0.081, 0.065])},
-                    se={"mean": "se"})
+    t = tables.show(
+        {"d_k": [1, 2], "mean": np.array([0.548, 0.429]), "se": np.array([0.081, 0.065])}, se={"mean": "se"}
+    )
     assert t.columns == ["d_k", "mean ± s.e."] and t.rows == [["1", "0.548 ± 0.081"], ["2", "0.429 ± 0.065"]]
     html = t._repr_html_()
     assert "<table" in html and "0.548 ± 0.081" in html
@@ -46,7 +50,9 @@ def test_show_reads_dicts_of_dicts_and_dataframes_with_an_index():
 def test_long_tables_are_split_or_shortened_with_a_note():
     df = pd.DataFrame({"m": ["a"] * 20 + ["b"] * 20, "x": np.arange(40.0)})
     parts = tables.show(df, split="m")
-    assert [p.caption for p in parts] == ["m = a", "m = b"] and len(parts[0].rows) == tables.MAX_ROWS + 1  # with the "…" row
+    assert [p.caption for p in parts] == ["m = a", "m = b"] and len(
+        parts[0].rows
+    ) == tables.MAX_ROWS + 1  # with the "…" row
     short = tables.show(df)
     assert len(short.rows) == tables.MAX_ROWS + 1 and "24 of 40 rows not shown" in short.note
     with pytest.raises(ValueError):
@@ -85,8 +91,9 @@ def test_formulas_are_maths_cells_typeset_from_sympy():
 
 
 def test_split_tables_can_drop_the_columns_a_part_leaves_empty():
-    df = pd.DataFrame({"model": ["M1", "M1", "M2"], "a": [1.0, 2.0, np.nan], "b": [np.nan, np.nan, 3.0],
-                       "c": [None, None, None]})
+    df = pd.DataFrame(
+        {"model": ["M1", "M1", "M2"], "a": [1.0, 2.0, np.nan], "b": [np.nan, np.nan, 3.0], "c": [None, None, None]}
+    )
     m1, m2 = tables.show(df, split="model", drop_empty=True)
     assert (m1.columns, m2.columns) == (["a"], ["b"])
     assert tables.show(df, split="model")[0].columns == ["a", "b", "c"]

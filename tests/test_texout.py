@@ -105,5 +105,7 @@ def test_two_outputs_of_one_run_are_two_files(tmp_path):
 
     with pytest.raises(ValueError, match="results_path: .*same file as macros_path"):
         checked_outputs(macros_path=tmp_path / "a", results_path=tmp_path / "." / "a")
-    assert set(checked_outputs(macros_path=tmp_path / "a", results_path=tmp_path / "b")) == {"macros_path",
-                                                                                           "results_path"}
+    assert set(checked_outputs(macros_path=tmp_path / "a", results_path=tmp_path / "b")) == {
+        "macros_path",
+        "results_path",
+    }

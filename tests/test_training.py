@@ -11,8 +11,9 @@ def _sample(seed=0, n=60, d=4, regression="aniso"):
     return data.draw_sample(np.random.default_rng(seed), regression, n, d, n_test=50)
 
 
-@pytest.mark.parametrize("combination, values", [("average", "response"), ("sum", "response"),
-                                                 ("concat", "response"), ("concat", "stream")])
+@pytest.mark.parametrize(
+    "combination, values", [("average", "response"), ("sum", "response"), ("concat", "response"), ("concat", "stream")]
+)
 @pytest.mark.parametrize("penalty", [0.0, 0.7])
 def test_gradient_matches_finite_differences(combination, values, penalty):
     s = _sample()
@@ -47,8 +48,11 @@ def test_loss_is_the_leave_one_out_error():
     total = training.loo_loss(W, s.X, s.Y, 0.6, "sum")
     assert total.loss == pytest.approx(np.mean((s.Y.mean() + (loo - s.Y.mean()).sum(axis=0) - s.Y) ** 2), rel=1e-12)
     fixed = heads.HeadConfig(W, bandwidth=0.6, rule="concat")  # W_O = ones
-    np.testing.assert_allclose(training.fresh_error(W, s, 0.6, "sum"),
-                               np.mean((heads.ensemble_estimate(fixed, s.X, s.Y, s.X_test) - s.m_test) ** 2), rtol=1e-10)
+    np.testing.assert_allclose(
+        training.fresh_error(W, s, 0.6, "sum"),
+        np.mean((heads.ensemble_estimate(fixed, s.X, s.Y, s.X_test) - s.m_test) ** 2),
+        rtol=1e-10,
+    )
 
 
 def test_self_matching_does_not_pay():
@@ -101,14 +105,17 @@ def test_a_converged_path_keeps_its_grid():
     assert np.all(p.hdi == p.hdi[0]) and np.all(p.imse == p.imse[0])
 
 
-@pytest.mark.parametrize("change, name", [
-    (dict(W=np.zeros((2, 3, 2))), "W"),
-    (dict(bandwidth=0.0), "bandwidth"),
-    (dict(combination="max"), "combination"),
-    (dict(values="tokens", combination="concat"), "values"),
-    (dict(penalty=-1.0), "penalty"),
-    (dict(Y=np.zeros(5)), "Y"),
-])
+@pytest.mark.parametrize(
+    "change, name",
+    [
+        (dict(W=np.zeros((2, 3, 2))), "W"),
+        (dict(bandwidth=0.0), "bandwidth"),
+        (dict(combination="max"), "combination"),
+        (dict(values="tokens", combination="concat"), "values"),
+        (dict(penalty=-1.0), "penalty"),
+        (dict(Y=np.zeros(5)), "Y"),
+    ],
+)
 def test_bad_input_names_the_argument(change, name):
     s = _sample()
     args = dict(W=heads.orthogonal_heads(4, 2, 2), X=s.X, Y=s.Y, bandwidth=0.6)

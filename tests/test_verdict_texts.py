@@ -25,10 +25,9 @@ from mhanw import premises as P
 from mhanw.infra import prose
 from mhanw.infra import verdicts as V
 from mhanw.infra.texout import Macros
-from mhanw.pipeline import book
+from mhanw.pipeline import book, stability
 from mhanw.pipeline import ledger as L
 from mhanw.pipeline import robustness as rr
-from mhanw.pipeline import stability
 
 BROKEN = P.rotation_invariant_inputs(data.data_model("iso_cos", "gaussian-equicorrelated:0.5"))
 OK = P.isotropic_m(data.data_model("iso_cos"))
@@ -40,9 +39,18 @@ def _record(claim, verdict, shows=V.FAILS, role=V.PAPER, finding=""):
     decision = verdict
     if verdict == V.OUTSIDE:
         premises, decision = (OK, BROKEN), shows
-    return V.Verdict(claim=claim, statement=f"statement of {claim}", verdict=decision, criterion="the rule",
-                     statistics=(V.Statistic("z", 36.7),), premises=premises, role=role, finding=finding,
-                     chapter="04_head_diversity_index", section="sec:hdi").to_dict()
+    return V.Verdict(
+        claim=claim,
+        statement=f"statement of {claim}",
+        verdict=decision,
+        criterion="the rule",
+        statistics=(V.Statistic("z", 36.7),),
+        premises=premises,
+        role=role,
+        finding=finding,
+        chapter="04_head_diversity_index",
+        section="sec:hdi",
+    ).to_dict()
 
 
 # --------------------------------------------------------------------------- power and searches
@@ -61,11 +69,17 @@ def test_a_holds_whose_detectable_size_exceeds_its_tolerance_is_refused():
     assert V.power_verdict(V.FAILS, 1.5, 1.0) == V.FAILS
 
 
-@pytest.mark.parametrize("effect, se, tol", [(0.0028, 0.0005, 0.05), (0.25, 0.1, 0.2), (0.5, 0.1, 0.2),
-                                             (0.01, 0.02, 0.05)])
+@pytest.mark.parametrize(
+    "effect, se, tol", [(0.0028, 0.0005, 0.05), (0.25, 0.1, 0.2), (0.5, 0.1, 0.2), (0.01, 0.02, 0.05)]
+)
 def test_the_printed_criterion_is_the_rule_applied(effect, se, tol):
-    r = V.no_violation_record(V.stat("deviation", effect, se), tol, claim="thm-2.1/neff-limit", statement="s",
-                              criterion="mean deviation from the limit")
+    r = V.no_violation_record(
+        V.stat("deviation", effect, se),
+        tol,
+        claim="thm-2.1/neff-limit",
+        statement="s",
+        criterion="mean deviation from the limit",
+    )
     verdict, detectable = V.no_violation(effect, se, tol)
     assert r.verdict == verdict and r.detectable == pytest.approx(detectable) and r.tolerance == tol
     assert r.criterion.startswith("mean deviation from the limit: holds when |effect| + 3 s.e. <= ")
@@ -73,8 +87,15 @@ def test_the_printed_criterion_is_the_rule_applied(effect, se, tol):
 
 
 def test_a_holds_on_a_search_that_did_not_reach_the_known_configuration_is_refused():
-    short = V.Search("IMSE descent over free heads", starts=5, known_starts=1, perturbed_starts=3, steps=60,
-                     best=0.1705, known=0.1682)
+    short = V.Search(
+        "IMSE descent over free heads",
+        starts=5,
+        known_starts=1,
+        perturbed_starts=3,
+        steps=60,
+        best=0.1705,
+        known=0.1682,
+    )
     assert not short.reached and short.random_starts == 1
     assert "+1.4 %: it did not reach the known configuration" in short.text()
     base = dict(claim="thm-5.1/imse-optimum/iso-cos", statement="s", criterion="c")
@@ -102,7 +123,11 @@ def test_compatible_and_combine_know_the_verdict_outside_its_conditions():
 
 @pytest.mark.parametrize("verdict", V.VOCABULARY)
 def test_every_reader_handles_every_verdict(verdict):
-    records = [_record("thm-4.2/a", verdict), _record("thm-4.2/b", V.HOLDS), _record("rf/c", V.FAILS, role=V.SIDE_CHECK)]
+    records = [
+        _record("thm-4.2/a", verdict),
+        _record("thm-4.2/b", V.HOLDS),
+        _record("rf/c", V.FAILS, role=V.SIDE_CHECK),
+    ]
     table = L.latex_table(records)
     summary = L.latex_summary(records)
     assert f"\\emph{{{verdict}}}" in table and "\\ClaimsOutside" in summary and "\\ClaimsTally" in summary
@@ -124,27 +149,42 @@ def test_every_reader_handles_every_verdict(verdict):
 
 def test_the_scenario_section_states_what_a_record_outside_its_conditions_shows():
     default = [_record("thm-4.2/a", V.HOLDS_UNDER), _record("thm-4.2/b", V.HOLDS)]
-    mine = [_record("thm-4.2/a", V.OUTSIDE, V.FAILS,
-                    finding="the IMSE rises by 36.7 s.e. from 75 to 90 deg (star family)"), default[1]]
+    mine = [
+        _record("thm-4.2/a", V.OUTSIDE, V.FAILS, finding="the IMSE rises by 36.7 s.e. from 75 to 90 deg (star family)"),
+        default[1],
+    ]
     assert rr.classify(default[0], mine[0], None) == rr.OUTSIDE_NOW
-    run = {"name": "anisotropic", "description": "Correlated inputs", "fidelity": "quick",
-           "chapters": ["04_head_diversity_index"], "untouched": [], "records": mine,
-           "parameters": {"04_head_diversity_index": {"inputs": "gaussian-equicorrelated:0.5"}}}
+    run = {
+        "name": "anisotropic",
+        "description": "Correlated inputs",
+        "fidelity": "quick",
+        "chapters": ["04_head_diversity_index"],
+        "untouched": [],
+        "records": mine,
+        "parameters": {"04_head_diversity_index": {"inputs": "gaussian-equicorrelated:0.5"}},
+    }
     tex = rr.scenarios_latex(default, [run], None, "quick")
     assert "one falls outside its conditions under it" in tex
-    assert ("lies outside its conditions (inputs gaussian-equicorrelated:0.5 are not rotation invariant), yet its "
-            "numbers are a result: on them it fails as stated (the IMSE rises by 36.7 s.e. from 75 to 90 deg") in tex
+    assert (
+        "lies outside its conditions (inputs gaussian-equicorrelated:0.5 are not rotation invariant), yet its "
+        "numbers are a result: on them it fails as stated (the IMSE rises by 36.7 s.e. from 75 to 90 deg"
+    ) in tex
     assert "outside its conditions under it" in tex.split("\\toprule", 1)[1]  # the table's reading too
 
 
 def test_the_two_tallies_count_the_papers_claims_apart_and_name_the_tautologies():
-    records = [_record("thm-2.1/a", V.HOLDS), _record("thm-2.1/b", V.FAILS), _record("thm-4.2/c", V.HOLDS,
-                                                                                     role=V.SIDE_CHECK),
-               _record("thm-6.1/printed-law/some-model", V.HOLDS, role=V.TAUTOLOGY)]
+    records = [
+        _record("thm-2.1/a", V.HOLDS),
+        _record("thm-2.1/b", V.FAILS),
+        _record("thm-4.2/c", V.HOLDS, role=V.SIDE_CHECK),
+        _record("thm-6.1/printed-law/some-model", V.HOLDS, role=V.TAUTOLOGY),
+    ]
     tally = L.tally_sentence(records)
-    assert tally == ("Of the two parts checked of the paper's one claim, one holds and one fails as stated; the one side check "
-                     "of the companion's own holds; one record is a tautology (true by construction) and is not "
-                     "counted: Theorem 6.1: printed law (some model)")
+    assert tally == (
+        "Of the two parts checked of the paper's one claim, one holds and one fails as stated; the one side check "
+        "of the companion's own holds; one record is a tautology (true by construction) and is not "
+        "counted: Theorem 6.1: printed law (some model)"
+    )
     table = L.latex_table(records)
     assert "\\emph{ (side check)}" in table and "\\emph{ (tautology)}" in table
 
@@ -154,8 +194,11 @@ def test_the_two_tallies_count_the_papers_claims_apart_and_name_the_tautologies(
 #: Forms of broken generated English: a verdict word where a verb is needed, a size said twice, a count
 #: that does not agree with its verb, "all one", doubled punctuation.
 BROKEN_FORMS = [
-    re.compile(r"\b(it|they|which|that|one|none|both|neither|all \w+|\d+|two|three|four|five|parts?|claims?|"
-               r"records?|heads?)\s+(undecided|not checkable|outside (its|their) conditions)\b", re.I),
+    re.compile(
+        r"\b(it|they|which|that|one|none|both|neither|all \w+|\d+|two|three|four|five|parts?|claims?|"
+        r"records?|heads?)\s+(undecided|not checkable|outside (its|their) conditions)\b",
+        re.I,
+    ),
     re.compile(r"undecided at this size at these sizes"),
     re.compile(r"\b(1|one) of (the )?[\w ,()]+? (hold|fail|lie|are|fall|receive|flip)\b"),
     re.compile(r"\bthe one \w+ (hold|fail|lie|are|receive)\b"),
@@ -194,12 +237,20 @@ def test_every_template_reads_under_every_verdict(verdict, k):
             texts[f"outside ({shows})"] = L.outside_sentence([_record("thm-4.2/a", V.OUTSIDE, shows)])
             texts[f"scenario ({shows})"] = rr.outside_text([_record("thm-4.2/a", V.OUTSIDE, shows)])
     default = [_record(f"thm-4.2/p{i}", V.HOLDS) for i in range(k)]
-    run = {"name": "s", "description": "S", "fidelity": "quick", "chapters": ["04_head_diversity_index"],
-           "untouched": [], "records": group, "parameters": {"04_head_diversity_index": {"inputs": "x"}}}
+    run = {
+        "name": "s",
+        "description": "S",
+        "fidelity": "quick",
+        "chapters": ["04_head_diversity_index"],
+        "untouched": [],
+        "records": group,
+        "parameters": {"04_head_diversity_index": {"inputs": "x"}},
+    }
     texts["scenario"] = rr.scenarios_latex(default, [run], None, "quick")
     seeds = {"1": group, "2": default}
-    texts["stability"] = rr.stability_latex({"seeds": list(seeds), "fidelity": "quick",
-                                             "claims": stability.compare(default, seeds)}, "paper")
+    texts["stability"] = rr.stability_latex(
+        {"seeds": list(seeds), "fidelity": "quick", "claims": stability.compare(default, seeds)}, "paper"
+    )
     for name, text in texts.items():
         bad = _grammatical(text)
         assert not bad, f"{name} under {verdict!r} (k = {k}): {bad}\n{text}"
@@ -235,9 +286,18 @@ def test_the_trained_models_sentence_reads_under_every_verdict(verdict):
     assert not _grammatical(text) and "training drives" not in text, text
 
 
-@pytest.mark.parametrize("broken", ["for the smooth m it undecided at this size", "the closed form undecided at this "
-                                    "size at these sizes", "and 1 of 72 heads fall below it", "all one claims hold",
-                                    "the one claim receive the verdict", "it is holds here", "two parts ; ; three"])
+@pytest.mark.parametrize(
+    "broken",
+    [
+        "for the smooth m it undecided at this size",
+        "the closed form undecided at this size at these sizes",
+        "and 1 of 72 heads fall below it",
+        "all one claims hold",
+        "the one claim receive the verdict",
+        "it is holds here",
+        "two parts ; ; three",
+    ],
+)
 def test_the_checker_finds_the_broken_sentences_the_issue_quotes(broken):
     assert _grammatical(broken)
 

@@ -37,14 +37,18 @@ from __future__ import annotations
 import ast
 import re
 
-from mhanw.pipeline import chapters, theorems
 from nbtools import NOTEBOOKS, ROOT
+
+from mhanw.pipeline import chapters, theorems
 
 #: The book's pages of prose about the build (what the README held before): scanned like the README.
 PAGES_FROM_THE_README = ("reproduce", "extend", "performance", "architecture")
 
-WORDS = re.compile(r"\b(holds?|holding|fail(?:s|ed|ing)?|not local|undecided|not checkable|"
-                   r"outside (?:its|their) conditions)\b", re.I)
+WORDS = re.compile(
+    r"\b(holds?|holding|fail(?:s|ed|ing)?|not local|undecided|not checkable|"
+    r"outside (?:its|their) conditions)\b",
+    re.I,
+)
 GUARDED = re.compile(r"(%|<!--)\s*guarded:\s*[a-z0-9][a-z0-9./-]*")
 
 #: Phrases in which a verdict word is not a verdict (matched case-insensitively, any white space
@@ -139,9 +143,11 @@ def _mask(text: str, guards: list[str]) -> str:
     for pat in _ALLOWED_PATTERNS:
         text = pat.sub(_blank, text)
     for g in guards:
+
         def guarded(m: re.Match) -> str:
-            before = text[:m.start()].split("\n")
+            before = text[: m.start()].split("\n")
             return _blank(m) if len(before) >= 2 and GUARDED.search(before[-2]) else m.group(0)
+
         text = _phrase_pattern(g).sub(guarded, text)
     return text
 
@@ -176,10 +182,16 @@ def _scan(monkeypatch, text, guards=()):
 
 
 def test_scanner_finds_typed_verdicts_in_any_markup(monkeypatch):
-    text = ("The bound fails as stated.\nThe limit \\emph{holds}.\nThe limit *holds* here.\n"
-            "It is ``not checkable''.\n\\newcommand{\\X}{holds}\n% the bound holds\nit prints `check fails`\n")
-    assert _scan(monkeypatch, text) == ["x.tex:1: The bound fails as stated.", "x.tex:2: The limit \\emph{holds}.",
-                                        "x.tex:3: The limit *holds* here.", "x.tex:4: It is ``not checkable''."]
+    text = (
+        "The bound fails as stated.\nThe limit \\emph{holds}.\nThe limit *holds* here.\n"
+        "It is ``not checkable''.\n\\newcommand{\\X}{holds}\n% the bound holds\nit prints `check fails`\n"
+    )
+    assert _scan(monkeypatch, text) == [
+        "x.tex:1: The bound fails as stated.",
+        "x.tex:2: The limit \\emph{holds}.",
+        "x.tex:3: The limit *holds* here.",
+        "x.tex:4: It is ``not checkable''.",
+    ]
 
 
 def test_a_guarded_sentence_needs_the_marker_and_the_guards_words(monkeypatch):

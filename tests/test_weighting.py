@@ -262,9 +262,7 @@ def test_threshold_for_other_weights(H):
         polynomial_threshold(H, 0.3, geometric_ref(H, q)), rel=1e-8
     )
     fib = w.fibonacci_weights(H)
-    assert w.heterogeneity_threshold(H, 0.3, weights=fib) == pytest.approx(
-        polynomial_threshold(H, 0.3, fib), rel=1e-8
-    )
+    assert w.heterogeneity_threshold(H, 0.3, weights=fib) == pytest.approx(polynomial_threshold(H, 0.3, fib), rel=1e-8)
 
 
 # --------------------------------------------------------------------------- T7.1c and the affine oracle
@@ -351,6 +349,7 @@ def test_simplex_oracle_on_the_model_vs_slsqp(H, rho, gamma):
 @pytest.mark.parametrize("start", ["all", "best", "worst"])
 def test_simplex_active_set_repairs_a_wrong_start(monkeypatch, start):
     """The active-set refinement reaches the optimum whatever support NNLS hands it."""
+
     def fake_nnls(A, y):
         H = A.shape[1]
         b = np.ones(H) if start == "all" else np.eye(H)[0 if start == "best" else H - 1]

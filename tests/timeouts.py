@@ -30,8 +30,10 @@ def within(seconds: float):
 
         return handler
 
-    previous = (signal.signal(signal.SIGPROF, alarm("CPU", seconds)),
-                signal.signal(signal.SIGALRM, alarm("wall", WALL_FACTOR * seconds)))
+    previous = (
+        signal.signal(signal.SIGPROF, alarm("CPU", seconds)),
+        signal.signal(signal.SIGALRM, alarm("wall", WALL_FACTOR * seconds)),
+    )
     signal.setitimer(signal.ITIMER_PROF, seconds)
     signal.setitimer(signal.ITIMER_REAL, WALL_FACTOR * seconds)
     try:

@@ -93,15 +93,28 @@ def _grid(dtypes=("float64", "float32")):
     # reference (and torch, which also forms the weight matrix on the CPU)
     # fits in memory and the whole run takes minutes.
     shapes = [
-        (10**3, 10**2, 1, 1), (10**3, 10**2, 64, 1), (10**4, 10**3, 8, 1), (10**4, 10**3, 64, 1),
-        (10**5, 10**3, 1, 1), (10**5, 10**3, 16, 1), (10**6, 10**2, 64, 1),
-        (10**4, 10**3, 8, 8), (10**4, 10**3, 64, 8),
+        (10**3, 10**2, 1, 1),
+        (10**3, 10**2, 64, 1),
+        (10**4, 10**3, 8, 1),
+        (10**4, 10**3, 64, 1),
+        (10**5, 10**3, 1, 1),
+        (10**5, 10**3, 16, 1),
+        (10**6, 10**2, 64, 1),
+        (10**4, 10**3, 8, 8),
+        (10**4, 10**3, 64, 8),
     ]
     cases = [Case(n, m, d, h, dt) for dt in dtypes for (n, m, d, h) in shapes]
     cases += [Case(10**4, 10**3, 8, 8, dt, "gaussian") for dt in dtypes]
     # The simulations' shapes: H = 2-8 heads, n = 300-3000, T = 200-500, d_k = 1-8.
-    sims = [(300, 200, 1, 2), (500, 300, 2, 2), (500, 300, 1, 8), (1000, 300, 2, 4), (2000, 200, 2, 8),
-            (3000, 500, 4, 4), (3000, 500, 8, 8)]
+    sims = [
+        (300, 200, 1, 2),
+        (500, 300, 2, 2),
+        (500, 300, 1, 8),
+        (1000, 300, 2, 4),
+        (2000, 200, 2, 8),
+        (3000, 500, 4, 4),
+        (3000, 500, 8, 8),
+    ]
     cases += [Case(n, T, d_k, H, "float64", "gaussian", path="heads") for (n, T, d_k, H) in sims]
     cases.append(Case(500, 300, 8, 4, "float64", "attention", path="heads"))
     # Memory: one million keys and ten thousand queries, blocked; the full
@@ -112,8 +125,10 @@ def _grid(dtypes=("float64", "float32")):
 
 FULL = _grid()
 TINY = [
-    Case(200, 20, 1, 1, "float64"), Case(200, 20, 8, 2, "float32"),
-    Case(300, 30, 4, 2, "float64", "gaussian"), Case(300, 40, 2, 3, "float64", "gaussian", path="heads"),
+    Case(200, 20, 1, 1, "float64"),
+    Case(200, 20, 8, 2, "float32"),
+    Case(300, 30, 4, 2, "float64", "gaussian"),
+    Case(300, 40, 2, 3, "float64", "gaussian", path="heads"),
 ]
 
 
@@ -288,9 +303,11 @@ def run_case(case: Case, with_torch: bool, check: bool = True) -> dict:
         if impl == "bound":
             products, exps = _bound_parts(case, x)
             parts = {"products": measure(products, _repeat_for(case)), "exp": measure(exps, _repeat_for(case))}
-            row["results"]["bound"] = {"seconds": sum(p["seconds"] for p in parts.values()),
-                                       "peak_mib": max(p["peak_mib"] for p in parts.values()),
-                                       **{f"{k}_seconds": p["seconds"] for k, p in parts.items()}}
+            row["results"]["bound"] = {
+                "seconds": sum(p["seconds"] for p in parts.values()),
+                "peak_mib": max(p["peak_mib"] for p in parts.values()),
+                **{f"{k}_seconds": p["seconds"] for k, p in parts.items()},
+            }
             continue
         run = _BUILDERS[impl](case, x)
         if check:
@@ -301,7 +318,9 @@ def run_case(case: Case, with_torch: bool, check: bool = True) -> dict:
                 tol = 1e-9 if case.dtype == "float64" else 2e-3
                 row.setdefault("max_abs_diff", {})[impl] = float(np.abs(out - reference).max())
                 if row["max_abs_diff"][impl] > tol:
-                    raise AssertionError(f"{impl} disagrees with mhanw on {case.label}: {row['max_abs_diff'][impl]:.2e}")
+                    raise AssertionError(
+                        f"{impl} disagrees with mhanw on {case.label}: {row['max_abs_diff'][impl]:.2e}"
+                    )
         row["results"][impl] = measure(run, _repeat_for(case))
     base = row["results"]["mhanw"]["seconds"]  # mhanw always runs first
     for impl, res in row["results"].items():
@@ -320,8 +339,13 @@ def run(cases, with_torch=None, progress=print) -> dict:
             if progress:
                 progress(f"[{i}/{len(cases)}] {case.label}")
             rows.append(run_case(case, with_torch))
-    meta = {"python": platform.python_version(), "numpy": np.__version__, "machine": platform.machine(),
-            "threads": 1, "torch": None}
+    meta = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "machine": platform.machine(),
+        "threads": 1,
+        "torch": None,
+    }
     if with_torch:
         import torch
 
@@ -332,6 +356,7 @@ def run(cases, with_torch=None, progress=print) -> dict:
 def targets(rows) -> dict:
     """The targets, measured: mhanw's median over the shapes at most 1.3x the bound (two
     products + exp), and no slower than torch on shapes of at least 1e6 logits."""
+
     def over_bound(rs):
         return [1 / r["results"]["bound"]["ratio"] for r in rs if "bound" in r["results"]]
 
@@ -365,22 +390,36 @@ def markdown(result: dict) -> str:
         res = r["results"]
         ratio = lambda k: f"{res[k]['ratio']:.2f}" if k in res else "-"  # noqa: E731
         over = f"{1 / res['bound']['ratio']:.2f}" if "bound" in res else "-"
-        peak = " / ".join(f"{res[k]['peak_mib']:.0f}" if k in res else "-" for k in ("mhanw", "numpy_full", "torch_sdpa"))
-        lines.append(f"| {r['label']} | {r['logits']:.1e} | {res['mhanw']['seconds']:.4f} | {ratio('numpy_full')} "
-                     f"| {ratio('torch_sdpa')} | {ratio('bound')} | {over} | {peak} |")
+        peak = " / ".join(
+            f"{res[k]['peak_mib']:.0f}" if k in res else "-" for k in ("mhanw", "numpy_full", "torch_sdpa")
+        )
+        lines.append(
+            f"| {r['label']} | {r['logits']:.1e} | {res['mhanw']['seconds']:.4f} | {ratio('numpy_full')} "
+            f"| {ratio('torch_sdpa')} | {ratio('bound')} | {over} | {peak} |"
+        )
     t = result["targets"]
-    lines += ["", f"Ratios are other/mhanw: above 1 means mhanw is faster; bound = two products + exp, each timed "
-                  f"alone. One thread each; {result['meta']}.", ""]
+    lines += [
+        "",
+        f"Ratios are other/mhanw: above 1 means mhanw is faster; bound = two products + exp, each timed "
+        f"alone. One thread each; {result['meta']}.",
+        "",
+    ]
     if t["n_cases"]:
-        lines.append(f"- mhanw / bound: median {t['mhanw_over_bound_median']:.2f}x (heads shapes "
-                     f"{t['mhanw_over_bound_median_heads'] or float('nan'):.2f}x), worst {t['mhanw_over_bound_max']:.2f}x; "
-                     f"within 1.3x on {t['within_1.3x_of_bound']} of {t['n_cases']} shapes.")
+        lines.append(
+            f"- mhanw / bound: median {t['mhanw_over_bound_median']:.2f}x (heads shapes "
+            f"{t['mhanw_over_bound_median_heads'] or float('nan'):.2f}x), worst {t['mhanw_over_bound_max']:.2f}x; "
+            f"within 1.3x on {t['within_1.3x_of_bound']} of {t['n_cases']} shapes."
+        )
     if t["n_torch_cases"]:
-        lines.append(f"- torch sdpa / mhanw on shapes of >= 1e6 logits: median {t['torch_over_mhanw_median']:.2f}, "
-                     f"worst {t['torch_over_mhanw_min']:.2f}; mhanw no slower on {t['no_slower_than_torch']} of "
-                     f"{t['n_torch_cases']} shapes.")
+        lines.append(
+            f"- torch sdpa / mhanw on shapes of >= 1e6 logits: median {t['torch_over_mhanw_median']:.2f}, "
+            f"worst {t['torch_over_mhanw_min']:.2f}; mhanw no slower on {t['no_slower_than_torch']} of "
+            f"{t['n_torch_cases']} shapes."
+        )
     if t["large_case_peak_mib"] is not None:
-        lines.append(f"- 1e6 keys x 1e4 queries: mhanw's peak memory {t['large_case_peak_mib']:.0f} MiB above its inputs.")
+        lines.append(
+            f"- 1e6 keys x 1e4 queries: mhanw's peak memory {t['large_case_peak_mib']:.0f} MiB above its inputs."
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -76,5 +76,7 @@ def check_entries(name: str, *factors: int) -> None:
         total *= int(f)
     if total > MAX_ENTRIES:
         shape = " x ".join(str(int(f)) for f in factors)
-        raise ValueError(f"{name}: an array of {shape} = {total} entries exceeds the {MAX_ENTRIES} "
-                         "(2 GiB of doubles) the library allocates at once")
+        raise ValueError(
+            f"{name}: an array of {shape} = {total} entries exceeds the {MAX_ENTRIES} "
+            "(2 GiB of doubles) the library allocates at once"
+        )

@@ -35,10 +35,10 @@ from scipy.special import expit
 
 from . import data as _data
 from .constants import check_entries
-
 from .diversity import _full_rank, _matrix, cross_gram
 from .infra.expressions import exact_number
 from .infra.validate import as_float_array, as_seed_sequence, brief, nonnegative_scalar, positive_int, positive_scalar
+
 __all__ = [
     "FirstOrderCovariance",
     "covariance_factor",
@@ -79,7 +79,7 @@ def printed_covariance_bound(W_j, W_jp, x, lipschitz: float, n: int, bandwidth: 
     # Heads far from unit scale (1e-300, 1e200) are divided by powers of two 2^e, e_j' (exact), and
     # the scales enter in logs: ||G||^2 ~ 2^(2 e + 2 e_j'), det S ~ 2^(2 d_k e), z^T S^-1 z unchanged.
     tops = np.array([np.abs(Wj).max(), np.abs(Wjp).max()])
-    e, ep = (np.frexp(tops)[1] if np.any((tops < 2.0**-200) | (tops > 2.0**200)) else (0, 0))
+    e, ep = np.frexp(tops)[1] if np.any((tops < 2.0**-200) | (tops > 2.0**200)) else (0, 0)
     Wj, Wjp = np.ldexp(Wj, -e), np.ldexp(Wjp, -ep)
     G = cross_gram(Wj, Wjp)
     S = Wj.T @ Wj
@@ -90,8 +90,7 @@ def printed_covariance_bound(W_j, W_jp, x, lipschitz: float, n: int, bandwidth: 
     if L == 0.0 or g2 == 0.0:
         return 0.0
     # In logs: h**d_k and p_K underflow for tiny bandwidths or far-out x.
-    log_bound = (2.0 * np.log(L) + np.log(g2) + 2 * (e + ep) * np.log(2.0) - np.log(n) - d_k * np.log(h)
-                 - log_p)
+    log_bound = 2.0 * np.log(L) + np.log(g2) + 2 * (e + ep) * np.log(2.0) - np.log(n) - d_k * np.log(h) - log_p
     return _finite_exp(log_bound, "bandwidth", "the printed bound")
 
 
@@ -99,8 +98,7 @@ def _finite_exp(log_value: float, name: str, what: str) -> float:
     """``exp(log_value)``, or ``ValueError`` naming ``name`` when it overflows a double."""
     if not np.isfinite(log_value) or log_value > _LOG_MAX:
         raise ValueError(
-            f"{name}: {what} is exp({float(log_value):.6g}), beyond the largest double; "
-            "use a larger bandwidth"
+            f"{name}: {what} is exp({float(log_value):.6g}), beyond the largest double; use a larger bandwidth"
         )
     return float(np.exp(log_value))
 
@@ -172,8 +170,11 @@ def kernel_overlap(W_j, W_jp, x, bandwidth: float, inputs="gaussian") -> float:
     if A is not None:
         Wj, Wjp, x = A @ Wj, A @ Wjp, np.linalg.solve(A, x)
     # M_j + M_j' = [W_j W_j'] [W_j W_j']^T / h^2.
-    log_k = (_log_gauss_kernel_mean(np.hstack([Wj, Wjp]), h, x) - _log_gauss_kernel_mean(Wj, h, x)
-             - _log_gauss_kernel_mean(Wjp, h, x))
+    log_k = (
+        _log_gauss_kernel_mean(np.hstack([Wj, Wjp]), h, x)
+        - _log_gauss_kernel_mean(Wj, h, x)
+        - _log_gauss_kernel_mean(Wjp, h, x)
+    )
     return _finite_exp(log_k, "bandwidth", "the kernel overlap")
 
 
@@ -190,8 +191,7 @@ def covariance_factor(phi, bandwidth):
     with np.errstate(over="ignore"):
         out = num / np.hypot(sin_part, t)
     if not np.all(np.isfinite(out)):
-        raise ValueError("bandwidth: the covariance factor ~ 1/(sqrt(2) h) overflows a double; "
-                         "use a larger bandwidth")
+        raise ValueError("bandwidth: the covariance factor ~ 1/(sqrt(2) h) overflows a double; use a larger bandwidth")
     return out[()]
 
 
@@ -294,8 +294,9 @@ def kernel_overlap_symbolic(bandwidth=None, angle=None, input_variance=None, poi
     def value(v, name, positive=False):
         if v is None:
             return sp.Symbol(name, positive=True) if positive else sp.Symbol(name, real=True)
-        return _symbolic_argument(v, {'h': 'bandwidth', 'phi': 'angle', 's': 'input_variance'}.get(name, 'point'),
-                                  positive)
+        return _symbolic_argument(
+            v, {"h": "bandwidth", "phi": "angle", "s": "input_variance"}.get(name, "point"), positive
+        )
 
     h = value(bandwidth, "h", positive=True)
     phi = sp.Symbol("phi", positive=True) if angle is None else value(angle, "phi")
@@ -330,7 +331,6 @@ def kernel_overlap_symbolic(bandwidth=None, angle=None, input_variance=None, poi
     return SymbolicOverlap(kappa=kappa, e_kk=e_kk, e_ku=e_ku, e_kv=e_kv, symbols=free)
 
 
-
 #: Largest ``|log10|`` of a number given to :func:`kernel_overlap_symbolic` (non-zero numbers lie in
 #: ``[1e-15, 1e15]``): sympy's simplification of the derivation slows with the size of the exact
 #: rationals, from seconds at 1e15 to minutes at 1e-40 and 1e300 (measured).
@@ -351,8 +351,10 @@ def _symbolic_argument(v, name: str, positive: bool):
     if out.free_symbols:
         loose = sorted(str(sym) for sym in out.free_symbols if sym.is_real is not True)
         if loose:
-            raise ValueError(f"{name}: expected a real value; declare its symbols real "
-                             f"(sympy.Symbol({loose[0]!r}, real=True)), got {brief(v)}")
+            raise ValueError(
+                f"{name}: expected a real value; declare its symbols real "
+                f"(sympy.Symbol({loose[0]!r}, real=True)), got {brief(v)}"
+            )
         if positive and out.is_positive is False:
             raise ValueError(f"{name}: expected a positive value, got {brief(v)}")
         return out
@@ -365,8 +367,10 @@ def _symbolic_argument(v, name: str, positive: bool):
     if positive and not z.real > 0.0:
         raise ValueError(f"{name}: expected a positive value, got {brief(v)}")
     if z.real != 0.0 and not abs(np.log10(abs(z.real))) <= MAX_SYMBOLIC_LOG10:
-        raise ValueError(f"{name}: expected zero or a magnitude in [1e-{MAX_SYMBOLIC_LOG10}, 1e{MAX_SYMBOLIC_LOG10}] "
-                         f"(the exact derivation slows without bound beyond), got {brief(v)}")
+        raise ValueError(
+            f"{name}: expected zero or a magnitude in [1e-{MAX_SYMBOLIC_LOG10}, 1e{MAX_SYMBOLIC_LOG10}] "
+            f"(the exact derivation slows without bound beyond), got {brief(v)}"
+        )
     return out
 
 
@@ -447,13 +451,16 @@ def _whitening(inputs, d: int):
     if dist.is_standard_gaussian:
         return None
     if not dist.is_gaussian:
-        raise ValueError(f"inputs: this closed form assumes Gaussian inputs and {dist.spec!r} is not Gaussian; "
-                         "use mhanw.covariance.first_order_covariance_mc")
+        raise ValueError(
+            f"inputs: this closed form assumes Gaussian inputs and {dist.spec!r} is not Gaussian; "
+            "use mhanw.covariance.first_order_covariance_mc"
+        )
     return dist.gaussian_factor(d)
 
 
-def first_order_covariance(W_j, W_jp, x, bandwidth: float, n: int, sigma: float = 0.5,
-                           regression="zero", nodes: int = 12, inputs="gaussian") -> FirstOrderCovariance:
+def first_order_covariance(
+    W_j, W_jp, x, bandwidth: float, n: int, sigma: float = 0.5, regression="zero", nodes: int = 12, inputs="gaussian"
+) -> FirstOrderCovariance:
     """First-order covariance of two Gaussian NW heads at ``x``, ``X ~ N(0, I_d)`` (Lemma 4.1, corrected).
 
     Linearising ``m_j = sum_i K_ij Y_i / sum_i K_ij`` around its limit
@@ -526,8 +533,10 @@ def first_order_covariance(W_j, W_jp, x, bandwidth: float, n: int, sigma: float 
         noise = float(kappa * s2 / n)
     if not (np.isfinite(covariance) and np.isfinite(noise)):
         name = "sigma" if not np.isfinite(s2) else "bandwidth"
-        raise ValueError(f"{name}: the first-order covariance kappa (sigma^2 + Delta) / n overflows a double "
-                         f"(kappa = {kappa:.3g}, sigma = {sigma:.3g}); use a larger bandwidth or a smaller sigma")
+        raise ValueError(
+            f"{name}: the first-order covariance kappa (sigma^2 + Delta) / n overflows a double "
+            f"(kappa = {kappa:.3g}, sigma = {sigma:.3g}); use a larger bandwidth or a smaller sigma"
+        )
     return FirstOrderCovariance(
         covariance=covariance,
         noise=noise,
@@ -552,8 +561,9 @@ def _effective_draws(K: np.ndarray) -> float:
     return total * total / float(np.dot(K, K)) if total > 0 else 0.0
 
 
-def first_order_covariance_mc(W_j, W_jp, x, bandwidth: float, n: int, model, n_samples: int = MC_SAMPLES,
-                              seed=0) -> FirstOrderCovariance:
+def first_order_covariance_mc(
+    W_j, W_jp, x, bandwidth: float, n: int, model, n_samples: int = MC_SAMPLES, seed=0
+) -> FirstOrderCovariance:
     """First-order covariance of two Gaussian NW heads at ``x`` under any data model, by Monte Carlo (Lemma 4.1, corrected).
 
     The same linearisation as :func:`first_order_covariance`, without
@@ -619,15 +629,17 @@ def first_order_covariance_mc(W_j, W_jp, x, bandwidth: float, n: int, model, n_s
             f"bandwidth: only {ess:.3g} of n_samples = {n_samples} draws are effectively under the kernels "
             f"(Kish's effective sample size of the kernel weights; at least {MIN_EFFECTIVE_DRAWS} are needed for a "
             "relative Monte Carlo error near 10%); use a larger bandwidth, a point nearer the inputs' bulk, or "
-            "more samples (n_samples)")
+            "more samples (n_samples)"
+        )
     mX = model.regression._func(X)
     s2 = model.noise.sd(X) ** 2
     mu_j, mu_jp = float((Kj * mX).mean() / e_j), float((Kjp * mX).mean() / e_jp)
     kappa = float(e_kk / (e_j * e_jp))
     noise = float((KK * s2).mean() / (e_j * e_jp)) / n
     signal = float((KK * (mX - mu_j) * (mX - mu_jp)).mean() / e_kk)
-    return FirstOrderCovariance(covariance=noise + kappa * signal / n, noise=noise, signal=signal, kappa=kappa,
-                                limits=(mu_j, mu_jp))
+    return FirstOrderCovariance(
+        covariance=noise + kappa * signal / n, noise=noise, signal=signal, kappa=kappa, limits=(mu_j, mu_jp)
+    )
 
 
 def first_order_covariance_model(W_j, W_jp, x, bandwidth: float, n: int, model) -> FirstOrderCovariance:

@@ -43,8 +43,8 @@ import functools
 import math
 import numbers
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import sympy as sp
@@ -134,16 +134,16 @@ class RegressionFunction:
         single = arr.ndim == 1
         pts = arr[None, :] if single else arr
         if pts.shape[1] < self.min_dim:
-            raise ValueError(
-                f"x: {self.name!r} needs inputs of dimension d >= {self.min_dim}, got shape {arr.shape}"
-            )
+            raise ValueError(f"x: {self.name!r} needs inputs of dimension d >= {self.min_dim}, got shape {arr.shape}")
         with np.errstate(all="ignore"):
             out = self._func(pts)
         bad = ~np.isfinite(out)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"x: {self.name!r} is {out[i]} (not a finite double) at x = "
-                             f"({', '.join(f'{v:.3g}' for v in pts[i][:6])}{', ...' if pts.shape[1] > 6 else ''})")
+            raise ValueError(
+                f"x: {self.name!r} is {out[i]} (not a finite double) at x = "
+                f"({', '.join(f'{v:.3g}' for v in pts[i][:6])}{', ...' if pts.shape[1] > 6 else ''})"
+            )
         return float(out[0]) if single else out
 
     def lipschitz_constant(self, d: int | None = None) -> float:
@@ -188,42 +188,71 @@ def _const(value):
 
 
 _CATALOGUE = (
+    RegressionFunction("zero", "0", 1, True, "stated", lambda x: np.zeros(x.shape[0]), _const(0.0)),
     RegressionFunction(
-        "zero", "0", 1, True, "stated", lambda x: np.zeros(x.shape[0]), _const(0.0)
+        "sin13",
+        "sin x1 + sin x3",
+        3,
+        False,
+        "stated",
+        lambda x: np.sin(x[:, 0]) + np.sin(x[:, 2]),
+        _const(math.sqrt(2.0)),
     ),
     RegressionFunction(
-        "sin13", "sin x1 + sin x3", 3, False, "stated",
-        lambda x: np.sin(x[:, 0]) + np.sin(x[:, 2]), _const(math.sqrt(2.0)),
+        "bvc",
+        "sin x1 + x2^2/2 - 0.3 x3 x4",
+        4,
+        False,
+        "derived",
+        lambda x: np.sin(x[:, 0]) + 0.5 * x[:, 1] ** 2 - 0.3 * x[:, 2] * x[:, 3],
+        _const(math.inf),
     ),
     RegressionFunction(
-        "bvc", "sin x1 + x2^2/2 - 0.3 x3 x4", 4, False, "derived",
-        lambda x: np.sin(x[:, 0]) + 0.5 * x[:, 1] ** 2 - 0.3 * x[:, 2] * x[:, 3], _const(math.inf),
+        "iso_exp",
+        "2 exp(-|x|^2/4)",
+        1,
+        True,
+        "derived",
+        lambda x: 2.0 * np.exp(-(x * x).sum(axis=1) / 4.0),
+        _const(math.sqrt(2.0) * math.exp(-0.5)),
+    ),
+    RegressionFunction("iso_cos", "cos(1.5 |x|)", 1, True, "derived", lambda x: np.cos(1.5 * _norm(x)), _const(1.5)),
+    RegressionFunction("iso_cos6", "cos(1.2 |x|)", 1, True, "derived", lambda x: np.cos(1.2 * _norm(x)), _const(1.2)),
+    RegressionFunction(
+        "aniso",
+        "sin(2 x1) + 0.5 x2",
+        2,
+        False,
+        "derived",
+        lambda x: np.sin(2.0 * x[:, 0]) + 0.5 * x[:, 1],
+        _const(math.sqrt(4.25)),
     ),
     RegressionFunction(
-        "iso_exp", "2 exp(-|x|^2/4)", 1, True, "derived",
-        lambda x: 2.0 * np.exp(-(x * x).sum(axis=1) / 4.0), _const(math.sqrt(2.0) * math.exp(-0.5)),
+        "blind",
+        "sin(2 x1) + x1",
+        1,
+        False,
+        "derived",
+        lambda x: np.sin(2.0 * x[:, 0]) + x[:, 0],
+        _const(3.0),
     ),
     RegressionFunction(
-        "iso_cos", "cos(1.5 |x|)", 1, True, "derived", lambda x: np.cos(1.5 * _norm(x)), _const(1.5)
+        "additive",
+        "sum_l sin x_l",
+        1,
+        False,
+        "derived",
+        lambda x: np.sin(x).sum(axis=1),
+        lambda d: math.sqrt(d),
     ),
     RegressionFunction(
-        "iso_cos6", "cos(1.2 |x|)", 1, True, "derived", lambda x: np.cos(1.2 * _norm(x)), _const(1.2)
-    ),
-    RegressionFunction(
-        "aniso", "sin(2 x1) + 0.5 x2", 2, False, "derived",
-        lambda x: np.sin(2.0 * x[:, 0]) + 0.5 * x[:, 1], _const(math.sqrt(4.25)),
-    ),
-    RegressionFunction(
-        "blind", "sin(2 x1) + x1", 1, False, "derived",
-        lambda x: np.sin(2.0 * x[:, 0]) + x[:, 0], _const(3.0),
-    ),
-    RegressionFunction(
-        "additive", "sum_l sin x_l", 1, False, "derived",
-        lambda x: np.sin(x).sum(axis=1), lambda d: math.sqrt(d),
-    ),
-    RegressionFunction(
-        "iso_cos8", "3 cos(0.8 |x|)", 1, True, "derived",
-        lambda x: 3.0 * np.cos(0.8 * _norm(x)), _const(2.4),
+        "iso_cos8",
+        "3 cos(0.8 |x|)",
+        1,
+        True,
+        "derived",
+        lambda x: 3.0 * np.cos(0.8 * _norm(x)),
+        _const(2.4),
     ),
 )
 
@@ -239,8 +268,15 @@ REGRESSION_FUNCTIONS = tuple(_BY_NAME)
 
 #: Functions and constants a formula in ``x1 ... xd`` may use.
 EXPRESSION_FUNCTIONS = {
-    "sin": sp.sin, "cos": sp.cos, "exp": sp.exp, "log": sp.log, "sqrt": sp.sqrt, "tanh": sp.tanh,
-    "abs": sp.Abs, "pi": sp.pi, "E": sp.E,
+    "sin": sp.sin,
+    "cos": sp.cos,
+    "exp": sp.exp,
+    "log": sp.log,
+    "sqrt": sp.sqrt,
+    "tanh": sp.tanh,
+    "abs": sp.Abs,
+    "pi": sp.pi,
+    "E": sp.E,
 }
 
 #: The named constants of :data:`EXPRESSION_FUNCTIONS` (a formula may be one of them alone).
@@ -254,7 +290,7 @@ _COORDINATE = re.compile(r"x([1-9][0-9]*)\Z")
 R_SYMBOL = sp.Symbol("r", nonnegative=True)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _coordinate(index: int) -> sp.Symbol:
     return sp.Symbol(f"x{index}", real=True)
 
@@ -270,10 +306,14 @@ def _symbol(name: str):
 
 #: The grammar of a formula in ``x1 ... xd`` (:mod:`mhanw.infra.expressions`).
 GRAMMAR = Grammar(
-    symbols=_symbol, functions=EXPRESSION_FUNCTIONS,
-    allowed=(f"x1, x2, ..., x{MAX_COORDINATE} (coordinates, numbered from 1), r (the norm |x|), "
-             + ", ".join(EXPRESSION_FUNCTIONS)),
-    subject="expression", empty_hint="an expression in x1 ... xd",
+    symbols=_symbol,
+    functions=EXPRESSION_FUNCTIONS,
+    allowed=(
+        f"x1, x2, ..., x{MAX_COORDINATE} (coordinates, numbered from 1), r (the norm |x|), "
+        + ", ".join(EXPRESSION_FUNCTIONS)
+    ),
+    subject="expression",
+    empty_hint="an expression in x1 ... xd",
 )
 
 
@@ -326,13 +366,16 @@ def _formula(text, name: str) -> _Formula:
     try:
         values = formula(probe)
     except (TypeError, ArithmeticError, AttributeError, NameError) as exc:  # a function numpy cannot evaluate
-        raise ValueError(f"{name}: the expression {label[:80]!r} cannot be evaluated on arrays "
-                         f"({type(exc).__name__}: {brief(str(exc))})") from None
+        raise ValueError(
+            f"{name}: the expression {label[:80]!r} cannot be evaluated on arrays "
+            f"({type(exc).__name__}: {brief(str(exc))})"
+        ) from None
     bad = ~np.isfinite(values)
     if np.any(bad):
         x = probe[np.flatnonzero(bad)[0]]
-        raise ValueError(f"{name}: the expression {label!r} is not a finite real number at x = "
-                         f"({', '.join(f'{v:.3g}' for v in x)})")
+        raise ValueError(
+            f"{name}: the expression {label!r} is not a finite real number at x = ({', '.join(f'{v:.3g}' for v in x)})"
+        )
     return formula
 
 
@@ -388,15 +431,18 @@ def _gradient(formula: _Formula, name: str = "regression"):
     derivatives = [(s, sp.diff(formula.expr, s)) for s in formula.args]
     ops = sum(sp.count_ops(d) + 1 for _, d in derivatives)
     if ops > MAX_GRADIENT_OPS:
-        raise ValueError(f"{name}: the partial derivatives of {brief(formula.text)} by its {len(formula.args)} "
-                         f"variables have {ops} operations together, each evaluated on {LIPSCHITZ_SAMPLE} points "
-                         f"for its Lipschitz constant (at most {MAX_GRADIENT_OPS}); use fewer coordinates, or the "
-                         "norm r for an isotropic function")
+        raise ValueError(
+            f"{name}: the partial derivatives of {brief(formula.text)} by its {len(formula.args)} "
+            f"variables have {ops} operations together, each evaluated on {LIPSCHITZ_SAMPLE} points "
+            f"for its Lipschitz constant (at most {MAX_GRADIENT_OPS}); use fewer coordinates, or the "
+            "norm r for an isotropic function"
+        )
     partials = [(s, sp.lambdify(formula.args, d, modules="numpy")) for s, d in derivatives]
 
     def grad(X):
-        values = [np.sqrt((X * X).sum(axis=1)) if s is R_SYMBOL else X[:, _coordinate_index(s) - 1]
-                  for s in formula.args]
+        values = [
+            np.sqrt((X * X).sum(axis=1)) if s is R_SYMBOL else X[:, _coordinate_index(s) - 1] for s in formula.args
+        ]
         G = np.zeros_like(X)
         with np.errstate(all="ignore"):
             for s, f in partials:
@@ -479,10 +525,12 @@ def _check_gradient_work(formula: _Formula, name: str) -> None:
     :data:`MAX_GRADIENT_WORK`, before any derivative is taken."""
     work = _gradient_work(formula.expr)
     if work > MAX_GRADIENT_WORK:
-        raise ValueError(f"{name}: the expression {brief(formula.text)} ({len(formula.args)} variables) is too large "
-                         f"to differentiate by each of its variables for its Lipschitz constant (symbolic work "
-                         f"{work}, at most {MAX_GRADIENT_WORK}; a product of v coordinates costs about v**3); use "
-                         "fewer coordinates, or the norm r for an isotropic function")
+        raise ValueError(
+            f"{name}: the expression {brief(formula.text)} ({len(formula.args)} variables) is too large "
+            f"to differentiate by each of its variables for its Lipschitz constant (symbolic work "
+            f"{work}, at most {MAX_GRADIENT_WORK}; a product of v coordinates costs about v**3); use "
+            "fewer coordinates, or the norm r for an isotropic function"
+        )
 
 
 def _lipschitz_of(formula: _Formula, name: str = "regression"):
@@ -492,8 +540,11 @@ def _lipschitz_of(formula: _Formula, name: str = "regression"):
     if R_SYMBOL not in formula.args:
         if not xs:
             return (lambda d: 0.0), "derived"
-        if (formula.expr.is_polynomial(*xs) and _degree_bound(formula.expr) <= MAX_EXPANDED_DEGREE
-                and _term_bound(formula.expr) <= MAX_EXPANDED_TERMS):
+        if (
+            formula.expr.is_polynomial(*xs)
+            and _degree_bound(formula.expr) <= MAX_EXPANDED_DEGREE
+            and _term_bound(formula.expr) <= MAX_EXPANDED_TERMS
+        ):
             poly = sp.Poly(formula.expr, *xs)
             if poly.total_degree() <= 1:
                 coeffs = [float(poly.coeff_monomial(s)) for s in xs]
@@ -503,7 +554,7 @@ def _lipschitz_of(formula: _Formula, name: str = "regression"):
     _check_gradient_work(formula, name)
     grad = _gradient(formula, name)
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def estimate(d: int) -> float:
         dim = d if R_SYMBOL in formula.args else formula.min_dim
         rng = np.random.default_rng(np.random.SeedSequence(LIPSCHITZ_SEED))
@@ -511,8 +562,15 @@ def _lipschitz_of(formula: _Formula, name: str = "regression"):
         X *= np.repeat(np.geomspace(0.1, 10.0, 8), LIPSCHITZ_SAMPLE // 8)[:, None]
         norms = np.linalg.norm(grad(X), axis=1)
         dirs = rng.standard_normal((512, dim))
-        dirs = np.vstack([dirs / np.linalg.norm(dirs, axis=1, keepdims=True), np.eye(dim), -np.eye(dim),
-                          np.full((1, dim), dim**-0.5), np.full((1, dim), -(dim**-0.5))])
+        dirs = np.vstack(
+            [
+                dirs / np.linalg.norm(dirs, axis=1, keepdims=True),
+                np.eye(dim),
+                -np.eye(dim),
+                np.full((1, dim), dim**-0.5),
+                np.full((1, dim), -(dim**-0.5)),
+            ]
+        )
         rays = [np.linalg.norm(grad(R * dirs), axis=1) for R in _RAY_RADII]
         if not (np.all(np.isfinite(norms)) and all(np.all(np.isfinite(g)) for g in rays)):
             return math.inf
@@ -532,8 +590,9 @@ def _regression_from_formula(text) -> RegressionFunction:
     formula = _formula(text, "regression")
     lipschitz, source = _lipschitz_of(formula)
     isotropic = not any(s is not R_SYMBOL for s in formula.args)
-    return RegressionFunction(formula.text, sp.sstr(formula.expr), formula.min_dim, isotropic, source,
-                              formula, lipschitz, formula.expr)
+    return RegressionFunction(
+        formula.text, sp.sstr(formula.expr), formula.min_dim, isotropic, source, formula, lipschitz, formula.expr
+    )
 
 
 def regression_function(spec) -> RegressionFunction:
@@ -555,8 +614,13 @@ def regression_function(spec) -> RegressionFunction:
     if isinstance(spec, str) and spec in _BY_NAME:
         return _BY_NAME[spec]
     names = ", ".join(repr(c) for c in REGRESSION_FUNCTIONS)
-    if (isinstance(spec, str) and re.fullmatch(r"\s*[A-Za-z_]\w*\s*", spec) and _symbol(spec.strip()) is None
-            and not re.fullmatch(r"\s*x[0-9]+\s*", spec) and spec.strip() not in _CONSTANTS):
+    if (
+        isinstance(spec, str)
+        and re.fullmatch(r"\s*[A-Za-z_]\w*\s*", spec)
+        and _symbol(spec.strip()) is None
+        and not re.fullmatch(r"\s*x[0-9]+\s*", spec)
+        and spec.strip() not in _CONSTANTS
+    ):
         raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {brief(spec)}")
     if not isinstance(spec, (str, sp.Expr)):
         raise ValueError(f"regression: expected one of {names} or an expression in x1 ... xd, got {brief(spec)}")
@@ -600,7 +664,9 @@ def _split_spec(spec: str, name: str, kinds: dict) -> tuple[str, str | None]:
     if kinds[kind] is None and sep:
         raise ValueError(f"{name}: {kind!r} takes no parameter, got {brief(spec)}")
     if kinds[kind] is not None and not param.strip():
-        raise ValueError(f"{name}: {kind!r} needs its parameter {kinds[kind]} ({kind}:{kinds[kind]}), got {brief(spec)}")
+        raise ValueError(
+            f"{name}: {kind!r} needs its parameter {kinds[kind]} ({kind}:{kinds[kind]}), got {brief(spec)}"
+        )
     return kind, (param.strip() if sep else None)
 
 
@@ -707,16 +773,22 @@ class InputDistribution:
             return
         p = _number(self.parameter, "inputs", f"{needs} of {self.kind!r}")
         if self.kind == "gaussian-diagonal" and not 1.0 <= p <= MAX_CONDITION:
-            raise ValueError(f"inputs: COND of 'gaussian-diagonal' is a condition number, expected >= 1 and "
-                             f"<= {MAX_CONDITION:g}, got {p:g}")
+            raise ValueError(
+                f"inputs: COND of 'gaussian-diagonal' is a condition number, expected >= 1 and "
+                f"<= {MAX_CONDITION:g}, got {p:g}"
+            )
         if self.kind == "gaussian-equicorrelated" and not -1.0 < p < 1.0:
-            raise ValueError(f"inputs: RHO of 'gaussian-equicorrelated' is a correlation, expected in (-1, 1) "
-                             f"(and > -1/(d-1)), got {p:g}")
+            raise ValueError(
+                f"inputs: RHO of 'gaussian-equicorrelated' is a correlation, expected in (-1, 1) "
+                f"(and > -1/(d-1)), got {p:g}"
+            )
         if self.kind == "student-t" and not p > 2.0:
             raise ValueError(f"inputs: NU of 'student-t' must exceed 2 for the inputs to have a variance, got {p:g}")
         if self.kind == "ar1" and not -1.0 < p < 1.0:
-            raise ValueError(f"inputs: PHI of 'ar1' is the lag-1 autocorrelation of a stationary chain, expected in "
-                             f"(-1, 1), got {p:g}")
+            raise ValueError(
+                f"inputs: PHI of 'ar1' is the lag-1 autocorrelation of a stationary chain, expected in "
+                f"(-1, 1), got {p:g}"
+            )
         object.__setattr__(self, "parameter", p)
 
     @property
@@ -739,7 +811,7 @@ class InputDistribution:
         return True
 
     @property
-    def marginal(self) -> "InputDistribution":
+    def marginal(self) -> InputDistribution:
         """The law of one row: this law for the iid kinds, ``N(0, I_d)`` for the dependent ones."""
         return InputDistribution() if self.kind in DEPENDENT_KINDS else self
 
@@ -775,8 +847,10 @@ class InputDistribution:
         """``d`` if the distribution exists in ``R^d`` (RHO > -1/(d-1)), else ``ValueError``."""
         d = positive_int(d, name)
         if self.kind == "gaussian-equicorrelated" and d > 1 and not self.parameter > -1.0 / (d - 1):
-            raise ValueError(f"inputs: RHO of 'gaussian-equicorrelated' must exceed -1/(d-1) = {-1.0 / (d - 1):.4g} "
-                             f"in d = {d} (covariance positive definite), got {self.parameter:g}")
+            raise ValueError(
+                f"inputs: RHO of 'gaussian-equicorrelated' must exceed -1/(d-1) = {-1.0 / (d - 1):.4g} "
+                f"in d = {d} (covariance positive definite), got {self.parameter:g}"
+            )
         return d
 
     def variances(self, d: int) -> np.ndarray:
@@ -868,12 +942,15 @@ def _cluster_parameters(value) -> tuple[int, float]:
     ``0 <= ICC < 1``; ``ValueError`` naming ``inputs``."""
     parts = value.split(":") if isinstance(value, str) else value
     if isinstance(parts, (int, float, bool, np.number)) or not isinstance(parts, (list, tuple)) or len(parts) != 2:
-        raise ValueError(f"inputs: 'clustered' takes two parameters K:ICC (clusters, intraclass correlation), "
-                         f"got {value!r}")
+        raise ValueError(
+            f"inputs: 'clustered' takes two parameters K:ICC (clusters, intraclass correlation), got {value!r}"
+        )
     k = _number(parts[0], "inputs", "K of 'clustered'")
     if k != int(k) or not 1 <= k <= MAX_COUNT:
-        raise ValueError(f"inputs: K of 'clustered' is a number of clusters, expected an integer in "
-                         f"[1, {MAX_COUNT}] (the shared maximum of a size), got {parts[0]!r}")
+        raise ValueError(
+            f"inputs: K of 'clustered' is a number of clusters, expected an integer in "
+            f"[1, {MAX_COUNT}] (the shared maximum of a size), got {parts[0]!r}"
+        )
     icc = _number(parts[1], "inputs", "ICC of 'clustered'")
     if not 0.0 <= icc < 1.0:
         raise ValueError(f"inputs: ICC of 'clustered' is an intraclass correlation, expected in [0, 1), got {icc:g}")
@@ -894,10 +971,12 @@ def input_distribution(spec="gaussian", name: str = "inputs") -> InputDistributi
     try:
         if kind == "clustered":
             return InputDistribution(kind, param)
-        return InputDistribution(kind, None if param is None else _number(param, name, f"{INPUT_KINDS[kind]} of {kind!r}"))
+        return InputDistribution(
+            kind, None if param is None else _number(param, name, f"{INPUT_KINDS[kind]} of {kind!r}")
+        )
     except ValueError as exc:
         msg = str(exc)
-        raise ValueError(name + msg[len("inputs"):] if msg.startswith("inputs:") else msg) from None
+        raise ValueError(name + msg[len("inputs") :] if msg.startswith("inputs:") else msg) from None
 
 
 # --------------------------------------------------------------------------
@@ -941,15 +1020,21 @@ class NoiseModel:
             raise ValueError(f"noise: {self.law!r} takes no numeric parameter, got {brief(self.parameter)}")
         if self.law == "heteroscedastic":
             if not isinstance(self.expression, (str, sp.Expr)):
-                raise ValueError(f"noise: expected the expression of the level multiplier (a string or a sympy "
-                                 f"expression), got {brief(self.expression)}")
+                raise ValueError(
+                    f"noise: expected the expression of the level multiplier (a string or a sympy "
+                    f"expression), got {brief(self.expression)}"
+                )
             formula = _formula(self.expression, "noise")
-            probe = np.random.default_rng(np.random.SeedSequence(_PROBE_SEED)).standard_normal((_PROBE_SIZE, formula.min_dim))
+            probe = np.random.default_rng(np.random.SeedSequence(_PROBE_SEED)).standard_normal(
+                (_PROBE_SIZE, formula.min_dim)
+            )
             g = formula(probe)
             if not np.all(g > 0):
                 x = probe[np.flatnonzero(~(g > 0))[0]]
-                raise ValueError(f"noise: the level multiplier {formula.text!r} must be positive, it is {g[~(g > 0)][0]:.3g} "
-                                 f"at x = ({', '.join(f'{v:.3g}' for v in x)})")
+                raise ValueError(
+                    f"noise: the level multiplier {formula.text!r} must be positive, it is {g[~(g > 0)][0]:.3g} "
+                    f"at x = ({', '.join(f'{v:.3g}' for v in x)})"
+                )
         elif self.expression is not None:
             raise ValueError(f"noise: {self.law!r} takes no expression, got {brief(self.expression)}")
 
@@ -1003,9 +1088,11 @@ class NoiseModel:
         g = formula(X)
         if not np.all((g > 0) & (g < np.inf)):
             i = int(np.flatnonzero(~((g > 0) & (g < np.inf)))[0])
-            raise ValueError(f"noise: the level multiplier {formula.text!r} is {g[i]:.3g} (not positive, or not "
-                             f"finite) at a drawn "
-                             f"point x = ({', '.join(f'{v:.3g}' for v in X[i][:6])})")
+            raise ValueError(
+                f"noise: the level multiplier {formula.text!r} is {g[i]:.3g} (not positive, or not "
+                f"finite) at a drawn "
+                f"point x = ({', '.join(f'{v:.3g}' for v in X[i][:6])})"
+            )
         return g
 
     def draw(self, rng, X) -> np.ndarray:
@@ -1048,7 +1135,7 @@ def noise_model(spec="gaussian", sigma: float = SIGMA, name: str = "noise") -> N
         return NoiseModel(sigma, law)
     except ValueError as exc:
         msg = str(exc)
-        raise ValueError(name + msg[len("noise"):] if msg.startswith("noise:") else msg) from None
+        raise ValueError(name + msg[len("noise") :] if msg.startswith("noise:") else msg) from None
 
 
 # --------------------------------------------------------------------------
@@ -1107,8 +1194,12 @@ class DataModel:
 
     def spec(self) -> dict:
         """The model as spec strings: ``{"regression", "inputs", "noise", "sigma"}`` (for results files)."""
-        return {"regression": self.regression.name, "inputs": self.inputs.spec, "noise": self.noise.spec,
-                "sigma": self.sigma}
+        return {
+            "regression": self.regression.name,
+            "inputs": self.inputs.spec,
+            "noise": self.noise.spec,
+            "sigma": self.sigma,
+        }
 
     def __str__(self) -> str:
         return f"m = {self.regression.name}, X ~ {self.inputs.spec}, noise {self.noise}"
@@ -1167,13 +1258,18 @@ class DataModel:
             finite = True
         if not (_all_finite(Y) and finite):
             if not (_all_finite(mX) and finite):
-                raise ValueError(f"regression: {self.regression.name!r} is not finite at some drawn point "
-                                 f"(inputs {self.inputs.spec})")
+                raise ValueError(
+                    f"regression: {self.regression.name!r} is not finite at some drawn point "
+                    f"(inputs {self.inputs.spec})"
+                )
             if not _all_finite(noise):  # sigma * eps beyond a double: the noise level's fault, not m's
-                raise ValueError(f"sigma: the noise sigma * eps of {self.noise.spec} overflows a double at "
-                                 f"sigma = {self.sigma!r} (inputs {self.inputs.spec})")
-            raise ValueError(f"sigma: m(X) + noise overflows a double ({self.regression.name!r} with noise of "
-                             f"level {self.sigma!r})")
+                raise ValueError(
+                    f"sigma: the noise sigma * eps of {self.noise.spec} overflows a double at "
+                    f"sigma = {self.sigma!r} (inputs {self.inputs.spec})"
+                )
+            raise ValueError(
+                f"sigma: m(X) + noise overflows a double ({self.regression.name!r} with noise of level {self.sigma!r})"
+            )
         return Sample(X=X, Y=Y, X_test=x_test, m_test=m_test)
 
     def _regression_at(self, x: np.ndarray) -> np.ndarray:
@@ -1181,8 +1277,9 @@ class DataModel:
         ``ValueError`` as :meth:`draw` raises if it is not finite."""
         m_x = self.regression._func(x) if x.shape[0] else np.zeros(0)
         if not _all_finite(m_x):
-            raise ValueError(f"regression: {self.regression.name!r} is not finite at some drawn point "
-                             f"(inputs {self.inputs.spec})")
+            raise ValueError(
+                f"regression: {self.regression.name!r} is not finite at some drawn point (inputs {self.inputs.spec})"
+            )
         return m_x
 
 
@@ -1230,8 +1327,10 @@ def as_data_model(model, sigma: float | None = None, name: str = "regression") -
     """
     if isinstance(model, DataModel):
         if sigma is not None and nonnegative_scalar(sigma, "sigma") != model.sigma:
-            raise ValueError(f"sigma: the data model has noise level {model.sigma:g}; leave sigma at its default "
-                             f"(None) or pass {model.sigma:g}, got {brief(sigma)}")
+            raise ValueError(
+                f"sigma: the data model has noise level {model.sigma:g}; leave sigma at its default "
+                f"(None) or pass {model.sigma:g}, got {brief(sigma)}"
+            )
         return model
     try:
         m = regression_function(model)
@@ -1273,8 +1372,7 @@ def sample_inputs(rng, n: int, d: int, inputs="gaussian") -> np.ndarray:
     return dist.sample(rng, n, d)
 
 
-def draw_sample(rng, regression, n: int, d: int, n_test: int = 0, sigma: float | None = None,
-                x_test=None) -> Sample:
+def draw_sample(rng, regression, n: int, d: int, n_test: int = 0, sigma: float | None = None, x_test=None) -> Sample:
     """Draw ``D_n`` and test points (noise sd ``sigma``, default :data:`mhanw.constants.SIGMA`).
 
     With a regression name (or formula), draws in this order from ``rng``: ``X``

@@ -50,7 +50,7 @@ __all__ = [
 FORMULAS = {
     "sum_to_one": "(sum_j a_j B_j)^2 + sum_j a_j^2 V_j + sum_{j!=j'} a_j a_j' C_jj' (Thm 3.1 as printed; sum a = 1)",
     "corrected": "(sum_j a_j B_j + (sum_j a_j - 1) m(x))^2 + sum_j a_j^2 V_j + sum_{j!=j'} a_j a_j' C_jj' "
-                 "(corrected bias term; sum a != 1)",
+    "(corrected bias term; sum a != 1)",
 }
 
 
@@ -118,7 +118,7 @@ class BVCDecomposition:
         """Breiman's mean correlation ``rho_bar = Cbar / Vbar`` (a ratio of means)."""
         return self.mean_covariance / self.mean_variance
 
-    def averaged(self) -> "BVCDecomposition":
+    def averaged(self) -> BVCDecomposition:
         """The decomposition averaged over test points (integrated over ``x``).
 
         Every term is linear in the per-point moments, so the identity still
@@ -218,15 +218,18 @@ def bias_variance_covariance(estimates, target, weights) -> BVCDecomposition:
         with np.errstate(over="ignore"):
             out = np.ldexp(v, 2 * e)
         if np.any(np.isinf(out) & np.isfinite(v)):
-            raise ValueError(f"estimates: the squared errors overflow float64 (|estimates - target| up to "
-                             f"about 2^{e}); rescale the estimates and the target")
+            raise ValueError(
+                f"estimates: the squared errors overflow float64 (|estimates - target| up to "
+                f"about 2^{e}); rescale the estimates and the target"
+            )
         return out
 
     as_out = (lambda v: float(second(v))) if est.ndim == 2 else (lambda v: np.asarray(second(v), dtype=float))
     terms = [as_out(v) for v in (bias_sq, variance_term, covariance_term, mse)]
     if not all(np.all(np.isfinite(t)) for t in terms):
-        raise ValueError(f"weights: the weighted terms overflow float64 (weights up to {np.abs(a).max():.3g}); "
-                         "rescale the weights")
+        raise ValueError(
+            f"weights: the weighted terms overflow float64 (weights up to {np.abs(a).max():.3g}); rescale the weights"
+        )
     return BVCDecomposition(
         bias_squared=terms[0],
         variance_term=terms[1],
@@ -234,7 +237,7 @@ def bias_variance_covariance(estimates, target, weights) -> BVCDecomposition:
         mse=terms[3],
         mse_se=as_out(mse_se),
         mse_se_integrated=float(second(mse_se_int)),
-        printed_bias_squared=as_out(weighted_bias ** 2),
+        printed_bias_squared=as_out(weighted_bias**2),
         formula=formula,
         weights_sum=s,
         weights=a,
@@ -324,7 +327,9 @@ def breiman_quantities(estimates, target) -> BreimanQuantities:
     dec = bias_variance_covariance(est, tgt, np.full(H, 1.0 / H)).averaged()
     vbar, cbar = float(dec.mean_variance), float(dec.mean_covariance)
     if vbar == 0.0:
-        raise ValueError("estimates: the heads have zero variance over the replicates; rho_bar = Cbar/Vbar is undefined")
+        raise ValueError(
+            "estimates: the heads have zero variance over the replicates; rho_bar = Cbar/Vbar is undefined"
+        )
     rho = cbar / vbar
     avg = est.mean(axis=1)  # (R[, m])
     return BreimanQuantities(
@@ -382,21 +387,24 @@ def jackknife(statistic, arrays, n_blocks: int = 20):
     leave_out = []
     for lo, hi in zip(edges[:-1], edges[1:]):
         keep[lo:hi] = False
-        leave_out.append(_statistic_value(statistic(*[a[keep] for a in arrays]),
-                                          f"with replicates {lo}:{hi} left out", theta.shape))
+        leave_out.append(
+            _statistic_value(statistic(*[a[keep] for a in arrays]), f"with replicates {lo}:{hi} left out", theta.shape)
+        )
         keep[lo:hi] = True
     leave_out = np.stack(leave_out)
     B = leave_out.shape[0]
     dev = leave_out - leave_out.mean(axis=0)
     with np.errstate(over="ignore"):
-        se = np.sqrt((B - 1) / B * (dev ** 2).sum(axis=0))
+        se = np.sqrt((B - 1) / B * (dev**2).sum(axis=0))
     if not np.all(np.isfinite(se)):  # squares beyond a double: the same sum, scaled by the largest deviation
         scale = np.max(np.abs(dev), axis=0)
         scale = np.where(scale > 0, scale, 1.0)
         se = scale * np.sqrt((B - 1) / B * ((dev / scale) ** 2).sum(axis=0))
         if not np.all(np.isfinite(se)):
-            raise ValueError("statistic: its values left out block by block spread beyond a double; the jackknife "
-                             "standard error is not a number")
+            raise ValueError(
+                "statistic: its values left out block by block spread beyond a double; the jackknife "
+                "standard error is not a number"
+            )
     return theta[()], se[()]
 
 
@@ -407,12 +415,13 @@ def _statistic_value(value, where: str, shape) -> np.ndarray:
     try:
         out = as_float_array(value, "statistic", allow_empty=True)
     except ValueError as exc:
-        raise ValueError(f"statistic: expected a finite number or array of real numbers {where}, got "
-                         f"{type(value).__name__} {brief(value)} ({str(exc).partition(': ')[2]})") from None
+        raise ValueError(
+            f"statistic: expected a finite number or array of real numbers {where}, got "
+            f"{type(value).__name__} {brief(value)} ({str(exc).partition(': ')[2]})"
+        ) from None
     if shape is not None and out.shape != shape:
         raise ValueError(f"statistic: returned shape {out.shape} {where}, but shape {shape} on all replicates")
     return out
-
 
 
 # --------------------------------------------------------------------------- symbolic derivation
@@ -493,8 +502,10 @@ def symbolic_decomposition(n_heads: int, weights=None) -> SymbolicDecomposition:
 
     H = positive_int(n_heads, "n_heads")
     if H > MAX_SYMBOLIC_HEADS:
-        raise ValueError(f"n_heads: the symbolic decomposition is derived for at most {MAX_SYMBOLIC_HEADS} heads "
-                         f"(its size grows as H^2 terms), got {H}")
+        raise ValueError(
+            f"n_heads: the symbolic decomposition is derived for at most {MAX_SYMBOLIC_HEADS} heads "
+            f"(its size grows as H^2 terms), got {H}"
+        )
     if weights is None:
         a = sp.symbols(f"a_1:{H + 1}", real=True)
     else:
@@ -581,8 +592,14 @@ class ConcatDecomposition:
     n_columns: int
 
     #: The terms of :attr:`mse`, in order (their sum is ``mse``).
-    TERMS = ("bias_squared", "variance_term", "intercept_variance", "within_head_covariance",
-             "between_head_covariance", "intercept_covariance")
+    TERMS = (
+        "bias_squared",
+        "variance_term",
+        "intercept_variance",
+        "within_head_covariance",
+        "between_head_covariance",
+        "intercept_covariance",
+    )
 
     def evaluate(self, means, covariance, target, weights) -> dict:
         """The terms at numbers: ``means`` ``(P,)`` and ``covariance`` ``(P, P)`` of the parts
@@ -596,14 +613,17 @@ class ConcatDecomposition:
         C = as_float_array(covariance, "covariance", ndim=2)
         u = as_float_array(weights, "weights", ndim=(1, 2)).reshape(-1)
         if mu.shape != (P,) or C.shape != (P, P) or u.shape != (P - 1,):
-            raise ValueError(f"means: expected means ({P},), covariance ({P}, {P}) and weights "
-                             f"({self.n_heads}, {self.n_columns}), got {mu.shape}, {C.shape}, {u.shape}")
+            raise ValueError(
+                f"means: expected means ({P},), covariance ({P}, {P}) and weights "
+                f"({self.n_heads}, {self.n_columns}), got {mu.shape}, {C.shape}, {u.shape}"
+            )
         subs = {self.m: float(as_float_array(target, "target", ndim=0))}
         subs.update({s: float(v) for s, v in zip(self.means, mu)})
         subs.update({s: float(v) for s, v in zip(self.weights, u)})
         for a in range(P):
             for b in range(a, P):
                 subs[self.covariance[a, b]] = float(C[a, b])
+
         def at(expr):  # a derived sympy expression, or a plain 0 where a term vanishes identically
             return float(expr.xreplace(subs) if isinstance(expr, sp.Basic) else expr)
 
@@ -631,8 +651,10 @@ def symbolic_concat_decomposition(n_heads: int, n_columns: int = 1) -> ConcatDec
     p = positive_int(n_columns, "n_columns")
     P = 1 + H * p
     if P > MAX_SYMBOLIC_PARTS:
-        raise ValueError(f"n_heads, n_columns: the concat decomposition is derived for at most {MAX_SYMBOLIC_PARTS} parts "
-                         f"1 + H p, got 1 + {H} x {p} = {P}")
+        raise ValueError(
+            f"n_heads, n_columns: the concat decomposition is derived for at most {MAX_SYMBOLIC_PARTS} parts "
+            f"1 + H p, got 1 + {H} x {p} = {P}"
+        )
     m = sp.Symbol("m", real=True)
     u = sp.symbols(f"u_1:{H + 1}_0:{p}", real=True)  # u_jk, j = 1..H, k = 0..p-1, head-major
     mu = sp.symbols(f"mu_0:{P}", real=True)  # mu_0 the intercept, then mu of s_jk head-major
@@ -668,7 +690,19 @@ def symbolic_concat_decomposition(n_heads: int, n_columns: int = 1) -> ConcatDec
     else:
         sum_rule_gap = None
     return ConcatDecomposition(
-        mse=sp.expand(mse), bias_squared=bias_sq, variance_term=variance, intercept_variance=C[0, 0],
-        within_head_covariance=within, between_head_covariance=between, intercept_covariance=intercept_cov,
-        gap=sp.simplify(sp.expand(mse - terms)), sum_rule_gap=sum_rule_gap, weights=tuple(u), means=tuple(mu),
-        covariance=C, m=m, n_heads=H, n_columns=p)
+        mse=sp.expand(mse),
+        bias_squared=bias_sq,
+        variance_term=variance,
+        intercept_variance=C[0, 0],
+        within_head_covariance=within,
+        between_head_covariance=between,
+        intercept_covariance=intercept_cov,
+        gap=sp.simplify(sp.expand(mse - terms)),
+        sum_rule_gap=sum_rule_gap,
+        weights=tuple(u),
+        means=tuple(mu),
+        covariance=C,
+        m=m,
+        n_heads=H,
+        n_columns=p,
+    )

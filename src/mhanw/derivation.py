@@ -114,7 +114,7 @@ _RULE_TEXT = {
     "sum": "the $H=D/k$ heads are added, so the per-head variance is multiplied by $H$",
     "none": "a single head: the variance enters as it is",
     "concat": "the $H=D/k$ heads are concatenated through a unit-norm output projection, so the variance "
-              "enters as it is",
+    "enters as it is",
 }
 
 
@@ -129,29 +129,49 @@ def derivation_steps(spec) -> list[Step]:
     m = _model(spec)
     mse = sp.Function("MSE")(k_)
     steps = [
-        Step(f"Assumptions: squared bias $B^2(k)$ and per-head variance $V(k)$; {_RULE_TEXT[m.combination]}.",
-             mse, sp.Add(m.bias_law, sp.powsimp(m.variance_term), evaluate=False)),
-        Step("First-order condition: the derivative in $k$ vanishes at the minimiser.",
-             sp.powsimp(m.foc), sp.Integer(0)),
-        Step(r"In logarithms, $\ln(\partial_k\,\text{variance term}) = \ln(-\partial_k B^2)$, "
-             r"with the terms in $k$ on the left and $\Lambda$, free of $k$, on the right.",
-             m.foc_lhs, m.log_scale),
+        Step(
+            f"Assumptions: squared bias $B^2(k)$ and per-head variance $V(k)$; {_RULE_TEXT[m.combination]}.",
+            mse,
+            sp.Add(m.bias_law, sp.powsimp(m.variance_term), evaluate=False),
+        ),
+        Step(
+            "First-order condition: the derivative in $k$ vanishes at the minimiser.", sp.powsimp(m.foc), sp.Integer(0)
+        ),
+        Step(
+            r"In logarithms, $\ln(\partial_k\,\text{variance term}) = \ln(-\partial_k B^2)$, "
+            r"with the terms in $k$ on the left and $\Lambda$, free of $k$, on the right.",
+            m.foc_lhs,
+            m.log_scale,
+        ),
     ]
     if m.closed_form is not None:
-        steps.append(Step(r"The left side is linear in $\ln k$, so the minimiser has a closed form.",
-                          _K_STAR, m.closed_form))
+        steps.append(
+            Step(r"The left side is linear in $\ln k$, so the minimiser has a closed form.", _K_STAR, m.closed_form)
+        )
         return steps + _extra_steps(m)
-    steps.append(Step(r"No closed form. As $n\to\infty$ the root $k^*\to\infty$, and the left side is "
-                      r"dominated by its largest term (the others are of lower order):",
-                      m.dominant_term, m.log_scale))
+    steps.append(
+        Step(
+            r"No closed form. As $n\to\infty$ the root $k^*\to\infty$, and the left side is "
+            r"dominated by its largest term (the others are of lower order):",
+            m.dominant_term,
+            m.log_scale,
+        )
+    )
     if m.leading_order is None:
-        steps.append(Step("sympy finds no solution of the dominant balance; only the numerical root is available.",
-                          _K_STAR, sp.Symbol("\\text{numerical}")))
+        steps.append(
+            Step(
+                "sympy finds no solution of the dominant balance; only the numerical root is available.",
+                _K_STAR,
+                sp.Symbol("\\text{numerical}"),
+            )
+        )
         return steps + _extra_steps(m)
     text = "Solving the dominant balance for $k$ gives the leading order"
     if m.leading_order.has(sp.LambertW):
-        text += (r" (Lambert's $W$, the inverse of $w e^w$; $e^{W(x)} = x/W(x)$ and "
-                 r"$W(x) = \ln x - \ln\ln x + o(1)$)")
+        text += (
+            r" (Lambert's $W$, the inverse of $w e^w$; $e^{W(x)} = x/W(x)$ and "
+            r"$W(x) = \ln x - \ln\ln x + o(1)$)"
+        )
     steps.append(Step(text + ":", _K_STAR, m.leading_order, r"\sim"))
     return steps + _extra_steps(m)
 
@@ -161,8 +181,9 @@ def _extra_steps(m: _s.MSEModel) -> list[Step]:
     for label, expr in m.asymptotics:
         what = _LABELS.get(label, f"the asymptotic form `{label}`")
         # the printed law is what the model is judged against, not a result of the model
-        text = (f"For comparison, {what} (not a result of this model):" if label == "printed"
-                else f"Compared with {what}:")
+        text = (
+            f"For comparison, {what} (not a result of this model):" if label == "printed" else f"Compared with {what}:"
+        )
         out.append(Step(text, _K_STAR, expr, r"\sim" if label != "printed" else r"\asymp"))
     return out
 
@@ -287,8 +308,9 @@ def growth_law(spec) -> GrowthLaw:
     m = _model(spec)
     f = formula(m)
     if f is None or n_ not in f.free_symbols:
-        return GrowthLaw("undetermined", False, None, None, None, False,
-                         "no closed form or leading order in n from sympy")
+        return GrowthLaw(
+            "undetermined", False, None, None, None, False, "no closed form or leading order in n from sympy"
+        )
     log_f = sp.expand_log(sp.log(f), force=True).subs(n_, sp.exp(_ELL))
     log_f = sp.expand_log(log_f, force=True)
     p = sp.simplify(_ELL * sp.diff(log_f, _ELL))  # d ln k / d ln ln n
@@ -297,17 +319,30 @@ def growth_law(spec) -> GrowthLaw:
     q_lim = _limit_in_ell(q)
     if q_lim is not None and q_lim != 0:
         exact = _ELL not in q.free_symbols and not q.has(_W)
-        return GrowthLaw("polynomial", exact, None, q_lim, None, False,
-                         f"polynomial in n: k* ~ n^{_power(q_lim)}")
+        return GrowthLaw("polynomial", exact, None, q_lim, None, False, f"polynomial in n: k* ~ n^{_power(q_lim)}")
     p_lim = _limit_in_ell(p)
     if p_lim is None:
         return GrowthLaw("undetermined", False, None, q_lim, None, False, "sympy finds no limit of the exponent")
     if p_lim == 0:
-        return GrowthLaw("slower than any power of log n", False, p_lim, q_lim, None, False,
-                         "k* grows more slowly than any power of ln n")
+        return GrowthLaw(
+            "slower than any power of log n",
+            False,
+            p_lim,
+            q_lim,
+            None,
+            False,
+            "k* grows more slowly than any power of ln n",
+        )
     if p_lim == sp.oo:
-        return GrowthLaw("undetermined", False, p_lim, q_lim, None, False,
-                         "faster than any power of ln n, slower than any power of n")
+        return GrowthLaw(
+            "undetermined",
+            False,
+            p_lim,
+            q_lim,
+            None,
+            False,
+            "faster than any power of ln n, slower than any power of n",
+        )
     exact = _ELL not in p.free_symbols and not p.has(sp.LambertW)
     implied = sp.simplify(2 / p_lim - 4)
     try:
@@ -357,8 +392,45 @@ def _mp_functions(m: _s.MSEModel, c_bias: float, c_var: float):
     return f, slope, formulas
 
 
-_U_GRID = [-6, -3, -1, 0, 0.5, 1, 1.5, 2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 64, 90, 128, 181, 256, 362, 512,
-           724, 1024, 1448, 2048, 2896, 4096, 5793, 8192, 11585, 16384, 23170, 32768, 65536]
+_U_GRID = [
+    -6,
+    -3,
+    -1,
+    0,
+    0.5,
+    1,
+    1.5,
+    2,
+    3,
+    4,
+    6,
+    8,
+    11,
+    16,
+    23,
+    32,
+    45,
+    64,
+    90,
+    128,
+    181,
+    256,
+    362,
+    512,
+    724,
+    1024,
+    1448,
+    2048,
+    2896,
+    4096,
+    5793,
+    8192,
+    11585,
+    16384,
+    23170,
+    32768,
+    65536,
+]
 
 
 #: Smallest and largest working precision (decimal digits) of :func:`real_root_mp`.
@@ -399,8 +471,10 @@ def real_root_mp(log10_n, budget, model="M1", c_bias=1.0, c_var=1.0, dps: int = 
                 try:
                     root = mpmath.findroot(g, (prev_u, u), solver="anderson")
                 except ValueError:  # mpmath: "Could not find root within given tolerance"
-                    raise ValueError(f"log10_n: the root at n = 10**{log10_n:g} could not be located to {dps} digits "
-                                     "(the log-FOC is too steep there); use a larger dps or a smaller n") from None
+                    raise ValueError(
+                        f"log10_n: the root at n = 10**{log10_n:g} could not be located to {dps} digits "
+                        "(the log-FOC is too steep there); use a larger dps or a smaller n"
+                    ) from None
                 return +mpmath.exp(root)
             prev_u, prev = u, val
     return mpmath.nan
@@ -419,18 +493,28 @@ def asymptotic_check(spec, log10_n_values=(12, 100, 1000, 10000), budget=512, c_
     root) is ``None``, and ``log10_k_real`` still holds the size of the root."""
     m = _model(spec)
     budget = _s._budget(budget)
-    if isinstance(log10_n_values, (str, bytes)) or not isinstance(log10_n_values, (list, tuple, np.ndarray)) \
-            or np.ndim(log10_n_values) != 1:
+    if (
+        isinstance(log10_n_values, (str, bytes))
+        or not isinstance(log10_n_values, (list, tuple, np.ndarray))
+        or np.ndim(log10_n_values) != 1
+    ):
         raise ValueError(f"log10_n_values: expected a list of log10 sample sizes, got {brief(log10_n_values)}")
     if len(log10_n_values) > MAX_ASYMPTOTIC_POINTS:
-        raise ValueError(f"log10_n_values: expected at most {MAX_ASYMPTOTIC_POINTS} sample sizes (each is a "
-                         f"high-precision root search), got {len(log10_n_values)}")
+        raise ValueError(
+            f"log10_n_values: expected at most {MAX_ASYMPTOTIC_POINTS} sample sizes (each is a "
+            f"high-precision root search), got {len(log10_n_values)}"
+        )
     _, slope, formulas = _mp_functions(m, positive_scalar(c_bias, "c_bias"), positive_scalar(c_var, "c_var"))
     rows = []
     for x in log10_n_values:
         root = real_root_mp(x, budget, m, c_bias, c_var)
-        row = {"log10_n": float(x), "k_real": None, "log10_k_real": None, "local_exponent": None,
-               **{f"ratio_{label}": None for label in formulas}}
+        row = {
+            "log10_n": float(x),
+            "k_real": None,
+            "log10_k_real": None,
+            "local_exponent": None,
+            **{f"ratio_{label}": None for label in formulas},
+        }
         if mpmath.isfinite(root):
             with mpmath.workdps(40):
                 ell = mpmath.mpf(x) * mpmath.log(10)

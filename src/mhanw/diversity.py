@@ -244,9 +244,11 @@ def _printed_hdi(S: np.ndarray, e: np.ndarray, d_k: int) -> float:
     with np.errstate(over="ignore"):
         value = 1.0 - np.ldexp(mean, top)
     if not np.isfinite(value):
-        raise ValueError(f"W: the printed HDI is 1 - {mean:.6g} * 2**{top}, beyond the largest double (the printed "
-                         "formula grows as the fourth power of the heads' scale); the principal-angle and RV "
-                         "indices are scale free")
+        raise ValueError(
+            f"W: the printed HDI is 1 - {mean:.6g} * 2**{top}, beyond the largest double (the printed "
+            "formula grows as the fourth power of the heads' scale); the principal-angle and RV "
+            "indices are scale free"
+        )
     return float(value)
 
 
@@ -317,8 +319,10 @@ def block_gram(W) -> np.ndarray:
     """
     B = _cross_blocks(check_heads(W))
     if not np.all(np.isfinite(B)):
-        raise ValueError("W: an entry of W_j^T W_j' is beyond the largest double; rescale the heads (every HDI "
-                         "but the printed one is scale free)")
+        raise ValueError(
+            "W: an entry of W_j^T W_j' is beyond the largest double; rescale the heads (every HDI "
+            "but the printed one is scale free)"
+        )
     return B
 
 
@@ -475,16 +479,21 @@ def _check_ascent(n_starts: int, n_steps: int, H: int, d: int, d_k: int) -> None
     would take more than :data:`MAX_ASCENT_STEPS` steps or :data:`MAX_ASCENT_WORK` work (it would run for
     hours, not fail)."""
     if n_steps > MAX_ASCENT_STEPS:
-        raise ValueError(f"n_steps: expected at most {MAX_ASCENT_STEPS} ascent steps (about 0.2 ms each), "
-                         f"got {brief(n_steps)}")
+        raise ValueError(
+            f"n_steps: expected at most {MAX_ASCENT_STEPS} ascent steps (about 0.2 ms each), got {brief(n_steps)}"
+        )
     if n_starts * n_steps > MAX_ASCENT_STEPS:
-        raise ValueError(f"n_starts x n_steps: {n_starts} starts of {n_steps} steps are {n_starts * n_steps} "
-                         f"ascent steps, more than the {MAX_ASCENT_STEPS} one call takes (about 0.2 ms each)")
+        raise ValueError(
+            f"n_starts x n_steps: {n_starts} starts of {n_steps} steps are {n_starts * n_steps} "
+            f"ascent steps, more than the {MAX_ASCENT_STEPS} one call takes (about 0.2 ms each)"
+        )
     work = n_starts * n_steps * H * d * d * d_k
     if work > MAX_ASCENT_WORK:
-        raise ValueError(f"n_starts x n_steps: {n_starts} starts of {n_steps} steps with H = {H} heads of "
-                         f"{d} x {d_k} are {work} multiplications (n_starts n_steps H d^2 d_k), more than the "
-                         f"{MAX_ASCENT_WORK} one call does (about a minute)")
+        raise ValueError(
+            f"n_starts x n_steps: {n_starts} starts of {n_steps} steps with H = {H} heads of "
+            f"{d} x {d_k} are {work} multiplications (n_starts n_steps H d^2 d_k), more than the "
+            f"{MAX_ASCENT_WORK} one call does (about a minute)"
+        )
 
 
 @dataclass(frozen=True)
@@ -527,8 +536,9 @@ MAX_ASCENT_STEPS = 10**5
 MAX_ASCENT_WORK = 10**9
 
 
-def maximize_hdi(d: int, d_k: int, n_heads: int, rng, n_starts: int = 20, n_steps: int = 300,
-                 step: float = 0.5) -> FrameAscent:
+def maximize_hdi(
+    d: int, d_k: int, n_heads: int, rng, n_starts: int = 20, n_steps: int = 300, step: float = 0.5
+) -> FrameAscent:
     """Maximise HDI_PA over ``H`` subspaces of dimension ``d_k`` in ``R^d`` (the frame bound of Thm 5.1).
 
     Projected gradient ascent from ``n_starts`` Haar starts (each drawn as
@@ -567,8 +577,10 @@ def maximize_hdi(d: int, d_k: int, n_heads: int, rng, n_starts: int = 20, n_step
     _check_ascent(n_starts, n_steps, H, d, d_k)
     step = positive_scalar(step, "step")
     if step > MAX_STEP:
-        raise ValueError(f"step: expected a step in (0, {MAX_STEP:g}] (a move of at most the size of an orthonormal "
-                         f"basis, so that the gradient still describes it), got {brief(step)}")
+        raise ValueError(
+            f"step: expected a step in (0, {MAX_STEP:g}] (a move of at most the size of an orthonormal "
+            f"basis, so that the gradient still describes it), got {brief(step)}"
+        )
     eta = step / (H - 1)  # = step / (2c (H-1)) times the constant 2c absorbed in the gradient below
     bases = np.empty((n_starts, H, d, d_k))
     trace = np.empty((n_starts, n_steps + 1))
@@ -582,5 +594,6 @@ def maximize_hdi(d: int, d_k: int, n_heads: int, rng, n_starts: int = 20, n_step
             Q = orthonormal_bases(Q - eta * grad)
             trace[s, k + 1] = _hdi_value("principal_angles", d_k, S_orth=_sq_norms(Q))
         bases[s] = Q
-    return FrameAscent(bases=bases, hdi=trace[:, -1].copy(), trace=trace,
-                       tightness=np.array([frame_tightness(b) for b in bases]))
+    return FrameAscent(
+        bases=bases, hdi=trace[:, -1].copy(), trace=trace, tightness=np.array([frame_tightness(b) for b in bases])
+    )

@@ -195,11 +195,11 @@ def star_heads(theta: float, d: int, d_k: int, n_heads: int) -> np.ndarray:
     angles equal to ``arccos(cos^2 theta)``; HDI_PA = 1 - cos^4(theta).
     """
     theta = real_scalar(theta, "theta")
-    d, d_k, n_heads = _dims(d, d_k, n_heads, lambda d, k, H: (H + 1) * k > d,
-                            "star(theta) needs (n_heads + 1) * d_k <= d")
+    d, d_k, n_heads = _dims(
+        d, d_k, n_heads, lambda d, k, H: (H + 1) * k > d, "star(theta) needs (n_heads + 1) * d_k <= d"
+    )
     U0 = _eye_block(d, 0, d_k)
-    return np.stack([np.cos(theta) * U0 + np.sin(theta) * _eye_block(d, (j + 1) * d_k, d_k)
-                     for j in range(n_heads)])
+    return np.stack([np.cos(theta) * U0 + np.sin(theta) * _eye_block(d, (j + 1) * d_k, d_k) for j in range(n_heads)])
 
 
 def graded_heads(angles, d: int) -> np.ndarray:
@@ -352,8 +352,10 @@ class _Plan:
         for (kernel, _), members in groups.items():
             W = np.concatenate([configs[i].projections for i in members])
             parts = [(configs[i]._scale(), configs[i].n_heads) for i in members]
-            scale = (np.concatenate([np.full(H, m) for (m, _), H in parts]),
-                     np.concatenate([np.full(H, e) for (_, e), H in parts]))
+            scale = (
+                np.concatenate([np.full(H, m) for (m, _), H in parts]),
+                np.concatenate([np.full(H, e) for (_, e), H in parts]),
+            )
             edges = np.cumsum([0] + [configs[i].n_heads for i in members])
             slices = {i: slice(a, b) for i, a, b in zip(members, edges[:-1], edges[1:])}
             self.groups.append((kernel, W, scale, slices))
@@ -519,8 +521,10 @@ def _named_values(values, n_heads: int, d: int) -> np.ndarray:
         return np.repeat(np.eye(1 + d)[None], n_heads, axis=0)
     V = as_float_array(values, "values", ndim=3)
     if V.shape[:2] != (n_heads, 1 + d):
-        raise ValueError(f"values: expected value projections of shape ({n_heads}, {1 + d}, d_v) (one per head, "
-                         f"rows the value stream (Y, x1..x{d})), got {V.shape}")
+        raise ValueError(
+            f"values: expected value projections of shape ({n_heads}, {1 + d}, d_v) (one per head, "
+            f"rows the value stream (Y, x1..x{d})), got {V.shape}"
+        )
     return V
 
 
@@ -534,8 +538,9 @@ def _named_output(output, n_heads: int, d_v: int):
         return output
     O = as_float_array(output, "output", ndim=(1, 2))
     if O.size != n_heads * d_v:
-        raise ValueError(f"output: expected {n_heads * d_v} entries (H = {n_heads} heads x d_v = {d_v}), "
-                         f"got shape {O.shape}")
+        raise ValueError(
+            f"output: expected {n_heads * d_v} entries (H = {n_heads} heads x d_v = {d_v}), got shape {O.shape}"
+        )
     return O.reshape(n_heads, d_v)
 
 
@@ -566,8 +571,9 @@ def _fitted_output(config, X, Zc, cols, V):
         raise ValueError(f"X: a fitted output projection needs at least 2 training points, got {n}")
     mant, expo = config._scale()
     kernel = _engine_kernel(config.kernel)
-    F = np.concatenate([_nw._loo_mean(X @ W[j], Zc[:, cols], kernel, mant, expo) @ V[j, cols]
-                        for j in range(config.n_heads)], axis=1)  # (n, H d_v)
+    F = np.concatenate(
+        [_nw._loo_mean(X @ W[j], Zc[:, cols], kernel, mant, expo) @ V[j, cols] for j in range(config.n_heads)], axis=1
+    )  # (n, H d_v)
     w = np.linalg.lstsq(F, Zc[:, 0], rcond=None)[0]
     return w.reshape(config.n_heads, V.shape[2])
 
@@ -579,8 +585,9 @@ def _concat_parts(config, X, Y, queries):
     Zc = Z - zbar
     V = config.values
     cols = config._value_columns
-    S = _head_smooths(config.projections, X, np.ascontiguousarray(Zc[:, cols]), queries, config.kernel,
-                      config._scale())  # (H, T, used columns)
+    S = _head_smooths(
+        config.projections, X, np.ascontiguousarray(Zc[:, cols]), queries, config.kernel, config._scale()
+    )  # (H, T, used columns)
     outputs = np.einsum("htu,hud->htd", S, V[:, cols])
     O = _fitted_output(config, X, Zc, cols, V) if isinstance(config.output, str) else config.output
     return float(zbar[0]), outputs, O
@@ -682,13 +689,15 @@ class HeadConfig:
         if self.rule != "concat":
             for name in ("values", "output"):
                 if getattr(self, name) is not None:
-                    raise ValueError(f"{name}: value and output projections belong to rule 'concat', "
-                                     f"got rule {self.rule!r}")
+                    raise ValueError(
+                        f"{name}: value and output projections belong to rule 'concat', got rule {self.rule!r}"
+                    )
             object.__setattr__(self, "weights", _check_weights(self.weights, W.shape[0], self.rule))
             return
         if self.weights is not None:
-            raise ValueError("weights: rule 'concat' combines heads through its output projection (output), "
-                             "not weights")
+            raise ValueError(
+                "weights: rule 'concat' combines heads through its output projection (output), not weights"
+            )
         V = _named_values("response" if self.values is None else self.values, W.shape[0], W.shape[1])
         object.__setattr__(self, "values", V)
         object.__setattr__(self, "output", _named_output(self.output, W.shape[0], V.shape[2]))
@@ -746,8 +755,9 @@ class HeadConfig:
             Zc = np.column_stack([Y, X])
             Zc -= Zc.mean(axis=0)
             cols = self._value_columns
-            S = _head_smooths(self.projections, X, np.ascontiguousarray(Zc[:, cols]), queries, self.kernel,
-                              self._scale())  # (H, T, used columns)
+            S = _head_smooths(
+                self.projections, X, np.ascontiguousarray(Zc[:, cols]), queries, self.kernel, self._scale()
+            )  # (H, T, used columns)
             parts = np.concatenate([np.full((1, T), ybar), S.transpose(0, 2, 1).reshape(-1, T)])
             return parts, self.part_weights()
         est = self._estimates(X, Y, queries)

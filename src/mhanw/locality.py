@@ -126,11 +126,18 @@ def tilted_mean(regression, query, beta: float = 1.0, nodes: int = 40) -> float:
     if d < m.min_dim:
         raise ValueError(f"query: {m.name!r} needs d >= {m.min_dim}, got d = {d}")
     # a Python int: nodes ** d in numpy integers wraps (np.int64(2**62) ** 1 passed a check of 2**20)
-    nodes = positive_int(nodes, "nodes", minimum=2, maximum=MAX_NODES,
-                         what="Gauss-Hermite nodes per dimension; numpy's weights underflow beyond 370")
+    nodes = positive_int(
+        nodes,
+        "nodes",
+        minimum=2,
+        maximum=MAX_NODES,
+        what="Gauss-Hermite nodes per dimension; numpy's weights underflow beyond 370",
+    )
     if d > 20 or nodes**d > MAX_TENSOR_NODES:  # nodes >= 2: d > 20 is too many, whatever nodes is
-        raise ValueError(f"nodes: expected nodes ** d <= 2**20 (the points of the tensor rule), got "
-                         f"{nodes} ** {d} (d = {d}, the length of query)")
+        raise ValueError(
+            f"nodes: expected nodes ** d <= 2**20 (the points of the tensor rule), got "
+            f"{nodes} ** {d} (d = {d}, the length of query)"
+        )
     z, w = hermegauss(nodes)
     w = w / w.sum()
     Z = np.stack(np.meshgrid(*([z] * d), indexing="ij"), axis=-1).reshape(-1, d)
@@ -142,14 +149,18 @@ def tilted_mean(regression, query, beta: float = 1.0, nodes: int = 40) -> float:
     if not np.abs(centre).max() <= MAX_TILT_CENTRE:
         # the query's fault when it is far out itself, beta's when it tilts an ordinary query that far
         who = "query" if np.abs(q).max() > MAX_TILT_CENTRE or b <= 1.0 else "beta"
-        raise ValueError(f"{who}: beta * query has a coordinate of {np.abs(centre).max():.3g}, beyond "
-                         f"{MAX_TILT_CENTRE:g}: a double there cannot resolve the unit-variance spread of the "
-                         "quadrature nodes around it")
+        raise ValueError(
+            f"{who}: beta * query has a coordinate of {np.abs(centre).max():.3g}, beyond "
+            f"{MAX_TILT_CENTRE:g}: a double there cannot resolve the unit-variance spread of the "
+            "quadrature nodes around it"
+        )
     with np.errstate(all="ignore"):
         values = np.asarray(m._func(Z + centre), dtype=float)
         mean = float(W @ values)
     if not np.isfinite(mean):
-        raise ValueError(f"query: E m(Z), Z ~ N(beta q, I), is not a finite double for m = {m.name!r} at "
-                         f"beta * query = ({', '.join(f'{v:.3g}' for v in centre[:6])}) (m overflows or is "
-                         "undefined at some node around it)")
+        raise ValueError(
+            f"query: E m(Z), Z ~ N(beta q, I), is not a finite double for m = {m.name!r} at "
+            f"beta * query = ({', '.join(f'{v:.3g}' for v in centre[:6])}) (m overflows or is "
+            "undefined at some node around it)"
+        )
     return mean

@@ -49,8 +49,9 @@ def _as_configs(configs, bandwidth):
     try:
         configs = list(configs)
     except TypeError as exc:
-        raise ValueError(f"configs: expected a list of HeadConfig or (H, d, d_k) arrays, got "
-                         f"{type(configs).__name__}") from exc
+        raise ValueError(
+            f"configs: expected a list of HeadConfig or (H, d, d_k) arrays, got {type(configs).__name__}"
+        ) from exc
     if not configs:
         raise ValueError("configs: expected at least one configuration, got none")
     out = []
@@ -102,8 +103,13 @@ class ImseResult(ReplicatedErrors):
         """``IMSE_{order[k+1]} - IMSE_{order[k]}`` with paired s.e., ``(len(order) - 1,)`` (default: stored order)."""
         C = self.errors.shape[0]
         order = np.arange(C) if order is None else np.asarray(order)
-        if (order.ndim != 1 or order.size < 2 or not np.issubdtype(order.dtype, np.integer)
-                or order.min() < 0 or order.max() >= C):
+        if (
+            order.ndim != 1
+            or order.size < 2
+            or not np.issubdtype(order.dtype, np.integer)
+            or order.min() < 0
+            or order.max() >= C
+        ):
             raise ValueError(f"order: expected at least 2 configuration indices below {C}, got {brief(order)}")
         return Estimate.paired(self.errors[order[1:]], self.errors[order[:-1]])
 
@@ -117,8 +123,10 @@ def _model(regression, sigma, d: int, name: str) -> _data.DataModel:
     """``regression`` (spec or DataModel) and ``sigma`` as a DataModel defined on ``R^d``."""
     model = _data.as_data_model(regression, sigma)
     if not model.sigma <= MAX_SIGMA:
-        raise ValueError(f"sigma: expected a noise level at most {MAX_SIGMA:g} (the squared errors of larger "
-                         f"levels overflow a double), got {model.sigma:g}")
+        raise ValueError(
+            f"sigma: expected a noise level at most {MAX_SIGMA:g} (the squared errors of larger "
+            f"levels overflow a double), got {model.sigma:g}"
+        )
     if d < model.min_dim:
         raise ValueError(f"{name}: {model.name!r} needs d >= {model.min_dim}, got d = {d}")
     model.inputs.check_dimension(d, name)
@@ -155,8 +163,10 @@ def _work(configs, n: int, n_points: int, n_rep: int, d: int) -> int:
     one) and projects every point, plus the drawn coordinates and the replicate's fixed cost
     (:data:`_DRAW_UNITS`, :data:`_REPLICATE_UNITS`).  Bounded by :data:`mhanw.constants.MAX_WORK`."""
     n, T, R, d = int(n), int(n_points), int(n_rep), int(d)
-    kernel = sum(int(c.n_heads) * (n * (T + (n if c.rule == "concat" and isinstance(c.output, str) else 0))
-                                   + n + T) for c in configs)
+    kernel = sum(
+        int(c.n_heads) * (n * (T + (n if c.rule == "concat" and isinstance(c.output, str) else 0)) + n + T)
+        for c in configs
+    )
     return R * (kernel + _DRAW_UNITS * (n + T) * d + _REPLICATE_UNITS)
 
 
@@ -167,10 +177,12 @@ def _check_work(configs, n: int, n_points: int, n_rep: int, d: int, points: str)
     if total > MAX_WORK:
         heads = sum(int(c.n_heads) for c in configs)
         where = f"n_test = {n_points}" if points == "n_test" else f"{n_points} point{'s' * (n_points != 1)} in x"
-        raise ValueError(f"n, {points}, n_rep: the call would compute about {total:.2g} kernel weights "
-                         f"(n_rep = {n_rep} replicates x {heads} heads x n = {n} x {where}), beyond the "
-                         f"{MAX_WORK:.0e} (about an hour of one core) a Monte Carlo call may do; use fewer "
-                         "replicates, evaluation or training points")
+        raise ValueError(
+            f"n, {points}, n_rep: the call would compute about {total:.2g} kernel weights "
+            f"(n_rep = {n_rep} replicates x {heads} heads x n = {n} x {where}), beyond the "
+            f"{MAX_WORK:.0e} (about an hour of one core) a Monte Carlo call may do; use fewer "
+            "replicates, evaluation or training points"
+        )
 
 
 def _finite_errors(errors: np.ndarray, model: _data.DataModel, s: _data.Sample) -> np.ndarray:
@@ -185,13 +197,19 @@ def _finite_errors(errors: np.ndarray, model: _data.DataModel, s: _data.Sample) 
         noise_big = np.max(np.abs(s.Y - m_X))
     if noise_big > m_big:
         if model.noise.law == "heteroscedastic":
-            raise ValueError(f"regression: the squared errors overflow a double; the data model's noise "
-                             f"{model.noise.spec!r} (sigma = {model.sigma!r}) takes values too large to square "
-                             f"at some drawn point (inputs {model.inputs.spec})")
-        raise ValueError(f"sigma: the squared errors overflow a double; the noise {model.noise.spec!r} of level "
-                         f"sigma = {model.sigma!r} takes values too large to square at some drawn point")
-    raise ValueError(f"regression: the squared errors overflow a double; {model.regression.name!r} takes "
-                     f"values too large to square at some drawn point (inputs {model.inputs.spec})")
+            raise ValueError(
+                f"regression: the squared errors overflow a double; the data model's noise "
+                f"{model.noise.spec!r} (sigma = {model.sigma!r}) takes values too large to square "
+                f"at some drawn point (inputs {model.inputs.spec})"
+            )
+        raise ValueError(
+            f"sigma: the squared errors overflow a double; the noise {model.noise.spec!r} of level "
+            f"sigma = {model.sigma!r} takes values too large to square at some drawn point"
+        )
+    raise ValueError(
+        f"regression: the squared errors overflow a double; {model.regression.name!r} takes "
+        f"values too large to square at some drawn point (inputs {model.inputs.spec})"
+    )
 
 
 def _imse_replicate(rng, plan, model, n, n_test):
@@ -204,8 +222,18 @@ def _imse_replicate(rng, plan, model, n, n_test):
     return _finite_errors(errs, model, s)
 
 
-def integrated_mse(configs, regression, n: int, n_test: int, n_rep: int, seed, sigma: float | None = None,
-                   bandwidth: float = BANDWIDTH, n_jobs: int = 1, progress: bool = False) -> ImseResult:
+def integrated_mse(
+    configs,
+    regression,
+    n: int,
+    n_test: int,
+    n_rep: int,
+    seed,
+    sigma: float | None = None,
+    bandwidth: float = BANDWIDTH,
+    n_jobs: int = 1,
+    progress: bool = False,
+) -> ImseResult:
     """Integrated MSE of several configurations under common random numbers (Thm 4.2, 5.1).
 
     Replicate ``r`` draws, from stream ``r`` of ``SeedSequence(seed)``, a fresh
@@ -250,8 +278,18 @@ def _pointwise_replicate(rng, plan, model, x, n, m_x=None):
     return plan.heads(s.X, s.Y, x)
 
 
-def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma: float | None = None,
-                        bandwidth: float = BANDWIDTH, n_jobs: int = 1, progress: bool = False) -> list:
+def pointwise_estimates(
+    configs,
+    regression,
+    x,
+    n: int,
+    n_rep: int,
+    seed,
+    sigma: float | None = None,
+    bandwidth: float = BANDWIDTH,
+    n_jobs: int = 1,
+    progress: bool = False,
+) -> list:
     """Per-head estimates at fixed points over replicates of ``D_n`` (Thm 3.1, Lemma 4.1).
 
     Replicate ``r`` draws ``D_n`` from stream ``r`` of ``SeedSequence(seed)``
@@ -287,8 +325,9 @@ def pointwise_estimates(configs, regression, x, n: int, n_rep: int, seed, sigma:
     _check_work(configs, n, x.shape[0], n_rep, d, "x")
     # checked here once: each replicate draws through the unchecked DataModel._draw, and
     # m(x) at the fixed points (the same in every replicate) is computed once
-    func = functools.partial(_pointwise_replicate, plan=_Plan(configs, queries=x), model=model, x=x, n=n,
-                             m_x=model._regression_at(x))
+    func = functools.partial(
+        _pointwise_replicate, plan=_Plan(configs, queries=x), model=model, x=x, n=n, m_x=model._regression_at(x)
+    )
     per_rep = run_replicates(func, n_rep, seed, n_jobs=n_jobs, progress=progress, desc="estimates")
     return [np.stack([rep[i] for rep in per_rep]) for i in range(len(configs))]
 
@@ -298,8 +337,18 @@ def _parts_replicate(rng, config, model, x, n, m_x):
     return config._parts(s.X, s.Y, x)[0]
 
 
-def pointwise_parts(config, regression, x, n: int, n_rep: int, seed, sigma: float | None = None,
-                    bandwidth: float = BANDWIDTH, n_jobs: int = 1, progress: bool = False):
+def pointwise_parts(
+    config,
+    regression,
+    x,
+    n: int,
+    n_rep: int,
+    seed,
+    sigma: float | None = None,
+    bandwidth: float = BANDWIDTH,
+    n_jobs: int = 1,
+    progress: bool = False,
+):
     """The parts of one configuration's ensemble at fixed points over replicates (Thm 3.1, any rule).
 
     The same draws as :func:`pointwise_estimates`; per replicate the parts ``p_a(x)`` of
@@ -333,8 +382,18 @@ def _moments_replicate(rng, plan, model, n, n_test):
     return _finite_errors(err @ err.T / n_test, model, s)
 
 
-def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sigma: float | None = None,
-                  bandwidth: float = BANDWIDTH, n_jobs: int = 1, progress: bool = False) -> np.ndarray:
+def error_moments(
+    config,
+    regression,
+    n: int,
+    n_test: int,
+    n_rep: int,
+    seed,
+    sigma: float | None = None,
+    bandwidth: float = BANDWIDTH,
+    n_jobs: int = 1,
+    progress: bool = False,
+) -> np.ndarray:
     """Per-replicate error second-moment matrices of the heads of one configuration (Thm 7.1).
 
     Replicate ``r`` draws ``D_n`` and ``n_test`` fresh test points exactly as
@@ -363,7 +422,7 @@ def error_moments(config, regression, n: int, n_test: int, n_rep: int, seed, sig
     try:
         configs = _as_configs(config, bandwidth)
     except ValueError as exc:  # one configuration: its errors name config, not configs
-        raise ValueError(f"config{str(exc)[len('configs'):].replace('[0]', '', 1)}") from None
+        raise ValueError(f"config{str(exc)[len('configs') :].replace('[0]', '', 1)}") from None
     if len(configs) != 1:
         raise ValueError(f"config: expected one configuration, got {len(configs)}")
     model = _model(regression, sigma, configs[0].d, "config")

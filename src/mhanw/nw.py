@@ -121,23 +121,46 @@ class Kernel:
 #: any of them (:mod:`mhanw.heads` calls the exponential one ``"attention"``, with tied projections).
 REGISTRY = {
     "gaussian": Kernel(
-        "gaussian", "exp(-|q - k|^2 / (2 h^2))",
+        "gaussian",
+        "exp(-|q - k|^2 / (2 h^2))",
         "(2 pi h^2)^(-d/2): the N(0, h^2 I_d) density",
-        "the standard deviation of the Gaussian density in every coordinate", 2, 2, False, True),
+        "the standard deviation of the Gaussian density in every coordinate",
+        2,
+        2,
+        False,
+        True,
+    ),
     "exponential": Kernel(
-        "exponential", "exp(q.k / h)",
+        "exponential",
+        "exp(q.k / h)",
         "none: not a function of q - k, not integrable; the softmax of attention",
-        "a temperature: h = sqrt(d_k) is softmax attention (beta = 1/h)", 1, 2, False, True),
+        "a temperature: h = sqrt(d_k) is softmax attention (beta = 1/h)",
+        1,
+        2,
+        False,
+        True,
+    ),
     "laplace": Kernel(
-        "laplace", "exp(-|q - k| / h)",
+        "laplace",
+        "exp(-|q - k| / h)",
         "Gamma(d/2) / (2 pi^(d/2) Gamma(d) h^d): the isotropic Laplace density (the distance |q - k| is then "
         "Gamma(d, h))",
         "the scale of the distance: the weight falls by e per distance h (mean distance d h under the density)",
-        1, 1, False, False),
+        1,
+        1,
+        False,
+        False,
+    ),
     "epanechnikov": Kernel(
-        "epanechnikov", "(1 - |q - k|^2 / h^2)_+",
+        "epanechnikov",
+        "(1 - |q - k|^2 / h^2)_+",
         "(d + 2) Gamma(d/2 + 1) / (2 pi^(d/2) h^d): the Epanechnikov density on the ball of radius h",
-        "the radius of the window: keys at distance h or more get weight 0", 2, 2, True, False),
+        "the radius of the window: keys at distance h or more get weight 0",
+        2,
+        2,
+        True,
+        False,
+    ),
 }
 KERNELS = tuple(REGISTRY)
 #: Kernels of the fused softmax path (Gaussian and exponential logits); the others take the blocked
@@ -191,8 +214,11 @@ def _real_array(value, name, ndim):
     """Finite float array (ints or floats; :func:`as_float_array` rejects other dtypes);
     float32 input stays float32, anything else becomes float64."""
     if isinstance(value, np.ndarray) and value.dtype == np.float32:
-        if value.ndim not in ((ndim,) if isinstance(ndim, int) else ndim) or value.size == 0 \
-                or not np.all(np.isfinite(value)):
+        if (
+            value.ndim not in ((ndim,) if isinstance(ndim, int) else ndim)
+            or value.size == 0
+            or not np.all(np.isfinite(value))
+        ):
             as_float_array(value, name, ndim=ndim)  # raises the standard message
         return value
     return as_float_array(value, name, ndim=ndim)
@@ -232,8 +258,10 @@ def logit_scale(kernel: str, bandwidth: float | None = None, beta: float | None 
     one_of(kernel, "kernel", KERNELS)
     if bandwidth is None:
         if beta is None or kernel != "exponential":
-            raise ValueError(f"bandwidth: expected a positive bandwidth (or, for the exponential kernel, beta), "
-                             f"got bandwidth=None and beta={beta!r} with kernel={kernel!r}")
+            raise ValueError(
+                f"bandwidth: expected a positive bandwidth (or, for the exponential kernel, beta), "
+                f"got bandwidth=None and beta={beta!r} with kernel={kernel!r}"
+            )
         mant, expo = np.frexp(real_scalar(beta, "beta"))
         return float(mant), int(expo)
     mant, expo = np.frexp(positive_scalar(bandwidth, "bandwidth"))  # h = mant 2^expo, mant in [0.5, 1)
@@ -411,9 +439,14 @@ def _fast_heads(q, kat, va, kernel, s, qsq, ksq, kmax2, out, block_entries, s_ab
                 e = w - 1 if aug else w  # without the shift column
                 for j, i in zip(*np.nonzero(bad), strict=True):
                     h = h0 + j
-                    out[h, r0 + i] = _exact_rows(qa[h, r0 + i : r0 + i + 1, :e], kat[h, :e],
-                                                 None if bias is None else bias[h],
-                                                 va[0 if va.shape[0] == 1 else h], ones, floor)[0]
+                    out[h, r0 + i] = _exact_rows(
+                        qa[h, r0 + i : r0 + i + 1, :e],
+                        kat[h, :e],
+                        None if bias is None else bias[h],
+                        va[0 if va.shape[0] == 1 else h],
+                        ones,
+                        floor,
+                    )[0]
 
 
 #: Largest binary exponent of an input's largest entry for which the logits are computed without
@@ -430,8 +463,11 @@ def _moderate(eq, ek: int, mant: float, expo: int, d: int) -> bool:
     if max(abs(e_max), abs(e_min), abs(ek)) > MODERATE_EXPONENT or not -1000 < expo < 1000:
         return False
     scale = np.ldexp(mant, expo)
-    return bool(np.isfinite(scale) and scale > np.finfo(np.float64).tiny
-                and np.log2(scale) + e_max + max(ek, e_max) + np.log2(4.0 * max(d, 1)) < 1000)
+    return bool(
+        np.isfinite(scale)
+        and scale > np.finfo(np.float64).tiny
+        and np.log2(scale) + e_max + max(ek, e_max) + np.log2(4.0 * max(d, 1)) < 1000
+    )
 
 
 def _log_space_logits(q, k, kernel, mant, expo, exclude=None):
@@ -619,8 +655,9 @@ def _loo_mean(k, v, kernel, mant, expo, block_entries=None):
     ks, _, e = _scaled_pair(k, k)
     ksq = _sqnorm(ks)
     for r0 in range(0, n, rb):
-        W = _distance_weights(ks[r0 : r0 + rb], ks, ksq, kernel, mant, expo + REGISTRY[kernel].degree * e,
-                              self_start=r0)
+        W = _distance_weights(
+            ks[r0 : r0 + rb], ks, ksq, kernel, mant, expo + REGISTRY[kernel].degree * e, self_start=r0
+        )
         out[r0 : r0 + rb] = (W @ v) / W.sum(axis=1)[:, None]
     return np.ldexp(out, ev) if ev else out
 
@@ -705,8 +742,10 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
     one_of(kernel, "kernel", KERNELS)
     for name, arr in (("q", q), ("v", v)) + ((("k", k),) if not isinstance(k, tuple) else ()):
         if not isinstance(arr, np.ndarray) or arr.ndim != 3 or arr.dtype.kind != "f":
-            raise ValueError(f"{name}: expected a 3-D float array, got {type(arr).__name__} "
-                             f"{getattr(arr, 'shape', '')} {getattr(arr, 'dtype', '')}".rstrip())
+            raise ValueError(
+                f"{name}: expected a 3-D float array, got {type(arr).__name__} "
+                f"{getattr(arr, 'shape', '')} {getattr(arr, 'dtype', '')}".rstrip()
+            )
     block_entries = BLOCK_ENTRIES if block_entries is None else block_entries
     dtype = q.dtype
     B, m, d = q.shape
@@ -755,12 +794,30 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
             ok = _fast_ok(qsq, kmax2, mant[hs], expo[hs], dtype)
             runs = [(0, len(ok))] if ok.all() else list(_runs(ok))
             for h in np.nonzero(~ok)[0]:
-                out[h0 + h] = _log_space_mean(q[h0 + h], keys(h0 + h), va[0 if shared else h0 + h], ones, kernel,
-                                              mant[h0 + h], expo[h0 + h], _block_shape(1, m, n, block_entries)[1])
+                out[h0 + h] = _log_space_mean(
+                    q[h0 + h],
+                    keys(h0 + h),
+                    va[0 if shared else h0 + h],
+                    ones,
+                    kernel,
+                    mant[h0 + h],
+                    expo[h0 + h],
+                    _block_shape(1, m, n, block_entries)[1],
+                )
             for a, z in runs:
                 g = slice(h0 + a, h0 + z)
-                _fast_heads(q[g], kat[a:z], va if shared else va[g], kernel, np.ldexp(mant[g], expo[g]),
-                            qsq[a:z], ksq[a:z], kmax2[a:z], out[g], block_entries)
+                _fast_heads(
+                    q[g],
+                    kat[a:z],
+                    va if shared else va[g],
+                    kernel,
+                    np.ldexp(mant[g], expo[g]),
+                    qsq[a:z],
+                    ksq[a:z],
+                    kmax2[a:z],
+                    out[g],
+                    block_entries,
+                )
     return np.ldexp(out, ev).astype(dtype, copy=False) if ev else out
 
 
@@ -823,8 +880,13 @@ class ProjectedHeads:
         B, m, d = q.shape
         vmax = max(float(y.max()), -float(y.min()))
         hc = max(1, min(B, self.block_entries // ((d + 2) * n)))
-        if (self.kernel not in FUSED_KERNELS or q.dtype != np.float64 or X.dtype != np.float64 or hc < B
-                or not vmax * n < self.v_limit):
+        if (
+            self.kernel not in FUSED_KERNELS
+            or q.dtype != np.float64
+            or X.dtype != np.float64
+            or hc < B
+            or not vmax * n < self.v_limit
+        ):
             return weighted_mean(q, (X, self.W), y[None, :, None], self.kernel, self.scale, self.block_entries)[..., 0]
         va = np.empty((1, n, 2))
         va[0, :, 0] = y
@@ -848,8 +910,7 @@ class ProjectedHeads:
             _fast_heads(q, kat, va, self.kernel, self.s, qsq, ksq, kmax2, out, self.block_entries, self.s_abs_max)
         else:  # as in weighted_mean (an unshifted Gaussian weight may reach exp(SHIFT_FREE))
             with np.errstate(over="ignore"):
-                _fast_heads(q, kat, va, self.kernel, self.s, qsq, ksq, kmax2, out, self.block_entries,
-                            self.s_abs_max)
+                _fast_heads(q, kat, va, self.kernel, self.s, qsq, ksq, kmax2, out, self.block_entries, self.s_abs_max)
         return out[..., 0]
 
 

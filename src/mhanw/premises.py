@@ -76,9 +76,21 @@ from .infra.premises import Premise, premise
 from .infra.validate import as_float_array, brief, positive_int
 
 __all__ = [
-    "PREMISES", "convex_averaging", "exchangeable_heads", "gaussian_inputs", "gaussian_kernel", "heads_fit",
-    "homoscedastic_noise", "iid_samples", "isotropic_m", "orthonormal_heads", "rotation_invariant_data",
-    "rotation_invariant_inputs", "rotation_invariant_noise", "shared_response", "uniform_averaging",
+    "PREMISES",
+    "convex_averaging",
+    "exchangeable_heads",
+    "gaussian_inputs",
+    "gaussian_kernel",
+    "heads_fit",
+    "homoscedastic_noise",
+    "iid_samples",
+    "isotropic_m",
+    "orthonormal_heads",
+    "rotation_invariant_data",
+    "rotation_invariant_inputs",
+    "rotation_invariant_noise",
+    "shared_response",
+    "uniform_averaging",
     "weights_sum_to_one",
 ]
 
@@ -141,8 +153,9 @@ def gaussian_inputs(model) -> Premise:
 def rotation_invariant_inputs(model) -> Premise:
     """``rotation-invariant-inputs``: the law of ``O X`` is that of ``X`` for every rotation ``O``."""
     m = _model(model)
-    return _make("rotation-invariant-inputs", m.inputs.rotation_invariant,
-                 f"inputs {m.inputs.spec} are not rotation invariant")
+    return _make(
+        "rotation-invariant-inputs", m.inputs.rotation_invariant, f"inputs {m.inputs.spec} are not rotation invariant"
+    )
 
 
 def isotropic_m(model) -> Premise:
@@ -160,8 +173,9 @@ def homoscedastic_noise(model) -> Premise:
 def rotation_invariant_noise(model) -> Premise:
     """``rotation-invariant-noise``: the noise law at ``x`` depends on ``|x|`` only (homoscedastic included)."""
     m = _model(model)
-    return _make("rotation-invariant-noise", m.noise.rotation_invariant,
-                 f"noise {m.noise.spec} depends on the direction of x")
+    return _make(
+        "rotation-invariant-noise", m.noise.rotation_invariant, f"noise {m.noise.spec} depends on the direction of x"
+    )
 
 
 def iid_samples(model) -> Premise:
@@ -226,8 +240,11 @@ def convex_averaging(config) -> Premise:
     if c.rule != "average":
         return _make("convex-averaging", False, f"the heads are combined by the rule {c.rule!r}")
     a = np.asarray(c.weights, float)
-    return _make("convex-averaging", bool(np.all(a >= 0.0)) and abs(float(a.sum()) - 1.0) <= WEIGHT_SUM_TOL,
-                 f"the weights ({', '.join(f'{w:.3g}' for w in a[:6])}) are not convex")
+    return _make(
+        "convex-averaging",
+        bool(np.all(a >= 0.0)) and abs(float(a.sum()) - 1.0) <= WEIGHT_SUM_TOL,
+        f"the weights ({', '.join(f'{w:.3g}' for w in a[:6])}) are not convex",
+    )
 
 
 def uniform_averaging(config) -> Premise:
@@ -236,8 +253,9 @@ def uniform_averaging(config) -> Premise:
     if c.rule != "average":
         return _make("uniform-averaging", False, f"the heads are combined by the rule {c.rule!r}")
     a = np.asarray(c.weights, float)
-    return _make("uniform-averaging", bool(np.all(np.abs(a - 1.0 / a.size) <= WEIGHT_SUM_TOL)),
-                 "the weights are not all 1/H")
+    return _make(
+        "uniform-averaging", bool(np.all(np.abs(a - 1.0 / a.size) <= WEIGHT_SUM_TOL)), "the weights are not all 1/H"
+    )
 
 
 def shared_response(config) -> Premise:
@@ -316,9 +334,11 @@ def exchangeable_heads(projections, model) -> Premise:
     eye = np.eye(W.shape[2])
     want = np.where(np.eye(H, dtype=bool)[:, :, None, None], eye, 0.0)
     if float(np.max(np.abs(cross - want))) > FRAME_TOL:
-        return _make("exchangeable-heads", False,
-                     "the heads are not mutually orthogonal orthonormal frames, for which alone exchangeability "
-                     "is established")
+        return _make(
+            "exchangeable-heads",
+            False,
+            "the heads are not mutually orthogonal orthonormal frames, for which alone exchangeability is established",
+        )
     for j in range(H - 1):
         A, B = W[j], W[j + 1]
         O = np.eye(d) - A @ A.T - B @ B.T + B @ A.T + A @ B.T

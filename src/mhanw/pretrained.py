@@ -227,8 +227,13 @@ def model_path(model: str = DEFAULT_MODEL) -> Path:
     return path
 
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def _check_files(model: str, folder: Path, names=MODEL_FILES) -> None:
@@ -242,11 +247,18 @@ def _check_files(model: str, folder: Path, names=MODEL_FILES) -> None:
             mode = os.stat(path).st_mode
         except FileNotFoundError:
             what = "a symbolic link to nothing" if os.path.islink(path) else "no such file"
-            raise _damaged(model, path, f"missing ({what}): the installed package has this file, and the model "
-                                        f"is read from all of {', '.join(MODEL_FILES)}") from None
+            raise _damaged(
+                model,
+                path,
+                f"missing ({what}): the installed package has this file, and the model "
+                f"is read from all of {', '.join(MODEL_FILES)}",
+            ) from None
         except OSError as exc:  # a loop of symbolic links, a path through a file, no permission
-            raise _damaged(model, path, f"expected a regular file, found one that cannot be read "
-                                        f"({type(exc).__name__}: {exc.strerror})") from None
+            raise _damaged(
+                model,
+                path,
+                f"expected a regular file, found one that cannot be read ({type(exc).__name__}: {exc.strerror})",
+            ) from None
         if not stat.S_ISREG(mode):
             kind = next((what for test, what in _KINDS if test(mode)), f"file mode {mode:o}")
             via = " (through a symbolic link)" if os.path.islink(path) else ""
@@ -317,8 +329,9 @@ def _read_json(path: Path, model: str = DEFAULT_MODEL, kind=dict):
     except RecursionError:
         raise _damaged(model, path, "expected a JSON document, found one nested too deeply to read") from None
     if not isinstance(doc, kind):
-        raise _damaged(model, path, f"expected a JSON {'object' if kind is dict else 'array'}, "
-                                    f"found {type(doc).__name__}")
+        raise _damaged(
+            model, path, f"expected a JSON {'object' if kind is dict else 'array'}, found {type(doc).__name__}"
+        )
     return doc
 
 
@@ -377,8 +390,12 @@ def _text_setting(cfg: dict, key: str, expected: str, path: Path, model: str, de
         raise _damaged(model, path, f"{key!r}: missing, expected {expected!r}")
     value = cfg.get(key, default)
     if value != expected:
-        raise _damaged(model, path, f"{key!r}: expected {expected!r} (a BERT encoder with exact GELU and absolute "
-                                    f"positions), found {type(value).__name__} {brief(value)}")
+        raise _damaged(
+            model,
+            path,
+            f"{key!r}: expected {expected!r} (a BERT encoder with exact GELU and absolute "
+            f"positions), found {type(value).__name__} {brief(value)}",
+        )
     return value
 
 
@@ -422,16 +439,21 @@ def verify_files(model: str = DEFAULT_MODEL, names=None) -> None:
             raise _damaged(model, path, "mhanw pins no sha256 for it, so it cannot be verified")
         mode, digest, size = recorded[name]
         if size is not None and stat.st_size != size:
-            raise _damaged(model, path, f"{stat.st_size} bytes where the file of version {_spec(model).version} has "
-                                        f"{size}: not the file that package ships, whose {mode} is {digest}")
+            raise _damaged(
+                model,
+                path,
+                f"{stat.st_size} bytes where the file of version {_spec(model).version} has "
+                f"{size}: not the file that package ships, whose {mode} is {digest}",
+            )
         h = hashlib.new(mode)
         with open(path, "rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 h.update(block)
         found = base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode("ascii")
         if found != digest:
-            raise _damaged(model, path, f"its {mode} is {found}, not the {digest} of the file version "
-                                        f"{_spec(model).version} ships")
+            raise _damaged(
+                model, path, f"its {mode} is {found}, not the {digest} of the file version {_spec(model).version} ships"
+            )
         _VERIFIED.add(key)
 
 
@@ -469,8 +491,9 @@ def _read_config(model: str) -> dict:
     n_heads = setting("num_attention_heads")
     d_model = setting("hidden_size")
     if d_model % n_heads:
-        raise _damaged(model, cfg_path, f"'hidden_size': expected a multiple of 'num_attention_heads' {n_heads}, "
-                                        f"found {d_model}")
+        raise _damaged(
+            model, cfg_path, f"'hidden_size': expected a multiple of 'num_attention_heads' {n_heads}, found {d_model}"
+        )
     max_pos = setting("max_position_embeddings")
     n_layers = setting("num_hidden_layers")
     d_ff = setting("intermediate_size")
@@ -479,22 +502,30 @@ def _read_config(model: str) -> dict:
     eps = setting("layer_norm_eps", float)
     pad_token_id = setting("pad_token_id", int, 0)
     if pad_token_id >= vocab_size:
-        raise _damaged(model, cfg_path, f"'pad_token_id': expected a token below 'vocab_size' {vocab_size}, "
-                                        f"found {pad_token_id}")
+        raise _damaged(
+            model, cfg_path, f"'pad_token_id': expected a token below 'vocab_size' {vocab_size}, found {pad_token_id}"
+        )
     # The sentence-transformers files (every one is required, _folder): truncation length, pooling and
     # normalisation of the sentence embedding.
     st_cfg = path / "sentence_bert_config.json"
     max_seq = _setting(_read_json(st_cfg, model), "max_seq_length", int, st_cfg, model, max_pos)
     if max_seq > max_pos:  # one of the two files is changed: its pinned sha256 names which
         verify_files(model, ("config.json", "sentence_bert_config.json"))
-        raise _damaged(model, st_cfg, f"'max_seq_length': expected at most the {max_pos} positions of config.json's "
-                                      f"'max_position_embeddings', found {max_seq}")
+        raise _damaged(
+            model,
+            st_cfg,
+            f"'max_seq_length': expected at most the {max_pos} positions of config.json's "
+            f"'max_position_embeddings', found {max_seq}",
+        )
     pooling = "mean"
     pool_cfg = path / "1_Pooling" / "config.json"
     modes = {k for k, v in _read_json(pool_cfg, model).items() if k.startswith("pooling_mode_") and v is True}
     if modes != {"pooling_mode_mean_tokens"}:
-        raise _damaged(model, pool_cfg, f"pooling modes: expected only 'pooling_mode_mean_tokens' (mean pooling), "
-                                        f"found {brief(sorted(modes))}")
+        raise _damaged(
+            model,
+            pool_cfg,
+            f"pooling modes: expected only 'pooling_mode_mean_tokens' (mean pooling), found {brief(sorted(modes))}",
+        )
     modules = path / "modules.json"
     entries = _read_json(modules, model, kind=list)
     if not all(isinstance(m, dict) for m in entries):
@@ -536,9 +567,16 @@ def expected_tensors(cfg: dict) -> dict:
     square = (f32, (d, d), ("hidden_size",))
     out = {
         "embeddings.word_embeddings.weight": (f32, (cfg["vocab_size"], d), ("vocab_size", "hidden_size")),
-        "embeddings.position_embeddings.weight": (f32, (cfg["max_position_embeddings"], d),
-                                                  ("max_position_embeddings", "hidden_size")),
-        "embeddings.token_type_embeddings.weight": (f32, (cfg["type_vocab_size"], d), ("type_vocab_size", "hidden_size")),
+        "embeddings.position_embeddings.weight": (
+            f32,
+            (cfg["max_position_embeddings"], d),
+            ("max_position_embeddings", "hidden_size"),
+        ),
+        "embeddings.token_type_embeddings.weight": (
+            f32,
+            (cfg["type_vocab_size"], d),
+            ("type_vocab_size", "hidden_size"),
+        ),
         "embeddings.LayerNorm.weight": hidden,
         "embeddings.LayerNorm.bias": hidden,
     }
@@ -559,15 +597,23 @@ def expected_tensors(cfg: dict) -> dict:
 #: ids (0, 1, ... of older checkpoints) and the pooler of the [CLS] token, which the mean-pooled
 #: sentence embedding does not read.
 _OPTIONAL_TENSORS = {
-    "embeddings.position_ids": lambda cfg: (np.dtype(np.int64), (1, cfg["max_position_embeddings"]),
-                                            ("max_position_embeddings",)),
+    "embeddings.position_ids": lambda cfg: (
+        np.dtype(np.int64),
+        (1, cfg["max_position_embeddings"]),
+        ("max_position_embeddings",),
+    ),
     "pooler.dense.weight": lambda cfg: (np.dtype(np.float32), (cfg["d_model"], cfg["d_model"]), ("hidden_size",)),
     "pooler.dense.bias": lambda cfg: (np.dtype(np.float32), (cfg["d_model"],), ("hidden_size",)),
 }
 
 #: The entry of :func:`model_config` that holds each size setting of ``config.json``.
-_SETTING_ENTRIES = {"hidden_size": "d_model", "intermediate_size": "d_ff", "vocab_size": "vocab_size",
-                    "type_vocab_size": "type_vocab_size", "max_position_embeddings": "max_position_embeddings"}
+_SETTING_ENTRIES = {
+    "hidden_size": "d_model",
+    "intermediate_size": "d_ff",
+    "vocab_size": "vocab_size",
+    "type_vocab_size": "type_vocab_size",
+    "max_position_embeddings": "max_position_embeddings",
+}
 
 
 def _check_tensors(tensors: dict, cfg: dict, file, model: str, *, unexpected: bool = False) -> None:
@@ -591,8 +637,12 @@ def _check_tensors(tensors: dict, cfg: dict, file, model: str, *, unexpected: bo
         arr = tensors[name]
         if arr.dtype != dtype or tuple(arr.shape) != shape:
             sizes = ", ".join(f"{key!r} {cfg[_SETTING_ENTRIES[key]]}" for key in settings)
-            raise _damaged(model, file, f"tensor {name!r}: expected {dtype} of shape {shape} (config.json: {sizes}), "
-                                        f"found {arr.dtype} of shape {tuple(arr.shape)}")
+            raise _damaged(
+                model,
+                file,
+                f"tensor {name!r}: expected {dtype} of shape {shape} (config.json: {sizes}), "
+                f"found {arr.dtype} of shape {tuple(arr.shape)}",
+            )
 
 
 @functools.lru_cache(maxsize=2)
@@ -747,14 +797,14 @@ def _check_sentences(sentences) -> list[str]:
     try:
         items = list(sentences)
     except TypeError:
-        raise ValueError(f"sentences: expected a string or a sequence of strings, got {type(sentences).__name__}") from None
+        raise ValueError(
+            f"sentences: expected a string or a sequence of strings, got {type(sentences).__name__}"
+        ) from None
     if not items:
         raise ValueError("sentences: expected at least one sentence, got an empty sequence")
     bad = [i for i, s in enumerate(items) if not isinstance(s, str)]
     if bad:
-        raise ValueError(
-            f"sentences: expected strings, got {type(items[bad[0]]).__name__} at position {bad[0]}"
-        )
+        raise ValueError(f"sentences: expected strings, got {type(items[bad[0]]).__name__} at position {bad[0]}")
     return items
 
 
@@ -765,12 +815,16 @@ def _check_tokenizer(tokenizer, padding, cfg: dict, file: Path, model: str) -> N
     pads with another id than ``config.json``'s ``pad_token_id``."""
     top = max(tokenizer.get_vocab(with_added_tokens=True).values(), default=-1)
     if top >= cfg["vocab_size"]:
-        raise _damaged(model, file, f"token ids: expected ids below config.json's 'vocab_size' {cfg['vocab_size']}, "
-                                    f"found {top}")
+        raise _damaged(
+            model, file, f"token ids: expected ids below config.json's 'vocab_size' {cfg['vocab_size']}, found {top}"
+        )
     if padding is not None and padding["pad_id"] != cfg["pad_token_id"]:
-        raise _damaged(model, Path(cfg["path"]) / "config.json",
-                       f"'pad_token_id': expected the padding id {padding['pad_id']} of tokenizer.json, "
-                       f"found {cfg['pad_token_id']}")
+        raise _damaged(
+            model,
+            Path(cfg["path"]) / "config.json",
+            f"'pad_token_id': expected the padding id {padding['pad_id']} of tokenizer.json, "
+            f"found {cfg['pad_token_id']}",
+        )
 
 
 class Encoder:

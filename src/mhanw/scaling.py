@@ -130,12 +130,23 @@ k_, n_, D_, H_ = (SYMBOLS[name] for name in ("k", "n", "D", "H"))
 #: Default values of the constants (the numerical table of Thm 6.1: c_B = c_V = 1, d = 1,
 #: tau = 1, c = 1; ``s`` is a smoothness, ``rho`` a between-head correlation).
 DEFAULT_CONSTANTS: dict[str, float] = {
-    "c_B": 1.0, "c_V": 1.0, "d": 1.0, "tau": 1.0, "c": 1.0, "s": 2.0, "rho": 0.0,
+    "c_B": 1.0,
+    "c_V": 1.0,
+    "d": 1.0,
+    "tau": 1.0,
+    "c": 1.0,
+    "s": 2.0,
+    "rho": 0.0,
 }
 
 _FUNCTIONS = {
-    "log": sp.log, "ln": sp.log, "exp": sp.exp, "sqrt": sp.sqrt,
-    "LambertW": sp.LambertW, "pi": sp.pi, "E": sp.E,
+    "log": sp.log,
+    "ln": sp.log,
+    "exp": sp.exp,
+    "sqrt": sp.sqrt,
+    "LambertW": sp.LambertW,
+    "pi": sp.pi,
+    "E": sp.E,
 }
 
 #: Every name a law string may contain.
@@ -220,8 +231,13 @@ def _check_on_domain(expr: sp.Expr, name: str, consts) -> None:
 
 
 #: The grammar of a law (:mod:`mhanw.infra.expressions`): the names of :data:`ALLOWED_NAMES`.
-GRAMMAR = Grammar(symbols=SYMBOLS, functions=_FUNCTIONS, allowed=", ".join(ALLOWED_NAMES), subject="law",
-                  empty_hint="an expression in k")
+GRAMMAR = Grammar(
+    symbols=SYMBOLS,
+    functions=_FUNCTIONS,
+    allowed=", ".join(ALLOWED_NAMES),
+    subject="law",
+    empty_hint="an expression in k",
+)
 
 #: Longest law string :func:`parse_law` accepts (characters).
 MAX_LAW_LENGTH = GRAMMAR.max_length
@@ -243,8 +259,10 @@ def _asymptotic_function(expr: sp.Expr, name: str, subs: dict, text=None):
     e = expr.xreplace(subs)
     if e.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
         given = brief(text) if text is not None else str(expr)
-        raise ValueError(f"{name}: expected a positive finite formula for k* in n, got {given} (it evaluates to "
-                         f"{e}, not a finite number)")
+        raise ValueError(
+            f"{name}: expected a positive finite formula for k* in n, got {given} (it evaluates to "
+            f"{e}, not a finite number)"
+        )
     return sp.lambdify((n_, D_), e, modules=["numpy", "scipy"])
 
 
@@ -265,8 +283,10 @@ def _asymptotic_at(f, name: str, expr, n_values, budget) -> np.ndarray:
     bad = ~(np.isfinite(values) & (values > 0))
     if np.any(bad):
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}: expected a positive finite formula for k* in n, got {expr} = {values[i]:.6g} "
-                         f"at n={n[i]:g}, D={budget}")
+        raise ValueError(
+            f"{name}: expected a positive finite formula for k* in n, got {expr} = {values[i]:.6g} "
+            f"at n={n[i]:g}, D={budget}"
+        )
     return values
 
 
@@ -369,14 +389,19 @@ class MSEModel:
         consts = dict(self.constants)
         _check_on_domain(self.bias_law, "bias_law", consts)
         _check_on_domain(self.variance_law, "variance_law", consts)
-        for law, term, name, want in ((self.bias_law, self.bias_law, "bias_law", -1.0),
-                                      (self.variance_law, self.variance_term, "variance_law", 1.0)):
+        for law, term, name, want in (
+            (self.bias_law, self.bias_law, "bias_law", -1.0),
+            (self.variance_law, self.variance_term, "variance_law", 1.0),
+        ):
             slope = _numeric(sp.diff(sp.expand_log(sp.log(term), force=True), k_), consts)
             bad = np.isfinite(slope) & (want * slope <= 0)
             if np.any(bad) or not np.any(np.isfinite(slope)):
                 i = int(np.flatnonzero(bad)[0]) if np.any(bad) else 0
-                what = ("the squared bias must decrease in k" if want < 0 else
-                        f"the variance term {term} (combination {self.combination!r}) must increase in k")
+                what = (
+                    "the squared bias must decrease in k"
+                    if want < 0
+                    else f"the variance term {term} (combination {self.combination!r}) must increase in k"
+                )
                 raise ValueError(
                     f"{name}: {what} for a trade-off in the head size; {law} does not at "
                     f"k={_CHECK_K[i]:g} (n={CHECK_N}, D={CHECK_BUDGET})"
@@ -564,40 +589,59 @@ _cB, _cV, _d, _tau, _c = (SYMBOLS[s] for s in ("c_B", "c_V", "d", "tau", "c"))
 
 _BUILTIN_SPECS = {
     "M1": dict(
-        bias_law=_cB / k_**2, variance_law=_cV * k_ ** (k_ / 2) / n_, combination="average",
+        bias_law=_cB / k_**2,
+        variance_law=_cV * k_ ** (k_ / 2) / n_,
+        combination="average",
         asymptotics={"log_ratio": 2 * sp.log(n_) / sp.log(sp.log(n_))},
-        description=("The summaries' own ingredients: bandwidth h = k^(-1/2), squared bias "
-                     "c_B h^4 = c_B/k^2, per-head NW variance c_V/(n h^k) = c_V k^(k/2)/n "
-                     "as in Lemma 4.1, H = D/k uncorrelated heads averaged."),
+        description=(
+            "The summaries' own ingredients: bandwidth h = k^(-1/2), squared bias "
+            "c_B h^4 = c_B/k^2, per-head NW variance c_V/(n h^k) = c_V k^(k/2)/n "
+            "as in Lemma 4.1, H = D/k uncorrelated heads averaged."
+        ),
     ),
     "M2": dict(
-        bias_law=_cB / k_**2, variance_law=_cV * sp.exp(_tau * k_ ** ((4 + _d) / 2)) / n_,
+        bias_law=_cB / k_**2,
+        variance_law=_cV * sp.exp(_tau * k_ ** ((4 + _d) / 2)) / n_,
         combination="none",
         asymptotics={"law": (sp.log(n_) / _tau) ** (2 / (4 + _d)), "printed": PRINTED_LAW},
-        description=("A variance exp(tau k^((4+d)/2))/n chosen to give the printed law; "
-                     "no derivation from NW theory is known; no 1/H."),
+        description=(
+            "A variance exp(tau k^((4+d)/2))/n chosen to give the printed law; "
+            "no derivation from NW theory is known; no 1/H."
+        ),
     ),
     "M3": dict(
-        bias_law=_cB / k_**2, variance_law=_cV * k_ ** (_d / 2) / sp.log(n_), combination="none",
+        bias_law=_cB / k_**2,
+        variance_law=_cV * k_ ** (_d / 2) / sp.log(n_),
+        combination="none",
         asymptotics={"printed": PRINTED_LAW},
-        description=("Standard NW trade-off with h = k^(-1/2) in d dimensions, n replaced by "
-                     "an effective sample size ln n; no 1/H."),
+        description=(
+            "Standard NW trade-off with h = k^(-1/2) in d dimensions, n replaced by "
+            "an effective sample size ln n; no 1/H."
+        ),
     ),
     "M4a": dict(
-        bias_law=_cB / k_**2, variance_law=_cV * k_ ** (_d / 2) / n_, combination="none",
+        bias_law=_cB / k_**2,
+        variance_law=_cV * k_ ** (_d / 2) / n_,
+        combination="none",
         asymptotics={"printed": PRINTED_LAW},
         description="Standard NW trade-off with h = k^(-1/2) in fixed dimension d; no 1/H.",
     ),
     "M4b": dict(
-        bias_law=_cB / k_**2, variance_law=_cV * k_ ** (_d / 2) / n_, combination="average",
+        bias_law=_cB / k_**2,
+        variance_law=_cV * k_ ** (_d / 2) / n_,
+        combination="average",
         asymptotics={"printed": PRINTED_LAW},
         description="Standard NW trade-off in fixed dimension d, H = D/k heads averaged.",
     ),
     "M5": dict(
-        bias_law=_cB / k_**2, variance_law=_cV * sp.exp(_c * k_) / n_, combination="average",
+        bias_law=_cB / k_**2,
+        variance_law=_cV * sp.exp(_c * k_) / n_,
+        combination="average",
         asymptotics={"log_n": sp.log(n_ * D_) / _c},
-        description=("Fixed bandwidth h_0 < 1 in k dimensions, c = ln(1/h_0): variance "
-                     "c_V h_0^(-k)/n = c_V exp(c k)/n, H = D/k heads averaged."),
+        description=(
+            "Fixed bandwidth h_0 < 1 in k dimensions, c = ln(1/h_0): variance "
+            "c_V h_0^(-k)/n = c_V exp(c k)/n, H = D/k heads averaged."
+        ),
     ),
 }
 
@@ -605,14 +649,13 @@ _BUILTIN_SPECS = {
 BUILTIN_MODELS: tuple[str, ...] = tuple(_BUILTIN_SPECS)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _named(name: str) -> MSEModel:
     key = "M4a" if name == "M4" else name
     return MSEModel(name=key, **_BUILTIN_SPECS[key])
 
 
-def model(spec=None, *, bias_law=None, variance_law=None, combination=None, constants=None,
-          name=None) -> MSEModel:
+def model(spec=None, *, bias_law=None, variance_law=None, combination=None, constants=None, name=None) -> MSEModel:
     """Resolve a model: a built-in name, an :class:`MSEModel`, or laws given as strings.
 
     ``model("M1")``; ``model(bias_law="c_B/k**2", variance_law="c_V*k**(d/2)/n",
@@ -624,8 +667,13 @@ def model(spec=None, *, bias_law=None, variance_law=None, combination=None, cons
     if spec is None:
         if bias_law is None or variance_law is None:
             raise ValueError("model: expected a model name, an MSEModel, or both bias_law and variance_law")
-        return MSEModel(name=name or "custom", bias_law=bias_law, variance_law=variance_law,
-                        combination=combination or "average", constants=constants or {})
+        return MSEModel(
+            name=name or "custom",
+            bias_law=bias_law,
+            variance_law=variance_law,
+            combination=combination or "average",
+            constants=constants or {},
+        )
     if isinstance(spec, MSEModel):
         base = spec
     elif isinstance(spec, str):
@@ -637,7 +685,9 @@ def model(spec=None, *, bias_law=None, variance_law=None, combination=None, cons
     changed_law = bias_law is not None or variance_law is not None or combination is not None
     return base.replace(
         name=name or (f"{base.name}*" if changed_law else base.name),
-        bias_law=bias_law, variance_law=variance_law, combination=combination,
+        bias_law=bias_law,
+        variance_law=variance_law,
+        combination=combination,
         constants=constants,
         # a law changed by the reader invalidates the built-in asymptotic formulas
         asymptotics=() if changed_law else None,
@@ -701,8 +751,9 @@ def _resolve(spec, c_bias, c_var, name: str = "model") -> tuple[MSEModel, _Compi
 def _constants_with(m: MSEModel, c_bias: float, c_var: float) -> dict[str, float]:
     """The model's constants with ``c_B`` scaled by ``c_bias**2`` and ``c_V`` by ``c_var`` (checked)."""
     consts = dict(m.constants)
-    consts.update(c_B=_scaled_constant(consts["c_B"], c_bias, 2, "c_bias"),
-                  c_V=_scaled_constant(consts["c_V"], c_var, 1, "c_var"))
+    consts.update(
+        c_B=_scaled_constant(consts["c_B"], c_bias, 2, "c_bias"), c_V=_scaled_constant(consts["c_V"], c_var, 1, "c_var")
+    )
     return consts
 
 
@@ -714,8 +765,10 @@ def _scaled_constant(base: float, factor: float, power: int, name: str) -> float
     except OverflowError:
         value = math.inf
     if not (sys.float_info.min <= value < math.inf):
-        raise ValueError(f"{name}: the model's constant becomes {base:g} * {factor!r}**{power} = {value:g}, "
-                         "not a positive normal double")
+        raise ValueError(
+            f"{name}: the model's constant becomes {base:g} * {factor!r}**{power} = {value:g}, "
+            "not a positive normal double"
+        )
     return value
 
 
@@ -751,8 +804,10 @@ def _check_grid(values, name: str) -> None:
     entries, checked before it is converted or copied."""
     size = values.size if isinstance(values, np.ndarray) else len(values) if isinstance(values, (list, tuple)) else 0
     if size > MAX_GRID:
-        raise ValueError(f"{name}: expected at most {MAX_GRID} head dimensions at once (the candidates of the "
-                         f"largest exhaustive search), got {size}")
+        raise ValueError(
+            f"{name}: expected at most {MAX_GRID} head dimensions at once (the candidates of the "
+            f"largest exhaustive search), got {size}"
+        )
 
 
 def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
@@ -779,8 +834,10 @@ def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
         bad = ~np.isfinite(values)
         if np.any(bad):  # the laws are checked on k <= CHECK_BUDGET when the model is made; a search may go further
             at = float(k.reshape(-1)[int(np.flatnonzero(bad.reshape(-1))[0])])
-            raise ValueError(f"{name}: expected a positive finite law at every head dimension searched, got {law} "
-                             f"with no finite logarithm at d_k={at:g} (n={n:g}, budget={budget})")
+            raise ValueError(
+                f"{name}: expected a positive finite law at every head dimension searched, got {law} "
+                f"with no finite logarithm at d_k={at:g} (n={n:g}, budget={budget})"
+            )
     return np.logaddexp(lb, lv)
 
 
@@ -861,10 +918,16 @@ def solve_head_size(n, budget, model="M1", c_bias=1.0, c_var=1.0, *, divisors_on
         raise ValueError(f"model: the risk of {m.name} is not finite at any d_k in 1..{budget}")
     best = int(ks[int(np.argmin(values))])
     h = budget // best
-    return HeadSize(model=m.name, n=n, budget=budget, d_k=best, n_heads=h,
-                    unused_budget=budget - h * best,
-                    d_k_real=real_root(n, budget, m, c_bias, c_var),
-                    log_mse=float(values[int(np.argmin(values))]))
+    return HeadSize(
+        model=m.name,
+        n=n,
+        budget=budget,
+        d_k=best,
+        n_heads=h,
+        unused_budget=budget - h * best,
+        d_k_real=real_root(n, budget, m, c_bias, c_var),
+        log_mse=float(values[int(np.argmin(values))]),
+    )
 
 
 _ROOT_GRID = np.geomspace(1e-3, 1e9, 601)
@@ -889,8 +952,9 @@ def real_root(n, budget, model="M1", c_bias=1.0, c_var=1.0) -> float:
         if np.isfinite(a) and np.isfinite(b) and a < 0 <= b:
             if b == 0:
                 return float(_ROOT_GRID[i + 1])
-            return float(brentq(f, _ROOT_GRID[i], _ROOT_GRID[i + 1], xtol=1e-14, rtol=4 * np.finfo(float).eps,
-                                maxiter=500))
+            return float(
+                brentq(f, _ROOT_GRID[i], _ROOT_GRID[i + 1], xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
+            )
     return math.nan
 
 
@@ -919,8 +983,9 @@ def sample_size_for_head_dim(d_k, budget, model="M1", c_bias=1.0, c_var=1.0) -> 
     k = positive_scalar(d_k, "d_k")
     budget = _budget(budget)
     if k > budget:
-        raise ValueError(f"d_k: expected a head size of at most the budget {budget} (D = H d_k with H >= 1 "
-                         f"head), got {brief(d_k)}")
+        raise ValueError(
+            f"d_k: expected a head size of at most the budget {budget} (D = H d_k with H >= 1 head), got {brief(d_k)}"
+        )
 
     def f(x):
         return float(_eval(comp.log_foc, k, 10.0**x, budget))
@@ -958,8 +1023,9 @@ def implied_d(p) -> float:
     return d
 
 
-def scaling_table(models=BUILTIN_MODELS, n_values=DEFAULT_N_VALUES, budget=512, c_bias=1.0, c_var=1.0,
-                  *, divisors_only=False) -> list[dict]:
+def scaling_table(
+    models=BUILTIN_MODELS, n_values=DEFAULT_N_VALUES, budget=512, c_bias=1.0, c_var=1.0, *, divisors_only=False
+) -> list[dict]:
     """One row per (model, n): the integer argmin ``d_k``, ``n_heads = floor(budget/d_k)``,
     the real root ``d_k_real``, the local slope, and for every asymptotic formula
     ``f`` of the model its value ``asym_f`` and the ratios ``ratio_f = d_k / f`` and
@@ -969,22 +1035,34 @@ def scaling_table(models=BUILTIN_MODELS, n_values=DEFAULT_N_VALUES, budget=512, 
         models = (models,)
     if not isinstance(models, (list, tuple)):
         raise ValueError(f"models: expected a model name, an MSEModel or a list of them, got {type(models).__name__}")
-    if isinstance(n_values, (str, bytes)) or not isinstance(n_values, (list, tuple, np.ndarray)) \
-            or np.ndim(n_values) != 1:
+    if (
+        isinstance(n_values, (str, bytes))
+        or not isinstance(n_values, (list, tuple, np.ndarray))
+        or np.ndim(n_values) != 1
+    ):
         raise ValueError(f"n_values: expected a list of sample sizes, got {type(n_values).__name__}")
     if len(models) * len(n_values) > MAX_TABLE_ROWS:
-        raise ValueError(f"n_values, models: a table of {len(models)} models x {len(n_values)} sample sizes has "
-                         f"{len(models) * len(n_values)} rows; at most {MAX_TABLE_ROWS} (each row solves a first-order "
-                         f"condition: the product, not each factor, is the work)")
+        raise ValueError(
+            f"n_values, models: a table of {len(models)} models x {len(n_values)} sample sizes has "
+            f"{len(models) * len(n_values)} rows; at most {MAX_TABLE_ROWS} (each row solves a first-order "
+            f"condition: the product, not each factor, is the work)"
+        )
     rows = []
     for i, spec in enumerate(models):
         m, comp = _resolve(spec, c_bias, c_var, f"models[{i}]")
         for n in n_values:
             n = _sample_size(n, "n_values")
             sol = solve_head_size(n, budget, m, c_bias, c_var, divisors_only=divisors_only)
-            row = {"model": m.name, "n": n, "budget": budget, "d_k": sol.d_k, "n_heads": sol.n_heads,
-                   "unused_budget": sol.unused_budget, "d_k_real": sol.d_k_real,
-                   "local_slope": _slope_at(comp, sol.d_k_real, n, budget)}
+            row = {
+                "model": m.name,
+                "n": n,
+                "budget": budget,
+                "d_k": sol.d_k,
+                "n_heads": sol.n_heads,
+                "unused_budget": sol.unused_budget,
+                "d_k_real": sol.d_k_real,
+                "local_slope": _slope_at(comp, sol.d_k_real, n, budget),
+            }
             for label, (where, f) in comp.asymptotics.items():
                 value = float(_asymptotic_at(f, where, m.asymptotic_formulas[label], [n], budget)[0])
                 row[f"asym_{label}"] = value

@@ -59,12 +59,20 @@ import numpy as np
 
 from . import heads as _heads
 from .constants import MAX_REPLICATES, check_entries
-from .diversity import head_diversity_index
 from .data import Sample
+from .diversity import head_diversity_index
 from .infra.validate import as_float_array, boolean, nonnegative_scalar, one_of, positive_int, positive_scalar
 
-__all__ = ["COMBINATIONS", "LooLoss", "TrainingPath", "error_correlation", "fresh_error", "loo_loss",
-           "orthogonality_penalty", "train_heads"]
+__all__ = [
+    "COMBINATIONS",
+    "LooLoss",
+    "TrainingPath",
+    "error_correlation",
+    "fresh_error",
+    "loo_loss",
+    "orthogonality_penalty",
+    "train_heads",
+]
 
 #: The combination rules training supports: every rule of :data:`mhanw.heads.RULES`.
 COMBINATIONS = _heads.RULES
@@ -97,8 +105,10 @@ def _responses(Y, name: str, n: int | None = None) -> np.ndarray:
         raise ValueError(f"{name}: expected {n} values (one per row of X), got shape {Y.shape}")
     big = float(np.max(np.abs(Y)))
     if not big <= MAX_RESPONSE:
-        raise ValueError(f"{name}: expected values of magnitude at most {MAX_RESPONSE:g} (their squared errors "
-                         f"must stay inside a double), got max |{name.rpartition('.')[2]}| = {big:.3g}")
+        raise ValueError(
+            f"{name}: expected values of magnitude at most {MAX_RESPONSE:g} (their squared errors "
+            f"must stay inside a double), got max |{name.rpartition('.')[2]}| = {big:.3g}"
+        )
     return Y
 
 
@@ -108,8 +118,10 @@ def _finite_result(value, what: str, X, Y, name: str = "") -> None:
     if np.all(np.isfinite(value)):
         return
     x, y = (f"{name}.X", f"{name}.Y") if name else ("X", "Y")
-    raise ValueError(f"{x}, {y}: {what} overflows a double (max |X| = {float(np.max(np.abs(X))):.3g}, "
-                     f"max |Y| = {float(np.max(np.abs(Y))):.3g}); rescale the inputs or the responses")
+    raise ValueError(
+        f"{x}, {y}: {what} overflows a double (max |X| = {float(np.max(np.abs(X))):.3g}, "
+        f"max |Y| = {float(np.max(np.abs(Y))):.3g}); rescale the inputs or the responses"
+    )
 
 
 def _check(W, X, Y, bandwidth, combination, values):
@@ -135,13 +147,17 @@ def _check_sample(sample, W, name: str = "sample") -> Sample:
     """``sample`` if it is a :class:`mhanw.data.Sample` of the heads' dimension with fresh test points
     (``X_test``, ``m_test``: the IMSE and the error correlation are measured there), else ``ValueError``."""
     if not isinstance(sample, Sample):
-        raise ValueError(f"{name}: expected a mhanw.data.Sample (training X, Y and fresh X_test, m_test), "
-                         f"got {type(sample).__name__}")
+        raise ValueError(
+            f"{name}: expected a mhanw.data.Sample (training X, Y and fresh X_test, m_test), "
+            f"got {type(sample).__name__}"
+        )
     T = np.shape(sample.X_test)[0] if np.ndim(sample.X_test) == 2 else 0
     if np.shape(sample.X)[1:] != (W.shape[1],) or T == 0 or np.shape(sample.m_test) != (T,):
-        raise ValueError(f"{name}: expected inputs X (n, {W.shape[1]}) and at least one fresh test point "
-                         f"(X_test (T, {W.shape[1]}), m_test (T,)), got X {np.shape(sample.X)}, X_test "
-                         f"{np.shape(sample.X_test)}, m_test {np.shape(sample.m_test)}")
+        raise ValueError(
+            f"{name}: expected inputs X (n, {W.shape[1]}) and at least one fresh test point "
+            f"(X_test (T, {W.shape[1]}), m_test (T,)), got X {np.shape(sample.X)}, X_test "
+            f"{np.shape(sample.X_test)}, m_test {np.shape(sample.m_test)}"
+        )
     X = as_float_array(sample.X, f"{name}.X", ndim=2)
     _responses(sample.Y, f"{name}.Y", X.shape[0])
     as_float_array(sample.X_test, f"{name}.X_test", ndim=2)
@@ -156,8 +172,10 @@ def _frames(W, name: str = "W") -> np.ndarray:
     s = np.linalg.svd(W, compute_uv=False)  # (H, d_k)
     for j in range(W.shape[0]):
         if not s[j, -1] > s[j, 0] * W.shape[1] * np.finfo(float).eps:
-            raise ValueError(f"{name}: head {j} has rank below d_k = {W.shape[2]} (its columns are dependent), "
-                             "so it spans no d_k-dimensional subspace")
+            raise ValueError(
+                f"{name}: head {j} has rank below d_k = {W.shape[2]} (its columns are dependent), "
+                "so it spans no d_k-dimensional subspace"
+            )
     return W
 
 
@@ -201,8 +219,16 @@ def orthogonality_penalty(W, gradient: bool = True):
     return value, grad
 
 
-def loo_loss(W, X, Y, bandwidth: float, combination: str = "average", values="response", penalty: float = 0.0,
-             gradient: bool = True) -> LooLoss:
+def loo_loss(
+    W,
+    X,
+    Y,
+    bandwidth: float,
+    combination: str = "average",
+    values="response",
+    penalty: float = 0.0,
+    gradient: bool = True,
+) -> LooLoss:
     """The leave-one-out training loss of Gaussian NW heads ``W`` ``(H, d, d_k)`` on ``(X, Y)`` and its gradient.
 
     ``combination``: ``"average"``, ``"sum"`` or ``"concat"`` (``values`` as in :class:`mhanw.heads.HeadConfig`,
@@ -321,8 +347,17 @@ class TrainingPath:
     accepted: int
 
 
-def train_heads(W0, sample, bandwidth: float, combination: str = "average", values="response",
-                penalty: float = 0.0, n_steps: int = 50, record_every: int = 5, first_move: float = 0.2) -> TrainingPath:
+def train_heads(
+    W0,
+    sample,
+    bandwidth: float,
+    combination: str = "average",
+    values="response",
+    penalty: float = 0.0,
+    n_steps: int = 50,
+    record_every: int = 5,
+    first_move: float = 0.2,
+) -> TrainingPath:
     """Gradient descent on :func:`loo_loss` from ``W0`` ``(H, d, d_k)``, recording the path.
 
     ``sample``: a :class:`mhanw.data.Sample` (training ``X``, ``Y``; fresh ``X_test``, ``m_test`` for
@@ -351,7 +386,7 @@ def train_heads(W0, sample, bandwidth: float, combination: str = "average", valu
 
     grid = sorted(set(range(0, n_steps + 1, record_every)) | {n_steps})
     record(0, cur)
-    g2 = float(np.sum(cur.grad ** 2))
+    g2 = float(np.sum(cur.grad**2))
     eta = first_move * np.linalg.norm(W) / max(np.sqrt(g2), 1e-300)
     accepted = 0
     for step in range(1, n_steps + 1):
@@ -370,7 +405,7 @@ def train_heads(W0, sample, bandwidth: float, combination: str = "average", valu
             break  # no step decreases the loss: converged to rounding
         W = W_new
         cur = loo_loss(W, X, Y, bandwidth, combination, values, penalty)
-        g2 = float(np.sum(cur.grad ** 2))
+        g2 = float(np.sum(cur.grad**2))
         eta *= 2.0
         accepted = step
         if step in grid:
@@ -383,6 +418,15 @@ def train_heads(W0, sample, bandwidth: float, combination: str = "average", valu
         for key in rec:
             rec[key].append(k if key == "steps" else rec[key][-1])
     arr = {k: np.asarray(v, dtype=float) for k, v in rec.items()}
-    return TrainingPath(steps=arr["steps"].astype(int), loss=arr["loss"], fit=arr["fit"], hdi=arr["hdi"],
-                        hdi_circuit=arr["hdi_circuit"], error_corr=arr["error_corr"], imse=arr["imse"], initial=np.asarray(W0, dtype=float),
-                        final=W, accepted=accepted)
+    return TrainingPath(
+        steps=arr["steps"].astype(int),
+        loss=arr["loss"],
+        fit=arr["fit"],
+        hdi=arr["hdi"],
+        hdi_circuit=arr["hdi_circuit"],
+        error_corr=arr["error_corr"],
+        imse=arr["imse"],
+        initial=np.asarray(W0, dtype=float),
+        final=W,
+        accepted=accepted,
+    )

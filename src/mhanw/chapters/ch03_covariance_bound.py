@@ -13,14 +13,25 @@ import math
 
 import numpy as np
 
-from ..infra.notebook import notebook_helper
 from .. import data
 from ..decomposition import jackknife
 from ..infra import params as P
 from ..infra import verdicts as V
+from ..infra.notebook import notebook_helper
 from ..infra.validate import as_float_array, positive_int, sequence
-from ..infra.verdicts import (FAILS, HOLDS, N_SE, NOT_CHECKABLE, UNDECIDED, Verdict, checked, combine, no_violation,
-                              no_violation_record, significant_effect)
+from ..infra.verdicts import (
+    FAILS,
+    HOLDS,
+    N_SE,
+    NOT_CHECKABLE,
+    UNDECIDED,
+    Verdict,
+    checked,
+    combine,
+    no_violation,
+    no_violation_record,
+    significant_effect,
+)
 from ..infra.verdicts import stat as _stat
 
 __all__ = [
@@ -82,18 +93,28 @@ PARAMETERS = {
     "x": P.sequence(P.coordinate(), length=4),
     "symbolic_bandwidth": P.optional(P.bandwidth()),
     "symbolic_angle_deg": P.optional(P.real(0.0, 90.0)),
-    "symbolic_input_variance": P.optional(P.positive_float(1e-3, 1e3, why="a thousandth to a thousand times the unit variance")),
+    "symbolic_input_variance": P.optional(
+        P.positive_float(1e-3, 1e3, why="a thousandth to a thousand times the unit variance")
+    ),
     "symbolic_point": P.optional(P.sequence(P.coordinate(), length=2)),
 }
 CONSTRAINTS = (
-    P.require("angles", lambda p: p["angles"][0] == 0 and p["angles"][-1] == 90
-              and all(a < b for a, b in zip(p["angles"], p["angles"][1:])),
-              "increasing angles from 0 to 90 degrees"),
+    P.require(
+        "angles",
+        lambda p: (
+            p["angles"][0] == 0 and p["angles"][-1] == 90 and all(a < b for a, b in zip(p["angles"], p["angles"][1:]))
+        ),
+        "increasing angles from 0 to 90 degrees",
+    ),
     # the printed bound is linear in L: a regression without a finite Lipschitz constant (x1^2, sqrt(|x1|))
     # has no bound to check unless the reader bounds it on the data's region
-    P.require("regression", lambda p: p["lipschitz"] is not None
-              or math.isfinite(data.regression_function(p["regression"]).lipschitz_constant(4)),
-              "a regression with a finite Lipschitz constant on R^4, or lipschitz given (the bound is linear in it)"),
+    P.require(
+        "regression",
+        lambda p: (
+            p["lipschitz"] is not None or math.isfinite(data.regression_function(p["regression"]).lipschitz_constant(4))
+        ),
+        "a regression with a finite Lipschitz constant on R^4, or lipschitz given (the bound is linear in it)",
+    ),
 )
 
 
@@ -132,15 +153,26 @@ def covariance_steps(estimates, n_blocks: int = 20) -> dict:
 
     values, se = jackknife(lambda *a: -np.diff(covs(*a)), tuple(est), n_blocks)
     drop, drop_se = jackknife(lambda a, b: covs(a, b)[0] - covs(a, b)[1], (est[0], est[-1]), n_blocks)
-    return {"steps": np.atleast_1d(values), "steps_se": np.atleast_1d(se), "drop": float(drop),
-            "drop_se": float(drop_se)}
+    return {
+        "steps": np.atleast_1d(values),
+        "steps_se": np.atleast_1d(se),
+        "drop": float(drop),
+        "drop_se": float(drop_se),
+    }
 
 
 # --------------------------------------------------------------------------- rules
 
 
-@checked(claim=V.text, statement=V.text, covariance=V.numbers, se=V.standard_errors, bound=V.numbers,
-         angles=V.numbers, premises=V.premise_list)
+@checked(
+    claim=V.text,
+    statement=V.text,
+    covariance=V.numbers,
+    se=V.standard_errors,
+    bound=V.numbers,
+    angles=V.numbers,
+    premises=V.premise_list,
+)
 def bound_verdict(claim: str, statement: str, covariance, se, bound, angles, premises=()) -> Verdict:
     """An upper bound against measured covariances at several angles.
 
@@ -166,12 +198,17 @@ def bound_verdict(claim: str, statement: str, covariance, se, bound, angles, pre
     else:
         verdict = UNDECIDED
     return Verdict(
-        claim=claim, statement=statement, verdict=verdict,
+        claim=claim,
+        statement=statement,
+        verdict=verdict,
         criterion="covariance minus the bound at each angle: fails when 3 s.e. above 0 at some angle "
-                  f"(here at {violated or 'none'} degrees), holds when 3 s.e. below at every angle",
-        statistics=(_stat(f"largest excess over the bound (at {int(angles[worst])} degrees)", excess[worst], s[worst]),),
+        f"(here at {violated or 'none'} degrees), holds when 3 s.e. below at every angle",
+        statistics=(
+            _stat(f"largest excess over the bound (at {int(angles[worst])} degrees)", excess[worst], s[worst]),
+        ),
         detectable=float(N_SE * s.max()) if verdict == HOLDS else None,
-        premises=premises, section=SECTION,
+        premises=premises,
+        section=SECTION,
     )
 
 
@@ -203,9 +240,10 @@ def orthogonal_verdict(rho: float, rho_se: float, premises=()) -> Verdict:
         statement="Heads with orthogonal key subspaces have near-zero covariance",
         verdict=verdict,
         criterion=f"correlation of the two heads at 90 degrees (constant m) against {NEAR_ZERO_CORRELATION:g}: "
-                  "fails when 3 s.e. above it, holds when 3 s.e. below",
+        "fails when 3 s.e. above it, holds when 3 s.e. below",
         statistics=(_stat("correlation at 90 degrees", rho, rho_se),),
-        premises=premises, section=SECTION,
+        premises=premises,
+        section=SECTION,
     )
 
 
@@ -249,38 +287,49 @@ def first_order_verdict(pooled: dict, worst_rel: float, worst_z: float, premises
         statement="To first order in 1/n, n C_jj'(x) = kappa_jj'(x) (sigma^2 + Delta_jj'(x))",
         verdict=verdict,
         criterion="for each regression function, the mean over the angles of (measured / first-order - 1), in %, "
-                  "jackknife s.e. over the shared replicates (the tolerance: neglected terms of relative order "
-                  f"1/(n h^d_k)): {V.no_violation_criterion(100 * FIRST_ORDER_REL_TOL, unit='%')}; the claim holds "
-                  "when it holds for every regression function and fails when it fails for one",
-        statistics=tuple(_stat(f"mean relative deviation, m = {k}", 100 * v, 100 * e, "%") for k, (v, e) in pooled.items())
-        + (_stat("largest relative deviation at one angle", 100 * worst_rel, unit="%"),
-           _stat("largest |deviation| in s.e.", worst_z)),
-        detectable=max(d for _, d in decided.values()), tolerance=100 * FIRST_ORDER_REL_TOL, unit="%",
-        premises=premises, section=SECTION,
+        "jackknife s.e. over the shared replicates (the tolerance: neglected terms of relative order "
+        f"1/(n h^d_k)): {V.no_violation_criterion(100 * FIRST_ORDER_REL_TOL, unit='%')}; the claim holds "
+        "when it holds for every regression function and fails when it fails for one",
+        statistics=tuple(
+            _stat(f"mean relative deviation, m = {k}", 100 * v, 100 * e, "%") for k, (v, e) in pooled.items()
+        )
+        + (
+            _stat("largest relative deviation at one angle", 100 * worst_rel, unit="%"),
+            _stat("largest |deviation| in s.e.", worst_z),
+        ),
+        detectable=max(d for _, d in decided.values()),
+        tolerance=100 * FIRST_ORDER_REL_TOL,
+        unit="%",
+        premises=premises,
+        section=SECTION,
     )
 
 
-@checked(pooled_dev=V.number, pooled_se=V.standard_error, n=V.positive_count, worst_rel=V.nonnegative,
-         worst_z=V.nonnegative)
+@checked(
+    pooled_dev=V.number, pooled_se=V.standard_error, n=V.positive_count, worst_rel=V.nonnegative, worst_z=V.nonnegative
+)
 def closed_form_verdict(pooled_dev: float, pooled_se: float, n: int, worst_rel: float, worst_z: float) -> Verdict:
     """The closed form for two 1-D heads at the largest n: the mean relative deviation over bandwidths and
     angles (jackknife s.e.) through :func:`no_violation` with tolerance :data:`CLOSED_FORM_REL_TOL`."""
     return no_violation_record(
-        _stat("mean relative deviation", 100 * pooled_dev, 100 * pooled_se, "%"), 100 * CLOSED_FORM_REL_TOL,
-        extra=(_stat("largest relative deviation at one setting", 100 * worst_rel, unit="%"),
-               _stat("largest |deviation| in s.e.", worst_z)),
+        _stat("mean relative deviation", 100 * pooled_dev, 100 * pooled_se, "%"),
+        100 * CLOSED_FORM_REL_TOL,
+        extra=(
+            _stat("largest relative deviation at one setting", 100 * worst_rel, unit="%"),
+            _stat("largest |deviation| in s.e.", worst_z),
+        ),
         claim="lemma-4.1/closed-form",
         statement="For two one-dimensional heads at angle phi (x = 0, m constant, X ~ N(0, I_2)), "
-                  "n C / sigma^2 -> (1 + h^2) / sqrt((1 + h^2)^2 - cos^2 phi)",
+        "n C / sigma^2 -> (1 + h^2) / sqrt((1 + h^2)^2 - cos^2 phi)",
         criterion=f"at n = {n}, the mean over bandwidths and angles of (Monte Carlo / closed form - 1), in %, "
-                  "jackknife s.e. over the shared replicates (a limit in n; no further allowance)",
+        "jackknife s.e. over the shared replicates (a limit in n; no further allowance)",
         section=SECTION,
     )
 
 
 @checked(steps=V.numbers, steps_se=V.standard_errors, drop=V.number, drop_se=V.standard_error, label=V.text)
 def falls_with_angle_verdict(steps, steps_se, drop, drop_se, label: str) -> Verdict:
-    """"The covariance falls as the principal angles grow": paired changes between successive angles.
+    """ "The covariance falls as the principal angles grow": paired changes between successive angles.
 
     Holds when the first angle's covariance exceeds the last's by 3 s.e. and no
     step rises by 3 s.e.; fails when some step rises by 3 s.e. or the
@@ -303,9 +352,13 @@ def falls_with_angle_verdict(steps, steps_se, drop, drop_se, label: str) -> Verd
         statement=f"The covariance of the two heads falls as their principal angles grow ({label})",
         verdict=verdict,
         criterion="paired (jackknife) changes over the shared replicates: the covariance at 0 degrees 3 s.e. "
-                  "above that at 90 and no step between successive angles rising by 3 s.e.",
-        statistics=(_stat("C(0) - C(90)", drop, drop_se), _stat("steps falling by 3 s.e.", falls),
-                    _stat("steps rising by 3 s.e.", rises), _stat("steps", len(steps))),
+        "above that at 90 and no step between successive angles rising by 3 s.e.",
+        statistics=(
+            _stat("C(0) - C(90)", drop, drop_se),
+            _stat("steps falling by 3 s.e.", falls),
+            _stat("steps rising by 3 s.e.", rises),
+            _stat("steps", len(steps)),
+        ),
         section=SECTION,
     )
 
@@ -313,8 +366,13 @@ def falls_with_angle_verdict(steps, steps_se, drop, drop_se, label: str) -> Verd
 @checked(claim=V.text, reason=V.text)
 def not_checkable(claim: str, reason: str) -> Verdict:
     """The record of a check whose prediction does not apply under the chosen assumptions."""
-    return Verdict(claim=claim, statement=f"{claim} (prediction for N(0, I) inputs)", verdict=NOT_CHECKABLE,
-                   criterion=f"not checked: {reason}", section=SECTION)
+    return Verdict(
+        claim=claim,
+        statement=f"{claim} (prediction for N(0, I) inputs)",
+        verdict=NOT_CHECKABLE,
+        criterion=f"not checked: {reason}",
+        section=SECTION,
+    )
 
 
 @checked(rel_diff=V.nonnegative, matches_closed=V.optional(V.flag))
@@ -325,10 +383,10 @@ def derivation_verdict(rel_diff: float, matches_closed) -> Verdict:
     return Verdict(
         claim="lemma-4.1/kappa-derivation",
         statement="kappa of two one-dimensional heads, derived in sympy for the chosen bandwidth, angle, input "
-                  "variance and point, equals the numerical kernel overlap (and the closed form at s = 1, x = 0)",
+        "variance and point, equals the numerical kernel overlap (and the closed form at s = 1, x = 0)",
         verdict=HOLDS if ok else FAILS,
         criterion=f"relative difference at most {DERIVATION_REL_TOL:g}; sympy simplifies the difference to the "
-                  "closed form to 0 where the closed form applies",
+        "closed form to 0 where the closed form applies",
         statistics=(_stat("relative difference", rel_diff),),
         detectable=DERIVATION_REL_TOL if ok else None,
         section=SECTION,
@@ -340,10 +398,22 @@ def derivation_verdict(rel_diff: float, matches_closed) -> Verdict:
 #: Monte Carlo sizes by fidelity: replicates of the pair family and of the closed-form study, and the
 #: sample sizes, bandwidths and angles (degrees) of the closed-form study of part 4.
 SIZES = {
-    "quick": dict(n_rep_pair=3_000, n_rep_closed=4_000, closed_n=[2000], closed_h=[0.1, 0.3],
-                  closed_phi=[0, 10, 30, 60, 90], n_jobs=1),
-    "paper": dict(n_rep_pair=20_000, n_rep_closed=10_000, closed_n=[500, 2000, 8000], closed_h=[0.1, 0.3, 0.5],
-                  closed_phi=[0, 10, 20, 30, 40, 50, 60, 70, 80, 90], n_jobs=2),
+    "quick": dict(
+        n_rep_pair=3_000,
+        n_rep_closed=4_000,
+        closed_n=[2000],
+        closed_h=[0.1, 0.3],
+        closed_phi=[0, 10, 30, 60, 90],
+        n_jobs=1,
+    ),
+    "paper": dict(
+        n_rep_pair=20_000,
+        n_rep_closed=10_000,
+        closed_n=[500, 2000, 8000],
+        closed_h=[0.1, 0.3, 0.5],
+        closed_phi=[0, 10, 20, 30, 40, 50, 60, 70, 80, 90],
+        n_jobs=2,
+    ),
 }
 
 
@@ -363,8 +433,9 @@ def setup(namespace) -> tuple[dict, dict, list]:
     return params, sizes, streams
 
 
-def kappa_derivation_check(overlap, closed, h_, phi_, bandwidth=None, angle_deg=None, input_variance=None,
-                           point=None) -> dict:
+def kappa_derivation_check(
+    overlap, closed, h_, phi_, bandwidth=None, angle_deg=None, input_variance=None, point=None
+) -> dict:
     """Checks the sympy derivation ``overlap`` (from :func:`mhanw.covariance.kernel_overlap_symbolic`) of
     the kernel overlap kappa of two one-dimensional heads (Lemma 4.1, corrected first-order statement):
     at numbers (h = 0.3, phi = 40 degrees, x = (0.2, -0.1), s^2 = 1 where the derivation left symbols)
@@ -380,8 +451,11 @@ def kappa_derivation_check(overlap, closed, h_, phi_, bandwidth=None, angle_deg=
     phi_num = np.radians(40.0 if angle_deg is None else float(angle_deg))
     x_num = np.array([0.2, -0.1]) if point is None else np.array(point, dtype=float)
     s2_num = 1.0 if input_variance is None else float(input_variance)
-    subs = {k: v for k, v in {"h": h_num, "phi": phi_num, "x1": x_num[0], "x2": x_num[1],
-                              "s": np.sqrt(s2_num)}.items() if k in overlap.symbols}
+    subs = {
+        k: v
+        for k, v in {"h": h_num, "phi": phi_num, "x1": x_num[0], "x2": x_num[1], "s": np.sqrt(s2_num)}.items()
+        if k in overlap.symbols
+    }
     kappa_sym = float(overlap.kappa.subs({overlap.symbols[k]: v for k, v in subs.items()}))
     u, v = np.array([[1.0], [0.0]]), np.array([[np.cos(phi_num)], [np.sin(phi_num)]])
     kappa_num = covariance.kernel_overlap(np.sqrt(s2_num) * u, np.sqrt(s2_num) * v, x_num / np.sqrt(s2_num), h_num)
@@ -393,8 +467,16 @@ def kappa_derivation_check(overlap, closed, h_, phi_, bandwidth=None, angle_deg=
         if angle_deg is not None:
             closed_at = closed_at.subs(phi_, sp.pi * sp.Rational(str(angle_deg)) / 180)
         matches_closed = sp.simplify(overlap.kappa - closed_at) == 0
-    return dict(h_num=h_num, phi_num=phi_num, x_num=x_num, s2_num=s2_num, kappa_sym=kappa_sym,
-                kappa_num=kappa_num, kappa_rel=abs(kappa_sym / kappa_num - 1), matches_closed=matches_closed)
+    return dict(
+        h_num=h_num,
+        phi_num=phi_num,
+        x_num=x_num,
+        s2_num=s2_num,
+        kappa_sym=kappa_sym,
+        kappa_num=kappa_num,
+        kappa_rel=abs(kappa_sym / kappa_num - 1),
+        matches_closed=matches_closed,
+    )
 
 
 def closed_form_study(sizes: dict, stream) -> tuple:
@@ -419,20 +501,37 @@ def closed_form_study(sizes: dict, stream) -> tuple:
     n_streams = stream.spawn(len(sizes["closed_n"]))  # one stream per sample size
     rows = []
     for n_c, n_stream in zip(sizes["closed_n"], n_streams):
-        ests = montecarlo.pointwise_estimates(closed_configs, "zero", np.zeros(2), n=n_c, n_rep=sizes["n_rep_closed"],
-                                              seed=n_stream, sigma=1.0, n_jobs=sizes["n_jobs"])
+        ests = montecarlo.pointwise_estimates(
+            closed_configs,
+            "zero",
+            np.zeros(2),
+            n=n_c,
+            n_rep=sizes["n_rep_closed"],
+            seed=n_stream,
+            sigma=1.0,
+            n_jobs=sizes["n_jobs"],
+        )
         for cfg, est in zip(closed_configs, ests):
             for k, phi in enumerate(phis):
                 cov, se = covariance_with_se(est[:, 0, 0], est[:, k + 1, 0])
                 value = float(covariance.covariance_factor(phi, cfg.bandwidth))
-                rows.append({"n": n_c, "h": cfg.bandwidth, "phi": round(float(np.degrees(phi))),
-                             "nC/sigma^2 (MC)": n_c * cov, "s.e.": n_c * se, "closed form": value,
-                             "(MC - closed)/s.e.": (n_c * cov - value) / (n_c * se),
-                             "rel. deviation": n_c * cov / value - 1})
+                rows.append(
+                    {
+                        "n": n_c,
+                        "h": cfg.bandwidth,
+                        "phi": round(float(np.degrees(phi))),
+                        "nC/sigma^2 (MC)": n_c * cov,
+                        "s.e.": n_c * se,
+                        "closed form": value,
+                        "(MC - closed)/s.e.": (n_c * cov - value) / (n_c * se),
+                        "rel. deviation": n_c * cov / value - 1,
+                    }
+                )
         if n_c == max(sizes["closed_n"]):  # the pooled deviation at the largest n, over bandwidths and angles
             closed_pairs = [est[:, [0, k + 1], 0] for est in ests for k in range(len(phis))]
-            closed_pred = [float(covariance.covariance_factor(phi, cfg.bandwidth)) / n_c for cfg in closed_configs
-                           for phi in phis]
+            closed_pred = [
+                float(covariance.covariance_factor(phi, cfg.bandwidth)) / n_c for cfg in closed_configs for phi in phis
+            ]
             closed_pooled = pooled_relative_deviation(closed_pairs, closed_pred)
     closed_table = pd.DataFrame(rows)
     by_n = closed_table.groupby("n").agg(
@@ -444,8 +543,21 @@ def closed_form_study(sizes: dict, stream) -> tuple:
 
 
 @notebook_helper
-def plot_figure(zero, sin13, closed_table, sizes: dict, x, bandwidth: float, n: int, zero_m, smooth_m,
-                printed_bound, theta_star: float, L_smooth: float, figures_dir):
+def plot_figure(
+    zero,
+    sin13,
+    closed_table,
+    sizes: dict,
+    x,
+    bandwidth: float,
+    n: int,
+    zero_m,
+    smooth_m,
+    printed_bound,
+    theta_star: float,
+    L_smooth: float,
+    figures_dir,
+):
     """The chapter's figure ``03_covariance_bound`` (Lemma 4.1): the measured covariance of the pair
     family (``zero``, ``sin13``: the rows of the measured table for the constant and the smooth m, with
     ``theta``, ``C (MC)``, ``s.e.``, ``violated``) with ±2 s.e. against the printed bound
@@ -459,36 +571,76 @@ def plot_figure(zero, sin13, closed_table, sizes: dict, x, bandwidth: float, n: 
     n = positive_int(n, "n", minimum=2)
     fine = np.linspace(0, 90, 31)
     fine_pairs = [heads.pair_heads(np.radians(t), 4, 2) for t in fine]
-    fo_zero = np.array([covariance.first_order_covariance_model(W[0], W[1], x, bandwidth, n, zero_m).covariance
-                        for W in fine_pairs])
-    fo_sin = np.array([covariance.first_order_covariance_model(W[0], W[1], x, bandwidth, n, smooth_m).covariance
-                       for W in fine_pairs])
+    fo_zero = np.array(
+        [covariance.first_order_covariance_model(W[0], W[1], x, bandwidth, n, zero_m).covariance for W in fine_pairs]
+    )
+    fo_sin = np.array(
+        [covariance.first_order_covariance_model(W[0], W[1], x, bandwidth, n, smooth_m).covariance for W in fine_pairs]
+    )
     bound_sin = np.array([printed_bound(W, smooth_m) for W in fine_pairs])
 
     fig, (ax_a, ax_b, ax_c) = figures.panels(3, height=3.4)
-    ax_a.errorbar(zero["theta"], 1e3 * zero["C (MC)"], yerr=figures.half_width(1e3 * zero["s.e."]), fmt="o", color="C0",
-                  label=r"MC $\hat C_{12}$, $\pm2$ s.e.")
+    ax_a.errorbar(
+        zero["theta"],
+        1e3 * zero["C (MC)"],
+        yerr=figures.half_width(1e3 * zero["s.e."]),
+        fmt="o",
+        color="C0",
+        label=r"MC $\hat C_{12}$, $\pm2$ s.e.",
+    )
     ax_a.plot(fine, 1e3 * fo_zero, color="C0", lw=1, label=r"first order $\kappa\sigma^2/n$")
     ax_a.axhline(0, color="C3", lw=1.5, label="printed bound ($=0$)")
-    ax_a.set(xlabel=r"principal angle $\theta$ (deg)", ylabel=r"$C_{12}(x)$ ($\times10^{-3}$)", xticks=[0, 30, 60, 90],
-             title=r"(a) $m$ constant ($L=0$)")
+    ax_a.set(
+        xlabel=r"principal angle $\theta$ (deg)",
+        ylabel=r"$C_{12}(x)$ ($\times10^{-3}$)",
+        xticks=[0, 30, 60, 90],
+        title=r"(a) $m$ constant ($L=0$)",
+    )
     ax_a.set_ylim(-0.05e3 * zero["C (MC)"].max(), 1.2e3 * zero["C (MC)"].max())
     ax_a.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), fontsize=7)
 
     floor_b = 1e-4
     ok, bad = sin13[~sin13["violated"]], sin13[sin13["violated"]]
-    ax_b.errorbar(ok["theta"], ok["C (MC)"], yerr=figures.half_width(ok["s.e."]), fmt="o", color="C0", label="MC, no violation detected")
-    ax_b.errorbar(bad["theta"], bad["C (MC)"], yerr=figures.half_width(bad["s.e."]), fmt="o", mfc="white", color="C3",
-                  label="MC, bound violated")
+    ax_b.errorbar(
+        ok["theta"],
+        ok["C (MC)"],
+        yerr=figures.half_width(ok["s.e."]),
+        fmt="o",
+        color="C0",
+        label="MC, no violation detected",
+    )
+    ax_b.errorbar(
+        bad["theta"],
+        bad["C (MC)"],
+        yerr=figures.half_width(bad["s.e."]),
+        fmt="o",
+        mfc="white",
+        color="C3",
+        label="MC, bound violated",
+    )
     ax_b.plot(fine, fo_sin, color="C0", lw=1, label=r"first order $\kappa(\sigma^2+\Delta)/n$")
     ax_b.plot(fine, np.maximum(bound_sin, floor_b), color="C3", lw=1.2, ls="--", label="printed bound")
     ax_b.plot([90], [floor_b], marker="v", color="C3", ls="none", markersize=5)
-    ax_b.annotate("bound = 0", (90, floor_b), xytext=(-8, 0), textcoords="offset points", ha="right", va="center",
-                  fontsize=7, color="C3")
+    ax_b.annotate(
+        "bound = 0",
+        (90, floor_b),
+        xytext=(-8, 0),
+        textcoords="offset points",
+        ha="right",
+        va="center",
+        fontsize=7,
+        color="C3",
+    )
     if np.isfinite(theta_star):
         ax_b.axvline(theta_star, color="grey", lw=0.6, ls=":")
-    ax_b.set(yscale="log", xlabel=r"principal angle $\theta$ (deg)", ylabel=r"$C_{12}(x)$", xticks=[0, 30, 60, 90],
-             ylim=(floor_b * 0.8, 2.0), title=rf"(b) smooth $m$ ($L={L_smooth:.3g}$)")
+    ax_b.set(
+        yscale="log",
+        xlabel=r"principal angle $\theta$ (deg)",
+        ylabel=r"$C_{12}(x)$",
+        xticks=[0, 30, 60, 90],
+        ylim=(floor_b * 0.8, 2.0),
+        title=rf"(b) smooth $m$ ($L={L_smooth:.3g}$)",
+    )
     ax_b.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), fontsize=7)
 
     grid = np.linspace(0, 90, 91)
@@ -497,22 +649,55 @@ def plot_figure(zero, sin13, closed_table, sizes: dict, x, bandwidth: float, n: 
     for i, (h, ls, mk) in enumerate(zip(sizes["closed_h"], ("-", "--", ":", "-."), ("o", "s", "^", "D"))):
         ax_c.plot(grid, covariance.covariance_factor(np.radians(grid), h), color=f"C{i}", lw=1, ls=ls)
         sel = closed_table[(closed_table["n"] == n_fig) & (closed_table["h"] == h)]
-        ax_c.errorbar(sel["phi"], sel["nC/sigma^2 (MC)"], yerr=figures.half_width(sel["s.e."]), fmt=mk, color=f"C{i}",
-                      markersize=3, label=rf"$h={h}$")
+        ax_c.errorbar(
+            sel["phi"],
+            sel["nC/sigma^2 (MC)"],
+            yerr=figures.half_width(sel["s.e."]),
+            fmt=mk,
+            color=f"C{i}",
+            markersize=3,
+            label=rf"$h={h}$",
+        )
         lowest = min(lowest, float((sel["nC/sigma^2 (MC)"] - 2 * sel["s.e."]).min()))
     # The printed bound is 0 here, which a log axis cannot show: a mark on the bottom edge at each angle, and words.
-    ax_c.plot(sizes["closed_phi"], np.full(len(sizes["closed_phi"]), 0.035), marker="v", ls="none", color="k",
-              markersize=5, transform=ax_c.get_xaxis_transform())
-    ax_c.text(0.5, 0.08, "printed bound = 0\n(off the log axis)", transform=ax_c.transAxes, ha="center", va="bottom",
-              fontsize=7, color="k")
-    ax_c.set(yscale="log", xlabel=r"angle $\varphi$ (deg)", ylabel=r"$nC/\sigma^2$",
-             xticks=[0, 30, 60, 90], ylim=(min(0.5, lowest) / 3, 12), title=rf"(c) 1-D heads, $n={n_fig}$")
+    ax_c.plot(
+        sizes["closed_phi"],
+        np.full(len(sizes["closed_phi"]), 0.035),
+        marker="v",
+        ls="none",
+        color="k",
+        markersize=5,
+        transform=ax_c.get_xaxis_transform(),
+    )
+    ax_c.text(
+        0.5,
+        0.08,
+        "printed bound = 0\n(off the log axis)",
+        transform=ax_c.transAxes,
+        ha="center",
+        va="bottom",
+        fontsize=7,
+        color="k",
+    )
+    ax_c.set(
+        yscale="log",
+        xlabel=r"angle $\varphi$ (deg)",
+        ylabel=r"$nC/\sigma^2$",
+        xticks=[0, 30, 60, 90],
+        ylim=(min(0.5, lowest) / 3, 12),
+        title=rf"(c) 1-D heads, $n={n_fig}$",
+    )
     ax_c.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), fontsize=7, ncol=2)
-    return figures.save(fig, "03_covariance_bound", figures_dir, error_bars=True,
-                        caption="Compare the measured covariance of the two heads (points) with the printed bound "
-                                "(red) and with the first-order covariance (blue line): (a) for a constant $m$, where "
-                                "the bound is 0; (b) for the smooth $m$, against the principal angle; (c) for two "
-                                "one-dimensional heads, against the closed form for each bandwidth.")
+    return figures.save(
+        fig,
+        "03_covariance_bound",
+        figures_dir,
+        error_bars=True,
+        caption="Compare the measured covariance of the two heads (points) with the printed bound "
+        "(red) and with the first-order covariance (blue line): (a) for a constant $m$, where "
+        "the bound is 0; (b) for the smooth $m$, against the principal angle; (c) for two "
+        "one-dimensional heads, against the closed form for each bandwidth.",
+    )
 
 
 def close(nb, macros_path, results_path):
@@ -532,40 +717,90 @@ def close(nb, macros_path, results_path):
     macros = Macros("CovBound")
     results = {"fidelity": nb.fidelity, "seed": nb.seed, "sizes": nb.sizes, "parameters": dict(nb.params)}
     ledger = Ledger("03_covariance_bound")
-    rec_zero = ledger.add(bound_verdict(
-        "lemma-4.1/printed-bound/constant-m", "The printed bound L^2 ||G||_F^2 / (n h^d_k p_K) holds for a constant m "
-        "(L = 0, bound 0)", nb.zero["C (MC)"], nb.zero["s.e."], nb.zero["bound"], nb.angles,
-        premises=sample_premises(nb.regressions["zero"])))
-    rec_sin = ledger.add(bound_verdict(
-        "lemma-4.1/printed-bound/smooth-m", f"The printed bound holds for the smooth m = {nb.sin13_m.name} (L = {nb.L_smooth:.3g})",
-        nb.sin13["C (MC)"], nb.sin13["s.e."], nb.sin13["bound"], nb.angles, premises=bound_premises(nb.sin13_m)))
+    rec_zero = ledger.add(
+        bound_verdict(
+            "lemma-4.1/printed-bound/constant-m",
+            "The printed bound L^2 ||G||_F^2 / (n h^d_k p_K) holds for a constant m (L = 0, bound 0)",
+            nb.zero["C (MC)"],
+            nb.zero["s.e."],
+            nb.zero["bound"],
+            nb.angles,
+            premises=sample_premises(nb.regressions["zero"]),
+        )
+    )
+    rec_sin = ledger.add(
+        bound_verdict(
+            "lemma-4.1/printed-bound/smooth-m",
+            f"The printed bound holds for the smooth m = {nb.sin13_m.name} (L = {nb.L_smooth:.3g})",
+            nb.sin13["C (MC)"],
+            nb.sin13["s.e."],
+            nb.sin13["bound"],
+            nb.angles,
+            premises=bound_premises(nb.sin13_m),
+        )
+    )
     rec_orth = ledger.add(orthogonal_verdict(nb.rho90, nb.rho90_se, premises=sample_premises(nb.regressions["zero"])))
     rec_first = ledger.add(first_order_verdict(nb.pooled, nb.dev_rel, nb.dev_se, premises=sample_premises(nb.sin13_m)))
-    rec_closed = ledger.add(closed_form_verdict(*nb.closed_pooled, max(nb.sizes["closed_n"]),
-                                                  float(nb.by_n["max_rel_dev"].iloc[-1]), float(nb.by_n["max_abs_z"].iloc[-1])))
-    rec_falls = {name: ledger.add(falls_with_angle_verdict(st["steps"], st["steps_se"], st["drop"], st["drop_se"],
-                                                              {"zero": "constant-m", "smooth": "smooth-m"}[name]))
-                 for name, st in nb.steps.items()}
+    rec_closed = ledger.add(
+        closed_form_verdict(
+            *nb.closed_pooled,
+            max(nb.sizes["closed_n"]),
+            float(nb.by_n["max_rel_dev"].iloc[-1]),
+            float(nb.by_n["max_abs_z"].iloc[-1]),
+        )
+    )
+    rec_falls = {
+        name: ledger.add(
+            falls_with_angle_verdict(
+                st["steps"],
+                st["steps_se"],
+                st["drop"],
+                st["drop_se"],
+                {"zero": "constant-m", "smooth": "smooth-m"}[name],
+            )
+        )
+        for name, st in nb.steps.items()
+    }
     rec_kappa = ledger.add(derivation_verdict(nb.kappa_rel, nb.matches_closed))
     fo_smooth_rises = nb.sin13["first order"].iloc[-1] > nb.sin13["first order"].min()
     results["claims"] = ledger.to_list()
 
     # Sentences of the section that state a direction, checked here.
-    guard(bool(np.all(nb.zero["C (MC)"] > 3 * nb.zero["s.e."])), "the covariance is positive at every angle for constant m",
-          f"z = C/s.e. from {nb.zero_z.min():.1f} to {nb.zero_z.max():.1f}")
-    guard(bool(abs(nb.rho90 - 1 / nb.kappa_self) <= 3 * nb.rho90_se) or not data.data_model("zero", nb.inputs, nb.noise).is_reference,
-          "the correlation of orthogonal heads is about 1/kappa_jj", f"{nb.rho90:.3f} ± {nb.rho90_se:.3f} against {1 / nb.kappa_self:.3f}")
+    guard(
+        bool(np.all(nb.zero["C (MC)"] > 3 * nb.zero["s.e."])),
+        "the covariance is positive at every angle for constant m",
+        f"z = C/s.e. from {nb.zero_z.min():.1f} to {nb.zero_z.max():.1f}",
+    )
+    guard(
+        bool(abs(nb.rho90 - 1 / nb.kappa_self) <= 3 * nb.rho90_se)
+        or not data.data_model("zero", nb.inputs, nb.noise).is_reference,
+        "the correlation of orthogonal heads is about 1/kappa_jj",
+        f"{nb.rho90:.3f} ± {nb.rho90_se:.3f} against {1 / nb.kappa_self:.3f}",
+    )
     if not rec_sin.outside and nb.first_fail is not None:
         after = nb.sin13[nb.sin13["theta"] >= nb.first_fail]
-        guard(bool(after["violated"].all()), f"the bound is exceeded at every angle from {nb.first_fail} degrees on",
-              f"violated at {nb.fails.tolist()} degrees")
+        guard(
+            bool(after["violated"].all()),
+            f"the bound is exceeded at every angle from {nb.first_fail} degrees on",
+            f"violated at {nb.fails.tolist()} degrees",
+        )
     if rec_falls["smooth"].fails:
-        guard(bool(fo_smooth_rises), "the first-order covariance of the smooth m grows again near orthogonality",
-              f"first-order covariance at {nb.angles.tolist()} degrees: {np.round(nb.sin13['first order'].to_numpy(), 6).tolist()}")
+        guard(
+            bool(fo_smooth_rises),
+            "the first-order covariance of the smooth m grows again near orthogonality",
+            f"first-order covariance at {nb.angles.tolist()} degrees: {np.round(nb.sin13['first order'].to_numpy(), 6).tolist()}",
+        )
 
-    for rec, name in [(rec_zero, "Zero"), (rec_sin, "SinBound"), (rec_orth, "Orthogonal"), (rec_first, "FirstOrder"),
-                      (rec_closed, "Closed"), (rec_falls["zero"], "FallsZero"), (rec_falls["smooth"], "FallsSin"),
-                      (rec_kappa, "Derivation")]:
+    for rec, name in [
+        (rec_zero, "Zero"),
+        (rec_sin, "SinBound"),
+        (rec_orth, "Orthogonal"),
+        (rec_first, "FirstOrder"),
+        (rec_closed, "Closed"),
+        (rec_falls["zero"], "FallsZero"),
+        (rec_falls["smooth"], "FallsSin"),
+        (rec_kappa, "Derivation"),
+    ]:
         verdict_macros(macros, name, rec)  # Verdict<name> and Is<name>, the predicate the text uses
     i90 = len(nb.angles) - 1
     macros.integer("NRep", nb.sizes["n_rep_pair"])
@@ -617,10 +852,18 @@ def close(nb, macros_path, results_path):
     macros.number("KappaRelDiff", max(nb.kappa_rel, 1e-17), 1)
 
     results.update(
-        x=nb.x, angles_deg=nb.angles, bound_table=nb.bound_table.to_dict(orient="list"), measured=nb.measured.to_dict(orient="list"),
-        theta_star_deg=nb.theta_star, closed_form=nb.closed_table.to_dict(orient="list"), pooled_first_order=nb.pooled,
-        closed_pooled=nb.closed_pooled, correlation_ninety=(nb.rho90, nb.rho90_se), steps=nb.steps,
-        kappa_symbolic=str(nb.overlap.kappa), kappa_symbolic_free_s=str(nb.overlap_free_s.kappa),
+        x=nb.x,
+        angles_deg=nb.angles,
+        bound_table=nb.bound_table.to_dict(orient="list"),
+        measured=nb.measured.to_dict(orient="list"),
+        theta_star_deg=nb.theta_star,
+        closed_form=nb.closed_table.to_dict(orient="list"),
+        pooled_first_order=nb.pooled,
+        closed_pooled=nb.closed_pooled,
+        correlation_ninety=(nb.rho90, nb.rho90_se),
+        steps=nb.steps,
+        kappa_symbolic=str(nb.overlap.kappa),
+        kappa_symbolic_free_s=str(nb.overlap_free_s.kappa),
     )
     macros.write(macros_path, argument="macros_path")
     save_results(results_path, json_safe(results), argument="results_path")

@@ -44,21 +44,27 @@ import numpy as np
 from scipy.stats import f as f_dist
 from scipy.stats import norm, poisson, spearmanr
 
-from ..infra.notebook import notebook_helper
 from .. import heads as _heads
 from .. import montecarlo as _mc
-from ..constants import (IMSE_RESOLUTION_PCT, MAX_REPLICATES, N_SE, RANDOM_CONFIGURATION_BANDWIDTH, SIGMA,
-                         check_entries)
+from ..constants import IMSE_RESOLUTION_PCT, MAX_REPLICATES, N_SE, RANDOM_CONFIGURATION_BANDWIDTH, SIGMA, check_entries
 from ..diversity import NORMALIZATIONS, hdi_upper_bound, head_diversity_index
-from ..infra.estimates import Estimate
-from ..infra.notebook import Namespace
 from ..infra import verdicts as V
-from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Verdict, checked,
-                              significant_effect)
+from ..infra.estimates import Estimate
+from ..infra.notebook import Namespace, notebook_helper
+from ..infra.validate import (
+    as_float_array,
+    as_seed_sequence,
+    brief,
+    generator,
+    nonnegative_scalar,
+    one_of,
+    positive_int,
+    positive_scalar,
+    real_scalar,
+    sequence,
+)
+from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Verdict, checked, significant_effect
 from ..infra.verdicts import stat as _stat
-from ..infra.validate import (as_float_array, as_seed_sequence, generator, nonnegative_scalar, positive_int, positive_scalar,
-                              real_scalar, sequence)
-from ..infra.validate import brief, one_of
 
 __all__ = [
     "HEAD_TYPES",
@@ -80,9 +86,13 @@ __all__ = [
 #: Kinds of heads of the normalization table.
 HEAD_TYPES = ("identical", "orthogonal", "gaussian_scaled", "gaussian_unit", "identical_x2")
 #: How the text names the head kinds of :data:`HEAD_TYPES` (the rows of the paper's table of the three indices).
-HEAD_TYPE_NAMES = {"identical": "identical, orthonormal", "orthogonal": "orthogonal blocks",
-                   "gaussian_scaled": "random, N(0, 1/d)", "gaussian_unit": "random, N(0, 1)",
-                   "identical_x2": "identical ×2"}
+HEAD_TYPE_NAMES = {
+    "identical": "identical, orthonormal",
+    "orthogonal": "orthogonal blocks",
+    "gaussian_scaled": "random, N(0, 1/d)",
+    "gaussian_unit": "random, N(0, 1)",
+    "identical_x2": "identical ×2",
+}
 
 
 def _table_heads(kind, d, n_heads, d_k, rng):
@@ -201,8 +211,10 @@ def random_configurations(n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads
     generator(rng, "rng")
     d, d_k, n_heads = positive_int(d, "d"), positive_int(d_k, "d_k"), positive_int(n_heads, "n_heads")
     if n_heads * d_k > d:
-        raise ValueError(f"n_heads: the last configuration is {n_heads} orthogonal heads of d_k = {d_k}, which "
-                         f"need n_heads * d_k <= d = {d}, got {n_heads * d_k}")
+        raise ValueError(
+            f"n_heads: the last configuration is {n_heads} orthogonal heads of d_k = {d_k}, which "
+            f"need n_heads * d_k <= d = {d}, got {n_heads * d_k}"
+        )
     t = np.linspace(0.0, 1.0, n_configs)
     projections = [_heads.interpolated_heads(float(ti), d, d_k, n_heads, rng) for ti in t]
     projections.append(_heads.orthogonal_heads(d, d_k, n_heads))
@@ -219,11 +231,26 @@ def rule_options(rule: str) -> dict:
     return dict(rule=rule, output="fitted") if rule == "concat" else dict(rule=rule)
 
 
-def random_configuration_imse(regressions, n_configs: int, seed, n: int, n_test: int, n_rep: int,
-                              bandwidth: float = RANDOM_CONFIGURATION_BANDWIDTH, sigma: float = SIGMA,
-                              d: int = 6, d_k: int = 2,
-                              n_heads: int = 3, n_jobs: int = 1, progress: bool = False, data=None,
-                              kernel: str = "gaussian", rule: str = "average", values=None, output=None) -> tuple:
+def random_configuration_imse(
+    regressions,
+    n_configs: int,
+    seed,
+    n: int,
+    n_test: int,
+    n_rep: int,
+    bandwidth: float = RANDOM_CONFIGURATION_BANDWIDTH,
+    sigma: float = SIGMA,
+    d: int = 6,
+    d_k: int = 2,
+    n_heads: int = 3,
+    n_jobs: int = 1,
+    progress: bool = False,
+    data=None,
+    kernel: str = "gaussian",
+    rule: str = "average",
+    values=None,
+    output=None,
+) -> tuple:
     """Thm 4.2 and Thm 5.1, random configurations: the IMSE of random configurations, one result per ``m``.
 
     ``seed`` (int or SeedSequence) spawns two children: the first draws the
@@ -261,12 +288,25 @@ def random_configuration_imse(regressions, n_configs: int, seed, n: int, n_test:
     child_configs, child_reps = as_seed_sequence(seed, "seed").spawn(2)
     configs = random_configurations(n_configs, np.random.default_rng(child_configs), d, d_k, n_heads)
     bandwidth = positive_scalar(bandwidth, "bandwidth")
-    heads = [_heads.HeadConfig(W, bandwidth=bandwidth, kernel=kernel, rule=rule, values=values, output=output)
-             for W in configs.projections]
-    results = {m: _mc.integrated_mse(heads, data.get(m, m), n=n, n_test=n_test, n_rep=n_rep, seed=child_reps,
-                                        sigma=None if m in data else sigma, bandwidth=bandwidth, n_jobs=n_jobs,
-                                        progress=progress)
-               for m in regressions}
+    heads = [
+        _heads.HeadConfig(W, bandwidth=bandwidth, kernel=kernel, rule=rule, values=values, output=output)
+        for W in configs.projections
+    ]
+    results = {
+        m: _mc.integrated_mse(
+            heads,
+            data.get(m, m),
+            n=n,
+            n_test=n_test,
+            n_rep=n_rep,
+            seed=child_reps,
+            sigma=None if m in data else sigma,
+            bandwidth=bandwidth,
+            n_jobs=n_jobs,
+            progress=progress,
+        )
+        for m in regressions
+    }
     return configs, results
 
 
@@ -304,9 +344,17 @@ def family_summary(result, reference: int = 0) -> dict:
     diff = result.differences_from(reference)
     step = result.steps()
     return {
-        "imse": result.mean, "se": result.se, "rel": rel.mean, "rel_se": rel.se,
-        "diff": diff.mean, "diff_se": diff.se, "z": diff.z,
-        "step": step.mean, "step_se": step.se, "step_z": step.z, "max_step_z": float(np.max(step.z)),
+        "imse": result.mean,
+        "se": result.se,
+        "rel": rel.mean,
+        "rel_se": rel.se,
+        "diff": diff.mean,
+        "diff_se": diff.se,
+        "z": diff.z,
+        "step": step.mean,
+        "step_se": step.se,
+        "step_z": step.z,
+        "max_step_z": float(np.max(step.z)),
     }
 
 
@@ -355,15 +403,19 @@ def rank_correlation_se(hdi, result, n_boot: int = 200, seed=0) -> float:
     hdi = _hdi(hdi, E)
     rng = np.random.default_rng(as_seed_sequence(seed))  # an explicit int (None would differ run to run)
     R = E.shape[1]
-    rho = [spearmanr(hdi, E[:, rng.integers(0, R, R)].mean(axis=1)).statistic for _ in range(positive_int(n_boot, "n_boot", minimum=2, maximum=MAX_REPLICATES, what="resamples"))]
+    rho = [
+        spearmanr(hdi, E[:, rng.integers(0, R, R)].mean(axis=1)).statistic
+        for _ in range(positive_int(n_boot, "n_boot", minimum=2, maximum=MAX_REPLICATES, what="resamples"))
+    ]
     return float(np.std(rho, ddof=1))
 
 
 # --------------------------------------------------------------------------- matched HDI
 
 
-def matched_hdi_configuration(target: float, rng, d: int = 6, d_k: int = 2, n_heads: int = 3,
-                              max_tries: int = 1000) -> np.ndarray:
+def matched_hdi_configuration(
+    target: float, rng, d: int = 6, d_k: int = 2, n_heads: int = 3, max_tries: int = 1000
+) -> np.ndarray:
     """One random configuration whose HDI_PA equals ``target`` (to 1e-12), ``(H, d, d_k)``.
 
     Draws a shared Haar frame ``U``, Haar frames ``Z_j`` and mixing weights
@@ -386,8 +438,10 @@ def matched_hdi_configuration(target: float, rng, d: int = 6, d_k: int = 2, n_he
         raise ValueError(f"d_k: expected at most d = {d}, got {d_k}")
     bound = hdi_upper_bound(d, d_k, n_heads)
     if target > bound:
-        raise ValueError(f"target: {target} is above the largest HDI_PA of {n_heads} heads of d_k = {d_k} in d = {d} "
-                         f"(the frame bound {bound:.6g}); no configuration reaches it")
+        raise ValueError(
+            f"target: {target} is above the largest HDI_PA of {n_heads} heads of d_k = {d_k} in d = {d} "
+            f"(the frame bound {bound:.6g}); no configuration reaches it"
+        )
     for _ in range(max_tries):
         U = _heads.haar_basis(d, d_k, rng)
         Z = [_heads.haar_basis(d, d_k, rng) for _ in range(n_heads)]
@@ -404,8 +458,10 @@ def matched_hdi_configuration(target: float, rng, d: int = 6, d_k: int = 2, n_he
             mid = 0.5 * (lo + hi)
             lo, hi = (mid, hi) if head_diversity_index(config(mid)) < target else (lo, mid)
         return config(hi)
-    raise ValueError(f"target: no configuration reached HDI_PA {target} in {max_tries} draws (d = {d}, d_k = {d_k}, "
-                     f"H = {n_heads}); choose a smaller target")
+    raise ValueError(
+        f"target: no configuration reached HDI_PA {target} in {max_tries} draws (d = {d}, d_k = {d_k}, "
+        f"H = {n_heads}); choose a smaller target"
+    )
 
 
 def matched_hdi_configurations(targets, n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads: int = 3) -> dict:
@@ -436,8 +492,9 @@ def heterogeneity(result, n_boot: int = 200, seed=0) -> dict:
     E = _check_result(result)
     K, R = E.shape
     if K < 2 or R <= K:
-        raise ValueError(f"result: expected at least 2 configurations and more replicates than configurations, "
-                         f"got {K} and {R}")
+        raise ValueError(
+            f"result: expected at least 2 configurations and more replicates than configurations, got {K} and {R}"
+        )
     contrasts = E[:-1] - E[-1]
     c = contrasts.mean(axis=1)
     S = np.atleast_2d(np.cov(contrasts))
@@ -453,10 +510,20 @@ def heterogeneity(result, n_boot: int = 200, seed=0) -> dict:
         return 100.0 * np.sqrt(max(tau2, 0.0)) / means.mean()
 
     rng = np.random.default_rng(as_seed_sequence(seed))  # an explicit int (None would differ run to run)
-    boot = [tau_pct(E[:, rng.integers(0, R, R)]) for _ in range(positive_int(n_boot, "n_boot", minimum=2, maximum=MAX_REPLICATES, what="resamples"))]
+    boot = [
+        tau_pct(E[:, rng.integers(0, R, R)])
+        for _ in range(positive_int(n_boot, "n_boot", minimum=2, maximum=MAX_REPLICATES, what="resamples"))
+    ]
     means = E.mean(axis=1)
-    return {"T2": T2, "p": p, "K": K, "R": R, "tau_pct": tau_pct(E), "tau_se_pct": float(np.std(boot, ddof=1)),
-            "spread_pct": float(100.0 * (means.max() - means.min()) / means.mean())}
+    return {
+        "T2": T2,
+        "p": p,
+        "K": K,
+        "R": R,
+        "tau_pct": tau_pct(E),
+        "tau_se_pct": float(np.std(boot, ddof=1)),
+        "spread_pct": float(100.0 * (means.max() - means.min()) / means.mean()),
+    }
 
 
 # --------------------------------------------------------------------------- verdict rules
@@ -487,15 +554,21 @@ def printed_identical_verdict(identical_value: float, d_k: int):
     """The printed index is 0 for identical heads: fails when identical orthonormal heads score away from 0."""
     bad = abs(identical_value) > EXACT_TOL
     formula = ", which is 1 - 1/d_k" if abs(identical_value - (1.0 - 1.0 / d_k)) <= EXACT_TOL else ""
-    finding = (f"the printed HDI of identical orthonormal heads is {identical_value:.3f} at d_k = {d_k}{formula}, "
-               "not 0" if bad else f"the printed HDI of identical orthonormal heads is 0 at d_k = {d_k}")
-    return _verdict(claim="hdi-definition/printed-identical-zero", finding=finding,
-                    statement="The printed HDI equals 0 for identical heads",
-                    verdict=FAILS if bad else HOLDS,
-                    criterion=f"exact value for identical orthonormal heads (d_k = {d_k}) against 0, rounding "
-                              f"tolerance {EXACT_TOL:g}",
-                    statistics=(_stat("printed HDI of identical heads", identical_value),),
-                    detectable=None if bad else EXACT_TOL)
+    finding = (
+        f"the printed HDI of identical orthonormal heads is {identical_value:.3f} at d_k = {d_k}{formula}, not 0"
+        if bad
+        else f"the printed HDI of identical orthonormal heads is 0 at d_k = {d_k}"
+    )
+    return _verdict(
+        claim="hdi-definition/printed-identical-zero",
+        finding=finding,
+        statement="The printed HDI equals 0 for identical heads",
+        verdict=FAILS if bad else HOLDS,
+        criterion=f"exact value for identical orthonormal heads (d_k = {d_k}) against 0, rounding "
+        f"tolerance {EXACT_TOL:g}",
+        statistics=(_stat("printed HDI of identical heads", identical_value),),
+        detectable=None if bad else EXACT_TOL,
+    )
 
 
 @checked(values=V.named(V.number))
@@ -504,13 +577,18 @@ def printed_range_verdict(values: dict):
     low_kind = min(values, key=values.get)
     high_kind = max(values, key=values.get)
     bad = values[low_kind] < -EXACT_TOL or values[high_kind] > 1 + EXACT_TOL
-    return _verdict(claim="hdi-definition/printed-unit-range", statement="The printed HDI lies in [0, 1]",
-                    verdict=FAILS if bad else HOLDS,
-                    criterion=f"smallest and largest value over the head kinds and shapes of the table against [0, 1], rounding "
-                              f"tolerance {EXACT_TOL:g}",
-                    statistics=(_stat(f"smallest ({HEAD_TYPE_NAMES.get(low_kind, low_kind)})", values[low_kind]),
-                                _stat(f"largest ({HEAD_TYPE_NAMES.get(high_kind, high_kind)})", values[high_kind])),
-                    detectable=None if bad else EXACT_TOL)
+    return _verdict(
+        claim="hdi-definition/printed-unit-range",
+        statement="The printed HDI lies in [0, 1]",
+        verdict=FAILS if bad else HOLDS,
+        criterion=f"smallest and largest value over the head kinds and shapes of the table against [0, 1], rounding "
+        f"tolerance {EXACT_TOL:g}",
+        statistics=(
+            _stat(f"smallest ({HEAD_TYPE_NAMES.get(low_kind, low_kind)})", values[low_kind]),
+            _stat(f"largest ({HEAD_TYPE_NAMES.get(high_kind, high_kind)})", values[high_kind]),
+        ),
+        detectable=None if bad else EXACT_TOL,
+    )
 
 
 @checked(unit_value=V.number, doubled_value=V.number)
@@ -518,12 +596,14 @@ def printed_scale_verdict(unit_value: float, doubled_value: float):
     """The printed index describes the subspaces, so rescaling the heads leaves it unchanged."""
     diff = doubled_value - unit_value
     bad = abs(diff) > EXACT_TOL
-    return _verdict(claim="hdi-definition/printed-scale-free",
-                    statement="The printed HDI does not change when the heads are rescaled",
-                    verdict=FAILS if bad else HOLDS,
-                    criterion=f"identical heads times 2 against identical heads, rounding tolerance {EXACT_TOL:g}",
-                    statistics=(_stat("change when the heads are doubled", diff),),
-                    detectable=None if bad else EXACT_TOL)
+    return _verdict(
+        claim="hdi-definition/printed-scale-free",
+        statement="The printed HDI does not change when the heads are rescaled",
+        verdict=FAILS if bad else HOLDS,
+        criterion=f"identical heads times 2 against identical heads, rounding tolerance {EXACT_TOL:g}",
+        statistics=(_stat("change when the heads are doubled", diff),),
+        detectable=None if bad else EXACT_TOL,
+    )
 
 
 @checked(deviations=V.named(V.nonnegative))
@@ -533,13 +613,15 @@ def pa_properties_verdict(deviations: dict):
     ``deviations``: ``{what: |value - required|}`` (0 where a value lies inside [0, 1])."""
     worst = max(deviations, key=deviations.get)
     bad = deviations[worst] > EXACT_TOL
-    return _verdict(claim="hdi-definition/pa-properties", role=V.SIDE_CHECK,
-                    statement="HDI_PA is 0 for identical heads, 1 for orthogonal heads, lies in [0, 1] and is scale free",
-                    verdict=FAILS if bad else HOLDS,
-                    criterion=f"largest deviation over the checks ({', '.join(deviations)}), rounding tolerance "
-                              f"{EXACT_TOL:g}",
-                    statistics=(_stat(f"largest deviation ({worst})", deviations[worst]),),
-                    detectable=None if bad else EXACT_TOL)
+    return _verdict(
+        claim="hdi-definition/pa-properties",
+        role=V.SIDE_CHECK,
+        statement="HDI_PA is 0 for identical heads, 1 for orthogonal heads, lies in [0, 1] and is scale free",
+        verdict=FAILS if bad else HOLDS,
+        criterion=f"largest deviation over the checks ({', '.join(deviations)}), rounding tolerance {EXACT_TOL:g}",
+        statistics=(_stat(f"largest deviation ({worst})", deviations[worst]),),
+        detectable=None if bad else EXACT_TOL,
+    )
 
 
 @checked(covariance=V.number, se=V.standard_error, correlation=V.number)
@@ -548,13 +630,17 @@ def affine_bound_verdict(covariance: float, se: float, correlation: float):
     covariance between heads: fails when orthogonal heads covary positively beyond 3 s.e.  The check can
     only refute the bound (it reads one point of it); otherwise "undecided"."""
     bad = covariance > N_SE * se
-    return _verdict(claim="thm-4.2/affine-bound",
-                    statement="MSE <= B^2 + V/H + (1 - 1/H) K (1 - HDI) with the constant K of Lemma 4.1",
-                    verdict=FAILS if bad else UNDECIDED,
-                    criterion="at HDI = 1 the bound equals B^2 + V/H, so it needs the integrated covariance of "
-                              "orthogonal heads to be <= 0; a covariance above 3 s.e. refutes it",
-                    statistics=(_stat("integrated covariance of orthogonal heads", covariance, se),
-                                _stat("as a correlation", correlation)))
+    return _verdict(
+        claim="thm-4.2/affine-bound",
+        statement="MSE <= B^2 + V/H + (1 - 1/H) K (1 - HDI) with the constant K of Lemma 4.1",
+        verdict=FAILS if bad else UNDECIDED,
+        criterion="at HDI = 1 the bound equals B^2 + V/H, so it needs the integrated covariance of "
+        "orthogonal heads to be <= 0; a covariance above 3 s.e. refutes it",
+        statistics=(
+            _stat("integrated covariance of orthogonal heads", covariance, se),
+            _stat("as a correlation", correlation),
+        ),
+    )
 
 
 def isotropic_premises(models, configs) -> tuple:
@@ -568,12 +654,16 @@ def isotropic_premises(models, configs) -> tuple:
     from ..infra.premises import merge
 
     models = list(sequence(models, "models", "data models"))
-    configs = [c if isinstance(c, _heads.HeadConfig) else _heads.HeadConfig(c)
-               for c in sequence(configs, "configs", "head configurations")]
+    configs = [
+        c if isinstance(c, _heads.HeadConfig) else _heads.HeadConfig(c)
+        for c in sequence(configs, "configs", "head configurations")
+    ]
     if not models or not configs:
         raise ValueError("models: expected at least one data model and one head configuration")
-    return merge(*(P.rotation_invariant_data(m) for m in models),
-                 *((P.orthonormal_heads(c), P.uniform_averaging(c)) for c in configs))
+    return merge(
+        *(P.rotation_invariant_data(m) for m in models),
+        *((P.orthonormal_heads(c), P.uniform_averaging(c)) for c in configs),
+    )
 
 
 #: The size of a rise of the IMSE that matters for the monotonicity claims, in per cent of the IMSE it
@@ -598,19 +688,33 @@ def identical_worst_verdict(max_z: float, max_se_pct: float, where: str, premise
     (under the premises) when none is and the run could see an excess of :data:`RISE_TOL_PCT`;
     undecided otherwise."""
     verdict, detectable = _rise_power(FAILS if max_z > N_SE else HOLDS_UNDER, max_se_pct)
-    return _verdict(claim="thm-4.2/identical-worst", statement="Identical heads have the largest IMSE (isotropic m and inputs)",
-                    verdict=verdict, premises=premises,
-                    criterion=f"largest z-score of IMSE(c) - IMSE(identical) over every configuration of the isoclinic "
-                              f"families and the random configurations: above 3 fails; otherwise holds when 3 s.e. is "
-                              f"below {RISE_TOL_PCT:g} % of IMSE(identical), else undecided",
-                    statistics=(_stat(f"largest z-score ({where})", max_z),), detectable=detectable,
-                    tolerance=RISE_TOL_PCT, unit="%")
+    return _verdict(
+        claim="thm-4.2/identical-worst",
+        statement="Identical heads have the largest IMSE (isotropic m and inputs)",
+        verdict=verdict,
+        premises=premises,
+        criterion=f"largest z-score of IMSE(c) - IMSE(identical) over every configuration of the isoclinic "
+        f"families and the random configurations: above 3 fails; otherwise holds when 3 s.e. is "
+        f"below {RISE_TOL_PCT:g} % of IMSE(identical), else undecided",
+        statistics=(_stat(f"largest z-score ({where})", max_z),),
+        detectable=detectable,
+        tolerance=RISE_TOL_PCT,
+        unit="%",
+    )
 
 
-@checked(max_step_z=V.number, max_step_se_pct=V.standard_error, end_z=V.number, end_rel_pct=V.number,
-         where=V.text, premises=V.premise_list, profile=V.note)
-def families_verdict(max_step_z: float, max_step_se_pct: float, end_z: float, end_rel_pct: float, where: str,
-                    premises, profile: str = ""):
+@checked(
+    max_step_z=V.number,
+    max_step_se_pct=V.standard_error,
+    end_z=V.number,
+    end_rel_pct=V.number,
+    where=V.text,
+    premises=V.premise_list,
+    profile=V.note,
+)
+def families_verdict(
+    max_step_z: float, max_step_se_pct: float, end_z: float, end_rel_pct: float, where: str, premises, profile: str = ""
+):
     """IMSE non-increasing along the isoclinic pair and star families (the isotropic reading).
 
     ``max_step_z``: the largest z-score of a step (more diverse minus less diverse) over the families and
@@ -628,23 +732,36 @@ def families_verdict(max_step_z: float, max_step_se_pct: float, end_z: float, en
     else:
         verdict = UNDECIDED
     verdict, detectable = _rise_power(verdict, max_step_se_pct)
-    end = (f"falls by at least {-end_rel_pct:.1f} %" if end_rel_pct < 0 else f"changes by {end_rel_pct:+.1f} %")
+    end = f"falls by at least {-end_rel_pct:.1f} %" if end_rel_pct < 0 else f"changes by {end_rel_pct:+.1f} %"
     if verdict == FAILS:
-        finding = (f"the IMSE is not monotone in HDI_PA along the isoclinic families: it rises by {max_step_z:.1f} "
-                   f"s.e. ({where}), although from identical to orthogonal heads it {end} (z {end_z:.1f})"
-                   + (f"; {profile}" if profile else ""))
+        finding = (
+            f"the IMSE is not monotone in HDI_PA along the isoclinic families: it rises by {max_step_z:.1f} "
+            f"s.e. ({where}), although from identical to orthogonal heads it {end} (z {end_z:.1f})"
+            + (f"; {profile}" if profile else "")
+        )
     else:
-        finding = (f"no step along the isoclinic families raises the IMSE by 3 s.e. (largest z {max_step_z:.1f}, "
-                   f"{where}), and from identical to orthogonal heads it {end} (z {end_z:.1f})")
-    return _verdict(claim="thm-4.2/isotropic-families",
-                    statement="The IMSE does not increase with HDI_PA along the isoclinic families (isotropic m)",
-                    verdict=verdict, premises=premises,
-                    criterion=f"largest z-score of a step (more diverse minus less diverse) above 3 fails; otherwise "
-                              f"holds when the most positive identical-to-orthogonal z-score is below -3 and 3 s.e. of a "
-                              f"step is below {RISE_TOL_PCT:g} % of the IMSE, else undecided",
-                    statistics=(_stat("largest step z-score", max_step_z), _stat("identical-to-orthogonal z-score", end_z),
-                                _stat("identical-to-orthogonal change, least favourable", end_rel_pct, unit="%")),
-                    detectable=detectable, tolerance=RISE_TOL_PCT, unit="%", finding=finding)
+        finding = (
+            f"no step along the isoclinic families raises the IMSE by 3 s.e. (largest z {max_step_z:.1f}, "
+            f"{where}), and from identical to orthogonal heads it {end} (z {end_z:.1f})"
+        )
+    return _verdict(
+        claim="thm-4.2/isotropic-families",
+        statement="The IMSE does not increase with HDI_PA along the isoclinic families (isotropic m)",
+        verdict=verdict,
+        premises=premises,
+        criterion=f"largest z-score of a step (more diverse minus less diverse) above 3 fails; otherwise "
+        f"holds when the most positive identical-to-orthogonal z-score is below -3 and 3 s.e. of a "
+        f"step is below {RISE_TOL_PCT:g} % of the IMSE, else undecided",
+        statistics=(
+            _stat("largest step z-score", max_step_z),
+            _stat("identical-to-orthogonal z-score", end_z),
+            _stat("identical-to-orthogonal change, least favourable", end_rel_pct, unit="%"),
+        ),
+        detectable=detectable,
+        tolerance=RISE_TOL_PCT,
+        unit="%",
+        finding=finding,
+    )
 
 
 def family_profile(summary: dict, deg, every: float = 30.0) -> str:
@@ -659,26 +776,36 @@ def family_profile(summary: dict, deg, every: float = 30.0) -> str:
         raise ValueError(f"deg: expected one angle per configuration of the family ({len(summary.get('rel', ()))})")
     at = [i for i in range(1, deg.size) if abs(deg[i] / every - round(deg[i] / every)) < 1e-9] or [deg.size - 1]
     change = ", ".join(f"{100 * summary['rel'][i]:+.1f} % at {deg[i]:g} deg" for i in at)
-    rises = [f"{deg[i]:g} to {deg[i + 1]:g} deg (z {summary['step_z'][i]:+.1f})"
-             for i in range(deg.size - 1) if summary["step_z"][i] > N_SE]
-    return (f"IMSE change against identical heads {change}"
-            + (f"; steps that rise by 3 s.e.: {', '.join(rises)}" if rises else "; no step rises by 3 s.e."))
+    rises = [
+        f"{deg[i]:g} to {deg[i + 1]:g} deg (z {summary['step_z'][i]:+.1f})"
+        for i in range(deg.size - 1)
+        if summary["step_z"][i] > N_SE
+    ]
+    return f"IMSE change against identical heads {change}" + (
+        f"; steps that rise by 3 s.e.: {', '.join(rises)}" if rises else "; no step rises by 3 s.e."
+    )
 
 
 @checked(rel_pct=V.number, rel_se_pct=V.standard_error, z=V.number)
 def anisotropic_verdict(rel_pct: float, rel_se_pct: float, z: float):
     """IMSE non-increasing in HDI for anisotropic m: fails when orthogonal heads are worse than identical
     ones by more than 3 s.e.; the check can only refute."""
-    finding = (f"for an anisotropic m the IMSE rises with HDI_PA: orthogonal heads are worse than identical ones by "
-               f"{rel_pct:+.1f} ± {rel_se_pct:.1f} % (z {z:.1f}), so Theorem 4.2 needs an isotropic m" if z > N_SE else
-               f"for an anisotropic m orthogonal heads and identical ones differ by {rel_pct:+.1f} ± {rel_se_pct:.1f} % "
-               f"(z {z:.1f})")
-    return _verdict(claim="thm-4.2/anisotropic", finding=finding,
-                    statement="The IMSE does not increase with HDI_PA for an anisotropic m",
-                    verdict=FAILS if z > N_SE else UNDECIDED,
-                    criterion="z-score of IMSE(orthogonal) - IMSE(identical) along the isoclinic families (the "
-                              "smaller of the two) against 3",
-                    statistics=(_stat("IMSE change identical to orthogonal", rel_pct, rel_se_pct, "%"), _stat("z", z)))
+    finding = (
+        f"for an anisotropic m the IMSE rises with HDI_PA: orthogonal heads are worse than identical ones by "
+        f"{rel_pct:+.1f} ± {rel_se_pct:.1f} % (z {z:.1f}), so Theorem 4.2 needs an isotropic m"
+        if z > N_SE
+        else f"for an anisotropic m orthogonal heads and identical ones differ by {rel_pct:+.1f} ± {rel_se_pct:.1f} % "
+        f"(z {z:.1f})"
+    )
+    return _verdict(
+        claim="thm-4.2/anisotropic",
+        finding=finding,
+        statement="The IMSE does not increase with HDI_PA for an anisotropic m",
+        verdict=FAILS if z > N_SE else UNDECIDED,
+        criterion="z-score of IMSE(orthogonal) - IMSE(identical) along the isoclinic families (the "
+        "smaller of the two) against 3",
+        statistics=(_stat("IMSE change identical to orthogonal", rel_pct, rel_se_pct, "%"), _stat("z", z)),
+    )
 
 
 @checked(rel_pct=V.named(V.number), rel_se_pct=V.named(V.standard_error), z=V.named(V.number))
@@ -688,17 +815,30 @@ def equal_hdi_verdict(rel_pct: dict, rel_se_pct: dict, z: dict):
     shown by one pair)."""
     _same_keys(z, rel_pct=rel_pct, rel_se_pct=rel_se_pct)
     bad = any(abs(v) > N_SE for v in z.values())
-    stats = tuple(s for m in z for s in (_stat(f"P vs Q, {regression_label(m)}", rel_pct[m], rel_se_pct[m], "%"),
-                                         _stat(f"z, {regression_label(m)}", z[m])))
+    stats = tuple(
+        s
+        for m in z
+        for s in (
+            _stat(f"P vs Q, {regression_label(m)}", rel_pct[m], rel_se_pct[m], "%"),
+            _stat(f"z, {regression_label(m)}", z[m]),
+        )
+    )
     top = max(z, key=lambda m: abs(z[m]))
     gap = f"{rel_pct[top]:+.1f} ± {rel_se_pct[top]:.1f} % for {regression_label(top)} (z {z[top]:.1f})"
-    finding = (f"two configurations with the same HDI_PA = 1/2 have different IMSEs: P against Q {gap}, so the IMSE "
-               "is not a function of HDI_PA alone" if bad else
-               f"the two configurations with HDI_PA = 1/2 do not differ by 3 paired s.e. (P against Q {gap})")
-    return _verdict(claim="thm-4.2/equal-hdi", statement="Configurations with equal HDI_PA have equal IMSE", finding=finding,
-                    verdict=FAILS if bad else UNDECIDED,
-                    criterion="|z| of IMSE(P) - IMSE(Q) (both HDI_PA = 1/2) against 3, for each isotropic m",
-                    statistics=stats)
+    finding = (
+        f"two configurations with the same HDI_PA = 1/2 have different IMSEs: P against Q {gap}, so the IMSE "
+        "is not a function of HDI_PA alone"
+        if bad
+        else f"the two configurations with HDI_PA = 1/2 do not differ by 3 paired s.e. (P against Q {gap})"
+    )
+    return _verdict(
+        claim="thm-4.2/equal-hdi",
+        statement="Configurations with equal HDI_PA have equal IMSE",
+        finding=finding,
+        verdict=FAILS if bad else UNDECIDED,
+        criterion="|z| of IMSE(P) - IMSE(Q) (both HDI_PA = 1/2) against 3, for each isotropic m",
+        statistics=stats,
+    )
 
 
 @checked(rel_pct=V.named(V.number), rel_se_pct=V.named(V.standard_error), z=V.named(V.number), hdi_gap=V.number)
@@ -707,19 +847,35 @@ def higher_hdi_verdict(rel_pct: dict, rel_se_pct: dict, z: dict, hdi_gap: float)
     (higher HDI) is worse than Q by more than 3 paired s.e. for some isotropic m."""
     _same_keys(z, rel_pct=rel_pct, rel_se_pct=rel_se_pct)
     bad = any(v > N_SE for v in z.values())
-    stats = tuple(s for m in z for s in (_stat(f"P' vs Q, {regression_label(m)}", rel_pct[m], rel_se_pct[m], "%"),
-                                         _stat(f"z, {regression_label(m)}", z[m])))
-    return _verdict(claim="thm-4.2/higher-hdi-higher-imse",
-                    statement="A configuration with higher HDI_PA never has a higher IMSE (isotropic m)",
-                    verdict=FAILS if bad else UNDECIDED,
-                    criterion=f"z of IMSE(P') - IMSE(Q) against 3 for each isotropic m; P' has HDI_PA higher by {hdi_gap:.3f}",
-                    statistics=stats)
+    stats = tuple(
+        s
+        for m in z
+        for s in (
+            _stat(f"P' vs Q, {regression_label(m)}", rel_pct[m], rel_se_pct[m], "%"),
+            _stat(f"z, {regression_label(m)}", z[m]),
+        )
+    )
+    return _verdict(
+        claim="thm-4.2/higher-hdi-higher-imse",
+        statement="A configuration with higher HDI_PA never has a higher IMSE (isotropic m)",
+        verdict=FAILS if bad else UNDECIDED,
+        criterion=f"z of IMSE(P') - IMSE(Q) against 3 for each isotropic m; P' has HDI_PA higher by {hdi_gap:.3f}",
+        statistics=stats,
+    )
 
 
-@checked(rho=V.number, rho_se=V.standard_error, n_violations=V.count, expected=V.nonnegative,
-         n_pairs=V.count, max_se_pct=V.standard_error, premises=V.premise_list)
-def random_verdict(rho: float, rho_se: float, n_violations: int, expected: float, n_pairs: int, max_se_pct: float,
-                  premises):
+@checked(
+    rho=V.number,
+    rho_se=V.standard_error,
+    n_violations=V.count,
+    expected=V.nonnegative,
+    n_pairs=V.count,
+    max_se_pct=V.standard_error,
+    premises=V.premise_list,
+)
+def random_verdict(
+    rho: float, rho_se: float, n_violations: int, expected: float, n_pairs: int, max_se_pct: float, premises
+):
     """IMSE non-increasing in HDI over random configurations (the isotropic reading).
 
     Fails when the significant violations (higher HDI, IMSE higher by 3 paired
@@ -733,7 +889,9 @@ def random_verdict(rho: float, rho_se: float, n_violations: int, expected: float
     if n_violations > n_pairs:
         raise ValueError(f"n_violations: at most n_pairs = {n_pairs} pairs can violate, got {brief(n_violations)}")
     if expected > n_pairs:
-        raise ValueError(f"expected: at most n_pairs = {n_pairs} violations can be expected by chance, got {brief(expected)}")
+        raise ValueError(
+            f"expected: at most n_pairs = {n_pairs} violations can be expected by chance, got {brief(expected)}"
+        )
     allowed = int(poisson.ppf(1 - CHANCE_LEVEL, expected))
     if n_violations > allowed:
         verdict = FAILS
@@ -742,16 +900,24 @@ def random_verdict(rho: float, rho_se: float, n_violations: int, expected: float
     else:
         verdict = UNDECIDED
     verdict, detectable = _rise_power(verdict, max_se_pct)
-    return _verdict(claim="thm-4.2/random-configurations",
-                    statement="Over random configurations the IMSE does not increase with HDI_PA (isotropic m)",
-                    verdict=verdict, premises=premises,
-                    criterion=f"significant violations among {n_pairs} ordered pairs with an HDI gap above 0.02 against "
-                              f"{allowed} (99.9 % Poisson quantile of the {expected:.2f} expected by chance): more fails; "
-                              "otherwise holds when the Spearman correlation is below 0 by 3 bootstrap s.e. and 3 paired "
-                              f"s.e. is below {RISE_TOL_PCT:g} % of the IMSE, else undecided",
-                    statistics=(_stat("Spearman correlation", rho, rho_se), _stat("significant violations", n_violations),
-                                _stat("expected by chance", expected)),
-                    detectable=detectable, tolerance=RISE_TOL_PCT, unit="%")
+    return _verdict(
+        claim="thm-4.2/random-configurations",
+        statement="Over random configurations the IMSE does not increase with HDI_PA (isotropic m)",
+        verdict=verdict,
+        premises=premises,
+        criterion=f"significant violations among {n_pairs} ordered pairs with an HDI gap above 0.02 against "
+        f"{allowed} (99.9 % Poisson quantile of the {expected:.2f} expected by chance): more fails; "
+        "otherwise holds when the Spearman correlation is below 0 by 3 bootstrap s.e. and 3 paired "
+        f"s.e. is below {RISE_TOL_PCT:g} % of the IMSE, else undecided",
+        statistics=(
+            _stat("Spearman correlation", rho, rho_se),
+            _stat("significant violations", n_violations),
+            _stat("expected by chance", expected),
+        ),
+        detectable=detectable,
+        tolerance=RISE_TOL_PCT,
+        unit="%",
+    )
 
 
 #: The Poisson tail beyond which a count of violations is more than chance (0.1 %: a false alarm of the
@@ -783,15 +949,22 @@ def matched_hdi_verdict(bins: dict):
     of the 3-s.e. rule; undecided otherwise (equality cannot be shown).
     """
     p_adj = min(1.0, min(b["p"] for b in bins.values()) * len(bins))
-    stats = tuple(s for t, b in bins.items() for s in (
-        _stat(f"between-configuration sd at HDI_PA {t:g}", b["tau_pct"], b["tau_se_pct"], "%"),
-        _stat(f"Hotelling p at HDI_PA {t:g}", b["p"])))
-    return _verdict(claim="thm-4.2/matched-hdi",
-                    statement="Random configurations with the same HDI_PA have the same IMSE",
-                    verdict=FAILS if p_adj < P_3SE else UNDECIDED,
-                    criterion=f"Hotelling's T^2 on the paired contrasts within each HDI bin; the smallest p-value times "
-                              f"{len(bins)} bins against {P_3SE:.4f} (the size of the 3-s.e. rule)",
-                    statistics=stats + (_stat("Bonferroni-adjusted p", p_adj),))
+    stats = tuple(
+        s
+        for t, b in bins.items()
+        for s in (
+            _stat(f"between-configuration sd at HDI_PA {t:g}", b["tau_pct"], b["tau_se_pct"], "%"),
+            _stat(f"Hotelling p at HDI_PA {t:g}", b["p"]),
+        )
+    )
+    return _verdict(
+        claim="thm-4.2/matched-hdi",
+        statement="Random configurations with the same HDI_PA have the same IMSE",
+        verdict=FAILS if p_adj < P_3SE else UNDECIDED,
+        criterion=f"Hotelling's T^2 on the paired contrasts within each HDI bin; the smallest p-value times "
+        f"{len(bins)} bins against {P_3SE:.4f} (the size of the 3-s.e. rule)",
+        statistics=stats + (_stat("Bonferroni-adjusted p", p_adj),),
+    )
 
 
 @checked(parts=V.records)
@@ -800,22 +973,27 @@ def as_stated_verdict(parts):
     it fails; undecided otherwise (such a statement cannot be confirmed by finitely many checks)."""
     parts = V.records(parts, "parts")
     failed = [r.claim for r in parts if r.fails]
-    return _verdict(claim="thm-4.2/as-stated",
-                    statement="The MSE of multi-head attention is a non-increasing function of the HDI",
-                    verdict=FAILS if failed else UNDECIDED,
-                    criterion=f"fails when any of the {len(parts)} parts that test it fails, else undecided",
-                    statistics=(_stat("parts that fail", len(failed)),))
+    return _verdict(
+        claim="thm-4.2/as-stated",
+        statement="The MSE of multi-head attention is a non-increasing function of the HDI",
+        verdict=FAILS if failed else UNDECIDED,
+        criterion=f"fails when any of the {len(parts)} parts that test it fails, else undecided",
+        statistics=(_stat("parts that fail", len(failed)),),
+    )
 
 
 @checked(min_diff=V.number, se=V.standard_error, min_z=V.number)
 def attention_verdict(min_diff: float, se: float, min_z: float):
     """Sensitivity: plain softmax attention at beta = 1/sqrt(d_k) improves on the training mean at some HDI."""
-    return _verdict(claim="thm-4.2/plain-attention-benefit", role=V.SIDE_CHECK,
-                    statement="Plain softmax attention (beta = 1/sqrt(d_k)) beats the training mean at some HDI_PA",
-                    verdict=significant_effect(min_diff, se, sign=-1),
-                    criterion="the smallest IMSE(attention) - IMSE(training mean) over the angles: below -3 s.e. holds, "
-                              "above +3 s.e. fails",
-                    statistics=(_stat("smallest difference", min_diff, se), _stat("z", min_z)))
+    return _verdict(
+        claim="thm-4.2/plain-attention-benefit",
+        role=V.SIDE_CHECK,
+        statement="Plain softmax attention (beta = 1/sqrt(d_k)) beats the training mean at some HDI_PA",
+        verdict=significant_effect(min_diff, se, sign=-1),
+        criterion="the smallest IMSE(attention) - IMSE(training mean) over the angles: below -3 s.e. holds, "
+        "above +3 s.e. fails",
+        statistics=(_stat("smallest difference", min_diff, se), _stat("z", min_z)),
+    )
 
 
 # --------------------------------------------------------------------------- parameters and names
@@ -856,12 +1034,38 @@ CONSTRAINTS = (_P.product_at_most(("random_H", "random_d_k"), "random_d"),)
 #: star and plain-attention families, replicates of the equal-HDI, random, matched-HDI and covariance
 #: experiments, random configurations, Haar draws per H, test points per replicate.
 SIZES = dict(
-    quick=dict(step_deg=15, pair_rep=80, star_deg=30, star_rep=50, equal_rep=500, n_configs=12, random_rep=100,
-               attn_deg=30, attn_rep=60, haar_draws=10, n_test=200, cov_rep=100, cov_points=40,
-               matched_rep=150),
-    paper=dict(step_deg=7.5, pair_rep=400, star_deg=15, star_rep=200, equal_rep=1600, n_configs=24, random_rep=600,
-               attn_deg=15, attn_rep=200, haar_draws=40, n_test=300, cov_rep=400, cov_points=40,
-               matched_rep=500),
+    quick=dict(
+        step_deg=15,
+        pair_rep=80,
+        star_deg=30,
+        star_rep=50,
+        equal_rep=500,
+        n_configs=12,
+        random_rep=100,
+        attn_deg=30,
+        attn_rep=60,
+        haar_draws=10,
+        n_test=200,
+        cov_rep=100,
+        cov_points=40,
+        matched_rep=150,
+    ),
+    paper=dict(
+        step_deg=7.5,
+        pair_rep=400,
+        star_deg=15,
+        star_rep=200,
+        equal_rep=1600,
+        n_configs=24,
+        random_rep=600,
+        attn_deg=15,
+        attn_rep=200,
+        haar_draws=40,
+        n_test=300,
+        cov_rep=400,
+        cov_points=40,
+        matched_rep=500,
+    ),
 )
 
 #: The experiments fed by the children of ``SeedSequence(seed)``, in spawn order (:func:`setup`).
@@ -881,14 +1085,20 @@ def setup(nb) -> tuple:
     from ..infra.notebook import start
 
     params, sizes, streams = start(nb, PARAMETERS, CONSTRAINTS, SIZES, len(STREAMS))
-    model = {m: data.data_model(m, params["inputs"], params["noise"], params["sigma"])
-             for m in (*params["isotropic_regressions"], params["anisotropic_regression"], params["random_regression"])}
+    model = {
+        m: data.data_model(m, params["inputs"], params["noise"], params["sigma"])
+        for m in (*params["isotropic_regressions"], params["anisotropic_regression"], params["random_regression"])
+    }
     return params, model, sizes, streams
+
 
 #: How the figures and tables name the catalogue's regression functions (defined in the chapter's text).
 REGRESSION_LABELS = {
-    "iso_exp": r"$m_{\exp}$", "iso_cos": r"$m_{\cos,1.5}$", "iso_cos6": r"$m_{\cos,1.2}$",
-    "aniso": r"$m_{\mathrm{aniso}}$", "blind": r"$m_{e_1}$",
+    "iso_exp": r"$m_{\exp}$",
+    "iso_cos": r"$m_{\cos,1.5}$",
+    "iso_cos6": r"$m_{\cos,1.2}$",
+    "aniso": r"$m_{\mathrm{aniso}}$",
+    "blind": r"$m_{e_1}$",
 }
 
 
@@ -907,8 +1117,11 @@ def regression_label(spec) -> str:
         return REGRESSION_LABELS[spec]
     if not isinstance(spec, str):
         return "$m$"
-    if (re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", spec) and not data.GRAMMAR.symbol(spec)
-            and spec not in data.EXPRESSION_FUNCTIONS):
+    if (
+        re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", spec)
+        and not data.GRAMMAR.symbol(spec)
+        and spec not in data.EXPRESSION_FUNCTIONS
+    ):
         # a catalogue function the text gives no symbol, or a name the caller chose
         return r"$m = \mathrm{" + spec.replace("_", r"\_") + "}$"
     try:
@@ -933,8 +1146,10 @@ def head_covariance(estimates) -> tuple:
     dev = est - est.mean(axis=0)
     R = dev.shape[0]
     u = (dev[:, 0] * dev[:, 1]).mean(axis=1) * R / (R - 1)  # per replicate: integrated product of deviations
-    corr = float(np.mean(np.sum(dev[:, 0] * dev[:, 1], 0))
-                 / np.sqrt(np.mean(np.sum(dev[:, 0] ** 2, 0)) * np.mean(np.sum(dev[:, 1] ** 2, 0))))
+    corr = float(
+        np.mean(np.sum(dev[:, 0] * dev[:, 1], 0))
+        / np.sqrt(np.mean(np.sum(dev[:, 0] ** 2, 0)) * np.mean(np.sum(dev[:, 1] ** 2, 0)))
+    )
     return Estimate.from_samples(u), corr
 
 
@@ -964,10 +1179,17 @@ def family_table(summaries: dict):
 
     if not isinstance(summaries, dict) or not summaries:
         raise ValueError(f"summaries: expected a non-empty dict {{m: family_summary(...)}}, got {brief(summaries)}")
-    return tables.show({regression_label(m): {
-        "IMSE at 0°": round(s["imse"][0], 4),
-        "change at 90° (%)": f"{100 * s['rel'][-1]:+.1f} ± {100 * s['rel_se'][-1]:.1f}",
-        "largest step z (above 3: a rise)": round(s["max_step_z"], 1)} for m, s in summaries.items()}, index="$m$")
+    return tables.show(
+        {
+            regression_label(m): {
+                "IMSE at 0°": round(s["imse"][0], 4),
+                "change at 90° (%)": f"{100 * s['rel'][-1]:+.1f} ± {100 * s['rel_se'][-1]:.1f}",
+                "largest step z (above 3: a rise)": round(s["max_step_z"], 1),
+            }
+            for m, s in summaries.items()
+        },
+        index="$m$",
+    )
 
 
 @notebook_helper
@@ -980,8 +1202,10 @@ def equal_hdi_table(equal: dict, equal_hdi: dict):
     from ..infra import tables
 
     if not isinstance(equal, dict) or not equal or not isinstance(equal_hdi, dict):
-        raise ValueError(f"equal, equal_hdi: expected the notebook's dicts of the equal-HDI test, got {brief(equal)}, "
-                         f"{brief(equal_hdi)}")
+        raise ValueError(
+            f"equal, equal_hdi: expected the notebook's dicts of the equal-HDI test, got {brief(equal)}, "
+            f"{brief(equal_hdi)}"
+        )
     rows = {}
     for m, e in equal.items():
         rows[regression_label(m)] = {}
@@ -1006,10 +1230,15 @@ def attention_tables(attn: dict, deg, mean: tuple):
         if any(len(v[key]) != len(deg) for key in ("imse", "se", "z_vs_mean")):
             raise ValueError(f"attn[{k!r}]: expected one value per angle ({len(deg)}) in 'imse', 'se' and 'z_vs_mean'")
     angle = {"angle": [f"{a:g}°" for a in deg]}
-    imse = tables.show(angle | {kernel_label(k): [tables.pm(m, s) for m, s in zip(v["imse"], v["se"])] for k, v in attn.items()},
-                       caption="IMSE ± s.e., by angle of the pair family", note=f"training mean: IMSE {tables.pm(*mean)}")
-    z = tables.show(angle | {kernel_label(k): [f"{z:.1f}" for z in v["z_vs_mean"]] for k, v in attn.items()},
-                    caption="IMSE minus the training mean's, in paired s.e.")
+    imse = tables.show(
+        angle | {kernel_label(k): [tables.pm(m, s) for m, s in zip(v["imse"], v["se"])] for k, v in attn.items()},
+        caption="IMSE ± s.e., by angle of the pair family",
+        note=f"training mean: IMSE {tables.pm(*mean)}",
+    )
+    z = tables.show(
+        angle | {kernel_label(k): [f"{z:.1f}" for z in v["z_vs_mean"]] for k, v in attn.items()},
+        caption="IMSE minus the training mean's, in paired s.e.",
+    )
     return tables.Tables([imse, z])
 
 
@@ -1020,8 +1249,11 @@ def guard_projection_bias(z_aniso: float) -> None:
     for the anisotropic m, so that rise must be significant (z > 3)."""
     from ..infra.verdicts import guard
 
-    guard(bool(z_aniso > N_SE), "the IMSE of the anisotropic m rises with HDI (projection bias of the diverse heads)",
-          f"the identical-to-orthogonal z-score is {z_aniso:.1f}, not above {N_SE:g}")
+    guard(
+        bool(z_aniso > N_SE),
+        "the IMSE of the anisotropic m rises with HDI (projection bias of the diverse heads)",
+        f"the identical-to-orthogonal z-score is {z_aniso:.1f}, not above {N_SE:g}",
+    )
 
 
 # --------------------------------------------------------------------------- the notebook's figure and records
@@ -1043,62 +1275,139 @@ def mse_figure(nb):
 
     nb = Namespace(nb)
     fig, ax = plt.subplot_mosaic([["a", "b"], ["c", "d"], ["e", "f"]], figsize=(figures.TEXT_WIDTH, 3 * 1.7 + 0.4))
-    for (fam, hdi, summ, ls, mk) in [("pair, $H=2$", nb.pair_hdi, nb.pair, "-", "o"), ("star, $H=4$", nb.star_hdi, nb.star, "--", "s")]:
+    for fam, hdi, summ, ls, mk in [
+        ("pair, $H=2$", nb.pair_hdi, nb.pair, "-", "o"),
+        ("star, $H=4$", nb.star_hdi, nb.star, "--", "s"),
+    ]:
         for m, color in zip(nb.ISO, ("C0", "C1")):
-            figures.errorbar(ax["a"], hdi, 100 * summ[m]["rel"], 100 * summ[m]["rel_se"], color=color, linestyle=ls, marker=mk,
-                             ms=3, label=f"{regression_label(m)}, {fam}")
-        figures.errorbar(ax["b"], hdi, 1 + summ[nb.ANISO]["rel"], summ[nb.ANISO]["rel_se"], color="C2", linestyle=ls, marker=mk,
-                         ms=3, label=f"{regression_label(nb.ANISO)}, {fam}")
+            figures.errorbar(
+                ax["a"],
+                hdi,
+                100 * summ[m]["rel"],
+                100 * summ[m]["rel_se"],
+                color=color,
+                linestyle=ls,
+                marker=mk,
+                ms=3,
+                label=f"{regression_label(m)}, {fam}",
+            )
+        figures.errorbar(
+            ax["b"],
+            hdi,
+            1 + summ[nb.ANISO]["rel"],
+            summ[nb.ANISO]["rel_se"],
+            color="C2",
+            linestyle=ls,
+            marker=mk,
+            ms=3,
+            label=f"{regression_label(nb.ANISO)}, {fam}",
+        )
     ax["a"].axhline(0, color="grey", lw=0.6)
     ax["a"].set(xlabel=r"HDI$_{\mathrm{PA}}$", ylabel="IMSE change vs identical (%)", title="(a) isotropic $m$")
     ax["a"].legend(loc="lower left", fontsize=7)
-    ax["b"].set(yscale="log", xlabel=r"HDI$_{\mathrm{PA}}$", ylabel="IMSE / IMSE(identical)", title="(b) anisotropic $m$")
+    ax["b"].set(
+        yscale="log", xlabel=r"HDI$_{\mathrm{PA}}$", ylabel="IMSE / IMSE(identical)", title="(b) anisotropic $m$"
+    )
     ax["b"].set_yticks([1, 1.5, 2, 3, 4, 6], ["1", "1.5", "2", "3", "4", "6"])
     ax["b"].minorticks_off()
     ax["b"].legend(loc="upper left")
 
     for (k, v), color, mk in zip(nb.attn.items(), ("C3", "C4", "C0"), ("v", "^", "o")):
-        figures.errorbar(ax["c"], np.sin(np.radians(nb.attn_deg)) ** 2, v["imse"], v["se"], color=color, marker=mk, ms=3,
-                         label=kernel_label(k))
+        figures.errorbar(
+            ax["c"],
+            np.sin(np.radians(nb.attn_deg)) ** 2,
+            v["imse"],
+            v["se"],
+            color=color,
+            marker=mk,
+            ms=3,
+            label=kernel_label(k),
+        )
     # the training mean's +-2 s.e. is narrower than a line at this scale: drawn as a dashed line, its s.e. in the legend
-    ax["c"].axhline(nb.attn_mean[0], color="grey", lw=1.0, ls="--", label=rf"training mean $\bar Y$ ($\pm${2 * nb.attn_mean[1]:.3f})")
-    ax["c"].set(yscale="log", xlabel=r"HDI$_{\mathrm{PA}}$", ylabel=f"IMSE, {regression_label(nb.ISO[1])}", title="(c) plain attention")
+    ax["c"].axhline(
+        nb.attn_mean[0],
+        color="grey",
+        lw=1.0,
+        ls="--",
+        label=rf"training mean $\bar Y$ ($\pm${2 * nb.attn_mean[1]:.3f})",
+    )
+    ax["c"].set(
+        yscale="log",
+        xlabel=r"HDI$_{\mathrm{PA}}$",
+        ylabel=f"IMSE, {regression_label(nb.ISO[1])}",
+        title="(c) plain attention",
+    )
     ax["c"].set_yticks([0.15, 0.2, 0.3, 0.5, 0.7, 1.0, 2.0], ["0.15", "0.2", "0.3", "0.5", "0.7", "1", "2"])
     ax["c"].minorticks_off()
     ax["c"].set_ylim(0.12, 4.0)
     ax["c"].legend(loc="upper center", ncol=2, fontsize=7)
 
-    names = [f"{k}\n{tuple(int(round(a)) for a in ang)} deg\nHDI {nb.equal_hdi[k]:.3f}" for k, ang in
-             zip(nb.equal_cfgs, [(0, 90), (45, 45), (8, 90)])]
+    names = [
+        f"{k}\n{tuple(int(round(a)) for a in ang)} deg\nHDI {nb.equal_hdi[k]:.3f}"
+        for k, ang in zip(nb.equal_cfgs, [(0, 90), (45, 45), (8, 90)])
+    ]
     for off, m, color, mk in zip((-0.08, 0.08), nb.ISO, ("C0", "C1"), ("o", "s")):
-        figures.errorbar(ax["d"], np.arange(3) + off, 100 * nb.equal[m]["rel"], 100 * nb.equal[m]["rel_se"], color=color, linestyle="none",
-                         marker=mk, label=regression_label(m))
+        figures.errorbar(
+            ax["d"],
+            np.arange(3) + off,
+            100 * nb.equal[m]["rel"],
+            100 * nb.equal[m]["rel_se"],
+            color=color,
+            linestyle="none",
+            marker=mk,
+            label=regression_label(m),
+        )
     ax["d"].axhline(0, color="grey", lw=0.6)
     ax["d"].set_xticks(range(3), names)
     ax["d"].set(xlim=(-0.5, 2.5), ylabel="IMSE change vs Q (%)", title="(d) equal HDI and a higher HDI")
     ax["d"].legend(loc="upper center", fontsize=7)
 
     o = nb.rand_cfg.orthogonal
-    figures.errorbar(ax["e"], nb.rand_cfg.hdi[nb.others], 100 * nb.rand_rel[nb.others], 100 * nb.rand_rel_se[nb.others], color="C1", linestyle="none",
-                     ms=3, label=f"interpolated (Spearman {nb.rand_rho:.2f})".replace("-", "\u2212"))
+    figures.errorbar(
+        ax["e"],
+        nb.rand_cfg.hdi[nb.others],
+        100 * nb.rand_rel[nb.others],
+        100 * nb.rand_rel_se[nb.others],
+        color="C1",
+        linestyle="none",
+        ms=3,
+        label=f"interpolated (Spearman {nb.rand_rho:.2f})".replace("-", "\u2212"),
+    )
     ax["e"].plot(nb.rand_cfg.hdi[o], 0.0, marker="*", color="k", ms=9, linestyle="none", label="orthogonal blocks")
     ax["e"].axhline(0, color="grey", lw=0.6)
-    ax["e"].set(xlabel=r"HDI$_{\mathrm{PA}}$", ylabel="IMSE change vs orthogonal (%)",
-                title=rf"(e) random configurations, {regression_label(nb.random_regression)}")
+    ax["e"].set(
+        xlabel=r"HDI$_{\mathrm{PA}}$",
+        ylabel="IMSE change vs orthogonal (%)",
+        title=rf"(e) random configurations, {regression_label(nb.random_regression)}",
+    )
     lo, hi = ax["e"].get_ylim()
     ax["e"].set_ylim(lo, hi + 0.3 * (hi - lo))  # headroom for the legend
     ax["e"].legend(loc="best", fontsize=7, markerscale=0.7)  # short labels: the legend fits where no point is
 
-    for k, ((target, v), color, mk) in enumerate(zip(nb.matched.items(), ("C0", "C3", "C2", "C4"), ("o", "s", "^", "D"))):
+    for k, ((target, v), color, mk) in enumerate(
+        zip(nb.matched.items(), ("C0", "C3", "C2", "C4"), ("o", "s", "^", "D"))
+    ):
         order = np.argsort(v["imse"])
-        figures.errorbar(ax["f"], np.arange(v["K"]) + 0.15 * k, 100 * v["rel"][order], 100 * v["rel_se"][order], color=color,
-                         marker=mk, linestyle="none", ms=3, label=rf"HDI$_{{\mathrm{{PA}}}}$ {target:g}, Hotelling p {v['p']:.2g}")
+        figures.errorbar(
+            ax["f"],
+            np.arange(v["K"]) + 0.15 * k,
+            100 * v["rel"][order],
+            100 * v["rel_se"][order],
+            color=color,
+            marker=mk,
+            linestyle="none",
+            ms=3,
+            label=rf"HDI$_{{\mathrm{{PA}}}}$ {target:g}, Hotelling p {v['p']:.2g}",
+        )
     ax["f"].axhline(0, color="grey", lw=0.6)
-    ax["f"].set(xlabel="configuration (sorted by IMSE)", ylabel="IMSE change vs best of bin (%)", title="(f) matched HDI")
+    ax["f"].set(
+        xlabel="configuration (sorted by IMSE)", ylabel="IMSE change vs best of bin (%)", title="(f) matched HDI"
+    )
     lo, hi = ax["f"].get_ylim()
     ax["f"].set_ylim(lo, hi + 0.35 * (hi - lo))  # headroom for the legend
     ax["f"].legend(loc="upper left", fontsize=7)
     return fig
+
 
 def close(nb, macros_path, results_path):
     """Decide every record of the chapter from the notebook's numbers (the rules above, premises from
@@ -1109,8 +1418,7 @@ def close(nb, macros_path, results_path):
     ``sizes`` of :func:`setup`, and the names the chapter's cells define)."""
     from ..infra.premises import merge
     from ..infra.results import json_safe, save_results
-    from ..infra.texout import Macros, checked_outputs
-    from ..infra.texout import tex_text
+    from ..infra.texout import Macros, checked_outputs, tex_text
     from ..infra.verdicts import Ledger, verdict_macros
 
     nb = Namespace(nb)
@@ -1119,23 +1427,44 @@ def close(nb, macros_path, results_path):
     t0 = nb.table[nb.shapes[0]]
     # The premises of the isotropic reading, evaluated on the models and heads that ran (mhanw.premises)
     iso_prem = isotropic_premises([nb.model[m] for m in nb.ISO], nb.pair_cfgs + nb.star_cfgs)
-    rand_prem = isotropic_premises([nb.model[nb.random_regression]],
-                                   [_heads.HeadConfig(W, **rule_options(nb.random_rule)) for W in nb.rand_cfg.projections])
+    rand_prem = isotropic_premises(
+        [nb.model[nb.random_regression]],
+        [_heads.HeadConfig(W, **rule_options(nb.random_rule)) for W in nb.rand_cfg.projections],
+    )
     fams = {"pair": (nb.pair, nb.pair_deg), "star": (nb.star, nb.star_deg)}
     # the largest step z-score of the isotropic m, and where it is
-    step_max_iso, where_step = max((float(fs[m]["step_z"][i]), f"{fam} family, {regression_label(m)}, {deg[i]:g} to {deg[i + 1]:g} deg")
-                                   for fam, (fs, deg) in fams.items() for m in nb.ISO for i in range(len(deg) - 1))
-    step_se_pct_iso = max(float(np.max(100 * fs[m]["step_se"] / fs[m]["imse"][:-1])) for fs, _ in fams.values() for m in nb.ISO)
-    end_z_iso = max(max(nb.pair[m]["z"][-1], nb.star[m]["z"][-1]) for m in nb.ISO)  # most positive end-to-end z (should be < -3)
+    step_max_iso, where_step = max(
+        (float(fs[m]["step_z"][i]), f"{fam} family, {regression_label(m)}, {deg[i]:g} to {deg[i + 1]:g} deg")
+        for fam, (fs, deg) in fams.items()
+        for m in nb.ISO
+        for i in range(len(deg) - 1)
+    )
+    step_se_pct_iso = max(
+        float(np.max(100 * fs[m]["step_se"] / fs[m]["imse"][:-1])) for fs, _ in fams.values() for m in nb.ISO
+    )
+    end_z_iso = max(
+        max(nb.pair[m]["z"][-1], nb.star[m]["z"][-1]) for m in nb.ISO
+    )  # most positive end-to-end z (should be < -3)
     end_rel_iso = max(max(100 * nb.pair[m]["rel"][-1], 100 * nb.star[m]["rel"][-1]) for m in nb.ISO)
     # S-weak: largest z-score of IMSE(c) - IMSE(identical) over every other configuration of the families and the random ones
     rand_rel_identical = nb.rand.relative_to(nb.rand_cfg.identical)
-    sweak_z, sweak_where = max([(float(fs[m]["z"][i]), f"{fam} family, {regression_label(m)}, {deg[i]:g} deg")
-                                for fam, (fs, deg) in fams.items() for m in nb.ISO for i in range(1, len(deg))]
-                               + [(float(nb.rand_vs_identical.z[i]), f"random configuration of HDI_PA {nb.rand_cfg.hdi[i]:.2f}")
-                                  for i in range(len(nb.rand_cfg.hdi)) if i != nb.rand_cfg.identical])
-    sweak_se_pct = max(max(100 * fs[m]["rel_se"][1:].max() for fs, _ in fams.values() for m in nb.ISO),
-                       100 * float(np.delete(rand_rel_identical.se, nb.rand_cfg.identical).max()))
+    sweak_z, sweak_where = max(
+        [
+            (float(fs[m]["z"][i]), f"{fam} family, {regression_label(m)}, {deg[i]:g} deg")
+            for fam, (fs, deg) in fams.items()
+            for m in nb.ISO
+            for i in range(1, len(deg))
+        ]
+        + [
+            (float(nb.rand_vs_identical.z[i]), f"random configuration of HDI_PA {nb.rand_cfg.hdi[i]:.2f}")
+            for i in range(len(nb.rand_cfg.hdi))
+            if i != nb.rand_cfg.identical
+        ]
+    )
+    sweak_se_pct = max(
+        max(100 * fs[m]["rel_se"][1:].max() for fs, _ in fams.values() for m in nb.ISO),
+        100 * float(np.delete(rand_rel_identical.se, nb.rand_cfg.identical).max()),
+    )
     z_B = {m: nb.equal[m]["P_minus_Q"] / nb.equal[m]["P_minus_Q_se"] for m in nb.ISO}
     z_Bp = {m: nb.equal[m]["Pp_minus_Q"] / nb.equal[m]["Pp_minus_Q_se"] for m in nb.ISO}
     aniso_fam = min(("Pair", nb.pair), ("Star", nb.star), key=lambda fs: fs[1][nb.ANISO]["z"][-1])[1][nb.ANISO]
@@ -1147,29 +1476,70 @@ def close(nb, macros_path, results_path):
     ledger = Ledger("04_head_diversity_index")
     add = ledger.add
     rec_identical = add(printed_identical_verdict(t0["identical"]["paper"], nb.shapes[0][2]))
-    add(printed_range_verdict({f"{HEAD_TYPE_NAMES.get(k, k)}, (d, H, d_k) = {shape}": v["paper"]  # every shape shown
-                               for shape in nb.shapes for k, v in nb.table[shape].items()}))
+    add(
+        printed_range_verdict(
+            {
+                f"{HEAD_TYPE_NAMES.get(k, k)}, (d, H, d_k) = {shape}": v["paper"]  # every shape shown
+                for shape in nb.shapes
+                for k, v in nb.table[shape].items()
+            }
+        )
+    )
     add(printed_scale_verdict(t0["identical"]["paper"], t0["identical_x2"]["paper"]))
-    pa_dev = {"identical": abs(t0["identical"]["principal_angles"]), "orthogonal": abs(t0["orthogonal"]["principal_angles"] - 1),
-              "range": max(max(-v["principal_angles"], v["principal_angles"] - 1, 0.0) for v in t0.values()),
-              "scale": abs(t0["identical_x2"]["principal_angles"] - t0["identical"]["principal_angles"])}
+    pa_dev = {
+        "identical": abs(t0["identical"]["principal_angles"]),
+        "orthogonal": abs(t0["orthogonal"]["principal_angles"] - 1),
+        "range": max(max(-v["principal_angles"], v["principal_angles"] - 1, 0.0) for v in t0.values()),
+        "scale": abs(t0["identical_x2"]["principal_angles"] - t0["identical"]["principal_angles"]),
+    }
     rec_pa = add(pa_properties_verdict(pa_dev))
     rec_bound = add(affine_bound_verdict(nb.cov_orth.mean, nb.cov_orth.se, nb.cov_corr))
     rec_sweak = add(identical_worst_verdict(sweak_z, sweak_se_pct, sweak_where, merge(iso_prem, rand_prem)))
     m_step = max(nb.ISO, key=lambda m: max(float(np.max(fs[m]["step_z"])) for fs, _ in fams.values()))
-    profile = "; ".join(f"{fam} family, {regression_label(m_step)}: {family_profile(fs[m_step], deg)}" for fam, (fs, deg) in fams.items())
-    rec_iso = add(families_verdict(step_max_iso, step_se_pct_iso, end_z_iso, end_rel_iso, where_step, iso_prem, profile))
+    profile = "; ".join(
+        f"{fam} family, {regression_label(m_step)}: {family_profile(fs[m_step], deg)}"
+        for fam, (fs, deg) in fams.items()
+    )
+    rec_iso = add(
+        families_verdict(step_max_iso, step_se_pct_iso, end_z_iso, end_rel_iso, where_step, iso_prem, profile)
+    )
     rec_aniso = add(anisotropic_verdict(100 * aniso_fam["rel"][-1], 100 * aniso_fam["rel_se"][-1], z_aniso))
-    rec_equal = add(equal_hdi_verdict({m: 100 * nb.equal[m]["rel"][0] for m in nb.ISO}, {m: 100 * nb.equal[m]["rel_se"][0] for m in nb.ISO}, z_B))
-    rec_strict = add(higher_hdi_verdict({m: 100 * nb.equal[m]["rel"][2] for m in nb.ISO}, {m: 100 * nb.equal[m]["rel_se"][2] for m in nb.ISO},
-                                          z_Bp, nb.equal_hdi["P'"] - nb.equal_hdi["Q"]))
-    rand_max_se = float(max(d for *_, d in nb.rand_viol["violations"]) if nb.rand_viol["violations"] else
-                        nb.rand.paired_difference(nb.rand_cfg.orthogonal, nb.rand_cfg.identical).se)
-    rec_random = add(random_verdict(nb.rand_rho, nb.rand_rho_se, nb.rand_viol["n_violations"], nb.rand_viol["expected_by_chance"],
-                                      nb.rand_viol["n_pairs"], 100 * rand_max_se / float(nb.rand.mean.min()), rand_prem))
+    rec_equal = add(
+        equal_hdi_verdict(
+            {m: 100 * nb.equal[m]["rel"][0] for m in nb.ISO}, {m: 100 * nb.equal[m]["rel_se"][0] for m in nb.ISO}, z_B
+        )
+    )
+    rec_strict = add(
+        higher_hdi_verdict(
+            {m: 100 * nb.equal[m]["rel"][2] for m in nb.ISO},
+            {m: 100 * nb.equal[m]["rel_se"][2] for m in nb.ISO},
+            z_Bp,
+            nb.equal_hdi["P'"] - nb.equal_hdi["Q"],
+        )
+    )
+    rand_max_se = float(
+        max(d for *_, d in nb.rand_viol["violations"])
+        if nb.rand_viol["violations"]
+        else nb.rand.paired_difference(nb.rand_cfg.orthogonal, nb.rand_cfg.identical).se
+    )
+    rec_random = add(
+        random_verdict(
+            nb.rand_rho,
+            nb.rand_rho_se,
+            nb.rand_viol["n_violations"],
+            nb.rand_viol["expected_by_chance"],
+            nb.rand_viol["n_pairs"],
+            100 * rand_max_se / float(nb.rand.mean.min()),
+            rand_prem,
+        )
+    )
     rec_matched = add(matched_hdi_verdict(nb.matched))
     rec_strue = add(as_stated_verdict([rec_aniso, rec_equal, rec_strict, rec_matched]))
-    rec_attn = add(attention_verdict(nb.block(canon_diff.mean, 0)[i_best], nb.block(canon_diff.se, 0)[i_best], canon["z_vs_mean"].min()))
+    rec_attn = add(
+        attention_verdict(
+            nb.block(canon_diff.mean, 0)[i_best], nb.block(canon_diff.se, 0)[i_best], canon["z_vs_mean"].min()
+        )
+    )
     results["claims"] = ledger.to_list()
 
     # Guards: sentences of the chapter and of the paper's Section 5 that state a direction.
@@ -1183,19 +1553,34 @@ def close(nb, macros_path, results_path):
     most_gain_by_60 = "most of the change" if saturates else "part of the change"
     guard_projection_bias(z_aniso)  # the sentence on projection bias (here and in Section 5)
     # Part 1: the table at (512, 8, 64), the Haar draws and the bound
-    camel = {"identical": "Identical", "orthogonal": "Orthogonal", "gaussian_scaled": "GaussScaled", "gaussian_unit": "GaussUnit",
-             "identical_x2": "IdenticalTwo"}
+    camel = {
+        "identical": "Identical",
+        "orthogonal": "Orthogonal",
+        "gaussian_scaled": "GaussScaled",
+        "gaussian_unit": "GaussUnit",
+        "identical_x2": "IdenticalTwo",
+    }
     for kind, name in camel.items():
         for normalization, short in (("paper", "Paper"), ("principal_angles", "PA"), ("rv", "RV")):
-            macros.number(f"Tab{name}{short}", round(t0[kind][normalization], 12) + 0.0, 4)  # rounding noise (1e-16) shown as 0
+            macros.number(
+                f"Tab{name}{short}", round(t0[kind][normalization], 12) + 0.0, 4
+            )  # rounding noise (1e-16) shown as 0
             macros.number(f"Pred{name}{short}", nb.predicted[nb.shapes[0]][kind][normalization], 4)
     macros.number("HaarMaxZ", nb.index["haar_max_z"], 2)
     macros.integer("HaarDraws", nb.sizes["haar_draws"])
     macros.number("BoundSixteen", nb.index["bound"][nb.index["H"] == 16][0], 3)
-    macros.mean_se("HaarSixteen", nb.index["haar_mean"][nb.index["H"] == 16][0], nb.index["haar_se"][nb.index["H"] == 16][0])
+    macros.mean_se(
+        "HaarSixteen", nb.index["haar_mean"][nb.index["H"] == 16][0], nb.index["haar_se"][nb.index["H"] == 16][0]
+    )
     # Part 2: sizes
-    for name, size in (("PairRep", "pair_rep"), ("StarRep", "star_rep"), ("EqualRep", "equal_rep"),
-                       ("RandomRep", "random_rep"), ("AttnRep", "attn_rep"), ("NTest", "n_test")):
+    for name, size in (
+        ("PairRep", "pair_rep"),
+        ("StarRep", "star_rep"),
+        ("EqualRep", "equal_rep"),
+        ("RandomRep", "random_rep"),
+        ("AttnRep", "attn_rep"),
+        ("NTest", "n_test"),
+    ):
         macros.integer(name, nb.sizes[size])
     macros.number("StepDeg", nb.sizes["step_deg"], 2)
     macros.number("StarDeg", nb.sizes["star_deg"], 2)
@@ -1247,9 +1632,20 @@ def close(nb, macros_path, results_path):
         macros.number(f"{name}Spread", v["spread_pct"], 2)
         macros.text(f"{name}P", f"{v['p']:.2g}")
     macros.text("MostGain", most_gain_by_60)
-    for rec, name in [(rec_identical, "Printed"), (rec_sweak, "Sweak"), (rec_iso, "Iso"), (rec_aniso, "Aniso"),
-                      (rec_equal, "Equal"), (rec_strict, "Strict"), (rec_random, "Random"), (rec_strue, "Strue"),
-                      (rec_pa, "PA"), (rec_bound, "Bound"), (rec_matched, "Matched"), (rec_attn, "Attn")]:
+    for rec, name in [
+        (rec_identical, "Printed"),
+        (rec_sweak, "Sweak"),
+        (rec_iso, "Iso"),
+        (rec_aniso, "Aniso"),
+        (rec_equal, "Equal"),
+        (rec_strict, "Strict"),
+        (rec_random, "Random"),
+        (rec_strue, "Strue"),
+        (rec_pa, "PA"),
+        (rec_bound, "Bound"),
+        (rec_matched, "Matched"),
+        (rec_attn, "Attn"),
+    ]:
         verdict_macros(macros, name, rec)
     for rec, name in [(rec_sweak, "Sweak"), (rec_iso, "Iso"), (rec_random, "Random")]:
         if rec.detectable is not None:
@@ -1257,19 +1653,43 @@ def close(nb, macros_path, results_path):
     checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
     macros.write(macros_path, argument="macros_path")
 
-    results.update(json_safe(dict(
-        table={str(s): nb.table[s] for s in nb.shapes}, predicted={str(s): nb.predicted[s] for s in nb.shapes},
-        haar_vs_H=dict(d=nb.index["d"], d_k=nb.index["d_k"], H=nb.index["H"], mean=nb.index["haar_mean"], se=nb.index["haar_se"],
-                       bound=nb.index["bound"]),
-        pair=dict(deg=nb.pair_deg, hdi=nb.pair_hdi, **nb.pair), star=dict(deg=nb.star_deg, hdi=nb.star_hdi, **nb.star),
-        equal=dict(hdi=nb.equal_hdi, **nb.equal), random=dict(hdi=nb.rand_cfg.hdi, t=nb.rand_cfg.t, imse=nb.rand.mean, se=nb.rand.se, rel=nb.rand_rel,
-                                                        rel_se=nb.rand_rel_se, spearman=nb.rand_rho, **nb.rand_viol),
-        attention=dict(deg=nb.attn_deg, training_mean=nb.attn_mean, **nb.attn),
-        affine_bound=dict(covariance=nb.cov_orth.mean, se=nb.cov_orth.se, correlation=nb.cov_corr),
-        matched_hdi={str(t): v for t, v in nb.matched.items()}, spearman_se=nb.rand_rho_se,
-        parameters={k: nb.params[k] for k in nb.params if k not in ('figures_dir', 'macros_path', 'results_path')},
-        data_models={m: v.spec() for m, v in nb.model.items()},
-    )))
+    results.update(
+        json_safe(
+            dict(
+                table={str(s): nb.table[s] for s in nb.shapes},
+                predicted={str(s): nb.predicted[s] for s in nb.shapes},
+                haar_vs_H=dict(
+                    d=nb.index["d"],
+                    d_k=nb.index["d_k"],
+                    H=nb.index["H"],
+                    mean=nb.index["haar_mean"],
+                    se=nb.index["haar_se"],
+                    bound=nb.index["bound"],
+                ),
+                pair=dict(deg=nb.pair_deg, hdi=nb.pair_hdi, **nb.pair),
+                star=dict(deg=nb.star_deg, hdi=nb.star_hdi, **nb.star),
+                equal=dict(hdi=nb.equal_hdi, **nb.equal),
+                random=dict(
+                    hdi=nb.rand_cfg.hdi,
+                    t=nb.rand_cfg.t,
+                    imse=nb.rand.mean,
+                    se=nb.rand.se,
+                    rel=nb.rand_rel,
+                    rel_se=nb.rand_rel_se,
+                    spearman=nb.rand_rho,
+                    **nb.rand_viol,
+                ),
+                attention=dict(deg=nb.attn_deg, training_mean=nb.attn_mean, **nb.attn),
+                affine_bound=dict(covariance=nb.cov_orth.mean, se=nb.cov_orth.se, correlation=nb.cov_corr),
+                matched_hdi={str(t): v for t, v in nb.matched.items()},
+                spearman_se=nb.rand_rho_se,
+                parameters={
+                    k: nb.params[k] for k in nb.params if k not in ("figures_dir", "macros_path", "results_path")
+                },
+                data_models={m: v.spec() for m, v in nb.model.items()},
+            )
+        )
+    )
     save_results(results_path, results, argument="results_path")
     return ledger
 
@@ -1279,15 +1699,24 @@ def normalization_rows(table: dict, predicted: dict) -> dict:
     (:func:`normalization_predictions`), one row per shape and head kind, as a table for
     :func:`mhanw.infra.tables.show`: ``{"(d, H, d_k), kind": {"printed": "value (prediction)", ...}}``.
     ``table``, ``predicted``: ``{(d, H, d_k): {kind: {normalization: value}}}``."""
-    names = {"paper": r"HDI$_{\mathrm{printed}}$", "principal_angles": r"HDI$_{\mathrm{PA}}$", "rv": r"HDI$_{\mathrm{RV}}$"}
+    names = {
+        "paper": r"HDI$_{\mathrm{printed}}$",
+        "principal_angles": r"HDI$_{\mathrm{PA}}$",
+        "rv": r"HDI$_{\mathrm{RV}}$",
+    }
     if set(table) != set(predicted):
         raise ValueError(f"predicted: expected the shapes of table {sorted(table)}, got {sorted(predicted)}")
+
     def show(x):  # three decimals; a value that rounds to zero prints as 0, not -0.000
         return f"{x:.3f}" if round(x, 3) != 0 else "0"
 
-    return {f"{shape}, {HEAD_TYPE_NAMES[kind]}": {names[k]: f"{show(table[shape][kind][k])} ({show(predicted[shape][kind][k])})"
-                                                  for k in names}
-            for shape in table for kind in HEAD_TYPES}
+    return {
+        f"{shape}, {HEAD_TYPE_NAMES[kind]}": {
+            names[k]: f"{show(table[shape][kind][k])} ({show(predicted[shape][kind][k])})" for k in names
+        }
+        for shape in table
+        for kind in HEAD_TYPES
+    }
 
 
 def index_curves(rng, haar_draws: int) -> dict:
@@ -1310,21 +1739,36 @@ def index_curves(rng, haar_draws: int) -> dict:
     for d_k in (1, 4, 64):
         cfgs = [_heads.pair_heads(t, 2 * d_k, d_k) for t in theta]
         curves[d_k] = {n: np.array([head_diversity_index(W, n) for W in cfgs]) for n in ("paper", "principal_angles")}
-        if not (np.allclose(curves[d_k]["paper"], 1 - np.cos(theta) ** 2 / d_k, atol=1e-12)
-                and np.allclose(curves[d_k]["principal_angles"], np.sin(theta) ** 2, atol=1e-12)):
+        if not (
+            np.allclose(curves[d_k]["paper"], 1 - np.cos(theta) ** 2 / d_k, atol=1e-12)
+            and np.allclose(curves[d_k]["principal_angles"], np.sin(theta) ** 2, atol=1e-12)
+        ):
             raise AssertionError(f"the indices of pair(theta) at d_k = {d_k} left their closed forms")
     scales = np.linspace(0.25, 2.0, 36)
-    scaled = {d_k: np.array([head_diversity_index(c * _heads.identical_heads(2 * d_k, d_k, 4), "paper") for c in scales])
-              for d_k in (4, 64)}
+    scaled = {
+        d_k: np.array([head_diversity_index(c * _heads.identical_heads(2 * d_k, d_k, 4), "paper") for c in scales])
+        for d_k in (4, 64)
+    }
     scaled_pa = np.array([head_diversity_index(c * _heads.identical_heads(8, 4, 4)) for c in scales])
     d, d_k, H = 64, 8, np.arange(2, 25)
     draws = np.array([[head_diversity_index(_heads.haar_heads(d, d_k, h, rng)) for _ in range(haar_draws)] for h in H])
     haar_mean, haar_se = Estimate.from_samples(draws)
     bound = np.array([hdi_upper_bound(d, d_k, h) for h in H])
-    return dict(theta=theta, curves=curves, scales=scales, scaled=scaled, scaled_pa=scaled_pa, d=d, d_k=d_k, H=H,
-                haar_mean=haar_mean, haar_se=haar_se, bound=bound,
-                haar_max_z=float(np.max(np.abs(haar_mean - haar_expected_hdi(d, d_k)) / haar_se)),
-                haar_excess=float((draws - bound[:, None]).max()))
+    return dict(
+        theta=theta,
+        curves=curves,
+        scales=scales,
+        scaled=scaled,
+        scaled_pa=scaled_pa,
+        d=d,
+        d_k=d_k,
+        H=H,
+        haar_mean=haar_mean,
+        haar_se=haar_se,
+        bound=bound,
+        haar_max_z=float(np.max(np.abs(haar_mean - haar_expected_hdi(d, d_k)) / haar_se)),
+        haar_excess=float((draws - bound[:, None]).max()),
+    )
 
 
 @notebook_helper
@@ -1339,22 +1783,47 @@ def index_figure(ix: dict):
     deg = np.degrees(ix["theta"])
     ax_a.plot(deg, ix["curves"][1]["principal_angles"], color="k", lw=1.6, label=r"HDI$_{\mathrm{PA}}$, all $d_k$")
     for d_k, color in zip((1, 4, 64), ("C0", "C1", "C2")):
-        ax_a.plot(deg, ix["curves"][d_k]["paper"], color=color, ls="--", label=rf"HDI$_{{\mathrm{{printed}}}}$, $d_k={d_k}$")
-    ax_a.set(xlabel=r"principal angle $\theta$ (deg)", ylabel="index", title=r"(a) pair$(\theta)$, $H=2$",
-             xticks=[0, 30, 60, 90])
+        ax_a.plot(
+            deg, ix["curves"][d_k]["paper"], color=color, ls="--", label=rf"HDI$_{{\mathrm{{printed}}}}$, $d_k={d_k}$"
+        )
+    ax_a.set(
+        xlabel=r"principal angle $\theta$ (deg)",
+        ylabel="index",
+        title=r"(a) pair$(\theta)$, $H=2$",
+        xticks=[0, 30, 60, 90],
+    )
     ax_a.legend(loc="center left", fontsize=7)
     for d_k, color in zip((4, 64), ("C1", "C2")):
-        ax_b.plot(ix["scales"], ix["scaled"][d_k], color=color, ls="--", label=rf"HDI$_{{\mathrm{{printed}}}}$, $d_k={d_k}$")
+        ax_b.plot(
+            ix["scales"], ix["scaled"][d_k], color=color, ls="--", label=rf"HDI$_{{\mathrm{{printed}}}}$, $d_k={d_k}$"
+        )
     ax_b.plot(ix["scales"], ix["scaled_pa"], color="k", lw=1.6, label=r"HDI$_{\mathrm{PA}}$ and HDI$_{\mathrm{RV}}$")
-    ax_b.set(xlabel=r"scale $c$ of identical heads $cW$", ylabel="index", ylim=(-0.6, 1.05), title="(b) rescaled identical heads")
+    ax_b.set(
+        xlabel=r"scale $c$ of identical heads $cW$",
+        ylabel="index",
+        ylim=(-0.6, 1.05),
+        title="(b) rescaled identical heads",
+    )
     ax_b.legend(loc="lower left")
     ax_c.plot(ix["H"], ix["bound"], color="k", lw=1.6, label="frame bound")
     ax_c.axhline(haar_expected_hdi(ix["d"], ix["d_k"]), color="C0", ls=":", lw=1, label=r"$1-d_k/d$")
-    figures.errorbar(ax_c, ix["H"], ix["haar_mean"], ix["haar_se"], color="C0", linestyle="none", ms=3,
-                     label=r"Haar heads, $\pm2$ s.e.")
+    figures.errorbar(
+        ax_c,
+        ix["H"],
+        ix["haar_mean"],
+        ix["haar_se"],
+        color="C0",
+        linestyle="none",
+        ms=3,
+        label=r"Haar heads, $\pm2$ s.e.",
+    )
     ax_c.axvline(ix["d"] / ix["d_k"], color="grey", lw=0.6)
-    ax_c.set(xlabel=rf"heads $H$ ($d={ix['d']}$, $d_k={ix['d_k']}$)", ylabel=r"HDI$_{\mathrm{PA}}$", ylim=(0.8, 1.01),
-             title=r"(c) the bound when $Hd_k>d$")
+    ax_c.set(
+        xlabel=rf"heads $H$ ($d={ix['d']}$, $d_k={ix['d_k']}$)",
+        ylabel=r"HDI$_{\mathrm{PA}}$",
+        ylim=(0.8, 1.01),
+        title=r"(c) the bound when $Hd_k>d$",
+    )
     ax_c.legend(loc="lower left")
     return fig
 
@@ -1364,13 +1833,18 @@ def index_figure(ix: dict):
 def index_caption(haar_excess: float) -> str:
     """The caption of the index figure (``04_head_diversity_index``); its clause on panel (c) is said from
     ``haar_excess``, the largest Haar draw minus the frame bound (at most rounding when the bound holds)."""
-    below = ("the Haar mean stays at $1-d_k/d$ (dotted) for every $H$, and no draw exceeds the frame bound "
-             "(black), which is 1 up to $Hd_k=d$ (grey line) and falls beyond it"
-             if haar_excess <= EXACT_TOL else f"a draw exceeds the frame bound by {haar_excess:.2g}")
-    return (r"(a) Along the pair family, $\mathrm{HDI}_{\mathrm{PA}}=\sin^2\theta$ (solid) runs from 0 to 1 for every "
-            r"$d_k$, while the printed index (dashed) is squeezed into $[1-1/d_k,1]$; (b) rescaling identical heads "
-            r"moves the printed index but not $\mathrm{HDI}_{\mathrm{PA}}$ or $\mathrm{HDI}_{\mathrm{RV}}$; "
-            rf"(c) Haar-random heads in $\mathbb{{R}}^{{64}}$ with $d_k=8$: {below}.")
+    below = (
+        "the Haar mean stays at $1-d_k/d$ (dotted) for every $H$, and no draw exceeds the frame bound "
+        "(black), which is 1 up to $Hd_k=d$ (grey line) and falls beyond it"
+        if haar_excess <= EXACT_TOL
+        else f"a draw exceeds the frame bound by {haar_excess:.2g}"
+    )
+    return (
+        r"(a) Along the pair family, $\mathrm{HDI}_{\mathrm{PA}}=\sin^2\theta$ (solid) runs from 0 to 1 for every "
+        r"$d_k$, while the printed index (dashed) is squeezed into $[1-1/d_k,1]$; (b) rescaling identical heads "
+        r"moves the printed index but not $\mathrm{HDI}_{\mathrm{PA}}$ or $\mathrm{HDI}_{\mathrm{RV}}$; "
+        rf"(c) Haar-random heads in $\mathbb{{R}}^{{64}}$ with $d_k=8$: {below}."
+    )
 
 
 @notebook_helper
@@ -1384,8 +1858,12 @@ def takeaway(record) -> None:
 
     r = V.record(record, "record")
     said = r.finding or r.statement
-    display(Markdown(f"**Takeaway.** {notation.markdown_text(said[:1].upper() + said[1:])} "
-                     f"(*{notation.markdown_text(verdict_words(r))}*)."))
+    display(
+        Markdown(
+            f"**Takeaway.** {notation.markdown_text(said[:1].upper() + said[1:])} "
+            f"(*{notation.markdown_text(verdict_words(r))}*)."
+        )
+    )
 
 
 #: The caption of :func:`mse_figure`: what each panel shows and what to compare (no direction: the
@@ -1398,4 +1876,5 @@ MSE_CAPTION = (
     r"$\mathrm{HDI}_{\mathrm{PA}}=1/2$, and $P'$, of higher HDI, relative to $Q$. Bottom row: (e) random "
     r"configurations relative to the orthogonal blocks (star); (f) random configurations at matched "
     r"$\mathrm{HDI}_{\mathrm{PA}}$, relative to the best of their bin, where a spread beyond the bars means the IMSE "
-    r"is not a function of HDI.")
+    r"is not a function of HDI."
+)

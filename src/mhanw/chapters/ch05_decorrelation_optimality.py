@@ -28,23 +28,50 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..infra.notebook import notebook_helper
 from .. import data as _data
 from ..constants import IMSE_RESOLUTION_PCT, MAX_REPLICATES, N_SE, check_entries
 from ..diversity import head_diversity_index, orthonormal_bases, principal_angles
 from ..heads import HeadConfig, orthonormalize
 from ..infra import verdicts as V
+from ..infra.notebook import notebook_helper
 from ..infra.validate import as_float_array, as_seed_sequence, boolean, generator, positive_int, positive_scalar
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Verdict, checked, significant_effect
 from ..infra.verdicts import stat as _stat
-from .ch04_head_diversity_index import (SHARED_PARAMETERS, random_configuration_imse, rank_correlation, regression_label,
-                                        rule_options)
+from .ch04_head_diversity_index import (
+    SHARED_PARAMETERS,
+    random_configuration_imse,
+    rank_correlation,
+    regression_label,
+    rule_options,
+)
 
 __all__ = [
-    "CONSTRAINTS", "CrnBatch", "ImseOptimum", "PARAMETERS", "RESOLUTION_PCT", "blind_configurations", "blind_verdict",
-    "candidate_starts", "comparison_word", "crn_batch", "frame_general_verdict", "frame_verdict", "imse_and_gradient", "minimize_imse",
-    "optimum_search", "optimum_verdict", "overall_verdict", "random_configuration_imse", "random_records", "rank_correlation", "reading_premises",
-    "regression_label", "rule_options", "setup", "SIZES", "STREAMS",
+    "CONSTRAINTS",
+    "CrnBatch",
+    "ImseOptimum",
+    "PARAMETERS",
+    "RESOLUTION_PCT",
+    "blind_configurations",
+    "blind_verdict",
+    "candidate_starts",
+    "comparison_word",
+    "crn_batch",
+    "frame_general_verdict",
+    "frame_verdict",
+    "imse_and_gradient",
+    "minimize_imse",
+    "optimum_search",
+    "optimum_verdict",
+    "overall_verdict",
+    "random_configuration_imse",
+    "random_records",
+    "rank_correlation",
+    "reading_premises",
+    "regression_label",
+    "rule_options",
+    "setup",
+    "SIZES",
+    "STREAMS",
 ]
 
 SECTION = "sec:thm51"
@@ -100,14 +127,21 @@ def crn_batch(regression, n: int, n_test: int, n_rep: int, d: int, seed, sigma: 
     name, a :class:`~mhanw.data.RegressionFunction`, or a data model).
     """
     # each size is bounded by the stacked inputs X and X_test it sizes, checked before any draw
-    n, n_test, n_rep, d = (positive_int(v, k, maximum=None)
-                           for v, k in ((n, "n"), (n_test, "n_test"), (n_rep, "n_rep"), (d, "d")))
+    n, n_test, n_rep, d = (
+        positive_int(v, k, maximum=None) for v, k in ((n, "n"), (n_test, "n_test"), (n_rep, "n_rep"), (d, "d"))
+    )
     check_entries("n_rep x (n + n_test) x d", n_rep, n + n_test, d)
     positive_int(n_rep, "n_rep", maximum=MAX_REPLICATES, what="replicates")
     streams = as_seed_sequence(seed).spawn(n_rep)  # an explicit int or SeedSequence; None would differ run to run
-    samples = [_data.draw_sample(np.random.default_rng(s), regression, n, d, n_test=n_test, sigma=sigma) for s in streams]
-    return CrnBatch(X=np.stack([s.X for s in samples]), Y=np.stack([s.Y for s in samples]),
-                    X_test=np.stack([s.X_test for s in samples]), m_test=np.stack([s.m_test for s in samples]))
+    samples = [
+        _data.draw_sample(np.random.default_rng(s), regression, n, d, n_test=n_test, sigma=sigma) for s in streams
+    ]
+    return CrnBatch(
+        X=np.stack([s.X for s in samples]),
+        Y=np.stack([s.Y for s in samples]),
+        X_test=np.stack([s.X_test for s in samples]),
+        m_test=np.stack([s.m_test for s in samples]),
+    )
 
 
 def imse_and_gradient(W, batch: CrnBatch, bandwidth: float, gradient: bool = True):
@@ -202,8 +236,18 @@ class ImseOptimum:
 MAX_FIRST_MOVE = 10.0
 
 
-def minimize_imse(batch: CrnBatch, n_heads: int, d_k: int, bandwidth: float, rng, n_starts: int = 3,
-                  n_steps: int = 60, orthogonal: bool = False, first_move: float = 0.2, starts=()) -> ImseOptimum:
+def minimize_imse(
+    batch: CrnBatch,
+    n_heads: int,
+    d_k: int,
+    bandwidth: float,
+    rng,
+    n_starts: int = 3,
+    n_steps: int = 60,
+    orthogonal: bool = False,
+    first_move: float = 0.2,
+    starts=(),
+) -> ImseOptimum:
     """Minimise :func:`imse_and_gradient` over ``H`` head subspaces of dimension ``d_k`` (Thm 5.1).
 
     Riemannian gradient descent from ``n_starts`` Haar starts drawn from ``rng``:
@@ -221,16 +265,19 @@ def minimize_imse(batch: CrnBatch, n_heads: int, d_k: int, bandwidth: float, rng
     d_k = positive_int(d_k, "d_k")
     d = batch.X.shape[2]
     if d_k > d or (orthogonal and H * d_k > d):
-        raise ValueError(f"d_k: {H} {'mutually orthogonal ' if orthogonal else ''}heads of d_k = {d_k} "
-                         f"do not fit in d = {d}")
+        raise ValueError(
+            f"d_k: {H} {'mutually orthogonal ' if orthogonal else ''}heads of d_k = {d_k} do not fit in d = {d}"
+        )
     check_entries("n_heads", H, d, d_k)
     generator(rng, "rng")
     n_starts = positive_int(n_starts, "n_starts", maximum=MAX_REPLICATES, what="starts")
     n_steps = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES, what="steps")
     first_move = positive_scalar(first_move, "first_move")
     if first_move > MAX_FIRST_MOVE:
-        raise ValueError(f"first_move: expected at most {MAX_FIRST_MOVE:g} (a move of the orthonormal heads, whose "
-                         f"columns have length 1), got {first_move!r}")
+        raise ValueError(
+            f"first_move: expected at most {MAX_FIRST_MOVE:g} (a move of the orthonormal heads, whose "
+            f"columns have length 1), got {first_move!r}"
+        )
     given = [as_float_array(W0, "starts", ndim=3) for W0 in starts]
     if any(W0.shape != (H, d, d_k) for W0 in given):
         raise ValueError(f"starts: expected frames of shape {(H, d, d_k)}, got {[W0.shape for W0 in given]}")
@@ -265,8 +312,14 @@ def minimize_imse(batch: CrnBatch, n_heads: int, d_k: int, bandwidth: float, rng
     W, loss, trace = best
     pairs = [(a, b) for a in range(H) for b in range(a + 1, H)]
     angles = np.array([principal_angles(W[a], W[b]) for a, b in pairs]) if pairs else np.zeros((0, d_k))
-    return ImseOptimum(projections=W, loss=loss, losses=losses, trace=trace,
-                       hdi=head_diversity_index(W) if H > 1 else float("nan"), angles=angles)
+    return ImseOptimum(
+        projections=W,
+        loss=loss,
+        losses=losses,
+        trace=trace,
+        hdi=head_diversity_index(W) if H > 1 else float("nan"),
+        angles=angles,
+    )
 
 
 #: The size of the perturbations of the known candidate that :func:`candidate_starts` starts from
@@ -290,9 +343,16 @@ def optimum_search(free: ImseOptimum, candidate_loss: float, n_given: int, n_ste
     ``n_given`` starts of :func:`candidate_starts` first) against the known candidate's IMSE on the
     same batch, ``candidate_loss``; ``n_steps`` is the step budget of each start."""
     n_steps = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES, what="steps")
-    return V.Search(what="IMSE descent over free heads", starts=len(free.losses), known_starts=min(1, n_given),
-                    perturbed_starts=max(0, n_given - 1), steps=n_steps, best=free.loss, known=candidate_loss,
-                    unit="IMSE on the optimisation batch")
+    return V.Search(
+        what="IMSE descent over free heads",
+        starts=len(free.losses),
+        known_starts=min(1, n_given),
+        perturbed_starts=max(0, n_given - 1),
+        steps=n_steps,
+        best=free.loss,
+        known=candidate_loss,
+        unit="IMSE on the optimisation batch",
+    )
 
 
 def reading_premises(model, configs) -> tuple[tuple, bool]:
@@ -346,79 +406,135 @@ def _no_better(claim, statement, rel_pct, rel_se_pct, premises, refute_only, cri
         verdict = V.power_verdict(HOLDS_UNDER, detectable, RESOLUTION_PCT)
     if search is not None:
         verdict = V.search_verdict(verdict, search)
-    rule = ("below -3 s.e. fails; otherwise undecided (an anisotropic m: only a counterexample decides)" if refute_only
-            else f"below -3 s.e. fails; otherwise holds when 3 s.e. <= {RESOLUTION_PCT:g} % (the run could see such "
-                 "a gain)" + (" and the descent reached the orthogonal heads on its batch" if search is not None else "")
-                 + ", else undecided")
-    found = (f"a configuration beats the orthogonal heads: its IMSE is {rel_pct:+.1f} ± {rel_se_pct:.1f} % against theirs"
-             if verdict == FAILS else
-             f"no configuration beats the orthogonal heads by 3 paired s.e. (the best other {rel_pct:+.1f} ± "
-             f"{rel_se_pct:.1f} %)")
-    return _verdict(claim=claim, statement=statement, verdict=verdict, premises=premises, finding=found,
-                    criterion=f"{criterion}: {rule}",
-                    statistics=(_stat("best other vs orthogonal", rel_pct, rel_se_pct, "%"),) + tuple(extra),
-                    detectable=None if refute_only else detectable, tolerance=None if refute_only else RESOLUTION_PCT,
-                    unit="" if refute_only else "%", search=search)
+    rule = (
+        "below -3 s.e. fails; otherwise undecided (an anisotropic m: only a counterexample decides)"
+        if refute_only
+        else f"below -3 s.e. fails; otherwise holds when 3 s.e. <= {RESOLUTION_PCT:g} % (the run could see such "
+        "a gain)"
+        + (" and the descent reached the orthogonal heads on its batch" if search is not None else "")
+        + ", else undecided"
+    )
+    found = (
+        f"a configuration beats the orthogonal heads: its IMSE is {rel_pct:+.1f} ± {rel_se_pct:.1f} % against theirs"
+        if verdict == FAILS
+        else f"no configuration beats the orthogonal heads by 3 paired s.e. (the best other {rel_pct:+.1f} ± "
+        f"{rel_se_pct:.1f} %)"
+    )
+    return _verdict(
+        claim=claim,
+        statement=statement,
+        verdict=verdict,
+        premises=premises,
+        finding=found,
+        criterion=f"{criterion}: {rule}",
+        statistics=(_stat("best other vs orthogonal", rel_pct, rel_se_pct, "%"),) + tuple(extra),
+        detectable=None if refute_only else detectable,
+        tolerance=None if refute_only else RESOLUTION_PCT,
+        unit="" if refute_only else "%",
+        search=search,
+    )
 
 
-@checked(rel_pct=V.number, rel_se_pct=V.standard_error, m_label=V.text, premises=V.premise_list,
-         refute_only=V.flag, rho=V.number, n_better=V.count, claim=V.text)
-def random_records(rel_pct: float, rel_se_pct: float, m_label: str, premises, refute_only: bool, rho: float,
-                   n_better: int, claim: str):
+@checked(
+    rel_pct=V.number,
+    rel_se_pct=V.standard_error,
+    m_label=V.text,
+    premises=V.premise_list,
+    refute_only=V.flag,
+    rho=V.number,
+    n_better=V.count,
+    claim=V.text,
+)
+def random_records(
+    rel_pct: float, rel_se_pct: float, m_label: str, premises, refute_only: bool, rho: float, n_better: int, claim: str
+):
     """Thm 5.1 over the random configurations: is any configuration better than the orthogonal blocks?
 
     ``rel_pct``, ``rel_se_pct``: IMSE of the best other configuration relative
     to the orthogonal blocks (per cent, paired s.e.); ``premises``, ``refute_only``:
     :func:`reading_premises`."""
-    return _no_better(claim, f"The orthogonal blocks have the lowest IMSE among the random configurations ({m_label})",
-                      rel_pct, rel_se_pct, premises, refute_only,
-                      "the best other configuration against the orthogonal blocks, 3 paired s.e.",
-                      (_stat("Spearman correlation", rho), _stat("configurations significantly better", n_better)))
+    return _no_better(
+        claim,
+        f"The orthogonal blocks have the lowest IMSE among the random configurations ({m_label})",
+        rel_pct,
+        rel_se_pct,
+        premises,
+        refute_only,
+        "the best other configuration against the orthogonal blocks, 3 paired s.e.",
+        (_stat("Spearman correlation", rho), _stat("configurations significantly better", n_better)),
+    )
 
 
 @checked(diff=V.number, se=V.standard_error)
 def blind_verdict(diff: float, se: float):
     """Signal along e_1 only, averaging: orthogonal heads beat heads that share e_1 (Thm 5.1 predicts it)."""
     word = comparison_word(diff, se, "lower than", "higher than", "not significantly different from")
-    finding = (f"with the signal along e_1 only and averaging, orthogonal heads, one of them blind to the signal, "
-               f"have an IMSE {word} that of heads that share e_1 (orthogonal minus shared {diff:+.3g} ± {se:.2g})")
-    return _verdict(claim="thm-5.1/blind-head", finding=finding,
-                    statement="With the signal along e_1 only, orthogonal heads beat heads that share e_1 (averaging)",
-                    verdict=significant_effect(diff, se, sign=-1),
-                    criterion="IMSE(orthogonal) - IMSE(shared): below -3 s.e. holds, above +3 s.e. fails",
-                    statistics=(_stat("orthogonal minus shared", diff, se),)
-                    + ((_stat("z", diff / se),) if se > 0 else ()))  # no z-score for an exact (zero s.e.) difference
+    finding = (
+        f"with the signal along e_1 only and averaging, orthogonal heads, one of them blind to the signal, "
+        f"have an IMSE {word} that of heads that share e_1 (orthogonal minus shared {diff:+.3g} ± {se:.2g})"
+    )
+    return _verdict(
+        claim="thm-5.1/blind-head",
+        finding=finding,
+        statement="With the signal along e_1 only, orthogonal heads beat heads that share e_1 (averaging)",
+        verdict=significant_effect(diff, se, sign=-1),
+        criterion="IMSE(orthogonal) - IMSE(shared): below -3 s.e. holds, above +3 s.e. fails",
+        statistics=(_stat("orthogonal minus shared", diff, se),) + ((_stat("z", diff / se),) if se > 0 else ()),
+    )  # no z-score for an exact (zero s.e.) difference
 
 
-@checked(slug=V.text, m_label=V.text, rel_pct=V.number, rel_se_pct=V.standard_error, hdi=V.number,
-         premises=V.premise_list, refute_only=V.flag, search=V.search)
-def optimum_verdict(slug: str, m_label: str, rel_pct: float, rel_se_pct: float, hdi: float, premises,
-                    refute_only: bool, search):
+@checked(
+    slug=V.text,
+    m_label=V.text,
+    rel_pct=V.number,
+    rel_se_pct=V.standard_error,
+    hdi=V.number,
+    premises=V.premise_list,
+    refute_only=V.flag,
+    search=V.search,
+)
+def optimum_verdict(
+    slug: str, m_label: str, rel_pct: float, rel_se_pct: float, hdi: float, premises, refute_only: bool, search
+):
     """The IMSE minimised over free head subspaces against the best mutually orthogonal heads, on fresh
     replicates: fails when the optimum is better by 3 paired s.e.; a holds also needs the descent
     (``search``, :func:`optimum_search`) to have reached the orthogonal heads on its own batch."""
-    return _no_better(f"thm-5.1/imse-optimum/{slug}",
-                      f"No head configuration has a lower IMSE than the best orthogonal one ({m_label})",
-                      rel_pct, rel_se_pct, premises, refute_only,
-                      "the optimum over free heads against the best orthogonal heads on fresh replicates, 3 paired s.e.",
-                      (_stat("HDI_PA of the optimum", hdi),
-                       _stat("descent's best against the orthogonal heads, on its batch",
-                             100 * (search.best - search.known) / abs(search.known) if search.known else 0.0, unit="%")),
-                      search=search)
+    return _no_better(
+        f"thm-5.1/imse-optimum/{slug}",
+        f"No head configuration has a lower IMSE than the best orthogonal one ({m_label})",
+        rel_pct,
+        rel_se_pct,
+        premises,
+        refute_only,
+        "the optimum over free heads against the best orthogonal heads on fresh replicates, 3 paired s.e.",
+        (
+            _stat("HDI_PA of the optimum", hdi),
+            _stat(
+                "descent's best against the orthogonal heads, on its batch",
+                100 * (search.best - search.known) / abs(search.known) if search.known else 0.0,
+                unit="%",
+            ),
+        ),
+        search=search,
+    )
 
 
 @checked(gap=V.nonnegative, overshoot=V.number, tightness=V.nonnegative)
 def frame_verdict(gap: float, overshoot: float, tightness: float):
     """Four lines in R^3 reach the frame bound 8/9 (a tight fusion frame exists)."""
     bad = gap > FRAME_TOL or overshoot > EXACT_TOL_FRAME
-    return _verdict(claim="thm-5.1/frame-bound",
-                    statement="When H d_k > d the largest HDI_PA is the frame bound (four lines in R^3: 8/9)",
-                    verdict=FAILS if bad else HOLDS,
-                    criterion=f"every start within {FRAME_TOL:g} of the bound and no step above it",
-                    statistics=(_stat("largest distance of a start from the bound", gap),
-                                _stat("largest excess over the bound", overshoot),
-                                _stat("largest |sum P_j - (4/3) I|", tightness)),
-                    detectable=None if bad else FRAME_TOL)
+    return _verdict(
+        claim="thm-5.1/frame-bound",
+        statement="When H d_k > d the largest HDI_PA is the frame bound (four lines in R^3: 8/9)",
+        verdict=FAILS if bad else HOLDS,
+        criterion=f"every start within {FRAME_TOL:g} of the bound and no step above it",
+        statistics=(
+            _stat("largest distance of a start from the bound", gap),
+            _stat("largest excess over the bound", overshoot),
+            _stat("largest |sum P_j - (4/3) I|", tightness),
+        ),
+        detectable=None if bad else FRAME_TOL,
+    )
 
 
 #: An ascent step may exceed the bound only by rounding (the bound is a theorem).
@@ -429,12 +545,14 @@ EXACT_TOL_FRAME = 1e-12
 def frame_general_verdict(best: float, bound: float):
     """The frame bound is attained for every shape: fails for two planes in R^3 (they share a line)."""
     bad = best < bound - FRAME_TOL
-    return _verdict(claim="thm-5.1/frame-bound-every-shape",
-                    statement="The frame bound is attained for every shape with H d_k > d",
-                    verdict=FAILS if bad else HOLDS,
-                    criterion=f"best HDI_PA of two planes in R^3 against the bound {bound:.4f}, tolerance {FRAME_TOL:g}",
-                    statistics=(_stat("two planes in R^3: best HDI_PA", best), _stat("frame bound", bound)),
-                    detectable=None if bad else FRAME_TOL)
+    return _verdict(
+        claim="thm-5.1/frame-bound-every-shape",
+        statement="The frame bound is attained for every shape with H d_k > d",
+        verdict=FAILS if bad else HOLDS,
+        criterion=f"best HDI_PA of two planes in R^3 against the bound {bound:.4f}, tolerance {FRAME_TOL:g}",
+        statistics=(_stat("two planes in R^3: best HDI_PA", best), _stat("frame bound", bound)),
+        detectable=None if bad else FRAME_TOL,
+    )
 
 
 @checked(parts=V.records)
@@ -442,10 +560,13 @@ def overall_verdict(parts):
     """Thm 5.1 as stated (orthogonal heads minimise the MSE, unconditionally): fails when any part fails."""
     parts = V.records(parts, "parts")
     failed = [r.claim for r in parts if r.fails]
-    return _verdict(claim="thm-5.1/as-stated", statement="Orthogonal heads minimise the MSE of multi-head attention",
-                    verdict=FAILS if failed else UNDECIDED,
-                    criterion=f"fails when any of the {len(parts)} parts that test it fails, else undecided",
-                    statistics=(_stat("parts that fail", len(failed)),))
+    return _verdict(
+        claim="thm-5.1/as-stated",
+        statement="Orthogonal heads minimise the MSE of multi-head attention",
+        verdict=FAILS if failed else UNDECIDED,
+        criterion=f"fails when any of the {len(parts)} parts that test it fails, else undecided",
+        statistics=(_stat("parts that fail", len(failed)),),
+    )
 
 
 # --------------------------------------------------------------------------- the notebook's figure and records
@@ -466,19 +587,40 @@ def optimality_figure(nb):
     from ..infra.notebook import Namespace
 
     nb = Namespace(nb)
-    fig, ax = plt.subplot_mosaic([["a", "a", "b", "b", "c", "c"], ["d", "d", "d", "e", "e", "e"]],
-                                 figsize=(figures.TEXT_WIDTH, 2 * figures.ROW_HEIGHT + 0.5))
+    fig, ax = plt.subplot_mosaic(
+        [["a", "a", "b", "b", "c", "c"], ["d", "d", "d", "e", "e", "e"]],
+        figsize=(figures.TEXT_WIDTH, 2 * figures.ROW_HEIGHT + 0.5),
+    )
     ms = list(nb.optimum)
     ratio = np.array([1 + nb.optimum[m]["rel"] for m in ms])
     ratio_se = np.array([nb.optimum[m]["rel_se"] for m in ms])
-    figures.errorbar(ax["a"], np.arange(len(ms)), ratio, ratio_se, color="C0", marker="o", linestyle="none",
-                     label="optimum, free heads")
+    figures.errorbar(
+        ax["a"],
+        np.arange(len(ms)),
+        ratio,
+        ratio_se,
+        color="C0",
+        marker="o",
+        linestyle="none",
+        label="optimum, free heads",
+    )
     ax["a"].axhline(1, color="k", lw=0.8, ls="--", label="best orthogonal heads")
     for i, m in enumerate(ms):
-        ax["a"].annotate(rf"HDI$_{{\mathrm{{PA}}}}$ {nb.optimum[m]['free'].hdi:.2f}", (i, ratio[i]), textcoords="offset points",
-                         xytext=(0, 6), ha="center", fontsize=7)
-    ax["a"].set(yscale="log", xlim=(-0.5, len(ms) - 0.5), ylim=(0.1, 2.0), ylabel="IMSE / IMSE(best orthogonal)",
-                title="(a) IMSE optimum")
+        ax["a"].annotate(
+            rf"HDI$_{{\mathrm{{PA}}}}$ {nb.optimum[m]['free'].hdi:.2f}",
+            (i, ratio[i]),
+            textcoords="offset points",
+            xytext=(0, 6),
+            ha="center",
+            fontsize=7,
+        )
+    ax["a"].set(
+        yscale="log",
+        xlim=(-0.5, len(ms) - 0.5),
+        ylim=(0.1, 2.0),
+        ylabel="IMSE / IMSE(best orthogonal)",
+        title="(a) IMSE optimum",
+    )
     ax["a"].set_xticks(range(len(ms)), [regression_label(m) for m in ms])
     ax["a"].set_yticks([0.1, 0.2, 0.5, 1.0, 2.0], ["0.1", "0.2", "0.5", "1", "2"])
     ax["a"].minorticks_off()
@@ -491,11 +633,23 @@ def optimality_figure(nb):
     ax["b"].legend(loc="center right", fontsize=7)
 
     v = nb.rand[nb.ANISO]
-    figures.errorbar(ax["c"], nb.cfg.hdi[nb.others], 100 * v["rel"][nb.others], 100 * v["rel_se"][nb.others], color="C2", linestyle="none",
-                     ms=3, label="interpolated")
+    figures.errorbar(
+        ax["c"],
+        nb.cfg.hdi[nb.others],
+        100 * v["rel"][nb.others],
+        100 * v["rel_se"][nb.others],
+        color="C2",
+        linestyle="none",
+        ms=3,
+        label="interpolated",
+    )
     ax["c"].plot(nb.cfg.hdi[nb.o], 0.0, marker="*", color="k", ms=9, linestyle="none", label="orthogonal")
     ax["c"].axhline(0, color="grey", lw=0.6)
-    ax["c"].set(xlabel=r"HDI$_{\mathrm{PA}}$", ylabel="IMSE change vs orthogonal (%)", title=f"(c) {regression_label(nb.ANISO)}, Spearman {v['rho']:.2f}".replace("-", "\u2212"))
+    ax["c"].set(
+        xlabel=r"HDI$_{\mathrm{PA}}$",
+        ylabel="IMSE change vs orthogonal (%)",
+        title=f"(c) {regression_label(nb.ANISO)}, Spearman {v['rho']:.2f}".replace("-", "\u2212"),
+    )
     lo, hi = ax["c"].get_ylim()
     ax["c"].set_ylim(lo, hi + 0.6 * (hi - lo))  # headroom for the legend
     ax["c"].legend(loc="upper right", fontsize=7)
@@ -503,10 +657,23 @@ def optimality_figure(nb):
     labels = list(nb.blind_cfgs)
     for off, rule, color, mk in ((-0.1, "average", "C0", "o"), (0.1, "sum", "C3", "s")):
         ii = [nb.idx[f"{k}, {rule}"] for k in labels]
-        figures.errorbar(ax["d"], np.arange(3) + off, nb.blind.mean[ii], nb.blind.se[ii], color=color, marker=mk, linestyle="none",
-                         label=rule)
+        figures.errorbar(
+            ax["d"],
+            np.arange(3) + off,
+            nb.blind.mean[ii],
+            nb.blind.se[ii],
+            color=color,
+            marker=mk,
+            linestyle="none",
+            label=rule,
+        )
     ax["d"].set_xticks(range(3), [f"{k}\nHDI {nb.blind_hdi[k]:.1f}" for k in labels])
-    ax["d"].set(yscale="log", ylabel=f"IMSE, {regression_label(nb.blind_regression)}", xlim=(-0.5, 2.5), title="(d) signal along $e_1$ only")
+    ax["d"].set(
+        yscale="log",
+        ylabel=f"IMSE, {regression_label(nb.blind_regression)}",
+        xlim=(-0.5, 2.5),
+        title="(d) signal along $e_1$ only",
+    )
     ax["d"].set_yticks([0.1, 0.2, 0.5, 1.0], ["0.1", "0.2", "0.5", "1"])
     ax["d"].minorticks_off()
     ax["d"].legend(loc="center", title="combination rule", fontsize=7, title_fontsize=7)
@@ -516,10 +683,17 @@ def optimality_figure(nb):
         ax["e"].plot(steps + 1, tr, color="C0", lw=0.6, alpha=0.6)
     ax["e"].axhline(nb.frame_bound, color="k", lw=1.2, label=r"frame bound $8/9$")
     ax["e"].axhline(haar_expected_hdi(3, 1), color="grey", ls=":", lw=1, label=r"Haar mean $1-d_k/d$")
-    ax["e"].set(xscale="log", xlabel="ascent step + 1", ylabel=r"HDI$_{\mathrm{PA}}$", ylim=(0.2, 0.95), xlim=(1, steps[-1] + 1),
-                title=rf"(e) 4 lines in $\mathbb{{R}}^3$, {nb.sizes['frame_starts']} starts")
+    ax["e"].set(
+        xscale="log",
+        xlabel="ascent step + 1",
+        ylabel=r"HDI$_{\mathrm{PA}}$",
+        ylim=(0.2, 0.95),
+        xlim=(1, steps[-1] + 1),
+        title=rf"(e) 4 lines in $\mathbb{{R}}^3$, {nb.sizes['frame_starts']} starts",
+    )
     ax["e"].legend(loc="lower right", fontsize=7)
     return fig
+
 
 def close(nb, macros_path, results_path):
     """Decide every record of the chapter from the notebook's numbers (the rules above; premises from
@@ -530,18 +704,19 @@ def close(nb, macros_path, results_path):
     variables (a mapping: the parameters, ``params``, ``model`` and ``sizes`` of :func:`setup`, and the
     names the chapter's cells define)."""
     from ..diversity import hdi_upper_bound
+    from ..infra.notebook import Namespace
     from ..infra.results import json_safe, save_results
-    from ..infra.texout import checked_outputs
+    from ..infra.texout import Macros, checked_outputs
     from ..infra.verdicts import Ledger
     from . import ch04_head_diversity_index as ch04
-    from ..infra.notebook import Namespace
-    from ..infra.texout import Macros
 
     nb = Namespace(nb)
     macros = Macros("DecorOpt")
     results = {"fidelity": nb.fidelity, "seed": nb.seed, "sizes": nb.sizes}
     iso, an = nb.rand[nb.ISO], nb.rand[nb.ANISO]
-    iso_min_z = float(iso["z"][nb.others].min())  # IMSE(c) - IMSE(orthogonal) in paired s.e.: below -3 some c beats orthogonal
+    iso_min_z = float(
+        iso["z"][nb.others].min()
+    )  # IMSE(c) - IMSE(orthogonal) in paired s.e.: below -3 some c beats orthogonal
     d_os, s_os = nb.blind_diff["orthogonal - shared, average"]
     d_oi, s_oi = nb.blind_diff["orthogonal - identical, average"]
     d_si, s_si = nb.blind_diff["shared - identical, average"]
@@ -550,19 +725,49 @@ def close(nb, macros_path, results_path):
 
     ledger = Ledger("05_decorrelation_optimality")
     add = ledger.add
-    rand_heads = [HeadConfig(W, bandwidth=nb.random_bandwidth, **ch04.rule_options(nb.random_rule)) for W in nb.cfg.projections]
-    rec_iso = add(random_records(100 * iso["rel"][iso["best"]], 100 * iso["rel_se"][iso["best"]], regression_label(nb.ISO),
-                                    *reading_premises(nb.model[nb.ISO], rand_heads), iso["rho"], iso["n_better_than_orth"],
-                                    "thm-5.1/random-isotropic"))
-    rec_aniso = add(random_records(100 * an["rel"][an["best"]], 100 * an["rel_se"][an["best"]], regression_label(nb.ANISO),
-                                      *reading_premises(nb.model[nb.ANISO], rand_heads), an["rho"], an["n_better_than_orth"],
-                                      "thm-5.1/random-anisotropic"))
+    rand_heads = [
+        HeadConfig(W, bandwidth=nb.random_bandwidth, **ch04.rule_options(nb.random_rule)) for W in nb.cfg.projections
+    ]
+    rec_iso = add(
+        random_records(
+            100 * iso["rel"][iso["best"]],
+            100 * iso["rel_se"][iso["best"]],
+            regression_label(nb.ISO),
+            *reading_premises(nb.model[nb.ISO], rand_heads),
+            iso["rho"],
+            iso["n_better_than_orth"],
+            "thm-5.1/random-isotropic",
+        )
+    )
+    rec_aniso = add(
+        random_records(
+            100 * an["rel"][an["best"]],
+            100 * an["rel_se"][an["best"]],
+            regression_label(nb.ANISO),
+            *reading_premises(nb.model[nb.ANISO], rand_heads),
+            an["rho"],
+            an["n_better_than_orth"],
+            "thm-5.1/random-anisotropic",
+        )
+    )
     rec_blind = add(blind_verdict(d_os, s_os))
-    rec_opt = {m: add(optimum_verdict(m.replace("_", "-") if m in ch04.REGRESSION_LABELS else f"m{k + 1}", regression_label(m),
-                                        100 * v["rel"], 100 * v["rel_se"], v["free"].hdi,
-                                        *reading_premises(nb.model[m], [v["free"].projections, v["orth"]]), v["search"]))
-               for k, (m, v) in enumerate(nb.optimum.items())}
-    rec_frame = add(frame_verdict(frame_gap, float(nb.frame.trace.max() - nb.frame_bound), float(nb.frame.tightness.max())))
+    rec_opt = {
+        m: add(
+            optimum_verdict(
+                m.replace("_", "-") if m in ch04.REGRESSION_LABELS else f"m{k + 1}",
+                regression_label(m),
+                100 * v["rel"],
+                100 * v["rel_se"],
+                v["free"].hdi,
+                *reading_premises(nb.model[m], [v["free"].projections, v["orth"]]),
+                v["search"],
+            )
+        )
+        for k, (m, v) in enumerate(nb.optimum.items())
+    }
+    rec_frame = add(
+        frame_verdict(frame_gap, float(nb.frame.trace.max() - nb.frame_bound), float(nb.frame.tightness.max()))
+    )
     rec_planes = add(frame_general_verdict(nb.planes.hdi.max(), hdi_upper_bound(3, 2, 2)))
     rec_overall = add(overall_verdict([rec_aniso, rec_blind, *rec_opt.values()]))
     results["claims"] = ledger.to_list()
@@ -580,8 +785,14 @@ def close(nb, macros_path, results_path):
     macros.number("IsoClosestHDI", nb.cfg.hdi[iso["best"]], 2)
     macros.number("IsoMinZ", iso_min_z, 2)
     n_better = iso["n_better_than_orth"]  # the paper's sentence on the isotropic m, said from the count
-    macros.text("IsoBetter", "no random configuration is" if n_better == 0 else
-                   "one random configuration is" if n_better == 1 else f"{n_better} random configurations are")
+    macros.text(
+        "IsoBetter",
+        "no random configuration is"
+        if n_better == 0
+        else "one random configuration is"
+        if n_better == 1
+        else f"{n_better} random configurations are",
+    )
     macros.integer("OptPerturbed", nb.sizes["opt_perturbed"])
     macros.integer("IsoNWorse", iso["n_worse_than_orth"])
     macros.mean_se("AnisoBestRel", 100 * an["rel"][an["best"]], 100 * an["rel_se"][an["best"]])
@@ -609,46 +820,93 @@ def close(nb, macros_path, results_path):
     macros.number("FramePlanesBest", nb.planes.hdi.max(), 4)
     macros.number("FramePlanesBound", hdi_upper_bound(3, 2, 2), 4)
     # directions said in the text, generated from the paired comparisons (never typed)
-    macros.text("BlindSharedVsIdentical", comparison_word(d_si, s_si, "beat", "lose to", "do not differ significantly from"))
+    macros.text(
+        "BlindSharedVsIdentical", comparison_word(d_si, s_si, "beat", "lose to", "do not differ significantly from")
+    )
     macros.text("BlindOrthVsShared", comparison_word(d_os, s_os, "lower", "higher", "not significantly different"))
     macros.text("BlindOrthVsIdentical", comparison_word(d_oi, s_oi, "lower", "higher", "not significantly different"))
     macros.mean_se("BlindOrthMinusIdentical", d_oi, s_oi)
     macros.number("BlindOrthMinusIdenticalZ", d_oi / s_oi, 3)
     macros.text("BlindSumOrthVsShared", comparison_word(d_sum, s_sum, "lower", "higher", "not significantly different"))
-    for name, size in (("OptRep", "opt_rep"), ("OptTest", "opt_test"), ("OptStarts", "opt_starts"),
-                       ("OptSteps", "opt_steps"), ("EvalRep", "eval_rep"), ("EvalTest", "eval_test")):
+    for name, size in (
+        ("OptRep", "opt_rep"),
+        ("OptTest", "opt_test"),
+        ("OptStarts", "opt_starts"),
+        ("OptSteps", "opt_steps"),
+        ("EvalRep", "eval_rep"),
+        ("EvalTest", "eval_test"),
+    ):
         macros.integer(name, nb.sizes[size])
     for k, (m, v) in enumerate(nb.optimum.items()):
         name = "Opt" + "ABCD"[k]
         macros.mean_se(f"{name}Rel", 100 * v["rel"], 100 * v["rel_se"])
         macros.number(f"{name}Z", v["diff"].z, 2)
         macros.number(f"{name}HDI", v["free"].hdi, 2)
-        macros.text(f"{name}Direction", comparison_word(*v["diff"], "lower than", "higher than", "not significantly different from"))
+        macros.text(
+            f"{name}Direction",
+            comparison_word(*v["diff"], "lower than", "higher than", "not significantly different from"),
+        )
         macros.text(f"{name}Angles", ", ".join(f"{a:.0f}" for a in np.degrees(v["free"].angles).ravel()))
         macros.text(f"{name}Label", regression_label(m))
         macros.text(f"Verdict{name}", rec_opt[m].verdict)
         if rec_opt[m].detectable is not None:
             macros.number(f"Detectable{name}", rec_opt[m].detectable, 2)
-    for rec, name in [(rec_iso, "Iso"), (rec_aniso, "Aniso"), (rec_blind, "Blind"), (rec_frame, "Frame"),
-                      (rec_planes, "FramePlanes"), (rec_overall, "Overall")]:
+    for rec, name in [
+        (rec_iso, "Iso"),
+        (rec_aniso, "Aniso"),
+        (rec_blind, "Blind"),
+        (rec_frame, "Frame"),
+        (rec_planes, "FramePlanes"),
+        (rec_overall, "Overall"),
+    ]:
         macros.text(f"Verdict{name}", rec.verdict)
     if rec_iso.detectable is not None:
         macros.number("DetectableIso", rec_iso.detectable, 2)
     checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
     macros.write(macros_path, argument="macros_path")
 
-    results.update(json_safe(dict(
-        random=dict(hdi=nb.cfg.hdi, t=nb.cfg.t, orthogonal=nb.o, **nb.rand),
-        blind=dict(hdi=nb.blind_hdi, labels=[c.label for c in nb.configs], imse=nb.blind.mean, se=nb.blind.se,
-                   differences={k: dict(diff=d, se=s) for k, (d, s) in nb.blind_diff.items()}),
-        frame=dict(bound=nb.frame_bound, hdi=nb.frame.hdi, tightness=nb.frame.tightness,
-                   other={str(s): dict(bound=hdi_upper_bound(*s), best=r.hdi.max()) for s, r in (*nb.other.items(), ((3, 2, 2), nb.planes))}),
-        optimum={m: dict(projections=v['free'].projections, hdi=v['free'].hdi, angles=v['free'].angles, losses=v['free'].losses,
-                         trace=v['free'].trace, orthogonal=v['orth'], imse=v['imse'], se=v['se'], rel=v['rel'], rel_se=v['rel_se'])
-                 for m, v in nb.optimum.items()},
-        parameters={k: nb.params[k] for k in nb.params if k not in ('figures_dir', 'macros_path', 'results_path')},
-        data_models={m: v.spec() for m, v in nb.model.items()},
-    )))
+    results.update(
+        json_safe(
+            dict(
+                random=dict(hdi=nb.cfg.hdi, t=nb.cfg.t, orthogonal=nb.o, **nb.rand),
+                blind=dict(
+                    hdi=nb.blind_hdi,
+                    labels=[c.label for c in nb.configs],
+                    imse=nb.blind.mean,
+                    se=nb.blind.se,
+                    differences={k: dict(diff=d, se=s) for k, (d, s) in nb.blind_diff.items()},
+                ),
+                frame=dict(
+                    bound=nb.frame_bound,
+                    hdi=nb.frame.hdi,
+                    tightness=nb.frame.tightness,
+                    other={
+                        str(s): dict(bound=hdi_upper_bound(*s), best=r.hdi.max())
+                        for s, r in (*nb.other.items(), ((3, 2, 2), nb.planes))
+                    },
+                ),
+                optimum={
+                    m: dict(
+                        projections=v["free"].projections,
+                        hdi=v["free"].hdi,
+                        angles=v["free"].angles,
+                        losses=v["free"].losses,
+                        trace=v["free"].trace,
+                        orthogonal=v["orth"],
+                        imse=v["imse"],
+                        se=v["se"],
+                        rel=v["rel"],
+                        rel_se=v["rel_se"],
+                    )
+                    for m, v in nb.optimum.items()
+                },
+                parameters={
+                    k: nb.params[k] for k in nb.params if k not in ("figures_dir", "macros_path", "results_path")
+                },
+                data_models={m: v.spec() for m, v in nb.model.items()},
+            )
+        )
+    )
     save_results(results_path, results, argument="results_path")
     return ledger
 
@@ -662,7 +920,8 @@ CAPTION = (
     r"its optimisation batch; (c) random configurations with the anisotropic $m$, IMSE change against the "
     r"orthogonal blocks (star). Bottom row: (d) the signal along $e_1$ only, identical, shared and orthogonal "
     r"heads under averaging and under the additive rule; (e) the ascent of $\mathrm{HDI}_{\mathrm{PA}}$ for four "
-    r"lines in $\mathbb{R}^3$ from every start, against the frame bound $8/9$.")
+    r"lines in $\mathbb{R}^3$ from every start, against the frame bound $8/9$."
+)
 
 
 @notebook_helper
@@ -691,18 +950,46 @@ PARAMETERS = {
     "optimum_d_k": _P.positive_int(1, 256, at_most="optimum_d", why="the largest optimum_d"),
     "optimum_H": _P.positive_int(2, 256, why="the largest optimum_d"),
 }
-CONSTRAINTS = (_P.product_at_most(("random_H", "random_d_k"), "random_d"),
-               _P.product_at_most(("optimum_H", "optimum_d_k"), "optimum_d"))
+CONSTRAINTS = (
+    _P.product_at_most(("random_H", "random_d_k"), "random_d"),
+    _P.product_at_most(("optimum_H", "optimum_d_k"), "optimum_d"),
+)
 
 #: The Monte Carlo sizes at each fidelity (:func:`setup`): random configurations and their replicates,
 #: replicates of the blind heads, starts and steps of the frame ascent (and starts for the other shapes),
 #: the IMSE optimum's batch (replicates, test points), starts, perturbed candidates and descent steps, and
 #: the fresh replicates and test points that evaluate it.
 SIZES = dict(
-    quick=dict(n_configs=12, random_rep=150, blind_rep=200, frame_starts=20, frame_steps=150, other_starts=3,
-               opt_rep=6, opt_test=60, opt_starts=1, opt_perturbed=2, opt_steps=10, eval_rep=100, eval_test=200),
-    paper=dict(n_configs=24, random_rep=400, blind_rep=400, frame_starts=20, frame_steps=300, other_starts=10,
-               opt_rep=16, opt_test=100, opt_starts=2, opt_perturbed=2, opt_steps=30, eval_rep=300, eval_test=200),
+    quick=dict(
+        n_configs=12,
+        random_rep=150,
+        blind_rep=200,
+        frame_starts=20,
+        frame_steps=150,
+        other_starts=3,
+        opt_rep=6,
+        opt_test=60,
+        opt_starts=1,
+        opt_perturbed=2,
+        opt_steps=10,
+        eval_rep=100,
+        eval_test=200,
+    ),
+    paper=dict(
+        n_configs=24,
+        random_rep=400,
+        blind_rep=400,
+        frame_starts=20,
+        frame_steps=300,
+        other_starts=10,
+        opt_rep=16,
+        opt_test=100,
+        opt_starts=2,
+        opt_perturbed=2,
+        opt_steps=30,
+        eval_rep=300,
+        eval_test=200,
+    ),
 )
 
 #: The experiments fed by the children of ``SeedSequence(seed)``, in spawn order (:func:`setup`).
@@ -717,7 +1004,11 @@ def setup(nb) -> tuple:
     from ..infra.notebook import start
 
     params, sizes, streams = start(nb, PARAMETERS, CONSTRAINTS, SIZES, len(STREAMS))
-    names = (params["isotropic_regression"], params["anisotropic_regression"], params["blind_regression"],
-             *params["optimum_regressions"])
+    names = (
+        params["isotropic_regression"],
+        params["anisotropic_regression"],
+        params["blind_regression"],
+        *params["optimum_regressions"],
+    )
     model = {m: _data.data_model(m, params["inputs"], params["noise"], params["sigma"]) for m in names}
     return params, model, sizes, streams

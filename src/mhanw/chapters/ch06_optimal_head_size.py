@@ -47,32 +47,80 @@ from typing import TYPE_CHECKING
 import numpy as np
 import sympy as sp
 
-from ..infra.notebook import notebook_helper
 from .. import data as _data
 from .. import derivation as _derivation
 from .. import heads as _heads
 from .. import scaling as _scaling
 from ..constants import MAX_REPLICATES, N_SE, check_entries
 from ..infra import params as P
-from ..infra.estimates import Estimate, ReplicatedErrors
-from ..infra.validate import (as_float_array, as_seed_sequence, brief, listed, mapping_with_keys, one_of, positive_int,
-                              positive_scalar, sequence, table_with_columns)
-from ..infra.sweep import run_replicates
-from ..infra.prose import join_list
 from ..infra import verdicts as V
+from ..infra.estimates import Estimate, ReplicatedErrors
+from ..infra.notebook import notebook_helper
+from ..infra.prose import join_list
+from ..infra.sweep import run_replicates
+from ..infra.validate import (
+    as_float_array,
+    as_seed_sequence,
+    brief,
+    listed,
+    mapping_with_keys,
+    one_of,
+    positive_int,
+    positive_scalar,
+    sequence,
+    table_with_columns,
+)
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict, checked
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["BANDWIDTHS", "BIAS_EXPONENTS", "BUDGET", "BudgetResult", "CONSTANTS", "D_GRID", "FAR_LOG10_N", "N_GRID",
-           "NEARLY_LINEAR_SLOPE", "PRACTICAL_LOG10_N", "asymptotic_table", "bias_reading_models", "bias_reading_verdict",
-           "bias_readings", "budget_caption", "budget_figure", "budget_simulation", "close", "decide_heads", "decide_law",
-           "derivation_table", "head_sizes", "heads_takeaway", "law_caption", "law_figure", "law_takeaway",
-           "linear_heads_verdict", "logarithmic_growth_verdict", "minimiser_table", "power_law_fits", "practice_table",
-           "practice_verdict", "printed_law_models_verdict", "printed_law_verdict", "reading_tables", "risk_models",
-           "sensitivity_table", "setup", "simulate", "simulation_tables", "small_heads_verdict", "takeaway",
-           "PARAMETERS", "CONSTRAINTS"]
+__all__ = [
+    "BANDWIDTHS",
+    "BIAS_EXPONENTS",
+    "BUDGET",
+    "BudgetResult",
+    "CONSTANTS",
+    "D_GRID",
+    "FAR_LOG10_N",
+    "N_GRID",
+    "NEARLY_LINEAR_SLOPE",
+    "PRACTICAL_LOG10_N",
+    "asymptotic_table",
+    "bias_reading_models",
+    "bias_reading_verdict",
+    "bias_readings",
+    "budget_caption",
+    "budget_figure",
+    "budget_simulation",
+    "close",
+    "decide_heads",
+    "decide_law",
+    "derivation_table",
+    "head_sizes",
+    "heads_takeaway",
+    "law_caption",
+    "law_figure",
+    "law_takeaway",
+    "linear_heads_verdict",
+    "logarithmic_growth_verdict",
+    "minimiser_table",
+    "power_law_fits",
+    "practice_table",
+    "practice_verdict",
+    "printed_law_models_verdict",
+    "printed_law_verdict",
+    "reading_tables",
+    "risk_models",
+    "sensitivity_table",
+    "setup",
+    "simulate",
+    "simulation_tables",
+    "small_heads_verdict",
+    "takeaway",
+    "PARAMETERS",
+    "CONSTRAINTS",
+]
 
 #: The bandwidth grid, extended down to 0.1: with many one-dimensional heads
 #: summed, 0.15 was the tuned value at n = 3000 (the edge of the first grid), so
@@ -104,8 +152,10 @@ def _risk_model(value, name: str) -> _scaling.MSEModel:
     """``value`` as an :class:`mhanw.scaling.MSEModel` if it is one or a built-in model's name, else
     ``ValueError`` naming ``name``."""
     if not isinstance(value, (str, _scaling.MSEModel)):
-        raise ValueError(f"{name}: expected a risk model (an MSEModel or a built-in name such as 'M1'), "
-                         f"got {type(value).__name__} {brief(value)}")
+        raise ValueError(
+            f"{name}: expected a risk model (an MSEModel or a built-in name such as 'M1'), "
+            f"got {type(value).__name__} {brief(value)}"
+        )
     try:
         return _scaling.model(value)
     except ValueError as exc:
@@ -133,7 +183,9 @@ def _simulations(value, name: str, rules=()) -> Mapping:
             raise ValueError(f"{name}[{key!r}]: expected a BudgetResult (budget_simulation), got {type(s).__name__}")
         missing = [r for r in rules if r not in s.rules]
         if missing:
-            raise ValueError(f"{name}[{key!r}]: the simulation has no rule {listed(missing)} (it has {listed(s.rules)})")
+            raise ValueError(
+                f"{name}[{key!r}]: the simulation has no rule {listed(missing)} (it has {listed(s.rules)})"
+            )
     return value
 
 
@@ -232,7 +284,8 @@ class BudgetResult(ReplicatedErrors):
 
     def _index(self, rule, d_k):
         return self.rules.index(one_of(rule, "rule", self.rules)), self.d_k_values.index(
-            one_of(d_k, "d_k", self.d_k_values))
+            one_of(d_k, "d_k", self.d_k_values)
+        )
 
     def paired_difference(self, a: tuple, b: tuple) -> Estimate:
         """``IMSE_a - IMSE_b`` with its paired s.e. for cells ``a = (rule, d_k)`` and ``b`` (unpacks as ``diff, se``)."""
@@ -253,8 +306,17 @@ class BudgetResult(ReplicatedErrors):
             if d_k == best:
                 continue
             diff = self.paired_difference((rule, d_k), (rule, best))
-            rows.append({"rule": rule, "best_d_k": best, "d_k": d_k, "diff": float(diff.mean),
-                         "se": float(diff.se), "z": float(diff.z), "significant": bool(diff.exceeds(SIGNIFICANCE))})
+            rows.append(
+                {
+                    "rule": rule,
+                    "best_d_k": best,
+                    "d_k": d_k,
+                    "diff": float(diff.mean),
+                    "se": float(diff.se),
+                    "z": float(diff.z),
+                    "significant": bool(diff.exceeds(SIGNIFICANCE)),
+                }
+            )
         return rows
 
     def rows(self) -> list[dict]:
@@ -264,16 +326,37 @@ class BudgetResult(ReplicatedErrors):
         for r, rule in enumerate(self.rules):
             for i, d_k in enumerate(self.d_k_values):
                 h = float(self.tuned_bandwidth[i, r])
-                out.append({"regression": self.regression, "n": self.n, "rule": rule, "d_k": d_k,
-                            "n_heads": self.budget // d_k, "imse": float(self.mean[r, i]),
-                            "se": float(self.se[r, i]), "bandwidth": h,
-                            "bandwidth_on_edge": h in (self.bandwidths[0], self.bandwidths[-1])})
+                out.append(
+                    {
+                        "regression": self.regression,
+                        "n": self.n,
+                        "rule": rule,
+                        "d_k": d_k,
+                        "n_heads": self.budget // d_k,
+                        "imse": float(self.mean[r, i]),
+                        "se": float(self.se[r, i]),
+                        "bandwidth": h,
+                        "bandwidth_on_edge": h in (self.bandwidths[0], self.bandwidths[-1]),
+                    }
+                )
         return out
 
 
-def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, bandwidths=BANDWIDTHS,
-                      rules=("average", "sum"), n_tune: int = 10, n_rep: int = 20, n_test: int = 300,
-                      sigma: float | None = None, seed=0, n_jobs: int = 1) -> BudgetResult:
+def budget_simulation(
+    regression,
+    n: int,
+    *,
+    budget: int = 8,
+    d_k_values=None,
+    bandwidths=BANDWIDTHS,
+    rules=("average", "sum"),
+    n_tune: int = 10,
+    n_rep: int = 20,
+    n_test: int = 300,
+    sigma: float | None = None,
+    seed=0,
+    n_jobs: int = 1,
+) -> BudgetResult:
     """Tune the bandwidth per ``(d_k, rule)`` and evaluate the tuned ensembles (Thm 6.1).
 
     Parameters
@@ -301,8 +384,11 @@ def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, b
     budget = positive_int(budget, "budget", maximum=None)  # bounded by the keys of one sample, n x budget
     n = positive_int(n, "n", maximum=None)
     check_entries("n x budget", n, budget)
-    d_k_values = head_sizes(budget) if d_k_values is None else tuple(
-        positive_int(k, "d_k_values") for k in sequence(d_k_values, "d_k_values", "head sizes"))
+    d_k_values = (
+        head_sizes(budget)
+        if d_k_values is None
+        else tuple(positive_int(k, "d_k_values") for k in sequence(d_k_values, "d_k_values", "head sizes"))
+    )
     bad = [k for k in d_k_values if budget % k]
     if bad or not d_k_values or len(set(d_k_values)) != len(d_k_values):
         raise ValueError(f"d_k_values: expected distinct divisors of budget = {budget}, got {d_k_values}")
@@ -315,20 +401,22 @@ def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, b
     m = _data.as_data_model(regression, sigma)
     positive_int(budget, "budget", minimum=m.min_dim)
     m.inputs.check_dimension(budget, "budget")
-    n_tune, n_rep = (positive_int(v, name, minimum=2, maximum=MAX_REPLICATES, what="replicates")
-                     for v, name in ((n_tune, "n_tune"), (n_rep, "n_rep")))
+    n_tune, n_rep = (
+        positive_int(v, name, minimum=2, maximum=MAX_REPLICATES, what="replicates")
+        for v, name in ((n_tune, "n_tune"), (n_rep, "n_rep"))
+    )
     n_test = positive_int(n_test, "n_test")
     sigma = m.sigma
     root = as_seed_sequence(seed)
     # a copy, so that the children do not depend on what the caller spawned before
     root = np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key, pool_size=root.pool_size)
     tune_seed, eval_seed = root.spawn(2)
-    common = dict(regression=m, n=n, n_test=n_test, sigma=sigma, budget=budget, d_k_values=d_k_values,
-                  rules=rules)
+    common = dict(regression=m, n=n, n_test=n_test, sigma=sigma, budget=budget, d_k_values=d_k_values, rules=rules)
 
     # stage 1: every bandwidth on the tuning replicates
-    tune = run_replicates(functools.partial(_errors, cells=[bandwidths] * len(d_k_values), **common),
-                          n_tune, tune_seed, n_jobs=n_jobs)  # (R, n_dk, n_h, n_rules)
+    tune = run_replicates(
+        functools.partial(_errors, cells=[bandwidths] * len(d_k_values), **common), n_tune, tune_seed, n_jobs=n_jobs
+    )  # (R, n_dk, n_h, n_rules)
     tuning = Estimate.from_samples(tune, axis=0)
     tuning_imse, tuning_se = tuning.mean, tuning.se
     tuned = np.asarray(bandwidths)[np.argmin(tuning_imse, axis=1)]  # (n_dk, n_rules)
@@ -340,9 +428,20 @@ def budget_simulation(regression, n: int, *, budget: int = 8, d_k_values=None, b
     for i in range(len(d_k_values)):
         for r in range(len(rules)):
             errors[r, i] = ev[:, i, cells[i].index(tuned[i, r]), r]
-    return BudgetResult(regression=m.name, n=n, budget=budget, n_test=n_test, sigma=sigma,
-                        d_k_values=d_k_values, rules=rules, bandwidths=bandwidths,
-                        tuning_imse=tuning_imse, tuning_se=tuning_se, tuned_bandwidth=tuned, errors=errors)
+    return BudgetResult(
+        regression=m.name,
+        n=n,
+        budget=budget,
+        n_test=n_test,
+        sigma=sigma,
+        d_k_values=d_k_values,
+        rules=rules,
+        bandwidths=bandwidths,
+        tuning_imse=tuning_imse,
+        tuning_se=tuning_se,
+        tuned_bandwidth=tuned,
+        errors=errors,
+    )
 
 
 # --------------------------------------------------------------------------- verdict rules
@@ -374,7 +473,10 @@ def _value(expr) -> float:
 
 def _law_statistics(law) -> list:
     out = []
-    for name, value in (("limit of the local exponent p", law.p_limit), ("implied d of that limit, 2/p - 4", law.implied_d)):
+    for name, value in (
+        ("limit of the local exponent p", law.p_limit),
+        ("implied d of that limit, 2/p - 4", law.implied_d),
+    ):
         if np.isfinite(_value(value)):
             out.append(Statistic(name, _value(value)))
     return out
@@ -395,8 +497,9 @@ _laws = V.mapping_of(_law)
 
 
 @checked(model_name=V.text, fitted=V.optional(_fitted), law=_law, claim=V.text, about=V.note)
-def printed_law_verdict(model_name: str, law, fitted=None, *, claim: str = "thm-6.1/printed-law",
-                        about: str = "") -> Verdict:
+def printed_law_verdict(
+    model_name: str, law, fitted=None, *, claim: str = "thm-6.1/printed-law", about: str = ""
+) -> Verdict:
     """Verdict on "k* grows as the printed law (ln n)^(2/(4+d)) for some d > 0" under one risk model.
 
     ``law`` is the model's :class:`mhanw.derivation.GrowthLaw` (symbolic, exact):
@@ -417,10 +520,14 @@ def printed_law_verdict(model_name: str, law, fitted=None, *, claim: str = "thm-
         claim=claim,
         statement=f"Under {model_name}{about}, d_k* grows as the printed law (ln n)^(2/(4+d)) for some d > 0",
         verdict=verdict,
-        criterion=(f"sympy's law for {model_name}: {law.description}; the printed law needs the exponent "
-                   "p = d ln k*/d ln ln n to tend to 2/(4+d) with d > 0, i.e. 0 < p < 1/2 (exact, symbolic)"
-                   + ("; sympy finds no law for this model" if verdict == NOT_CHECKABLE else "")),
-        statistics=tuple(stats), section=SECTION)
+        criterion=(
+            f"sympy's law for {model_name}: {law.description}; the printed law needs the exponent "
+            "p = d ln k*/d ln ln n to tend to 2/(4+d) with d > 0, i.e. 0 < p < 1/2 (exact, symbolic)"
+            + ("; sympy finds no law for this model" if verdict == NOT_CHECKABLE else "")
+        ),
+        statistics=tuple(stats),
+        section=SECTION,
+    )
 
 
 #: The risk models built to give the printed law (M2's variance was chosen to produce it; M3 replaces n by
@@ -443,7 +550,8 @@ def printed_law_models_verdict(laws: dict) -> Verdict:
         verdict=HOLDS_UNDER if giving else FAILS,
         conditions=f"only under {join_list(giving)}" if giving else "",
         criterion=f"the symbolic law of each of {join_list(list(laws))} (exact)",
-        section=SECTION)
+        section=SECTION,
+    )
 
 
 @checked(model_name=V.text, law=_law)
@@ -465,12 +573,16 @@ def logarithmic_growth_verdict(model_name: str, law) -> Verdict:
         verdict = FAILS
     else:
         verdict = NOT_CHECKABLE
-    return Verdict(claim="thm-6.1/logarithmic-growth",
-                   statement=f"Under {model_name}, d_k* grows logarithmically with n",
-                   verdict=verdict, conditions=conditions,
-                   criterion="sympy's law: an exact power (ln n)^p with 0 < p <= 1 holds; a limit p <= 1 of the "
-                             "local exponent holds in the weak sense; a polynomial law or p > 1 fails (exact)",
-                   statistics=tuple(stats), section=SECTION)
+    return Verdict(
+        claim="thm-6.1/logarithmic-growth",
+        statement=f"Under {model_name}, d_k* grows logarithmically with n",
+        verdict=verdict,
+        conditions=conditions,
+        criterion="sympy's law: an exact power (ln n)^p with 0 < p <= 1 holds; a limit p <= 1 of the "
+        "local exponent holds in the weak sense; a polynomial law or p > 1 fails (exact)",
+        statistics=tuple(stats),
+        section=SECTION,
+    )
 
 
 @checked(model_name=V.text, slope=V.number, budgets=_budgets)
@@ -479,12 +591,17 @@ def linear_heads_verdict(model_name: str, slope: float, budgets) -> Verdict:
     slope of ln H* on ln D over ``budgets`` (a 1-D list of positive budgets ``D``) is at least
     :data:`NEARLY_LINEAR_SLOPE` (exact numbers)."""
     lo, hi = np.min(budgets), np.max(budgets)
-    return Verdict(claim="thm-6.1/heads-linear-in-budget",
-                   statement=f"Under {model_name}, H* = floor(D/d_k*) grows nearly linearly with the budget D",
-                   verdict=HOLDS if slope >= NEARLY_LINEAR_SLOPE else FAILS,
-                   criterion=(f"slope of ln H* on ln D for D = {lo}..{hi} with the integer "
-                              f"minimiser d_k* at n = 10^8, at least {NEARLY_LINEAR_SLOPE} (exact)"),
-                   statistics=(Statistic("slope of ln H* on ln D", slope),), section=SECTION)
+    return Verdict(
+        claim="thm-6.1/heads-linear-in-budget",
+        statement=f"Under {model_name}, H* = floor(D/d_k*) grows nearly linearly with the budget D",
+        verdict=HOLDS if slope >= NEARLY_LINEAR_SLOPE else FAILS,
+        criterion=(
+            f"slope of ln H* on ln D for D = {lo}..{hi} with the integer "
+            f"minimiser d_k* at n = 10^8, at least {NEARLY_LINEAR_SLOPE} (exact)"
+        ),
+        statistics=(Statistic("slope of ln H* on ln D", slope),),
+        section=SECTION,
+    )
 
 
 @checked(model_name=V.text, log10_n=V.number_or_missing)
@@ -493,13 +610,17 @@ def practice_verdict(model_name: str, log10_n: float) -> Verdict:
     some n <= 10^PRACTICAL_LOG10_N (``log10_n`` NaN: at no n < 10^300, and the claim fails)."""
     x = V.number_or_missing(log10_n, "log10_n")
     ok = np.isfinite(x) and x <= PRACTICAL_LOG10_N
-    return Verdict(claim="thm-6.1/practice",
-                   statement=f"Under {model_name}, the optimal head size accounts for BERT's d_k = 64 at D = 768",
-                   verdict=HOLDS if ok else FAILS,
-                   criterion=(f"the real root equals 64 at some n <= 10^{PRACTICAL_LOG10_N:g} (the largest training "
-                              "sets have about 10^13 tokens); exact"),
-                   statistics=(Statistic("log10 n at which d_k* = 64", x),) if np.isfinite(x) else (),
-                   section=SECTION)
+    return Verdict(
+        claim="thm-6.1/practice",
+        statement=f"Under {model_name}, the optimal head size accounts for BERT's d_k = 64 at D = 768",
+        verdict=HOLDS if ok else FAILS,
+        criterion=(
+            f"the real root equals 64 at some n <= 10^{PRACTICAL_LOG10_N:g} (the largest training "
+            "sets have about 10^13 tokens); exact"
+        ),
+        statistics=(Statistic("log10 n at which d_k* = 64", x),) if np.isfinite(x) else (),
+        section=SECTION,
+    )
 
 
 @checked(rule=V.text, cells=V.labelled_estimates, n_se=V.nonnegative)
@@ -519,14 +640,22 @@ def small_heads_verdict(rule: str, cells, *, n_se: float = SIGNIFICANCE) -> Verd
         z.append(diff / se if se > 0 else np.sign(diff) * np.inf)
     z = np.asarray(z)
     verdict = HOLDS if np.all(z < -n_se) else (FAILS if np.any(z > n_se) else UNDECIDED)
-    how = {"average": "averaged (the theorem's convex ensemble)", "sum": "summed (additive, like concatenation)",
-           "concat": "concatenated through a fitted output projection (as a transformer combines them)"}
-    return Verdict(claim=f"thm-6.1/small-heads/{rule}",
-                   statement=f"With real NW heads {how.get(rule, rule)}, many small heads (d_k <= D/4) beat few big ones",
-                   verdict=verdict,
-                   criterion=(f"paired difference of the best small and the best big configuration in every setting: "
-                              f"holds when all are below -{n_se:g} s.e., fails when one is above +{n_se:g} s.e"),
-                   statistics=tuple(stats), section=SECTION)
+    how = {
+        "average": "averaged (the theorem's convex ensemble)",
+        "sum": "summed (additive, like concatenation)",
+        "concat": "concatenated through a fitted output projection (as a transformer combines them)",
+    }
+    return Verdict(
+        claim=f"thm-6.1/small-heads/{rule}",
+        statement=f"With real NW heads {how.get(rule, rule)}, many small heads (d_k <= D/4) beat few big ones",
+        verdict=verdict,
+        criterion=(
+            f"paired difference of the best small and the best big configuration in every setting: "
+            f"holds when all are below -{n_se:g} s.e., fails when one is above +{n_se:g} s.e"
+        ),
+        statistics=tuple(stats),
+        section=SECTION,
+    )
 
 
 def bias_reading_models(base="M1", exponents=BIAS_EXPONENTS) -> dict:
@@ -555,13 +684,18 @@ def bias_reading_verdict(laws: dict, base: str = "M1") -> Verdict:
     for a, law in laws.items():
         if np.isfinite(_value(law.p_limit)):
             stats.append(Statistic(f"limit of p, B^2 = c_B/k^{a}", _value(law.p_limit)))
-    return Verdict(claim="thm-6.1/printed-law/bias-readings",
-                   statement=(f"Under {base} with some reading of 'bias proportional to d_k^-2' (squared bias "
-                              f"c_B/k^a, a = {join_list([str(a) for a in laws], 'or')}), d_k* grows as the printed law"),
-                   verdict=HOLDS_UNDER if giving else FAILS,
-                   conditions=(f"only for a = {join_list([str(a) for a in giving])}" if giving else ""),
-                   criterion="sympy's law for each reading, re-derived from the risk model (exact)",
-                   statistics=tuple(stats), section=SECTION)
+    return Verdict(
+        claim="thm-6.1/printed-law/bias-readings",
+        statement=(
+            f"Under {base} with some reading of 'bias proportional to d_k^-2' (squared bias "
+            f"c_B/k^a, a = {join_list([str(a) for a in laws], 'or')}), d_k* grows as the printed law"
+        ),
+        verdict=HOLDS_UNDER if giving else FAILS,
+        conditions=(f"only for a = {join_list([str(a) for a in giving])}" if giving else ""),
+        criterion="sympy's law for each reading, re-derived from the risk model (exact)",
+        statistics=tuple(stats),
+        section=SECTION,
+    )
 
 
 # --------------------------------------------------------------------------- the chapter's numbers
@@ -580,18 +714,28 @@ CONSTANTS = ((1, 1), (10, 1), (1, 10), (0.1, 1))
 #: The readings of "bias proportional to d_k^-2" by their squared-bias exponent ``a``, in words (tables) and
 #: in TeX (the paper's table).
 READING = {1: "bias ∝ k^-1/2", 2: "squared bias ∝ k^-2 (our reading)", 3: "bias ∝ k^-3/2", 4: "bias ∝ k^-2"}
-READING_TEX = {1: r"bias $\propto k^{-1/2}$", 2: r"squared bias $\propto k^{-2}$ (ours)", 3: r"bias $\propto k^{-3/2}$",
-               4: r"bias $\propto k^{-2}$"}
+READING_TEX = {
+    1: r"bias $\propto k^{-1/2}$",
+    2: r"squared bias $\propto k^{-2}$ (ours)",
+    3: r"bias $\propto k^{-3/2}$",
+    4: r"bias $\propto k^{-2}$",
+}
 
 #: The macro names of the built-in models (a reader's model is ``Chosen``) and of the default regressions.
 MODEL_MACROS = {"M1": "MOne", "M2": "MTwo", "M3": "MThree", "M4a": "MFourA", "M4b": "MFourB", "M5": "MFive"}
 REGRESSION_MACROS = {"additive": "Additive", "iso_cos8": "IsoCos"}
 
 #: The verdict macros of the paper's section, by claim.
-VERDICT_MACROS = {"VerdictPrinted": "thm-6.1/printed-law", "VerdictPrintedSome": "thm-6.1/printed-law/some-model",
-                  "VerdictLog": "thm-6.1/logarithmic-growth", "VerdictLinearH": "thm-6.1/heads-linear-in-budget",
-                  "VerdictBert": "thm-6.1/practice", "VerdictReadings": "thm-6.1/printed-law/bias-readings",
-                  "VerdictSmallAvg": "thm-6.1/small-heads/average", "VerdictSmallSum": "thm-6.1/small-heads/sum"}
+VERDICT_MACROS = {
+    "VerdictPrinted": "thm-6.1/printed-law",
+    "VerdictPrintedSome": "thm-6.1/printed-law/some-model",
+    "VerdictLog": "thm-6.1/logarithmic-growth",
+    "VerdictLinearH": "thm-6.1/heads-linear-in-budget",
+    "VerdictBert": "thm-6.1/practice",
+    "VerdictReadings": "thm-6.1/printed-law/bias-readings",
+    "VerdictSmallAvg": "thm-6.1/small-heads/average",
+    "VerdictSmallSum": "thm-6.1/small-heads/sum",
+}
 
 #: The rules whose "many small heads beat few big ones" Theorem 6.1 states (the parameter ``rules`` includes both).
 STATED_RULES = ("average", "sum")
@@ -613,7 +757,9 @@ def setup(fidelity: str, seed: int, params) -> tuple[dict, list, dict]:
         try:
             hash(m)  # a key of the streams and the simulations
         except TypeError:
-            raise ValueError(f"params['regressions'][{i}]: expected a regression function's name, got {brief(m)}") from None
+            raise ValueError(
+                f"params['regressions'][{i}]: expected a regression function's name, got {brief(m)}"
+            ) from None
     root = as_seed_sequence(seed)
     # a copy, so that the children do not depend on what the caller spawned before (an int seed: the same tree)
     root = np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key, pool_size=root.pool_size)
@@ -639,10 +785,16 @@ def risk_models(params) -> tuple:
     mapping_with_keys(params, "params", ("model", "bias_law", "variance_law", "combination"))
     for key in ("model", "bias_law", "variance_law", "combination"):
         if params[key] is not None and not isinstance(params[key], str):
-            raise ValueError(f"params[{key!r}]: expected a string (\"\" or None keeps the model's), "
-                             f"got {type(params[key]).__name__} {brief(params[key])}")
-    chosen = _scaling.model(params["model"] or None, bias_law=params["bias_law"] or None,
-                            variance_law=params["variance_law"] or None, combination=params["combination"] or None)
+            raise ValueError(
+                f'params[{key!r}]: expected a string ("" or None keeps the model\'s), '
+                f"got {type(params[key]).__name__} {brief(params[key])}"
+            )
+    chosen = _scaling.model(
+        params["model"] or None,
+        bias_law=params["bias_law"] or None,
+        variance_law=params["variance_law"] or None,
+        combination=params["combination"] or None,
+    )
     models = [_scaling.model(name) for name in _scaling.BUILTIN_MODELS]
     if chosen not in models:
         models.append(chosen)
@@ -666,8 +818,10 @@ def _fit(rows, column: str, name: str = "table") -> tuple[float, float]:
     for c in ("n", column):
         values = rows[c].unique()
         if values.size < 2:
-            raise ValueError(f"{name}: the column {c!r} of model {rows['model'].iloc[0]!r} has fewer than two "
-                             f"distinct values ({brief(values.tolist())}), so d_k* = A (ln n)^p has no exponent p")
+            raise ValueError(
+                f"{name}: the column {c!r} of model {rows['model'].iloc[0]!r} has fewer than two "
+                f"distinct values ({brief(values.tolist())}), so d_k* = A (ln n)^p has no exponent p"
+            )
     return _scaling.fit_power_law(rows["n"], rows[column])
 
 
@@ -696,9 +850,13 @@ def sensitivity_table(chosen) -> pd.DataFrame:
     import pandas as pd
 
     chosen = _risk_model(chosen, "chosen")
-    sens = {(m.name, f"c_B={cb}, c_V={cv}"): [_scaling.optimal_head_dim(x, BUDGET, m, c_bias=np.sqrt(cb), c_var=cv)
-                                              for x in N_GRID]
-            for m in dict.fromkeys([_scaling.model("M1"), chosen]) for (cb, cv) in CONSTANTS}
+    sens = {
+        (m.name, f"c_B={cb}, c_V={cv}"): [
+            _scaling.optimal_head_dim(x, BUDGET, m, c_bias=np.sqrt(cb), c_var=cv) for x in N_GRID
+        ]
+        for m in dict.fromkeys([_scaling.model("M1"), chosen])
+        for (cb, cv) in CONSTANTS
+    }
     return pd.DataFrame(sens, index=pd.Index(list(N_GRID), name="n")).T
 
 
@@ -711,15 +869,21 @@ def practice_table(models) -> pd.DataFrame:
     import pandas as pd
 
     models = _risk_models(models, "models")
+
     def slope(m):
         heads = [_scaling.n_heads(_scaling.optimal_head_dim(1e8, D, m), D) for D in D_GRID]
         return np.polyfit(np.log(D_GRID), np.log(heads), 1)[0]
 
-    return pd.DataFrame({m.name: {
-        "log10 n for d_k=64, D=768": _scaling.sample_size_for_head_dim(64, 768, m),
-        "log10 n for d_k=128, D=12288": _scaling.sample_size_for_head_dim(128, 12288, m),
-        "slope of ln H* on ln D": slope(m),
-    } for m in models}).T
+    return pd.DataFrame(
+        {
+            m.name: {
+                "log10 n for d_k=64, D=768": _scaling.sample_size_for_head_dim(64, 768, m),
+                "log10 n for d_k=128, D=12288": _scaling.sample_size_for_head_dim(128, 12288, m),
+                "slope of ln H* on ln D": slope(m),
+            }
+            for m in models
+        }
+    ).T
 
 
 def bias_readings(base="M1") -> tuple[dict, dict, pd.DataFrame]:
@@ -738,12 +902,22 @@ def bias_readings(base="M1") -> tuple[dict, dict, pd.DataFrame]:
     for a, m in readings.items():
         r = table[table["model"] == m.name]
         p_int, p_root = (_fit(r, c, f"base (the reading c_B/k^{a})")[1] for c in ("d_k", "d_k_real"))
-        rows.append({"a": a, "reading": READING.get(a, f"squared bias ∝ k^-{a}"), "squared bias": f"c_B/k^{a}",
-                     "leading order": sp.sstr(_derivation.formula(m)),
-                     "derivation checked": all(_derivation.symbolic_checks(m).values()),
-                     "law": laws[a].description, "printed law for some d > 0": laws[a].gives_printed_law,
-                     "d_k* at n = 1e12": int(r["d_k"].iloc[-1]), "p (integer)": p_int, "implied d (integer)": 2 / p_int - 4,
-                     "p (root)": p_root, "implied d (root)": 2 / p_root - 4})
+        rows.append(
+            {
+                "a": a,
+                "reading": READING.get(a, f"squared bias ∝ k^-{a}"),
+                "squared bias": f"c_B/k^{a}",
+                "leading order": sp.sstr(_derivation.formula(m)),
+                "derivation checked": all(_derivation.symbolic_checks(m).values()),
+                "law": laws[a].description,
+                "printed law for some d > 0": laws[a].gives_printed_law,
+                "d_k* at n = 1e12": int(r["d_k"].iloc[-1]),
+                "p (integer)": p_int,
+                "implied d (integer)": 2 / p_int - 4,
+                "p (root)": p_root,
+                "implied d (root)": 2 / p_root - 4,
+            }
+        )
     return readings, laws, pd.DataFrame(rows).set_index("a")
 
 
@@ -761,13 +935,19 @@ def reading_tables(readings: dict, reading_laws: dict, reading_rows: pd.DataFram
     mapping_with_keys(_laws(reading_laws, "reading_laws"), "reading_laws", list(readings))
     numbers = ["d_k* at n = 1e12", "p (integer)", "implied d (integer)", "p (root)", "implied d (root)"]
     table_with_columns(reading_rows, "reading_rows", ["derivation checked", *numbers], rows=list(readings))
-    formulas = pd.DataFrame({a: {
-        "reading": READING_TEX.get(a, f"squared bias $\\propto k^{{-{a}}}$"),
-        "squared bias": math_cell(_risk_model(m, f"readings[{a!r}]").bias_law),
-        "leading order": math_cell(_derivation.formula(m)),
-        "law": math_cell(_derivation.law_latex(m)),
-        "derivation checked": reading_rows.loc[a, "derivation checked"],
-        "printed law for some d > 0": reading_laws[a].gives_printed_law} for a, m in readings.items()}).T
+    formulas = pd.DataFrame(
+        {
+            a: {
+                "reading": READING_TEX.get(a, f"squared bias $\\propto k^{{-{a}}}$"),
+                "squared bias": math_cell(_risk_model(m, f"readings[{a!r}]").bias_law),
+                "leading order": math_cell(_derivation.formula(m)),
+                "law": math_cell(_derivation.law_latex(m)),
+                "derivation checked": reading_rows.loc[a, "derivation checked"],
+                "printed law for some d > 0": reading_laws[a].gives_printed_law,
+            }
+            for a, m in readings.items()
+        }
+    ).T
     return formulas.rename_axis("a"), reading_rows.loc[list(readings), numbers]
 
 
@@ -785,9 +965,17 @@ def derivation_table(checks: dict, laws: dict, models) -> pd.DataFrame:
     checks = V.mapping_of(V.flag_map)(checks, "checks")
     laws = mapping_with_keys(_laws(laws, "laws"), "laws", list(checks))
     by_name = mapping_with_keys({m.name: m for m in _risk_models(models, "models")}, "models", list(checks))
-    return pd.DataFrame({name: {**checks[name], "law": math_cell(_derivation.law_latex(by_name[name])),
-                                "d = 2/p - 4": laws[name].implied_d,
-                                "printed law for some d > 0": laws[name].gives_printed_law} for name in checks}).T
+    return pd.DataFrame(
+        {
+            name: {
+                **checks[name],
+                "law": math_cell(_derivation.law_latex(by_name[name])),
+                "d = 2/p - 4": laws[name].implied_d,
+                "printed law for some d > 0": laws[name].gives_printed_law,
+            }
+            for name in checks
+        }
+    ).T
 
 
 @notebook_helper
@@ -814,9 +1002,17 @@ def simulate(params, sizes: dict, cells, streams: dict) -> dict:
     mapping_with_keys(streams, "streams", _cells(cells, "cells"))
     sequence(params["rules"], "params['rules']", "combination rules")
     return {
-        (m, n): budget_simulation(_data.data_model(m, inputs=params["inputs"], noise=params["noise"], sigma=params["sigma"]),
-                                  n, budget=params["sim_budget"], rules=tuple(params["rules"]), n_tune=sizes["n_tune"],
-                                  n_rep=sizes["n_rep"], n_test=sizes["n_test"], seed=streams[m, n], n_jobs=sizes["n_jobs"])
+        (m, n): budget_simulation(
+            _data.data_model(m, inputs=params["inputs"], noise=params["noise"], sigma=params["sigma"]),
+            n,
+            budget=params["sim_budget"],
+            rules=tuple(params["rules"]),
+            n_tune=sizes["n_tune"],
+            n_rep=sizes["n_rep"],
+            n_test=sizes["n_test"],
+            seed=streams[m, n],
+            n_jobs=sizes["n_jobs"],
+        )
         for m, n in cells
     }
 
@@ -830,13 +1026,31 @@ def simulation_tables(sims: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFr
 
     _simulations(sims, "sims", rules=("average", "sum"))
     rows = pd.DataFrame([row for s in sims.values() for row in s.rows()])
-    comparisons = pd.DataFrame([{"regression": m, "n": n, **row} for (m, n), s in sims.items()
-                                for rule in s.rules for row in s.comparisons(rule)])
-    rule_gap = pd.DataFrame([{"regression": m, "n": n, "best d_k (average)": s.best_d_k("average"),
-                              "best d_k (sum)": s.best_d_k("sum"),
-                              **dict(zip(["sum - average", "se"], s.paired_difference(("sum", s.best_d_k("sum")),
-                                                                                     ("average", s.best_d_k("average")))))}
-                             for (m, n), s in sims.items()])
+    comparisons = pd.DataFrame(
+        [
+            {"regression": m, "n": n, **row}
+            for (m, n), s in sims.items()
+            for rule in s.rules
+            for row in s.comparisons(rule)
+        ]
+    )
+    rule_gap = pd.DataFrame(
+        [
+            {
+                "regression": m,
+                "n": n,
+                "best d_k (average)": s.best_d_k("average"),
+                "best d_k (sum)": s.best_d_k("sum"),
+                **dict(
+                    zip(
+                        ["sum - average", "se"],
+                        s.paired_difference(("sum", s.best_d_k("sum")), ("average", s.best_d_k("average"))),
+                    )
+                ),
+            }
+            for (m, n), s in sims.items()
+        ]
+    )
     return rows, comparisons, rule_gap
 
 
@@ -853,8 +1067,13 @@ def decide_law(chosen, laws: dict, fits: pd.DataFrame, practice: pd.DataFrame, r
     name = chosen.name
     mapping_with_keys(_laws(laws, "laws"), "laws", (name,))
     table_with_columns(fits, "fits", ("p (d_k)", "p (d_k_real)"), finite=("p (d_k)", "p (d_k_real)"), rows=(name,))
-    table_with_columns(practice, "practice", ("slope of ln H* on ln D", "log10 n for d_k=64, D=768"),
-           finite=("slope of ln H* on ln D",), rows=(name,))
+    table_with_columns(
+        practice,
+        "practice",
+        ("slope of ln H* on ln D", "log10 n for d_k=64, D=768"),
+        finite=("slope of ln H* on ln D",),
+        rows=(name,),
+    )
     _laws(reading_laws, "reading_laws")
     ledger = V.Ledger("06_optimal_head_size")
     about = " (the summaries' own ingredients)" if name == "M1" else ""
@@ -887,7 +1106,9 @@ def decide_heads(ledger, sims: dict, rules) -> None:
     rules = sequence(rules, "rules", "combination rules")
     _simulations(sims, "sims", rules=[r for r in STATED_RULES if r in rules])
     for rule in [r for r in STATED_RULES if r in rules]:
-        ledger.add(small_heads_verdict(rule, [(f"{m}, n = {n}", *_small_vs_big(s, rule)) for (m, n), s in sims.items()]))
+        ledger.add(
+            small_heads_verdict(rule, [(f"{m}, n = {n}", *_small_vs_big(s, rule)) for (m, n), s in sims.items()])
+        )
 
 
 @notebook_helper
@@ -917,8 +1138,9 @@ def law_takeaway(laws: dict) -> str:
     if not giving:
         return f"No risk model settles in the band of panel (b): none of {join_list(others)} gives the printed law."
     built = all(name in BY_CONSTRUCTION for name in giving)
-    text = (f"Only {join_list(giving)} settle in the band of panel (b)"
-            + (", the models whose variance was chosen to put them there" if built else ""))
+    text = f"Only {join_list(giving)} settle in the band of panel (b)" + (
+        ", the models whose variance was chosen to put them there" if built else ""
+    )
     if others:
         text += f", while {join_list(others)} leave it"
     if built and "M1" in others:
@@ -939,12 +1161,14 @@ def law_caption(laws: dict) -> str:
     p_far, p_limit = _scaling.local_slope(10.0**FAR_LOG10_N, BUDGET, _scaling.model("M1")), laws["M1"].p_limit
     limit = _value(p_limit)
     where = "inside" if 0 < limit < 0.5 else "outside"
-    return (f"(a) The integer minimiser $d_k^*$ of each risk model (one colour and marker per model) against "
-            f"$n$ under the budget $D={BUDGET}$, with its asymptotic formula dashed. (b) The local exponent "
-            "$p(n)=d\\ln k^*/d\\ln\\ln n$ at the real root: the printed law needs $p$ to approach "
-            "$2/(4+d)$, inside the shaded band $0<p<1/2$. No error bars: every curve is computed from its risk "
-            f"model, nothing is sampled. The lesson: M1, built from the summaries' own ingredients, has "
-            f"$p={p_far:.2f}$ at $n=10^{{{FAR_LOG10_N}}}$ and tends to ${sp.latex(p_limit)}$, {where} the band.")
+    return (
+        f"(a) The integer minimiser $d_k^*$ of each risk model (one colour and marker per model) against "
+        f"$n$ under the budget $D={BUDGET}$, with its asymptotic formula dashed. (b) The local exponent "
+        "$p(n)=d\\ln k^*/d\\ln\\ln n$ at the real root: the printed law needs $p$ to approach "
+        "$2/(4+d)$, inside the shaded band $0<p<1/2$. No error bars: every curve is computed from its risk "
+        f"model, nothing is sampled. The lesson: M1, built from the summaries' own ingredients, has "
+        f"$p={p_far:.2f}$ at $n=10^{{{FAR_LOG10_N}}}$ and tends to ${sp.latex(p_limit)}$, {where} the band."
+    )
 
 
 #: How each combination rule's heads are named in a sentence.
@@ -971,10 +1195,15 @@ def heads_takeaway(sims: dict) -> str:
             clauses.append(f"{RULE_WORDS.get(rule, rule)}, {kind} have the lowest IMSE in {where} ({values})")
         else:
             winners.add("mixed")
-            clauses.append(f"{RULE_WORDS.get(rule, rule)}, many small heads have the lowest IMSE in {small} of the "
-                           f"{total} settings and few big heads in the others ({values})")
-    lead = ("Which head size wins depends on how the heads are combined" if len(winners) > 1 or "mixed" in winners
-            else "The same kind of head wins however the heads are combined")
+            clauses.append(
+                f"{RULE_WORDS.get(rule, rule)}, many small heads have the lowest IMSE in {small} of the "
+                f"{total} settings and few big heads in the others ({values})"
+            )
+    lead = (
+        "Which head size wins depends on how the heads are combined"
+        if len(winners) > 1 or "mixed" in winners
+        else "The same kind of head wins however the heads are combined"
+    )
     return f"{lead}: {'; '.join(clauses)}."
 
 
@@ -987,6 +1216,7 @@ MAIN_FORMULA = {"M1": "log_ratio", "M2": "law", "M5": "log_n"}
 #: Markers and line styles of the models of :func:`law_figure`, one each, so that it reads in greyscale.
 MARKERS = ["o", "s", "^", "v", "D", "P", "X"]
 STYLES = ["-", "--", "-.", ":", (0, (5, 1.5, 1, 1.5, 1, 1.5)), (0, (6, 2)), (0, (1, 1))]
+
 
 @notebook_helper
 def law_figure(models):
@@ -1013,21 +1243,41 @@ def law_figure(models):
             ax_a.plot(dense["n"], dense[f"asym_{label}"], color=colour, ls="--", lw=0.9)
         if m.name == "M1":
             ax_a.plot(dense["n"], dense["asym_leading_order"], color=colour, ls=":", lw=1.1)
-        ax_b.plot(log10_far, [_scaling.local_slope(10.0**x, BUDGET, m) for x in log10_far], color=colour, ls=style,
-                  marker=marker, ms=3.5, markevery=(2 * i, 16), label=m.name)
+        ax_b.plot(
+            log10_far,
+            [_scaling.local_slope(10.0**x, BUDGET, m) for x in log10_far],
+            color=colour,
+            ls=style,
+            marker=marker,
+            ms=3.5,
+            markevery=(2 * i, 16),
+            label=m.name,
+        )
     ax_a.axhline(BUDGET, color="grey", lw=0.6)
     for ls, text in [("-", "integer minimiser"), ("--", "asymptotic formula"), (":", "M1: Lambert leading order")]:
         ax_a.plot([], [], color="k", ls=ls, lw=1, label=text)
     ax_a.legend(loc="upper left", bbox_to_anchor=(0.0, -0.2), ncol=3, columnspacing=0.8)  # colours, then line styles
-    ax_a.set(xscale="log", yscale="log", ylim=(1, 1.6 * BUDGET), xlabel="sample size $n$",
-             ylabel=rf"$d_k^*$ (budget $D={BUDGET}$)", title=r"(a) optimal head size $d_k^*$")
+    ax_a.set(
+        xscale="log",
+        yscale="log",
+        ylim=(1, 1.6 * BUDGET),
+        xlabel="sample size $n$",
+        ylabel=rf"$d_k^*$ (budget $D={BUDGET}$)",
+        title=r"(a) optimal head size $d_k^*$",
+    )
     ax_b.axhspan(0, 0.5, color="grey", alpha=0.15, lw=0)
     ax_b.axhline(0.4, color="k", ls=":", lw=0.8)
     ax_b.text(2.2, 0.08, "printed law for some $d>0$ ($p<1/2$)", fontsize=7)
     ax_b.text(3.2, 1.28, r"M4a, M4b: $p\propto\ln n$, off the scale", fontsize=7, va="top")
     ax_b.legend(loc="upper left", bbox_to_anchor=(0.0, -0.2), ncol=4, columnspacing=0.8)
-    ax_b.set(xscale="log", xlim=(2, FAR_LOG10_N), ylim=(0, 1.8), xlabel=r"$\log_{10} n$", ylabel=r"$p(n)=d\ln k^*/d\ln\ln n$",
-             title=r"(b) local exponent $p(n)$ of the law")
+    ax_b.set(
+        xscale="log",
+        xlim=(2, FAR_LOG10_N),
+        ylim=(0, 1.8),
+        xlabel=r"$\log_{10} n$",
+        ylabel=r"$p(n)=d\ln k^*/d\ln\ln n$",
+        title=r"(b) local exponent $p(n)$ of the law",
+    )
     ax_b.set_xticks([2, 5, 12, 30, 100, 300], ["2", "5", "12", "30", "100", "300"])
     ax_b.minorticks_off()
     return fig
@@ -1054,8 +1304,16 @@ def readable_columns(table, ratio_of: str = "d_k*"):
     if not isinstance(table, pd.DataFrame):
         raise ValueError(f"table: expected a pandas DataFrame, got {type(table).__name__}")
     ratio_of = one_of(ratio_of, "ratio_of", ("d_k*", "root"))
-    fixed = {"log10_n": "log10 n", "k_real": "real root", "d_k_real": "real root", "log10_k_real": "log10 real root",
-             "local_exponent": "p(n)", "local_slope": "p(n)", "n_heads": "H*", "d_k": "d_k*"}
+    fixed = {
+        "log10_n": "log10 n",
+        "k_real": "real root",
+        "d_k_real": "real root",
+        "log10_k_real": "log10 real root",
+        "local_exponent": "p(n)",
+        "local_slope": "p(n)",
+        "n_heads": "H*",
+        "d_k": "d_k*",
+    }
 
     def words(column):
         if not isinstance(column, str):
@@ -1064,7 +1322,7 @@ def readable_columns(table, ratio_of: str = "d_k*"):
             return fixed[column]
         for prefix, who in (("ratio_real_", "root"), ("ratio_", ratio_of), ("asym_", "formula")):
             if column.startswith(prefix):
-                what = column[len(prefix):].replace("_", " ")
+                what = column[len(prefix) :].replace("_", " ")
                 return f"{who} / {what}" if who != "formula" else f"formula: {what}"
         return column
 
@@ -1075,11 +1333,13 @@ def readable_columns(table, ratio_of: str = "d_k*"):
 def budget_caption(sim_budget: int) -> str:
     """The caption of :func:`budget_figure` for the budget ``sim_budget`` (a positive integer)."""
     sim_budget = positive_int(sim_budget, "sim_budget")
-    return (f"Integrated MSE of real Nadaraya–Watson heads under the fixed budget $D={sim_budget}$, against the "
-            "head size $d_k$ (so $H=D/d_k$ heads), one panel per regression function: the combination rule by "
-            "line style, the sample size $n$ by colour; the lowest point of a curve is its best head size. "
-            f"\"Many small heads\" are the points with $d_k\\le {max(sim_budget // 4, 1)}$ ($D/4$), the big ones the rest; "
-            "where no bar shows, it is shorter than its marker.")
+    return (
+        f"Integrated MSE of real Nadaraya–Watson heads under the fixed budget $D={sim_budget}$, against the "
+        "head size $d_k$ (so $H=D/d_k$ heads), one panel per regression function: the combination rule by "
+        "line style, the sample size $n$ by colour; the lowest point of a curve is its best head size. "
+        f'"Many small heads" are the points with $d_k\\le {max(sim_budget // 4, 1)}$ ($D/4$), the big ones the rest; '
+        "where no bar shows, it is shorter than its marker."
+    )
 
 
 def _regression_title(m) -> str:
@@ -1110,14 +1370,28 @@ def budget_figure(sims: dict, params):
         for j, n in enumerate(sim_n):
             s = sims[m, n]
             for rule, ls, marker in [x for x in RULE_STYLES if x[0] in s.rules]:
-                figures.errorbar(ax, s.d_k_values, s.mean[s.rules.index(rule)], s.se[s.rules.index(rule)], color=f"C{j}",
-                                 linestyle=ls, marker=marker, mfc=f"C{j}" if j == 0 else "white", mew=1.0,
-                                 label=f"{rule}, $n={n}$")
+                figures.errorbar(
+                    ax,
+                    s.d_k_values,
+                    s.mean[s.rules.index(rule)],
+                    s.se[s.rules.index(rule)],
+                    color=f"C{j}",
+                    linestyle=ls,
+                    marker=marker,
+                    mfc=f"C{j}" if j == 0 else "white",
+                    mew=1.0,
+                    label=f"{rule}, $n={n}$",
+                )
         ks = sims[m, sim_n[0]].d_k_values
         letter = chr(ord("a") + regressions.index(m))
         name = REGRESSION_TITLES.get(m) or _regression_title(data.regression_function(m))
-        ax.set(xscale="log", yscale="log", xlabel=rf"head size $d_k$ ($H={sim_budget}/d_k$ heads)", ylabel="IMSE",
-               title=f"({letter}) {name}")
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel=rf"head size $d_k$ ($H={sim_budget}/d_k$ heads)",
+            ylabel="IMSE",
+            title=f"({letter}) {name}",
+        )
         ax.set_xticks(ks, [f"{k}\n($H$={sim_budget // k})" for k in ks])
         ax.set_yticks(Y_TICKS, [f"{y:g}" for y in Y_TICKS])
         ax.minorticks_off()
@@ -1140,43 +1414,86 @@ def _guard_sentences(nb) -> None:
     the bias readings (:func:`mhanw.infra.verdicts.guard`)."""
     row, asym, laws, n_big = nb.table.set_index(["model", "n"]), nb.asym, nb.laws, N_GRID[-1]
     m1, readings, reading_rows = _scaling.model("M1"), nb.readings, nb.reading_rows
-    slope_small, slope_big, slope_huge = (row.loc[("M1", N_GRID[0]), "local_slope"], asym["M1"][0]["local_exponent"],
-                                          asym["M1"][-1]["local_exponent"])
-    V.guard(bool(slope_small < slope_big < slope_huge) and laws["M1"].p_limit == 1,
-            "M1's local exponent rises with n towards its symbolic limit 1",
-            f"p = {slope_small:.3g}, {slope_big:.3g}, {slope_huge:.3g}, limit {laws['M1'].p_limit}")
+    slope_small, slope_big, slope_huge = (
+        row.loc[("M1", N_GRID[0]), "local_slope"],
+        asym["M1"][0]["local_exponent"],
+        asym["M1"][-1]["local_exponent"],
+    )
+    V.guard(
+        bool(slope_small < slope_big < slope_huge) and laws["M1"].p_limit == 1,
+        "M1's local exponent rises with n towards its symbolic limit 1",
+        f"p = {slope_small:.3g}, {slope_big:.3g}, {slope_huge:.3g}, limit {laws['M1'].p_limit}",
+    )
     lead_big, lead_huge = row.loc[("M1", n_big), "ratio_real_leading_order"], asym["M1"][-1]["ratio_leading_order"]
-    V.guard(bool(abs(lead_huge - 1) < 0.05 and abs(lead_huge - 1) < abs(lead_big - 1)),
-            "the Lambert leading order is poor at n = 1e12 but within a few per cent at n = 1e10000",
-            f"ratios {lead_big:.4g} and {lead_huge:.4g}")
+    V.guard(
+        bool(abs(lead_huge - 1) < 0.05 and abs(lead_huge - 1) < abs(lead_big - 1)),
+        "the Lambert leading order is poor at n = 1e12 but within a few per cent at n = 1e10000",
+        f"ratios {lead_big:.4g} and {lead_huge:.4g}",
+    )
     lr_big, lr_huge = row.loc[("M1", n_big), "ratio_real_log_ratio"], asym["M1"][-1]["ratio_log_ratio"]
-    V.guard(bool(abs(lr_big - 1) < 0.05 and abs(lr_huge - 1) > abs(lr_big - 1)),
-            "2 ln n/ln ln n is within a few per cent at n = 1e12 only by a crossing and further off at n = 1e10000",
-            f"ratios {lr_big:.4g} and {lr_huge:.4g}")
-    V.guard(bool(abs(asym["M2"][-1]["ratio_law"] - 1) < 0.01 and laws["M2"].gives_printed_law and not laws["M2"].exact
-                 and laws["M3"].gives_printed_law and laws["M3"].exact),
-            "M2 reaches the printed law asymptotically and M3 exactly", f"{laws['M2'].description}; {laws['M3'].description}")
-    V.guard(bool(laws["M4a"].kind == laws["M4b"].kind == "polynomial" and row.loc[("M4a", n_big), "d_k"] == BUDGET
-                 and row.loc[("M4b", n_big), "d_k"] == BUDGET),
-            "M4a and M4b grow polynomially and reach the cap d_k* = 512 within the table",
-            f"{laws['M4a'].kind}, {laws['M4b'].kind}; d_k* = {row.loc[('M4a', n_big), 'd_k']}, {row.loc[('M4b', n_big), 'd_k']}")
-    V.guard(bool(abs(asym["M5"][-1]["ratio_log_n"] - 1) < abs(asym["M5"][0]["ratio_log_n"] - 1)),
-            "M5 tends to ln(nD)/c, slowly", f"ratios {asym['M5'][0]['ratio_log_n']:.4g} and {asym['M5'][-1]['ratio_log_n']:.4g}")
+    V.guard(
+        bool(abs(lr_big - 1) < 0.05 and abs(lr_huge - 1) > abs(lr_big - 1)),
+        "2 ln n/ln ln n is within a few per cent at n = 1e12 only by a crossing and further off at n = 1e10000",
+        f"ratios {lr_big:.4g} and {lr_huge:.4g}",
+    )
+    V.guard(
+        bool(
+            abs(asym["M2"][-1]["ratio_law"] - 1) < 0.01
+            and laws["M2"].gives_printed_law
+            and not laws["M2"].exact
+            and laws["M3"].gives_printed_law
+            and laws["M3"].exact
+        ),
+        "M2 reaches the printed law asymptotically and M3 exactly",
+        f"{laws['M2'].description}; {laws['M3'].description}",
+    )
+    V.guard(
+        bool(
+            laws["M4a"].kind == laws["M4b"].kind == "polynomial"
+            and row.loc[("M4a", n_big), "d_k"] == BUDGET
+            and row.loc[("M4b", n_big), "d_k"] == BUDGET
+        ),
+        "M4a and M4b grow polynomially and reach the cap d_k* = 512 within the table",
+        f"{laws['M4a'].kind}, {laws['M4b'].kind}; d_k* = {row.loc[('M4a', n_big), 'd_k']}, {row.loc[('M4b', n_big), 'd_k']}",
+    )
+    V.guard(
+        bool(abs(asym["M5"][-1]["ratio_log_n"] - 1) < abs(asym["M5"][0]["ratio_log_n"] - 1)),
+        "M5 tends to ln(nD)/c, slowly",
+        f"ratios {asym['M5'][0]['ratio_log_n']:.4g} and {asym['M5'][-1]['ratio_log_n']:.4g}",
+    )
     implied = reading_rows[["implied d (integer)", "implied d (root)"]]
-    V.guard(bool((implied < 0).all().all()), "the implied d stays negative under every reading of the bias", implied.to_string())
-    V.guard(all(sp.simplify(m.dominant_term - m1.dominant_term) == 0 for m in readings.values()),
-            "the dominant balance k/2 ln k = Lambda is the same for every reading", str([m.dominant_term for m in readings.values()]))
-    V.guard(all(sp.simplify(_derivation.formula(m) - sp.exp(sp.LambertW(2 * m.log_scale))) == 0 for m in readings.values()),
-            "every reading gives the leading order k* ~ exp(W(2 Lambda)) with its own Lambda",
-            str([_derivation.formula(m) for m in readings.values()]))
+    V.guard(
+        bool((implied < 0).all().all()),
+        "the implied d stays negative under every reading of the bias",
+        implied.to_string(),
+    )
+    V.guard(
+        all(sp.simplify(m.dominant_term - m1.dominant_term) == 0 for m in readings.values()),
+        "the dominant balance k/2 ln k = Lambda is the same for every reading",
+        str([m.dominant_term for m in readings.values()]),
+    )
+    V.guard(
+        all(sp.simplify(_derivation.formula(m) - sp.exp(sp.LambertW(2 * m.log_scale))) == 0 for m in readings.values()),
+        "every reading gives the leading order k* ~ exp(W(2 Lambda)) with its own Lambda",
+        str([_derivation.formula(m) for m in readings.values()]),
+    )
 
 
 def _formula_macros(macros, nb) -> None:
     """The formulas of the paper's section, typeset from sympy: M1's risk, log-FOC, dominant balance and
     ``Lambda``; every model's formula, law and fits; the reader's model; the printed law."""
-    row, fits, laws, asym, n_big, m1 = nb.table.set_index(["model", "n"]), nb.fits, nb.laws, nb.asym, N_GRID[-1], _scaling.model("M1")
+    row, fits, laws, asym, n_big, m1 = (
+        nb.table.set_index(["model", "n"]),
+        nb.fits,
+        nb.laws,
+        nb.asym,
+        N_GRID[-1],
+        _scaling.model("M1"),
+    )
     steps = _derivation.derivation_steps(m1)
-    macros.text("MOneMSE", "\\ensuremath{" + _tex(sp.Eq(sp.Function("MSE")(_scaling.SYMBOLS["k"]), sp.powsimp(m1.mse))) + "}")
+    macros.text(
+        "MOneMSE", "\\ensuremath{" + _tex(sp.Eq(sp.Function("MSE")(_scaling.SYMBOLS["k"]), sp.powsimp(m1.mse))) + "}"
+    )
     macros.text("MOneLogFOC", "\\ensuremath{" + steps[2].latex() + "}")
     macros.text("MOneDominant", "\\ensuremath{" + steps[3].latex() + "}")
     macros.text("MOneLambda", "\\ensuremath{" + _tex(m1.log_scale) + "}")
@@ -1206,10 +1523,20 @@ def _number_macros(macros, nb) -> None:
     """The numbers of the paper's section on the law: the table of minimisers and fits, M1's and M2/M5's
     asymptotic ratios, BERT's and GPT's sample sizes, the sensitivity range and the table of bias readings."""
     row, fits, asym, practice, n_big = nb.table.set_index(["model", "n"]), nb.fits, nb.asym, nb.practice, N_GRID[-1]
-    macros.text("Table", " \\\\ ".join(
-        " & ".join([m.name] + [f"{row.loc[(m.name, x), 'd_k']}\\,/\\,{row.loc[(m.name, x), 'n_heads']}" for x in N_GRID]
-                   + [f"{fits.loc[m.name, c]:.2f}" for c in ("p (d_k)", "implied d (d_k)", "p (d_k_real)", "implied d (d_k_real)")])
-        for m in nb.models))
+    macros.text(
+        "Table",
+        " \\\\ ".join(
+            " & ".join(
+                [m.name]
+                + [f"{row.loc[(m.name, x), 'd_k']}\\,/\\,{row.loc[(m.name, x), 'n_heads']}" for x in N_GRID]
+                + [
+                    f"{fits.loc[m.name, c]:.2f}"
+                    for c in ("p (d_k)", "implied d (d_k)", "p (d_k_real)", "implied d (d_k_real)")
+                ]
+            )
+            for m in nb.models
+        ),
+    )
     macros.integer("Budget", BUDGET)
     macros.number("MOneRatioLogRatioBig", row.loc[("M1", n_big), "ratio_real_log_ratio"], 3)
     macros.number("MOneRatioLeadBig", row.loc[("M1", n_big), "ratio_real_leading_order"], 3)
@@ -1225,11 +1552,26 @@ def _number_macros(macros, nb) -> None:
     macros.integer("MOneSensMin", nb.sens.loc["M1"][n_big].min())
     macros.integer("MOneSensMax", nb.sens.loc["M1"][n_big].max())
     reading_laws, reading_rows = nb.reading_laws, nb.reading_rows
-    macros.text("ReadingTable", " \\\\ ".join(" & ".join([
-        f"$c_B/k^{{{a}}}$", READING_TEX.get(a, ""), "$" + _tex(m.log_scale) + "$", "$" + _derivation.law_latex(m) + "$",
-        "yes" if reading_laws[a].gives_printed_law else "no", str(reading_rows.loc[a, "d_k* at n = 1e12"]),
-        *(f"{reading_rows.loc[a, c]:.2f}" for c in ("p (integer)", "implied d (integer)", "p (root)", "implied d (root)"))])
-        for a, m in nb.readings.items()))
+    macros.text(
+        "ReadingTable",
+        " \\\\ ".join(
+            " & ".join(
+                [
+                    f"$c_B/k^{{{a}}}$",
+                    READING_TEX.get(a, ""),
+                    "$" + _tex(m.log_scale) + "$",
+                    "$" + _derivation.law_latex(m) + "$",
+                    "yes" if reading_laws[a].gives_printed_law else "no",
+                    str(reading_rows.loc[a, "d_k* at n = 1e12"]),
+                    *(
+                        f"{reading_rows.loc[a, c]:.2f}"
+                        for c in ("p (integer)", "implied d (integer)", "p (root)", "implied d (root)")
+                    ),
+                ]
+            )
+            for a, m in nb.readings.items()
+        ),
+    )
     macros.integer("ReadingsGiving", sum(law.gives_printed_law for law in reading_laws.values()))
     macros.integer("Readings", len(reading_laws))
 
@@ -1256,9 +1598,14 @@ def _simulation_macros(macros, nb) -> None:
             for rule, rkey in (("average", "Avg"), ("sum", "Sum")):
                 best = s.best_d_k(rule)
                 macros.integer(f"{key}{rkey}Best", best)
-                macros.mean_se(f"{key}{rkey}Imse", s.mean[s.rules.index(rule), s.d_k_values.index(best)],
-                               s.se[s.rules.index(rule), s.d_k_values.index(best)])
-            macros.mean_se(f"{key}Gap", *s.paired_difference(("average", s.best_d_k("average")), ("sum", s.best_d_k("sum"))))
+                macros.mean_se(
+                    f"{key}{rkey}Imse",
+                    s.mean[s.rules.index(rule), s.d_k_values.index(best)],
+                    s.se[s.rules.index(rule), s.d_k_values.index(best)],
+                )
+            macros.mean_se(
+                f"{key}Gap", *s.paired_difference(("average", s.best_d_k("average")), ("sum", s.best_d_k("sum")))
+            )
     macros.integer("SimNSmall", n_small)
     macros.integer("SimNLarge", n_large)
     macros.text("SimNList", ", ".join(f"{n:,}".replace(",", "\\,") for n in sizes["sim_n"]))
@@ -1271,9 +1618,18 @@ def _simulation_macros(macros, nb) -> None:
     macros.integer("SimAvgLargeCells", sum(v >= 4 for v in avg_best.values()))
     macros.integer("SimSumSmallCells", sum(v <= 2 for v in sum_best.values()))
     macros.integer("SimEdgeCells", int(sim_rows["bandwidth_on_edge"].sum()))
-    best_cells = pd.concat([sim_rows[(sim_rows["regression"] == m) & (sim_rows["n"] == n) & (sim_rows["rule"] == r)
-                                     & (sim_rows["d_k"] == b[m, n])]
-                            for r, b in (("average", avg_best), ("sum", sum_best)) for m, n in nb.cells])
+    best_cells = pd.concat(
+        [
+            sim_rows[
+                (sim_rows["regression"] == m)
+                & (sim_rows["n"] == n)
+                & (sim_rows["rule"] == r)
+                & (sim_rows["d_k"] == b[m, n])
+            ]
+            for r, b in (("average", avg_best), ("sum", sum_best))
+            for m, n in nb.cells
+        ]
+    )
     macros.integer("SimEdgeBest", int(best_cells["bandwidth_on_edge"].sum()))
     for key, claim in VERDICT_MACROS.items():
         if claim in [r.claim for r in ledger]:
@@ -1289,9 +1645,12 @@ def _simulation_macros(macros, nb) -> None:
     for m in regressions:
         s = sims[m, n_large]
         diff = s.paired_difference(("average", s.best_d_k("average")), ("sum", s.best_d_k("sum")))
-        macros.text(f"Sim{_regression_key(regressions, m)}SumVersusAvg",
-                    "beats" if diff.mean > 3 * diff.se else ("loses to" if diff.mean < -3 * diff.se else
-                                                              "is not distinguishable at 3 s.e. from"))
+        macros.text(
+            f"Sim{_regression_key(regressions, m)}SumVersusAvg",
+            "beats"
+            if diff.mean > 3 * diff.se
+            else ("loses to" if diff.mean < -3 * diff.se else "is not distinguishable at 3 s.e. from"),
+        )
 
 
 def close(nb, macros_path, results_path) -> None:
@@ -1301,10 +1660,9 @@ def close(nb, macros_path, results_path) -> None:
     ``laws``, ``checks``, ``asym``, ``table``, ``fits``, ``sens``, ``practice``, ``readings``,
     ``reading_laws``, ``reading_rows``, ``sims``, ``sim_rows``, ``comparisons``, ``rule_gap``, ``ledger``,
     ``sizes``, ``cells`` and the parameters)."""
-    from ..infra.results import json_safe, save_results
-    from ..infra.texout import checked_outputs
-    from ..infra.texout import Macros
     from ..infra.notebook import Namespace
+    from ..infra.results import json_safe, save_results
+    from ..infra.texout import Macros, checked_outputs
 
     nb = Namespace(nb)
     _guard_sentences(nb)
@@ -1316,12 +1674,18 @@ def close(nb, macros_path, results_path) -> None:
     macros.write(macros_path, argument="macros_path")
     results = {"fidelity": nb.fidelity, "seed": nb.seed, "sizes": nb.sizes, "chosen": str(nb.chosen)}
     results.update(
-        checks=nb.checks, laws={k: v.description for k, v in nb.laws.items()}, asymptotics=nb.asym,
-        table=nb.table.to_dict("records"), fits=nb.fits.to_dict("index"),
+        checks=nb.checks,
+        laws={k: v.description for k, v in nb.laws.items()},
+        asymptotics=nb.asym,
+        table=nb.table.to_dict("records"),
+        fits=nb.fits.to_dict("index"),
         sensitivity={f"{a} {b}": v for (a, b), v in nb.sens.T.to_dict("list").items()},
-        practice=nb.practice.to_dict("index"), simulation=nb.sim_rows.to_dict("records"),
-        comparisons=nb.comparisons.to_dict("records"), rule_gap=nb.rule_gap.to_dict("records"),
-        bias_readings=nb.reading_rows.reset_index().to_dict("records"), claims=nb.ledger.to_list(),
+        practice=nb.practice.to_dict("index"),
+        simulation=nb.sim_rows.to_dict("records"),
+        comparisons=nb.comparisons.to_dict("records"),
+        rule_gap=nb.rule_gap.to_dict("records"),
+        bias_readings=nb.reading_rows.reset_index().to_dict("records"),
+        claims=nb.ledger.to_list(),
     )
     save_results(results_path, json_safe(results), argument="results_path")
 
@@ -1334,12 +1698,14 @@ def _law_text() -> P.Kind:
 
     def check(value, name):
         if not isinstance(value, str):
-            raise P.ParameterError(f"{name}: expected a law as a string (or \"\" to keep the model's), got {brief(value)}")
+            raise P.ParameterError(
+                f'{name}: expected a law as a string (or "" to keep the model\'s), got {brief(value)}'
+            )
         if value.strip():
             _scaling.parse_law(value, name)
         return value
 
-    return P.Kind("a law in k, n, D, H and the constants, or \"\"", check)
+    return P.Kind('a law in k, n, D, H and the constants, or ""', check)
 
 
 #: The papermill parameters of notebook 06 (checked by :func:`mhanw.infra.params.check_parameters`).
@@ -1362,8 +1728,11 @@ PARAMETERS = {
 CONSTRAINTS = (
     P.require("rules", lambda p: len(set(p["rules"])) == len(p["rules"]), "distinct rules"),
     # the chapter compares summed with averaged heads (Thm 6.1 is stated for both): other rules are extra
-    P.require("rules", lambda p: {"average", "sum"} <= set(p["rules"]),
-              "the rules to include 'average' and 'sum' (the chapter compares them; add others such as 'concat')"),
+    P.require(
+        "rules",
+        lambda p: {"average", "sum"} <= set(p["rules"]),
+        "the rules to include 'average' and 'sum' (the chapter compares them; add others such as 'concat')",
+    ),
     P.require("regressions", lambda p: len(set(p["regressions"])) == len(p["regressions"]), "distinct regressions"),
     P.require("sim_n", lambda p: len(set(p["sim_n"])) == len(p["sim_n"]), "distinct sample sizes"),
 )

@@ -15,26 +15,48 @@ evaluated on the same replicates.
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..infra.notebook import notebook_helper
 from ..constants import N_SE
 from ..infra import params as P
+from ..infra import verdicts as V
 from ..infra.estimates import Estimate, ReplicatedErrors
 from ..infra.expressions import check_algebraic, exact_number
 from ..infra.notation import markdown_safe
+from ..infra.notebook import notebook_helper
 from ..infra.premises import failure_text
 from ..infra.prose import join_list
-from ..infra import verdicts as V
-from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Statistic, Verdict, checked, significant_effect
 from ..infra.validate import as_float_array, brief, one_of, positive_int, sequence
-from ..weighting import GOLDEN_Q, MAX_SYMBOLIC_HEADS, ORACLES, SCHEMES, _ratio, _symmetric_matrix, fitted_weights, quality_order
+from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Statistic, Verdict, checked, significant_effect
+from ..weighting import (
+    GOLDEN_Q,
+    MAX_SYMBOLIC_HEADS,
+    ORACLES,
+    SCHEMES,
+    _ratio,
+    _symmetric_matrix,
+    fitted_weights,
+    quality_order,
+)
 
-__all__ = ["NestedErrors", "SIGNIFICANCE", "adding_heads_verdict", "best_single_head_verdict", "compare_words",
-           "control_label", "control_premises", "control_verdict", "crossover_verdict", "theorem_verdict", "graded_verdict", "nested_errors", "PARAMETERS", "CONSTRAINTS"]
+__all__ = [
+    "NestedErrors",
+    "SIGNIFICANCE",
+    "adding_heads_verdict",
+    "best_single_head_verdict",
+    "compare_words",
+    "control_label",
+    "control_premises",
+    "control_verdict",
+    "crossover_verdict",
+    "theorem_verdict",
+    "graded_verdict",
+    "nested_errors",
+    "PARAMETERS",
+    "CONSTRAINTS",
+]
 
 #: A paired difference counts when it exceeds this many standard errors (:data:`mhanw.constants.N_SE`).
 SIGNIFICANCE = N_SE
@@ -139,8 +161,9 @@ def nested_errors(M_fit, M_eval, schemes=SCHEMES + ORACLES, *, q: float = GOLDEN
 
 
 @checked(diff=V.number, se=V.standard_error, lower=V.text, higher=V.text, n_se=V.nonnegative)
-def compare_words(diff: float, se: float, lower: str = "lower", higher: str = "higher",
-                  *, n_se: float = SIGNIFICANCE) -> str:
+def compare_words(
+    diff: float, se: float, lower: str = "lower", higher: str = "higher", *, n_se: float = SIGNIFICANCE
+) -> str:
     """``lower`` / ``higher`` when ``diff`` is below / above zero by more than ``n_se`` s.e.,
     else ``"not distinguishable at n_se s.e."`` (for generated sentences)."""
     if diff < -n_se * se:
@@ -165,20 +188,30 @@ def crossover_verdict(checks: dict, thresholds) -> Verdict:
     failed = [name for name, ok in checks.items() if not ok]
     ok = not failed and bool(np.all(np.isfinite(th))) and bool(np.all(th > 1))
     found = th[np.isfinite(th)]
-    return Verdict(claim="thm-7.1/error-model-threshold",
-                   statement=("In the graded error model, geometric weights beat uniform ones exactly when the "
-                              "heterogeneity gamma exceeds a threshold gamma*(H, rho) > 1"),
-                   verdict=HOLDS if ok else FAILS,
-                   criterion=("exact quadratic forms a'Ma (no Monte Carlo): " + join_list(list(checks))
-                              + "; every gamma* > 1" + (f"; failed: {join_list(failed)}" if failed else "")),
-                   statistics=(Statistic("smallest gamma*", float(found.min())),) if found.size else (),
-                   section=SECTION)
+    return Verdict(
+        claim="thm-7.1/error-model-threshold",
+        statement=(
+            "In the graded error model, geometric weights beat uniform ones exactly when the "
+            "heterogeneity gamma exceeds a threshold gamma*(H, rho) > 1"
+        ),
+        verdict=HOLDS if ok else FAILS,
+        criterion=(
+            "exact quadratic forms a'Ma (no Monte Carlo): "
+            + join_list(list(checks))
+            + "; every gamma* > 1"
+            + (f"; failed: {join_list(failed)}" if failed else "")
+        ),
+        statistics=(Statistic("smallest gamma*", float(found.min())),) if found.size else (),
+        section=SECTION,
+    )
 
 
-@checked(scheme=V.text, diff=V.estimate, predicted=V.flag, gamma_hat=V.number, gamma_star_hat=V.number,
-         n_se=V.nonnegative)
-def graded_verdict(scheme: str, diff, *, predicted: bool, gamma_hat: float, gamma_star_hat: float,
-                   n_se: float = SIGNIFICANCE) -> Verdict:
+@checked(
+    scheme=V.text, diff=V.estimate, predicted=V.flag, gamma_hat=V.number, gamma_star_hat=V.number, n_se=V.nonnegative
+)
+def graded_verdict(
+    scheme: str, diff, *, predicted: bool, gamma_hat: float, gamma_star_hat: float, n_se: float = SIGNIFICANCE
+) -> Verdict:
     """Verdict on "with real graded NW heads, ``scheme`` weights beat uniform ones".
 
     ``diff``: (MSE_scheme - MSE_uniform, paired s.e.) with all heads, out of sample;
@@ -190,18 +223,25 @@ def graded_verdict(scheme: str, diff, *, predicted: bool, gamma_hat: float, gamm
     """
     d, se = V.estimate(diff, "diff")
     v = significant_effect(d, se, sign=-1 if predicted else 1, n_se=n_se)
-    conditions = ("convex weights, heads ordered by a quality estimated on independent replicates, "
-                  f"heterogeneity gamma_hat = {gamma_hat:.3g} above the threshold gamma* = {gamma_star_hat:.3g}")
+    conditions = (
+        "convex weights, heads ordered by a quality estimated on independent replicates, "
+        f"heterogeneity gamma_hat = {gamma_hat:.3g} above the threshold gamma* = {gamma_star_hat:.3g}"
+    )
     if not predicted:
         conditions = conditions.replace("above", "below")
-    return Verdict(claim=f"thm-7.1/graded-heads/{scheme}",
-                   statement=(f"With real NW heads of graded quality, {_NAMES.get(scheme, scheme)} weights "
-                              f"{'beat' if predicted else 'lose to'} uniform ones, as the error model predicts"),
-                   verdict=HOLDS_UNDER if v == HOLDS else v, conditions=conditions if v == HOLDS else "",
-                   criterion=f"paired difference of the MSE, out of sample, beyond {n_se:g} standard errors in the predicted direction",
-                   statistics=(Statistic(f"MSE({scheme}) - MSE(uniform)", d, se),)
-                   + ((Statistic("z", d / se),) if se > 0 else ()),  # no z-score for an exact (zero s.e.) difference
-                   section=SECTION)
+    return Verdict(
+        claim=f"thm-7.1/graded-heads/{scheme}",
+        statement=(
+            f"With real NW heads of graded quality, {_NAMES.get(scheme, scheme)} weights "
+            f"{'beat' if predicted else 'lose to'} uniform ones, as the error model predicts"
+        ),
+        verdict=HOLDS_UNDER if v == HOLDS else v,
+        conditions=conditions if v == HOLDS else "",
+        criterion=f"paired difference of the MSE, out of sample, beyond {n_se:g} standard errors in the predicted direction",
+        statistics=(Statistic(f"MSE({scheme}) - MSE(uniform)", d, se),)
+        + ((Statistic("z", d / se),) if se > 0 else ()),  # no z-score for an exact (zero s.e.) difference
+        section=SECTION,
+    )
 
 
 @checked(diffs=V.estimate_map, n_se=V.nonnegative)
@@ -216,14 +256,20 @@ def best_single_head_verdict(diffs: dict, *, n_se: float = SIGNIFICANCE) -> Verd
     worse = [s for s, (d, se) in est.items() if d > n_se * se]
     better = [s for s, (d, se) in est.items() if d < -n_se * se]
     verdict = FAILS if worse else (HOLDS if len(better) == len(est) else UNDECIDED)
-    return Verdict(claim="thm-7.1/graded-heads/best-single-head",
-                   statement=(f"With real NW heads of graded quality, fixed weights ({join_list([_NAMES.get(s, s) for s in est])}) "
-                              "over all heads beat the best single head"),
-                   verdict=verdict,
-                   criterion=(f"paired difference with the best single head, out of sample: fails when one weighting "
-                              f"is worse by more than {n_se:g} s.e., holds when all are better by more than {n_se:g} standard errors"),
-                   statistics=tuple(Statistic(f"MSE({s}) - MSE(best head)", d, se) for s, (d, se) in est.items()),
-                   section=SECTION)
+    return Verdict(
+        claim="thm-7.1/graded-heads/best-single-head",
+        statement=(
+            f"With real NW heads of graded quality, fixed weights ({join_list([_NAMES.get(s, s) for s in est])}) "
+            "over all heads beat the best single head"
+        ),
+        verdict=verdict,
+        criterion=(
+            f"paired difference with the best single head, out of sample: fails when one weighting "
+            f"is worse by more than {n_se:g} s.e., holds when all are better by more than {n_se:g} standard errors"
+        ),
+        statistics=tuple(Statistic(f"MSE({s}) - MSE(best head)", d, se) for s, (d, se) in est.items()),
+        section=SECTION,
+    )
 
 
 def _steps(value, name: str) -> list:
@@ -247,13 +293,17 @@ def adding_heads_verdict(rising: dict, n_steps: int) -> Verdict:
     "undecided at this size".
     """
     every = all(len(v) > 0 for v in rising.values())
-    return Verdict(claim="thm-7.1/graded-heads/adding-heads",
-                   statement="With real NW heads of graded quality, each head added in quality order lowers the MSE of fixed weights",
-                   verdict=FAILS if every else UNDECIDED,
-                   criterion=(f"for every fixed weighting, a step k -> k+1 (of {n_steps}) that raises the MSE by more "
-                              "than 3 paired s.e. is a counterexample"),
-                   statistics=tuple(Statistic(f"steps that raise the MSE, {s}", len(v)) for s, v in rising.items()),
-                   section=SECTION)
+    return Verdict(
+        claim="thm-7.1/graded-heads/adding-heads",
+        statement="With real NW heads of graded quality, each head added in quality order lowers the MSE of fixed weights",
+        verdict=FAILS if every else UNDECIDED,
+        criterion=(
+            f"for every fixed weighting, a step k -> k+1 (of {n_steps}) that raises the MSE by more "
+            "than 3 paired s.e. is a counterexample"
+        ),
+        statistics=tuple(Statistic(f"steps that raise the MSE, {s}", len(v)) for s, v in rising.items()),
+        section=SECTION,
+    )
 
 
 def control_premises(projections, model) -> tuple:
@@ -290,15 +340,21 @@ def control_verdict(diffs: dict, *, premises=(), n_se: float = SIGNIFICANCE) -> 
     lowest = min(est.items(), key=lambda kv: kv[1][0] / kv[1][1] if kv[1][1] > 0 else kv[1][0])
     d, se = lowest[1]
     z = f" ({d / se:+.1f} s.e.)" if se > 0 else ""
-    finding = (f"in the control, {_NAMES.get(lowest[0], lowest[0])} weights have an MSE {'above' if d > 0 else 'below'} "
-               f"that of uniform weights by {abs(d):.3g}{z}"
-               + (f", the margin least favourable to uniform weights among {names}" if len(est) > 1 else ""))
-    return Verdict(claim="thm-7.1/homogeneous-control",
-                   statement=f"With exchangeable heads, uniform weights beat {names} weights",
-                   verdict=verdict, premises=premises, finding=finding,
-                   criterion=f"paired difference with uniform weights, out of sample, beyond {n_se:g} standard errors",
-                   statistics=tuple(Statistic(f"MSE({s}) - MSE(uniform)", d, se) for s, (d, se) in est.items()),
-                   section=SECTION)
+    finding = (
+        f"in the control, {_NAMES.get(lowest[0], lowest[0])} weights have an MSE {'above' if d > 0 else 'below'} "
+        f"that of uniform weights by {abs(d):.3g}{z}"
+        + (f", the margin least favourable to uniform weights among {names}" if len(est) > 1 else "")
+    )
+    return Verdict(
+        claim="thm-7.1/homogeneous-control",
+        statement=f"With exchangeable heads, uniform weights beat {names} weights",
+        verdict=verdict,
+        premises=premises,
+        finding=finding,
+        criterion=f"paired difference with uniform weights, out of sample, beyond {n_se:g} standard errors",
+        statistics=tuple(Statistic(f"MSE({s}) - MSE(uniform)", d, se) for s, (d, se) in est.items()),
+        section=SECTION,
+    )
 
 
 @checked(model=V.record, graded=V.record, control=V.record)
@@ -316,14 +372,22 @@ def theorem_verdict(model: Verdict, graded: Verdict, control: Verdict) -> Verdic
     else:
         verdict = UNDECIDED
     outside = [p for p in parts if p.outside]
-    return Verdict(claim="thm-7.1",
-                   statement="Geometric weights beat uniform ones when head quality is heterogeneous enough, and not otherwise",
-                   verdict=verdict,
-                   conditions=(graded.conditions + "; fixed weights keep the worst head's rate in n, so 'faster decay' "
-                               "means a lower MSE at the same (n, H)") if verdict == HOLDS_UNDER else "",
-                   criterion=(f"the records {model.claim}, {graded.claim} and {control.claim} together"
-                              + "".join(f"; {p.claim} lies outside its conditions ({failure_text(p.premises)})" for p in outside)),
-                   section=SECTION)
+    return Verdict(
+        claim="thm-7.1",
+        statement="Geometric weights beat uniform ones when head quality is heterogeneous enough, and not otherwise",
+        verdict=verdict,
+        conditions=(
+            graded.conditions + "; fixed weights keep the worst head's rate in n, so 'faster decay' "
+            "means a lower MSE at the same (n, H)"
+        )
+        if verdict == HOLDS_UNDER
+        else "",
+        criterion=(
+            f"the records {model.claim}, {graded.claim} and {control.claim} together"
+            + "".join(f"; {p.claim} lies outside its conditions ({failure_text(p.premises)})" for p in outside)
+        ),
+        section=SECTION,
+    )
 
 
 # --------------------------------------------------------------------------- the chapter's parameters
@@ -338,7 +402,9 @@ def _ratio_expression() -> P.Kind:
 
     def check(value, name):
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise P.ParameterError(f"{name}: expected a number or an expression such as '(sqrt(5) - 1)/2', got {brief(value)}")
+            raise P.ParameterError(
+                f"{name}: expected a number or an expression such as '(sqrt(5) - 1)/2', got {brief(value)}"
+            )
         try:
             expr = exact_number(value, name)
         except ValueError as exc:
@@ -346,9 +412,11 @@ def _ratio_expression() -> P.Kind:
         if not expr.is_number or expr.free_symbols or not _inside_unit_interval(expr):
             raise P.ParameterError(f"{name}: expected a number in the open interval (0, 1), got {brief(value)}")
         if not 0 < float(expr) < 1:
-            raise P.ParameterError(f"{name}: {brief(value)} lies in (0, 1) but is {float(expr)!r} as a double, the "
-                                   "precision the numerical weights use; expected a number a double tells apart from "
-                                   "0 and 1")
+            raise P.ParameterError(
+                f"{name}: {brief(value)} lies in (0, 1) but is {float(expr)!r} as a double, the "
+                "precision the numerical weights use; expected a number a double tells apart from "
+                "0 and 1"
+            )
         return value
 
     def relate(value, name, params):
@@ -360,9 +428,11 @@ def _ratio_expression() -> P.Kind:
         if isinstance(H, int) and H >= 2:
             size = -math.log10(float(exact_number(value, name))) * (H - 1)
             if size > MAX_CONSTANT_LOG10:
-                raise P.ParameterError(f"{name}: q**(H-1) = 10**-{size:.0f} for H = {H}, below the 10**-"
-                                       f"{MAX_CONSTANT_LOG10:g} the exact weights can hold; expected q >= "
-                                       f"{10 ** (-MAX_CONSTANT_LOG10 / (H - 1)):.3g}")
+                raise P.ParameterError(
+                    f"{name}: q**(H-1) = 10**-{size:.0f} for H = {H}, below the 10**-"
+                    f"{MAX_CONSTANT_LOG10:g} the exact weights can hold; expected q >= "
+                    f"{10 ** (-MAX_CONSTANT_LOG10 / (H - 1)):.3g}"
+                )
 
     return P.Kind("a number or expression in (0, 1)", check, relate)
 
@@ -415,7 +485,9 @@ PARAMETERS = {
 #: Constraints: the graded heads use the coordinates e_1 ... e_(H+1), the control e_1 ... e_H.
 CONSTRAINTS = (
     P.require("angles_deg", lambda p: len(p["angles_deg"]) + 1 <= p["d"], "len(angles_deg) + 1 <= d"),
-    P.require("angles_deg", lambda p: list(p["angles_deg"]) == sorted(p["angles_deg"]), "angles_deg in increasing order"),
+    P.require(
+        "angles_deg", lambda p: list(p["angles_deg"]) == sorted(p["angles_deg"]), "angles_deg in increasing order"
+    ),
 )
 
 
@@ -443,14 +515,14 @@ def setup(namespace: dict) -> dict:
     from ..infra.notebook import start
 
     p, size, streams = start(namespace, PARAMETERS, CONSTRAINTS, SIZES, 4)
-    return dict(p=p, size=size, streams=streams,
-                q_value=ratio_value(p["q"]))
+    return dict(p=p, size=size, streams=streams, q_value=ratio_value(p["q"]))
 
 
 #: The Monte Carlo sizes of each fidelity: replicates of the graded heads and of the control (each set:
 #: fitting and evaluation), fresh test points per replicate.
-SIZES = dict(quick=dict(n_rep=200, n_rep_control=200, n_test=200),
-             paper=dict(n_rep=2000, n_rep_control=1000, n_test=200))
+SIZES = dict(
+    quick=dict(n_rep=200, n_rep_control=200, n_test=200), paper=dict(n_rep=2000, n_rep_control=1000, n_test=200)
+)
 
 
 def sizes(fidelity: str) -> dict:
@@ -477,10 +549,12 @@ def _exact_ratio(q):
 def _fixed():
     from .. import weighting as Wt
 
-    return {"geometric q=0.5": lambda H: Wt.geometric_weights(H, 0.5),
-            "geometric q=1/phi": Wt.geometric_weights,
-            "geometric q=0.8": lambda H: Wt.geometric_weights(H, 0.8),
-            "Fibonacci": Wt.fibonacci_weights}
+    return {
+        "geometric q=0.5": lambda H: Wt.geometric_weights(H, 0.5),
+        "geometric q=1/phi": Wt.geometric_weights,
+        "geometric q=0.8": lambda H: Wt.geometric_weights(H, 0.8),
+        "Fibonacci": Wt.fibonacci_weights,
+    }
 
 
 def error_model() -> dict:
@@ -495,32 +569,47 @@ def error_model() -> dict:
 
     fixed = _fixed()
     gamma_star = pd.DataFrame(
-        {name: [Wt.heterogeneity_threshold(H, rho, weights=f(H)) for H in H_GRID for rho in RHO_GRID]
-         for name, f in fixed.items()},
-        index=pd.MultiIndex.from_product([H_GRID, RHO_GRID], names=["H", "rho"]))
+        {
+            name: [Wt.heterogeneity_threshold(H, rho, weights=f(H)) for H in H_GRID for rho in RHO_GRID]
+            for name, f in fixed.items()
+        },
+        index=pd.MultiIndex.from_product([H_GRID, RHO_GRID], names=["H", "rho"]),
+    )
     at_one = {}
     for H in H_GRID:
         for rho in RHO_GRID:
             M = Wt.graded_error_matrix(H, 1.0, rho)
             u = Wt.uniform_weights(H)
-            at_one[H, rho] = (float(np.abs(Wt.affine_oracle_weights(M) - u).max()),
-                              {name: Wt.mse(f(H), M) / Wt.mse(u, M) for name, f in fixed.items()})
-    curves = {(H, name): np.array([Wt.heterogeneity_threshold(H, r, weights=fixed[name](H)) for r in RHO_FINE])
-              for H in H_GRID for name in _CURVES}
+            at_one[H, rho] = (
+                float(np.abs(Wt.affine_oracle_weights(M) - u).max()),
+                {name: Wt.mse(f(H), M) / Wt.mse(u, M) for name, f in fixed.items()},
+            )
+    curves = {
+        (H, name): np.array([Wt.heterogeneity_threshold(H, r, weights=fixed[name](H)) for r in RHO_FINE])
+        for H in H_GRID
+        for name in _CURVES
+    }
 
     def gain(H, gamma, rho):
         M = Wt.graded_error_matrix(H, gamma, rho)
         return Wt.mse(Wt.uniform_weights(H), M) / Wt.mse(Wt.geometric_weights(H), M)
 
-    gains = pd.DataFrame([[gain(H, k, rho) for k in GAMMA_COLUMNS] for H in H_GRID for rho in RHO_GRID],
-                         index=[f"H={H}, ρ={rho:g}" for H in H_GRID for rho in RHO_GRID], columns=list(GAMMA_COLUMNS))
+    gains = pd.DataFrame(
+        [[gain(H, k, rho) for k in GAMMA_COLUMNS] for H in H_GRID for rho in RHO_GRID],
+        index=[f"H={H}, ρ={rho:g}" for H in H_GRID for rho in RHO_GRID],
+        columns=list(GAMMA_COLUMNS),
+    )
     return dict(
-        gamma_star=gamma_star, curves=curves, gains=gains, gain_max=float(gains.values.max()),
+        gamma_star=gamma_star,
+        curves=curves,
+        gains=gains,
+        gain_max=float(gains.values.max()),
         oracle_gap_at_one=max(v[0] for v in at_one.values()),
         uniform_wins_at_one=all(min(v[1].values()) > 1 for v in at_one.values()),
         loss_H16=at_one[16, 0.0][1]["geometric q=1/phi"],
         falls_with_rho=all(bool(np.all(np.diff(c) <= 0)) for c in curves.values()),
-        grows_with_H=all(bool(np.all(np.diff([curves[H, name] for H in H_GRID], axis=0) > 0)) for name in _CURVES))
+        grows_with_H=all(bool(np.all(np.diff([curves[H, name] for H in H_GRID], axis=0) > 0)) for name in _CURVES),
+    )
 
 
 def symbolic(H: int, rho: float, q, weights, q_value: float) -> dict:
@@ -548,8 +637,16 @@ def symbolic(H: int, rho: float, q, weights, q_value: float) -> dict:
         gamma_star_sym = gamma_star_num = float("nan")
         why = str(exc)
     h2 = abs(float(gamma_star_2.subs({q_sym: q_expr, rho_sym: 0})) / Wt.heterogeneity_threshold(2, 0.0, q=q_value) - 1)
-    return dict(gamma_star_2=gamma_star_2, gap_poly=gap_poly, gamma_star_sym=gamma_star_sym,
-                gamma_star_num=gamma_star_num, h2_check=h2, no_crossover=why, H=H, rho=rho)
+    return dict(
+        gamma_star_2=gamma_star_2,
+        gap_poly=gap_poly,
+        gamma_star_sym=gamma_star_sym,
+        gamma_star_num=gamma_star_num,
+        h2_check=h2,
+        no_crossover=why,
+        H=H,
+        rho=rho,
+    )
 
 
 def _sig(diff) -> bool:
@@ -563,7 +660,8 @@ def graded_experiment(p: dict, size: dict, streams, q_value: float) -> dict:
     comparisons ``cmp`` ``{name: (difference, paired s.e.)}``, the steps that raise a fixed weighting's
     MSE (``rising``), the oracle weights, and the heads' heterogeneity ``gamma_hat``, ``rho_hat`` against
     the error model's crossovers."""
-    from .. import data, heads, montecarlo, weighting as Wt
+    from .. import data, heads, montecarlo
+    from .. import weighting as Wt
 
     angles = np.radians(p["angles_deg"])
     W = heads.graded_heads(angles, p["d"])
@@ -573,26 +671,36 @@ def graded_experiment(p: dict, size: dict, streams, q_value: float) -> dict:
     M_eval = montecarlo.error_moments(W, model, seed=streams[1], **setting)
     graded = nested_errors(M_fit, M_eval, q=q_value)
     graded_q = {qq: nested_errors(M_fit, M_eval, ("geometric",), q=qq) for qq in (0.5, 0.8)}
-    cmp = {"geometric - uniform": graded.paired_difference("geometric", "uniform"),
-           "fibonacci - uniform": graded.paired_difference("fibonacci", "uniform"),
-           "fibonacci - geometric": graded.paired_difference("fibonacci", "geometric"),
-           **{f"{s} - best": graded.paired_difference(s, "uniform", k_b=1)
-              for s in ("uniform", "geometric", "fibonacci", "affine", "simplex")}}
+    cmp = {
+        "geometric - uniform": graded.paired_difference("geometric", "uniform"),
+        "fibonacci - uniform": graded.paired_difference("fibonacci", "uniform"),
+        "fibonacci - geometric": graded.paired_difference("fibonacci", "geometric"),
+        **{
+            f"{s} - best": graded.paired_difference(s, "uniform", k_b=1)
+            for s in ("uniform", "geometric", "fibonacci", "affine", "simplex")
+        },
+    }
     for qq, res in graded_q.items():  # same evaluation replicates: a paired difference
         cmp[f"geometric q={qq} - uniform"] = Estimate.paired(res.samples("geometric"), graded.samples("uniform"))
     cmp = {k: tuple(map(float, v)) for k, v in cmp.items()}
     H = len(angles)
-    rising = {s: [k for k in range(1, H) if _sig(graded.paired_difference(s, s, k=k + 1, k_b=k))]
-              for s in SCHEMES}
+    rising = {s: [k for k in range(1, H) if _sig(graded.paired_difference(s, s, k=k + 1, k_b=k))] for s in SCHEMES}
     sd = np.sqrt(np.diag(M_fit))
     corr = M_fit / np.outer(sd, sd)
     gamma_hat = float(np.diag(M_fit).max() / np.diag(M_fit).min())
     rho_hat = float(corr[np.triu_indices(H, 1)].mean())
-    return dict(angles_deg=list(p["angles_deg"]), M_fit=M_fit, graded=graded, cmp=cmp, rising=rising,
-                oracle_weights={s: graded.weights[s][-1] for s in ORACLES},
-                gamma_hat=gamma_hat, rho_hat=rho_hat,
-                gamma_star_hat=Wt.heterogeneity_threshold(H, rho_hat, q=q_value),
-                gamma_star_fib_hat=Wt.heterogeneity_threshold(H, rho_hat, weights=Wt.fibonacci_weights(H)))
+    return dict(
+        angles_deg=list(p["angles_deg"]),
+        M_fit=M_fit,
+        graded=graded,
+        cmp=cmp,
+        rising=rising,
+        oracle_weights={s: graded.weights[s][-1] for s in ORACLES},
+        gamma_hat=gamma_hat,
+        rho_hat=rho_hat,
+        gamma_star_hat=Wt.heterogeneity_threshold(H, rho_hat, q=q_value),
+        gamma_star_fib_hat=Wt.heterogeneity_threshold(H, rho_hat, weights=Wt.fibonacci_weights(H)),
+    )
 
 
 def control_experiment(p: dict, size: dict, streams, q_value: float) -> dict:
@@ -604,12 +712,15 @@ def control_experiment(p: dict, size: dict, streams, q_value: float) -> dict:
     H = len(p["angles_deg"])
     W = heads.orthogonal_heads(p["d"], 1, H)
     model = data.data_model(p["control_regression"], inputs=p["inputs"], noise=p["noise"], sigma=p["sigma"])
-    setting = dict(n=p["n"], n_test=size["n_test"], n_rep=size["n_rep_control"], bandwidth=p["bandwidth"],
-                   n_jobs=p["n_jobs"])
+    setting = dict(
+        n=p["n"], n_test=size["n_test"], n_rep=size["n_rep_control"], bandwidth=p["bandwidth"], n_jobs=p["n_jobs"]
+    )
     M_fit = montecarlo.error_moments(W, model, seed=streams[2], **setting).mean(axis=0)
     control = nested_errors(M_fit, montecarlo.error_moments(W, model, seed=streams[3], **setting), q=q_value)
-    cmp = {f"{s} - uniform": tuple(map(float, control.paired_difference(s, "uniform")))
-           for s in ("geometric", "fibonacci", "affine", "simplex")}
+    cmp = {
+        f"{s} - uniform": tuple(map(float, control.paired_difference(s, "uniform")))
+        for s in ("geometric", "fibonacci", "affine", "simplex")
+    }
     return dict(control=control, cmp=cmp, premises=control_premises(W, model))
 
 
@@ -618,22 +729,48 @@ def records(model: dict, sym: dict, graded: dict, control: dict):
     heads (geometric, Fibonacci, against the best head, adding heads), the control and the theorem."""
     L = V.Ledger("07_structured_weighting")
     gs = model["gamma_star"]
-    exact = bool(abs(sym["gamma_star_sym"] / sym["gamma_star_num"] - 1) < 1e-9) if np.isfinite(sym["gamma_star_num"]) else False
-    rec_model = L.add(crossover_verdict({
-        "uniform weights are the affine oracle at gamma = 1": model["oracle_gap_at_one"] <= 1e-12,
-        "every structured weighting loses at gamma = 1": model["uniform_wins_at_one"],
-        "a crossover exists on every grid point": bool(np.all(np.isfinite(gs.values))),
-        "the weights under test (H, rho, q, weights) have a crossover, its sympy root equal to the scan": exact,
-    }, [*gs.values.ravel(), sym["gamma_star_num"]]))
+    exact = (
+        bool(abs(sym["gamma_star_sym"] / sym["gamma_star_num"] - 1) < 1e-9)
+        if np.isfinite(sym["gamma_star_num"])
+        else False
+    )
+    rec_model = L.add(
+        crossover_verdict(
+            {
+                "uniform weights are the affine oracle at gamma = 1": model["oracle_gap_at_one"] <= 1e-12,
+                "every structured weighting loses at gamma = 1": model["uniform_wins_at_one"],
+                "a crossover exists on every grid point": bool(np.all(np.isfinite(gs.values))),
+                "the weights under test (H, rho, q, weights) have a crossover, its sympy root equal to the scan": exact,
+            },
+            [*gs.values.ravel(), sym["gamma_star_num"]],
+        )
+    )
     g, c = graded, graded["cmp"]
-    rec_geo = L.add(graded_verdict("geometric", c["geometric - uniform"], predicted=g["gamma_hat"] > g["gamma_star_hat"],
-                                   gamma_hat=g["gamma_hat"], gamma_star_hat=g["gamma_star_hat"]))
-    L.add(graded_verdict("fibonacci", c["fibonacci - uniform"], predicted=g["gamma_hat"] > g["gamma_star_fib_hat"],
-                         gamma_hat=g["gamma_hat"], gamma_star_hat=g["gamma_star_fib_hat"]))
+    rec_geo = L.add(
+        graded_verdict(
+            "geometric",
+            c["geometric - uniform"],
+            predicted=g["gamma_hat"] > g["gamma_star_hat"],
+            gamma_hat=g["gamma_hat"],
+            gamma_star_hat=g["gamma_star_hat"],
+        )
+    )
+    L.add(
+        graded_verdict(
+            "fibonacci",
+            c["fibonacci - uniform"],
+            predicted=g["gamma_hat"] > g["gamma_star_fib_hat"],
+            gamma_hat=g["gamma_hat"],
+            gamma_star_hat=g["gamma_star_fib_hat"],
+        )
+    )
     L.add(best_single_head_verdict({s: c[f"{s} - best"] for s in SCHEMES}))
     L.add(adding_heads_verdict(g["rising"], len(g["angles_deg"]) - 1))
-    rec_control = L.add(control_verdict({s: control["cmp"][f"{s} - uniform"] for s in ("geometric", "fibonacci")},
-                                        premises=control["premises"]))
+    rec_control = L.add(
+        control_verdict(
+            {s: control["cmp"][f"{s} - uniform"] for s in ("geometric", "fibonacci")}, premises=control["premises"]
+        )
+    )
     L.add(theorem_verdict(rec_model, rec_geo, rec_control))
     return L
 
@@ -642,13 +779,22 @@ def check_sentences(model: dict) -> None:
     """Stop when a direction the chapter and the paper state in words is false for the error model
     (:func:`mhanw.infra.verdicts.guard`): gamma* grows with H and falls with rho on the fine grid, every
     crossover exceeds 1, and at gamma = 1 uniform weights are the affine oracle and win."""
-    V.guard(bool(model["falls_with_rho"] and model["grows_with_H"]), "gamma* grows with H and falls with rho on the grid",
-            f"falls with rho: {model['falls_with_rho']}, grows with H: {model['grows_with_H']}")
-    smallest = float(np.nanmin(model["gamma_star"].values)) if np.isfinite(model["gamma_star"].values).any() else float("nan")
-    V.guard(bool(np.all(model["gamma_star"].values > 1)), "every crossover exceeds 1", f"smallest gamma* = {smallest:.4g}")
-    V.guard(bool(model["uniform_wins_at_one"] and model["oracle_gap_at_one"] <= 1e-12),
-            "at gamma = 1 uniform weights are the affine oracle and every structured weighting loses",
-            f"largest |a* - uniform| = {model['oracle_gap_at_one']:.3g}, uniform wins: {model['uniform_wins_at_one']}")
+    V.guard(
+        bool(model["falls_with_rho"] and model["grows_with_H"]),
+        "gamma* grows with H and falls with rho on the grid",
+        f"falls with rho: {model['falls_with_rho']}, grows with H: {model['grows_with_H']}",
+    )
+    smallest = (
+        float(np.nanmin(model["gamma_star"].values)) if np.isfinite(model["gamma_star"].values).any() else float("nan")
+    )
+    V.guard(
+        bool(np.all(model["gamma_star"].values > 1)), "every crossover exceeds 1", f"smallest gamma* = {smallest:.4g}"
+    )
+    V.guard(
+        bool(model["uniform_wins_at_one"] and model["oracle_gap_at_one"] <= 1e-12),
+        "at gamma = 1 uniform weights are the affine oracle and every structured weighting loses",
+        f"largest |a* - uniform| = {model['oracle_gap_at_one']:.3g}, uniform wins: {model['uniform_wins_at_one']}",
+    )
 
 
 # --------------------------------------------------------------------------- the sentences the chapter prints
@@ -663,9 +809,11 @@ def model_takeaway(model: dict) -> str:
     """One sentence after the error model's figure (Markdown), from the numbers; the directions it states
     are those :func:`check_sentences` guards."""
     gs = model["gamma_star"]["geometric q=1/phi"]
-    return (f"Geometric weights ($q=1/\\varphi$) beat uniform ones only above the crossover $\\gamma^*(H,\\rho)$, "
-            f"from {gs.min():.3g} to {gs.max():.3g} on this grid: it grows with the number of heads $H$ and falls "
-            f"with the error correlation $\\rho$, and at $\\gamma=1$ uniform weights always win.")
+    return (
+        f"Geometric weights ($q=1/\\varphi$) beat uniform ones only above the crossover $\\gamma^*(H,\\rho)$, "
+        f"from {gs.min():.3g} to {gs.max():.3g} on this grid: it grows with the number of heads $H$ and falls "
+        f"with the error correlation $\\rho$, and at $\\gamma=1$ uniform weights always win."
+    )
 
 
 @notebook_helper
@@ -675,9 +823,11 @@ def graded_takeaway(graded: dict) -> str:
     c = graded["cmp"]
     geo = compare_words(*c["geometric - uniform"], lower="lower", higher="higher")
     best = compare_words(*c["uniform - best"], lower="lower", higher="higher")
-    return (f"With all {len(graded['angles_deg'])} graded heads, geometric weights have an MSE {_than(geo)} uniform "
-            f"ones ({_pm(*c['geometric - uniform'])}); uniform weights have an MSE {_than(best)} the best single "
-            f"head alone ({_pm(*c['uniform - best'])}).")
+    return (
+        f"With all {len(graded['angles_deg'])} graded heads, geometric weights have an MSE {_than(geo)} uniform "
+        f"ones ({_pm(*c['geometric - uniform'])}); uniform weights have an MSE {_than(best)} the best single "
+        f"head alone ({_pm(*c['uniform - best'])})."
+    )
 
 
 def _than(words: str) -> str:
@@ -689,17 +839,28 @@ def control_takeaway(rec) -> str:
     """One sentence after the control's panel (Markdown): the record's finding and verdict, with the failed
     premise when the control's heads are not exchangeable."""
     text = f"{rec.finding[0].upper()}{rec.finding[1:]}: that uniform weights win there {V.predicate(rec.verdict)}" + (
-        f" ({failure_text(rec.premises)})." if rec.outside else ".")
+        f" ({failure_text(rec.premises)})." if rec.outside else "."
+    )
     return markdown_safe(text)
 
 
 # --------------------------------------------------------------------------- figures
 
 
-_STYLE = {"uniform": ("o", "-", "C0"), "geometric": ("s", "-", "C1"), "fibonacci": ("^", "--", "C2"),
-          "affine": ("D", "-", "k"), "simplex": ("v", ":", "C4")}
-_LABELS = {"uniform": "uniform", "geometric": r"geometric $q=1/\varphi$", "fibonacci": "Fibonacci",
-           "affine": "affine oracle (out of sample)", "simplex": "simplex oracle (out of sample)"}
+_STYLE = {
+    "uniform": ("o", "-", "C0"),
+    "geometric": ("s", "-", "C1"),
+    "fibonacci": ("^", "--", "C2"),
+    "affine": ("D", "-", "k"),
+    "simplex": ("v", ":", "C4"),
+}
+_LABELS = {
+    "uniform": "uniform",
+    "geometric": r"geometric $q=1/\varphi$",
+    "fibonacci": "Fibonacci",
+    "affine": "affine oracle (out of sample)",
+    "simplex": "simplex oracle (out of sample)",
+}
 
 
 def figure_model(model: dict):
@@ -710,27 +871,48 @@ def figure_model(model: dict):
 
     from ..infra import figures
 
-    fig, ax = plt.subplots(1, 2, figsize=(figures.TEXT_WIDTH, figures.ROW_HEIGHT + 0.6), width_ratios=[1, 1.25],
-                           layout="constrained")
+    fig, ax = plt.subplots(
+        1, 2, figsize=(figures.TEXT_WIDTH, figures.ROW_HEIGHT + 0.6), width_ratios=[1, 1.25], layout="constrained"
+    )
     for i, H in enumerate(H_GRID):
         ax[0].plot(RHO_FINE, model["curves"][H, "geometric q=1/phi"], color=f"C{i}", label=f"$H={H}$, geometric")
-        ax[0].plot(RHO_FINE, model["curves"][H, "Fibonacci"], color=f"C{i}", ls=":", lw=1.2, label=f"$H={H}$, Fibonacci")
-    ax[0].set(yscale="log", xlabel=r"error correlation $\rho$", ylabel=r"crossover $\gamma^*(H,\rho)$",
-              title="(a) structured beats uniform above")
+        ax[0].plot(
+            RHO_FINE, model["curves"][H, "Fibonacci"], color=f"C{i}", ls=":", lw=1.2, label=f"$H={H}$, Fibonacci"
+        )
+    ax[0].set(
+        yscale="log",
+        xlabel=r"error correlation $\rho$",
+        ylabel=r"crossover $\gamma^*(H,\rho)$",
+        title="(a) structured beats uniform above",
+    )
     ax[0].set_yticks([1, 2, 5, 10], ["1", "2", "5", "10"])
     ax[0].minorticks_off()
     ax[0].legend(ncol=1, loc="upper right", fontsize=7)
     g = model["gains"].values
-    annot = np.vectorize(lambda v: f"{v:.2f}"[1:] if round(v, 2) < 1 else (f"{v:.1f}" if round(v, 1) < 10 else f"{v:.0f}"))(g)
-    sns.heatmap(np.log10(model["gains"]), ax=ax[1], cmap="vlag_r", center=0, annot=annot, fmt="",
-                annot_kws={"fontsize": 7}, cbar_kws={"label": r"$\log_{10}$ gain", "pad": 0.02})
-    ax[1].set(xlabel=r"heterogeneity $\gamma$", ylabel="", title=r"(b) gain $\mathrm{MSE}_{\rm unif}/\mathrm{MSE}_{\rm geo}$")
+    annot = np.vectorize(
+        lambda v: f"{v:.2f}"[1:] if round(v, 2) < 1 else (f"{v:.1f}" if round(v, 1) < 10 else f"{v:.0f}")
+    )(g)
+    sns.heatmap(
+        np.log10(model["gains"]),
+        ax=ax[1],
+        cmap="vlag_r",
+        center=0,
+        annot=annot,
+        fmt="",
+        annot_kws={"fontsize": 7},
+        cbar_kws={"label": r"$\log_{10}$ gain", "pad": 0.02},
+    )
+    ax[1].set(
+        xlabel=r"heterogeneity $\gamma$", ylabel="", title=r"(b) gain $\mathrm{MSE}_{\rm unif}/\mathrm{MSE}_{\rm geo}$"
+    )
     ax[1].tick_params(axis="both", labelsize=7, length=0)
     ax[1].tick_params(axis="x", rotation=45)
-    caption = ("The exact error model, no Monte Carlo. (a) Geometric (solid) or Fibonacci (dotted) weights beat "
-               "uniform ones exactly above the curve $\\gamma^*(H,\\rho)$, one colour per number of heads $H$. "
-               "(b) The gain $\\mathrm{MSE}_{\\rm unif}/\\mathrm{MSE}_{\\rm geo}$ of geometric weights: blue cells "
-               "(gain above 1) are where they win.")
+    caption = (
+        "The exact error model, no Monte Carlo. (a) Geometric (solid) or Fibonacci (dotted) weights beat "
+        "uniform ones exactly above the curve $\\gamma^*(H,\\rho)$, one colour per number of heads $H$. "
+        "(b) The gain $\\mathrm{MSE}_{\\rm unif}/\\mathrm{MSE}_{\\rm geo}$ of geometric weights: blue cells "
+        "(gain above 1) are where they win."
+    )
     return fig, caption
 
 
@@ -750,16 +932,25 @@ def figure_graded(graded: dict, regression: str):
         m_, ls_, c_ = _STYLE[s]
         figures.errorbar(ax, k_axis, g.mean[i], g.se[i], marker=m_, linestyle=ls_, color=c_, label=_LABELS[s], ms=3)
     m_text = r"$m(x)=\sin(2x_1)+x_1$" if regression == "blind" else f"$m$ = {regression}"
-    ax.set(yscale="log", xlabel="heads (added in quality order)", ylabel="integrated MSE",
-           title=f"graded Nadaraya-Watson heads, {m_text}")
+    ax.set(
+        yscale="log",
+        xlabel="heads (added in quality order)",
+        ylabel="integrated MSE",
+        title=f"graded Nadaraya-Watson heads, {m_text}",
+    )
     ax.minorticks_off()
     ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=7)
     simplex_best = float(graded["oracle_weights"]["simplex"][0])
-    note = (" The simplex oracle puts all its weight on the best head, so it lies on the dashed line."
-            if simplex_best > 1 - 1e-6 else f" The simplex oracle puts weight {simplex_best:.3g} on the best head.")
-    caption = ("Integrated MSE of each weighting as the graded heads are added in quality order, evaluated on "
-               "replicates independent of those that fixed the order and the oracle weights; the dashed line is "
-               f"the best single head alone: a weighting above it does worse than that one head.{note}")
+    note = (
+        " The simplex oracle puts all its weight on the best head, so it lies on the dashed line."
+        if simplex_best > 1 - 1e-6
+        else f" The simplex oracle puts weight {simplex_best:.3g} on the best head."
+    )
+    caption = (
+        "Integrated MSE of each weighting as the graded heads are added in quality order, evaluated on "
+        "replicates independent of those that fixed the order and the oracle weights; the dashed line is "
+        f"the best single head alone: a weighting above it does worse than that one head.{note}"
+    )
     return fig, caption
 
 
@@ -777,15 +968,26 @@ def figure_control(control: dict):
     for i, s in enumerate(c.schemes[1:4], start=1):
         d = Estimate.paired(c.errors[i], c.errors[0])
         m_, ls_, c_ = _STYLE[s]
-        figures.errorbar(ax, k_axis + 0.08 * (i - 2), 1e3 * d.mean, 1e3 * d.se, marker=m_, linestyle=ls_, color=c_,
-                         label=_LABELS[s], ms=3)
+        figures.errorbar(
+            ax,
+            k_axis + 0.08 * (i - 2),
+            1e3 * d.mean,
+            1e3 * d.se,
+            marker=m_,
+            linestyle=ls_,
+            color=c_,
+            label=_LABELS[s],
+            ms=3,
+        )
     ax.axhline(0, color="k", lw=0.8)
     label = control_label(control["premises"])
     ax.set(xlabel="number of heads", ylabel=r"MSE $-$ MSE(uniform), $\times10^{-3}$", title=f"control: {label}")
     ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=7)
     why = markdown_safe(failure_text(control["premises"]))
-    caption = (f"The homogeneous control ({label}{': ' + why if why else ''}): each weighting's MSE minus that of "
-               "uniform weights, on the same replicates; above zero, uniform weights win.")
+    caption = (
+        f"The homogeneous control ({label}{': ' + why if why else ''}): each weighting's MSE minus that of "
+        "uniform weights, on the same replicates; above zero, uniform weights win."
+    )
     return fig, caption
 
 
@@ -797,8 +999,9 @@ _TAGS_RHO = {0.0: "Zero", 0.3: "Three", 0.6: "Six"}
 
 
 @notebook_helper
-def write_outputs(macros_path, results_path, *, p: dict, size: dict, model: dict, sym: dict, graded: dict,
-                  control: dict, ledger) -> None:
+def write_outputs(
+    macros_path, results_path, *, p: dict, size: dict, model: dict, sym: dict, graded: dict, control: dict, ledger
+) -> None:
     """Write the paper's macros (prefix ``StructW``) and the result file of the chapter: every number,
     setting and verdict the paper's section prints, its sentences that depend on the parameters generated
     here (the control's heads named from their premise check, the model's prediction for the graded heads)."""
@@ -845,16 +1048,28 @@ def write_outputs(macros_path, results_path, *, p: dict, size: dict, model: dict
     for i, s in enumerate(res.schemes):
         m.mean_se(f"Graded{s.capitalize()}", res.mean[i, -1], res.se[i, -1])
     m.mean_se("GradedBest", res.mean[0, 0], res.se[0, 0])
-    for key, name in [("geometric - uniform", "GeoMinusUnif"), ("fibonacci - uniform", "FibMinusUnif"),
-                      ("uniform - best", "UnifMinusBest"), ("geometric - best", "GeoMinusBest"),
-                      ("fibonacci - best", "FibMinusBest"), ("affine - best", "AffineMinusBest"),
-                      ("simplex - best", "SimplexMinusBest"), ("geometric q=0.5 - uniform", "GeoHalfMinusUnif"),
-                      ("geometric q=0.8 - uniform", "GeoEightMinusUnif"), ("fibonacci - geometric", "FibMinusGeo")]:
+    for key, name in [
+        ("geometric - uniform", "GeoMinusUnif"),
+        ("fibonacci - uniform", "FibMinusUnif"),
+        ("uniform - best", "UnifMinusBest"),
+        ("geometric - best", "GeoMinusBest"),
+        ("fibonacci - best", "FibMinusBest"),
+        ("affine - best", "AffineMinusBest"),
+        ("simplex - best", "SimplexMinusBest"),
+        ("geometric q=0.5 - uniform", "GeoHalfMinusUnif"),
+        ("geometric q=0.8 - uniform", "GeoEightMinusUnif"),
+        ("fibonacci - geometric", "FibMinusGeo"),
+    ]:
         m.mean_se(name, *c[key])
-    for key, name in [("geometric - uniform", "GeoMinusUnifZ"), ("fibonacci - uniform", "FibMinusUnifZ"),
-                      ("uniform - best", "UnifMinusBestZ"), ("geometric - best", "GeoMinusBestZ"),
-                      ("fibonacci - best", "FibMinusBestZ"), ("affine - best", "AffineMinusBestZ"),
-                      ("fibonacci - geometric", "FibMinusGeoZ")]:
+    for key, name in [
+        ("geometric - uniform", "GeoMinusUnifZ"),
+        ("fibonacci - uniform", "FibMinusUnifZ"),
+        ("uniform - best", "UnifMinusBestZ"),
+        ("geometric - best", "GeoMinusBestZ"),
+        ("fibonacci - best", "FibMinusBestZ"),
+        ("affine - best", "AffineMinusBestZ"),
+        ("fibonacci - geometric", "FibMinusGeoZ"),
+    ]:
         m.number(name, c[key][0] / c[key][1], 2)
     m.text("FibVersusGeo", compare_words(*c["fibonacci - geometric"]))
     aw = g["oracle_weights"]["affine"]
@@ -867,27 +1082,46 @@ def write_outputs(macros_path, results_path, *, p: dict, size: dict, model: dict
     # uniform weights as a poor baseline: said only when the best head beats them by 3 s.e.
     m.text("PoorBaseline", "And the gain is relative to a poor baseline: that" if _sig(c["uniform - best"]) else "That")
     simplex_best = float(g["oracle_weights"]["simplex"][0])
-    m.text("SimplexNote", "the simplex oracle coincides with the best single head (dashed)" if simplex_best > 1 - 1e-6
-           else f"the simplex oracle puts weight {simplex_best:.3g} on the best head")
+    m.text(
+        "SimplexNote",
+        "the simplex oracle coincides with the best single head (dashed)"
+        if simplex_best > 1 - 1e-6
+        else f"the simplex oracle puts weight {simplex_best:.3g} on the best head",
+    )
     ctl = control["control"]
     m.mean_se("ControlUniform", ctl.mean[0, -1], ctl.se[0, -1])
-    for key, name in [("geometric - uniform", "ControlGeoMinusUnif"), ("fibonacci - uniform", "ControlFibMinusUnif"),
-                      ("affine - uniform", "ControlAffineMinusUnif")]:
+    for key, name in [
+        ("geometric - uniform", "ControlGeoMinusUnif"),
+        ("fibonacci - uniform", "ControlFibMinusUnif"),
+        ("affine - uniform", "ControlAffineMinusUnif"),
+    ]:
         m.mean_se(name, *cc[key])
-    for key, name in [("geometric - uniform", "ControlGeoMinusUnifZ"), ("fibonacci - uniform", "ControlFibMinusUnifZ"),
-                      ("affine - uniform", "ControlAffineZ")]:
+    for key, name in [
+        ("geometric - uniform", "ControlGeoMinusUnifZ"),
+        ("fibonacci - uniform", "ControlFibMinusUnifZ"),
+        ("affine - uniform", "ControlAffineZ"),
+    ]:
         m.number(name, cc[key][0] / cc[key][1], 2)
     m.text("OracleVersusUnif", compare_words(*cc["affine - uniform"]))
     m.number("ControlAffineResolves", SIGNIFICANCE * cc["affine - uniform"][1], 2)
     m.text("ControlLabel", control_label(control["premises"]))
     why = failure_text(control["premises"])
-    m.text("ControlExchangeable", "by symmetry $M\\mathbf 1\\propto\\mathbf 1$, so uniform weights are the affine oracle"
-           if not why else tex_text(f"these heads are not exchangeable under the run's data law ({why})"))
+    m.text(
+        "ControlExchangeable",
+        "by symmetry $M\\mathbf 1\\propto\\mathbf 1$, so uniform weights are the affine oracle"
+        if not why
+        else tex_text(f"these heads are not exchangeable under the run's data law ({why})"),
+    )
     rec = {r.claim: r for r in ledger}
-    for name, claim in [("Model", "thm-7.1/error-model-threshold"), ("GeoBeatsUnif", "thm-7.1/graded-heads/geometric"),
-                        ("FibBeatsUnif", "thm-7.1/graded-heads/fibonacci"), ("BeatBest", "thm-7.1/graded-heads/best-single-head"),
-                        ("AddingHeads", "thm-7.1/graded-heads/adding-heads"), ("Control", "thm-7.1/homogeneous-control"),
-                        ("Theorem", "thm-7.1")]:
+    for name, claim in [
+        ("Model", "thm-7.1/error-model-threshold"),
+        ("GeoBeatsUnif", "thm-7.1/graded-heads/geometric"),
+        ("FibBeatsUnif", "thm-7.1/graded-heads/fibonacci"),
+        ("BeatBest", "thm-7.1/graded-heads/best-single-head"),
+        ("AddingHeads", "thm-7.1/graded-heads/adding-heads"),
+        ("Control", "thm-7.1/homogeneous-control"),
+        ("Theorem", "thm-7.1"),
+    ]:
         V.verdict_macros(m, name, rec[claim])
     m.text("GammaStarTwo", "\\ensuremath{" + sp.latex(sym["gamma_star_2"]) + "}")
     if np.isfinite(sym["gamma_star_sym"]):
@@ -896,24 +1130,67 @@ def write_outputs(macros_path, results_path, *, p: dict, size: dict, model: dict
         m.text("GammaStarSym", "none")
     checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
     m.write(macros_path, argument="macros_path")
-    save_results(results_path, argument="results_path", results=json_safe(dict(
-        fidelity=p["fidelity"], seed=p["seed"], sizes=size, q=p["q"], weights=p["weights"],
-        gamma_star={f"{name}|H={H_}|rho={rho}": gs.loc[(H_, rho), name] for name in gs.columns
-                    for H_ in H_GRID for rho in RHO_GRID},
-        gamma_star_curves={"rho": RHO_FINE, **{f"{name}|H={H_}": cv for (H_, name), cv in model["curves"].items()}},
-        gains={"gamma": list(GAMMA_COLUMNS), "rows": list(model["gains"].index), "values": model["gains"].values},
-        oracle_gap_at_one=model["oracle_gap_at_one"], loss_at_one_H16=model["loss_H16"],
-        graded={"angles_deg": g["angles_deg"], "order": res.order, "M_fit": g["M_fit"], "schemes": res.schemes,
-                "mean": res.mean, "se": res.se, "comparisons": c, "rising_steps": g["rising"],
-                "oracle_weights": g["oracle_weights"], "gamma_hat": g["gamma_hat"], "rho_hat": g["rho_hat"],
-                "gamma_star_hat": g["gamma_star_hat"]},
-        control={"schemes": ctl.schemes, "mean": ctl.mean, "se": ctl.se, "comparisons": cc,
-                 "premises": [pr.to_dict() for pr in control["premises"]]},
-        symbolic={"H": sym["H"], "rho": sym["rho"], "q": p["q"],
-                  "weights": p["weights"] if isinstance(p["weights"], str) else list(p["weights"]),
-                  "gamma_star_sympy": sym["gamma_star_sym"], "gamma_star_scan": sym["gamma_star_num"],
-                  "gamma_star_H2": sp.sstr(sym["gamma_star_2"])},
-        claims=ledger.to_list())))
+    save_results(
+        results_path,
+        argument="results_path",
+        results=json_safe(
+            dict(
+                fidelity=p["fidelity"],
+                seed=p["seed"],
+                sizes=size,
+                q=p["q"],
+                weights=p["weights"],
+                gamma_star={
+                    f"{name}|H={H_}|rho={rho}": gs.loc[(H_, rho), name]
+                    for name in gs.columns
+                    for H_ in H_GRID
+                    for rho in RHO_GRID
+                },
+                gamma_star_curves={
+                    "rho": RHO_FINE,
+                    **{f"{name}|H={H_}": cv for (H_, name), cv in model["curves"].items()},
+                },
+                gains={
+                    "gamma": list(GAMMA_COLUMNS),
+                    "rows": list(model["gains"].index),
+                    "values": model["gains"].values,
+                },
+                oracle_gap_at_one=model["oracle_gap_at_one"],
+                loss_at_one_H16=model["loss_H16"],
+                graded={
+                    "angles_deg": g["angles_deg"],
+                    "order": res.order,
+                    "M_fit": g["M_fit"],
+                    "schemes": res.schemes,
+                    "mean": res.mean,
+                    "se": res.se,
+                    "comparisons": c,
+                    "rising_steps": g["rising"],
+                    "oracle_weights": g["oracle_weights"],
+                    "gamma_hat": g["gamma_hat"],
+                    "rho_hat": g["rho_hat"],
+                    "gamma_star_hat": g["gamma_star_hat"],
+                },
+                control={
+                    "schemes": ctl.schemes,
+                    "mean": ctl.mean,
+                    "se": ctl.se,
+                    "comparisons": cc,
+                    "premises": [pr.to_dict() for pr in control["premises"]],
+                },
+                symbolic={
+                    "H": sym["H"],
+                    "rho": sym["rho"],
+                    "q": p["q"],
+                    "weights": p["weights"] if isinstance(p["weights"], str) else list(p["weights"]),
+                    "gamma_star_sympy": sym["gamma_star_sym"],
+                    "gamma_star_scan": sym["gamma_star_num"],
+                    "gamma_star_H2": sp.sstr(sym["gamma_star_2"]),
+                },
+                claims=ledger.to_list(),
+            )
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- tables the chapter shows
@@ -930,11 +1207,16 @@ def symbolic_table(sym: dict):
 
     display(Math(r"\gamma^*_{H=2} = " + sp.latex(sym["gamma_star_2"])))
     ok = np.isfinite(sym["gamma_star_num"])
-    return tables.show({f"gamma* for H = {sym['H']}, rho = {sym['rho']:g} (sympy root)": sym["gamma_star_sym"],
-                        "gamma* (numerical scan)": sym["gamma_star_num"],
-                        "relative difference": abs(sym["gamma_star_sym"] / sym["gamma_star_num"] - 1) if ok else float("nan"),
-                        "H = 2 closed form against the scan, relative difference": sym["h2_check"],
-                        **({"no crossover": sym["no_crossover"]} if sym["no_crossover"] else {})}, 4)
+    return tables.show(
+        {
+            f"gamma* for H = {sym['H']}, rho = {sym['rho']:g} (sympy root)": sym["gamma_star_sym"],
+            "gamma* (numerical scan)": sym["gamma_star_num"],
+            "relative difference": abs(sym["gamma_star_sym"] / sym["gamma_star_num"] - 1) if ok else float("nan"),
+            "H = 2 closed form against the scan, relative difference": sym["h2_check"],
+            **({"no crossover": sym["no_crossover"]} if sym["no_crossover"] else {}),
+        },
+        4,
+    )
 
 
 def evidence_tables(model: dict, graded: dict, control: dict):
@@ -946,15 +1228,37 @@ def evidence_tables(model: dict, graded: dict, control: dict):
 
     from ..infra import tables
 
-    display(tables.show(model["gamma_star"].round(3), 3, caption="Crossover gamma*(H, rho) of each fixed weighting (exact)."))
+    display(
+        tables.show(
+            model["gamma_star"].round(3), 3, caption="Crossover gamma*(H, rho) of each fixed weighting (exact)."
+        )
+    )
     g = graded
-    display(tables.show({"gamma_hat": round(g["gamma_hat"], 1), "rho_hat": round(g["rho_hat"], 3),
-                         f"gamma*({len(g['angles_deg'])}, rho_hat)": round(g["gamma_star_hat"], 3),
-                         "model predicts geometric wins": g["gamma_hat"] > g["gamma_star_hat"]},
-                        caption="The graded heads' heterogeneity and the error model's prediction."))
+    display(
+        tables.show(
+            {
+                "gamma_hat": round(g["gamma_hat"], 1),
+                "rho_hat": round(g["rho_hat"], 3),
+                f"gamma*({len(g['angles_deg'])}, rho_hat)": round(g["gamma_star_hat"], 3),
+                "model predicts geometric wins": g["gamma_hat"] > g["gamma_star_hat"],
+            },
+            caption="The graded heads' heterogeneity and the error model's prediction.",
+        )
+    )
     for name, cmp in (("graded heads", g["cmp"]), ("control", control["cmp"])):
-        display(tables.show(pd.DataFrame(cmp, index=["difference", "paired s.e."]).T, se={"difference": "paired s.e."},
-                            index="comparison", caption=f"Paired MSE differences, {name}, all heads."))
-    return tables.show({"steps k -> k+1 that raise the MSE (3 s.e.)": g["rising"],
-                        **{k: np.round(v, 3) for k, v in g["oracle_weights"].items()}}, 3,
-                       caption="Rising steps and the oracle weights (best head first).")
+        display(
+            tables.show(
+                pd.DataFrame(cmp, index=["difference", "paired s.e."]).T,
+                se={"difference": "paired s.e."},
+                index="comparison",
+                caption=f"Paired MSE differences, {name}, all heads.",
+            )
+        )
+    return tables.show(
+        {
+            "steps k -> k+1 that raise the MSE (3 s.e.)": g["rising"],
+            **{k: np.round(v, 3) for k, v in g["oracle_weights"].items()},
+        },
+        3,
+        caption="Rising steps and the oracle weights (best head first).",
+    )

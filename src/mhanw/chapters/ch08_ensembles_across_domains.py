@@ -11,16 +11,40 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..infra.notebook import notebook_helper
 from ..constants import N_SE
 from ..infra import params as P
 from ..infra import verdicts as V
-from ..infra.verdicts import (FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, UNDECIDED, Statistic, Verdict, checked,
-                              no_violation, significant_effect)
+from ..infra.notebook import notebook_helper
 from ..infra.validate import brief
+from ..infra.verdicts import (
+    FAILS,
+    HOLDS,
+    HOLDS_UNDER,
+    NOT_CHECKABLE,
+    UNDECIDED,
+    Statistic,
+    Verdict,
+    checked,
+    no_violation,
+    significant_effect,
+)
 
-__all__ = ["figure", "figure_caption", "CLOSED_FORM_TOLERANCE", "CONSTRAINTS", "IDENTITY_RTOL", "PARAMETERS", "SIGNIFICANCE", "ant_colony_verdict",
-           "closed_form_premises", "closed_form_verdict", "hdi_verdict", "identity_verdict", "monotone_verdict", "small_bandwidth_verdict"]
+__all__ = [
+    "figure",
+    "figure_caption",
+    "CLOSED_FORM_TOLERANCE",
+    "CONSTRAINTS",
+    "IDENTITY_RTOL",
+    "PARAMETERS",
+    "SIGNIFICANCE",
+    "ant_colony_verdict",
+    "closed_form_premises",
+    "closed_form_verdict",
+    "hdi_verdict",
+    "identity_verdict",
+    "monotone_verdict",
+    "small_bandwidth_verdict",
+]
 
 #: A Monte Carlo effect counts when it exceeds this many standard errors (:data:`mhanw.constants.N_SE`).
 SIGNIFICANCE = N_SE
@@ -43,11 +67,14 @@ def identity_verdict(relative_error: float) -> Verdict:
     """Breiman's identity ``Var(avg) = Vbar (rho_bar + (1 - rho_bar)/H)`` with empirical moments:
     "holds" when the largest relative error is at most :data:`IDENTITY_RTOL` (exact algebra)."""
     err = V.nonnegative(relative_error, "relative_error")
-    return Verdict(claim="rf/breiman-identity",
-                   statement="Breiman's identity Var(average) = Vbar (rho_bar + (1 - rho_bar)/H) holds for any heads, with rho_bar a ratio of means",
-                   verdict=HOLDS if err <= IDENTITY_RTOL else FAILS,
-                   criterion=f"largest relative error over every setting at most {IDENTITY_RTOL:g} (algebra; rounding only)",
-                   statistics=(Statistic("largest relative error", err),), section=SECTION)
+    return Verdict(
+        claim="rf/breiman-identity",
+        statement="Breiman's identity Var(average) = Vbar (rho_bar + (1 - rho_bar)/H) holds for any heads, with rho_bar a ratio of means",
+        verdict=HOLDS if err <= IDENTITY_RTOL else FAILS,
+        criterion=f"largest relative error over every setting at most {IDENTITY_RTOL:g} (algebra; rounding only)",
+        statistics=(Statistic("largest relative error", err),),
+        section=SECTION,
+    )
 
 
 #: ``{label: (value, s.e.)}``, possibly empty.
@@ -56,7 +83,7 @@ _estimates = V.mapping_of(V.estimate, allow_empty=True)
 
 @checked(orthogonal=_estimates, steps=_estimates, n_se=V.nonnegative)
 def hdi_verdict(orthogonal: dict, steps: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
-    """"The HDI is 1 - rho_bar": "fails as stated" when some counterexample is significant.
+    """ "The HDI is 1 - rho_bar": "fails as stated" when some counterexample is significant.
 
     ``orthogonal``: ``{label: (1 - rho_bar, se)}`` for heads whose HDI_PA is 1 (a value below 1
     by more than ``n_se`` s.e. is a counterexample); ``steps``: ``{label: (step, se)}``, changes
@@ -75,17 +102,23 @@ def hdi_verdict(orthogonal: dict, steps: dict, *, n_se: float = SIGNIFICANCE) ->
         v, se = V.estimate(value, f"steps[{label!r}]")
         stats.append(Statistic(f"change of rho_bar with h at a fixed angle, {label}", v, se))
         counter |= abs(v) > n_se * se
-    return Verdict(claim="rf/hdi-is-one-minus-rho",
-                   statement="The HDI is Breiman's 1 - rho_bar of attention heads",
-                   verdict=FAILS if counter else UNDECIDED,
-                   criterion=(f"a counterexample beyond {n_se:g} standard errors: orthogonal heads (HDI_PA = 1) with "
-                              "1 - rho_bar < 1, or rho_bar changing with the bandwidth at a fixed geometry"),
-                   statistics=tuple(stats), section=SECTION)
+    return Verdict(
+        claim="rf/hdi-is-one-minus-rho",
+        statement="The HDI is Breiman's 1 - rho_bar of attention heads",
+        verdict=FAILS if counter else UNDECIDED,
+        criterion=(
+            f"a counterexample beyond {n_se:g} standard errors: orthogonal heads (HDI_PA = 1) with "
+            "1 - rho_bar < 1, or rho_bar changing with the bandwidth at a fixed geometry"
+        ),
+        statistics=tuple(stats),
+        section=SECTION,
+    )
 
 
 @checked(deviations=V.labelled_estimates, tolerance=V.nonnegative, n_se=V.nonnegative, premises=V.premise_list)
-def closed_form_verdict(deviations, *, tolerance: float = CLOSED_FORM_TOLERANCE, n_se: float = SIGNIFICANCE,
-                        premises=()) -> Verdict:
+def closed_form_verdict(
+    deviations, *, tolerance: float = CLOSED_FORM_TOLERANCE, n_se: float = SIGNIFICANCE, premises=()
+) -> Verdict:
     """The first-order closed form of the correlation of two one-dimensional heads against Monte Carlo.
 
     ``deviations``: ``[(label, rho_mc - rho_closed, se), ...]``.  Each point is judged by
@@ -94,7 +127,9 @@ def closed_form_verdict(deviations, *, tolerance: float = CLOSED_FORM_TOLERANCE,
     at this size".  ``premises``: what the closed form rests on (:func:`closed_form_premises`); when one
     fails the record is "outside its conditions" and still shows the comparison.
     """
-    statement = "The first-order closed form rho(phi, h) gives the error correlation of two one-dimensional Gaussian heads"
+    statement = (
+        "The first-order closed form rho(phi, h) gives the error correlation of two one-dimensional Gaussian heads"
+    )
     rows = V.labelled_estimates(deviations, "deviations")
     outcomes = [no_violation(d, s, tolerance, n_se=n_se) for _, d, s in rows]
     verdicts = [v for v, _ in outcomes]
@@ -102,14 +137,25 @@ def closed_form_verdict(deviations, *, tolerance: float = CLOSED_FORM_TOLERANCE,
     worst = max(range(len(rows)), key=lambda i: abs(rows[i][1]))
     label, d, s = rows[worst]
     detectable = max(det for _, det in outcomes) if verdict == HOLDS else None
-    return Verdict(claim="rf/closed-form-correlation", statement=statement, verdict=verdict,
-                   criterion=(f"every Monte Carlo deviation within {tolerance:g} (correlation units) with its "
-                              f"{n_se:g}-s.e. interval, no allowance on top; largest deviation at {label}"),
-                   statistics=(Statistic(f"largest deviation rho_mc - rho_closed ({label})", d, s),)
-                   + ((Statistic("its z", d / s),) if s > 0 else ())  # no z-score for an exact (zero s.e.) deviation
-                   + tuple(Statistic("largest |z| over all points", z) for z in
-                           [max((abs(dd / ss) for _, dd, ss in rows if ss > 0), default=None)] if z is not None),
-                   detectable=detectable, premises=premises, section=SECTION)
+    return Verdict(
+        claim="rf/closed-form-correlation",
+        statement=statement,
+        verdict=verdict,
+        criterion=(
+            f"every Monte Carlo deviation within {tolerance:g} (correlation units) with its "
+            f"{n_se:g}-s.e. interval, no allowance on top; largest deviation at {label}"
+        ),
+        statistics=(Statistic(f"largest deviation rho_mc - rho_closed ({label})", d, s),)
+        + ((Statistic("its z", d / s),) if s > 0 else ())  # no z-score for an exact (zero s.e.) deviation
+        + tuple(
+            Statistic("largest |z| over all points", z)
+            for z in [max((abs(dd / ss) for _, dd, ss in rows if ss > 0), default=None)]
+            if z is not None
+        ),
+        detectable=detectable,
+        premises=premises,
+        section=SECTION,
+    )
 
 
 def closed_form_premises(model) -> tuple:
@@ -123,7 +169,7 @@ def closed_form_premises(model) -> tuple:
 
 @checked(gaps=V.estimate_map, small=V.numbers_or_none, large=V.numbers_or_none, angle=V.number, n_se=V.nonnegative)
 def small_bandwidth_verdict(gaps: dict, small, large, angle: float, *, n_se: float = SIGNIFICANCE) -> Verdict:
-    """"At a small angle, 1 - rho_bar rises faster than HDI_PA for small bandwidths (and more slowly for large ones)".
+    """ "At a small angle, 1 - rho_bar rises faster than HDI_PA for small bandwidths (and more slowly for large ones)".
 
     ``gaps``: ``{h: ((1 - rho_bar) - HDI_PA, se)}`` at the angle ``angle``; ``small``/``large``:
     the bandwidths expected above/below.  "holds" when each gap has its expected sign by more
@@ -141,12 +187,17 @@ def small_bandwidth_verdict(gaps: dict, small, large, angle: float, *, n_se: flo
     if not outcomes:
         raise ValueError("small: expected bandwidths among those of gaps")
     verdict = V.combine(outcomes)
-    return Verdict(claim="rf/faster-than-hdi-small-bandwidth",
-                   statement=(f"At {angle:g} deg, 1 - rho_bar exceeds HDI_PA for h in {sorted(small)} and falls below it "
-                              f"for h in {sorted(large)}"),
-                   verdict=verdict,
-                   criterion=f"each difference with its expected sign beyond {n_se:g} jackknife standard errors",
-                   statistics=tuple(stats), section=SECTION)
+    return Verdict(
+        claim="rf/faster-than-hdi-small-bandwidth",
+        statement=(
+            f"At {angle:g} deg, 1 - rho_bar exceeds HDI_PA for h in {sorted(small)} and falls below it "
+            f"for h in {sorted(large)}"
+        ),
+        verdict=verdict,
+        criterion=f"each difference with its expected sign beyond {n_se:g} jackknife standard errors",
+        statistics=tuple(stats),
+        section=SECTION,
+    )
 
 
 def _increases(pair, name: str) -> tuple:
@@ -161,7 +212,7 @@ def _increases(pair, name: str) -> tuple:
 
 @checked(steps=V.mapping_of(_increases), n_se=V.nonnegative)
 def monotone_verdict(steps: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
-    """"Within one family at fixed (h, n, p_X, m, sigma), 1 - rho_bar increases with the HDI".
+    """ "Within one family at fixed (h, n, p_X, m, sigma), 1 - rho_bar increases with the HDI".
 
     ``steps``: ``{h: (increases, se)}``, arrays of the paired increases of 1 - rho_bar between
     consecutive angles.  "holds under the stated conditions" when every increase exceeds
@@ -178,24 +229,32 @@ def monotone_verdict(steps: dict, *, n_se: float = SIGNIFICANCE) -> Verdict:
         raise ValueError("steps: expected at least one step")
     verdict = FAILS if neg else (HOLDS_UNDER if inc else UNDECIDED)
 
-    return Verdict(claim="rf/monotone-within-family",
-                   statement="Along the star family, at a fixed bandwidth, 1 - rho_bar increases with HDI_PA",
-                   verdict=verdict,
-                   conditions="one family of heads at fixed (h, n, p_X, m, sigma); the curve depends on all of them" if verdict == HOLDS_UNDER else "",
-                   criterion=f"every step between consecutive angles an increase beyond {n_se:g} paired standard errors",
-                   statistics=((Statistic("smallest step / s.e.", min(zs)),) if zs else ())
-                   + (Statistic("steps", n_steps),), section=SECTION)
+    return Verdict(
+        claim="rf/monotone-within-family",
+        statement="Along the star family, at a fixed bandwidth, 1 - rho_bar increases with HDI_PA",
+        verdict=verdict,
+        conditions="one family of heads at fixed (h, n, p_X, m, sigma); the curve depends on all of them"
+        if verdict == HOLDS_UNDER
+        else "",
+        criterion=f"every step between consecutive angles an increase beyond {n_se:g} paired standard errors",
+        statistics=((Statistic("smallest step / s.e.", min(zs)),) if zs else ()) + (Statistic("steps", n_steps),),
+        section=SECTION,
+    )
 
 
 @checked()
 def ant_colony_verdict() -> Verdict:
     """The ant-colony part of the analogy: "not checkable" (no quantity to compute)."""
-    return Verdict(claim="rf/ant-colonies",
-                   statement="Ant colonies share the decorrelation-variance-reduction principle of attention heads",
-                   verdict=NOT_CHECKABLE,
-                   criterion=("the summaries name no quantity of an ant colony (no members' estimates, no error, "
-                              "no correlation) that could be computed and compared"),
-                   section=SECTION)
+    return Verdict(
+        claim="rf/ant-colonies",
+        statement="Ant colonies share the decorrelation-variance-reduction principle of attention heads",
+        verdict=NOT_CHECKABLE,
+        criterion=(
+            "the summaries name no quantity of an ant colony (no members' estimates, no error, "
+            "no correlation) that could be computed and compared"
+        ),
+        section=SECTION,
+    )
 
 
 #: The letters that name the star family's bandwidths in the paper's macros (``HA``, ``HB``, ...), one
@@ -215,24 +274,41 @@ PARAMETERS = {
     "noise": P.noise(dimension=(STAR_D, PAIR_D)),
     "sigma": P.noise_level(),
     "n": P.positive_int(2, 50_000, why="100 times the default 500"),
-    "bandwidths": P.sequence(P.bandwidth(), min_length=2, max_length=len(BANDWIDTH_LETTERS),
-                             why="the paper's macros name each bandwidth by a letter, A to J"),
-    "angles_deg": P.sequence(P.real(0.0, 90.0), min_length=3, max_length=19,
-                             why="every 5 degrees; each angle is one more Monte Carlo run of the star family"),
+    "bandwidths": P.sequence(
+        P.bandwidth(),
+        min_length=2,
+        max_length=len(BANDWIDTH_LETTERS),
+        why="the paper's macros name each bandwidth by a letter, A to J",
+    ),
+    "angles_deg": P.sequence(
+        P.real(0.0, 90.0),
+        min_length=3,
+        max_length=19,
+        why="every 5 degrees; each angle is one more Monte Carlo run of the star family",
+    ),
 }
 
 #: Constraints: the star family runs from identical (0 deg) to orthogonal (90 deg) heads, in order.
 CONSTRAINTS = (
-    P.require("angles_deg", lambda p: p["angles_deg"][0] == 0 and p["angles_deg"][-1] == 90
-              and list(p["angles_deg"]) == sorted(set(p["angles_deg"])), "angles_deg increasing from 0 to 90"),
+    P.require(
+        "angles_deg",
+        lambda p: (
+            p["angles_deg"][0] == 0
+            and p["angles_deg"][-1] == 90
+            and list(p["angles_deg"]) == sorted(set(p["angles_deg"]))
+        ),
+        "angles_deg increasing from 0 to 90",
+    ),
     P.require("bandwidths", lambda p: list(p["bandwidths"]) == sorted(set(p["bandwidths"])), "bandwidths increasing"),
 )
 
 
 #: The Monte Carlo sizes of each fidelity: synthetic draws of part 1, training samples and test points of the
 #: star family, training samples of the two-head check, jackknife groups.
-SIZES = dict(quick=dict(n_draws=200_000, star_rep=60, star_test=200, pair_rep=2000, n_blocks=20),
-             paper=dict(n_draws=200_000, star_rep=300, star_test=400, pair_rep=4000, n_blocks=20))
+SIZES = dict(
+    quick=dict(n_draws=200_000, star_rep=60, star_test=200, pair_rep=2000, n_blocks=20),
+    paper=dict(n_draws=200_000, star_rep=300, star_test=400, pair_rep=4000, n_blocks=20),
+)
 
 
 def setup(namespace: dict) -> tuple:
@@ -262,19 +338,52 @@ def figure(hdi, one_minus_rho: dict, star_h, phis_deg, pair_h, rho_mc, rho_se):
     ax_a.plot([0, 1], [0, 1], color="grey", ls="--", lw=0.8, label=r"$1-\bar\rho=\mathrm{HDI}_{\rm PA}$")
     for i, h in enumerate(star_h):
         value, se = one_minus_rho[h]
-        figures.errorbar(ax_a, hdi, value, se, label=f"$h={h:g}$", color=f"C{i}", ms=3.5,
-                         marker="os^Dv<>p"[i % 8], linestyle=["-", "--", "-.", ":"][i % 4])  # distinct in greyscale
-    ax_a.set(xlabel=r"$\mathrm{HDI}_{\rm PA}=1-\cos^4\theta$ (star family, $H=4$, $d_k=2$)",
-             ylabel=r"$1-\bar\rho$ (Breiman)", xlim=(-0.03, 1.03), ylim=(-0.03, 1.03), title=r"(a) $1-\bar\rho$ vs HDI")
+        figures.errorbar(
+            ax_a,
+            hdi,
+            value,
+            se,
+            label=f"$h={h:g}$",
+            color=f"C{i}",
+            ms=3.5,
+            marker="os^Dv<>p"[i % 8],
+            linestyle=["-", "--", "-.", ":"][i % 4],
+        )  # distinct in greyscale
+    ax_a.set(
+        xlabel=r"$\mathrm{HDI}_{\rm PA}=1-\cos^4\theta$ (star family, $H=4$, $d_k=2$)",
+        ylabel=r"$1-\bar\rho$ (Breiman)",
+        xlim=(-0.03, 1.03),
+        ylim=(-0.03, 1.03),
+        title=r"(a) $1-\bar\rho$ vs HDI",
+    )
     ax_a.legend(loc="lower right", ncol=2, columnspacing=0.8)
     grid = np.geomspace(0.03, 1.5, 200)
     for i, p in enumerate(phis_deg):
-        ax_b.plot(grid, covariance.head_correlation(np.radians(p), grid), color=f"C{i + 4}", lw=1,
-                  label=rf"closed form, $\varphi={p}^\circ$")
-        figures.errorbar(ax_b, pair_h, rho_mc[i], rho_se[i], color=f"C{i + 4}", linestyle="none",
-                         ms=3, marker="os"[i % 2], label=rf"Monte Carlo, $\varphi={p}^\circ$")
-    ax_b.set(xscale="log", xlabel=r"bandwidth $h$", ylabel=r"error correlation $\rho$ of two 1-D heads", ylim=(0, 1),
-             title=r"(b) same angle, different $h$")
+        ax_b.plot(
+            grid,
+            covariance.head_correlation(np.radians(p), grid),
+            color=f"C{i + 4}",
+            lw=1,
+            label=rf"closed form, $\varphi={p}^\circ$",
+        )
+        figures.errorbar(
+            ax_b,
+            pair_h,
+            rho_mc[i],
+            rho_se[i],
+            color=f"C{i + 4}",
+            linestyle="none",
+            ms=3,
+            marker="os"[i % 2],
+            label=rf"Monte Carlo, $\varphi={p}^\circ$",
+        )
+    ax_b.set(
+        xscale="log",
+        xlabel=r"bandwidth $h$",
+        ylabel=r"error correlation $\rho$ of two 1-D heads",
+        ylim=(0, 1),
+        title=r"(b) same angle, different $h$",
+    )
     ax_b.legend(loc="upper left")
     return fig
 
@@ -287,15 +396,21 @@ def figure_caption(rec_hdi: Verdict, orth_below_one: bool, rho_grows_with_h: boo
     s.e. at every step) and the record ``rec_hdi`` of "the HDI is the 1 - rho_bar of attention"."""
     if not isinstance(rec_hdi, Verdict):
         raise ValueError(f"rec_hdi: expected the record of hdi_verdict, got {type(rec_hdi).__name__}")
-    orth = ("lies below 1 by more than 3 s.e. for every $h$" if orth_below_one
-            else "is not below 1 by 3 s.e. for every $h$")
-    band = (f"rises with $h$ at every step by more than 3 paired s.e. at $\\varphi={phi_deg:g}^\\circ$" if rho_grows_with_h
-            else f"does not rise with $h$ by 3 paired s.e. at every step at $\\varphi={phi_deg:g}^\\circ$")
-    return ("(a) Breiman's $1-\\bar\\rho$ of the star family against its exact $\\mathrm{HDI_{PA}}$, one line per "
-            "bandwidth $h$; on the dashed diagonal the two would agree. At $\\mathrm{HDI_{PA}}=1$ (orthogonal heads) "
-            f"$1-\\bar\\rho$ {orth}. (b) The error correlation $\\rho$ of two one-dimensional heads against the "
-            f"bandwidth, closed form (lines) and Monte Carlo (points): with the geometry fixed, $\\rho$ {band}. "
-            f"The record of the claim that the HDI is the $1-\\bar\\rho$ of attention reads: {rec_hdi.verdict}.")
+    orth = (
+        "lies below 1 by more than 3 s.e. for every $h$" if orth_below_one else "is not below 1 by 3 s.e. for every $h$"
+    )
+    band = (
+        f"rises with $h$ at every step by more than 3 paired s.e. at $\\varphi={phi_deg:g}^\\circ$"
+        if rho_grows_with_h
+        else f"does not rise with $h$ by 3 paired s.e. at every step at $\\varphi={phi_deg:g}^\\circ$"
+    )
+    return (
+        "(a) Breiman's $1-\\bar\\rho$ of the star family against its exact $\\mathrm{HDI_{PA}}$, one line per "
+        "bandwidth $h$; on the dashed diagonal the two would agree. At $\\mathrm{HDI_{PA}}=1$ (orthogonal heads) "
+        f"$1-\\bar\\rho$ {orth}. (b) The error correlation $\\rho$ of two one-dimensional heads against the "
+        f"bandwidth, closed form (lines) and Monte Carlo (points): with the geometry fixed, $\\rho$ {band}. "
+        f"The record of the claim that the HDI is the $1-\\bar\\rho$ of attention reads: {rec_hdi.verdict}."
+    )
 
 
 @notebook_helper
@@ -309,12 +424,31 @@ def decide(nb):
     nb = Namespace(nb)
     ledger = Ledger("08_ensembles_across_domains")
     ledger.add(identity_verdict(nb.identity_err))
-    ledger.add(hdi_verdict({f"h = {h:g}": nb.orth[h] for h in nb.star_h},
-                                        {**{f"orthogonal star heads, h = {a:g} -> {b:g}": (v, s_) for a, b, v, s_ in zip(nb.star_h, nb.star_h[1:], nb.orth_steps, nb.orth_steps_se)},
-                                         **{f"two heads at 45 deg, h = {a:g} -> {b:g}": (v, s_) for a, b, v, s_ in zip(nb.pair_h, nb.pair_h[1:], nb.steps45, nb.steps45_se)}}))
-    ledger.add(closed_form_verdict(
-        [(f"phi = {p} deg, h = {h:g}", nb.deviation[i, j], nb.rho_se[i, j]) for i, p in enumerate(nb.phis_deg) for j, h in enumerate(nb.pair_h)],
-        premises=closed_form_premises(nb.model_pair)))
+    ledger.add(
+        hdi_verdict(
+            {f"h = {h:g}": nb.orth[h] for h in nb.star_h},
+            {
+                **{
+                    f"orthogonal star heads, h = {a:g} -> {b:g}": (v, s_)
+                    for a, b, v, s_ in zip(nb.star_h, nb.star_h[1:], nb.orth_steps, nb.orth_steps_se)
+                },
+                **{
+                    f"two heads at 45 deg, h = {a:g} -> {b:g}": (v, s_)
+                    for a, b, v, s_ in zip(nb.pair_h, nb.pair_h[1:], nb.steps45, nb.steps45_se)
+                },
+            },
+        )
+    )
+    ledger.add(
+        closed_form_verdict(
+            [
+                (f"phi = {p} deg, h = {h:g}", nb.deviation[i, j], nb.rho_se[i, j])
+                for i, p in enumerate(nb.phis_deg)
+                for j, h in enumerate(nb.pair_h)
+            ],
+            premises=closed_form_premises(nb.model_pair),
+        )
+    )
     small_h = [h for h in nb.star_h if h <= 0.2] or nb.star_h[:1]
     ledger.add(small_bandwidth_verdict(nb.gaps_small_angle, small_h, [nb.star_h[-1]], nb.thetas_deg[1]))
     ledger.add(monotone_verdict({h: nb.star_step_rho[h] for h in nb.star_h}))
@@ -329,17 +463,25 @@ def write_outputs(nb, ledger, macros_path, results_path) -> None:
     from the records of :func:`decide` (``ledger``) and the notebook's numbers (``nb``, a mapping)."""
     from ..infra.notebook import Namespace
     from ..infra.results import save_results
-    from ..infra.texout import checked_outputs
-
-    from ..infra.texout import Macros, regression_tex
+    from ..infra.texout import Macros, checked_outputs, regression_tex
 
     nb = Namespace(nb)
     checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
     macros = Macros("RFor")
-    rec_identity, rec_hdi, rec_closed, rec_small, rec_monotone, rec_ants = (ledger[c] for c in (
-        "rf/breiman-identity", "rf/hdi-is-one-minus-rho", "rf/closed-form-correlation",
-        "rf/faster-than-hdi-small-bandwidth", "rf/monotone-within-family", "rf/ant-colonies"))
-    orth_words = "holds" if all(1 - v > 3 * s_ for v, s_ in nb.orth.values()) else "not significant at 3 s.e. for every h"
+    rec_identity, rec_hdi, rec_closed, rec_small, rec_monotone, rec_ants = (
+        ledger[c]
+        for c in (
+            "rf/breiman-identity",
+            "rf/hdi-is-one-minus-rho",
+            "rf/closed-form-correlation",
+            "rf/faster-than-hdi-small-bandwidth",
+            "rf/monotone-within-family",
+            "rf/ant-colonies",
+        )
+    )
+    orth_words = (
+        "holds" if all(1 - v > 3 * s_ for v, s_ in nb.orth.values()) else "not significant at 3 s.e. for every h"
+    )
     band_words = "holds" if nb.rho_grows_with_h else "not significant at every step"
     band_star_words = "holds" if nb.rho_grows_with_h_star else "not significant at every step"
     macros.number("IdentityErr", max(nb.identity_err, 1e-17), 2)
@@ -365,8 +507,16 @@ def write_outputs(nb, ledger, macros_path, results_path) -> None:
         macros.number(f"SmallAngleGapZ{key}", nb.gaps_small_angle[h][0] / nb.gaps_small_angle[h][1], 2)
     macros.number("HDISmallAngle", nb.hdi[1], 3)
     macros.text("SmallAngle", f"{nb.thetas_deg[1]:g}")  # the star family's second angle, where the gaps are read
-    macros.mean_se("RefVarOrth", nb.star[nb.ref_h][0][-1, nb.col["ensemble_variance"]], nb.star[nb.ref_h][1][-1, nb.col["ensemble_variance"]])
-    macros.mean_se("RefVbarOrth", nb.star[nb.ref_h][0][-1, nb.col["mean_variance"]], nb.star[nb.ref_h][1][-1, nb.col["mean_variance"]])
+    macros.mean_se(
+        "RefVarOrth",
+        nb.star[nb.ref_h][0][-1, nb.col["ensemble_variance"]],
+        nb.star[nb.ref_h][1][-1, nb.col["ensemble_variance"]],
+    )
+    macros.mean_se(
+        "RefVbarOrth",
+        nb.star[nb.ref_h][0][-1, nb.col["mean_variance"]],
+        nb.star[nb.ref_h][1][-1, nb.col["mean_variance"]],
+    )
     ref_rho, ref_rho_se = nb.star[nb.ref_h][0][-1, nb.col["rho_bar"]], nb.star[nb.ref_h][1][-1, nb.col["rho_bar"]]
     macros.mean_se("RefVarRatio", ref_rho + (1 - ref_rho) / 4, (1 - 1 / 4) * ref_rho_se)  # Var(avg)/Vbar, H = 4
     macros.mean_se("RefMSEOrth", nb.star[nb.ref_h][0][-1, nb.col["mse"]], nb.star[nb.ref_h][1][-1, nb.col["mse"]])
@@ -381,8 +531,14 @@ def write_outputs(nb, ledger, macros_path, results_path) -> None:
             macros.number(f"RhoClosed{tag}{htag}", nb.rho_closed[i, j], 3)
     macros.number("MaxDevSE", float((np.abs(nb.deviation) / nb.rho_se).max()), 2)
     macros.number("StepMinSE", float((nb.steps45 / nb.steps45_se).min()), 3)
-    for key, rec in [("VerdictIdentity", rec_identity), ("VerdictHDI", rec_hdi), ("VerdictClosedForm", rec_closed),
-                     ("VerdictSmallH", rec_small), ("VerdictMonotone", rec_monotone), ("VerdictAnts", rec_ants)]:
+    for key, rec in [
+        ("VerdictIdentity", rec_identity),
+        ("VerdictHDI", rec_hdi),
+        ("VerdictClosedForm", rec_closed),
+        ("VerdictSmallH", rec_small),
+        ("VerdictMonotone", rec_monotone),
+        ("VerdictAnts", rec_ants),
+    ]:
         macros.text(key, rec.verdict)
     macros.text("VerdictOrth", orth_words)
     macros.text("VerdictBandwidth", band_words)
@@ -396,15 +552,33 @@ def write_outputs(nb, ledger, macros_path, results_path) -> None:
 
     results = {"fidelity": nb.fidelity, "seed": nb.seed, "sizes": nb.sizes}
     results.update(
-        identity={"synthetic_rel_err": nb.synthetic_err, "star_rel_err": nb.star_identity_err,
-                  "equicorrelated": {"rho_bar": [nb.equi_rho, nb.equi_rho_se], "var_avg": [nb.equi_var, nb.equi_var_se],
-                                     "population": nb.V * (nb.rho + (1 - nb.rho) / nb.H)}},
-        star={"theta_deg": nb.thetas_deg, "geometry": nb.geometry.to_dict(orient="list"), "fields": nb.fields,
-              "by_h": {str(h): {"value": nb.star[h][0], "se": nb.star[h][1]} for h in nb.star_h},
-              "orth_rho_steps": [nb.orth_steps, nb.orth_steps_se], "monotone_violations": {str(h): v for h, v in nb.monotone_violations.items()}},
-        pair={"h": nb.pair_h, "phi_deg": nb.phis_deg, "rho_mc": nb.rho_mc, "rho_se": nb.rho_se, "rho_closed": nb.rho_closed,
-              "steps45": [nb.steps45, nb.steps45_se]},
-        pair_deviation=nb.deviation, setting={"regression": nb.regression, "inputs": nb.inputs, "noise": nb.noise, "sigma": nb.sigma, "n": nb.n},
+        identity={
+            "synthetic_rel_err": nb.synthetic_err,
+            "star_rel_err": nb.star_identity_err,
+            "equicorrelated": {
+                "rho_bar": [nb.equi_rho, nb.equi_rho_se],
+                "var_avg": [nb.equi_var, nb.equi_var_se],
+                "population": nb.V * (nb.rho + (1 - nb.rho) / nb.H),
+            },
+        },
+        star={
+            "theta_deg": nb.thetas_deg,
+            "geometry": nb.geometry.to_dict(orient="list"),
+            "fields": nb.fields,
+            "by_h": {str(h): {"value": nb.star[h][0], "se": nb.star[h][1]} for h in nb.star_h},
+            "orth_rho_steps": [nb.orth_steps, nb.orth_steps_se],
+            "monotone_violations": {str(h): v for h, v in nb.monotone_violations.items()},
+        },
+        pair={
+            "h": nb.pair_h,
+            "phi_deg": nb.phis_deg,
+            "rho_mc": nb.rho_mc,
+            "rho_se": nb.rho_se,
+            "rho_closed": nb.rho_closed,
+            "steps45": [nb.steps45, nb.steps45_se],
+        },
+        pair_deviation=nb.deviation,
+        setting={"regression": nb.regression, "inputs": nb.inputs, "noise": nb.noise, "sigma": nb.sigma, "n": nb.n},
         claims=ledger.to_list(),
     )
 

@@ -55,22 +55,33 @@ All HDI values are returned in the order of :data:`mhanw.diversity.NORMALIZATION
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
-from ..infra.notebook import notebook_helper
 from .. import diversity
 from .. import heads as _heads
 from .. import pretrained as _pretrained
-from ..infra import params as P
 from ..constants import MAX_REPLICATES, RANK_RTOL
 from ..diversity import NORMALIZATIONS
-from ..infra.estimates import Estimate
-from ..infra.prose import count_of, join_list
+from ..infra import params as P
 from ..infra import verdicts as V
-from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, Statistic, Verdict, checked, guard, predicate, significant_effect
+from ..infra.estimates import Estimate
+from ..infra.notebook import notebook_helper
+from ..infra.prose import count_of, join_list
 from ..infra.validate import as_float_array, as_seed_sequence, boolean, brief, one_of, positive_int, sequence
+from ..infra.verdicts import (
+    FAILS,
+    HOLDS,
+    N_SE,
+    UNDECIDED,
+    Statistic,
+    Verdict,
+    checked,
+    guard,
+    predicate,
+    significant_effect,
+)
 
 __all__ = [
     "NORM_LABEL",
@@ -140,11 +151,15 @@ def _sentences_kind() -> P.Kind:
         if len(value) < 3 or not all(isinstance(v, str) and v.strip() for v in value):
             raise P.ParameterError(f"{name}: expected at least 3 non-empty sentences (strings)")
         if len(value) > MAX_SENTENCES:
-            raise P.ParameterError(f"{name}: expected at most {MAX_SENTENCES} sentences (ten times the 50 shipped; "
-                                   f"the ablation encodes each once per head), got {len(value)}")
+            raise P.ParameterError(
+                f"{name}: expected at most {MAX_SENTENCES} sentences (ten times the 50 shipped; "
+                f"the ablation encodes each once per head), got {len(value)}"
+            )
         if len({v.strip() for v in value}) < len(value):
-            raise P.ParameterError(f"{name}: expected distinct sentences (a repeat would count twice in the "
-                                   f"standard errors over sentences)")
+            raise P.ParameterError(
+                f"{name}: expected distinct sentences (a repeat would count twice in the "
+                f"standard errors over sentences)"
+            )
         return tuple(value)
 
     return P.Kind("None (the shipped sentences) or a list of >= 3 sentences", check)
@@ -163,8 +178,11 @@ PARAMETERS = {
 }
 #: The sentences are either the shipped ones (how many: ``n_sentences``) or the user's own, not both.
 CONSTRAINTS = (
-    P.require("n_sentences", lambda p: p["n_sentences"] is None or p["sentences"] is None,
-              "n_sentences left as None when sentences are given (their number is len(sentences))"),
+    P.require(
+        "n_sentences",
+        lambda p: p["n_sentences"] is None or p["sentences"] is None,
+        "n_sentences left as None when sentences are given (their number is len(sentences))",
+    ),
 )
 
 #: The size parameters that override :data:`SIZES` when not ``None``.
@@ -186,8 +204,10 @@ def chapter_sizes(params) -> dict:
     if not isinstance(params, Mapping):
         raise ValueError(f"params: expected the chapter's checked parameters (a mapping), got {type(params).__name__}")
     if params.get("fidelity") not in SIZES:
-        raise ValueError(f"params: expected 'fidelity' to be one of {', '.join(map(repr, SIZES))}, "
-                         f"got {brief(params.get('fidelity'))}")
+        raise ValueError(
+            f"params: expected 'fidelity' to be one of {', '.join(map(repr, SIZES))}, "
+            f"got {brief(params.get('fidelity'))}"
+        )
     out = dict(SIZES[params["fidelity"]])
     for key in SIZE_PARAMETERS:
         if params.get(key) is not None:
@@ -415,8 +435,15 @@ def row_permutation_null(weights, layer: int, n_perm: int, seed, *, n_spectrum: 
     Gram matrices, which a reassignment only permutes.
     """
     n_perm = positive_int(n_perm, "n_perm", maximum=MAX_REPLICATES, what="permutations")
-    return _gram_null(weights, layer, n_perm, seed, n_spectrum,
-                      draw=lambda rng, n: rng.permutation(n), move=lambda G, perm: G[perm][:, perm])
+    return _gram_null(
+        weights,
+        layer,
+        n_perm,
+        seed,
+        n_spectrum,
+        draw=lambda rng, n: rng.permutation(n),
+        move=lambda G, perm: G[perm][:, perm],
+    )
 
 
 def _gram_null(weights, layer, n_draw: int, seed, n_spectrum, *, draw, move) -> dict:
@@ -430,8 +457,10 @@ def _gram_null(weights, layer, n_draw: int, seed, n_spectrum, *, draw, move) -> 
     l = _layer(weights, layer)
     rng = np.random.default_rng(as_seed_sequence(seed))
     _, H, d, k = _check_weights(weights)
-    rows = {name: np.asarray(weights[name][l], dtype=np.float64).transpose(0, 2, 1).reshape(H * k, d)
-            for name in ("query", "key", "value")}
+    rows = {
+        name: np.asarray(weights[name][l], dtype=np.float64).transpose(0, 2, 1).reshape(H * k, d)
+        for name in ("query", "key", "value")
+    }
     gram = {name: A @ A.T for name, A in rows.items()}
     out = {name: np.empty((n_draw, len(NORMALIZATIONS))) for name in OBJECTS}
     n_spec = min(n_draw, positive_int(n_spectrum, "n_spectrum", minimum=0))
@@ -476,8 +505,15 @@ def layer_spectrum_null(weights, layer: int, n_draw: int, seed, *, n_spectrum: i
     like :func:`row_permutation_null`; one stream of ``seed``.
     """
     n_draw = positive_int(n_draw, "n_draw", maximum=MAX_REPLICATES, what="draws")
-    return _gram_null(weights, layer, n_draw, seed, n_spectrum,
-                      draw=lambda rng, n: _haar_orthogonal(n, rng), move=lambda G, Q: Q @ G @ Q.T)
+    return _gram_null(
+        weights,
+        layer,
+        n_draw,
+        seed,
+        n_spectrum,
+        draw=lambda rng, n: _haar_orthogonal(n, rng),
+        move=lambda G, Q: Q @ G @ Q.T,
+    )
 
 
 def head_spectra(W) -> np.ndarray:
@@ -517,7 +553,9 @@ def head_spectrum_null(objects: dict, n_draw: int, seed) -> dict:
             if name == "qk_circuit":
                 d = D // 2
                 root = s[:, None, :] / np.sqrt(2.0)  # Z_h^T Z_h = 2 diag(sigma_h), so sigma_h^{1/2} = s_h / sqrt(2)
-                W = np.concatenate([_heads.haar_heads(d, k, H, rng) * root, _heads.haar_heads(d, k, H, rng) * root], axis=1)
+                W = np.concatenate(
+                    [_heads.haar_heads(d, k, H, rng) * root, _heads.haar_heads(d, k, H, rng) * root], axis=1
+                )
             else:
                 W = _heads.haar_heads(D, k, H, rng) * s[:, None, :]
             out[name][p] = diversity.head_diversity_indices(W)
@@ -679,15 +717,19 @@ def excess_spectrum_summary(pair_spectra, null_spectra, n_leading: int) -> dict:
     null_loo = (null[None, :] * n - per_draw) / (n - 1)  # (n, d_k)
     trained, reps = jk["value"], jk["replicates"]
     # the share is a ratio over the total excess: defined only where every replicate's total is positive
-    totals = np.concatenate([(reps - null).sum(axis=-1).ravel(), (trained[None] - null_loo).sum(axis=-1),
-                             [(trained - null).sum()]])
+    totals = np.concatenate(
+        [(reps - null).sum(axis=-1).ravel(), (trained[None] - null_loo).sum(axis=-1), [(trained - null).sum()]]
+    )
 
     def combined(f):
         a = np.array([[f(r, null) for r in layer] for layer in reps])
         b = np.array([f(trained, m) for m in null_loo])[None]
-        return {"value": f(trained, null),
-                "se": float(np.hypot(stratified_jackknife_se(f(trained, null), a),
-                                     stratified_jackknife_se(f(trained, null), b)))}
+        return {
+            "value": f(trained, null),
+            "se": float(
+                np.hypot(stratified_jackknife_se(f(trained, null), a), stratified_jackknife_se(f(trained, null), b))
+            ),
+        }
 
     return {
         "trained": trained,
@@ -700,8 +742,11 @@ def excess_spectrum_summary(pair_spectra, null_spectra, n_leading: int) -> dict:
         "top_null": {"value": float(null[0]), "se": float(per_draw[:, 0].std(ddof=1) / np.sqrt(n))},
         "total": combined(lambda t, u: float((t - u).sum())),
         "beyond_even": combined(lambda t, u: float((t - u)[:m].sum() - m / t.shape[0] * (t - u).sum())),
-        "share": (combined(lambda t, u: leading_share(t, u, m)) if np.all(totals > 0)
-                  else {"value": float("nan"), "se": float("nan")}),
+        "share": (
+            combined(lambda t, u: leading_share(t, u, m))
+            if np.all(totals > 0)
+            else {"value": float("nan"), "se": float("nan")}
+        ),
         "n_leading": m,
     }
 
@@ -866,11 +911,14 @@ def spearman_permutation(x, y, n_perm: int, seed, *, strata=None, alternative: s
         extreme = null <= rho + 1e-12
     else:
         extreme = null >= rho - 1e-12
-    out = {"rho": rho, "p": float((1 + extreme.sum()) / (n_perm + 1)), "n_perm": n_perm,
-           "null_sd": float(null.std(ddof=1)) if n_perm > 1 else float("nan")}
+    out = {
+        "rho": rho,
+        "p": float((1 + extreme.sum()) / (n_perm + 1)),
+        "n_perm": n_perm,
+        "null_sd": float(null.std(ddof=1)) if n_perm > 1 else float("nan"),
+    }
     if strata is not None:
-        out["per_stratum"] = {g.item() if hasattr(g, "item") else g: float(r)
-                              for g, r in zip(np.unique(labels), per)}
+        out["per_stratum"] = {g.item() if hasattr(g, "item") else g: float(r) for g, r in zip(np.unique(labels), per)}
     return out
 
 
@@ -942,15 +990,20 @@ def diversity_verdict(z_by_null: dict, *, unit: str = "(layer, object) cases") -
     return Verdict(
         claim=DIVERSITY_CLAIM,
         statement="the heads of each layer of this trained encoder (one distilled, fine-tuned model) are more "
-                  "diverse than chance (a measurement of this model; whether training drives heads apart is "
-                  "decided where heads are trained, chapter 10)",
+        "diverse than chance (a measurement of this model; whether training drives heads apart is "
+        "decided where heads are trained, chapter 10)",
         verdict=verdict,
-        criterion=(f"a {unit[:-1] if unit.endswith('s') else unit} is less (more) diverse than chance when the z-score "
-                   f"of its principal-angle HDI is at most -{Z_CALL:g} (at least +{Z_CALL:g}) against every null "
-                   f"({nulls}); the reading fails when more than {MAJORITY:.0%} of the cases are less diverse, "
-                   f"holds when more than {MAJORITY:.0%} are more diverse and none less"),
-        statistics=(Statistic(f"{unit} less diverse than chance", less), Statistic(f"{unit} more diverse than chance", more),
-                    Statistic(f"{unit}", n)),
+        criterion=(
+            f"a {unit[:-1] if unit.endswith('s') else unit} is less (more) diverse than chance when the z-score "
+            f"of its principal-angle HDI is at most -{Z_CALL:g} (at least +{Z_CALL:g}) against every null "
+            f"({nulls}); the reading fails when more than {MAJORITY:.0%} of the cases are less diverse, "
+            f"holds when more than {MAJORITY:.0%} are more diverse and none less"
+        ),
+        statistics=(
+            Statistic(f"{unit} less diverse than chance", less),
+            Statistic(f"{unit} more diverse than chance", more),
+            Statistic(f"{unit}", n),
+        ),
         section=SECTION,
     )
 
@@ -959,8 +1012,10 @@ def _diversity_counts(record: Verdict) -> tuple[int, int, int] | None:
     """``(less, more, cases)`` of a record of :func:`diversity_verdict` (whole numbers, ``less + more <=
     cases``), or ``None`` when its statistics are not those three counts."""
     stats = {st.name: st.value for st in record.statistics}
-    found = [[v for k, v in stats.items() if test(k)] for test in (
-        lambda k: "less diverse" in k, lambda k: "more diverse" in k, lambda k: "than chance" not in k)]
+    found = [
+        [v for k, v in stats.items() if test(k)]
+        for test in (lambda k: "less diverse" in k, lambda k: "more diverse" in k, lambda k: "than chance" not in k)
+    ]
     if any(len(f) != 1 or f[0] < 0 or f[0] != int(f[0]) for f in found):
         return None
     less, more, n = (int(f[0]) for f in found)
@@ -970,8 +1025,10 @@ def _diversity_counts(record: Verdict) -> tuple[int, int, int] | None:
 def _diversity_record(record, name: str) -> Verdict:
     """The record of :func:`diversity_verdict` (its claim and its three counts)."""
     if not isinstance(record, Verdict) or record.claim != DIVERSITY_CLAIM or _diversity_counts(record) is None:
-        raise ValueError(f"{name}: expected the record of diversity_verdict (its claim and its counts of cases less "
-                         f"and more diverse than chance), got {brief(record)}")
+        raise ValueError(
+            f"{name}: expected the record of diversity_verdict (its claim and its counts of cases less "
+            f"and more diverse than chance), got {brief(record)}"
+        )
     return record
 
 
@@ -986,13 +1043,19 @@ def diversity_sentence(record: Verdict) -> str:
     """
     less, more, n = _diversity_counts(record)
     if record.verdict == FAILS:
-        return (f"its heads are less diverse than chance in {count_of(less, n, '(layer, object) cases')}, "
-                "against every null, so this trained model's heads are not more diverse than chance")
+        return (
+            f"its heads are less diverse than chance in {count_of(less, n, '(layer, object) cases')}, "
+            "against every null, so this trained model's heads are not more diverse than chance"
+        )
     if record.verdict == HOLDS:
-        return (f"its heads are more diverse than chance in {count_of(more, n, '(layer, object) cases')}, "
-                "against every null, so this trained model's heads are more diverse than chance")
-    return (f"whether its heads are more diverse than chance {predicate(record.verdict)} (less diverse than chance "
-            f"against every null: {count_of(less, n)})")
+        return (
+            f"its heads are more diverse than chance in {count_of(more, n, '(layer, object) cases')}, "
+            "against every null, so this trained model's heads are more diverse than chance"
+        )
+    return (
+        f"whether its heads are more diverse than chance {predicate(record.verdict)} (less diverse than chance "
+        f"against every null: {count_of(less, n)})"
+    )
 
 
 @checked(r2=V.number, se=V.standard_error)
@@ -1013,9 +1076,11 @@ def printed_scale_verdict(r2: float, se: float) -> Verdict:
         claim="pretrained/printed-hdi-geometry",
         statement="in a trained model the printed HDI measures the geometry of the heads, not the scale of the weights",
         verdict=verdict,
-        criterion=(f"R^2 of ln(1 - HDI_printed) on the log scale factor ln S across the (layer, object) cases; "
-                   f"fails when R^2 exceeds {R2_MOSTLY:g} by more than {N_SE:g} bootstrap s.e. (the scale explains "
-                   f"most of it), holds when it is below {R2_MOSTLY:g} by as much"),
+        criterion=(
+            f"R^2 of ln(1 - HDI_printed) on the log scale factor ln S across the (layer, object) cases; "
+            f"fails when R^2 exceeds {R2_MOSTLY:g} by more than {N_SE:g} bootstrap s.e. (the scale explains "
+            f"most of it), holds when it is below {R2_MOSTLY:g} by as much"
+        ),
         statistics=(Statistic("R^2 of ln(1 - HDI_printed) on ln S", r2, se),),
         section=SECTION,
     )
@@ -1030,18 +1095,25 @@ def printed_invariance_verdict(printed_change: float, pa_change: float, rv_chang
     when the printed index moves by more than ``INVARIANCE_TOL``; holds
     otherwise (the run detects any change above that tolerance).
     """
-    vals = [V.nonnegative(v, n) for v, n in ((printed_change, "printed_change"), (pa_change, "pa_change"),
-                                              (rv_change, "rv_change"))]
+    vals = [
+        V.nonnegative(v, n)
+        for v, n in ((printed_change, "printed_change"), (pa_change, "pa_change"), (rv_change, "rv_change"))
+    ]
     verdict = FAILS if vals[0] > INVARIANCE_TOL else HOLDS
     return Verdict(
         claim="pretrained/printed-hdi-invariance",
         statement="the printed HDI is a property of the model: a rescaling W_Q -> c W_Q, W_K -> W_K / c, "
-                  "which leaves every attention logit unchanged, leaves it unchanged",
+        "which leaves every attention logit unchanged, leaves it unchanged",
         verdict=verdict,
-        criterion=(f"largest change of the printed HDI of the keys and queries over c in [1/2, 2]; fails above "
-                   f"{INVARIANCE_TOL:g} (rounding); the principal-angle and RV indices are shown for comparison"),
-        statistics=(Statistic("largest change of HDI_printed", vals[0]), Statistic("largest change of HDI_PA", vals[1]),
-                    Statistic("largest change of HDI_RV", vals[2])),
+        criterion=(
+            f"largest change of the printed HDI of the keys and queries over c in [1/2, 2]; fails above "
+            f"{INVARIANCE_TOL:g} (rounding); the principal-angle and RV indices are shown for comparison"
+        ),
+        statistics=(
+            Statistic("largest change of HDI_printed", vals[0]),
+            Statistic("largest change of HDI_PA", vals[1]),
+            Statistic("largest change of HDI_RV", vals[2]),
+        ),
         detectable=INVARIANCE_TOL if verdict == HOLDS else None,
         section=SECTION,
     )
@@ -1075,23 +1147,43 @@ def redundancy_verdict(rho: float, se: float, p: float) -> Verdict:
     return Verdict(
         claim="pretrained/redundancy-predicts-ablation",
         statement="within a layer, a head that overlaps more with the other heads matters less when removed, "
-                  "so that redundancy picks pruning candidates",
+        "so that redundancy picks pruning candidates",
         verdict=verdict,
-        criterion=(f"mean within-layer Spearman correlation rho of the key projections' redundancy and the ablation "
-                   f"effect, s.e. from the within-layer permutation null; holds when rho <= -{N_SE:g} s.e.; fails "
-                   f"when rho >= +{N_SE:g} s.e. or when rho - {N_SE:g} s.e. > {RHO_USEFUL:g} (a correlation large "
-                   f"enough to pick pruning candidates is excluded)"),
+        criterion=(
+            f"mean within-layer Spearman correlation rho of the key projections' redundancy and the ablation "
+            f"effect, s.e. from the within-layer permutation null; holds when rho <= -{N_SE:g} s.e.; fails "
+            f"when rho >= +{N_SE:g} s.e. or when rho - {N_SE:g} s.e. > {RHO_USEFUL:g} (a correlation large "
+            f"enough to pick pruning candidates is excluded)"
+        ),
         statistics=(Statistic("within-layer Spearman rho", rho, s), Statistic("permutation p", p)),
         detectable=N_SE * s,
         section=SECTION,
     )
 
 
-@checked(share=V.number_or_not_estimable, se=V.number_or_not_estimable, n_leading=V.positive_count, d_k=V.positive_count,
-         total=V.optional(V.estimate), beyond_even=V.optional(V.estimate), top=V.optional(V.estimate),
-         top_null=V.optional(V.estimate), null=V.text)
-def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int, *, total=None, beyond_even=None,
-                              top=None, top_null=None, null: str = "row-reassignment null") -> Verdict:
+@checked(
+    share=V.number_or_not_estimable,
+    se=V.number_or_not_estimable,
+    n_leading=V.positive_count,
+    d_k=V.positive_count,
+    total=V.optional(V.estimate),
+    beyond_even=V.optional(V.estimate),
+    top=V.optional(V.estimate),
+    top_null=V.optional(V.estimate),
+    null=V.text,
+)
+def shared_directions_verdict(
+    share: float,
+    se: float,
+    n_leading: int,
+    d_k: int,
+    *,
+    total=None,
+    beyond_even=None,
+    top=None,
+    top_null=None,
+    null: str = "row-reassignment null",
+) -> Verdict:
     """The excess overlap of trained heads over a null sits in a few shared directions.
 
     ``share``: :func:`leading_share` of the excess spectrum (its standard error
@@ -1127,7 +1219,8 @@ def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int,
         se = V.standard_error(se, "se")
     leading = f"the leading {n_leading} of {d_k} angles"
     share_stats = ([Statistic(f"share of the excess in {leading}", share, se)] if not math.isnan(share) else []) + [
-        Statistic("share under an even spread", even)]
+        Statistic("share under an even spread", even)
+    ]
     if total is None:
         verdict = significant_effect(share - even, se, sign=1)
         stats = share_stats
@@ -1136,33 +1229,50 @@ def shared_directions_verdict(share: float, se: float, n_leading: int, d_k: int,
         stats = [Statistic("total excess over all angles", *total)] + share_stats
     else:
         verdict = significant_effect(*beyond_even, sign=1)
-        stats = [Statistic(f"excess in {leading} beyond their even part of the total", *beyond_even),
-                 *share_stats, Statistic("total excess over all angles", *total)]
+        stats = [
+            Statistic(f"excess in {leading} beyond their even part of the total", *beyond_even),
+            *share_stats,
+            Statistic("total excess over all angles", *total),
+        ]
     if top is not None:
         stats.append(Statistic("leading squared cosine, trained", *V.estimate(top, "top")))
     if top_null is not None:
         stats.append(Statistic(f"leading squared cosine, {null}", *V.estimate(top_null, "top_null")))
     return Verdict(
         claim="pretrained/shared-directions",
-        statement=(f"the excess overlap of the trained key heads over the {null} sits in a few shared directions "
-                   f"(the leading principal angles), not spread over all {d_k}"),
+        statement=(
+            f"the excess overlap of the trained key heads over the {null} sits in a few shared directions "
+            f"(the leading principal angles), not spread over all {d_k}"
+        ),
         verdict=verdict,
-        criterion=(f"share of the excess spectrum (trained minus null, mean over head pairs and layers) in the leading "
-                   f"{n_leading} angles, against the even share {n_leading}/{d_k}; holds (fails) when it is above "
-                   f"(below) it by more than {N_SE:g} s.e. (jackknife over heads within layers, and over null draws)"
-                   + ("" if total is None else
-                      f", decided on the excess in the leading angles beyond their even part of the total, which has "
-                      f"the sign of share minus even share and a jackknife s.e. that stays valid when the total is "
-                      f"small; a total at or below zero leaves no share (undecided, fails when {N_SE:g} s.e. below)")),
+        criterion=(
+            f"share of the excess spectrum (trained minus null, mean over head pairs and layers) in the leading "
+            f"{n_leading} angles, against the even share {n_leading}/{d_k}; holds (fails) when it is above "
+            f"(below) it by more than {N_SE:g} s.e. (jackknife over heads within layers, and over null draws)"
+            + (
+                ""
+                if total is None
+                else f", decided on the excess in the leading angles beyond their even part of the total, which has "
+                f"the sign of share minus even share and a jackknife s.e. that stays valid when the total is "
+                f"small; a total at or below zero leaves no share (undecided, fails when {N_SE:g} s.e. below)"
+            )
+        ),
         statistics=tuple(stats),
         section=SECTION,
     )
 
 
-@checked(last_minus_rest=V.estimate, key_positive_layers=V.count, n_layers=V.positive_count, pa_change=V.nonnegative,
-         rv_change=V.nonnegative, top_excess=V.estimate)
-def guard_text(*, last_minus_rest, key_positive_layers: int, n_layers: int, pa_change: float, rv_change: float,
-               top_excess) -> None:
+@checked(
+    last_minus_rest=V.estimate,
+    key_positive_layers=V.count,
+    n_layers=V.positive_count,
+    pa_change=V.nonnegative,
+    rv_change=V.nonnegative,
+    top_excess=V.estimate,
+)
+def guard_text(
+    *, last_minus_rest, key_positive_layers: int, n_layers: int, pa_change: float, rv_change: float, top_excess
+) -> None:
     """Check the sentences of the chapter and its section that state a direction (raises
     :class:`~mhanw.infra.verdicts.VerdictGuardError` "the text says ...; the numbers say ...").
 
@@ -1175,18 +1285,31 @@ def guard_text(*, last_minus_rest, key_positive_layers: int, n_layers: int, pa_c
     model-preserving rescaling.
     """
     if key_positive_layers > n_layers:
-        raise ValueError(f"key_positive_layers: expected at most n_layers = {n_layers}, got {brief(key_positive_layers)}")
+        raise ValueError(
+            f"key_positive_layers: expected at most n_layers = {n_layers}, got {brief(key_positive_layers)}"
+        )
     m, se = V.estimate(last_minus_rest, "last_minus_rest")
     t, tse = V.estimate(top_excess, "top_excess")
-    guard(bool(m > N_SE * se), "removing a head of the last layer changes the embeddings more than removing a head "
-          "of another layer", f"the difference is {m:.2g} ± {se:.2g}")
-    guard(0 < int(key_positive_layers) < int(n_layers), "the within-layer correlations of the keys have no consistent sign",
-          f"{key_positive_layers} of {n_layers} are positive")
-    guard(bool(pa_change < INVARIANCE_TOL and rv_change < INVARIANCE_TOL),
-          "the principal-angle and RV indices do not move under the rescaling",
-          f"they move by {pa_change:.2g} and {rv_change:.2g}")
-    guard(bool(t > N_SE * tse), "the leading squared cosine of trained key heads exceeds that of the row null",
-          f"the difference is {t:.3g} ± {tse:.2g}")
+    guard(
+        bool(m > N_SE * se),
+        "removing a head of the last layer changes the embeddings more than removing a head of another layer",
+        f"the difference is {m:.2g} ± {se:.2g}",
+    )
+    guard(
+        0 < int(key_positive_layers) < int(n_layers),
+        "the within-layer correlations of the keys have no consistent sign",
+        f"{key_positive_layers} of {n_layers} are positive",
+    )
+    guard(
+        bool(pa_change < INVARIANCE_TOL and rv_change < INVARIANCE_TOL),
+        "the principal-angle and RV indices do not move under the rescaling",
+        f"they move by {pa_change:.2g} and {rv_change:.2g}",
+    )
+    guard(
+        bool(t > N_SE * tse),
+        "the leading squared cosine of trained key heads exceeds that of the row null",
+        f"the difference is {t:.3g} ± {tse:.2g}",
+    )
 
 
 # --------------------------------------------------------------------------- the paper's table
@@ -1226,7 +1349,11 @@ def hdi_table_latex(observed: dict, z: dict, random: dict) -> str:
             raise ValueError(f"z, random: expected an entry for {o!r}")
         obs = as_float_array(observed[o], "observed", ndim=2)
         zz = np.asarray(z[o], dtype=float)
-        if obs.shape[1] != len(NORMALIZATIONS) or zz.shape != obs.shape or np.shape(random[o]) != (len(NORMALIZATIONS),):
+        if (
+            obs.shape[1] != len(NORMALIZATIONS)
+            or zz.shape != obs.shape
+            or np.shape(random[o]) != (len(NORMALIZATIONS),)
+        ):
             raise ValueError(f"observed, z, random: expected shapes (L, 3), (L, 3), (3,) for {o!r}")
         shapes.add(obs.shape)
     if len(shapes) != 1:
@@ -1245,12 +1372,13 @@ def hdi_table_latex(observed: dict, z: dict, random: dict) -> str:
         if i:
             lines.append(r"\addlinespace")
         for n, norm in enumerate(NORMALIZATIONS):
-            cells = [
-                f"${observed[o][l][n]:.3f}$\\,{{\\scriptsize$({_z_text(float(z[o][l][n]))})$}}" for l in range(L)
-            ]
+            cells = [f"${observed[o][l][n]:.3f}$\\,{{\\scriptsize$({_z_text(float(z[o][l][n]))})$}}" for l in range(L)]
             label = OBJECT_LABELS[o] if n == 0 else ""
-            lines.append(f"{label} & {NORMALIZATION_LABELS[norm]} & " + " & ".join(cells)
-                         + f" & ${float(random[o][n]):.3f}$ \\\\")
+            lines.append(
+                f"{label} & {NORMALIZATION_LABELS[norm]} & "
+                + " & ".join(cells)
+                + f" & ${float(random[o][n]):.3f}$ \\\\"
+            )
     lines += [r"\bottomrule", r"\end{tabular}", r"\endgroup"]
     return "\n".join(lines)
 
@@ -1260,15 +1388,19 @@ def figure_style(L: int) -> dict:
     ``1..L`` and the legend placement shared by chapter 9's figures."""
     import seaborn as sns
 
-    return dict(colors=dict(zip(OBJECTS, sns.color_palette("colorblind", 4))),
-                markers=dict(zip(OBJECTS, ("o", "s", "^", "D"))),
-                names={"query": "$W_Q$", "key": "$W_K$", "value": "$W_V$", "qk_circuit": r"$W_QW_K^\top$"},
-                layers=np.arange(1, L + 1),
-                BELOW=dict(loc="upper center", bbox_to_anchor=(0.5, -0.22), columnspacing=0.8, handletextpad=0.4))
+    return dict(
+        colors=dict(zip(OBJECTS, sns.color_palette("colorblind", 4))),
+        markers=dict(zip(OBJECTS, ("o", "s", "^", "D"))),
+        names={"query": "$W_Q$", "key": "$W_K$", "value": "$W_V$", "qk_circuit": r"$W_QW_K^\top$"},
+        layers=np.arange(1, L + 1),
+        BELOW=dict(loc="upper center", bbox_to_anchor=(0.5, -0.22), columnspacing=0.8, handletextpad=0.4),
+    )
 
 
 @notebook_helper
-def geometry_figure(excess, excess_layer, rescaled, decomp, log_s, log_g, r2, c_grid, d_k: int, L: int, style: dict, figures_dir):
+def geometry_figure(
+    excess, excess_layer, rescaled, decomp, log_s, log_g, r2, c_grid, d_k: int, L: int, style: dict, figures_dir
+):
     """Chapter 9's figure of where the heads' overlap sits: (a) the excess principal-angle spectrum
     of head pairs against the row and layer nulls (``excess``, ``excess_layer``: per object, from
     :func:`excess_spectrum_summary`), (b) the printed HDI of one model under the rescaling ``c_grid``
@@ -1288,25 +1420,61 @@ def geometry_figure(excess, excess_layer, rescaled, decomp, log_s, log_g, r2, c_
     k = np.arange(1, d_k + 1)
     for name, mk in (("key", "o"), ("value", "^")):
         e = excess[name]
-        ax_a.plot(k, e["trained"], color=colors[name], marker=mk, ms=2.5, markevery=[i for i in (0, 1, 3, 7, 15, 31) if i < d_k],
-                  label=f"{names[name]} trained")
-        ax_a.fill_between(k, e["trained"] - figures.half_width(e["trained_se"]), e["trained"] + figures.half_width(e["trained_se"]), color=colors[name], alpha=0.25, lw=0)
-        ax_a.errorbar(k, e["null"], yerr=figures.half_width(e["null_sd"]), color=colors[name], ls="--", lw=1.0, label=f"{names[name]} row null")
+        ax_a.plot(
+            k,
+            e["trained"],
+            color=colors[name],
+            marker=mk,
+            ms=2.5,
+            markevery=[i for i in (0, 1, 3, 7, 15, 31) if i < d_k],
+            label=f"{names[name]} trained",
+        )
+        ax_a.fill_between(
+            k,
+            e["trained"] - figures.half_width(e["trained_se"]),
+            e["trained"] + figures.half_width(e["trained_se"]),
+            color=colors[name],
+            alpha=0.25,
+            lw=0,
+        )
+        ax_a.errorbar(
+            k,
+            e["null"],
+            yerr=figures.half_width(e["null_sd"]),
+            color=colors[name],
+            ls="--",
+            lw=1.0,
+            label=f"{names[name]} row null",
+        )
     ax_a.plot(k, excess_layer["key"]["null"], color=colors["key"], ls=":", lw=1.2, label=f"{names['key']} layer null")
-    ax_a.set(xlabel=r"principal angle $i$ (largest first)", ylabel=r"mean $\cos^2\theta_i$ over head pairs",
-             title="(a) shared directions", xscale="log")
+    ax_a.set(
+        xlabel=r"principal angle $i$ (largest first)",
+        ylabel=r"mean $\cos^2\theta_i$ over head pairs",
+        title="(a) shared directions",
+        xscale="log",
+    )
     ax_a.set_xticks([t for t in (1, 2, 4, 8, 16, 32) if t <= d_k], [str(t) for t in (1, 2, 4, 8, 16, 32) if t <= d_k])
     ax_a.set_xticks([], minor=True)
     ax_a.legend(**{**BELOW, "columnspacing": 0.5}, ncol=2, handlelength=1.6)
 
     for name, ls in (("key", "-"), ("query", "--")):
         for l in range(L):
-            ax_b.plot(c_grid, rescaled[name][l, :, NORM.index("paper")], color=colors[name], ls=ls, lw=0.9,
-                      label=f"{names[name]}, printed" if l == 0 else None)
+            ax_b.plot(
+                c_grid,
+                rescaled[name][l, :, NORM.index("paper")],
+                color=colors[name],
+                ls=ls,
+                lw=0.9,
+                label=f"{names[name]}, printed" if l == 0 else None,
+            )
         ax_b.plot(c_grid, rescaled[name][:, :, PA].T, color=colors[name], ls=ls, lw=0.6, alpha=0.5)
     ax_b.plot([], [], color="grey", lw=0.6, label="PA (flat)")
-    ax_b.set(xscale="log", xlabel=r"$c$ in $W_Q\to cW_Q$, $W_K\to W_K/c$", ylabel="HDI (one line per layer)",
-             title="(b) one model, many printed HDIs")
+    ax_b.set(
+        xscale="log",
+        xlabel=r"$c$ in $W_Q\to cW_Q$, $W_K\to W_K/c$",
+        ylabel="HDI (one line per layer)",
+        title="(b) one model, many printed HDIs",
+    )
     ax_b.set_xticks([0.5, 1, 2], ["1/2", "1", "2"])
     ax_b.set_xticks([], minor=True)
     ax_b.legend(**BELOW, ncol=1)
@@ -1316,18 +1484,34 @@ def geometry_figure(excess, excess_layer, rescaled, decomp, log_s, log_g, r2, c_
         y = [dc["one_minus_paper"] for dc in decomp[name]]
         ax_c.scatter(s, y, color=colors[name], marker=markers[name], label=names[name], s=14, zorder=3)
     grid = np.geomspace(np.exp(log_s.min()) / 1.5, np.exp(log_s.max()) * 1.5, 10)
-    ax_c.fill_between(grid, grid * np.exp(log_g.min()), grid * np.exp(log_g.max()), color="grey", alpha=0.2, lw=0,
-                      label=r"$S\cdot G$, $G$ in its range")
-    ax_c.set(xscale="log", yscale="log", xlabel=r"scale $S=\mathrm{mean}\, n_jn_{j'}/d_k^2$",
-             ylabel=r"$1-\mathrm{HDI}_{\mathrm{printed}}$", title=f"(c) scale: $R^2={r2['r2']:.2f}\\pm{r2['se']:.2f}$")
+    ax_c.fill_between(
+        grid,
+        grid * np.exp(log_g.min()),
+        grid * np.exp(log_g.max()),
+        color="grey",
+        alpha=0.2,
+        lw=0,
+        label=r"$S\cdot G$, $G$ in its range",
+    )
+    ax_c.set(
+        xscale="log",
+        yscale="log",
+        xlabel=r"scale $S=\mathrm{mean}\, n_jn_{j'}/d_k^2$",
+        ylabel=r"$1-\mathrm{HDI}_{\mathrm{printed}}$",
+        title=f"(c) scale: $R^2={r2['r2']:.2f}\\pm{r2['se']:.2f}$",
+    )
     ax_c.legend(**BELOW, ncol=2)
-    figures.save(fig, "09_pretrained_head_diversity", figures_dir,
-                 caption="(a) The mean squared cosine of each principal angle between head pairs, trained (solid, with "
-                         "its band) against the row null (dashed, $\\pm2$ null s.d.) and the layer null (dotted): where the "
-                         "solid line lies above the nulls, heads share more directions than chance. (b) The printed HDI of "
-                         "one and the same model as $W_Q\\to cW_Q$, $W_K\\to W_K/c$, against the flat principal-angle HDI. "
-                         "(c) How much of $1-\\mathrm{HDI}_{\\mathrm{printed}}$ the weights' scale $S$ explains.",
-                 error_bars=True)
+    figures.save(
+        fig,
+        "09_pretrained_head_diversity",
+        figures_dir,
+        caption="(a) The mean squared cosine of each principal angle between head pairs, trained (solid, with "
+        "its band) against the row null (dashed, $\\pm2$ null s.d.) and the layer null (dotted): where the "
+        "solid line lies above the nulls, heads share more directions than chance. (b) The printed HDI of "
+        "one and the same model as $W_Q\\to cW_Q$, $W_K\\to W_K/c$, against the flat principal-angle HDI. "
+        "(c) How much of $1-\\mathrm{HDI}_{\\mathrm{printed}}$ the weights' scale $S$ explains.",
+        error_bars=True,
+    )
 
 
 def chance_call(z: float) -> str:
@@ -1352,8 +1536,10 @@ def _z_by_null(z_all) -> dict:
         out[lab] = {name: as_float_array(zz[name], f"z_all[{lab!r}][{name!r}]", ndim=2) for name in OBJECTS}
         for name, z in out[lab].items():
             if z.shape[1] != len(NORMALIZATIONS) or shape not in (None, z.shape):
-                raise ValueError(f"z_all[{lab!r}][{name!r}]: expected (layers, {len(NORMALIZATIONS)}) z-scores "
-                                 f"like the others, got shape {z.shape}")
+                raise ValueError(
+                    f"z_all[{lab!r}][{name!r}]: expected (layers, {len(NORMALIZATIONS)}) z-scores "
+                    f"like the others, got shape {z.shape}"
+                )
             shape = z.shape
     return out
 
@@ -1376,16 +1562,33 @@ def nulls_figure(z_all: dict, style: dict, figures_dir) -> None:
     for i, (ax, (lab, zz)) in enumerate(zip(axes, z_all.items())):
         zmat = np.array([zz[name][:, n] for name in OBJECTS for n in range(len(NORMALIZATIONS))])
         annot = np.vectorize(lambda v: f"{round(v)}" if abs(v) < 999.5 else f"{round(v / 1000)}k")(zmat)
-        sns.heatmap(np.clip(zmat, -30, 30), ax=ax, cmap="RdBu_r", center=0, vmin=-30, vmax=30, cbar=False,
-                    annot=annot, fmt="", annot_kws={"fontsize": 7}, linewidths=0.4, linecolor="white",
-                    xticklabels=layers, yticklabels=ylabels if i == 0 else False)
+        sns.heatmap(
+            np.clip(zmat, -30, 30),
+            ax=ax,
+            cmap="RdBu_r",
+            center=0,
+            vmin=-30,
+            vmax=30,
+            cbar=False,
+            annot=annot,
+            fmt="",
+            annot_kws={"fontsize": 7},
+            linewidths=0.4,
+            linecolor="white",
+            xticklabels=layers,
+            yticklabels=ylabels if i == 0 else False,
+        )
         ax.tick_params(axis="both", labelsize=7, length=2, left=i == 0, bottom=True)
         ax.tick_params(axis="y", rotation=0)
         ax.set(xlabel="layer", title=f"({'abc'[i]}) {lab}")
-    figures.save(fig, "09_pretrained_head_diversity_nulls", figures_dir,
-                 caption="Each cell is the $z$-score of one layer's HDI (a column) for one object and normalization "
-                         "(a row) against one null model (a panel): red is more diverse than that chance model, blue "
-                         "less, and a case counts as beyond chance only where $|z|\\ge 3$ under every null.")
+    figures.save(
+        fig,
+        "09_pretrained_head_diversity_nulls",
+        figures_dir,
+        caption="Each cell is the $z$-score of one layer's HDI (a column) for one object and normalization "
+        "(a row) against one null model (a panel): red is more diverse than that chance model, blue "
+        "less, and a case counts as beyond chance only where $|z|\\ge 3$ under every null.",
+    )
 
 
 @notebook_helper
@@ -1402,8 +1605,15 @@ def ablation_figure(effects, red, within, L: int, H: int, style: dict, figures_d
     colors, markers, names, layers, BELOW = (style[k] for k in ("colors", "markers", "names", "layers", "BELOW"))
     OBJ = OBJECTS
     fig, (ax_a, ax_b, ax_c) = figures.panels(3, height=2.55, gridspec_kw={"width_ratios": [1.2, 1.0, 0.85]})
-    sns.heatmap(effects["mean"], ax=ax_a, cmap="viridis", norm=plt.matplotlib.colors.LogNorm(),
-                xticklabels=np.arange(1, H + 1), yticklabels=layers, cbar_kws={"label": r"mean $1-\cos$", "pad": 0.02})
+    sns.heatmap(
+        effects["mean"],
+        ax=ax_a,
+        cmap="viridis",
+        norm=plt.matplotlib.colors.LogNorm(),
+        xticklabels=np.arange(1, H + 1),
+        yticklabels=layers,
+        cbar_kws={"label": r"mean $1-\cos$", "pad": 0.02},
+    )
     ax_a.tick_params(axis="both", labelsize=7, length=2, rotation=0)
     ax_a.set_xticks(np.arange(H)[::2] + 0.5, np.arange(1, H + 1)[::2])
     ax_a.set(xlabel="head", ylabel="layer", title="(a) effect of removing one head")
@@ -1411,41 +1621,127 @@ def ablation_figure(effects, red, within, L: int, H: int, style: dict, figures_d
     layer_colors = sns.color_palette("colorblind", L)
     layer_markers = ("o", "s", "^", "v", "D", "P")
     for l in range(L):
-        ax_b.errorbar(red["key"][l], effects["mean"][l], yerr=figures.half_width(effects["se"][l]), marker=layer_markers[l], ms=3.5,
-                      linestyle="none", color=layer_colors[l], mfc="white" if l % 2 else layer_colors[l], label=f"{l + 1}")
+        ax_b.errorbar(
+            red["key"][l],
+            effects["mean"][l],
+            yerr=figures.half_width(effects["se"][l]),
+            marker=layer_markers[l],
+            ms=3.5,
+            linestyle="none",
+            color=layer_colors[l],
+            mfc="white" if l % 2 else layer_colors[l],
+            label=f"{l + 1}",
+        )
     lo, hi = (effects["mean"] - 2 * effects["se"]).min(), (effects["mean"] + 2 * effects["se"]).max()
-    ax_b.set(yscale="log", xlabel=r"redundancy of $W_{K,j}$", ylabel=r"mean $1-\cos$",
-             title="(b) redundancy vs effect", ylim=(max(lo, 1e-6) / 1.5, hi * 1.5))
-    ax_b.legend(title="layer", title_fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=6,
-                columnspacing=0.3, handletextpad=0.05)
+    ax_b.set(
+        yscale="log",
+        xlabel=r"redundancy of $W_{K,j}$",
+        ylabel=r"mean $1-\cos$",
+        title="(b) redundancy vs effect",
+        ylim=(max(lo, 1e-6) / 1.5, hi * 1.5),
+    )
+    ax_b.legend(
+        title="layer",
+        title_fontsize=7,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.2),
+        ncol=6,
+        columnspacing=0.3,
+        handletextpad=0.05,
+    )
 
     for i, name in enumerate(OBJ):
         rho_l = [within[name]["per_stratum"][l] for l in range(L)]
-        ax_c.plot(layers + (i - 1.5) * 0.12, rho_l, marker=markers[name], linestyle="none", ms=3.5, color=colors[name],
-                  label=f"{names[name]}: {within[name]['rho']:+.2f}")
+        ax_c.plot(
+            layers + (i - 1.5) * 0.12,
+            rho_l,
+            marker=markers[name],
+            linestyle="none",
+            ms=3.5,
+            color=colors[name],
+            label=f"{names[name]}: {within[name]['rho']:+.2f}",
+        )
     ax_c.axhline(0, color="k", lw=0.6)
-    ax_c.set(xlabel="layer", ylabel=r"Spearman $\rho$ within the layer", ylim=(-1.05, 1.05), xticks=layers,
-             yticks=[-1, -0.5, 0, 0.5, 1], title="(c) within layers")
-    ax_c.legend(title="mean over layers", title_fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2,
-                columnspacing=0.4, handletextpad=0.1)
-    figures.save(fig, "09_pretrained_head_diversity_ablation", figures_dir,
-                 caption="(a) How much the sentence embeddings change ($1-\\cos$ to the intact model) when one head "
-                         "is removed, per layer and head. (b) That effect against the head's redundancy, one colour per "
-                         "layer: a redundant head that matters little sits to the right and low. (c) The Spearman "
-                         "correlation of redundancy and effect within each layer, per object; the pre-declared test "
-                         "is the keys' mean over layers.", error_bars=True)
+    ax_c.set(
+        xlabel="layer",
+        ylabel=r"Spearman $\rho$ within the layer",
+        ylim=(-1.05, 1.05),
+        xticks=layers,
+        yticks=[-1, -0.5, 0, 0.5, 1],
+        title="(c) within layers",
+    )
+    ax_c.legend(
+        title="mean over layers",
+        title_fontsize=7,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.2),
+        ncol=2,
+        columnspacing=0.4,
+        handletextpad=0.1,
+    )
+    figures.save(
+        fig,
+        "09_pretrained_head_diversity_ablation",
+        figures_dir,
+        caption="(a) How much the sentence embeddings change ($1-\\cos$ to the intact model) when one head "
+        "is removed, per layer and head. (b) That effect against the head's redundancy, one colour per "
+        "layer: a redundant head that matters little sits to the right and low. (c) The Spearman "
+        "correlation of redundancy and effect within each layer, per object; the pre-declared test "
+        "is the keys' mean over layers.",
+        error_bars=True,
+    )
 
 
 # --------------------------------------------------------------------------- the closing bookkeeping
 
 #: The values of the notebook's cells that :func:`report` reads, by the names the chapter gives them.
 REPORT_INPUTS = (
-    'H', 'L', 'NORM', 'OBJ', 'PA', 'c_grid', 'calls', 'case_calls', 'change', 'd',
-    'd_k', 'decomp', 'diversity_record', 'effects', 'excess', 'excess_layer', 'fidelity', 'haar', 'haar_expected',
-    'invariance_record', 'key_at', 'last_vs_rest', 'null_mean', 'null_sd',
-    'null_spectrum', 'observed', 'p', 'pooled', 'r2', 'r2_scale', 'random_mean', 'red',
-    'redundancy_record', 'rescaled', 'scale_record', 'seed', 'shared_record', 'sizes',
-    'spectrum', 'spread', 'texts', 'top', 'weights', 'within', 'z', 'z_all',
+    "H",
+    "L",
+    "NORM",
+    "OBJ",
+    "PA",
+    "c_grid",
+    "calls",
+    "case_calls",
+    "change",
+    "d",
+    "d_k",
+    "decomp",
+    "diversity_record",
+    "effects",
+    "excess",
+    "excess_layer",
+    "fidelity",
+    "haar",
+    "haar_expected",
+    "invariance_record",
+    "key_at",
+    "last_vs_rest",
+    "null_mean",
+    "null_sd",
+    "null_spectrum",
+    "observed",
+    "p",
+    "pooled",
+    "r2",
+    "r2_scale",
+    "random_mean",
+    "red",
+    "redundancy_record",
+    "rescaled",
+    "scale_record",
+    "seed",
+    "shared_record",
+    "sizes",
+    "spectrum",
+    "spread",
+    "texts",
+    "top",
+    "weights",
+    "within",
+    "z",
+    "z_all",
 )
 
 
@@ -1521,8 +1817,12 @@ def _report(ns: Mapping) -> tuple:
     top = ns["top"]
     weights = ns["weights"]
     names = figure_style(L)["names"]  # the objects as the text names them
-    results = {"fidelity": ns["fidelity"], "seed": ns["seed"], "sizes": sizes,
-               "model": {k: weights[k] for k in ("model", "hub_id", "package")}}
+    results = {
+        "fidelity": ns["fidelity"],
+        "seed": ns["seed"],
+        "sizes": sizes,
+        "model": {k: weights[k] for k in ("model", "hub_id", "package")},
+    }
     within = ns["within"]
     z = ns["z"]
     z_all = ns["z_all"]
@@ -1530,7 +1830,9 @@ def _report(ns: Mapping) -> tuple:
     key_calls = [calls[KEY][l][PA] for l in range(L)]
     pa_calls = [calls[name][l][PA] for name in OBJ for l in range(L)]
     haar_sd = {name: haar["circuit" if name == "qk_circuit" else "projection"][:, PA].std(ddof=1) for name in OBJ}
-    below_haar = sum(observed[name][l, PA] < random_mean[name][PA] - 3 * haar_sd[name] for name in OBJ for l in range(L))
+    below_haar = sum(
+        observed[name][l, PA] < random_mean[name][PA] - 3 * haar_sd[name] for name in OBJ for l in range(L)
+    )
     n_less = pa_calls.count("less")
     n_more = pa_calls.count("more")
     n_cases = len(pa_calls)
@@ -1545,15 +1847,18 @@ def _report(ns: Mapping) -> tuple:
 
     # --- sentences of the text that state a direction, checked against the numbers
     key_pos = sum(within[KEY]["per_stratum"][l] > 0 for l in range(L))
-    guard_text(last_minus_rest=(last_vs_rest.mean, last_vs_rest.se), key_positive_layers=key_pos, n_layers=L,
-                  pa_change=change["principal_angles"], rv_change=change["rv"],
-                  top_excess=(excess[KEY]["top"]["value"], excess[KEY]["top"]["se"]))
-
+    guard_text(
+        last_minus_rest=(last_vs_rest.mean, last_vs_rest.se),
+        key_positive_layers=key_pos,
+        n_layers=L,
+        pa_change=change["principal_angles"],
+        rv_change=change["rv"],
+        top_excess=(excess[KEY]["top"]["value"], excess[KEY]["top"]["se"]),
+    )
 
     def layers_text(calls_, which):
         hit = [l + 1 for l, c in enumerate(calls_) if c == which]
         return prose.ranges(hit).replace("-", "--") if hit else "none"
-
 
     def layers_phrase(calls_, which):
         """'in all six layers', 'in layers 1--5', 'in layer 3', 'in no layer' (LaTeX)."""
@@ -1563,7 +1868,6 @@ def _report(ns: Mapping) -> tuple:
         if not hit:
             return "in no layer"
         return ("in layer " if len(hit) == 1 else "in layers ") + prose.ranges(hit).replace("-", "--")
-
 
     macros.integer("NLayers", L)
     macros.integer("NHeads", H)
@@ -1605,17 +1909,34 @@ def _report(ns: Mapping) -> tuple:
     groups = {}
     for name in ("key", "query", "qk_circuit", "value"):
         groups.setdefault(layers_phrase([calls[name][l][PA] for l in range(L)], "less"), []).append(words[name])
-    macros.text("RowLessSentence", ", ".join(
-        (f"{prose.join_list(objs)} {'is' if len(objs) == 1 else 'are'} less diverse than chance {phrase}" if i == 0
-         else f"{prose.join_list(objs)} {phrase}") for i, (phrase, objs) in enumerate(groups.items())))
+    macros.text(
+        "RowLessSentence",
+        ", ".join(
+            (
+                f"{prose.join_list(objs)} {'is' if len(objs) == 1 else 'are'} less diverse than chance {phrase}"
+                if i == 0
+                else f"{prose.join_list(objs)} {phrase}"
+            )
+            for i, (phrase, objs) in enumerate(groups.items())
+        ),
+    )
     macros.text("LessCases", prose.count_of(less_all, n_cases, "(layer, object) cases"))
     macros.text("MoreCases", prose.count_of(more_all, n_cases, ""))
     for lab, tag in (("layer spectrum", "LayerSpectrum"), ("head spectrum", "HeadSpectrum")):
         macros.integer(f"{tag}LessCount", sum(case_calls[lab][name].count("less") for name in OBJ))
         macros.integer(f"{tag}MoreCount", sum(case_calls[lab][name].count("more") for name in OBJ))
-    macros.text("LayerSpectrumMoreList", prose.join_list(
-        [f"{names[name]} {layers_phrase(case_calls['layer spectrum'][name], 'more')}" for name in OBJ
-         if "more" in case_calls["layer spectrum"][name]]) if any("more" in v for v in case_calls["layer spectrum"].values()) else "none")
+    macros.text(
+        "LayerSpectrumMoreList",
+        prose.join_list(
+            [
+                f"{names[name]} {layers_phrase(case_calls['layer spectrum'][name], 'more')}"
+                for name in OBJ
+                if "more" in case_calls["layer spectrum"][name]
+            ]
+        )
+        if any("more" in v for v in case_calls["layer spectrum"].values())
+        else "none",
+    )
     macros.number("PMin", 1 / (sizes["n_perm"] + 1), 2)
     macros.number("KeyTopCos", top[KEY][0], 2)
     macros.number("KeyTopCosNull", top[KEY][1], 2)
@@ -1677,14 +1998,31 @@ def _report(ns: Mapping) -> tuple:
     macros.render()  # every macro formatted here, so that a bad value stops before anything is written
 
     results.update(
-        observed=observed, z=z, p=p, null_mean=null_mean, null_sd=null_sd, calls=calls, random_mean=random_mean,
-        haar_expected=haar_expected, spectrum=spectrum, null_spectrum_mean={n: v.mean(axis=1) for n, v in null_spectrum.items()},
-        z_spectral={lab: z_all[lab] for lab in ("layer spectrum", "head spectrum")}, case_calls=case_calls,
+        observed=observed,
+        z=z,
+        p=p,
+        null_mean=null_mean,
+        null_sd=null_sd,
+        calls=calls,
+        random_mean=random_mean,
+        haar_expected=haar_expected,
+        spectrum=spectrum,
+        null_spectrum_mean={n: v.mean(axis=1) for n, v in null_spectrum.items()},
+        z_spectral={lab: z_all[lab] for lab in ("layer spectrum", "head spectrum")},
+        case_calls=case_calls,
         excess={name: {k: v for k, v in e.items()} for name, e in excess.items()},
         excess_layer_spectrum={name: {k: v for k, v in e.items()} for name, e in excess_layer.items()},
-        scale_decomposition=decomp, r2_scale=r2_scale, r2_bootstrap=r2, spread=spread, rescale={"c": c_grid, **rescaled},
-        rescale_change=change, sentences=texts, effects={"mean": effects["mean"], "se": effects["se"]},
-        last_layer_contrast={"mean": float(last_vs_rest.mean), "se": float(last_vs_rest.se)}, redundancy=red,
-        spearman_within=within, spearman_pooled=pooled,
+        scale_decomposition=decomp,
+        r2_scale=r2_scale,
+        r2_bootstrap=r2,
+        spread=spread,
+        rescale={"c": c_grid, **rescaled},
+        rescale_change=change,
+        sentences=texts,
+        effects={"mean": effects["mean"], "se": effects["se"]},
+        last_layer_contrast={"mean": float(last_vs_rest.mean), "se": float(last_vs_rest.se)},
+        redundancy=red,
+        spearman_within=within,
+        spearman_pooled=pooled,
     )
     return macros, json_safe(results), ledger

@@ -33,20 +33,20 @@ through :func:`write_macros`, the results file through :func:`results_payload`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
-from ..infra.notebook import notebook_helper
 from .. import data as _data
-from .. import premises as _premises
 from .. import heads as _heads
+from .. import premises as _premises
 from .. import training as _training
 from ..constants import MAX_REPLICATES, N_SE, check_entries
 from ..diversity import haar_expected_hdi
 from ..infra import verdicts as V
 from ..infra.estimates import Estimate
+from ..infra.notebook import notebook_helper
 from ..infra.prose import count_of, join_list, number_word
 from ..infra.validate import as_seed_sequence, boolean, brief, one_of, positive_int, positive_scalar, sequence
 from ..infra.verdicts import Ledger, Verdict, checked, significant_effect
@@ -55,11 +55,44 @@ from .ch04_head_diversity_index import regression_label
 from .ch05_decorrelation_optimality import crn_batch, minimize_imse
 
 __all__ = [
-    "CLAIM", "CONSTRAINTS", "CONTROL_CLAIM", "MIN_SEEDS", "N_SE_TRAINING", "PARAMETERS", "SECTION", "SIZES", "Setting", "SettingResult",
-    "changes_sentence", "findings", "imse_optimum", "self_match_curves", "ledger", "penalty_control_verdict", "publish", "results_payload", "run_all",
-    "run_setting", "settings", "training_premises", "setup", "check_by_hand", "loss_figure", "loss_caption",
-    "trajectory_figure", "trajectory_caption", "takeaway", "power_sentence", "moves_figure", "moves_caption", "summary_table", "report", "show_text",
-    "training_orthogonal_verdict", "verdicts_sentence", "write_macros",
+    "CLAIM",
+    "CONSTRAINTS",
+    "CONTROL_CLAIM",
+    "MIN_SEEDS",
+    "N_SE_TRAINING",
+    "PARAMETERS",
+    "SECTION",
+    "SIZES",
+    "Setting",
+    "SettingResult",
+    "changes_sentence",
+    "findings",
+    "imse_optimum",
+    "self_match_curves",
+    "ledger",
+    "penalty_control_verdict",
+    "publish",
+    "results_payload",
+    "run_all",
+    "run_setting",
+    "settings",
+    "training_premises",
+    "setup",
+    "check_by_hand",
+    "loss_figure",
+    "loss_caption",
+    "trajectory_figure",
+    "trajectory_caption",
+    "takeaway",
+    "power_sentence",
+    "moves_figure",
+    "moves_caption",
+    "summary_table",
+    "report",
+    "show_text",
+    "training_orthogonal_verdict",
+    "verdicts_sentence",
+    "write_macros",
 ]
 
 SECTION = "sec:training"
@@ -75,10 +108,28 @@ N_SE_TRAINING = N_SE
 #: are the parameter ``n_seeds``): fresh test points, descent steps and the recording interval; chapter 05's IMSE optimum (replicates,
 #: test points, starts, steps); the leave-one-out illustration (samples, head scales).
 SIZES = {
-    "quick": dict(n_test=100, n_steps=10, record_every=2, opt_rep=3, opt_test=50, opt_starts=1,
-                  opt_steps=8, loss_rep=8, loss_scales=9),
-    "paper": dict(n_test=200, n_steps=40, record_every=5, opt_rep=6, opt_test=100, opt_starts=2,
-                  opt_steps=25, loss_rep=20, loss_scales=17),
+    "quick": dict(
+        n_test=100,
+        n_steps=10,
+        record_every=2,
+        opt_rep=3,
+        opt_test=50,
+        opt_starts=1,
+        opt_steps=8,
+        loss_rep=8,
+        loss_scales=9,
+    ),
+    "paper": dict(
+        n_test=200,
+        n_steps=40,
+        record_every=5,
+        opt_rep=6,
+        opt_test=100,
+        opt_starts=2,
+        opt_steps=25,
+        loss_rep=20,
+        loss_scales=17,
+    ),
 }
 
 #: Fewest random initialisations per setting for a verdict other than "undecided": 20 starts give a
@@ -120,8 +171,10 @@ class Setting:
     @property
     def label(self) -> str:
         how = {"average": "averaged", "sum": "summed"}.get(self.combination, f"W_V ({self.values}) and fitted W_O")
-        return (f"{self.kind} m = {self.regression}, H = {self.n_heads}, d_k = {self.d_k}, d = {self.d} "
-                f"(H d_k {'=' if self.shape == 'equal' else '>' if self.shape == 'over' else '<'} d), {how}")
+        return (
+            f"{self.kind} m = {self.regression}, H = {self.n_heads}, d_k = {self.d_k}, d = {self.d} "
+            f"(H d_k {'=' if self.shape == 'equal' else '>' if self.shape == 'over' else '<'} d), {how}"
+        )
 
     @property
     def haar(self) -> float:
@@ -129,25 +182,42 @@ class Setting:
         return haar_expected_hdi(self.d, self.d_k)
 
 
-def settings(isotropic: str, anisotropic: str, d: int, d_k: int, heads_equal: int, heads_over: int,
-             combinations=("average", "concat"), values: str = "stream") -> list[Setting]:
+def settings(
+    isotropic: str,
+    anisotropic: str,
+    d: int,
+    d_k: int,
+    heads_equal: int,
+    heads_over: int,
+    combinations=("average", "concat"),
+    values: str = "stream",
+) -> list[Setting]:
     """The grid: ``m`` in (isotropic, anisotropic) x shape in (``H d_k = d``, ``H d_k > d``) x combination."""
     d, d_k = positive_int(d, "d"), positive_int(d_k, "d_k")
-    heads_equal, heads_over = positive_int(heads_equal, "heads_equal", minimum=2), positive_int(
-        heads_over, "heads_over", minimum=2)
+    heads_equal, heads_over = (
+        positive_int(heads_equal, "heads_equal", minimum=2),
+        positive_int(heads_over, "heads_over", minimum=2),
+    )
     if heads_equal * d_k != d:
         raise ValueError(f"heads_equal: expected heads_equal * d_k = d = {d}, got {heads_equal} x {d_k}")
     if heads_over * d_k <= d:
         raise ValueError(f"heads_over: expected heads_over * d_k > d = {d}, got {heads_over} x {d_k}")
-    combos = tuple(one_of(c, "combinations", _training.COMBINATIONS)
-                   for c in sequence(combinations, "combinations", "combination rules"))
+    combos = tuple(
+        one_of(c, "combinations", _training.COMBINATIONS)
+        for c in sequence(combinations, "combinations", "combination rules")
+    )
     if not combos:
-        raise ValueError(f"combinations: expected at least one of {', '.join(map(repr, _training.COMBINATIONS))}, "
-                         "got an empty sequence")
+        raise ValueError(
+            f"combinations: expected at least one of {', '.join(map(repr, _training.COMBINATIONS))}, "
+            "got an empty sequence"
+        )
     one_of(values, "values", _heads.VALUES)
-    return [Setting(m, kind, d, H, d_k, c, values)
-            for m, kind in ((isotropic, "isotropic"), (anisotropic, "anisotropic"))
-            for H in (heads_equal, heads_over) for c in combos]
+    return [
+        Setting(m, kind, d, H, d_k, c, values)
+        for m, kind in ((isotropic, "isotropic"), (anisotropic, "anisotropic"))
+        for H in (heads_equal, heads_over)
+        for c in combos
+    ]
 
 
 @dataclass(frozen=True)
@@ -205,17 +275,31 @@ def _children(seed, k: int) -> list:
     """The first ``k`` children of ``seed`` (an int or SeedSequence), whatever it has spawned before: the
     same streams every time it is passed (``SeedSequence.spawn`` would give new ones)."""
     ss = as_seed_sequence(seed)
-    return [np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (i,), pool_size=ss.pool_size)
-            for i in range(k)]
+    return [
+        np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (i,), pool_size=ss.pool_size)
+        for i in range(k)
+    ]
 
 
 def _model(setting, inputs, noise, sigma):
     return _data.data_model(setting.regression, inputs, noise, sigma)
 
 
-def run_setting(setting: Setting, n_seeds: int, seed, n: int, n_test: int, bandwidth: float, n_steps: int,
-                record_every: int, penalty: float, inputs="gaussian", noise="gaussian", sigma=None,
-                control: bool = True) -> SettingResult:
+def run_setting(
+    setting: Setting,
+    n_seeds: int,
+    seed,
+    n: int,
+    n_test: int,
+    bandwidth: float,
+    n_steps: int,
+    record_every: int,
+    penalty: float,
+    inputs="gaussian",
+    noise="gaussian",
+    sigma=None,
+    control: bool = True,
+) -> SettingResult:
     """Train ``n_seeds`` random initialisations of ``setting`` (and, with ``control``, the same starts with
     the orthogonality penalty ``penalty``).
 
@@ -240,15 +324,33 @@ def run_setting(setting: Setting, n_seeds: int, seed, n: int, n_test: int, bandw
     return SettingResult(setting=setting, paths=tuple(paths), penalised=tuple(penalised))
 
 
-def imse_optimum(setting: Setting, seed, n: int, bandwidth: float, n_rep: int, n_test: int, n_starts: int,
-                 n_steps: int, inputs="gaussian", noise="gaussian", sigma=None):
+def imse_optimum(
+    setting: Setting,
+    seed,
+    n: int,
+    bandwidth: float,
+    n_rep: int,
+    n_test: int,
+    n_starts: int,
+    n_steps: int,
+    inputs="gaussian",
+    noise="gaussian",
+    sigma=None,
+):
     """Chapter 05's IMSE optimum over ``H`` free head subspaces for this ``m`` and shape (averaged Gaussian
     heads, bandwidth fixed): an :class:`~mhanw.chapters.ch05_decorrelation_optimality.ImseOptimum`."""
     _setting(setting)
     batch_ss, start_ss = _children(seed, 2)
     batch = crn_batch(_model(setting, inputs, noise, sigma), n, n_test, n_rep, setting.d, batch_ss)
-    return minimize_imse(batch, setting.n_heads, setting.d_k, bandwidth, np.random.default_rng(start_ss),
-                         n_starts=n_starts, n_steps=n_steps)
+    return minimize_imse(
+        batch,
+        setting.n_heads,
+        setting.d_k,
+        bandwidth,
+        np.random.default_rng(start_ss),
+        n_starts=n_starts,
+        n_steps=n_steps,
+    )
 
 
 #: The entries of ``sizes`` that :func:`run_all` reads, and the fewest each may be (the ``opt_*`` ones
@@ -277,8 +379,18 @@ def _check_sizes(sizes) -> dict:
     return out
 
 
-def run_all(grid, sizes: dict, seed, n: int, bandwidth: float, penalty: float, inputs="gaussian", noise="gaussian",
-            sigma=None, progress=None) -> list[SettingResult]:
+def run_all(
+    grid,
+    sizes: dict,
+    seed,
+    n: int,
+    bandwidth: float,
+    penalty: float,
+    inputs="gaussian",
+    noise="gaussian",
+    sigma=None,
+    progress=None,
+) -> list[SettingResult]:
     """Every setting of ``grid`` (:func:`settings`) with :func:`run_setting`, and chapter 05's IMSE optimum
     per ``(m, shape)`` (shared by the combinations; ``sizes["opt_starts"] = 0`` skips it).
 
@@ -294,8 +406,9 @@ def run_all(grid, sizes: dict, seed, n: int, bandwidth: float, penalty: float, i
         _setting(s, f"grid[{i}]")
     sizes = _check_sizes(sizes)
     if progress is not None and not callable(progress):
-        raise ValueError(f"progress: expected a callable (called with each setting's label) or None, "
-                         f"got {type(progress).__name__}")
+        raise ValueError(
+            f"progress: expected a callable (called with each setting's label) or None, got {type(progress).__name__}"
+        )
     n = positive_int(n, "n", minimum=3)
     for s in grid:
         _model(s, inputs, noise, sigma).check_dimension(s.d)
@@ -305,19 +418,60 @@ def run_all(grid, sizes: dict, seed, n: int, bandwidth: float, penalty: float, i
     for s in grid:
         if progress:
             progress(s.label)
-        r = run_setting(s, sizes["n_seeds"], paths_ss, n, sizes["n_test"], bandwidth, sizes["n_steps"],
-                        sizes["record_every"], penalty, inputs, noise, sigma)
+        r = run_setting(
+            s,
+            sizes["n_seeds"],
+            paths_ss,
+            n,
+            sizes["n_test"],
+            bandwidth,
+            sizes["n_steps"],
+            sizes["record_every"],
+            penalty,
+            inputs,
+            noise,
+            sigma,
+        )
         key = (s.regression, s.n_heads, s.d_k)
         if sizes.get("opt_starts", 0) > 0 and key not in optima:
-            optima[key] = imse_optimum(s, _children(opt_ss, len(optima) + 1)[-1], n, bandwidth, sizes["opt_rep"], sizes["opt_test"],
-                                       sizes["opt_starts"], sizes["opt_steps"], inputs, noise, sigma).hdi
-        out.append(SettingResult(r.setting, r.paths, r.penalised, optima.get(key, float("nan")),
-                                 training_premises(_model(s, inputs, noise, sigma))))
+            optima[key] = imse_optimum(
+                s,
+                _children(opt_ss, len(optima) + 1)[-1],
+                n,
+                bandwidth,
+                sizes["opt_rep"],
+                sizes["opt_test"],
+                sizes["opt_starts"],
+                sizes["opt_steps"],
+                inputs,
+                noise,
+                sigma,
+            ).hdi
+        out.append(
+            SettingResult(
+                r.setting,
+                r.paths,
+                r.penalised,
+                optima.get(key, float("nan")),
+                training_premises(_model(s, inputs, noise, sigma)),
+            )
+        )
     return out
 
 
-def self_match_curves(regression, d: int, d_k: int, n: int, bandwidth: float, scales, n_rep: int, seed,
-                      inputs="gaussian", noise="gaussian", sigma=None) -> dict:
+def self_match_curves(
+    regression,
+    d: int,
+    d_k: int,
+    n: int,
+    bandwidth: float,
+    scales,
+    n_rep: int,
+    seed,
+    inputs="gaussian",
+    noise="gaussian",
+    sigma=None,
+) -> dict:
     """Why the loss leaves each point out: one Haar head ``c W`` scaled by each ``c`` of ``scales``, its
     in-sample error ``mean_i (m(X_i) - Y_i)^2`` (the point itself among the keys) and its leave-one-out
     error, on ``n_rep`` samples (child ``r`` of ``seed``: the sample, then the head).  Returns
@@ -363,8 +517,10 @@ def _finding(verdict: str, diff: float, se: float, n_se: float, start: float, st
     elif verdict == V.FAILS:
         move = f"HDI_PA fell over training, by {diff:+.3f} ± {se:.3f} (from {start:.3f} to {stop:.3f}): the heads moved closer"
     else:
-        move = (f"HDI_PA moved by {diff:+.3f} ± {se:.3f} over training, within ±{n_se * se:.3f} "
-                f"({n_se:g} s.e.), the smallest move this run could detect")
+        move = (
+            f"HDI_PA moved by {diff:+.3f} ± {se:.3f} over training, within ±{n_se * se:.3f} "
+            f"({n_se:g} s.e.), the smallest move this run could detect"
+        )
     return move
 
 
@@ -372,8 +528,10 @@ def _rule(claim, statement, init, end, haar, n_se, extra=(), premises=(), role=V
     init = np.asarray(init, dtype=float)
     end = np.asarray(end, dtype=float)
     if init.ndim != 1 or init.shape != end.shape or init.size < 2:
-        raise ValueError(f"end: expected HDI_PA at the end of every path, one per initialisation like init "
-                         f"{init.shape} (at least 2), got {end.shape}")
+        raise ValueError(
+            f"end: expected HDI_PA at the end of every path, one per initialisation like init "
+            f"{init.shape} (at least 2), got {end.shape}"
+        )
     change = Estimate.paired(end, init)
     diff, se = float(change.mean), float(change.se)
     verdict = significant_effect(diff, se, sign=1, n_se=n_se)
@@ -382,44 +540,82 @@ def _rule(claim, statement, init, end, haar, n_se, extra=(), premises=(), role=V
     start = Estimate.from_samples(init)
     stop = Estimate.from_samples(end)
     return Verdict(
-        claim=claim, statement=statement, verdict=verdict, section=SECTION, premises=tuple(premises), role=role,
-        detectable=n_se * se, unit=UNIT,
+        claim=claim,
+        statement=statement,
+        verdict=verdict,
+        section=SECTION,
+        premises=tuple(premises),
+        role=role,
+        detectable=n_se * se,
+        unit=UNIT,
         finding=_finding(verdict, diff, se, n_se, float(start.mean), float(stop.mean)),
-        criterion=(f"HDI_PA at the end minus at initialisation, mean over {init.size} random initialisations: "
-                   f"holds above +{n_se:g} s.e., fails below -{n_se:g} s.e., undecided otherwise "
-                   f"(and with fewer than {MIN_SEEDS} initialisations); a holds or fails is a detected move, "
-                   f"so it needs no power, and an undecided says the smallest move the run could detect"),
-        statistics=(_stat("HDI_PA end minus initialisation", diff, se),
-                    _stat("HDI_PA at initialisation", float(start.mean), float(start.se)),
-                    _stat("HDI_PA at the end", float(stop.mean), float(stop.se)),
-                    _stat("Haar expectation 1 - d_k/d", haar)) + tuple(extra))
+        criterion=(
+            f"HDI_PA at the end minus at initialisation, mean over {init.size} random initialisations: "
+            f"holds above +{n_se:g} s.e., fails below -{n_se:g} s.e., undecided otherwise "
+            f"(and with fewer than {MIN_SEEDS} initialisations); a holds or fails is a detected move, "
+            f"so it needs no power, and an undecided says the smallest move the run could detect"
+        ),
+        statistics=(
+            _stat("HDI_PA end minus initialisation", diff, se),
+            _stat("HDI_PA at initialisation", float(start.mean), float(start.se)),
+            _stat("HDI_PA at the end", float(stop.mean), float(stop.se)),
+            _stat("Haar expectation 1 - d_k/d", haar),
+        )
+        + tuple(extra),
+    )
 
 
-@checked(slug=V.text, label=V.text, init=V.numbers, end=V.numbers, haar=V.number, extra=V.statistics,
-         n_se=V.nonnegative, premises=V.premise_list)
-def training_orthogonal_verdict(slug: str, label: str, init, end, haar: float, extra=(),
-                                n_se: float = N_SE_TRAINING, premises=()) -> Verdict:
-    """"Training drives heads towards orthogonal subspaces" for one setting, decided from HDI_PA at
+@checked(
+    slug=V.text,
+    label=V.text,
+    init=V.numbers,
+    end=V.numbers,
+    haar=V.number,
+    extra=V.statistics,
+    n_se=V.nonnegative,
+    premises=V.premise_list,
+)
+def training_orthogonal_verdict(
+    slug: str, label: str, init, end, haar: float, extra=(), n_se: float = N_SE_TRAINING, premises=()
+) -> Verdict:
+    """ "Training drives heads towards orthogonal subspaces" for one setting, decided from HDI_PA at
     initialisation ``init`` and at the end ``end`` of each path ``(S,)``: holds when the mean change
     exceeds ``n_se`` s.e. (across initialisations), fails when it is below ``-n_se`` s.e., undecided
     otherwise or with fewer than :data:`MIN_SEEDS` initialisations.  ``extra``: further statistics
     (reported, not deciding); ``premises``: :func:`training_premises` (when one fails, the record is
     "outside its conditions" and keeps what the numbers show)."""
-    return _rule(f"{CLAIM}/{slug}", f"Training drives heads towards orthogonal subspaces ({label})",
-                 init, end, haar, n_se, extra, premises)
+    return _rule(
+        f"{CLAIM}/{slug}",
+        f"Training drives heads towards orthogonal subspaces ({label})",
+        init,
+        end,
+        haar,
+        n_se,
+        extra,
+        premises,
+    )
 
 
-@checked(slug=V.text, label=V.text, init=V.numbers, end=V.numbers, haar=V.number, penalty=V.nonnegative,
-         n_se=V.nonnegative)
-def penalty_control_verdict(slug: str, label: str, init, end, haar: float, penalty: float,
-                            n_se: float = N_SE_TRAINING) -> Verdict:
+@checked(
+    slug=V.text, label=V.text, init=V.numbers, end=V.numbers, haar=V.number, penalty=V.nonnegative, n_se=V.nonnegative
+)
+def penalty_control_verdict(
+    slug: str, label: str, init, end, haar: float, penalty: float, n_se: float = N_SE_TRAINING
+) -> Verdict:
     """The positive control: the same rule on paths trained with an explicit orthogonality penalty
     (weight ``penalty``); it must hold, or the chapter could not have seen training push heads apart.  A
     side check of the companion's (:data:`mhanw.infra.verdicts.SIDE_CHECK`): never counted with the
     paper's claim."""
-    return _rule(f"{CONTROL_CLAIM}/{slug}",
-                 f"With an orthogonality penalty (lambda = {penalty:g}), training drives heads towards orthogonal "
-                 f"subspaces ({label})", init, end, haar, n_se, role=V.SIDE_CHECK)
+    return _rule(
+        f"{CONTROL_CLAIM}/{slug}",
+        f"With an orthogonality penalty (lambda = {penalty:g}), training drives heads towards orthogonal "
+        f"subspaces ({label})",
+        init,
+        end,
+        haar,
+        n_se,
+        role=V.SIDE_CHECK,
+    )
 
 
 # --------------------------------------------------------------------------- bookkeeping
@@ -427,9 +623,11 @@ def penalty_control_verdict(slug: str, label: str, init, end, haar: float, penal
 
 def _extra(result: SettingResult):
     out = []
-    for field, name in (("imse", "IMSE on fresh data, end minus initialisation"),
-                        ("error_corr", "heads' error correlation, end minus initialisation"),
-                        ("fit", "leave-one-out training loss, end minus initialisation")):
+    for field, name in (
+        ("imse", "IMSE on fresh data, end minus initialisation"),
+        ("error_corr", "heads' error correlation, end minus initialisation"),
+        ("fit", "leave-one-out training loss, end minus initialisation"),
+    ):
         c = result.change(field)
         out.append(_stat(name, float(c.mean), float(c.se)))
     if np.isfinite(result.optimum_hdi):
@@ -443,19 +641,31 @@ def ledger(results, penalty: float) -> Ledger:
     book = Ledger("10_training_heads")
     for r in results:
         h = r.series("hdi")
-        book.add(training_orthogonal_verdict(r.setting.slug, r.setting.label, h[:, 0], h[:, -1], r.setting.haar,
-                                             _extra(r), premises=r.premises))
+        book.add(
+            training_orthogonal_verdict(
+                r.setting.slug, r.setting.label, h[:, 0], h[:, -1], r.setting.haar, _extra(r), premises=r.premises
+            )
+        )
     for r in results:
         if r.penalised:
             h = r.series("hdi", penalised=True)
-            book.add(penalty_control_verdict(r.setting.slug, r.setting.label, h[:, 0], h[:, -1], r.setting.haar,
-                                             penalty))
+            book.add(
+                penalty_control_verdict(r.setting.slug, r.setting.label, h[:, 0], h[:, -1], r.setting.haar, penalty)
+            )
     return book
 
 
 #: How the paper's table names each part of a setting.
-_TABLE_WORDS = {"isotropic": "iso", "anisotropic": "aniso", "equal": "$=$", "over": "$>$", "under": "$<$",
-                "average": "average", "sum": "sum", "concat": "concat"}
+_TABLE_WORDS = {
+    "isotropic": "iso",
+    "anisotropic": "aniso",
+    "equal": "$=$",
+    "over": "$>$",
+    "under": "$<$",
+    "average": "average",
+    "sum": "sum",
+    "concat": "concat",
+}
 
 
 def _table_row(r: SettingResult, records: dict) -> str:
@@ -470,12 +680,20 @@ def _table_row(r: SettingResult, records: dict) -> str:
     def pm(est):
         return f"${format_mean_se(float(est.mean), float(est.se))}$"
 
-    cells = [_TABLE_WORDS[s.kind], f"${s.n_heads}$", _TABLE_WORDS[s.shape], _TABLE_WORDS[s.combination],
-             pm(Estimate.from_samples(h[:, 0])), pm(Estimate.from_samples(h[:, -1])), pm(r.change("hdi")),
-             records[f"{CLAIM}/{s.slug}"].verdict,
-             pm(r.change("hdi", penalised=True)) if r.penalised else "--",
-             pm(r.change("error_corr")), pm(r.change("imse")),
-             f"${r.optimum_hdi:.2f}$" if np.isfinite(r.optimum_hdi) else "--"]
+    cells = [
+        _TABLE_WORDS[s.kind],
+        f"${s.n_heads}$",
+        _TABLE_WORDS[s.shape],
+        _TABLE_WORDS[s.combination],
+        pm(Estimate.from_samples(h[:, 0])),
+        pm(Estimate.from_samples(h[:, -1])),
+        pm(r.change("hdi")),
+        records[f"{CLAIM}/{s.slug}"].verdict,
+        pm(r.change("hdi", penalised=True)) if r.penalised else "--",
+        pm(r.change("error_corr")),
+        pm(r.change("imse")),
+        f"${r.optimum_hdi:.2f}$" if np.isfinite(r.optimum_hdi) else "--",
+    ]
     return " & ".join(cells)
 
 
@@ -485,7 +703,7 @@ def _verb(verdict: str) -> str:
 
 
 def _settings_count(k: int, n: int) -> str:
-    """"all eight settings", "two of the eight settings", "the one setting" (``k`` of ``n``)."""
+    """ "all eight settings", "two of the eight settings", "the one setting" (``k`` of ``n``)."""
     if n == 1:
         return "the one setting" if k else "no setting"
     return count_of(k, n, "settings")
@@ -512,14 +730,14 @@ def verdicts_sentence(results, book: Ledger) -> str:
     parts = []
     for k, (verdict, names) in enumerate(by_verdict.items()):
         head = _settings_count(len(names), n) if k == 0 else number_word(len(names))
-        parts.append(f"{_verb(verdict)} in {head}"
-                     + (f" ({'; '.join(names)})" if len(names) < n else ""))
+        parts.append(f"{_verb(verdict)} in {head}" + (f" ({'; '.join(names)})" if len(names) < n else ""))
     text = f"the reading {join_list(parts)}"
     controls = [records[f"{CONTROL_CLAIM}/{r.setting.slug}"] for r in results if r.penalised]
     if controls:
         held = sum(rec.holds for rec in controls)
         text += "; with the orthogonality penalty, the positive control " + (
-            _verb(controls[0].verdict) if len(controls) == 1 else f"{V.HOLDS} in {_settings_count(held, len(controls))}")
+            _verb(controls[0].verdict) if len(controls) == 1 else f"{V.HOLDS} in {_settings_count(held, len(controls))}"
+        )
     return text
 
 
@@ -532,8 +750,11 @@ def _changes_clause(results, field: str, noun: str, n_se: float) -> str:
         elif c.mean > n_se * c.se:
             moves["rose"].append(_setting_tex(r.setting))
     n = len(results)
-    said = [f"{word} in {_settings_count(len(v), n)}" + (f" ({'; '.join(v)})" if len(v) < n else "")
-            for word, v in moves.items() if v]
+    said = [
+        f"{word} in {_settings_count(len(v), n)}" + (f" ({'; '.join(v)})" if len(v) < n else "")
+        for word, v in moves.items()
+        if v
+    ]
     return f"{noun} {join_list(said)}" if said else f"{noun} moved in {_settings_count(0, n)}"
 
 
@@ -543,9 +764,10 @@ def changes_sentence(results, n_se: float = N_SE_TRAINING) -> str:
     s.e. over training, one LaTeX sentence: "Over training (by more than 3 paired s.e.), the IMSE on
     fresh data fell in ... and rose in ...; the heads' error correlation fell in ...".  Directions come
     from the numbers, never typed."""
-    return (rf"Over training (by more than {n_se:g} paired s.e.), "
-            + "; ".join(_changes_clause(results, f, noun, n_se)
-                        for f, noun in (("imse", "the IMSE on fresh data"), ("error_corr", "the heads' error correlation"))))
+    return rf"Over training (by more than {n_se:g} paired s.e.), " + "; ".join(
+        _changes_clause(results, f, noun, n_se)
+        for f, noun in (("imse", "the IMSE on fresh data"), ("error_corr", "the heads' error correlation"))
+    )
 
 
 def write_macros(macros, results, book: Ledger, sizes: dict, parameters=None) -> None:
@@ -609,7 +831,9 @@ def write_macros(macros, results, book: Ledger, sizes: dict, parameters=None) ->
     macros.plain("Values", first.values)
     if parameters is not None:
         if not isinstance(parameters, dict):
-            raise ValueError(f"parameters: expected the notebook's parameters (a dict), got {type(parameters).__name__}")
+            raise ValueError(
+                f"parameters: expected the notebook's parameters (a dict), got {type(parameters).__name__}"
+            )
         if "n" in parameters:
             macros.integer("N", parameters["n"])
         for key in ("bandwidth", "penalty"):
@@ -622,10 +846,20 @@ def results_payload(results) -> dict:
     end points), JSON-ready through :func:`mhanw.infra.results.json_safe`."""
     out = {}
     for r in _results(results):
-        entry = {"setting": dict(regression=r.setting.regression, kind=r.setting.kind, d=r.setting.d,
-                                 n_heads=r.setting.n_heads, d_k=r.setting.d_k, combination=r.setting.combination,
-                                 values=r.setting.values),
-                 "steps": r.steps, "haar": r.setting.haar, "optimum_hdi": r.optimum_hdi}
+        entry = {
+            "setting": dict(
+                regression=r.setting.regression,
+                kind=r.setting.kind,
+                d=r.setting.d,
+                n_heads=r.setting.n_heads,
+                d_k=r.setting.d_k,
+                combination=r.setting.combination,
+                values=r.setting.values,
+            ),
+            "steps": r.steps,
+            "haar": r.setting.haar,
+            "optimum_hdi": r.optimum_hdi,
+        }
         for field in ("hdi", "error_corr", "fit", "imse"):
             est = r.path_estimate(field)
             entry[field] = dict(mean=est.mean, se=est.se, start=r.series(field)[:, 0], end=r.series(field)[:, -1])
@@ -652,18 +886,24 @@ def findings(book: Ledger) -> str:
         if rec.outside:
             outside.append(f"{rec.claim.rsplit('/', 1)[1]} ({st.value:+.3f} ± {st.se:.3f})")
             continue
-        key = "rose significantly" if rec.holds else "fell significantly" if rec.fails else "did not change significantly"
+        key = (
+            "rose significantly" if rec.holds else "fell significantly" if rec.fails else "did not change significantly"
+        )
         groups[key].append(f"{rec.claim.rsplit('/', 1)[1]} ({st.value:+.3f} ± {st.se:.3f})")
     total = sum(len(v) for v in groups.values()) + len(outside)
     parts = [f"{key} in {len(v)} of {total}" + (": " + ", ".join(v) if v else "") for key, v in groups.items()]
     text = "Over training, HDI_PA " + "; ".join(parts) + " (end minus initialisation, ± 1 s.e. across initialisations)."
     if outside:
-        text += (f" {len(outside)} of {total} settings are set aside because a premise of the measurement fails "
-                 f"(the records say which), with these changes: " + ", ".join(outside) + ".")
+        text += (
+            f" {len(outside)} of {total} settings are set aside because a premise of the measurement fails "
+            f"(the records say which), with these changes: " + ", ".join(outside) + "."
+        )
     if controls:
         held = sum(r.holds for r in controls)
-        text += (f" With an explicit orthogonality penalty (the positive control) it rose significantly in {held} "
-                 f"of {len(controls)} settings.")
+        text += (
+            f" With an explicit orthogonality penalty (the positive control) it rose significantly in {held} "
+            f"of {len(controls)} settings."
+        )
     return text
 
 
@@ -679,9 +919,16 @@ def publish(book: Ledger, results, sizes: dict, metadata: dict, macros_path, res
     write_macros(macros, results, book, sizes, metadata.get("parameters"))
     checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
     macros.write(macros_path, argument="macros_path")
-    save_results(results_path, {**json_safe(metadata), "sizes": json_safe(sizes),
-                                "paths": json_safe(results_payload(results)), "claims": book.to_list()},
-                 argument="results_path")
+    save_results(
+        results_path,
+        {
+            **json_safe(metadata),
+            "sizes": json_safe(sizes),
+            "paths": json_safe(results_payload(results)),
+            "claims": book.to_list(),
+        },
+        argument="results_path",
+    )
 
 
 # --------------------------------------------------------------------------- the lesson's cells
@@ -704,8 +951,16 @@ def setup(namespace) -> tuple:
     params, sizes, children = start(namespace, PARAMETERS, CONSTRAINTS, SIZES, len(STREAMS))
     sizes = {**sizes, "n_seeds": params["n_seeds"]}
     streams = dict(zip(STREAMS, children))
-    grid = settings(params["isotropic_regression"], params["anisotropic_regression"], params["d"], params["d_k"],
-                    params["heads_equal"], params["heads_over"], params["combinations"], params["values"])
+    grid = settings(
+        params["isotropic_regression"],
+        params["anisotropic_regression"],
+        params["d"],
+        params["d_k"],
+        params["heads_equal"],
+        params["heads_over"],
+        params["combinations"],
+        params["values"],
+    )
     return params, sizes, streams, grid
 
 
@@ -725,11 +980,15 @@ def check_by_hand(loss_by_hand, params: dict, seed, n: int = 80, tol: float = 1e
     mine, my_grad = loss_by_hand(W, X, Y, h)
     lib = _training.loo_loss(W, X, Y, h)
     E = rng.standard_normal(W.shape)
-    gaps = {"loss: by hand - library": abs(float(mine) - lib.loss),
-            "gradient: by hand - library (max)": float(np.abs(np.asarray(my_grad) - lib.grad).max())}
+    gaps = {
+        "loss: by hand - library": abs(float(mine) - lib.loss),
+        "gradient: by hand - library (max)": float(np.abs(np.asarray(my_grad) - lib.grad).max()),
+    }
     for rule in ("average", "concat"):
+
         def loss(V):
             return _training.loo_loss(V, X, Y, h, rule, p["values"], gradient=False).loss
+
         fd = (loss(W + 1e-6 * E) - loss(W - 1e-6 * E)) / 2e-6
         grad = _training.loo_loss(W, X, Y, h, rule, p["values"]).grad
         gaps[f"{rule}: analytic - finite difference (relative)"] = abs(float(np.sum(grad * E)) - fd) / abs(fd)
@@ -748,13 +1007,27 @@ def loss_figure(curves: dict, regression: str, n: int, bandwidth: float):
 
     fig, axes = figures.panels(1, height=2.6, width=4.2)
     ax = axes[0]
-    for key, label, ls, mk in (("in_sample", "in-sample error (the point among the keys)", "--", "s"),
-                               ("loo", "leave-one-out error (the training loss)", "-", "o")):
+    for key, label, ls, mk in (
+        ("in_sample", "in-sample error (the point among the keys)", "--", "s"),
+        ("loo", "leave-one-out error (the training loss)", "-", "o"),
+    ):
         est = curves[key]
-        figures.errorbar(ax, curves["scales"], est.mean(0), est.std(0, ddof=1) / np.sqrt(est.shape[0]),
-                         label=label, linestyle=ls, marker=mk, ms=3)
-    ax.set(xscale="log", xlabel=r"scale $c$ of the head $cW$ (an inverse bandwidth)", ylabel="mean squared error",
-           title=f"one head, m = {regression_label(regression)}, n = {n}, h = {bandwidth:g}")
+        figures.errorbar(
+            ax,
+            curves["scales"],
+            est.mean(0),
+            est.std(0, ddof=1) / np.sqrt(est.shape[0]),
+            label=label,
+            linestyle=ls,
+            marker=mk,
+            ms=3,
+        )
+    ax.set(
+        xscale="log",
+        xlabel=r"scale $c$ of the head $cW$ (an inverse bandwidth)",
+        ylabel="mean squared error",
+        title=f"one head, m = {regression_label(regression)}, n = {n}, h = {bandwidth:g}",
+    )
     ax.legend(loc="upper left", fontsize=7)
     return fig
 
@@ -769,11 +1042,13 @@ def loss_caption(curves: dict) -> str:
     def word(a, b):
         return "falls" if b < a else "rises"
 
-    return (f"As the head $cW$ grows from $c={curves['scales'][0]:g}$ to $c={curves['scales'][-1]:g}$, its in-sample "
-            f"error (dashed, the point among its own keys) {word(ins[0], ins[-1])} from {ins[0]:.3f} to {ins[-1]:.3f}, "
-            f"while its leave-one-out error (solid) is smallest at $c={curves['scales'][k]:.2g}$ and "
-            f"{word(loo[k], loo[-1])} to {loo[-1]:.3f} at the largest scale: only the leave-one-out error is a loss "
-            "a head cannot win by matching a point to itself.")
+    return (
+        f"As the head $cW$ grows from $c={curves['scales'][0]:g}$ to $c={curves['scales'][-1]:g}$, its in-sample "
+        f"error (dashed, the point among its own keys) {word(ins[0], ins[-1])} from {ins[0]:.3f} to {ins[-1]:.3f}, "
+        f"while its leave-one-out error (solid) is smallest at $c={curves['scales'][k]:.2g}$ and "
+        f"{word(loo[k], loo[-1])} to {loo[-1]:.3f} at the largest scale: only the leave-one-out error is a loss "
+        "a head cannot win by matching a point to itself."
+    )
 
 
 @notebook_helper
@@ -791,19 +1066,37 @@ def trajectory_figure(results):
         for r in here:
             color, ls, mk = STYLES[r.setting.combination]
             est = r.path_estimate("hdi")
-            figures.errorbar(ax, r.steps, est.mean, est.se, color=color, linestyle=ls, marker=mk, ms=3,
-                             label=f"trained, {r.setting.combination}")
+            figures.errorbar(
+                ax,
+                r.steps,
+                est.mean,
+                est.se,
+                color=color,
+                linestyle=ls,
+                marker=mk,
+                ms=3,
+                label=f"trained, {r.setting.combination}",
+            )
             if r.penalised:
-                ax.plot(r.steps, r.path_estimate("hdi", penalised=True).mean, color=color, linestyle=":", lw=1,
-                        label=f"with penalty, {r.setting.combination}")
+                ax.plot(
+                    r.steps,
+                    r.path_estimate("hdi", penalised=True).mean,
+                    color=color,
+                    linestyle=":",
+                    lw=1,
+                    label=f"with penalty, {r.setting.combination}",
+                )
         s = here[0]
         ax.axhline(s.setting.haar, color="grey", lw=0.8, label=r"Haar $1-d_k/d$")
         if np.isfinite(s.optimum_hdi):
-            ax.plot(s.steps[-1], s.optimum_hdi, marker="*", color="k", ms=9, linestyle="none",
-                    label="IMSE optimum (ch. 5)")
+            ax.plot(
+                s.steps[-1], s.optimum_hdi, marker="*", color="k", ms=9, linestyle="none", label="IMSE optimum (ch. 5)"
+            )
         op = {"equal": "=", "over": ">", "under": "<"}[shape]
-        ax.set(xlabel="descent step", title=f"{regression_label(s.setting.regression)}, $H={s.setting.n_heads}$, "
-                                            f"$Hd_k{op}d$")
+        ax.set(
+            xlabel="descent step",
+            title=f"{regression_label(s.setting.regression)}, $H={s.setting.n_heads}$, $Hd_k{op}d$",
+        )
     axes[0].set_ylabel(r"HDI$_{\mathrm{PA}}$ of the keys")
     handles, labels = axes[-1].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=7)
@@ -813,8 +1106,10 @@ def trajectory_figure(results):
 def _split(book: Ledger) -> tuple[list, list]:
     """The paper's records (the training claim) and the positive controls, apart."""
     recs = list(_book(book))
-    return ([r for r in recs if r.claim.startswith(f"{CLAIM}/")],
-            [r for r in recs if r.claim.startswith(f"{CONTROL_CLAIM}/")])
+    return (
+        [r for r in recs if r.claim.startswith(f"{CLAIM}/")],
+        [r for r in recs if r.claim.startswith(f"{CONTROL_CLAIM}/")],
+    )
 
 
 def _slugs(records) -> str:
@@ -822,15 +1117,20 @@ def _slugs(records) -> str:
 
 
 def _verdict_counts(records) -> str:
-    """"rose in none of the eight settings, fell in two (aniso-equal-average and ...), ..." from the records."""
+    """ "rose in none of the eight settings, fell in two (aniso-equal-average and ...), ..." from the records."""
     n = len(records)
-    groups = (("moved apart (rose by more than 3 s.e.)", [r for r in records if r.holds]),
-              ("moved closer (fell by more than 3 s.e.)", [r for r in records if r.fails]),
-              ("did not move detectably", [r for r in records if r.verdict == V.UNDECIDED]),
-              ("lie outside the conditions of the measurement", [r for r in records if r.outside]))
-    parts = [f"{what} in {_settings_count(len(rs), n) if i == 0 else number_word(len(rs))}"
-             + (f" ({_slugs(rs)})" if rs and len(rs) < n else "")
-             for i, (what, rs) in enumerate(groups) if rs or i == 0]
+    groups = (
+        ("moved apart (rose by more than 3 s.e.)", [r for r in records if r.holds]),
+        ("moved closer (fell by more than 3 s.e.)", [r for r in records if r.fails]),
+        ("did not move detectably", [r for r in records if r.verdict == V.UNDECIDED]),
+        ("lie outside the conditions of the measurement", [r for r in records if r.outside]),
+    )
+    parts = [
+        f"{what} in {_settings_count(len(rs), n) if i == 0 else number_word(len(rs))}"
+        + (f" ({_slugs(rs)})" if rs and len(rs) < n else "")
+        for i, (what, rs) in enumerate(groups)
+        if rs or i == 0
+    ]
     return join_list(parts)
 
 
@@ -838,10 +1138,12 @@ def _verdict_counts(records) -> str:
 def trajectory_caption(book: Ledger) -> str:
     """The key figure's caption: how to read it, then what it shows, generated from the records."""
     claims, controls = _split(book)
-    text = ("Each panel is one $m$ and one shape; a line is the mean $\\mathrm{HDI_{PA}}$ of the keys over the "
-            "initialisations along gradient descent (solid: averaged heads, dashed: concat), the dotted line the "
-            "same starts trained with the orthogonality penalty, the grey line random heads, the star chapter 5's "
-            f"IMSE optimum. Trained heads {_verdict_counts(claims)}")
+    text = (
+        "Each panel is one $m$ and one shape; a line is the mean $\\mathrm{HDI_{PA}}$ of the keys over the "
+        "initialisations along gradient descent (solid: averaged heads, dashed: concat), the dotted line the "
+        "same starts trained with the orthogonality penalty, the grey line random heads, the star chapter 5's "
+        f"IMSE optimum. Trained heads {_verdict_counts(claims)}"
+    )
     if controls:
         text += f"; with the penalty they moved apart in {count_of(sum(r.holds for r in controls), len(controls))}"
     return text + "."
@@ -855,11 +1157,17 @@ def takeaway(book: Ledger) -> str:
     claims, controls = _split(book)
     up = [r for r in claims if r.holds]
     down = [r for r in claims if r.fails]
-    said = [f"training pushed the heads apart in {_settings_count(len(up), len(claims))}"
-            + (f" ({_slugs(up)})" if up and len(up) < len(claims) else "")]
+    said = [
+        f"training pushed the heads apart in {_settings_count(len(up), len(claims))}"
+        + (f" ({_slugs(up)})" if up and len(up) < len(claims) else "")
+    ]
     if down:
-        said.append("pulled them together in " + join_list(
-            f"{r.claim.rsplit('/', 1)[1]} ({r.statistics[0].value:+.3f} ± {r.statistics[0].se:.3f})" for r in down))
+        said.append(
+            "pulled them together in "
+            + join_list(
+                f"{r.claim.rsplit('/', 1)[1]} ({r.statistics[0].value:+.3f} ± {r.statistics[0].se:.3f})" for r in down
+            )
+        )
     text = "Takeaway: " + join_list(said) + "."
     power = power_sentence(book)
     return text + (" " + power if power else "")
@@ -882,12 +1190,17 @@ def power_sentence(book: Ledger, tex: bool = False) -> str:
     hdi = "$\\HDIpa$" if tex else "HDI_PA"
     text = f"Where nothing moved detectably, the run could have seen a move of {span} in {hdi} (3 s.e.)"
     if len(seen) == len(pairs):
-        return (text + ", smaller than the positive control's rise in the same setting"
-                + (" in each" if len(pairs) > 1 else "")
-                + ": the measurement sees a rise when the loss asks for one, so there training did little to "
-                  "the heads' geometry.")
-    return (text + f"; it was smaller than the positive control's rise in the same setting in {len(seen)} of "
-            f"{len(pairs)} only: elsewhere the measurement's power is in doubt and the setting stays open.")
+        return (
+            text
+            + ", smaller than the positive control's rise in the same setting"
+            + (" in each" if len(pairs) > 1 else "")
+            + ": the measurement sees a rise when the loss asks for one, so there training did little to "
+            "the heads' geometry."
+        )
+    return (
+        text + f"; it was smaller than the positive control's rise in the same setting in {len(seen)} of "
+        f"{len(pairs)} only: elsewhere the measurement's power is in doubt and the setting stays open."
+    )
 
 
 def tick_label(setting) -> str:
@@ -911,8 +1224,10 @@ def moves_figure(results):
     groups = list(dict.fromkeys((r.setting.regression, r.setting.shape) for r in results))
     rules = sorted({r.setting.combination for r in results})
     offset = {c: 0.3 * (i - (len(rules) - 1) / 2) for i, c in enumerate(rules)}
-    for ax, field, ylabel in ((axes[0], "error_corr", "change of error correlation"),
-                              (axes[1], "imse", "change of IMSE (fresh data)")):
+    for ax, field, ylabel in (
+        (axes[0], "error_corr", "change of error correlation"),
+        (axes[1], "imse", "change of IMSE (fresh data)"),
+    ):
         for r in results:
             color, _, mk = STYLES[r.setting.combination]
             c = r.change(field)
@@ -934,9 +1249,12 @@ def moves_figure(results):
 def moves_caption(results) -> str:
     """The caption of :func:`moves_figure`: how to read it and, from the numbers, where each quantity moved
     by more than 3 paired s.e. (:func:`changes_sentence`, as Markdown)."""
-    return ("Per setting, end minus start of training of the heads' error correlation on fresh test points (left) "
-            "and of the ensemble's IMSE on fresh data (right); a point below zero is a fall. "
-            + changes_sentence(results) + ".")
+    return (
+        "Per setting, end minus start of training of the heads' error correlation on fresh test points (left) "
+        "and of the ensemble's IMSE on fresh data (right); a point below zero is a fall. "
+        + changes_sentence(results)
+        + "."
+    )
 
 
 @notebook_helper
@@ -945,13 +1263,18 @@ def summary_table(results) -> dict:
     the circuits' (HDI_RV) change, the control's change, the IMSE optimum's HDI_PA and the Haar level."""
     from ..infra import tables
 
-    return {r.setting.slug: {"HDI_PA start": tables.pm(*r.path_estimate("hdi")[0]),
-                             "HDI_PA end": tables.pm(*r.path_estimate("hdi")[-1]),
-                             "change": tables.pm(*r.change("hdi")),
-                             "circuits (HDI_RV) change": tables.pm(*r.change("hdi_circuit")),
-                             "control change": tables.pm(*r.change("hdi", penalised=True)) if r.penalised else "--",
-                             "IMSE optimum HDI_PA": r.optimum_hdi, "Haar": r.setting.haar}
-            for r in _results(results)}
+    return {
+        r.setting.slug: {
+            "HDI_PA start": tables.pm(*r.path_estimate("hdi")[0]),
+            "HDI_PA end": tables.pm(*r.path_estimate("hdi")[-1]),
+            "change": tables.pm(*r.change("hdi")),
+            "circuits (HDI_RV) change": tables.pm(*r.change("hdi_circuit")),
+            "control change": tables.pm(*r.change("hdi", penalised=True)) if r.penalised else "--",
+            "IMSE optimum HDI_PA": r.optimum_hdi,
+            "Haar": r.setting.haar,
+        }
+        for r in _results(results)
+    }
 
 
 def show_text(text: str) -> None:
@@ -973,8 +1296,14 @@ def report(book: Ledger, results, sizes: dict, params: dict, macros_path, result
     if not isinstance(params, Mapping):
         raise ValueError(f"params: expected the checked parameters (a mapping), got {type(params).__name__}")
     kept = {k: v for k, v in params.items() if k not in ("figures_dir", "macros_path", "results_path")}
-    publish(book, results, sizes, dict(fidelity=params["fidelity"], seed=params["seed"], parameters=kept),
-            macros_path, results_path)
+    publish(
+        book,
+        results,
+        sizes,
+        dict(fidelity=params["fidelity"], seed=params["seed"], parameters=kept),
+        macros_path,
+        results_path,
+    )
 
 
 # --------------------------------------------------------------------------- parameters
@@ -1003,5 +1332,7 @@ PARAMETERS = {
 CONSTRAINTS = (
     _P.product_at_most(("heads_equal", "d_k"), "d", equal=True),
     _P.require("heads_over", lambda p: p["heads_over"] * p["d_k"] > p["d"], "heads_over * d_k > d"),
-    _P.require("combinations", lambda p: len(set(p["combinations"])) == len(p["combinations"]), "distinct combinations"),
+    _P.require(
+        "combinations", lambda p: len(set(p["combinations"])) == len(p["combinations"]), "distinct combinations"
+    ),
 )

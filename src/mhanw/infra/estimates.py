@@ -110,29 +110,30 @@ class Estimate:
             raise ValueError(f"se: expected real standard errors, got {type(self.se).__name__} {brief(self.se)}")
         se = se.astype(float)
         if np.any(np.isinf(se)) or np.any(se < 0):
-            raise ValueError(f"se: expected standard errors >= 0 and finite (NaN for fewer than 2 replicates), "
-                             f"got {brief(self.se)}")
+            raise ValueError(
+                f"se: expected standard errors >= 0 and finite (NaN for fewer than 2 replicates), got {brief(self.se)}"
+            )
         if np.shape(self.mean) != np.shape(self.se):
             raise ValueError(f"se: expected the shape of mean {np.shape(self.mean)}, got {np.shape(self.se)}")
 
     # ------------------------------------------------------------------ constructors
 
     @classmethod
-    def from_samples(cls, samples, axis: int = -1) -> "Estimate":
+    def from_samples(cls, samples, axis: int = -1) -> Estimate:
         """Mean over the replicate ``axis`` of ``samples`` (shape ``(..., R)`` by default) and ``sd/sqrt(R)``."""
         x, R = _samples(samples, "samples", axis)
         mean, se = _moments(x, R, axis, "samples")
         return cls(mean[()], se[()])
 
     @classmethod
-    def paired(cls, a, b, axis: int = -1) -> "Estimate":
+    def paired(cls, a, b, axis: int = -1) -> Estimate:
         """Paired difference ``mean(a - b)`` with s.e. ``sd(a - b)/sqrt(R)``; ``a``, ``b`` broadcast, same ``R``."""
         x, y, R = _pair(a, b, axis)
         mean, se = _moments(_difference(x, y, "b"), R, axis, "b")
         return cls(mean[()], se[()])
 
     @classmethod
-    def relative(cls, a, b, axis: int = -1) -> "Estimate":
+    def relative(cls, a, b, axis: int = -1) -> Estimate:
         """Relative change ``mean(a)/mean(b) - 1`` with its paired delta-method s.e.
 
         With ``r = mean(a)/mean(b)``: ``se = sd(a - r b)/(sqrt(R) mean(b))``
@@ -148,12 +149,15 @@ class Estimate:
             if R < 2:
                 se = np.full(np.shape(np.squeeze(ratio, axis=axis)), np.nan)
             else:
-                se = np.squeeze((x - ratio * y).std(axis=axis, ddof=1, keepdims=True) / (np.sqrt(R) * np.abs(base)),
-                                axis=axis)
+                se = np.squeeze(
+                    (x - ratio * y).std(axis=axis, ddof=1, keepdims=True) / (np.sqrt(R) * np.abs(base)), axis=axis
+                )
         change = np.squeeze(ratio - 1.0, axis=axis)
         if not (np.all(np.isfinite(change)) and np.all(np.isfinite(se) | (R < 2))):
-            raise ValueError("b: the relative change or its s.e. exceeds the largest double (a mean of b near 0, "
-                             "or samples near 1e308)")
+            raise ValueError(
+                "b: the relative change or its s.e. exceeds the largest double (a mean of b near 0, "
+                "or samples near 1e308)"
+            )
         return cls(change[()], np.asarray(se)[()])
 
     # ------------------------------------------------------------------ reading
@@ -176,7 +180,7 @@ class Estimate:
             raise ValueError("se: the standard error is NaN (fewer than 2 replicates); significance is undefined")
         return (np.asarray(self.mean, dtype=float) > n_se * se)[()]
 
-    def __getitem__(self, index) -> "Estimate":
+    def __getitem__(self, index) -> Estimate:
         return Estimate(np.asarray(self.mean)[index][()], np.asarray(self.se)[index][()])
 
     def __iter__(self):

@@ -24,12 +24,13 @@ import math
 import numbers
 import re
 import tokenize
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import sympy as sp
 from sympy.core.function import AppliedUndef
 from sympy.parsing.sympy_parser import auto_number, convert_xor, parse_expr
+
 from .validate import brief
 
 __all__ = [
@@ -67,11 +68,27 @@ ALLOWED_OPS = frozenset({"+", "-", "*", "/", "**", "^", "(", ")"})
 
 #: What sympy's parser raises for a malformed formula (a call of a symbol, a
 #: keyword, a wrong number of arguments, nesting beyond Python's limits).
-_PARSE_ERRORS = (SyntaxError, TypeError, ValueError, AttributeError, NameError, ZeroDivisionError,
-                 RecursionError, MemoryError, tokenize.TokenError, sp.SympifyError)
+_PARSE_ERRORS = (
+    SyntaxError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    NameError,
+    ZeroDivisionError,
+    RecursionError,
+    MemoryError,
+    tokenize.TokenError,
+    sp.SympifyError,
+)
 
-_SYMPY_CONSTRUCTORS = {"Integer": sp.Integer, "Float": sp.Float, "Rational": sp.Rational,
-                       "Add": sp.Add, "Mul": sp.Mul, "Pow": sp.Pow}
+_SYMPY_CONSTRUCTORS = {
+    "Integer": sp.Integer,
+    "Float": sp.Float,
+    "Rational": sp.Rational,
+    "Add": sp.Add,
+    "Mul": sp.Mul,
+    "Pow": sp.Pow,
+}
 
 
 @dataclass(frozen=True)
@@ -128,8 +145,9 @@ class Grammar:
                 raise ValueError(f"{name}: expected a sympy expression, got {type(text).__name__}")
             undefined = sorted({str(f.func) for f in text.atoms(AppliedUndef)})
             if undefined:
-                raise ValueError(f"{name}: undefined function(s) {', '.join(undefined)} in {text}; allowed names "
-                                 f"are {self.allowed}")
+                raise ValueError(
+                    f"{name}: undefined function(s) {', '.join(undefined)} in {text}; allowed names are {self.allowed}"
+                )
             expr = self.canonical(text, name)
         elif isinstance(text, numbers.Real) and not isinstance(text, bool):
             expr = sp.Float(text)
@@ -146,7 +164,8 @@ class Grammar:
             raise ValueError(f"{name}: expected {self.empty_hint}, got an empty string")
         if len(text) > self.max_length:
             raise ValueError(
-                f"{name}: expected {_a(self.subject)} of at most {self.max_length} characters, got {len(text)}")
+                f"{name}: expected {_a(self.subject)} of at most {self.max_length} characters, got {len(text)}"
+            )
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
         except (tokenize.TokenError, IndentationError, SyntaxError) as exc:
@@ -156,26 +175,39 @@ class Grammar:
             if tok.type == tokenize.OP and tok.string in "()":
                 depth += 1 if tok.string == "(" else -1
                 if depth > MAX_NESTING:
-                    raise ValueError(f"{name}: parentheses nested more than {MAX_NESTING} deep in {text[:80]!r} "
-                                     f"(a formula that deep cannot be printed or drawn)")
+                    raise ValueError(
+                        f"{name}: parentheses nested more than {MAX_NESTING} deep in {text[:80]!r} "
+                        f"(a formula that deep cannot be printed or drawn)"
+                    )
             if tok.type == tokenize.NAME:
                 if tok.string not in self.functions and self.symbol(tok.string) is None:
                     raise ValueError(
-                        f"{name}: unknown name {tok.string!r} in {text!r}; allowed names are {self.allowed}")
+                        f"{name}: unknown name {tok.string!r} in {text!r}; allowed names are {self.allowed}"
+                    )
                 names.append(tok.string)
             elif tok.type == tokenize.NUMBER and tok.string[-1] in "jJ":
                 raise ValueError(f"{name}: imaginary number {tok.string!r} in {text!r}; expected a real {self.subject}")
             elif tok.type == tokenize.NUMBER and not _PLAIN_NUMBER.fullmatch(tok.string):
-                raise ValueError(f"{name}: the number {tok.string!r} in {text!r} is not a plain decimal "
-                                 "(digits, a point and an exponent; no underscores, hexadecimal or octal)")
+                raise ValueError(
+                    f"{name}: the number {tok.string!r} in {text!r} is not a plain decimal "
+                    "(digits, a point and an exponent; no underscores, hexadecimal or octal)"
+                )
             elif tok.type == tokenize.NUMBER and abs(_literal_log10(tok.string)) > MAX_CONSTANT_LOG10:
                 # read from the literal: sympy would build 1e999999 as an integer of a million digits
-                raise ValueError(f"{name}: the number {tok.string} in {text!r} is too large or too small in "
-                                 f"magnitude (beyond 10**+-{MAX_CONSTANT_LOG10:g}) to be part of {_a(self.subject)}")
+                raise ValueError(
+                    f"{name}: the number {tok.string} in {text!r} is too large or too small in "
+                    f"magnitude (beyond 10**+-{MAX_CONSTANT_LOG10:g}) to be part of {_a(self.subject)}"
+                )
             elif tok.type == tokenize.OP and tok.string not in ALLOWED_OPS:
                 raise ValueError(f"{name}: operator {tok.string!r} is not allowed in {text!r}")
-            elif tok.type not in (tokenize.NAME, tokenize.OP, tokenize.NUMBER, tokenize.NEWLINE,
-                                  tokenize.NL, tokenize.ENDMARKER):
+            elif tok.type not in (
+                tokenize.NAME,
+                tokenize.OP,
+                tokenize.NUMBER,
+                tokenize.NEWLINE,
+                tokenize.NL,
+                tokenize.ENDMARKER,
+            ):
                 raise ValueError(f"{name}: unexpected {tok.string!r} in {text!r}")
         return tuple(names)
 
@@ -186,8 +218,13 @@ class Grammar:
 
         def parse(evaluate: bool):
             try:
-                return parse_expr(text, local_dict=dict(local_dict), global_dict=dict(global_dict),
-                                  transformations=(auto_number, convert_xor), evaluate=evaluate)
+                return parse_expr(
+                    text,
+                    local_dict=dict(local_dict),
+                    global_dict=dict(global_dict),
+                    transformations=(auto_number, convert_xor),
+                    evaluate=evaluate,
+                )
             except _PARSE_ERRORS as exc:
                 raise ValueError(f"{name}: could not parse {text!r}: {type(exc).__name__}: {exc}") from exc
 
@@ -263,40 +300,50 @@ def _check_size(expr: sp.Basic, name: str, subject: str) -> float:
         base_size, exp_size = sizes
         if expr.exp.free_symbols:  # as large as the exponent's constants allow, should its symbols cancel
             up = _upper_log10(expr.exp)
-            exponent = 10.0 ** up if up <= MAX_CONSTANT_LOG10 else math.inf
+            exponent = 10.0**up if up <= MAX_CONSTANT_LOG10 else math.inf
             size = exponent * (base_size if expr.base.free_symbols else max(base_size, 1.0))
             if not size <= MAX_CONSTANT_LOG10:
-                raise ValueError(f"{name}: the power {_text(expr)} could be too large to evaluate (its exponent "
-                                 f"holds constants up to about 10**{up:.0f}, so the power could exceed "
-                                 f"10**{MAX_CONSTANT_LOG10:g})")
+                raise ValueError(
+                    f"{name}: the power {_text(expr)} could be too large to evaluate (its exponent "
+                    f"holds constants up to about 10**{up:.0f}, so the power could exceed "
+                    f"10**{MAX_CONSTANT_LOG10:g})"
+                )
         else:
             exponent = _constant_value(expr.exp, name) if exp_size <= MAX_CONSTANT_LOG10 else math.inf
             if symbolic and abs(exponent) > MAX_EXPONENT:
-                raise ValueError(f"{name}: the exponent {_text(expr.exp)} is larger than {MAX_EXPONENT} in "
-                                 "absolute value")
+                raise ValueError(
+                    f"{name}: the exponent {_text(expr.exp)} is larger than {MAX_EXPONENT} in absolute value"
+                )
             size = abs(exponent) * (base_size if symbolic else max(base_size, 1.0))
     elif isinstance(expr, sp.exp):
         if symbolic:
             up = _upper_log10(expr.args[0])
-            arg = 10.0 ** up if up <= MAX_CONSTANT_LOG10 else math.inf
+            arg = 10.0**up if up <= MAX_CONSTANT_LOG10 else math.inf
         else:
             arg = abs(_constant_value(expr.args[0], name)) if sizes[0] <= MAX_CONSTANT_LOG10 else math.inf
         size = arg / math.log(10)
         if symbolic and not size <= MAX_CONSTANT_LOG10:
-            raise ValueError(f"{name}: exp({_text(expr.args[0])}) could be too large to evaluate (its argument "
-                             f"holds constants up to about 10**{up:.0f})")
+            raise ValueError(
+                f"{name}: exp({_text(expr.args[0])}) could be too large to evaluate (its argument "
+                f"holds constants up to about 10**{up:.0f})"
+            )
     elif expr.is_Mul:
         size = sum(sizes)
     elif expr.is_Add:  # |a + b + ...| <= n max |term|
         size = max(sizes, default=0.0) + math.log10(max(len(sizes), 1))
     elif isinstance(expr, _EXP_LIKE):  # sinh, cosh: about exp(|argument|)/2
         up = _upper_log10(expr.args[0]) if symbolic else sizes[0]
-        arg = (10.0 ** up if symbolic else abs(_constant_value(expr.args[0], name))) \
-            if up <= MAX_CONSTANT_LOG10 else math.inf
+        arg = (
+            (10.0**up if symbolic else abs(_constant_value(expr.args[0], name)))
+            if up <= MAX_CONSTANT_LOG10
+            else math.inf
+        )
         size = arg / math.log(10)
         if symbolic and not size <= MAX_CONSTANT_LOG10:
-            raise ValueError(f"{name}: {_text(expr)} could be too large to evaluate (its argument holds constants "
-                             f"up to about 10**{up:.0f})")
+            raise ValueError(
+                f"{name}: {_text(expr)} could be too large to evaluate (its argument holds constants "
+                f"up to about 10**{up:.0f})"
+            )
     elif isinstance(expr, _FACTORIAL_LIKE):  # factorial(a) < (a + 1)**(a + 1): a*log10(a) digits
         if symbolic or max(sizes, default=0.0) > MAX_CONSTANT_LOG10:
             arg = 10.0 ** max(sizes, default=0.0) if max(sizes, default=0.0) <= MAX_CONSTANT_LOG10 else math.inf
@@ -304,15 +351,19 @@ def _check_size(expr: sp.Basic, name: str, subject: str) -> float:
             arg = sum(abs(_constant_value(a, name)) for a in expr.args)
         size = (arg + 1.0) * math.log10(arg + 2.0)
         if symbolic and not size <= MAX_CONSTANT_LOG10:
-            raise ValueError(f"{name}: {_text(expr)} could be too large to evaluate (its argument holds constants "
-                             f"up to about 10**{max(sizes, default=0.0):.0f})")
+            raise ValueError(
+                f"{name}: {_text(expr)} could be too large to evaluate (its argument holds constants "
+                f"up to about 10**{max(sizes, default=0.0):.0f})"
+            )
     elif not expr.args or isinstance(expr, _BOUNDED_FUNCTIONS):
         # log, sin, Abs, ...: no larger than their arguments (plus a little)
         size = max(sizes, default=0.0) + math.log10(max(len(sizes), 1)) + 1.0
     else:  # a sum, an integral, a function of unknown growth: its work cannot be bounded from its tree
-        raise ValueError(f"{name}: {_text(expr)} holds {type(expr).__name__}, whose size cannot be bounded "
-                         f"before it is evaluated; {_a(subject)} may hold numbers, symbols, + - * / **, exp, log, "
-                         "sqrt and bounded functions such as sin, cos, tanh and abs")
+        raise ValueError(
+            f"{name}: {_text(expr)} holds {type(expr).__name__}, whose size cannot be bounded "
+            f"before it is evaluated; {_a(subject)} may hold numbers, symbols, + - * / **, exp, log, "
+            "sqrt and bounded functions such as sin, cos, tanh and abs"
+        )
     if not symbolic and not size <= MAX_CONSTANT_LOG10:
         raise ValueError(
             f"{name}: the constant {_text(expr)} is too large or too small in magnitude "
@@ -345,7 +396,7 @@ def _upper_log10(expr: sp.Basic) -> float:
         base, exponent = ups
         if expr.exp.free_symbols:
             scale = abs(base) if expr.base.free_symbols else max(abs(base), 1.0)  # a symbol's powers stay 1
-            return 0.0 if scale == 0 else (10.0 ** exponent if exponent <= MAX_CONSTANT_LOG10 else math.inf) * scale
+            return 0.0 if scale == 0 else (10.0**exponent if exponent <= MAX_CONSTANT_LOG10 else math.inf) * scale
         try:
             e = float(expr.exp)
         except (TypeError, ValueError, OverflowError):
@@ -359,12 +410,44 @@ def _upper_log10(expr: sp.Basic) -> float:
 #: Functions no larger than their arguments (plus a little): :func:`check_size` bounds them like their
 #: arguments.  ``exp``, ``sinh`` and ``cosh`` grow like ``exp``, the factorials faster; anything else
 #: (``Sum``, ``Integral``, an unknown function) is refused, its growth not being known from the tree.
-_BOUNDED_FUNCTIONS = (sp.sin, sp.cos, sp.tan, sp.tanh, sp.atan, sp.asin, sp.acos, sp.asinh, sp.acosh, sp.atanh,
-                      sp.log, sp.LambertW, sp.Abs, sp.sign, sp.re, sp.im, sp.arg, sp.floor, sp.ceiling, sp.frac,
-                      sp.Min, sp.Max, sp.erf, sp.erfc, sp.Heaviside, sp.loggamma)
+_BOUNDED_FUNCTIONS = (
+    sp.sin,
+    sp.cos,
+    sp.tan,
+    sp.tanh,
+    sp.atan,
+    sp.asin,
+    sp.acos,
+    sp.asinh,
+    sp.acosh,
+    sp.atanh,
+    sp.log,
+    sp.LambertW,
+    sp.Abs,
+    sp.sign,
+    sp.re,
+    sp.im,
+    sp.arg,
+    sp.floor,
+    sp.ceiling,
+    sp.frac,
+    sp.Min,
+    sp.Max,
+    sp.erf,
+    sp.erfc,
+    sp.Heaviside,
+    sp.loggamma,
+)
 _EXP_LIKE = (sp.sinh, sp.cosh)
-_FACTORIAL_LIKE = (sp.factorial, sp.factorial2, sp.subfactorial, sp.gamma, sp.binomial, sp.RisingFactorial,
-                   sp.FallingFactorial)
+_FACTORIAL_LIKE = (
+    sp.factorial,
+    sp.factorial2,
+    sp.subfactorial,
+    sp.gamma,
+    sp.binomial,
+    sp.RisingFactorial,
+    sp.FallingFactorial,
+)
 
 
 def _text(expr: sp.Basic, limit: int = 60) -> str:
@@ -374,7 +457,7 @@ def _text(expr: sp.Basic, limit: int = 60) -> str:
         text = sp.sstr(expr)
     except ValueError:  # beyond Python's limit on the digits of an integer
         return "(a number of more than 4300 digits)"
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _a(noun: str) -> str:
@@ -401,9 +484,13 @@ def _constant_value(expr: sp.Expr, name: str) -> float:
 
 
 #: A plain number written as a formula: digits, arithmetic, ``sqrt``, ``pi`` and ``E`` (no variables).
-NUMBER_GRAMMAR = Grammar(symbols={}, functions={"sqrt": sp.sqrt, "pi": sp.pi, "E": sp.E},
-                         allowed="numbers, + - * / ** ( ), sqrt, pi and E", subject="number",
-                         empty_hint="a number")
+NUMBER_GRAMMAR = Grammar(
+    symbols={},
+    functions={"sqrt": sp.sqrt, "pi": sp.pi, "E": sp.E},
+    allowed="numbers, + - * / ** ( ), sqrt, pi and E",
+    subject="number",
+    empty_hint="a number",
+)
 
 
 def _rational(f: float) -> sp.Rational:
@@ -451,24 +538,32 @@ def check_algebraic(expr: sp.Expr, name: str) -> sp.Expr:
         elif isinstance(node, sp.NumberSymbol) or (isinstance(node, sp.Function) and node.is_number):
             transcendental.add(node)
         elif node.is_Add and _transcendentals(node):
-            raise ValueError(f"{name}: {_text(expr)} holds a transcendental constant in a sum; a derivation with "
-                             "it is not bounded (write pi or E only as a factor, such as pi/4, or give a number)")
+            raise ValueError(
+                f"{name}: {_text(expr)} holds a transcendental constant in a sum; a derivation with "
+                "it is not bounded (write pi or E only as a factor, such as pi/4, or give a number)"
+            )
     for r in radicals:
         work *= int(r.exp.q)
     work *= _TRANSCENDENTAL_WORK ** len(transcendental) * (2 if denominator else 1)
     if work > MAX_ALGEBRAIC_WORK:
-        raise ValueError(f"{name}: {_text(expr)} asks too much exact algebra of a symbolic derivation (its radicals, "
-                         f"constants and powers span a number field of degree about {work}; at most "
-                         f"{MAX_ALGEBRAIC_WORK}, e.g. three square roots); give fewer radicals or a decimal number")
+        raise ValueError(
+            f"{name}: {_text(expr)} asks too much exact algebra of a symbolic derivation (its radicals, "
+            f"constants and powers span a number field of degree about {work}; at most "
+            f"{MAX_ALGEBRAIC_WORK}, e.g. three square roots); give fewer radicals or a decimal number"
+        )
     return expr
 
 
 def _transcendentals(expr: sp.Expr) -> set:
     """The transcendental constants in ``expr`` (``pi``, ``E``, powers with irrational exponents, functions
     of numbers)."""
-    return {node for node in sp.preorder_traversal(expr)
-            if isinstance(node, sp.NumberSymbol) or (isinstance(node, sp.Function) and node.is_number)
-            or (node.is_Pow and not node.exp.is_Rational and node.is_number)}
+    return {
+        node
+        for node in sp.preorder_traversal(expr)
+        if isinstance(node, sp.NumberSymbol)
+        or (isinstance(node, sp.Function) and node.is_number)
+        or (node.is_Pow and not node.exp.is_Rational and node.is_number)
+    }
 
 
 def exact_number(value, name: str) -> sp.Expr:
@@ -491,9 +586,10 @@ def exact_number(value, name: str) -> sp.Expr:
         expr = NUMBER_GRAMMAR.parse(value, name)
         expr = _rational(float(expr)) if expr.is_Float else check_algebraic(expr, name)
     elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        if abs(int(value)) > 10**int(MAX_CONSTANT_LOG10):  # exact, but beyond what a formula may hold
-            raise ValueError(f"{name}: expected a number of magnitude at most 10**{MAX_CONSTANT_LOG10:g}, got "
-                             f"{brief(value)}")
+        if abs(int(value)) > 10 ** int(MAX_CONSTANT_LOG10):  # exact, but beyond what a formula may hold
+            raise ValueError(
+                f"{name}: expected a number of magnitude at most 10**{MAX_CONSTANT_LOG10:g}, got {brief(value)}"
+            )
         expr = sp.Integer(int(value))
     elif isinstance(value, numbers.Real) and not isinstance(value, bool):
         f = float(value)
@@ -505,4 +601,3 @@ def exact_number(value, name: str) -> sp.Expr:
     if expr.has(sp.zoo, sp.oo, -sp.oo, sp.nan) or expr.is_real is False:
         raise ValueError(f"{name}: expected a finite real value, got {brief(value)}")
     return expr
-

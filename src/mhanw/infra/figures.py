@@ -29,6 +29,7 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
+
 from .validate import brief
 
 #: Text width of the companion paper (article, 1 in margins on A4/letter), inches.
@@ -53,8 +54,9 @@ _NAME = re.compile(r"^[0-9]{2}_[a-z0-9_]+$")
 #: each side of its estimate.  :func:`errorbar` and :func:`half_width` apply it; :data:`ERROR_BARS` says it.
 ERROR_BAR_SE = 2
 #: The convention as every caption that draws error bars says it.
-ERROR_BARS = (f"Error bars are \u00b1{ERROR_BAR_SE} Monte Carlo standard errors (paired where settings share "
-              "replicates).")
+ERROR_BARS = (
+    f"Error bars are \u00b1{ERROR_BAR_SE} Monte Carlo standard errors (paired where settings share replicates)."
+)
 
 #: Set by the pipeline for a run that keeps only a chapter's records (:func:`records_only`).
 _RECORDS_ONLY = False
@@ -191,8 +193,9 @@ def panel_boxes(fig) -> dict[str, list[float]]:
     return {k: [round(float(v), 4) for v in box] for k, box in boxes.items()}
 
 
-def show_png(png: Path, name: str, problems: list[str] | None = None, caption: str = "",
-             panels: dict | None = None) -> None:
+def show_png(
+    png: Path, name: str, problems: list[str] | None = None, caption: str = "", panels: dict | None = None
+) -> None:
     """Display the PNG file ``png`` as an image output of the running cell, then its caption.
 
     The output's metadata names the figure (``{"mhanw": {"figure": name}}``), so
@@ -235,7 +238,9 @@ def _text_role(text) -> str:
     if isinstance(text, Annotation):
         return "annotation"
     for axes in text.figure.axes:
-        if any(text is t for t in (axes.title, getattr(axes, "_left_title", None), getattr(axes, "_right_title", None))):
+        if any(
+            text is t for t in (axes.title, getattr(axes, "_left_title", None), getattr(axes, "_right_title", None))
+        ):
             return "title"
         if text is axes.xaxis.label or text is axes.yaxis.label:
             return "axis label"
@@ -315,14 +320,21 @@ def save(fig, name: str, figures_dir, caption: str | None = None, *, error_bars:
     tmp_pdf = _temporary(out, pdf.name)
     tmp_png = _temporary(out, png.name)
     try:
-        _draw(fig, name, lambda: fig.savefig(tmp_pdf, format="pdf",
-                                             metadata={"CreationDate": None, "ModDate": None, "Creator": None}))
+        _draw(
+            fig,
+            name,
+            lambda: fig.savefig(
+                tmp_pdf, format="pdf", metadata={"CreationDate": None, "ModDate": None, "Creator": None}
+            ),
+        )
         # checked once drawn: tick labels get their text when the figure is drawn
         problems = legibility_problems(fig)
         if problems and strict():
             plt.close(fig)
-            raise ValueError(f"fig: figure {name} is not legible at print size (at most {TEXT_WIDTH} in wide, "
-                             f"no text under {MIN_TEXT_PT:g} pt): " + "; ".join(problems))
+            raise ValueError(
+                f"fig: figure {name} is not legible at print size (at most {TEXT_WIDTH} in wide, "
+                f"no text under {MIN_TEXT_PT:g} pt): " + "; ".join(problems)
+            )
         _draw(fig, name, lambda: fig.savefig(tmp_png, format="png", dpi=PNG_DPI, metadata={"Software": None}))
         panels = panel_boxes(fig)
         _replace_pair((tmp_png, png), (tmp_pdf, pdf), _temporary(out, png.name + ".old"))
@@ -396,7 +408,9 @@ def half_width(se):
     try:
         raw = np.asarray(se, dtype=float)
     except (TypeError, ValueError, OverflowError):  # 10**400, a ragged list, objects
-        raise ValueError(f"se: expected standard errors (real numbers within a double's range), got {brief(se)}") from None
+        raise ValueError(
+            f"se: expected standard errors (real numbers within a double's range), got {brief(se)}"
+        ) from None
     out = ERROR_BAR_SE * raw
     if np.any(out < 0):
         raise ValueError("se: a standard error is negative")
@@ -420,9 +434,21 @@ def errorbar(ax, x, mean, se, *, label=None, **kwargs):
     return ax.errorbar(x, mean, yerr=half_width(se), label=label, **kwargs)
 
 
-__all__ = ["TEXT_WIDTH", "ROW_HEIGHT", "MIN_TEXT_PT", "use_style", "panels", "save", "show_png", "errorbar", "half_width",
-           "ERROR_BAR_SE", "ERROR_BARS",
-           "legibility_problems", "strict"]
+__all__ = [
+    "TEXT_WIDTH",
+    "ROW_HEIGHT",
+    "MIN_TEXT_PT",
+    "use_style",
+    "panels",
+    "save",
+    "show_png",
+    "errorbar",
+    "half_width",
+    "ERROR_BAR_SE",
+    "ERROR_BARS",
+    "legibility_problems",
+    "strict",
+]
 
 if os.environ.get("MPLBACKEND", "").lower() not in ("", "agg"):
     matplotlib.use("Agg", force=True)

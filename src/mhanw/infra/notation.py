@@ -17,14 +17,25 @@ import re
 
 #: Plain name in a record -> the paper's symbol (math mode; ``\HDIpa`` etc. are defined in paper/main.tex).
 TEX = {
-    "HDI_PA": r"\HDIpa", "HDI_printed": r"\HDIpr", "HDI_paper": r"\HDIpr", "HDI_RV": r"\HDIrv",
-    "rho_bar": r"\bar\rho", "gamma_hat": r"\hat\gamma", "n_eff": r"n_{\mathrm{eff}}", "rho_mc": r"\rho_{\mathrm{MC}}",
+    "HDI_PA": r"\HDIpa",
+    "HDI_printed": r"\HDIpr",
+    "HDI_paper": r"\HDIpr",
+    "HDI_RV": r"\HDIrv",
+    "rho_bar": r"\bar\rho",
+    "gamma_hat": r"\hat\gamma",
+    "n_eff": r"n_{\mathrm{eff}}",
+    "rho_mc": r"\rho_{\mathrm{MC}}",
     "rho_closed": r"\rho_{\mathrm{closed}}",
 }
 
 #: Plain name -> Markdown math (no paper macros outside the paper).
-MARKDOWN = {**TEX, "HDI_PA": r"\mathrm{HDI}_{\mathrm{PA}}", "HDI_printed": r"\mathrm{HDI}_{\mathrm{printed}}",
-            "HDI_paper": r"\mathrm{HDI}_{\mathrm{printed}}", "HDI_RV": r"\mathrm{HDI}_{\mathrm{RV}}"}
+MARKDOWN = {
+    **TEX,
+    "HDI_PA": r"\mathrm{HDI}_{\mathrm{PA}}",
+    "HDI_printed": r"\mathrm{HDI}_{\mathrm{printed}}",
+    "HDI_paper": r"\mathrm{HDI}_{\mathrm{printed}}",
+    "HDI_RV": r"\mathrm{HDI}_{\mathrm{RV}}",
+}
 
 _MATH = re.compile(r"(\$[^$]+\$)")
 #: The characters Markdown reads as markup outside math (``\\ ` * _ [ ] < > #``).
@@ -60,16 +71,48 @@ def markdown_safe(text: str) -> str:
 # --------------------------------------------------------------------------- plain maths in record text
 
 #: Unicode Greek letter -> its name (``ρ`` -> ``rho``); a name standing alone is typeset as the letter.
-GREEK = {"α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ζ": "zeta", "η": "eta", "θ": "theta",
-          "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi", "π": "pi", "ρ": "rho", "σ": "sigma",
-          "τ": "tau", "φ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega", "Γ": "Gamma", "Δ": "Delta",
-          "Θ": "Theta", "Λ": "Lambda", "Σ": "Sigma", "Φ": "Phi", "Ω": "Omega"}
+GREEK = {
+    "α": "alpha",
+    "β": "beta",
+    "γ": "gamma",
+    "δ": "delta",
+    "ζ": "zeta",
+    "η": "eta",
+    "θ": "theta",
+    "κ": "kappa",
+    "λ": "lambda",
+    "μ": "mu",
+    "ν": "nu",
+    "ξ": "xi",
+    "π": "pi",
+    "ρ": "rho",
+    "σ": "sigma",
+    "τ": "tau",
+    "φ": "phi",
+    "χ": "chi",
+    "ψ": "psi",
+    "ω": "omega",
+    "Γ": "Gamma",
+    "Δ": "Delta",
+    "Θ": "Theta",
+    "Λ": "Lambda",
+    "Σ": "Sigma",
+    "Φ": "Phi",
+    "Ω": "Omega",
+}
 _GREEK_WORDS = "|".join(sorted(set(GREEK.values()), key=len, reverse=True))
 #: ``HDI_PA``, ``rho_bar``, and a letter or Greek name with a subscript (``d_k``, ``kappa_jj'``, ``e_1``).
-_PLAIN_SYMBOL = re.compile("(?<![A-Za-z0-9\\\\])(" + "|".join(map(re.escape, TEX)) + "|(?:" + _GREEK_WORDS
-                           + r"|[A-Za-z])_(?:[A-Za-z0-9]{1,3}'?)(?![A-Za-z0-9_]))")
+_PLAIN_SYMBOL = re.compile(
+    "(?<![A-Za-z0-9\\\\])("
+    + "|".join(map(re.escape, TEX))
+    + "|(?:"
+    + _GREEK_WORDS
+    + r"|[A-Za-z])_(?:[A-Za-z0-9]{1,3}'?)(?![A-Za-z0-9_]))"
+)
 #: An optimum written with a star: ``d_k*``, ``H*``, ``gamma*(H, rho)`` (never ``x**2`` or ``a*b``).
-_STARRED = re.compile("(?<![A-Za-z0-9\\\\*])((?:" + _GREEK_WORDS + r"|[A-Za-z])(?:_[A-Za-z0-9]{1,3})?)\*(?![*A-Za-z0-9_])")
+_STARRED = re.compile(
+    "(?<![A-Za-z0-9\\\\*])((?:" + _GREEK_WORDS + r"|[A-Za-z])(?:_[A-Za-z0-9]{1,3})?)\*(?![*A-Za-z0-9_])"
+)
 #: Plain relations as the paper's symbols.
 RELATIONS = {"<=": r"\le", ">=": r"\ge", "!=": r"\ne", "->": r"\to", "~": r"\sim"}
 #: A braced subscript written in plain text: ``m_{\cos,1.2}``, ``m_{\mathrm{aniso}}``, ``sum_{j != j'}``.
@@ -158,21 +201,35 @@ def plain_math(piece: str, names: dict = TEX) -> list[tuple[bool, str]]:
     and the book (:func:`markdown_text`) typeset record text with this one function."""
     found = []
     for pattern, render in (
-            (_SQRT, lambda m: None if _math_inner(m.group(1), names) is None
-             else f"\\sqrt{{{_math_inner(m.group(1), names)}}}"),
-            (_GROUP_POWER, lambda m: _group_power(m, names)),
-            (_BRACED_SUB, lambda m: (None if _math_inner(m.group(2), names) is None else
-                                     (r"\sum" if m.group(1) == "sum" else m.group(1))
-                                     + "_{" + _math_inner(m.group(2), names) + "}")),
-            (_EXPONENT, lambda m: (None if _math_inner(_exponent_body(m), names) is None
-                                   else "^{" + _math_inner(_exponent_body(m), names) + "}")),
-            (_PLAIN_SUM, lambda m: f"\\sum_{{{m.group(1)}}}"),
-            (re.compile("|".join(map(re.escape, RELATIONS))), lambda m: RELATIONS[m.group(0)]),
-            (_PLAIN_NORM, lambda m: f"\\lVert {m.group(1)}\\rVert" + (f"_{{{m.group(2)}}}" if m.group(2) else "")),
-            (_STARRED, lambda m: _letter(m.group(1), names) + "^{\\ast}"),
-            (_PLAIN_SYMBOL, lambda m: _symbol(m.group(1), names)),
-            (_FUNCTION, lambda m: "\\" + m.group(1)),
-            (_GREEK_NAME, lambda m: f"\\{m.group(1)}")):
+        (
+            _SQRT,
+            lambda m: None if _math_inner(m.group(1), names) is None else f"\\sqrt{{{_math_inner(m.group(1), names)}}}",
+        ),
+        (_GROUP_POWER, lambda m: _group_power(m, names)),
+        (
+            _BRACED_SUB,
+            lambda m: (
+                None
+                if _math_inner(m.group(2), names) is None
+                else (r"\sum" if m.group(1) == "sum" else m.group(1)) + "_{" + _math_inner(m.group(2), names) + "}"
+            ),
+        ),
+        (
+            _EXPONENT,
+            lambda m: (
+                None
+                if _math_inner(_exponent_body(m), names) is None
+                else "^{" + _math_inner(_exponent_body(m), names) + "}"
+            ),
+        ),
+        (_PLAIN_SUM, lambda m: f"\\sum_{{{m.group(1)}}}"),
+        (re.compile("|".join(map(re.escape, RELATIONS))), lambda m: RELATIONS[m.group(0)]),
+        (_PLAIN_NORM, lambda m: f"\\lVert {m.group(1)}\\rVert" + (f"_{{{m.group(2)}}}" if m.group(2) else "")),
+        (_STARRED, lambda m: _letter(m.group(1), names) + "^{\\ast}"),
+        (_PLAIN_SYMBOL, lambda m: _symbol(m.group(1), names)),
+        (_FUNCTION, lambda m: "\\" + m.group(1)),
+        (_GREEK_NAME, lambda m: f"\\{m.group(1)}"),
+    ):
         for m in pattern.finditer(piece):
             if any(m.start() < e and s < m.end() for s, e, _ in found):
                 continue

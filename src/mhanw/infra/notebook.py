@@ -65,8 +65,10 @@ def notebook_helper(fn):
         try:
             return fn(*args, **kwargs)
         except _ILL_TYPED as exc:
-            raise ValueError(f"{_blame(bound, exc)}: a value is not what the notebook's cells make "
-                             f"({type(exc).__name__}: {brief(str(exc))})") from exc
+            raise ValueError(
+                f"{_blame(bound, exc)}: a value is not what the notebook's cells make "
+                f"({type(exc).__name__}: {brief(str(exc))})"
+            ) from exc
 
     wrapper.reads_notebook_values = True
     return wrapper
@@ -81,7 +83,9 @@ class Namespace:
         from collections.abc import Mapping
 
         if not isinstance(values, Mapping):
-            raise ValueError(f"nb: expected the notebook's variables (a mapping such as globals()), got {brief(values)}")
+            raise ValueError(
+                f"nb: expected the notebook's variables (a mapping such as globals()), got {brief(values)}"
+            )
         self._values = dict(values)
 
     def __getattr__(self, name):

@@ -55,8 +55,8 @@ import math
 import numbers
 import re
 import types
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 from .validate import MAX_COUNT, brief
 
@@ -142,8 +142,20 @@ def _real(value, name: str, what: str) -> float:
     return out + 0.0  # -0.0 is 0 (it was printed "sigma = -0.0")
 
 
-def _check_range(value, out, name: str, minimum, maximum, *, what_below: str, what_above: str,
-                 open_min: bool = False, open_max: bool = False, why_min: str = "", why_max: str = ""):
+def _check_range(
+    value,
+    out,
+    name: str,
+    minimum,
+    maximum,
+    *,
+    what_below: str,
+    what_above: str,
+    open_min: bool = False,
+    open_max: bool = False,
+    why_min: str = "",
+    why_max: str = "",
+):
     """The one range check of every numeric kind: ``out`` (``value`` read as a number) within
     ``[minimum, maximum]`` (an end ``None``: none; ``open_*``: that end excluded), else
     ``"name: expected WHAT (WHY), got VALUE"`` (``why_min``/``why_max``: where the end that is
@@ -158,8 +170,16 @@ def _check_range(value, out, name: str, minimum, maximum, *, what_below: str, wh
 def _integer(value, name: str, minimum: int, maximum: int | None = None, why: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise _fail(name, f"expected an integer >= {minimum}, got {brief(value)}")
-    return _check_range(value, int(value), name, minimum, maximum, what_below=f"an integer >= {minimum}",
-                        what_above=f"an integer <= {maximum}", why_max=why)
+    return _check_range(
+        value,
+        int(value),
+        name,
+        minimum,
+        maximum,
+        what_below=f"an integer >= {minimum}",
+        what_above=f"an integer <= {maximum}",
+        why_max=why,
+    )
 
 
 def _ref(params: Mapping, ref, name: str):
@@ -191,8 +211,14 @@ def positive_int(minimum: int = 1, maximum: int | None = None, *, at_most=None, 
     return Kind(describe, lambda v, n: _integer(v, n, minimum, top, because), relate, bounds=(minimum, maximum))
 
 
-def real(minimum: float | None = None, maximum: float | None = None, *, open_min: bool = False,
-         open_max: bool = False, why: str = "") -> Kind:
+def real(
+    minimum: float | None = None,
+    maximum: float | None = None,
+    *,
+    open_min: bool = False,
+    open_max: bool = False,
+    why: str = "",
+) -> Kind:
     """A finite real number, optionally in ``[minimum, maximum]`` (ends open if asked); ``why`` says
     where the ends come from (shown in the message)."""
     lo = "-inf" if minimum is None else f"{minimum:g}"
@@ -203,8 +229,19 @@ def real(minimum: float | None = None, maximum: float | None = None, *, open_min
 
     def check(value, name):
         out = _real(value, name, what)
-        return _check_range(value, out, name, minimum, maximum, what_below=what, what_above=what,
-                            open_min=open_min, open_max=open_max, why_min=why, why_max=why)
+        return _check_range(
+            value,
+            out,
+            name,
+            minimum,
+            maximum,
+            what_below=what,
+            what_above=what,
+            open_min=open_min,
+            open_max=open_max,
+            why_min=why,
+            why_max=why,
+        )
 
     return Kind(f"real number in {interval}", check, bounds=(minimum, maximum))
 
@@ -318,8 +355,7 @@ def optional(kind: Kind) -> Kind:
         if value is not None and kind.relate is not None:
             kind.relate(value, name, params)
 
-    return Kind(f"None or {kind.describe}", lambda v, n: None if v is None else kind.check(v, n), relate,
-                parts=(kind,))
+    return Kind(f"None or {kind.describe}", lambda v, n: None if v is None else kind.check(v, n), relate, parts=(kind,))
 
 
 def sequence(of: Kind, *, min_length: int = 1, max_length: int | None = None, length=None, why: str = "") -> Kind:
@@ -351,8 +387,9 @@ def sequence(of: Kind, *, min_length: int = 1, max_length: int | None = None, le
 WEIGHT_SUM_TOLERANCE = 1e-9
 
 
-def weights(length=None, *, sum_to_one=True, nonnegative: bool = True, maximum: float | None = None,
-            why: str = "") -> Kind:
+def weights(
+    length=None, *, sum_to_one=True, nonnegative: bool = True, maximum: float | None = None, why: str = ""
+) -> Kind:
     """Head weights: a list of reals, ``length`` entries (a number or a parameter name, e.g. ``"H"``),
     each in ``[0, maximum]`` (``[-maximum, maximum]`` when not ``nonnegative``).
 
@@ -492,8 +529,10 @@ _CONSTRAINT_ERRORS = (KeyError, ArithmeticError, TypeError, ValueError)
 
 def _unevaluable(name: str, statement: str, exc: BaseException) -> ParameterError:
     if isinstance(exc, KeyError):
-        return _fail(name, f"the constraint {statement!r} refers to parameter {exc.args[0]!r}, "
-                           "which the chapter does not declare")
+        return _fail(
+            name,
+            f"the constraint {statement!r} refers to parameter {exc.args[0]!r}, which the chapter does not declare",
+        )
     return _fail(name, f"cannot check {statement!r} with these values ({type(exc).__name__}: {exc})")
 
 
@@ -544,8 +583,11 @@ def product_at_most(factors, bound: str, *, equal: bool = False) -> Constraint:
             raise _unevaluable(factors[0], f"{'*'.join(factors)} {'=' if equal else '<='} {bound}", exc) from None
         if bad:
             rel = "=" if equal else "<="
-            raise _fail(factors[0], f"expected {'*'.join(factors)} {rel} {bound} = {brief(limit)}, got "
-                                    f"{' * '.join(brief(params[f]) for f in factors)} = {brief(value)}")
+            raise _fail(
+                factors[0],
+                f"expected {'*'.join(factors)} {rel} {bound} = {brief(limit)}, got "
+                f"{' * '.join(brief(params[f]) for f in factors)} = {brief(value)}",
+            )
 
     return constraint
 
@@ -588,13 +630,15 @@ def unbounded(spec: Mapping[str, Kind]) -> list[str]:
 # --------------------------------------------------------------------------
 
 #: The parameters every chapter has (``notebooks/README.md``).
-STANDARD: Mapping[str, Kind] = types.MappingProxyType({
-    "fidelity": fidelity(),
-    "seed": seed(),
-    "figures_dir": path(),
-    "macros_path": path(),
-    "results_path": path(),
-})
+STANDARD: Mapping[str, Kind] = types.MappingProxyType(
+    {
+        "fidelity": fidelity(),
+        "seed": seed(),
+        "figures_dir": path(),
+        "macros_path": path(),
+        "results_path": path(),
+    }
+)
 
 #: Names IPython puts in a kernel's namespace.
 _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "display"})
@@ -648,8 +692,11 @@ def injected_names(namespace: Mapping) -> tuple[str, ...] | None:
                 return None
             names = []
             for node in tree.body:
-                targets = node.targets if isinstance(node, ast.Assign) else (
-                    [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
+                targets = (
+                    node.targets
+                    if isinstance(node, ast.Assign)
+                    else ([node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
+                )
                 names += [t.id for t in targets if isinstance(t, ast.Name)]
             return tuple(names)
     return None
@@ -658,15 +705,19 @@ def injected_names(namespace: Mapping) -> tuple[str, ...] | None:
 def _data_names(namespace: Mapping, ignore) -> list[str]:
     out = []
     for key, value in namespace.items():
-        if (key.startswith("_") or key in _IPYTHON_NAMES or key in ignore
-                or isinstance(value, (types.ModuleType, type, Parameters)) or callable(value)):
+        if (
+            key.startswith("_")
+            or key in _IPYTHON_NAMES
+            or key in ignore
+            or isinstance(value, (types.ModuleType, type, Parameters))
+            or callable(value)
+        ):
             continue
         out.append(key)
     return out
 
 
-def check_parameters(namespace: Mapping, spec: Mapping[str, Kind], constraints=(), *,
-                     ignore=()) -> Parameters:
+def check_parameters(namespace: Mapping, spec: Mapping[str, Kind], constraints=(), *, ignore=()) -> Parameters:
     """Check a chapter's parameters; return them checked and normalised, or raise :class:`ParameterError`.
 
     Parameters

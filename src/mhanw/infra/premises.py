@@ -31,8 +31,8 @@ every chapter -- live in :mod:`mhanw.premises`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -83,7 +83,7 @@ class Premise:
         return out
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Premise":
+    def from_dict(cls, d: Mapping) -> Premise:
         """The premise :meth:`to_dict` wrote; ``ValueError`` naming ``d`` for a malformed one."""
         if not isinstance(d, Mapping) or not {"id", "sentence", "holds"} <= set(d):
             raise ValueError(f"d: expected a premise (a mapping with 'id', 'sentence', 'holds'), got {brief(d)}")

@@ -17,8 +17,7 @@ import numpy as np
 from .texout import printed_integer
 from .validate import brief
 
-_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-          "eleven", "twelve")
+_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 
 
 #: Most items :func:`ranges`, :func:`join_list` and :func:`group_by_verdict` say in one sentence: far more
@@ -74,7 +73,7 @@ def number_word(k) -> str:
 
 
 def count_of(k, n, noun: str = "") -> str:
-    """"all four", "none of the four", "3 of 8", "both", "neither" (``k`` of ``n`` items).
+    """ "all four", "none of the four", "3 of 8", "both", "neither" (``k`` of ``n`` items).
 
     ``noun`` (plural) is appended: ``count_of(4, 4, "layers")`` -> ``"all four layers"``.
     """
@@ -133,7 +132,7 @@ def ranges(values) -> str:
 
 
 def join_list(items, conjunction: str = "and") -> str:
-    """"a", "a and b", "a, b and c" (``items``: a list of things to name, not one string)."""
+    """ "a", "a and b", "a, b and c" (``items``: a list of things to name, not one string)."""
     items = _items(items, "items", "a list of items")
     conjunction = _text(conjunction, "conjunction")
     items = [str(x) for x in items]

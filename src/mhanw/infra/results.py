@@ -45,10 +45,13 @@ def _plain(obj, where: str = "results", *, strict: bool = False):
         return _plain(obj.item(), where, strict=strict)
     if strict:
         if isinstance(obj, float) and not math.isfinite(obj):
-            raise ValueError(f"{where}: {obj!r} is not valid JSON; pass the results through json_safe() "
-                             "to write it as null")
+            raise ValueError(
+                f"{where}: {obj!r} is not valid JSON; pass the results through json_safe() to write it as null"
+            )
         if obj is not None and not isinstance(obj, (bool, int, float, str)):
-            raise ValueError(f"{where}: expected numbers, strings, lists or dicts, got {type(obj).__name__} {brief(obj)}")
+            raise ValueError(
+                f"{where}: expected numbers, strings, lists or dicts, got {type(obj).__name__} {brief(obj)}"
+            )
     return obj
 
 

@@ -33,7 +33,8 @@ import contextlib
 import inspect
 import math
 import os
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -148,8 +149,16 @@ def _progress_bar(progress, total, desc):
 
     stream, owned = _terminal()
     interval = _progress_interval()
-    bar = tqdm(total=total, desc=desc or "replicates", file=stream, mininterval=interval,
-               maxinterval=max(interval, 10.0), ascii=True, dynamic_ncols=False, ncols=80)
+    bar = tqdm(
+        total=total,
+        desc=desc or "replicates",
+        file=stream,
+        mininterval=interval,
+        maxinterval=max(interval, 10.0),
+        ascii=True,
+        dynamic_ncols=False,
+        ncols=80,
+    )
     bar.terminal = stream if owned else None
     return bar
 
@@ -171,7 +180,9 @@ def _worker_cap() -> int | None:
 def _scheduler_address(scheduler):
     address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV) or None
     if address is not None and (not isinstance(address, str) or not address.strip()):
-        raise ValueError(f"scheduler: expected a Dask scheduler address such as 'tcp://host:8786', got {brief(address)}")
+        raise ValueError(
+            f"scheduler: expected a Dask scheduler address such as 'tcp://host:8786', got {brief(address)}"
+        )
     return address
 
 
@@ -186,8 +197,7 @@ def _run_on_dask(address, func, settings, block_streams, pass_setting, bar):
         ) from exc
     with Client(address) as client:
         futures = [
-            client.submit(_run_block, func, settings, streams, pass_setting, pure=False)
-            for streams in block_streams
+            client.submit(_run_block, func, settings, streams, pass_setting, pure=False) for streams in block_streams
         ]
         for future in as_completed(futures):
             if bar is not None:
@@ -203,8 +213,9 @@ def _execute(func, settings, n_rep, seed, n_jobs, progress, desc, pass_setting, 
         inspect.signature(func).bind(*((None, None) if pass_setting else (None,)))
     except TypeError:
         want = "(setting, rng)" if pass_setting else "(rng)"
-        raise ValueError(f"func: expected a function of {want}, got {getattr(func, '__name__', func)!s} "
-                         f"{inspect.signature(func)}") from None
+        raise ValueError(
+            f"func: expected a function of {want}, got {getattr(func, '__name__', func)!s} {inspect.signature(func)}"
+        ) from None
     except ValueError:  # a builtin without a signature: it is called as it is
         pass
     cap = _worker_cap()
@@ -216,7 +227,9 @@ def _execute(func, settings, n_rep, seed, n_jobs, progress, desc, pass_setting, 
     results = []
     try:
         if address:
-            for res in _run_on_dask(address, func, settings, [[streams[r] for r in b] for b in blocks], pass_setting, bar):
+            for res in _run_on_dask(
+                address, func, settings, [[streams[r] for r in b] for b in blocks], pass_setting, bar
+            ):
                 results.extend(res)
         elif n_jobs == 1:
             for block in blocks:
@@ -229,8 +242,7 @@ def _execute(func, settings, n_rep, seed, n_jobs, progress, desc, pass_setting, 
             with parallel_config(backend="loky", inner_max_num_threads=1):
                 parallel = Parallel(n_jobs=n_jobs, return_as="generator")
                 outputs = parallel(
-                    delayed(_run_block)(func, settings, [streams[r] for r in block], pass_setting)
-                    for block in blocks
+                    delayed(_run_block)(func, settings, [streams[r] for r in block], pass_setting) for block in blocks
                 )
                 for block, res in zip(blocks, outputs):
                     results.extend(res)
@@ -260,8 +272,15 @@ def _stack(items: list) -> Any:
     return items
 
 
-def run_replicates(func: Callable[[np.random.Generator], Any], n_rep: int, seed, n_jobs: int = 1,
-                   progress: bool = False, desc: str | None = None, scheduler: str | None = None):
+def run_replicates(
+    func: Callable[[np.random.Generator], Any],
+    n_rep: int,
+    seed,
+    n_jobs: int = 1,
+    progress: bool = False,
+    desc: str | None = None,
+    scheduler: str | None = None,
+):
     """Run ``func(rng)`` for ``n_rep`` replicates, replicate ``r`` on stream ``r``.
 
     Use it when one replicate evaluates every configuration itself on one draw
@@ -291,8 +310,16 @@ def run_replicates(func: Callable[[np.random.Generator], Any], n_rep: int, seed,
     return _stack(_execute(func, None, n_rep, seed, n_jobs, progress, desc, pass_setting=False, scheduler=scheduler))
 
 
-def run_sweep(func: Callable[[Any, np.random.Generator], Any], settings: Sequence, n_rep: int, seed,
-              n_jobs: int = 1, progress: bool = False, desc: str | None = None, scheduler: str | None = None):
+def run_sweep(
+    func: Callable[[Any, np.random.Generator], Any],
+    settings: Sequence,
+    n_rep: int,
+    seed,
+    n_jobs: int = 1,
+    progress: bool = False,
+    desc: str | None = None,
+    scheduler: str | None = None,
+):
     """Run ``func(setting, rng)`` on a grid of settings x replicates.
 
     Setting ``s`` and replicate ``r`` get ``numpy.random.default_rng(child_r)``,

@@ -29,9 +29,9 @@ import html
 import math
 import numbers
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
-from collections.abc import Iterator
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .texout import MAX_INTEGER_DIGITS, se_place
 from .validate import MAX_COUNT, brief
@@ -82,8 +82,9 @@ def math_cell(value) -> str:
 
         return f"${sympy.latex(value, ln_notation=True)}$"
     if not isinstance(value, str):
-        raise ValueError(f"value: expected a sympy expression or a LaTeX string, got {type(value).__name__} "
-                         f"{brief(value)}")
+        raise ValueError(
+            f"value: expected a sympy expression or a LaTeX string, got {type(value).__name__} {brief(value)}"
+        )
     if not value.strip() or "$" in value:
         raise ValueError(f"value: expected LaTeX without dollars (the cell adds them), got {brief(value)}")
     return f"${value.strip()}$"
@@ -144,7 +145,10 @@ def _cell(x: Any, digits: int, depth: int) -> str:
     if isinstance(x, (list, tuple, set, frozenset)):
         items = list(x)
         if len(items) > MAX_ITEMS:
-            shown = [_cell(v, digits, depth + 1) for v in items[: MAX_ITEMS - 2]] + ["…", _cell(items[-1], digits, depth + 1)]
+            shown = [_cell(v, digits, depth + 1) for v in items[: MAX_ITEMS - 2]] + [
+                "…",
+                _cell(items[-1], digits, depth + 1),
+            ]
         else:
             shown = [_cell(v, digits, depth + 1) for v in items]
         text = ", ".join(shown)
@@ -165,14 +169,15 @@ def _integer_text(v: int, digits: int) -> str:
 def _real_or_nan(value, name: str) -> float:
     """A real number as a float (NaN allowed: a missing value); bools, strings, None and others raise,
     and so does a number beyond a double (``10**400``), naming ``name``."""
-    if isinstance(value, (bool, str, bytes)) or type(value).__name__ == "bool_" \
-            or not isinstance(value, numbers.Real):
+    if isinstance(value, (bool, str, bytes)) or type(value).__name__ == "bool_" or not isinstance(value, numbers.Real):
         raise ValueError(f"{name}: expected a real number, got {type(value).__name__} {brief(value)}")
     try:
         return float(value)
     except OverflowError:
-        raise ValueError(f"{name}: expected a real number within the range of a double (about 1.8e308), "
-                         f"got {type(value).__name__} {brief(value)}") from None
+        raise ValueError(
+            f"{name}: expected a real number within the range of a double (about 1.8e308), "
+            f"got {type(value).__name__} {brief(value)}"
+        ) from None
 
 
 def _digits(value, name: str) -> int:
@@ -225,7 +230,7 @@ def _escape_with_math(text: str) -> str:
     ``math`` span: what JupyterLab and the book's MathJax typeset inside HTML output)."""
     parts, last = [], 0
     for m in _INLINE_MATH.finditer(text):
-        parts.append(html.escape(text[last:m.start()]))
+        parts.append(html.escape(text[last : m.start()]))
         parts.append(f'<span class="math notranslate nohighlight">\\({html.escape(m.group(1), quote=False)}\\)</span>')
         last = m.end()
     parts.append(html.escape(text[last:]))
@@ -237,8 +242,9 @@ class Table:
 
     Shown as HTML in Jupyter (``_repr_html_``) and as aligned text otherwise."""
 
-    def __init__(self, columns: Sequence[str], rows: Sequence[Sequence[str]], caption: str | None = None,
-                 note: str | None = None):
+    def __init__(
+        self, columns: Sequence[str], rows: Sequence[Sequence[str]], caption: str | None = None, note: str | None = None
+    ):
         if isinstance(columns, (str, bytes)) or not isinstance(columns, Sequence):
             raise ValueError(f"columns: expected a list of headers, got {type(columns).__name__}")
         self.columns = [str(c) for c in columns]
@@ -257,8 +263,11 @@ class Table:
         out = ['<div class="mhanw-table">', '<table style="border-collapse:collapse">']
         if self.caption:
             out.append(f'<caption style="text-align:left;font-weight:bold">{esc(self.caption)}</caption>')
-        out.append("<thead><tr>" + "".join(f'<th style="text-align:left">{esc(c)}</th>' for c in self.columns)
-                   + "</tr></thead>")
+        out.append(
+            "<thead><tr>"
+            + "".join(f'<th style="text-align:left">{esc(c)}</th>' for c in self.columns)
+            + "</tr></thead>"
+        )
         out.append("<tbody>")
         for row in self.rows:
             cells = []
@@ -351,9 +360,18 @@ def _item(v, i):
     return v[i]
 
 
-def show(data, digits: int = 4, *, se: Mapping[str, str] | None = None, split: str | None = None,
-         max_rows: int = MAX_ROWS, caption: str | None = None, note: str | None = None,
-         index: str | None = None, drop_empty: bool = False) -> Table | Tables:
+def show(
+    data,
+    digits: int = 4,
+    *,
+    se: Mapping[str, str] | None = None,
+    split: str | None = None,
+    max_rows: int = MAX_ROWS,
+    caption: str | None = None,
+    note: str | None = None,
+    index: str | None = None,
+    drop_empty: bool = False,
+) -> Table | Tables:
     """Format ``data`` as a table for reading.
 
     Parameters
@@ -380,8 +398,9 @@ def show(data, digits: int = 4, *, se: Mapping[str, str] | None = None, split: s
     """
     digits = _digits(digits, "digits")
     if isinstance(max_rows, bool) or not isinstance(max_rows, numbers.Integral) or not 3 <= max_rows <= MAX_COUNT:
-        raise ValueError(f"max_rows: expected an integer from 3 to {MAX_COUNT} (first rows, '…', last 2 rows), "
-                         f"got {brief(max_rows)}")
+        raise ValueError(
+            f"max_rows: expected an integer from 3 to {MAX_COUNT} (first rows, '…', last 2 rows), got {brief(max_rows)}"
+        )
     if se is not None and not isinstance(se, Mapping):
         raise ValueError(f"se: expected a dict {{estimate column: s.e. column}}, got {type(se).__name__} {brief(se)}")
     for name, text in (("index", index), ("caption", caption), ("note", note)):
@@ -413,8 +432,10 @@ def show(data, digits: int = 4, *, se: Mapping[str, str] | None = None, split: s
         for r in records:
             groups.setdefault(fmt(r[split], digits), []).append(r)
         rest = [c for c in columns if c != split]
-        return Tables(_make(_kept(rest, g, digits, drop_empty), g, digits, max_rows, f"{split} = {k}", None)
-                      for k, g in groups.items())
+        return Tables(
+            _make(_kept(rest, g, digits, drop_empty), g, digits, max_rows, f"{split} = {k}", None)
+            for k, g in groups.items()
+        )
     return _make(_kept(columns, records, digits, drop_empty), records, digits, max_rows, caption, note)
 
 

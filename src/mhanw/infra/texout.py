@@ -25,8 +25,8 @@ import functools
 import math
 import numbers
 import os
-import stat
 import re
+import stat
 import tempfile
 from decimal import Decimal
 from pathlib import Path
@@ -44,8 +44,11 @@ MAX_DIGITS = 17
 
 def _digits(value, name: str) -> int:
     """A number of significant digits, an int in ``1..MAX_DIGITS``."""
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) \
-            or not 1 <= int(value) <= MAX_DIGITS:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (numbers.Integral, np.integer))
+        or not 1 <= int(value) <= MAX_DIGITS
+    ):
         raise ValueError(f"{name}: expected an integer from 1 to {MAX_DIGITS} (significant digits), got {brief(value)}")
     return int(value)
 
@@ -119,8 +122,10 @@ def printed_integer(value, name: str) -> int:
         raise ValueError(f"{name}: expected an integer, got {type(value).__name__} {brief(value)}")
     v = int(value)
     if abs(v) >= 10**MAX_INTEGER_DIGITS:
-        raise ValueError(f"{name}: expected an integer of at most {MAX_INTEGER_DIGITS} digits (a count the paper "
-                         f"or a table prints in full), got one of {digit_count(v)} digits")
+        raise ValueError(
+            f"{name}: expected an integer of at most {MAX_INTEGER_DIGITS} digits (a count the paper "
+            f"or a table prints in full), got one of {digit_count(v)} digits"
+        )
     return v
 
 
@@ -137,8 +142,9 @@ def se_place(mean: float, se: float, digits: int) -> int | None:
     if se < 0:
         raise ValueError(f"se: expected a standard error >= 0, got {brief(se)}")
     if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= MAX_DIGITS:
-        raise ValueError(f"digits: expected a whole number of significant digits from 1 to {MAX_DIGITS}, "
-                         f"got {brief(digits)}")
+        raise ValueError(
+            f"digits: expected a whole number of significant digits from 1 to {MAX_DIGITS}, got {brief(digits)}"
+        )
     if se < TINY or 0 < abs(mean) < TINY:
         return None
     place = digits - 1 - int(math.floor(math.log10(se)))
@@ -178,16 +184,61 @@ def format_mean_se(mean: float, se: float, se_digits: int = 1) -> str:
 # --------------------------------------------------------------------------- text for LaTeX and mathtext
 
 
-_TEX_CHARS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-              "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-              "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+_TEX_CHARS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+}
 _TEX_UNICODE = {
-    "±": r"$\pm$", "≤": r"$\le$", "≥": r"$\ge$", "≈": r"$\approx$", "≠": r"$\ne$", "×": r"$\times$",
-    "·": r"$\cdot$", "√": r"$\surd$", "∞": r"$\infty$", "→": r"$\to$", "−": "-", "–": "--", "—": "---",
-    "…": r"\ldots{}", "’": "'", "‘": "`", "“": "``", "”": "''", "∝": r"$\propto$", "≍": r"$\asymp$",
-    "∑": r"$\sum$", "⊥": r"$\perp$", "‖": r"$\|$", "°": r"$^\circ$", "²": r"$^2$", "³": r"$^3$",
-    "ρ̄": r"$\bar\rho$", "\u0304": "", "é": r"\'e", "è": r"\`e", "ü": r"\"u", "ö": r"\"o", "ä": r"\"a",
-    "ℓ": r"$\ell$", "∈": r"$\in$", "⟨": r"$\langle$", "⟩": r"$\rangle$", "∗": "*", "ε": r"$\varepsilon$",
+    "±": r"$\pm$",
+    "≤": r"$\le$",
+    "≥": r"$\ge$",
+    "≈": r"$\approx$",
+    "≠": r"$\ne$",
+    "×": r"$\times$",
+    "·": r"$\cdot$",
+    "√": r"$\surd$",
+    "∞": r"$\infty$",
+    "→": r"$\to$",
+    "−": "-",
+    "–": "--",
+    "—": "---",
+    "…": r"\ldots{}",
+    "’": "'",
+    "‘": "`",
+    "“": "``",
+    "”": "''",
+    "∝": r"$\propto$",
+    "≍": r"$\asymp$",
+    "∑": r"$\sum$",
+    "⊥": r"$\perp$",
+    "‖": r"$\|$",
+    "°": r"$^\circ$",
+    "²": r"$^2$",
+    "³": r"$^3$",
+    "ρ̄": r"$\bar\rho$",
+    "\u0304": "",
+    "é": r"\'e",
+    "è": r"\`e",
+    "ü": r"\"u",
+    "ö": r"\"o",
+    "ä": r"\"a",
+    "ℓ": r"$\ell$",
+    "∈": r"$\in$",
+    "⟨": r"$\langle$",
+    "⟩": r"$\rangle$",
+    "∗": "*",
+    "ε": r"$\varepsilon$",
 }
 _GREEK = notation.GREEK  # Unicode Greek letter -> its name
 
@@ -205,7 +256,7 @@ def tex_escape(text: str) -> str:
     out = []
     i = 0
     while i < len(text):
-        two = text[i:i + 2]
+        two = text[i : i + 2]
         if two in _TEX_UNICODE:
             out.append(_TEX_UNICODE[two])
             i += 2
@@ -243,8 +294,9 @@ def tex_text(text: str) -> str:
 
 
 #: Unicode symbols inside maths as their LaTeX commands (``≤`` -> ``\le``; Greek letters by name).
-_MATH_UNICODE = {ch: tex[1:-1] for ch, tex in _TEX_UNICODE.items()
-                 if len(ch) == 1 and tex.startswith("$") and tex.endswith("$")} | {"−": "-", "∗": "*"}
+_MATH_UNICODE = {
+    ch: tex[1:-1] for ch, tex in _TEX_UNICODE.items() if len(ch) == 1 and tex.startswith("$") and tex.endswith("$")
+} | {"−": "-", "∗": "*"}
 
 
 def _record_maths(inner: str) -> str:
@@ -257,7 +309,7 @@ def _record_maths(inner: str) -> str:
     while i < len(inner):
         ch = inner[i]
         if ch == "\\":
-            out.append(inner[i:i + 2])
+            out.append(inner[i : i + 2])
             i += 2
             continue
         if ch in "%#&":
@@ -343,7 +395,9 @@ _UNESCAPED = {"%": "a comment sign % (write \\%)", "#": "a parameter sign # (wri
 #: ``\write``), redefine the paper (``\def``, ``\catcode``, ``\makeatletter``, ``\csname``), hide the rest
 #: of it (``\iffalse``, ``\verb``) or end it (``\end{document}``): the paper is built from these macros,
 #: so a macro's value must never be able to take it over.
-TEX_COMMANDS = frozenset("""
+TEX_COMMANDS = (
+    frozenset(
+        """
     ensuremath emph textbf textit textrm textsf texttt textsc textnormal textup mbox text
     textasciicircum textasciitilde textbackslash textbar textgreater textless textsuperscript textsubscript
     ldots dots cdots vdots ddots quad qquad enspace thinspace small footnotesize scriptsize tiny normalsize
@@ -366,12 +420,16 @@ TEX_COMMANDS = frozenset("""
     Leftarrow Leftrightarrow Longrightarrow iff implies dagger triangle sum prod int
     langle rangle lceil rceil lfloor rfloor lVert rVert Vert vert lvert rvert
     top bot HDIpa HDIpr HDIrv
-""".split()) | frozenset(notation.GREEK.values()) \
+""".split()
+    )
+    | frozenset(notation.GREEK.values())
     | frozenset(re.findall(r"\\([A-Za-z]+)", " ".join([*notation.TEX.values(), *notation.RELATIONS.values()])))
+)
 
 #: The environments a macro's ``\begin{...}`` may open (a table's, a formula's): never ``document``.
-TEX_ENVIRONMENTS = frozenset("tabular array matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases "
-                             "aligned gathered".split())
+TEX_ENVIRONMENTS = frozenset(
+    "tabular array matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases aligned gathered".split()
+)
 #: The environments of maths (``\begin{array}`` in running text: "Missing $ inserted"); ``tabular`` stands in
 #: either, and its cells are text.
 _MATH_ENVIRONMENTS = TEX_ENVIRONMENTS - {"tabular"}
@@ -382,17 +440,20 @@ _TABLES = frozenset({"tabular", "array"})
 
 #: The commands of :data:`TEX_COMMANDS` that typeset in running text as well as in maths; every other one
 #: is maths only (``\frac``, ``\alpha``, ``\mathrm``, ``\HDIpa``: "Missing $ inserted" in text).
-_TEXT_COMMANDS = frozenset("""
+_TEXT_COMMANDS = frozenset(
+    """
     ensuremath emph textbf textit textrm textsf texttt textsc textnormal textup mbox text
     textasciicircum textasciitilde textbackslash textbar textgreater textless textsuperscript textsubscript
     ldots dots vdots quad qquad enspace thinspace small footnotesize scriptsize tiny normalsize rm it bf sf tt
     begin end begingroup endgroup setlength tabcolsep arraycolsep toprule midrule bottomrule cmidrule addlinespace multicolumn hline
     cline underline nobreak nonumber
-""".split())
+""".split()
+)
 #: Commands whose braced argument is text, in maths too (``$\text{a $x$ b}$``), and the one whose argument
 #: is maths in text too.
-_TEXT_ARGUMENT = frozenset("text mbox textbf textit textrm textsf texttt textsc textnormal textup emph "
-                           "textsuperscript textsubscript".split())
+_TEXT_ARGUMENT = frozenset(
+    "text mbox textbf textit textrm textsf texttt textsc textnormal textup emph textsuperscript textsubscript".split()
+)
 _MATH_ARGUMENT = frozenset({"ensuremath"})
 #: Font and spacing declarations: they hold to the end of the group they stand in, so outside any group
 #: they would change the rest of the paper.
@@ -403,7 +464,9 @@ _TABLE_COMMANDS = frozenset("toprule midrule bottomrule cmidrule addlinespace hl
 _ARITY = {"frac": 2, "dfrac": 2, "tfrac": 2, "binom": 2} | dict.fromkeys(
     "sqrt operatorname mathrm mathbf mathit mathsf mathtt mathcal mathbb mathfrak mathscr boldsymbol mathring "
     "mathrel overline underline widehat widetilde hat bar tilde vec dot ddot dddot ddddot acute grave breve check "
-    "substack not".split(), 1)
+    "substack not".split(),
+    1,
+)
 #: The operators ``\limits`` and ``\nolimits`` may follow ("Limit controls must follow a math operator").
 _OPERATORS = frozenset("sum prod int lim max min sup inf det".split())
 #: What may follow ``\left``, ``\middle`` and ``\right`` ("Missing delimiter" otherwise).
@@ -430,11 +493,20 @@ _ARGUMENTS = {
     "addlinespace": re.compile(r"(?:\[" + _DIMENSION + r"\])?"),
 }
 #: How each kind of opening reads in a message when it is left open, and when a brace closes inside it.
-_OPENED = {"$": "an unpaired $", "(": "\\( without its \\)", "[": "\\[ without its \\]",
-           "begingroup": "\\begingroup without its \\endgroup",
-           "left": "\\left without its \\right"}
-_INSIDE = {"$": "maths $...$", "(": "maths \\(...\\)", "[": "maths \\[...\\]", "begingroup": "\\begingroup",
-           "left": "\\left...\\right"}
+_OPENED = {
+    "$": "an unpaired $",
+    "(": "\\( without its \\)",
+    "[": "\\[ without its \\]",
+    "begingroup": "\\begingroup without its \\endgroup",
+    "left": "\\left without its \\right",
+}
+_INSIDE = {
+    "$": "maths $...$",
+    "(": "maths \\(...\\)",
+    "[": "maths \\[...\\]",
+    "begingroup": "\\begingroup",
+    "left": "\\left...\\right",
+}
 
 
 def _argument_end(text: str, k: int) -> int:
@@ -467,8 +539,10 @@ def _skip_spaces(text: str, k: int) -> int:
 
 #: Commands that cannot stand as the argument of a super- or subscript (``x_\\tiny``: "Missing { inserted"),
 #: besides those that take arguments themselves (``x_\\operatorname{x}``: write ``x_{\\operatorname{x}}``).
-_NO_SCRIPT = frozenset("small footnotesize scriptsize tiny normalsize rm it bf sf tt setlength begin end begingroup "
-                       "endgroup left middle right limits nolimits displaystyle textstyle scriptstyle".split())
+_NO_SCRIPT = frozenset(
+    "small footnotesize scriptsize tiny normalsize rm it bf sf tt setlength begin end begingroup "
+    "endgroup left middle right limits nolimits displaystyle textstyle scriptstyle".split()
+)
 
 
 def _script_problem(text: str, i: int) -> str | None:
@@ -483,9 +557,20 @@ def _script_problem(text: str, i: int) -> str | None:
         seen.add(mark)
         k = _skip_spaces(text, i + 1)
         command = re.match(r"\\([A-Za-z]+)", text[k:])
-        if k == len(text) or text[k] in "$}^_&#%" or text.startswith(("\\)", "\\]", "\\\\"), k) \
-                or (command and (command.group(1) in _NO_SCRIPT or command.group(1) in _ARITY
-                                 or command.group(1) in _TEXT_ARGUMENT or command.group(1) in _MATH_ARGUMENT)):
+        if (
+            k == len(text)
+            or text[k] in "$}^_&#%"
+            or text.startswith(("\\)", "\\]", "\\\\"), k)
+            or (
+                command
+                and (
+                    command.group(1) in _NO_SCRIPT
+                    or command.group(1) in _ARITY
+                    or command.group(1) in _TEXT_ARGUMENT
+                    or command.group(1) in _MATH_ARGUMENT
+                )
+            )
+        ):
             return f"{mark!r} without its argument"
         i = _skip_spaces(text, _argument_end(text, k))
     return None
@@ -540,18 +625,24 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
         raise ValueError(f"{name}: {what} in LaTeX text {shown}")
 
     if len(text) > MAX_TEX_CHARS or max(map(len, text.split("\n"))) > MAX_TEX_LINE:
-        refuse(f"more than {MAX_TEX_CHARS:,} characters or a line of more than {MAX_TEX_LINE:,} (pdflatex reads a "
-               f"line into a buffer of 200,000: 'Unable to read an entire line')")
+        refuse(
+            f"more than {MAX_TEX_CHARS:,} characters or a line of more than {MAX_TEX_LINE:,} (pdflatex reads a "
+            f"line into a buffer of 200,000: 'Unable to read an entire line')"
+        )
     if re.search(r"\n[ \t]*\n", text):
         refuse("a blank line (a paragraph break: 'Missing $ inserted' in maths, 'Runaway argument' in a command's)")
 
     odd = sorted({c for c in text if not (32 <= ord(c) < 127 or c in "\n\t")})
     if odd:
-        refuse(f"the character {odd[0]!r} is not printable ASCII (pass plain text through Macros.plain, which "
-               "spells it out)")
+        refuse(
+            f"the character {odd[0]!r} is not printable ASCII (pass plain text through Macros.plain, which "
+            "spells it out)"
+        )
     if "^^" in text:
-        refuse("'^^' (TeX reads ^^69 as the letter i and ^^5c as a backslash, even inside a command's name: a "
-               "command hidden in characters)")
+        refuse(
+            "'^^' (TeX reads ^^69 as the letter i and ^^5c as a backslash, even inside a command's name: a "
+            "command hidden in characters)"
+        )
     if not _braces_balanced(text):
         refuse("unbalanced braces")
     # frames: what is open, innermost last, as (kind, mode inside, environment); kind "$", "(", "[", "{",
@@ -586,8 +677,10 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
         at_row, at_cell, row_start, cell_start = row_start, cell_start, False, False
         if ch == "\\":
             if i + 1 == len(text):
-                raise ValueError(f"{name}: a trailing backslash in LaTeX text {text[-80:]!r} (it would escape the "
-                                 "macro's closing brace)")
+                raise ValueError(
+                    f"{name}: a trailing backslash in LaTeX text {text[-80:]!r} (it would escape the "
+                    "macro's closing brace)"
+                )
             j = i + 1
             while j < len(text) and text[j].isascii() and text[j].isalpha():
                 j += 1
@@ -598,7 +691,7 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
                 if sym == "|" and mode() == "text":
                     refuse("the control symbol \\| outside maths (it typesets only in maths: put it in $...$)")
                 if sym in _TEXT_ACCENTS and mode() == "math":
-                    refuse(f"the text accent \\{sym} inside maths (pdflatex: \"Please use \\mathaccent\")")
+                    refuse(f'the text accent \\{sym} inside maths (pdflatex: "Please use \\mathaccent")')
                 if sym in _ACCENTS and (j + 1 == len(text) or text[j + 1] in "}$&\\ \n\t"):
                     refuse(f"the accent \\{sym} without its argument (write \\{sym}{{}} or \\{sym}{{e}})")
                 if sym in "([":
@@ -616,20 +709,25 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
                     row_start = cell_start = True
                 i = j + 1
                 continue
-            word = text[i + 1:j]
+            word = text[i + 1 : j]
             if text.startswith("@", j):  # where @ is a letter (\makeatletter), \frac@x names a LaTeX internal
-                refuse(f"the command \\{word}@ is not one a macro may use (an @ after a command names a LaTeX "
-                       "internal)")
+                refuse(
+                    f"the command \\{word}@ is not one a macro may use (an @ after a command names a LaTeX internal)"
+                )
             own = bool(prefix) and word.startswith(prefix) and word != prefix
             if word not in TEX_COMMANDS and not own:
-                refuse(f"the command \\{word} is not one a macro may use (it could read or write files, redefine "
-                       "or hide the rest of the paper); pass plain text through Macros.plain")
+                refuse(
+                    f"the command \\{word} is not one a macro may use (it could read or write files, redefine "
+                    "or hide the rest of the paper); pass plain text through Macros.plain"
+                )
             if not own and word not in _TEXT_COMMANDS and mode() == "text":
                 refuse(f"the command \\{word} outside maths (it typesets only in maths: put it in $...$)")
             last_word = word
             if word in ("limits", "nolimits") and word_before not in _OPERATORS:
-                refuse(f"\\{word} not after an operator such as \\sum (pdflatex: \"Limit controls must follow a "
-                       "math operator\")")
+                refuse(
+                    f'\\{word} not after an operator such as \\sum (pdflatex: "Limit controls must follow a '
+                    'math operator")'
+                )
             arguments_at = j
             if word == "sqrt" and re.match(r"\s*\[[0-9]\]", text[j:]):
                 arguments_at = j + re.match(r"\s*\[[0-9]\]", text[j:]).end()
@@ -646,9 +744,11 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
             elif word in ("begin", "end"):
                 env = re.match(r"\{([A-Za-z]+)\}", text[j:])
                 if env is None or env.group(1) not in TEX_ENVIRONMENTS:
-                    got = env.group(1) if env else text[j:j + 20]
-                    refuse(f"the environment {got!r} of \\{word} is not one a macro may use (only "
-                           f"{', '.join(sorted(TEX_ENVIRONMENTS))})")
+                    got = env.group(1) if env else text[j : j + 20]
+                    refuse(
+                        f"the environment {got!r} of \\{word} is not one a macro may use (only "
+                        f"{', '.join(sorted(TEX_ENVIRONMENTS))})"
+                    )
                 kind = env.group(1)
                 j += env.end()
                 if word == "end":
@@ -664,8 +764,10 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
                     if kind in _TABLES:
                         columns = _COLUMNS.match(text[j:])
                         if columns is None:
-                            refuse(f"the column specification {text[j:j + 20]!r} of \\begin{{{kind}}} is not one of "
-                                   "l, c, r, |, @{...}, p{length}")
+                            refuse(
+                                f"the column specification {text[j : j + 20]!r} of \\begin{{{kind}}} is not one of "
+                                "l, c, r, |, @{...}, p{length}"
+                            )
                         j += columns.end()
                     frames.append(("env", "text" if kind == "tabular" else "math", kind))
                     row_start = cell_start = True
@@ -691,7 +793,7 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
             if word in _ARGUMENTS:
                 arguments = _ARGUMENTS[word].match(text[j:])
                 if arguments is None:
-                    refuse(f"the arguments {text[j:j + 30]!r} of \\{word} are not ones it takes")
+                    refuse(f"the arguments {text[j : j + 30]!r} of \\{word} are not ones it takes")
                 j += arguments.end()
             if word in _TABLE_COMMANDS:
                 if not in_table(_TABLES):
@@ -699,14 +801,16 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
                         refuse(f"the table command \\{word} outside the rows of a tabular or array")
                     outside.append(f"the table command \\{word} outside a table")
                 if word == "multicolumn" and not at_cell:
-                    refuse("\\multicolumn not at the start of a cell (pdflatex: \"Misplaced \\omit\")")
+                    refuse('\\multicolumn not at the start of a cell (pdflatex: "Misplaced \\omit")')
                 if word != "multicolumn":
                     if not at_row:
-                        refuse(f"the rule \\{word} not at the start of a row (pdflatex: \"Misplaced \\noalign\")")
+                        refuse(f'the rule \\{word} not at the start of a row (pdflatex: "Misplaced \\noalign")')
                     row_start = cell_start = True
             if word in _DECLARATIONS and not frames:
-                outside.append(f"the declaration \\{word} outside a group (it would hold for the rest of the "
-                               "paper: put it inside {...} or \\begingroup...\\endgroup)")
+                outside.append(
+                    f"the declaration \\{word} outside a group (it would hold for the rest of the "
+                    "paper: put it inside {...} or \\begingroup...\\endgroup)"
+                )
             i = j
             continue
         if ch in _UNESCAPED:
@@ -722,8 +826,10 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
         elif ch == "}":
             if frames[-1][0] != "{":  # braces balance, so some frame is open
                 kind, _, env = frames[-1]
-                refuse(f"a closing brace inside {f'the environment {env}' if kind == 'env' else _INSIDE[kind]}, "
-                       "which opened after its {")
+                refuse(
+                    f"a closing brace inside {f'the environment {env}' if kind == 'env' else _INSIDE[kind]}, "
+                    "which opened after its {"
+                )
             frames.pop()
         elif ch == "$":
             if frames and frames[-1][0] == "$":
@@ -738,8 +844,10 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
                 frames.append(("$", "math", None))
         elif ch in "^_":
             if mode() == "text":
-                refuse(f"{ch!r} outside maths (put the formula in $...$, or pass plain text through Macros.plain, "
-                       "which escapes it)")
+                refuse(
+                    f"{ch!r} outside maths (put the formula in $...$, or pass plain text through Macros.plain, "
+                    "which escapes it)"
+                )
             problem = _script_problem(text, i)
             if problem:
                 refuse(problem)
@@ -763,8 +871,10 @@ def check_mathtext(text, name: str) -> str:
         raise ValueError(f"{name}: expected a string label, got {type(text).__name__}")
     deepest = _brace_depth(text) or 0
     if deepest > MAX_MATHTEXT_DEPTH:
-        raise ValueError(f"{name}: the label {text[:80]!r} nests {deepest} groups deep; matplotlib draws at most "
-                         f"{MAX_MATHTEXT_DEPTH} (deeper, its layout recursion overflows)")
+        raise ValueError(
+            f"{name}: the label {text[:80]!r} nests {deepest} groups deep; matplotlib draws at most "
+            f"{MAX_MATHTEXT_DEPTH} (deeper, its layout recursion overflows)"
+        )
     parser = _mathtext_parser()
     for piece in re.findall(r"(?<!\\)\$(.*?)(?<!\\)\$", text):
         try:
@@ -798,8 +908,10 @@ def check_verbatim(text, name: str) -> str:
         raise ValueError(f"{name}: expected a string, got {type(text).__name__}")
     bad = sorted(set(ch for ch in text if not _VERBATIM.fullmatch(ch)))
     if bad:
-        raise ValueError(f"{name}: {text[:80]!r} cannot be printed as is in the paper (it holds "
-                         f"{' '.join(repr(c) for c in bad[:6])}; write powers as ** and numbers as plain decimals)")
+        raise ValueError(
+            f"{name}: {text[:80]!r} cannot be printed as is in the paper (it holds "
+            f"{' '.join(repr(c) for c in bad[:6])}; write powers as ** and numbers as plain decimals)"
+        )
     return text
 
 
@@ -843,6 +955,7 @@ class Macros:
     def integer(self, name: str, value: int) -> None:
         """An integer (an int, or a float with an integer value) of at most :data:`MAX_INTEGER_DIGITS`
         digits (a count: :func:`printed_integer`), with thin spaces as thousands separators."""
+
         def body():
             if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
                 v = printed_integer(value, "value")
@@ -877,6 +990,7 @@ class Macros:
 
     def plain(self, name: str, value: str) -> None:
         """Plain text (no LaTeX in it), escaped by :func:`tex_escape`: ``50% of x_1`` prints as written."""
+
         def body():
             if not isinstance(value, str):
                 raise ValueError(f"value: expected a string of plain text, got {type(value).__name__}")
@@ -895,8 +1009,10 @@ class Macros:
     def render(self) -> str:
         """The macros as LaTeX (``\\newcommand`` lines); a macro that refers back to itself through others
         of this notebook (pdflatex would loop) raises ``ValueError``."""
-        refs = {name: set(re.findall(rf"\\{self.prefix}([A-Za-z]+)", body)) & set(self._defs)
-                for name, body in self._defs.items()}
+        refs = {
+            name: set(re.findall(rf"\\{self.prefix}([A-Za-z]+)", body)) & set(self._defs)
+            for name, body in self._defs.items()
+        }
         for start in refs:
             todo, seen = [[start]], {start}
             while todo:

@@ -17,8 +17,16 @@ from ..constants import MAX_ENTRIES
 #: dtype kinds :func:`as_float_array` accepts: signed and unsigned integers, floats.
 _REAL_KINDS = frozenset("iuf")
 
-_KIND_NAMES = {"b": "booleans", "c": "complex numbers", "O": "Python objects", "U": "strings",
-               "S": "bytes", "V": "structured records", "M": "datetimes", "m": "timedeltas"}
+_KIND_NAMES = {
+    "b": "booleans",
+    "c": "complex numbers",
+    "O": "Python objects",
+    "U": "strings",
+    "S": "bytes",
+    "V": "structured records",
+    "M": "datetimes",
+    "m": "timedeltas",
+}
 
 
 def as_float_array(value, name: str, *, ndim=None, allow_empty: bool = False) -> np.ndarray:
@@ -30,10 +38,13 @@ def as_float_array(value, name: str, *, ndim=None, allow_empty: bool = False) ->
     the cast, e.g. an extended-precision 1e400).  ``ndim`` is an int or a tuple
     of accepted numbers of dimensions.
     """
-    if isinstance(value, np.ma.MaskedArray) or (isinstance(value, (list, tuple))
-                                                 and any(isinstance(v, np.ma.MaskedArray) for v in value)):
-        raise ValueError(f"{name}: expected an array of real numbers, got a masked array (its masked entries "
-                         f"would be read as numbers)")
+    if isinstance(value, np.ma.MaskedArray) or (
+        isinstance(value, (list, tuple)) and any(isinstance(v, np.ma.MaskedArray) for v in value)
+    ):
+        raise ValueError(
+            f"{name}: expected an array of real numbers, got a masked array (its masked entries "
+            f"would be read as numbers)"
+        )
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError) as exc:
@@ -62,14 +73,18 @@ _NOT_NUMBERS = (np.ma.MaskedArray, np.timedelta64, np.datetime64)
 
 def _finite_real(value, name: str, what: str) -> float:
     """``value`` as a float if it is a finite real number (not a bool), else ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)) \
-            or isinstance(value, _NOT_NUMBERS):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (numbers.Real, np.floating, np.integer))
+        or isinstance(value, _NOT_NUMBERS)
+    ):
         raise ValueError(f"{name}: expected {what}, got {brief(value)}")
     try:
         out = float(value)
     except OverflowError:  # an integer beyond a double (10**400)
-        raise ValueError(f"{name}: expected {what} (within the range of a double, about 1.8e308), "
-                         f"got {brief(value)}") from None
+        raise ValueError(
+            f"{name}: expected {what} (within the range of a double, about 1.8e308), got {brief(value)}"
+        ) from None
     if not np.isfinite(out):
         raise ValueError(f"{name}: expected {what} (finite), got {brief(value)}")
     return out
@@ -99,14 +114,20 @@ def positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = MA
     once by the array it sizes (:func:`mhanw.constants.check_entries`, whose
     message names the product).  ``what`` says why the maximum holds; a size
     bounded here is refused before anything is allocated or looped over."""
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) or isinstance(value, _NOT_NUMBERS):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (numbers.Integral, np.integer))
+        or isinstance(value, _NOT_NUMBERS)
+    ):
         raise ValueError(f"{name}: expected an integer >= {minimum}, got {brief(value)}")
     if int(value) < minimum:
         raise ValueError(f"{name}: expected an integer >= {minimum}, got {brief(value)}")
     if maximum is not None and int(value) > maximum:
         if maximum == MAX_COUNT and not what:
-            raise ValueError(f"{name}: expected at most {MAX_COUNT} (the shared maximum of a size, count or budget: "
-                             f"the entries of the largest array the library allocates); {brief(value)} exceeds it")
+            raise ValueError(
+                f"{name}: expected at most {MAX_COUNT} (the shared maximum of a size, count or budget: "
+                f"the entries of the largest array the library allocates); {brief(value)} exceeds it"
+            )
         why = f" ({what})" if what else ""
         raise ValueError(f"{name}: expected an integer <= {maximum}{why}, got {brief(value)}")
     return int(value)
@@ -161,7 +182,9 @@ def positive_ints(values, name: str, *, minimum: int = 1, maximum: int | None = 
     where ``max()`` of it would have failed without naming anything."""
     if isinstance(values, (str, bytes, dict)) or (not np.iterable(values) and not isinstance(values, numbers.Number)):
         raise ValueError(f"{name}: expected an integer or a sequence of integers, got {brief(values)}")
-    items = [positive_int(v, name, minimum=minimum, maximum=maximum) for v in np.atleast_1d(np.asarray(values, dtype=object))]
+    items = [
+        positive_int(v, name, minimum=minimum, maximum=maximum) for v in np.atleast_1d(np.asarray(values, dtype=object))
+    ]
     if not items:
         raise ValueError(f"{name}: expected at least one integer, got an empty sequence")
     return items
@@ -270,8 +293,10 @@ def table_with_columns(value, name: str, columns, *, finite=(), rows=()):
     import pandas as pd
 
     if not isinstance(value, pd.DataFrame):
-        raise ValueError(f"{name}: expected a table (a pandas DataFrame) with the columns {listed(columns)}, "
-                         f"got {type(value).__name__} {brief(value)}")
+        raise ValueError(
+            f"{name}: expected a table (a pandas DataFrame) with the columns {listed(columns)}, "
+            f"got {type(value).__name__} {brief(value)}"
+        )
     missing = [c for c in columns if c not in value.columns]
     if missing:
         raise ValueError(f"{name}: missing the column(s) {listed(missing)}")

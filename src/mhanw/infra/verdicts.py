@@ -99,10 +99,10 @@ import inspect
 import json
 import math
 import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -343,8 +343,11 @@ def expression(value, name: str):
     import sympy as sp
 
     if isinstance(value, (str, bytes)):
-        raise ValueError(f"{name}: expected a sympy expression or a number, got the string {value!r} "
-                         "(sympy would run it as Python)"[:300])
+        raise ValueError(
+            f"{name}: expected a sympy expression or a number, got the string {value!r} (sympy would run it as Python)"[
+                :300
+            ]
+        )
     if not isinstance(value, sp.Basic):
         number(value, name)
         return value
@@ -356,8 +359,10 @@ def expression(value, name: str):
         raise ValueError(f"{name}: expected a real expression (a gap of real quantities), got {sp.sstr(value)[:80]}")
     ops = sp.count_ops(value)
     if ops > MAX_EXPRESSION_OPS:
-        raise ValueError(f"{name}: expected an expression of at most {MAX_EXPRESSION_OPS} operations (a rule "
-                         f"simplifies it, and simplification grows with its size), got {ops}")
+        raise ValueError(
+            f"{name}: expected an expression of at most {MAX_EXPRESSION_OPS} operations (a rule "
+            f"simplifies it, and simplification grows with its size), got {ops}"
+        )
     return value
 
 
@@ -366,7 +371,7 @@ def expression(value, name: str):
 MAX_EXPRESSION_OPS = 1000
 
 
-def record(value, name: str) -> "Verdict":
+def record(value, name: str) -> Verdict:
     """``value`` if it is a :class:`Verdict` record, else ``ValueError`` naming ``name``."""
     if not isinstance(value, Verdict):
         raise ValueError(f"{name}: expected a Verdict record, got {type(value).__name__}")
@@ -387,7 +392,7 @@ def premise_list(values, name: str) -> tuple:
     return _premises.premises(values, name)
 
 
-def search(value, name: str) -> "Search":
+def search(value, name: str) -> Search:
     """``value`` if it is a :class:`Search` record (the budget and convergence of a search), else ``ValueError``."""
     if not isinstance(value, Search):
         raise ValueError(f"{name}: expected a Search record, got {type(value).__name__}")
@@ -517,19 +522,25 @@ def _not_finite(value) -> bool:
     return False
 
 
-def _claim_source(arguments: Mapping, exc: "ClaimIdError") -> "ClaimIdError":
+def _claim_source(arguments: Mapping, exc: ClaimIdError) -> ClaimIdError:
     """The error of a malformed claim id, addressed to the rule's text arguments the id was made from (a
     label, a rule, a slug: those that appear in it and are no part of an id themselves), else ``exc``."""
     claim = exc.claim
     if not isinstance(claim, str):
         return exc
-    found = [a for a, v in arguments.items()
-             if isinstance(v, str) and v.strip() and v in claim and not _CLAIM_ID.fullmatch(v)]
+    found = [
+        a
+        for a, v in arguments.items()
+        if isinstance(v, str) and v.strip() and v in claim and not _CLAIM_ID.fullmatch(v)
+    ]
     if not found or found == ["claim"]:
         return exc
     shown = "; ".join(f"{a} = {brief(arguments[a])}" for a in found)
-    return ClaimIdError(f"{', '.join(found)}: expected lower-case words of letters and digits joined by '-' or '.' "
-                        f"(it makes the claim id {brief(claim)}), got {shown}", claim)
+    return ClaimIdError(
+        f"{', '.join(found)}: expected lower-case words of letters and digits joined by '-' or '.' "
+        f"(it makes the claim id {brief(claim)}), got {shown}",
+        claim,
+    )
 
 
 def checked(**checks: Callable) -> Callable:
@@ -596,8 +607,10 @@ def checked(**checks: Callable) -> Callable:
             except ConditionsError:
                 if "premises" not in arguments or "conditions" in arguments:
                     raise
-                raise ConditionsError(f"premises: a verdict {HOLDS_UNDER!r} states its premises as its conditions, "
-                                      f"and none were given (got {brief(arguments['premises'])})") from None
+                raise ConditionsError(
+                    f"premises: a verdict {HOLDS_UNDER!r} states its premises as its conditions, "
+                    f"and none were given (got {brief(arguments['premises'])})"
+                ) from None
 
         inner.checks = MappingProxyType(dict(checks))
         return inner
@@ -696,8 +709,10 @@ class Search:
         if self.starts < 1:
             raise ValueError(f"starts: expected at least one start, got {self.starts}")
         if self.known_starts + self.perturbed_starts > self.starts:
-            raise ValueError(f"starts: {self.known_starts} known and {self.perturbed_starts} perturbed starts "
-                             f"exceed the {self.starts} starts")
+            raise ValueError(
+                f"starts: {self.known_starts} known and {self.perturbed_starts} perturbed starts "
+                f"exceed the {self.starts} starts"
+            )
         object.__setattr__(self, "best", number(self.best, "best"))
         object.__setattr__(self, "known", number(self.known, "known"))
         object.__setattr__(self, "slack", nonnegative(self.slack, "slack"))
@@ -714,24 +729,40 @@ class Search:
 
     def text(self) -> str:
         """The budget and the convergence in words (plain text)."""
-        parts = [f"{k} {w}" for k, w in ((self.known_starts, "at the known configuration"),
-                                          (self.perturbed_starts, "at perturbations of it"),
-                                          (self.random_starts, "random")) if k]
+        parts = [
+            f"{k} {w}"
+            for k, w in (
+                (self.known_starts, "at the known configuration"),
+                (self.perturbed_starts, "at perturbations of it"),
+                (self.random_starts, "random"),
+            )
+            if k
+        ]
         unit = f" {self.unit}" if self.unit else ""
         gap = "" if self.known == 0 else f", {100 * (self.best - self.known) / abs(self.known):+.1f} %"
-        outcome = "it reached the known configuration" if self.reached else \
-            "it did not reach the known configuration"
-        return (f"{self.what}: {self.starts} start{'s' if self.starts != 1 else ''} ({', '.join(parts)}), "
-                f"{self.steps} steps each; best {_fmt(self.best)}{unit} against the known configuration's "
-                f"{_fmt(self.known)}{unit}{gap}: {outcome}")
+        outcome = "it reached the known configuration" if self.reached else "it did not reach the known configuration"
+        return (
+            f"{self.what}: {self.starts} start{'s' if self.starts != 1 else ''} ({', '.join(parts)}), "
+            f"{self.steps} steps each; best {_fmt(self.best)}{unit} against the known configuration's "
+            f"{_fmt(self.known)}{unit}{gap}: {outcome}"
+        )
 
     def to_dict(self) -> dict:
-        return {"what": self.what, "starts": self.starts, "known_starts": self.known_starts,
-                "perturbed_starts": self.perturbed_starts, "steps": self.steps, "best": self.best,
-                "known": self.known, "unit": self.unit, "slack": self.slack, "reached": self.reached}
+        return {
+            "what": self.what,
+            "starts": self.starts,
+            "known_starts": self.known_starts,
+            "perturbed_starts": self.perturbed_starts,
+            "steps": self.steps,
+            "best": self.best,
+            "known": self.known,
+            "unit": self.unit,
+            "slack": self.slack,
+            "reached": self.reached,
+        }
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Search":
+    def from_dict(cls, d: Mapping) -> Search:
         if not isinstance(d, Mapping):
             raise ValueError(f"search: expected a mapping, got {brief(d)}")
         keys = ("what", "starts", "known_starts", "perturbed_starts", "steps", "best", "known")
@@ -789,9 +820,11 @@ class Verdict:
 
     def __post_init__(self):
         if not isinstance(self.claim, str) or not _CLAIM_ID.fullmatch(self.claim):
-            raise ClaimIdError(f"claim: expected an id like 'thm-4.2/equal-hdi' (lower-case words of letters and "
-                               f"digits joined by '-' or '.', parts separated by '/'), got {brief(self.claim)}",
-                               self.claim)
+            raise ClaimIdError(
+                f"claim: expected an id like 'thm-4.2/equal-hdi' (lower-case words of letters and "
+                f"digits joined by '-' or '.', parts separated by '/'), got {brief(self.claim)}",
+                self.claim,
+            )
         verdict_word(self.verdict, "verdict")
         for name in ("statement", "criterion"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
@@ -812,8 +845,9 @@ class Verdict:
             self._check_power()
         if self.verdict == HOLDS_UNDER and not self.conditions.strip():
             if not prem:
-                raise ConditionsError(f"conditions: a verdict {HOLDS_UNDER!r} must state them (or rest on premises; "
-                                      "none were given)")
+                raise ConditionsError(
+                    f"conditions: a verdict {HOLDS_UNDER!r} must state them (or rest on premises; none were given)"
+                )
             object.__setattr__(self, "conditions", _premises.conditions_text(prem))
 
     def _apply_premises(self, prem: tuple) -> None:
@@ -822,8 +856,10 @@ class Verdict:
             if not failed:
                 raise ValueError(f"verdict: {OUTSIDE!r} needs a premise that fails (claim {self.claim!r})")
             if self.shows not in DECISIONS:
-                raise ValueError(f"shows: an {OUTSIDE!r} record keeps the rule's decision on the numbers, one of "
-                                 f"{DECISIONS}, got {brief(self.shows)}")
+                raise ValueError(
+                    f"shows: an {OUTSIDE!r} record keeps the rule's decision on the numbers, one of "
+                    f"{DECISIONS}, got {brief(self.shows)}"
+                )
             object.__setattr__(self, "conditions", "")
             return
         if self.shows:
@@ -839,11 +875,14 @@ class Verdict:
                 f"detectable: claim {self.claim!r} says {self.decision!r} from a non-detection, but the run could "
                 f"only detect a violation of {_fmt(self.detectable)}{_unit(self.unit)}, above the tolerance "
                 f"{_fmt(self.tolerance)}{_unit(self.unit)} that matters: its rule must say {UNDECIDED!r} "
-                "(power_verdict)")
+                "(power_verdict)"
+            )
         if self.search is not None and not self.search.reached:
-            raise ValueError(f"search: claim {self.claim!r} says {self.decision!r} from a search that did not reach "
-                             f"the known configuration ({self.search.text()}): its rule must say {UNDECIDED!r} "
-                             "(search_verdict)")
+            raise ValueError(
+                f"search: claim {self.claim!r} says {self.decision!r} from a search that did not reach "
+                f"the known configuration ({self.search.text()}): its rule must say {UNDECIDED!r} "
+                "(search_verdict)"
+            )
 
     @property
     def decision(self) -> str:
@@ -887,7 +926,7 @@ class Verdict:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Verdict":
+    def from_dict(cls, d: Mapping) -> Verdict:
         """The record :meth:`to_dict` wrote; a malformed one raises ``ValueError`` naming ``d`` and the claim."""
         if not isinstance(d, Mapping):
             raise ValueError(f"d: expected a verdict record (a mapping), got {type(d).__name__}")
@@ -902,19 +941,32 @@ class Verdict:
             for i, s in enumerate(raw):
                 if not isinstance(s, Mapping) or "name" not in s or "value" not in s:
                     raise ValueError(f"statistics[{i}]: expected a mapping with 'name' and 'value', got {brief(s)}")
-                stats.append(Statistic(s["name"], s["value"], math.nan if s.get("se") is None else s["se"],
-                                       s.get("unit", "")))
+                stats.append(
+                    Statistic(s["name"], s["value"], math.nan if s.get("se") is None else s["se"], s.get("unit", ""))
+                )
             raw_prem = d.get("premises") or ()
             if not isinstance(raw_prem, (list, tuple)):
                 raise ValueError(f"premises: expected a list, got {type(raw_prem).__name__}")
             prem = tuple(Premise.from_dict(p) for p in raw_prem)
             found = d.get("search")
-            return cls(claim=d["claim"], statement=d["statement"], verdict=d["verdict"], criterion=d["criterion"],
-                       statistics=tuple(stats), detectable=d.get("detectable"), chapter=d.get("chapter", ""),
-                       section=d.get("section", ""), conditions=d.get("conditions", "") or "",
-                       premises=prem, shows=d.get("shows", "") or "", finding=d.get("finding", "") or "",
-                       tolerance=d.get("tolerance"), unit=d.get("unit", "") or "", role=d.get("role", PAPER),
-                       search=None if found is None else Search.from_dict(found))
+            return cls(
+                claim=d["claim"],
+                statement=d["statement"],
+                verdict=d["verdict"],
+                criterion=d["criterion"],
+                statistics=tuple(stats),
+                detectable=d.get("detectable"),
+                chapter=d.get("chapter", ""),
+                section=d.get("section", ""),
+                conditions=d.get("conditions", "") or "",
+                premises=prem,
+                shows=d.get("shows", "") or "",
+                finding=d.get("finding", "") or "",
+                tolerance=d.get("tolerance"),
+                unit=d.get("unit", "") or "",
+                role=d.get("role", PAPER),
+                search=None if found is None else Search.from_dict(found),
+            )
         except ValueError as exc:
             raise ValueError(f"d: the record of claim {d.get('claim')!r}: {exc}") from None
 
@@ -932,7 +984,7 @@ def predicate(verdict: str, plural: bool = False) -> str:
     return PREDICATES[verdict][1 if plural else 0]
 
 
-def verdict_macros(macros, name: str, r: "Verdict") -> None:
+def verdict_macros(macros, name: str, r: Verdict) -> None:
     """Write a record's verdict as two LaTeX macros of ``macros`` (:class:`mhanw.infra.texout.Macros`):
     ``Verdict<name>``, the verdict's words (:func:`verdict_words`: for "outside its conditions" with the
     failed premise and what the numbers show; conditions are left to the record's table), for "(verdict:
@@ -993,17 +1045,20 @@ def no_violation_criterion(tolerance: float, *, unit: str = "", n_se: float = N_
     tol = standard_error(tolerance, "tolerance")
     k = standard_error(n_se, "n_se")
     t = f"{_fmt(tol)}{_unit(note(unit, 'unit'))}"
-    return (f"holds when |effect| + {k:g} s.e. <= {t} (the whole interval within the tolerance), fails when "
-            f"|effect| exceeds both {k:g} s.e. and {t}, undecided otherwise")
+    return (
+        f"holds when |effect| + {k:g} s.e. <= {t} (the whole interval within the tolerance), fails when "
+        f"|effect| exceeds both {k:g} s.e. and {t}, undecided otherwise"
+    )
 
 
-def _measured(value, name: str) -> "Statistic":
+def _measured(value, name: str) -> Statistic:
     """``value`` if it is a :class:`Statistic` with a standard error (not an exact number, whose s.e. is NaN)."""
     if not isinstance(value, Statistic):
         raise ValueError(f"{name}: expected a Statistic, got {type(value).__name__}")
     if math.isnan(value.se):
-        raise ValueError(f"{name}: expected a Statistic with a standard error (the rule decides from it), got "
-                         f"{brief(value)}")
+        raise ValueError(
+            f"{name}: expected a Statistic with a standard error (the rule decides from it), got {brief(value)}"
+        )
     return value
 
 
@@ -1023,8 +1078,9 @@ def _record_fields(values, name: str) -> dict:
 
 
 @checked(effect=_measured, tolerance=standard_error, n_se=standard_error, extra=statistics, fields=_record_fields)
-def no_violation_record(effect: Statistic, tolerance: float, *, n_se: float = N_SE, extra: tuple = (),
-                        **fields) -> Verdict:
+def no_violation_record(
+    effect: Statistic, tolerance: float, *, n_se: float = N_SE, extra: tuple = (), **fields
+) -> Verdict:
     """The record of a claim decided by :func:`no_violation` on the statistic ``effect`` (its value and s.e.).
 
     ``fields``: the record's ``claim``, ``statement``, ``criterion`` (what the effect is; the rule's
@@ -1035,8 +1091,15 @@ def no_violation_record(effect: Statistic, tolerance: float, *, n_se: float = N_
     verdict, detectable = no_violation(effect.value, effect.se, tolerance, n_se=n_se)
     what = fields.pop("criterion", "")
     rule = no_violation_criterion(tolerance, unit=effect.unit, n_se=n_se)
-    return Verdict(verdict=verdict, statistics=(effect, *extra), detectable=detectable, tolerance=float(tolerance),
-                   unit=effect.unit, criterion=f"{what}: {rule}" if what else rule, **fields)
+    return Verdict(
+        verdict=verdict,
+        statistics=(effect, *extra),
+        detectable=detectable,
+        tolerance=float(tolerance),
+        unit=effect.unit,
+        criterion=f"{what}: {rule}" if what else rule,
+        **fields,
+    )
 
 
 @checked(verdict=verdict_word, detectable=standard_error, tolerance=standard_error)
@@ -1048,7 +1111,7 @@ def power_verdict(verdict: str, detectable: float, tolerance: float) -> str:
 
 
 @checked(verdict=verdict_word, found=search)
-def search_verdict(verdict: str, found: "Search") -> str:
+def search_verdict(verdict: str, found: Search) -> str:
     """``verdict``, or "undecided at this size" when it is a holds resting on a search that did not reach
     the known configuration (:attr:`Search.reached`)."""
     return UNDECIDED if verdict in (HOLDS, HOLDS_UNDER) and not found.reached else verdict
@@ -1077,8 +1140,7 @@ def significant_effect(effect: float, se: float, *, sign: int = 1, n_se: float =
 
 
 @checked(effect=number, se=standard_error, positive=text, negative=text, neither=text, n_se=standard_error)
-def direction_words(effect: float, se: float, *, positive: str, negative: str, neither: str,
-                    n_se: float = N_SE) -> str:
+def direction_words(effect: float, se: float, *, positive: str, negative: str, neither: str, n_se: float = N_SE) -> str:
     """Words for the sign of an effect, decided as :func:`significant_effect` decides it.
 
     ``positive`` when ``effect > n_se * se``, ``negative`` when ``effect < -n_se * se``,
@@ -1187,7 +1249,9 @@ def load_records(path) -> list[Verdict]:
     except UnicodeDecodeError as exc:
         raise ValueError(f"path: {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:  # missing, a directory, unreadable
-        raise ValueError(f"path: cannot read {path} as a file of records ({exc.strerror or type(exc).__name__})") from None
+        raise ValueError(
+            f"path: cannot read {path} as a file of records ({exc.strerror or type(exc).__name__})"
+        ) from None
     if isinstance(data, dict) and "claims" in data:
         data = data["claims"]
     if not isinstance(data, list):
@@ -1267,8 +1331,10 @@ def power_text(r: Verdict) -> str:
     return f"the run could detect a violation larger than {_fmt(r.detectable, 2)}{_unit(r.unit)}{tol}"
 
 
-_ROLE_NOTES = {SIDE_CHECK: "A side check of the companion, not a claim of the paper.",
-               TAUTOLOGY: "A tautology: true by construction, not evidence for the paper."}
+_ROLE_NOTES = {
+    SIDE_CHECK: "A side check of the companion, not a claim of the paper.",
+    TAUTOLOGY: "A tautology: true by construction, not evidence for the paper.",
+}
 
 
 def findings_markdown(records: Iterable[Verdict]) -> str:

@@ -92,9 +92,15 @@ def cmd_run(args) -> int:
     elif args.seed:
         overrides = scenarios.seed_params(args.seed, ROOT).get(args.chapter, {})
     fidelity = args.fidelity or ("quick" if args.records or args.scenario or args.seed else "paper")
-    timing = runner.run_job(ROOT, args.chapter, layout=_layout(args.out), fidelity=fidelity, overrides=overrides,
-                            mode="records" if args.records else "full",
-                            guards_are_findings=bool(args.scenario or args.seed))
+    timing = runner.run_job(
+        ROOT,
+        args.chapter,
+        layout=_layout(args.out),
+        fidelity=fidelity,
+        overrides=overrides,
+        mode="records" if args.records else "full",
+        guards_are_findings=bool(args.scenario or args.seed),
+    )
     print(runner.report_line(timing), flush=True)
     return 0
 
@@ -172,7 +178,9 @@ def cmd_paper(args) -> int:
     if args.run:
         run = ROOT / args.run
         gen, figs, out = run / "generated", run / "figures", run / "paper"
-        records = ledger.with_section_numbers(ledger.collect(run / "results")[0], ledger.section_numbers(ROOT / "paper"))
+        records = ledger.with_section_numbers(
+            ledger.collect(run / "results")[0], ledger.section_numbers(ROOT / "paper")
+        )
         from mhanw.infra.texout import write_atomic
 
         ledger.write_json(run / "claims.json", records)
@@ -206,8 +214,9 @@ def cmd_scenario_report(args) -> int:
     ref_path = ledger.reference_path(ROOT, args.fidelity)
     base = ledger.load_ledger(ref_path)
     # the chapters the scenario changes, on both sides (the others are the default run's)
-    diff = ledger.differences([r for r in base if r["chapter"] in sc.changed],
-                              [r for r in mine if r["chapter"] in sc.changed])
+    diff = ledger.differences(
+        [r for r in base if r["chapter"] in sc.changed], [r for r in mine if r["chapter"] in sc.changed]
+    )
     stopped = ledger.stopped_chapters(ROOT / args.run / "results")
     print(f"==> scenario {sc.name}: {len(mine)} verdicts; against {ref_path.relative_to(ROOT)}:")
     for chapter, message in stopped.items():
@@ -237,8 +246,10 @@ def cmd_readme(args) -> int:
 
     if args.check:
         if theorems.readme_current_block(ROOT) != theorems.readme_block(ROOT):
-            raise ValueError("README.md: its table of findings differs from reference/claims-paper.json and "
-                             "book/theorems.toml (python -m mhanw.pipeline readme rewrites it)")
+            raise ValueError(
+                "README.md: its table of findings differs from reference/claims-paper.json and "
+                "book/theorems.toml (python -m mhanw.pipeline readme rewrites it)"
+            )
         print("    README.md: the table of findings is current")
         return 0
     changed = theorems.update_readme(ROOT)
@@ -266,13 +277,16 @@ def cmd_timings(args) -> int:
         by_run.setdefault(r["run"], []).append(r)
     total = sum(r["cpu_s"] for r in rows)
     for run, rs in sorted(by_run.items()):
-        print(f"    {run:<32} {len(rs):2d} jobs {sum(r['cpu_s'] for r in rs):7.0f} CPU-s "
-              f"{sum(r['wall_s'] for r in rs):7.0f} s wall")
+        print(
+            f"    {run:<32} {len(rs):2d} jobs {sum(r['cpu_s'] for r in rs):7.0f} CPU-s "
+            f"{sum(r['wall_s'] for r in rs):7.0f} s wall"
+        )
     print(f"    all jobs: {len(rows)}, {total:.0f} CPU-s")
     from mhanw.infra.texout import write_atomic
 
-    write_atomic(ROOT / "build" / "timings.json", json.dumps({"jobs": rows, "total_cpu_s": round(total, 1)},
-                                                             indent=1) + "\n")
+    write_atomic(
+        ROOT / "build" / "timings.json", json.dumps({"jobs": rows, "total_cpu_s": round(total, 1)}, indent=1) + "\n"
+    )
     return 0
 
 
@@ -282,8 +296,10 @@ def cmd_measure(args) -> int:
     command = args.command_line[1:] if args.command_line[:1] == ["--"] else args.command_line
     record = measure.run(args.label, command, ROOT, note=args.note, env=STARTED_WITH)
     measure.append(ROOT / args.into, record)
-    print(f"    {record['label']}: {record['wall_s']:.0f} s wall, {record['cpu_s']:.0f} CPU-s "
-          f"({record['cpu_counted_by']}), exit status {record['exit_status']} -> {args.into}")
+    print(
+        f"    {record['label']}: {record['wall_s']:.0f} s wall, {record['cpu_s']:.0f} CPU-s "
+        f"({record['cpu_counted_by']}), exit status {record['exit_status']} -> {args.into}"
+    )
     return 0 if record["exit_status"] == 0 else 1
 
 
@@ -322,27 +338,56 @@ def parser() -> argparse.ArgumentParser:
 
     opt = lambda *flags, **kw: (flags, kw)  # noqa: E731
     command("rules", cmd_rules, opt("--out"), opt("--scenario"))
-    command("run", cmd_run, opt("chapter"), opt("--fidelity", choices=("quick", "paper")),
-            opt("--records", action="store_true"), opt("--seed"), opt("--scenario"), opt("--out"))
-    command("copy-records", cmd_copy_records, opt("chapter"), opt("source"), opt("target"),
-            opt("--full", action="store_true"))
+    command(
+        "run",
+        cmd_run,
+        opt("chapter"),
+        opt("--fidelity", choices=("quick", "paper")),
+        opt("--records", action="store_true"),
+        opt("--seed"),
+        opt("--scenario"),
+        opt("--out"),
+    )
+    command(
+        "copy-records",
+        cmd_copy_records,
+        opt("chapter"),
+        opt("source"),
+        opt("target"),
+        opt("--full", action="store_true"),
+    )
     command("gather", cmd_gather, opt("folder"), opt("--scenario"), opt("--seed"))
     command("claims", cmd_claims)
-    command("verdicts", cmd_verdicts, opt("ledger", nargs="?", default="build/claims.json"),
-            opt("--timings", action="store_true"))
+    command(
+        "verdicts",
+        cmd_verdicts,
+        opt("ledger", nargs="?", default="build/claims.json"),
+        opt("--timings", action="store_true"),
+    )
     command("stability", cmd_stability, opt("seeds", nargs="+"))
     command("robustness", cmd_robustness, opt("scenarios", nargs="*"), opt("--stability", action="store_true"))
     command("paper", cmd_paper, opt("--run"), opt("--scenario"))
     command("scenario-check", cmd_scenario_check, opt("scenario"))
-    command("scenario-report", cmd_scenario_report, opt("scenario"), opt("--run", required=True),
-            opt("--fidelity", default="quick", choices=("quick", "paper")))
+    command(
+        "scenario-report",
+        cmd_scenario_report,
+        opt("scenario"),
+        opt("--run", required=True),
+        opt("--fidelity", default="quick", choices=("quick", "paper")),
+    )
     command("reference", cmd_reference, opt("--fidelity", default="paper", choices=("quick", "paper")))
     command("readme", cmd_readme, opt("--check", action="store_true"))
     command("book", cmd_book)
     command("check-book", cmd_check_book, opt("book", nargs="?", default="build/book"))
     command("timings", cmd_timings)
-    command("measure", cmd_measure, opt("label"), opt("--into", default=str(Path("reference") / "performance.json")),
-            opt("--note", default=""), opt("command_line", nargs=argparse.REMAINDER))
+    command(
+        "measure",
+        cmd_measure,
+        opt("label"),
+        opt("--into", default=str(Path("reference") / "performance.json")),
+        opt("--note", default=""),
+        opt("command_line", nargs=argparse.REMAINDER),
+    )
     command("deps", cmd_deps, opt("chapter"))
     command("layout", cmd_layout, opt("aux", nargs="?"))
     command("lock", cmd_lock, opt("--out", default="requirements.lock"))

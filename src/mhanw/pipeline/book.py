@@ -115,8 +115,9 @@ def inline_md(text: str) -> str:
 def record_html(text: str) -> str:
     """Record text (plain, named notation, ``$...$``) as HTML: the notation typeset, nothing read as markup."""
     parts = re.split(r"\$([^$]+)\$", notation.markdown_text(str(text)))
-    return "".join(MATH.format(html.escape(p, quote=False)) if i % 2 else html.escape(p, quote=False)
-                   for i, p in enumerate(parts))
+    return "".join(
+        MATH.format(html.escape(p, quote=False)) if i % 2 else html.escape(p, quote=False) for i, p in enumerate(parts)
+    )
 
 
 def verdict_class(verdict: str) -> str:
@@ -130,8 +131,10 @@ def verdict_anchor(verdict: str) -> str:
 
 
 def verdict_html(verdict: str, conditions: str = "") -> str:
-    badge = (f'<a class="mhanw-verdict {verdict_class(verdict)}" href="glossary.html#{verdict_anchor(verdict)}">'
-             f'{html.escape(verdict)}</a>')
+    badge = (
+        f'<a class="mhanw-verdict {verdict_class(verdict)}" href="glossary.html#{verdict_anchor(verdict)}">'
+        f"{html.escape(verdict)}</a>"
+    )
     return badge + (f' <span class="mhanw-conditions">({record_html(conditions)})</span>' if conditions else "")
 
 
@@ -139,7 +142,7 @@ def record_verdict_html(r: dict) -> str:
     """A record's verdict badge with the words :func:`mhanw.pipeline.ledger.verdict_text` prints after it:
     its conditions, or, outside its conditions, the failed premise and what the numbers show."""
     words = ledger.verdict_text(r)
-    rest = words[len(r["verdict"]):].strip()
+    rest = words[len(r["verdict"]) :].strip()
     return verdict_html(r["verdict"], rest[1:-1] if rest.startswith("(") and rest.endswith(")") else rest)
 
 
@@ -176,15 +179,25 @@ def load_labels(root: Path) -> dict[str, references.PaperLabel]:
 
 
 def _figure_outputs(nb) -> list[str]:
-    return [out["metadata"]["mhanw"]["figure"] for cell in nb.cells if cell.cell_type == "code"
-            for out in cell.get("outputs", []) if out.get("metadata", {}).get("mhanw", {}).get("figure")]
+    return [
+        out["metadata"]["mhanw"]["figure"]
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+        if out.get("metadata", {}).get("mhanw", {}).get("figure")
+    ]
 
 
 def _figure_panels(nb) -> dict[str, dict]:
     """``{figure: its panels}`` of an executed chapter (:func:`mhanw.infra.figures.panel_boxes`, kept in
     each figure output's metadata)."""
-    return {meta["figure"]: meta.get("panels") or {} for cell in nb.cells if cell.cell_type == "code"
-            for out in cell.get("outputs", []) if (meta := out.get("metadata", {}).get("mhanw", {})).get("figure")}
+    return {
+        meta["figure"]: meta.get("panels") or {}
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+        if (meta := out.get("metadata", {}).get("mhanw", {})).get("figure")
+    }
 
 
 #: Where the front page's panel thumbnails go, under the book's sources.
@@ -204,8 +217,14 @@ def panel_thumbnail(png: Path, box, out: Path) -> None:
     with Image.open(png) as im:
         w, h = im.size
         m = THUMB_MARGIN
-        crop = im.crop((int(max(0, left - m) * w), int(max(0, top - m) * h),
-                        int(min(1, right + m) * w + 0.5), int(min(1, bottom + m) * h + 0.5)))
+        crop = im.crop(
+            (
+                int(max(0, left - m) * w),
+                int(max(0, top - m) * h),
+                int(min(1, right + m) * w + 0.5),
+                int(min(1, bottom + m) * h + 0.5),
+            )
+        )
         out.parent.mkdir(parents=True, exist_ok=True)
         crop.save(out, format="png")
 
@@ -221,8 +240,10 @@ def thumbnails(thms, panels: dict[str, dict], src: Path) -> dict[str, str]:
             continue
         have = panels.get(t.figure, {})
         if t.panel not in have:
-            raise BookError(f"{theorems.THEOREMS_FILE}: claim {t.claim}: figure {t.figure} has no panel "
-                            f"{t.panel!r} (its panels: {', '.join(sorted(have)) or 'none recorded'})")
+            raise BookError(
+                f"{theorems.THEOREMS_FILE}: claim {t.claim}: figure {t.figure} has no panel "
+                f"{t.panel!r} (its panels: {', '.join(sorted(have)) or 'none recorded'})"
+            )
         rel = THUMBS / f"{t.figure}-{t.panel}.png"
         panel_thumbnail(png, have[t.panel], src / rel)
         out[t.claim] = rel.as_posix()
@@ -237,8 +258,9 @@ def _section_text(lab: references.PaperLabel | None, has_pdf: bool) -> str:
     return f'<a href="{PAPER_PDF}#nameddest={html.escape(lab.anchor)}">{text}</a>' if has_pdf and lab.anchor else text
 
 
-def card(f: theorems.Finding, ch: Chapter | None, has_pdf: bool, figures_here: set[str],
-         thumbs: dict[str, str] | None = None) -> str:
+def card(
+    f: theorems.Finding, ch: Chapter | None, has_pdf: bool, figures_here: set[str], thumbs: dict[str, str] | None = None
+) -> str:
     """One claim as a card of the front page (HTML): its key figure (or the panel ``thumbs`` holds for
     it, with a line saying which panel and what to see), the claim, what we found."""
     t = f.theorem
@@ -248,11 +270,14 @@ def card(f: theorems.Finding, ch: Chapter | None, has_pdf: bool, figures_here: s
         src = (thumbs or {}).get(t.claim)
         which = (f"Panel ({t.panel})" if t.panel.isalpha() else "One panel") if src else ""
         alt = f"{which} of the key figure of {t.title}" if src else f"The key figure of {t.title}"
-        thumb = (f'<a class="mhanw-thumb" href="{page}#figure-{t.figure}">'
-                 f'<img src="{src or f"_static/figures/{t.figure}.png"}" alt="{html.escape(alt)}" '
-                 f'loading="lazy"></a>')
-        said = ([f'{which} of the <a href="{page}#figure-{t.figure}">chapter\'s figure</a>.'] if src else []) \
-            + ([inline_md(t.look)] if t.look else [])
+        thumb = (
+            f'<a class="mhanw-thumb" href="{page}#figure-{t.figure}">'
+            f'<img src="{src or f"_static/figures/{t.figure}.png"}" alt="{html.escape(alt)}" '
+            f'loading="lazy"></a>'
+        )
+        said = ([f'{which} of the <a href="{page}#figure-{t.figure}">chapter\'s figure</a>.'] if src else []) + (
+            [inline_md(t.look)] if t.look else []
+        )
         if said:
             thumb += f'<p class="mhanw-look">{" ".join(said)}</p>'
 
@@ -263,24 +288,33 @@ def card(f: theorems.Finding, ch: Chapter | None, has_pdf: bool, figures_here: s
     if f.parts > 1 and f.part:  # say which part the verdict and the number are of
         number += f" (the part: {record_html(f.part[:1].lower() + f.part[1:] if f.part[1:2].islower() else f.part)})"
     tally = f'<p class="mhanw-tally">All its parts: {record_html(f.tally)}.</p>' if f.parts > 1 else ""
-    return "\n".join([
-        f'<article class="mhanw-card" id="{references.anchor(t.claim)}">',
-        thumb,
-        '<div class="mhanw-card-body">',
-        f'<p class="mhanw-card-title"><a href="{page}">{html.escape(t.title)}</a>'
-        f' <span class="mhanw-where">{" · ".join(where)}</span></p>',
-        f'<p class="mhanw-says"><strong>The claim.</strong> {inline_md(t.says)}</p>',
-        f'<p class="mhanw-found"><strong>What we found.</strong> {verdict_html(f.verdict)}{number}.</p>',
-        tally,
-        f'<p class="mhanw-more"><a href="{page}">Read chapter {int(t.chapter[:2])}</a> · '
-        f'<a href="ledger.html#{references.anchor(t.claim)}">its verdicts</a></p>',
-        "</div>",
-        "</article>",
-    ])
+    return "\n".join(
+        [
+            f'<article class="mhanw-card" id="{references.anchor(t.claim)}">',
+            thumb,
+            '<div class="mhanw-card-body">',
+            f'<p class="mhanw-card-title"><a href="{page}">{html.escape(t.title)}</a>'
+            f' <span class="mhanw-where">{" · ".join(where)}</span></p>',
+            f'<p class="mhanw-says"><strong>The claim.</strong> {inline_md(t.says)}</p>',
+            f'<p class="mhanw-found"><strong>What we found.</strong> {verdict_html(f.verdict)}{number}.</p>',
+            tally,
+            f'<p class="mhanw-more"><a href="{page}">Read chapter {int(t.chapter[:2])}</a> · '
+            f'<a href="ledger.html#{references.anchor(t.claim)}">its verdicts</a></p>',
+            "</div>",
+            "</article>",
+        ]
+    )
 
 
-def front_page(chapters: list[Chapter], found: list[theorems.Finding], records: list[dict], pages,
-               has_pdf: bool, figures_here: set[str], thumbs: dict[str, str] | None = None) -> str:
+def front_page(
+    chapters: list[Chapter],
+    found: list[theorems.Finding],
+    records: list[dict],
+    pages,
+    has_pdf: bool,
+    figures_here: set[str],
+    thumbs: dict[str, str] | None = None,
+) -> str:
     by_name = {ch.name: ch for ch in chapters}
     cards = [card(f, by_name.get(f.theorem.chapter), has_pdf, figures_here, thumbs) for f in found]
     pdf = f' The <a href="{PAPER_PDF}">paper (PDF)</a> reports the same checks section by section.' if has_pdf else ""
@@ -325,17 +359,23 @@ def _record_block(r: dict) -> str:
     lines = [
         f'<div class="mhanw-record" id="{references.record_anchor(r["claim"])}">',
         f'<p class="mhanw-record-head"><strong>{record_html(ledger.part_name(r["claim"]))}</strong> '
-        f'<code>{html.escape(r["claim"])}</code> {record_verdict_html(r)}</p>',
+        f"<code>{html.escape(r['claim'])}</code> {record_verdict_html(r)}</p>",
         f'<p class="mhanw-record-statement">{record_html(r["statement"])}</p>',
     ]
     if stats:
-        lines.append('<ul class="mhanw-record-stats">' + "".join(f"<li>{record_html(s)}</li>" for s in stats)
-                     + "</ul>")
-    lines.append(f'<p class="mhanw-record-criterion"><em>Criterion:</em> {record_html(r["criterion"])}'
-                 + (f' <a href="glossary.html#detectable-size">Detectable size</a>: {detectable:.3g}'
-                    + (f" {html.escape(r['unit'])}" if r.get("unit") else "")
-                    + (f" (tolerance {r['tolerance']:.3g})" if isinstance(r.get("tolerance"), (int, float)) else "")
-                    + "." if isinstance(detectable, (int, float)) else "") + "</p>")
+        lines.append('<ul class="mhanw-record-stats">' + "".join(f"<li>{record_html(s)}</li>" for s in stats) + "</ul>")
+    lines.append(
+        f'<p class="mhanw-record-criterion"><em>Criterion:</em> {record_html(r["criterion"])}'
+        + (
+            f' <a href="glossary.html#detectable-size">Detectable size</a>: {detectable:.3g}'
+            + (f" {html.escape(r['unit'])}" if r.get("unit") else "")
+            + (f" (tolerance {r['tolerance']:.3g})" if isinstance(r.get("tolerance"), (int, float)) else "")
+            + "."
+            if isinstance(detectable, (int, float))
+            else ""
+        )
+        + "</p>"
+    )
     lines.append("</div>")
     return "\n".join(lines)
 
@@ -345,12 +385,19 @@ def ledger_page(records: list[dict], chapters: list[Chapter], thms: list[theorem
     says = {t.claim: t.says for t in thms}
     by_name = {ch.name: ch for ch in chapters}
     words = ", ".join(f'<a href="glossary.html#{verdict_anchor(v)}">{html.escape(v)}</a>' for v in VOCABULARY)
-    first = (html.escape(ledger.tally_sentence(records)) + "." if records
-             else "No chapter has recorded its verdicts yet: run <code>make all</code>.")
-    out = ["# Every verdict", "",
-           f"<p>{first} One entry per verdict record of the claims ledger (<code>build/claims.json</code>), "
-           f"grouped by claim. The verdict words are {words}; deciding numbers are given ± one Monte Carlo "
-           "standard error (none for exact computations).</p>", ""]
+    first = (
+        html.escape(ledger.tally_sentence(records)) + "."
+        if records
+        else "No chapter has recorded its verdicts yet: run <code>make all</code>."
+    )
+    out = [
+        "# Every verdict",
+        "",
+        f"<p>{first} One entry per verdict record of the claims ledger (<code>build/claims.json</code>), "
+        f"grouped by claim. The verdict words are {words}; deciding numbers are given ± one Monte Carlo "
+        "standard error (none for exact computations).</p>",
+        "",
+    ]
     for g, rs in ledger.grouped(records).items():
         ch = by_name.get(rs[0].get("chapter", ""))
         title = ledger.group_name(g)
@@ -360,9 +407,12 @@ def ledger_page(records: list[dict], chapters: list[Chapter], thms: list[theorem
             where.append(f'<a href="{ch.name}.html">chapter {ch.number}</a>')
             if ch.section:
                 where.append(f"paper {_section_text(ch.section, has_pdf)}")
-        intro = (f"<strong>The claim.</strong> {inline_md(says[g])} " if g in says else "")
-        out += [f'<p class="mhanw-group-head">{intro}<span class="mhanw-where">{" · ".join(where)}</span>. '
-                f"{html.escape(ledger.counts_phrase(rs)[:1].upper() + ledger.counts_phrase(rs)[1:])}.</p>", ""]
+        intro = f"<strong>The claim.</strong> {inline_md(says[g])} " if g in says else ""
+        out += [
+            f'<p class="mhanw-group-head">{intro}<span class="mhanw-where">{" · ".join(where)}</span>. '
+            f"{html.escape(ledger.counts_phrase(rs)[:1].upper() + ledger.counts_phrase(rs)[1:])}.</p>",
+            "",
+        ]
         out += ['<div class="mhanw-records">', *[_record_block(r) for r in rs], "</div>", ""]
     return "\n".join(out)
 
@@ -380,15 +430,20 @@ def header_block(ch: Chapter, prev: Chapter | None, nxt: Chapter | None, has_pdf
         first.append(f"reported in the paper's {_section_text(ch.section, has_pdf)}{title}")
     groups = list(dict.fromkeys(ledger.group_of(r["claim"]) for r in ch.records))
     if groups:
-        first.append("its verdicts: " + ", ".join(
-            f'<a href="ledger.html#{references.anchor(g)}">{html.escape(ledger.group_name(g))}</a>' for g in groups))
+        first.append(
+            "its verdicts: "
+            + ", ".join(
+                f'<a href="ledger.html#{references.anchor(g)}">{html.escape(ledger.group_name(g))}</a>' for g in groups
+            )
+        )
     ways = ['<a href="index.html">all claims</a>', '<a href="glossary.html">glossary</a>']
     if prev:
         ways.append(f'← <a href="{prev.name}.html">{prev.label}</a>')
     if nxt:
         ways.append(f'<a href="{nxt.name}.html">{nxt.label}</a> →')
-    return ('<div class="mhanw-chapter-nav">\n<p>' + " · ".join(first) + "</p>\n<p>" + " · ".join(ways)
-            + "</p>\n</div>\n")
+    return (
+        '<div class="mhanw-chapter-nav">\n<p>' + " · ".join(first) + "</p>\n<p>" + " · ".join(ways) + "</p>\n</div>\n"
+    )
 
 
 def footer_block(prev: Chapter | None, nxt: Chapter | None) -> str:
@@ -423,11 +478,15 @@ def link_book_pages(text: str) -> str:
     so that they also work in JupyterLab, become links to the rendered pages
     (``NAME.html#anchor``; raw HTML, since Sphinx resolves a Markdown link's anchor only
     against headings, not against the pages' labels)."""
+
     def label(text):  # $...$ becomes inline math that MathJax typesets inside raw HTML (\\( escaped for Markdown)
         parts = re.split(r"\$([^$]+)\$", text.replace("`", ""))
-        return "".join(html.escape(p) if i % 2 == 0 else
-                       f'<span class="math notranslate nohighlight">\\\\({html.escape(p, quote=False)}\\\\)</span>'
-                       for i, p in enumerate(parts))
+        return "".join(
+            html.escape(p)
+            if i % 2 == 0
+            else f'<span class="math notranslate nohighlight">\\\\({html.escape(p, quote=False)}\\\\)</span>'
+            for i, p in enumerate(parts)
+        )
 
     def repl(m):
         return f'<a href="{m.group(2)}.html{m.group(3) or ""}">{label(m.group(1))}</a>'
@@ -475,12 +534,17 @@ def figure_html(name: str, caption: str) -> str:
     """A figure of a chapter: the image, its caption (Markdown with $math$, as the chapter wrote it) and
     links to the PDF and PNG files; ``id="figure-NAME"`` is where the paper and the front page link."""
     files = f'<a href="_static/figures/{name}.pdf">PDF</a> · <a href="_static/figures/{name}.png">PNG</a>'
-    text = (f'<span class="mhanw-caption-text">{inline_md(caption)}</span> ' if caption
-            else '<span class="mhanw-nocaption">(no caption)</span> ')
+    text = (
+        f'<span class="mhanw-caption-text">{inline_md(caption)}</span> '
+        if caption
+        else '<span class="mhanw-nocaption">(no caption)</span> '
+    )
     alt = html.escape(re.sub(r"[$*`]", "", caption.split(". ")[0]) if caption else f"figure {name}")
-    return (f'<figure class="mhanw-figure" id="figure-{name}">'
-            f'<img src="_static/figures/{name}.png" alt="{alt}">'
-            f'<figcaption>{text}<span class="mhanw-figfiles">({files})</span></figcaption></figure>')
+    return (
+        f'<figure class="mhanw-figure" id="figure-{name}">'
+        f'<img src="_static/figures/{name}.png" alt="{alt}">'
+        f'<figcaption>{text}<span class="mhanw-figfiles">({files})</span></figcaption></figure>'
+    )
 
 
 def _figures_with_captions(cell) -> None:
@@ -492,8 +556,11 @@ def _figures_with_captions(cell) -> None:
         if meta.get("caption_of"):
             continue
         if meta.get("figure") and out.get("output_type") == "display_data":
-            outputs.append(nbformat.v4.new_output("display_data", data={
-                "text/html": figure_html(meta["figure"], meta.get("caption", ""))}))
+            outputs.append(
+                nbformat.v4.new_output(
+                    "display_data", data={"text/html": figure_html(meta["figure"], meta.get("caption", ""))}
+                )
+            )
             continue
         outputs.append(out)
     cell.outputs = outputs
@@ -503,7 +570,9 @@ def _contents_cell(nb):
     n = sum(len(re.findall(r"^##\s", c.source, flags=re.M)) for c in nb.cells if c.cell_type == "markdown")
     if n < CONTENTS_FROM:
         return None
-    return nbformat.v4.new_markdown_cell("```{contents} On this page\n:local:\n:depth: 1\n:backlinks: none\n:class: mhanw-contents\n```")
+    return nbformat.v4.new_markdown_cell(
+        "```{contents} On this page\n:local:\n:depth: 1\n:backlinks: none\n:class: mhanw-contents\n```"
+    )
 
 
 def prepare_chapter(nb, ch: Chapter, prev, nxt, chapters, has_pdf: bool, resolver: references.Resolver):
@@ -518,7 +587,11 @@ def prepare_chapter(nb, ch: Chapter, prev, nxt, chapters, has_pdf: bool, resolve
             for out in cell.get("outputs", []):  # references in generated Markdown (findings, takeaways)
                 data = out.get("data", {})
                 if "text/markdown" in data:
-                    md = "".join(data["text/markdown"]) if isinstance(data["text/markdown"], list) else data["text/markdown"]
+                    md = (
+                        "".join(data["text/markdown"])
+                        if isinstance(data["text/markdown"], list)
+                        else data["text/markdown"]
+                    )
                     data["text/markdown"] = link_book_pages(resolver.markdown(md, f"{ch.name}, output of cell {i}"))
     merge_parameters(nb)
     header = header_block(ch, prev, nxt, has_pdf)
@@ -526,7 +599,7 @@ def prepare_chapter(nb, ch: Chapter, prev, nxt, chapters, has_pdf: bool, resolve
     title = re.search(r"^#\s+.+$", nb.cells[first].source, flags=re.M) if first is not None else None
     if title:  # right under the chapter's title
         src = nb.cells[first].source
-        nb.cells[first].source = src[:title.end()] + "\n\n" + header + "\n" + src[title.end():]
+        nb.cells[first].source = src[: title.end()] + "\n\n" + header + "\n" + src[title.end() :]
     else:
         nb.cells.insert(0 if first is None else first + 1, nbformat.v4.new_markdown_cell(header))
         first = 0 if first is None else first + 1
@@ -547,8 +620,10 @@ def timings_table(root: Path) -> str:
     for p in sorted((root / "build" / "timings" / "default").glob("*.json")):
         try:
             t = json.loads(p.read_text(encoding="utf-8"))
-            rows.append(f"| `{t['chapter']}` | {t['mode']} | {t['fidelity']} | {float(t['wall_s']):.0f} | "
-                        f"{float(t['cpu_s']):.0f} |")
+            rows.append(
+                f"| `{t['chapter']}` | {t['mode']} | {t['fidelity']} | {float(t['wall_s']):.0f} | "
+                f"{float(t['cpu_s']):.0f} |"
+            )
         except (ValueError, KeyError, TypeError):
             continue
     if not rows:
@@ -597,8 +672,12 @@ def assemble(root: Path, src: Path) -> dict:
     found = theorems.findings(thms, records, strict=False)
     chapters = []
     for name, nb in notebooks.items():
-        ch = Chapter(name, chapter_title(nb) or name, list(nb.metadata.get("mhanw", {}).get("figures", [])),
-                     [r for r in records if r.get("chapter") == name])
+        ch = Chapter(
+            name,
+            chapter_title(nb) or name,
+            list(nb.metadata.get("mhanw", {}).get("figures", [])),
+            [r for r in records if r.get("chapter") == name],
+        )
         ch.section = references.chapter_section(name, records, labels)
         chapters.append(ch)
     resolver = references.Resolver(labels, records, PAPER_PDF if has_pdf else None)
@@ -626,8 +705,9 @@ def assemble(root: Path, src: Path) -> dict:
                         figures_here.add(fig)
         panels.update(_figure_panels(notebooks[ch.name]))
     thumbs = thumbnails([f.theorem for f in found], panels, src)
-    (src / "index.md").write_text(front_page(chapters, found, records, pages, has_pdf, figures_here, thumbs),
-                                  encoding="utf-8")
+    (src / "index.md").write_text(
+        front_page(chapters, found, records, pages, has_pdf, figures_here, thumbs), encoding="utf-8"
+    )
     return {"chapters": len(chapters), "pages": len(pages), "claims": len(records), "cards": len(found)}
 
 
@@ -641,8 +721,19 @@ def build(root: Path, out: Path) -> None:
     tmp = out.with_name(out.name + ".tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E",
-           "-d", str(root / "build" / "book-doctrees"), str(src), str(tmp)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-b",
+        "html",
+        "-q",
+        "-E",
+        "-d",
+        str(root / "build" / "book-doctrees"),
+        str(src),
+        str(tmp),
+    ]
     # conf.py loads mhanw.pipeline.sphinxext: the same library as this process
     library = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (library, os.environ.get("PYTHONPATH")) if p)}
@@ -663,6 +754,8 @@ def build(root: Path, out: Path) -> None:
     if old.exists():
         shutil.rmtree(old)
     n_pages = len(list(out.glob("*.html")))
-    print(f"    {out}/index.html: {info['chapters']} chapters, {info['cards']} claims on the front page, "
-          f"{info['pages']} reference pages, {n_pages} HTML pages, {info['claims']} verdict records "
-          f"({time.monotonic() - start:.0f} s)")
+    print(
+        f"    {out}/index.html: {info['chapters']} chapters, {info['cards']} claims on the front page, "
+        f"{info['pages']} reference pages, {n_pages} HTML pages, {info['claims']} verdict records "
+        f"({time.monotonic() - start:.0f} s)"
+    )

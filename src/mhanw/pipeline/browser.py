@@ -33,10 +33,21 @@ from urllib.parse import unquote, urlparse
 
 LOCAL_SCHEMES = {"file", "data", "about", "blob"}
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--no-default-browser-check",
-    "--disable-default-apps", "--disable-extensions", "--disable-features=Translate,MediaRouter,OptimizationHints",
-    "--hide-scrollbars", "--mute-audio", "--remote-debugging-port=0", "--window-size=1280,1600",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-features=Translate,MediaRouter,OptimizationHints",
+    "--hide-scrollbars",
+    "--mute-audio",
+    "--remote-debugging-port=0",
+    "--window-size=1280,1600",
 ]
 
 # Runs in the page once it has loaded: waits for MathJax, then reports.
@@ -109,8 +120,11 @@ class Page:
         if not self.binary:
             raise RuntimeError("no Chromium found: run scripts/ensure_chromium.sh (Debian package chromium)")
         self.profile = tempfile.mkdtemp(prefix="mhanw-chromium-")
-        self.proc = subprocess.Popen([self.binary, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [self.binary, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         port_file = Path(self.profile) / "DevToolsActivePort"
         deadline = time.monotonic() + timeout
         while not (port_file.is_file() and port_file.read_text().strip()):
@@ -382,8 +396,9 @@ def lesson_problems(facts: PageFacts, limit: int = MAX_VISIBLE_CODE_LINES) -> di
         out["findings"].append(f"{name}: '{FINDINGS_TITLE}' appears {facts.findings} times (once expected)")
     long = [n for n in facts.code_lines if n > limit]
     if long:
-        out["code"].append(f"{name}: {len(long)} visible code cells longer than {limit} lines "
-                           f"({', '.join(map(str, long))} lines)")
+        out["code"].append(
+            f"{name}: {len(long)} visible code cells longer than {limit} lines ({', '.join(map(str, long))} lines)"
+        )
     if RAW_TEX.search(facts.title):
         out["title"].append(f"{name}: raw TeX in the page title: {facts.title!r}")
     return out
@@ -393,10 +408,10 @@ def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else argv
     book = Path(args[0] if args else "build/book")
     report = check(book, screenshots=book / "screenshots")
-    print(f"{len(report.pages)} pages, {report.images} images, {report.formulas} formulas, {report.links} links; "
-          f"screenshots in {book / 'screenshots'}")
+    print(
+        f"{len(report.pages)} pages, {report.images} images, {report.formulas} formulas, {report.links} links; "
+        f"screenshots in {book / 'screenshots'}"
+    )
     for p in report.problems:
         print(f"*** {p}")
     return 1 if report.problems else 0
-
-

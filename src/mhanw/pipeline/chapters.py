@@ -112,8 +112,9 @@ def declared(path: Path) -> dict[str, object]:
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
             target, value = node.target.id, node.value
         else:
-            raise ChapterError(f"{path}: the parameters cell holds only 'name = literal' lines "
-                               f"(line {node.lineno} is not one)")
+            raise ChapterError(
+                f"{path}: the parameters cell holds only 'name = literal' lines (line {node.lineno} is not one)"
+            )
         try:
             out[target] = ast.literal_eval(value)
         except ValueError:
@@ -134,8 +135,9 @@ def check_values(chapter: Chapter, overrides: dict) -> dict:
     defaults = declared(chapter.path)
     unknown = [k for k in overrides if k not in defaults]
     if unknown:
-        raise ChapterError(f"{chapter.name}: {', '.join(unknown)}: not a parameter of this chapter "
-                           f"(it declares {', '.join(defaults)})")
+        raise ChapterError(
+            f"{chapter.name}: {', '.join(unknown)}: not a parameter of this chapter (it declares {', '.join(defaults)})"
+        )
     merged = {**defaults, **overrides}
     if importlib.util.find_spec(chapter.module) is None:  # a chapter without a module of its own: names only
         return merged

@@ -88,11 +88,14 @@ def read_layout(aux: Path) -> Layout:
         elif m := _FLOATPAGE.match(line):
             float_pages.append(int(m.group(1)))
         elif line.startswith("\\mhanwreferences{"):
-            refs_page = int(line[len("\\mhanwreferences{"):].rstrip("}"))
+            refs_page = int(line[len("\\mhanwreferences{") :].rstrip("}"))
     if not seen_marks:
         raise ValueError(f"{aux}: no \\mhanwref lines; was it written by paper/main.tex with the layout marks?")
-    floats = [Placement(label, number, page, first_ref.get(label))
-              for label, (number, page) in labels.items() if label.startswith(FLOAT_PREFIXES)]
+    floats = [
+        Placement(label, number, page, first_ref.get(label))
+        for label, (number, page) in labels.items()
+        if label.startswith(FLOAT_PREFIXES)
+    ]
     floats.sort(key=lambda p: (p.page, p.label))
     return Layout(floats, sorted(set(float_pages)), refs_page)
 
@@ -100,10 +103,14 @@ def read_layout(aux: Path) -> Layout:
 def report(layout: Layout) -> str:
     lines = [f"{'float':<26} {'no.':>4} {'page':>5} {'1st ref':>8} {'after':>6}"]
     for p in layout.floats:
-        lines.append(f"{p.label:<26} {p.number:>4} {p.page:>5} {p.first_ref if p.first_ref is not None else '-':>8} "
-                     f"{p.distance if p.distance is not None else '-':>6}")
-    lines.append(f"pages of floats only: {', '.join(map(str, layout.float_pages)) or 'none'}"
-                 f" (references start on page {layout.references_page})")
+        lines.append(
+            f"{p.label:<26} {p.number:>4} {p.page:>5} {p.first_ref if p.first_ref is not None else '-':>8} "
+            f"{p.distance if p.distance is not None else '-':>6}"
+        )
+    lines.append(
+        f"pages of floats only: {', '.join(map(str, layout.float_pages)) or 'none'}"
+        f" (references start on page {layout.references_page})"
+    )
     return "\n".join(lines)
 
 
@@ -114,5 +121,3 @@ def main(argv: list[str]) -> int:
     for problem in layout.problems:
         print(f"*** {problem}")
     return 1 if layout.problems else 0
-
-

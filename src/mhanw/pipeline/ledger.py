@@ -32,14 +32,27 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from mhanw.infra import notation, prose
 from mhanw.infra.texout import format_number, tex_escape, tex_text, write_atomic
-from mhanw.infra.verdicts import (HOLDS, HOLDS_UNDER, OUTSIDE, PAPER, PREDICATES, SIDE_CHECK,
-                                  TAUTOLOGY, UNDECIDED, VOCABULARY, Statistic, Verdict, gather, statistic_text,
-                                  verdict_phrase)
+from mhanw.infra.verdicts import (
+    HOLDS,
+    HOLDS_UNDER,
+    OUTSIDE,
+    PAPER,
+    PREDICATES,
+    SIDE_CHECK,
+    TAUTOLOGY,
+    UNDECIDED,
+    VOCABULARY,
+    Statistic,
+    Verdict,
+    gather,
+    statistic_text,
+    verdict_phrase,
+)
 
 #: The LaTeX label of the generated claims table (paper/generated/claims_table.tex): chapters cite it as
 #: ``[](paper:tab:claims)``.
@@ -139,8 +152,14 @@ def write_json(path, data) -> Path:
 # --------------------------------------------------------------------------- names
 
 
-_GROUP_NAMES = {"thm": "Theorem", "lemma": "Lemma", "prop": "Proposition", "cor": "Corollary",
-                "def": "Definition", "eq": "Equation"}
+_GROUP_NAMES = {
+    "thm": "Theorem",
+    "lemma": "Lemma",
+    "prop": "Proposition",
+    "cor": "Corollary",
+    "def": "Definition",
+    "eq": "Equation",
+}
 
 #: The titles the paper gives the claims that carry no number (its section titles, shortened).
 GROUP_TITLES = {
@@ -156,17 +175,32 @@ GROUP_TITLES = {
 _PART_PHRASES = {
     "training-orthogonal": "training pushes heads apart",
     "penalty": "with an orthogonality penalty",
-    **{f"{m}-{shape}-{comb}": f"{m_words}, {shape_words}, {comb_words}"
-       for m, m_words in (("iso", "isotropic $m$"), ("aniso", "anisotropic $m$"))
-       for shape, shape_words in (("equal", "$Hd_k=d$"), ("over", "$Hd_k>d$"), ("under", "$Hd_k<d$"))
-       for comb, comb_words in (("average", "averaged heads"), ("sum", "summed heads"),
-                                ("concat", "heads through $W_V$ and $W_O$"))},
+    **{
+        f"{m}-{shape}-{comb}": f"{m_words}, {shape_words}, {comb_words}"
+        for m, m_words in (("iso", "isotropic $m$"), ("aniso", "anisotropic $m$"))
+        for shape, shape_words in (("equal", "$Hd_k=d$"), ("over", "$Hd_k>d$"), ("under", "$Hd_k<d$"))
+        for comb, comb_words in (
+            ("average", "averaged heads"),
+            ("sum", "summed heads"),
+            ("concat", "heads through $W_V$ and $W_O$"),
+        )
+    },
 }
 
 #: Words of claim ids as the text writes them (acronyms, notation, the regression functions' names).
 _PART_WORDS = {
-    "imse": "IMSE", "mse": "MSE", "hdi": "HDI", "pa": "HDI_PA", "nw": "NW", "bert": "BERT", "neff": "n_eff",
-    "ddof1": "divisor R - 1", "gaussian": "Gaussian", "kappa": "κ", "breiman": "Breiman", "rho": "rho_bar",
+    "imse": "IMSE",
+    "mse": "MSE",
+    "hdi": "HDI",
+    "pa": "HDI_PA",
+    "nw": "NW",
+    "bert": "BERT",
+    "neff": "n_eff",
+    "ddof1": "divisor R - 1",
+    "gaussian": "Gaussian",
+    "kappa": "κ",
+    "breiman": "Breiman",
+    "rho": "rho_bar",
     "fibonacci": "Fibonacci",
 }
 
@@ -233,7 +267,7 @@ def counts(records: Iterable[dict]) -> dict[str, int]:
 
 
 def counts_phrase(records: list[dict], noun: str = "parts") -> str:
-    """"all four parts hold" / "two of five parts hold, three fail as stated" (each verdict once)."""
+    """ "all four parts hold" / "two of five parts hold, three fail as stated" (each verdict once)."""
     c = counts(records)
     n = sum(c.values())
     if n == 0:
@@ -252,7 +286,7 @@ def counts_phrase(records: list[dict], noun: str = "parts") -> str:
 
 
 def overall_sentence(records: list[dict], what: tuple[str, str] = ("statement checked", "statements checked")) -> str:
-    """"Of the 52 statements checked, 20 hold, 18 fail as stated and ..." (each verdict once); ``what``:
+    """ "Of the 52 statements checked, 20 hold, 18 fail as stated and ..." (each verdict once); ``what``:
     the noun phrase, (one, several)."""
     c = counts(records)
     n = sum(c.values())
@@ -260,10 +294,10 @@ def overall_sentence(records: list[dict], what: tuple[str, str] = ("statement ch
         raise ValueError("records: expected at least one record")
     one, several = what
     if n == 1:
-        v, = c
+        (v,) = c
         return f"The one {one} {_VERBS[v][0]}"
     if len(c) == 1:
-        v, = c
+        (v,) = c
         return f"{_capital(prose.count_of(n, n, several))} {_VERBS[v][1]}"
     parts = [f"{prose.number_word(k)} {_VERBS[v][0 if k == 1 else 1]}" for v, k in c.items()]
     return f"Of the {prose.number_word(n)} {several}, {prose.join_list(parts)}"
@@ -289,16 +323,19 @@ def tally_sentence(records: list[dict]) -> str:
     if paper:
         k = len({group_of(r["claim"]) for r in paper})
         claims = "one claim" if k == 1 else f"{prose.number_word(k)} claims"
-        out.append(overall_sentence(paper, (f"part checked of the paper's {claims}",
-                                            f"parts checked of the paper's {claims}")))
+        out.append(
+            overall_sentence(paper, (f"part checked of the paper's {claims}", f"parts checked of the paper's {claims}"))
+        )
     if side:
         s = overall_sentence(side, ("side check of the companion's own", "side checks of the companion's own"))
         out.append(s if not out else s[:1].lower() + s[1:])
     if taut:
         k = len(taut)
         titles = prose.join_list([claim_title(r["claim"]) for r in taut])
-        s = (f"{'one record is a tautology' if k == 1 else prose.number_word(k) + ' records are tautologies'} "
-             f"(true by construction) and {'is' if k == 1 else 'are'} not counted: {titles}")
+        s = (
+            f"{'one record is a tautology' if k == 1 else prose.number_word(k) + ' records are tautologies'} "
+            f"(true by construction) and {'is' if k == 1 else 'are'} not counted: {titles}"
+        )
         out.append(s if out else _capital(s))
     return "; ".join(out)
 
@@ -339,11 +376,16 @@ def outside_sentence(records: list[dict]) -> str:
     said = []
     for r in out:
         detail = r.get("finding") or deciding_statistic(r)
-        said.append(f"{claim_title(r['claim'])} ({failure_of(r)}): on its numbers it {numbers_predicate(r['shows'])}"
-                    + (f", {detail[:1].lower() + detail[1:]}" if detail else ""))
+        said.append(
+            f"{claim_title(r['claim'])} ({failure_of(r)}): on its numbers it {numbers_predicate(r['shows'])}"
+            + (f", {detail[:1].lower() + detail[1:]}" if detail else "")
+        )
     k = len(out)
-    head = ("One record lies outside its conditions" if k == 1 else
-            f"{_capital(prose.number_word(k))} records lie outside their conditions")
+    head = (
+        "One record lies outside its conditions"
+        if k == 1
+        else f"{_capital(prose.number_word(k))} records lie outside their conditions"
+    )
     return _sentence(f"{head} under these parameters: {'; '.join(said)}")
 
 
@@ -382,9 +424,15 @@ def claim_tex(claim: str) -> str:
 
 
 def _statistics(r: dict) -> list[Statistic]:
-    return [Statistic(s["name"], math.nan if s["value"] is None else s["value"],
-                      math.nan if s.get("se") is None else s["se"], s.get("unit", ""))
-            for s in r.get("statistics", ())]
+    return [
+        Statistic(
+            s["name"],
+            math.nan if s["value"] is None else s["value"],
+            math.nan if s.get("se") is None else s["se"],
+            s.get("unit", ""),
+        )
+        for s in r.get("statistics", ())
+    ]
 
 
 def statistic_texts(r: dict) -> list[str]:
@@ -466,57 +514,80 @@ def latex_table(records: list[dict]) -> str:
     The conditions of "holds under the stated conditions" and the failed premises of "outside its
     conditions" are notes under the table (one per distinct text, :func:`condition_marks`), so the
     verdict column stays one or two lines high; side checks and tautologies are marked after the claim."""
-    head = ("% Generated by mhanw.pipeline.ledger from build/claims.json; do not edit.\n")
+    head = "% Generated by mhanw.pipeline.ledger from build/claims.json; do not edit.\n"
     if not records:
-        return head + ("\\paragraph{Claims ledger.} No chapter has recorded its verdicts yet "
-                       "(\\texttt{build/claims.json} is empty), so no table of verdicts can be printed.\n")
+        return head + (
+            "\\paragraph{Claims ledger.} No chapter has recorded its verdicts yet "
+            "(\\texttt{build/claims.json} is empty), so no table of verdicts can be printed.\n"
+        )
     marks = condition_marks(records)
     rows = []
     for r in records:
-        rows.append(" & ".join([
-            claim_tex(r["claim"]) + (f"\\emph{{{_ROLE_MARK[role_of(r)]}}}" if role_of(r) in _ROLE_MARK else ""),
-            tex_text(r["statement"]),
-            _verdict_cell(r, marks),
-            tex_text(deciding_statistic(r)),
-            power_tex(r),
-            _section_ref(r),
-        ]) + " \\\\")
+        rows.append(
+            " & ".join(
+                [
+                    claim_tex(r["claim"]) + (f"\\emph{{{_ROLE_MARK[role_of(r)]}}}" if role_of(r) in _ROLE_MARK else ""),
+                    tex_text(r["statement"]),
+                    _verdict_cell(r, marks),
+                    tex_text(deciding_statistic(r)),
+                    power_tex(r),
+                    _section_ref(r),
+                ]
+            )
+            + " \\\\"
+        )
     cond = {n: m for n, m in marks.items() if any(_note_of(r) == n and r["verdict"] != OUTSIDE for r in records)}
     fail = {n: m for n, m in marks.items() if n not in cond}
     notes = []
     if cond:
-        notes.append(f"Conditions of the verdicts \\emph{{{tex_text(HOLDS_UNDER)}}}: "
-                     + "; ".join(f"\\textsuperscript{{{m}}}\\,{tex_text(c)}" for c, m in cond.items()) + ".")
+        notes.append(
+            f"Conditions of the verdicts \\emph{{{tex_text(HOLDS_UNDER)}}}: "
+            + "; ".join(f"\\textsuperscript{{{m}}}\\,{tex_text(c)}" for c, m in cond.items())
+            + "."
+        )
     if fail:
-        notes.append(f"Premises that fail, for the verdicts \\emph{{{tex_text(OUTSIDE)}}}: "
-                     + "; ".join(f"\\textsuperscript{{{m}}}\\,{tex_text(c)}" for c, m in fail.items()) + ".")
-    notes_row = ("\\multicolumn{6}{@{}p{\\linewidth}@{}}{\\rule{0pt}{2.6ex}" + " ".join(notes) + "} \\\\") if notes else ""
-    return head + "\n".join([
-        "{\\footnotesize",
-        "\\setlength{\\tabcolsep}{3pt}",
-        "\\begin{longtable}{@{}>{\\raggedright\\arraybackslash}p{0.15\\linewidth}"
-        ">{\\raggedright\\arraybackslash}p{0.29\\linewidth}>{\\raggedright\\arraybackslash}p{0.12\\linewidth}"
-        ">{\\raggedright\\arraybackslash}p{0.23\\linewidth}>{\\raggedright\\arraybackslash}p{0.1\\linewidth}r@{}}",
-        "\\caption{Every verdict of the companion, one row per record of the claims ledger "
-        "(\\texttt{build/claims.json}): the statement checked, its verdict, the deciding statistic "
-        "$\\pm$ its standard error, and the smallest violation the run could have detected with the "
-        "tolerance that matters for the claim (a claim holds from a non-detection only when the first is "
-        "below the second). A claim outside its conditions keeps what its numbers show; side checks of "
-        "the companion's own and tautologies are marked after the claim and counted apart."
-        + (" A letter after a verdict refers to its conditions, or to the premise that fails, listed under the "
-           "table." if marks else "")
-        + "}\\label{" + CLAIMS_TABLE_LABEL + "}\\\\",
-        "\\toprule",
-        "claim & statement & verdict & deciding statistic & detect.\\,/\\,tol. & sec. \\\\",
-        "\\midrule\\endfirsthead",
-        "\\toprule claim & statement & verdict & deciding statistic & detect.\\,/\\,tol. & sec. \\\\ "
-        "\\midrule\\endhead",
-        "\\bottomrule\\endfoot",
-        "\\bottomrule" + (f"\n{notes_row}" if notes_row else "") + "\\endlastfoot",
-        *rows,
-        "\\end{longtable}}",
-        "",
-    ])
+        notes.append(
+            f"Premises that fail, for the verdicts \\emph{{{tex_text(OUTSIDE)}}}: "
+            + "; ".join(f"\\textsuperscript{{{m}}}\\,{tex_text(c)}" for c, m in fail.items())
+            + "."
+        )
+    notes_row = (
+        ("\\multicolumn{6}{@{}p{\\linewidth}@{}}{\\rule{0pt}{2.6ex}" + " ".join(notes) + "} \\\\") if notes else ""
+    )
+    return head + "\n".join(
+        [
+            "{\\footnotesize",
+            "\\setlength{\\tabcolsep}{3pt}",
+            "\\begin{longtable}{@{}>{\\raggedright\\arraybackslash}p{0.15\\linewidth}"
+            ">{\\raggedright\\arraybackslash}p{0.29\\linewidth}>{\\raggedright\\arraybackslash}p{0.12\\linewidth}"
+            ">{\\raggedright\\arraybackslash}p{0.23\\linewidth}>{\\raggedright\\arraybackslash}p{0.1\\linewidth}r@{}}",
+            "\\caption{Every verdict of the companion, one row per record of the claims ledger "
+            "(\\texttt{build/claims.json}): the statement checked, its verdict, the deciding statistic "
+            "$\\pm$ its standard error, and the smallest violation the run could have detected with the "
+            "tolerance that matters for the claim (a claim holds from a non-detection only when the first is "
+            "below the second). A claim outside its conditions keeps what its numbers show; side checks of "
+            "the companion's own and tautologies are marked after the claim and counted apart."
+            + (
+                " A letter after a verdict refers to its conditions, or to the premise that fails, listed under the "
+                "table."
+                if marks
+                else ""
+            )
+            + "}\\label{"
+            + CLAIMS_TABLE_LABEL
+            + "}\\\\",
+            "\\toprule",
+            "claim & statement & verdict & deciding statistic & detect.\\,/\\,tol. & sec. \\\\",
+            "\\midrule\\endfirsthead",
+            "\\toprule claim & statement & verdict & deciding statistic & detect.\\,/\\,tol. & sec. \\\\ "
+            "\\midrule\\endhead",
+            "\\bottomrule\\endfoot",
+            "\\bottomrule" + (f"\n{notes_row}" if notes_row else "") + "\\endlastfoot",
+            *rows,
+            "\\end{longtable}}",
+            "",
+        ]
+    )
 
 
 def _csdef(prefix: str, key: str, value: str) -> str:
@@ -544,16 +615,18 @@ def latex_summary(records: list[dict]) -> str:
     A claim id without a record prints a bold "(not recorded)" and a LaTeX warning,
     never a verdict.
     """
-    lines = ["% Generated by mhanw.pipeline.ledger from build/claims.json; do not edit.",
-             "\\makeatletter",
-             "\\newcommand{\\mhanw@missing}[1]{\\textbf{(#1: not recorded)}"
-             "\\PackageWarning{mhanw}{no verdict record for claim #1}}",
-             "\\newcommand{\\ClaimVerdict}[1]{\\ifcsname mhanw@verdict@#1\\endcsname"
-             "\\csname mhanw@verdict@#1\\endcsname\\else\\mhanw@missing{#1}\\fi}",
-             "\\newcommand{\\ClaimIs}[1]{\\ifcsname mhanw@is@#1\\endcsname"
-             "\\csname mhanw@is@#1\\endcsname\\else\\mhanw@missing{#1}\\fi}",
-             "\\newcommand{\\ClaimsOf}[1]{\\ifcsname mhanw@group@#1\\endcsname"
-             "\\csname mhanw@group@#1\\endcsname\\else\\mhanw@missing{#1}\\fi}"]
+    lines = [
+        "% Generated by mhanw.pipeline.ledger from build/claims.json; do not edit.",
+        "\\makeatletter",
+        "\\newcommand{\\mhanw@missing}[1]{\\textbf{(#1: not recorded)}"
+        "\\PackageWarning{mhanw}{no verdict record for claim #1}}",
+        "\\newcommand{\\ClaimVerdict}[1]{\\ifcsname mhanw@verdict@#1\\endcsname"
+        "\\csname mhanw@verdict@#1\\endcsname\\else\\mhanw@missing{#1}\\fi}",
+        "\\newcommand{\\ClaimIs}[1]{\\ifcsname mhanw@is@#1\\endcsname"
+        "\\csname mhanw@is@#1\\endcsname\\else\\mhanw@missing{#1}\\fi}",
+        "\\newcommand{\\ClaimsOf}[1]{\\ifcsname mhanw@group@#1\\endcsname"
+        "\\csname mhanw@group@#1\\endcsname\\else\\mhanw@missing{#1}\\fi}",
+    ]
     if records:
         n = len(records)
         tally = tally_sentence(records)
@@ -561,7 +634,9 @@ def latex_summary(records: list[dict]) -> str:
         lines.append(f"\\newcommand{{\\ClaimsTally}}{{{tex_text(tally)}}}")
         lines.append(f"\\newcommand{{\\ClaimsOverall}}{{{tex_text(tally)}}}")
         found = findings_sentences(records, fallback=False)
-        lines.append(f"\\newcommand{{\\ClaimsFindings}}{{{tex_text(f'What the checks find: {found}' if found else '')}}}")
+        lines.append(
+            f"\\newcommand{{\\ClaimsFindings}}{{{tex_text(f'What the checks find: {found}' if found else '')}}}"
+        )
         lines.append(f"\\newcommand{{\\ClaimsFindingsByClaim}}{{{tex_text(findings_sentences(records))}}}")
         lines.append(f"\\newcommand{{\\ClaimsSideFindings}}{{{tex_text(findings_sentences(records, (SIDE_CHECK,)))}}}")
         lines.append(f"\\newcommand{{\\ClaimsOutside}}{{{tex_text(outside_sentence(records))}}}")
@@ -575,15 +650,17 @@ def latex_summary(records: list[dict]) -> str:
         lines.append(f"\\newcommand{{\\ClaimsByClaim}}{{{tex_text('; '.join(groups))}}}")
     else:
         none = "no chapter has recorded its verdicts yet"
-        lines += ["\\newcommand{\\ClaimsTotal}{0}",
-                  f"\\newcommand{{\\ClaimsTally}}{{{_capital(none)}}}",
-                  f"\\newcommand{{\\ClaimsOverall}}{{{_capital(none)}}}",
-                  "\\newcommand{\\ClaimsFindings}{}",
-                  f"\\newcommand{{\\ClaimsFindingsByClaim}}{{{_capital(none)}.}}",
-                  "\\newcommand{\\ClaimsSideFindings}{}",
-                  f"\\newcommand{{\\ClaimsOutside}}{{{_capital(none)}.}}",
-                  f"\\newcommand{{\\ClaimsByVerdict}}{{{none}}}",
-                  f"\\newcommand{{\\ClaimsByClaim}}{{{none}}}"]
+        lines += [
+            "\\newcommand{\\ClaimsTotal}{0}",
+            f"\\newcommand{{\\ClaimsTally}}{{{_capital(none)}}}",
+            f"\\newcommand{{\\ClaimsOverall}}{{{_capital(none)}}}",
+            "\\newcommand{\\ClaimsFindings}{}",
+            f"\\newcommand{{\\ClaimsFindingsByClaim}}{{{_capital(none)}.}}",
+            "\\newcommand{\\ClaimsSideFindings}{}",
+            f"\\newcommand{{\\ClaimsOutside}}{{{_capital(none)}.}}",
+            f"\\newcommand{{\\ClaimsByVerdict}}{{{none}}}",
+            f"\\newcommand{{\\ClaimsByClaim}}{{{none}}}",
+        ]
     lines += ["\\makeatother", ""]
     return "\n".join(lines)
 
@@ -608,13 +685,19 @@ def markdown_table(records: list[dict]) -> str:
     lines = [TABLE_HEADER, "|---|---|---|---|---|"]
     for r in records:
         stat = deciding_statistic(r)
-        lines.append("| " + " | ".join([
-            f"`{r['claim']}`",
-            _md(r["statement"]) + (f" ({_md(stat)})" if stat else ""),
-            f"`{r['chapter']}`",
-            _md(r.get("section_number") or r.get("section", "")),
-            _md(verdict_text(r)),
-        ]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    f"`{r['claim']}`",
+                    _md(r["statement"]) + (f" ({_md(stat)})" if stat else ""),
+                    f"`{r['chapter']}`",
+                    _md(r.get("section_number") or r.get("section", "")),
+                    _md(verdict_text(r)),
+                ]
+            )
+            + " |"
+        )
     return "\n".join(lines)
 
 
@@ -714,6 +797,8 @@ def write_default_ledger(root) -> list[dict]:
     gen = root / "paper" / "generated"
     write_atomic(gen / "claims_table.tex", latex_table(records))
     write_atomic(gen / "claims_summary.tex", latex_summary(records))
-    print(f"    claims ledger: build/claims.json, {len(records)} records from {len(chapters)} chapters"
-          + (f"; no records yet from {', '.join(without)}" if without else ""))
+    print(
+        f"    claims ledger: build/claims.json, {len(records)} records from {len(chapters)} chapters"
+        + (f"; no records yet from {', '.join(without)}" if without else "")
+    )
     return records

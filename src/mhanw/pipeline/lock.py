@@ -33,8 +33,9 @@ HEADER = """\
 
 
 def supported_versions() -> list[str]:
-    out = subprocess.run([str(ROOT / "scripts" / "find_python.sh"), "--supported"],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [str(ROOT / "scripts" / "find_python.sh"), "--supported"], check=True, capture_output=True, text=True
+    ).stdout
     return out.split()
 
 
@@ -49,9 +50,26 @@ def resolve(version: str, requirements: list[str], constraint: str | None = None
         req = Path(tmp, "requirements.txt")
         req.write_text("\n".join(requirements) + "\n")
         report = Path(tmp, "report.json")
-        cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed",
-               "--only-binary=:all:", "--python-version", version, "--implementation", "cp",
-               "--target", str(Path(tmp, "target")), "--report", str(report), "-r", str(req)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--quiet",
+            "--ignore-installed",
+            "--only-binary=:all:",
+            "--python-version",
+            version,
+            "--implementation",
+            "cp",
+            "--target",
+            str(Path(tmp, "target")),
+            "--report",
+            str(report),
+            "-r",
+            str(req),
+        ]
         if constraint:
             cmd += ["--constraint", constraint]
         subprocess.run(cmd, check=True, env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
@@ -85,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     versions = supported_versions()
     resolutions = {v: resolve(v, direct_requirements(), args.constraint) for v in versions}
-    text = HEADER.format(versions=", ".join(versions[:-1]) + " and " + versions[-1]) + "\n".join(merge(resolutions)) + "\n"
+    text = (
+        HEADER.format(versions=", ".join(versions[:-1]) + " and " + versions[-1]) + "\n".join(merge(resolutions)) + "\n"
+    )
     if args.out == "-":
         sys.stdout.write(text)
     else:
@@ -95,5 +115,3 @@ def main(argv: list[str] | None = None) -> int:
         os.replace(tmp, out)
         print(f"wrote {out} for CPython {', '.join(versions)}", file=sys.stderr)
     return 0
-
-

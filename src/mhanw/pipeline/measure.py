@@ -46,8 +46,9 @@ def _cpu_model() -> str:
 
 def _commit(cwd: Path) -> str:
     out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=cwd, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
-                           capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd, capture_output=True, text=True
+    ).stdout.strip()
     return (out.stdout.strip() or "unknown") + ("+changes" if dirty else "")
 
 
@@ -116,10 +117,18 @@ def run(label: str, command: list[str], cwd: Path, note: str = "", env: dict | N
         cpu = (rusage1.ru_utime - rusage0.ru_utime) + (rusage1.ru_stime - rusage0.ru_stime)
         how = "getrusage of waited-for children (orphaned workers not counted)"
     return {
-        "label": label.strip(), "command": " ".join(command), "note": note, "commit": _commit(cwd),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "wall_s": round(wall, 1),
-        "cpu_s": round(cpu, 1), "cpu_counted_by": how, "cpus": os.cpu_count(), "cpu_model": _cpu_model(),
-        "load_before": round(before[0], 2), "load_after": round(os.getloadavg()[0], 2),
+        "label": label.strip(),
+        "command": " ".join(command),
+        "note": note,
+        "commit": _commit(cwd),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "cpu_counted_by": how,
+        "cpus": os.cpu_count(),
+        "cpu_model": _cpu_model(),
+        "load_before": round(before[0], 2),
+        "load_after": round(os.getloadavg()[0], 2),
         "exit_status": proc.returncode,
     }
 
@@ -133,7 +142,7 @@ def load(path: Path) -> list[dict]:
     except (ValueError, UnicodeDecodeError) as exc:
         raise MeasureError(f"{path}: not a measurements file ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("measurements"), list):
-        raise MeasureError(f"{path}: expected {{\"measurements\": [...]}}")
+        raise MeasureError(f'{path}: expected {{"measurements": [...]}}')
     return data["measurements"]
 
 
@@ -152,9 +161,14 @@ def table(path: Path) -> str:
     out = ["| measured | commit | wall (s) | CPU (s) | load before | note |", "|---|---|---:|---:|---:|---|"]
     for r in rows:
         status = "" if r.get("exit_status") == 0 else f" (exit status {r.get('exit_status')})"
-        out.append(f"| {r['label']}{status} | `{r['commit']}` | {float(r['wall_s']):.0f} | {float(r['cpu_s']):.0f} | "
-                   f"{float(r['load_before']):.1f} | {r.get('note', '')} |")
+        out.append(
+            f"| {r['label']}{status} | `{r['commit']}` | {float(r['wall_s']):.0f} | {float(r['cpu_s']):.0f} | "
+            f"{float(r['load_before']):.1f} | {r.get('note', '')} |"
+        )
     machines = sorted({f"{r['cpus']} CPUs, {r['cpu_model']}; CPU counted by {r['cpu_counted_by']}" for r in rows})
-    out += ["", "Machine: " + " — ".join(machines) + ". Each row: `python -m mhanw.pipeline measure` "
-            "(commands and dates in `reference/performance.json`)."]
+    out += [
+        "",
+        "Machine: " + " — ".join(machines) + ". Each row: `python -m mhanw.pipeline measure` "
+        "(commands and dates in `reference/performance.json`).",
+    ]
     return "\n".join(out)

@@ -34,8 +34,16 @@ def build(root: Path, *, generated: Path, figures: Path, out: Path) -> Path:
     paper = root / "paper"
     search = os.pathsep.join(str(p) for p in (generated, figures, paper)) + os.pathsep
     env = {**os.environ, "TEXINPUTS": search, "BIBINPUTS": str(paper) + os.pathsep}
-    cmd = ["latexmk", "-pdf", "-silent", "-interaction=nonstopmode", "-halt-on-error", "-file-line-error",
-           f"-outdir={out}", str(paper / "main.tex")]
+    cmd = [
+        "latexmk",
+        "-pdf",
+        "-silent",
+        "-interaction=nonstopmode",
+        "-halt-on-error",
+        "-file-line-error",
+        f"-outdir={out}",
+        str(paper / "main.tex"),
+    ]
     log = out / "latexmk.log"
     with open(log, "w", encoding="utf-8") as fh:
         proc = subprocess.run(cmd, cwd=paper, env=env, stdout=fh, stderr=subprocess.STDOUT)
@@ -44,7 +52,7 @@ def build(root: Path, *, generated: Path, figures: Path, out: Path) -> Path:
         main_log = out / "main.log"
         lines = main_log.read_text(encoding="utf-8", errors="replace").splitlines() if main_log.is_file() else []
         first = [i for i, ln in enumerate(lines) if _ERROR.match(ln)][:3]
-        text = "\n".join("\n".join(lines[i:i + 5]) for i in first) or log.read_text(errors="replace")[-2000:]
+        text = "\n".join("\n".join(lines[i : i + 5]) for i in first) or log.read_text(errors="replace")[-2000:]
         pdf.unlink(missing_ok=True)
         raise PaperError(f"LaTeX failed; the first errors from {main_log}:\n{text}")
     pdf.touch()  # latexmk leaves an unchanged PDF alone; make compares times
@@ -60,7 +68,8 @@ def write_chapter_list(root: Path, path: Path) -> bool:
     from . import chapters
 
     text = "% Written by mhanw.pipeline.paper from notebooks/; do not edit.\n" + "".join(
-        f"\\mhanwchapter{{{c.name}}}{{{c.number}}}\n" for c in chapters.discover(root))
+        f"\\mhanwchapter{{{c.name}}}{{{c.number}}}\n" for c in chapters.discover(root)
+    )
     if path.is_file() and path.read_text(encoding="utf-8") == text:
         return False
     write_atomic(path, text)

@@ -23,6 +23,7 @@ import subprocess
 from pathlib import Path
 
 from mhanw.infra.texout import write_atomic
+
 #: Relative path from build/book/paper/main.pdf to build/book/NN_slug.html.
 BOOK_CHAPTER_BASE = "../"
 #: Digits of the abbreviated commit hash (fixed, so that the text does not depend on git's configuration).
@@ -44,9 +45,11 @@ def _git(root: Path, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[int, str] 
 
 
 def build_commit(root: Path) -> str:
-    """"abc1234", "abc1234 (dirty)" or "unknown" (see the module's docstring)."""
+    """ "abc1234", "abc1234 (dirty)" or "unknown" (see the module's docstring)."""
     top = _git(root, "rev-parse", "--show-toplevel")
-    if top is None or Path(top[1]).resolve() != Path(root).resolve():  # no git, or a repository that merely encloses this copy
+    if (
+        top is None or Path(top[1]).resolve() != Path(root).resolve()
+    ):  # no git, or a repository that merely encloses this copy
         return "unknown"
     head = _git(root, "rev-parse", "--verify", "--quiet", "HEAD")
     if head is None or not head[1]:

@@ -30,10 +30,25 @@ from . import ledger
 #: A reference: ``[text](paper:LABEL)`` or ``[text](claim:ID)`` (text may be empty).
 REFERENCE = re.compile(r"\[([^\]\n]*)\]\((paper|claim):([^)\s]+)\)")
 #: The words of a number by the kind of LaTeX counter its hyperref anchor names.
-_KINDS = {"section": "Section", "subsection": "Section", "subsubsection": "Section", "appendix": "Appendix",
-          "figure": "Figure", "table": "Table", "equation": "Equation", "AMS": "Equation", "paragraph": "Section"}
-_LABEL_KINDS = {"sec": "Section", "subsec": "Section", "fig": "Figure", "tab": "Table", "eq": "Equation",
-                "app": "Appendix"}
+_KINDS = {
+    "section": "Section",
+    "subsection": "Section",
+    "subsubsection": "Section",
+    "appendix": "Appendix",
+    "figure": "Figure",
+    "table": "Table",
+    "equation": "Equation",
+    "AMS": "Equation",
+    "paragraph": "Section",
+}
+_LABEL_KINDS = {
+    "sec": "Section",
+    "subsec": "Section",
+    "fig": "Figure",
+    "tab": "Table",
+    "eq": "Equation",
+    "app": "Appendix",
+}
 
 
 class ReferenceError(ValueError):  # noqa: A001 - the book's own error for a reference; shadows no caller's
@@ -81,7 +96,7 @@ def _groups(text: str, start: int, count: int) -> tuple[list[str], int]:
             if depth == 0:
                 break
             j += 1
-        out.append(text[i + 1:j])
+        out.append(text[i + 1 : j])
         i = j + 1
     return out, i
 
@@ -148,8 +163,10 @@ class Resolver:
         if kind == "paper":
             lab = self.labels.get(target)
             if lab is None:
-                raise ReferenceError(f"paper:{target}: no such label in the paper's .aux"
-                                     + ("" if self.labels else " (the paper has not been built)"))
+                raise ReferenceError(
+                    f"paper:{target}: no such label in the paper's .aux"
+                    + ("" if self.labels else " (the paper has not been built)")
+                )
             href = f"{self.pdf}#nameddest={lab.anchor}" if self.pdf and lab.anchor else self.pdf
             return text or lab.text, href
         if kind == "claim":
@@ -169,7 +186,7 @@ class Resolver:
                 label, href = self.resolve(m.group(2), m.group(3), m.group(1).strip())
             except ReferenceError as exc:
                 raise ReferenceError(f"{where}: {exc}") from None
-            out.append(text[last:m.start()])
+            out.append(text[last : m.start()])
             body = html.escape(label, quote=False)
             out.append(f'<a class="mhanw-ref" href="{html.escape(href)}">{body}</a>' if href else body)
             last = m.end()

@@ -72,10 +72,16 @@ def generate(root: Path) -> str:
     for s in sorted((root / "scenarios").glob("*.toml")):
         sc = scenarios.load(s, root, check_values=False)  # values: checked by each job (and `make scenario`)
         targets = " ".join(f"build/scenarios/{sc.name}/ledger/results/{n}.json" for n in sc.changed)
-        out += [f"build/scenarios/{sc.name}/ledger/claims.json: {targets} scenarios/{sc.name}.toml",
-                f"\t@$(PIPE) gather build/scenarios/{sc.name}/ledger --scenario scenarios/{sc.name}.toml", ""]
-    out += ["# A library file that has gone makes its chapters out of date instead of stopping make.",
-            *(f"{f}:" for f in sorted(every_file)), ""]
+        out += [
+            f"build/scenarios/{sc.name}/ledger/claims.json: {targets} scenarios/{sc.name}.toml",
+            f"\t@$(PIPE) gather build/scenarios/{sc.name}/ledger --scenario scenarios/{sc.name}.toml",
+            "",
+        ]
+    out += [
+        "# A library file that has gone makes its chapters out of date instead of stopping make.",
+        *(f"{f}:" for f in sorted(every_file)),
+        "",
+    ]
     return "\n".join(out)
 
 
@@ -86,13 +92,20 @@ def scenario_rules(root: Path, path: Path) -> str:
     out = [HEADER.replace("notebooks/, scenarios/", f"{path} and notebooks/"), ""]
     for ch in C.discover(root):
         n, src = ch.name, ch.path.relative_to(root).as_posix()
-        run = [f"$(SCENARIO_RUN)/results/{n}.json: {src} $({_libvar(n)}) $(SCENARIO) $(ENV_STAMP)",
-               f"\t@$(PIPE) run {n} --fidelity $(SCENARIO_FIDELITY) --scenario $(SCENARIO) --out $(SCENARIO_RUN)"]
+        run = [
+            f"$(SCENARIO_RUN)/results/{n}.json: {src} $({_libvar(n)}) $(SCENARIO) $(ENV_STAMP)",
+            f"\t@$(PIPE) run {n} --fidelity $(SCENARIO_FIDELITY) --scenario $(SCENARIO) --out $(SCENARIO_RUN)",
+        ]
         if n in sc.changed:
             out += run
         else:  # the scenario leaves this chapter's parameters alone: the default run's job, when of that fidelity
-            out += ["ifeq ($(FIDELITY),$(SCENARIO_FIDELITY))",
-                    f"$(SCENARIO_RUN)/results/{n}.json: build/results/{n}.json",
-                    f"\t@$(PIPE) copy-records {n} build $(SCENARIO_RUN) --full", "else", *run, "endif"]
+            out += [
+                "ifeq ($(FIDELITY),$(SCENARIO_FIDELITY))",
+                f"$(SCENARIO_RUN)/results/{n}.json: build/results/{n}.json",
+                f"\t@$(PIPE) copy-records {n} build $(SCENARIO_RUN) --full",
+                "else",
+                *run,
+                "endif",
+            ]
         out += [f"-include $(SCENARIO_RUN)/results/{n}.figures.mk", ""]
     return "\n".join(out)

@@ -77,13 +77,21 @@ class Layout:
     mark: Path | None = None  # the mark of a run folder outside build/ (claim)
 
     @classmethod
-    def default(cls, root: Path) -> "Layout":
+    def default(cls, root: Path) -> Layout:
         b = root / "build"
-        return cls("default", b / "notebooks", b / "results", root / "figures", root / "paper" / "generated",
-                   b / "logs" / "default", b / "stage" / "default", b / "timings" / "default")
+        return cls(
+            "default",
+            b / "notebooks",
+            b / "results",
+            root / "figures",
+            root / "paper" / "generated",
+            b / "logs" / "default",
+            b / "stage" / "default",
+            b / "timings" / "default",
+        )
 
     @classmethod
-    def under(cls, root: Path, folder: Path, *, argument: str = "--out") -> "Layout":
+    def under(cls, root: Path, folder: Path, *, argument: str = "--out") -> Layout:
         """The layout of a run into ``folder`` (relative to ``root`` unless absolute), checked by
         :func:`run_folder` (``ValueError`` naming ``argument`` for a folder a run may not write into)."""
         root = Path(root).resolve()
@@ -92,11 +100,28 @@ class Layout:
             label = folder.relative_to(root / "build").as_posix()
         except ValueError:  # a folder outside build/: its name and a digest of its path, so two runs never share
             label = f"{folder.name}-{hashlib.sha1(str(folder).encode()).hexdigest()[:10]}"
-            return cls(label, folder / "notebooks", folder / "results", folder / "figures", folder / "generated",
-                       folder / "logs", folder / ".stage", folder / "logs", folder / RUN_MARK)
+            return cls(
+                label,
+                folder / "notebooks",
+                folder / "results",
+                folder / "figures",
+                folder / "generated",
+                folder / "logs",
+                folder / ".stage",
+                folder / "logs",
+                folder / RUN_MARK,
+            )
         b = root / "build"
-        return cls(label, folder / "notebooks", folder / "results", folder / "figures", folder / "generated",
-                   b / "logs" / label, b / "stage" / label, b / "timings" / label)
+        return cls(
+            label,
+            folder / "notebooks",
+            folder / "results",
+            folder / "figures",
+            folder / "generated",
+            b / "logs" / label,
+            b / "stage" / label,
+            b / "timings" / label,
+        )
 
     def claim(self) -> None:
         """Make the run's own folder and mark it as a run's (:data:`RUN_MARK`), before anything is written
@@ -111,12 +136,19 @@ class Layout:
         listed = self.results / f"{name}.figures"
         own = re.compile(rf"{re.escape(name)}[._][A-Za-z0-9._-]*")
         figs = listed.read_text(encoding="utf-8", errors="replace").split() if listed.is_file() else []
-        figs += [p.name for p in self.figures.glob(f"{name}.*")] + [p.name for p in self.figures.glob(f"{name}_*")] \
-            if self.figures.is_dir() else []
+        figs += (
+            [p.name for p in self.figures.glob(f"{name}.*")] + [p.name for p in self.figures.glob(f"{name}_*")]
+            if self.figures.is_dir()
+            else []
+        )
         figs = [f for f in figs if own.fullmatch(f) and ".." not in f]
-        return ([self.figures / f for f in sorted(set(figs))]
-                + [listed, listed.with_name(f"{name}.figures.mk"), self.notebooks / f"{name}.ipynb", self.macros / f"{name}.tex",
-                   self.results / f"{name}.json"])
+        return [self.figures / f for f in sorted(set(figs))] + [
+            listed,
+            listed.with_name(f"{name}.figures.mk"),
+            self.notebooks / f"{name}.ipynb",
+            self.macros / f"{name}.tex",
+            self.results / f"{name}.json",
+        ]
 
 
 #: The file that marks a folder outside ``build/`` as one a pipeline run made (:meth:`Layout.claim`).
@@ -139,16 +171,21 @@ def run_folder(root: Path, folder, argument: str = "--out") -> Path:
     if real == build:
         raise ValueError(f"{argument}: build/ itself is the default run's; give a folder under it or elsewhere")
     if root.is_relative_to(real):
-        raise ValueError(f"{argument}: {str(folder)!r} holds the repository (or is the file system's root); "
-                         f"give a folder of its own")
+        raise ValueError(
+            f"{argument}: {str(folder)!r} holds the repository (or is the file system's root); give a folder of its own"
+        )
     if real.is_relative_to(root) and not real.is_relative_to(build):
-        raise ValueError(f"{argument}: {str(folder)!r} is inside the repository but not under build/: a run "
-                         f"there would write among tracked files")
+        raise ValueError(
+            f"{argument}: {str(folder)!r} is inside the repository but not under build/: a run "
+            f"there would write among tracked files"
+        )
     if real.exists() and not real.is_dir():
         raise ValueError(f"{argument}: {str(folder)!r} exists and is not a folder")
     if not real.is_relative_to(build) and real.is_dir() and any(real.iterdir()) and not (real / RUN_MARK).is_file():
-        raise ValueError(f"{argument}: {str(folder)!r} holds files no run made (no {RUN_MARK}); give a new or "
-                         f"empty folder, since a run replaces the outputs in its folder")
+        raise ValueError(
+            f"{argument}: {str(folder)!r} holds files no run made (no {RUN_MARK}); give a new or "
+            f"empty folder, since a run replaces the outputs in its folder"
+        )
     return real
 
 
@@ -185,8 +222,15 @@ def _execute_full(chapter: C.Chapter, params: dict, stage: Path, cwd: Path, log)
     os.dup2(log.fileno(), 1)
     os.dup2(log.fileno(), 2)
     try:
-        pm.execute_notebook(str(source), str(stage / f"{chapter.name}.ipynb"), parameters=params,
-                            kernel_name="python3", cwd=str(cwd), progress_bar=False, log_output=True)
+        pm.execute_notebook(
+            str(source),
+            str(stage / f"{chapter.name}.ipynb"),
+            parameters=params,
+            kernel_name="python3",
+            cwd=str(cwd),
+            progress_bar=False,
+            log_output=True,
+        )
     except pm.PapermillExecutionError as exc:
         raise _CellError(exc.ename, _ANSI.sub("", str(exc.evalue)), _ANSI.sub("", "\n".join(exc.traceback))) from None
     finally:
@@ -227,8 +271,16 @@ def _execute_records(chapter: C.Chapter, params: dict, cwd: Path, log) -> None:
         figures.records_only(False)
 
 
-def run_job(root: Path, name: str, *, layout: Layout, fidelity: str, overrides: dict | None = None,
-            mode: str = "full", guards_are_findings: bool = False) -> dict:
+def run_job(
+    root: Path,
+    name: str,
+    *,
+    layout: Layout,
+    fidelity: str,
+    overrides: dict | None = None,
+    mode: str = "full",
+    guards_are_findings: bool = False,
+) -> dict:
     """Run chapter ``name`` with ``fidelity`` and ``overrides``; publish into ``layout``.
 
     Returns the timing record ``{"chapter", "run", "mode", "fidelity", "wall_s", "cpu_s"}``.
@@ -247,8 +299,10 @@ def run_job(root: Path, name: str, *, layout: Layout, fidelity: str, overrides: 
     declared = C.check_values(chapter, overrides)
     lacking = [k for k in C.RESERVED if k not in declared]
     if lacking:
-        raise JobError(f"{name}: its parameters cell does not declare {', '.join(lacking)}, which the pipeline "
-                       f"sets (it declares {', '.join(declared)})")
+        raise JobError(
+            f"{name}: its parameters cell does not declare {', '.join(lacking)}, which the pipeline "
+            f"sets (it declares {', '.join(declared)})"
+        )
 
     layout.claim()
     stage = layout.stage / name
@@ -256,10 +310,13 @@ def run_job(root: Path, name: str, *, layout: Layout, fidelity: str, overrides: 
     (stage / "figures").mkdir(parents=True)
     layout.logs.mkdir(parents=True, exist_ok=True)
     cwd = root / "notebooks"
-    params = {"fidelity": fidelity, **overrides,
-              "figures_dir": _relative(stage / "figures", cwd),
-              "macros_path": _relative(stage / f"{name}.tex", cwd),
-              "results_path": _relative(stage / f"{name}.json", cwd)}
+    params = {
+        "fidelity": fidelity,
+        **overrides,
+        "figures_dir": _relative(stage / "figures", cwd),
+        "macros_path": _relative(stage / f"{name}.tex", cwd),
+        "results_path": _relative(stage / f"{name}.json", cwd),
+    }
     log_path = layout.logs / f"{name}.log"
     start_wall, start_cpu = time.monotonic(), _cpu_seconds()
     stopped = None
@@ -277,12 +334,19 @@ def run_job(root: Path, name: str, *, layout: Layout, fidelity: str, overrides: 
                 stopped = exc.evalue.strip()
             else:
                 _forget(layout, name)
-                raise JobError(f"{name} (run {layout.label}) failed: {exc}\n{exc.text}\nlog: "
-                               f"{_relative(log_path, root)}") from None
+                raise JobError(
+                    f"{name} (run {layout.label}) failed: {exc}\n{exc.text}\nlog: {_relative(log_path, root)}"
+                ) from None
     wall, cpu = time.monotonic() - start_wall, _cpu_seconds() - start_cpu
     _publish(root, layout, name, stage, stopped, mode)
-    timing = {"chapter": name, "run": layout.label, "mode": mode, "fidelity": fidelity,
-              "wall_s": round(wall, 2), "cpu_s": round(cpu, 2)}
+    timing = {
+        "chapter": name,
+        "run": layout.label,
+        "mode": mode,
+        "fidelity": fidelity,
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+    }
     write_atomic(layout.timings / f"{name}.json", json.dumps(timing) + "\n")
     return timing | ({"stopped": stopped} if stopped else {})
 
@@ -291,8 +355,10 @@ def _publish(root: Path, layout: Layout, name: str, stage: Path, stopped: str | 
     """Move the staged outputs into place, the results file (the make target) last."""
     _forget(layout, name)
     if stopped is not None:
-        write_atomic(layout.results / f"{name}.json",
-                     json.dumps({"chapter": name, "stopped": stopped, "claims": []}, indent=1) + "\n")
+        write_atomic(
+            layout.results / f"{name}.json",
+            json.dumps({"chapter": name, "stopped": stopped, "claims": []}, indent=1) + "\n",
+        )
         shutil.rmtree(stage, ignore_errors=True)
         return
     results, macros = stage / f"{name}.json", stage / f"{name}.tex"
@@ -356,6 +422,7 @@ def report_line(timing: dict) -> str:
     """The one line make prints for a finished job."""
     run = "" if timing["run"] == "default" else f" [{timing['run']}]"
     what = f"stopped on a guarded sentence: {timing['stopped']}" if timing.get("stopped") else "done"
-    return (f"    {timing['chapter']}{run} {what} in {timing['wall_s']:.0f} s "
-            f"({timing['cpu_s']:.0f} CPU-s, {timing['mode']}, {timing['fidelity']})")
-
+    return (
+        f"    {timing['chapter']}{run} {what} in {timing['wall_s']:.0f} s "
+        f"({timing['cpu_s']:.0f} CPU-s, {timing['mode']}, {timing['fidelity']})"
+    )

@@ -73,8 +73,10 @@ class Scenario:
         return [n for n, p in self.params.items() if p]
 
     def describe(self) -> list[str]:
-        return [f"    {n}: " + (", ".join(f"{k}={v!r}" for k, v in p.items()) if p else "defaults")
-                for n, p in self.params.items()]
+        return [
+            f"    {n}: " + (", ".join(f"{k}={v!r}" for k, v in p.items()) if p else "defaults")
+            for n, p in self.params.items()
+        ]
 
 
 def value_problem(value) -> str | None:
@@ -98,8 +100,12 @@ def value_problem(value) -> str | None:
 
 
 def _kind_of_file(mode: int) -> str:
-    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+    for test, what in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
         if test(mode):
             return what
     return "not a regular file"
@@ -126,8 +132,9 @@ def read_toml(path: Path) -> dict:
         if stat.S_ISDIR(info.st_mode):
             raise ScenarioError(f"{path}: is a folder, expected a scenario file (scenarios/NAME.toml)")
         if not stat.S_ISREG(info.st_mode):
-            raise ScenarioError(f"{path}: is {_kind_of_file(info.st_mode)}, expected a regular scenario file "
-                                "(scenarios/NAME.toml)")
+            raise ScenarioError(
+                f"{path}: is {_kind_of_file(info.st_mode)}, expected a regular scenario file (scenarios/NAME.toml)"
+            )
         if info.st_size > MAX_BYTES:
             raise ScenarioError(f"{path}: {info.st_size} bytes; a scenario file is at most {MAX_BYTES}")
         with os.fdopen(fd, "rb") as handle:
@@ -167,33 +174,41 @@ def load(path, root: Path, *, check_values: bool = True) -> Scenario:
     if not isinstance(data.get("description", ""), str):
         raise ScenarioError(f"{path}: description: expected a string")
     if len(data.get("description", "")) > MAX_DESCRIPTION or "\n\n" in data.get("description", ""):
-        raise ScenarioError(f"{path}: description: expected one paragraph of at most {MAX_DESCRIPTION} characters "
-                            f"(the paper and the book print it), got {len(data['description'])} characters")
+        raise ScenarioError(
+            f"{path}: description: expected one paragraph of at most {MAX_DESCRIPTION} characters "
+            f"(the paper and the book print it), got {len(data['description'])} characters"
+        )
     chapters = {c.name: c for c in C.discover(root)}
     for name, table in per.items():
         if name not in chapters:
-            raise ScenarioError(f"{path}: [chapters.{name}]: no chapter notebooks/{name}.md "
-                                f"(chapters: {', '.join(chapters)})")
+            raise ScenarioError(
+                f"{path}: [chapters.{name}]: no chapter notebooks/{name}.md (chapters: {', '.join(chapters)})"
+            )
         if not isinstance(table, dict):
             raise ScenarioError(f"{path}: [chapters.{name}] must be a table of parameters")
     for where, table in [("all", common)] + [(f"chapters.{n}", t) for n, t in per.items()]:
         for key, value in table.items():
             if key in C.RESERVED:
-                raise ScenarioError(f"{path}: [{where}] {key}: set by the pipeline (FIDELITY, output paths), "
-                                    "not by a scenario")
+                raise ScenarioError(
+                    f"{path}: [{where}] {key}: set by the pipeline (FIDELITY, output paths), not by a scenario"
+                )
             problem = value_problem(value)
             if problem:
                 raise ScenarioError(f"{path}: [{where}] {key}: {problem}")
     declared = {n: C.declared(c.path) for n, c in chapters.items()}
     nobody = [k for k in common if not any(k in d for d in declared.values())]
     if nobody:
-        raise ScenarioError(f"{path}: [all] {', '.join(nobody)}: no chapter declares "
-                            f"{'this parameter' if len(nobody) == 1 else 'these parameters'}")
+        raise ScenarioError(
+            f"{path}: [all] {', '.join(nobody)}: no chapter declares "
+            f"{'this parameter' if len(nobody) == 1 else 'these parameters'}"
+        )
     for name, table in per.items():
         missing = [k for k in table if k not in declared[name]]
         if missing:
-            raise ScenarioError(f"{path}: [chapters.{name}] {', '.join(missing)}: not a parameter of {name} "
-                                f"(it declares {', '.join(declared[name])})")
+            raise ScenarioError(
+                f"{path}: [chapters.{name}] {', '.join(missing)}: not a parameter of {name} "
+                f"(it declares {', '.join(declared[name])})"
+            )
     params = {}
     for name, chapter in chapters.items():
         p = {k: v for k, v in common.items() if k in declared[name]}
@@ -228,28 +243,55 @@ def note_tex(scenario: Scenario) -> str:
     that the numbers and verdicts come from another design.
     """
     from mhanw.infra.prose import ranges
+
     from .ledger import tex_escape
 
     groups: dict[tuple, list[int]] = {}  # the changes as text (a list value is not hashable) -> chapters
     for chapter, p in scenario.params.items():
         if p:
             groups.setdefault(tuple(f"{k} = {v!r}" for k, v in p.items()), []).append(int(chapter[:2]))
-    rows = [r"\item " + ("chapter " if len(nums) == 1 else "chapters ") + ranges(nums).replace("-", "--") + ": "
-            + ", ".join(r"\texttt{" + tex_escape(change) + "}" for change in changes)
-            for changes, nums in groups.items()]
+    rows = [
+        r"\item "
+        + ("chapter " if len(nums) == 1 else "chapters ")
+        + ranges(nums).replace("-", "--")
+        + ": "
+        + ", ".join(r"\texttt{" + tex_escape(change) + "}" for change in changes)
+        for changes, nums in groups.items()
+    ]
     what = tex_escape(scenario.description) if scenario.description else "no description"
-    body = (r"\noindent\fbox{\parbox{\dimexpr\linewidth-2\fboxsep-2\fboxrule}{\small"
-            r"\textbf{Built under the scenario \texttt{" + tex_escape(scenario.name) + "}} (" + what + r"). "
-            r"The sections describe the default design; every number, figure and verdict below comes "
-            r"from the chapters run with these parameters instead:"
-            + (r"\begin{itemize}\setlength{\itemsep}{0pt}" + "".join(rows) + r"\end{itemize}" if rows
-               else " none (the defaults).")
-            + "}}")
-    return "% generated by mhanw.pipeline.scenarios for the scenario's build; do not edit\n" \
-           + r"\newcommand{\ScenarioNote}{" + body + "}\n"
+    body = (
+        r"\noindent\fbox{\parbox{\dimexpr\linewidth-2\fboxsep-2\fboxrule}{\small"
+        r"\textbf{Built under the scenario \texttt{" + tex_escape(scenario.name) + "}} (" + what + r"). "
+        r"The sections describe the default design; every number, figure and verdict below comes "
+        r"from the chapters run with these parameters instead:"
+        + (
+            r"\begin{itemize}\setlength{\itemsep}{0pt}" + "".join(rows) + r"\end{itemize}"
+            if rows
+            else " none (the defaults)."
+        )
+        + "}}"
+    )
+    return (
+        "% generated by mhanw.pipeline.scenarios for the scenario's build; do not edit\n"
+        + r"\newcommand{\ScenarioNote}{"
+        + body
+        + "}\n"
+    )
 
 
 def run_record(scenario: Scenario, fidelity: str, chapters: list[str], stopped: dict[str, str]) -> str:
     """``run.json``: what ran, at which fidelity, with which parameters, and which chapters a guard stopped."""
-    return json.dumps({"scenario": scenario.name, "description": scenario.description, "fidelity": fidelity,
-                       "chapters": chapters, "parameters": scenario.params, "stopped": stopped}, indent=1) + "\n"
+    return (
+        json.dumps(
+            {
+                "scenario": scenario.name,
+                "description": scenario.description,
+                "fidelity": fidelity,
+                "chapters": chapters,
+                "parameters": scenario.params,
+                "stopped": stopped,
+            },
+            indent=1,
+        )
+        + "\n"
+    )

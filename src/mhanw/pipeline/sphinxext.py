@@ -23,21 +23,92 @@ from docutils.parsers.rst import Directive, directives
 # --------------------------------------------------------------------------- TeX as plain text
 
 _GREEK = {
-    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
-    "eta": "η", "theta": "θ", "vartheta": "ϑ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν",
-    "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "φ", "varphi": "φ",
-    "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ",
-    "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "delta": "δ",
+    "epsilon": "ε",
+    "varepsilon": "ε",
+    "zeta": "ζ",
+    "eta": "η",
+    "theta": "θ",
+    "vartheta": "ϑ",
+    "iota": "ι",
+    "kappa": "κ",
+    "lambda": "λ",
+    "mu": "μ",
+    "nu": "ν",
+    "xi": "ξ",
+    "pi": "π",
+    "rho": "ρ",
+    "sigma": "σ",
+    "tau": "τ",
+    "upsilon": "υ",
+    "phi": "φ",
+    "varphi": "φ",
+    "chi": "χ",
+    "psi": "ψ",
+    "omega": "ω",
+    "Gamma": "Γ",
+    "Delta": "Δ",
+    "Theta": "Θ",
+    "Lambda": "Λ",
+    "Xi": "Ξ",
+    "Pi": "Π",
+    "Sigma": "Σ",
+    "Phi": "Φ",
+    "Psi": "Ψ",
+    "Omega": "Ω",
 }
 _SYMBOLS = {
-    "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "approx": "≈", "sim": "∼",
-    "propto": "∝", "to": "→", "rightarrow": "→", "infty": "∞", "cdot": "·", "times": "×", "pm": "±",
-    "sum": "Σ", "prod": "Π", "ell": "ℓ", "ldots": "…", "dots": "…", "cdots": "⋯", "in": "∈", "partial": "∂",
-    "nabla": "∇", "top": "ᵀ", "perp": "⊥", "lVert": "‖", "rVert": "‖", "Vert": "‖", "lvert": "|", "rvert": "|",
-    "ln": "ln", "log": "log", "exp": "exp", "min": "min", "max": "max", "langle": "⟨", "rangle": "⟩",
+    "le": "≤",
+    "leq": "≤",
+    "ge": "≥",
+    "geq": "≥",
+    "ne": "≠",
+    "neq": "≠",
+    "approx": "≈",
+    "sim": "∼",
+    "propto": "∝",
+    "to": "→",
+    "rightarrow": "→",
+    "infty": "∞",
+    "cdot": "·",
+    "times": "×",
+    "pm": "±",
+    "sum": "Σ",
+    "prod": "Π",
+    "ell": "ℓ",
+    "ldots": "…",
+    "dots": "…",
+    "cdots": "⋯",
+    "in": "∈",
+    "partial": "∂",
+    "nabla": "∇",
+    "top": "ᵀ",
+    "perp": "⊥",
+    "lVert": "‖",
+    "rVert": "‖",
+    "Vert": "‖",
+    "lvert": "|",
+    "rvert": "|",
+    "ln": "ln",
+    "log": "log",
+    "exp": "exp",
+    "min": "min",
+    "max": "max",
+    "langle": "⟨",
+    "rangle": "⟩",
 }
-_ACCENTS = {"bar": "\u0304", "overline": "\u0304", "hat": "\u0302", "widehat": "\u0302", "tilde": "\u0303",
-            "vec": "\u20d7", "dot": "\u0307"}
+_ACCENTS = {
+    "bar": "\u0304",
+    "overline": "\u0304",
+    "hat": "\u0302",
+    "widehat": "\u0302",
+    "tilde": "\u0303",
+    "vec": "\u20d7",
+    "dot": "\u0307",
+}
 _SUP = str.maketrans("0123456789+-=()nik", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱᵏ")
 _SUB = str.maketrans("0123456789+-=()aeijkox", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑᵢⱼₖₒₓ")
 _GROUP = r"\{((?:[^{}]|\{[^{}]*\})*)\}"
@@ -57,17 +128,19 @@ def plain_tex(text: str) -> str:
     s = str(text)
     s = re.sub(r"\\\(|\\\)|\\\[|\\\]|\$", "", s)
     for _ in range(4):  # nested groups, innermost first
-        s = re.sub(r"\\(?:mathrm|mathbf|mathit|mathsf|mathcal|text|textrm|operatorname|boldsymbol)\s*" + _GROUP,
-                   r"\1", s)
+        s = re.sub(
+            r"\\(?:mathrm|mathbf|mathit|mathsf|mathcal|text|textrm|operatorname|boldsymbol)\s*" + _GROUP, r"\1", s
+        )
         s = re.sub(r"\\frac\s*" + _GROUP + r"\s*" + _GROUP, r"(\1)/(\2)", s)
-        s = re.sub(r"\\sqrt\s*" + _GROUP, lambda m: "√" + (m.group(1) if re.fullmatch(r"\\?\w+(_\w|_\{\w+\})?", m.group(1))
-                                                          else f"({m.group(1)})"), s)
-        s = re.sub(r"\\(" + "|".join(_ACCENTS) + r")\s*" + _GROUP,
-                   lambda m: m.group(2) + _ACCENTS[m.group(1)], s)
+        s = re.sub(
+            r"\\sqrt\s*" + _GROUP,
+            lambda m: "√" + (m.group(1) if re.fullmatch(r"\\?\w+(_\w|_\{\w+\})?", m.group(1)) else f"({m.group(1)})"),
+            s,
+        )
+        s = re.sub(r"\\(" + "|".join(_ACCENTS) + r")\s*" + _GROUP, lambda m: m.group(2) + _ACCENTS[m.group(1)], s)
         s = re.sub(r"\^\s*" + _GROUP, lambda m: _script(m.group(1), _SUP, "^"), s)
         s = re.sub(r"_\s*" + _GROUP, lambda m: _script(m.group(1), _SUB, "_"), s)
-    s = re.sub(r"\\(" + "|".join(_ACCENTS) + r")\s*(\\[A-Za-z]+|\w)",
-               lambda m: m.group(2) + _ACCENTS[m.group(1)], s)
+    s = re.sub(r"\\(" + "|".join(_ACCENTS) + r")\s*(\\[A-Za-z]+|\w)", lambda m: m.group(2) + _ACCENTS[m.group(1)], s)
     s = re.sub(r"\\sqrt\s*(\\[A-Za-z]+|\w)", r"√\1", s)
     s = re.sub(r"\\([A-Za-z]+)", lambda m: _GREEK.get(m.group(1), _SYMBOLS.get(m.group(1), m.group(1))), s)
     # accents written before a command (\bar\rho) are now before the letter: move the mark after it
@@ -75,7 +148,9 @@ def plain_tex(text: str) -> str:
     s = re.sub(r"\^(\w)", lambda m: _script(m.group(1), _SUP, "^"), s)
     s = re.sub(r"_(\w)", lambda m: _script(m.group(1), _SUB, "_"), s)
     s = re.sub(r"\\[,;:! ]|~", " ", s).replace("\\", "").replace("{", "").replace("}", "")
-    s = s.replace("---", "\u2014").replace("--", "\u2013").replace("``", "\u201c").replace("''", "\u201d")  # TeX dashes, quotes
+    s = (
+        s.replace("---", "\u2014").replace("--", "\u2013").replace("``", "\u201c").replace("''", "\u201d")
+    )  # TeX dashes, quotes
     return re.sub(r"\s+", " ", s).strip()
 
 
@@ -164,8 +239,9 @@ def _plain_search_titles(app, exception):
     for title, where in index.get("alltitles", {}).items():
         merged.setdefault(plain_tex(title), []).extend(where)
     index["alltitles"] = merged
-    path.write_text(m.group(1) + json.dumps(index, ensure_ascii=False, separators=(",", ":")) + m.group(3),
-                    encoding="utf-8")
+    path.write_text(
+        m.group(1) + json.dumps(index, ensure_ascii=False, separators=(",", ":")) + m.group(3), encoding="utf-8"
+    )
 
 
 def setup(app):

@@ -43,10 +43,19 @@ def compare(reference: list[dict], runs: dict[str, list[dict]], paper: dict[str,
         verdicts = {seed: None if x is None else x["verdict"] for seed, x in found.items()}
         present = [x for x in found.values() if x is not None]
         ok = sum(agrees(r, x) for x in present)
-        rows.append({"claim": r["claim"], "chapter": r.get("chapter", ""), "default": r["verdict"],
-                     "paper": (paper or {}).get(r["claim"]), "seeds": verdicts, "runs": len(present),
-                     "equal": sum(x["verdict"] == r["verdict"] for x in present), "compatible": ok,
-                     "flips": len(present) - ok})
+        rows.append(
+            {
+                "claim": r["claim"],
+                "chapter": r.get("chapter", ""),
+                "default": r["verdict"],
+                "paper": (paper or {}).get(r["claim"]),
+                "seeds": verdicts,
+                "runs": len(present),
+                "equal": sum(x["verdict"] == r["verdict"] for x in present),
+                "compatible": ok,
+                "flips": len(present) - ok,
+            }
+        )
     return rows
 
 
@@ -71,6 +80,8 @@ def collect(root: Path, seeds: list[str]) -> dict:
     data = {"seeds": seeds, "chapters": sorted(chapters), "fidelity": "quick", "stopped": stopped, "claims": rows}
     L.write_json(root / "build" / "stability.json", data)
     flips = [r for r in rows if r["flips"]]
-    print(f"    stability: {len(rows)} claims under the default seed and {len(seeds)} others at quick fidelity; "
-          + (f"{len(flips)} flip: " + ", ".join(r["claim"] for r in flips) if flips else "no flip"))
+    print(
+        f"    stability: {len(rows)} claims under the default seed and {len(seeds)} others at quick fidelity; "
+        + (f"{len(flips)} flip: " + ", ".join(r["claim"] for r in flips) if flips else "no flip")
+    )
     return data

@@ -95,9 +95,13 @@ def load(root) -> list[Theorem]:
         missing += [k for k in _OPTIONAL if k in e and (not isinstance(e[k], str) or not e[k].strip())]
         extra = sorted(set(e) - set(_KEYS) - set(_OPTIONAL))
         if missing or extra:
-            raise TheoremsError(f"{where}: " + "; ".join(
-                ([f"needs {', '.join(missing)} (non-empty strings)"] if missing else [])
-                + ([f"unknown keys {', '.join(extra)}"] if extra else [])))
+            raise TheoremsError(
+                f"{where}: "
+                + "; ".join(
+                    ([f"needs {', '.join(missing)} (non-empty strings)"] if missing else [])
+                    + ([f"unknown keys {', '.join(extra)}"] if extra else [])
+                )
+            )
         t = Theorem(**{k: e[k].strip() for k in (*_KEYS, *_OPTIONAL) if k in e})
         if t.panel and not _PANEL.fullmatch(t.panel):
             raise TheoremsError(f"{where}: panel {t.panel!r}: expected a panel's letter (a-z) or its place (1-99)")
@@ -121,8 +125,10 @@ def findings(theorems: list[Theorem], records: list[dict], *, strict: bool = Tru
     groups = ledger.grouped(records)
     missing = [g for g in groups if g not in by_claim]
     if strict and missing:
-        raise TheoremsError(f"{THEOREMS_FILE}: no entry for claim {', '.join(missing)} (chapter "
-                            f"{groups[missing[0]][0].get('chapter', '?')}): add its plain words")
+        raise TheoremsError(
+            f"{THEOREMS_FILE}: no entry for claim {', '.join(missing)} (chapter "
+            f"{groups[missing[0]][0].get('chapter', '?')}): add its plain words"
+        )
     out = []
     for g, rs in groups.items():
         t = by_claim.get(g)
@@ -131,13 +137,24 @@ def findings(theorems: list[Theorem], records: list[dict], *, strict: bool = Tru
         rec = next((r for r in rs if r["claim"] == t.deciding), None)
         if rec is None:
             if strict:
-                raise TheoremsError(f"{THEOREMS_FILE}: claim {g}: the ledger has no record {t.deciding!r} "
-                                    f"(its records: {', '.join(r['claim'] for r in rs)})")
+                raise TheoremsError(
+                    f"{THEOREMS_FILE}: claim {g}: the ledger has no record {t.deciding!r} "
+                    f"(its records: {', '.join(r['claim'] for r in rs)})"
+                )
             continue
         stats = rec.get("statistics") or []
         number = ledger.deciding_statistic({**rec, "statistics": stats[:1]})
-        out.append(Finding(t, rec["verdict"], rec.get("conditions") or "", number, ledger.counts_phrase(rs),
-                           len(rs), rec.get("statement") or ""))
+        out.append(
+            Finding(
+                t,
+                rec["verdict"],
+                rec.get("conditions") or "",
+                number,
+                ledger.counts_phrase(rs),
+                len(rs),
+                rec.get("statement") or "",
+            )
+        )
     return out
 
 
@@ -161,8 +178,10 @@ def readme_table(found: list[Finding]) -> str:
     for f in found:
         t = f.theorem
         tally = f" ({f.tally})" if f.parts > 1 else ""
-        lines.append(f"| [{t.title}](notebooks/{t.chapter}.md) | {t.says.replace('|', chr(0x2223))} | "
-                     f"**{f.verdict}**{markdown_safe(tally)} | {markdown_safe(f.number) or '–'} |")
+        lines.append(
+            f"| [{t.title}](notebooks/{t.chapter}.md) | {t.says.replace('|', chr(0x2223))} | "
+            f"**{f.verdict}**{markdown_safe(tally)} | {markdown_safe(f.number) or '–'} |"
+        )
     return "\n".join(lines)
 
 
@@ -171,8 +190,10 @@ def readme_block(root) -> str:
     root = Path(root)
     records = ledger.load_ledger(ledger.reference_path(root, "paper"))
     body = readme_table(findings(load(root), records))
-    note = (f"<!-- generated from {ledger.reference_path(root, 'paper').relative_to(root).as_posix()} and "
-            f"{THEOREMS_FILE.as_posix()} by `python -m mhanw.pipeline readme` (make reference); do not edit -->")
+    note = (
+        f"<!-- generated from {ledger.reference_path(root, 'paper').relative_to(root).as_posix()} and "
+        f"{THEOREMS_FILE.as_posix()} by `python -m mhanw.pipeline readme` (make reference); do not edit -->"
+    )
     return "\n".join([BEGIN, note, "", body, "", END])
 
 
