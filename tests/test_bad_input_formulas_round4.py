@@ -16,7 +16,6 @@ import pytest
 import sympy as sp
 
 from mhanw import data, scaling
-from mhanw.chapters import ch02_bias_variance_covariance as ch02
 from mhanw.chapters import ch07_structured_weighting as ch07
 from mhanw.infra import expressions as E
 from mhanw.infra.params import ParameterError
@@ -147,32 +146,6 @@ def test_exact_number_keeps_a_moderate_sympy_input(value):
 
 
 # --------------------------------------------------------------------------- derived gaps (chapter 2)
-
-
-@pytest.mark.parametrize("gap", HUGE_SYMPY[:4], ids=range(4))
-@pytest.mark.parametrize("argument", ["corrected_gap", "printed_gap", "corrected_gap_symbolic"])
-def test_symbolic_rule_refuses_a_huge_gap_before_simplifying(gap, argument):
-    args = dict(corrected_gap=0, printed_gap=0, corrected_gap_symbolic=0, n_heads=2)
-    args[argument] = gap
-    with pytest.raises(ValueError, match=rf"^{argument}: "):
-        _fast(lambda: ch02.symbolic_verdict(**args), 2.0)
-
-
-@pytest.mark.parametrize(
-    "gap, holds",
-    [
-        (np.array(0.0), True),
-        (np.array(1.5), False),
-        (0.0, True),
-        (np.float64(0.0), True),
-        (0, True),
-        (sp.Symbol("x") - sp.Symbol("x"), True),
-        (sp.Rational(1, 3), False),
-    ],
-)
-def test_symbolic_rule_reads_numbers_and_arrays(gap, holds):
-    v = ch02.symbolic_verdict(gap, 0, 0, 2)
-    assert v.holds is holds
 
 
 # --------------------------------------------------------------------------- regression formulas

@@ -162,7 +162,6 @@ def test_the_right_argument_is_blamed_and_impossible_sizes_are_refused():
     import numpy as np
 
     from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
-    from mhanw.chapters import ch02_bias_variance_covariance as ch02
     from mhanw.chapters import ch03_covariance_bound as ch03
     from mhanw.chapters import ch04_head_diversity_index as ch04
 
@@ -176,8 +175,6 @@ def test_the_right_argument_is_blamed_and_impossible_sizes_are_refused():
         ch01.gaussian_model_neff([5], 2, 3, 1, scale=-1.0)
     with pytest.raises(ValueError, match="^d_k: "):
         ch01.locality_verdict(1.0, 1.0, 0)
-    with pytest.raises(ValueError, match="^n_heads: "):
-        ch02.symbolic_verdict(0.0, 0.0, 0, 0)
     with pytest.raises(ValueError, match="^n: "):
         ch03.closed_form_verdict(0.0, 0.1, 0, 0.0, 0.0)
 

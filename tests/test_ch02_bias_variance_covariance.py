@@ -1,5 +1,5 @@
-"""Tests of mhanw.chapters.ch02_bias_variance_covariance (verdict rules on each side of their thresholds,
-a guard of the chapter) and of the sympy derivation of Thm 3.1 in mhanw.decomposition."""
+"""Tests of mhanw.chapters.ch02_bias_variance_covariance (the words its prose decides, the symbolic record,
+a guard of the chapter; its declared records are flipped by tests/test_chapter_contract.py) and of the sympy derivation of Thm 3.1 in mhanw.decomposition."""
 
 import numpy as np
 import pytest
@@ -7,39 +7,34 @@ import sympy as sp
 
 from mhanw.chapters import ch02_bias_variance_covariance as ch02
 from mhanw.decomposition import bias_variance_covariance, symbolic_decomposition
-from mhanw.infra.verdicts import FAILS, HOLDS, UNDECIDED, VerdictGuardError, guard
+from mhanw.infra.results import Q, Results
+from mhanw.infra.verdicts import FAILS, HOLDS, VerdictGuardError, guard
 
 TOL = ch02.IDENTITY_REL_TOL
 
 
-def test_exact_rules_sides():
-    for rule in (ch02.identity_verdict, ch02.identical_heads_verdict):
-        assert rule(0.5 * TOL).verdict == HOLDS
-        assert rule(2 * TOL).verdict == FAILS
-    printed, corrected = ch02.printed_bias_rules(1.3, [0.5, 2 * TOL], [0.5 * TOL, 0.1 * TOL])
-    assert (printed.verdict, corrected.verdict) == (FAILS, HOLDS)
-    printed, corrected = ch02.printed_bias_rules(1.0, [0.5 * TOL], [2 * TOL])
-    assert (printed.verdict, corrected.verdict) == (HOLDS, FAILS)
-
-
-def test_ddof1_rule_sides():
-    limit = 1e-10
-    assert ch02.ddof1_verdict(1e-6, 3e-10, limit, 3.0).verdict == HOLDS
-    assert ch02.ddof1_verdict(1e-6, 1e-6, limit, 2 * ch02.DDOF1_ROUNDING_FACTOR).verdict == FAILS
-    assert ch02.ddof1_verdict(0.5 * TOL, 3e-10, limit, 3.0).verdict == FAILS  # no gap at all: not the predicted one
-
-
-@pytest.mark.parametrize("effect, verdict", [(1.0, HOLDS), (-1.0, FAILS), (0.2, UNDECIDED)])
-def test_sign_rules_sides(effect, verdict):
-    positive, falls = ch02.cross_term_rules(effect, 0.1, effect, 0.1)
-    assert positive.verdict == verdict and falls.verdict == verdict
-    assert ch02.mse_rise_verdict(effect, 0.1).verdict == verdict
+def _pairs(rise, drop, cross_drop, cross90, bias_rise=1.0, bias_fall=1.0, se=0.1):
+    q = lambda v: Q(v, se)  # noqa: E731
+    return Results(
+        {
+            "pairs": {
+                "rise": q(rise),
+                "drop": q(drop),
+                "cross_drop": q(cross_drop),
+                "cross90": q(cross90),
+                "bias_rise": q(bias_rise),
+                "bias_fall": q(bias_fall),
+            }
+        }
+    )
 
 
 def test_bias_path_words():
-    assert ch02.bias_path_words(1.0, 0.1, 1.0, 0.1) == "rises from 0 to 45 degrees and falls from 45 to 90 degrees"
-    assert ch02.bias_path_words(0.1, 0.1, -1.0, 0.1).startswith("does not change detectably")
-    assert ch02.bias_path_words(0.1, 0.1, -1.0, 0.1).endswith("rises from 45 to 90 degrees")
+    assert ch02.prose(_pairs(1, 1, 1, 1, 1.0, 1.0), [])["bias_path"] == (
+        "rises from 0 to 45 degrees and falls from 45 to 90 degrees"
+    )
+    words = ch02.prose(_pairs(1, 1, 1, 1, 0.1, -1.0), [])["bias_path"]
+    assert words.startswith("does not change detectably") and words.endswith("rises from 45 to 90 degrees")
 
 
 @pytest.mark.parametrize(
@@ -52,10 +47,17 @@ def test_bias_path_words():
 )
 def test_pair_family_words_follow_the_sign(effect, mse, cross):
     """The section's sentences on the pair family change with the numbers (3 s.e. either side)."""
-    w = ch02.pair_family_words(effect, 0.1, -effect, 0.1, effect, 0.1, effect, 0.1)
-    assert w["MSERiseWords"] == mse and w["CrossDropWords"] == cross
-    assert w["MSEDropWords"] == mse  # drop = MSE(0) - MSE(90) = -effect: the same words, the other way round
-    assert w["CrossNinetyWords"] == {1.0: "above zero", -1.0: "below zero"}.get(effect, "indistinguishable from zero")
+    w = ch02.prose(_pairs(effect, -effect, effect, effect), [])
+    assert w["mse_rise"] == mse and w["cross_drop"] == cross
+    assert w["mse_drop"] == mse  # drop = MSE(0) - MSE(90) = -effect: the same words, the other way round
+    assert w["cross90"] == {1.0: "above zero", -1.0: "below zero"}.get(effect, "indistinguishable from zero")
+
+
+def _symbolic_record(corrected, general):
+    claim = next(c for c in ch02.CLAIMS if c.id == "thm-3.1/symbolic")
+    return claim.decide(
+        Results({"symbolic": {"corrected_gap": corrected, "corrected_gap_general": general, "n_heads": 4}})
+    )
 
 
 def test_symbolic_decomposition_any_weights():
@@ -83,11 +85,8 @@ def test_symbolic_decomposition_given_weights_and_numbers():
         **{sym.covariance[j, k]: dec.covariance[j, k] for j in range(4) for k in range(4)},
     }
     assert float(sym.mse.subs(values)) == pytest.approx(dec.mse, rel=1e-12)
-    assert (
-        ch02.symbolic_verdict(sym.corrected_gap, sym.printed_gap, symbolic_decomposition(4).corrected_gap, 4).verdict
-        == HOLDS
-    )
-    assert ch02.symbolic_verdict(sp.Symbol("m"), sym.printed_gap, 0, 4).verdict == FAILS
+    assert _symbolic_record(sym.corrected_gap, symbolic_decomposition(4).corrected_gap).verdict == HOLDS
+    assert _symbolic_record(sp.Symbol("m"), sp.Integer(0)).verdict == FAILS
 
 
 def test_symbolic_decomposition_bad_input():

@@ -26,3 +26,54 @@ def test_json_safe_replaces_non_finite_numbers(tmp_path):
         save_results(tmp_path / "bad.json", raw)  # NaN is rejected as it is
     save_results(tmp_path / "ok.json", clean)
     assert load_results(tmp_path / "ok.json") == clean
+
+
+# --------------------------------------------------------------------------- the results tree and its writer
+
+
+def test_the_tree_is_immutable_and_read_by_dotted_paths():
+    from mhanw.infra.results import Q, Results
+
+    r = Results({"a": {"b": Q(1.5, 0.1)}, "xs": [1, 2], "arr": np.arange(3.0)})
+    assert r.at("a.b").se == 0.1 and r["xs"] == (1, 2)
+    with pytest.raises(TypeError):
+        r["a"]["c"] = 1
+    with pytest.raises(ValueError):
+        r["arr"][0] = 5.0
+    with pytest.raises(KeyError, match="no 'a.c'"):
+        r.at("a.c")
+    with pytest.raises(ValueError, match="key 'a b'"):
+        Results({"a b": 1})
+
+
+def test_one_writer_names_every_number_once_in_the_paper_and_the_results_file(tmp_path):
+    import json
+
+    import sympy as sp
+
+    from mhanw.infra.results import Q, Raw, Tex, write
+    from mhanw.infra.verdicts import HOLDS, Verdict
+
+    tree = {
+        "part": {"effect": Q(0.0123, 0.0011, label="effect"), "count": 20000, "ratio": Q(3.14159, digits=2)},
+        "text": "50% of x_1",
+        "formula": Tex("\\ensuremath{a^2}"),
+        "gap": sp.Symbol("m") * (sp.Symbol("a") - 1),
+        "raw": Raw(np.zeros(10**6)),
+        "table": [1.0, float("nan")],
+    }
+    rec = Verdict(claim="thm-1/x", statement="s", verdict=HOLDS, criterion="c")
+    write("07", tree, [rec], macros_path=tmp_path / "v.tex", results_path=tmp_path / "r.json", header={"seed": 1})
+    tex = (tmp_path / "v.tex").read_text()
+    assert "\\mhvalue{07.part.effect}{\\ensuremath{0.012 \\pm 0.001}}" in tex
+    assert "\\mhvalue{07.part.effect.z}{\\ensuremath{11}}" in tex
+    assert "\\mhvalue{07.part.count}{\\ensuremath{20\\,000}}" in tex
+    assert "\\mhvalue{07.part.ratio}{\\ensuremath{3.1}}" in tex
+    assert "\\mhvalue{07.text}{50\\% of x\\_1}" in tex
+    assert "\\mhvalue{07.formula}{\\ensuremath{a^2}}" in tex
+    assert "\\mhvalue{verdict:thm-1/x}{holds}" in tex and "\\mhvalue{is:thm-1/x}{holds}" in tex
+    assert "07.raw" not in tex and "07.table" not in tex
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["seed"] == 1 and doc["claims"][0]["claim"] == "thm-1/x"
+    assert doc["results"]["part"]["effect"] == {"value": 0.0123, "se": 0.0011, "label": "effect"}
+    assert doc["results"]["table"] == [1.0, None] and "raw" not in doc["results"]

@@ -248,8 +248,21 @@ class _CellError(Exception):
 
 
 def _execute_records(chapter: C.Chapter, params: dict, cwd: Path, log) -> None:
-    """The chapter's code cells in this process, parameters injected after the parameters cell."""
+    """The chapter's records in this process: for a chapter that follows the chapter contract, its steps
+    and its close (:func:`mhanw.chapters.base.run_records`, no figures); for one that does not yet, its
+    code cells, parameters injected after the parameters cell."""
+    from mhanw.chapters import base
     from mhanw.infra import figures
+
+    if base.follows_contract(base.load(chapter.name)):
+        values = {**C.declared(chapter.path), **params}
+        try:
+            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                base.run_records(chapter.name, values, cwd)
+        except Exception as exc:  # a chapter's error of any kind ends the job
+            text = "".join(traceback.format_exception(exc))
+            raise _CellError(type(exc).__name__, str(exc), text) from None
+        return
 
     figures.records_only(True)
     namespace = {"__name__": "__main__", "display": lambda *a, **k: None}
