@@ -66,7 +66,9 @@ def repo(tmp_path):
 # --------------------------------------------------------------------------- copy-records
 
 
-@pytest.mark.parametrize("target", ["build/scenarios/a/quick", "build/scenarios/a/quick/", "build/scenarios/a/../a/quick"])
+@pytest.mark.parametrize(
+    "target", ["build/scenarios/a/quick", "build/scenarios/a/quick/", "build/scenarios/a/../a/quick"]
+)
 def test_a_copy_onto_itself_is_refused_and_deletes_nothing(repo, monkeypatch, capsys, target):
     """copy-records with the same source and target deleted that chapter's results and macros."""
     run = _run_folder(repo / "build/scenarios/a/quick")
@@ -84,7 +86,14 @@ def test_a_damaged_figure_list_never_copies_beside_the_target(repo, monkeypatch,
     victim = repo / "build/scenarios" / f"{CHAPTER}.png"
     victim.write_text("precious")
     status, err = _call(
-        monkeypatch, capsys, repo, "copy-records", CHAPTER, "build/stability/seed-default", "build/scenarios/b/quick", "--full"
+        monkeypatch,
+        capsys,
+        repo,
+        "copy-records",
+        CHAPTER,
+        "build/stability/seed-default",
+        "build/scenarios/b/quick",
+        "--full",
     )
     assert status == 0, err
     assert victim.read_text() == "precious"
@@ -172,10 +181,14 @@ def test_paper_with_a_scenario_but_no_run_is_refused(repo, monkeypatch, capsys):
 def test_a_scenario_or_seed_run_never_publishes_into_the_default_run(monkeypatch, capsys, extra):
     """``run ... --records --scenario S`` without --out published the scenario's numbers as the default
     run's (and make -q then called the default job up to date)."""
-    before = {p: p.stat().st_mtime_ns for p in (ROOT / "build" / "results").glob("*")} if (ROOT / "build").is_dir() else {}
+    before = (
+        {p: p.stat().st_mtime_ns for p in (ROOT / "build" / "results").glob("*")} if (ROOT / "build").is_dir() else {}
+    )
     status, err = _call(monkeypatch, capsys, ROOT, "run", "06_optimal_head_size", "--records", *extra)
     _refused(status, err, "--out:", "default run")
-    after = {p: p.stat().st_mtime_ns for p in (ROOT / "build" / "results").glob("*")} if (ROOT / "build").is_dir() else {}
+    after = (
+        {p: p.stat().st_mtime_ns for p in (ROOT / "build" / "results").glob("*")} if (ROOT / "build").is_dir() else {}
+    )
     assert after == before
 
 
@@ -225,7 +238,9 @@ def test_reference_refuses_fewer_records_unless_told_why(repo, monkeypatch, caps
     status, err = _call(monkeypatch, capsys, repo, "reference", "--fidelity", "quick")
     _refused(status, err, f"{len(records) - 3} records", "--reason", records[-1]["claim"])
     assert len(json.loads((repo / "reference/claims-quick.json").read_text())) == len(records)
-    status, err = _call(monkeypatch, capsys, repo, "reference", "--fidelity", "quick", "--reason", "a claim was retired")
+    status, err = _call(
+        monkeypatch, capsys, repo, "reference", "--fidelity", "quick", "--reason", "a claim was retired"
+    )
     assert status == 0, err
     assert len(json.loads((repo / "reference/claims-quick.json").read_text())) == len(records) - 3
 

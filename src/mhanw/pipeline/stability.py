@@ -67,12 +67,13 @@ def load(path: Path) -> dict:
     ok = (
         isinstance(claims, list)
         and isinstance(data.get("seeds"), list)
-        and isinstance(data.get("chapters"), list)
+        and isinstance(data.get("chapters", []), list)
+        and isinstance(data.get("stopped") or {}, dict)
         and all(isinstance(r, dict) and {"claim", "runs", "seeds", "default"} <= set(r) for r in claims)
     )
     if not ok:
         raise ValueError(
-            f"{path}: expected the seeds, chapters and per-claim rows (claim, default, seeds, runs) of "
+            f"{path}: expected the seeds and per-claim rows (claim, default, seeds, runs) of "
             "python -m mhanw.pipeline stability; damaged, or of an older layout? (make stability renews it)"
         )
     return data
