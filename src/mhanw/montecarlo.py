@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import data as _data
-from .constants import BANDWIDTH, MAX_REPLICATES, MAX_WORK, check_entries
+from .constants import BANDWIDTH, MAX_REPLICATES, check_entries, check_work
 from .heads import HeadConfig, _Plan
 from .infra.estimates import Estimate, ReplicatedErrors
 from .infra.sweep import run_replicates
@@ -173,16 +173,14 @@ def _work(configs, n: int, n_points: int, n_rep: int, d: int) -> int:
 def _check_work(configs, n: int, n_points: int, n_rep: int, d: int, points: str) -> None:
     """``ValueError`` naming ``n``, ``points`` and ``n_rep`` when :func:`_work` exceeds
     :data:`mhanw.constants.MAX_WORK` (each size was bounded alone; this bounds their product)."""
-    total = _work(configs, n, n_points, n_rep, d)
-    if total > MAX_WORK:
-        heads = sum(int(c.n_heads) for c in configs)
-        where = f"n_test = {n_points}" if points == "n_test" else f"{n_points} point{'s' * (n_points != 1)} in x"
-        raise ValueError(
-            f"n, {points}, n_rep: the call would compute about {total:.2g} kernel weights "
-            f"(n_rep = {n_rep} replicates x {heads} heads x n = {n} x {where}), beyond the "
-            f"{MAX_WORK:.0e} (about an hour of one core) a Monte Carlo call may do; use fewer "
-            "replicates, evaluation or training points"
-        )
+    heads = sum(int(c.n_heads) for c in configs)
+    where = f"n_test = {n_points}" if points == "n_test" else f"{n_points} point{'s' * (n_points != 1)} in x"
+    check_work(
+        f"n, {points}, n_rep",
+        _work(configs, n, n_points, n_rep, d),
+        f"the call (n_rep = {n_rep} replicates x {heads} heads x n = {n} x {where})",
+        "use fewer replicates, evaluation or training points",
+    )
 
 
 def _finite_errors(errors: np.ndarray, model: _data.DataModel, s: _data.Sample) -> np.ndarray:
