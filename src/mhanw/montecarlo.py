@@ -43,23 +43,30 @@ from .infra.validate import as_float_array, brief, positive_int
 __all__ = ["ImseResult", "error_moments", "integrated_mse", "pointwise_estimates", "pointwise_parts"]
 
 
-def _as_configs(configs, bandwidth):
-    if isinstance(configs, (HeadConfig, np.ndarray)):
+def _as_configs(configs, bandwidth, name: str = "configs"):
+    """``configs`` (one configuration or a list; each a HeadConfig or an ``(H, d, d_k)`` array of
+    projections with ``bandwidth``) as a list of HeadConfig; a refusal of an array names ``name``
+    (``name[i]`` in a list), one of ``bandwidth`` names ``bandwidth``."""
+    single = isinstance(configs, (HeadConfig, np.ndarray))
+    if single:
         configs = [configs]
     try:
         configs = list(configs)
     except TypeError as exc:
         raise ValueError(
-            f"configs: expected a list of HeadConfig or (H, d, d_k) arrays, got {type(configs).__name__}"
+            f"{name}: expected a list of HeadConfig or (H, d, d_k) arrays, got {type(configs).__name__}"
         ) from exc
     if not configs:
-        raise ValueError("configs: expected at least one configuration, got none")
+        raise ValueError(f"{name}: expected at least one configuration, got none")
     out = []
     for i, c in enumerate(configs):
         try:
             out.append(c if isinstance(c, HeadConfig) else HeadConfig(c, bandwidth=bandwidth))
         except ValueError as exc:
-            raise ValueError(f"configs[{i}]: {str(exc).partition(': ')[2] or exc}") from None
+            head, sep, rest = str(exc).partition(": ")
+            if head != "projections":  # the bandwidth (or another argument) keeps its own name
+                raise
+            raise ValueError(f"{name if single else f'{name}[{i}]'}: {rest}") from None
     d = out[0].d
     for i, c in enumerate(out):
         if c.d != d:
@@ -357,7 +364,7 @@ def pointwise_parts(
     Returns ``(parts (n_rep, P, m), weights (P,))``, the input of
     :func:`mhanw.decomposition.bias_variance_covariance` with target ``regression(x)``.
     """
-    configs = _as_configs(config, bandwidth)
+    configs = _as_configs(config, bandwidth, "config")
     if len(configs) != 1:
         raise ValueError(f"config: expected one configuration, got {len(configs)}")
     c = configs[0]

@@ -292,9 +292,17 @@ def loo_loss(
 
 
 def _config(W, bandwidth, combination, values):
-    if combination in ("average", "sum"):
-        return _heads.HeadConfig(W, bandwidth=bandwidth, rule=combination)
-    return _heads.HeadConfig(W, bandwidth=bandwidth, rule="concat", values=values, output="fitted")
+    """The heads ``W`` as a :class:`mhanw.heads.HeadConfig` of ``combination``; a refusal of the array
+    names ``W``."""
+    try:
+        if combination in ("average", "sum"):
+            return _heads.HeadConfig(W, bandwidth=bandwidth, rule=combination)
+        return _heads.HeadConfig(W, bandwidth=bandwidth, rule="concat", values=values, output="fitted")
+    except ValueError as exc:
+        head, sep, rest = str(exc).partition(": ")
+        if head == "projections":
+            raise ValueError(f"W: {rest}") from None
+        raise
 
 
 def fresh_error(W, sample, bandwidth: float, combination: str = "average", values="response") -> float:
@@ -473,13 +481,26 @@ def train_heads(
     rec = {k: [] for k in ("steps", "loss", "fit", "hdi", "hdi_circuit", "error_corr", "imse")}
 
     def record(step, state):
+        try:
+            measured = _measure(state)
+        except ValueError as exc:  # a state the descent reached, not an argument: blame what led there
+            raise ValueError(
+                f"W0, bandwidth: the descent from W0 reached heads at step {step} that cannot be measured "
+                f"({exc}); use another start or bandwidth"
+            ) from None
         rec["steps"].append(step)
-        rec["loss"].append(state.loss)
-        rec["fit"].append(state.fit)
-        rec["hdi"].append(head_diversity_index(W) if W.shape[0] > 1 else float("nan"))
-        rec["hdi_circuit"].append(head_diversity_index(W, "rv") if W.shape[0] > 1 else float("nan"))
-        rec["error_corr"].append(error_correlation(W, sample, bandwidth))
-        rec["imse"].append(fresh_error(W, sample, bandwidth, combination, values))
+        for key, value in measured.items():
+            rec[key].append(value)
+
+    def _measure(state):
+        return {
+            "loss": state.loss,
+            "fit": state.fit,
+            "hdi": head_diversity_index(W) if W.shape[0] > 1 else float("nan"),
+            "hdi_circuit": head_diversity_index(W, "rv") if W.shape[0] > 1 else float("nan"),
+            "error_corr": error_correlation(W, sample, bandwidth),
+            "imse": fresh_error(W, sample, bandwidth, combination, values),
+        }
 
     grid = sorted(set(range(0, n_steps + 1, record_every)) | {n_steps})
     record(0, cur)
