@@ -108,8 +108,13 @@ class RegressionFunction:
         :data:`MAX_EXPANDED_TERMS`, read from the tree without expanding);
         ``"estimated"`` when it is the largest ``|grad m|`` on a large seeded
         sample (a lower bound of the true constant, see
-        :data:`LIPSCHITZ_SAMPLE`); ``"unbounded"`` when ``|grad m|`` was seen to
-        grow without bound along rays (or overflow), so the constant is ``inf``.
+        :data:`LIPSCHITZ_SAMPLE`, raised by a secant search that bisects towards the
+        steepest part of the function, :func:`_steepest_secant`, so that a slope
+        narrower than the sample's spacing is seen: ``tanh(1e6*x1)`` gives 1e6);
+        ``"unbounded"`` when ``|grad m|`` was seen to grow without bound along rays
+        (or overflow), or the secants' slope was still growing at the resolution of a
+        double (a jump, or a transition narrower than the spacing of doubles, whose
+        slope no sample resolves), so the constant is ``inf``.
     expression : sympy.Expr or None
         The parsed formula (``None`` for the catalogue).
     """
@@ -425,6 +430,60 @@ def _local_growth(grad, X, norms, rng) -> float:
     return float(best.max()) / max(coarse, 1e-300)
 
 
+#: The secant search of a Lipschitz estimate: ``_SECANT_PAIRS`` random pairs of sample points, the
+#: ``_SECANT_BISECTED`` steepest of them bisected (keeping the steeper half, whose slope is at least the
+#: whole segment's) up to ``_SECANT_STEPS`` times, down to segments of one rounding unit of the points.  A
+#: half counts while ``m`` changes on it by more than ``_SECANT_RESOLUTION`` times the largest ``|m|`` of
+#: the pairs (below, a secant measures rounding, not slope); a pair whose halves both change less has
+#: converged.  A slope that still grows ``_SECANT_GROWTH`` times over the last ``_SECANT_WINDOW`` halvings
+#: when the segments reach one rounding unit is not resolved (a jump doubles with every halving).
+_SECANT_PAIRS, _SECANT_BISECTED, _SECANT_STEPS = 4096, 16, 1100
+_SECANT_RESOLUTION, _SECANT_WINDOW, _SECANT_GROWTH = 1e-7, 8, 1.5
+
+
+def _steepest_secant(func, grad, X, rng) -> tuple[float, bool]:
+    """``(slope, resolved)``: the steepest secant ``|m(a) - m(b)| / |a - b|`` found by bisecting the steepest
+    of random pairs of the sample ``X`` ``(N, dim)`` towards the steepest part of each segment (and
+    ``|grad m|`` where the segments end), a lower bound of the Lipschitz constant that sees a slope too
+    narrow for a sample point to land on (``tanh(1e6*x1)``: the gradient at the sample gave 8,252, the
+    secants give 1e6); ``resolved`` is ``False`` when the slope was still growing as the segments reached
+    the resolution of a double (a jump, or a transition narrower than the spacing of doubles)."""
+    idx = rng.permutation(X.shape[0])[: 2 * _SECANT_PAIRS]
+    A, B = X[idx[0::2]], X[idx[1::2]]
+
+    def slope(fp, fq, p, q, floor):
+        with np.errstate(all="ignore"):
+            change = np.abs(fp - fq)
+            out = change / _norm(p - q)
+        return np.where(np.isfinite(out) & (change > floor), out, 0.0)
+
+    fa, fb = func(A), func(B)
+    floor = _SECANT_RESOLUTION * float(np.max(np.abs(np.concatenate([fa, fb])), initial=0.0))
+    slopes = slope(fa, fb, A, B, floor)
+    top = np.argsort(slopes)[-_SECANT_BISECTED:]
+    a, b, fa, fb = A[top].copy(), B[top].copy(), fa[top].copy(), fb[top].copy()
+    active = slopes[top] > 0
+    history = [float(slopes[top].max())]
+    for _ in range(_SECANT_STEPS):
+        c = 0.5 * (a + b)
+        active &= ~((c == a).all(axis=1) | (c == b).all(axis=1))  # one rounding unit long
+        if not active.any():
+            break
+        fc = func(c)
+        left, right = slope(fc, fa, c, a, floor), slope(fb, fc, b, c, floor)
+        active &= (left > 0) | (right > 0)  # converged: m changes on neither half beyond its rounding
+        go_left = (left >= right)[:, None] & active[:, None]
+        go_right = (left < right)[:, None] & active[:, None]
+        a, fa = np.where(go_right, c, a), np.where(go_right[:, 0], fc, fa)
+        b, fb = np.where(go_left, c, b), np.where(go_left[:, 0], fc, fb)
+        history.append(max(history[-1], float(np.max(np.where(active, np.maximum(left, right), 0.0)))))
+    with np.errstate(all="ignore"):
+        ends = _norm(grad(np.vstack([a, b])))
+    found = max(history[-1], float(np.max(np.where(np.isfinite(ends), ends, 0.0))))
+    growing = len(history) > _SECANT_WINDOW and history[-1] > _SECANT_GROWTH * history[-1 - _SECANT_WINDOW]
+    return found, not growing
+
+
 def _gradient(formula: _Formula, name: str = "regression"):
     """``grad m`` as a function of ``X`` ``(N, d)`` -> ``(N, d)`` (chain rule through ``r = |x|``); ``ValueError``
     naming ``name`` when the partial derivatives together exceed :data:`MAX_GRADIENT_OPS` operations."""
@@ -579,7 +638,10 @@ def _lipschitz_of(formula: _Formula, name: str = "regression"):
             return math.inf
         if _local_growth(grad, X, norms, rng) > _LOCAL_GROWTH:
             return math.inf  # a point where the gradient has no bound (sqrt(|x1|) at 0)
-        return float(max(norms.max(), *far))
+        secant, resolved = _steepest_secant(formula, grad, X, rng)
+        if not resolved:
+            return math.inf  # a slope the sampler cannot resolve at double precision: no finite estimate
+        return float(max(norms.max(), *far, secant))
 
     source = "unbounded" if math.isinf(estimate(formula.min_dim)) else "estimated"
     return estimate, source

@@ -564,7 +564,8 @@ def output_projection(n_heads: int, d_v: int, rng, orthogonal: bool = False) -> 
 
 def _fitted_output(config, X, Zc, cols, V):
     """``W_O`` ``(H, d_v)`` by least squares of ``Y - Ybar`` on the heads' leave-one-out outputs at the
-    training points (minimum-norm solution when the outputs are collinear)."""
+    training points (minimum-norm solution when the outputs are collinear).  The solution does not change
+    when ``Zc`` is scaled, and scales inversely with ``V``."""
     W = config.projections
     n = X.shape[0]
     if n < 2:
@@ -578,24 +579,73 @@ def _fitted_output(config, X, Zc, cols, V):
     return w.reshape(config.n_heads, V.shape[2])
 
 
-def _concat_parts(config, X, Y, queries):
-    """``(ybar, outputs (H, T, d_v), W_O (H, d_v))`` of a ``"concat"`` configuration on one sample."""
+def _scaled_stream(X, Y):
+    """The centred value stream ``z_i - zbar`` divided by ``2^e`` (exactly: a power of two) so that its
+    entries are of order one, ``(Zc / 2^e, Ybar, e)``: responses or inputs near the largest double
+    (``+-1.7e308``) overflow in ``zbar`` and in ``z_i - zbar``, and every product of the concat rule is
+    linear in the stream, so it is computed at this scale and scaled back once, at the end."""
     Z = np.column_stack([Y, X])
-    zbar = Z.mean(axis=0)
-    Zc = Z - zbar
-    V = config.values
+    e = _binary_exponent(float(np.max(np.abs(Z)))) + 1
+    Zs = np.ldexp(Z, -e)
+    zbar = Zs.mean(axis=0)
+    return Zs - zbar, float(np.ldexp(zbar[0], e)), e
+
+
+def _scaled(A):
+    """``(A / 2^e, e)`` with ``e`` the binary exponent of ``A``'s largest entry (0 for zeros)."""
+    e = _binary_exponent(float(np.max(np.abs(A))))
+    return np.ldexp(A, -e), e
+
+
+def _overflow(what: str, names: str, value, **sizes):
+    """``value`` if finite, else ``ValueError`` naming ``names``: ``what`` exceeds a double."""
+    if np.all(np.isfinite(value)):
+        return value
+    shown = ", ".join(f"max |{k}| = {v:.3g}" for k, v in sizes.items())
+    raise ValueError(f"{names}: {what} exceed the largest double ({shown}); rescale {names.replace(', ', ' or ')}")
+
+
+def _concat_deviations(config, X, Y, queries):
+    """``(ybar, D, e)`` of a ``"concat"`` configuration on one sample: the heads' deviations from the
+    training mean, ``c_j(x_t) - Ybar = o_j(x_t) . W_O^j`` ``(H, T)``, are ``D * 2^e``.  The stream, ``W_V``
+    and a fixed ``W_O`` are each divided by a power of two first (exactly), so that no product of finite
+    inputs overflows on the way (values and an output projection of 1e200 gave NaN and inf)."""
+    Zs, ybar, e = _scaled_stream(X, Y)
+    V, ev = _scaled(config.values)
     cols = config._value_columns
     S = _head_smooths(
-        config.projections, X, np.ascontiguousarray(Zc[:, cols]), queries, config.kernel, config._scale()
+        config.projections, X, np.ascontiguousarray(Zs[:, cols]), queries, config.kernel, config._scale()
     )  # (H, T, used columns)
     outputs = np.einsum("htu,hud->htd", S, V[:, cols])
-    O = _fitted_output(config, X, Zc, cols, V) if isinstance(config.output, str) else config.output
-    return float(zbar[0]), outputs, O
+    if isinstance(config.output, str):  # fitted on the scaled stream and values: it absorbs their scale
+        O, eo, ev = _fitted_output(config, X, Zs, cols, V), 0, 0
+    else:
+        O, eo = _scaled(config.output)
+    return ybar, np.einsum("htd,hd->ht", outputs, O), e + ev + eo
+
+
+def _contributions_of(config, X, Y, queries) -> tuple[np.ndarray, float, np.ndarray]:
+    """``(c (H, T), ybar, f (T,))``: the contributions and the ensemble of a ``"concat"`` configuration,
+    or ``ValueError`` naming ``values, output`` (or ``Y``) when they exceed a double."""
+    ybar, D, e = _concat_deviations(config, X, Y, queries)
+    with np.errstate(over="ignore", invalid="ignore"):
+        c = ybar + np.ldexp(D, e)
+        f = ybar + np.ldexp(D.sum(axis=0), e)
+    fixed = not isinstance(config.output, str)
+    names = "Y, values, output" if fixed else "Y, values"
+    sizes = {"Y": float(np.max(np.abs(Y))), "W_V": float(np.max(np.abs(config.values)))}
+    if fixed:
+        sizes["W_O"] = float(np.max(np.abs(config.output)))
+    _overflow("the heads' contributions Ybar + o_j . W_O^j", names, c, **sizes)
+    _overflow("the ensemble Ybar + sum_j o_j . W_O^j", names, f, **sizes)
+    return c, ybar, f
 
 
 def concat_contributions(config, X, Y, queries) -> np.ndarray:
     """The heads' contributions ``c_j(x_t) = Ybar + o_j(x_t) . W_O^j`` of a ``"concat"`` configuration,
-    ``(H, T)``; the ensemble is ``Ybar + sum_j (c_j - Ybar)``."""
+    ``(H, T)``; the ensemble is ``Ybar + sum_j (c_j - Ybar)``.  Computed at a scale where no product of
+    finite inputs overflows; ``ValueError`` naming ``values, output`` when the contributions themselves
+    exceed a double."""
     config = _concat_config(config)
     X, Y, queries = _check_sample(config, X, Y, queries)
     return config._contributions(X, Y, queries)
@@ -704,6 +754,16 @@ class HeadConfig:
         object.__setattr__(self, "weights", np.ones(W.shape[0]))
         # the value columns some head reads (the others are never smoothed)
         object.__setattr__(self, "_value_columns", np.flatnonzero(np.any(V != 0.0, axis=(0, 2))))
+        if not isinstance(self.output, str):
+            with np.errstate(over="ignore", invalid="ignore"):
+                u = np.einsum("hud,hd->hu", V, self.output)
+            _overflow(
+                "the weights W_V^j W_O^j of the value columns",
+                "values, output",
+                u,
+                W_V=float(np.max(np.abs(V))),
+                W_O=float(np.max(np.abs(self.output))),
+            )
 
     @property
     def n_heads(self) -> int:
@@ -728,8 +788,7 @@ class HeadConfig:
 
     def _contributions(self, X, Y, queries):
         """``"concat"``: the contributions ``c_j`` ``(H, T)`` on a checked sample."""
-        ybar, outputs, O = _concat_parts(self, X, Y, queries)
-        return ybar + np.einsum("htd,hd->ht", outputs, O)
+        return _contributions_of(self, X, Y, queries)[0]
 
     def _estimates(self, X, Y, queries):
         """What :meth:`_combine` combines: head estimates, or the contributions of ``"concat"``."""
@@ -750,14 +809,21 @@ class HeadConfig:
     def _parts(self, X, Y, queries):
         """:func:`ensemble_parts` on a checked sample."""
         T = queries.shape[0]
-        ybar = float(Y.mean())
+        ybar = _mean(Y)
         if self.rule == "concat" and not isinstance(self.output, str):
-            Zc = np.column_stack([Y, X])
-            Zc -= Zc.mean(axis=0)
+            Zs, ybar, e = _scaled_stream(X, Y)
             cols = self._value_columns
             S = _head_smooths(
-                self.projections, X, np.ascontiguousarray(Zc[:, cols]), queries, self.kernel, self._scale()
-            )  # (H, T, used columns)
+                self.projections, X, np.ascontiguousarray(Zs[:, cols]), queries, self.kernel, self._scale()
+            )  # (H, T, used columns), the smooths of the stream divided by 2^e
+            with np.errstate(over="ignore"):
+                S = _overflow(
+                    "the heads' smooths of the centred value stream z - zbar",
+                    "Y, X",
+                    np.ldexp(S, e),
+                    Y=float(np.max(np.abs(Y))),
+                    X=float(np.max(np.abs(X))),
+                )
             parts = np.concatenate([np.full((1, T), ybar), S.transpose(0, 2, 1).reshape(-1, T)])
             return parts, self.part_weights()
         est = self._estimates(X, Y, queries)
@@ -771,4 +837,24 @@ def ensemble_estimate(config: HeadConfig, X, Y, queries) -> np.ndarray:
     if not isinstance(config, HeadConfig):
         raise ValueError(f"config: expected a HeadConfig, got {type(config).__name__}")
     X, Y, queries = _check_sample(config, X, Y, queries)
-    return config._combine(config._estimates(X, Y, queries), Y.mean())
+    if config.rule == "concat":
+        return _contributions_of(config, X, Y, queries)[2]
+    est, ybar = config._estimates(X, Y, queries), _mean(Y)
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = config._combine(est, ybar)
+    if not np.all(np.isfinite(f)):  # m_j - Ybar of responses near the largest double: at a scale of one
+        e = _binary_exponent(max(float(np.max(np.abs(est))), abs(ybar))) + 1
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = np.ldexp(config._combine(np.ldexp(est, -e), np.ldexp(ybar, -e)), e)
+    return _overflow(
+        "the ensemble", "Y, weights", f, Y=float(np.max(np.abs(Y))), weights=float(np.max(np.abs(config.weights)))
+    )
+
+
+def _mean(Y) -> float:
+    """The mean of ``Y`` without overflow of its sum (responses near the largest double)."""
+    top = float(np.max(np.abs(Y)))
+    if top < 2.0**1000 / max(Y.shape[0], 1):
+        return float(Y.mean())
+    e = _binary_exponent(top)
+    return float(np.ldexp(np.ldexp(Y, -e).mean(), e))

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import data as _data
-from .constants import BANDWIDTH, MAX_REPLICATES, MAX_WORK, check_entries
+from .constants import BANDWIDTH, MAX_REPLICATES, check_entries, check_work
 from .heads import HeadConfig, _Plan
 from .infra.estimates import Estimate, ReplicatedErrors
 from .infra.sweep import run_replicates
@@ -43,23 +43,30 @@ from .infra.validate import as_float_array, brief, positive_int
 __all__ = ["ImseResult", "error_moments", "integrated_mse", "pointwise_estimates", "pointwise_parts"]
 
 
-def _as_configs(configs, bandwidth):
-    if isinstance(configs, (HeadConfig, np.ndarray)):
+def _as_configs(configs, bandwidth, name: str = "configs"):
+    """``configs`` (one configuration or a list; each a HeadConfig or an ``(H, d, d_k)`` array of
+    projections with ``bandwidth``) as a list of HeadConfig; a refusal of an array names ``name``
+    (``name[i]`` in a list), one of ``bandwidth`` names ``bandwidth``."""
+    single = isinstance(configs, (HeadConfig, np.ndarray))
+    if single:
         configs = [configs]
     try:
         configs = list(configs)
     except TypeError as exc:
         raise ValueError(
-            f"configs: expected a list of HeadConfig or (H, d, d_k) arrays, got {type(configs).__name__}"
+            f"{name}: expected a list of HeadConfig or (H, d, d_k) arrays, got {type(configs).__name__}"
         ) from exc
     if not configs:
-        raise ValueError("configs: expected at least one configuration, got none")
+        raise ValueError(f"{name}: expected at least one configuration, got none")
     out = []
     for i, c in enumerate(configs):
         try:
             out.append(c if isinstance(c, HeadConfig) else HeadConfig(c, bandwidth=bandwidth))
         except ValueError as exc:
-            raise ValueError(f"configs[{i}]: {str(exc).partition(': ')[2] or exc}") from None
+            head, sep, rest = str(exc).partition(": ")
+            if head != "projections":  # the bandwidth (or another argument) keeps its own name
+                raise
+            raise ValueError(f"{name if single else f'{name}[{i}]'}: {rest}") from None
     d = out[0].d
     for i, c in enumerate(out):
         if c.d != d:
@@ -173,16 +180,14 @@ def _work(configs, n: int, n_points: int, n_rep: int, d: int) -> int:
 def _check_work(configs, n: int, n_points: int, n_rep: int, d: int, points: str) -> None:
     """``ValueError`` naming ``n``, ``points`` and ``n_rep`` when :func:`_work` exceeds
     :data:`mhanw.constants.MAX_WORK` (each size was bounded alone; this bounds their product)."""
-    total = _work(configs, n, n_points, n_rep, d)
-    if total > MAX_WORK:
-        heads = sum(int(c.n_heads) for c in configs)
-        where = f"n_test = {n_points}" if points == "n_test" else f"{n_points} point{'s' * (n_points != 1)} in x"
-        raise ValueError(
-            f"n, {points}, n_rep: the call would compute about {total:.2g} kernel weights "
-            f"(n_rep = {n_rep} replicates x {heads} heads x n = {n} x {where}), beyond the "
-            f"{MAX_WORK:.0e} (about an hour of one core) a Monte Carlo call may do; use fewer "
-            "replicates, evaluation or training points"
-        )
+    heads = sum(int(c.n_heads) for c in configs)
+    where = f"n_test = {n_points}" if points == "n_test" else f"{n_points} point{'s' * (n_points != 1)} in x"
+    check_work(
+        f"n, {points}, n_rep",
+        _work(configs, n, n_points, n_rep, d),
+        f"the call (n_rep = {n_rep} replicates x {heads} heads x n = {n} x {where})",
+        "use fewer replicates, evaluation or training points",
+    )
 
 
 def _finite_errors(errors: np.ndarray, model: _data.DataModel, s: _data.Sample) -> np.ndarray:
@@ -359,7 +364,7 @@ def pointwise_parts(
     Returns ``(parts (n_rep, P, m), weights (P,))``, the input of
     :func:`mhanw.decomposition.bias_variance_covariance` with target ``regression(x)``.
     """
-    configs = _as_configs(config, bandwidth)
+    configs = _as_configs(config, bandwidth, "config")
     if len(configs) != 1:
         raise ValueError(f"config: expected one configuration, got {len(configs)}")
     c = configs[0]

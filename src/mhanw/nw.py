@@ -102,19 +102,37 @@ class Kernel:
     compact: bool
     fused: bool
 
-    def density_constant(self, d: int, bandwidth: float) -> float:
-        """:attr:`normalisation` as a number: ``c_d(h)`` with ``int c_d(h) K(u) du = 1`` over ``R^d``;
-        ``ValueError`` naming ``kernel`` for the exponential kernel, which has none."""
+    def log_density_constant(self, d: int, bandwidth: float) -> float:
+        """``ln c_d(h)`` of :meth:`density_constant`, from ``lgamma`` and logarithms (finite for every ``d``
+        and ``h`` the checks accept, where ``c_d(h)`` itself may lie beyond a double); ``ValueError``
+        naming ``kernel`` for the exponential kernel, which has none."""
         d = positive_int(d, "d")
         h = positive_scalar(bandwidth, "bandwidth")
-        half = 0.5 * d
+        half, log_h, log_pi = 0.5 * d, math.log(h), math.log(math.pi)
         if self.name == "gaussian":
-            return (2.0 * math.pi * h * h) ** -half
+            return -half * (math.log(2.0 * math.pi) + 2.0 * log_h)
         if self.name == "laplace":
-            return math.gamma(half) / (2.0 * math.pi**half * math.gamma(d) * h**d)
+            return math.lgamma(half) - math.log(2.0) - half * log_pi - math.lgamma(d) - d * log_h
         if self.name == "epanechnikov":
-            return (d + 2) * math.gamma(half + 1.0) / (2.0 * math.pi**half * h**d)
+            return math.log(d + 2) + math.lgamma(half + 1.0) - math.log(2.0) - half * log_pi - d * log_h
         raise ValueError(f"kernel: {self.name!r} is not a function of q - k and has no normalising constant")
+
+    def density_constant(self, d: int, bandwidth: float) -> float:
+        """:attr:`normalisation` as a number: ``c_d(h)`` with ``int c_d(h) K(u) du = 1`` over ``R^d``;
+        ``ValueError`` naming ``kernel`` for the exponential kernel, which has none, and naming ``d,
+        bandwidth`` when ``c_d(h)`` is beyond the range of a double (it over- or underflows: the
+        Laplace constant at ``d = 200``); :meth:`log_density_constant` is finite there."""
+        log_c = self.log_density_constant(d, bandwidth)
+        if not _LOG_DOUBLE_RANGE[0] < log_c < _LOG_DOUBLE_RANGE[1]:
+            raise ValueError(
+                f"d, bandwidth: the {self.name} density constant c_d(h) at d = {d}, h = {bandwidth!r} is "
+                f"10^{log_c / math.log(10.0):.4g}, beyond the range of a double; use log_density_constant"
+            )
+        return math.exp(log_c)
+
+
+#: ``(ln of the smallest normal double, ln of the largest double)``: a constant outside is not a double.
+_LOG_DOUBLE_RANGE = (math.log(np.finfo(float).tiny), math.log(np.finfo(float).max))
 
 
 #: The kernels of the engine, by name.  Every function of the package that names a kernel accepts

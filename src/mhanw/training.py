@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import heads as _heads
-from .constants import MAX_REPLICATES, check_entries
+from .constants import MAX_REPLICATES, check_entries, check_work
 from .data import Sample
 from .diversity import head_diversity_index
 from .infra.validate import as_float_array, boolean, nonnegative_scalar, one_of, positive_int, positive_scalar
@@ -72,6 +72,7 @@ __all__ = [
     "loo_loss",
     "orthogonality_penalty",
     "train_heads",
+    "training_work",
 ]
 
 #: The combination rules training supports: every rule of :data:`mhanw.heads.RULES`.
@@ -206,6 +207,11 @@ def orthogonality_penalty(W, gradient: bool = True):
     W = _frames(W)
     gradient = boolean(gradient, "gradient")
     H, d, d_k = W.shape
+    # each head divided by a power of two to entries of order one (exact): P_j does not depend on the
+    # scale, and the gradient, of degree -1 in W_j, is scaled back at the end (heads of 1e+-160 made
+    # W_j^T W_j overflow or underflow, and the penalty NaN)
+    e = np.frexp(np.max(np.abs(W), axis=(1, 2)))[1]  # (H,)
+    W = np.ldexp(W, -e[:, None, None])
     Ginv = np.linalg.inv(np.einsum("hdk,hdl->hkl", W, W))
     P = np.einsum("hdk,hkl,hel->hde", W, Ginv, W)  # (H, d, d)
     total = P.sum(axis=0)
@@ -216,6 +222,12 @@ def orthogonality_penalty(W, gradient: bool = True):
     for j in range(H):
         A = total - P[j]
         grad[j] = (2.0 / d_k) * ((np.eye(d) - P[j]) @ A @ W[j] @ Ginv[j])
+    grad = np.ldexp(grad, -e[:, None, None])
+    if not np.all(np.isfinite(grad)):  # a head below about 1e-300: its gradient, ~1/|W_j|, overflows
+        raise ValueError(
+            f"W: the penalty's gradient (of size 1/|W_j|) overflows a double for heads as small as "
+            f"{float(np.min(np.ldexp(1.0, e))):.3g}; rescale the heads"
+        )
     return value, grad
 
 
@@ -280,9 +292,17 @@ def loo_loss(
 
 
 def _config(W, bandwidth, combination, values):
-    if combination in ("average", "sum"):
-        return _heads.HeadConfig(W, bandwidth=bandwidth, rule=combination)
-    return _heads.HeadConfig(W, bandwidth=bandwidth, rule="concat", values=values, output="fitted")
+    """The heads ``W`` as a :class:`mhanw.heads.HeadConfig` of ``combination``; a refusal of the array
+    names ``W``."""
+    try:
+        if combination in ("average", "sum"):
+            return _heads.HeadConfig(W, bandwidth=bandwidth, rule=combination)
+        return _heads.HeadConfig(W, bandwidth=bandwidth, rule="concat", values=values, output="fitted")
+    except ValueError as exc:
+        head, sep, rest = str(exc).partition(": ")
+        if head == "projections":
+            raise ValueError(f"W: {rest}") from None
+        raise
 
 
 def fresh_error(W, sample, bandwidth: float, combination: str = "average", values="response") -> float:
@@ -322,6 +342,20 @@ def error_correlation(W, sample, bandwidth: float) -> float:
     return float(R.mean())
 
 
+def _renamed(evaluate):
+    """``evaluate()`` (a :func:`loo_loss` of :func:`train_heads`), with a refusal that blames the heads
+    ``W`` (or the inputs ``X``, ``Y``) re-addressed to the caller's arguments ``W0`` (``sample.X``,
+    ``sample.Y``)."""
+    try:
+        return evaluate()
+    except ValueError as exc:
+        head, sep, rest = str(exc).partition(": ")
+        names = {"W": "W0", "X": "sample.X", "Y": "sample.Y", "X, Y": "sample.X, sample.Y"}
+        if sep and head in names:
+            raise ValueError(f"{names[head]}: {rest}") from None
+        raise
+
+
 @dataclass(frozen=True)
 class TrainingPath:
     """One gradient-descent path of :func:`train_heads`.
@@ -347,6 +381,60 @@ class TrainingPath:
     accepted: int
 
 
+#: The longest first step of :func:`train_heads` (``first_move``), relative to ``|W0|_F``, and the longest
+#: step the doubling after an accepted step may reach (relative to ``|W|_F``): a step a million times the
+#: heads' size is halved back about 20 times before it is tried, so a longer one is a typo, and a bound on
+#: the step keeps the backtracking of every step finite (about 60 halvings at most; ``first_move = 1e308``
+#: made the step inf, and halving inf never ends).
+MAX_MOVE = 1e6
+
+#: Work units (:data:`mhanw.constants.MAX_WORK`'s kernel weights, about 4.5 ns each) of one descent step
+#: per head and pair of training points: the leave-one-out weights, the loss, the gradient and about one
+#: tried step (measured on one core: 100-200 ns per step, head and pair at d = 4 to 256); the gradient's
+#: ``X^T C X`` adds ``d / 8`` units per pair.
+_STEP_UNITS = 30
+
+
+def training_work(
+    n_heads: int,
+    n: int,
+    d: int,
+    n_steps: int,
+    n_test: int,
+    record_every: int,
+    combination: str = "average",
+    penalty: bool = False,
+) -> int:
+    """The work of one :func:`train_heads` call in kernel weights (:data:`mhanw.constants.MAX_WORK`'s unit), as
+    a Python int: ``n_steps + 1`` loss and gradient evaluations of ``n_heads`` heads on ``n`` points in
+    ``R^d`` (``n^2`` pairs each, :data:`_STEP_UNITS` plus ``d/8`` units a pair; with a ``penalty``, the
+    projectors' products, ``d^3 / 4`` units a head), and at every record the heads' estimates at the
+    ``n_test`` fresh points twice (the IMSE and the error correlation; a fitted ``W_O`` refits on the ``n``
+    training points)."""
+    H, n, d, K, T = (int(v) for v in (n_heads, n, d, n_steps, n_test))
+    records = K // max(int(record_every), 1) + 2
+    per_head = n * n * (_STEP_UNITS + d // 8) + (d * d * d // 4 if penalty else 0)
+    return (K + 1) * H * per_head + records * H * n * (2 * T + (n if combination == "concat" else 0))
+
+
+def _norm(A) -> float:
+    """``|A|_F`` (numpy's), recomputed with ``A`` scaled by its largest entry where its square over- or
+    underflows (entries of 1e160 or 1e-160)."""
+    with np.errstate(over="ignore", under="ignore"):
+        norm = float(np.linalg.norm(A))
+    if 1e-150 < norm < 1e150:
+        return norm
+    top = float(np.max(np.abs(A)))
+    return 0.0 if top == 0.0 else top * float(np.linalg.norm(A / top))
+
+
+def _squared_norm(G) -> tuple[float, float]:
+    """``(|G|_F^2, |G|_F)`` of a gradient: the square as a sum (inf when it overflows), the norm finite."""
+    with np.errstate(over="ignore"):
+        sq = float(np.sum(G**2))
+    return sq, (float(np.sqrt(sq)) if 1e-300 < sq < np.inf else _norm(G))
+
+
 def train_heads(
     W0,
     sample,
@@ -363,36 +451,66 @@ def train_heads(
     ``sample``: a :class:`mhanw.data.Sample` (training ``X``, ``Y``; fresh ``X_test``, ``m_test`` for
     the IMSE and the error correlation).  Each step moves along the negative gradient; the step
     length is halved until the Armijo condition ``L(W - eta G) <= L(W) - 1e-4 eta |G|^2`` holds and
-    doubled after an accepted step; the first step has length ``first_move`` (relative to
-    ``|W0|_F``).  Recorded every ``record_every`` steps and at the end.  Deterministic.
+    doubled after an accepted step, up to :data:`MAX_MOVE` times ``|W|_F``; the first step has length
+    ``first_move`` (relative to ``|W0|_F``, at most :data:`MAX_MOVE`).  Recorded every ``record_every``
+    steps and at the end.  Deterministic.  A call whose work (:func:`training_work`) exceeds
+    :data:`mhanw.constants.MAX_WORK` is refused before the first step, naming the sizes that set it.
     """
     W = as_float_array(W0, "W0", ndim=3).copy()
     sample = _check_sample(sample, W)
     n_steps = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES, what="steps")
     record_every = positive_int(record_every, "record_every")
     first_move = positive_scalar(first_move, "first_move")
+    if first_move > MAX_MOVE:
+        raise ValueError(
+            f"first_move: expected at most {MAX_MOVE:g} (the first step's length relative to |W0|; a longer "
+            f"one is only halved back), got {first_move:g}"
+        )
+    one_of(combination, "combination", COMBINATIONS)
+    lam = nonnegative_scalar(penalty, "penalty")
+    H, n, d = W.shape[0], np.shape(sample.X)[0], W.shape[1]
+    T = np.shape(sample.X_test)[0]
+    check_work(
+        "n_steps, W0, sample",
+        training_work(H, n, d, n_steps, T, record_every, combination, penalty=lam > 0),
+        f"training (n_steps = {n_steps} steps x {H} heads x n = {n} training points squared, d = {d}, {T} test points)",
+        "use fewer steps, heads or training points",
+    )
     X, Y = sample.X, sample.Y
-    cur = loo_loss(W, X, Y, bandwidth, combination, values, penalty)
+    cur = _renamed(lambda: loo_loss(W, X, Y, bandwidth, combination, values, penalty))
     rec = {k: [] for k in ("steps", "loss", "fit", "hdi", "hdi_circuit", "error_corr", "imse")}
 
     def record(step, state):
+        try:
+            measured = _measure(state)
+        except ValueError as exc:  # a state the descent reached, not an argument: blame what led there
+            raise ValueError(
+                f"W0, bandwidth: the descent from W0 reached heads at step {step} that cannot be measured "
+                f"({exc}); use another start or bandwidth"
+            ) from None
         rec["steps"].append(step)
-        rec["loss"].append(state.loss)
-        rec["fit"].append(state.fit)
-        rec["hdi"].append(head_diversity_index(W) if W.shape[0] > 1 else float("nan"))
-        rec["hdi_circuit"].append(head_diversity_index(W, "rv") if W.shape[0] > 1 else float("nan"))
-        rec["error_corr"].append(error_correlation(W, sample, bandwidth))
-        rec["imse"].append(fresh_error(W, sample, bandwidth, combination, values))
+        for key, value in measured.items():
+            rec[key].append(value)
+
+    def _measure(state):
+        return {
+            "loss": state.loss,
+            "fit": state.fit,
+            "hdi": head_diversity_index(W) if W.shape[0] > 1 else float("nan"),
+            "hdi_circuit": head_diversity_index(W, "rv") if W.shape[0] > 1 else float("nan"),
+            "error_corr": error_correlation(W, sample, bandwidth),
+            "imse": fresh_error(W, sample, bandwidth, combination, values),
+        }
 
     grid = sorted(set(range(0, n_steps + 1, record_every)) | {n_steps})
     record(0, cur)
-    g2 = float(np.sum(cur.grad**2))
-    eta = first_move * np.linalg.norm(W) / max(np.sqrt(g2), 1e-300)
+    g2, gnorm = _squared_norm(cur.grad)
+    eta = first_move * _norm(W) / max(gnorm, 1e-300)
     accepted = 0
     for step in range(1, n_steps + 1):
-        if g2 == 0.0:
+        if gnorm == 0.0:
             break
-        while eta * np.sqrt(g2) > 1e-12 * max(np.linalg.norm(W), 1.0):
+        while eta * gnorm > 1e-12 * max(_norm(W), 1.0):
             W_new = W - eta * cur.grad
             try:
                 trial = loo_loss(W_new, X, Y, bandwidth, combination, values, penalty, gradient=False)
@@ -404,9 +522,10 @@ def train_heads(
         else:
             break  # no step decreases the loss: converged to rounding
         W = W_new
-        cur = loo_loss(W, X, Y, bandwidth, combination, values, penalty)
-        g2 = float(np.sum(cur.grad**2))
-        eta *= 2.0
+        cur = _renamed(lambda: loo_loss(W, X, Y, bandwidth, combination, values, penalty))
+        g2, gnorm = _squared_norm(cur.grad)
+        # doubled, but never to a step longer than MAX_MOVE |W| (the backtracking then stays finite)
+        eta = min(2.0 * eta, MAX_MOVE * _norm(W) / max(gnorm, 1e-300))
         accepted = step
         if step in grid:
             record(step, cur)

@@ -1322,7 +1322,30 @@ PARAMETERS = {
     "d_k": _P.positive_int(1, 256, at_most="d", why="the largest d"),
     "heads_equal": _P.positive_int(2, 256, why="the largest d"),
     "heads_over": _P.positive_int(2, 512, why="twice the largest d"),
-    "n": _P.positive_int(3, 15_000, why="100 times the default 150"),
+    "n": _P.bounded_work(
+        _P.positive_int(3, 15_000, why="100 times the default 150"),
+        lambda p: (
+            2  # the isotropic and the anisotropic m
+            * p["n_seeds"]
+            * sum(
+                _training.training_work(
+                    H,
+                    p["n"],
+                    p["d"],
+                    SIZES[p["fidelity"]]["n_steps"],
+                    SIZES[p["fidelity"]]["n_test"],
+                    SIZES[p["fidelity"]]["record_every"],
+                    c,
+                    penalty=penalised,
+                )
+                for H in (p["heads_equal"], p["heads_over"])
+                for c in p["combinations"]
+                for penalised in (False, True)  # each start trained, and trained again as the positive control
+            )
+        ),
+        ("n", "d", "heads_equal", "heads_over", "n_seeds", "combinations"),
+        "training every setting's starts",
+    ),
     "bandwidth": _P.bandwidth(),
     "combinations": _P.sequence(_P.choice(*_training.COMBINATIONS)),
     "values": _P.choice(*_heads.VALUES),

@@ -69,6 +69,7 @@ __all__ = [
     "at_most",
     "bandwidth",
     "boolean",
+    "bounded_work",
     "check_parameters",
     "choice",
     "coordinate",
@@ -606,6 +607,34 @@ def divides(a: str, b: str) -> Constraint:
             raise _fail(a, f"expected a divisor of {b} = {brief(params[b])}, got {brief(params[a])}")
 
     return constraint
+
+
+def bounded_work(kind: Kind, work: Callable[[Mapping], int], names, what: str) -> Kind:
+    """``kind``, and the work of the chapter's loops at the checked parameters, ``work(params)`` in kernel
+    weights, within :data:`mhanw.constants.MAX_WORK` (:func:`mhanw.constants.check_work`, the bound of the
+    Monte Carlo calls): sizes each within its range may still multiply to days of computing.  The refusal
+    starts with the parameter that carries the check and names ``names``, the parameters whose product
+    sets the work, with their values; ``what`` says what the chapter computes."""
+    from ..constants import check_work
+
+    names = tuple(names)
+
+    def relate(value, name, params):
+        if kind.relate is not None:
+            kind.relate(value, name, params)
+        try:
+            total = work(params)
+        except _CONSTRAINT_ERRORS as exc:
+            raise _unevaluable(name, f"the work of {what}", exc) from None
+        sizes = ", ".join(f"{k} = {brief(params[k])}" for k in names if k in params)
+        try:
+            check_work(
+                ", ".join(names), total, f"{what} ({sizes}, fidelity {params.get('fidelity')!r})", "use smaller sizes"
+            )
+        except ValueError as exc:
+            raise _fail(name, str(exc)) from None
+
+    return Kind(kind.describe, kind.check, relate, bounds=kind.bounds, parts=kind.parts)
 
 
 def unbounded(spec: Mapping[str, Kind]) -> list[str]:

@@ -14,8 +14,10 @@ The Makefile calls it; every command is also usable by hand::
     paper [--run FOLDER --scenario FILE]          a run's PDF (default: build/paper/main.pdf)
     scenario-check FILE            check a scenario (names and values) and say what each chapter receives
     scenario-report FILE           a scenario run's verdicts against the reference ledger of its fidelity
-    reference [--fidelity F]       renew reference/claims-F.json from build/claims.json (on purpose only;
-                                   at paper fidelity also the README's table of findings)
+    reference [--fidelity F] [--reason TEXT]
+                                   renew reference/claims-F.json from build/claims.json (on purpose only;
+                                   at paper fidelity also the README's table of findings; a ledger with
+                                   fewer records than the committed one needs --reason)
     readme [--check]               the README's table of findings from reference/claims-paper.json and
                                    book/theorems.toml (--check: exit 1 when the committed table differs)
     book | check-book              the offline book, and its check in headless Chromium
@@ -62,10 +64,23 @@ STARTED_WITH = dict(os.environ)
 os.environ.update(ENVIRONMENT)
 
 
-def _layout(out: str | None):
+def _layout(out: str | None, argument: str = "--out"):
+    """The layout of the run whose folder the user named as ``argument`` (``build`` or nothing: the default
+    run's), checked by :func:`mhanw.pipeline.runner.run_folder`."""
     from .runner import Layout
 
-    return Layout.default(ROOT) if out in (None, "build") else Layout.under(ROOT, Path(out))
+    return Layout.default(ROOT) if out in (None, "build") else Layout.under(ROOT, out, argument=argument)
+
+
+def _run_layout(folder: str, argument: str):
+    """The layout of a run other than the default one, in ``folder`` (named by the user as ``argument``),
+    checked by :func:`mhanw.pipeline.runner.run_folder` and claimed (marked as a run's) before anything is
+    written there."""
+    from .runner import Layout
+
+    layout = Layout.under(ROOT, folder, argument=argument)
+    layout.claim()
+    return layout
 
 
 def cmd_rules(args) -> int:
@@ -75,7 +90,10 @@ def cmd_rules(args) -> int:
     if args.out:
         from mhanw.infra.texout import write_atomic
 
-        write_atomic(args.out, text)
+        out = Path(os.path.abspath(ROOT / args.out))
+        if not out.resolve().is_relative_to((ROOT / "build").resolve()) or out.suffix != ".mk":
+            raise ValueError(f"--out: expected a .mk file under build/ (generated rules), got {args.out!r}")
+        write_atomic(out, text)
     else:
         sys.stdout.write(text)
     return 0
@@ -92,10 +110,18 @@ def cmd_run(args) -> int:
     elif args.seed:
         overrides = scenarios.seed_params(args.seed, ROOT).get(args.chapter, {})
     fidelity = args.fidelity or ("quick" if args.records or args.scenario or args.seed else "paper")
+    layout = _layout(args.out)
+    if layout.is_default and (args.scenario or args.seed):
+        which = "--scenario" if args.scenario else "--seed"
+        raise ValueError(
+            f"--out: a run with {which} needs a folder of its own (make uses build/scenarios/NAME/ledger, "
+            "build/scenarios/NAME/FIDELITY and build/stability/seed-S); its outputs never replace the "
+            "default run's (figures/, paper/generated/, build/results/)"
+        )
     timing = runner.run_job(
         ROOT,
         args.chapter,
-        layout=_layout(args.out),
+        layout=layout,
         fidelity=fidelity,
         overrides=overrides,
         mode="records" if args.records else "full",
@@ -108,7 +134,7 @@ def cmd_run(args) -> int:
 def cmd_copy_records(args) -> int:
     from . import runner
 
-    source, target = _layout(args.source), _layout(args.target)
+    source, target = _layout(args.source, "FROM"), _layout(args.target, "TO")
     runner.copy_job(ROOT, args.chapter, source, target, full=args.full)
     print(f"    {args.chapter} [{target.label}] copied from run {source.label} (the same parameters)", flush=True)
     return 0
@@ -117,15 +143,17 @@ def cmd_copy_records(args) -> int:
 def cmd_gather(args) -> int:
     from . import ledger, scenarios
 
-    folder = ROOT / args.folder
+    if args.scenario and args.seed:
+        raise ValueError("gather: give --scenario or --seed, not both")
     meta: dict = {"fidelity": "quick"}
     if args.scenario:
         sc = scenarios.load(args.scenario, ROOT)
         meta.update(scenario=sc.name, description=sc.description, parameters=sc.params)
     elif args.seed:
         meta.update(seed=args.seed)
-    (folder / "results").mkdir(parents=True, exist_ok=True)
-    records = ledger.write_run_ledger(folder, meta)
+    layout = _run_layout(args.folder, "FOLDER")
+    layout.results.mkdir(parents=True, exist_ok=True)
+    records = ledger.write_run_ledger(layout.folder, meta)
     print(f"    {args.folder}/claims.json: {len(records)} records", flush=True)
     return 0
 
@@ -159,12 +187,12 @@ def cmd_stability(args) -> int:
 def cmd_robustness(args) -> int:
     from mhanw.infra.texout import write_atomic
 
-    from . import ledger, robustness
+    from . import ledger, robustness, stability
 
     gen = ROOT / "paper" / "generated"
     reference = ROOT / "build" / "stability" / "seed-default" / "claims.json"
     stab_path = ROOT / "build" / "stability.json"
-    stab = json.loads(stab_path.read_text(encoding="utf-8")) if args.stability and stab_path.is_file() else None
+    stab = stability.load(stab_path) if args.stability and stab_path.is_file() else None
     runs = [robustness.load_run(ROOT / "build" / "scenarios" / n / "ledger" / "claims.json") for n in args.scenarios]
     default = ledger.load_ledger(reference) if reference.is_file() else []
     write_atomic(gen / "scenarios.tex", robustness.scenarios_latex(default, runs, stab, "quick"))
@@ -175,15 +203,15 @@ def cmd_robustness(args) -> int:
 def cmd_paper(args) -> int:
     from . import ledger, paper, scenarios
 
+    if args.scenario and not args.run:
+        raise ValueError("--scenario: a scenario's paper is built from its run; give --run FOLDER too")
     if args.run:
-        run = ROOT / args.run
-        gen, figs, out = run / "generated", run / "figures", run / "paper"
-        records = ledger.with_section_numbers(
-            ledger.collect(run / "results")[0], ledger.section_numbers(ROOT / "paper")
-        )
+        run = _run_layout(args.run, "--run")
+        gen, figs, out = run.macros, run.figures, run.folder / "paper"
+        records = ledger.with_section_numbers(ledger.collect(run.results)[0], ledger.section_numbers(ROOT / "paper"))
         from mhanw.infra.texout import write_atomic
 
-        ledger.write_json(run / "claims.json", records)
+        ledger.write_json(run.folder / "claims.json", records)
         write_atomic(gen / "claims_table.tex", ledger.latex_table(records))
         write_atomic(gen / "claims_summary.tex", ledger.latex_summary(records))
         if args.scenario:
@@ -193,7 +221,7 @@ def cmd_paper(args) -> int:
     else:
         gen, figs, out = ROOT / "paper" / "generated", ROOT / "figures", ROOT / "build" / "paper"
     pdf = paper.build(ROOT, generated=gen.resolve(), figures=figs.resolve(), out=out.resolve())
-    print(f"    {pdf.relative_to(ROOT)} ({paper.pages(pdf)} pages)", flush=True)
+    print(f"    {os.path.relpath(pdf, ROOT)} ({paper.pages(pdf)} pages)", flush=True)
     return 0
 
 
@@ -232,10 +260,15 @@ def cmd_reference(args) -> int:
     from . import ledger
 
     src = ROOT / "build" / "claims.json"
+    if not src.is_file():
+        raise ValueError(f"{src.relative_to(ROOT)}: no ledger to renew the reference from (make claims first)")
     records = ledger.load_ledger(src)
     dst = ledger.reference_path(ROOT, args.fidelity)
+    ledger.check_renewal(ROOT, records, dst, args.fidelity, reason=args.reason)
     ledger.write_json(dst, records)
     print(f"    {dst.relative_to(ROOT)}: {len(records)} records from {src.relative_to(ROOT)}")
+    if args.reason:
+        print(f"    (fewer records than before, because: {args.reason})")
     if args.fidelity == "paper":
         return cmd_readme(argparse.Namespace(check=False))
     return 0
@@ -270,8 +303,24 @@ def cmd_check_book(args) -> int:
     return browser.main([args.book])
 
 
+def _timing(path: Path) -> dict:
+    """One job's timing record (written by :func:`mhanw.pipeline.runner.run_job`), or ``ValueError`` naming
+    the file when it is damaged or of an older layout."""
+    from .ledger import read_json
+
+    r = read_json(path, dict)
+    bad = [k for k in ("run", "cpu_s", "wall_s") if k not in r]
+    bad += [k for k in ("cpu_s", "wall_s") if k in r and (isinstance(r[k], bool) or not isinstance(r[k], (int, float)))]
+    if bad or not isinstance(r["run"], str):
+        raise ValueError(
+            f"{path}: expected a job's timing record with a run name and numbers cpu_s and wall_s "
+            f"(bad or missing: {', '.join(bad) or 'run'}); remove it or rerun the job"
+        )
+    return r
+
+
 def cmd_timings(args) -> int:
-    rows = [json.loads(p.read_text()) for p in sorted((ROOT / "build" / "timings").glob("*/**/*.json"))]
+    rows = [_timing(p) for p in sorted((ROOT / "build" / "timings").glob("*/**/*.json"))]
     by_run: dict[str, list[dict]] = {}
     for r in rows:
         by_run.setdefault(r["run"], []).append(r)
@@ -375,7 +424,12 @@ def parser() -> argparse.ArgumentParser:
         opt("--run", required=True),
         opt("--fidelity", default="quick", choices=("quick", "paper")),
     )
-    command("reference", cmd_reference, opt("--fidelity", default="paper", choices=("quick", "paper")))
+    command(
+        "reference",
+        cmd_reference,
+        opt("--fidelity", default="paper", choices=("quick", "paper")),
+        opt("--reason", default=None),
+    )
     command("readme", cmd_readme, opt("--check", action="store_true"))
     command("book", cmd_book)
     command("check-book", cmd_check_book, opt("book", nargs="?", default="build/book"))

@@ -66,10 +66,7 @@ def chapters_with_claims(results_dir) -> tuple[list[Path], list[str]]:
     """The results files that hold a ``claims`` list, and the chapters that have none (yet)."""
     with_claims, without = [], []
     for path in sorted(Path(results_dir).glob("[0-9][0-9]_*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not JSON ({exc})") from exc
+        data = read_json(path, dict)
         if isinstance(data, dict) and isinstance(data.get("claims"), list) and data["claims"]:
             with_claims.append(path)
         else:
@@ -135,13 +132,31 @@ def with_section_numbers(records: list[dict], numbers: dict[str, str]) -> list[d
     return out
 
 
+def read_json(path, kind: type = dict):
+    """The JSON document of the file ``path``, of type ``kind`` (``dict`` or ``list``), or ``ValueError``
+    whose one line names the file: missing, unreadable, not UTF-8, not JSON or not of that kind (a
+    damaged or truncated file, or one of an older layout)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable JSON file ({type(exc).__name__}: {exc})") from None
+    if not isinstance(data, kind):
+        want = "an object {...}" if kind is dict else "a list [...]"
+        raise ValueError(f"{path}: expected {want}, got {type(data).__name__} (damaged, or of an older layout?)")
+    return data
+
+
 def load_ledger(path) -> list[dict]:
-    """The records of a ``claims.json`` (validated)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a list of verdict records")
-    for d in data:
-        Verdict.from_dict(d)
+    """The records of a ``claims.json`` (validated); ``ValueError`` naming the file when it is damaged."""
+    data = read_json(path, list)
+    for i, d in enumerate(data):
+        try:
+            Verdict.from_dict(d)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{path}: record {i} is not a verdict record ({type(exc).__name__}: {exc})") from None
     return data
 
 
@@ -710,6 +725,36 @@ def reference_path(root, fidelity: str) -> Path:
     return Path(root) / "reference" / f"claims-{fidelity}.json"
 
 
+def check_renewal(root, records: list[dict], reference: Path, fidelity: str, reason: str | None = None) -> None:
+    """``ValueError`` when ``records`` (the default run's ledger) may not replace the committed reference
+    ledger ``reference`` of ``fidelity``: an empty ledger (a build that ran no chapter); one with fewer
+    records than the committed one unless ``reason`` says why (a claim removed on purpose); one whose
+    chapters ran at another fidelity (their timings in ``build/timings/default/``)."""
+    if not records:
+        raise ValueError(
+            "build/claims.json: 0 records; a reference ledger is renewed from a build that ran every "
+            f"chapter (make all FIDELITY={fidelity})"
+        )
+    before = load_ledger(reference) if Path(reference).is_file() else []
+    if len(records) < len(before) and not (reason and reason.strip()):
+        lost = sorted({r["claim"] for r in before} - {r["claim"] for r in records})
+        raise ValueError(
+            f"build/claims.json: {len(records)} records, fewer than the {len(before)} of "
+            f"{Path(reference).name} (missing: {', '.join(lost[:5])}{', ...' if len(lost) > 5 else ''}); "
+            "give --reason TEXT to renew it all the same"
+        )
+    timings = Path(root) / "build" / "timings" / "default"
+    for chapter in sorted({r["chapter"] for r in records}):
+        path = timings / f"{chapter}.json"
+        if path.is_file():
+            ran = read_json(path, dict).get("fidelity")
+            if ran != fidelity:
+                raise ValueError(
+                    f"build/claims.json: chapter {chapter} ran at fidelity {ran!r} ({path.name} of "
+                    f"build/timings/default), not {fidelity!r}; make all FIDELITY={fidelity} first"
+                )
+
+
 def reference_verdicts(root, fidelity: str) -> dict[str, str]:
     """``{claim id: verdict}`` of the reference ledger of ``fidelity`` (``ValueError`` when it is missing)."""
     path = reference_path(root, fidelity)
@@ -770,8 +815,8 @@ def stopped_chapters(results_dir) -> dict[str, str]:
     (their results file says ``stopped``: :mod:`mhanw.pipeline.runner`)."""
     out = {}
     for path in sorted(Path(results_dir).glob("[0-9][0-9]_*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(data, dict) and data.get("stopped"):
+        data = read_json(path, dict)
+        if data.get("stopped"):
             out[path.stem] = str(data["stopped"])
     return out
 

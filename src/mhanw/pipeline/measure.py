@@ -143,7 +143,24 @@ def load(path: Path) -> list[dict]:
         raise MeasureError(f"{path}: not a measurements file ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("measurements"), list):
         raise MeasureError(f'{path}: expected {{"measurements": [...]}}')
+    for i, r in enumerate(data["measurements"]):
+        missing = [k for k in RECORD_TEXTS + RECORD_NUMBERS if not isinstance(r, dict) or k not in r]
+        wrong = [
+            k
+            for k in RECORD_NUMBERS
+            if k not in missing and (isinstance(r[k], bool) or not isinstance(r[k], (int, float)))
+        ]
+        if missing or wrong:
+            raise MeasureError(
+                f"{path}: measurement {i} is not a measurement record (missing: {', '.join(missing) or 'none'}; "
+                f"not numbers: {', '.join(wrong) or 'none'}); damaged, or of an older layout?"
+            )
     return data["measurements"]
+
+
+#: The fields of a measurement record that :func:`table` shows: texts, and numbers (:func:`run`).
+RECORD_TEXTS = ("label", "commit", "cpu_model", "cpu_counted_by")
+RECORD_NUMBERS = ("wall_s", "cpu_s", "load_before", "cpus")
 
 
 def append(path: Path, record: dict) -> None:

@@ -18,7 +18,6 @@ a verdict or a count is generated here from the records.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -109,8 +108,13 @@ def load_run(ledger: Path) -> dict:
     """A scenario ledger with what ran: name, description, fidelity, chapters run and their parameters."""
     folder = Path(ledger).parent
     records = claimslib.load_ledger(ledger)
-    meta = json.loads((folder / "run.json").read_text(encoding="utf-8")) if (folder / "run.json").is_file() else {}
+    meta = claimslib.read_json(folder / "run.json", dict) if (folder / "run.json").is_file() else {}
     params = meta.get("parameters") or {}
+    if not isinstance(params, dict) or not all(isinstance(p, dict) for p in params.values()):
+        raise ValueError(
+            f"{folder / 'run.json'}: expected 'parameters' to map each chapter to its parameters, got "
+            f"{type(params).__name__} (damaged, or of an older layout?)"
+        )
     changed = [c for c in sorted(params) if params[c]]
     return {
         "name": meta.get("scenario", folder.parent.name),

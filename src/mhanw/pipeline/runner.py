@@ -74,7 +74,8 @@ class Layout:
     logs: Path
     stage: Path
     timings: Path
-    mark: Path | None = None  # the mark of a run folder outside build/ (claim)
+    mark: Path | None = None  # the mark of a run's own folder (claim); None for the default run
+    folder: Path | None = None  # the run's own folder (claims.json, run.json, paper/); build/ for the default run
 
     @classmethod
     def default(cls, root: Path) -> Layout:
@@ -88,6 +89,7 @@ class Layout:
             b / "logs" / "default",
             b / "stage" / "default",
             b / "timings" / "default",
+            folder=b,
         )
 
     @classmethod
@@ -110,6 +112,7 @@ class Layout:
                 folder / ".stage",
                 folder / "logs",
                 folder / RUN_MARK,
+                folder,
             )
         b = root / "build"
         return cls(
@@ -121,11 +124,22 @@ class Layout:
             b / "logs" / label,
             b / "stage" / label,
             b / "timings" / label,
+            folder / RUN_MARK,
+            folder,
         )
+
+    @property
+    def is_default(self) -> bool:
+        """Whether this is the default run's layout (the paper's figures and numbers)."""
+        return self.mark is None
+
+    def same_run(self, other: Layout) -> bool:
+        """Whether ``other`` publishes into the same folders as this layout."""
+        return self.results.resolve() == other.results.resolve()
 
     def claim(self) -> None:
         """Make the run's own folder and mark it as a run's (:data:`RUN_MARK`), before anything is written
-        there: a later run may then replace what an earlier run published in it."""
+        there: a later run may then replace what an earlier run published in it (:func:`run_folder`)."""
         if self.mark is not None and not self.mark.is_file():
             self.mark.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(self.mark, "A folder of mhanw pipeline runs; a later run replaces their outputs.\n")
@@ -134,14 +148,13 @@ class Layout:
         """Every file a job of chapter ``name`` publishes (figures as listed by its last run: only plain
         names of the chapter's figures, so that a damaged list never reaches outside ``figures``)."""
         listed = self.results / f"{name}.figures"
-        own = re.compile(rf"{re.escape(name)}[._][A-Za-z0-9._-]*")
-        figs = listed.read_text(encoding="utf-8", errors="replace").split() if listed.is_file() else []
-        figs += (
+        figs = self.listed_figures(name)
+        figs += own_figures(
+            name,
             [p.name for p in self.figures.glob(f"{name}.*")] + [p.name for p in self.figures.glob(f"{name}_*")]
             if self.figures.is_dir()
-            else []
+            else [],
         )
-        figs = [f for f in figs if own.fullmatch(f) and ".." not in f]
         return [self.figures / f for f in sorted(set(figs))] + [
             listed,
             listed.with_name(f"{name}.figures.mk"),
@@ -150,17 +163,38 @@ class Layout:
             self.results / f"{name}.json",
         ]
 
+    def listed_figures(self, name: str) -> list[str]:
+        """The figures of chapter ``name`` as its last run listed them (``results/NAME.figures``), plain
+        names of the chapter's own figures only (:func:`own_figures`)."""
+        listed = self.results / f"{name}.figures"
+        return own_figures(
+            name, listed.read_text(encoding="utf-8", errors="replace").split() if listed.is_file() else []
+        )
 
-#: The file that marks a folder outside ``build/`` as one a pipeline run made (:meth:`Layout.claim`).
+
+def own_figures(name: str, names) -> list[str]:
+    """The entries of ``names`` that are plain file names of chapter ``name``'s figures (``NAME.x``,
+    ``NAME_x``; no folder, no ``..``): a damaged list never reaches outside a run's figures folder."""
+    own = re.compile(rf"{re.escape(name)}[._][A-Za-z0-9._-]*")
+    return [f for f in names if own.fullmatch(f) and ".." not in f]
+
+
+#: The file that marks a folder as one a pipeline run made (:meth:`Layout.claim`).
 RUN_MARK = ".mhanw-run"
 
 
 def run_folder(root: Path, folder, argument: str = "--out") -> Path:
-    """``folder`` as the absolute folder of a run, or ``ValueError`` naming ``argument``: a path (not
-    empty, no NUL); inside the repository ``root`` only under ``build/`` (elsewhere a run would write
-    tracked files); not ``/``, not the repository or a folder that holds it; not a file; and, outside
-    ``build/``, new, empty, or made by an earlier run (it holds :data:`RUN_MARK`), since a run removes
-    the outputs of the run before it and must never touch files it did not make."""
+    """``folder`` as the absolute folder of a run, or ``ValueError`` naming ``argument``: the one
+    decision of whether a command may write into a folder a user names (``run --out``, ``copy-records``,
+    ``gather``, ``paper --run``; the default run's folders are fixed, :meth:`Layout.default`).
+
+    The folder must be a path (not empty, no NUL); inside the repository ``root`` only under ``build/``
+    (elsewhere a run would write tracked files), and not ``build/`` itself nor a folder of the default
+    run there (:data:`DEFAULT_FOLDERS`); not ``/``, not the repository or a folder that holds it; not a
+    file; and new, empty, or made by an earlier run (it holds :data:`RUN_MARK`, written by
+    :meth:`Layout.claim`), since a run replaces the outputs of the run before it and must never touch
+    files it did not make.  A folder outside ``build/`` is taken only when named explicitly (every
+    caller passes the user's own words)."""
     from mhanw.infra.validate import brief
 
     if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip() or "\x00" in str(folder):
@@ -170,6 +204,12 @@ def run_folder(root: Path, folder, argument: str = "--out") -> Path:
     real = path.resolve()
     if real == build:
         raise ValueError(f"{argument}: build/ itself is the default run's; give a folder under it or elsewhere")
+    for own in DEFAULT_FOLDERS:
+        if real.is_relative_to(build / own):
+            raise ValueError(
+                f"{argument}: {str(folder)!r} is inside build/{own}/, a folder of the default run; give a "
+                "folder of its own (make uses build/scenarios/NAME/ and build/stability/seed-S/)"
+            )
     if root.is_relative_to(real):
         raise ValueError(
             f"{argument}: {str(folder)!r} holds the repository (or is the file system's root); give a folder of its own"
@@ -181,12 +221,29 @@ def run_folder(root: Path, folder, argument: str = "--out") -> Path:
         )
     if real.exists() and not real.is_dir():
         raise ValueError(f"{argument}: {str(folder)!r} exists and is not a folder")
-    if not real.is_relative_to(build) and real.is_dir() and any(real.iterdir()) and not (real / RUN_MARK).is_file():
+    if real.is_dir() and any(real.iterdir()) and not (real / RUN_MARK).is_file():
+        old = " (a build/ made before run folders were marked: make clean)" if real.is_relative_to(build) else ""
         raise ValueError(
-            f"{argument}: {str(folder)!r} holds files no run made (no {RUN_MARK}); give a new or "
+            f"{argument}: {str(folder)!r} holds files no run made (no {RUN_MARK}){old}; give a new or "
             f"empty folder, since a run replaces the outputs in its folder"
         )
     return real
+
+
+#: The folders of ``build/`` that the default run and the build's own steps write (:meth:`Layout.default`,
+#: the book, the caches): no other run's folder may be one of them or lie inside one.
+DEFAULT_FOLDERS = (
+    "notebooks",
+    "results",
+    "logs",
+    "stage",
+    "timings",
+    "paper",
+    "book",
+    "book-src",
+    "book-doctrees",
+    "cache",
+)
 
 
 def _forget(layout: Layout, name: str) -> None:
@@ -406,11 +463,17 @@ def copy_job(root: Path, name: str, source: Layout, target: Layout, *, full: boo
     this chapter are the source run's: the default seed at quick fidelity, a scenario's unchanged chapters).
     ``full``: the executed notebook and the figures too, not only the results and macros."""
     root = Path(root).resolve()
+    if source.same_run(target):
+        raise ValueError(f"copy-records: the source and the target are one run ({target.label}); nothing to copy")
+    if target.is_default:
+        raise ValueError(
+            "copy-records: the target is the default run, whose outputs only its own jobs publish; give "
+            "another run's folder"
+        )
     files = [(source.macros / f"{name}.tex", target.macros / f"{name}.tex")]
     figs: list[str] = []
     if full:
-        listed = source.results / f"{name}.figures"
-        figs = listed.read_text(encoding="utf-8").split() if listed.is_file() else []
+        figs = source.listed_figures(name)
         files += [(source.notebooks / f"{name}.ipynb", target.notebooks / f"{name}.ipynb")]
         files += [(source.figures / f, target.figures / f) for f in figs]
     target.claim()

@@ -59,6 +59,26 @@ def compare(reference: list[dict], runs: dict[str, list[dict]], paper: dict[str,
     return rows
 
 
+def load(path: Path) -> dict:
+    """``build/stability.json`` as :func:`collect` wrote it, or ``ValueError`` naming the file when it is
+    damaged or of an older layout."""
+    data = L.read_json(path, dict)
+    claims = data.get("claims")
+    ok = (
+        isinstance(claims, list)
+        and isinstance(data.get("seeds"), list)
+        and isinstance(data.get("chapters", []), list)
+        and isinstance(data.get("stopped") or {}, dict)
+        and all(isinstance(r, dict) and {"claim", "runs", "seeds", "default"} <= set(r) for r in claims)
+    )
+    if not ok:
+        raise ValueError(
+            f"{path}: expected the seeds and per-claim rows (claim, default, seeds, runs) of "
+            "python -m mhanw.pipeline stability; damaged, or of an older layout? (make stability renews it)"
+        )
+    return data
+
+
 def collect(root: Path, seeds: list[str]) -> dict:
     """``build/stability.json``: every seed's ledger against the default seed's, at quick fidelity."""
     root = Path(root)
