@@ -20,7 +20,6 @@ from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.chapters import ch05_decorrelation_optimality as ch05
 from mhanw.chapters import ch06_optimal_head_size as ch06
 from mhanw.chapters import ch07_structured_weighting as ch07
-from mhanw.chapters import ch08_ensembles_across_domains as ch08
 from mhanw.chapters import ch09_pretrained_head_diversity as ch09
 from mhanw.infra.premises import premise
 from mhanw.infra.verdicts import VOCABULARY, Search, Verdict
@@ -108,7 +107,6 @@ RULES = {
     ),
     "ch07.control_verdict": (ch07.control_verdict, dict(diffs={"geometric": (0.1, 0.01)})),
     "ch07.compare_words": (ch07.compare_words, dict(diff=0.1, se=0.01)),
-    "ch08.identity_verdict": (ch08.identity_verdict, dict(relative_error=1e-15)),
     "ch09.printed_scale_verdict": (ch09.printed_scale_verdict, dict(r2=0.2, se=0.05)),
     "ch09.redundancy_verdict": (ch09.redundancy_verdict, dict(rho=-0.3, se=0.05, p=0.01)),
     "ch09.shared_directions_verdict": (ch09.shared_directions_verdict, dict(share=0.6, se=0.05, n_leading=2, d_k=8)),
@@ -237,15 +235,6 @@ def test_zero_se_differences_give_no_infinite_z():
             "geometric", (-0.1, 0.0), predicted=True, gamma_hat=2.0, gamma_star_hat=1.5
         ).statistics
     )
-    record = ch08.closed_form_verdict([("a", 0.01, 0.0)])
-    assert all(math.isfinite(s.value) for s in record.statistics)
-    record = ch08.monotone_verdict({0.5: ([0.1, 0.2], [0.0, 0.0])})
-    assert record.verdict == "holds under the stated conditions"
-
-
-def test_monotone_verdict_rejects_nan_steps():
-    with pytest.raises(ValueError, match=r"^steps\[0.5\]\[0\]: "):
-        ch08.monotone_verdict({0.5: ([NAN, 0.2], [0.01, 0.01])})
 
 
 def test_correlation_with_se_rejects_constant_and_nan_input():
@@ -358,12 +347,9 @@ def test_gaussian_model_neff_needs_token_counts():
 @pytest.mark.parametrize(
     "call",
     [
-        lambda n_se: ch08.hdi_verdict({}, {"a": (0.1, 0.01)}, n_se=n_se),
-        lambda n_se: ch08.small_bandwidth_verdict({0.1: (0.1, 0.01)}, [0.1], [], 5.0, n_se=n_se),
         lambda n_se: ch07.best_single_head_verdict({"geometric": (0.1, 0.01)}, n_se=n_se),
         lambda n_se: ch07.control_verdict({"geometric": (0.1, 0.01)}, n_se=n_se),
         lambda n_se: ch06.small_heads_verdict("average", [("a", 0.1, 0.01)], n_se=n_se),
-        lambda n_se: ch08.monotone_verdict({0.5: ([0.1], [0.01])}, n_se=n_se),
     ],
 )
 @pytest.mark.parametrize("n_se", [NAN, -1.0, "3", None])

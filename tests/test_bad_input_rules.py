@@ -190,14 +190,6 @@ GOOD = {
     "ch07.adding_heads_verdict": dict(rising={"geometric": [2]}, n_steps=5),
     "ch07.control_verdict": dict(diffs={"geometric": (0.1, 0.01)}),
     "ch07.theorem_verdict": dict(model=_record("thm-7.1/a"), graded=_record("thm-7.1/b"), control=_record("thm-7.1/c")),
-    "ch08.identity_verdict": dict(relative_error=1e-15),
-    "ch08.hdi_verdict": dict(orthogonal={"h = 1": (0.9, 0.01)}, steps={"a": (0.1, 0.01)}),
-    "ch08.closed_form_verdict": dict(deviations=[("a", 0.01, 0.01)]),
-    "ch08.small_bandwidth_verdict": dict(
-        gaps={0.1: (0.1, 0.01), 1.0: (-0.1, 0.01)}, small=[0.1], large=[1.0], angle=5.0
-    ),
-    "ch08.monotone_verdict": dict(steps={0.5: ([0.1, 0.2], [0.01, 0.01])}),
-    "ch08.ant_colony_verdict": dict(),
     "ch09.diversity_verdict": dict(z_by_null={"row": [-5.0, 1.0, 4.0]}),
     "ch09.diversity_sentence": dict(record=_diversity_record()),
     "ch09.printed_scale_verdict": dict(r2=0.2, se=0.05),
@@ -253,7 +245,6 @@ def _decides_against(out):
 
 
 def test_every_rule_of_every_chapter_goes_through_checked():
-    assert len(RULES) >= 70
     unchecked = sorted(r for r, f in RULES.items() if not hasattr(f, "checks"))
     assert not unchecked, f"rules without @checked: {unchecked}"
     for rule, f in RULES.items():

@@ -16,6 +16,7 @@ that decided it, the detectable size and the tolerance).  The rules, each with i
   tolerance, undecided otherwise;
 - :class:`Zero` -- a symbolic identity: holds when sympy simplifies every gap to zero, else fails;
 - :class:`All` -- several rules that must all hold (fails when one fails, undecided otherwise);
+- :class:`NotCheckable` -- a claim with no quantity to compute, with the reason;
 - :class:`Decided` -- a decision made where the numbers are made (a search reaching its optimum, a trend
   along a family): the results hold the verdict word, its criterion and its statistics.
 
@@ -36,6 +37,7 @@ from .results import Q, Results
 from .verdicts import (
     FAILS,
     HOLDS,
+    NOT_CHECKABLE,
     PAPER,
     UNDECIDED,
     VOCABULARY,
@@ -48,7 +50,7 @@ from .verdicts import (
     stat,
 )
 
-__all__ = ["Above", "All", "AtMost", "Claim", "Decided", "Decision", "Effect", "NoViolation", "Zero", "decide_all"]
+__all__ = ["Above", "All", "AtMost", "Claim", "Decided", "Decision", "Effect", "NoViolation", "NotCheckable", "Zero", "decide_all"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class Decision:
     tolerance: float | None = None
     unit: str = ""
     search: Search | None = None
+    conditions: str = ""
 
 
 def _quantity(results: Results, path: str) -> Q:
@@ -208,7 +211,8 @@ class Decided:
     """A decision the results already hold, made where the numbers were made (a search, a trend, a
     comparison along a family): at ``path`` a mapping with ``verdict`` (a word of the vocabulary),
     ``criterion`` (its rule in words), ``statistics`` (quantities, the deciding one first) and optionally
-    ``detectable``, ``tolerance``, ``unit`` and ``search``."""
+    ``detectable``, ``tolerance``, ``unit``, ``search`` and ``conditions`` (for a verdict that holds only
+    under conditions)."""
 
     path: str
 
@@ -228,7 +232,18 @@ class Decided:
             node.get("tolerance"),
             node.get("unit", ""),
             node.get("search"),
+            node.get("conditions", ""),
         )
+
+
+@dataclass(frozen=True)
+class NotCheckable:
+    """A claim with no quantity to compute: "not checkable", with the reason as its criterion."""
+
+    reason: str
+
+    def decide(self, results: Results) -> Decision:
+        return Decision(NOT_CHECKABLE, self.reason)
 
 
 @dataclass(frozen=True)
@@ -270,7 +285,7 @@ class Claim:
             finding=finding,
             role=self.role,
             search=d.search,
-            conditions=self.conditions,
+            conditions=d.conditions or self.conditions,
             **dict(self.extra),
         )
 
