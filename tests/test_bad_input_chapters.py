@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
-from mhanw.chapters import ch03_covariance_bound as ch03
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.chapters import ch05_decorrelation_optimality as ch05
 from mhanw.chapters import ch06_optimal_head_size as ch06
@@ -45,26 +44,6 @@ RULES = {
         dict(measured=0.3, measured_se=0.01, model=0.31, model_se=0.01),
     ),
     "ch01.layers_above_threshold": (ch01.layers_above_threshold, dict(by_layer=[0.3, 0.4], by_layer_se=[0.01, 0.01])),
-    "ch03.bound_verdict": (
-        ch03.bound_verdict,
-        dict(
-            claim="lemma-4.1/x", statement="s", covariance=[0.1, 0.2], se=[0.01, 0.01], bound=[0.5, 0.5], angles=[0, 90]
-        ),
-    ),
-    "ch03.orthogonal_verdict": (ch03.orthogonal_verdict, dict(rho=0.01, rho_se=0.001)),
-    "ch03.first_order_verdict": (
-        ch03.first_order_verdict,
-        dict(pooled={"sin": (0.01, 0.01)}, worst_rel=0.05, worst_z=1.0),
-    ),
-    "ch03.closed_form_verdict": (
-        ch03.closed_form_verdict,
-        dict(pooled_dev=0.01, pooled_se=0.005, n=2000, worst_rel=0.02, worst_z=1.5),
-    ),
-    "ch03.falls_with_angle_verdict": (
-        ch03.falls_with_angle_verdict,
-        dict(steps=[0.1, 0.1], steps_se=[0.01, 0.01], drop=0.2, drop_se=0.01, label="x"),
-    ),
-    "ch03.derivation_verdict": (ch03.derivation_verdict, dict(rel_diff=1e-14, matches_closed=True)),
     "ch04.printed_identical_verdict": (ch04.printed_identical_verdict, dict(identical_value=0.0, d_k=2)),
     "ch04.printed_range_verdict": (ch04.printed_range_verdict, dict(values={"a": 0.1, "b": 0.9})),
     "ch04.pa_properties_verdict": (ch04.pa_properties_verdict, dict(deviations={"identical": 0.0})),
@@ -171,8 +150,6 @@ def test_rules_reject_empty_or_non_mappings(rule, arg, bad):
     "rule,arg,bad",
     [
         ("ch01.literal_bandwidth_verdict", "literal_err", {2: NAN}),
-        ("ch03.first_order_verdict", "pooled", {"sin": (NAN, 0.01)}),
-        ("ch03.first_order_verdict", "pooled", {"sin": (0.01, -0.01)}),
         ("ch04.printed_range_verdict", "values", {"a": NAN, "b": 0.5}),
         ("ch04.equal_hdi_verdict", "z", {"m": NAN}),
         ("ch04.equal_hdi_verdict", "rel_se_pct", {"m": -1.0}),
@@ -192,8 +169,6 @@ def test_rules_reject_nan_inside_mappings_and_pairs(rule, arg, bad):
         ("ch01.neff_prediction_verdict", dict(per_query=[[0.5, 0.6]], predicted=[[0.5, 0.6, 0.7]]), "predicted"),
         ("ch01.neff_prediction_verdict", dict(per_query=[[0.5]], predicted=[[0.5]]), "per_query"),
         ("ch01.layers_above_threshold", dict(by_layer_se=[0.01]), "by_layer_se"),
-        ("ch03.bound_verdict", dict(se=[0.01]), "se"),
-        ("ch03.falls_with_angle_verdict", dict(steps_se=[0.01]), "steps_se"),
         ("ch04.equal_hdi_verdict", dict(rel_pct={"other": 1.0}), "rel_pct"),
     ],
 )
@@ -206,20 +181,6 @@ def test_nan_statistics_no_longer_give_verdicts():
     # these returned "fails as stated" / "holds" before: NaN compared false everywhere
     with pytest.raises(ValueError, match="^max_error: "):
         ch01.identity_verdict(NAN, True)
-    with pytest.raises(ValueError, match="^se: "):
-        ch03.bound_verdict("a/b", "s", [1.0], [-1.0], [0.5], [0])
-    with pytest.raises(ValueError, match="^steps: "):
-        ch03.falls_with_angle_verdict([NAN], [0.1], 1.0, 0.1, "x")
-    with pytest.raises(ValueError, match="^pooled: "):
-        ch03.first_order_verdict({}, 0.1, 1.0)
-    with pytest.raises(ValueError, match="^covariance: "):
-        ch03.bound_verdict("a/b", "s", [], [], [], [])
-
-
-def test_bound_rule_with_an_exact_covariance():
-    # a zero standard error is an exact value: an excess above the bound fails, one below holds
-    assert ch03.bound_verdict("a/b", "s", [0.6], [0.0], [0.5], [0]).verdict == "fails as stated"
-    assert ch03.bound_verdict("a/b", "s", [0.4], [0.0], [0.5], [0]).verdict == "holds"
 
 
 def test_blind_record_with_a_zero_standard_error_has_no_z():
@@ -235,20 +196,6 @@ def test_zero_se_differences_give_no_infinite_z():
             "geometric", (-0.1, 0.0), predicted=True, gamma_hat=2.0, gamma_star_hat=1.5
         ).statistics
     )
-
-
-def test_correlation_with_se_rejects_constant_and_nan_input():
-    x = np.arange(10.0)
-    with pytest.raises(ValueError, match="^y: constant"):
-        ch03.correlation_with_se(x, np.ones(10))
-    with pytest.raises(ValueError, match="^x: "):
-        ch03.correlation_with_se(np.r_[x[:-1], NAN], x)
-
-
-def test_pooled_relative_deviation_rejects_a_zero_prediction():
-    pairs = [np.random.default_rng(0).standard_normal((20, 2))]
-    with pytest.raises(ValueError, match="^predicted: "):
-        ch03.pooled_relative_deviation(pairs, [0.0])
 
 
 def test_as_stated_records_need_records():

@@ -20,7 +20,6 @@ import pytest
 
 from mhanw import data, montecarlo, scaling
 from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
-from mhanw.chapters import ch03_covariance_bound as ch03
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.chapters import ch05_decorrelation_optimality as ch05
 from mhanw.chapters import ch06_optimal_head_size as ch06
@@ -60,7 +59,6 @@ def test_noise_beyond_a_double_blames_sigma_not_the_regression():
         (lambda: ch05.imse_and_gradient(np.ones((2, 4, 2)), "batch", 0.5), "batch"),  # AttributeError: no .X
         (lambda: ch09.layer_contrast(np.ones((3, 2, 4)), layer=["a"]), "layer"),  # TypeError: '<=' not supported
         (lambda: ch09.random_subspace_null(3, 6, 2, 3, 0, circuit=np.ones(3)), "circuit"),  # ambiguous truth value
-        (lambda: ch03.pooled_relative_deviation(None, [0.1]), "pairs"),  # TypeError: not iterable
         (lambda: montecarlo.error_moments("x", "zero", 10, 5, 2, 0), "config"),  # named configs
         (lambda: data.is_reference_gaussian(""), "model"),  # named regression
         (lambda: ch01.exp_kernel_estimates([20, 40], 2, 0, "sin13x"), "model"),  # named regression
@@ -162,7 +160,6 @@ def test_the_right_argument_is_blamed_and_impossible_sizes_are_refused():
     import numpy as np
 
     from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
-    from mhanw.chapters import ch03_covariance_bound as ch03
     from mhanw.chapters import ch04_head_diversity_index as ch04
 
     with pytest.raises(ValueError, match="^model_draws: "):
@@ -175,8 +172,6 @@ def test_the_right_argument_is_blamed_and_impossible_sizes_are_refused():
         ch01.gaussian_model_neff([5], 2, 3, 1, scale=-1.0)
     with pytest.raises(ValueError, match="^d_k: "):
         ch01.locality_verdict(1.0, 1.0, 0)
-    with pytest.raises(ValueError, match="^n: "):
-        ch03.closed_form_verdict(0.0, 0.1, 0, 0.0, 0.0)
 
 
 def _notebook_helpers():

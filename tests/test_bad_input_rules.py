@@ -121,15 +121,6 @@ GOOD = {
     "ch01.not_checkable": dict(claim="thm-2.1/x", reason="why"),
     "ch01.direction_word": dict(effect=0.1, se=0.01, below="b", above="a", neither="n"),
     "ch01.layers_above_threshold": dict(by_layer=[0.3, 0.4], by_layer_se=[0.01, 0.01]),
-    "ch03.bound_verdict": dict(
-        claim="lemma-4.1/x", statement="s", covariance=[0.1, 0.2], se=[0.01, 0.01], bound=[0.5, 0.5], angles=[0, 90]
-    ),
-    "ch03.orthogonal_verdict": dict(rho=0.01, rho_se=0.001),
-    "ch03.first_order_verdict": dict(pooled={"sin": (0.01, 0.01)}, worst_rel=0.05, worst_z=1.0),
-    "ch03.closed_form_verdict": dict(pooled_dev=0.01, pooled_se=0.005, n=2000, worst_rel=0.02, worst_z=1.5),
-    "ch03.falls_with_angle_verdict": dict(steps=[0.1, 0.1], steps_se=[0.01, 0.01], drop=0.2, drop_se=0.01, label="x"),
-    "ch03.not_checkable": dict(claim="lemma-4.1/x", reason="why"),
-    "ch03.derivation_verdict": dict(rel_diff=1e-14, matches_closed=True),
     "ch04.printed_identical_verdict": dict(identical_value=0.0, d_k=2),
     "ch04.printed_range_verdict": dict(values={"a": 0.1, "b": 0.9}),
     "ch04.printed_scale_verdict": dict(unit_value=0.5, doubled_value=0.5),

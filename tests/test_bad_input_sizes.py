@@ -198,56 +198,6 @@ FIGURES_DIR = tempfile.gettempdir()
 
 
 @functools.cache
-def _pair_family():
-    """Chapter 2's pair family at a tiny size: two angles, their heads, Monte Carlo estimates at x = 0, and
-    the table :func:`pair_table` makes of them (the arguments of its pair-family functions)."""
-    from mhanw import data, heads, montecarlo
-    from mhanw.chapters import ch02_bias_variance_covariance as ch02
-
-    x, angles = np.zeros(4), [0, 90]
-    configs = [heads.pair_heads(np.radians(t), 4, 2) for t in angles]
-    est = montecarlo.pointwise_estimates(configs, "sin13", x, n=30, n_rep=20, seed=0, bandwidth=0.5)
-    common = dict(
-        x=x,
-        bandwidth=0.5,
-        model="sin13",
-        a=np.array([0.5, 0.5]),
-        m_x=float(data.data_model("sin13").regression(x[None, :])[0]),
-    )
-    pairs = ch02.pair_table(angles, configs, est, n=30, **common)
-    return dict(angles_deg=angles, pair_configs=configs, est_pairs=est, pairs=pairs, common=common)
-
-
-@functools.cache
-def _covariance_figure():
-    """Chapter 3's figure inputs at a tiny size: measured rows of the pair family for the constant and the
-    smooth m, and the closed-form study (:func:`closed_form_study`) at one small n."""
-    import pandas as pd
-
-    from mhanw import covariance, data
-    from mhanw.chapters import ch03_covariance_bound as ch03
-
-    sizes = dict(n_rep_closed=40, closed_n=[40], closed_h=[0.3], closed_phi=[0, 90], n_jobs=1)
-    closed_table, _, _ = ch03.closed_form_study(sizes, np.random.SeedSequence(0))
-    rows = pd.DataFrame({"theta": [0, 90], "C (MC)": [0.01, 0.005], "s.e.": [0.001, 0.001], "violated": [False, True]})
-    x = np.zeros(4)
-    return dict(
-        zero=rows,
-        sin13=rows,
-        closed_table=closed_table,
-        sizes=sizes,
-        x=x,
-        bandwidth=0.5,
-        zero_m=data.data_model("zero"),
-        smooth_m=data.data_model("sin13"),
-        theta_star=45.0,
-        L_smooth=1.0,
-        printed_bound=lambda W, m: covariance.printed_covariance_bound(W[0], W[1], x, 1.0, 30, 0.5),
-        figures_dir=FIGURES_DIR,
-    )
-
-
-@functools.cache
 def _ch09_figures():
     """Chapter 9's figure inputs of the right shapes: L = 2 layers of H = 4 heads, d_k = 32, two rescalings."""
     from mhanw.chapters import ch09_pretrained_head_diversity as ch09
@@ -364,11 +314,6 @@ def _overrides():
             W_j=np.eye(2)[:, :1], W_jp=np.eye(2)[:, 1:], x=np.zeros(2), bandwidth=0.5
         ),
         "mhanw.covariance.printed_covariance_bound": dict(W_j=np.eye(2)[:, :1], W_jp=np.eye(2)[:, 1:], x=np.zeros(2)),
-        "mhanw.chapters.ch03_covariance_bound.correlation_with_se": dict(x=np.arange(40.0), y=np.sin(np.arange(40.0))),
-        "mhanw.chapters.ch03_covariance_bound.covariance_steps": dict(estimates=[RNG(0).standard_normal((40, 2))] * 2),
-        "mhanw.chapters.ch03_covariance_bound.pooled_relative_deviation": dict(
-            pairs=[RNG(0).standard_normal((40, 2))], predicted=[0.1]
-        ),
         "mhanw.infra.sweep.spawn_streams": dict(seed=0),
         "mhanw.infra.sweep.run_replicates": dict(func=lambda g: 0.0, seed=0),
         "mhanw.infra.sweep.run_sweep": dict(func=lambda s, g: 0.0, settings=[1], seed=0),
@@ -404,6 +349,7 @@ def _overrides():
         "mhanw.montecarlo.pointwise_parts": dict(config=_config(), x=np.zeros((1, 4))),
         "mhanw.heads.output_projection": dict(d_v=2),
         "mhanw.training.train_heads": dict(W0=_W(), sample=_sample(), bandwidth=0.5),
+        "mhanw.training.training_work": dict(n_heads=2, n=20, d=4, n_steps=3, n_test=5, record_every=1),
         "mhanw.chapters.ch10_training_heads.settings": dict(
             isotropic="iso_cos", anisotropic="aniso", heads_equal=2, heads_over=4
         ),
@@ -413,22 +359,6 @@ def _overrides():
         "mhanw.chapters.ch10_training_heads.run_all": dict(grid=[_setting()], sizes=_ch10_sizes(), penalty=1.0),
         "mhanw.chapters.ch10_training_heads.imse_optimum": dict(setting=_setting(), n_starts=1, n_steps=1),
         "mhanw.chapters.ch10_training_heads.self_match_curves": dict(regression="aniso", scales=[1.0, 2.0]),
-        "mhanw.chapters.ch02_bias_variance_covariance.first_order_terms": dict(
-            W=_pair_family()["pair_configs"][0], **_pair_family()["common"]
-        ),
-        "mhanw.chapters.ch02_bias_variance_covariance.pair_table": dict(
-            angles_deg=_pair_family()["angles_deg"],
-            pair_configs=_pair_family()["pair_configs"],
-            est_pairs=_pair_family()["est_pairs"],
-            **_pair_family()["common"],
-        ),
-        "mhanw.chapters.ch02_bias_variance_covariance.plot_pair_family": dict(
-            pairs=_pair_family()["pairs"],
-            angles_deg=_pair_family()["angles_deg"],
-            figures_dir=FIGURES_DIR,
-            **_pair_family()["common"],
-        ),
-        "mhanw.chapters.ch03_covariance_bound.plot_figure": _covariance_figure(),
         "mhanw.chapters.ch05_decorrelation_optimality.optimum_search": dict(
             free=_free_descent(), candidate_loss=0.5, n_given=1, n_steps=1
         ),
@@ -450,6 +380,8 @@ def _public_functions():
         if modname in NOT_WALKED:
             continue
         mod = importlib.import_module(modname)
+        if hasattr(mod, "STEPS"):  # a chapter on the chapter contract: its parameter schema is the boundary
+            continue
         for name, obj in vars(mod).items():
             if name.startswith("_") or getattr(obj, "__module__", None) != modname:
                 continue

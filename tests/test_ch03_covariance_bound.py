@@ -1,5 +1,5 @@
-"""Tests of mhanw.chapters.ch03_covariance_bound (verdict rules on each side of their thresholds, the paired
-statistics, a guard of the chapter) and of the sympy derivation of kappa in mhanw.covariance."""
+"""Tests of mhanw.chapters.ch03_covariance_bound (the decisions made in its steps on each side of their
+thresholds, the paired statistics, premises, a guard of the chapter) and of the sympy derivation of kappa in mhanw.covariance."""
 
 import numpy as np
 import pytest
@@ -7,16 +7,30 @@ import sympy as sp
 
 from mhanw import covariance
 from mhanw.chapters import ch03_covariance_bound as ch03
-from mhanw.infra.verdicts import FAILS, HOLDS, NOT_CHECKABLE, UNDECIDED, VerdictGuardError, guard
+from mhanw.infra.results import Q, Results
+from mhanw.infra.verdicts import FAILS, HOLDS, UNDECIDED, VerdictGuardError, guard
 
 ANGLES = [0, 45, 90]
 
 
+def _rows(cov, se, bound):
+    import pandas as pd
+
+    return pd.DataFrame({"C (MC)": cov, "s.e.": se, "bound": bound})
+
+
 def test_bound_rule_sides():
-    se = np.full(3, 0.01)
-    assert ch03.bound_verdict("lemma-4.1/x", "s", [0.0, 0.0, 0.5], se, [1.0, 1.0, 0.0], ANGLES).verdict == FAILS
-    assert ch03.bound_verdict("lemma-4.1/x", "s", [0.0, 0.0, 0.0], se, [1.0, 1.0, 1.0], ANGLES).verdict == HOLDS
-    assert ch03.bound_verdict("lemma-4.1/x", "s", [0.0, 0.0, 0.99], se, [1.0, 1.0, 1.0], ANGLES).verdict == UNDECIDED
+    se = [0.1, 0.1, 0.1]
+    assert ch03._bound_decision(_rows([0.0, 0.0, 0.5], se, [1.0, 1.0, 0.0]), ANGLES)["verdict"] == FAILS
+    assert ch03._bound_decision(_rows([0.0, 0.0, 0.0], se, [1.0, 1.0, 1.0]), ANGLES)["verdict"] == HOLDS
+    assert ch03._bound_decision(_rows([0.0, 0.0, 0.99], se, [1.0, 1.0, 1.0]), ANGLES)["verdict"] == UNDECIDED
+    # a zero standard error is an exact value: an excess above the bound fails, one below holds
+    assert ch03._bound_decision(_rows([0.6], [0.0], [0.5]), [0])["verdict"] == FAILS
+    assert ch03._bound_decision(_rows([0.4], [0.0], [0.5]), [0])["verdict"] == HOLDS
+
+
+def _claim(claim_id):
+    return next(c for c in ch03.CLAIMS if c.id == claim_id)
 
 
 @pytest.mark.parametrize(
@@ -28,25 +42,20 @@ def test_bound_rule_sides():
     ],
 )
 def test_orthogonal_rule_sides(rho, verdict):
-    assert ch03.orthogonal_verdict(rho, 0.01).verdict == verdict
-
-
-def test_first_order_and_closed_form_rules_sides():
-    tol = ch03.FIRST_ORDER_REL_TOL
-    assert ch03.first_order_verdict({"a": (0.01, 0.01), "b": (-0.02, 0.01)}, 0.05, 2.0).verdict == HOLDS
-    assert ch03.first_order_verdict({"a": (0.01, 0.01), "b": (2 * tol, 0.01)}, 0.3, 20.0).verdict == FAILS
-    assert ch03.first_order_verdict({"a": (0.01, 0.01), "b": (0.9 * tol, 0.02)}, 0.1, 4.0).verdict == UNDECIDED
-    tol = ch03.CLOSED_FORM_REL_TOL
-    assert ch03.closed_form_verdict(0.0, 0.1 * tol, 8000, 0.1, 1.0).verdict == HOLDS
-    assert ch03.closed_form_verdict(3 * tol, 0.1 * tol, 8000, 0.1, 1.0).verdict == FAILS
-    assert ch03.closed_form_verdict(0.0, tol, 8000, 0.1, 1.0).verdict == UNDECIDED
+    tree = {"first_order": {"rho90": Q(rho, 0.01)}, "measured": {"premises": {"zero": ()}}}
+    rec = _claim("lemma-4.1/orthogonal-near-zero").decide(Results(tree))
+    assert rec.verdict == verdict and rec.statistics[0].value == rho
 
 
 def test_falls_with_angle_rule_sides():
-    se = np.full(3, 0.1)
-    assert ch03.falls_with_angle_verdict([1.0, 1.0, 0.1], se, 2.0, 0.1, "m").verdict == HOLDS
-    assert ch03.falls_with_angle_verdict([1.0, 1.0, -1.0], se, 2.0, 0.1, "m").verdict == FAILS
-    assert ch03.falls_with_angle_verdict([0.1, 0.1, 0.1], se, 0.2, 0.1, "m").verdict == UNDECIDED
+    se = np.array([0.1, 0.1, 0.1])
+
+    def decide(steps, drop):
+        return ch03._falls_decision({"steps": np.array(steps), "steps_se": se, "drop": drop, "drop_se": 0.1})["verdict"]
+
+    assert decide([1.0, 1.0, 0.1], 2.0) == HOLDS
+    assert decide([1.0, 1.0, -1.0], 2.0) == FAILS
+    assert decide([0.1, 0.1, 0.1], 0.2) == UNDECIDED
 
 
 def test_paired_statistics():
@@ -54,15 +63,11 @@ def test_paired_statistics():
     z = rng.standard_normal((4000, 3))
     near = np.stack([z[:, 0], z[:, 0] + 0.1 * z[:, 1]], axis=1)  # covariance 1
     far = np.stack([z[:, 0], 0.1 * z[:, 0] + z[:, 2]], axis=1)  # covariance 0.1
-    out = ch03.covariance_steps(np.stack([near, far]))
+    out = ch03._steps(np.stack([near, far]))
     assert out["steps"][0] == pytest.approx(0.9, abs=0.1) and out["drop"] == pytest.approx(out["steps"][0])
     assert out["steps_se"][0] > 0
-    dev, se = ch03.pooled_relative_deviation([near, far], [1.0, 0.1])
+    dev, se = ch03._pooled_relative_deviation([near, far], [1.0, 0.1])
     assert abs(dev) < 4 * se + 0.05
-    rho, rho_se = ch03.correlation_with_se(far[:, 0], far[:, 1])
-    assert rho == pytest.approx(0.1 / np.sqrt(1.01), abs=4 * rho_se)
-    with pytest.raises(ValueError, match="^estimates:"):
-        ch03.covariance_steps(np.zeros((1, 10, 2)))
 
 
 def test_kernel_overlap_symbolic_matches_closed_form_and_numbers():
@@ -75,17 +80,10 @@ def test_kernel_overlap_symbolic_matches_closed_form_and_numbers():
     assert val == pytest.approx(
         covariance.kernel_overlap(1.5 * u, 1.5 * v, np.array([0.3, -0.5]) / 1.5, 0.4), rel=1e-12
     )
-    assert ch03.derivation_verdict(1e-15, True).verdict == HOLDS
-    assert ch03.derivation_verdict(1e-3, True).verdict == FAILS
-    assert ch03.derivation_verdict(1e-15, False).verdict == FAILS
     with pytest.raises(ValueError, match="^bandwidth:"):
         covariance.kernel_overlap_symbolic(bandwidth=-1)
     with pytest.raises(ValueError, match="^point:"):
         covariance.kernel_overlap_symbolic(point=(1, 2, 3))
-
-
-def test_not_checkable_record():
-    assert ch03.not_checkable("lemma-4.1/printed-bound/constant-m", "student-t inputs").verdict == NOT_CHECKABLE
 
 
 def test_the_chapters_positivity_guard_raises_on_a_zero_covariance():
@@ -99,24 +97,42 @@ def test_covariance_formulas_rest_on_independent_rows_and_the_bound_on_gaussian_
     from mhanw.infra.verdicts import OUTSIDE
 
     iid, ar1 = data.data_model("zero"), data.data_model("zero", inputs="ar1:0.9")
-    pooled = {"zero": (0.01, 0.005), "smooth": (-0.02, 0.006)}
-    assert ch03.first_order_verdict(pooled, 0.05, 2.0, premises=ch03.sample_premises(iid)).verdict == "holds"
-    rec = ch03.first_order_verdict(pooled, 0.05, 2.0, premises=ch03.sample_premises(ar1))
-    assert rec.verdict == OUTSIDE and rec.shows == "holds" and rec.statistics[0].unit == "%"
-    assert rec.tolerance == 100 * ch03.FIRST_ORDER_REL_TOL and "|effect| + 3 s.e. <=" in rec.criterion
+    from mhanw import premises
+
+    pooled = {"zero": Q(1.0, 0.5, unit="%"), "smooth": Q(-2.0, 0.6, unit="%")}
+    decision = {
+        "verdict": HOLDS,
+        "criterion": "c",
+        "statistics": tuple(pooled.values()),
+        "tolerance": 10.0,
+        "unit": "%",
+        "detectable": 1.8,
+    }
+
+    def first_order(model):
+        tree = {
+            "first_order": {"decision": decision},
+            "measured": {"premises": {"smooth_sample": (premises.iid_samples(model),)}},
+        }
+        return _claim("lemma-4.1/first-order").decide(Results(tree))
+
+    assert first_order(iid).verdict == HOLDS
+    rec = first_order(ar1)
+    assert rec.verdict == OUTSIDE and rec.shows == HOLDS and rec.statistics[0].unit == "%"
     smooth_t = data.data_model("sin13", inputs="student-t:5")
-    assert [p.id for p in ch03.bound_premises(smooth_t) if not p.holds] == ["gaussian-inputs"]
-    bound = ch03.bound_verdict(
-        "lemma-4.1/printed-bound/smooth-m",
-        "The printed bound holds",
-        [0.5, 0.2],
-        [0.01, 0.01],
-        [0.1, 0.0],
-        [0, 90],
-        premises=ch03.bound_premises(smooth_t),
-    )
-    assert bound.verdict == OUTSIDE and bound.shows == "fails as stated" and bound.statistics
-    assert ch03.orthogonal_verdict(0.4, 0.01, premises=ch03.sample_premises(ar1)).verdict == OUTSIDE
+    tree = {
+        "measured": {
+            "smooth": {
+                "name": "sin13",
+                "decision": ch03._bound_decision(_rows([0.5, 0.2], [0.01, 0.01], [0.1, 0.0]), [0, 90]),
+            },
+            "premises": {"smooth": (premises.gaussian_inputs(smooth_t), premises.iid_samples(smooth_t))},
+        },
+        "bound": {"lipschitz": Q(1.0)},
+    }
+    bound = _claim("lemma-4.1/printed-bound/smooth-m").decide(Results(tree))
+    assert bound.verdict == OUTSIDE and bound.shows == FAILS and bound.statistics
+    assert [p.id for p in bound.premises if not p.holds] == ["gaussian-inputs"]
 
 
 @pytest.mark.parametrize(

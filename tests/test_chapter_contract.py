@@ -72,7 +72,8 @@ def _sides(rule):
     if isinstance(rule, Above) and not isinstance(rule.bound, str):
         return {rule.path: (Q(rule.bound * 2 + 1), Q(rule.bound * 0.5 if rule.bound > 0 else rule.bound - 1))}
     if isinstance(rule, Effect):
-        return {rule.path: (Q(rule.sign * 10.0, 1.0), Q(-rule.sign * 10.0, 1.0))}
+        r = rule.reference
+        return {rule.path: (Q(r + rule.sign * 10.0, 1.0), Q(r - rule.sign * 10.0, 1.0))}
     if isinstance(rule, NoViolation):
         t = rule.tolerance
         return {rule.path: (Q(0.0, t / (10 * rule.k)), Q(10 * t + 1, t / (10 * rule.k)))}

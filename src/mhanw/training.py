@@ -411,8 +411,9 @@ def training_work(
     projectors' products, ``d^3 / 4`` units a head), and at every record the heads' estimates at the
     ``n_test`` fresh points twice (the IMSE and the error correlation; a fitted ``W_O`` refits on the ``n``
     training points)."""
-    H, n, d, K, T = (int(v) for v in (n_heads, n, d, n_steps, n_test))
-    records = K // max(int(record_every), 1) + 2
+    H, n, d, T = (positive_int(v, k) for v, k in ((n_heads, "n_heads"), (n, "n"), (d, "d"), (n_test, "n_test")))
+    K = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES)
+    records = K // positive_int(record_every, "record_every") + 2
     per_head = n * n * (_STEP_UNITS + d // 8) + (d * d * d // 4 if penalty else 0)
     return (K + 1) * H * per_head + records * H * n * (2 * T + (n if combination == "concat" else 0))
 

@@ -127,12 +127,14 @@ class Above:
 
 @dataclass(frozen=True)
 class Effect:
-    """A directional effect: the quantity at ``path`` (with its s.e.) has the sign ``sign`` by more than
-    ``k`` standard errors (holds), the other sign by as much (fails), or neither (undecided)."""
+    """A directional effect: the quantity at ``path`` (with its s.e.) lies on the side ``sign`` of
+    ``reference`` (default 0) by more than ``k`` standard errors (holds), on the other side by as much
+    (fails), or neither (undecided)."""
 
     path: str
     sign: int = 1
     k: float = N_SE
+    reference: float = 0.0
 
     def decide(self, results: Results) -> Decision:
         q = _quantity(results, self.path)
@@ -140,8 +142,8 @@ class Effect:
             raise ValueError(f"results.{self.path}: an effect needs a standard error")
         side = ("above", "below") if self.sign > 0 else ("below", "above")
         return Decision(
-            significant_effect(q.value, q.se, sign=self.sign, n_se=self.k),
-            f"{q.label or self.path}: {self.k:g} s.e. {side[0]} 0 (holds) or {side[1]} (fails)",
+            significant_effect(q.value - self.reference, q.se, sign=self.sign, n_se=self.k),
+            f"{q.label or self.path}: {self.k:g} s.e. {side[0]} {self.reference:g} (holds) or {side[1]} (fails)",
             (_statistic(q, self.path),),
         )
 
