@@ -50,7 +50,19 @@ from .verdicts import (
     stat,
 )
 
-__all__ = ["Above", "All", "AtMost", "Claim", "Decided", "Decision", "Effect", "NoViolation", "NotCheckable", "Zero", "decide_all"]
+__all__ = [
+    "Above",
+    "All",
+    "AtMost",
+    "Claim",
+    "Decided",
+    "Decision",
+    "Effect",
+    "NoViolation",
+    "NotCheckable",
+    "Zero",
+    "decide_all",
+]
 
 
 @dataclass(frozen=True)
