@@ -194,7 +194,7 @@ NOTEBOOK_HELPERS = _notebook_helpers()
 
 
 def test_the_notebook_helpers_are_found():
-    assert len(NOTEBOOK_HELPERS) >= 50
+    assert len(NOTEBOOK_HELPERS) >= 39
 
 
 @pytest.mark.parametrize("value", [{}, [], None, "x"])

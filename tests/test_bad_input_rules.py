@@ -78,34 +78,6 @@ def _diversity_record():
     return ch09.diversity_verdict({"row": np.array([-5.0, 1.0, 4.0])})
 
 
-def _training_results():
-    """Chapter 10's results for one setting, three made-up paths of two recorded steps each."""
-    from mhanw import training
-    from mhanw.chapters import ch10_training_heads as ch10
-
-    def path(i):
-        two = lambda a, b: np.array([a, b])  # noqa: E731
-        W = np.zeros((2, 4, 2))
-        return training.TrainingPath(
-            steps=np.array([0, 1]),
-            loss=two(1.0, 0.9 - i / 100),
-            fit=two(1.0, 0.9 - i / 100),
-            hdi=two(0.5, 0.6 + i / 100),
-            hdi_circuit=two(0.5, 0.6),
-            error_corr=two(0.3, 0.2 - i / 50),
-            imse=two(0.5, 0.4 + i / 100),
-            initial=W,
-            final=W,
-            accepted=1,
-        )
-
-    paths = tuple(path(i) for i in range(3))
-    results = [ch10.SettingResult(ch10.Setting("aniso", "anisotropic", 4, 2, 2, "average"), paths, paths)]
-    return results, ch10.ledger(results, 1.0)
-
-
-TRAINING_RESULTS, TRAINING_BOOK = _training_results()
-
 LAW = derivation.GrowthLaw("power of log n", False, sp.Rational(1, 3), sp.Integer(0), sp.Integer(2), True, "law")
 
 #: Good arguments of every rule (each decides on them); every argument is then replaced, one at a time.
@@ -187,24 +159,6 @@ GOOD = {
     "ch09.printed_invariance_verdict": dict(printed_change=0.1, pa_change=0.0, rv_change=0.0),
     "ch09.redundancy_verdict": dict(rho=-0.3, se=0.05, p=0.01),
     "ch09.shared_directions_verdict": dict(share=0.6, se=0.05, n_leading=2, d_k=8, top=(0.5, 0.1)),
-    "ch10.verdicts_sentence": dict(results=TRAINING_RESULTS, book=TRAINING_BOOK),
-    "ch10.changes_sentence": dict(results=TRAINING_RESULTS),
-    "ch10.power_sentence": dict(book=TRAINING_BOOK, tex=False),
-    "ch10.training_orthogonal_verdict": dict(
-        slug="iso-equal-average",
-        label="isotropic m, averaged heads",
-        init=np.linspace(0.4, 0.6, 20),
-        end=np.linspace(0.45, 0.7, 20),
-        haar=0.5,
-    ),
-    "ch10.penalty_control_verdict": dict(
-        slug="iso-equal-average",
-        label="isotropic m, averaged heads",
-        init=np.linspace(0.4, 0.6, 20),
-        end=np.linspace(0.6, 0.9, 20),
-        haar=0.5,
-        penalty=1.0,
-    ),
     "ch09.guard_text": dict(
         last_minus_rest=(0.5, 0.1),
         key_positive_layers=2,

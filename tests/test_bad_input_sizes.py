@@ -183,16 +183,6 @@ def _sample():
     return data.data_model("aniso").draw(RNG(0), 30, 4, n_test=5)
 
 
-def _setting():
-    from mhanw.chapters import ch10_training_heads as ch10
-
-    return ch10.Setting("aniso", "anisotropic", 4, 2, 2, "average")
-
-
-def _ch10_sizes():
-    return dict(n_seeds=2, n_test=5, n_steps=1, record_every=1, opt_rep=2, opt_test=5, opt_starts=0, opt_steps=1)
-
-
 #: Where a figure function called with good arguments would save its figure (never this repository's figures/).
 FIGURES_DIR = tempfile.gettempdir()
 
@@ -244,36 +234,6 @@ def _free_descent():
     from mhanw.chapters import ch05_decorrelation_optimality as ch05
 
     return ch05.minimize_imse(ch05.crn_batch("sin13", 30, 10, 3, 4, 0), 2, 2, 0.5, RNG(0), n_starts=1, n_steps=1)
-
-
-@functools.cache
-def _loss_curves():
-    """Chapter 10's loss illustration (:func:`self_match_curves`) at a tiny size: two scales, two samples."""
-    from mhanw.chapters import ch10_training_heads as ch10
-
-    return ch10.self_match_curves("aniso", 4, 2, 30, 0.5, [1.0, 2.0], 2, 0)
-
-
-def _loo_by_hand(W, X, Y, h):
-    """The key formula of chapter 10 as a reader would write it: here the library's own loss and gradient."""
-    from mhanw import training
-
-    out = training.loo_loss(W, X, Y, h)
-    return out.loss, out.grad
-
-
-#: The parameters of chapter 10 that :func:`check_by_hand` reads, at the notebook's defaults.
-CH10_PARAMS = dict(
-    anisotropic_regression="aniso",
-    inputs="gaussian",
-    noise="gaussian",
-    sigma=0.5,
-    d=4,
-    d_k=2,
-    heads_equal=2,
-    bandwidth=0.6,
-    values="stream",
-)
 
 
 def _overrides():
@@ -350,25 +310,12 @@ def _overrides():
         "mhanw.heads.output_projection": dict(d_v=2),
         "mhanw.training.train_heads": dict(W0=_W(), sample=_sample(), bandwidth=0.5),
         "mhanw.training.training_work": dict(n_heads=2, n=20, d=4, n_steps=3, n_test=5, record_every=1),
-        "mhanw.chapters.ch10_training_heads.settings": dict(
-            isotropic="iso_cos", anisotropic="aniso", heads_equal=2, heads_over=4
-        ),
-        "mhanw.chapters.ch10_training_heads.run_setting": dict(
-            setting=_setting(), n_seeds=2, n_steps=1, record_every=1, penalty=1.0
-        ),
-        "mhanw.chapters.ch10_training_heads.run_all": dict(grid=[_setting()], sizes=_ch10_sizes(), penalty=1.0),
-        "mhanw.chapters.ch10_training_heads.imse_optimum": dict(setting=_setting(), n_starts=1, n_steps=1),
-        "mhanw.chapters.ch10_training_heads.self_match_curves": dict(regression="aniso", scales=[1.0, 2.0]),
         "mhanw.chapters.ch05_decorrelation_optimality.optimum_search": dict(
             free=_free_descent(), candidate_loss=0.5, n_given=1, n_steps=1
         ),
         "mhanw.chapters.ch07_structured_weighting.symbolic": dict(rho=0.0, q="1/2", weights="geometric", q_value=0.5),
         "mhanw.chapters.ch09_pretrained_head_diversity.geometry_figure": _ch09_figures()["geometry"],
         "mhanw.chapters.ch09_pretrained_head_diversity.ablation_figure": _ch09_figures()["ablation"],
-        "mhanw.chapters.ch10_training_heads.check_by_hand": dict(loss_by_hand=_loo_by_hand, params=CH10_PARAMS, seed=0),
-        "mhanw.chapters.ch10_training_heads.loss_figure": dict(
-            curves=_loss_curves(), regression="aniso", bandwidth=0.5
-        ),
     }
 
 

@@ -176,15 +176,9 @@ def test_a_bad_label_rule_or_slug_names_itself(bad):
 @pytest.mark.parametrize("bad", ["Iso", "iso equal", "iso\n"])
 def test_a_bad_slug_names_itself(bad):
     from mhanw.chapters import ch05_decorrelation_optimality as ch05
-    from mhanw.chapters import ch10_training_heads as ch10
 
     found = V.Search("IMSE descent", starts=4, known_starts=1, perturbed_starts=2, steps=10, best=0.9, known=1.0)
     _named(lambda: ch05.optimum_verdict(bad, "m", 0.1, 0.1, 0.9, ISO, False, found), "slug")
-    path = dict(
-        label="isotropic m, averaged heads", init=np.linspace(0.4, 0.6, 20), end=np.linspace(0.45, 0.7, 20), haar=0.5
-    )
-    _named(lambda: ch10.training_orthogonal_verdict(bad, **path), "slug")
-    assert ch10.training_orthogonal_verdict("iso-equal-average", **path).claim.endswith("/iso-equal-average")
 
 
 @pytest.mark.parametrize("empty", [(), []])
