@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
+from mhanw import locality
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.chapters import ch05_decorrelation_optimality as ch05
 from mhanw.chapters import ch06_optimal_head_size as ch06
@@ -30,20 +30,6 @@ NAN, INF = math.nan, math.inf
 
 # (rule, good keyword arguments) for every rule that takes numbers; each case below replaces one argument.
 RULES = {
-    "ch01.identity_verdict": (ch01.identity_verdict, dict(max_error=1e-16, bitwise=True)),
-    "ch01.gaussian_form_verdict": (ch01.gaussian_form_verdict, dict(max_error=1e-16)),
-    "ch01.literal_bandwidth_verdict": (ch01.literal_bandwidth_verdict, dict(literal_err={2: 0.5, 4: 0.01})),
-    "ch01.locality_verdict": (ch01.locality_verdict, dict(mean=0.4, se=0.01, d_k=2)),
-    "ch01.neff_prediction_verdict": (
-        ch01.neff_prediction_verdict,
-        dict(per_query=[[0.5, 0.6, 0.55]], predicted=[[0.5, 0.6, 0.56]]),
-    ),
-    "ch01.consistency_rules": (ch01.consistency_rules, dict(estimate=0.5, se=0.01, tilted=0.5, target=0.8)),
-    "ch01.trained_model_verdict": (
-        ch01.trained_model_verdict,
-        dict(measured=0.3, measured_se=0.01, model=0.31, model_se=0.01),
-    ),
-    "ch01.layers_above_threshold": (ch01.layers_above_threshold, dict(by_layer=[0.3, 0.4], by_layer_se=[0.01, 0.01])),
     "ch04.printed_identical_verdict": (ch04.printed_identical_verdict, dict(identical_value=0.0, d_k=2)),
     "ch04.printed_range_verdict": (ch04.printed_range_verdict, dict(values={"a": 0.1, "b": 0.9})),
     "ch04.pa_properties_verdict": (ch04.pa_properties_verdict, dict(deviations={"identical": 0.0})),
@@ -149,7 +135,6 @@ def test_rules_reject_empty_or_non_mappings(rule, arg, bad):
 @pytest.mark.parametrize(
     "rule,arg,bad",
     [
-        ("ch01.literal_bandwidth_verdict", "literal_err", {2: NAN}),
         ("ch04.printed_range_verdict", "values", {"a": NAN, "b": 0.5}),
         ("ch04.equal_hdi_verdict", "z", {"m": NAN}),
         ("ch04.equal_hdi_verdict", "rel_se_pct", {"m": -1.0}),
@@ -166,21 +151,12 @@ def test_rules_reject_nan_inside_mappings_and_pairs(rule, arg, bad):
 @pytest.mark.parametrize(
     "rule,changes,arg",
     [
-        ("ch01.neff_prediction_verdict", dict(per_query=[[0.5, 0.6]], predicted=[[0.5, 0.6, 0.7]]), "predicted"),
-        ("ch01.neff_prediction_verdict", dict(per_query=[[0.5]], predicted=[[0.5]]), "per_query"),
-        ("ch01.layers_above_threshold", dict(by_layer_se=[0.01]), "by_layer_se"),
         ("ch04.equal_hdi_verdict", dict(rel_pct={"other": 1.0}), "rel_pct"),
     ],
 )
 def test_rules_reject_mismatched_shapes(rule, changes, arg):
     with pytest.raises(ValueError, match=rf"^{arg}: "):
         _call(rule, **changes)
-
-
-def test_nan_statistics_no_longer_give_verdicts():
-    # these returned "fails as stated" / "holds" before: NaN compared false everywhere
-    with pytest.raises(ValueError, match="^max_error: "):
-        ch01.identity_verdict(NAN, True)
 
 
 def test_blind_record_with_a_zero_standard_error_has_no_z():
@@ -288,7 +264,7 @@ def test_ch09_statistics_refuse_undefined_values():
 
 def test_gaussian_model_neff_needs_token_counts():
     with pytest.raises(ValueError, match="^tokens: "):
-        ch01.gaussian_model_neff([], 2, 2, 0)
+        locality.gaussian_model_neff([], 2, 2, 0)
 
 
 @pytest.mark.parametrize(
@@ -321,10 +297,10 @@ def _refused_at_once(call, arg):
 @pytest.mark.parametrize(
     "call,arg",
     [
-        (lambda: ch01.neff_by_dimension([2], 10**12, 5, 0), "n_keys"),  # MemoryError (14.6 TiB)
-        (lambda: ch01.neff_by_dimension([2], 20, 10**12, 0), "n_queries"),
-        (lambda: ch01.exp_kernel_sine_estimates([50, 100], 10**12, 0), "n_rep"),
-        (lambda: ch01.exp_kernel_sine_estimates([10**12], 2, 0), "sample_sizes"),
+        (lambda: locality.neff_by_dimension([2], 10**12, 5, 0), "n_keys"),  # MemoryError (14.6 TiB)
+        (lambda: locality.neff_by_dimension([2], 20, 10**12, 0), "n_queries"),
+        (lambda: locality.exp_kernel_sine_estimates([50, 100], 10**12, 0), "n_rep"),
+        (lambda: locality.exp_kernel_sine_estimates([10**12], 2, 0), "sample_sizes"),
         (lambda: ch04.random_configurations(10**12, np.random.default_rng(0)), "n_configs"),
         (lambda: ch09.random_subspace_null(3, 6, 2, 10**12, 0), "n_draw"),
         (lambda: ch05.crn_batch("sin13", 30, 10, 10**12, 4, 0), r"n_rep x \(n \+ n_test\) x d"),  # hung

@@ -18,8 +18,7 @@ import re
 import numpy as np
 import pytest
 
-from mhanw import data, montecarlo, scaling
-from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
+from mhanw import data, locality, montecarlo, scaling
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.chapters import ch05_decorrelation_optimality as ch05
 from mhanw.chapters import ch06_optimal_head_size as ch06
@@ -61,9 +60,9 @@ def test_noise_beyond_a_double_blames_sigma_not_the_regression():
         (lambda: ch09.random_subspace_null(3, 6, 2, 3, 0, circuit=np.ones(3)), "circuit"),  # ambiguous truth value
         (lambda: montecarlo.error_moments("x", "zero", 10, 5, 2, 0), "config"),  # named configs
         (lambda: data.is_reference_gaussian(""), "model"),  # named regression
-        (lambda: ch01.exp_kernel_estimates([20, 40], 2, 0, "sin13x"), "model"),  # named regression
-        (lambda: ch01.exp_kernel_sine_estimates([], 2, 0), "sample_sizes"),  # max() of an empty list
-        (lambda: ch01.neff_by_dimension([], 5, 5, 0), "dims"),  # max() of an empty list
+        (lambda: locality.exp_kernel_estimates([20, 40], 2, 0, "sin13x"), "model"),  # named regression
+        (lambda: locality.exp_kernel_sine_estimates([], 2, 0), "sample_sizes"),  # max() of an empty list
+        (lambda: locality.neff_by_dimension([], 5, 5, 0), "dims"),  # max() of an empty list
         (
             lambda: ch05.minimize_imse(ch05.crn_batch("sin13", 30, 10, 3, 4, 0), 2, 2, 0.5, RNG(0), first_move=1e308),
             "first_move",
@@ -101,8 +100,6 @@ def test_integers_beyond_a_double_are_named(call, arg):
 @pytest.mark.parametrize(
     "call,arg",
     [
-        (lambda: ch01.direction_word(0.1, 0.01, below=np.ones((3, 3)), above="a", neither="n"), "below"),
-        (lambda: ch01.locality_verdict(0.4, 0.01, np.ones((3, 3))), "d_k"),
         (lambda: ch05.crn_batch("sin13", 30, 10, 3, 4, np.zeros((3, 3))), "seed"),
         (lambda: data.regression_function(np.zeros((3, 3))), "regression"),
         (lambda: scaling.solve_head_size(1000, 8, c_bias=np.ones((2, 3))), "c_bias"),
@@ -126,7 +123,6 @@ def test_a_rule_names_the_arguments_whose_statistics_overflow():
     message = _named(lambda: ch09.redundancy_verdict(-0.3, 1e308, 0.01), "se")
     assert "beyond a double" in message
     _named(lambda: ch05.blind_verdict(1.0, 1e-320), "se")
-    _named(lambda: ch01.trained_model_verdict(1e308, 0.01, -1e308, 0.01), "measured, model")
     assert ch09.redundancy_verdict(-0.3, 0.05, 0.01).verdict in verdicts.VOCABULARY
 
 
@@ -159,19 +155,12 @@ def test_the_right_argument_is_blamed_and_impossible_sizes_are_refused():
     and impossible values taken (a negative inverse temperature, d_k = 0, H = 0, n = 0)."""
     import numpy as np
 
-    from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
     from mhanw.chapters import ch04_head_diversity_index as ch04
 
-    with pytest.raises(ValueError, match="^model_draws: "):
-        ch01.trained_attention(5, None, 1)
-    with pytest.raises(ValueError, match="^stream: "):
-        ch01.trained_attention(5, 3, np.random.default_rng(1))
     with pytest.raises(ValueError, match="^n_heads: "):
         ch04.random_configurations(5, np.random.default_rng(1), d=2, d_k=2, n_heads=3)
     with pytest.raises(ValueError, match="^scale: "):
-        ch01.gaussian_model_neff([5], 2, 3, 1, scale=-1.0)
-    with pytest.raises(ValueError, match="^d_k: "):
-        ch01.locality_verdict(1.0, 1.0, 0)
+        locality.gaussian_model_neff([5], 2, 3, 1, scale=-1.0)
 
 
 def _notebook_helpers():
@@ -194,7 +183,7 @@ NOTEBOOK_HELPERS = _notebook_helpers()
 
 
 def test_the_notebook_helpers_are_found():
-    assert len(NOTEBOOK_HELPERS) >= 39
+    assert len(NOTEBOOK_HELPERS) >= 40  # chapters on the chapter contract (mhanw.chapters.base) have none
 
 
 @pytest.mark.parametrize("value", [{}, [], None, "x"])

@@ -39,10 +39,7 @@ ISO_PREMISES = (premise("isotropic-m", "m depends on x only through |x|", True),
 NAN = math.nan
 
 #: The names of a chapter's verdict rules.
-RULE_NAME = re.compile(
-    r"(_rules?|_records?|_verdict|_words?|_sentence)$|^guard_|^not_checkable$"
-    r"|^layers_above_threshold$|^literal_off_dims$"
-)
+RULE_NAME = re.compile(r"(_rules?|_records?|_verdict|_words?|_sentence)$|^guard_|^not_checkable$")
 
 
 def _modules():
@@ -82,17 +79,6 @@ LAW = derivation.GrowthLaw("power of log n", False, sp.Rational(1, 3), sp.Intege
 
 #: Good arguments of every rule (each decides on them); every argument is then replaced, one at a time.
 GOOD = {
-    "ch01.identity_verdict": dict(max_error=1e-16, bitwise=True),
-    "ch01.gaussian_form_verdict": dict(max_error=1e-16),
-    "ch01.literal_bandwidth_verdict": dict(literal_err={2: 0.5, 4: 0.01}),
-    "ch01.literal_off_dims": dict(literal_err={2: 0.5, 4: 0.01}),
-    "ch01.locality_verdict": dict(mean=0.4, se=0.01, d_k=2),
-    "ch01.neff_prediction_verdict": dict(per_query=[[0.5, 0.6, 0.55]], predicted=[[0.5, 0.6, 0.56]]),
-    "ch01.consistency_rules": dict(estimate=0.5, se=0.01, tilted=0.5, target=0.8),
-    "ch01.trained_model_verdict": dict(measured=0.3, measured_se=0.01, model=0.31, model_se=0.01),
-    "ch01.not_checkable": dict(claim="thm-2.1/x", reason="why"),
-    "ch01.direction_word": dict(effect=0.1, se=0.01, below="b", above="a", neither="n"),
-    "ch01.layers_above_threshold": dict(by_layer=[0.3, 0.4], by_layer_se=[0.01, 0.01]),
     "ch04.printed_identical_verdict": dict(identical_value=0.0, d_k=2),
     "ch04.printed_range_verdict": dict(values={"a": 0.1, "b": 0.9}),
     "ch04.printed_scale_verdict": dict(unit_value=0.5, doubled_value=0.5),

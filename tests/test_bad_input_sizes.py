@@ -449,14 +449,14 @@ def test_any_size_over_the_maximum_through_any_public_function(case, excess):
 
 
 def test_gaussian_model_neff_draws_are_bounded():
-    from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
+    from mhanw import locality
 
     with pytest.raises(ValueError, match=r"^n_draws: expected an integer <= 10000000"):
-        ch01.gaussian_model_neff([5], 2, 10**9, 0)  # hung
+        locality.gaussian_model_neff([5], 2, 10**9, 0)  # hung
     with pytest.raises(ValueError, match=r"^n_draws x tokens: "):
-        ch01.gaussian_model_neff([5] * 1000, 2, 10**5, 0)  # 10**8 draws in all
+        locality.gaussian_model_neff([5] * 1000, 2, 10**5, 0)  # 10**8 draws in all
     with pytest.raises(ValueError, match=r"^tokens: "):
-        ch01.gaussian_model_neff([10**6], 2, 2, 0)  # a 10**6 x 10**6 attention matrix
+        locality.gaussian_model_neff([10**6], 2, 2, 0)  # a 10**6 x 10**6 attention matrix
 
 
 def test_matched_hdi_configuration_with_an_unreachable_target():

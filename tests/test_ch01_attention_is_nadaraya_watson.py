@@ -1,115 +1,247 @@
-"""Tests of mhanw.chapters.ch01_attention_is_nadaraya_watson: the verdict rules on each side of their
-thresholds, the trained-attention statistics and a guard of the chapter."""
+"""Tests of mhanw.chapters.ch01_attention_is_nadaraya_watson: the records its ``decisions`` step decides (each
+on both sides of its threshold, on synthetic step results), the words its prose decides, the takeaways of
+its figures, the identity and warm-up steps at a small size, and the encoder's attention maps it reads.
+Its declared records decided by a rule with a threshold are flipped by tests/test_chapter_contract.py."""
+
+from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
+from nbtools import ROOT, declared_parameters
 
+from mhanw.chapters import base
 from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
-from mhanw.infra.verdicts import FAILS, HOLDS, NOT_CHECKABLE, OUTSIDE, UNDECIDED, VerdictGuardError, guard
+from mhanw.chapters import ch01_figures as figs
+from mhanw.infra.results import Q, Results
+from mhanw.infra.rules import decide_all
+from mhanw.infra.verdicts import FAILS, HOLDS, OUTSIDE, UNDECIDED, VerdictGuardError
+
+TOL, OFF, LOCAL = ch01.IDENTITY_TOL, ch01.LITERAL_OFF, ch01.LOCAL_MAX_FRACTION
 
 
-def test_identity_rule_threshold():
-    assert ch01.identity_verdict(0.5 * ch01.IDENTITY_TOL, True).verdict == HOLDS
-    assert ch01.identity_verdict(0.5 * ch01.IDENTITY_TOL, True).detectable == ch01.IDENTITY_TOL
-    assert ch01.identity_verdict(2 * ch01.IDENTITY_TOL, True).verdict == FAILS
-    assert ch01.identity_verdict(0.0, False).verdict == FAILS
+def _parts(
+    *,
+    max_err=1e-16,
+    bitwise=True,
+    literal=None,
+    neff_min=0.4,
+    deviation=(0.3, 0.2),
+    deviation_se=(0.05, 0.05),
+    estimate=0.51,
+    se=0.001,
+    neff_inputs="gaussian",
+    consistency_inputs="gaussian",
+    trained=0.28,
+):
+    """Synthetic results of the steps the decisions read: by default, the identity holds, the literal
+    bandwidth is off at d_k = 4, locality fails, the n_eff limit holds, the estimate sits at the tilted
+    mean 0.51 and far from m(q) = 0.84."""
+    literal = literal if literal is not None else {1: 0.0, 4: 1.5}
+    dims = list(literal)
+    dev, dev_se = np.array(deviation, float), np.array(deviation_se, float)
+    worst = int(np.argmax(np.abs(dev)))
+    tilted, target = 0.51, 0.84
+    table = pd.DataFrame({"d_k": dims, ch01.IDENTITY_COLUMNS[2]: [literal[d] for d in dims]})
+    return {
+        "identity": {
+            "table": table,
+            "dims": dims,
+            "bitwise": bitwise,
+            "max_err": Q(max_err, label="largest |attention - NW loop|"),
+            "literal_off_dims": sorted(d for d in dims if literal[d] >= OFF),
+        },
+        "locality": {
+            "min": {"neff": Q(neff_min, 0.01), "d_k": 256},
+            "deviation": dev,
+            "deviation_se": dev_se,
+            "worst": Q(dev[worst], dev_se[worst], unit=ch01.NEFF_UNIT, label="largest mean deviation"),
+            "worst_d_k": 256,
+            "detectable": Q(float(np.max(3 * dev_se))),
+            "premises": ch01._premises(neff_inputs),
+        },
+        "consistency": {
+            "tolerance": Q(ch01.LIMIT_SHARE * (target - tilted)),
+            "gap_tilted": Q(estimate - tilted, se, unit=ch01.LIMIT_UNIT, label="estimate - tilted mean"),
+            "gap_target": Q(estimate - target, se, unit=ch01.LIMIT_UNIT, label="estimate - m(q)"),
+            "premises": ch01._premises(consistency_inputs),
+        },
+        "trained": {"overall": Q(trained, 0.002, label="trained n_eff/n"), "d_k": 32},
+    }
 
 
-def test_gaussian_form_rule_threshold():
-    assert ch01.gaussian_form_verdict(0.5 * ch01.IDENTITY_TOL).verdict == HOLDS
-    assert ch01.gaussian_form_verdict(2 * ch01.IDENTITY_TOL).verdict == FAILS
+def _records(**kwargs) -> dict:
+    """The records of the claims that :class:`mhanw.infra.rules.Decided` reads, on synthetic results."""
+    parts = _parts(**kwargs)
+    decisions = ch01.decisions(SimpleNamespace(parts={}), **parts)
+    results = Results({**parts, "decisions": decisions})
+    claims = [c for c in ch01.CLAIMS if type(c.rule).__name__ == "Decided"]
+    return {r.claim.split("/", 1)[1]: r for r in decide_all(claims, results, section=ch01.SECTION)}
 
 
-def test_literal_bandwidth_names_the_dims_where_it_is_off():
-    below, above = 0.5 * ch01.LITERAL_OFF, 2 * ch01.LITERAL_OFF
-    rec = ch01.literal_bandwidth_verdict({1: 0.0, 4: above, 16: below, 64: above})
-    assert rec.verdict == FAILS and "[4, 64]" in rec.criterion
-    assert ch01.literal_off_dims({1: 0.0, 4: above, 16: below, 64: above}) == [4, 64]
-    assert ch01.literal_bandwidth_verdict({1: 0.0, 4: below}).verdict == HOLDS
+def test_the_identity_needs_rounding_error_and_bit_identical_nw():
+    rec = _records()["identity"]
+    assert rec.verdict == HOLDS and rec.detectable == TOL and rec.statistics[0].value == 1e-16
+    assert _records(max_err=2 * TOL)["identity"].verdict == FAILS
+    assert _records(bitwise=False)["identity"].verdict == FAILS
+
+
+def test_the_literal_bandwidth_names_the_dims_where_it_is_off_and_prints_only_those():
+    rec = _records(literal={1: 1e-16, 4: 0.9, 16: 0.5 * OFF, 64: 2.2})["literal-bandwidth"]
+    assert rec.verdict == FAILS and rec.detectable is None
+    assert "[4, 64]" in rec.criterion and "coincide" in rec.criterion
+    assert [s.name for s in rec.statistics] == ["largest difference (d_k = 64)", "largest difference (d_k = 4)"]
+    held = _records(literal={4: 0.01, 16: 0.5 * OFF})["literal-bandwidth"]
+    assert held.verdict == HOLDS and held.detectable == OFF and "coincide" not in held.criterion
+    assert [s.value for s in held.statistics] == [0.5 * OFF]
+
+
+@pytest.mark.parametrize("mean, verdict", [(LOCAL + 0.05, FAILS), (LOCAL - 0.05, HOLDS), (LOCAL + 0.005, UNDECIDED)])
+def test_locality_against_a_tenth_of_the_keys(mean, verdict):
+    rec = _records(neff_min=mean, trained=mean)
+    assert rec["locality"].verdict == verdict and rec["trained-locality"].verdict == verdict
+    assert rec["locality"].statistics[0].value == mean  # the share itself, not its distance to the threshold
+    assert (
+        "d_k = 256" in rec["locality"].statistics[0].name and "d_k = 32" in rec["trained-locality"].statistics[0].name
+    )
+
+
+def test_the_neff_limit_holds_at_every_d_k_or_not_at_all():
+    rec = _records()["neff-limit"]
+    assert rec.verdict == HOLDS and rec.unit == ch01.NEFF_UNIT and rec.tolerance == ch01.NEFF_TOL_PCT
+    assert rec.detectable == pytest.approx(0.15) and rec.statistics[0].value == 0.3
+    assert "so the run resolves it" in rec.finding and "(d_k = 256)" in rec.finding
+    assert "|effect| + 3 s.e. <=" in rec.criterion and "% of the keys" in rec.criterion
+    assert _records(deviation=(0.3, 2 * ch01.NEFF_TOL_PCT))["neff-limit"].verdict == FAILS
+    wide = _records(deviation=(0.1, 1.0), deviation_se=(0.05, 2.0))["neff-limit"]  # 3 s.e. exceed the tolerance
+    assert wide.verdict == UNDECIDED and "not resolved by the run" in wide.finding
+
+
+def test_the_two_limits_of_the_estimate_and_their_premises():
+    tol = ch01.LIMIT_SHARE * (0.84 - 0.51)
+    rec = _records()
+    assert (rec["tilted-limit"].verdict, rec["consistency"].verdict) == (HOLDS, FAILS)
+    assert rec["tilted-limit"].tolerance == pytest.approx(tol) and rec["tilted-limit"].detectable == 0.003
+    rec = _records(estimate=0.84)
+    assert (rec["tilted-limit"].verdict, rec["consistency"].verdict) == (FAILS, HOLDS)
+    assert _records(estimate=0.51 + 0.5 * tol, se=tol)["tilted-limit"].verdict == UNDECIDED
+    outside = _records(consistency_inputs="uniform-cube", neff_inputs="student-t:5")
+    assert outside["tilted-limit"].verdict == OUTSIDE and outside["tilted-limit"].shows == HOLDS
+    assert [p.id for p in outside["neff-limit"].failed_premises] == ["gaussian-inputs"]
+    assert outside["consistency"].verdict == FAILS  # "consistent for m(q)" rests on no Gaussian premise
+
+
+# --------------------------------------------------------------------------- prose
+
+
+def _prose(*, gap=-0.25, gap_se=0.002, by_layer=(0.46, 0.19, 0.2), local_heads=1, neff_inputs="gaussian"):
+    results = Results(
+        {
+            "params": {"neff_inputs": neff_inputs},
+            "trained": {
+                "gap": Q(gap, gap_se),
+                "by_layer": np.array(by_layer),
+                "by_layer_se": np.full(len(by_layer), 0.002),
+                "layers_above": bool(np.all(np.array(by_layer) - 3 * 0.002 > LOCAL)),
+                "local_heads": local_heads,
+                "head_means": np.full((6, 12), 0.3),
+            },
+        }
+    )
+    records = _records(neff_inputs=neff_inputs)
+    return ch01.prose(results, [records["neff-limit"]])
 
 
 @pytest.mark.parametrize(
-    "mean, verdict",
-    [
-        (ch01.LOCAL_MAX_FRACTION + 0.05, FAILS),
-        (ch01.LOCAL_MAX_FRACTION - 0.05, HOLDS),
-        (ch01.LOCAL_MAX_FRACTION + 0.005, UNDECIDED),
-    ],
+    "gap, words", [(-0.25, "more concentrated than"), (0.25, "more spread out than"), (0.001, "as spread out as")]
 )
-def test_locality_rule_sides(mean, verdict):
-    assert ch01.locality_verdict(mean, 0.01, 8).verdict == verdict
+def test_the_direction_of_trained_attention_follows_the_gap(gap, words):
+    assert _prose(gap=gap)["trained_direction"] == words
 
 
-def test_neff_prediction_rule_sides():
-    rng = np.random.default_rng(1)
-    pred = rng.uniform(0.3, 0.6, (2, 400))
-    noise = 0.01 * rng.standard_normal((2, 400))
-    assert ch01.neff_prediction_verdict(pred + noise, pred).verdict == HOLDS
-    assert ch01.neff_prediction_verdict(pred + noise + 2 * ch01.MODEL_TOL, pred).verdict == FAILS
-    wide = 0.5 * rng.standard_normal((2, 400))  # s.e. 0.025: 3 s.e. exceed the tolerance
-    assert ch01.neff_prediction_verdict(pred + wide, pred).verdict == UNDECIDED
+def test_the_neff_law_and_verdict_words_name_a_broken_premise():
+    words = _prose()
+    assert words["neff_law"] == "Gaussian queries and keys" and words["neff_limit"] == "holds"
+    words = _prose(neff_inputs="student-t:5")
+    assert words["neff_law"] == r"queries and keys drawn from \texttt{student-t:5}"
+    assert words["neff_limit"].startswith("lies outside its conditions (") and "N(0" in words["neff_limit"]
+    assert _prose(local_heads=0)["trained_local_heads"] == "none of the 72 heads falls"
+    assert _prose(local_heads=5)["trained_local_heads"] == "5 of 72 heads fall"
 
 
-def test_consistency_rules_sides():
-    tilted, target = 0.51, 0.84
-    tol = ch01.LIMIT_SHARE * (target - tilted)
-    limit, consistent = ch01.consistency_rules(tilted + 0.1 * tol, 0.1 * tol, tilted, target)
-    assert (limit.verdict, consistent.verdict) == (HOLDS, FAILS)
-    limit, consistent = ch01.consistency_rules(target, 0.1 * tol, tilted, target)
-    assert (limit.verdict, consistent.verdict) == (FAILS, HOLDS)
-    limit, _ = ch01.consistency_rules(tilted + 0.5 * tol, tol, tilted, target)
-    assert limit.verdict == UNDECIDED
+def test_the_section_stops_when_a_layer_is_not_above_the_threshold():
+    with pytest.raises(VerdictGuardError, match="the text says every layer's mean"):
+        _prose(by_layer=(0.3, LOCAL - 0.02, 0.3))
 
 
-def test_trained_model_rule_sides():
-    assert ch01.trained_model_verdict(0.30, 0.002, 0.30 + 0.96 * ch01.MODEL_TOL, 0.001).verdict == UNDECIDED
-    assert ch01.trained_model_verdict(0.30, 0.002, 0.30 + 0.1 * ch01.MODEL_TOL, 0.001).verdict == HOLDS
-    assert ch01.trained_model_verdict(0.30, 0.002, 0.30 + 3 * ch01.MODEL_TOL, 0.001).verdict == FAILS
+def test_the_chapter_states_the_tolerances_the_rules_use():
+    """The dropdown on tolerance claims names the two tolerances in per cent; they are the module's."""
+    text = (ROOT / "notebooks" / "01_attention_is_nadaraya_watson.md").read_text()
+    assert f"tolerance of {100 * ch01.MODEL_TOL:g} % of the keys" in text
+    assert f"tolerance of {100 * ch01.LIMIT_SHARE:g} % of the gap between the two candidate limits" in text
 
 
-def test_not_checkable_and_direction_words():
-    assert ch01.not_checkable("thm-2.1/neff-limit", "student-t keys").verdict == NOT_CHECKABLE
-    words = dict(below="less", above="more", neither="same")
-    assert ch01.direction_word(-1.0, 0.1, **words) == "less"
-    assert ch01.direction_word(1.0, 0.1, **words) == "more"
-    assert ch01.direction_word(0.1, 0.1, **words) == "same"
+# --------------------------------------------------------------------------- the figures' takeaways
 
 
-def test_trained_attention_neff_of_uniform_and_one_hot_maps():
-    t = 5
-    uniform = np.full((2, 3, t, t), 1.0 / t)
-    one_hot = np.broadcast_to(np.eye(t), (2, 3, t, t)).copy()
-    out = ch01.trained_attention_neff([uniform, one_hot, uniform])
-    assert out["per_sentence"].shape == (3, 2, 3)
-    assert out["per_sentence"][0] == pytest.approx(1.0)
-    assert out["per_sentence"][1] == pytest.approx(1.0 / t)
-    assert out["overall"] == pytest.approx((2 + 1 / t) / 3)
-    with pytest.raises(ValueError, match="^maps:"):
-        ch01.trained_attention_neff([uniform, np.full((1, 3, t, t), 1.0 / t)])
+def test_the_figure_takeaways_follow_the_numbers():
+    identity = {
+        "dims": [1, 4],
+        "table": pd.DataFrame({"d_k": [1, 4], ch01.IDENTITY_COLUMNS[2]: [0.0, 1.5]}),
+        "max_err": Q(2e-16),
+        "gauss_max_err": Q(3e-16),
+    }
+    neff = {"d_k": np.array([1, 4]), "mean": np.array([0.5, 0.4]), "se": np.array([0.01, 0.01])}
+    locality = {"neff": {**neff, "expected": np.array([0.58, 0.44])}}
+    consistency = {"n_max": 1000, "estimate": Q(0.52, 0.01), "tilted": Q(0.51), "target": Q(0.84)}
+    t = figs.panel_takeaways(identity, locality, consistency)
+    assert "to rounding error" in t["(a)"] and "off by up to 1.5 ($d_k=4$)" in t["(a)"]
+    assert "every one more than a tenth" in t["(b)"]
+    assert "1.0 standard errors from the tilted mean" in t["(c)"] and "32 from $m(q)=0.8400$" in t["(c)"]
+    identity["gauss_max_err"] = Q(1e-6)  # a Gaussian form that does not agree
+    locality["neff"]["mean"] = np.array([0.5, 0.11])  # a share within 3 s.e. of a tenth
+    t = figs.panel_takeaways(identity, locality, consistency)
+    assert "only to 1e-06, more than rounding error" in t["(a)"]
+    assert "at $d_k=4$ it is not more than a tenth" in t["(b)"]
 
 
-def test_gaussian_model_neff_tends_to_its_limit():
-    out = ch01.gaussian_model_neff([2000], 4, 3, seed=3)
-    assert out["limit"] == pytest.approx((1 + 2 / 4) ** (-2))
-    assert abs(out["overall"] - out["limit"]) < 0.05
+def test_the_trained_takeaway_agrees_in_number():
+    trained = {"overall": Q(0.28, 0.002), "model": {"overall": Q(0.53, 0.001)}, "n_layers": 6, "n_heads": 12}
+    assert "1 of the 72 heads lies below" in figs.trained_takeaway({**trained, "local_heads": 1})
+    assert "3 of the 72 heads lie below" in figs.trained_takeaway({**trained, "local_heads": 3})
 
 
-def test_exp_kernel_estimates_take_a_data_model():
-    from mhanw import data
-
-    a = ch01.exp_kernel_estimates([50, 200], 3, 5, data.data_model("sin(x1)", sigma=0.5))
-    assert np.array_equal(a, ch01.exp_kernel_sine_estimates([50, 200], n_rep=3, seed=5))
+# --------------------------------------------------------------------------- steps at a small size
 
 
-def test_the_chapters_layer_guard_raises_when_a_layer_is_below_the_threshold():
-    by_layer = np.array([0.3, ch01.LOCAL_MAX_FRACTION - 0.02, 0.3])
-    with pytest.raises(VerdictGuardError, match="the text says"):
-        guard(
-            ch01.layers_above_threshold(by_layer, np.full(3, 0.002)),
-            "every layer's mean n_eff/n lies more than 3 s.e. above the locality threshold",
-            "a layer below",
-        )
-    assert ch01.layers_above_threshold(np.full(3, 0.3), np.full(3, 0.002))
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ch01")
+    values = declared_parameters(
+        "01_attention_is_nadaraya_watson",
+        fidelity="quick",
+        identity_dims=[1, 4],
+        figures_dir=str(out),
+        macros_path=str(out / "values.tex"),
+        results_path=str(out / "results.json"),
+    )
+    return base.setup(ch01, render=False, **values)
+
+
+def test_the_identity_and_the_gaussian_form_hold_and_the_literal_bandwidth_is_off(ctx):
+    identity = ch01.identity(ctx)
+    assert identity["bitwise"] and identity["max_err"].value <= TOL and identity["gauss_max_err"].value <= TOL
+    assert identity["literal_off_dims"] == [4] and identity["literal_off_text"] == "4"
+    assert identity["literal_min_err"].value >= OFF and identity["unequal_min_err"].value > OFF
+    assert identity["n_draws"] == ctx.sizes["n_draws"] == len(identity["data"].value["draws"])
+    assert ch01.identity(ctx)["table"].equals(identity["table"])  # its stream gives the same draws again
+
+
+def test_gaussian_nw_is_attention_with_a_per_key_bias(ctx):
+    warmup = ch01.warmup(ctx)
+    assert warmup["attention_gap"] <= 1e-12
+    fits = warmup["data"].value["fits"]
+    assert fits.shape == (len(ch01.WARMUP_BANDWIDTHS), 241) and np.all(np.isfinite(fits))
 
 
 def test_encoder_attention_maps_are_row_stochastic_per_sentence():
@@ -128,76 +260,3 @@ def test_encoder_attention_maps_are_row_stochastic_per_sentence():
         assert np.allclose(m.sum(axis=-1), 1.0) and np.all(m >= 0)
     # the same sentence alone or in a batch gets the same maps (no padding enters attention)
     assert np.allclose(enc.attention_maps(["A short sentence."])[0], maps[0], atol=1e-12)
-
-
-def test_neff_limit_is_a_tolerance_claim_with_its_unit_and_printed_rule():
-    rng = np.random.default_rng(2)
-    pred = rng.uniform(0.3, 0.6, (3, 400))
-    resolved = pred + 0.003 + 0.001 * rng.standard_normal((3, 400))  # 0.3 % of the keys, many s.e. from 0
-    rec = ch01.neff_prediction_verdict(resolved, pred, [1, 4, 16])
-    assert rec.verdict == HOLDS  # resolved, but far inside the tolerance
-    assert rec.unit == ch01.NEFF_UNIT and rec.tolerance == ch01.NEFF_TOL_PCT
-    assert rec.detectable is not None and rec.detectable < rec.tolerance
-    assert rec.statistics[0].unit == ch01.NEFF_UNIT and abs(rec.statistics[0].value - 0.3) < 0.05
-    assert "|effect| + 3 s.e. <=" in rec.criterion and "% of the keys" in rec.criterion  # the rule applied
-    assert "so the run resolves it" in rec.finding and "d_k = " in rec.finding
-
-
-def test_neff_and_tilted_limits_rest_on_gaussian_inputs():
-    rng = np.random.default_rng(3)
-    pred = rng.uniform(0.3, 0.6, (2, 50))
-    rec = ch01.neff_prediction_verdict(pred + 0.2, pred, premises=ch01.neff_premises("student-t:5"))
-    assert rec.verdict == OUTSIDE and rec.shows == FAILS and rec.statistics  # the statistic is kept
-    assert [p.id for p in rec.failed_premises] == ["gaussian-inputs"]
-    assert ch01.neff_prediction_verdict(pred, pred, premises=ch01.neff_premises("gaussian")).verdict == HOLDS
-    limit, consistent = ch01.consistency_rules(0.5, 0.001, 0.51, 0.84, premises=ch01.neff_premises("uniform-cube"))
-    assert limit.verdict == OUTSIDE and limit.shows == HOLDS
-    assert consistent.verdict == FAILS  # "consistent for m(q)" rests on no Gaussian premise
-
-
-def test_literal_bandwidth_prints_only_the_deciding_differences():
-    rec = ch01.literal_bandwidth_verdict({1: 1e-16, 4: 0.9, 16: 2.4, 64: 2.2})
-    assert rec.verdict == FAILS
-    assert [s.name for s in rec.statistics] == [
-        "largest difference (d_k = 16)",
-        "largest difference (d_k = 64)",
-        "largest difference (d_k = 4)",
-    ]
-    assert "coincide" in rec.criterion
-    held = ch01.literal_bandwidth_verdict({1: 1e-16, 4: 0.01})
-    assert held.verdict == HOLDS and [s.value for s in held.statistics] == [0.01]
-
-
-def test_the_chapter_states_the_tolerances_the_rules_use():
-    """The dropdown on tolerance claims names the two tolerances in per cent; they are the module's."""
-    from nbtools import ROOT
-
-    prose = (ROOT / "notebooks" / "01_attention_is_nadaraya_watson.md").read_text()
-    assert f"tolerance of {100 * ch01.MODEL_TOL:g} % of the keys" in prose
-    assert f"tolerance of {100 * ch01.LIMIT_SHARE:g} % of the gap between the two candidate limits" in prose
-
-
-def test_the_figure_takeaways_follow_the_numbers():
-    identity = {"err": {1: 1e-16, 4: 2e-16}, "gauss": {1: 1e-16, 4: 3e-16}, "literal": {1: 0.0, 4: 1.5}}
-    neff = {
-        "d_k": np.array([1, 4]),
-        "mean": np.array([0.5, 0.4]),
-        "se": np.array([0.01, 0.01]),
-        "expected": np.array([0.58, 0.44]),
-    }
-    consistency = {
-        "n": [100, 1000],
-        "mean": np.array([0.6, 0.52]),
-        "se": np.array([0.05, 0.01]),
-        "tilted": 0.51,
-        "target": 0.84,
-    }
-    t = ch01.panel_takeaways(identity, neff, consistency)
-    assert "to rounding error" in t["(a)"] and "off by up to 1.5 ($d_k=4$)" in t["(a)"]
-    assert "every one more than a tenth" in t["(b)"]
-    assert "1.0 standard errors from the tilted mean" in t["(c)"] and "32 from $m(q)=0.8400$" in t["(c)"]
-    identity["gauss"][4] = 1e-6  # a Gaussian form that does not agree
-    neff["mean"][1] = 0.11  # a share within 3 s.e. of a tenth
-    t = ch01.panel_takeaways(identity, neff, consistency)
-    assert "only to 1e-06, more than rounding error" in t["(a)"]
-    assert "at $d_k=4$ it is not more than a tenth" in t["(b)"]

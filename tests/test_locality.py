@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from mhanw import locality
-from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
 
 DIMS = [1, 2, 4, 8, 16, 64, 256]
 
@@ -12,7 +11,7 @@ DIMS = [1, 2, 4, 8, 16, 64, 256]
 def test_neff_fraction_matches_its_limit_and_stays_large():
     # 200 000 keys: the Monte Carlo error of one query's n_eff/n is about 0.006
     # here (it is about 0.02 at 20 000 keys, the size of the quick chapter).
-    out = ch01.neff_by_dimension(DIMS, n_keys=200_000, n_queries=20, seed=7)
+    out = locality.neff_by_dimension(DIMS, n_keys=200_000, n_queries=20, seed=7)
     assert np.max(np.abs(out["per_query"] - out["predicted"])) <= 0.05
     assert np.all(out["mean"] >= 0.25)  # documented: non-local at every d_k
     assert np.all(np.abs(out["mean"] - out["expected"]) <= 4 * out["se"] + 0.02)
@@ -36,7 +35,7 @@ def test_effective_sample_size_bounds():
 
 
 def test_exp_kernel_converges_to_the_tilted_mean_not_to_m():
-    est = ch01.exp_kernel_sine_estimates([100, 1_000_000], n_rep=8, seed=11)
+    est = locality.exp_kernel_sine_estimates([100, 1_000_000], n_rep=8, seed=11)
     limit = locality.tilted_sine_limit(1.0, 1.0)
     assert limit == pytest.approx(np.sin(1) * np.exp(-0.5), rel=1e-15)
     assert abs(est[-1].mean() - limit) <= 0.02  # documented inconsistency
@@ -44,8 +43,8 @@ def test_exp_kernel_converges_to_the_tilted_mean_not_to_m():
 
 
 def test_estimates_share_random_numbers_across_sizes():
-    a = ch01.exp_kernel_sine_estimates([50, 200], n_rep=3, seed=5)
-    b = ch01.exp_kernel_sine_estimates([200], n_rep=3, seed=5)
+    a = locality.exp_kernel_sine_estimates([50, 200], n_rep=3, seed=5)
+    b = locality.exp_kernel_sine_estimates([200], n_rep=3, seed=5)
     assert np.array_equal(a[1], b[0])
 
 
@@ -61,4 +60,40 @@ def test_estimates_share_random_numbers_across_sizes():
 )
 def test_bad_input_names_the_argument(kwargs, argument):
     with pytest.raises(ValueError, match=rf"^{argument}:"):
-        ch01.exp_kernel_sine_estimates(**kwargs)
+        locality.exp_kernel_sine_estimates(**kwargs)
+
+
+def test_exp_kernel_estimates_take_a_data_model():
+    from mhanw import data
+
+    a = locality.exp_kernel_estimates([50, 200], 3, 5, data.data_model("sin(x1)", sigma=0.5))
+    assert np.array_equal(a, locality.exp_kernel_sine_estimates([50, 200], n_rep=3, seed=5))
+
+
+def test_a_seed_sequence_gives_the_same_estimates_every_time():
+    """The drivers spawn from a copy of a SeedSequence: calling one twice on one stream repeats its numbers."""
+    stream = np.random.SeedSequence(5)
+    first = locality.exp_kernel_sine_estimates([50], n_rep=3, seed=stream)
+    assert np.array_equal(first, locality.exp_kernel_sine_estimates([50], n_rep=3, seed=stream))
+    assert np.array_equal(first, locality.exp_kernel_sine_estimates([50], n_rep=3, seed=5))
+    a = locality.neff_by_dimension([2], 50, 3, stream)
+    assert np.array_equal(a["per_query"], locality.neff_by_dimension([2], 50, 3, stream)["per_query"])
+
+
+def test_trained_attention_neff_of_uniform_and_one_hot_maps():
+    t = 5
+    uniform = np.full((2, 3, t, t), 1.0 / t)
+    one_hot = np.broadcast_to(np.eye(t), (2, 3, t, t)).copy()
+    out = locality.trained_attention_neff([uniform, one_hot, uniform])
+    assert out["per_sentence"].shape == (3, 2, 3)
+    assert out["per_sentence"][0] == pytest.approx(1.0)
+    assert out["per_sentence"][1] == pytest.approx(1.0 / t)
+    assert out["overall"] == pytest.approx((2 + 1 / t) / 3)
+    with pytest.raises(ValueError, match="^maps:"):
+        locality.trained_attention_neff([uniform, np.full((1, 3, t, t), 1.0 / t)])
+
+
+def test_gaussian_model_neff_tends_to_its_limit():
+    out = locality.gaussian_model_neff([2000], 4, 3, seed=3)
+    assert out["limit"] == pytest.approx((1 + 2 / 4) ** (-2))
+    assert abs(out["overall"] - out["limit"]) < 0.05

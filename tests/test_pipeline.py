@@ -52,8 +52,8 @@ def test_pdf_exists_and_holds_numbers_from_chapter_01(quick_build):
     pdf = quick_build / "build" / "paper" / "main.pdf"
     text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
     macros = (quick_build / "paper" / "generated" / "01_attention_is_nadaraya_watson.tex").read_text()
-    est = re.search(r"\\AttnNWEstimateAtNMax\}\{\\ensuremath\{([0-9.]+) \\pm ([0-9.]+)\}\}", macros)
-    assert est, "chapter 01 did not write \\AttnNWEstimateAtNMax"
+    est = re.search(r"\\mhvalue\{01\.consistency\.estimate\}\{\\ensuremath\{([0-9.]+) \\pm ([0-9.]+)\}\}", macros)
+    assert est, "chapter 01 did not write its value 01.consistency.estimate"
     assert est.group(1) in text and est.group(2) in text
     results = json.loads((quick_build / "build" / "results" / "01_attention_is_nadaraya_watson.json").read_text())
     assert results["fidelity"] == "quick"

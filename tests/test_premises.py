@@ -163,9 +163,7 @@ def test_every_premise_has_one_sentence_and_one_predicate():
 #: Chapter files that still read a premise off the data model by hand; each chapter's engineer removes
 #: their file when the chapter calls the predicates of mhanw.premises (chapter 04 does).
 PENDING = {
-    "notebooks/01_attention_is_nadaraya_watson.md",
     "notebooks/03_covariance_bound.md",
-    "src/mhanw/chapters/ch01_attention_is_nadaraya_watson.py",
 }
 _BY_HAND = re.compile(
     r"\.(isotropic|rotation_invariant|independent|is_standard_gaussian|homoscedastic)\b"

@@ -14,14 +14,21 @@ Read as a Nadaraya-Watson estimator, attention with the kernel
 - with ``beta`` fixed the estimate converges, as ``n`` grows, to the tilted mean
   ``E[m(Z)], Z ~ N(beta q, I)`` rather than to ``m(q)``; for ``m = sin`` in one
   dimension that is ``sin(beta q) exp(-1/2)`` (:func:`tilted_sine_limit`).
+
+The Monte Carlo drivers of chapter 01 measure both: :func:`neff_by_dimension` (``n_eff/n`` against its
+limit, per ``d_k``), :func:`exp_kernel_estimates` (the estimate as ``n`` grows, under common random
+numbers), :func:`trained_attention_neff` (``n_eff/n`` of a trained encoder's heads) and
+:func:`gaussian_model_neff` (the Gaussian model at the same token counts).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .infra.validate import as_float_array, positive_int, positive_scalar
-from .nw import attention_weights
+from .constants import MAX_REPLICATES, SIGMA, check_entries
+from .infra.sweep import spawn_streams
+from .infra.validate import as_float_array, brief, positive_int, positive_ints, positive_scalar
+from .nw import attention_weights, softmax_attention
 
 
 def effective_sample_size(weights) -> np.ndarray:
@@ -164,3 +171,187 @@ def tilted_mean(regression, query, beta: float = 1.0, nodes: int = 40) -> float:
             "undefined at some node around it)"
         )
     return mean
+
+
+# --------------------------------------------------------------------------- Monte Carlo drivers
+
+
+def neff_by_dimension(dims, n_keys: int, n_queries: int, seed, inputs="gaussian") -> dict:
+    """Monte Carlo ``n_eff/n`` of attention with random queries and keys, per ``d_k``.
+
+    For each ``d_k`` in ``dims``: ``n_queries`` queries and ``n_keys`` keys
+    drawn from ``inputs`` (an input law of :mod:`mhanw.data`; default
+    ``N(0, I)``), default scale ``1/sqrt(d_k)``.  Streams: one child of
+    ``SeedSequence(seed)`` per dimension (:func:`mhanw.infra.sweep.spawn_streams`).
+
+    Returns a dict of arrays over ``dims``: ``"d_k"``; ``"mean"`` and ``"se"``
+    (over queries) of the measured fraction; ``"per_query"`` ``(len(dims),
+    n_queries)``; ``"predicted"`` ``(len(dims), n_queries)`` the per-query
+    limit ``exp(-|q|^2/d_k)`` that Gaussian ``N(0, I)`` keys would give, computed
+    for every law (the premise :func:`mhanw.premises.gaussian_inputs`
+    says whether it applies); ``"expected"`` the mean limit
+    ``(1 + 2/d_k)^(-d_k/2)`` (``nan`` for a law that is not ``N(0, I)``, where
+    the mean of the queries' limit is not this curve).
+    """
+    from . import data
+
+    dims = positive_ints(dims, "dims")
+    n_keys = positive_int(n_keys, "n_keys", minimum=2)
+    n_queries = positive_int(n_queries, "n_queries", minimum=2)
+    check_entries("n_keys", n_keys, max(dims))
+    check_entries("n_queries", n_queries, max(dims))
+    law = data.input_distribution(inputs)
+    for d in dims:
+        law.check_dimension(d, "dims")
+    measured = np.empty((len(dims), n_queries))
+    predicted = np.empty_like(measured)
+    for i, (d, ss) in enumerate(zip(dims, spawn_streams(seed, len(dims)))):
+        rng = np.random.default_rng(ss)
+        q = law.sample(rng, n_queries, d)
+        k = law.sample(rng, n_keys, d)
+        measured[i] = attention_neff_fraction(q, k)
+        predicted[i] = neff_fraction_given_query(q)
+    expected = expected_neff_fraction(np.array(dims, dtype=float))
+    return {
+        "d_k": np.array(dims),
+        "mean": measured.mean(axis=1),
+        "se": measured.std(axis=1, ddof=1) / np.sqrt(n_queries),
+        "per_query": measured,
+        "predicted": predicted,
+        "expected": expected if law.is_standard_gaussian else np.full(len(dims), np.nan),
+    }
+
+
+def exp_kernel_estimates(sample_sizes, n_rep: int, seed, model, *, query: float = 1.0, beta: float = 1.0) -> np.ndarray:
+    """Exp-kernel (attention) estimates at ``query`` in one dimension (d_k = 1), for growing ``n``.
+
+    ``model``: a :class:`mhanw.data.DataModel` or a regression spec (reference
+    inputs and noise).  Replicate ``r`` draws one sample of
+    ``max(sample_sizes)`` keys and responses from the ``r``-th child of
+    ``SeedSequence(seed)`` (:meth:`DataModel.draw`: keys, then noise); the
+    estimate at size ``n`` uses its first ``n`` points, so the sizes are
+    compared under common random numbers.
+
+    Returns ``(len(sample_sizes), n_rep)``.
+    """
+    from . import data
+
+    sizes = positive_ints(sample_sizes, "sample_sizes")
+    check_entries("sample_sizes", max(sizes))
+    n_rep = positive_int(n_rep, "n_rep", maximum=MAX_REPLICATES, what="replicates")
+    check_entries("n_rep", len(sizes), n_rep)
+    model = data.as_data_model(model, name="model")
+    model.check_dimension(1, "model")
+    b = positive_scalar(beta, "beta")
+    qv = np.array([[float(as_float_array(query, "query", ndim=0))]])
+    out = np.empty((len(sizes), n_rep))
+    for r, ss in enumerate(spawn_streams(seed, n_rep)):
+        sample = model.draw(np.random.default_rng(ss), max(sizes), 1)
+        for i, n in enumerate(sizes):
+            out[i, r] = softmax_attention(qv, sample.X[:n], sample.Y[:n], scale=b)[0]
+    return out
+
+
+def exp_kernel_sine_estimates(
+    sample_sizes, n_rep: int, seed, *, query: float = 1.0, beta: float = 1.0, sigma: float = SIGMA
+) -> np.ndarray:
+    """:func:`exp_kernel_estimates` for ``m = sin``, ``X ~ N(0, 1)``, Gaussian noise of level ``sigma``."""
+    from . import data
+
+    sigma = float(as_float_array(sigma, "sigma", ndim=0))
+    if sigma < 0:
+        raise ValueError(f"sigma: expected a non-negative noise level, got {brief(sigma)}")
+    return exp_kernel_estimates(
+        sample_sizes, n_rep, seed, data.data_model("sin(x1)", sigma=sigma), query=query, beta=beta
+    )
+
+
+def trained_attention_neff(maps) -> dict:
+    """``n_eff/n`` of every head of a trained encoder, per sentence (Theorem 2.1, locality).
+
+    ``maps``: a list over sentences of arrays ``(layers, heads, t, t)``, the
+    attention weights of :meth:`mhanw.pretrained.Encoder.attention_maps`.  For
+    each sentence, layer and head, Kish's ``n_eff/n`` of every query row
+    (``n = t`` keys, special tokens included) averaged over the queries.
+
+    Returns ``"per_sentence"`` ``(sentences, layers, heads)``, ``"tokens"``
+    ``(sentences,)`` the token counts, and ``"by_layer"`` / ``"by_layer_se"``
+    ``(layers,)``, ``"overall"`` / ``"overall_se"``: means over heads and
+    sentences with the standard error over sentences (the sentences are the
+    independent units; the heads of one sentence share its tokens).
+    """
+    if not maps:
+        raise ValueError("maps: expected at least one sentence's attention maps")
+    per = []
+    tokens = []
+    for i, a in enumerate(maps):
+        a = as_float_array(a, "maps", ndim=4)
+        if a.shape[2] != a.shape[3]:
+            raise ValueError(f"maps: sentence {i} has shape {a.shape}; expected (layers, heads, t, t)")
+        if per and a.shape[:2] != per[0].shape:
+            raise ValueError(f"maps: sentence {i} has {a.shape[:2]} (layers, heads), expected {per[0].shape}")
+        t = a.shape[-1]
+        frac = effective_sample_size(a.reshape(-1, t)).reshape(a.shape[:3]) / t
+        per.append(frac.mean(axis=2))
+        tokens.append(t)
+    per = np.stack(per)
+    s = per.shape[0]
+    by_sentence_layer = per.mean(axis=2)  # (sentences, layers)
+    overall = per.mean(axis=(1, 2))
+    sd = lambda v: v.std(axis=0, ddof=1) / np.sqrt(s) if s > 1 else np.full(np.shape(v)[1:], np.nan)  # noqa: E731
+    return {
+        "per_sentence": per,
+        "tokens": np.array(tokens),
+        "by_layer": by_sentence_layer.mean(axis=0),
+        "by_layer_se": sd(by_sentence_layer),
+        "overall": float(overall.mean()),
+        "overall_se": float(sd(overall[:, None])[0]),
+    }
+
+
+def gaussian_model_neff(tokens, d_k: int, n_draws: int, seed, scale=None) -> dict:
+    """The Gaussian model's ``n_eff/n`` at the token counts of real sentences (Theorem 2.1, locality).
+
+    For each count ``t`` in ``tokens``: ``n_draws`` draws of ``t`` queries and
+    ``t`` keys, all ``N(0, I_{d_k})``, inverse temperature ``scale`` (default
+    ``1/sqrt(d_k)``), and the mean ``n_eff/n`` of attention over the queries
+    and draws: the finite-``n`` value of the model whose limit is
+    ``(1 + 2/d_k)^(-d_k/2)``.  Streams: one child of ``SeedSequence(seed)``
+    per sentence.
+
+    Returns ``"per_sentence"`` ``(len(tokens),)``, ``"per_sentence_se"``,
+    ``"overall"`` (the mean over sentences) and ``"overall_se"`` (its Monte
+    Carlo error), ``"limit"`` ``(1 + 2/d_k)^(-d_k/2)``.
+    """
+    counts = positive_ints(tokens, "tokens", minimum=2)
+    d_k = positive_int(d_k, "d_k")
+    n_draws = positive_int(n_draws, "n_draws", minimum=2, maximum=MAX_REPLICATES, what="draws")
+    scale = None if scale is None else positive_scalar(scale, "scale")  # an inverse temperature
+    check_entries("tokens", max(counts), max(counts))  # the attention weights of one draw, t x t
+    check_entries("tokens x d_k", max(counts), d_k)
+    if n_draws * len(counts) > MAX_REPLICATES:
+        raise ValueError(
+            f"n_draws x tokens: {n_draws} draws for each of {len(counts)} sentences exceed the "
+            f"{MAX_REPLICATES} draws a driver runs"
+        )
+    means, ses = [], []
+    for t, ss in zip(counts, spawn_streams(seed, len(counts))):
+        rng = np.random.default_rng(ss)
+        vals = np.array(
+            [
+                attention_neff_fraction(
+                    rng.standard_normal((t, d_k)), rng.standard_normal((t, d_k)), scale=scale
+                ).mean()
+                for _ in range(n_draws)
+            ]
+        )
+        means.append(vals.mean())
+        ses.append(vals.std(ddof=1) / np.sqrt(n_draws))
+    means, ses = np.array(means), np.array(ses)
+    return {
+        "per_sentence": means,
+        "per_sentence_se": ses,
+        "overall": float(means.mean()),
+        "overall_se": float(np.sqrt((ses**2).sum()) / len(ses)),
+        "limit": float(expected_neff_fraction(float(d_k))),
+    }
