@@ -14,12 +14,11 @@ import math
 import numpy as np
 import pytest
 
-from mhanw import locality
+from mhanw import locality, pretrained
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.chapters import ch05_decorrelation_optimality as ch05
 from mhanw.chapters import ch06_optimal_head_size as ch06
 from mhanw.chapters import ch07_structured_weighting as ch07
-from mhanw.chapters import ch09_pretrained_head_diversity as ch09
 from mhanw.infra.premises import premise
 from mhanw.infra.verdicts import VOCABULARY, Search, Verdict
 
@@ -72,9 +71,6 @@ RULES = {
     ),
     "ch07.control_verdict": (ch07.control_verdict, dict(diffs={"geometric": (0.1, 0.01)})),
     "ch07.compare_words": (ch07.compare_words, dict(diff=0.1, se=0.01)),
-    "ch09.printed_scale_verdict": (ch09.printed_scale_verdict, dict(r2=0.2, se=0.05)),
-    "ch09.redundancy_verdict": (ch09.redundancy_verdict, dict(rho=-0.3, se=0.05, p=0.01)),
-    "ch09.shared_directions_verdict": (ch09.shared_directions_verdict, dict(share=0.6, se=0.05, n_leading=2, d_k=8)),
 }
 
 # (rule, argument, bad value, whether the value is a standard error) -- NaN, inf, a string, a bool, None,
@@ -140,7 +136,6 @@ def test_rules_reject_empty_or_non_mappings(rule, arg, bad):
         ("ch04.equal_hdi_verdict", "rel_se_pct", {"m": -1.0}),
         ("ch07.control_verdict", "diffs", {"geometric": (0.1, NAN)}),
         ("ch07.graded_verdict", "diff", (NAN, 0.01)),
-        ("ch09.shared_directions_verdict", "top", (0.5, -0.1)),
     ],
 )
 def test_rules_reject_nan_inside_mappings_and_pairs(rule, arg, bad):
@@ -217,16 +212,6 @@ def test_crn_batch_int_and_seed_sequence_agree():
     np.testing.assert_array_equal(a.X, b.X)
 
 
-@pytest.mark.parametrize("params", [{}, {"fidelity": "fast"}, None, "quick"])
-def test_chapter_sizes_names_params(params):
-    with pytest.raises(ValueError, match="^params: "):
-        ch09.chapter_sizes(params)
-
-
-def test_chapter_sizes_good():
-    assert ch09.chapter_sizes({"fidelity": "quick"}) == ch09.chapter_sizes({"fidelity": "quick", "n_perm": None})
-
-
 def test_theorem_verdict_needs_records():
     record = ch07.control_verdict({"geometric": (0.1, 0.01)})
     with pytest.raises(ValueError, match="^graded: "):
@@ -244,22 +229,11 @@ def test_bootstrap_helpers_need_an_explicit_seed(seed):
         ch04.heterogeneity(result, n_boot=5, seed=seed)
 
 
-def test_ch09_statistics_refuse_undefined_values():
+def test_the_trained_heads_statistics_refuse_undefined_values():
     with pytest.raises(ValueError, match="^null: .*constant"):
-        ch09.null_summary(1.0, np.ones(5))
+        pretrained.null_summary(1.0, np.ones(5))
     with pytest.raises(ValueError, match="^x: constant"):
-        ch09.r2_bootstrap(np.ones(5), np.arange(5.0), 10, 0)
-    with pytest.raises(ValueError, match="^record: "):
-        ch09.diversity_sentence(None)
-    with pytest.raises(ValueError, match=r"^last_minus_rest\[0\]: "):
-        ch09.guard_text(
-            last_minus_rest=(NAN, 0.1),
-            key_positive_layers=1,
-            n_layers=3,
-            pa_change=0.0,
-            rv_change=0.0,
-            top_excess=(1.0, 0.1),
-        )
+        pretrained.r2_bootstrap(np.ones(5), np.arange(5.0), 10, 0)
 
 
 def test_gaussian_model_neff_needs_token_counts():
@@ -302,7 +276,7 @@ def _refused_at_once(call, arg):
         (lambda: locality.exp_kernel_sine_estimates([50, 100], 10**12, 0), "n_rep"),
         (lambda: locality.exp_kernel_sine_estimates([10**12], 2, 0), "sample_sizes"),
         (lambda: ch04.random_configurations(10**12, np.random.default_rng(0)), "n_configs"),
-        (lambda: ch09.random_subspace_null(3, 6, 2, 10**12, 0), "n_draw"),
+        (lambda: pretrained.random_subspace_null(3, 6, 2, 10**12, 0), "n_draw"),
         (lambda: ch05.crn_batch("sin13", 30, 10, 10**12, 4, 0), r"n_rep x \(n \+ n_test\) x d"),  # hung
         (lambda: ch06.budget_simulation("sin13", 50, n_tune=10**12), "n_tune"),  # hung, then named n_rep
         (lambda: ch06.budget_simulation("sin13", 50, n_rep=10**12), "n_rep"),
@@ -402,10 +376,10 @@ def test_minimize_imse_names_bad_sizes(kwargs, arg):
         (lambda: ch04.matched_hdi_configuration(None, np.random.default_rng(0)), "target"),  # TypeError
         (lambda: ch04.matched_hdi_configurations([0.5], 10**12, np.random.default_rng(0)), "n_configs"),  # hung
         (lambda: ch04.matched_hdi_configurations(None, 2, np.random.default_rng(0)), "targets"),  # TypeError
-        (lambda: ch09.r2_bootstrap(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_boot"),  # MemoryError
-        (lambda: ch09.spearman_permutation(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_perm"),
+        (lambda: pretrained.r2_bootstrap(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_boot"),  # MemoryError
+        (lambda: pretrained.spearman_permutation(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_perm"),
         (lambda: ch07.nested_errors(np.eye(3), np.eye(3), schemes=None), "schemes"),  # TypeError: not iterable
-        (lambda: ch09.pick_sentences(None, 3), "records"),  # TypeError: no len()
+        (lambda: pretrained.pick_sentences(None, 3), "records"),  # TypeError: no len()
         (lambda: ch05.imse_and_gradient("x", _batch(), 0.5), "W"),  # could not convert string to float
         (lambda: ch04.regression_label([1, 2]), "spec"),  # TypeError: unhashable
     ],

@@ -69,12 +69,6 @@ def _record(claim="a/b", verdict=HOLDS):
     return Verdict(claim=claim, statement="s", verdict=verdict, criterion="c")
 
 
-def _diversity_record():
-    from mhanw.chapters import ch09_pretrained_head_diversity as ch09
-
-    return ch09.diversity_verdict({"row": np.array([-5.0, 1.0, 4.0])})
-
-
 LAW = derivation.GrowthLaw("power of log n", False, sp.Rational(1, 3), sp.Integer(0), sp.Integer(2), True, "law")
 
 #: Good arguments of every rule (each decides on them); every argument is then replaced, one at a time.
@@ -139,20 +133,6 @@ GOOD = {
     "ch07.adding_heads_verdict": dict(rising={"geometric": [2]}, n_steps=5),
     "ch07.control_verdict": dict(diffs={"geometric": (0.1, 0.01)}),
     "ch07.theorem_verdict": dict(model=_record("thm-7.1/a"), graded=_record("thm-7.1/b"), control=_record("thm-7.1/c")),
-    "ch09.diversity_verdict": dict(z_by_null={"row": [-5.0, 1.0, 4.0]}),
-    "ch09.diversity_sentence": dict(record=_diversity_record()),
-    "ch09.printed_scale_verdict": dict(r2=0.2, se=0.05),
-    "ch09.printed_invariance_verdict": dict(printed_change=0.1, pa_change=0.0, rv_change=0.0),
-    "ch09.redundancy_verdict": dict(rho=-0.3, se=0.05, p=0.01),
-    "ch09.shared_directions_verdict": dict(share=0.6, se=0.05, n_leading=2, d_k=8, top=(0.5, 0.1)),
-    "ch09.guard_text": dict(
-        last_minus_rest=(0.5, 0.1),
-        key_positive_layers=2,
-        n_layers=6,
-        pa_change=0.0,
-        rv_change=0.0,
-        top_excess=(0.5, 0.1),
-    ),
 }
 
 #: The checks that read text (a string is their good value), and NaN as "none found".

@@ -188,47 +188,6 @@ FIGURES_DIR = tempfile.gettempdir()
 
 
 @functools.cache
-def _ch09_figures():
-    """Chapter 9's figure inputs of the right shapes: L = 2 layers of H = 4 heads, d_k = 32, two rescalings."""
-    from mhanw.chapters import ch09_pretrained_head_diversity as ch09
-
-    L, H, d_k, c = 2, 4, 32, [0.5, 2.0]  # d_k = 32: the figure marks angles 1, 2, 4, ..., 32
-    spectrum = dict(
-        trained=np.linspace(0.5, 0.1, d_k),
-        trained_se=np.full(d_k, 0.01),
-        null=np.full(d_k, 0.2),
-        null_sd=np.full(d_k, 0.02),
-    )
-    excess = {name: spectrum for name in ch09.OBJECTS}
-    decomp = {name: [dict(scale=s, one_minus_paper=0.1 * s) for s in (0.5, 1.0)] for name in ch09.OBJECTS}
-    within = {name: dict(per_stratum=[0.1, -0.1], rho=0.0) for name in ch09.OBJECTS}
-    return dict(
-        geometry=dict(
-            excess=excess,
-            excess_layer=excess,
-            rescaled={name: np.full((L, len(c), 3), 0.5) for name in ch09.OBJECTS},
-            decomp=decomp,
-            log_s=np.log([0.5, 1.0]),
-            log_g=np.log([0.1, 0.2]),
-            r2=dict(r2=0.5, se=0.1),
-            c_grid=c,
-            d_k=d_k,
-            L=L,
-            style=ch09.figure_style(L),
-            figures_dir=FIGURES_DIR,
-        ),
-        ablation=dict(
-            effects=dict(mean=np.full((L, H), 0.01), se=np.full((L, H), 0.001)),
-            red={name: np.full((L, H), 0.3) for name in ch09.OBJECTS},
-            within=within,
-            L=L,
-            style=ch09.figure_style(L),
-            figures_dir=FIGURES_DIR,
-        ),
-    )
-
-
-@functools.cache
 def _free_descent():
     """Chapter 5's free-head descent (:func:`minimize_imse`) on a tiny batch: one start, one step."""
     from mhanw.chapters import ch05_decorrelation_optimality as ch05
@@ -254,12 +213,10 @@ def _overrides():
         "mhanw.chapters.ch04_head_diversity_index.matched_hdi_configurations": dict(rng=RNG(0)),
         "mhanw.chapters.ch04_head_diversity_index.normalization_table": dict(rng=RNG(0)),
         "mhanw.chapters.ch05_decorrelation_optimality.minimize_imse": dict(batch=batch(), rng=RNG(0), bandwidth=0.5),
-        "mhanw.chapters.ch09_pretrained_head_diversity.random_subspace_null": dict(n_heads=3, d=6, d_k=2),
-        "mhanw.chapters.ch09_pretrained_head_diversity.r2_bootstrap": dict(x=np.arange(10.0), y=np.arange(10.0) ** 2),
-        "mhanw.chapters.ch09_pretrained_head_diversity.spearman_permutation": dict(
-            x=np.arange(10.0), y=np.arange(10.0) ** 2
-        ),
-        "mhanw.chapters.ch09_pretrained_head_diversity.pick_sentences": dict(records=[f"s {i}" for i in range(10)]),
+        "mhanw.pretrained.random_subspace_null": dict(n_heads=3, d=6, d_k=2),
+        "mhanw.pretrained.r2_bootstrap": dict(x=np.arange(10.0), y=np.arange(10.0) ** 2),
+        "mhanw.pretrained.spearman_permutation": dict(x=np.arange(10.0), y=np.arange(10.0) ** 2),
+        "mhanw.pretrained.pick_sentences": dict(records=[f"s {i}" for i in range(10)]),
         "mhanw.weighting.heterogeneity_threshold": dict(n_heads=3, rho=0.0),
         "mhanw.weighting.simplex_oracle_weights": dict(M=np.eye(3)),
         "mhanw.weighting.structured_weights": dict(scheme="geometric"),
@@ -292,17 +249,13 @@ def _overrides():
         "mhanw.infra.figures.panels": dict(ncols=2),
         "mhanw.derivation.asymptotic_check": dict(spec="M1"),
         "mhanw.decomposition.jackknife": dict(statistic=lambda a: float(np.mean(a)), arrays=(np.arange(40.0),)),
-        "mhanw.chapters.ch09_pretrained_head_diversity.row_permutation_null": dict(
-            weights=_weights(), layer=0, n_perm=3
-        ),
-        "mhanw.chapters.ch09_pretrained_head_diversity.layer_spectrum_null": dict(weights=_weights(), layer=0),
-        "mhanw.chapters.ch09_pretrained_head_diversity.head_spectrum_null": dict(objects={"key": _W(3, 6, 2)}),
-        "mhanw.chapters.ch09_pretrained_head_diversity.excess_spectrum_summary": dict(
+        "mhanw.pretrained.row_permutation_null": dict(weights=_weights(), layer=0, n_perm=3),
+        "mhanw.pretrained.layer_spectrum_null": dict(weights=_weights(), layer=0),
+        "mhanw.pretrained.head_spectrum_null": dict(objects={"key": _W(3, 6, 2)}),
+        "mhanw.pretrained.excess_spectrum_summary": dict(
             pair_spectra=[_pair_cos2()], null_spectra=np.ones((1, 3, 2)) * 0.1, n_leading=1
         ),
-        "mhanw.chapters.ch09_pretrained_head_diversity.leading_share": dict(
-            trained=np.ones(8), null=np.zeros(8), n_leading=2
-        ),
+        "mhanw.pretrained.leading_share": dict(trained=np.ones(8), null=np.zeros(8), n_leading=2),
         "mhanw.covariance.first_order_covariance_mc": dict(
             W_j=np.eye(2)[:, :1], W_jp=np.eye(2)[:, 1:], x=np.zeros(2), bandwidth=0.5, model="zero"
         ),
@@ -314,8 +267,6 @@ def _overrides():
             free=_free_descent(), candidate_loss=0.5, n_given=1, n_steps=1
         ),
         "mhanw.chapters.ch07_structured_weighting.symbolic": dict(rho=0.0, q="1/2", weights="geometric", q_value=0.5),
-        "mhanw.chapters.ch09_pretrained_head_diversity.geometry_figure": _ch09_figures()["geometry"],
-        "mhanw.chapters.ch09_pretrained_head_diversity.ablation_figure": _ch09_figures()["ablation"],
     }
 
 

@@ -21,7 +21,6 @@ from mhanw import decomposition as D
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.chapters import ch06_optimal_head_size as ch06
 from mhanw.chapters import ch07_structured_weighting as ch07
-from mhanw.chapters import ch09_pretrained_head_diversity as ch09
 from mhanw.infra import verdicts as V
 from mhanw.infra.premises import premise
 
@@ -200,14 +199,12 @@ def test_an_iterator_reaches_the_rule_as_well_as_its_check():
     assert ch04.as_stated_verdict(r for r in parts).verdict == V.FAILS
 
 
-# --------------------------------------------------------------------------- chapters 04 and 09
+# --------------------------------------------------------------------------- chapter 04
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, 2.0, "2", None, 10**400])
 def test_a_head_dimension_is_a_positive_integer(bad):
     _named(lambda: ch04.printed_identical_verdict(0.5, bad), "d_k")  # d_k = 0 was a ZeroDivisionError
-    _named(lambda: ch09.shared_directions_verdict(0.6, 0.05, 1, bad), "d_k")
-    _named(lambda: ch09.shared_directions_verdict(0.6, 0.05, bad, 8), "n_leading")
     assert ch04.printed_identical_verdict(0.5, 2).verdict == V.FAILS
 
 
@@ -217,7 +214,6 @@ def test_a_mapping_of_named_numbers_needs_names(key):
     _named(lambda: ch04.printed_range_verdict({key: 0.5}), "values")
     _named(lambda: ch04.equal_hdi_verdict({key: 1.0}, {key: 0.5}, {key: 2.0}), "rel_pct")
     _named(lambda: ch04.higher_hdi_verdict({key: 1.0}, {key: 0.5}, {key: 2.0}, 0.01), "rel_pct")
-    _named(lambda: ch09.diversity_verdict({key: [1.0, -5.0]}), "z_by_null")
 
 
 @pytest.mark.parametrize("bad", [NAN, INF, -0.1, "0.1", None, [0.1]])
@@ -237,44 +233,6 @@ def test_named_mappings_decide_as_before():
 def test_more_violations_than_pairs_are_refused():
     _named(lambda: ch04.random_verdict(-0.5, 0.1, 11, 0.5, 10, 0.1, ISO), "n_violations")
     assert ch04.random_verdict(-0.9, 0.05, 0, 0.4, 300, 0.1, ISO).verdict == V.HOLDS_UNDER
-
-
-GUARD = dict(
-    last_minus_rest=(0.5, 0.1), key_positive_layers=2, n_layers=6, pa_change=0.0, rv_change=0.0, top_excess=(0.5, 0.1)
-)
-
-
-@pytest.mark.parametrize(
-    "changes,arg",
-    [
-        (dict(key_positive_layers=3, n_layers=0), "n_layers"),  # printed "3 of 0 are positive"
-        (dict(key_positive_layers=7), "key_positive_layers"),
-        (dict(key_positive_layers=-1), "key_positive_layers"),
-        (dict(n_layers=True), "n_layers"),
-        (dict(n_layers=10**400), "n_layers"),
-        (dict(pa_change=INF), "pa_change"),
-        (dict(last_minus_rest=(1e308, NAN)), "last_minus_rest"),
-        (dict(top_excess=(INF, 0.1)), "top_excess"),
-    ],
-)
-def test_guard_text_checks_its_counts_and_numbers(changes, arg):
-    _named(lambda: ch09.guard_text(**{**GUARD, **changes}), arg)
-
-
-def test_guard_text_still_stops_on_numbers_that_disagree():
-    ch09.guard_text(**GUARD)
-    for k in (0, 6):  # a consistent sign: the text's "no consistent sign" is wrong
-        with pytest.raises(V.VerdictGuardError):
-            ch09.guard_text(**{**GUARD, "key_positive_layers": k})
-
-
-def test_diversity_sentence_needs_the_counts_of_its_record():
-    good = ch09.diversity_verdict({"row": np.array([-5.0, 1.0, 4.0])})
-    assert "against every null: one of three" in ch09.diversity_sentence(good)
-    stripped = V.Verdict(**{**good.__dict__, "statistics": ()})  # a record of that claim without its counts
-    _named(lambda: ch09.diversity_sentence(stripped), "record")  # was a bare StopIteration
-    other = ch09.diversity_verdict({"row": np.array([-5.0, 1.0, 4.0])}, unit="heads")
-    assert ch09.diversity_sentence(other)
 
 
 # --------------------------------------------------------------------------- the jackknife

@@ -1,4 +1,4 @@
-"""Offline loading of a real pretrained transformer's attention weights (for chapter 9, the HDI of a trained model).
+"""A real pretrained transformer's attention weights, read offline, and what the HDI says about its heads.
 
 The paper proposes the head diversity index (HDI) as a diagnostic "computable
 directly from trained weights" but reports it for no real model.  This module
@@ -50,7 +50,33 @@ Public API
       and :func:`expected_tensors` gives the dtype and shape of each tensor ``config.json`` implies.
     - :class:`Encoder`, :func:`encode`, :func:`head_mask` sentence embeddings,
       with or without some heads.
-    - :func:`load_ablation_sentences` the 50 sentences shipped for ablations.
+    - :func:`load_ablation_sentences` the 50 sentences shipped for ablations, :func:`pick_sentences`
+      evenly spaced ones among them.
+
+The trained heads, measured (the HDI itself, in its three normalizations, is :mod:`mhanw.diversity`)
+    - Per layer (:func:`layer_objects`, :func:`layer_hdi`), the objects of :data:`OBJECTS`: the query, key
+      and value projections ``W^h`` (``(d, d_k)``) and the query-key circuit ``M_h = W_Q^h (W_K^h)^T``
+      (``d x d``, rank ``d_k``), on which a head's attention logits ``x_q^T M_h x_k / sqrt(d_k)`` depend.
+      The pair ``(W_Q^h, W_K^h)`` is fixed by ``M_h`` only up to ``(W_Q^h A, W_K^h A^{-T})``, so the
+      circuit is represented by its balanced factor (:func:`circuit_factors`)
+      ``Z_h = [U_h S_h^{1/2}; V_h S_h^{1/2}]`` (``(2d, d_k)``, ``M_h = U_h S_h V_h^T`` the compact SVD),
+      unique up to ``Z_h O`` (``O`` orthogonal), to which every HDI is invariant.  For independent Haar
+      ``W_Q``, ``W_K`` with orthonormal columns, ``E[HDI_PA] = 1 - d_k/(2d)``.
+    - Null models of "as diverse as chance": :func:`random_subspace_null` (independent Haar heads,
+      ``E[HDI_PA] = 1 - d_k/d``), :func:`row_permutation_null` (a layer's rows dealt to heads at random),
+      :func:`layer_spectrum_null` (the layer's rows rotated into new heads, keeping its singular values)
+      and :func:`head_spectrum_null` (each head's singular values with a Haar subspace);
+      :func:`null_summary` gives z-scores and permutation p-values.
+    - The principal-cosine spectrum of head pairs against a null's, with a jackknife over heads within
+      layers (:func:`spectrum_jackknife`, :func:`stratified_jackknife_se`, :func:`leading_share`,
+      :func:`excess_spectrum_summary`).
+    - The printed formula's scale: ``1 - HDI_printed = S * G`` exactly (:func:`paper_scale_decomposition`),
+      with ``S = mean_{j<j'} n_j n_j' / d_k^2``, ``n_j = ||W_j^T W_j||_F`` (``c^4 S`` under ``W -> cW``) and
+      ``G`` a weighted mean of RV coefficients; :func:`r2_bootstrap` for how much of it ``ln S`` explains.
+    - Head ablation: :func:`ablation_effects` (``1 - cos`` of the sentence embeddings of
+      :meth:`Encoder.ablate_each_head`), :func:`layer_contrast`, :func:`redundancy` (a head's mean
+      principal-angle overlap with the others of its layer) and :func:`spearman_permutation` (a
+      stratified permutation test of a rank correlation).
 """
 
 from __future__ import annotations
@@ -67,28 +93,58 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from collections.abc import Mapping
+
 import numpy as np
 from scipy.special import erf
 
-from .infra.validate import as_float_array, brief, one_of, positive_int
+from . import diversity
+from .constants import MAX_REPLICATES, RANK_RTOL
+from .diversity import NORMALIZATIONS
+from .heads import haar_heads
+from .infra.estimates import Estimate
+from .infra.validate import as_float_array, as_seed_sequence, boolean, brief, one_of, positive_int, sequence
 
 __all__ = [
     "MODELS",
     "MODEL_FILES",
+    "OBJECTS",
     "ModelFileError",
     "ModelNotInstalledError",
     "Encoder",
+    "ablation_effects",
+    "circuit_factors",
     "encode",
+    "excess_spectrum_summary",
     "expected_tensors",
     "get_encoder",
     "head_mask",
+    "head_spectra",
+    "head_spectrum_null",
     "install_command",
+    "layer_contrast",
+    "layer_hdi",
+    "layer_objects",
+    "layer_spectrum_null",
+    "leading_share",
     "load_ablation_sentences",
     "load_attention_weights",
     "load_tensors",
     "model_config",
     "model_path",
+    "null_summary",
+    "paper_scale_decomposition",
+    "permute_rows",
+    "pick_sentences",
+    "qk_circuits",
+    "r2_bootstrap",
+    "random_subspace_null",
+    "redundancy",
+    "row_permutation_null",
+    "spearman_permutation",
+    "spectrum_jackknife",
     "split_heads",
+    "stratified_jackknife_se",
     "verify_files",
 ]
 
@@ -1133,3 +1189,702 @@ def head_mask(remove=(), model: str = DEFAULT_MODEL) -> np.ndarray:
             )
         mask[pair[0], pair[1]] = 0.0
     return mask
+
+
+# =========================================================================== the trained heads, measured
+#
+# What the HDI and its null models say about the heads of a trained model: the per-head objects of a
+# layer (the projections and the query-key circuits), null models of "as diverse as chance", the
+# principal-cosine spectrum of head pairs with its jackknife, the scale of the printed formula, and the
+# statistics of a head-ablation study.  All HDI values are in the order of
+# :data:`mhanw.diversity.NORMALIZATIONS` (``"paper"``, ``"principal_angles"``, ``"rv"``).
+
+#: The per-head objects whose diversity is measured, in table order: the query, key and value
+#: projections ``W^h`` (``(d, d_k)``) and the query-key circuit ``M_h = W_Q^h (W_K^h)^T``, represented by
+#: its balanced factor (:func:`circuit_factors`, ``(2d, d_k)``).
+OBJECTS = ("query", "key", "value", "qk_circuit")
+
+
+def pick_sentences(records, n: int) -> list[str]:
+    """``n`` of the shipped sentence records, evenly spaced: record ``floor(i len/n)`` for ``i < n`` (one
+    per topic at ``n = 10`` of the 50, every one at ``n = 50``)."""
+    records = sequence(records, "records", "sentence records")
+    n = positive_int(n, "n", minimum=3)
+    if n > len(records):
+        raise ValueError(f"n: expected at most {len(records)} sentences (those shipped), got {n}")
+    for i, r in enumerate(records):
+        if not isinstance(r, Mapping) or not isinstance(r.get("text"), str):
+            raise ValueError(f"records[{i}]: expected a sentence record with a 'text' string, got {brief(r)}")
+    return [records[i * len(records) // n]["text"] for i in range(n)]
+
+
+# --------------------------------------------------------------------------- checked inputs
+
+
+def _head_array(W, name: str = "W") -> np.ndarray:
+    return diversity.check_heads(W, name)
+
+
+def _qk_pair(WQ, WK):
+    WQ = _head_array(WQ, "WQ")
+    WK = _head_array(WK, "WK")
+    if WQ.shape != WK.shape:
+        raise ValueError(f"WK: expected the shape of WQ {WQ.shape}, got {WK.shape}")
+    return WQ, WK
+
+
+# --------------------------------------------------------------------------- block Gram matrices
+#
+# Every quantity below depends on a configuration only through its block Gram
+# matrix ``B[j, j'] = W_j^T W_j'`` (``(H, H, d_k, d_k)``, :func:`mhanw.diversity.block_gram`).
+# Reassigning rows to heads permutes the rows of the stacked ``[out, in]`` matrix,
+# hence the rows and columns of its row Gram matrix: the permutation null never
+# touches the ``d``-dimensional weights again and costs ``O(H^2 d_k^3)`` per draw.
+
+
+def _blocks(G: np.ndarray, H: int, k: int) -> np.ndarray:
+    """A row Gram matrix ``(H k, H k)`` cut into head blocks ``(H, H, k, k)``."""
+    return G.reshape(H, k, H, k).transpose(0, 2, 1, 3)
+
+
+def _right(G: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """``G @ blockdiag(T_1, ..., T_H)`` for ``G`` ``(m, H k)``, ``T`` ``(H, k, k')``."""
+    m = G.shape[0]
+    H, k, k2 = T.shape
+    return (G.reshape(m, H, k).transpose(1, 0, 2) @ T).transpose(1, 0, 2).reshape(m, H * k2)
+
+
+def _sandwich(T: np.ndarray, G: np.ndarray, T2=None) -> np.ndarray:
+    """``blockdiag(T)^T G blockdiag(T2)`` (``T2 = T`` by default), ``G`` ``(H k, H k)``."""
+    left = _right(G.T, T).T
+    return _right(left, T if T2 is None else T2)
+
+
+def _full(B: np.ndarray) -> np.ndarray:
+    H, _, k, _ = B.shape
+    return B.transpose(0, 2, 1, 3).reshape(H * k, H * k)
+
+
+def _circuit_transforms(Bq: np.ndarray, Bk: np.ndarray):
+    """``T_q^h``, ``T_k^h`` ``(H, k, k)`` with ``Z_h = [W_Q^h T_q^h; W_K^h T_k^h]`` the balanced
+    factor of ``M_h = W_Q^h (W_K^h)^T`` (see :func:`circuit_factors`)."""
+    Lq = diversity.gram_factors(Bq, "WQ")
+    Lk = diversity.gram_factors(Bk, "WK")
+    Uc, s, Vct = np.linalg.svd(Lq.transpose(0, 2, 1) @ Lk)  # Lq^T Lk = Uc diag(s) Vc^T
+    if np.any(s[:, -1] <= RANK_RTOL * s[:, 0]):
+        j = int(np.flatnonzero(s[:, -1] <= RANK_RTOL * s[:, 0])[0])
+        raise ValueError(f"WQ, WK: the circuit of head {j} is rank deficient (rank < d_k = {Bq.shape[2]})")
+    root = np.sqrt(s)[:, None, :]
+    Tq = np.linalg.solve(Lq.transpose(0, 2, 1), Uc) * root  # Lq^{-T} Uc S^{1/2}
+    Tk = np.linalg.solve(Lk.transpose(0, 2, 1), Vct.transpose(0, 2, 1)) * root
+    return Tq, Tk
+
+
+def _circuit_blocks(Bq: np.ndarray, Bk: np.ndarray) -> np.ndarray:
+    """Block Gram ``Z_j^T Z_j'`` of the balanced circuit factors from those of ``W_Q`` and ``W_K``."""
+    H, _, k, _ = Bq.shape
+    Tq, Tk = _circuit_transforms(Bq, Bk)
+    return _blocks(_sandwich(Tq, _full(Bq)) + _sandwich(Tk, _full(Bk)), H, k)
+
+
+# --------------------------------------------------------------------------- circuits
+
+
+def qk_circuits(WQ, WK) -> np.ndarray:
+    """The query-key circuits ``M_h = W_Q^h (W_K^h)^T``, shape ``(H, d, d)``.
+
+    ``WQ``, ``WK``: ``(H, d, d_k)``.  Head ``h``'s attention logit between
+    tokens ``x_q`` and ``x_k`` (biases aside) is ``x_q^T M_h x_k / sqrt(d_k)``.
+    """
+    WQ, WK = _qk_pair(WQ, WK)
+    return WQ @ WK.transpose(0, 2, 1)
+
+
+def circuit_factors(WQ, WK) -> np.ndarray:
+    """Balanced factors ``Z_h = [U_h S_h^{1/2}; V_h S_h^{1/2}]`` of the QK circuits, ``(H, 2d, d_k)``.
+
+    ``M_h = W_Q^h (W_K^h)^T = U_h S_h V_h^T`` (compact SVD, computed from the
+    Cholesky factors of ``W_Q^{hT} W_Q^h`` and ``W_K^{hT} W_K^h`` without
+    forming ``M_h``), so that ``Z_h[:d] Z_h[d:]^T = M_h`` and
+    ``Z_h[:d]^T Z_h[:d] = Z_h[d:]^T Z_h[d:] = S_h``.  ``Z_h`` depends on
+    ``(W_Q^h, W_K^h)`` only through ``M_h``, up to ``Z_h O`` with ``O``
+    orthogonal.  Rank-deficient heads raise ``ValueError`` naming the head.
+    """
+    WQ, WK = _qk_pair(WQ, WK)
+    H = WQ.shape[0]
+    idx = np.arange(H)
+    Bq = np.zeros((H, H) + WQ.shape[2:] * 2)
+    Bq[idx, idx] = WQ.transpose(0, 2, 1) @ WQ
+    Bk = np.zeros_like(Bq)
+    Bk[idx, idx] = WK.transpose(0, 2, 1) @ WK
+    Tq, Tk = _circuit_transforms(Bq, Bk)
+    return np.concatenate([WQ @ Tq, WK @ Tk], axis=1)
+
+
+# --------------------------------------------------------------------------- redundancy
+
+
+def redundancy(W) -> np.ndarray:
+    """Each head's mean overlap with the other heads, ``mean_{j' != j} O[j, j']``, shape ``(H,)``.
+
+    ``O`` is :func:`mhanw.diversity.pair_overlaps`: the mean squared cosine of
+    the principal angles, 0 for a head orthogonal to all others and 1 for a
+    head that every other head duplicates.
+    """
+    O = diversity.pair_overlaps(W)
+    H = O.shape[0]
+    return (O.sum(axis=1) - np.diag(O)) / (H - 1)
+
+
+# --------------------------------------------------------------------------- per-layer objects and HDIs
+
+
+def _weights_shape(weights) -> tuple[int, int, int, int]:
+    if not isinstance(weights, dict) or not all(k in weights for k in ("query", "key", "value")):
+        raise ValueError("weights: expected the dict of mhanw.pretrained.load_attention_weights (query, key, value)")
+    shapes = {np.shape(weights[k]) for k in ("query", "key", "value")}
+    if len(shapes) != 1 or len(next(iter(shapes))) != 4:
+        raise ValueError(f"weights: expected query, key, value of one shape (layers, heads, d, d_k), got {shapes}")
+    return next(iter(shapes))
+
+
+def _layer_index(weights, layer) -> int:
+    L = _weights_shape(weights)[0]
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < L:
+        raise ValueError(f"layer: expected an integer in [0, {L}), got {brief(layer)}")
+    return int(layer)
+
+
+def layer_objects(weights, layer: int) -> dict:
+    """The four per-head objects of :data:`OBJECTS` for one layer, each ``(H, D, d_k)`` float64.
+
+    ``weights`` is the dict of :func:`mhanw.pretrained.load_attention_weights`;
+    ``"qk_circuit"`` holds :func:`circuit_factors` of that layer's query and key.
+    """
+    l = _layer_index(weights, layer)
+    out = {k: np.asarray(weights[k][l], dtype=np.float64) for k in ("query", "key", "value")}
+    out["qk_circuit"] = circuit_factors(out["query"], out["key"])
+    return out
+
+
+def layer_hdi(weights) -> dict:
+    """HDI of every layer and object: ``{object: (n_layers, 3)}`` in ``NORMALIZATIONS`` order."""
+    L = _weights_shape(weights)[0]
+    table = {name: np.empty((L, len(NORMALIZATIONS))) for name in OBJECTS}
+    for l in range(L):
+        for name, W in layer_objects(weights, l).items():
+            table[name][l] = diversity.head_diversity_indices(W)
+    return table
+
+
+# --------------------------------------------------------------------------- null models
+
+
+def permute_rows(W, perm) -> np.ndarray:
+    """``W`` ``(H, d, d_k)`` with its ``H d_k`` output rows reassigned: new head ``h`` gets rows
+    ``perm[h*d_k:(h+1)*d_k]`` of the stacked ``[out, in]`` matrix (row ``h*d_k + i`` is ``W[h, :, i]``)."""
+    W = _head_array(W)
+    H, d, k = W.shape
+    perm = np.asarray(perm)
+    if perm.shape != (H * k,) or not np.array_equal(np.sort(perm), np.arange(H * k)):
+        raise ValueError(f"perm: expected a permutation of range({H * k}), got shape {perm.shape}")
+    rows = W.transpose(0, 2, 1).reshape(H * k, d)[perm]
+    return np.ascontiguousarray(rows.reshape(H, k, d).transpose(0, 2, 1))
+
+
+def row_permutation_null(weights, layer: int, n_perm: int, seed, *, n_spectrum: int = 100) -> dict:
+    """HDIs of one layer after random reassignments of rows to heads.
+
+    For each of ``n_perm`` permutations (one stream of ``seed``, a
+    ``SeedSequence`` or int) the query, key and value rows are each reassigned
+    with their own permutation (:func:`permute_rows`), and the circuit with the
+    query's and key's rows reassigned by one common permutation.  Returns
+    ``{object: (n_perm, 3)}`` HDIs (``NORMALIZATIONS`` order) and
+    ``{object + "_spectrum": (min(n_perm, n_spectrum), d_k)}``
+    (:func:`mhanw.diversity.cos2_spectrum` of the first draws).  Computed from the layer's row
+    Gram matrices, which a reassignment only permutes.
+    """
+    n_perm = positive_int(n_perm, "n_perm", maximum=MAX_REPLICATES, what="permutations")
+    return _gram_null(
+        weights,
+        layer,
+        n_perm,
+        seed,
+        n_spectrum,
+        draw=lambda rng, n: rng.permutation(n),
+        move=lambda G, perm: G[perm][:, perm],
+    )
+
+
+def _gram_null(weights, layer, n_draw: int, seed, n_spectrum, *, draw, move) -> dict:
+    """The loop shared by the nulls that transform a layer's row Gram matrices.
+
+    Per draw and object (in :data:`OBJECTS` order, one stream of ``seed``)
+    ``t = draw(rng, H d_k)``; the object's row Gram matrix ``G`` becomes
+    ``move(G, t)`` (the circuit moves the query's and key's with one common
+    ``t``).  Returns the dict described in :func:`row_permutation_null`.
+    """
+    l = _layer_index(weights, layer)
+    rng = np.random.default_rng(as_seed_sequence(seed))
+    _, H, d, k = _weights_shape(weights)
+    rows = {
+        name: np.asarray(weights[name][l], dtype=np.float64).transpose(0, 2, 1).reshape(H * k, d)
+        for name in ("query", "key", "value")
+    }
+    gram = {name: A @ A.T for name, A in rows.items()}
+    out = {name: np.empty((n_draw, len(NORMALIZATIONS))) for name in OBJECTS}
+    n_spec = min(n_draw, positive_int(n_spectrum, "n_spectrum", minimum=0))
+    out.update({f"{name}_spectrum": np.empty((n_spec, k)) for name in OBJECTS})
+
+    def blocks(name, t):
+        return _blocks(move(gram[name], t), H, k)
+
+    for p in range(n_draw):
+        ts = {name: draw(rng, H * k) for name in OBJECTS}
+        B = {name: blocks(name, ts[name]) for name in ("query", "key", "value")}
+        B["qk_circuit"] = _circuit_blocks(blocks("query", ts["qk_circuit"]), blocks("key", ts["qk_circuit"]))
+        for name in OBJECTS:
+            if p < n_spec:
+                out[name][p], out[f"{name}_spectrum"][p] = diversity.hdi_from_gram(B[name], name, spectrum=True)
+            else:
+                out[name][p] = diversity.hdi_from_gram(B[name], name)
+    return out
+
+
+def _haar_orthogonal(n: int, rng) -> np.ndarray:
+    """A Haar-distributed orthogonal ``(n, n)`` matrix (QR of a Gaussian matrix, signs fixed)."""
+    Q, R = np.linalg.qr(rng.standard_normal((n, n)))
+    return Q * np.sign(np.diag(R))
+
+
+def layer_spectrum_null(weights, layer: int, n_draw: int, seed, *, n_spectrum: int = 100) -> dict:
+    """HDIs of one layer's heads redrawn with the layer's own scale and singular values.
+
+    A layer's stacked ``[out, in]`` matrix ``A = U diag(s) V^T`` (``(H d_k, d)``)
+    is replaced by ``A' = U' diag(s) V'^T`` with ``U'``, ``V'`` Haar and ``s``
+    the trained singular values, and ``A'`` is cut into heads as the trained
+    matrix is.  Every HDI depends on the heads only through
+    ``W_j^T W_j' = (A A^T)`` blocks, which a common rotation ``V'`` of the
+    input space leaves unchanged, so the draw is ``A' = Q A`` with ``Q`` Haar on
+    ``O(H d_k)``: the trained rows rotated into new heads.  This keeps the
+    layer's scale, spectrum and input-side Gram matrix ``A^T A`` exactly, and
+    (unlike :func:`row_permutation_null`) mixes rows across heads.  For the
+    circuit the query and key rows are rotated by one common ``Q``, which keeps
+    the layer's summed circuit ``A_Q^T A_K``.  Returns ``{object: (n_draw, 3)}``
+    (``NORMALIZATIONS`` order) and ``{object + "_spectrum": (min(n_draw, n_spectrum), d_k)}``,
+    like :func:`row_permutation_null`; one stream of ``seed``.
+    """
+    n_draw = positive_int(n_draw, "n_draw", maximum=MAX_REPLICATES, what="draws")
+    return _gram_null(
+        weights,
+        layer,
+        n_draw,
+        seed,
+        n_spectrum,
+        draw=lambda rng, n: _haar_orthogonal(n, rng),
+        move=lambda G, Q: Q @ G @ Q.T,
+    )
+
+
+def head_spectra(W) -> np.ndarray:
+    """Singular values of each head, ``(H, d_k)`` largest first, for ``W`` ``(H, D, d_k)``."""
+    return np.linalg.svd(_head_array(W), compute_uv=False)
+
+
+def head_spectrum_null(objects: dict, n_draw: int, seed) -> dict:
+    """HDIs of random heads that keep each trained head's scale and singular values.
+
+    ``objects``: one layer's :func:`layer_objects` (``{object: (H, D, d_k)}``).
+    A projection head ``W_h = U_h diag(s_h) V_h^T`` is redrawn as
+    ``U_h' diag(s_h)`` with ``U_h'`` Haar on the Stiefel manifold of
+    ``R^D`` (the right factor ``V_h`` changes no HDI); a circuit with
+    singular values ``sigma_h`` as the balanced factor
+    ``[U_h' diag(sigma_h)^{1/2}; V_h' diag(sigma_h)^{1/2}]`` of the circuit
+    ``U_h' diag(sigma_h) V_h'^T`` with independent Haar ``U_h'``, ``V_h'``
+    on ``R^d``.  Heads are drawn independently, so the principal-angle HDI
+    has the Haar law (:func:`random_subspace_null`); the printed and RV
+    indices, which weight directions by the singular values, now compare
+    with heads of the trained scale.  Returns ``{object: (n_draw, 3)}``
+    (``NORMALIZATIONS`` order); one stream of ``seed``.
+    """
+    if not isinstance(objects, dict) or not objects or not set(objects) <= set(OBJECTS):
+        raise ValueError(f"objects: expected a dict with keys among {OBJECTS} (see layer_objects)")
+    n_draw = positive_int(n_draw, "n_draw", maximum=MAX_REPLICATES, what="draws")
+    rng = np.random.default_rng(as_seed_sequence(seed))
+    spec = {}
+    for name in OBJECTS:
+        if name not in objects:
+            continue
+        W = _head_array(objects[name], f"objects[{name!r}]")
+        spec[name] = (W.shape, head_spectra(W))
+    out = {name: np.empty((n_draw, len(NORMALIZATIONS))) for name in spec}
+    for p in range(n_draw):
+        for name, ((H, D, k), s) in spec.items():
+            if name == "qk_circuit":
+                d = D // 2
+                root = s[:, None, :] / np.sqrt(2.0)  # Z_h^T Z_h = 2 diag(sigma_h), so sigma_h^{1/2} = s_h / sqrt(2)
+                W = np.concatenate([haar_heads(d, k, H, rng) * root, haar_heads(d, k, H, rng) * root], axis=1)
+            else:
+                W = haar_heads(D, k, H, rng) * s[:, None, :]
+            out[name][p] = diversity.head_diversity_indices(W)
+    return out
+
+
+def random_subspace_null(n_heads: int, d: int, d_k: int, n_draw: int, seed, *, circuit: bool = False) -> np.ndarray:
+    """HDIs ``(n_draw, 3)`` of independent Haar heads of shape ``(n_heads, d, d_k)`` (``NORMALIZATIONS`` order).
+
+    ``circuit=True``: the heads are the :func:`circuit_factors` of independent
+    Haar query and key projections.  Expected ``HDI_PA``: ``1 - d_k/d``
+    (``1 - d_k/(2d)`` for circuits).
+    """
+    H = positive_int(n_heads, "n_heads", minimum=2)
+    d = positive_int(d, "d")
+    d_k = positive_int(d_k, "d_k")
+    if d_k > d:
+        raise ValueError(f"d_k: expected d_k <= d = {d}, got {d_k}")
+    n_draw = positive_int(n_draw, "n_draw", maximum=MAX_REPLICATES, what="draws")
+    circuit = boolean(circuit, "circuit")
+    rng = np.random.default_rng(as_seed_sequence(seed))
+
+    def haar():
+        return haar_heads(d, d_k, H, rng)
+
+    out = np.empty((n_draw, len(NORMALIZATIONS)))
+    for i in range(n_draw):
+        W = circuit_factors(haar(), haar()) if circuit else haar()
+        out[i] = diversity.head_diversity_indices(W)
+    return out
+
+
+def null_summary(observed, null) -> dict:
+    """Observed values against null draws, per column.
+
+    ``observed``: scalar or ``(m,)``; ``null``: ``(n, )`` or ``(n, m)`` with
+    ``n >= 2``.  Returns arrays (or floats) ``null_mean``, ``null_sd``
+    (ddof = 1), ``z = (observed - null_mean)/null_sd`` and ``p`` the two-sided
+    permutation p-value ``(1 + #{|null - mean| >= |observed - mean|})/(n + 1)``
+    (at least ``1/(n + 1)``).
+    """
+    obs = as_float_array(observed, "observed", ndim=(0, 1))
+    nul = as_float_array(null, "null", ndim=(1, 2))
+    if nul.shape[0] < 2:
+        raise ValueError(f"null: expected at least 2 draws, got shape {nul.shape}")
+    if nul.shape[1:] != obs.shape:
+        raise ValueError(f"null: expected shape (n,) + {obs.shape} to match observed, got {nul.shape}")
+    mean = nul.mean(axis=0)
+    sd = nul.std(axis=0, ddof=1)
+    if np.any(sd == 0):
+        raise ValueError("null: the null draws are constant (in some column); a z-score against them is undefined")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (obs - mean) / sd
+    extreme = (np.abs(nul - mean) >= np.abs(obs - mean) - 1e-15).sum(axis=0)
+    p = (1.0 + extreme) / (nul.shape[0] + 1.0)
+    return {"null_mean": mean[()], "null_sd": sd[()], "z": z[()], "p": p[()]}
+
+
+# --------------------------------------------------------------------------- uncertainty of the shared-direction spectrum
+
+
+def spectrum_jackknife(pair_spectra) -> dict:
+    """The layer-averaged principal-cosine spectrum and its leave-one-head-out replicates.
+
+    ``pair_spectra``: per layer, :func:`mhanw.diversity.pair_cos2` of its heads
+    (``(H, H, d_k)``; a list or an ``(L, H, H, d_k)`` array).  The statistic is
+    ``mean_l mean_{j<j'} c_l[j, j']``, the curve of the chapter's figure.
+    Returns ``value`` ``(d_k,)`` and ``replicates`` ``(L, H, d_k)``: the
+    statistic with head ``j`` of layer ``l`` left out (its pairs dropped from
+    that layer's mean).  :func:`stratified_jackknife_se` turns replicates of
+    any function of the spectrum into a standard error over heads.
+    """
+    C = as_float_array(pair_spectra, "pair_spectra", ndim=4)
+    L, H, H2, k = C.shape
+    if H2 != H or H < 3:
+        raise ValueError(f"pair_spectra: expected (L, H, H, d_k) with H >= 3, got {C.shape}")
+    iu = np.triu_indices(H, k=1)
+    n_pairs = len(iu[0])
+    layer_sum = C[:, iu[0], iu[1]].sum(axis=1)  # (L, k)
+    layer_mean = layer_sum / n_pairs
+    off = C.copy()
+    off[:, np.arange(H), np.arange(H)] = 0.0
+    without = (layer_sum[:, None, :] - off.sum(axis=2)) / (n_pairs - (H - 1))  # (L, H, k)
+    total = layer_mean.sum(axis=0)
+    replicates = (total[None, None, :] - layer_mean[:, None, :] + without) / L
+    return {"value": total / L, "replicates": replicates}
+
+
+def stratified_jackknife_se(value, replicates) -> np.ndarray:
+    """Delete-one jackknife standard error with strata along axis 0.
+
+    ``replicates``: ``(L, n, ...)``, the statistic with item ``i`` of stratum
+    ``l`` left out; ``value`` the full-sample statistic ``(...)`` (used for
+    the shape check).  ``se^2 = sum_l (n - 1)/n sum_i (T_li - mean_i T_li)^2``
+    (heads resampled within layers, layers fixed).  With one stratum this is
+    the ordinary jackknife.
+    """
+    R = as_float_array(replicates, "replicates", ndim=(2, 3, 4))
+    v = np.asarray(value, dtype=float)
+    if R.shape[2:] != v.shape:
+        raise ValueError(f"replicates: expected shape (L, n) + {v.shape}, got {R.shape}")
+    n = R.shape[1]
+    if n < 2:
+        raise ValueError("replicates: expected at least 2 items per stratum")
+    dev = R - R.mean(axis=1, keepdims=True)
+    return np.sqrt(((n - 1) / n * (dev**2).sum(axis=1)).sum(axis=0))[()]
+
+
+def leading_share(trained, null, n_leading: int) -> float:
+    """Share of the excess overlap ``e = trained - null`` (spectra ``(d_k,)``) carried by the leading ``n_leading`` angles.
+
+    ``sum(e[:n_leading]) / sum(e)``; an excess spread evenly over the
+    ``d_k`` angles gives ``n_leading/d_k``, one confined to them gives 1.
+    Requires a positive total excess.
+    """
+    t = as_float_array(trained, "trained", ndim=1)
+    n = as_float_array(null, "null", ndim=1)
+    if n.shape != t.shape:
+        raise ValueError(f"null: expected the shape of trained {t.shape}, got {n.shape}")
+    m = positive_int(n_leading, "n_leading")
+    if m > t.shape[0]:
+        raise ValueError(f"n_leading: expected at most d_k = {t.shape[0]}, got {m}")
+    e = t - n
+    if not e.sum() > 0:
+        raise ValueError("trained, null: expected a positive total excess overlap")
+    return float(e[:m].sum() / e.sum())
+
+
+def excess_spectrum_summary(pair_spectra, null_spectra, n_leading: int) -> dict:
+    """The trained spectrum against a null's, with standard errors for every comparison.
+
+    ``pair_spectra``: per layer :func:`mhanw.diversity.pair_cos2` (see
+    :func:`spectrum_jackknife`); ``null_spectra``: ``(L, n, d_k)`` spectra of
+    ``n`` null draws per layer (e.g. ``row_permutation_null(...)["key_spectrum"]``).
+    The trained curve's s.e. is the stratified jackknife over heads; the null
+    curve's is the s.e. of the mean over draws (its spread over draws,
+    ``null_sd``, is the band of a single draw).  For the leading cosine and the
+    :func:`leading_share` of the excess, the two sources add in quadrature
+    (the null's through a delete-one-draw jackknife).  Returns ``trained``,
+    ``trained_se``, ``null``, ``null_se``, ``null_sd`` (all ``(d_k,)``) and
+    ``top``/``total``/``beyond_even``/``share`` dicts with ``value`` and ``se``
+    (``total``: the summed excess over all angles; ``beyond_even``: the excess
+    in the leading ``n_leading`` angles minus their even part of the total,
+    ``sum(e[:m]) - m/d_k sum(e)``, which has the sign of ``share - m/d_k``
+    when the total is positive and, being linear, a jackknife s.e. that does
+    not blow up when the total nears zero).  The share is a ratio over the
+    total, so it is estimable only when the total is positive in the full
+    sample and in every jackknife replicate; otherwise its ``value`` and
+    ``se`` are NaN ("not estimable", printed "–").
+    """
+    m = positive_int(n_leading, "n_leading")
+    jk = spectrum_jackknife(pair_spectra)
+    N = as_float_array(null_spectra, "null_spectra", ndim=3)
+    if N.shape[2] != jk["value"].shape[0] or N.shape[1] < 2:
+        raise ValueError(f"null_spectra: expected (L, n >= 2, {jk['value'].shape[0]}), got {N.shape}")
+    per_draw = N.mean(axis=0)  # (n, d_k): the layer-averaged spectrum of each draw
+    n = per_draw.shape[0]
+    null = per_draw.mean(axis=0)
+    null_loo = (null[None, :] * n - per_draw) / (n - 1)  # (n, d_k)
+    trained, reps = jk["value"], jk["replicates"]
+    # the share is a ratio over the total excess: defined only where every replicate's total is positive
+    totals = np.concatenate(
+        [(reps - null).sum(axis=-1).ravel(), (trained[None] - null_loo).sum(axis=-1), [(trained - null).sum()]]
+    )
+
+    def combined(f):
+        a = np.array([[f(r, null) for r in layer] for layer in reps])
+        b = np.array([f(trained, m) for m in null_loo])[None]
+        return {
+            "value": f(trained, null),
+            "se": float(
+                np.hypot(stratified_jackknife_se(f(trained, null), a), stratified_jackknife_se(f(trained, null), b))
+            ),
+        }
+
+    return {
+        "trained": trained,
+        "trained_se": stratified_jackknife_se(trained, reps),
+        "null": null,
+        "null_se": per_draw.std(axis=0, ddof=1) / np.sqrt(n),
+        "null_sd": per_draw.std(axis=0, ddof=1),
+        "top": combined(lambda t, u: float(t[0] - u[0])),
+        "top_trained": {"value": float(trained[0]), "se": float(stratified_jackknife_se(trained, reps)[0])},
+        "top_null": {"value": float(null[0]), "se": float(per_draw[:, 0].std(ddof=1) / np.sqrt(n))},
+        "total": combined(lambda t, u: float((t - u).sum())),
+        "beyond_even": combined(lambda t, u: float((t - u)[:m].sum() - m / t.shape[0] * (t - u).sum())),
+        "share": (
+            combined(lambda t, u: leading_share(t, u, m))
+            if np.all(totals > 0)
+            else {"value": float("nan"), "se": float("nan")}
+        ),
+        "n_leading": m,
+    }
+
+
+# --------------------------------------------------------------------------- the printed formula's scale
+
+
+def paper_scale_decomposition(W) -> dict:
+    """``1 - HDI_printed = S * G`` exactly, for ``W`` ``(H, d, d_k)``.
+
+    ``S = mean_{j<j'} n_j n_j' / d_k^2`` with ``n_j = ||W_j^T W_j||_F`` (the
+    weights' scale: ``c^4 S`` for ``cW``) and ``G = (1 - HDI_printed)/S``, a
+    weighted mean of the RV coefficients ``||W_j^T W_j'||_F^2 / (n_j n_j')``
+    (geometry, scale free).  Returns ``one_minus_paper``, ``scale``,
+    ``geometry`` and ``one_minus_rv`` (``1 - HDI_RV``, the unweighted mean RV).
+    """
+    W = _head_array(W)
+    d_k = W.shape[2]
+    B = diversity.block_gram(W)
+    S = np.einsum("ijab,ijab->ij", B, B)
+    n = np.sqrt(np.diag(S))
+    if np.any(n == 0.0):
+        raise ValueError(f"W: head {int(np.flatnonzero(n == 0.0)[0])} is zero")
+    iu = np.triu_indices(W.shape[0], k=1)
+    one_minus_paper = float(S[iu].mean()) / d_k**2
+    scale = float(np.outer(n, n)[iu].mean()) / d_k**2
+    return {
+        "one_minus_paper": one_minus_paper,
+        "scale": scale,
+        "geometry": one_minus_paper / scale,
+        "one_minus_rv": float((S / np.outer(n, n))[iu].mean()),
+    }
+
+
+def r2_bootstrap(x, y, n_boot: int, seed) -> dict:
+    """Squared correlation of ``x`` and ``y`` (``(m,)``, e.g. ``ln S`` and ``ln(1 - HDI_printed)``) and its bootstrap s.e.
+
+    The cases are resampled with replacement ``n_boot`` times (one stream of
+    ``seed``); resamples with a constant ``x`` or ``y`` are skipped.  Returns
+    ``r2``, ``se`` (ddof = 1 over resamples) and ``n_boot``.
+    """
+    x = as_float_array(x, "x", ndim=1)
+    y = as_float_array(y, "y", ndim=1)
+    if y.shape != x.shape or x.shape[0] < 3:
+        raise ValueError(f"y: expected the shape of x {x.shape}, with at least 3 cases")
+    n_boot = positive_int(n_boot, "n_boot", minimum=2, maximum=MAX_REPLICATES, what="resamples")
+    for name, v in (("x", x), ("y", y)):
+        if np.all(v == v[0]):
+            raise ValueError(f"{name}: constant over the cases; its correlation is undefined")
+    rng = np.random.default_rng(as_seed_sequence(seed))
+    idx = rng.integers(0, x.shape[0], size=(n_boot, x.shape[0]))
+    xs, ys = x[idx], y[idx]
+    xs = xs - xs.mean(axis=1, keepdims=True)
+    ys = ys - ys.mean(axis=1, keepdims=True)
+    den = (xs * xs).sum(axis=1) * (ys * ys).sum(axis=1)
+    ok = den > 0
+    r2 = (xs * ys).sum(axis=1)[ok] ** 2 / den[ok]
+    if ok.sum() < 2:
+        raise ValueError(f"n_boot: fewer than 2 of {n_boot} resamples have a defined correlation; use more resamples")
+    return {"r2": float(np.corrcoef(x, y)[0, 1] ** 2), "se": float(r2.std(ddof=1)), "n_boot": int(ok.sum())}
+
+
+def layer_contrast(per_sentence, layer: int = -1) -> Estimate:
+    """Mean ablation effect of one layer's heads minus that of the other layers' heads, per sentence.
+
+    ``per_sentence``: ``(L, H, n)`` (:func:`ablation_effects`); returns the
+    :class:`~mhanw.infra.estimates.Estimate` over sentences (paired: both
+    means are taken on the same sentence).
+    """
+    E = as_float_array(per_sentence, "per_sentence", ndim=3)
+    L = E.shape[0]
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or L < 2 or not -L <= layer < L:
+        raise ValueError(f"layer: expected an index of one of {L} >= 2 layers, got {brief(layer)}")
+    layer = layer % L
+    others = np.delete(E, layer, axis=0)
+    return Estimate.from_samples(E[layer].mean(axis=0) - others.mean(axis=(0, 1)))
+
+
+# --------------------------------------------------------------------------- ablation
+
+
+def ablation_effects(baseline, ablated) -> dict:
+    """Change of sentence embeddings when one head is removed: ``1 - cos(ablated, baseline)``.
+
+    ``baseline``: ``(n, D)``; ``ablated``: ``(L, H, n, D)`` (as returned by
+    :meth:`mhanw.pretrained.Encoder.ablate_each_head`).  Returns
+    ``per_sentence`` ``(L, H, n)``, ``mean`` and ``se`` ``(L, H)`` (s.e. over
+    sentences, ddof = 1; needs ``n >= 2``).
+    """
+    b = as_float_array(baseline, "baseline", ndim=2)
+    a = as_float_array(ablated, "ablated", ndim=4)
+    if a.shape[2:] != b.shape:
+        raise ValueError(f"ablated: expected shape (L, H) + {b.shape} to match baseline, got {a.shape}")
+    n = b.shape[0]
+    if n < 2:
+        raise ValueError(f"baseline: expected at least 2 sentences for a standard error, got {n}")
+    bn = np.linalg.norm(b, axis=1)
+    an = np.linalg.norm(a, axis=3)
+    if np.any(bn == 0) or np.any(an == 0):
+        raise ValueError("baseline: embeddings must be non-zero")
+    cos = np.einsum("lhnd,nd->lhn", a, b) / (an * bn)
+    eff = 1.0 - cos
+    est = Estimate.from_samples(eff)
+    return {"per_sentence": eff, "mean": est.mean, "se": est.se}
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    from scipy.stats import rankdata
+
+    return rankdata(x)
+
+
+def spearman_permutation(x, y, n_perm: int, seed, *, strata=None, alternative: str = "two-sided") -> dict:
+    """Spearman correlation of ``x`` and ``y`` with a permutation p-value.
+
+    ``x``, ``y``: ``(m,)``.  Without ``strata``: ``rho`` is Spearman's
+    correlation and the null permutes ``y``.  With ``strata`` (``(m,)``
+    labels, e.g. each head's layer): ``rho`` is the mean over strata of the
+    within-stratum Spearman correlations and the null permutes ``y`` within
+    each stratum, so that differences between strata cannot create a
+    correlation.  ``p = (1 + #{T_perm at least as extreme as rho})/(n_perm + 1)``
+    for ``alternative`` ``"two-sided"`` (``|T|``), ``"less"`` or ``"greater"``.
+    Returns ``rho``, ``p``, ``n_perm``, ``null_sd`` (the standard deviation
+    of the permutation null: the standard error of ``rho`` when the two are
+    unrelated) and, with strata, ``per_stratum``
+    (``{label: rho}``).
+    """
+    x = as_float_array(x, "x", ndim=1)
+    y = as_float_array(y, "y", ndim=1)
+    if y.shape != x.shape:
+        raise ValueError(f"y: expected the shape of x {x.shape}, got {y.shape}")
+    n_perm = positive_int(n_perm, "n_perm", maximum=MAX_REPLICATES, what="permutations")
+    one_of(alternative, "alternative", ("two-sided", "less", "greater"))
+    rng = np.random.default_rng(as_seed_sequence(seed))
+    labels = np.zeros(x.shape[0], dtype=int) if strata is None else np.asarray(strata)
+    if labels.shape != x.shape:
+        raise ValueError(f"strata: expected the shape of x {x.shape}, got {labels.shape}")
+    groups = [np.flatnonzero(labels == g) for g in np.unique(labels)]
+    if any(len(g) < 3 for g in groups):
+        raise ValueError("strata: expected at least 3 items per stratum")
+
+    def standardized_ranks(v, idx):
+        r = _ranks(v[idx])
+        r = r - r.mean()
+        norm = np.sqrt((r * r).sum())
+        if norm == 0:
+            raise ValueError("x, y: expected values that are not all tied within a stratum")
+        return r / norm
+
+    rx = [standardized_ranks(x, g) for g in groups]
+    ry = [standardized_ranks(y, g) for g in groups]
+    per = np.array([a @ b for a, b in zip(rx, ry)])
+    rho = float(per.mean())
+    null = np.zeros(n_perm)
+    for a, b in zip(rx, ry):
+        idx = np.argsort(rng.random((n_perm, len(b))), axis=1)  # n_perm independent permutations
+        null += b[idx] @ a
+    null /= len(groups)
+    if alternative == "two-sided":
+        extreme = np.abs(null) >= abs(rho) - 1e-12
+    elif alternative == "less":
+        extreme = null <= rho + 1e-12
+    else:
+        extreme = null >= rho - 1e-12
+    out = {
+        "rho": rho,
+        "p": float((1 + extreme.sum()) / (n_perm + 1)),
+        "n_perm": n_perm,
+        "null_sd": float(null.std(ddof=1)) if n_perm > 1 else float("nan"),
+    }
+    if strata is not None:
+        out["per_stratum"] = {g.item() if hasattr(g, "item") else g: float(r) for g, r in zip(np.unique(labels), per)}
+    return out
