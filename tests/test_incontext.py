@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -417,3 +418,109 @@ def test_quick_setting_runs_both_experiments():
             len(ic.QUICK["size"]["heads"][D]),
             ic.QUICK["size"]["seeds"],
         )
+
+
+# --------------------------------------------------------------------------- every refusal names its argument
+
+
+def _good_calls():
+    """Good keyword arguments of every public function of the module (tiny sizes)."""
+    arch = ic.Architecture(d=4, budget=4, heads=2)
+    params, batch = _setup(arch, seeds=2, tasks=2, n=6, queries=2)
+    est = _estimates([3.0, 4.0, 5.0], np.random.default_rng(0))
+    n3 = [16.0, 64.0, 256.0]
+    tiny_apart = dict(
+        ic.QUICK["apart"],
+        seeds=2,
+        steps=2,
+        record_every=1,
+        n=8,
+        test_tasks=2,
+        tasks=2,
+        families={"isotropic": ic.FAMILIES["isotropic"]},
+        d=4,
+        budget=4,
+        heads=2,
+    )
+    tiny_size = dict(
+        ic.QUICK["size"],
+        d=4,
+        budgets=(8,),
+        heads={8: (1, 2, 4)},
+        n_values=(8, 16),
+        seeds=2,
+        steps=2,
+        tasks=2,
+        test_tasks=2,
+        n_boot=10,
+    )
+    return {
+        "best_head_size": dict(d_k_values=[1, 2, 4], mse=np.ones((3, 4)) + np.arange(3)[:, None], n_boot=20, seed=0),
+        "circuit_haar_hdi": dict(d=4),
+        "circuits": dict(params=params, layer=0),
+        "compare_laws": dict(n_values=n3, estimates=est, d=8),
+        "direction": dict(estimate=Estimate(0.5, 0.1), n_se=3.0),
+        "draw_tasks": dict(family=FAMILY, rngs=_gens(2), tasks=2, n=6, queries=2),
+        "evaluate": dict(arch=arch, params=params, tasks=batch),
+        "fresh_tasks": dict(family=FAMILY, seed=0, seeds=2, tasks=2, n=6, queries=2),
+        "growth": dict(n_values=n3, estimates=est),
+        "head_outputs": dict(arch=arch, params=params, tasks=batch),
+        "head_size_sweep": dict(sizes=tiny_size, seed=0),
+        "heads_apart": dict(sizes=tiny_apart, seed=0),
+        "hdi_circuits": dict(params=params, layer=0),
+        "hdi_keys": dict(params=params, layer=0),
+        "init_params": dict(arch=arch, rngs=_gens(2)),
+        "inverse_temperature": dict(params=params, layer=0),
+        "law_decision": dict(fits=ic.compare_laws(n3, est, 8), alpha=0.05),
+        "law_values": dict(law="M1", n_values=n3, d=8),
+        "loss_and_grad": dict(arch=arch, params=params, tasks=batch, penalty=0.1, gradient=True),
+        "predict": dict(arch=arch, params=params, tasks=batch),
+        "slope": dict(x=[1.0, 2.0, 3.0], values=np.ones((3, 4))),
+        "train": dict(
+            archs=[arch],
+            family=FAMILY,
+            n=6,
+            seed=0,
+            seeds=2,
+            steps=2,
+            tasks=2,
+            queries=2,
+            lr=0.01,
+            penalties=(0.0,),
+            record_every=1,
+            precision="single",
+        ),
+        "trend": dict(start=np.zeros(4), end=np.ones(4), n_se=3.0),
+    }
+
+
+GOOD_CALLS = _good_calls()
+BAD = [float("nan"), -3, "bad", np.full((3, 3, 3, 3), 0.5), 10**30]
+
+
+def test_the_blame_sweep_covers_every_public_function():
+    import inspect
+
+    functions = {n for n in ic.__all__ if inspect.isfunction(getattr(ic, n))}
+    assert functions == set(GOOD_CALLS)
+
+
+@pytest.mark.parametrize("name", sorted(GOOD_CALLS))
+def test_every_refusal_names_the_argument_that_was_bad(name):
+    f = getattr(ic, name)
+    good = GOOD_CALLS[name]
+    f(**good)
+    wrong = []
+    for arg in good:
+        for bad in BAD:
+            try:
+                with np.errstate(all="ignore"):
+                    f(**{**good, arg: bad})
+            except ValueError as exc:
+                head = str(exc).split(": ", 1)[0]
+                blamed = [re.split(r"[\[.]", part.strip(), maxsplit=1)[0] for part in head.split(",")]
+                if arg not in blamed or "\n" in str(exc):
+                    wrong.append(f"{arg}={bad!r:.30}: {str(exc)[:160]}")
+            except Exception as exc:  # noqa: BLE001 - any other exception is a finding
+                wrong.append(f"{arg}={bad!r:.30}: raw {type(exc).__name__}: {str(exc)[:120]}")
+    assert not wrong, f"{name}:\n" + "\n".join(wrong)

@@ -62,7 +62,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import data as _data
-from .constants import MAX_REPLICATES, MAX_WORK, check_entries
+from .constants import MAX_REPLICATES, check_entries, check_work
 from .diversity import haar_expected_hdi, head_diversity_index
 from .infra.estimates import Estimate
 from .infra.sweep import _single_blas_thread, spawn_streams
@@ -517,9 +517,9 @@ def draw_tasks(family: TaskFamily, rngs, tasks: int, n: int, queries: int) -> Ta
     tasks = positive_int(tasks, "tasks")
     n = positive_int(n, "n", minimum=2, what="context points")
     queries = positive_int(queries, "queries")
-    check_entries("tasks", len(rngs), tasks, n + queries, family.d)
+    check_entries("tasks, n, queries", len(rngs), tasks, n + queries, family.d)
     if family.kind == "gp":
-        check_entries("tasks", len(rngs), tasks, n + queries, family.features)
+        check_entries("tasks, n, queries", len(rngs), tasks, n + queries, family.features)
     out = {k: [] for k in ("X", "Y", "Xq", "Yq", "Mq")}
     for i, rng in enumerate(rngs):
         if not isinstance(rng, np.random.Generator):
@@ -726,7 +726,7 @@ def train(
     A loss or gradient that is not finite stops training with ``ValueError`` naming ``lr`` and the step:
     no path with NaN is ever returned.  The work (attention weights computed, summed over steps,
     seeds, tasks and configurations) is bounded by :data:`mhanw.constants.MAX_WORK` and one step's
-    largest array by :data:`MAX_STEP_ENTRIES`, before anything runs.
+    largest array by :data:`MAX_STEP_ENTRIES`, before anything runs (:func:`mhanw.constants.check_work`).
     """
     import time
 
@@ -754,11 +754,13 @@ def train(
                 f"{MAX_STEP_ENTRIES} allowed; use fewer tasks or seeds per step"
             )
         work += steps * seeds * tasks * a.heads * targets * n
-    if work > MAX_WORK:
-        raise ValueError(
-            f"steps: training would compute {work:.3g} attention weights, more than the {MAX_WORK:.0e} "
-            "allowed (hours of CPU); use fewer steps, seeds, tasks or heads"
-        )
+    check_work(
+        "steps, seeds, tasks, queries, n",
+        work,
+        f"training {len(archs)} configuration(s) for {steps} steps of {seeds} seeds x {tasks} tasks x {queries} "
+        f"queries over {n} context points (attention weights, forward and backward)",
+        "use fewer steps, seeds, tasks, queries or heads",
+    )
     check_entries("tasks", seeds, tasks, n + queries, family.d)
 
     t0 = time.process_time()
@@ -814,19 +816,44 @@ def train(
 # --------------------------------------------------------------------------- measurements
 
 
+def _query_keys(params, layer) -> tuple[np.ndarray, np.ndarray]:
+    """``W_Q``, ``W_K`` of ``layer`` from ``params`` (a dict of weights, seeds first), checked: finite arrays of
+    one shape ``(S, H, d, d_k)``; else ``ValueError`` naming ``params`` or ``layer``."""
+    layer = positive_int(layer, "layer", minimum=0, maximum=1, what="one or two attention layers")
+    if not isinstance(params, dict) or f"Q{layer}" not in params or f"K{layer}" not in params:
+        raise ValueError(
+            f"params: expected a dict of weights with 'Q{layer}' and 'K{layer}' (init_params, a "
+            f"training snapshot), got {brief(params)}"
+        )
+    Q = as_float_array(params[f"Q{layer}"], f"params['Q{layer}']", ndim=4)
+    K = as_float_array(params[f"K{layer}"], f"params['K{layer}']", ndim=4)
+    if Q.shape != K.shape:
+        raise ValueError(f"params['K{layer}']: expected the shape of W_Q {Q.shape}, got {K.shape}")
+    return Q, K
+
+
+def _per_seed_hdi(stacks: np.ndarray, what: str) -> np.ndarray:
+    """:func:`mhanw.diversity.head_diversity_index` of each seed's heads ``stacks`` ``(S, H, p, k)``; a head it
+    refuses (a zero head has no subspace) is blamed on ``params``."""
+    try:
+        return np.array([head_diversity_index(w) for w in stacks])
+    except ValueError as exc:
+        raise ValueError(f"params: the {what} have no HDI_PA ({exc})") from None
+
+
 def circuits(params: dict, layer: int = 0) -> np.ndarray:
     """The query-key circuits ``A_h = W_Q^h W_K^h^T / sqrt(d_k)`` of ``layer``, ``(S, H, d, d)``."""
-    Q, K = params[f"Q{layer}"], params[f"K{layer}"]
+    Q, K = _query_keys(params, layer)
     return np.matmul(Q, K.swapaxes(-1, -2)) / math.sqrt(Q.shape[-1])
 
 
 def hdi_keys(params: dict, layer: int = 0) -> np.ndarray:
     """HDI_PA of the keys' column spaces ``range(W_K^h)`` per seed, ``(S,)``
     (:func:`mhanw.diversity.head_diversity_index`; random heads: ``haar_expected_hdi(d, d_k)``)."""
-    K = as_float_array(params[f"K{layer}"], f"params['K{layer}']", ndim=4)
+    _, K = _query_keys(params, layer)
     if K.shape[1] < 2 or K.shape[3] > K.shape[2]:
         raise ValueError(f"params: HDI_PA needs at least 2 heads of size d_k <= d, got W_K of shape {K.shape[1:]}")
-    return np.array([head_diversity_index(k) for k in K])
+    return _per_seed_hdi(K, "keys")
 
 
 def hdi_circuits(params: dict, layer: int = 0) -> np.ndarray:
@@ -837,7 +864,7 @@ def hdi_circuits(params: dict, layer: int = 0) -> np.ndarray:
     S, H, d, _ = A.shape
     if H < 2:
         raise ValueError(f"params: HDI_PA needs at least 2 heads, got {H}")
-    return np.array([head_diversity_index(a.reshape(H, d * d, 1)) for a in A])
+    return _per_seed_hdi(A.reshape(S, H, d * d, 1), "circuits")
 
 
 def circuit_haar_hdi(d: int) -> float:
@@ -856,7 +883,7 @@ def inverse_temperature(params: dict, layer: int = 0) -> np.ndarray:
     singular values over its rank, ``beta`` for ``A_h = beta P`` (``P`` a projector), so that an isotropic
     head on the sphere is the Gaussian smoother of bandwidth ``1/sqrt(beta)``."""
     A = circuits(params, layer)
-    k = params[f"Q{layer}"].shape[-1]
+    k = np.shape(params[f"Q{layer}"])[-1]
     return np.linalg.norm(A, axis=(-2, -1)) / math.sqrt(min(k, A.shape[-1]))
 
 
@@ -1184,8 +1211,8 @@ def law_decision(fits: dict, alpha: float) -> str:
     """Which law describes ``d_k*(n)``: the one law of ``fits`` (:func:`compare_laws`) whose p-value is at
     least ``alpha`` when exactly one is; ``"none"`` when every law is rejected; ``"cannot tell"`` when
     several are not rejected or there is nothing to fit."""
-    if not isinstance(fits, dict):
-        raise ValueError(f"fits: expected the dict of compare_laws, got {type(fits).__name__}")
+    if not isinstance(fits, dict) or not all(isinstance(f, LawFit) for f in fits.values()):
+        raise ValueError(f"fits: expected the dict law -> LawFit of compare_laws, got {brief(fits)}")
     alpha = nonnegative_scalar(alpha, "alpha")
     if not fits:
         return "cannot tell"
