@@ -524,3 +524,14 @@ def test_every_refusal_names_the_argument_that_was_bad(name):
             except Exception as exc:  # noqa: BLE001 - any other exception is a finding
                 wrong.append(f"{arg}={bad!r:.30}: raw {type(exc).__name__}: {str(exc)[:120]}")
     assert not wrong, f"{name}:\n" + "\n".join(wrong)
+
+
+def test_a_task_batch_with_nan_or_mismatched_shapes_is_refused():
+    arch = ic.Architecture(d=3, budget=4, heads=2)
+    params, batch = _setup(arch, seeds=2, tasks=2, n=6, queries=2)
+    Y = batch.Y.copy()
+    Y[0, 0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"^tasks\.Y"):
+        ic.predict(arch, params, ic.TaskBatch(batch.X, Y, batch.Xq, batch.Yq, batch.Mq))
+    with pytest.raises(ValueError, match=r"^tasks: expected 2 seeds"):
+        ic.evaluate(arch, params, ic.TaskBatch(batch.X, batch.Y[:, :, :3], batch.Xq, batch.Yq, batch.Mq))

@@ -547,7 +547,7 @@ def _check_params(arch: Architecture, params, seeds: int | None = None, name: st
     shapes = _param_shapes(arch)
     missing = [k for k in shapes if k not in params]
     if missing or set(params) - set(shapes):
-        raise ValueError(f"{name}: expected the weights {sorted(shapes)}, got {sorted(params)}")
+        raise ValueError(f"{name}: expected the weights {sorted(shapes)}, got {sorted(map(str, params))}")
     out = {}
     for key, shape in shapes.items():
         value = as_float_array(params[key], f"{name}[{key!r}]")
@@ -560,13 +560,27 @@ def _check_params(arch: Architecture, params, seeds: int | None = None, name: st
 
 
 def _check_batch(arch: Architecture, tasks, seeds: int) -> TaskBatch:
+    """``tasks`` if it is a :class:`TaskBatch` of finite arrays of consistent shapes, ``seeds`` seeds of inputs in
+    ``R^d``; else ``ValueError`` naming ``tasks``."""
     if not isinstance(tasks, TaskBatch):
         raise ValueError(f"tasks: expected an mhanw.incontext.TaskBatch (draw_tasks), got {type(tasks).__name__}")
-    S, B, n, T = tasks.shape
-    if S != seeds or tasks.X.shape[-1] != arch.d:
-        raise ValueError(f"tasks: expected {seeds} seeds of inputs in R^{arch.d}, got X of shape {tasks.X.shape}")
+    X = as_float_array(tasks.X, "tasks.X", ndim=4)
+    Xq = as_float_array(tasks.Xq, "tasks.Xq", ndim=4)
+    S, B, n, d = X.shape
+    T = Xq.shape[2]
+    arrays = {f: as_float_array(getattr(tasks, f), f"tasks.{f}", ndim=3) for f in ("Y", "Yq", "Mq")}
+    if (
+        (S, d) != (seeds, arch.d)
+        or Xq.shape != (S, B, T, d)
+        or arrays["Y"].shape != (S, B, n)
+        or any(arrays[f].shape != (S, B, T) for f in ("Yq", "Mq"))
+    ):
+        raise ValueError(
+            f"tasks: expected {seeds} seeds of tasks with inputs in R^{arch.d} and matching shapes, got X "
+            f"{X.shape}, Y {arrays['Y'].shape}, Xq {Xq.shape}, Yq {arrays['Yq'].shape}, Mq {arrays['Mq'].shape}"
+        )
     check_entries("tasks", S, B, arch.heads, T + (n if arch.layers > 1 else 0), n)
-    return tasks
+    return TaskBatch(X=X, Y=arrays["Y"], Xq=Xq, Yq=arrays["Yq"], Mq=arrays["Mq"])
 
 
 def predict(arch: Architecture, params: dict, tasks: TaskBatch) -> np.ndarray:
