@@ -267,6 +267,23 @@ def _overrides():
             free=_free_descent(), candidate_loss=0.5, n_given=1, n_steps=1
         ),
         "mhanw.chapters.ch07_structured_weighting.symbolic": dict(rho=0.0, q="1/2", weights="geometric", q_value=0.5),
+        **_incontext_overrides(),
+    }
+
+
+def _incontext_overrides():
+    """Good arguments of :mod:`mhanw.incontext`: a GP family on R^4, one tiny configuration."""
+    from mhanw import incontext as ic
+
+    family = ic.TaskFamily("gp", 4)
+    small = dict(family=family, tasks=2, queries=2)
+    return {
+        "mhanw.incontext.draw_tasks": dict(rngs=[RNG(0)], **small),
+        "mhanw.incontext.fresh_tasks": dict(seeds=2, **small),
+        "mhanw.incontext.train": dict(archs=[ic.Architecture(4, 4, 2)], seeds=2, steps=1, lr=0.01, **small),
+        "mhanw.incontext.law_values": dict(law="M1", n_values=[16.0]),
+        "mhanw.incontext.best_head_size": dict(d_k_values=[1, 2, 4], mse=np.ones((3, 4))),
+        "mhanw.incontext.compare_laws": dict(n_values=[16.0, 64.0]),
     }
 
 
