@@ -652,14 +652,13 @@ STEPS = (models, minimisers, practice, readings, simulation, asymptotics)
 # --------------------------------------------------------------------------- the records
 
 
-class _Claim(Claim):
-    """A claim whose conditions and role are decided with its verdict: read from its :class:`Decided` node
-    (``conditions``, ``role``), since they name what the numbers found (the models that give the law)."""
+class _RoleClaim(Claim):
+    """A claim whose role is decided with its verdict, read from its :class:`Decided` node's ``role``: "the
+    printed law follows from some model" is a tautology when only the models built to give it give it."""
 
     def decide(self, results: Results, *, chapter: str = "", section: str = ""):
-        node = results.at(self.rule.path)
-        me = dataclasses.replace(self, conditions=node.get("conditions", ""), role=node.get("role", self.role))
-        return Claim.decide(me, results, chapter=chapter, section=section)
+        role = results.at(self.rule.path).get("role", self.role)
+        return Claim.decide(dataclasses.replace(self, role=role), results, chapter=chapter, section=section)
 
 
 _OWN = " (the summaries' own ingredients)"
@@ -670,7 +669,7 @@ def _chosen(r: Results) -> str:
 
 
 CLAIMS = (
-    _Claim(
+    Claim(
         "thm-6.1/printed-law",
         lambda r: (
             f"Under {_chosen(r)}{_OWN if _chosen(r) == 'M1' else ''}, d_k* grows as the printed law "
@@ -678,12 +677,12 @@ CLAIMS = (
         ),
         Decided("minimisers.printed_law"),
     ),
-    _Claim(
+    _RoleClaim(
         "thm-6.1/printed-law/some-model",
         "The printed law follows from some explicit risk model",
         Decided("models.some_model"),
     ),
-    _Claim(
+    Claim(
         "thm-6.1/logarithmic-growth",
         lambda r: f"Under {_chosen(r)}, d_k* grows logarithmically with n",
         Decided("models.logarithmic"),
@@ -697,23 +696,23 @@ CLAIMS = (
             f"D = {D_GRID[0]}..{D_GRID[-1]}, the integer minimiser d_k* at n = 10^8; exact",
         ),
     ),
-    _Claim(
+    Claim(
         "thm-6.1/practice",
         lambda r: f"Under {_chosen(r)}, the optimal head size accounts for BERT's d_k = 64 at D = 768",
         Decided("practice.bert"),
     ),
-    _Claim(
+    Claim(
         "thm-6.1/printed-law/bias-readings",
         "Under M1 with some reading of 'bias proportional to d_k^-2' (squared bias c_B/k^a, a = "
         f"{join_list([str(a) for a in scaling.BIAS_EXPONENTS], 'or')}), d_k* grows as the printed law",
         Decided("readings.decision"),
     ),
-    _Claim(
+    Claim(
         "thm-6.1/small-heads/average",
         "With real NW heads averaged (the theorem's convex ensemble), many small heads (d_k <= D/4) beat few big ones",
         Decided("simulation.small_heads.average"),
     ),
-    _Claim(
+    Claim(
         "thm-6.1/small-heads/sum",
         "With real NW heads summed (additive, like concatenation), many small heads (d_k <= D/4) beat few big ones",
         Decided("simulation.small_heads.sum"),
