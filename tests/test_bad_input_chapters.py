@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from mhanw import locality, pretrained
+from mhanw import scaling as S
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.chapters import ch05_decorrelation_optimality as ch05
-from mhanw.chapters import ch06_optimal_head_size as ch06
 from mhanw.chapters import ch07_structured_weighting as ch07
 from mhanw.infra.premises import premise
 from mhanw.infra.verdicts import VOCABULARY, Search, Verdict
@@ -64,7 +64,6 @@ RULES = {
     ),
     "ch05.frame_verdict": (ch05.frame_verdict, dict(gap=1e-5, overshoot=0.0, tightness=1e-6)),
     "ch05.comparison_word": (ch05.comparison_word, dict(diff=0.1, se=0.01, lower="a", higher="b", same="c")),
-    "ch06.linear_heads_verdict": (ch06.linear_heads_verdict, dict(model_name="M1", slope=0.95, budgets=[64, 768])),
     "ch07.graded_verdict": (
         ch07.graded_verdict,
         dict(scheme="geometric", diff=(-0.1, 0.01), predicted=True, gamma_hat=2.0, gamma_star_hat=1.5),
@@ -184,19 +183,6 @@ def test_matched_hdi_record_checks_its_bins():
         ch04.matched_hdi_verdict({0.5: {"p": NAN, "tau_pct": 1.0, "tau_se_pct": 0.1}})
 
 
-def test_printed_law_verdict_rejects_a_zero_fitted_exponent():
-    law = None  # checked after the fitted exponents
-    with pytest.raises(ValueError, match=r"^fitted\[.p.\]: "):
-        ch06.printed_law_verdict("M1", law, {"p": 0.0})
-    with pytest.raises(ValueError, match=r"^fitted\['p'\]: "):
-        ch06.printed_law_verdict("M1", law, {"p": NAN})
-
-
-def test_small_heads_verdict_rejects_strings():
-    with pytest.raises(ValueError, match=r"^cells\[0\]\[0\]: "):
-        ch06.small_heads_verdict("average", [("a", "0.1", 0.01)])
-
-
 # --------------------------------------------------------------------------- helpers
 
 
@@ -246,7 +232,6 @@ def test_gaussian_model_neff_needs_token_counts():
     [
         lambda n_se: ch07.best_single_head_verdict({"geometric": (0.1, 0.01)}, n_se=n_se),
         lambda n_se: ch07.control_verdict({"geometric": (0.1, 0.01)}, n_se=n_se),
-        lambda n_se: ch06.small_heads_verdict("average", [("a", 0.1, 0.01)], n_se=n_se),
     ],
 )
 @pytest.mark.parametrize("n_se", [NAN, -1.0, "3", None])
@@ -278,10 +263,10 @@ def _refused_at_once(call, arg):
         (lambda: ch04.random_configurations(10**12, np.random.default_rng(0)), "n_configs"),
         (lambda: pretrained.random_subspace_null(3, 6, 2, 10**12, 0), "n_draw"),
         (lambda: ch05.crn_batch("sin13", 30, 10, 10**12, 4, 0), r"n_rep x \(n \+ n_test\) x d"),  # hung
-        (lambda: ch06.budget_simulation("sin13", 50, n_tune=10**12), "n_tune"),  # hung, then named n_rep
-        (lambda: ch06.budget_simulation("sin13", 50, n_rep=10**12), "n_rep"),
-        (lambda: ch06.budget_simulation("sin13", 50, n_jobs=10**12), "n_jobs"),  # bare OverflowError
-        (lambda: ch06.budget_simulation("sin13", 50, budget=10**12), "n x budget"),  # named "d"
+        (lambda: S.budget_simulation("sin13", 50, n_tune=10**12), "n_tune"),  # hung, then named n_rep
+        (lambda: S.budget_simulation("sin13", 50, n_rep=10**12), "n_rep"),
+        (lambda: S.budget_simulation("sin13", 50, n_jobs=10**12), "n_jobs"),  # bare OverflowError
+        (lambda: S.budget_simulation("sin13", 50, budget=10**12), "n x budget"),  # named "d"
     ],
 )
 def test_huge_sizes_are_refused_at_once_naming_the_argument(call, arg):
@@ -299,7 +284,7 @@ def test_huge_sizes_are_refused_at_once_naming_the_argument(call, arg):
 )
 def test_budget_simulation_rejects_non_sequences_naming_them(kwargs, arg):
     with pytest.raises(ValueError, match=rf"^{arg}: expected a sequence"):
-        ch06.budget_simulation("sin13", 50, **kwargs)
+        S.budget_simulation("sin13", 50, **kwargs)
 
 
 @pytest.mark.parametrize(
@@ -314,7 +299,7 @@ def test_budget_simulation_rejects_non_sequences_naming_them(kwargs, arg):
 )
 def test_bias_reading_models_names_bad_arguments(kwargs, arg):
     with pytest.raises(ValueError, match=rf"^{arg}: "):
-        ch06.bias_reading_models(**kwargs)
+        S.bias_reading_models(**kwargs)
 
 
 def test_random_record_rejects_more_expected_violations_than_pairs():

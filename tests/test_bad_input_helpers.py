@@ -21,7 +21,6 @@ import pytest
 from mhanw import data, locality, montecarlo, pretrained, scaling
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.chapters import ch05_decorrelation_optimality as ch05
-from mhanw.chapters import ch06_optimal_head_size as ch06
 from mhanw.decomposition import jackknife
 from mhanw.infra import sweep, tables, texout, validate, verdicts
 from mhanw.weighting import structured_weights
@@ -131,12 +130,6 @@ def test_a_kernel_that_is_an_array_is_named():
     q, k, v = np.zeros((1, 2, 2)), np.zeros((1, 5, 2)), np.ones((1, 5, 1))
     _named(lambda: nw.weighted_mean(q, k, v, np.ones(3), (1.0, 0)), "kernel")  # was an ambiguous truth value
     assert np.all(np.isfinite(nw.weighted_mean(q, k, v, "gaussian", (1.0, 0))))
-
-
-def test_budgets_of_the_wrong_shape_are_named():
-    # min() of a 2-D array was an ambiguous truth value; budgets are one list of D
-    _named(lambda: ch06.linear_heads_verdict("M1", 0.95, [[64, 128], [256, 768]]), "budgets")
-    assert ch06.linear_heads_verdict("M1", 0.95, [64, 128, 256, 768]).verdict in verdicts.VOCABULARY
 
 
 def test_validate_boolean_and_positive_ints():

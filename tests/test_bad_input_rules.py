@@ -117,13 +117,6 @@ GOOD = {
     "ch05.frame_verdict": dict(gap=1e-5, overshoot=0.0, tightness=1e-6),
     "ch05.frame_general_verdict": dict(best=0.8, bound=0.9),
     "ch05.overall_verdict": dict(parts=[_record("thm-5.1/x")]),
-    "ch06.printed_law_verdict": dict(model_name="M1", law=LAW, fitted={"p": 0.3}),
-    "ch06.printed_law_models_verdict": dict(laws={"M1": LAW}),
-    "ch06.logarithmic_growth_verdict": dict(model_name="M1", law=LAW),
-    "ch06.linear_heads_verdict": dict(model_name="M1", slope=0.95, budgets=[64, 768]),
-    "ch06.practice_verdict": dict(model_name="M1", log10_n=8.0),
-    "ch06.small_heads_verdict": dict(rule="average", cells=[("a", -0.1, 0.01)]),
-    "ch06.bias_reading_verdict": dict(laws={2: LAW}),
     "ch07.compare_words": dict(diff=0.1, se=0.01),
     "ch07.crossover_verdict": dict(checks={"exact": True}, thresholds=[2.0, 3.0]),
     "ch07.graded_verdict": dict(
@@ -241,15 +234,6 @@ def test_crossover_verdict_no_longer_holds_on_nan_or_a_string():
     assert ch07.crossover_verdict({"exact": True}, [NAN]).verdict == FAILS
     with pytest.raises(ValueError, match="^thresholds: "):
         ch07.crossover_verdict({"exact": True}, [math.inf])
-
-
-def test_practice_verdict_reads_nan_as_no_sample_size():
-    from mhanw.chapters import ch06_optimal_head_size as ch06
-
-    assert ch06.practice_verdict("M1", NAN).verdict == FAILS
-    assert ch06.practice_verdict("M1", 8.0).verdict == HOLDS
-    with pytest.raises(ValueError, match="^log10_n: "):
-        ch06.practice_verdict("M1", math.inf)
 
 
 def test_guards_still_stop_on_numbers_that_disagree():

@@ -19,7 +19,6 @@ import pytest
 
 from mhanw import decomposition as D
 from mhanw.chapters import ch04_head_diversity_index as ch04
-from mhanw.chapters import ch06_optimal_head_size as ch06
 from mhanw.chapters import ch07_structured_weighting as ch07
 from mhanw.infra import verdicts as V
 from mhanw.infra.premises import premise
@@ -167,7 +166,6 @@ def test_no_violation_record_refuses_fields_it_fills_or_does_not_know():
 
 @pytest.mark.parametrize("bad", ["Bad Label", "m\n", "a_b", "-m", "m.", "x y"])
 def test_a_bad_label_rule_or_slug_names_itself(bad):
-    _named(lambda: ch06.small_heads_verdict(bad, [("a", -0.1, 0.01)]), "rule")
     _named(lambda: ch07.graded_verdict(bad, (-0.1, 0.01), predicted=True, gamma_hat=2.0, gamma_star_hat=1.5), "scheme")
     _named(lambda: V.no_violation_record(V.stat("e", 0.0, 0.1), 1.0, claim=bad, statement="s"), "claim")
 

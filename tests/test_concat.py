@@ -199,7 +199,7 @@ def test_rule_parameters_accept_concat():
 
 
 def test_budget_simulation_takes_concat():
-    res = ch06.budget_simulation(
+    res = scaling.budget_simulation(
         "additive", 60, budget=4, bandwidths=(0.5, 1.0), rules=("sum", "concat"), n_tune=2, n_rep=3, n_test=20, seed=3
     )
     assert res.errors.shape == (2, 3, 3) and np.all(np.isfinite(res.errors))

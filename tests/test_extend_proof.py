@@ -27,8 +27,8 @@ pytestmark = pytest.mark.slow
 
 
 def run_readme_example(tmp_path: Path, variance_law: str) -> subprocess.CompletedProcess:
-    """The example's scenario in ``tmp_path``, its chapter run into ``tmp_path/run``; its results and macros
-    are then ``tmp_path/06_mine.json`` and ``.tex``."""
+    """The example's scenario in ``tmp_path``, its chapter run into ``tmp_path/run``; its results and the
+    paper's values are then ``tmp_path/06_mine.json`` and ``.tex``."""
     toml = tmp_path / "mine.toml"
     toml.write_text(f'[chapters.06_optimal_head_size]\nvariance_law = "{variance_law}"\n')
     proc = subprocess.run(
@@ -58,28 +58,32 @@ def run_readme_example(tmp_path: Path, variance_law: str) -> subprocess.Complete
     return proc
 
 
-def macro(text: str, name: str) -> str:
-    match = re.search(rf"^\\newcommand{{\\HeadSize{name}}}{{(.*)}}$", text, flags=re.M)
-    assert match, f"no macro HeadSize{name}"
+def value(text: str, path: str) -> str:
+    """The paper's value ``\\val{06.path}`` in the values file ``text``."""
+    match = re.search(rf"^\\mhvalue{{{re.escape('06.' + path)}}}{{(.*)}}$", text, flags=re.M)
+    assert match, f"no value 06.{path}"
     return match.group(1)
 
 
 def test_readme_example_rederives_a_polynomial_law(tmp_path):
     proc = run_readme_example(tmp_path, "c_V*k**2/n")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    results = json.loads((tmp_path / "06_mine.json").read_text())
-    assert results["chosen"] == "M1*: MSE = c_B/k**2 + c_V*k**3/(D*n)"
+    results = json.loads((tmp_path / "06_mine.json").read_text())["results"]
+    models = results["models"]
+    assert (models["chosen_name"], models["chosen_key"]) == ("M1*", "chosen")
     # the re-derived law differs from M1's, as expected
-    assert results["laws"]["M1*"] == "polynomial in n: k* ~ n^(1/5)"
-    assert results["laws"]["M1"].startswith("k* ~ (ln n)^1 asymptotically")
+    assert models["chosen"]["law_words"] == "polynomial in n: k* ~ n^(1/5)"
+    assert models["M1"]["law_words"].startswith("k* ~ (ln n)^1 asymptotically")
     tex = (tmp_path / "06_mine.tex").read_text()
-    assert macro(tex, "ChosenName") == "M1*"
-    assert macro(tex, "ChosenLaw") == r"\ensuremath{k^*\propto n^{\frac{1}{5}}}"
-    assert macro(tex, "ChosenPrinted") == "no"
-    assert macro(tex, "MOneLaw") == r"\ensuremath{k^*=(\ln n)^{1+o(1)}}"
+    assert value(tex, "models.chosen_name") == "M1*"
+    assert value(tex, "models.chosen_mse") == r"\ensuremath{\frac{c_{B}}{k^{2}} + \frac{c_{V} k^{3}}{D n}}"
+    assert value(tex, "models.chosen.law") == r"\ensuremath{k^*\propto n^{\frac{1}{5}}}"
+    assert value(tex, "models.chosen.printed") == "no"
+    assert value(tex, "models.M1.law") == r"\ensuremath{k^*=(\ln n)^{1+o(1)}}"
     # its closed form (2 c_B n D / (3 c_V))^(1/5) is the real root; the integer minimiser is next
     # to it, until the root passes the budget (806 > 512 at n = 1e12): then one head of size 512
-    rows = {(r["model"], r["n"]): r for r in results["table"]}
+    table = results["minimisers"]["table"]
+    rows = {(m, n): {c: table[c][i] for c in table} for i, (m, n) in enumerate(zip(table["model"], table["n"]))}
     for n in (1e2, 1e6, 1e12):
         assert rows["M1*", n]["d_k_real"] == pytest.approx((2 * n * 512 / 3) ** 0.2, rel=1e-9)
     for n in (1e2, 1e6):

@@ -369,3 +369,143 @@ def test_other_bad_model_input():
         S.model("M1", constants={"d": -1.0})
     with pytest.raises(ValueError, match=r"^model: "):
         S.model(bias_law="c_B/k**2")
+
+
+# --------------------------------------------------------------------------- real heads under the budget
+# The budget simulation (Thm 6.1 with real NW heads) must be the one of mhanw.heads (same draws, same head
+# estimates): its per-replicate errors are reproduced exactly by mhanw.montecarlo.integrated_mse on the
+# same streams.
+
+from mhanw import heads, montecarlo  # noqa: E402
+
+SMALL = dict(budget=4, bandwidths=(0.3, 0.6, 1.2), n_tune=3, n_rep=4, n_test=40, seed=7)
+
+
+@pytest.fixture(scope="module")
+def budget_result():
+    return S.budget_simulation("additive", 150, **SMALL)
+
+
+def test_budget_simulation_shapes_and_tuning(budget_result):
+    r = budget_result
+    assert r.d_k_values == (1, 2, 4) and r.n_heads == (4, 2, 1) and r.rules == ("average", "sum")
+    assert r.tuning_imse.shape == r.tuning_se.shape == (3, 3, 2)
+    assert r.tuned_bandwidth.shape == (3, 2) and r.errors.shape == (2, 3, 4) and r.n_rep == 4
+    best = np.asarray(r.bandwidths)[np.argmin(r.tuning_imse, axis=1)]
+    np.testing.assert_array_equal(r.tuned_bandwidth, best)
+    assert np.all(r.tuning_se > 0) and np.all(np.isfinite(r.errors))
+    np.testing.assert_allclose(r.se, r.errors.std(axis=2, ddof=1) / 2)
+
+
+def test_one_head_is_the_same_under_both_rules(budget_result):
+    """d_k = budget: one head, so 'average' and 'sum' are the same estimator."""
+    i = budget_result.d_k_values.index(4)
+    np.testing.assert_allclose(budget_result.tuning_imse[i, :, 0], budget_result.tuning_imse[i, :, 1], rtol=1e-12)
+    np.testing.assert_allclose(budget_result.errors[0, i], budget_result.errors[1, i], rtol=1e-12)
+
+
+def test_reproduced_by_heads_integrated_mse(budget_result):
+    """Evaluation and tuning replicates are exactly montecarlo.integrated_mse on the same streams."""
+    tune_seed, eval_seed = np.random.SeedSequence(SMALL["seed"]).spawn(2)
+    for i, d_k in enumerate(budget_result.d_k_values):
+        W = heads.orthogonal_heads(4, d_k, 4 // d_k)
+        for r, rule in enumerate(budget_result.rules):
+            h = float(budget_result.tuned_bandwidth[i, r])
+            ev = montecarlo.integrated_mse(
+                [heads.HeadConfig(W, bandwidth=h, rule=rule)], "additive", 150, 40, 4, eval_seed
+            )
+            np.testing.assert_allclose(budget_result.errors[r, i], ev.errors[0], rtol=1e-12)
+        configs = [heads.HeadConfig(W, bandwidth=h, rule="sum") for h in budget_result.bandwidths]
+        tune = montecarlo.integrated_mse(configs, "additive", 150, 40, 3, tune_seed)
+        np.testing.assert_allclose(budget_result.tuning_imse[i, :, 1], tune.mean, rtol=1e-12)
+
+
+def test_budget_result_comparisons_and_rows(budget_result):
+    for rule in budget_result.rules:
+        best = budget_result.best_d_k(rule)
+        rows = budget_result.comparisons(rule)
+        assert len(rows) == 2 and all(row["d_k"] != best for row in rows)
+        for row in rows:
+            diff, se = budget_result.paired_difference((rule, row["d_k"]), (rule, best))
+            assert (row["diff"], row["se"]) == (diff, se) and diff >= 0
+            assert row["z"] == pytest.approx(diff / se) and row["significant"] == (diff / se > 3)
+    rows = budget_result.rows()
+    assert len(rows) == 6 and {r["rule"] for r in rows} == {"average", "sum"}
+    for row in rows:
+        assert row["bandwidth_on_edge"] == (row["bandwidth"] in (0.3, 1.2))
+
+
+def test_budget_simulation_deterministic_whatever_the_caller_spawned_before(budget_result):
+    """Independence of n_jobs is a property of mhanw.infra.sweep.run_replicates (test_sweep.py)."""
+    seq = np.random.SeedSequence(SMALL["seed"])
+    again = S.budget_simulation("additive", 150, **{**SMALL, "seed": seq})
+    np.testing.assert_array_equal(again.errors, budget_result.errors)
+    seq.spawn(3)  # what the caller spawned before does not matter
+    later = S.budget_simulation("additive", 150, **{**SMALL, "seed": seq})
+    np.testing.assert_array_equal(later.errors, budget_result.errors)
+    np.testing.assert_array_equal(later.tuning_imse, budget_result.tuning_imse)
+
+
+def test_small_heads_win_when_summed_on_an_additive_function():
+    """The budget simulation's expected outcome at a glance (d = D = 8, n = 1000)."""
+    r = S.budget_simulation(
+        "additive", 1000, d_k_values=(1, 8), bandwidths=(0.25, 0.4, 0.6), n_tune=3, n_rep=6, n_test=100, seed=3
+    )
+    assert r.best_d_k("sum") == 1 and r.best_d_k("average") == 8
+    diff, se = r.paired_difference(("sum", 1), ("sum", 8))
+    assert diff < -3 * se
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(d_k_values=(3,)), r"^d_k_values: "),
+        (dict(d_k_values=(1, 1)), r"^d_k_values: "),
+        (dict(d_k_values=()), r"^d_k_values: "),
+        (dict(rules=("mean",)), r"^rules: "),
+        (dict(rules=("sum", "sum")), r"^rules: "),
+        (dict(bandwidths=()), r"^bandwidths: "),
+        (dict(bandwidths=(0.5, -1)), r"^bandwidths: "),
+        (dict(n_tune=1), r"^n_tune: "),
+        (dict(n_rep=1), r"^n_rep: "),
+        (dict(n_test=0), r"^n_test: "),
+        (dict(sigma=-1.0), r"^sigma: "),
+        (dict(budget=0), r"^budget: "),
+        (dict(seed=-3), r"^seed: "),
+    ],
+)
+def test_budget_simulation_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        S.budget_simulation("additive", 50, **{**SMALL, **kwargs})
+
+
+def test_budget_simulation_bad_regression_and_n():
+    with pytest.raises(ValueError, match=r"^regression: "):
+        S.budget_simulation("nope", 50, **SMALL)
+    with pytest.raises(ValueError, match=r"^budget: "):
+        S.budget_simulation("bvc", 50, **{**SMALL, "budget": 2})  # bvc needs d >= 4
+    with pytest.raises(ValueError, match=r"^n: "):
+        S.budget_simulation("additive", 0, **SMALL)
+
+
+def test_budget_result_bad_cell_queries(budget_result):
+    with pytest.raises(ValueError, match=r"^rule: "):
+        budget_result.best_d_k("median")
+    with pytest.raises(ValueError, match=r"^d_k: "):
+        budget_result.paired_difference(("sum", 3), ("sum", 1))
+
+
+def test_bias_reading_models_replace_the_squared_bias_only():
+    readings = S.bias_reading_models("M1", (2, 4))
+    assert list(readings) == [2, 4] and readings[2].name == "M1, B^2 = c_B/k^2"
+    assert readings[4].bias_law == S.SYMBOLS["c_B"] / S.SYMBOLS["k"] ** 4
+    assert readings[4].variance_law == S.model("M1").variance_law
+    with pytest.raises(ValueError, match="^exponents: "):
+        S.bias_reading_models("M1", (2, 2))
+
+
+def test_heads_slope_is_below_one_when_the_head_size_grows_with_the_budget():
+    """M1's d_k* depends on D through ln(nD): H* = floor(D/d_k*) grows nearly, not exactly, linearly."""
+    slope = S.heads_slope(1e8, (256, 512, 1024, 2048, 4096), "M1")
+    assert S.optimal_head_dim(1e8, 256) < S.optimal_head_dim(1e8, 4096)
+    assert 0.9 < slope < 1 and slope == pytest.approx(0.97161, abs=1e-5)

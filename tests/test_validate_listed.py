@@ -1,9 +1,8 @@
 """The shared way an error message lists names (:func:`mhanw.infra.validate.listed`), used by the checks of
-mappings and tables and by chapter 6's checks of its simulations."""
+mappings and tables."""
 
 import pytest
 
-from mhanw.chapters import ch06_optimal_head_size as ch06
 from mhanw.infra.validate import listed, mapping_with_keys, one_of
 
 
@@ -17,7 +16,3 @@ def test_messages_list_their_names_the_same_way():
         mapping_with_keys({"a": 1}, "m", ["a", "b", "c"])
     with pytest.raises(ValueError, match=r"^rule: expected one of 'average', 'sum', got 'x'"):
         one_of("x", "rule", ("average", "sum"))
-
-
-def test_chapter_6_uses_the_shared_helper():
-    assert not hasattr(ch06, "_listed") and ch06.listed is listed

@@ -46,6 +46,7 @@ __all__ = [
     "derivation_steps",
     "growth_law",
     "law_latex",
+    "numeric",
     "real_root_mp",
     "show_derivation",
     "symbolic_checks",
@@ -357,6 +358,16 @@ def growth_law(spec) -> GrowthLaw:
         desc += ", up to a factor slower than any power of ln n (a Lambert W)"
     desc += f"; printed-law d = 2/p - 4 = {sp.sstr(implied)}"
     return GrowthLaw("power of log n", exact, p_lim, q_lim, implied, gives, desc)
+
+
+def numeric(expr) -> float:
+    """An expression in the models' constants (a law's exponent ``p_limit``, its ``implied_d``) as a number,
+    with the constants at :data:`mhanw.scaling.DEFAULT_CONSTANTS`; NaN when it is none (``None``, a symbol
+    left over)."""
+    try:
+        return float(expr.xreplace({_s.SYMBOLS[c]: v for c, v in _s.DEFAULT_CONSTANTS.items()}))
+    except (AttributeError, TypeError, ValueError):
+        return math.nan
 
 
 def law_latex(spec) -> str:

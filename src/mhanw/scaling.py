@@ -55,6 +55,15 @@ relaxation that the claims page and the paper use), and :func:`n_heads` reports
 ``divisors_only=True`` the search is restricted to divisors of ``budget``, so
 that ``H = budget/k`` is an integer and the budget is used exactly.
 
+Real heads.  :func:`budget_simulation` puts real Gaussian Nadaraya-Watson heads under a budget: the input
+has as many coordinates as the budget ``D``, and a head size ``d_k`` means ``H = D/d_k`` heads on orthogonal
+coordinate blocks (:func:`mhanw.heads.orthogonal_heads`), so every configuration sees all ``D`` coordinates
+and only the split into heads changes.  The bandwidth of every ``(d_k, rule)`` is tuned on a grid by the
+integrated MSE over tuning replicates, and the tuned ensembles are evaluated on fresh replicates (independent
+streams), so the reported IMSE is not biased downward by the tuning; within a stage every configuration
+shares the training sample and test points of a replicate (common random numbers), so comparisons carry
+paired standard errors (:class:`BudgetResult`).
+
 Numerics.  M1's variance term ``k^(k/2)`` overflows a double near ``k = 256``,
 so the risk is evaluated as ``log MSE = logaddexp(log B^2, log(V term))`` with
 both logarithms expanded symbolically, and the real root is found by
@@ -76,22 +85,42 @@ import numpy as np
 import sympy as sp
 from scipy.optimize import brentq
 
+from . import data as _data
+from . import heads as _heads
+from .constants import MAX_REPLICATES, N_SE, check_entries
 from .infra import expressions as _expressions
+from .infra.estimates import Estimate, ReplicatedErrors
 from .infra.expressions import Grammar
-from .infra.validate import as_float_array, boolean, brief, one_of, positive_int, positive_scalar
+from .infra.sweep import run_replicates
+from .infra.validate import (
+    as_float_array,
+    as_seed_sequence,
+    boolean,
+    brief,
+    one_of,
+    positive_int,
+    positive_scalar,
+    sequence,
+)
 
 __all__ = [
     "ALLOWED_NAMES",
+    "BIAS_EXPONENTS",
+    "BUDGET_BANDWIDTHS",
     "BUILTIN_MODELS",
     "COMBINATIONS",
     "DEFAULT_CONSTANTS",
     "DEFAULT_N_VALUES",
     "PRINTED_LAW",
+    "BudgetResult",
     "HeadSize",
     "MSEModel",
     "SYMBOLS",
+    "bias_reading_models",
+    "budget_simulation",
     "divisors",
     "fit_power_law",
+    "heads_slope",
     "implied_d",
     "local_slope",
     "log_mse",
@@ -1070,3 +1099,278 @@ def scaling_table(
                 row[f"ratio_real_{label}"] = sol.d_k_real / value
             rows.append(row)
     return rows
+
+
+#: The squared-bias exponents ``a`` of the readings of "bias proportional to d_k^-2": 2 (the squared bias,
+#: the claims page's reading), 4 (the bias itself, squared), and 1 and 3 around them.
+BIAS_EXPONENTS = (1, 2, 3, 4)
+
+
+def bias_reading_models(base="M1", exponents=BIAS_EXPONENTS) -> dict:
+    """The model ``base`` with the squared bias ``c_B/k^a`` for each ``a`` in ``exponents``,
+    ``{a: MSEModel}`` (each derived symbolically like any reader's model)."""
+    exps = tuple(positive_int(a, "exponents") for a in sequence(exponents, "exponents", "positive integers"))
+    if not exps or len(set(exps)) != len(exps):
+        raise ValueError(f"exponents: expected distinct positive integers, got {brief(exponents)}")
+    try:
+        name = model(base).name  # a model name or an MSEModel
+    except ValueError as exc:
+        raise ValueError(f"base: {exc}") from None
+    return {a: model(base, bias_law=f"c_B/k**{a}", name=f"{name}, B^2 = c_B/k^{a}") for a in exps}
+
+
+def heads_slope(n, budgets, model="M1") -> float:
+    """The least-squares slope of ``ln H*`` on ``ln D`` over ``budgets`` at ``n``, with ``H* = floor(D/d_k*)``
+    of the integer minimiser: 1 when the number of heads is proportional to the budget."""
+    heads = [n_heads(optimal_head_dim(n, D, model), D) for D in budgets]
+    return float(np.polyfit(np.log(budgets), np.log(heads), 1)[0])
+
+
+# --------------------------------------------------------------------------
+# Real heads under the budget: the Monte Carlo counterpart of the risk models
+# --------------------------------------------------------------------------
+
+#: The bandwidth grid of :func:`budget_simulation`, extended down to 0.1: with many one-dimensional heads
+#: summed, 0.15 was the tuned value at n = 3000 (the edge of the first grid), so the optimum could have
+#: been below it.
+BUDGET_BANDWIDTHS = (0.1, 0.15, 0.25, 0.4, 0.6, 0.9, 1.3, 2.0)
+
+
+def _budget_errors(rng, regression, n, n_test, sigma, budget, d_k_values, cells, rules):
+    """One replicate: ``err[i, j, r]`` for head size ``d_k_values[i]``, bandwidth
+    ``cells[i][j]`` and rule ``rules[r]`` (NaN where a cell is unused)."""
+    s = _data.draw_sample(rng, regression, n, budget, n_test=n_test, sigma=sigma)
+    ybar = s.Y.mean()
+    width = max(len(c) for c in cells)
+    out = np.full((len(d_k_values), width, len(rules)), np.nan)
+    for i, d_k in enumerate(d_k_values):
+        W = _heads.orthogonal_heads(budget, d_k, budget // d_k)
+        for j, h in enumerate(cells[i]):
+            est = _heads.head_estimates(W, s.X, s.Y, s.X_test, bandwidth=h)
+            for r, rule in enumerate(rules):
+                if rule == "concat":  # transformer-style: W_O fitted by least squares (leave-one-out head outputs)
+                    cfg = _heads.HeadConfig(W, bandwidth=h, rule="concat", output="fitted")
+                    fit = _heads.ensemble_estimate(cfg, s.X, s.Y, s.X_test)
+                else:
+                    fit = _heads.combine(est, rule, y_mean=ybar)
+                out[i, j, r] = np.mean((fit - s.m_test) ** 2)
+    return out
+
+
+@dataclass(frozen=True)
+class BudgetResult(ReplicatedErrors):
+    """The budget simulation at one ``(regression, n)``.
+
+    Attributes
+    ----------
+    regression, n, budget, n_test, sigma : the setting
+    d_k_values : head sizes, ``H = budget / d_k``
+    rules : combination rules
+    bandwidths : the tuning grid
+    tuning_imse : ``(n_dk, n_h, n_rules)``, mean error over the tuning replicates
+    tuning_se : same shape, its standard error
+    tuned_bandwidth : ``(n_dk, n_rules)``, the grid value with the smallest tuning IMSE
+    errors : ``(n_rules, n_dk, n_rep)``, per-replicate integrated squared errors of
+        the tuned ensembles on the evaluation replicates (common random numbers)
+
+    ``mean``, ``se`` and ``estimate``: the evaluation IMSE ``(n_rules, n_dk)``.
+    """
+
+    regression: str
+    n: int
+    budget: int
+    n_test: int
+    sigma: float
+    d_k_values: tuple
+    rules: tuple
+    bandwidths: tuple
+    tuning_imse: np.ndarray
+    tuning_se: np.ndarray
+    tuned_bandwidth: np.ndarray
+    errors: np.ndarray
+
+    @property
+    def n_rep(self) -> int:
+        return self.errors.shape[2]
+
+    @property
+    def n_heads(self) -> tuple:
+        return tuple(self.budget // k for k in self.d_k_values)
+
+    def _index(self, rule, d_k):
+        return self.rules.index(one_of(rule, "rule", self.rules)), self.d_k_values.index(
+            one_of(d_k, "d_k", self.d_k_values)
+        )
+
+    def paired_difference(self, a: tuple, b: tuple) -> Estimate:
+        """``IMSE_a - IMSE_b`` with its paired s.e. for cells ``a = (rule, d_k)`` and ``b`` (unpacks as ``diff, se``)."""
+        return Estimate.paired(self.errors[self._index(*a)], self.errors[self._index(*b)])
+
+    def best_d_k(self, rule, among=None) -> int:
+        """The head size with the smallest evaluation IMSE under ``rule`` (among the head sizes ``among``,
+        default all; ties go to the first)."""
+        r = self.rules.index(one_of(rule, "rule", self.rules))
+        among = self.d_k_values if among is None else tuple(among)
+        return min(among, key=lambda k: self.mean[r, self.d_k_values.index(one_of(k, "among", self.d_k_values))])
+
+    def best_difference(self, a, b) -> Estimate:
+        """The best head size under rule ``a`` against the best under rule ``b``: ``IMSE_a - IMSE_b`` with its
+        paired s.e."""
+        return self.paired_difference((a, self.best_d_k(a)), (b, self.best_d_k(b)))
+
+    def small_vs_big(self, rule) -> Estimate:
+        """Under ``rule``, the best of the many small heads (``d_k <= D/4``) against the best of the few big
+        ones: ``IMSE_small - IMSE_big`` with its paired s.e. (negative: small heads win)."""
+        small = [k for k in self.d_k_values if k <= self.budget // 4]
+        big = [k for k in self.d_k_values if k > self.budget // 4]
+        return self.paired_difference((rule, self.best_d_k(rule, small)), (rule, self.best_d_k(rule, big)))
+
+    def comparisons(self, rule) -> list[dict]:
+        """Under ``rule``: every other head size against the best one, with the paired
+        difference, its s.e., ``z = diff/se`` and whether ``diff > 3 se`` (the best is
+        significantly better; :meth:`mhanw.infra.estimates.Estimate.exceeds`)."""
+        best = self.best_d_k(rule)
+        rows = []
+        for d_k in self.d_k_values:
+            if d_k == best:
+                continue
+            diff = self.paired_difference((rule, d_k), (rule, best))
+            rows.append(
+                {
+                    "rule": rule,
+                    "best_d_k": best,
+                    "d_k": d_k,
+                    "diff": float(diff.mean),
+                    "se": float(diff.se),
+                    "z": float(diff.z),
+                    "significant": bool(diff.exceeds(N_SE)),
+                }
+            )
+        return rows
+
+    def rows(self) -> list[dict]:
+        """One row per ``(rule, d_k)``: IMSE, s.e., tuned bandwidth and whether it sits on the
+        edge of the grid (then the grid should be widened)."""
+        out = []
+        for r, rule in enumerate(self.rules):
+            for i, d_k in enumerate(self.d_k_values):
+                h = float(self.tuned_bandwidth[i, r])
+                out.append(
+                    {
+                        "regression": self.regression,
+                        "n": self.n,
+                        "rule": rule,
+                        "d_k": d_k,
+                        "n_heads": self.budget // d_k,
+                        "imse": float(self.mean[r, i]),
+                        "se": float(self.se[r, i]),
+                        "bandwidth": h,
+                        "bandwidth_on_edge": h in (self.bandwidths[0], self.bandwidths[-1]),
+                    }
+                )
+        return out
+
+
+def budget_simulation(
+    regression,
+    n: int,
+    *,
+    budget: int = 8,
+    d_k_values=None,
+    bandwidths=BUDGET_BANDWIDTHS,
+    rules=("average", "sum"),
+    n_tune: int = 10,
+    n_rep: int = 20,
+    n_test: int = 300,
+    sigma: float | None = None,
+    seed=0,
+    n_jobs: int = 1,
+) -> BudgetResult:
+    """Tune the bandwidth per ``(d_k, rule)`` and evaluate the tuned ensembles (Thm 6.1).
+
+    Parameters
+    ----------
+    regression : str, RegressionFunction or DataModel
+        ``m``, e.g. ``"additive"`` or ``"iso_cos8"``, or a whole
+        :class:`mhanw.data.DataModel` (its inputs and noise are used).
+    n : int
+        Training sample size.
+    budget : int
+        ``D``, the total head dimension, which is also the number of input coordinates.
+    d_k_values : sequence of int, optional
+        Head sizes, each a divisor of ``budget`` (default: all divisors).
+    bandwidths : sequence of float
+        The tuning grid.
+    rules : sequence of :data:`mhanw.heads.RULES` (``"concat"``: one response per head, ``W_O``
+        fitted by least squares on the training sample's leave-one-out head outputs)
+    n_tune, n_rep : int
+        Tuning and evaluation replicates (independent streams: children 0 and 1 of ``seed``).
+    n_test, sigma : test points per replicate, noise standard deviation (default
+        :data:`mhanw.constants.SIGMA`, or the DataModel's level)
+    seed : int or numpy.random.SeedSequence
+    n_jobs : worker processes (results do not depend on it)
+    """
+    budget = positive_int(budget, "budget", maximum=None)  # bounded by the keys of one sample, n x budget
+    n = positive_int(n, "n", maximum=None)
+    check_entries("n x budget", n, budget)
+    d_k_values = (
+        tuple(int(k) for k in divisors(budget))
+        if d_k_values is None
+        else tuple(positive_int(k, "d_k_values") for k in sequence(d_k_values, "d_k_values", "head sizes"))
+    )
+    bad = [k for k in d_k_values if budget % k]
+    if bad or not d_k_values or len(set(d_k_values)) != len(d_k_values):
+        raise ValueError(f"d_k_values: expected distinct divisors of budget = {budget}, got {d_k_values}")
+    bandwidths = tuple(positive_scalar(h, "bandwidths") for h in sequence(bandwidths, "bandwidths", "bandwidths"))
+    if not bandwidths:
+        raise ValueError("bandwidths: expected at least one bandwidth")
+    rules = tuple(one_of(r, "rules", _heads.RULES) for r in sequence(rules, "rules", "combination rules"))
+    if not rules or len(set(rules)) != len(rules):
+        raise ValueError(f"rules: expected distinct rules among {_heads.RULES}, got {rules}")
+    m = _data.as_data_model(regression, sigma)
+    positive_int(budget, "budget", minimum=m.min_dim)
+    m.inputs.check_dimension(budget, "budget")
+    n_tune, n_rep = (
+        positive_int(v, name, minimum=2, maximum=MAX_REPLICATES, what="replicates")
+        for v, name in ((n_tune, "n_tune"), (n_rep, "n_rep"))
+    )
+    n_test = positive_int(n_test, "n_test")
+    sigma = m.sigma
+    root = as_seed_sequence(seed)
+    # a copy, so that the children do not depend on what the caller spawned before
+    root = np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key, pool_size=root.pool_size)
+    tune_seed, eval_seed = root.spawn(2)
+    common = dict(regression=m, n=n, n_test=n_test, sigma=sigma, budget=budget, d_k_values=d_k_values, rules=rules)
+
+    # stage 1: every bandwidth on the tuning replicates
+    tune = run_replicates(
+        functools.partial(_budget_errors, cells=[bandwidths] * len(d_k_values), **common),
+        n_tune,
+        tune_seed,
+        n_jobs=n_jobs,
+    )  # (R, n_dk, n_h, n_rules)
+    tuning = Estimate.from_samples(tune, axis=0)
+    tuning_imse, tuning_se = tuning.mean, tuning.se
+    tuned = np.asarray(bandwidths)[np.argmin(tuning_imse, axis=1)]  # (n_dk, n_rules)
+
+    # stage 2: the tuned bandwidths on fresh replicates; each distinct bandwidth evaluated once
+    cells = [sorted(set(tuned[i].tolist())) for i in range(len(d_k_values))]
+    ev = run_replicates(functools.partial(_budget_errors, cells=cells, **common), n_rep, eval_seed, n_jobs=n_jobs)
+    errors = np.empty((len(rules), len(d_k_values), n_rep))
+    for i in range(len(d_k_values)):
+        for r in range(len(rules)):
+            errors[r, i] = ev[:, i, cells[i].index(tuned[i, r]), r]
+    return BudgetResult(
+        regression=m.name,
+        n=n,
+        budget=budget,
+        n_test=n_test,
+        sigma=sigma,
+        d_k_values=d_k_values,
+        rules=rules,
+        bandwidths=bandwidths,
+        tuning_imse=tuning_imse,
+        tuning_se=tuning_se,
+        tuned_bandwidth=tuned,
+        errors=errors,
+    )
