@@ -138,7 +138,7 @@ def test_the_same_range_holds_for_a_notebook_parameter(module, key, value):
     "table, key, value",
     [
         ("chapters.09_pretrained_head_diversity", "n_perm", "50000"),  # the top of the range
-        ("chapters.10_training_heads", "n_seeds", "2000"),
+        ("chapters.10_training_heads", "n_seeds", "500"),
         ("all", "sigma", "100.0"),
         ("all", "bandwidth", "0.001"),
         ("all", "n_jobs", "256"),
