@@ -14,9 +14,9 @@ import math
 import numpy as np
 import pytest
 
-from mhanw import locality, pretrained
+from mhanw import comparisons, locality, pretrained
 from mhanw import scaling as S
-from mhanw.chapters import ch04_head_diversity_index as ch04
+from mhanw.chapters import ch04_figures
 from mhanw.chapters import ch05_decorrelation_optimality as ch05
 from mhanw.chapters import ch07_structured_weighting as ch07
 from mhanw.infra.premises import premise
@@ -29,25 +29,6 @@ NAN, INF = math.nan, math.inf
 
 # (rule, good keyword arguments) for every rule that takes numbers; each case below replaces one argument.
 RULES = {
-    "ch04.printed_identical_verdict": (ch04.printed_identical_verdict, dict(identical_value=0.0, d_k=2)),
-    "ch04.printed_range_verdict": (ch04.printed_range_verdict, dict(values={"a": 0.1, "b": 0.9})),
-    "ch04.pa_properties_verdict": (ch04.pa_properties_verdict, dict(deviations={"identical": 0.0})),
-    "ch04.affine_bound_verdict": (ch04.affine_bound_verdict, dict(covariance=0.1, se=0.01, correlation=0.2)),
-    "ch04.identical_worst_verdict": (
-        ch04.identical_worst_verdict,
-        dict(max_z=1.0, max_se_pct=0.1, where="w", premises=ISO_PREMISES),
-    ),
-    "ch04.families_verdict": (
-        ch04.families_verdict,
-        dict(max_step_z=1.0, max_step_se_pct=0.1, end_z=-5.0, end_rel_pct=-20.0, where="w", premises=ISO_PREMISES),
-    ),
-    "ch04.anisotropic_verdict": (ch04.anisotropic_verdict, dict(rel_pct=5.0, rel_se_pct=1.0, z=5.0)),
-    "ch04.equal_hdi_verdict": (ch04.equal_hdi_verdict, dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0})),
-    "ch04.random_verdict": (
-        ch04.random_verdict,
-        dict(rho=-0.5, rho_se=0.05, n_violations=0, expected=0.5, n_pairs=100, max_se_pct=0.1, premises=ISO_PREMISES),
-    ),
-    "ch04.attention_verdict": (ch04.attention_verdict, dict(min_diff=-0.1, se=0.01, min_z=-10.0)),
     "ch05.blind_verdict": (ch05.blind_verdict, dict(diff=-0.1, se=0.01)),
     "ch05.optimum_verdict": (
         ch05.optimum_verdict,
@@ -130,9 +111,6 @@ def test_rules_reject_empty_or_non_mappings(rule, arg, bad):
 @pytest.mark.parametrize(
     "rule,arg,bad",
     [
-        ("ch04.printed_range_verdict", "values", {"a": NAN, "b": 0.5}),
-        ("ch04.equal_hdi_verdict", "z", {"m": NAN}),
-        ("ch04.equal_hdi_verdict", "rel_se_pct", {"m": -1.0}),
         ("ch07.control_verdict", "diffs", {"geometric": (0.1, NAN)}),
         ("ch07.graded_verdict", "diff", (NAN, 0.01)),
     ],
@@ -144,9 +122,7 @@ def test_rules_reject_nan_inside_mappings_and_pairs(rule, arg, bad):
 
 @pytest.mark.parametrize(
     "rule,changes,arg",
-    [
-        ("ch04.equal_hdi_verdict", dict(rel_pct={"other": 1.0}), "rel_pct"),
-    ],
+    [],
 )
 def test_rules_reject_mismatched_shapes(rule, changes, arg):
     with pytest.raises(ValueError, match=rf"^{arg}: "):
@@ -169,18 +145,10 @@ def test_zero_se_differences_give_no_infinite_z():
 
 
 def test_as_stated_records_need_records():
-    for f in (ch04.as_stated_verdict, ch05.overall_verdict):
-        with pytest.raises(ValueError, match="^parts: "):
-            f([])
-        with pytest.raises(ValueError, match="^parts: "):
-            f(["thm-4.2/x"])
-
-
-def test_matched_hdi_record_checks_its_bins():
-    with pytest.raises(ValueError, match="^bins: "):
-        ch04.matched_hdi_verdict({})
-    with pytest.raises(ValueError, match=r"^bins\[0.5\]\['p'\]: "):
-        ch04.matched_hdi_verdict({0.5: {"p": NAN, "tau_pct": 1.0, "tau_se_pct": 0.1}})
+    with pytest.raises(ValueError, match="^parts: "):
+        ch05.overall_verdict([])
+    with pytest.raises(ValueError, match="^parts: "):
+        ch05.overall_verdict(["thm-4.2/x"])
 
 
 # --------------------------------------------------------------------------- helpers
@@ -210,9 +178,9 @@ def test_bootstrap_helpers_need_an_explicit_seed(seed):
 
     result = montecarlo.ImseResult(errors=np.random.default_rng(0).random((3, 6)), labels=("a", "b", "c"))
     with pytest.raises(ValueError, match="^seed: "):
-        ch04.rank_correlation_se([0.1, 0.5, 0.9], result, n_boot=5, seed=seed)
+        comparisons.rank_correlation_se([0.1, 0.5, 0.9], result, n_boot=5, seed=seed)
     with pytest.raises(ValueError, match="^seed: "):
-        ch04.heterogeneity(result, n_boot=5, seed=seed)
+        comparisons.heterogeneity(result, n_boot=5, seed=seed)
 
 
 def test_the_trained_heads_statistics_refuse_undefined_values():
@@ -260,7 +228,7 @@ def _refused_at_once(call, arg):
         (lambda: locality.neff_by_dimension([2], 20, 10**12, 0), "n_queries"),
         (lambda: locality.exp_kernel_sine_estimates([50, 100], 10**12, 0), "n_rep"),
         (lambda: locality.exp_kernel_sine_estimates([10**12], 2, 0), "sample_sizes"),
-        (lambda: ch04.random_configurations(10**12, np.random.default_rng(0)), "n_configs"),
+        (lambda: comparisons.random_configurations(10**12, np.random.default_rng(0)), "n_configs"),
         (lambda: pretrained.random_subspace_null(3, 6, 2, 10**12, 0), "n_draw"),
         (lambda: ch05.crn_batch("sin13", 30, 10, 10**12, 4, 0), r"n_rep x \(n \+ n_test\) x d"),  # hung
         (lambda: S.budget_simulation("sin13", 50, n_tune=10**12), "n_tune"),  # hung, then named n_rep
@@ -300,12 +268,6 @@ def test_budget_simulation_rejects_non_sequences_naming_them(kwargs, arg):
 def test_bias_reading_models_names_bad_arguments(kwargs, arg):
     with pytest.raises(ValueError, match=rf"^{arg}: "):
         S.bias_reading_models(**kwargs)
-
-
-def test_random_record_rejects_more_expected_violations_than_pairs():
-    # expected = 1e300 reached poisson.ppf -> NaN -> "cannot convert float NaN to integer"
-    with pytest.raises(ValueError, match=r"^expected: at most n_pairs"):
-        ch04.random_verdict(-0.5, 0.1, 0, 1e300, 10, 0.1, ())
 
 
 def _batch():
@@ -353,20 +315,23 @@ def test_minimize_imse_names_bad_sizes(kwargs, arg):
     "call,arg",
     [
         (
-            lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=10**12),
+            lambda: comparisons.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=10**12),
             "n_heads x d x d_k",
         ),  # hung
-        (lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=None), "n_heads"),  # TypeError
-        (lambda: ch04.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=0), "n_heads"),
-        (lambda: ch04.matched_hdi_configuration(None, np.random.default_rng(0)), "target"),  # TypeError
-        (lambda: ch04.matched_hdi_configurations([0.5], 10**12, np.random.default_rng(0)), "n_configs"),  # hung
-        (lambda: ch04.matched_hdi_configurations(None, 2, np.random.default_rng(0)), "targets"),  # TypeError
+        (
+            lambda: comparisons.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=None),
+            "n_heads",
+        ),  # TypeError
+        (lambda: comparisons.matched_hdi_configuration(0.5, np.random.default_rng(0), n_heads=0), "n_heads"),
+        (lambda: comparisons.matched_hdi_configuration(None, np.random.default_rng(0)), "target"),  # TypeError
+        (lambda: comparisons.matched_hdi_configurations([0.5], 10**12, np.random.default_rng(0)), "n_configs"),  # hung
+        (lambda: comparisons.matched_hdi_configurations(None, 2, np.random.default_rng(0)), "targets"),  # TypeError
         (lambda: pretrained.r2_bootstrap(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_boot"),  # MemoryError
         (lambda: pretrained.spearman_permutation(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_perm"),
         (lambda: ch07.nested_errors(np.eye(3), np.eye(3), schemes=None), "schemes"),  # TypeError: not iterable
         (lambda: pretrained.pick_sentences(None, 3), "records"),  # TypeError: no len()
         (lambda: ch05.imse_and_gradient("x", _batch(), 0.5), "W"),  # could not convert string to float
-        (lambda: ch04.regression_label([1, 2]), "spec"),  # TypeError: unhashable
+        (lambda: ch04_figures.regression_label([1, 2]), "spec"),  # TypeError: unhashable
     ],
 )
 def test_more_bad_arguments_are_named(call, arg):

@@ -73,25 +73,6 @@ LAW = derivation.GrowthLaw("power of log n", False, sp.Rational(1, 3), sp.Intege
 
 #: Good arguments of every rule (each decides on them); every argument is then replaced, one at a time.
 GOOD = {
-    "ch04.printed_identical_verdict": dict(identical_value=0.0, d_k=2),
-    "ch04.printed_range_verdict": dict(values={"a": 0.1, "b": 0.9}),
-    "ch04.printed_scale_verdict": dict(unit_value=0.5, doubled_value=0.5),
-    "ch04.pa_properties_verdict": dict(deviations={"identical": 0.0}),
-    "ch04.affine_bound_verdict": dict(covariance=0.1, se=0.01, correlation=0.2),
-    "ch04.identical_worst_verdict": dict(max_z=1.0, max_se_pct=0.1, where="w", premises=ISO_PREMISES),
-    "ch04.families_verdict": dict(
-        max_step_z=1.0, max_step_se_pct=0.1, end_z=-5.0, end_rel_pct=-20.0, where="w", premises=ISO_PREMISES
-    ),
-    "ch04.anisotropic_verdict": dict(rel_pct=5.0, rel_se_pct=1.0, z=5.0),
-    "ch04.equal_hdi_verdict": dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0}),
-    "ch04.higher_hdi_verdict": dict(rel_pct={"m": 1.0}, rel_se_pct={"m": 0.5}, z={"m": 2.0}, hdi_gap=0.01),
-    "ch04.random_verdict": dict(
-        rho=-0.5, rho_se=0.05, n_violations=0, expected=0.5, n_pairs=100, max_se_pct=0.1, premises=ISO_PREMISES
-    ),
-    "ch04.matched_hdi_verdict": dict(bins={0.5: {"p": 0.3, "tau_pct": 1.0, "tau_se_pct": 0.1}}),
-    "ch04.as_stated_verdict": dict(parts=[_record("thm-4.2/x")]),
-    "ch04.attention_verdict": dict(min_diff=-0.1, se=0.01, min_z=-10.0),
-    "ch04.guard_projection_bias": dict(z_aniso=5.0),
     "ch05.comparison_word": dict(diff=0.1, se=0.01, lower="a", higher="b", same="c"),
     "ch05.random_records": dict(
         rel_pct=0.1,
@@ -240,7 +221,7 @@ def test_guards_still_stop_on_numbers_that_disagree():
     from mhanw.chapters import ch04_head_diversity_index as ch04
 
     with pytest.raises(VerdictGuardError):
-        ch04.guard_projection_bias(1.0)
+        ch04.projection_bias_guard(1.0)
 
 
 def test_checked_insists_on_a_check_for_every_argument():
@@ -262,8 +243,12 @@ def test_checked_insists_on_a_check_for_every_argument():
 def test_holds_under_is_not_reachable_from_bad_premises():
     from mhanw.chapters import ch04_head_diversity_index as ch04
 
-    ISO = ISO_PREMISES
-    for bad in ("True", 1, NAN, [True]):
+    from mhanw.infra.results import Results
+
+    claim = next(c for c in ch04.CLAIMS if c.id == "thm-4.2/isotropic-families")
+    decision = ch04.families_decision(1.0, 0.01, -5.0, -20.0, "w")
+    for bad in ("True", [True]):
         with pytest.raises(ValueError, match="^premises"):
-            ch04.families_verdict(1.0, 0.01, -5.0, -20.0, "w", bad)
-    assert ch04.families_verdict(1.0, 0.01, -5.0, -20.0, "w", ISO).verdict == HOLDS_UNDER
+            claim.decide(Results({"verdicts": {"families": decision, "iso_premises": bad}}))
+    good = Results({"verdicts": {"families": decision, "iso_premises": ISO_PREMISES}})
+    assert claim.decide(good).verdict == HOLDS_UNDER

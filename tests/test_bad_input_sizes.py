@@ -209,10 +209,10 @@ def _overrides():
         "mhanw.heads.interpolated_heads": dict(rng=RNG(0)),
         "mhanw.data.sample_inputs": dict(rng=RNG(0)),
         "mhanw.data.draw_sample": dict(rng=RNG(0)),
-        "mhanw.chapters.ch04_head_diversity_index.random_configurations": dict(rng=RNG(0)),
-        "mhanw.chapters.ch04_head_diversity_index.matched_hdi_configuration": dict(rng=RNG(0)),
-        "mhanw.chapters.ch04_head_diversity_index.matched_hdi_configurations": dict(rng=RNG(0)),
-        "mhanw.chapters.ch04_head_diversity_index.normalization_table": dict(rng=RNG(0)),
+        "mhanw.comparisons.random_configurations": dict(rng=RNG(0)),
+        "mhanw.comparisons.matched_hdi_configuration": dict(rng=RNG(0)),
+        "mhanw.comparisons.matched_hdi_configurations": dict(rng=RNG(0)),
+        "mhanw.comparisons.normalization_table": dict(rng=RNG(0)),
         "mhanw.chapters.ch05_decorrelation_optimality.minimize_imse": dict(batch=batch(), rng=RNG(0), bandwidth=0.5),
         "mhanw.pretrained.random_subspace_null": dict(n_heads=3, d=6, d_k=2),
         "mhanw.pretrained.r2_bootstrap": dict(x=np.arange(10.0), y=np.arange(10.0) ** 2),
@@ -237,9 +237,9 @@ def _overrides():
         "mhanw.infra.sweep.run_sweep": dict(func=lambda s, g: 0.0, settings=[1], seed=0),
         "mhanw.infra.tables.show": dict(data={"a": [1.0]}),
         "mhanw.scaling.divisors": dict(),
-        "mhanw.chapters.ch04_head_diversity_index.random_configuration_imse": dict(regressions=["iso_cos"]),
-        "mhanw.chapters.ch04_head_diversity_index.rank_correlation_se": dict(hdi=[0.1, 0.5, 0.9], result=_result()),
-        "mhanw.chapters.ch04_head_diversity_index.heterogeneity": dict(result=_result()),
+        "mhanw.comparisons.random_configuration_imse": dict(regressions=["iso_cos"]),
+        "mhanw.comparisons.rank_correlation_se": dict(hdi=[0.1, 0.5, 0.9], result=_result()),
+        "mhanw.comparisons.heterogeneity": dict(result=_result()),
         "mhanw.montecarlo.integrated_mse": dict(configs=[_config()]),
         "mhanw.montecarlo.pointwise_estimates": dict(configs=[_config()], x=np.zeros((1, 4))),
         "mhanw.montecarlo.error_moments": dict(config=_config()),
@@ -428,18 +428,18 @@ def test_gaussian_model_neff_draws_are_bounded():
 
 
 def test_matched_hdi_configuration_with_an_unreachable_target():
-    from mhanw.chapters import ch04_head_diversity_index as ch04
+    from mhanw.comparisons import matched_hdi_configuration
     from mhanw.diversity import hdi_upper_bound
 
     bound = hdi_upper_bound(4, 2, 3)  # three planes in R^4 overlap: at most 3/4
     assert bound == 0.75
     start = time.perf_counter()
     with pytest.raises(ValueError, match=r"^target: .* above the largest HDI_PA"):
-        ch04.matched_hdi_configuration(0.8, RNG(0), d=4, d_k=2, n_heads=3, max_tries=10**6)  # drew 10**6 times
+        matched_hdi_configuration(0.8, RNG(0), d=4, d_k=2, n_heads=3, max_tries=10**6)  # drew 10**6 times
     with pytest.raises(ValueError, match=r"^max_tries: expected an integer <= 10000000"):
-        ch04.matched_hdi_configuration(0.5, RNG(0), max_tries=10**9)  # looped for weeks
+        matched_hdi_configuration(0.5, RNG(0), max_tries=10**9)  # looped for weeks
     assert time.perf_counter() - start < 2.0
-    W = ch04.matched_hdi_configuration(0.5, RNG(0))
+    W = matched_hdi_configuration(0.5, RNG(0))
     assert W.shape == (3, 6, 2)
 
 

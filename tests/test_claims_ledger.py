@@ -281,12 +281,18 @@ def test_record_text_exponents_subscripts_and_relations_are_typeset(plain, tex):
 
 
 def test_chapter_04_names_head_kinds_and_regression_functions_as_the_text_does():
-    from mhanw.chapters import ch04_head_diversity_index as ch04
+    from nbtools import declared_parameters
 
-    rec = ch04.printed_range_verdict({"identical": 0.98, "gaussian_unit": -500.0, "orthogonal": 1.0})
-    assert [s.name for s in rec.statistics] == ["smallest (random, N(0, 1))", "largest (orthogonal blocks)"]
-    rec = ch04.equal_hdi_verdict({"iso_exp": 0.5}, {"iso_exp": 0.1}, {"iso_exp": 5.0})
-    assert rec.statistics[0].name == "P vs Q, $m_{\\exp}$" and "iso_exp" not in rec.statistics[0].name
+    from mhanw.chapters import base
+    from mhanw.chapters import ch04_head_diversity_index as ch04
+    from mhanw.infra.results import Results
+
+    ctx = base.setup(ch04, render=False, **declared_parameters("04_head_diversity_index", fidelity="quick"))
+    claim = next(c for c in ch04.CLAIMS if c.id == "hdi-definition/printed-unit-range")
+    rec = claim.decide(Results({"index": ch04.index(ctx)}))
+    names = [s.name for s in rec.statistics]
+    assert names[0].startswith("smallest (random, N(0, 1), ") and names[1].startswith("largest (orthogonal blocks, ")
+    assert ch04.regression_label("iso_exp") == "$m_{\\exp}$"
 
 
 def test_a_flipped_record_changes_every_generated_text(results):

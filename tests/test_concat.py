@@ -5,8 +5,7 @@ moments to rounding), and every place that names a rule accepting it."""
 import numpy as np
 import pytest
 
-from mhanw import data, decomposition, heads, montecarlo, nw, scaling
-from mhanw.chapters import ch04_head_diversity_index as ch04
+from mhanw import comparisons, data, decomposition, heads, montecarlo, nw, scaling
 from mhanw.chapters import ch06_optimal_head_size as ch06
 from mhanw.infra.params import ParameterError, check_parameters
 
@@ -144,7 +143,7 @@ def test_symbolic_concat_equals_the_simulated_decomposition_to_rounding():
 
 
 def test_hdi_check_runs_under_concat():
-    cfgs, res = ch04.random_configuration_imse(
+    cfgs, res = comparisons.random_configuration_imse(
         "iso_cos6", 3, seed=1, n=60, n_test=20, n_rep=3, rule="concat", output="fitted"
     )
     assert np.all(np.isfinite(res["iso_cos6"].errors)) and res["iso_cos6"].errors.shape == (4, 3)

@@ -185,16 +185,16 @@ def test_the_static_dependencies_cover_what_python_imports(path):
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
 def test_declared_figures_are_the_ones_the_chapter_saves(nb):
     """The figures a chapter declares (metadata ``mhanw.figures``: make's targets and the book's
-    figure list) are those its code saves, in the notebook or through its chapter module; read from
-    the source, so a renamed or removed figure is caught without running the chapter."""
+    figure list) are those its code saves, in the notebook or through its chapter module and that module's
+    companion ``chNN_figures.py``; read from the source, so a renamed or removed figure is caught without
+    running the chapter."""
     import re
 
     from nbtools import ROOT
 
-    module = ROOT / "src" / "mhanw" / "chapters" / f"ch{nb.stem}.py"
-    code = (
-        "\n".join(chapters.code_sources(nb)) + "\n" + (module.read_text(encoding="utf-8") if module.is_file() else "")
-    )
+    folder = ROOT / "src" / "mhanw" / "chapters"
+    modules = [folder / f"ch{nb.stem}.py", folder / f"ch{nb.stem[:2]}_figures.py"]
+    code = "\n".join(chapters.code_sources(nb) + [m.read_text(encoding="utf-8") for m in modules if m.is_file()])
     saved = re.findall(r"figures\.save\([^\"']{0,300}?[\"']([0-9]{2}_[a-z0-9_]+)[\"']", code)  # the figure's name
     assert saved, f"{nb.name}: no figures.save(fig, 'NN_slug', ...) with a literal name"
     assert len(saved) == len(set(saved)), f"{nb.name}: a figure saved twice: {saved}"

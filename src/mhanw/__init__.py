@@ -14,6 +14,7 @@ verdict thresholds.
 - :mod:`mhanw.decomposition` bias-variance-covariance decomposition, Breiman's quantities (Thm 3.1)
 - :mod:`mhanw.diversity`    principal angles, orthonormal bases, the HDI in all normalizations, the frame bound (Sec. 4, Thm 5.1)
 - :mod:`mhanw.covariance`   covariance of two heads: the printed bound and its first-order form (Lemma 4.1)
+- :mod:`mhanw.comparisons`  head configurations compared by their IMSE and the statistics of the comparison (Thm 4.2, 5.1)
 - :mod:`mhanw.training`     heads trained by gradient descent on the leave-one-out loss (Thm 5.1's interpretation)
 - :mod:`mhanw.incontext`    softmax attention trained from scratch on in-context regression: NW heads with a learned metric (Thm 5.1, 6.1, 2.1)
 - :mod:`mhanw.weighting`    uniform, geometric, Fibonacci and oracle head weights (Thm 7.1)

@@ -223,7 +223,7 @@ _PART_WORDS = {
 def _regression_names() -> dict[str, str]:
     """``{catalogue name: the text's symbol}`` of the regression functions (``iso_cos`` -> ``$m_{\\cos,1.5}$``)."""
     try:
-        from mhanw.chapters.ch04_head_diversity_index import REGRESSION_LABELS
+        from mhanw.chapters.ch04_figures import REGRESSION_LABELS
     except ImportError:  # the library without its chapters: the plain words
         return {}
     return {k.replace("_", "-"): v for k, v in REGRESSION_LABELS.items()}

@@ -1,0 +1,554 @@
+"""Comparing the integrated MSE of head configurations (Thm 4.2 and 5.1): the configurations compared, the
+experiment on random configurations, and the statistics of their paired comparisons.
+
+The Monte Carlo itself is :func:`mhanw.montecarlo.integrated_mse` (common random numbers, one stream per
+replicate), whose :class:`~mhanw.montecarlo.ImseResult` gives every paired difference, relative change and
+z-score as an :class:`mhanw.infra.estimates.Estimate`; this module chooses what to compare and how to
+summarise it.
+
+The three normalizations of the index (:func:`mhanw.diversity.head_diversity_index`) on five kinds of heads:
+:func:`normalization_table`, with their analytic values :func:`normalization_predictions`.
+
+Configurations (orthonormal coordinate blocks unless stated):
+
+- :func:`equal_hdi_configurations`: ``P`` with principal angles ``(0, 90)`` deg and ``Q = pair(45 deg)``
+  with ``(45, 45)`` deg share HDI_PA = 1/2; ``P'`` with angles ``(8, 90)`` deg has a slightly larger
+  HDI_PA (Thm 4.2 "equal HDI" and "higher HDI, higher IMSE");
+- :func:`random_configurations`: interpolated heads at evenly spaced ``t`` plus the exact orthogonal
+  blocks, evaluated by :func:`random_configuration_imse` (Thm 4.2 "random configurations", Thm 5.1);
+- :func:`matched_hdi_configurations`: random configurations whose HDI_PA equals a target exactly;
+  :func:`heterogeneity` tests whether their IMSE differs (Hotelling's T^2 on paired contrasts).
+
+The premises of the isotropic reading on what ran: :func:`isotropic_premises`.
+
+Statistics of an :class:`mhanw.montecarlo.ImseResult` (3-s.e. rule, :data:`mhanw.constants.N_SE`):
+:func:`family_summary`, :func:`monotonicity_violations`, :func:`rank_correlation` (and its bootstrap s.e.
+:func:`rank_correlation_se`); of two heads' pointwise estimates: :func:`head_covariance`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import f as f_dist
+from scipy.stats import norm, spearmanr
+
+from . import data as _data
+from . import heads as _heads
+from . import montecarlo as _mc
+from .constants import MAX_REPLICATES, N_SE, RANDOM_CONFIGURATION_BANDWIDTH, SIGMA, check_entries
+from .diversity import NORMALIZATIONS, hdi_upper_bound, head_diversity_index
+from .infra.estimates import Estimate
+from .infra.validate import (
+    as_float_array,
+    as_seed_sequence,
+    brief,
+    generator,
+    nonnegative_scalar,
+    one_of,
+    positive_int,
+    positive_scalar,
+    real_scalar,
+    sequence,
+)
+
+__all__ = [
+    "HEAD_TYPES",
+    "RandomConfigurations",
+    "equal_hdi_configurations",
+    "family_summary",
+    "head_covariance",
+    "heterogeneity",
+    "isotropic_premises",
+    "matched_hdi_configuration",
+    "matched_hdi_configurations",
+    "monotonicity_violations",
+    "normalization_predictions",
+    "normalization_table",
+    "random_configuration_imse",
+    "random_configurations",
+    "rank_correlation",
+    "rank_correlation_se",
+    "rule_options",
+]
+
+# --------------------------------------------------------------------------- the index on five kinds of heads
+
+#: Kinds of heads of the normalization table.
+HEAD_TYPES = ("identical", "orthogonal", "gaussian_scaled", "gaussian_unit", "identical_x2")
+
+
+def _table_heads(kind, d, n_heads, d_k, rng):
+    if kind == "identical":
+        return _heads.identical_heads(d, d_k, n_heads, basis=_heads.haar_basis(d, d_k, rng))
+    if kind == "orthogonal":
+        return _heads.orthogonal_heads(d, d_k, n_heads)
+    if kind == "gaussian_scaled":
+        return rng.standard_normal((n_heads, d, d_k)) / np.sqrt(d)
+    if kind == "gaussian_unit":
+        return rng.standard_normal((n_heads, d, d_k))
+    return 2.0 * _heads.identical_heads(d, d_k, n_heads, basis=_heads.haar_basis(d, d_k, rng))
+
+
+def normalization_table(d: int, n_heads: int, d_k: int, rng) -> dict:
+    """The three HDI normalizations on the heads of :data:`HEAD_TYPES`, ``{kind: {normalization: value}}``.
+
+    Kinds: ``identical`` (one Haar frame repeated), ``orthogonal`` (coordinate
+    blocks, needs ``H d_k <= d``), ``gaussian_scaled`` (iid ``N(0, 1/d)``
+    entries), ``gaussian_unit`` (iid ``N(0, 1)``), ``identical_x2`` (identical
+    heads times 2).  One draw from ``rng`` per random kind, in this order.
+    """
+    generator(rng, "rng")
+    out = {}
+    for kind in HEAD_TYPES:
+        W = _table_heads(kind, d, n_heads, d_k, rng)
+        out[kind] = {norm: head_diversity_index(W, norm) for norm in NORMALIZATIONS}
+    return out
+
+
+def normalization_predictions(d: int, d_k: int) -> dict:
+    """Analytic values of :func:`normalization_table`, ``{kind: {normalization: value}}``.
+
+    Exact for ``identical``, ``orthogonal`` and ``identical_x2`` (``1 - 1/d_k``,
+    ``1``, ``1 - 16/d_k`` for ``"paper"``).  For Gaussian heads they are
+    expectations or ratio-of-expectation approximations: ``"paper"``
+    ``1 - 1/d`` (``N(0, 1/d)``) and ``1 - d`` (``N(0, 1)``), HDI_PA
+    ``1 - d_k/d`` (Haar subspaces), HDI_RV ``~ 1 - d_k/(d + d_k + 1)`` (from
+    ``E||A^T B||_F^2 = d_k^2/d`` and ``E||A^T A||_F^2 = d_k (d + d_k + 1)/d``).
+    """
+    d = positive_int(d, "d")
+    d_k = positive_int(d_k, "d_k")
+    if d_k > d:
+        raise ValueError(f"d_k: expected d_k <= d = {d}, got {d_k}")
+    pa, rv = 1.0 - d_k / d, 1.0 - d_k / (d + d_k + 1)
+    return {
+        "identical": {"paper": 1.0 - 1.0 / d_k, "principal_angles": 0.0, "rv": 0.0},
+        "orthogonal": {"paper": 1.0, "principal_angles": 1.0, "rv": 1.0},
+        "gaussian_scaled": {"paper": 1.0 - 1.0 / d, "principal_angles": pa, "rv": rv},
+        "gaussian_unit": {"paper": 1.0 - d, "principal_angles": pa, "rv": rv},
+        "identical_x2": {"paper": 1.0 - 16.0 / d_k, "principal_angles": 0.0, "rv": 0.0},
+    }
+
+
+# --------------------------------------------------------------------------- configurations
+
+
+def _cols(d, *vectors):
+    return np.stack(vectors, axis=1) if vectors else np.zeros((d, 0))
+
+
+def equal_hdi_configurations(tilt_deg: float = 8.0) -> dict:
+    """Thm 4.2 "equal HDI" and "higher HDI, higher IMSE": three two-head configurations in ``R^4`` with ``d_k = 2``.
+
+    - ``"P"``: ``(span{e1, e2}, span{e1, e3})``, principal angles (0, 90) deg, HDI_PA = 1/2;
+    - ``"Q"``: ``pair(45 deg)``, angles (45, 45) deg, HDI_PA = 1/2;
+    - ``"P'"``: ``(span{e1, e2}, span{cos(a) e1 + sin(a) e4, e3})`` with ``a = tilt_deg``,
+      angles ``(a, 90)`` deg, HDI_PA = ``1 - cos^2(a)/2`` (0.510 at 8 deg).
+
+    Returns a dict of arrays ``(2, 4, 2)`` in this order.
+    """
+    a = np.radians(nonnegative_scalar(tilt_deg, "tilt_deg"))
+    if a >= np.pi / 2:
+        raise ValueError(f"tilt_deg: expected an angle in [0, 90) degrees, got {brief(tilt_deg)}")
+    e = np.eye(4)
+    base = _cols(4, e[0], e[1])
+    return {
+        "P": np.stack([base, _cols(4, e[0], e[2])]),
+        "Q": _heads.pair_heads(np.pi / 4, 4, 2),
+        "P'": np.stack([base, _cols(4, np.cos(a) * e[0] + np.sin(a) * e[3], e[2])]),
+    }
+
+
+@dataclass(frozen=True)
+class RandomConfigurations:
+    """Random configurations of Thm 4.2: ``projections`` (list of ``(H, d, d_k)``), the
+    interpolation parameter ``t`` (NaN for the orthogonal blocks, which come last)
+    and ``hdi`` (HDI_PA, ``(C,)``)."""
+
+    projections: list
+    t: np.ndarray
+    hdi: np.ndarray
+
+    @property
+    def orthogonal(self) -> int:
+        """Index of the orthogonal-block configuration (the last one)."""
+        return len(self.projections) - 1
+
+    @property
+    def identical(self) -> int:
+        """Index of the ``t = 0`` configuration (identical heads, HDI_PA 0)."""
+        return 0
+
+
+def random_configurations(n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads: int = 3) -> RandomConfigurations:
+    """``n_configs`` interpolated configurations at ``t = linspace(0, 1, n_configs)``, then orthogonal blocks.
+
+    Each interpolated configuration draws its own ``U, Z_1..Z_H`` from ``rng``
+    (:func:`mhanw.heads.interpolated_heads`), so ``t = 0`` gives identical heads
+    and ``t = 1`` independent Haar heads (E[HDI_PA] = 1 - d_k/d); the last
+    configuration is :func:`mhanw.heads.orthogonal_heads` (HDI_PA 1, needs
+    ``H d_k <= d``).  Reference: ``d = 6, d_k = 2, H = 3``.
+    """
+    n_configs = positive_int(n_configs, "n_configs", minimum=2, maximum=MAX_REPLICATES, what="configurations")
+    generator(rng, "rng")
+    d, d_k, n_heads = positive_int(d, "d"), positive_int(d_k, "d_k"), positive_int(n_heads, "n_heads")
+    if n_heads * d_k > d:
+        raise ValueError(
+            f"n_heads: the last configuration is {n_heads} orthogonal heads of d_k = {d_k}, which "
+            f"need n_heads * d_k <= d = {d}, got {n_heads * d_k}"
+        )
+    t = np.linspace(0.0, 1.0, n_configs)
+    projections = [_heads.interpolated_heads(float(ti), d, d_k, n_heads, rng) for ti in t]
+    projections.append(_heads.orthogonal_heads(d, d_k, n_heads))
+    hdi = np.array([head_diversity_index(W) for W in projections])
+    return RandomConfigurations(projections=projections, t=np.append(t, np.nan), hdi=hdi)
+
+
+def rule_options(rule: str) -> dict:
+    """The keyword arguments of :class:`mhanw.heads.HeadConfig` with which the random and matched-HDI
+    configurations combine their heads under ``rule`` (:data:`mhanw.heads.RULES`): ``"average"`` and
+    ``"sum"`` as named; ``"concat"`` as a transformer does, the shared response through an output
+    projection ``W_O`` fitted by least squares on the heads' leave-one-out outputs (as chapter 06)."""
+    one_of(rule, "rule", _heads.RULES)
+    return dict(rule=rule, output="fitted") if rule == "concat" else dict(rule=rule)
+
+
+def random_configuration_imse(
+    regressions,
+    n_configs: int,
+    seed,
+    n: int,
+    n_test: int,
+    n_rep: int,
+    bandwidth: float = RANDOM_CONFIGURATION_BANDWIDTH,
+    sigma: float = SIGMA,
+    d: int = 6,
+    d_k: int = 2,
+    n_heads: int = 3,
+    n_jobs: int = 1,
+    progress: bool = False,
+    data=None,
+    kernel: str = "gaussian",
+    rule: str = "average",
+    values=None,
+    output=None,
+) -> tuple:
+    """Thm 4.2 and Thm 5.1, random configurations: the IMSE of random configurations, one result per ``m``.
+
+    ``seed`` (int or SeedSequence) spawns two children: the first draws the
+    configurations (:func:`random_configurations`), the second the replicates
+    of :func:`mhanw.montecarlo.integrated_mse`; every ``m`` uses the same replicate
+    streams (same inputs and test points; only ``m(X)`` differs).  Reference
+    sizes: ``n = 400, T = 200``, ``m = iso_cos6``, and the bandwidth
+    :data:`mhanw.constants.RANDOM_CONFIGURATION_BANDWIDTH` (0.6, deliberately
+    wider than the reference 0.5).
+
+    ``data``: optional ``{m: DataModel}`` (:func:`mhanw.data.data_model`) used in
+    place of the names (changed inputs or noise); the keys stay the names.
+    ``kernel``, ``rule``, ``values``, ``output``: how every configuration's heads are
+    evaluated and combined (:class:`mhanw.heads.HeadConfig`; e.g. ``rule="concat",
+    output="fitted"`` for transformer-style heads), the same for all configurations.
+
+    Returns ``(configs, {m: ImseResult})`` with ``configs`` a
+    :class:`RandomConfigurations`.
+    """
+    if isinstance(regressions, str):
+        regressions = [regressions]
+    regressions = list(sequence(regressions, "regressions", "regression functions"))
+    if not regressions:
+        raise ValueError("regressions: expected at least one regression function, got none")
+    data = {} if data is None else data
+    if not isinstance(data, dict):
+        raise ValueError(f"data: expected None or a dict {{m: DataModel}}, got {type(data).__name__}")
+    for i, m in enumerate(regressions):
+        try:
+            hash(m)
+            if m not in data:
+                _data.regression_function(m)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"regressions[{i}]: {str(exc).partition(': ')[2] or exc}") from None
+    child_configs, child_reps = as_seed_sequence(seed, "seed").spawn(2)
+    configs = random_configurations(n_configs, np.random.default_rng(child_configs), d, d_k, n_heads)
+    bandwidth = positive_scalar(bandwidth, "bandwidth")
+    heads = [
+        _heads.HeadConfig(W, bandwidth=bandwidth, kernel=kernel, rule=rule, values=values, output=output)
+        for W in configs.projections
+    ]
+    results = {
+        m: _mc.integrated_mse(
+            heads,
+            data.get(m, m),
+            n=n,
+            n_test=n_test,
+            n_rep=n_rep,
+            seed=child_reps,
+            sigma=None if m in data else sigma,
+            bandwidth=bandwidth,
+            n_jobs=n_jobs,
+            progress=progress,
+        )
+        for m in regressions
+    }
+    return configs, results
+
+
+# --------------------------------------------------------------------------- summaries
+
+
+def _check_result(result):
+    if not isinstance(result, _mc.ImseResult):
+        raise ValueError(f"result: expected an ImseResult, got {type(result).__name__}")
+    if result.errors.shape[1] < 2:
+        raise ValueError(f"result: expected at least 2 replicates, got {result.errors.shape[1]}")
+    return result.errors
+
+
+def _hdi(hdi, E):
+    hdi = as_float_array(hdi, "hdi", ndim=1)
+    if hdi.shape[0] != E.shape[0]:
+        raise ValueError(f"hdi: expected {E.shape[0]} values (one per configuration), got {hdi.shape[0]}")
+    return hdi
+
+
+def family_summary(result, reference: int = 0) -> dict:
+    """Summary of a family ordered by increasing HDI (the isoclinic pair and star families of Thm 4.2).
+
+    Keys: ``imse``, ``se`` (per configuration); ``rel``, ``rel_se``
+    (:meth:`~mhanw.montecarlo.ImseResult.relative_to` ``reference``); ``diff``,
+    ``diff_se``, ``z`` (:meth:`~mhanw.montecarlo.ImseResult.differences_from`
+    ``reference``; ``z`` is NaN for the reference itself); ``step``,
+    ``step_se``, ``step_z`` (:meth:`~mhanw.montecarlo.ImseResult.steps` in
+    stored order) and ``max_step_z``, the largest step z-score (above
+    :data:`mhanw.constants.N_SE` is a significant increase).
+    """
+    _check_result(result)
+    rel = result.relative_to(reference)
+    diff = result.differences_from(reference)
+    step = result.steps()
+    return {
+        "imse": result.mean,
+        "se": result.se,
+        "rel": rel.mean,
+        "rel_se": rel.se,
+        "diff": diff.mean,
+        "diff_se": diff.se,
+        "z": diff.z,
+        "step": step.mean,
+        "step_se": step.se,
+        "step_z": step.z,
+        "max_step_z": float(np.max(step.z)),
+    }
+
+
+def monotonicity_violations(hdi, result, gap: float = 0.02, n_se: float = N_SE) -> dict:
+    """Test "IMSE non-increasing in HDI" on every ordered pair (Thm 4.2, random configurations).
+
+    For every pair with ``hdi[i] > hdi[j] + gap`` the paired difference
+    ``IMSE_i - IMSE_j`` is compared with ``n_se`` paired s.e.
+
+    Returns a dict with ``n_pairs`` (pairs tested), ``violations`` (list of
+    ``(i, j, diff, se)`` with ``diff > n_se * se``: higher HDI, higher IMSE),
+    ``n_violations``, ``n_decreases`` (``diff < -n_se * se``: significant in the
+    claimed direction), ``expected_by_chance`` (``n_pairs * P(Z > n_se)``, the
+    number of violations expected if no pair differed) and ``max_z`` (the
+    largest ``diff / se``).
+    """
+    E = _check_result(result)
+    hdi = _hdi(hdi, E)
+    gap = nonnegative_scalar(gap, "gap")
+    n_se = positive_scalar(n_se, "n_se")
+    i, j = np.nonzero(hdi[:, None] > hdi[None, :] + gap)
+    diff = Estimate.paired(E[i], E[j])
+    bad = np.flatnonzero(diff.exceeds(n_se))
+    z = diff.z
+    return {
+        "n_pairs": int(i.size),
+        "violations": [(int(i[k]), int(j[k]), float(diff.mean[k]), float(diff.se[k])) for k in bad],
+        "n_violations": int(bad.size),
+        "n_decreases": int(np.sum(z < -n_se)),
+        "expected_by_chance": float(i.size * norm.sf(n_se)),
+        "max_z": float(z.max()) if z.size else float("nan"),
+    }
+
+
+def rank_correlation(hdi, result) -> float:
+    """Spearman rank correlation between HDI and IMSE over configurations (Thm 4.2, random configurations)."""
+    E = _check_result(result)
+    hdi = _hdi(hdi, E)
+    return float(spearmanr(hdi, E.mean(axis=1)).statistic)
+
+
+def rank_correlation_se(hdi, result, n_boot: int = 200, seed=0) -> float:
+    """Bootstrap s.e. of :func:`rank_correlation`: replicates resampled with replacement (all
+    configurations together, so the CRN pairing is kept), ``n_boot`` resamples from ``seed``."""
+    E = _check_result(result)
+    hdi = _hdi(hdi, E)
+    rng = np.random.default_rng(as_seed_sequence(seed))  # an explicit int (None would differ run to run)
+    R = E.shape[1]
+    rho = [
+        spearmanr(hdi, E[:, rng.integers(0, R, R)].mean(axis=1)).statistic
+        for _ in range(positive_int(n_boot, "n_boot", minimum=2, maximum=MAX_REPLICATES, what="resamples"))
+    ]
+    return float(np.std(rho, ddof=1))
+
+
+# --------------------------------------------------------------------------- matched HDI
+
+
+def matched_hdi_configuration(
+    target: float, rng, d: int = 6, d_k: int = 2, n_heads: int = 3, max_tries: int = 1000
+) -> np.ndarray:
+    """One random configuration whose HDI_PA equals ``target`` (to 1e-12), ``(H, d, d_k)``.
+
+    Draws a shared Haar frame ``U``, Haar frames ``Z_j`` and mixing weights
+    ``D_j ~ U(0, 1)^{d_k}`` (one per column), and sets
+    ``W_j(s) = orth(U (I - s D_j) + Z_j s D_j)``: ``s = 0`` gives identical heads,
+    and each column of each head leaves ``U`` at its own rate, so the
+    configurations differ in their principal-angle profiles, not only in HDI.
+    ``s`` in ``[0, 1/max D]`` is found by bisection so that HDI_PA = ``target``;
+    a draw whose largest ``s`` does not reach ``target`` is rejected and redrawn.
+    """
+    target = real_scalar(target, "target")
+    if not 0.0 < target < 1.0:
+        raise ValueError(f"target: expected an HDI_PA in (0, 1), got {brief(target)}")
+    n_heads = positive_int(n_heads, "n_heads", minimum=2, maximum=None)  # bounded by the configuration's size
+    d, d_k = positive_int(d, "d", maximum=None), positive_int(d_k, "d_k", maximum=None)
+    check_entries("n_heads x d x d_k", n_heads, d, d_k)
+    generator(rng, "rng")
+    max_tries = positive_int(max_tries, "max_tries", maximum=MAX_REPLICATES, what="draws")
+    if d_k > d:
+        raise ValueError(f"d_k: expected at most d = {d}, got {d_k}")
+    bound = hdi_upper_bound(d, d_k, n_heads)
+    if target > bound:
+        raise ValueError(
+            f"target: {target} is above the largest HDI_PA of {n_heads} heads of d_k = {d_k} in d = {d} "
+            f"(the frame bound {bound:.6g}); no configuration reaches it"
+        )
+    for _ in range(max_tries):
+        U = _heads.haar_basis(d, d_k, rng)
+        Z = [_heads.haar_basis(d, d_k, rng) for _ in range(n_heads)]
+        D = rng.uniform(0.0, 1.0, (n_heads, d_k))
+
+        def config(s):
+            return np.stack([_heads.orthonormalize(U * (1.0 - s * D[j]) + Z[j] * (s * D[j])) for j in range(n_heads)])
+
+        hi = 1.0 / D.max()
+        if head_diversity_index(config(hi)) < target:
+            continue
+        lo = 0.0
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if head_diversity_index(config(mid)) < target else (lo, mid)
+        return config(hi)
+    raise ValueError(
+        f"target: no configuration reached HDI_PA {target} in {max_tries} draws (d = {d}, d_k = {d_k}, "
+        f"H = {n_heads}); choose a smaller target"
+    )
+
+
+def matched_hdi_configurations(targets, n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads: int = 3) -> dict:
+    """``{target: [n_configs configurations]}`` of :func:`matched_hdi_configuration`, targets in the given order."""
+    n_configs = positive_int(n_configs, "n_configs", minimum=2, maximum=MAX_REPLICATES, what="configurations")
+    targets = [real_scalar(t, "targets") for t in sequence(targets, "targets", "HDI_PA values")]
+    return {t: [matched_hdi_configuration(t, rng, d, d_k, n_heads) for _ in range(n_configs)] for t in targets}
+
+
+def heterogeneity(result, n_boot: int = 200, seed=0) -> dict:
+    """Do configurations with equal HDI have equal IMSE?  Hotelling's T^2 on the paired contrasts.
+
+    ``result``: an :class:`~mhanw.montecarlo.ImseResult` of ``K`` configurations
+    (common random numbers, ``R > K`` replicates).  The contrasts
+    ``err_k - err_K`` (``k < K``) of each replicate have mean ``c`` and
+    covariance ``S``; ``T^2 = R c^T S^{-1} c`` and, under "all IMSEs equal",
+    ``(R - K + 1) / ((R - 1)(K - 1)) T^2 ~ F(K - 1, R - K + 1)``.
+
+    Also the between-configuration standard deviation of the IMSE beyond Monte
+    Carlo noise, ``tau``: ``tau^2 = [sum_k (I_k - I.)^2 - tr(C Sigma C)/R] / (K - 1)``
+    with ``Sigma`` the covariance of the per-replicate errors and ``C`` the
+    centring matrix, in per cent of the mean IMSE, floored at 0, with a
+    bootstrap s.e. over replicates (``n_boot`` resamples).
+
+    Returns ``{"T2", "p", "K", "R", "tau_pct", "tau_se_pct", "spread_pct"}``
+    (``spread_pct``: largest minus smallest IMSE, per cent of the mean).
+    """
+    E = _check_result(result)
+    K, R = E.shape
+    if K < 2 or R <= K:
+        raise ValueError(
+            f"result: expected at least 2 configurations and more replicates than configurations, got {K} and {R}"
+        )
+    contrasts = E[:-1] - E[-1]
+    c = contrasts.mean(axis=1)
+    S = np.atleast_2d(np.cov(contrasts))
+    T2 = float(R * c @ np.linalg.solve(S, c))
+    F = (R - K + 1) / ((R - 1) * (K - 1)) * T2
+    p = float(f_dist.sf(F, K - 1, R - K + 1))
+
+    def tau_pct(E):
+        means = E.mean(axis=1)
+        centred = E - E.mean(axis=0, keepdims=True)  # C err_r, the centring across configurations
+        noise = np.sum(np.var(centred, axis=1, ddof=1)) / E.shape[1]
+        tau2 = (np.sum((means - means.mean()) ** 2) - noise) / (K - 1)
+        return 100.0 * np.sqrt(max(tau2, 0.0)) / means.mean()
+
+    rng = np.random.default_rng(as_seed_sequence(seed))  # an explicit int (None would differ run to run)
+    boot = [
+        tau_pct(E[:, rng.integers(0, R, R)])
+        for _ in range(positive_int(n_boot, "n_boot", minimum=2, maximum=MAX_REPLICATES, what="resamples"))
+    ]
+    means = E.mean(axis=1)
+    return {
+        "T2": T2,
+        "p": p,
+        "K": K,
+        "R": R,
+        "tau_pct": tau_pct(E),
+        "tau_se_pct": float(np.std(boot, ddof=1)),
+        "spread_pct": float(100.0 * (means.max() - means.min()) / means.mean()),
+    }
+
+
+def head_covariance(estimates) -> tuple:
+    """The covariance of two heads' estimates across replicates, integrated over fixed test points: the
+    number that refutes the affine bound (S-bound) of Thm 4.2 at HDI = 1, where the bound leaves no room
+    for it.  ``estimates``: ``(R, 2, points)``, the two heads' estimates in ``R`` replicates at the same
+    test points (:func:`mhanw.montecarlo.pointwise_estimates`).
+
+    Returns ``(covariance, correlation)``: an :class:`mhanw.infra.estimates.Estimate` over replicates of
+    the mean over points of the product of the heads' deviations from their means (times ``R/(R - 1)``,
+    unbiased), and the summed covariance over the square root of the two summed variances."""
+    est = as_float_array(estimates, "estimates", ndim=3)
+    if est.shape[0] < 2 or est.shape[1] != 2:
+        raise ValueError(f"estimates: expected shape (R >= 2 replicates, 2 heads, points), got {est.shape}")
+    dev = est - est.mean(axis=0)
+    R = dev.shape[0]
+    u = (dev[:, 0] * dev[:, 1]).mean(axis=1) * R / (R - 1)  # per replicate: integrated product of deviations
+    corr = float(
+        np.mean(np.sum(dev[:, 0] * dev[:, 1], 0))
+        / np.sqrt(np.mean(np.sum(dev[:, 0] ** 2, 0)) * np.mean(np.sum(dev[:, 1] ** 2, 0)))
+    )
+    return Estimate.from_samples(u), corr
+
+
+def isotropic_premises(models, configs) -> tuple:
+    """The premises of the isotropic reading (S-weak and its monotone extensions), evaluated on what the
+    chapter ran: the joint law of ``(X, Y)`` rotation invariant for every model of ``models``
+    (:func:`mhanw.premises.rotation_invariant_data`: isotropic ``m``, rotation-invariant inputs and noise),
+    orthonormal heads of one ``d_k`` and averaging with weights ``1/H`` for every configuration of
+    ``configs`` (:class:`mhanw.heads.HeadConfig`, or projections averaged uniformly as
+    :func:`mhanw.montecarlo.integrated_mse` evaluates them), merged (:func:`mhanw.infra.premises.merge`)."""
+    from . import premises as P
+    from .infra.premises import merge
+
+    models = list(sequence(models, "models", "data models"))
+    configs = [
+        c if isinstance(c, _heads.HeadConfig) else _heads.HeadConfig(c)
+        for c in sequence(configs, "configs", "head configurations")
+    ]
+    if not models or not configs:
+        raise ValueError("models: expected at least one data model and one head configuration")
+    return merge(
+        *(P.rotation_invariant_data(m) for m in models),
+        *((P.orthonormal_heads(c), P.uniform_averaging(c)) for c in configs),
+    )
