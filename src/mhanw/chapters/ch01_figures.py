@@ -13,7 +13,6 @@ from ..infra.verdicts import N_SE
 from .base import Context
 from .ch01_attention_is_nadaraya_watson import IDENTITY_COLUMNS, IDENTITY_TOL, LOCAL_MAX_FRACTION
 
-NAME = "01_attention_is_nadaraya_watson"
 
 
 def warmup_figure(ctx: Context, warmup) -> None:
@@ -48,7 +47,7 @@ def warmup_figure(ctx: Context, warmup) -> None:
     axes_w[0].set(ylabel="query $a$ (sorted by $x_a$)", yticks=[1, n // 2, n])
     figures.save(
         fig,
-        f"{NAME}_warmup",
+        "01_attention_is_nadaraya_watson_warmup",
         ctx.figures_dir,
         caption="Top: a small bandwidth $h$ chases the noise, a large one flattens $\\sin 2x$. Bottom: each row "
         "of a weight matrix is the recipe of one prediction; the smaller $h$, the fewer keys it uses.",
@@ -114,7 +113,7 @@ def summary_figure(ctx: Context, identity, locality, consistency) -> None:
         "weight, against the Gaussian theory's curve and its floor $e^{-1}$. (c) The estimate as $n$ grows, "
         "against the two candidate limits, the tilted mean and $m(q)$."
     )
-    figures.save(fig, NAME, ctx.figures_dir, caption=caption, error_bars=True)
+    figures.save(fig, "01_attention_is_nadaraya_watson", ctx.figures_dir, caption=caption, error_bars=True)
 
 
 def trained_figure(ctx: Context, trained) -> None:
@@ -169,7 +168,7 @@ def trained_figure(ctx: Context, trained) -> None:
         "±2 s.e. band is narrower than the line), the orange dotted line (the same model as n grows) and "
         "the black dash-dotted locality threshold."
     )
-    figures.save(fig, f"{NAME}_trained", ctx.figures_dir, caption=caption, error_bars=True)
+    figures.save(fig, "01_attention_is_nadaraya_watson_trained", ctx.figures_dir, caption=caption, error_bars=True)
 
 
 # --------------------------------------------------------------------------- takeaways
