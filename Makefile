@@ -58,7 +58,7 @@ help: ## this list
 	@grep -hE '^## ' Makefile | sed -E 's/^## /  /'
 
 # ---- the environment and the graph (every goal but these needs Python) ------------------------------
-ifneq ($(filter-out help clean distclean tex FORCE,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out help clean distclean tex lock FORCE,$(or $(MAKECMDGOALS),all)),)
 FOUND := $(shell scripts/find_python.sh '$(PYTHON)')
 $(if $(filter ok,$(firstword $(FOUND))),,$(error $(or $(patsubst error %,%,$(FOUND)),find_python.sh said nothing)))
 ENV_WANT := python $(word 3,$(FOUND)) $(word 2,$(FOUND)) inputs $(firstword $(shell cat $(ENV_INPUTS) | sha256sum))
@@ -142,11 +142,13 @@ lab: $(ENV_STAMP) ## JupyterLab on the chapters (LAB_ARGS="--no-browser --port 8
 	@mkdir -p build/scratch
 	'$(VENV)/bin/jupyter' lab --ServerApp.root_dir=notebooks --ServerApp.ip=127.0.0.1 \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
-bench: $(ENV_STAMP) ## benchmark the head evaluation against torch (installs torch's CPU build)
-	@'$(VENV)/bin/python' -c "import torch" 2>/dev/null || '$(VENV)/bin/python' -m pip install -qq torch==2.13.0
+# torch by pip, not uv: pip finds the CPU build a machine keeps in its wheel folder (pip.conf's find-links)
+bench: $(ENV_STAMP) ## benchmark the head evaluation against torch (installs torch's CPU build, and pip)
+	@'$(VENV)/bin/python' -c "import torch" 2>/dev/null || { '$(VENV)/bin/python' -m pip -V >/dev/null 2>&1 || \
+	  '$(VENV)/bin/python' -m ensurepip --default-pip >/dev/null; '$(VENV)/bin/python' -m pip install -qq torch==2.13.0; }
 	'$(VENV)/bin/python' -m mhanw.bench --out build/bench
-lock: $(ENV_STAMP) ## renew requirements.lock for every supported Python
-	@$(PIPE) lock --out requirements.lock
+lock: ## renew requirements.lock and requirements-nodeps.txt with uv, for every supported Python (PyPI)
+	@PYTHON='$(PYTHON)' scripts/lock.sh
 tex: ## make sure latexmk, pdflatex and pdftotext are there (installs them as root)
 	@scripts/ensure_tex.sh
 clean: ## remove generated files (build/, figures, macros); keeps the environment

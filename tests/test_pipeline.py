@@ -92,7 +92,9 @@ def test_scripts_hold_only_what_runs_before_python():
         "ensure_chromium.sh",
         "ensure_tex.sh",
         "find_python.sh",
+        "lock.sh",
         "make_venv.sh",
+        "uv.sh",
     ]
 
 

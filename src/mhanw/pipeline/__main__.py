@@ -20,6 +20,7 @@ The Makefile calls it; every command is also usable by hand::
                                    fewer records than the committed one needs --reason)
     readme [--check]               the README's table of findings from reference/claims-paper.json and
                                    book/theorems.toml (--check: exit 1 when the committed table differs)
+    environment-yml [--check]      environment.yml from pyproject.toml (--check: exit 1 when it differs)
     book | check-book              the offline book, and its check in headless Chromium
     timings                        CPU and wall seconds of every job of the last builds
     measure [--into FILE] [--note TEXT] LABEL -- COMMAND ...
@@ -27,7 +28,6 @@ The Makefile calls it; every command is also usable by hand::
                                    keep them in reference/performance.json (the Performance page's table)
     deps NN_slug                   the library modules a chapter imports
     layout [AUX]                   where the paper's floats landed
-    lock [--out FILE]              renew requirements.lock
 
 Errors are one line on stderr (``*** ...``) and exit status 1.
 """
@@ -290,6 +290,27 @@ def cmd_readme(args) -> int:
     return 0
 
 
+def cmd_environment_yml(args) -> int:
+    from mhanw.infra.texout import write_atomic
+
+    from . import condaenv
+
+    path, want = ROOT / "environment.yml", condaenv.text(ROOT)
+    current = path.read_text(encoding="utf-8") if path.is_file() else None
+    if args.check:
+        if current != want:
+            raise ValueError(
+                "environment.yml: differs from pyproject.toml's pins (python -m mhanw.pipeline environment-yml "
+                "rewrites it)"
+            )
+        print("    environment.yml: agrees with pyproject.toml")
+        return 0
+    if current != want:
+        write_atomic(path, want)
+    print(f"    environment.yml: {'rewritten' if current != want else 'was current'}")
+    return 0
+
+
 def cmd_book(args) -> int:
     from . import book
 
@@ -369,12 +390,6 @@ def cmd_layout(args) -> int:
     return layout.main([args.aux] if args.aux else [])
 
 
-def cmd_lock(args) -> int:
-    from . import lock
-
-    return lock.main(["--out", args.out])
-
-
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m mhanw.pipeline", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -431,6 +446,7 @@ def parser() -> argparse.ArgumentParser:
         opt("--reason", default=None),
     )
     command("readme", cmd_readme, opt("--check", action="store_true"))
+    command("environment-yml", cmd_environment_yml, opt("--check", action="store_true"))
     command("book", cmd_book)
     command("check-book", cmd_check_book, opt("book", nargs="?", default="build/book"))
     command("timings", cmd_timings)
@@ -444,7 +460,6 @@ def parser() -> argparse.ArgumentParser:
     )
     command("deps", cmd_deps, opt("chapter"))
     command("layout", cmd_layout, opt("aux", nargs="?"))
-    command("lock", cmd_lock, opt("--out", default="requirements.lock"))
     return ap
 
 
