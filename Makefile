@@ -17,7 +17,9 @@ VENV ?= .venv
 ## PYTHON=python3.X          the interpreter that makes VENV (default: python3 if supported)
 PYTHON ?=
 ## SCENARIO=scenarios/X.toml  the scenario of `make scenario` (SCENARIO_FIDELITY=quick|paper)
-SCENARIO ?=
+# never expanded (a file name may hold make or shell syntax): make uses only the name and path names.py checked
+override SCENARIO := $(value SCENARIO)
+unexport SCENARIO
 SCENARIO_FIDELITY ?= quick
 ## STABILITY_SEEDS="1 2 3 4 5"  the seeds compared with the default seed, at quick fidelity
 STABILITY_SEEDS ?= 1 2 3 4 5
@@ -39,12 +41,9 @@ ENV_STAMP := $(VENV)/.installed
 ENV_INPUTS := pyproject.toml requirements.lock requirements-nodeps.txt
 PIPELINE_PY := $(wildcard src/mhanw/pipeline/*.py)
 PAPER_SRC := paper/main.tex paper/refs.bib $(wildcard paper/sections/*.tex)
-SCENARIO_NAMES := $(basename $(notdir $(wildcard scenarios/*.toml)))
-SCENARIO_NAME := $(basename $(notdir $(SCENARIO)))
-SCENARIO_RUN := build/scenarios/$(SCENARIO_NAME)/$(SCENARIO_FIDELITY)
-# stamp(file, value): build/FILE holds VALUE, rewritten when it differs (under -n or -q: shown as out of date).
-stamp = $(if $(filter-out $(strip $(2)),$(strip $(file <build/$(1))))$(if $(wildcard build/$(1)),,new),$(if \
-  $(DRY_RUN),$(eval build/$(1): FORCE),$(shell mkdir -p build && echo '$(strip $(2))' > build/$(1))))
+# stamp(file, value): build/FILE is out of date unless it holds VALUE; rewritten only if a goal needs it (below)
+stamp = $(if $(filter-out $(strip $(2)),$(strip $(file <build/$(1))))$(if $(wildcard build/$(1)),,new),$(eval \
+  build/$(1): FORCE))
 
 .PHONY: all help notebooks paper book scenario stability reference test test-fast lint lab bench lock clean \
   distclean tex FORCE
@@ -70,7 +69,7 @@ $(if $(wildcard $(VENV)/.),$(if $(wildcard $(VENV)/.mhanw-venv),,$(error VENV=$(
 ENV_STALE := yes
 endif
 $(call stamp,fidelity,$(FIDELITY))$(call stamp,robustness,$(ROBUSTNESS) $(STABILITY_SEEDS))
-build/rules.mk: $(wildcard notebooks/*.md scenarios/*.toml) $(shell find src/mhanw -name '*.py' -o -type d \
+build/rules.mk: notebooks/. scenarios/. $(shell find src/mhanw -name '*.py' -o -type d \
   ! -name __pycache__) $(ENV_STAMP)
 	@$(PIPE) rules --out $@
 ifeq ($(and $(DRY_RUN),$(ENV_STALE)),)
@@ -82,7 +81,8 @@ endif
 $(ENV_STAMP):
 	@scripts/make_venv.sh '$(VENV)' '$(word 2,$(FOUND))' '$(ENV_WANT)'
 FORCE:
-build/fidelity build/robustness: ;
+build/fidelity: ; @mkdir -p build && echo '$(FIDELITY)' > $@
+build/robustness: ; @mkdir -p build && echo '$(strip $(ROBUSTNESS) $(STABILITY_SEEDS))' > $@
 
 DEFAULT := $(CHAPTERS:%=build/results/%.json)
 notebooks: $(DEFAULT) ## execute every chapter (build/notebooks/), with its figures and macros
@@ -117,18 +117,24 @@ reference: build/claims.json ## renew reference/claims-$(FIDELITY).json (tests c
 	@$(PIPE) reference --fidelity $(FIDELITY)
 
 # ---- a scenario: every chapter under SCENARIO, its paper, and what changed against the reference -------
-scenario: $(SCENARIO_RUN)/paper/main.pdf ## every chapter and the paper under SCENARIO=scenarios/NAME.toml
-	@$(PIPE) scenario-report '$(SCENARIO)' --run $(SCENARIO_RUN) --fidelity $(SCENARIO_FIDELITY)
 ifneq ($(filter scenario,$(MAKECMDGOALS)),)
-$(if $(SCENARIO),,$(error make scenario needs SCENARIO=scenarios/NAME.toml (shipped: $(SCENARIO_NAMES))))
-SCENARIO_PROBLEM := $(if $(wildcard $(ENV_STAMP)),$(shell $(PIPE) scenario-check '$(SCENARIO)' 2>&1 >/dev/null))
+# SCENARIO, unexpanded, goes to a file that names.py (base Python, standard library) checks
+GATE := $(shell mkdir -p build)$(file >build/scenario-given,$(value SCENARIO))$(shell '$(word 2,$(FOUND))' -I \
+  src/mhanw/pipeline/names.py scenario build/scenario-given)
+$(if $(filter ok,$(firstword $(GATE))),,$(error $(or $(wordlist 2,999,$(GATE)),names.py said nothing)))
+SCENARIO_NAME := $(word 2,$(GATE))
+SCENARIO_FILE := $(word 3,$(GATE))
+SCENARIO_RUN := build/scenarios/$(SCENARIO_NAME)/$(SCENARIO_FIDELITY)
+SCENARIO_PROBLEM := $(if $(wildcard $(ENV_STAMP)),$(shell $(PIPE) scenario-check $(SCENARIO_FILE) 2>&1 >/dev/null))
 $(if $(SCENARIO_PROBLEM),$(error $(SCENARIO_PROBLEM)))
-build/scenarios/$(SCENARIO_NAME)/rules.mk: $(SCENARIO) build/rules.mk
-	@$(PIPE) rules --scenario '$(SCENARIO)' --out $@
+build/scenarios/$(SCENARIO_NAME)/rules.mk: $(SCENARIO_FILE) build/rules.mk
+	@$(PIPE) rules --scenario $(SCENARIO_FILE) --out $@
 $(if $(and $(DRY_RUN),$(ENV_STALE)),,$(eval include build/scenarios/$(SCENARIO_NAME)/rules.mk))
-endif
+scenario: $(SCENARIO_RUN)/paper/main.pdf ## every chapter and the paper under SCENARIO=scenarios/NAME.toml
+	@$(PIPE) scenario-report $(SCENARIO_FILE) --run $(SCENARIO_RUN) --fidelity $(SCENARIO_FIDELITY)
 $(SCENARIO_RUN)/paper/main.pdf: $(CHAPTERS:%=$(SCENARIO_RUN)/results/%.json) $(PAPER_SRC) $(PIPELINE_PY)
-	@$(PIPE) paper --run $(SCENARIO_RUN) --scenario '$(SCENARIO)'
+	@$(PIPE) paper --run $(SCENARIO_RUN) --scenario $(SCENARIO_FILE)
+endif
 
 # ---- checks, reading, housekeeping --------------------------------------------------------------------
 lint: $(ENV_STAMP) ## ruff on the library and the tests
@@ -142,8 +148,7 @@ lab: $(ENV_STAMP) ## JupyterLab on the chapters (LAB_ARGS="--no-browser --port 8
 	@mkdir -p build/scratch
 	'$(VENV)/bin/jupyter' lab --ServerApp.root_dir=notebooks --ServerApp.ip=127.0.0.1 \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
-# torch by pip, not uv: pip finds the CPU build a machine keeps in its wheel folder (pip.conf's find-links)
-bench: $(ENV_STAMP) ## benchmark the head evaluation against torch (installs torch's CPU build, and pip)
+bench: $(ENV_STAMP) ## benchmark the head evaluation against torch (pip installs torch's CPU build: Reproduce page)
 	@'$(VENV)/bin/python' -c "import torch" 2>/dev/null || { '$(VENV)/bin/python' -m pip -V >/dev/null 2>&1 || \
 	  '$(VENV)/bin/python' -m ensurepip --default-pip >/dev/null; '$(VENV)/bin/python' -m pip install -qq torch==2.13.0; }
 	'$(VENV)/bin/python' -m mhanw.bench --out build/bench

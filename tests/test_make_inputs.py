@@ -182,3 +182,32 @@ def test_fidelity_must_be_exactly_quick_or_paper(copy, value):
 def test_venv_must_be_one_directory(copy):
     proc = make(copy, "-n", "all", venv="my env", check=False)
     assert proc.returncode != 0 and "VENV must name one directory" in proc.stderr
+
+
+def test_goals_that_do_not_build_the_default_run_leave_its_settings_alone(copy):
+    """`make all FIDELITY=quick`, `make scenario SCENARIO=...` (FIDELITY left at its default, paper), then
+    `make all FIDELITY=quick` again must find the first build up to date: build/fidelity and
+    build/robustness are rewritten only when a goal needs them.  Touch mode (-t) runs make for real (the
+    graph is written, the scenario's value checked) without running a chapter."""
+    build = copy / "build"
+    build.mkdir()
+    (build / "fidelity").write_text("quick\n")
+    (build / "robustness").write_text("no 1 2 3 4 5\n")
+    os.utime(build / "fidelity", (1_000_000_000, 1_000_000_000))
+    os.utime(build / "robustness", (1_000_000_000, 1_000_000_000))
+
+    def stamps():
+        return {p.name: (p.read_text(), p.stat().st_mtime_ns) for p in (build / "fidelity", build / "robustness")}
+
+    before = stamps()
+    run = build / "scenarios" / "heteroscedastic" / "quick"
+    for folder in ("results", "paper"):
+        (run / folder).mkdir(parents=True)  # touch mode makes no folder
+    make(copy, "-t", "scenario", "SCENARIO=scenarios/heteroscedastic.toml", fidelity="paper")
+    assert (run / "paper" / "main.pdf").exists()  # make went through the scenario's graph
+    make(copy, "lint", fidelity="paper")
+    assert stamps() == before, "a goal that does not build the default run changed its settings"
+    # a goal that builds the default run at another fidelity rewrites the stamp, and runs every chapter
+    plan = make(copy, "-n", "all", fidelity="paper").stdout
+    assert "echo 'paper' > build/fidelity" in plan and "mhanw.pipeline run 01_attention_is_nadaraya_watson" in plan
+    assert stamps() == before  # not in a dry run

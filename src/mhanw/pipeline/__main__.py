@@ -84,6 +84,9 @@ def _run_layout(folder: str, argument: str):
 
 
 def cmd_rules(args) -> int:
+    from . import names
+
+    names.shipped_scenarios(ROOT)  # the names' gate before the chapters' tools are imported: a refusal is quick
     from . import rules
 
     text = rules.scenario_rules(ROOT, Path(args.scenario)) if args.scenario else rules.generate(ROOT)

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import jupytext
 
+from .names import shown
+
 #: A chapter's file name: two digits, an underscore and lower-case words.
 NAME = re.compile(r"^(\d\d)_[a-z0-9]+(?:_[a-z0-9]+)*$")
 
@@ -55,8 +57,10 @@ def discover(root: Path) -> list[Chapter]:
     """Every chapter under ``root/notebooks``, in number order."""
     out = []
     for path in sorted((Path(root) / "notebooks").glob("[0-9][0-9]_*.md")):
-        if not NAME.fullmatch(path.stem):
-            raise ChapterError(f"{path}: a chapter's name is NN_slug (two digits, lower-case words)")
+        if not NAME.fullmatch(path.stem):  # a plain name (mhanw.pipeline.names), and more
+            raise ChapterError(
+                f"notebooks/{shown(path.name)}: a chapter's name is NN_slug (two digits, lower-case words)"
+            )
         meta = read(path).metadata.get("mhanw", {})
         out.append(Chapter(path.stem, path, str(meta.get("claim", "")), tuple(meta.get("figures", ()))))
     return out

@@ -35,6 +35,7 @@ from pathlib import Path
 from mhanw.infra.validate import brief
 
 from . import chapters as C
+from . import names
 
 _TOP_KEYS = ("description", "all", "chapters")
 
@@ -55,7 +56,7 @@ class ScenarioError(ValueError):
 
 @dataclass(frozen=True)
 class Scenario:
-    """A checked scenario: its name (the file's stem), description and the parameters of every chapter."""
+    """A checked scenario: its name (the file's stem, a plain name: :mod:`.names`), description and the parameters of every chapter."""
 
     name: str
     path: Path
@@ -164,6 +165,10 @@ def load(path, root: Path, *, check_values: bool = True) -> Scenario:
     if not isinstance(path, (str, os.PathLike)) or "\0" in os.fspath(path):
         raise ScenarioError(f"path: expected the path of a scenario file (text without NUL), got {brief(path)}")
     path = Path(path)
+    try:
+        scenario_name = names.scenario_name(path)
+    except names.BadName as exc:
+        raise ScenarioError(str(exc)) from None
     data = read_toml(path)
     unknown = [k for k in data if k not in _TOP_KEYS]
     if unknown:
@@ -219,7 +224,7 @@ def load(path, root: Path, *, check_values: bool = True) -> Scenario:
             except C.ChapterError as exc:
                 raise ScenarioError(f"{path}: {exc}") from None
         params[name] = p
-    return Scenario(path.stem, path, str(data.get("description", "")), common, per, params)
+    return Scenario(scenario_name, path, str(data.get("description", "")), common, per, params)
 
 
 def seed_params(seed: str, root: Path) -> dict[str, dict]:
