@@ -14,7 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 oldest=$(scripts/find_python.sh --supported | cut -d' ' -f1)
-scripts/uv.sh pip compile pyproject.toml --extra test --universal --generate-hashes --python-version "$oldest" \
-  --output-file requirements.lock "$@"
-scripts/uv.sh pip compile requirements-nodeps.txt --no-deps --universal --generate-hashes \
+scripts/uv.sh pip compile --quiet pyproject.toml --extra test --universal --generate-hashes \
+  --python-version "$oldest" --output-file requirements.lock "$@"
+scripts/uv.sh pip compile --quiet requirements-nodeps.txt --no-deps --universal --generate-hashes \
   --python-version "$oldest" --output-file requirements-nodeps.txt "$@"
+echo "    requirements.lock and requirements-nodeps.txt: renewed for every supported CPython (git diff shows what moved)"
