@@ -49,7 +49,7 @@ def test_the_gate_refuses_each_name_in_one_line_naming_scenario(file_name):
     "value, problem",
     [
         ("", "make scenario needs SCENARIO=scenarios/NAME.toml (shipped: anisotropic, concat"),
-        ("my scenarios/louder.toml", "the path of a scenario may hold only"),
+        ("my scenarios/louder.toml", "the path of a scenario may contain only"),
         ("-rf/louder.toml", "not starting with '-'"),
         ("scenarios/line\nbreak.toml", "a scenario's name"),
         ("scenarios/" + "x" * (names.LONGEST + 1) + ".toml", f"at most {names.LONGEST} characters"),

@@ -68,7 +68,7 @@ def scenario_argument(text: str) -> tuple[str, str]:
     name = scenario_name(text, what)
     if not PLAIN_PATH.fullmatch(text):
         raise BadName(
-            f"{what}: the path of a scenario may hold only {CHARACTERS}, '.' and '/' (not starting with '-'); "
+            f"{what}: the path of a scenario may contain only {CHARACTERS}, '.' and '/' (not starting with '-'); "
             "copy the file into scenarios/"
         )
     return name, text
@@ -91,7 +91,7 @@ def shipped_names(root=None) -> list[str]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] != "scenario":
-        print("error usage: python -I src/mhanw/pipeline/names.py scenario FILE (FILE holds SCENARIO's value)")
+        print("error usage: python -I src/mhanw/pipeline/names.py scenario FILE (FILE has SCENARIO's value)")
         return 0
     try:
         with open(argv[1], encoding="utf-8", errors="surrogateescape") as handle:
