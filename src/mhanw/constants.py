@@ -82,7 +82,8 @@ def check_work(names: str, total: int, what: str, advice: str) -> None:
 
 def check_entries(name: str, *factors: int) -> None:
     """``ValueError`` naming ``name`` when the product of the (already checked, positive) integer
-    ``factors`` exceeds :data:`MAX_ENTRIES`: the size of an array about to be allocated."""
+    ``factors`` exceeds :data:`MAX_ENTRIES`: the size of an array about to be allocated.
+    """
     total = 1
     for f in factors:
         total *= int(f)

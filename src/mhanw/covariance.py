@@ -137,7 +137,8 @@ def _log_gauss_kernel_mean(B: np.ndarray, h: float, x: np.ndarray) -> float:
 
 def _pair_and_point(W_j, W_jp, x):
     """``W_j`` ``(d, d_k)``, ``W_jp`` ``(d, d_k')`` and ``x`` ``(d,)`` as checked float arrays
-    (``ValueError`` naming the first argument that is wrong)."""
+    (``ValueError`` naming the first argument that is wrong).
+    """
     Wj = _matrix(W_j, "W_j")
     Wjp = _matrix(W_jp, "W_jp")
     if Wjp.shape[0] != Wj.shape[0]:
@@ -210,7 +211,8 @@ def _factor_terms(phi: np.ndarray, h: np.ndarray):
     """``(a, sin phi, t) / c`` with ``a = 1 + h^2``, ``t = sqrt(a^2 - 1) = h sqrt(2 + h^2)``
     and a common factor ``c`` (1 for ``h <= 1``, ``h^2`` above) that keeps all three
     finite for every ``h > 0``: ``a^2 - cos^2 phi = sin^2 phi + t^2`` exactly, so
-    ``hypot`` gives the square root without cancellation or underflow."""
+    ``hypot`` gives the square root without cancellation or underflow.
+    """
     small = h <= 1.0
     hs = np.where(small, h, 1.0)
     u = 1.0 / np.where(small, 1.0, h)  # 1/h for h > 1
@@ -223,7 +225,8 @@ def _factor_terms(phi: np.ndarray, h: np.ndarray):
 
 def head_correlation(phi, bandwidth):
     """Closed-form correlation of the two heads of :func:`covariance_factor`:
-    ``rho = sqrt((1 + h^2)^2 - 1) / sqrt((1 + h^2)^2 - cos^2 phi)`` (Lemma 4.1, Sec. 12)."""
+    ``rho = sqrt((1 + h^2)^2 - 1) / sqrt((1 + h^2)^2 - cos^2 phi)`` (Lemma 4.1, Sec. 12).
+    """
     phi, h = _angle_and_bandwidth(phi, bandwidth)
     _, sin_part, t = _factor_terms(phi, h)
     return (t / np.hypot(sin_part, t))[()]
@@ -446,7 +449,8 @@ def _gauss_hermite(mean: np.ndarray, root: np.ndarray, nodes: int):
 
 def _whitening(inputs, d: int):
     """``None`` for ``N(0, I_d)`` inputs, else the factor ``A`` with ``X = A Z`` of a Gaussian law;
-    ``ValueError`` naming ``inputs`` for a non-Gaussian law."""
+    ``ValueError`` naming ``inputs`` for a non-Gaussian law.
+    """
     dist = _data.input_distribution(inputs)
     if dist.is_standard_gaussian:
         return None
@@ -500,7 +504,6 @@ def first_order_covariance(
         ``covariance`` is the first-order ``C_jj'(x)``; ``limits`` the pair
         ``(mu_j, mu_j')``.
     """
-
     Wj, Wjp, x = _pair_and_point(W_j, W_jp, x)
     d = Wj.shape[0]
     h = positive_scalar(bandwidth, "bandwidth")

@@ -405,7 +405,8 @@ _LOCAL_RADII = tuple(np.geomspace(1e-1, 1e-12, 12))
 def _local_growth(grad, X, norms, rng) -> float:
     """How much the largest ``|grad m|`` grows in the local search of :data:`_LOCAL_RADII` from the
     sample points ``X`` ``(n, dim)`` with the largest ``norms``, between radius 1e-6 and the end
-    (``inf`` when a value is not finite)."""
+    (``inf`` when a value is not finite).
+    """
     points = X[np.argsort(norms)[-_LOCAL_STARTS:]].copy()  # (s, dim)
     best = np.sort(norms)[-_LOCAL_STARTS:]
     dim, rows = X.shape[1], np.arange(len(points))
@@ -486,7 +487,8 @@ def _steepest_secant(func, grad, X, rng) -> tuple[float, bool]:
 
 def _gradient(formula: _Formula, name: str = "regression"):
     """``grad m`` as a function of ``X`` ``(N, d)`` -> ``(N, d)`` (chain rule through ``r = |x|``); ``ValueError``
-    naming ``name`` when the partial derivatives together exceed :data:`MAX_GRADIENT_OPS` operations."""
+    naming ``name`` when the partial derivatives together exceed :data:`MAX_GRADIENT_OPS` operations.
+    """
     derivatives = [(s, sp.diff(formula.expr, s)) for s in formula.args]
     ops = sum(sp.count_ops(d) + 1 for _, d in derivatives)
     if ops > MAX_GRADIENT_OPS:
@@ -527,7 +529,8 @@ MAX_EXPANDED_TERMS = 1000
 
 def _term_bound(expr) -> float:
     """An upper bound of the number of terms of the expansion of a polynomial expression, read from its
-    tree without expanding it (``inf`` for anything that is not a polynomial in its symbols)."""
+    tree without expanding it (``inf`` for anything that is not a polynomial in its symbols).
+    """
     if expr.is_Symbol or expr.is_Number or not expr.free_symbols:
         return 1
     if expr.is_Add:
@@ -581,7 +584,8 @@ def _gradient_work(expr: sp.Expr) -> int:
 
 def _check_gradient_work(formula: _Formula, name: str) -> None:
     """``ValueError`` naming ``name`` when differentiating ``formula`` once per variable would exceed
-    :data:`MAX_GRADIENT_WORK`, before any derivative is taken."""
+    :data:`MAX_GRADIENT_WORK`, before any derivative is taken.
+    """
     work = _gradient_work(formula.expr)
     if work > MAX_GRADIENT_WORK:
         raise ValueError(
@@ -594,7 +598,8 @@ def _check_gradient_work(formula: _Formula, name: str) -> None:
 
 def _lipschitz_of(formula: _Formula, name: str = "regression"):
     """``(L(d), source)`` for a formula: exact for polynomials, else estimated (:attr:`RegressionFunction.lipschitz_source`)
-    within :data:`MAX_GRADIENT_WORK` (``ValueError`` naming ``name`` beyond it)."""
+    within :data:`MAX_GRADIENT_WORK` (``ValueError`` naming ``name`` beyond it).
+    """
     xs = [s for s in formula.args if s is not R_SYMBOL]
     if R_SYMBOL not in formula.args:
         if not xs:
@@ -738,7 +743,8 @@ _DECIMAL = re.compile(r"\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9
 
 def _number(text, name: str, what: str) -> float:
     """A spec's numeric parameter: a real number (not a bool) or a string holding a number or a
-    formula of numbers (``"3"``, ``"1/pi"``, ``"sqrt(2)"``: :data:`NUMBER_GRAMMAR`)."""
+    formula of numbers (``"3"``, ``"1/pi"``, ``"sqrt(2)"``: :data:`NUMBER_GRAMMAR`).
+    """
     if isinstance(text, (bool, np.bool_)):
         raise ValueError(f"{name}: expected a number for {what}, got {brief(text)}")
     value = None
@@ -865,7 +871,8 @@ class InputDistribution:
     @property
     def independent(self) -> bool:
         """Whether the rows of a sample are iid (false for :data:`DEPENDENT_KINDS` with dependence:
-        ``ar1`` with ``PHI != 0``, ``clustered`` with ``ICC > 0``)."""
+        ``ar1`` with ``PHI != 0``, ``clustered`` with ``ICC > 0``).
+        """
         if self.kind == "ar1":
             return self.parameter == 0.0
         if self.kind == "clustered":
@@ -883,7 +890,8 @@ class InputDistribution:
     @property
     def rotation_invariant(self) -> bool:
         """Whether the law of ``O X`` equals that of ``X`` for every rotation ``O`` (the condition of
-        several theorems, e.g. the Haar-averaged statements and S-weak of Thm 4.2)."""
+        several theorems, e.g. the Haar-averaged statements and S-weak of Thm 4.2).
+        """
         if self.kind == "gaussian-diagonal":
             return self.parameter == 1.0
         if self.kind == "gaussian-equicorrelated":
@@ -894,13 +902,15 @@ class InputDistribution:
     @property
     def is_gaussian(self) -> bool:
         """Whether the rows are iid ``N(0, Sigma)`` (see :meth:`gaussian_factor`); the dependent kinds
-        have Gaussian rows but are not iid, and are not counted."""
+        have Gaussian rows but are not iid, and are not counted.
+        """
         return self.kind.startswith("gaussian")
 
     @property
     def is_standard_gaussian(self) -> bool:
         """Whether the rows are iid ``N(0, I_d)``, the assumption of the closed-form predictions
-        (``ar1:0`` and ``clustered:K:0`` included: they are the reference rows)."""
+        (``ar1:0`` and ``clustered:K:0`` included: they are the reference rows).
+        """
         if self.kind in DEPENDENT_KINDS:
             return self.independent
         return self.is_gaussian and self.rotation_invariant
@@ -940,7 +950,8 @@ class InputDistribution:
 
     def gaussian_factor(self, d: int) -> np.ndarray:
         """For Gaussian kinds, the symmetric ``A`` ``(d, d)`` with ``X = A Z``, ``Z ~ N(0, I_d)``
-        (``A = Cov^(1/2)``); ``ValueError`` naming ``inputs`` for the others."""
+        (``A = Cov^(1/2)``); ``ValueError`` naming ``inputs`` for the others.
+        """
         if not self.is_gaussian:
             raise ValueError(f"inputs: {self.spec!r} is not Gaussian")
         d = self.check_dimension(d)
@@ -956,7 +967,8 @@ class InputDistribution:
         ``gaussian``: ``rng.standard_normal((n, d))`` exactly; the other Gaussian kinds,
         ``student-t``, ``uniform-sphere``, ``ar1`` and ``clustered`` start from the same standard
         normal block (so they share it with the reference under common random numbers;
-        ``clustered`` then draws its ``K`` centres)."""
+        ``clustered`` then draws its ``K`` centres).
+        """
         if self.kind == "gaussian":
             return rng.standard_normal((n, d))
         if self.kind == "uniform-cube":
@@ -1001,7 +1013,8 @@ def _ar1_rows(Z: np.ndarray, phi: float) -> np.ndarray:
 def _cluster_parameters(value) -> tuple[int, float]:
     """``K:ICC`` (a string, or a pair) as ``(K, ICC)``: ``K`` an integer from 1 to the shared maximum of a
     size (:data:`mhanw.infra.validate.MAX_COUNT`; at most ``min(K, n)`` centres are drawn per sample),
-    ``0 <= ICC < 1``; ``ValueError`` naming ``inputs``."""
+    ``0 <= ICC < 1``; ``ValueError`` naming ``inputs``.
+    """
     parts = value.split(":") if isinstance(value, str) else value
     if isinstance(parts, (int, float, bool, np.number)) or not isinstance(parts, (list, tuple)) or len(parts) != 2:
         raise ValueError(
@@ -1125,13 +1138,15 @@ class NoiseModel:
     @property
     def homoscedastic(self) -> bool:
         """Whether the noise has the same conditional variance ``sigma^2`` at every ``x`` (every law but
-        ``"heteroscedastic"``)."""
+        ``"heteroscedastic"``).
+        """
         return self.law != "heteroscedastic"
 
     @property
     def rotation_invariant(self) -> bool:
         """Whether the law of the noise given ``X = x`` equals its law given ``X = O x`` for every rotation
-        ``O``: homoscedastic, or a level multiplier that uses only ``r = |x|`` (no coordinate ``x_l``)."""
+        ``O``: homoscedastic, or a level multiplier that uses only ``r = |x|`` (no coordinate ``x_l``).
+        """
         if self.homoscedastic:
             return True
         return all(s is R_SYMBOL for s in _formula(self.expression, "noise").args)
@@ -1161,7 +1176,8 @@ class NoiseModel:
         """Noise at the training inputs ``X`` ``(n, d)``, ``(n,)``; consumes ``n`` draws of ``rng``
         (``gaussian``: ``sigma * rng.standard_normal(n)`` exactly).  ``ValueError`` naming
         ``rng`` or ``X`` for a bad generator or inputs (``X`` must have at least :attr:`min_dim`
-        columns)."""
+        columns).
+        """
         generator(rng, "rng")
         X = as_float_array(X, "X", ndim=2, allow_empty=True)
         if X.shape[1] < self.min_dim:
@@ -1182,7 +1198,8 @@ class NoiseModel:
 def noise_model(spec="gaussian", sigma: float = SIGMA, name: str = "noise") -> NoiseModel:
     """A :class:`NoiseModel` from a spec ``"gaussian"``, ``"student-t:NU"`` or ``"heteroscedastic:EXPR"``
     and a level ``sigma`` (a NoiseModel is returned unchanged if its level is ``sigma``).  Errors start
-    with ``name`` (``sigma`` for the level)."""
+    with ``name`` (``sigma`` for the level).
+    """
     if isinstance(spec, NoiseModel):
         sigma = nonnegative_scalar(sigma, "sigma")
         if sigma != spec.sigma:
@@ -1305,7 +1322,8 @@ class DataModel:
         """:meth:`draw` without its argument checks, for drivers that checked them once
         (``n``, ``d``, ``n_test`` valid, ``x_test`` a finite float ``(T, d)`` array);
         ``m_test``: ``m(x_test)`` if already computed (and found finite) for these
-        fixed points."""
+        fixed points.
+        """
         m = self.regression._func
         X = self.inputs.sample(rng, n, d)
         noise = self.noise._draw(rng, X)
@@ -1336,7 +1354,8 @@ class DataModel:
 
     def _regression_at(self, x: np.ndarray) -> np.ndarray:
         """``m(x)`` at fixed points ``(T, d)`` (checked), for :meth:`_draw`'s ``m_test``;
-        ``ValueError`` as :meth:`draw` raises if it is not finite."""
+        ``ValueError`` as :meth:`draw` raises if it is not finite.
+        """
         m_x = self.regression._func(x) if x.shape[0] else np.zeros(0)
         if not _all_finite(m_x):
             raise ValueError(
@@ -1347,7 +1366,8 @@ class DataModel:
 
 def _all_finite(a: np.ndarray) -> bool:
     """Whether every entry of ``a`` (float, non-empty or empty) is finite: ``np.all(np.isfinite(a))``
-    without its boolean temporary (the maximum and minimum propagate NaN)."""
+    without its boolean temporary (the maximum and minimum propagate NaN).
+    """
     return a.size == 0 or (math.isfinite(a.max()) and math.isfinite(a.min()))
 
 

@@ -411,7 +411,8 @@ def jackknife(statistic, arrays, n_blocks: int = 20):
 def _statistic_value(value, where: str, shape) -> np.ndarray:
     """What :func:`jackknife`'s statistic returned ``where`` as a finite float array of ``shape`` (the shape of
     its value on all replicates), else ``ValueError`` naming ``statistic``: a NaN, inf, string or boolean would
-    give a NaN or meaningless standard error, and a change of shape an error without a name."""
+    give a NaN or meaningless standard error, and a change of shape an error without a name.
+    """
     try:
         out = as_float_array(value, "statistic", allow_empty=True)
     except ValueError as exc:
@@ -429,7 +430,8 @@ def _statistic_value(value, where: str, shape) -> np.ndarray:
 
 def _expectation(expr, e, C):
     """``E expr`` for a polynomial of degree at most 2 in centred errors ``e`` with covariances ``C``
-    (``E e_a = 0``, ``E e_a e_b = C_ab``): expand in ``e``, keep the constant, map each product."""
+    (``E e_a = 0``, ``E e_a e_b = C_ab``): expand in ``e``, keep the constant, map each product.
+    """
     import sympy as sp
 
     out = sp.Integer(0)
@@ -605,7 +607,8 @@ class ConcatDecomposition:
         """The terms at numbers: ``means`` ``(P,)`` and ``covariance`` ``(P, P)`` of the parts
         ``(Ybar, s_10, s_11, ..., s_H(p-1))`` (``P = 1 + H p``, the order of
         :func:`mhanw.heads.ensemble_parts`), ``target`` ``m``, ``weights`` ``u`` ``(H, p)``;
-        returns ``{term: float}`` for :data:`TERMS` and ``"mse"``."""
+        returns ``{term: float}`` for :data:`TERMS` and ``"mse"``.
+        """
         import sympy as sp
 
         P = 1 + self.n_heads * self.n_columns

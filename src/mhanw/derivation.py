@@ -86,7 +86,8 @@ def _model(spec) -> _s.MSEModel:
 @dataclass(frozen=True)
 class Step:
     """One step of a derivation: a sentence and a relation ``lhs relation rhs``
-    (``relation`` is ``"="`` or ``"\\sim"``, asymptotic equivalence)."""
+    (``relation`` is ``"="`` or ``"\\sim"``, asymptotic equivalence).
+    """
 
     text: str
     lhs: sp.Basic
@@ -217,7 +218,8 @@ def _log_equal(a: sp.Expr, b: sp.Expr) -> bool:
 
 def _solves_dominant(m: _s.MSEModel) -> bool:
     """The leading order solves ``dominant term = Lambda``; a Lambert ``W(x)`` is
-    checked through its definition ``x = w e^w`` with ``w = W(x)``."""
+    checked through its definition ``x = w e^w`` with ``w = W(x)``.
+    """
     lam = sp.Symbol("Lambda", positive=True)
     lead = m.leading_order.xreplace({m.log_scale: lam})
     residual = m.dominant_term.subs(k_, lead) - lam
@@ -373,7 +375,8 @@ def numeric(expr) -> float:
 def law_latex(spec) -> str:
     """The growth law in LaTeX (no ``$``): ``k^*\\propto n^{q}`` (polynomial),
     ``k^*\\propto(\\ln n)^{p}`` (exact power of ``ln n``) or
-    ``k^*=(\\ln n)^{p+o(1)}`` (asymptotic)."""
+    ``k^*=(\\ln n)^{p+o(1)}`` (asymptotic).
+    """
     g = growth_law(spec)
     if g.kind == "polynomial":
         return rf"k^*\propto n^{{{sp.latex(g.q_limit)}}}" if g.exact else rf"k^*=n^{{{sp.latex(g.q_limit)}+o(1)}}"
@@ -501,7 +504,8 @@ def asymptotic_check(spec, log10_n_values=(12, 100, 1000, 10000), budget=512, c_
     ratio to every asymptotic formula of the model.  A formula is asymptotically
     right when the ratio tends to 1 as ``x`` grows.  Plain floats; a value beyond
     a double (``k_real`` of a polynomial law at ``n = 10^1000``) or undefined (no
-    root) is ``None``, and ``log10_k_real`` still holds the size of the root."""
+    root) is ``None``, and ``log10_k_real`` still holds the size of the root.
+    """
     m = _model(spec)
     budget = _s._budget(budget)
     if (

@@ -148,7 +148,8 @@ SAFE_EXPONENT = 256
 def _safe_scale(A: np.ndarray) -> np.ndarray:
     """Each matrix of the stack ``A`` ``(..., m, k)`` whose largest entry lies outside
     ``[2**-SAFE_EXPONENT, 2**SAFE_EXPONENT]`` divided by the power of two nearest it (exact: ``Q`` and
-    the rank are unchanged); others, and zero matrices, as they are."""
+    the rank are unchanged); others, and zero matrices, as they are.
+    """
     top = np.abs(A).max(axis=(-2, -1), keepdims=True) if A.size else np.zeros(A.shape[:-2] + (1, 1))
     _, exponent = np.frexp(top)
     outside = (top > 0) & ((exponent > SAFE_EXPONENT) | (exponent < -SAFE_EXPONENT))
@@ -254,7 +255,8 @@ def _printed_hdi(S: np.ndarray, e: np.ndarray, d_k: int) -> float:
 
 def _hdi_value(normalization: str, d_k: int, S=None, e=None, S_orth=None) -> float:
     """The HDI from pair matrices: ``S`` ``(H, H)`` of heads scaled by ``2^-e_j`` (paper, RV) or
-    ``S_orth`` of orthonormal bases (PA).  The one place where the three formulas are written."""
+    ``S_orth`` of orthonormal bases (PA).  The one place where the three formulas are written.
+    """
     if normalization == "paper":
         return _printed_hdi(S, e, d_k)
     if normalization == "principal_angles":
@@ -477,7 +479,8 @@ def hdi_upper_bound(d: int, d_k: int, n_heads: int) -> float:
 def _check_ascent(n_starts: int, n_steps: int, H: int, d: int, d_k: int) -> None:
     """``ValueError`` naming ``n_steps`` or ``n_starts x n_steps`` when the ascent of :func:`maximize_hdi`
     would take more than :data:`MAX_ASCENT_STEPS` steps or :data:`MAX_ASCENT_WORK` work (it would run for
-    hours, not fail)."""
+    hours, not fail).
+    """
     if n_steps > MAX_ASCENT_STEPS:
         raise ValueError(
             f"n_steps: expected at most {MAX_ASCENT_STEPS} ascent steps (about 0.2 ms each), got {brief(n_steps)}"
@@ -500,7 +503,8 @@ def _check_ascent(n_starts: int, n_steps: int, H: int, d: int, d_k: int) -> None
 class FrameAscent:
     """Result of :func:`maximize_hdi`: ``bases`` ``(n_starts, H, d, d_k)`` at the end,
     ``hdi`` ``(n_starts,)`` final HDI_PA, ``trace`` ``(n_starts, n_steps + 1)`` HDI_PA
-    along the ascent, ``tightness`` ``(n_starts,)`` (:func:`frame_tightness`)."""
+    along the ascent, ``tightness`` ``(n_starts,)`` (:func:`frame_tightness`).
+    """
 
     bases: np.ndarray
     hdi: np.ndarray

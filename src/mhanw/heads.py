@@ -273,7 +273,8 @@ def _engine_kernel(kernel: str) -> str:
 def _inv_scale(kernel, bandwidth, beta, d_k):
     """Multiplier of the raw logits as ``(mantissa, exponent)`` (see :func:`mhanw.nw.logit_scale`):
     ``h^-p`` for a kernel with a bandwidth (``1/h^2`` Gaussian), or ``beta`` (attention, default
-    ``1/sqrt(d_k)``)."""
+    ``1/sqrt(d_k)``).
+    """
     if kernel != "attention":
         return _nw.logit_scale(kernel, bandwidth=bandwidth)
     if beta is None:
@@ -293,7 +294,8 @@ def _binary_exponent(x: float) -> int:
 
 def _head_estimates(W, X, Y, queries, kernel, scale, block_entries=None):
     """Unchecked core of :func:`head_estimates`; returns ``(H, T)``: :func:`_head_smooths` of the
-    one shared response ``Y``."""
+    one shared response ``Y``.
+    """
     return _head_smooths(W, X, Y[:, None], queries, kernel, scale, block_entries)[..., 0]
 
 
@@ -387,7 +389,8 @@ class _Plan:
 
     def heads(self, X, Y, queries) -> list:
         """Head estimates of every configuration (``"concat"``: the contributions ``c_j``), a list of
-        ``(H_c, T)`` arrays."""
+        ``(H_c, T)`` arrays.
+        """
         prepared = self._prepared if self._prepared is not None else self._prepare()
         out = [None] * len(self.configs)
         for (kernel, W, scale, slices), (engine, flat, ew, fixed) in zip(self.groups, prepared):
@@ -565,7 +568,8 @@ def output_projection(n_heads: int, d_v: int, rng, orthogonal: bool = False) -> 
 def _fitted_output(config, X, Zc, cols, V):
     """``W_O`` ``(H, d_v)`` by least squares of ``Y - Ybar`` on the heads' leave-one-out outputs at the
     training points (minimum-norm solution when the outputs are collinear).  The solution does not change
-    when ``Zc`` is scaled, and scales inversely with ``V``."""
+    when ``Zc`` is scaled, and scales inversely with ``V``.
+    """
     W = config.projections
     n = X.shape[0]
     if n < 2:
@@ -583,7 +587,8 @@ def _scaled_stream(X, Y):
     """The centred value stream ``z_i - zbar`` divided by ``2^e`` (exactly: a power of two) so that its
     entries are of order one, ``(Zc / 2^e, Ybar, e)``: responses or inputs near the largest double
     (``+-1.7e308``) overflow in ``zbar`` and in ``z_i - zbar``, and every product of the concat rule is
-    linear in the stream, so it is computed at this scale and scaled back once, at the end."""
+    linear in the stream, so it is computed at this scale and scaled back once, at the end.
+    """
     Z = np.column_stack([Y, X])
     e = _binary_exponent(float(np.max(np.abs(Z)))) + 1
     Zs = np.ldexp(Z, -e)
@@ -609,7 +614,8 @@ def _concat_deviations(config, X, Y, queries):
     """``(ybar, D, e)`` of a ``"concat"`` configuration on one sample: the heads' deviations from the
     training mean, ``c_j(x_t) - Ybar = o_j(x_t) . W_O^j`` ``(H, T)``, are ``D * 2^e``.  The stream, ``W_V``
     and a fixed ``W_O`` are each divided by a power of two first (exactly), so that no product of finite
-    inputs overflows on the way (values and an output projection of 1e200 gave NaN and inf)."""
+    inputs overflows on the way (values and an output projection of 1e200 gave NaN and inf).
+    """
     Zs, ybar, e = _scaled_stream(X, Y)
     V, ev = _scaled(config.values)
     cols = config._value_columns
@@ -626,7 +632,8 @@ def _concat_deviations(config, X, Y, queries):
 
 def _contributions_of(config, X, Y, queries) -> tuple[np.ndarray, float, np.ndarray]:
     """``(c (H, T), ybar, f (T,))``: the contributions and the ensemble of a ``"concat"`` configuration,
-    or ``ValueError`` naming ``values, output`` (or ``Y``) when they exceed a double."""
+    or ``ValueError`` naming ``values, output`` (or ``Y``) when they exceed a double.
+    """
     ybar, D, e = _concat_deviations(config, X, Y, queries)
     with np.errstate(over="ignore", invalid="ignore"):
         c = ybar + np.ldexp(D, e)
@@ -645,7 +652,8 @@ def concat_contributions(config, X, Y, queries) -> np.ndarray:
     """The heads' contributions ``c_j(x_t) = Ybar + o_j(x_t) . W_O^j`` of a ``"concat"`` configuration,
     ``(H, T)``; the ensemble is ``Ybar + sum_j (c_j - Ybar)``.  Computed at a scale where no product of
     finite inputs overflows; ``ValueError`` naming ``values, output`` when the contributions themselves
-    exceed a double."""
+    exceed a double.
+    """
     config = _concat_config(config)
     X, Y, queries = _check_sample(config, X, Y, queries)
     return config._contributions(X, Y, queries)

@@ -46,7 +46,8 @@ __all__ = ["ImseResult", "error_moments", "integrated_mse", "pointwise_estimates
 def _as_configs(configs, bandwidth, name: str = "configs"):
     """``configs`` (one configuration or a list; each a HeadConfig or an ``(H, d, d_k)`` array of
     projections with ``bandwidth``) as a list of HeadConfig; a refusal of an array names ``name``
-    (``name[i]`` in a list), one of ``bandwidth`` names ``bandwidth``."""
+    (``name[i]`` in a list), one of ``bandwidth`` names ``bandwidth``.
+    """
     single = isinstance(configs, (HeadConfig, np.ndarray))
     if single:
         configs = [configs]
@@ -143,7 +144,8 @@ def _model(regression, sigma, d: int, name: str) -> _data.DataModel:
 def _sizes(n, n_test, n_rep, d: int, per_replicate: int, fresh_tests: bool = True) -> tuple[int, int]:
     """``n``, ``n_test`` (if ``fresh_tests``) checked, and ``n_rep`` (which :func:`run_replicates` takes
     as given): each replicate draws ``(n, d)`` and ``(n_test, d)`` arrays and returns
-    ``per_replicate`` numbers."""
+    ``per_replicate`` numbers.
+    """
     n_rep = positive_int(n_rep, "n_rep")
     if n_rep > MAX_REPLICATES:
         raise ValueError(f"n_rep: expected at most {MAX_REPLICATES} replicates, got {n_rep}")
@@ -168,7 +170,8 @@ def _work(configs, n: int, n_points: int, n_rep: int, d: int) -> int:
     every head weighs the ``n`` training points at each of the ``n_points`` evaluation points (and, for
     a ``"concat"`` rule with a fitted ``W_O``, at the ``n`` training points themselves, left out one by
     one) and projects every point, plus the drawn coordinates and the replicate's fixed cost
-    (:data:`_DRAW_UNITS`, :data:`_REPLICATE_UNITS`).  Bounded by :data:`mhanw.constants.MAX_WORK`."""
+    (:data:`_DRAW_UNITS`, :data:`_REPLICATE_UNITS`).  Bounded by :data:`mhanw.constants.MAX_WORK`.
+    """
     n, T, R, d = int(n), int(n_points), int(n_rep), int(d)
     kernel = sum(
         int(c.n_heads) * (n * (T + (n if c.rule == "concat" and isinstance(c.output, str) else 0)) + n + T)
@@ -179,7 +182,8 @@ def _work(configs, n: int, n_points: int, n_rep: int, d: int) -> int:
 
 def _check_work(configs, n: int, n_points: int, n_rep: int, d: int, points: str) -> None:
     """``ValueError`` naming ``n``, ``points`` and ``n_rep`` when :func:`_work` exceeds
-    :data:`mhanw.constants.MAX_WORK` (each size was bounded alone; this bounds their product)."""
+    :data:`mhanw.constants.MAX_WORK` (each size was bounded alone; this bounds their product).
+    """
     heads = sum(int(c.n_heads) for c in configs)
     where = f"n_test = {n_points}" if points == "n_test" else f"{n_points} point{'s' * (n_points != 1)} in x"
     check_work(
@@ -193,7 +197,8 @@ def _check_work(configs, n: int, n_points: int, n_rep: int, d: int, points: str)
 def _finite_errors(errors: np.ndarray, model: _data.DataModel, s: _data.Sample) -> np.ndarray:
     """``errors`` if finite, else ``ValueError`` naming what takes values too large to square: the
     regression (``regression``), the noise of a data model (``regression``, with its noise spec) or the
-    noise level (``sigma``), whichever is largest at the drawn points."""
+    noise level (``sigma``), whichever is largest at the drawn points.
+    """
     if np.all(np.isfinite(errors)):
         return errors
     with np.errstate(all="ignore"):  # the error path only: which part of Y = m(X) + noise is too large

@@ -105,7 +105,8 @@ class Kernel:
     def log_density_constant(self, d: int, bandwidth: float) -> float:
         """``ln c_d(h)`` of :meth:`density_constant`, from ``lgamma`` and logarithms (finite for every ``d``
         and ``h`` the checks accept, where ``c_d(h)`` itself may lie beyond a double); ``ValueError``
-        naming ``kernel`` for the exponential kernel, which has none."""
+        naming ``kernel`` for the exponential kernel, which has none.
+        """
         d = positive_int(d, "d")
         h = positive_scalar(bandwidth, "bandwidth")
         half, log_h, log_pi = 0.5 * d, math.log(h), math.log(math.pi)
@@ -121,7 +122,8 @@ class Kernel:
         """:attr:`normalisation` as a number: ``c_d(h)`` with ``int c_d(h) K(u) du = 1`` over ``R^d``;
         ``ValueError`` naming ``kernel`` for the exponential kernel, which has none, and naming ``d,
         bandwidth`` when ``c_d(h)`` is beyond the range of a double (it over- or underflows: the
-        Laplace constant at ``d = 200``); :meth:`log_density_constant` is finite there."""
+        Laplace constant at ``d = 200``); :meth:`log_density_constant` is finite there.
+        """
         log_c = self.log_density_constant(d, bandwidth)
         if not _LOG_DOUBLE_RANGE[0] < log_c < _LOG_DOUBLE_RANGE[1]:
             raise ValueError(
@@ -230,7 +232,8 @@ _TINY = {dt: np.exp(-slack) for dt, slack in SHIFT_SLACK.items()}
 
 def _real_array(value, name, ndim):
     """Finite float array (ints or floats; :func:`as_float_array` rejects other dtypes);
-    float32 input stays float32, anything else becomes float64."""
+    float32 input stays float32, anything else becomes float64.
+    """
     if isinstance(value, np.ndarray) and value.dtype == np.float32:
         if (
             value.ndim not in ((ndim,) if isinstance(ndim, int) else ndim)
@@ -245,7 +248,8 @@ def _real_array(value, name, ndim):
 def _check_qkv(queries, keys, values=None, need_values=False):
     """Validate shapes ``(m, d_k)``, ``(n, d_k)``, ``(n,)|(n, d_v)``, or the same
     with a leading batch (head) axis ``H``: ``(H, m, d_k)``, ``(H, n, d_k)``,
-    ``(H, n)|(H, n, d_v)``."""
+    ``(H, n)|(H, n, d_v)``.
+    """
     q = _real_array(queries, "queries", (2, 3))
     k = _real_array(keys, "keys", q.ndim)
     if q.shape[-1] != k.shape[-1] or q.shape[:-2] != k.shape[:-2]:
@@ -301,7 +305,8 @@ def _scale_arrays(scale, B):
 
 def _block_shape(B: int, m: int, n: int, block_entries: int):
     """``(heads, rows)`` of one block of logits: at least MIN_BLOCK_ROWS queries (or
-    all ``m``), as many heads as fit in ``block_entries``."""
+    all ``m``), as many heads as fit in ``block_entries``.
+    """
     rows = min(m, max(MIN_BLOCK_ROWS, block_entries // max(n, 1)))
     heads = max(1, min(B, block_entries // max(rows * n, 1)))
     return heads, rows
@@ -309,7 +314,8 @@ def _block_shape(B: int, m: int, n: int, block_entries: int):
 
 def _sqnorm(x, axis=-1, out=None):
     """``|x|^2`` along ``axis`` (-1, or 1 of a ``(B, d, n)`` array), inf where it overflows
-    (the caller silences the overflow warning)."""
+    (the caller silences the overflow warning).
+    """
     if x.shape[axis] == 1:  # einsum is pathologically slow for one column
         return np.square(x[..., 0] if axis == -1 else x[:, 0], out=out)
     return np.einsum("...d,...d->..." if axis == -1 else "bdn,bdn->bn", x, x, out=out)
@@ -377,7 +383,8 @@ def _augment(q, kat, kernel, s, qsq, ksq, kmax2):
 def _weighted_sums(L, v, ones):
     """Numerators ``(..., r, d_v)`` and denominators ``(..., r)`` of the weights ``L``
     ``(..., r, n)`` against ``v`` ``(..., n, d_v[+1])``, whose last column is ones
-    if ``ones`` (then one product gives both)."""
+    if ``ones`` (then one product gives both).
+    """
     r = np.matmul(L, v)
     if ones:
         return r[..., :-1], r[..., -1]
@@ -388,7 +395,8 @@ def _exact_rows(qa, kat, bias, v, ones, floor):
     """Weighted means of rows whose shift bound was too loose, with the exact row
     maximum subtracted: ``qa`` ``(r, w)`` without the shift, ``kat`` ``(w, n)``,
     ``bias`` ``(n,)`` or None (added to the logits), ``v`` ``(n, d_v[+1])`` values
-    (then ones, if ``ones``); returns ``(r, d_v)``."""
+    (then ones, if ``ones``); returns ``(r, d_v)``.
+    """
     L = qa @ kat
     if bias is not None:
         L += bias
@@ -475,7 +483,8 @@ MODERATE_EXPONENT = 64
 def _moderate(eq, ek: int, mant: float, expo: int, d: int) -> bool:
     """Whether a head's logits can be formed directly: every query row's and the keys' largest entry
     within ``2**(+-MODERATE_EXPONENT)``, and the scale times the largest logit difference
-    (``4 d 2**(eq + ek)`` bounds it) far from overflow, the scale itself a normal double."""
+    (``4 d 2**(eq + ek)`` bounds it) far from overflow, the scale itself a normal double.
+    """
     e_max = int(np.max(eq)) if np.size(eq) else 0
     e_min = int(np.min(eq)) if np.size(eq) else 0
     if max(abs(e_max), abs(e_min), abs(ek)) > MODERATE_EXPONENT or not -1000 < expo < 1000:
@@ -495,7 +504,8 @@ def _log_space_logits(q, k, kernel, mant, expo, exclude=None):
     bounded products, and only then is the scale applied, with ``ldexp``; a
     product that overflows becomes ``-inf`` (weight 0), never NaN.  ``exclude``: for a single
     query row, the index of a key left out (logit ``-inf``) before the maximum is taken, so that
-    the largest remaining logit is exactly 0 (a leave-one-out row)."""
+    the largest remaining logit is exactly 0 (a leave-one-out row).
+    """
     q = np.asarray(q, np.float64)
     k = np.asarray(k, np.float64)
     if mant < 0:  # only the exponential kernel has signed scales: s q.k = |s| (-q).k
@@ -562,7 +572,8 @@ def _scaled_pair(q, k):
     """``q``, ``k`` (float64) divided by one power of two ``2^e``, only as far as needed to bring their
     largest entry within ``2**(+-SCALED_EXPONENT)`` (``e = 0`` for ordinary inputs), so that no square
     overflows and the distances of keys far smaller than the largest one do not underflow (a key of
-    1e200 beside keys of order 1 leaves their distances intact); returns ``(qs, ks, e)``."""
+    1e200 beside keys of order 1 leaves their distances intact); returns ``(qs, ks, e)``.
+    """
     q = np.asarray(q, np.float64)
     k = np.asarray(k, np.float64)
     top = max(float(np.abs(q).max()), float(np.abs(k).max()))
@@ -617,7 +628,8 @@ def _distance_weights(qs, ks, ksq, kernel, mant, expo, self_start=None):
 def _distance_heads(q, keys, va, ones, kernel, mant, expo, out, block_entries):
     """:func:`weighted_mean` for the kernels of the distance path (:data:`FUSED_KERNELS` excluded):
     per head, blocks of queries against all keys, float64 inside.  ``keys(h)`` gives the keys
-    ``(n, d)`` of head ``h``; ``va`` ``(B|1, n, d_v[+1])`` as in :func:`weighted_mean`."""
+    ``(n, d)`` of head ``h``; ``va`` ``(B|1, n, d_v[+1])`` as in :func:`weighted_mean`.
+    """
     B, m, d = q.shape
     degree = REGISTRY[kernel].degree
     va64 = np.asarray(va, np.float64)
@@ -635,7 +647,8 @@ def _distance_heads(q, keys, va, ones, kernel, mant, expo, out, block_entries):
 
 def _value_exponent(v, n: int, dtype) -> int:
     """The power of two ``e`` the values ``v`` are divided by (exactly) before ``n`` of them are summed
-    with weights at most 1: their binary exponent when the sum could overflow ``dtype``, else 0."""
+    with weights at most 1: their binary exponent when the sum could overflow ``dtype``, else 0.
+    """
     if not v.size:
         return 0
     vmax = max(float(v.max()), -float(v.min()))
@@ -645,7 +658,8 @@ def _value_exponent(v, n: int, dtype) -> int:
 def _loo_mean(k, v, kernel, mant, expo, block_entries=None):
     """Leave-one-out weighted means of one head: row ``i`` is the estimate at key ``k_i`` from the
     other ``n - 1`` keys ``(n, d)`` and values ``v`` ``(n, d_v)``; ``(n, d_v)`` float64, exact weights
-    (log space for the fused kernels), ``rb`` rows at a time."""
+    (log space for the fused kernels), ``rb`` rows at a time.
+    """
     n = k.shape[0]
     v = np.asarray(v, np.float64)
     out = np.empty((n, v.shape[1]))
@@ -706,7 +720,8 @@ def leave_one_out(keys, values, bandwidth, kernel="gaussian") -> np.ndarray:
 def empty_windows(queries, keys, bandwidth, kernel="epanechnikov") -> np.ndarray:
     """For a compact kernel, which queries ``(m, d_k)`` have no key ``(n, d_k)`` in their window
     ``|q - k| < h``: a boolean array ``(m,)`` (all False for a kernel that is not compact).  There the
-    estimate is the mean value of the nearest keys (:data:`EMPTY_WINDOW`)."""
+    estimate is the mean value of the nearest keys (:data:`EMPTY_WINDOW`).
+    """
     one_of(kernel, "kernel", KERNELS)
     h = positive_scalar(bandwidth, "bandwidth")
     q, k, _ = _check_qkv(queries, keys)
@@ -893,7 +908,8 @@ class ProjectedHeads:
         ``(B, m, d_k)`` and keys ``X @ W[h]`` (``X`` ``(n, p)``): ``weighted_mean(q, (X, W),
         y[None, :, None], kernel, scale)[..., 0]`` bit for bit.  ``qsq``, ``qsq_max``:
         :meth:`query_norms` of ``q`` and its maximum, if known; ``bounded``: the caller
-        knows that no squared key norm can overflow."""
+        knows that no squared key norm can overflow.
+        """
         n = X.shape[0]
         B, m, d = q.shape
         vmax = max(float(y.max()), -float(y.min()))
@@ -961,7 +977,8 @@ def _mean(q, k, v, kernel, scale):
 
 def _weights(q, k, kernel, scale):
     """Normalised weights ``(m, n)`` of one head (float64): from the exact log-space logits
-    (fused kernels), or from :func:`_distance_weights` (the others)."""
+    (fused kernels), or from :func:`_distance_weights` (the others).
+    """
     mant, expo = scale
     if kernel in FUSED_KERNELS:
         L = _log_space_logits(q, k, kernel, mant, expo)

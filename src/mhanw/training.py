@@ -83,7 +83,8 @@ COMBINATIONS = _heads.RULES
 class LooLoss:
     """The leave-one-out loss of :func:`loo_loss`: ``loss`` (with the penalty), ``fit`` (the LOO mean
     squared error alone), ``penalty`` (its value times ``lambda``), ``grad`` ``(H, d, d_k)`` or ``None``,
-    ``output`` (``W_O`` ``(H, d_v)`` for concat, else ``None``)."""
+    ``output`` (``W_O`` ``(H, d_v)`` for concat, else ``None``).
+    """
 
     loss: float
     fit: float
@@ -100,7 +101,8 @@ MAX_RESPONSE = 1e100
 
 def _responses(Y, name: str, n: int | None = None) -> np.ndarray:
     """``Y`` as a finite 1-D float array (of ``n`` values) with ``max |Y| <= MAX_RESPONSE``, else
-    ``ValueError`` naming ``name``."""
+    ``ValueError`` naming ``name``.
+    """
     Y = as_float_array(Y, name, ndim=1)
     if n is not None and Y.shape[0] != n:
         raise ValueError(f"{name}: expected {n} values (one per row of X), got shape {Y.shape}")
@@ -115,7 +117,8 @@ def _responses(Y, name: str, n: int | None = None) -> np.ndarray:
 
 def _finite_result(value, what: str, X, Y, name: str = "") -> None:
     """``ValueError`` naming the inputs ``X`` and responses ``Y`` (fields of ``name`` when given) when
-    ``value`` is not finite: an overflow the bounds on each alone did not exclude."""
+    ``value`` is not finite: an overflow the bounds on each alone did not exclude.
+    """
     if np.all(np.isfinite(value)):
         return
     x, y = (f"{name}.X", f"{name}.Y") if name else ("X", "Y")
@@ -146,7 +149,8 @@ def _check(W, X, Y, bandwidth, combination, values):
 
 def _check_sample(sample, W, name: str = "sample") -> Sample:
     """``sample`` if it is a :class:`mhanw.data.Sample` of the heads' dimension with fresh test points
-    (``X_test``, ``m_test``: the IMSE and the error correlation are measured there), else ``ValueError``."""
+    (``X_test``, ``m_test``: the IMSE and the error correlation are measured there), else ``ValueError``.
+    """
     if not isinstance(sample, Sample):
         raise ValueError(
             f"{name}: expected a mhanw.data.Sample (training X, Y and fresh X_test, m_test), "
@@ -168,7 +172,8 @@ def _check_sample(sample, W, name: str = "sample") -> Sample:
 
 def _frames(W, name: str = "W") -> np.ndarray:
     """``W`` ``(H, d, d_k)`` if every head has rank ``d_k`` (a column space of dimension ``d_k``), else
-    ``ValueError`` naming ``name`` and the head."""
+    ``ValueError`` naming ``name`` and the head.
+    """
     W = as_float_array(W, name, ndim=3)
     s = np.linalg.svd(W, compute_uv=False)  # (H, d_k)
     for j in range(W.shape[0]):
@@ -203,7 +208,8 @@ def orthogonality_penalty(W, gradient: bool = True):
     0 exactly when the heads' column spaces are mutually orthogonal; it sees only the subspaces (not a
     head's scale, its inverse bandwidth, nor its singular values, so it never rewards a head for
     losing rank).  With ``G_j = W_j^T W_j`` and ``A_j = sum_{k != j} P_k``, the gradient in ``W_j`` is
-    ``(2/d_k) (I - P_j) A_j W_j G_j^-1``."""
+    ``(2/d_k) (I - P_j) A_j W_j G_j^-1``.
+    """
     W = _frames(W)
     gradient = boolean(gradient, "gradient")
     H, d, d_k = W.shape
@@ -308,7 +314,8 @@ def _config(W, bandwidth, combination, values):
 def fresh_error(W, sample, bandwidth: float, combination: str = "average", values="response") -> float:
     """The integrated squared error on fresh data, ``mean_t (f(x_t) - m(x_t))^2``, of heads ``W`` trained on
     ``sample`` (a :class:`mhanw.data.Sample`: ``X``, ``Y`` the training sample, ``X_test``, ``m_test``
-    fresh points); for concat ``W_O`` is refitted as in :func:`loo_loss`."""
+    fresh points); for concat ``W_O`` is refitted as in :func:`loo_loss`.
+    """
     one_of(combination, "combination", COMBINATIONS)
     cfg = _config(W, bandwidth, combination, values)
     sample = _check_sample(sample, cfg.projections)
@@ -323,7 +330,8 @@ def error_correlation(W, sample, bandwidth: float) -> float:
     the test points of ``m_j(x) - m(x)`` and ``m_k(x) - m(x)``, ``m_j`` head ``j``'s NW regression of the
     response (what every head computes, whatever the combination); NaN for one head, and where a head's
     errors are the same at every test point (their correlation is undefined: one test point, or heads and
-    ``m`` that agree everywhere)."""
+    ``m`` that agree everywhere).
+    """
     W = as_float_array(W, "W", ndim=3)
     sample = _check_sample(sample, W)
     if W.shape[0] < 2:

@@ -227,7 +227,8 @@ def affine_oracle_weights(M) -> np.ndarray:
 
 def _normalised(x: np.ndarray, name: str) -> np.ndarray:
     """``x / sum(x)``, or ``ValueError`` naming ``name`` when that is not finite
-    (``M`` positive definite in name only: numerically singular)."""
+    (``M`` positive definite in name only: numerically singular).
+    """
     total = x.sum()
     out = x / total if np.isfinite(total) and total > 0 else np.full_like(x, np.nan)
     if not np.all(np.isfinite(out)):
