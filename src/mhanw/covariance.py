@@ -406,7 +406,7 @@ class FirstOrderCovariance:
         return self.covariance - self.noise
 
 
-def _kernel_tilted_gaussian(B: np.ndarray, h: float, x: np.ndarray):
+def _kernel_tilted_gaussian(B: np.ndarray, h: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean and a square root of the covariance of the density proportional to
     ``exp(-|B^T (X-x)|^2 / (2 h^2)) N(X; 0, I)``.
 

@@ -45,6 +45,7 @@ import numbers
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -410,7 +411,7 @@ def _local_growth(grad, X, norms, rng) -> float:
     points = X[np.argsort(norms)[-_LOCAL_STARTS:]].copy()  # (s, dim)
     best = np.sort(norms)[-_LOCAL_STARTS:]
     dim, rows = X.shape[1], np.arange(len(points))
-    coarse = None
+    coarse: float | None = None  # the best at radius 1e-6, one of _LOCAL_RADII
     with np.errstate(all="ignore"):
         for r in _LOCAL_RADII:
             for _ in range(_LOCAL_STEPS):  # steps of length r while one helps: a search travels 20 r
@@ -428,6 +429,7 @@ def _local_growth(grad, X, norms, rng) -> float:
                 best = np.where(better, g[rows, i], best)
             if coarse is None and r <= 1.0001e-6:
                 coarse = float(best.max())
+    assert coarse is not None
     return float(best.max()) / max(coarse, 1e-300)
 
 
@@ -827,7 +829,8 @@ class InputDistribution:
     """
 
     kind: str = "gaussian"
-    parameter: float | tuple | None = None
+    # a float for the one-parameter kinds, (K, ICC) for "clustered", None for the others (checked below)
+    parameter: Any = None
 
     def __post_init__(self):
         one_of(self.kind, "inputs", tuple(INPUT_KINDS))
@@ -1080,7 +1083,7 @@ class NoiseModel:
 
     sigma: float = SIGMA
     law: str = "gaussian"
-    parameter: float | None = None
+    parameter: Any = None  # NU of "student-t" (a float > 2), None for the other laws (checked below)
     expression: str | None = None
 
     def __post_init__(self):

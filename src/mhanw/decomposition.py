@@ -28,6 +28,7 @@ weights, bias, variance and covariance there.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -391,9 +392,9 @@ def jackknife(statistic, arrays, n_blocks: int = 20):
             _statistic_value(statistic(*[a[keep] for a in arrays]), f"with replicates {lo}:{hi} left out", theta.shape)
         )
         keep[lo:hi] = True
-    leave_out = np.stack(leave_out)
-    B = leave_out.shape[0]
-    dev = leave_out - leave_out.mean(axis=0)
+    left_out = np.stack(leave_out)
+    B = left_out.shape[0]
+    dev = left_out - left_out.mean(axis=0)
     with np.errstate(over="ignore"):
         se = np.sqrt((B - 1) / B * (dev**2).sum(axis=0))
     if not np.all(np.isfinite(se)):  # squares beyond a double: the same sum, scaled by the largest deviation
@@ -469,17 +470,17 @@ class SymbolicDecomposition:
     weights, bias, covariance, m, R : the symbols (``weights`` may be numbers)
     """
 
-    mse: object
-    printed: object
-    corrected: object
-    printed_gap: object
-    corrected_gap: object
-    ddof_offset: object
+    mse: Any
+    printed: Any
+    corrected: Any
+    printed_gap: Any
+    corrected_gap: Any
+    ddof_offset: Any
     weights: tuple
     bias: tuple
-    covariance: object
-    m: object
-    R: object
+    covariance: Any
+    m: Any
+    R: Any
 
     @property
     def weights_sum(self):
@@ -577,19 +578,19 @@ class ConcatDecomposition:
     ``(a, 1 - sum a)``, also 0.  :meth:`evaluate` puts numbers (empirical moments) in.
     """
 
-    mse: object
-    bias_squared: object
-    variance_term: object
-    intercept_variance: object
-    within_head_covariance: object
-    between_head_covariance: object
-    intercept_covariance: object
-    gap: object
-    sum_rule_gap: object
-    weights: object
+    mse: Any
+    bias_squared: Any
+    variance_term: Any
+    intercept_variance: Any
+    within_head_covariance: Any
+    between_head_covariance: Any
+    intercept_covariance: Any
+    gap: Any
+    sum_rule_gap: Any
+    weights: Any
     means: tuple
-    covariance: object
-    m: object
+    covariance: Any
+    m: Any
     n_heads: int
     n_columns: int
 

@@ -221,7 +221,10 @@ def _solves_dominant(m: _s.MSEModel) -> bool:
     checked through its definition ``x = w e^w`` with ``w = W(x)``.
     """
     lam = sp.Symbol("Lambda", positive=True)
-    lead = m.leading_order.xreplace({m.log_scale: lam})
+    lead = m.leading_order
+    if lead is None:
+        return False
+    lead = lead.xreplace({m.log_scale: lam})
     residual = m.dominant_term.subs(k_, lead) - lam
     lamberts = residual.atoms(sp.LambertW)
     if not lamberts:

@@ -64,6 +64,7 @@ bandwidth convention of :func:`mhanw.nw.nadaraya_watson` and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -344,7 +345,7 @@ class _Plan:
 
     def __init__(self, configs, queries=None):
         self.configs = configs
-        groups = {}
+        groups: dict[tuple[str, int], list[int]] = {}
         # "concat" configurations smooth their own value columns (and may fit W_O): evaluated one by one
         self.concat = [i for i, c in enumerate(configs) if c.rule == "concat"]
         for i, c in enumerate(configs):
@@ -732,10 +733,11 @@ class HeadConfig:
     kernel: str = "gaussian"
     beta: float | None = None
     rule: str = "average"
-    weights: np.ndarray | None = None
+    weights: Any = None  # after checking, (H,): the rule's default when None
     label: str = ""
-    values: np.ndarray | str | None = None
-    output: np.ndarray | str | None = None
+    # "concat" only; after checking, values is W_V (H, 1 + d, d_v) and output W_O (H, d_v) or "fitted"
+    values: Any = None
+    output: Any = None
 
     def __post_init__(self):
         W = _check_projections(self.projections)
@@ -760,8 +762,6 @@ class HeadConfig:
         object.__setattr__(self, "values", V)
         object.__setattr__(self, "output", _named_output(self.output, W.shape[0], V.shape[2]))
         object.__setattr__(self, "weights", np.ones(W.shape[0]))
-        # the value columns some head reads (the others are never smoothed)
-        object.__setattr__(self, "_value_columns", np.flatnonzero(np.any(V != 0.0, axis=(0, 2))))
         if not isinstance(self.output, str):
             with np.errstate(over="ignore", invalid="ignore"):
                 u = np.einsum("hud,hd->hu", V, self.output)
@@ -772,6 +772,11 @@ class HeadConfig:
                 W_V=float(np.max(np.abs(V))),
                 W_O=float(np.max(np.abs(self.output))),
             )
+
+    @property
+    def _value_columns(self) -> np.ndarray:
+        """``"concat"``: the columns of the value stream that some head reads (the others are never smoothed)."""
+        return np.flatnonzero(np.any(self.values != 0.0, axis=(0, 2)))
 
     @property
     def n_heads(self) -> int:

@@ -816,6 +816,7 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
                 kat = np.swapaxes(k[hs], 1, 2)  # a view: BLAS reads the keys transposed
                 ksq = _sqnorm(k[hs])
             else:
+                assert kat_buf is not None
                 kat = kat_buf[: hs.stop - h0]
                 if projected:
                     np.matmul(np.swapaxes(k[1][hs], 1, 2), k[0].T, out=kat[:, :d])

@@ -92,6 +92,7 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from collections.abc import Mapping
 
@@ -942,7 +943,7 @@ class Encoder:
         self._token_type = f(t["embeddings.token_type_embeddings.weight"])
         self._emb_ln = (f(t["embeddings.LayerNorm.weight"]), f(t["embeddings.LayerNorm.bias"]))
         H, d, dk = self.n_heads, self.d_model, self.d_k
-        self._layers = []
+        self._layers: list[dict[str, Any]] = []
         for l in range(self.n_layers):
             # (H, d, dk) -> (d, H*dk): column h*dk + j is head h's output j.
             w_qkv = np.concatenate([att[n][l].transpose(1, 0, 2).reshape(d, H * dk) for n in _PROJECTIONS], axis=1)
@@ -1068,9 +1069,9 @@ class Encoder:
             if gates is not None:
                 ctx *= gates[sel][:, :, None, None]
             context[rows.ravel()] = ctx.transpose(0, 2, 1, 3).reshape(n_t * t, H * dk)
-        x = _layer_norm(context @ p["w_o"] + p["b_o"] + x, *p["ln1"], self._eps)
+        x = _layer_norm(context @ p["w_o"] + p["b_o"] + x, p["ln1"][0], p["ln1"][1], self._eps)
         hidden = _gelu(x @ p["w_in"] + p["b_in"])
-        return _layer_norm(hidden @ p["w_out"] + p["b_out"] + x, *p["ln2"], self._eps)
+        return _layer_norm(hidden @ p["w_out"] + p["b_out"] + x, p["ln2"][0], p["ln2"][1], self._eps)
 
     def _run(self, x, b, mask, start: int = 0, keep=None):
         for l in range(start, self.n_layers):

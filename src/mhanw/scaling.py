@@ -80,6 +80,7 @@ import numbers
 import sys
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -342,7 +343,7 @@ def _check_constants(constants, name: str = "constants") -> dict[str, float]:
     for key, value in dict(constants).items():
         one_of(key, f"{name}", tuple(DEFAULT_CONSTANTS))
         if key == "rho":
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= float(value) <= 1:
                 raise ValueError(f"{name}: expected rho in [0, 1], got {brief(value)}")
             out[key] = float(value)
         else:
@@ -385,8 +386,8 @@ class MSEModel:
     bias_law: sp.Expr
     variance_law: sp.Expr
     combination: str = "average"
-    constants: tuple = ()
-    asymptotics: tuple = ()
+    constants: Any = ()  # a mapping or pairs; after checking, the sorted (name, value) pairs with the defaults
+    asymptotics: Any = ()  # a mapping or pairs; after checking, the sorted (label, expression) pairs
     description: str = ""
 
     def __post_init__(self):
@@ -495,7 +496,8 @@ class MSEModel:
 
     @cached_property
     def _split(self) -> tuple[sp.Expr, sp.Expr]:
-        with_k, without_k = [], []
+        with_k: list[sp.Expr] = []
+        without_k: list[sp.Expr] = []
         for term in sp.Add.make_args(self.log_foc):
             (with_k if k_ in term.free_symbols else without_k).append(term)
         scale = sp.powsimp(sp.together(sp.expand_power_exp(sp.exp(-sp.Add(*without_k)))), force=True)

@@ -292,9 +292,15 @@ def loo_loss(
         S = (X.T * C.sum(axis=1)) @ X - M - M.T + (X.T * C.sum(axis=0)) @ X
         grad[j] = -(S @ W[j]) / (h * h)
     _finite_result(grad, "the gradient of the leave-one-out loss", X, Y)
-    if lam > 0:
+    if pen_grad is not None:
         grad += lam * pen_grad
     return LooLoss(loss=fit + lam * pen, fit=fit, penalty=lam * pen, grad=grad, output=O)
+
+
+def _gradient(state: LooLoss) -> np.ndarray:
+    """The gradient ``(H, d, d_k)`` of a loss evaluated with ``gradient=True`` (never None there)."""
+    assert state.grad is not None
+    return state.grad
 
 
 def _config(W, bandwidth, combination, values):
@@ -487,7 +493,7 @@ def train_heads(
     )
     X, Y = sample.X, sample.Y
     cur = _renamed(lambda: loo_loss(W, X, Y, bandwidth, combination, values, penalty))
-    rec = {k: [] for k in ("steps", "loss", "fit", "hdi", "hdi_circuit", "error_corr", "imse")}
+    rec: dict[str, list] = {k: [] for k in ("steps", "loss", "fit", "hdi", "hdi_circuit", "error_corr", "imse")}
 
     def record(step, state):
         try:
@@ -513,14 +519,14 @@ def train_heads(
 
     grid = sorted(set(range(0, n_steps + 1, record_every)) | {n_steps})
     record(0, cur)
-    g2, gnorm = _squared_norm(cur.grad)
+    g2, gnorm = _squared_norm(_gradient(cur))
     eta = first_move * _norm(W) / max(gnorm, 1e-300)
     accepted = 0
     for step in range(1, n_steps + 1):
         if gnorm == 0.0:
             break
         while eta * gnorm > 1e-12 * max(_norm(W), 1.0):
-            W_new = W - eta * cur.grad
+            W_new = W - eta * _gradient(cur)
             try:
                 trial = loo_loss(W_new, X, Y, bandwidth, combination, values, penalty, gradient=False)
             except ValueError:  # logits overflow: a step far too long
@@ -532,7 +538,7 @@ def train_heads(
             break  # no step decreases the loss: converged to rounding
         W = W_new
         cur = _renamed(lambda: loo_loss(W, X, Y, bandwidth, combination, values, penalty))
-        g2, gnorm = _squared_norm(cur.grad)
+        g2, gnorm = _squared_norm(_gradient(cur))
         # doubled, but never to a step longer than MAX_MOVE |W| (the backtracking then stays finite)
         eta = min(2.0 * eta, MAX_MOVE * _norm(W) / max(gnorm, 1e-300))
         accepted = step

@@ -202,11 +202,11 @@ class ReplicatedErrors:
         return Estimate.from_samples(self.errors)
 
     @property
-    def mean(self) -> np.ndarray:
+    def mean(self) -> np.ndarray | float:
         """Mean error over the replicates (last axis)."""
         return self.estimate.mean
 
     @property
-    def se(self) -> np.ndarray:
+    def se(self) -> np.ndarray | float:
         """Monte Carlo standard error ``sd/sqrt(R)`` (ddof = 1; NaN for one replicate)."""
         return self.estimate.se

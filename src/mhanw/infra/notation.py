@@ -162,6 +162,11 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
+def _around(before: str, inner: str | None, after: str) -> str | None:
+    """``before + inner + after``, or ``None`` when ``inner`` is (not plain notation)."""
+    return None if inner is None else before + inner + after
+
+
 def _math_inner(text: str, names: dict) -> str | None:
     """Plain text inside an exponent, a group or a subscript as maths (``-d_k/2`` -> ``-d_{k}/2``,
     ``ln n`` -> ``\\ln n``, ``sum_j a_j`` -> ``\\sum_{j} a_{j}``), or ``None`` when it holds something
@@ -199,28 +204,19 @@ def plain_math(piece: str, names: dict = TEX) -> list[tuple[bool, str]]:
     (``beta``) as maths, written with ``names`` (:data:`TEX` for the paper, :data:`MARKDOWN` elsewhere);
     the rest as text, still to escape.  The paper (:func:`mhanw.infra.texout.tex_text`) and the chapters
     and the book (:func:`markdown_text`) typeset record text with this one function."""
-    found = []
+    found: list[tuple[int, int, str]] = []
     for pattern, render in (
-        (
-            _SQRT,
-            lambda m: None if _math_inner(m.group(1), names) is None else f"\\sqrt{{{_math_inner(m.group(1), names)}}}",
-        ),
+        (_SQRT, lambda m: _around("\\sqrt{", _math_inner(m.group(1), names), "}")),
         (_GROUP_POWER, lambda m: _group_power(m, names)),
         (
             _BRACED_SUB,
-            lambda m: (
-                None
-                if _math_inner(m.group(2), names) is None
-                else (r"\sum" if m.group(1) == "sum" else m.group(1)) + "_{" + _math_inner(m.group(2), names) + "}"
+            lambda m: _around(
+                (r"\sum" if m.group(1) == "sum" else m.group(1)) + "_{", _math_inner(m.group(2), names), "}"
             ),
         ),
         (
             _EXPONENT,
-            lambda m: (
-                None
-                if _math_inner(_exponent_body(m), names) is None
-                else "^{" + _math_inner(_exponent_body(m), names) + "}"
-            ),
+            lambda m: _around("^{", _math_inner(_exponent_body(m), names), "}"),
         ),
         (_PLAIN_SUM, lambda m: f"\\sum_{{{m.group(1)}}}"),
         (re.compile("|".join(map(re.escape, RELATIONS))), lambda m: RELATIONS[m.group(0)]),

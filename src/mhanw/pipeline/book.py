@@ -99,12 +99,12 @@ def inline_md(text: str) -> str:
         return "".join(MATH.format(html.escape(p, quote=False)) if i % 2 else inline_md(p) for i, p in enumerate(parts))
     links = _LINK.split(text)
     if len(links) > 1:
-        out = []
+        pieces = []
         for i in range(0, len(links), 3):
-            out.append(inline_md(links[i]) if links[i] else "")
+            pieces.append(inline_md(links[i]) if links[i] else "")
             if i + 2 < len(links):
-                out.append(f'<a href="{html.escape(_href(links[i + 2]))}">{inline_md(links[i + 1])}</a>')
-        return "".join(out)
+                pieces.append(f'<a href="{html.escape(_href(links[i + 2]))}">{inline_md(links[i + 1])}</a>')
+        return "".join(pieces)
     out = html.escape(text, quote=False)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
     out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
@@ -598,6 +598,7 @@ def prepare_chapter(nb, ch: Chapter, prev, nxt, chapters, has_pdf: bool, resolve
     first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), None)
     title = re.search(r"^#\s+.+$", nb.cells[first].source, flags=re.M) if first is not None else None
     if title:  # right under the chapter's title
+        assert first is not None
         src = nb.cells[first].source
         nb.cells[first].source = src[: title.end()] + "\n\n" + header + "\n" + src[title.end() :]
     else:

@@ -208,7 +208,7 @@ class Page:
         self.send("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False)
         self.drain(0.3)
         metrics = self.send("Page.getLayoutMetrics")
-        height = int(min(max(metrics.get("cssContentSize", metrics.get("contentSize"))["height"], 800), max_height))
+        height = int(min(max((metrics.get("cssContentSize") or metrics["contentSize"])["height"], 800), max_height))
         self.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
         data = self.send("Page.captureScreenshot", format="png")["data"]
         self.send("Emulation.clearDeviceMetricsOverride")
