@@ -6,9 +6,10 @@ named ``HDI_PA``, ``HDI_printed``, ``HDI_RV``, an average correlation
 Readers see them typeset: in the paper through the macros of ``paper/main.tex``
 (``$\\HDIpa$``), in the chapters, the book and the README as Markdown math
 (``$\\mathrm{HDI}_{\\mathrm{PA}}$``).  This table is the one place that maps one to
-the other; ``scripts/claimslib.py`` (the paper's and README's claims tables)
-and :func:`mhanw.infra.verdicts.findings_markdown` (a chapter's "What we found")
-both use it.
+the other: the paper's LaTeX (:mod:`mhanw.infra.texout`), the ledger's and the README's claims
+tables (:mod:`mhanw.pipeline.ledger`, :mod:`mhanw.pipeline.theorems`), the book
+(:mod:`mhanw.pipeline.book`) and a chapter's "What we found"
+(:func:`mhanw.infra.verdicts.findings_markdown`) all use it.
 """
 
 from __future__ import annotations

@@ -231,8 +231,8 @@ def panel_thumbnail(png: Path, box, out: Path) -> None:
 
 def thumbnails(thms, panels: dict[str, dict], src: Path) -> dict[str, str]:
     """The front page's image of each claim whose entry names a ``panel``: ``{claim: path}`` under the
-    book's sources, the panel cropped from its key figure (already in ``src/_static/figures``).  A panel
-    the figure does not have stops the book, naming the entry and the panels it has."""
+    book's sources, the panel cropped from its key figure (already in the folder ``_static/figures`` of
+    ``src``).  A panel the figure does not have stops the book, naming the entry and the panels it has."""
     out = {}
     for t in thms:
         png = src / "_static" / "figures" / f"{t.figure}.png"

@@ -1,6 +1,6 @@
 """Open every page of the built book in headless Chromium and report what a reader would hit.
 
-    python book/check_book.py [build/book]      (exit 1 and a list of problems if any)
+    python -m mhanw.pipeline check-book [build/book]      (exit 1 and a list of problems if any)
 
 For each ``*.html`` page, over the DevTools protocol (a small client on
 ``websocket-client``): every image decodes (``naturalWidth > 0``), every
