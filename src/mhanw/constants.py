@@ -14,6 +14,22 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+__all__ = [
+    "SIGMA",
+    "BANDWIDTH",
+    "N",
+    "REFERENCE",
+    "RANDOM_CONFIGURATION_BANDWIDTH",
+    "WEIGHT_SUM_TOL",
+    "RANK_RTOL",
+    "N_SE",
+    "IMSE_RESOLUTION_PCT",
+    "MAX_ENTRIES",
+    "MAX_REPLICATES",
+    "MAX_WORK",
+    "check_entries",
+]
+
 #: Noise standard deviation of the reference DGP: signal and noise of comparable size for every ``m``.
 SIGMA = 0.5
 
@@ -81,8 +97,19 @@ def check_work(names: str, total: int, what: str, advice: str) -> None:
 
 
 def check_entries(name: str, *factors: int) -> None:
-    """``ValueError`` naming ``name`` when the product of the (already checked, positive) integer
-    ``factors`` exceeds :data:`MAX_ENTRIES`: the size of an array about to be allocated.
+    """Refuse an array about to be allocated when its size exceeds :data:`MAX_ENTRIES`.
+
+    Parameters
+    ----------
+    name : str
+        The argument the size comes from, named by the error.
+    *factors : int
+        The (already checked, positive) integer dimensions of the array.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` when the product of ``factors`` exceeds :data:`MAX_ENTRIES`.
     """
     total = 1
     for f in factors:

@@ -81,9 +81,20 @@ COMBINATIONS = _heads.RULES
 
 @dataclass(frozen=True)
 class LooLoss:
-    """The leave-one-out loss of :func:`loo_loss`: ``loss`` (with the penalty), ``fit`` (the LOO mean
-    squared error alone), ``penalty`` (its value times ``lambda``), ``grad`` ``(H, d, d_k)`` or ``None``,
-    ``output`` (``W_O`` ``(H, d_v)`` for concat, else ``None``).
+    """The leave-one-out loss of :func:`loo_loss`.
+
+    Parameters
+    ----------
+    loss : float
+        The loss with the penalty.
+    fit : float
+        The LOO mean squared error alone.
+    penalty : float
+        The penalty's value times ``lambda``.
+    grad : numpy.ndarray or None
+        The gradient ``(H, d, d_k)``, or None when it was not asked for.
+    output : numpy.ndarray or None
+        ``W_O`` ``(H, d_v)`` fitted for ``"concat"``, else None.
     """
 
     loss: float
@@ -100,7 +111,9 @@ MAX_RESPONSE = 1e100
 
 
 def _responses(Y, name: str, n: int | None = None) -> np.ndarray:
-    """``Y`` as a finite 1-D float array (of ``n`` values) with ``max |Y| <= MAX_RESPONSE``, else
+    """The responses as a checked finite array.
+
+    ``Y`` as a finite 1-D float array (of ``n`` values) with ``max |Y| <= MAX_RESPONSE``, else
     ``ValueError`` naming ``name``.
     """
     Y = as_float_array(Y, name, ndim=1)
@@ -116,7 +129,9 @@ def _responses(Y, name: str, n: int | None = None) -> np.ndarray:
 
 
 def _finite_result(value, what: str, X, Y, name: str = "") -> None:
-    """``ValueError`` naming the inputs ``X`` and responses ``Y`` (fields of ``name`` when given) when
+    """Refuse a loss or gradient that is not finite.
+
+    ``ValueError`` naming the inputs ``X`` and responses ``Y`` (fields of ``name`` when given) when
     ``value`` is not finite: an overflow the bounds on each alone did not exclude.
     """
     if np.all(np.isfinite(value)):
@@ -148,7 +163,9 @@ def _check(W, X, Y, bandwidth, combination, values):
 
 
 def _check_sample(sample, W, name: str = "sample") -> Sample:
-    """``sample`` if it is a :class:`mhanw.data.Sample` of the heads' dimension with fresh test points
+    """A training sample with fresh test points, checked.
+
+    ``sample`` if it is a :class:`mhanw.data.Sample` of the heads' dimension with fresh test points
     (``X_test``, ``m_test``: the IMSE and the error correlation are measured there), else ``ValueError``.
     """
     if not isinstance(sample, Sample):
@@ -171,7 +188,9 @@ def _check_sample(sample, W, name: str = "sample") -> Sample:
 
 
 def _frames(W, name: str = "W") -> np.ndarray:
-    """``W`` ``(H, d, d_k)`` if every head has rank ``d_k`` (a column space of dimension ``d_k``), else
+    """Heads of full rank, checked.
+
+    ``W`` ``(H, d, d_k)`` if every head has rank ``d_k`` (a column space of dimension ``d_k``), else
     ``ValueError`` naming ``name`` and the head.
     """
     W = as_float_array(W, name, ndim=3)
@@ -202,13 +221,33 @@ def _loo_weights(K, h):
 
 
 def orthogonality_penalty(W, gradient: bool = True):
-    """``sum_{j<k} tr(P_j P_k) / d_k`` and its gradient ``(H, d, d_k)``, ``P_j`` the orthogonal projector on
-    the column space of ``W_j``: the number of pairs times ``1 - HDI_PA``.
+    """``sum_(j<k) tr(P_j P_k) / d_k``: the number of pairs times ``1 - HDI_PA``, and its gradient.
 
-    0 exactly when the heads' column spaces are mutually orthogonal; it sees only the subspaces (not a
-    head's scale, its inverse bandwidth, nor its singular values, so it never rewards a head for
-    losing rank).  With ``G_j = W_j^T W_j`` and ``A_j = sum_{k != j} P_k``, the gradient in ``W_j`` is
+    ``P_j`` is the orthogonal projector on the column space of ``W_j``.  The penalty is 0 exactly when
+    the heads' column spaces are mutually orthogonal; it sees only the subspaces (not a head's scale,
+    its inverse bandwidth, nor its singular values, so it never rewards a head for losing rank).  With
+    ``G_j = W_j^T W_j`` and ``A_j = sum_(k != j) P_k``, the gradient in ``W_j`` is
     ``(2/d_k) (I - P_j) A_j W_j G_j^-1``.
+
+    Parameters
+    ----------
+    W : array (H, d, d_k)
+        The heads, each of full rank.
+    gradient : bool, default True
+        Whether to compute the gradient.
+
+    Returns
+    -------
+    value : float
+        The penalty.
+    grad : numpy.ndarray or None
+        ``(H, d, d_k)``, or None without ``gradient``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``W`` for a rank-deficient head or an array that is not finite or of the wrong shape, or
+        ``gradient`` when it is not a bool.
     """
     W = _frames(W)
     gradient = boolean(gradient, "gradient")
@@ -247,11 +286,41 @@ def loo_loss(
     penalty: float = 0.0,
     gradient: bool = True,
 ) -> LooLoss:
-    """The leave-one-out training loss of Gaussian NW heads ``W`` ``(H, d, d_k)`` on ``(X, Y)`` and its gradient.
+    """The leave-one-out training loss of Gaussian NW heads on ``(X, Y)`` and its gradient (Thm 5.1).
 
-    ``combination``: ``"average"``, ``"sum"`` or ``"concat"`` (``values`` as in :class:`mhanw.heads.HeadConfig`,
-    ``W_O`` fitted by least squares on the LOO outputs, returned as ``output``).  ``penalty``:
-    ``lambda >= 0`` of :func:`orthogonality_penalty`.  See the module docstring for the formulas.
+    See the module docstring for the formulas.  For ``"concat"`` the output projection ``W_O`` is
+    fitted by least squares on the LOO outputs and returned as ``output``.
+
+    Parameters
+    ----------
+    W : array (H, d, d_k)
+        The heads.
+    X : array (n, d)
+        Training inputs.
+    Y : array (n,)
+        Training responses.
+    bandwidth : float > 0
+        ``h``.
+    combination : str, default "average"
+        One of :data:`COMBINATIONS`.
+    values : str or array, default "response"
+        The value projections of ``"concat"``, as in :class:`mhanw.heads.HeadConfig`.
+    penalty : float >= 0, default 0.0
+        ``lambda`` of :func:`orthogonality_penalty`.
+    gradient : bool, default True
+        Whether to compute the gradient.
+
+    Returns
+    -------
+    LooLoss
+        The loss, its parts and (with ``gradient``) its gradient.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range, not finite or of a shape that does not fit the others
+        (a rank-deficient head, a combination outside :data:`COMBINATIONS`), or a sample whose loss or
+        gradient is not finite.
     """
     W, X, Y, h, V = _check(W, X, Y, bandwidth, combination, values)
     lam = nonnegative_scalar(penalty, "penalty")
@@ -318,9 +387,34 @@ def _config(W, bandwidth, combination, values):
 
 
 def fresh_error(W, sample, bandwidth: float, combination: str = "average", values="response") -> float:
-    """The integrated squared error on fresh data, ``mean_t (f(x_t) - m(x_t))^2``, of heads ``W`` trained on
-    ``sample`` (a :class:`mhanw.data.Sample`: ``X``, ``Y`` the training sample, ``X_test``, ``m_test``
-    fresh points); for concat ``W_O`` is refitted as in :func:`loo_loss`.
+    """The integrated squared error on fresh data, ``mean_t (f(x_t) - m(x_t))^2``, of heads ``W``.
+
+    For ``"concat"`` ``W_O`` is refitted on the training sample as in :func:`loo_loss`.
+
+    Parameters
+    ----------
+    W : array (H, d, d_k)
+        The heads.
+    sample : mhanw.data.Sample
+        ``X``, ``Y`` the training sample, ``X_test``, ``m_test`` fresh points.
+    bandwidth : float > 0
+        ``h``.
+    combination : str, default "average"
+        One of :data:`COMBINATIONS`.
+    values : str or array, default "response"
+        The value projections of ``"concat"``, as in :class:`mhanw.heads.HeadConfig`.
+
+    Returns
+    -------
+    float
+        The error.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range, not finite or of a shape that does not fit the others
+        (a rank-deficient head, a combination outside :data:`COMBINATIONS`), or a sample whose loss or
+        gradient is not finite.
     """
     one_of(combination, "combination", COMBINATIONS)
     cfg = _config(W, bandwidth, combination, values)
@@ -332,11 +426,33 @@ def fresh_error(W, sample, bandwidth: float, combination: str = "average", value
 
 
 def error_correlation(W, sample, bandwidth: float) -> float:
-    """The heads' error correlation on fresh data: the mean over pairs ``j < k`` of the correlation over
-    the test points of ``m_j(x) - m(x)`` and ``m_k(x) - m(x)``, ``m_j`` head ``j``'s NW regression of the
-    response (what every head computes, whatever the combination); NaN for one head, and where a head's
-    errors are the same at every test point (their correlation is undefined: one test point, or heads and
-    ``m`` that agree everywhere).
+    """The heads' error correlation on fresh data.
+
+    The mean over pairs ``j < k`` of the correlation over the test points of ``m_j(x) - m(x)`` and
+    ``m_k(x) - m(x)``, ``m_j`` head ``j``'s NW regression of the response (what every head computes,
+    whatever the combination).
+
+    Parameters
+    ----------
+    W : array (H, d, d_k)
+        The heads.
+    sample : mhanw.data.Sample
+        The training sample and fresh test points.
+    bandwidth : float > 0
+        ``h``.
+
+    Returns
+    -------
+    float
+        The mean correlation; NaN for one head, and where a head's errors are the same at every test
+        point (their correlation is undefined: one test point, or heads and ``m`` that agree everywhere).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range, not finite or of a shape that does not fit the others
+        (a rank-deficient head, a combination outside :data:`COMBINATIONS`), or a sample whose loss or
+        gradient is not finite.
     """
     W = as_float_array(W, "W", ndim=3)
     sample = _check_sample(sample, W)
@@ -374,13 +490,29 @@ def _renamed(evaluate):
 class TrainingPath:
     """One gradient-descent path of :func:`train_heads`.
 
-    ``steps`` ``(K,)``: the recorded steps (0 the initialisation); at each, ``loss`` (the LOO training
-    loss with the penalty), ``fit`` (without it), ``hdi`` (HDI_PA of the keys' column spaces),
-    ``hdi_circuit`` (one minus the mean cosine of the query-key circuits ``W_j W_j^T``, HDI_RV:
-    with unconstrained heads it weights directions by their singular values), ``error_corr`` (the
-    heads' error correlation on fresh data) and ``imse`` (integrated squared error on fresh data),
-    each ``(K,)``; ``initial``, ``final``: the projections ``(H, d, d_k)``; ``accepted``: the number
-    of steps taken (the descent stops early when no step decreases the loss).
+    Parameters
+    ----------
+    steps : numpy.ndarray
+        ``(K,)`` the recorded steps (0 the initialisation).
+    loss : numpy.ndarray
+        ``(K,)`` the LOO training loss with the penalty.
+    fit : numpy.ndarray
+        ``(K,)`` the loss without it.
+    hdi : numpy.ndarray
+        ``(K,)`` HDI_PA of the keys' column spaces.
+    hdi_circuit : numpy.ndarray
+        ``(K,)`` one minus the mean cosine of the query-key circuits ``W_j W_j^T``, HDI_RV: with
+        unconstrained heads it weights directions by their singular values.
+    error_corr : numpy.ndarray
+        ``(K,)`` the heads' error correlation on fresh data.
+    imse : numpy.ndarray
+        ``(K,)`` the integrated squared error on fresh data.
+    initial : numpy.ndarray
+        ``(H, d, d_k)`` the projections at the start.
+    final : numpy.ndarray
+        ``(H, d, d_k)`` the projections at the end.
+    accepted : int
+        The number of steps taken (the descent stops early when no step decreases the loss).
     """
 
     steps: np.ndarray
@@ -461,15 +593,47 @@ def train_heads(
     record_every: int = 5,
     first_move: float = 0.2,
 ) -> TrainingPath:
-    """Gradient descent on :func:`loo_loss` from ``W0`` ``(H, d, d_k)``, recording the path.
+    """Gradient descent on :func:`loo_loss` from ``W0``, recording the path (Thm 5.1's training reading).
 
-    ``sample``: a :class:`mhanw.data.Sample` (training ``X``, ``Y``; fresh ``X_test``, ``m_test`` for
-    the IMSE and the error correlation).  Each step moves along the negative gradient; the step
-    length is halved until the Armijo condition ``L(W - eta G) <= L(W) - 1e-4 eta |G|^2`` holds and
-    doubled after an accepted step, up to :data:`MAX_MOVE` times ``|W|_F``; the first step has length
-    ``first_move`` (relative to ``|W0|_F``, at most :data:`MAX_MOVE`).  Recorded every ``record_every``
-    steps and at the end.  Deterministic.  A call whose work (:func:`training_work`) exceeds
-    :data:`mhanw.constants.MAX_WORK` is refused before the first step, naming the sizes that set it.
+    Each step moves along the negative gradient; the step length is halved until the Armijo condition
+    ``L(W - eta G) <= L(W) - 1e-4 eta |G|^2`` holds and doubled after an accepted step, up to
+    :data:`MAX_MOVE` times ``|W|_F``; the first step has length ``first_move`` (relative to ``|W0|_F``).
+    Recorded every ``record_every`` steps and at the end.  Deterministic.
+
+    Parameters
+    ----------
+    W0 : array (H, d, d_k)
+        The initial heads.
+    sample : mhanw.data.Sample
+        Training ``X``, ``Y``; fresh ``X_test``, ``m_test`` for the IMSE and the error correlation.
+    bandwidth : float > 0
+        ``h``.
+    combination : str, default "average"
+        One of :data:`COMBINATIONS`.
+    values : str or array, default "response"
+        The value projections of ``"concat"``, as in :class:`mhanw.heads.HeadConfig`.
+    penalty : float >= 0, default 0.0
+        ``lambda`` of :func:`orthogonality_penalty`.
+    n_steps : int >= 0, default 50
+        Most steps.
+    record_every : int >= 1, default 5
+        Steps between records.
+    first_move : float > 0, default 0.2
+        The first step's length relative to ``|W0|_F``, at most :data:`MAX_MOVE`.
+
+    Returns
+    -------
+    TrainingPath
+        The recorded path.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range, not finite or of a shape that does not fit the others
+        (a rank-deficient head, a combination outside :data:`COMBINATIONS`, a ``first_move`` beyond
+        :data:`MAX_MOVE`), a call whose work (:func:`training_work`) exceeds
+        :data:`mhanw.constants.MAX_WORK` (refused before the first step, naming the sizes that set it),
+        or a sample whose loss or gradient is not finite.
     """
     W = as_float_array(W0, "W0", ndim=3).copy()
     sample = _check_sample(sample, W)
