@@ -88,7 +88,8 @@ def check_work(names: str, total: int, what: str, advice: str) -> None:
     """``ValueError`` naming ``names`` (the arguments whose product sets the work) when ``total``, the work of
     one call in kernel weights (:data:`MAX_WORK`'s unit), exceeds :data:`MAX_WORK`: the one bound of every
     loop a user can size (Monte Carlo replicates, training steps), refused before the loop starts.
-    ``what`` says what the call would compute (its sizes), ``advice`` what to make smaller."""
+    ``what`` says what the call would compute (its sizes), ``advice`` what to make smaller.
+    """
     if int(total) > MAX_WORK:
         raise ValueError(
             f"{names}: {what} would cost about {float(total):.2g} kernel weights, beyond the {MAX_WORK:.0e} "

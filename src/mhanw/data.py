@@ -480,7 +480,8 @@ def _steepest_secant(func, grad, X, rng) -> tuple[float, bool]:
     ``|grad m|`` where the segments end), a lower bound of the Lipschitz constant that sees a slope too
     narrow for a sample point to land on (``tanh(1e6*x1)``: the gradient at the sample gave 8,252, the
     secants give 1e6); ``resolved`` is ``False`` when the slope was still growing as the segments reached
-    the resolution of a double (a jump, or a transition narrower than the spacing of doubles)."""
+    the resolution of a double (a jump, or a transition narrower than the spacing of doubles).
+    """
     idx = rng.permutation(X.shape[0])[: 2 * _SECANT_PAIRS]
     A, B = X[idx[0::2]], X[idx[1::2]]
 
