@@ -28,20 +28,22 @@ verdict thresholds; the public API, documented in the book's API reference.
 - :mod:`mhanw.constants`    the reference setting (n = 500, sigma = 0.5, h = 0.5), shared tolerances, the 3-s.e. rule
 
 **Chapters** (:mod:`mhanw.chapters`): one module ``chNN_slug`` per chapter ``notebooks/NN_slug.md``, all
-ten of them, holding that chapter's experiment drivers, fixtures, verdict rules and macros.
+ten of them, holding that chapter's experiment and its claims; :mod:`mhanw.chapters.base` is the contract
+they follow.
 
 **Infrastructure** (:mod:`mhanw.infra`): knows nothing of attention.
 
 - :mod:`mhanw.infra.sweep`       seeded, parallel sweeps with common random numbers (joblib or Dask)
 - :mod:`mhanw.infra.estimates`   a Monte Carlo estimate with its standard error, paired differences, z-scores
 - :mod:`mhanw.infra.verdicts`    verdict records: a claim's verdict as data, decided from numbers by a rule
+- :mod:`mhanw.infra.rules`       the decision rules a chapter declares its records with, each with its criterion
+- :mod:`mhanw.infra.results`     a chapter's results as one tree of quantities, written as JSON and LaTeX values
 - :mod:`mhanw.infra.premises`    premises as data: what a prediction rests on (the predicates are theory)
 - :mod:`mhanw.infra.figures`     one plotting style, deterministic saving
 - :mod:`mhanw.infra.texout`      numbers and sympy expressions as LaTeX macros
 - :mod:`mhanw.infra.notation`    the records' plain notation, as the paper and the chapters typeset it
 - :mod:`mhanw.infra.prose`       generated text that reads as written text: counts, ranges, lists
 - :mod:`mhanw.infra.tables`      tables for reading: numbers to a few digits, estimates as "mean ± s.e."
-- :mod:`mhanw.infra.results`     raw results as JSON
 - :mod:`mhanw.infra.params`      a chapter's papermill parameters: names, values, constraints
 - :mod:`mhanw.infra.expressions` safe parsing of the formulas a reader types
 - :mod:`mhanw.infra.notebook`    the sizes of a fidelity level

@@ -28,6 +28,7 @@ __all__ = [
     "MAX_REPLICATES",
     "MAX_WORK",
     "check_entries",
+    "check_work",
 ]
 
 #: Noise standard deviation of the reference DGP: signal and noise of comparable size for every ``m``.
@@ -85,10 +86,25 @@ MAX_WORK = 10**12
 
 
 def check_work(names: str, total: int, what: str, advice: str) -> None:
-    """``ValueError`` naming ``names`` (the arguments whose product sets the work) when ``total``, the work of
-    one call in kernel weights (:data:`MAX_WORK`'s unit), exceeds :data:`MAX_WORK`: the one bound of every
-    loop a user can size (Monte Carlo replicates, training steps), refused before the loop starts.
-    ``what`` says what the call would compute (its sizes), ``advice`` what to make smaller.
+    """Refuse a call whose work exceeds :data:`MAX_WORK`, before its loop starts.
+
+    The one bound of every loop a user can size (Monte Carlo replicates, training steps).
+
+    Parameters
+    ----------
+    names : str
+        The arguments whose product sets the work, named by the error.
+    total : int
+        The work of one call in kernel weights (:data:`MAX_WORK`'s unit).
+    what : str
+        What the call would compute (its sizes), for the message.
+    advice : str
+        What to make smaller, for the message.
+
+    Raises
+    ------
+    ValueError
+        Naming ``names`` when ``total`` exceeds :data:`MAX_WORK`.
     """
     if int(total) > MAX_WORK:
         raise ValueError(

@@ -475,7 +475,9 @@ _SECANT_RESOLUTION, _SECANT_WINDOW, _SECANT_GROWTH = 1e-7, 8, 1.5
 
 
 def _steepest_secant(func, grad, X, rng) -> tuple[float, bool]:
-    """``(slope, resolved)``: the steepest secant ``|m(a) - m(b)| / |a - b|`` found by bisecting the steepest
+    """The steepest secant of ``m`` found by bisecting random pairs of the sample.
+
+    ``(slope, resolved)``: the steepest secant ``|m(a) - m(b)| / |a - b|`` found by bisecting the steepest
     of random pairs of the sample ``X`` ``(N, dim)`` towards the steepest part of each segment (and
     ``|grad m|`` where the segments end), a lower bound of the Lipschitz constant that sees a slope too
     narrow for a sample point to land on (``tanh(1e6*x1)``: the gradient at the sample gave 8,252, the

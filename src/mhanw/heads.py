@@ -840,7 +840,9 @@ def _fitted_output(config, X, Zc, cols, V):
 
 
 def _scaled_stream(X, Y):
-    """The centred value stream ``z_i - zbar`` divided by ``2^e`` (exactly: a power of two) so that its
+    """The centred value stream divided by a power of two into a safe range.
+
+    The centred value stream ``z_i - zbar`` divided by ``2^e`` (exactly: a power of two) so that its
     entries are of order one, ``(Zc / 2^e, Ybar, e)``: responses or inputs near the largest double
     (``+-1.7e308``) overflow in ``zbar`` and in ``z_i - zbar``, and every product of the concat rule is
     linear in the stream, so it is computed at this scale and scaled back once, at the end.
@@ -867,7 +869,9 @@ def _overflow(what: str, names: str, value, **sizes):
 
 
 def _concat_deviations(config, X, Y, queries):
-    """``(ybar, D, e)`` of a ``"concat"`` configuration on one sample: the heads' deviations from the
+    """The heads' deviations from the training mean of a ``"concat"`` configuration, scaled.
+
+    ``(ybar, D, e)`` of a ``"concat"`` configuration on one sample: the heads' deviations from the
     training mean, ``c_j(x_t) - Ybar = o_j(x_t) . W_O^j`` ``(H, T)``, are ``D * 2^e``.  The stream, ``W_V``
     and a fixed ``W_O`` are each divided by a power of two first (exactly), so that no product of finite
     inputs overflows on the way (values and an output projection of 1e200 gave NaN and inf).
@@ -887,7 +891,9 @@ def _concat_deviations(config, X, Y, queries):
 
 
 def _contributions_of(config, X, Y, queries) -> tuple[np.ndarray, float, np.ndarray]:
-    """``(c (H, T), ybar, f (T,))``: the contributions and the ensemble of a ``"concat"`` configuration,
+    """The contributions and the ensemble of a ``"concat"`` configuration, checked.
+
+    ``(c (H, T), ybar, f (T,))``: the contributions and the ensemble of a ``"concat"`` configuration,
     or ``ValueError`` naming ``values, output`` (or ``Y``) when they exceed a double.
     """
     ybar, D, e = _concat_deviations(config, X, Y, queries)

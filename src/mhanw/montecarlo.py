@@ -44,7 +44,9 @@ __all__ = ["ImseResult", "error_moments", "integrated_mse", "pointwise_estimates
 
 
 def _as_configs(configs, bandwidth, name: str = "configs"):
-    """``configs`` (one configuration or a list; each a HeadConfig or an ``(H, d, d_k)`` array of
+    """The configurations of a Monte Carlo call as a list of HeadConfig.
+
+    ``configs`` (one configuration or a list; each a HeadConfig or an ``(H, d, d_k)`` array of
     projections with ``bandwidth``) as a list of HeadConfig; a refusal of an array names ``name``
     (``name[i]`` in a list), one of ``bandwidth`` names ``bandwidth``.
     """

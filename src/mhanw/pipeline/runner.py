@@ -93,7 +93,7 @@ class Layout:
         )
 
     @classmethod
-    def under(cls, root: Path, folder: Path, *, argument: str = "--out") -> Layout:
+    def under(cls, root: Path, folder: Path | str, *, argument: str = "--out") -> Layout:
         """The layout of a run into ``folder`` (relative to ``root`` unless absolute), checked by
         :func:`run_folder` (``ValueError`` naming ``argument`` for a folder a run may not write into)."""
         root = Path(root).resolve()
