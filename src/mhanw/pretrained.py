@@ -90,11 +90,10 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from collections.abc import Mapping
 
 import numpy as np
 from scipy.special import erf
@@ -1544,7 +1543,8 @@ OBJECTS = ("query", "key", "value", "qk_circuit")
 
 def pick_sentences(records, n: int) -> list[str]:
     """``n`` of the shipped sentence records, evenly spaced: record ``floor(i len/n)`` for ``i < n`` (one
-    per topic at ``n = 10`` of the 50, every one at ``n = 50``)."""
+    per topic at ``n = 10`` of the 50, every one at ``n = 50``).
+    """
     records = sequence(records, "records", "sentence records")
     n = positive_int(n, "n", minimum=3)
     if n > len(records):
@@ -1604,7 +1604,8 @@ def _full(B: np.ndarray) -> np.ndarray:
 
 def _circuit_transforms(Bq: np.ndarray, Bk: np.ndarray):
     """``T_q^h``, ``T_k^h`` ``(H, k, k)`` with ``Z_h = [W_Q^h T_q^h; W_K^h T_k^h]`` the balanced
-    factor of ``M_h = W_Q^h (W_K^h)^T`` (see :func:`circuit_factors`)."""
+    factor of ``M_h = W_Q^h (W_K^h)^T`` (see :func:`circuit_factors`).
+    """
     Lq = diversity.gram_factors(Bq, "WQ")
     Lk = diversity.gram_factors(Bk, "WK")
     Uc, s, Vct = np.linalg.svd(Lq.transpose(0, 2, 1) @ Lk)  # Lq^T Lk = Uc diag(s) Vc^T
@@ -1719,7 +1720,8 @@ def layer_hdi(weights) -> dict:
 
 def permute_rows(W, perm) -> np.ndarray:
     """``W`` ``(H, d, d_k)`` with its ``H d_k`` output rows reassigned: new head ``h`` gets rows
-    ``perm[h*d_k:(h+1)*d_k]`` of the stacked ``[out, in]`` matrix (row ``h*d_k + i`` is ``W[h, :, i]``)."""
+    ``perm[h*d_k:(h+1)*d_k]`` of the stacked ``[out, in]`` matrix (row ``h*d_k + i`` is ``W[h, :, i]``).
+    """
     W = _head_array(W)
     H, d, k = W.shape
     perm = np.asarray(perm)

@@ -374,7 +374,8 @@ def _gradient(state: LooLoss) -> np.ndarray:
 
 def _config(W, bandwidth, combination, values):
     """The heads ``W`` as a :class:`mhanw.heads.HeadConfig` of ``combination``; a refusal of the array
-    names ``W``."""
+    names ``W``.
+    """
     try:
         if combination in ("average", "sum"):
             return _heads.HeadConfig(W, bandwidth=bandwidth, rule=combination)
@@ -475,7 +476,8 @@ def error_correlation(W, sample, bandwidth: float) -> float:
 def _renamed(evaluate):
     """``evaluate()`` (a :func:`loo_loss` of :func:`train_heads`), with a refusal that blames the heads
     ``W`` (or the inputs ``X``, ``Y``) re-addressed to the caller's arguments ``W0`` (``sample.X``,
-    ``sample.Y``)."""
+    ``sample.Y``).
+    """
     try:
         return evaluate()
     except ValueError as exc:
@@ -556,7 +558,8 @@ def training_work(
     ``R^d`` (``n^2`` pairs each, :data:`_STEP_UNITS` plus ``d/8`` units a pair; with a ``penalty``, the
     projectors' products, ``d^3 / 4`` units a head), and at every record the heads' estimates at the
     ``n_test`` fresh points twice (the IMSE and the error correlation; a fitted ``W_O`` refits on the ``n``
-    training points)."""
+    training points).
+    """
     H, n, d, T = (positive_int(v, k) for v, k in ((n_heads, "n_heads"), (n, "n"), (d, "d"), (n_test, "n_test")))
     K = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES)
     records = K // positive_int(record_every, "record_every") + 2
@@ -566,7 +569,8 @@ def training_work(
 
 def _norm(A) -> float:
     """``|A|_F`` (numpy's), recomputed with ``A`` scaled by its largest entry where its square over- or
-    underflows (entries of 1e160 or 1e-160)."""
+    underflows (entries of 1e160 or 1e-160).
+    """
     with np.errstate(over="ignore", under="ignore"):
         norm = float(np.linalg.norm(A))
     if 1e-150 < norm < 1e150:
