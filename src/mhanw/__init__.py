@@ -25,6 +25,8 @@ verdict thresholds; the public API, documented in the book's API reference.
 - :mod:`mhanw.pretrained`   offline weights and a numpy encoder of all-MiniLM-L6-v2 (beyond the paper)
 - :mod:`mhanw.premises`     the premises of the paper's predictions, one predicate each, evaluated on a run's data
   law and heads
+- :mod:`mhanw.incontext`    softmax attention trained from scratch on in-context regression: heads as NW estimates
+  with a learned metric, their training, measurements and decision helpers
 - :mod:`mhanw.constants`    the reference setting (n = 500, sigma = 0.5, h = 0.5), shared tolerances, the 3-s.e. rule
 
 **Chapters** (:mod:`mhanw.chapters`): one module ``chNN_slug`` per chapter ``notebooks/NN_slug.md``, all
@@ -74,5 +76,6 @@ THEORY_MODULES = (
     "derivation",
     "pretrained",
     "premises",
+    "incontext",
     "constants",
 )

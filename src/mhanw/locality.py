@@ -404,19 +404,19 @@ def trained_attention_neff(maps) -> dict:
     """
     if not maps:
         raise ValueError("maps: expected at least one sentence's attention maps")
-    per = []
+    rows: list[np.ndarray] = []
     tokens = []
     for i, a in enumerate(maps):
         a = as_float_array(a, "maps", ndim=4)
         if a.shape[2] != a.shape[3]:
             raise ValueError(f"maps: sentence {i} has shape {a.shape}; expected (layers, heads, t, t)")
-        if per and a.shape[:2] != per[0].shape:
-            raise ValueError(f"maps: sentence {i} has {a.shape[:2]} (layers, heads), expected {per[0].shape}")
+        if rows and a.shape[:2] != rows[0].shape:
+            raise ValueError(f"maps: sentence {i} has {a.shape[:2]} (layers, heads), expected {rows[0].shape}")
         t = a.shape[-1]
         frac = effective_sample_size(a.reshape(-1, t)).reshape(a.shape[:3]) / t
-        per.append(frac.mean(axis=2))
+        rows.append(frac.mean(axis=2))
         tokens.append(t)
-    per = np.stack(per)
+    per = np.stack(rows)
     s = per.shape[0]
     by_sentence_layer = per.mean(axis=2)  # (sentences, layers)
     overall = per.mean(axis=(1, 2))
@@ -469,11 +469,11 @@ def gaussian_model_neff(tokens, d_k: int, n_draws: int, seed, scale=None) -> dic
         )
         means.append(vals.mean())
         ses.append(vals.std(ddof=1) / np.sqrt(n_draws))
-    means, ses = np.array(means), np.array(ses)
+    mean, se = np.array(means), np.array(ses)
     return {
-        "per_sentence": means,
-        "per_sentence_se": ses,
-        "overall": float(means.mean()),
-        "overall_se": float(np.sqrt((ses**2).sum()) / len(ses)),
+        "per_sentence": mean,
+        "per_sentence_se": se,
+        "overall": float(mean.mean()),
+        "overall_se": float(np.sqrt((se**2).sum()) / len(se)),
         "limit": float(expected_neff_fraction(float(d_k))),
     }

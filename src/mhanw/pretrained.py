@@ -1542,7 +1542,9 @@ OBJECTS = ("query", "key", "value", "qk_circuit")
 
 
 def pick_sentences(records, n: int) -> list[str]:
-    """``n`` of the shipped sentence records, evenly spaced: record ``floor(i len/n)`` for ``i < n`` (one
+    """``n`` of the shipped sentence records, evenly spaced.
+
+    ``n`` of the shipped sentence records, evenly spaced: record ``floor(i len/n)`` for ``i < n`` (one
     per topic at ``n = 10`` of the 50, every one at ``n = 50``).
     """
     records = sequence(records, "records", "sentence records")
@@ -1603,7 +1605,9 @@ def _full(B: np.ndarray) -> np.ndarray:
 
 
 def _circuit_transforms(Bq: np.ndarray, Bk: np.ndarray):
-    """``T_q^h``, ``T_k^h`` ``(H, k, k)`` with ``Z_h = [W_Q^h T_q^h; W_K^h T_k^h]`` the balanced
+    """The transforms of the balanced factors of the query-key circuits.
+
+    ``T_q^h``, ``T_k^h`` ``(H, k, k)`` with ``Z_h = [W_Q^h T_q^h; W_K^h T_k^h]`` the balanced
     factor of ``M_h = W_Q^h (W_K^h)^T`` (see :func:`circuit_factors`).
     """
     Lq = diversity.gram_factors(Bq, "WQ")
@@ -1719,7 +1723,9 @@ def layer_hdi(weights) -> dict:
 
 
 def permute_rows(W, perm) -> np.ndarray:
-    """``W`` ``(H, d, d_k)`` with its ``H d_k`` output rows reassigned: new head ``h`` gets rows
+    """Heads whose output rows are reassigned by a permutation.
+
+    ``W`` ``(H, d, d_k)`` with its ``H d_k`` output rows reassigned: new head ``h`` gets rows
     ``perm[h*d_k:(h+1)*d_k]`` of the stacked ``[out, in]`` matrix (row ``h*d_k + i`` is ``W[h, :, i]``).
     """
     W = _head_array(W)
@@ -2218,7 +2224,7 @@ def spearman_permutation(x, y, n_perm: int, seed, *, strata=None, alternative: s
         extreme = null <= rho + 1e-12
     else:
         extreme = null >= rho - 1e-12
-    out = {
+    out: dict[str, Any] = {
         "rho": rho,
         "p": float((1 + extreme.sum()) / (n_perm + 1)),
         "n_perm": n_perm,

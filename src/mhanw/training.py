@@ -373,7 +373,9 @@ def _gradient(state: LooLoss) -> np.ndarray:
 
 
 def _config(W, bandwidth, combination, values):
-    """The heads ``W`` as a :class:`mhanw.heads.HeadConfig` of ``combination``; a refusal of the array
+    """The heads ``W`` as a HeadConfig of ``combination``.
+
+    The heads ``W`` as a :class:`mhanw.heads.HeadConfig` of ``combination``; a refusal of the array
     names ``W``.
     """
     try:
@@ -474,7 +476,9 @@ def error_correlation(W, sample, bandwidth: float) -> float:
 
 
 def _renamed(evaluate):
-    """``evaluate()`` (a :func:`loo_loss` of :func:`train_heads`), with a refusal that blames the heads
+    """A loss evaluation whose refusals name the caller's arguments.
+
+    ``evaluate()`` (a :func:`loo_loss` of :func:`train_heads`), with a refusal that blames the heads
     ``W`` (or the inputs ``X``, ``Y``) re-addressed to the caller's arguments ``W0`` (``sample.X``,
     ``sample.Y``).
     """
@@ -553,12 +557,42 @@ def training_work(
     combination: str = "average",
     penalty: bool = False,
 ) -> int:
-    """The work of one :func:`train_heads` call in kernel weights (:data:`mhanw.constants.MAX_WORK`'s unit), as
-    a Python int: ``n_steps + 1`` loss and gradient evaluations of ``n_heads`` heads on ``n`` points in
-    ``R^d`` (``n^2`` pairs each, :data:`_STEP_UNITS` plus ``d/8`` units a pair; with a ``penalty``, the
-    projectors' products, ``d^3 / 4`` units a head), and at every record the heads' estimates at the
-    ``n_test`` fresh points twice (the IMSE and the error correlation; a fitted ``W_O`` refits on the ``n``
+    """The work of one :func:`train_heads` call in kernel weights (:data:`mhanw.constants.MAX_WORK`'s unit).
+
+    ``n_steps + 1`` loss and gradient evaluations of ``n_heads`` heads on ``n`` points in ``R^d``
+    (``n^2`` pairs each, ``_STEP_UNITS`` plus ``d/8`` units a pair; with a ``penalty``, the projectors'
+    products, ``d^3 / 4`` units a head), and at every record the heads' estimates at the ``n_test``
+    fresh points twice (the IMSE and the error correlation; a fitted ``W_O`` refits on the ``n``
     training points).
+
+    Parameters
+    ----------
+    n_heads : int >= 1
+        ``H``.
+    n : int >= 1
+        Training points.
+    d : int >= 1
+        The input dimension.
+    n_steps : int >= 0
+        Steps of the descent.
+    n_test : int >= 1
+        Fresh test points.
+    record_every : int >= 1
+        Steps between records.
+    combination : str, default "average"
+        One of :data:`COMBINATIONS`.
+    penalty : bool, default False
+        Whether the orthogonality penalty is on.
+
+    Returns
+    -------
+    int
+        The work, a Python int (never wraps).
+
+    Raises
+    ------
+    ValueError
+        Naming the count that is not an integer within its bounds.
     """
     H, n, d, T = (positive_int(v, k) for v, k in ((n_heads, "n_heads"), (n, "n"), (d, "d"), (n_test, "n_test")))
     K = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES)
@@ -568,7 +602,9 @@ def training_work(
 
 
 def _norm(A) -> float:
-    """``|A|_F`` (numpy's), recomputed with ``A`` scaled by its largest entry where its square over- or
+    """``|A|_F``, without overflow.
+
+    ``|A|_F`` (numpy's), recomputed with ``A`` scaled by its largest entry where its square over- or
     underflows (entries of 1e160 or 1e-160).
     """
     with np.errstate(over="ignore", under="ignore"):
