@@ -15,6 +15,8 @@ verdict thresholds; the public API, documented in the book's API reference.
 - :mod:`mhanw.decomposition` bias-variance-covariance decomposition, Breiman's quantities (Thm 3.1)
 - :mod:`mhanw.diversity`    principal angles, orthonormal bases, the HDI in all normalizations, the frame bound
   (Sec. 4, Thm 5.1)
+- :mod:`mhanw.comparisons`  the configurations compared by their IMSE and the statistics of the comparisons
+  (Thm 4.2, 5.1)
 - :mod:`mhanw.covariance`   covariance of two heads: the printed bound and its first-order form (Lemma 4.1)
 - :mod:`mhanw.comparisons`  head configurations compared by their IMSE and the statistics of the comparison (Thm 4.2, 5.1)
 - :mod:`mhanw.training`     heads trained by gradient descent on the leave-one-out loss (Thm 5.1's interpretation)
@@ -69,6 +71,7 @@ THEORY_MODULES = (
     "montecarlo",
     "decomposition",
     "diversity",
+    "comparisons",
     "covariance",
     "training",
     "weighting",

@@ -473,9 +473,12 @@ def growth_law(spec) -> GrowthLaw:
 
 
 def numeric(expr) -> float:
-    """An expression in the models' constants (a law's exponent ``p_limit``, its ``implied_d``) as a number,
+    """An expression in the models' constants as a number.
+
+    An expression in the models' constants (a law's exponent ``p_limit``, its ``implied_d``) as a number,
     with the constants at :data:`mhanw.scaling.DEFAULT_CONSTANTS`; NaN when it is none (``None``, a symbol
-    left over)."""
+    left over).
+    """
     try:
         return float(expr.xreplace({_s.SYMBOLS[c]: v for c, v in _s.DEFAULT_CONSTANTS.items()}))
     except (AttributeError, TypeError, ValueError):

@@ -1501,8 +1501,11 @@ BIAS_EXPONENTS = (1, 2, 3, 4)
 
 
 def bias_reading_models(base="M1", exponents=BIAS_EXPONENTS) -> dict:
-    """The model ``base`` with the squared bias ``c_B/k^a`` for each ``a`` in ``exponents``,
-    ``{a: MSEModel}`` (each derived symbolically like any reader's model)."""
+    """The model ``base`` with each squared-bias exponent of ``exponents``.
+
+    The model ``base`` with the squared bias ``c_B/k^a`` for each ``a`` in ``exponents``,
+    ``{a: MSEModel}`` (each derived symbolically like any reader's model).
+    """
     exps = tuple(positive_int(a, "exponents") for a in sequence(exponents, "exponents", "positive integers"))
     if not exps or len(set(exps)) != len(exps):
         raise ValueError(f"exponents: expected distinct positive integers, got {brief(exponents)}")
@@ -1514,8 +1517,11 @@ def bias_reading_models(base="M1", exponents=BIAS_EXPONENTS) -> dict:
 
 
 def heads_slope(n, budgets, model="M1") -> float:
-    """The least-squares slope of ``ln H*`` on ``ln D`` over ``budgets`` at ``n``, with ``H* = floor(D/d_k*)``
-    of the integer minimiser: 1 when the number of heads is proportional to the budget."""
+    """The least-squares slope of ``ln H*`` on ``ln D``.
+
+    The least-squares slope of ``ln H*`` on ``ln D`` over ``budgets`` at ``n``, with ``H* = floor(D/d_k*)``
+    of the integer minimiser: 1 when the number of heads is proportional to the budget.
+    """
     heads = [n_heads(optimal_head_dim(n, D, model), D) for D in budgets]
     return float(np.polyfit(np.log(budgets), np.log(heads), 1)[0])
 
@@ -1531,8 +1537,11 @@ BUDGET_BANDWIDTHS = (0.1, 0.15, 0.25, 0.4, 0.6, 0.9, 1.3, 2.0)
 
 
 def _budget_errors(rng, regression, n, n_test, sigma, budget, d_k_values, cells, rules):
-    """One replicate: ``err[i, j, r]`` for head size ``d_k_values[i]``, bandwidth
-    ``cells[i][j]`` and rule ``rules[r]`` (NaN where a cell is unused)."""
+    """One replicate of the budget simulation.
+
+    One replicate: ``err[i, j, r]`` for head size ``d_k_values[i]``, bandwidth
+    ``cells[i][j]`` and rule ``rules[r]`` (NaN where a cell is unused).
+    """
     s = _data.draw_sample(rng, regression, n, budget, n_test=n_test, sigma=sigma)
     ybar = s.Y.mean()
     width = max(len(c) for c in cells)
@@ -1585,10 +1594,12 @@ class BudgetResult(ReplicatedErrors):
 
     @property
     def n_rep(self) -> int:
+        """The number of replicates ``R``."""
         return self.errors.shape[2]
 
     @property
     def n_heads(self) -> tuple:
+        """The number of heads ``D // d_k`` of each head size."""
         return tuple(self.budget // k for k in self.d_k_values)
 
     def _index(self, rule, d_k):
@@ -1601,28 +1612,40 @@ class BudgetResult(ReplicatedErrors):
         return Estimate.paired(self.errors[self._index(*a)], self.errors[self._index(*b)])
 
     def best_d_k(self, rule, among=None) -> int:
-        """The head size with the smallest evaluation IMSE under ``rule`` (among the head sizes ``among``,
-        default all; ties go to the first)."""
+        """The head size with the smallest evaluation IMSE under ``rule``.
+
+        The head size with the smallest evaluation IMSE under ``rule`` (among the head sizes ``among``,
+        default all; ties go to the first).
+        """
         r = self.rules.index(one_of(rule, "rule", self.rules))
         among = self.d_k_values if among is None else tuple(among)
         return min(among, key=lambda k: self.mean[r, self.d_k_values.index(one_of(k, "among", self.d_k_values))])
 
     def best_difference(self, a, b) -> Estimate:
-        """The best head size under rule ``a`` against the best under rule ``b``: ``IMSE_a - IMSE_b`` with its
-        paired s.e."""
+        """The best head size under rule ``a`` against the best under rule ``b``.
+
+        The best head size under rule ``a`` against the best under rule ``b``: ``IMSE_a - IMSE_b`` with its
+        paired s.e.
+        """
         return self.paired_difference((a, self.best_d_k(a)), (b, self.best_d_k(b)))
 
     def small_vs_big(self, rule) -> Estimate:
-        """Under ``rule``, the best of the many small heads (``d_k <= D/4``) against the best of the few big
-        ones: ``IMSE_small - IMSE_big`` with its paired s.e. (negative: small heads win)."""
+        """The best of the many small heads against the best of the few big ones.
+
+        Under ``rule``, the best of the many small heads (``d_k <= D/4``) against the best of the few big
+        ones: ``IMSE_small - IMSE_big`` with its paired s.e. (negative: small heads win).
+        """
         small = [k for k in self.d_k_values if k <= self.budget // 4]
         big = [k for k in self.d_k_values if k > self.budget // 4]
         return self.paired_difference((rule, self.best_d_k(rule, small)), (rule, self.best_d_k(rule, big)))
 
     def comparisons(self, rule) -> list[dict]:
-        """Under ``rule``: every other head size against the best one, with the paired
+        """Every other head size against the best one, under ``rule``.
+
+        Under ``rule``: every other head size against the best one, with the paired
         difference, its s.e., ``z = diff/se`` and whether ``diff > 3 se`` (the best is
-        significantly better; :meth:`mhanw.infra.estimates.Estimate.exceeds`)."""
+        significantly better; :meth:`mhanw.infra.estimates.Estimate.exceeds`).
+        """
         best = self.best_d_k(rule)
         rows = []
         for d_k in self.d_k_values:
@@ -1643,8 +1666,11 @@ class BudgetResult(ReplicatedErrors):
         return rows
 
     def rows(self) -> list[dict]:
-        """One row per ``(rule, d_k)``: IMSE, s.e., tuned bandwidth and whether it sits on the
-        edge of the grid (then the grid should be widened)."""
+        """One row per ``(rule, d_k)`` for a table.
+
+        One row per ``(rule, d_k)``: IMSE, s.e., tuned bandwidth and whether it sits on the
+        edge of the grid (then the grid should be widened).
+        """
         out = []
         for r, rule in enumerate(self.rules):
             for i, d_k in enumerate(self.d_k_values):
@@ -1744,7 +1770,7 @@ def budget_simulation(
         n_jobs=n_jobs,
     )  # (R, n_dk, n_h, n_rules)
     tuning = Estimate.from_samples(tune, axis=0)
-    tuning_imse, tuning_se = tuning.mean, tuning.se
+    tuning_imse, tuning_se = np.asarray(tuning.mean), np.asarray(tuning.se)
     tuned = np.asarray(bandwidths)[np.argmin(tuning_imse, axis=1)]  # (n_dk, n_rules)
 
     # stage 2: the tuned bandwidths on fresh replicates; each distinct bandwidth evaluated once
