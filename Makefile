@@ -137,8 +137,10 @@ $(SCENARIO_RUN)/paper/main.pdf: $(CHAPTERS:%=$(SCENARIO_RUN)/results/%.json) $(P
 endif
 
 # ---- checks, reading, housekeeping --------------------------------------------------------------------
-lint: $(ENV_STAMP) ## ruff on the library and the tests
-	@'$(VENV)/bin/ruff' check src tests
+lint: $(ENV_STAMP) ## ruff's rules and format check on the tree, mypy on src/ (pyproject.toml says which)
+	@'$(VENV)/bin/ruff' check --quiet .
+	@'$(VENV)/bin/ruff' format --check --quiet .
+	@'$(VENV)/bin/mypy' --no-error-summary
 test: $(ENV_STAMP) lint ## every test: library, chapters (quick), the pipeline end to end, the book in a browser
 	@scripts/ensure_tex.sh && scripts/ensure_chromium.sh
 	PYTHONPATH='$(CURDIR)/src' '$(VENV)/bin/python' -m pytest -n auto

@@ -2,7 +2,8 @@
 
 The sources are assembled by :mod:`mhanw.pipeline.book` in ``build/book-src/``:
 the executed chapters (``build/notebooks/*.ipynb``, never executed again), a
-front page, the ledger page and any ``book/*.md`` page.  The book's own
+front page, the ledger page, any ``book/*.md`` page and the API reference's
+module pages.  The book's own
 directives (``{dropdown}``) and plain page titles come from
 :mod:`mhanw.pipeline.sphinxext`.  Everything a page needs is in the
 output folder (MathJax from the ``sphinx-mathjax-offline`` package, the paper
@@ -13,7 +14,23 @@ project = "mhanw"
 author = "the mhanw companion"
 copyright = "2026, the mhanw companion"
 
-extensions = ["myst_nb", "sphinx-mathjax-offline", "mhanw.pipeline.sphinxext"]
+extensions = [
+    "myst_nb",
+    "sphinx-mathjax-offline",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "numpydoc",
+    "mhanw.pipeline.sphinxext",
+]
+
+# The API reference (api.md and api/mhanw.NAME.md, written by mhanw.pipeline.book): autodoc imports the
+# library; numpydoc renders the numpy-style sections (Parameters, Returns, Raises, ...).
+autosummary_generate = False  # the module pages are written by the book's build, not by autosummary
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"  # the numpydoc sections give the types, with shapes
+numpydoc_show_class_members = False  # autoclass :members: lists them, with their own docstrings
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
 
 # Executed by the pipeline; the book only reads the outputs.
 nb_execution_mode = "off"

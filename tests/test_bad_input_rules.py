@@ -242,7 +242,6 @@ def test_checked_insists_on_a_check_for_every_argument():
 
 def test_holds_under_is_not_reachable_from_bad_premises():
     from mhanw.chapters import ch04_head_diversity_index as ch04
-
     from mhanw.infra.results import Results
 
     claim = next(c for c in ch04.CLAIMS if c.id == "thm-4.2/isotropic-families")

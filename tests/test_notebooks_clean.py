@@ -150,9 +150,8 @@ def test_no_data_name_is_bound_before_the_parameter_check(path):
     stop it as an unknown parameter, though papermill's run, which checks only the injected names, passes."""
     import re
 
-    from mhanw.infra.params import _data_names
-
     from mhanw.chapters import base
+    from mhanw.infra.params import _data_names
 
     if base.follows_contract(base.load(path.stem)):
         pytest.skip("the chapter passes its parameters to base.setup by name (tests/test_chapter_contract.py)")

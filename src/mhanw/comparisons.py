@@ -1,5 +1,7 @@
-"""Comparing the integrated MSE of head configurations (Thm 4.2 and 5.1): the configurations compared, the
-experiment on random configurations, and the statistics of their paired comparisons.
+"""Comparing the integrated MSE of head configurations (Thm 4.2 and 5.1).
+
+The configurations compared, the experiment on random configurations, and the statistics of their
+paired comparisons.
 
 The Monte Carlo itself is :func:`mhanw.montecarlo.integrated_mse` (common random numbers, one stream per
 replicate), whose :class:`~mhanw.montecarlo.ImseResult` gives every paired difference, relative change and
@@ -162,9 +164,12 @@ def equal_hdi_configurations(tilt_deg: float = 8.0) -> dict:
 
 @dataclass(frozen=True)
 class RandomConfigurations:
-    """Random configurations of Thm 4.2: ``projections`` (list of ``(H, d, d_k)``), the
+    """Random configurations of Thm 4.2 and their HDIs.
+
+    Random configurations of Thm 4.2: ``projections`` (list of ``(H, d, d_k)``), the
     interpolation parameter ``t`` (NaN for the orthogonal blocks, which come last)
-    and ``hdi`` (HDI_PA, ``(C,)``)."""
+    and ``hdi`` (HDI_PA, ``(C,)``).
+    """
 
     projections: list
     t: np.ndarray
@@ -206,10 +211,13 @@ def random_configurations(n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads
 
 
 def rule_options(rule: str) -> dict:
-    """The keyword arguments of :class:`mhanw.heads.HeadConfig` with which the random and matched-HDI
+    """The keyword arguments of a HeadConfig for a combination rule.
+
+    The keyword arguments of :class:`mhanw.heads.HeadConfig` with which the random and matched-HDI
     configurations combine their heads under ``rule`` (:data:`mhanw.heads.RULES`): ``"average"`` and
     ``"sum"`` as named; ``"concat"`` as a transformer does, the shared response through an output
-    projection ``W_O`` fitted by least squares on the heads' leave-one-out outputs (as chapter 06)."""
+    projection ``W_O`` fitted by least squares on the heads' leave-one-out outputs (as chapter 06).
+    """
     one_of(rule, "rule", _heads.RULES)
     return dict(rule=rule, output="fitted") if rule == "concat" else dict(rule=rule)
 
@@ -364,7 +372,9 @@ def monotonicity_violations(hdi, result, gap: float = 0.02, n_se: float = N_SE) 
     z = diff.z
     return {
         "n_pairs": int(i.size),
-        "violations": [(int(i[k]), int(j[k]), float(diff.mean[k]), float(diff.se[k])) for k in bad],
+        "violations": [
+            (int(i[k]), int(j[k]), float(np.asarray(diff.mean)[k]), float(np.asarray(diff.se)[k])) for k in bad
+        ],
         "n_violations": int(bad.size),
         "n_decreases": int(np.sum(z < -n_se)),
         "expected_by_chance": float(i.size * norm.sf(n_se)),
@@ -380,8 +390,11 @@ def rank_correlation(hdi, result) -> float:
 
 
 def rank_correlation_se(hdi, result, n_boot: int = 200, seed=0) -> float:
-    """Bootstrap s.e. of :func:`rank_correlation`: replicates resampled with replacement (all
-    configurations together, so the CRN pairing is kept), ``n_boot`` resamples from ``seed``."""
+    """Bootstrap s.e. of :func:`rank_correlation`.
+
+    Bootstrap s.e. of :func:`rank_correlation`: replicates resampled with replacement (all
+    configurations together, so the CRN pairing is kept), ``n_boot`` resamples from ``seed``.
+    """
     E = _check_result(result)
     hdi = _hdi(hdi, E)
     rng = np.random.default_rng(as_seed_sequence(seed))  # an explicit int (None would differ run to run)
@@ -510,14 +523,17 @@ def heterogeneity(result, n_boot: int = 200, seed=0) -> dict:
 
 
 def head_covariance(estimates) -> tuple:
-    """The covariance of two heads' estimates across replicates, integrated over fixed test points: the
+    """The covariance of two heads' estimates across replicates, integrated over test points.
+
+    The covariance of two heads' estimates across replicates, integrated over fixed test points: the
     number that refutes the affine bound (S-bound) of Thm 4.2 at HDI = 1, where the bound leaves no room
     for it.  ``estimates``: ``(R, 2, points)``, the two heads' estimates in ``R`` replicates at the same
     test points (:func:`mhanw.montecarlo.pointwise_estimates`).
 
     Returns ``(covariance, correlation)``: an :class:`mhanw.infra.estimates.Estimate` over replicates of
     the mean over points of the product of the heads' deviations from their means (times ``R/(R - 1)``,
-    unbiased), and the summed covariance over the square root of the two summed variances."""
+    unbiased), and the summed covariance over the square root of the two summed variances.
+    """
     est = as_float_array(estimates, "estimates", ndim=3)
     if est.shape[0] < 2 or est.shape[1] != 2:
         raise ValueError(f"estimates: expected shape (R >= 2 replicates, 2 heads, points), got {est.shape}")
@@ -532,12 +548,15 @@ def head_covariance(estimates) -> tuple:
 
 
 def isotropic_premises(models, configs) -> tuple:
-    """The premises of the isotropic reading (S-weak and its monotone extensions), evaluated on what the
+    """The premises of the isotropic reading, evaluated on what the chapter ran.
+
+    The premises of the isotropic reading (S-weak and its monotone extensions), evaluated on what the
     chapter ran: the joint law of ``(X, Y)`` rotation invariant for every model of ``models``
     (:func:`mhanw.premises.rotation_invariant_data`: isotropic ``m``, rotation-invariant inputs and noise),
     orthonormal heads of one ``d_k`` and averaging with weights ``1/H`` for every configuration of
     ``configs`` (:class:`mhanw.heads.HeadConfig`, or projections averaged uniformly as
-    :func:`mhanw.montecarlo.integrated_mse` evaluates them), merged (:func:`mhanw.infra.premises.merge`)."""
+    :func:`mhanw.montecarlo.integrated_mse` evaluates them), merged (:func:`mhanw.infra.premises.merge`).
+    """
     from . import premises as P
     from .infra.premises import merge
 

@@ -14,6 +14,23 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+__all__ = [
+    "SIGMA",
+    "BANDWIDTH",
+    "N",
+    "REFERENCE",
+    "RANDOM_CONFIGURATION_BANDWIDTH",
+    "WEIGHT_SUM_TOL",
+    "RANK_RTOL",
+    "N_SE",
+    "IMSE_RESOLUTION_PCT",
+    "MAX_ENTRIES",
+    "MAX_REPLICATES",
+    "MAX_WORK",
+    "check_entries",
+    "check_work",
+]
+
 #: Noise standard deviation of the reference DGP: signal and noise of comparable size for every ``m``.
 SIGMA = 0.5
 
@@ -69,10 +86,26 @@ MAX_WORK = 10**12
 
 
 def check_work(names: str, total: int, what: str, advice: str) -> None:
-    """``ValueError`` naming ``names`` (the arguments whose product sets the work) when ``total``, the work of
-    one call in kernel weights (:data:`MAX_WORK`'s unit), exceeds :data:`MAX_WORK`: the one bound of every
-    loop a user can size (Monte Carlo replicates, training steps), refused before the loop starts.
-    ``what`` says what the call would compute (its sizes), ``advice`` what to make smaller."""
+    """Refuse a call whose work exceeds :data:`MAX_WORK`, before its loop starts.
+
+    The one bound of every loop a user can size (Monte Carlo replicates, training steps).
+
+    Parameters
+    ----------
+    names : str
+        The arguments whose product sets the work, named by the error.
+    total : int
+        The work of one call in kernel weights (:data:`MAX_WORK`'s unit).
+    what : str
+        What the call would compute (its sizes), for the message.
+    advice : str
+        What to make smaller, for the message.
+
+    Raises
+    ------
+    ValueError
+        Naming ``names`` when ``total`` exceeds :data:`MAX_WORK`.
+    """
     if int(total) > MAX_WORK:
         raise ValueError(
             f"{names}: {what} would cost about {float(total):.2g} kernel weights, beyond the {MAX_WORK:.0e} "
@@ -81,8 +114,20 @@ def check_work(names: str, total: int, what: str, advice: str) -> None:
 
 
 def check_entries(name: str, *factors: int) -> None:
-    """``ValueError`` naming ``name`` when the product of the (already checked, positive) integer
-    ``factors`` exceeds :data:`MAX_ENTRIES`: the size of an array about to be allocated."""
+    """Refuse an array about to be allocated when its size exceeds :data:`MAX_ENTRIES`.
+
+    Parameters
+    ----------
+    name : str
+        The argument the size comes from, named by the error.
+    *factors : int
+        The (already checked, positive) integer dimensions of the array.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` when the product of ``factors`` exceeds :data:`MAX_ENTRIES`.
+    """
     total = 1
     for f in factors:
         total *= int(f)

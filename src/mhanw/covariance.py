@@ -51,18 +51,46 @@ __all__ = [
     "kernel_overlap_symbolic",
     "SymbolicOverlap",
     "printed_covariance_bound",
+    "MC_SAMPLES",
+    "MIN_EFFECTIVE_DRAWS",
+    "MAX_QUADRATURE_POINTS",
+    "MAX_SYMBOLIC_LOG10",
 ]
 
 
 def printed_covariance_bound(W_j, W_jp, x, lipschitz: float, n: int, bandwidth: float) -> float:
-    """Lemma 4.1's bound as printed: ``L^2 ||G_jj'||_F^2 / (n h^{d_k} p_K(W_j^T x))``.
+    """Lemma 4.1's bound as printed: ``L^2 ||G_jj'||_F^2 / (n h^(d_k) p_K(W_j^T x))``.
 
-    ``W_j``, ``W_jp``: ``(d, d_k)``; ``x``: ``(d,)``; ``G = W_j^T W_jp / d_k``
-    (:func:`cross_gram`); ``p_K`` is the density of the projected keys
-    ``W_j^T X`` for ``X ~ N(0, I_d)``, i.e. ``N(0, W_j^T W_j)``; ``h`` is the
-    kernel bandwidth.  The bound is 0 for constant ``m`` (``L = 0``) and for
-    orthogonal heads, while the covariance is not (documented failure).
-    Assumes ``X ~ N(0, I_d)`` (through ``p_K``).
+    ``G = W_j^T W_jp / d_k`` (:func:`mhanw.diversity.cross_gram`); ``p_K`` is the density of the
+    projected keys ``W_j^T X`` for ``X ~ N(0, I_d)``, i.e. ``N(0, W_j^T W_j)``.  The bound is 0 for
+    constant ``m`` (``L = 0``) and for orthogonal heads, while the covariance is not (a documented
+    failure).  Assumes ``X ~ N(0, I_d)`` (through ``p_K``).
+
+    Parameters
+    ----------
+    W_j : array (d, d_k)
+        Head ``j``'s projection.
+    W_jp : array (d, d_k)
+        Head ``j'``'s projection, of the same shape.
+    x : array (d,)
+        The point.
+    lipschitz : float >= 0
+        ``L``, the Lipschitz constant of ``m``.
+    n : int >= 1
+        The sample size.
+    bandwidth : float > 0
+        ``h``.
+
+    Returns
+    -------
+    float
+        The bound (``inf`` where the density underflows).
+
+    Raises
+    ------
+    ValueError
+        Naming ``W_jp`` or ``x`` when its shape does not fit ``W_j``, or the argument that is out of
+        range.
     """
     Wj = _matrix(W_j, "W_j")
     Wjp = _matrix(W_jp, "W_jp")
@@ -136,8 +164,11 @@ def _log_gauss_kernel_mean(B: np.ndarray, h: float, x: np.ndarray) -> float:
 
 
 def _pair_and_point(W_j, W_jp, x):
-    """``W_j`` ``(d, d_k)``, ``W_jp`` ``(d, d_k')`` and ``x`` ``(d,)`` as checked float arrays
-    (``ValueError`` naming the first argument that is wrong)."""
+    """The two heads and the point, checked.
+
+    ``W_j`` ``(d, d_k)``, ``W_jp`` ``(d, d_k')`` and ``x`` ``(d,)`` as checked float arrays
+    (``ValueError`` naming the first argument that is wrong).
+    """
     Wj = _matrix(W_j, "W_j")
     Wjp = _matrix(W_jp, "W_jp")
     if Wjp.shape[0] != Wj.shape[0]:
@@ -149,20 +180,38 @@ def _pair_and_point(W_j, W_jp, x):
 
 
 def kernel_overlap(W_j, W_jp, x, bandwidth: float, inputs="gaussian") -> float:
-    """``kappa_jj'(x) = E[K_j K_j'] / (E K_j E K_j')`` for Gaussian heads, ``X ~ N(0, I_d)`` (Lemma 4.1, corrected).
+    """``kappa_jj'(x) = E[K_j K_j'] / (E K_j E K_j')`` for Gaussian heads (Lemma 4.1, corrected).
 
-    ``K_j = exp(-|W_j^T (x - X)|^2 / (2 h^2))``; ``W_j``, ``W_jp`` ``(d, d_k)``,
-    ``x`` ``(d,)``.  To first order in ``1/n`` the noise part of the covariance
-    of the two heads is ``sigma^2 kappa_jj'(x) / n`` (the corrected Lemma 4.1);
-    ``kappa`` is the single-head variance factor for identical heads and 1 for
-    heads on orthogonal coordinates.  Exact Gaussian integrals:
-    ``E exp(-(X-x)^T M (X-x)/2) = det(I + M)^{-1/2} exp(-x^T M (I + M)^{-1} x / 2)``.
+    ``K_j = exp(-|W_j^T (x - X)|^2 / (2 h^2))``.  To first order in ``1/n`` the noise part of the
+    covariance of the two heads is ``sigma^2 kappa_jj'(x) / n`` (the corrected Lemma 4.1); ``kappa`` is
+    the single-head variance factor for identical heads and 1 for heads on orthogonal coordinates.
+    Exact Gaussian integrals:
+    ``E exp(-(X-x)^T M (X-x)/2) = det(I + M)^(-1/2) exp(-x^T M (I + M)^(-1) x / 2)``.
 
-    ``inputs`` (an input spec or :class:`mhanw.data.InputDistribution`,
-    default the reference ``N(0, I_d)``) may be any Gaussian law of
-    :mod:`mhanw.data` (exact, by the change of variables ``X = A Z``); other
-    laws raise ``ValueError`` naming ``inputs`` (use
-    :func:`first_order_covariance_mc`).
+    Parameters
+    ----------
+    W_j : array (d, d_k)
+        Head ``j``'s projection.
+    W_jp : array (d, d_k')
+        Head ``j'``'s projection.
+    x : array (d,)
+        The point.
+    bandwidth : float > 0
+        ``h``.
+    inputs : str or mhanw.data.InputDistribution, default "gaussian"
+        The input law (the reference ``N(0, I_d)``); any Gaussian law of :mod:`mhanw.data` (exact, by
+        the change of variables ``X = A Z``).
+
+    Returns
+    -------
+    float
+        ``kappa``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``inputs`` for a law that is not Gaussian (use :func:`first_order_covariance_mc`), or the
+        argument that is out of range or of the wrong shape.
     """
     Wj, Wjp, x = _pair_and_point(W_j, W_jp, x)
     h = positive_scalar(bandwidth, "bandwidth")
@@ -181,10 +230,27 @@ def kernel_overlap(W_j, W_jp, x, bandwidth: float, inputs="gaussian") -> float:
 def covariance_factor(phi, bandwidth):
     """Closed form ``n C / sigma^2 = (1 + h^2) / sqrt((1 + h^2)^2 - cos^2 phi)`` (corrected Lemma 4.1).
 
-    First-order covariance of two one-dimensional Gaussian heads ``u``, ``v``
-    with ``u . v = cos phi`` at ``x = 0``, ``m = 0``, ``X ~ N(0, I)``.
-    ``phi`` (radians) and ``bandwidth`` broadcast.  1 at ``phi = pi/2``;
+    First-order covariance of two one-dimensional Gaussian heads ``u``, ``v`` with ``u . v = cos phi``
+    at ``x = 0``, ``m = 0``, ``X ~ N(0, I)``.  1 at ``phi = pi/2``;
     ``(1 + h^2)/(h sqrt(2 + h^2)) ~ 1/(sqrt(2) h)`` at ``phi = 0``.
+
+    Parameters
+    ----------
+    phi : float or array
+        The angle between the heads, in radians.
+    bandwidth : float or array
+        ``h > 0``; broadcasts with ``phi``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The factor, of the broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        Naming ``bandwidth`` when the factor overflows a double (``h`` too small), or the argument that is
+        not finite or out of range.
     """
     phi, h = _angle_and_bandwidth(phi, bandwidth)
     num, sin_part, t = _factor_terms(phi, h)
@@ -207,10 +273,13 @@ def _angle_and_bandwidth(phi, bandwidth):
 
 
 def _factor_terms(phi: np.ndarray, h: np.ndarray):
-    """``(a, sin phi, t) / c`` with ``a = 1 + h^2``, ``t = sqrt(a^2 - 1) = h sqrt(2 + h^2)``
+    """The terms of the covariance factor, scaled to avoid overflow.
+
+    ``(a, sin phi, t) / c`` with ``a = 1 + h^2``, ``t = sqrt(a^2 - 1) = h sqrt(2 + h^2)``
     and a common factor ``c`` (1 for ``h <= 1``, ``h^2`` above) that keeps all three
     finite for every ``h > 0``: ``a^2 - cos^2 phi = sin^2 phi + t^2`` exactly, so
-    ``hypot`` gives the square root without cancellation or underflow."""
+    ``hypot`` gives the square root without cancellation or underflow.
+    """
     small = h <= 1.0
     hs = np.where(small, h, 1.0)
     u = 1.0 / np.where(small, 1.0, h)  # 1/h for h > 1
@@ -222,23 +291,45 @@ def _factor_terms(phi: np.ndarray, h: np.ndarray):
 
 
 def head_correlation(phi, bandwidth):
-    """Closed-form correlation of the two heads of :func:`covariance_factor`:
-    ``rho = sqrt((1 + h^2)^2 - 1) / sqrt((1 + h^2)^2 - cos^2 phi)`` (Lemma 4.1, Sec. 12)."""
+    """Closed-form correlation of the two heads of :func:`covariance_factor` (Lemma 4.1, Section 12).
+
+    ``rho = sqrt((1 + h^2)^2 - 1) / sqrt((1 + h^2)^2 - cos^2 phi)``.
+
+    Parameters
+    ----------
+    phi : float or array
+        The angle between the heads, in radians.
+    bandwidth : float or array
+        ``h > 0``; broadcasts with ``phi``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``rho``, of the broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is not finite or out of range.
+    """
     phi, h = _angle_and_bandwidth(phi, bandwidth)
     _, sin_part, t = _factor_terms(phi, h)
     return (t / np.hypot(sin_part, t))[()]
 
 
 def covariance_factor_symbolic():
-    """Sympy derivation of :func:`covariance_factor` (Lemma 4.1, check L4.1d).
+    """Sympy derivation of :func:`covariance_factor` (Lemma 4.1).
 
-    Steps, with normalised kernels
-    ``K = exp(-(u^T X)^2/(2 h^2)) / (sqrt(2 pi) h)``:
+    With normalised kernels ``K = exp(-(u^T X)^2/(2 h^2)) / (sqrt(2 pi) h)``:
     ``E[K K'] = 1 / (2 pi h^2 sqrt(det A))``, ``A = I + (u u^T + v v^T)/h^2``;
     ``E K = 1 / sqrt(2 pi (1 + h^2))``.
 
-    Returns ``(ratio, (h, phi))``: the simplified ``E[K K'] / (E K)^2`` and its
-    positive symbols.
+    Returns
+    -------
+    ratio : sympy.Expr
+        The simplified ``E[K K'] / (E K)^2``.
+    symbols : tuple of sympy.Symbol
+        Its positive symbols ``(h, phi)``.
     """
     import sympy as sp
 
@@ -255,9 +346,20 @@ def covariance_factor_symbolic():
 class SymbolicOverlap:
     """``kappa`` of two one-dimensional Gaussian heads, derived in sympy (Lemma 4.1, corrected).
 
-    ``kappa``: the simplified ``E[K_u K_v] / (E K_u E K_v)``; ``e_kk``, ``e_ku``,
-    ``e_kv``: the three Gaussian expectations it is made of; ``symbols``: the
-    symbols left free, by name (``"h"``, ``"phi"``, ``"s"``, ``"x1"``, ``"x2"``).
+    Made by :func:`kernel_overlap_symbolic`.
+
+    Parameters
+    ----------
+    kappa : sympy.Expr
+        The simplified ``E[K_u K_v] / (E K_u E K_v)``.
+    e_kk : sympy.Expr
+        ``E[K_u K_v]``.
+    e_ku : sympy.Expr
+        ``E[K_u]``.
+    e_kv : sympy.Expr
+        ``E[K_v]``.
+    symbols : dict
+        The symbols left free, by name (``"h"``, ``"phi"``, ``"s"``, ``"x1"``, ``"x2"``).
     """
 
     kappa: object
@@ -271,23 +373,37 @@ def kernel_overlap_symbolic(bandwidth=None, angle=None, input_variance=None, poi
     """Derive ``kappa_uv(x) = E[K_u K_v] / (E K_u E K_v)`` in sympy for two 1-D heads (Lemma 4.1, corrected).
 
     Heads ``u = (1, 0)`` and ``v = (cos phi, sin phi)`` in ``d = 2``, kernels
-    ``K_w = exp(-(w^T (X - x))^2 / (2 h^2))`` (a normalising constant cancels
-    in ``kappa``), inputs ``X ~ N(0, s^2 I_2)``.  Every expectation is the
-    Gaussian integral
-
-        E exp(-(X - x)^T M (X - x) / 2) = det(I + S M)^(-1/2) exp(-x^T M (I + S M)^(-1) x / 2),
-
+    ``K_w = exp(-(w^T (X - x))^2 / (2 h^2))`` (a normalising constant cancels in ``kappa``), inputs
+    ``X ~ N(0, s^2 I_2)``.  Every expectation is the Gaussian integral
+    ``E exp(-(X - x)^T M (X - x) / 2) = det(I + S M)^(-1/2) exp(-x^T M (I + S M)^(-1) x / 2)``,
     with ``S = s^2 I`` the input covariance and ``M = w w^T / h^2`` (one head) or
-    ``(u u^T + v v^T) / h^2`` (the product of two kernels).  The first-order
-    covariance of the two heads is then ``kappa (sigma^2 + Delta) / n``.
+    ``(u u^T + v v^T) / h^2`` (the product of two kernels).  The first-order covariance of the two heads
+    is then ``kappa (sigma^2 + Delta) / n``.  Each argument left at ``None`` stays a symbol; a number or
+    sympy expression substitutes it before the derivation, so a changed assumption is re-derived, not
+    re-simulated.  With ``s = 1`` and ``x = 0``, ``kappa`` is :func:`covariance_factor`'s
+    ``(1 + h^2) / sqrt((1 + h^2)^2 - cos^2 phi)``.
 
-    Each argument left at ``None`` stays a symbol (``h``, ``phi``, ``s``, and
-    ``x = (x1, x2)``); a number or sympy expression substitutes it before the
-    derivation, so a changed assumption is re-derived, not re-simulated.
-    ``point`` is a pair.  Numbers must be real, finite and zero or of
-    magnitude in ``[1e-15, 1e15]`` (:data:`MAX_SYMBOLIC_LOG10`), expressions
-    real (``ValueError`` naming the argument otherwise).  With ``s = 1`` and ``x = 0``, ``kappa`` is
-    :func:`covariance_factor`'s ``(1 + h^2) / sqrt((1 + h^2)^2 - cos^2 phi)``.
+    Parameters
+    ----------
+    bandwidth : float or sympy.Expr, optional
+        ``h`` (default: the symbol).
+    angle : float or sympy.Expr, optional
+        ``phi`` (default: the symbol).
+    input_variance : float or sympy.Expr, optional
+        ``s^2`` (default: the symbol ``s``).
+    point : pair, optional
+        ``x = (x1, x2)`` (default: the symbols).
+
+    Returns
+    -------
+    SymbolicOverlap
+        ``kappa`` and the expectations it is made of.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is not real, or a number that is not finite and zero or of magnitude in
+        ``[1e-15, 1e15]`` (:data:`MAX_SYMBOLIC_LOG10`).
     """
     import sympy as sp
 
@@ -382,13 +498,21 @@ MAX_QUADRATURE_POINTS = 1 << 21
 class FirstOrderCovariance:
     """The first-order covariance of two Gaussian NW heads at ``x`` (Lemma 4.1, corrected).
 
-    ``covariance = kappa * (sigma^2 + signal) / n`` with
+    ``covariance = kappa * (sigma^2 + signal) / n``.
 
-    - ``kappa = E[K_j K_j'] / (E K_j E K_j')`` (:func:`kernel_overlap`);
-    - ``signal = D_jj'(x) = E_q[(m(X) - mu_j)(m(X) - mu_j')]``, ``q`` the
-      Gaussian density proportional to ``K_j K_j' p_X`` and
-      ``mu_j = E[K_j m(X)] / E[K_j]`` the large-sample limit of head ``j``;
-    - ``noise = kappa sigma^2 / n``, the part that is left for constant ``m``.
+    Parameters
+    ----------
+    covariance : float
+        The first-order ``C_jj'(x)``.
+    noise : float
+        ``kappa sigma^2 / n``, the part that is left for constant ``m``.
+    signal : float
+        ``D_jj'(x) = E_q[(m(X) - mu_j)(m(X) - mu_j')]``, ``q`` the Gaussian density proportional to
+        ``K_j K_j' p_X`` and ``mu_j = E[K_j m(X)] / E[K_j]`` the large-sample limit of head ``j``.
+    kappa : float
+        ``E[K_j K_j'] / (E K_j E K_j')`` (:func:`kernel_overlap`).
+    limits : tuple of float
+        ``(mu_j, mu_j')``.
     """
 
     covariance: float
@@ -403,8 +527,10 @@ class FirstOrderCovariance:
         return self.covariance - self.noise
 
 
-def _kernel_tilted_gaussian(B: np.ndarray, h: float, x: np.ndarray):
-    """Mean and a square root of the covariance of the density proportional to
+def _kernel_tilted_gaussian(B: np.ndarray, h: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The Gaussian density tilted by one head's kernel: its mean and a root of its covariance.
+
+    Mean and a square root of the covariance of the density proportional to
     ``exp(-|B^T (X-x)|^2 / (2 h^2)) N(X; 0, I)``.
 
     With ``M = B B^T / h^2 = U diag(e^{2r}) U^T`` (:func:`_scaled_svd`) the
@@ -445,8 +571,11 @@ def _gauss_hermite(mean: np.ndarray, root: np.ndarray, nodes: int):
 
 
 def _whitening(inputs, d: int):
-    """``None`` for ``N(0, I_d)`` inputs, else the factor ``A`` with ``X = A Z`` of a Gaussian law;
-    ``ValueError`` naming ``inputs`` for a non-Gaussian law."""
+    """The factor of a Gaussian input law, or None for the reference.
+
+    ``None`` for ``N(0, I_d)`` inputs, else the factor ``A`` with ``X = A Z`` of a Gaussian law;
+    ``ValueError`` naming ``inputs`` for a non-Gaussian law.
+    """
     dist = _data.input_distribution(inputs)
     if dist.is_standard_gaussian:
         return None
@@ -463,44 +592,48 @@ def first_order_covariance(
 ) -> FirstOrderCovariance:
     """First-order covariance of two Gaussian NW heads at ``x``, ``X ~ N(0, I_d)`` (Lemma 4.1, corrected).
 
-    Linearising ``m_j = sum_i K_ij Y_i / sum_i K_ij`` around its limit
-    ``mu_j = E[K_j Y] / E[K_j]`` gives
-
-        n Cov(m_j(x), m_j'(x)) = E[K_j K_j' (Y - mu_j)(Y - mu_j')] / (E K_j E K_j') + o(1)
-                               = kappa_jj'(x) (sigma^2 + D_jj'(x)) + o(1),
-
-    with ``kappa`` of :func:`kernel_overlap` and ``D_jj'(x)`` the covariance of
-    the two heads' residuals ``m(X) - mu_j`` under the Gaussian density
-    proportional to ``K_j K_j' p_X``.  ``D = 0`` for constant ``m``.  All
-    Gaussian expectations except those of ``m`` are exact; those of ``m`` use
-    a tensor Gauss-Hermite rule with ``nodes`` points per dimension (exact for
-    polynomials of degree ``< 2 nodes``; at the default ``nodes = 12`` the
-    values for ``sin13`` and ``bvc`` in ``d = 4`` agree with ``nodes = 24`` to
-    1e-8, in about 5 ms).
+    Linearising ``m_j = sum_i K_ij Y_i / sum_i K_ij`` around its limit ``mu_j = E[K_j Y] / E[K_j]``
+    gives ``n Cov(m_j(x), m_j'(x)) = kappa_jj'(x) (sigma^2 + D_jj'(x)) + o(1)``, with ``kappa`` of
+    :func:`kernel_overlap` and ``D_jj'(x)`` the covariance of the two heads' residuals
+    ``m(X) - mu_j`` under the Gaussian density proportional to ``K_j K_j' p_X``.  ``D = 0`` for
+    constant ``m``.  All Gaussian expectations except those of ``m`` are exact; those of ``m`` use a
+    tensor Gauss-Hermite rule with ``nodes`` points per dimension (exact for polynomials of degree
+    ``< 2 nodes``; at the default ``nodes = 12`` the values for ``sin13`` and ``bvc`` in ``d = 4`` agree
+    with ``nodes = 24`` to 1e-8, in about 5 ms).
 
     Parameters
     ----------
-    W_j, W_jp : arrays ``(d, d_k)`` and ``(d, d_k')``
-    x : array ``(d,)``
+    W_j : array (d, d_k)
+        Head ``j``'s projection.
+    W_jp : array (d, d_k')
+        Head ``j'``'s projection.
+    x : array (d,)
+        The point.
     bandwidth : float > 0
+        ``h``.
     n : int >= 1
-    sigma : float >= 0
-    regression : str or RegressionFunction (:mod:`mhanw.data`), default ``"zero"``
-    nodes : int >= 2, with ``nodes ** d <= MAX_QUADRATURE_POINTS``
-    inputs : str or InputDistribution, default ``"gaussian"`` (``N(0, I_d)``)
-        Any Gaussian law of :mod:`mhanw.data` (exact by the change of
-        variables ``X = A Z``); a non-Gaussian law raises ``ValueError`` naming
-        ``inputs`` (use :func:`first_order_covariance_mc`).  The noise is
-        homoscedastic with variance ``sigma^2`` (its law does not matter to
-        first order).
+        The sample size.
+    sigma : float >= 0, default 0.5
+        The noise sd; the noise is homoscedastic (its law does not matter to first order).
+    regression : str or mhanw.data.RegressionFunction, default "zero"
+        ``m``.
+    nodes : int >= 2, default 12
+        Gauss-Hermite points per dimension, with ``nodes ** d <=`` :data:`MAX_QUADRATURE_POINTS`.
+    inputs : str or mhanw.data.InputDistribution, default "gaussian"
+        Any Gaussian law of :mod:`mhanw.data` (exact by the change of variables ``X = A Z``).
 
     Returns
     -------
     FirstOrderCovariance
-        ``covariance`` is the first-order ``C_jj'(x)``; ``limits`` the pair
-        ``(mu_j, mu_j')``.
-    """
+        ``covariance`` is the first-order ``C_jj'(x)``; ``limits`` the pair ``(mu_j, mu_j')``.
 
+    Raises
+    ------
+    ValueError
+        Naming ``inputs`` for a law that is not Gaussian (use :func:`first_order_covariance_mc`),
+        ``nodes`` for too many quadrature points, or the argument that is out of range, of the wrong
+        shape or where ``m`` is not finite.
+    """
     Wj, Wjp, x = _pair_and_point(W_j, W_jp, x)
     d = Wj.shape[0]
     h = positive_scalar(bandwidth, "bandwidth")
@@ -564,43 +697,52 @@ def _effective_draws(K: np.ndarray) -> float:
 def first_order_covariance_mc(
     W_j, W_jp, x, bandwidth: float, n: int, model, n_samples: int = MC_SAMPLES, seed=0
 ) -> FirstOrderCovariance:
-    """First-order covariance of two Gaussian NW heads at ``x`` under any data model, by Monte Carlo (Lemma 4.1, corrected).
+    """First-order covariance of two Gaussian NW heads at ``x`` under any data model, by Monte Carlo (Lemma 4.1).
 
-    The same linearisation as :func:`first_order_covariance`, without
-    assuming Gaussian inputs or constant noise: with
-    ``K_j = exp(-|W_j^T (x - X)|^2 / (2 h^2))`` and ``s(X)`` the noise
-    standard deviation of ``model`` (:meth:`mhanw.data.NoiseModel.sd`),
-
-        n Cov(m_j(x), m_j'(x)) -> E[K_j K_j' (s(X)^2 + (m(X) - mu_j)(m(X) - mu_j'))] / (E K_j E K_j'),
-
-    every expectation a mean over ``n_samples`` iid draws of ``X`` from the
-    rows' law ``model.inputs.marginal`` (stream ``SeedSequence(seed)``).  The
-    linearisation assumes an iid sample ``D_n``: under dependent rows
-    (:data:`mhanw.data.DEPENDENT_KINDS`) this is the prediction for iid rows
-    of the same law, which the dependent sample's covariance is then compared
-    with.  The fields of the
-    result are those of :class:`FirstOrderCovariance`: ``kappa`` and
-    ``signal`` as there, ``noise = E[K_j K_j' s^2] / (E K_j E K_j') / n``
-    (``kappa sigma^2 / n`` for homoscedastic noise) and ``covariance = noise +
-    kappa signal / n``.  Under the reference model it agrees with the closed
-    form to Monte Carlo error, relative ``~ 1/sqrt(n_samples * q)`` with ``q``
-    the fraction of draws where both kernels are not negligible (small for a
-    small bandwidth or a point far in the tails).
+    The same linearisation as :func:`first_order_covariance`, without assuming Gaussian inputs or
+    constant noise: with ``K_j = exp(-|W_j^T (x - X)|^2 / (2 h^2))`` and ``s(X)`` the noise standard
+    deviation of ``model`` (:meth:`mhanw.data.NoiseModel.sd`),
+    ``n Cov(m_j(x), m_j'(x)) -> E[K_j K_j' (s(X)^2 + (m(X) - mu_j)(m(X) - mu_j'))] / (E K_j E K_j')``,
+    every expectation a mean over ``n_samples`` iid draws of ``X`` from the rows' law
+    ``model.inputs.marginal`` (stream ``SeedSequence(seed)``).  The linearisation assumes an iid sample
+    ``D_n``: under dependent rows (:data:`mhanw.data.DEPENDENT_KINDS`) this is the prediction for iid
+    rows of the same law, which the dependent sample's covariance is then compared with.  Under the
+    reference model it agrees with the closed form to Monte Carlo error, relative
+    ``~ 1/sqrt(n_samples * q)`` with ``q`` the fraction of draws where both kernels are not negligible
+    (small for a small bandwidth or a point far in the tails).
 
     Parameters
     ----------
-    W_j, W_jp : arrays ``(d, d_k)`` and ``(d, d_k')``
-    x : array ``(d,)``
+    W_j : array (d, d_k)
+        Head ``j``'s projection.
+    W_jp : array (d, d_k')
+        Head ``j'``'s projection.
+    x : array (d,)
+        The point.
     bandwidth : float > 0
+        ``h``.
     n : int >= 1
-    model : DataModel or regression spec (:func:`mhanw.data.as_data_model`)
-    n_samples : int >= 1000
-    seed : int or SeedSequence
+        The sample size.
+    model : mhanw.data.DataModel or str
+        A data model or a regression spec (:func:`mhanw.data.as_data_model`).
+    n_samples : int >= 1000, default :data:`MC_SAMPLES`
+        Draws of ``X``.
+    seed : int or numpy.random.SeedSequence, default 0
+        The stream.
 
-    Raises ``ValueError`` naming ``bandwidth`` (and ``n_samples``) when fewer
-    than :data:`MIN_EFFECTIVE_DRAWS` effective draws fall under the kernels
-    (Kish's effective sample size of ``K_j``, ``K_j'`` and ``K_j K_j'``): the
-    value could not be estimated from this sample.
+    Returns
+    -------
+    FirstOrderCovariance
+        ``kappa`` and ``signal`` as there, ``noise = E[K_j K_j' s^2] / (E K_j E K_j') / n``
+        (``kappa sigma^2 / n`` for homoscedastic noise) and ``covariance = noise + kappa signal / n``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``bandwidth`` (and ``n_samples``) when fewer than :data:`MIN_EFFECTIVE_DRAWS` effective
+        draws fall under the kernels (Kish's effective sample size of ``K_j``, ``K_j'`` and
+        ``K_j K_j'``): the value could not be estimated from this sample; or the argument that is out of
+        range or of the wrong shape.
     """
     Wj, Wjp, x = _pair_and_point(W_j, W_jp, x)
     d = Wj.shape[0]
@@ -645,13 +787,36 @@ def first_order_covariance_mc(
 def first_order_covariance_model(W_j, W_jp, x, bandwidth: float, n: int, model) -> FirstOrderCovariance:
     """Lemma 4.1's first-order covariance of two heads under a data model, by the right method.
 
-    Gauss-Hermite quadrature (:func:`first_order_covariance`, exact in the
-    Gaussian integrals) when the inputs and the noise are Gaussian; otherwise
-    :func:`first_order_covariance_mc` (seed 0), so that a changed input or noise
-    law is never compared with the prediction for the reference one.  Both
-    assume iid rows; for dependent ones (``ar1``, ``clustered``) the result is
-    the iid prediction for rows of the same law (see :func:`first_order_covariance_mc`).
-    ``model``: a :class:`mhanw.data.DataModel` or a regression spec.
+    Gauss-Hermite quadrature (:func:`first_order_covariance`, exact in the Gaussian integrals) when the
+    inputs and the noise are Gaussian; otherwise :func:`first_order_covariance_mc` (seed 0), so that a
+    changed input or noise law is never compared with the prediction for the reference one.  Both
+    assume iid rows; for dependent ones (``ar1``, ``clustered``) the result is the iid prediction for
+    rows of the same law.
+
+    Parameters
+    ----------
+    W_j : array (d, d_k)
+        Head ``j``'s projection.
+    W_jp : array (d, d_k')
+        Head ``j'``'s projection.
+    x : array (d,)
+        The point.
+    bandwidth : float > 0
+        ``h``.
+    n : int >= 1
+        The sample size.
+    model : mhanw.data.DataModel or str
+        A data model or a regression spec.
+
+    Returns
+    -------
+    FirstOrderCovariance
+        The prediction.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range or of the wrong shape (see the two methods).
     """
     model = _data.as_data_model(model, name="model")
     if model.inputs.is_gaussian and model.noise.is_gaussian:

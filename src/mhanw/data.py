@@ -45,6 +45,7 @@ import numbers
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -78,43 +79,44 @@ __all__ = [
 class RegressionFunction:
     """A regression function ``m: R^d -> R``: one of the catalogue or a parsed formula.
 
-    Call it on ``x`` of shape ``(N, d)`` (returns ``(N,)``) or ``(d,)``
-    (returns a float); ``d`` must be at least :attr:`min_dim`.  Finite ``x``
-    gives finite values or a ``ValueError`` naming ``x`` where ``m(x)`` is not a
-    finite double (it overflows, or a formula is undefined there).
+    Call it on ``x`` of shape ``(N, d)`` (returns ``(N,)``) or ``(d,)`` (returns a float); ``d`` must
+    be at least :attr:`min_dim`.  Finite ``x`` gives finite values or a ``ValueError`` naming ``x``
+    where ``m(x)`` is not a finite double (it overflows, or a formula is undefined there).  Build one
+    with :func:`regression_function`.
 
-    Attributes
+    Parameters
     ----------
-    name, formula : str
-        Catalogue name and the formula (the table of regression functions in
-        ``book/claims.md``); for a parsed formula the name is the string
-        given (``regression_function(name)`` returns the same function) and
-        ``formula`` sympy's form of it.
+    name : str
+        Catalogue name; for a parsed formula the string given (``regression_function(name)`` returns
+        the same function).
+    formula : str
+        The formula (the table of regression functions in ``book/claims.md``); for a parsed formula,
+        sympy's form of it.
     min_dim : int
-        Smallest input dimension ``d`` on which ``m`` is defined (for a formula,
-        the largest coordinate index it names, ``x4`` -> 4).
+        Smallest input dimension ``d`` on which ``m`` is defined (for a formula, the largest coordinate
+        index it names, ``x4`` -> 4).
     isotropic : bool
-        Whether ``m(x)`` depends on ``x`` only through ``|x|`` (rotation
-        invariant on every ``R^d``), the condition of S-weak (Thm 4.2).  A
-        formula is isotropic exactly when it uses no coordinate ``x_l``, only
-        ``r = |x|`` (a non-constant function of ``x1..xk`` alone is not
-        rotation invariant on ``R^(k+1)``).
+        Whether ``m(x)`` depends on ``x`` only through ``|x|`` (rotation invariant on every ``R^d``),
+        the condition of S-weak (Thm 4.2).  A formula is isotropic exactly when it uses no coordinate
+        ``x_l``, only ``r = |x|`` (a non-constant function of ``x1..xk`` alone is not rotation invariant
+        on ``R^(k+1)``).
     lipschitz_source : str
-        ``"stated"`` when the claims page states the Lipschitz constant (``zero``,
-        ``sin13``); ``"derived"`` when it is computed exactly from the formula
-        (the supremum of ``|grad m|``; for parsed formulas: constants, linear
-        forms, and polynomials of degree >= 2, whose constant is ``inf``, when
-        their expansion is bounded by :data:`MAX_EXPANDED_DEGREE` and
-        :data:`MAX_EXPANDED_TERMS`, read from the tree without expanding);
-        ``"estimated"`` when it is the largest ``|grad m|`` on a large seeded
-        sample (a lower bound of the true constant, see
-        :data:`LIPSCHITZ_SAMPLE`, raised by a secant search that bisects towards the
-        steepest part of the function, :func:`_steepest_secant`, so that a slope
-        narrower than the sample's spacing is seen: ``tanh(1e6*x1)`` gives 1e6);
-        ``"unbounded"`` when ``|grad m|`` was seen to grow without bound along rays
-        (or overflow), or the secants' slope was still growing at the resolution of a
-        double (a jump, or a transition narrower than the spacing of doubles, whose
-        slope no sample resolves), so the constant is ``inf``.
+        ``"stated"`` when the claims page states the Lipschitz constant (``zero``, ``sin13``);
+        ``"derived"`` when it is computed exactly from the formula (the supremum of ``|grad m|``; for
+        parsed formulas: constants, linear forms, and polynomials of degree >= 2, whose constant is
+        ``inf``, when their expansion is bounded by :data:`MAX_EXPANDED_DEGREE` and
+        :data:`MAX_EXPANDED_TERMS`, read from the tree without expanding); ``"estimated"`` when it is
+        the largest ``|grad m|`` on a large seeded sample (a lower bound of the true constant, see
+        :data:`LIPSCHITZ_SAMPLE`, raised by a secant search that bisects towards the steepest part of
+        the function, :func:`_steepest_secant`, so that a slope narrower than the sample's spacing is
+        seen: ``tanh(1e6*x1)`` gives 1e6); ``"unbounded"`` when ``|grad m|`` was seen to grow without
+        bound along rays (or overflow), or the secants' slope was still growing at the resolution of a
+        double (a jump, or a transition narrower than the spacing of doubles, whose slope no sample
+        resolves), so the constant is ``inf``.
+    _func : callable
+        The vectorised ``m``, ``(N, d) -> (N,)``, without checks (the library's own).
+    _lipschitz : callable
+        ``d -> L``, behind :meth:`lipschitz_constant`.
     expression : sympy.Expr or None
         The parsed formula (``None`` for the catalogue).
     """
@@ -135,6 +137,24 @@ class RegressionFunction:
         return super().__reduce_ex__(protocol)
 
     def __call__(self, x) -> np.ndarray | float:
+        """``m(x)``.
+
+        Parameters
+        ----------
+        x : array (N, d) or (d,)
+            Points, ``d >= min_dim``.
+
+        Returns
+        -------
+        numpy.ndarray or float
+            ``(N,)`` values, or a float for one point.
+
+        Raises
+        ------
+        ValueError
+            Naming ``x`` when it has fewer than :attr:`min_dim` columns, or where ``m(x)`` is not a finite
+            double (it overflows, or a formula is undefined there).
+        """
         arr = as_float_array(x, "x", ndim=(1, 2))
         single = arr.ndim == 1
         pts = arr[None, :] if single else arr
@@ -154,9 +174,18 @@ class RegressionFunction:
     def lipschitz_constant(self, d: int | None = None) -> float:
         """Global Lipschitz constant ``L`` of ``m`` on ``R^d`` (``inf`` if none).
 
-        ``d`` matters only for ``additive`` (``L = sqrt(d)``) and formulas in
-        ``r``; it defaults to :attr:`min_dim`.  Used by the printed bound of
-        Lemma 4.1.  See :attr:`lipschitz_source` for how it was obtained.
+        Used by the printed bound of Lemma 4.1.  See :attr:`lipschitz_source` for how it was obtained.
+
+        Parameters
+        ----------
+        d : int, optional
+            The dimension; it matters only for ``additive`` (``L = sqrt(d)``) and formulas in ``r``, and
+            defaults to :attr:`min_dim`.
+
+        Returns
+        -------
+        float
+            ``L``.
         """
         d = self.min_dim if d is None else positive_int(d, "d", minimum=self.min_dim)
         # the estimate holds about 8 arrays of LIPSCHITZ_SAMPLE x d (points, gradients, directions)
@@ -271,7 +300,7 @@ REGRESSION_FUNCTIONS = tuple(_BY_NAME)
 # Formulas in x1 ... xd (regression functions, noise levels)
 # --------------------------------------------------------------------------
 
-#: Functions and constants a formula in ``x1 ... xd`` may use.
+#: Functions and constants a formula in the coordinates ``x1``, ..., ``xd`` may use.
 EXPRESSION_FUNCTIONS = {
     "sin": sp.sin,
     "cos": sp.cos,
@@ -403,13 +432,16 @@ _LOCAL_RADII = tuple(np.geomspace(1e-1, 1e-12, 12))
 
 
 def _local_growth(grad, X, norms, rng) -> float:
-    """How much the largest ``|grad m|`` grows in the local search of :data:`_LOCAL_RADII` from the
+    """The growth of ``|grad m|`` in a local search around the largest sample values.
+
+    How much the largest ``|grad m|`` grows in the local search of :data:`_LOCAL_RADII` from the
     sample points ``X`` ``(n, dim)`` with the largest ``norms``, between radius 1e-6 and the end
-    (``inf`` when a value is not finite)."""
+    (``inf`` when a value is not finite).
+    """
     points = X[np.argsort(norms)[-_LOCAL_STARTS:]].copy()  # (s, dim)
     best = np.sort(norms)[-_LOCAL_STARTS:]
     dim, rows = X.shape[1], np.arange(len(points))
-    coarse = None
+    coarse: float | None = None  # the best at radius 1e-6, one of _LOCAL_RADII
     with np.errstate(all="ignore"):
         for r in _LOCAL_RADII:
             for _ in range(_LOCAL_STEPS):  # steps of length r while one helps: a search travels 20 r
@@ -427,6 +459,7 @@ def _local_growth(grad, X, norms, rng) -> float:
                 best = np.where(better, g[rows, i], best)
             if coarse is None and r <= 1.0001e-6:
                 coarse = float(best.max())
+    assert coarse is not None
     return float(best.max()) / max(coarse, 1e-300)
 
 
@@ -442,12 +475,15 @@ _SECANT_RESOLUTION, _SECANT_WINDOW, _SECANT_GROWTH = 1e-7, 8, 1.5
 
 
 def _steepest_secant(func, grad, X, rng) -> tuple[float, bool]:
-    """``(slope, resolved)``: the steepest secant ``|m(a) - m(b)| / |a - b|`` found by bisecting the steepest
+    """The steepest secant of ``m`` found by bisecting random pairs of the sample.
+
+    ``(slope, resolved)``: the steepest secant ``|m(a) - m(b)| / |a - b|`` found by bisecting the steepest
     of random pairs of the sample ``X`` ``(N, dim)`` towards the steepest part of each segment (and
     ``|grad m|`` where the segments end), a lower bound of the Lipschitz constant that sees a slope too
     narrow for a sample point to land on (``tanh(1e6*x1)``: the gradient at the sample gave 8,252, the
     secants give 1e6); ``resolved`` is ``False`` when the slope was still growing as the segments reached
-    the resolution of a double (a jump, or a transition narrower than the spacing of doubles)."""
+    the resolution of a double (a jump, or a transition narrower than the spacing of doubles).
+    """
     idx = rng.permutation(X.shape[0])[: 2 * _SECANT_PAIRS]
     A, B = X[idx[0::2]], X[idx[1::2]]
 
@@ -485,8 +521,11 @@ def _steepest_secant(func, grad, X, rng) -> tuple[float, bool]:
 
 
 def _gradient(formula: _Formula, name: str = "regression"):
-    """``grad m`` as a function of ``X`` ``(N, d)`` -> ``(N, d)`` (chain rule through ``r = |x|``); ``ValueError``
-    naming ``name`` when the partial derivatives together exceed :data:`MAX_GRADIENT_OPS` operations."""
+    """The gradient of a formula as a vectorised function.
+
+    ``grad m`` as a function of ``X`` ``(N, d)`` -> ``(N, d)`` (chain rule through ``r = |x|``); ``ValueError``
+    naming ``name`` when the partial derivatives together exceed :data:`MAX_GRADIENT_OPS` operations.
+    """
     derivatives = [(s, sp.diff(formula.expr, s)) for s in formula.args]
     ops = sum(sp.count_ops(d) + 1 for _, d in derivatives)
     if ops > MAX_GRADIENT_OPS:
@@ -526,8 +565,11 @@ MAX_EXPANDED_TERMS = 1000
 
 
 def _term_bound(expr) -> float:
-    """An upper bound of the number of terms of the expansion of a polynomial expression, read from its
-    tree without expanding it (``inf`` for anything that is not a polynomial in its symbols)."""
+    """An upper bound of the number of terms of a polynomial's expansion.
+
+    An upper bound of the number of terms of the expansion of a polynomial expression, read from its
+    tree without expanding it (``inf`` for anything that is not a polynomial in its symbols).
+    """
     if expr.is_Symbol or expr.is_Number or not expr.free_symbols:
         return 1
     if expr.is_Add:
@@ -580,8 +622,11 @@ def _gradient_work(expr: sp.Expr) -> int:
 
 
 def _check_gradient_work(formula: _Formula, name: str) -> None:
-    """``ValueError`` naming ``name`` when differentiating ``formula`` once per variable would exceed
-    :data:`MAX_GRADIENT_WORK`, before any derivative is taken."""
+    """Refuse a formula whose gradient would be too large to derive.
+
+    ``ValueError`` naming ``name`` when differentiating ``formula`` once per variable would exceed
+    :data:`MAX_GRADIENT_WORK`, before any derivative is taken.
+    """
     work = _gradient_work(formula.expr)
     if work > MAX_GRADIENT_WORK:
         raise ValueError(
@@ -593,8 +638,11 @@ def _check_gradient_work(formula: _Formula, name: str) -> None:
 
 
 def _lipschitz_of(formula: _Formula, name: str = "regression"):
-    """``(L(d), source)`` for a formula: exact for polynomials, else estimated (:attr:`RegressionFunction.lipschitz_source`)
-    within :data:`MAX_GRADIENT_WORK` (``ValueError`` naming ``name`` beyond it)."""
+    """The Lipschitz constant of a formula and how it was obtained.
+
+    ``(L(d), source)`` for a formula: exact for polynomials, else estimated (:attr:`RegressionFunction.lipschitz_source`)
+    within :data:`MAX_GRADIENT_WORK` (``ValueError`` naming ``name`` beyond it).
+    """
     xs = [s for s in formula.args if s is not R_SYMBOL]
     if R_SYMBOL not in formula.args:
         if not xs:
@@ -660,16 +708,29 @@ def _regression_from_formula(text) -> RegressionFunction:
 def regression_function(spec) -> RegressionFunction:
     """The regression function ``m`` given by ``spec``.
 
-    ``spec`` is a name of :data:`REGRESSION_FUNCTIONS`, a formula in the
-    coordinates ``x1 ... xd`` and the norm ``r = |x|`` (a string such as
-    ``"sin(x1) + x2**2/2"`` or ``"2*exp(-r**2/4)"``, or a sympy expression in
-    those symbols; functions :data:`EXPRESSION_FUNCTIONS`, numbers,
-    ``+ - * / ** ^`` and parentheses), or a :class:`RegressionFunction`
-    (returned unchanged), so functions accept any of them.  A formula is
-    vectorised with numpy, must be a finite real number on a seeded probe
-    sample, and gets ``min_dim``, ``isotropic`` and a Lipschitz constant as
-    described in :class:`RegressionFunction`.  Bad specs raise ``ValueError``
-    starting with ``regression:``.
+    A formula is vectorised with numpy, must be a finite real number on a seeded probe sample, and
+    gets ``min_dim``, ``isotropic`` and a Lipschitz constant as described in
+    :class:`RegressionFunction`.
+
+    Parameters
+    ----------
+    spec : str, sympy.Expr or RegressionFunction
+        A name of :data:`REGRESSION_FUNCTIONS`, a formula in the coordinates ``x1 ... xd`` and the norm
+        ``r = |x|`` (a string such as ``"sin(x1) + x2**2/2"`` or ``"2*exp(-r**2/4)"``, or a sympy
+        expression in those symbols; functions :data:`EXPRESSION_FUNCTIONS`, numbers,
+        ``+ - * / ** ^`` and parentheses), or a :class:`RegressionFunction` (returned unchanged), so
+        functions accept any of them.
+
+    Returns
+    -------
+    RegressionFunction
+        The function.
+
+    Raises
+    ------
+    ValueError
+        Starting with ``regression:`` for an unknown name, a formula that does not parse, uses a name it
+        may not, is too large, or is not a finite real number on the probe sample.
     """
     if isinstance(spec, RegressionFunction):
         return spec
@@ -737,8 +798,11 @@ _DECIMAL = re.compile(r"\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9
 
 
 def _number(text, name: str, what: str) -> float:
-    """A spec's numeric parameter: a real number (not a bool) or a string holding a number or a
-    formula of numbers (``"3"``, ``"1/pi"``, ``"sqrt(2)"``: :data:`NUMBER_GRAMMAR`)."""
+    """A spec's numeric parameter as a float.
+
+    A spec's numeric parameter: a real number (not a bool) or a string holding a number or a
+    formula of numbers (``"3"``, ``"1/pi"``, ``"sqrt(2)"``: :data:`NUMBER_GRAMMAR`).
+    """
     if isinstance(text, (bool, np.bool_)):
         raise ValueError(f"{name}: expected a number for {what}, got {brief(text)}")
     value = None
@@ -818,10 +882,25 @@ class InputDistribution:
     condition of the closed forms) is false for dependent rows.
 
     Build one from a spec string with :func:`input_distribution`.
+
+    Parameters
+    ----------
+    kind : str, default "gaussian"
+        One of :data:`INPUT_KINDS`.
+    parameter : float or tuple, optional
+        The kind's parameter: ``COND``, ``RHO``, ``NU`` or ``PHI`` (a float), ``(K, ICC)`` for
+        ``"clustered"`` (a pair or the string ``"K:ICC"``), none for the others.
+
+    Raises
+    ------
+    ValueError
+        Naming ``inputs`` for an unknown kind, a parameter a kind does not take, or a parameter out of
+        its range.
     """
 
     kind: str = "gaussian"
-    parameter: float | tuple | None = None
+    # a float for the one-parameter kinds, (K, ICC) for "clustered", None for the others (checked below)
+    parameter: Any = None
 
     def __post_init__(self):
         one_of(self.kind, "inputs", tuple(INPUT_KINDS))
@@ -864,8 +943,11 @@ class InputDistribution:
 
     @property
     def independent(self) -> bool:
-        """Whether the rows of a sample are iid (false for :data:`DEPENDENT_KINDS` with dependence:
-        ``ar1`` with ``PHI != 0``, ``clustered`` with ``ICC > 0``)."""
+        """Whether the rows of a sample are iid.
+
+        False for :data:`DEPENDENT_KINDS` with dependence: ``ar1`` with ``PHI != 0``, ``clustered`` with
+        ``ICC > 0``.
+        """
         if self.kind == "ar1":
             return self.parameter == 0.0
         if self.kind == "clustered":
@@ -882,8 +964,10 @@ class InputDistribution:
 
     @property
     def rotation_invariant(self) -> bool:
-        """Whether the law of ``O X`` equals that of ``X`` for every rotation ``O`` (the condition of
-        several theorems, e.g. the Haar-averaged statements and S-weak of Thm 4.2)."""
+        """Whether the law of ``O X`` equals that of ``X`` for every rotation ``O``.
+
+        The condition of several theorems, e.g. the Haar-averaged statements and S-weak of Thm 4.2.
+        """
         if self.kind == "gaussian-diagonal":
             return self.parameter == 1.0
         if self.kind == "gaussian-equicorrelated":
@@ -893,20 +977,43 @@ class InputDistribution:
 
     @property
     def is_gaussian(self) -> bool:
-        """Whether the rows are iid ``N(0, Sigma)`` (see :meth:`gaussian_factor`); the dependent kinds
-        have Gaussian rows but are not iid, and are not counted."""
+        """Whether the rows are iid ``N(0, Sigma)`` (see :meth:`gaussian_factor`).
+
+        The dependent kinds have Gaussian rows but are not iid, and are not counted.
+        """
         return self.kind.startswith("gaussian")
 
     @property
     def is_standard_gaussian(self) -> bool:
-        """Whether the rows are iid ``N(0, I_d)``, the assumption of the closed-form predictions
-        (``ar1:0`` and ``clustered:K:0`` included: they are the reference rows)."""
+        """Whether the rows are iid ``N(0, I_d)``, the assumption of the closed-form predictions.
+
+        ``ar1:0`` and ``clustered:K:0`` are included: they are the reference rows.
+        """
         if self.kind in DEPENDENT_KINDS:
             return self.independent
         return self.is_gaussian and self.rotation_invariant
 
     def check_dimension(self, d: int, name: str = "d") -> int:
-        """``d`` if the distribution exists in ``R^d`` (RHO > -1/(d-1)), else ``ValueError``."""
+        """``d`` if the distribution exists in ``R^d`` (``RHO > -1/(d-1)`` for the equicorrelated kind).
+
+        Parameters
+        ----------
+        d : int >= 1
+            The dimension.
+        name : str, default "d"
+            The caller's argument that holds ``d``, named by an error.
+
+        Returns
+        -------
+        int
+            ``d``.
+
+        Raises
+        ------
+        ValueError
+            Naming ``inputs`` when the equicorrelated covariance is not positive definite in ``R^d``, or
+            ``name`` when ``d`` is not a positive integer.
+        """
         d = positive_int(d, name)
         if self.kind == "gaussian-equicorrelated" and d > 1 and not self.parameter > -1.0 / (d - 1):
             raise ValueError(
@@ -916,7 +1023,23 @@ class InputDistribution:
         return d
 
     def variances(self, d: int) -> np.ndarray:
-        """Per-coordinate variances ``(d,)`` (all 1 except for ``gaussian-diagonal``)."""
+        """Per-coordinate variances (all 1 except for ``gaussian-diagonal``).
+
+        Parameters
+        ----------
+        d : int >= 1
+            The dimension.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(d,)``.
+
+        Raises
+        ------
+        ValueError
+            Naming the argument that is out of range or of the wrong shape.
+        """
         d = self.check_dimension(d)
         check_entries("d", d)
         if self.kind != "gaussian-diagonal" or d == 1:
@@ -925,13 +1048,45 @@ class InputDistribution:
         return lam * (d / lam.sum())
 
     def mean(self, d: int) -> np.ndarray:
-        """``E X``, ``(d,)``: zero for every kind."""
+        """``E X``: zero for every kind.
+
+        Parameters
+        ----------
+        d : int >= 1
+            The dimension.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(d,)`` zeros.
+
+        Raises
+        ------
+        ValueError
+            Naming the argument that is out of range or of the wrong shape.
+        """
         d = self.check_dimension(d)
         check_entries("d", d)
         return np.zeros(d)
 
     def covariance(self, d: int) -> np.ndarray:
-        """``Cov X``, ``(d, d)``."""
+        """``Cov X``.
+
+        Parameters
+        ----------
+        d : int >= 1
+            The dimension.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(d, d)``.
+
+        Raises
+        ------
+        ValueError
+            Naming the argument that is out of range or of the wrong shape.
+        """
         d = self.check_dimension(d)
         check_entries("d", d, d)
         if self.kind == "gaussian-equicorrelated":
@@ -939,8 +1094,23 @@ class InputDistribution:
         return np.diag(self.variances(d))
 
     def gaussian_factor(self, d: int) -> np.ndarray:
-        """For Gaussian kinds, the symmetric ``A`` ``(d, d)`` with ``X = A Z``, ``Z ~ N(0, I_d)``
-        (``A = Cov^(1/2)``); ``ValueError`` naming ``inputs`` for the others."""
+        """For Gaussian kinds, the symmetric ``A`` with ``X = A Z``, ``Z ~ N(0, I_d)`` (``A = Cov^(1/2)``).
+
+        Parameters
+        ----------
+        d : int >= 1
+            The dimension.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(d, d)``.
+
+        Raises
+        ------
+        ValueError
+            Naming ``inputs`` for a kind that is not Gaussian, or ``d`` when it is out of range.
+        """
         if not self.is_gaussian:
             raise ValueError(f"inputs: {self.spec!r} is not Gaussian")
         d = self.check_dimension(d)
@@ -952,11 +1122,27 @@ class InputDistribution:
         return np.diag(np.sqrt(self.variances(d)))
 
     def sample(self, rng, n: int, d: int) -> np.ndarray:
-        """``n`` draws, ``(n, d)``: iid, or one chain / one set of clusters for the dependent kinds.
-        ``gaussian``: ``rng.standard_normal((n, d))`` exactly; the other Gaussian kinds,
-        ``student-t``, ``uniform-sphere``, ``ar1`` and ``clustered`` start from the same standard
-        normal block (so they share it with the reference under common random numbers;
-        ``clustered`` then draws its ``K`` centres)."""
+        """``n`` draws: iid, or one chain / one set of clusters for the dependent kinds.
+
+        ``gaussian``: ``rng.standard_normal((n, d))`` exactly; the other Gaussian kinds, ``student-t``,
+        ``uniform-sphere``, ``ar1`` and ``clustered`` start from the same standard normal block (so they
+        share it with the reference under common random numbers; ``clustered`` then draws its ``K``
+        centres).  Arguments are not checked here: :func:`sample_inputs` checks them.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The stream.
+        n : int >= 0
+            The number of rows.
+        d : int >= 1
+            The dimension.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(n, d)``.
+        """
         if self.kind == "gaussian":
             return rng.standard_normal((n, d))
         if self.kind == "uniform-cube":
@@ -999,9 +1185,12 @@ def _ar1_rows(Z: np.ndarray, phi: float) -> np.ndarray:
 
 
 def _cluster_parameters(value) -> tuple[int, float]:
-    """``K:ICC`` (a string, or a pair) as ``(K, ICC)``: ``K`` an integer from 1 to the shared maximum of a
+    """The parameters ``(K, ICC)`` of the clustered input law, checked.
+
+    ``K:ICC`` (a string, or a pair) as ``(K, ICC)``: ``K`` an integer from 1 to the shared maximum of a
     size (:data:`mhanw.infra.validate.MAX_COUNT`; at most ``min(K, n)`` centres are drawn per sample),
-    ``0 <= ICC < 1``; ``ValueError`` naming ``inputs``."""
+    ``0 <= ICC < 1``; ``ValueError`` naming ``inputs``.
+    """
     parts = value.split(":") if isinstance(value, str) else value
     if isinstance(parts, (int, float, bool, np.number)) or not isinstance(parts, (list, tuple)) or len(parts) != 2:
         raise ValueError(
@@ -1025,7 +1214,23 @@ def input_distribution(spec="gaussian", name: str = "inputs") -> InputDistributi
     Kinds (:data:`INPUT_KINDS`): ``gaussian``, ``gaussian-diagonal:COND``,
     ``gaussian-equicorrelated:RHO``, ``student-t:NU``, ``uniform-cube``,
     ``uniform-sphere``, and the dependent ``ar1:PHI``, ``clustered:K:ICC``.
-    Errors start with ``name``.
+
+    Parameters
+    ----------
+    spec : str or InputDistribution, default "gaussian"
+        The spec (an InputDistribution is returned unchanged).
+    name : str, default "inputs"
+        The caller's argument that holds ``spec``: errors start with it.
+
+    Returns
+    -------
+    InputDistribution
+        The law.
+
+    Raises
+    ------
+    ValueError
+        Starting with ``name`` for an unknown kind or a parameter out of range.
     """
     if isinstance(spec, InputDistribution):
         return spec
@@ -1063,11 +1268,28 @@ class NoiseModel:
 
     Always independent of ``X`` given the level, with mean 0 and conditional
     variance ``sd(X)^2`` (:meth:`sd`).  Build one with :func:`noise_model`.
+
+    Parameters
+    ----------
+    sigma : float >= 0, default :data:`mhanw.constants.SIGMA`
+        The level.
+    law : str, default "gaussian"
+        One of :data:`NOISE_LAWS`.
+    parameter : float, optional
+        ``NU`` of ``"student-t"``.
+    expression : str or sympy.Expr, optional
+        The level multiplier ``g`` of ``"heteroscedastic"``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``sigma`` or ``noise`` for a level, law, parameter or expression that is out of range or
+        that the law does not take (a multiplier must be positive on a seeded probe sample).
     """
 
     sigma: float = SIGMA
     law: str = "gaussian"
-    parameter: float | None = None
+    parameter: Any = None  # NU of "student-t" (a float > 2), None for the other laws (checked below)
     expression: str | None = None
 
     def __post_init__(self):
@@ -1124,20 +1346,41 @@ class NoiseModel:
 
     @property
     def homoscedastic(self) -> bool:
-        """Whether the noise has the same conditional variance ``sigma^2`` at every ``x`` (every law but
-        ``"heteroscedastic"``)."""
+        """Whether the noise has the same conditional variance ``sigma^2`` at every ``x``.
+
+        Every law but ``"heteroscedastic"``.
+        """
         return self.law != "heteroscedastic"
 
     @property
     def rotation_invariant(self) -> bool:
-        """Whether the law of the noise given ``X = x`` equals its law given ``X = O x`` for every rotation
-        ``O``: homoscedastic, or a level multiplier that uses only ``r = |x|`` (no coordinate ``x_l``)."""
+        """Whether the law of the noise given ``X = x`` equals its law given ``X = O x`` for every rotation ``O``.
+
+        Homoscedastic, or a level multiplier that uses only ``r = |x|`` (no coordinate ``x_l``).
+        """
         if self.homoscedastic:
             return True
         return all(s is R_SYMBOL for s in _formula(self.expression, "noise").args)
 
     def sd(self, X) -> np.ndarray:
-        """Conditional standard deviation of the noise at the points ``X`` ``(N, d)``, ``(N,)``."""
+        """Conditional standard deviation of the noise at the points ``X``.
+
+        Parameters
+        ----------
+        X : array (N, d)
+            The points.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(N,)``.
+
+        Raises
+        ------
+        ValueError
+            Naming ``X`` when it is not a finite 2-D array, or ``d`` or ``noise`` when the level multiplier
+            needs more coordinates or is not positive and finite there.
+        """
         X = as_float_array(X, "X", ndim=2, allow_empty=True)
         if self.law != "heteroscedastic":
             return np.full(X.shape[0], self.sigma)
@@ -1158,10 +1401,27 @@ class NoiseModel:
         return g
 
     def draw(self, rng, X) -> np.ndarray:
-        """Noise at the training inputs ``X`` ``(n, d)``, ``(n,)``; consumes ``n`` draws of ``rng``
-        (``gaussian``: ``sigma * rng.standard_normal(n)`` exactly).  ``ValueError`` naming
-        ``rng`` or ``X`` for a bad generator or inputs (``X`` must have at least :attr:`min_dim`
-        columns)."""
+        """Noise at the training inputs ``X``; consumes ``n`` draws of ``rng``.
+
+        ``gaussian``: ``sigma * rng.standard_normal(n)`` exactly.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The stream.
+        X : array (n, d)
+            The training inputs, with at least :attr:`min_dim` columns.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(n,)``.
+
+        Raises
+        ------
+        ValueError
+            Naming ``rng`` or ``X`` for a bad generator or inputs (too few columns).
+        """
         generator(rng, "rng")
         X = as_float_array(X, "X", ndim=2, allow_empty=True)
         if X.shape[1] < self.min_dim:
@@ -1180,9 +1440,28 @@ class NoiseModel:
 
 
 def noise_model(spec="gaussian", sigma: float = SIGMA, name: str = "noise") -> NoiseModel:
-    """A :class:`NoiseModel` from a spec ``"gaussian"``, ``"student-t:NU"`` or ``"heteroscedastic:EXPR"``
-    and a level ``sigma`` (a NoiseModel is returned unchanged if its level is ``sigma``).  Errors start
-    with ``name`` (``sigma`` for the level)."""
+    """A :class:`NoiseModel` from a spec ``"gaussian"``, ``"student-t:NU"`` or ``"heteroscedastic:EXPR"``.
+
+    Parameters
+    ----------
+    spec : str or NoiseModel, default "gaussian"
+        The law (a NoiseModel is returned unchanged if its level is ``sigma``).
+    sigma : float >= 0, default :data:`mhanw.constants.SIGMA`
+        The level.
+    name : str, default "noise"
+        The caller's argument that holds ``spec``: errors start with it (``sigma`` for the level).
+
+    Returns
+    -------
+    NoiseModel
+        The noise.
+
+    Raises
+    ------
+    ValueError
+        Starting with ``name`` (or ``sigma``) for an unknown law, a parameter out of range, or a NoiseModel
+        of another level.
+    """
     if isinstance(spec, NoiseModel):
         sigma = nonnegative_scalar(sigma, "sigma")
         if sigma != spec.sigma:
@@ -1209,8 +1488,16 @@ def noise_model(spec="gaussian", sigma: float = SIGMA, name: str = "noise") -> N
 class Sample:
     """One replicate of a data-generating process.
 
-    ``X`` ``(n, d)`` and ``Y`` ``(n,)``: the training sample ``D_n``;
-    ``X_test`` ``(T, d)``: test points; ``m_test`` ``(T,)``: ``m(X_test)``.
+    Parameters
+    ----------
+    X : numpy.ndarray
+        ``(n, d)`` training inputs of ``D_n``.
+    Y : numpy.ndarray
+        ``(n,)`` training responses.
+    X_test : numpy.ndarray
+        ``(T, d)`` test points.
+    m_test : numpy.ndarray
+        ``(T,)``: ``m(X_test)``.
     """
 
     X: np.ndarray
@@ -1228,6 +1515,15 @@ class DataModel:
     accepts a regression name.  The reference model (``data_model(name)``:
     Gaussian inputs and noise, ``sigma = SIGMA``) draws exactly what
     :func:`draw_sample` drew with the name alone.
+
+    Parameters
+    ----------
+    regression : RegressionFunction
+        ``m``.
+    inputs : InputDistribution
+        The law of ``X``.
+    noise : NoiseModel
+        The law of ``Y - m(X)``.
     """
 
     regression: RegressionFunction
@@ -1255,7 +1551,13 @@ class DataModel:
         return self.inputs.kind == "gaussian" and self.noise.is_gaussian
 
     def spec(self) -> dict:
-        """The model as spec strings: ``{"regression", "inputs", "noise", "sigma"}`` (for results files)."""
+        """The model as spec strings, for results files.
+
+        Returns
+        -------
+        dict
+            ``{"regression", "inputs", "noise", "sigma"}``.
+        """
         return {
             "regression": self.regression.name,
             "inputs": self.inputs.spec,
@@ -1267,7 +1569,25 @@ class DataModel:
         return f"m = {self.regression.name}, X ~ {self.inputs.spec}, noise {self.noise}"
 
     def check_dimension(self, d: int, name: str = "d") -> int:
-        """``d`` if the model is defined on ``R^d``, else ``ValueError`` naming ``name``."""
+        """``d`` if the model is defined on ``R^d``.
+
+        Parameters
+        ----------
+        d : int
+            The dimension.
+        name : str, default "d"
+            The caller's argument that holds ``d``, named by an error.
+
+        Returns
+        -------
+        int
+            ``d``.
+
+        Raises
+        ------
+        ValueError
+            Naming ``name`` when ``d`` is below :attr:`min_dim` or the input law does not exist in ``R^d``.
+        """
         d = positive_int(d, name, minimum=self.min_dim)
         self.inputs.check_dimension(d, name)
         return d
@@ -1278,15 +1598,25 @@ class DataModel:
         Parameters
         ----------
         rng : numpy.random.Generator
-        n, d : int >= 1
-        n_test : int >= 0
+            The stream.
+        n : int >= 1
+            The training sample size.
+        d : int >= 1
+            The dimension.
+        n_test : int >= 0, default 0
             Number of fresh test points (ignored when ``x_test`` is given).
-        x_test : array ``(T, d)``, optional
+        x_test : array (T, d), optional
             Fixed test points (per-point moments of Thm 3.1 and Lemma 4.1).
 
         Returns
         -------
-        Sample, with ``Y = m(X) + noise`` and ``m_test = m(X_test)``.
+        Sample
+            With ``Y = m(X) + noise`` and ``m_test = m(X_test)``.
+
+        Raises
+        ------
+        ValueError
+            Naming ``x_test`` when it does not have ``d`` columns, or the argument that is out of range.
         """
         generator(rng, "rng")
         n = positive_int(n, "n")
@@ -1302,10 +1632,13 @@ class DataModel:
         return self._draw(rng, n, d, n_test, x_test)
 
     def _draw(self, rng, n: int, d: int, n_test: int = 0, x_test=None, m_test=None) -> Sample:
-        """:meth:`draw` without its argument checks, for drivers that checked them once
+        """:meth:`draw` without its argument checks.
+
+        :meth:`draw` without its argument checks, for drivers that checked them once
         (``n``, ``d``, ``n_test`` valid, ``x_test`` a finite float ``(T, d)`` array);
         ``m_test``: ``m(x_test)`` if already computed (and found finite) for these
-        fixed points."""
+        fixed points.
+        """
         m = self.regression._func
         X = self.inputs.sample(rng, n, d)
         noise = self.noise._draw(rng, X)
@@ -1335,8 +1668,11 @@ class DataModel:
         return Sample(X=X, Y=Y, X_test=x_test, m_test=m_test)
 
     def _regression_at(self, x: np.ndarray) -> np.ndarray:
-        """``m(x)`` at fixed points ``(T, d)`` (checked), for :meth:`_draw`'s ``m_test``;
-        ``ValueError`` as :meth:`draw` raises if it is not finite."""
+        """``m`` at fixed points, checked to be finite.
+
+        ``m(x)`` at fixed points ``(T, d)`` (checked), for :meth:`_draw`'s ``m_test``;
+        ``ValueError`` as :meth:`draw` raises if it is not finite.
+        """
         m_x = self.regression._func(x) if x.shape[0] else np.zeros(0)
         if not _all_finite(m_x):
             raise ValueError(
@@ -1346,8 +1682,11 @@ class DataModel:
 
 
 def _all_finite(a: np.ndarray) -> bool:
-    """Whether every entry of ``a`` (float, non-empty or empty) is finite: ``np.all(np.isfinite(a))``
-    without its boolean temporary (the maximum and minimum propagate NaN)."""
+    """Whether every entry of an array is finite, without a temporary of its size.
+
+    Whether every entry of ``a`` (float, non-empty or empty) is finite: ``np.all(np.isfinite(a))``
+    without its boolean temporary (the maximum and minimum propagate NaN).
+    """
     return a.size == 0 or (math.isfinite(a.max()) and math.isfinite(a.min()))
 
 
@@ -1356,20 +1695,29 @@ def data_model(regression, inputs="gaussian", noise="gaussian", sigma: float | N
 
     Parameters
     ----------
-    regression : str, sympy expression or RegressionFunction
+    regression : str, sympy.Expr or RegressionFunction
         A catalogue name or a formula in ``x1 ... xd`` (:func:`regression_function`).
-    inputs : str or InputDistribution
+    inputs : str or InputDistribution, default "gaussian"
         ``"gaussian"`` (the reference), ``"gaussian-diagonal:COND"``,
         ``"gaussian-equicorrelated:RHO"``, ``"student-t:NU"``,
-        ``"uniform-cube"``, ``"uniform-sphere"`` (:class:`InputDistribution`).
-    noise : str or NoiseModel
+        ``"uniform-cube"``, ``"uniform-sphere"``, ``"ar1:PHI"``, ``"clustered:K:ICC"``
+        (:class:`InputDistribution`).
+    noise : str or NoiseModel, default "gaussian"
         ``"gaussian"`` (the reference), ``"student-t:NU"``,
         ``"heteroscedastic:EXPR"`` (:class:`NoiseModel`).
     sigma : float >= 0, optional
         Noise level; default the level of a NoiseModel given as ``noise``, else
         :data:`mhanw.constants.SIGMA`.
 
-    Errors name the argument (``regression``, ``inputs``, ``noise``, ``sigma``).
+    Returns
+    -------
+    DataModel
+        The model.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument (``regression``, ``inputs``, ``noise``, ``sigma``) that is not a valid spec.
     """
     m = regression_function(regression)
     dist = input_distribution(inputs)
@@ -1379,13 +1727,30 @@ def data_model(regression, inputs="gaussian", noise="gaussian", sigma: float | N
 
 
 def as_data_model(model, sigma: float | None = None, name: str = "regression") -> DataModel:
-    """``model`` as a :class:`DataModel`: a DataModel is returned unchanged, anything else is a
-    regression spec for :func:`data_model` with the reference inputs and noise.
+    """``model`` as a :class:`DataModel`.
 
-    ``sigma``: ``None`` keeps the model's level (``SIGMA`` for a name); a number
-    must equal the level of a DataModel (``ValueError`` naming ``sigma``
-    otherwise: the level is part of the model).  ``name``: the caller's argument
-    that held ``model``, named by a bad regression spec.
+    A DataModel is returned unchanged; anything else is a regression spec for :func:`data_model` with
+    the reference inputs and noise.
+
+    Parameters
+    ----------
+    model : DataModel, str, sympy.Expr or RegressionFunction
+        The model or a regression spec.
+    sigma : float >= 0, optional
+        ``None`` keeps the model's level (``SIGMA`` for a name); a number must equal the level of a
+        DataModel (the level is part of the model).
+    name : str, default "regression"
+        The caller's argument that held ``model``, named by a bad regression spec.
+
+    Returns
+    -------
+    DataModel
+        The model.
+
+    Raises
+    ------
+    ValueError
+        Naming ``sigma`` when it contradicts a DataModel's level, or ``name`` for a bad regression spec.
     """
     if isinstance(model, DataModel):
         if sigma is not None and nonnegative_scalar(sigma, "sigma") != model.sigma:
@@ -1404,16 +1769,22 @@ def as_data_model(model, sigma: float | None = None, name: str = "regression") -
 def is_reference_gaussian(model) -> bool:
     """Whether the inputs of ``model`` are ``N(0, I_d)``, the assumption of the closed-form predictions.
 
-    ``model`` is a :class:`DataModel`, an :class:`InputDistribution`, an input
-    spec string or a regression spec (reference inputs).  The closed forms
-    :func:`mhanw.covariance.kernel_overlap`,
-    :func:`mhanw.covariance.first_order_covariance` (exact also for the other
-    Gaussian kinds through its ``inputs`` argument) and the density in
-    :func:`mhanw.covariance.printed_covariance_bound` assume it; when this is
-    ``False``, compare with :func:`mhanw.covariance.first_order_covariance_mc`
-    instead or say that the prediction does not apply.  Geometric quantities
-    (head diversity, :func:`mhanw.diversity.haar_expected_hdi`) do not depend
-    on the data.
+    The closed forms :func:`mhanw.covariance.kernel_overlap`,
+    :func:`mhanw.covariance.first_order_covariance` (exact also for the other Gaussian kinds through
+    its ``inputs`` argument) and the density in :func:`mhanw.covariance.printed_covariance_bound`
+    assume it; when this is ``False``, compare with :func:`mhanw.covariance.first_order_covariance_mc`
+    instead or say that the prediction does not apply.  Geometric quantities (head diversity,
+    :func:`mhanw.diversity.haar_expected_hdi`) do not depend on the data.
+
+    Parameters
+    ----------
+    model : DataModel, InputDistribution or str
+        A model, an input law, an input spec string or a regression spec (reference inputs).
+
+    Returns
+    -------
+    bool
+        Whether the rows are iid ``N(0, I_d)``.
     """
     if isinstance(model, DataModel):
         return model.inputs.is_standard_gaussian
@@ -1426,7 +1797,29 @@ def is_reference_gaussian(model) -> bool:
 
 
 def sample_inputs(rng, n: int, d: int, inputs="gaussian") -> np.ndarray:
-    """``n`` draws of ``X`` from ``inputs`` (default ``N(0, I_d)``; iid, or one chain of a dependent law), shape ``(n, d)``."""
+    """``n`` draws of ``X`` from ``inputs``: iid, or one chain of a dependent law.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The stream.
+    n : int >= 1
+        The number of rows.
+    d : int >= 1
+        The dimension.
+    inputs : str or InputDistribution, default "gaussian"
+        The law (default ``N(0, I_d)``).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, d)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``rng``, ``n``, ``d`` or ``inputs`` for a value that is out of range.
+    """
     generator(rng, "rng")
     dist = input_distribution(inputs)
     n, d = positive_int(n, "n"), dist.check_dimension(positive_int(d, "d"))
@@ -1446,21 +1839,31 @@ def draw_sample(rng, regression, n: int, d: int, n_test: int = 0, sigma: float |
     Parameters
     ----------
     rng : numpy.random.Generator
+        The stream.
     regression : str, RegressionFunction or DataModel
         ``m`` (a name of :data:`REGRESSION_FUNCTIONS` or a formula), or a whole model.
-    n, d : int >= 1
-    n_test : int >= 0
+    n : int >= 1
+        The training sample size.
+    d : int >= 1
+        The dimension.
+    n_test : int >= 0, default 0
         Number of fresh test points (Thm 4.2's integrated MSE uses fresh ones
         in every replicate).  Ignored when ``x_test`` is given.
     sigma : float >= 0, optional
         Noise standard deviation; default :data:`mhanw.constants.SIGMA` for a
         name, the model's level for a DataModel (a different value is an error).
-    x_test : array ``(T, d)``, optional
+    x_test : array (T, d), optional
         Fixed test points (per-point moments of Thm 3.1 and Lemma 4.1).
 
     Returns
     -------
     Sample
+        With ``Y = m(X) + sigma eps`` and ``m_test = m(X_test)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range or contradicts the model.
     """
     generator(rng, "rng")
     return as_data_model(regression, sigma).draw(rng, n, d, n_test=n_test, x_test=x_test)

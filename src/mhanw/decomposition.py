@@ -28,6 +28,7 @@ weights, bias, variance and covariance there.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -45,8 +46,12 @@ __all__ = [
     "SymbolicDecomposition",
     "symbolic_concat_decomposition",
     "symbolic_decomposition",
+    "FORMULAS",
+    "MAX_SYMBOLIC_HEADS",
+    "MAX_SYMBOLIC_PARTS",
 ]
 
+#: The two forms of Thm 3.1's bias term, in words (:attr:`BVCDecomposition.formula` names one).
 FORMULAS = {
     "sum_to_one": "(sum_j a_j B_j)^2 + sum_j a_j^2 V_j + sum_{j!=j'} a_j a_j' C_jj' (Thm 3.1 as printed; sum a = 1)",
     "corrected": "(sum_j a_j B_j + (sum_j a_j - 1) m(x))^2 + sum_j a_j^2 V_j + sum_{j!=j'} a_j a_j' C_jj' "
@@ -58,26 +63,39 @@ FORMULAS = {
 class BVCDecomposition:
     """Terms of Thm 3.1 from empirical moments (``ddof = 0``).
 
-    Each term has shape ``()`` for estimates ``(R, H)`` and ``(m,)`` for
-    estimates ``(R, H, m)`` (one value per test point).
+    Each term has shape ``()`` for estimates ``(R, H)`` and ``(m,)`` for estimates ``(R, H, m)`` (one
+    value per test point).  Made by :func:`bias_variance_covariance`.
 
-    Attributes
+    Parameters
     ----------
-    bias_squared : squared bias of the ensemble (corrected form if ``sum a != 1``)
-    variance_term : ``sum_j a_j^2 V_j``
-    covariance_term : ``sum_{j != j'} a_j a_j' C_jj'``
-    mse : Monte Carlo MSE ``mean_r (sum_j a_j m_jr - m)^2``;
-        ``bias_squared + variance_term + covariance_term == mse`` to rounding
-    mse_se : standard error of ``mse`` (``sd/sqrt(R)`` of the squared errors, ddof = 1)
-    mse_se_integrated : standard error of ``mean(mse)`` over the test points
-        (``sd_r`` of the per-replicate mean squared error ``/ sqrt(R)``)
-    printed_bias_squared : the paper's ``(sum_j a_j B_j)^2`` whatever ``sum a``
-    formula : ``"sum_to_one"`` or ``"corrected"`` (text in :data:`FORMULAS`)
-    weights_sum : ``sum_j a_j``
-    weights : ``(H,)``
-    bias : per-head bias ``B_j``, ``(H,)`` or ``(H, m)``
-    covariance : head covariance matrix ``C``, ``(H, H)`` or ``(H, H, m)``
-    n_rep : ``R``
+    bias_squared : float or numpy.ndarray
+        Squared bias of the ensemble (the corrected form if ``sum a != 1``).
+    variance_term : float or numpy.ndarray
+        ``sum_j a_j^2 V_j``.
+    covariance_term : float or numpy.ndarray
+        ``sum_{j != j'} a_j a_j' C_jj'``.
+    mse : float or numpy.ndarray
+        Monte Carlo MSE ``mean_r (sum_j a_j m_jr - m)^2``;
+        ``bias_squared + variance_term + covariance_term == mse`` to rounding.
+    mse_se : float or numpy.ndarray
+        Standard error of ``mse`` (``sd/sqrt(R)`` of the squared errors, ddof = 1).
+    mse_se_integrated : float
+        Standard error of ``mean(mse)`` over the test points (``sd_r`` of the per-replicate mean squared
+        error ``/ sqrt(R)``).
+    printed_bias_squared : float or numpy.ndarray
+        The paper's ``(sum_j a_j B_j)^2`` whatever ``sum a``.
+    formula : str
+        ``"sum_to_one"`` or ``"corrected"`` (text in :data:`FORMULAS`).
+    weights_sum : float
+        ``sum_j a_j``.
+    weights : numpy.ndarray
+        ``(H,)``.
+    bias : numpy.ndarray
+        Per-head bias ``B_j``, ``(H,)`` or ``(H, m)``.
+    covariance : numpy.ndarray
+        Head covariance matrix ``C``, ``(H, H)`` or ``(H, H, m)``.
+    n_rep : int
+        ``R``.
     """
 
     bias_squared: np.ndarray | float
@@ -121,8 +139,13 @@ class BVCDecomposition:
     def averaged(self) -> BVCDecomposition:
         """The decomposition averaged over test points (integrated over ``x``).
 
-        Every term is linear in the per-point moments, so the identity still
-        holds; ``mse_se`` becomes ``mse_se_integrated``.
+        Every term is linear in the per-point moments, so the identity still holds; ``mse_se`` becomes
+        ``mse_se_integrated``.
+
+        Returns
+        -------
+        BVCDecomposition
+            With every term a float.
         """
         if np.ndim(self.mse) == 0:
             return self
@@ -165,25 +188,25 @@ def bias_variance_covariance(estimates, target, weights) -> BVCDecomposition:
 
     Parameters
     ----------
-    estimates : array ``(R, H)`` or ``(R, H, m)``
-        Head estimates over ``R`` replicates of ``D_n``, ``H`` heads and
-        ``m`` test points.
-    target : float or array ``(m,)``
+    estimates : array (R, H) or (R, H, m)
+        Head estimates over ``R`` replicates of ``D_n``, ``H`` heads and ``m`` test points.
+    target : float or array (m,)
         The true ``m(x)``.
-    weights : array ``(H,)``
+    weights : array (H,)
         Head weights ``a``; any real numbers.
-
-    Raises ``ValueError`` naming ``estimates`` when a squared term does not
-    fit in float64 (the moments themselves are computed on rescaled values).
 
     Returns
     -------
     BVCDecomposition
-        With empirical moments (``ddof = 0``),
-        ``bias_squared + variance_term + covariance_term == mse`` to rounding
-        (relative error of order 1e-15) for any weights; ``formula`` says
-        whether the paper's bias term (``sum a = 1``) or the corrected one was
-        needed.
+        With empirical moments (``ddof = 0``), ``bias_squared + variance_term + covariance_term == mse``
+        to rounding (relative error of order 1e-15) for any weights; ``formula`` says whether the
+        paper's bias term (``sum a = 1``) or the corrected one was needed.
+
+    Raises
+    ------
+    ValueError
+        Naming ``estimates`` when a squared term does not fit in float64 (the moments themselves are
+        computed on rescaled values), or the argument whose shape does not fit the others.
     """
     est, tgt, a = _check(estimates, target, weights)
     # Work on estimates and target divided by a power of two (exact): no square overflows on the way.
@@ -250,9 +273,25 @@ def bias_variance_covariance(estimates, target, weights) -> BVCDecomposition:
 def covariance_with_se(x, y) -> tuple:
     """Empirical covariance (ddof = 0) of paired samples and its standard error (Lemma 4.1).
 
-    ``x``, ``y``: arrays ``(R,)`` or ``(R, m)`` (replicates first).  Returns
-    ``(cov, se)`` with ``cov = mean_r (x_r - xbar)(y_r - ybar)`` and
-    ``se = sd_r((x_r - xbar)(y_r - ybar)) / sqrt(R)``, each ``()`` or ``(m,)``.
+    Parameters
+    ----------
+    x : array (R,) or (R, m)
+        One sample, replicates first, ``R >= 2``.
+    y : array (R,) or (R, m)
+        The paired sample, of the shape of ``x``.
+
+    Returns
+    -------
+    cov : float or numpy.ndarray
+        ``mean_r (x_r - xbar)(y_r - ybar)``, ``()`` or ``(m,)``.
+    se : float or numpy.ndarray
+        ``sd_r((x_r - xbar)(y_r - ybar)) / sqrt(R)``, of the shape of ``cov``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``y`` when its shape differs from ``x``'s, ``x`` for fewer than 2 replicates or a
+        covariance beyond the largest double.
     """
     x = as_float_array(x, "x", ndim=(1, 2))
     y = as_float_array(y, "y", ndim=(1, 2))
@@ -276,18 +315,26 @@ def covariance_with_se(x, y) -> tuple:
 class BreimanQuantities:
     """Breiman's quantities of the uniform average of ``H`` heads, integrated over the test points.
 
-    Moments over replicates use ``ddof = 0`` and are averaged over the test
-    points before any ratio is taken, so that Breiman's identity is exact:
+    Moments over replicates use ``ddof = 0`` and are averaged over the test points before any ratio is
+    taken, so that Breiman's identity is exact.  Made by :func:`breiman_quantities`.
 
-    - ``mean_variance``: ``Vbar = mean_x mean_j V_j(x)``;
-    - ``mean_covariance``: ``Cbar = mean_x mean_{j != j'} C_jj'(x)``;
-    - ``rho_bar``: ``Cbar / Vbar``;
-    - ``ensemble_variance``: ``mean_x Var(mean_j m_j(x))``, computed directly
-      from the averaged estimates;
-    - ``breiman_variance``: ``Vbar (rho_bar + (1 - rho_bar)/H)``, equal to
-      ``ensemble_variance`` to rounding (the identity is exact);
-    - ``mse``: ``mean_x E(mean_j m_j(x) - m(x))^2``;
-    - ``n_heads``: ``H``.
+    Parameters
+    ----------
+    mean_variance : float
+        ``Vbar = mean_x mean_j V_j(x)``.
+    mean_covariance : float
+        ``Cbar = mean_x mean_{j != j'} C_jj'(x)``.
+    rho_bar : float
+        ``Cbar / Vbar``.
+    ensemble_variance : float
+        ``mean_x Var(mean_j m_j(x))``, computed directly from the averaged estimates.
+    breiman_variance : float
+        ``Vbar (rho_bar + (1 - rho_bar)/H)``, equal to ``ensemble_variance`` to rounding (the identity
+        is exact).
+    mse : float
+        ``mean_x E(mean_j m_j(x) - m(x))^2``.
+    n_heads : int
+        ``H``.
     """
 
     mean_variance: float
@@ -302,22 +349,36 @@ class BreimanQuantities:
     FIELDS = ("mean_variance", "mean_covariance", "rho_bar", "ensemble_variance", "breiman_variance", "mse")
 
     def vector(self) -> np.ndarray:
-        """The quantities of :attr:`FIELDS` as an array ``(6,)`` (e.g. for :func:`jackknife`)."""
+        """The quantities of :attr:`FIELDS` as one array (e.g. for :func:`jackknife`).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(6,)``.
+        """
         return np.array([getattr(self, f) for f in self.FIELDS])
 
 
 def breiman_quantities(estimates, target) -> BreimanQuantities:
-    """Breiman's ``Vbar``, ``Cbar``, ``rho_bar`` and ``Var(avg)`` of uniformly averaged heads (Sec. 12).
+    """Breiman's ``Vbar``, ``Cbar``, ``rho_bar`` and ``Var(avg)`` of uniformly averaged heads (Section 12).
 
     Parameters
     ----------
-    estimates : array ``(R, H)`` or ``(R, H, m)``, ``H >= 2``
-        Head estimates over ``R`` replicates of ``D_n`` at ``m`` fixed points.
-    target : float or array ``(m,)``
+    estimates : array (R, H) or (R, H, m)
+        Head estimates over ``R`` replicates of ``D_n`` at ``m`` fixed points, ``H >= 2``.
+    target : float or array (m,)
         ``m(x)`` at the points (enters only ``mse``).
 
-    Raises ``ValueError`` naming ``estimates`` when every head has zero
-    variance (``Vbar = 0``), where ``rho_bar`` is undefined.
+    Returns
+    -------
+    BreimanQuantities
+        The quantities, integrated over the points.
+
+    Raises
+    ------
+    ValueError
+        Naming ``estimates`` when every head has zero variance (``Vbar = 0``), where ``rho_bar`` is
+        undefined, for fewer than two heads, or the argument whose shape does not fit.
     """
     est = as_float_array(estimates, "estimates", ndim=(2, 3))
     est, tgt, _ = _check(est, target, np.ones(est.shape[1]))
@@ -346,23 +407,33 @@ def breiman_quantities(estimates, target) -> BreimanQuantities:
 def jackknife(statistic, arrays, n_blocks: int = 20):
     """Delete-a-group jackknife over replicates: ``(estimate, standard error)``.
 
+    For the mean and ``n_blocks = R`` the standard error is ``sd / sqrt(R)`` exactly.
+
     Parameters
     ----------
-    statistic : callable ``(*arrays) -> float or array``
-        Computed on the full data and with each group of replicates left out.
-    arrays : sequence of arrays sharing the replicate axis 0 (length ``R``)
-        Several arrays give paired standard errors (e.g. a difference of two
-        settings computed on the same replicates, common random numbers).
-    n_blocks : int, ``2 <= n_blocks <= R``
-        Number of contiguous groups of (nearly) equal size; ``n_blocks = R`` is
+    statistic : callable
+        ``(*arrays) -> float or array``, computed on the full data and with each group of replicates
+        left out.
+    arrays : sequence of numpy.ndarray
+        Arrays sharing the replicate axis 0 (length ``R``); several arrays give paired standard errors
+        (e.g. a difference of two settings computed on the same replicates, common random numbers).
+    n_blocks : int, default 20
+        Number of contiguous groups of (nearly) equal size, ``2 <= n_blocks <= R``; ``n_blocks = R`` is
         the delete-one jackknife.
 
     Returns
     -------
-    ``(theta, se)`` with ``theta = statistic(*arrays)`` and
-    ``se = sqrt((B - 1)/B sum_b (theta_(b) - mean_b theta_(b))^2)``, each a
-    float or an array of the statistic's shape.  For the mean and
-    ``n_blocks = R`` this is ``sd / sqrt(R)`` exactly.
+    theta : float or numpy.ndarray
+        ``statistic(*arrays)``.
+    se : float or numpy.ndarray
+        ``sqrt((B - 1)/B sum_b (theta_(b) - mean_b theta_(b))^2)``, of the statistic's shape.
+
+    Raises
+    ------
+    ValueError
+        Naming ``arrays`` when they do not share the replicate axis, ``n_blocks`` when it is out of
+        range, or ``statistic`` when it is not callable or gives a value that is not finite or changes
+        shape.
     """
     if not callable(statistic):
         raise ValueError(f"statistic: expected a callable, got {type(statistic).__name__}")
@@ -391,9 +462,9 @@ def jackknife(statistic, arrays, n_blocks: int = 20):
             _statistic_value(statistic(*[a[keep] for a in arrays]), f"with replicates {lo}:{hi} left out", theta.shape)
         )
         keep[lo:hi] = True
-    leave_out = np.stack(leave_out)
-    B = leave_out.shape[0]
-    dev = leave_out - leave_out.mean(axis=0)
+    left_out = np.stack(leave_out)
+    B = left_out.shape[0]
+    dev = left_out - left_out.mean(axis=0)
     with np.errstate(over="ignore"):
         se = np.sqrt((B - 1) / B * (dev**2).sum(axis=0))
     if not np.all(np.isfinite(se)):  # squares beyond a double: the same sum, scaled by the largest deviation
@@ -409,9 +480,12 @@ def jackknife(statistic, arrays, n_blocks: int = 20):
 
 
 def _statistic_value(value, where: str, shape) -> np.ndarray:
-    """What :func:`jackknife`'s statistic returned ``where`` as a finite float array of ``shape`` (the shape of
+    """A jackknife statistic's value as a finite float array, checked.
+
+    What :func:`jackknife`'s statistic returned ``where`` as a finite float array of ``shape`` (the shape of
     its value on all replicates), else ``ValueError`` naming ``statistic``: a NaN, inf, string or boolean would
-    give a NaN or meaningless standard error, and a change of shape an error without a name."""
+    give a NaN or meaningless standard error, and a change of shape an error without a name.
+    """
     try:
         out = as_float_array(value, "statistic", allow_empty=True)
     except ValueError as exc:
@@ -428,8 +502,11 @@ def _statistic_value(value, where: str, shape) -> np.ndarray:
 
 
 def _expectation(expr, e, C):
-    """``E expr`` for a polynomial of degree at most 2 in centred errors ``e`` with covariances ``C``
-    (``E e_a = 0``, ``E e_a e_b = C_ab``): expand in ``e``, keep the constant, map each product."""
+    """The expectation of a quadratic polynomial in centred errors.
+
+    ``E expr`` for a polynomial of degree at most 2 in centred errors ``e`` with covariances ``C``
+    (``E e_a = 0``, ``E e_a e_b = C_ab``): expand in ``e``, keep the constant, map each product.
+    """
     import sympy as sp
 
     out = sp.Integer(0)
@@ -449,38 +526,53 @@ def _expectation(expr, e, C):
 class SymbolicDecomposition:
     """Thm 3.1 derived in sympy for ``H`` heads and symbolic or given weights.
 
-    Write each head as ``m_j = m + B_j + e_j`` with ``E e_j = 0`` and
-    ``E e_j e_k = C_jk`` (``C`` symmetric, ``V_j = C_jj``).  :func:`symbolic_decomposition`
-    expands ``(sum_j a_j m_j - m)^2`` as a polynomial in the ``e_j`` and
-    takes its expectation term by term (linear terms vanish, ``e_j e_k ->
-    C_jk``): that is :attr:`mse`, derived, not assumed.
+    Write each head as ``m_j = m + B_j + e_j`` with ``E e_j = 0`` and ``E e_j e_k = C_jk`` (``C``
+    symmetric, ``V_j = C_jj``).  :func:`symbolic_decomposition` expands ``(sum_j a_j m_j - m)^2`` as a
+    polynomial in the ``e_j`` and takes its expectation term by term (linear terms vanish,
+    ``e_j e_k -> C_jk``): that is :attr:`mse`, derived, not assumed.
 
-    Attributes
+    Parameters
     ----------
-    mse : the derived ``E (sum_j a_j m_j - m)^2``
-    printed : the printed right-hand side ``(sum a_j B_j)^2 + sum a_j^2 V_j + sum_{j != k} a_j a_k C_jk``
-    corrected : the same with the bias term ``(sum a_j B_j + (sum a_j - 1) m)^2``
-    printed_gap : ``mse - printed``, factored (zero exactly when the weights sum to 1 or ``m = 0``)
-    corrected_gap : ``mse - corrected``, simplified (zero for every ``H`` and weights)
-    ddof_offset : ``a' C^(1) a - a' C^(0) a`` with ``C^(1) = R/(R - 1) C^(0)`` (empirical moments
-        with divisor ``R - 1`` against ``R``): ``a' C^(0) a / (R - 1)``
-    weights, bias, covariance, m, R : the symbols (``weights`` may be numbers)
+    mse : sympy.Expr
+        The derived ``E (sum_j a_j m_j - m)^2``.
+    printed : sympy.Expr
+        The printed right-hand side ``(sum a_j B_j)^2 + sum a_j^2 V_j + sum_{j != k} a_j a_k C_jk``.
+    corrected : sympy.Expr
+        The same with the bias term ``(sum a_j B_j + (sum a_j - 1) m)^2``.
+    printed_gap : sympy.Expr
+        ``mse - printed``, factored (zero exactly when the weights sum to 1 or ``m = 0``).
+    corrected_gap : sympy.Expr
+        ``mse - corrected``, simplified (zero for every ``H`` and weights).
+    ddof_offset : sympy.Expr
+        ``a' C^(1) a - a' C^(0) a`` with ``C^(1) = R/(R - 1) C^(0)`` (empirical moments with divisor
+        ``R - 1`` against ``R``): ``a' C^(0) a / (R - 1)``.
+    weights : tuple
+        ``a_1..a_H`` (symbols or numbers).
+    bias : tuple
+        The symbols ``B_1..B_H``.
+    covariance : sympy.Matrix
+        The symmetric ``C``.
+    m : sympy.Symbol
+        The target.
+    R : sympy.Symbol
+        The number of replicates.
     """
 
-    mse: object
-    printed: object
-    corrected: object
-    printed_gap: object
-    corrected_gap: object
-    ddof_offset: object
+    mse: Any
+    printed: Any
+    corrected: Any
+    printed_gap: Any
+    corrected_gap: Any
+    ddof_offset: Any
     weights: tuple
     bias: tuple
-    covariance: object
-    m: object
-    R: object
+    covariance: Any
+    m: Any
+    R: Any
 
     @property
     def weights_sum(self):
+        """``sum_j a_j`` (a sympy expression)."""
         import sympy as sp
 
         return sp.nsimplify(sum(self.weights))
@@ -493,10 +585,26 @@ MAX_SYMBOLIC_HEADS = 8
 def symbolic_decomposition(n_heads: int, weights=None) -> SymbolicDecomposition:
     """Derive the bias-variance-covariance decomposition of ``sum_j a_j m_j(x)`` in sympy (Thm 3.1).
 
-    ``n_heads``: ``H >= 1``.  ``weights``: ``None`` (symbols ``a_1..a_H``) or
-    ``H`` numbers or sympy expressions (numbers are made exact with
-    :func:`sympy.nsimplify`, so ``0.6`` is ``3/5``).  The derivation assumes
-    only finite second moments; see :class:`SymbolicDecomposition`.
+    The derivation assumes only finite second moments; see :class:`SymbolicDecomposition`.
+
+    Parameters
+    ----------
+    n_heads : int
+        ``H``, from 1 to :data:`MAX_SYMBOLIC_HEADS`.
+    weights : sequence, optional
+        ``None`` (symbols ``a_1..a_H``) or ``H`` numbers or sympy expressions (numbers are made exact
+        with :func:`sympy.nsimplify`, so ``0.6`` is ``3/5``).
+
+    Returns
+    -------
+    SymbolicDecomposition
+        The derived and printed forms and their gaps.
+
+    Raises
+    ------
+    ValueError
+        Naming ``n_heads`` when it is out of range, or ``weights`` when they are not ``H`` numbers or
+        expressions.
     """
     import sympy as sp
 
@@ -556,38 +664,61 @@ class ConcatDecomposition:
     (W_V^j W_O^j)_k`` the product of the value and output projections.  Write ``Ybar = mu_0 +
     e_0``, ``s_jk = mu_jk + e_jk`` (``E e = 0``, covariances ``C``); :func:`symbolic_concat_decomposition`
     expands ``E (f - m)^2`` in the ``e`` and takes expectations term by term, so :attr:`mse` is
-    derived.  What plays the role of Thm 3.1's terms:
-
-    - the weights: ``u_jk`` (not ``a_j``; they need not sum to anything, the intercept ``Ybar``
-      takes the level);
-    - :attr:`bias_squared`: ``(mu_0 - m + sum u_jk mu_jk)^2``, the ensemble's bias (no head has
-      one of its own: the heads regress their own centred targets);
-    - :attr:`variance_term`: ``sum u_jk^2 V_jk``, and :attr:`intercept_variance` ``V_0 = Var Ybar``;
-    - :attr:`within_head_covariance`: ``sum_j sum_{k != k'} u_jk u_jk' C_(jk)(jk')``, the columns
-      of one head;
-    - :attr:`between_head_covariance`: ``sum_{j != j'} sum_{k, k'} u_jk u_j'k' C_(jk)(j'k')``, the
-      term that decorrelated heads remove (Thm 3.1's covariance term);
-    - :attr:`intercept_covariance`: ``2 sum u_jk C_0(jk)``.
-
-    :attr:`gap` (``mse`` minus the sum of the terms) simplifies to 0.  With one response column
-    (``u_j0 = a_j``) this is the sum rule's decomposition; :attr:`sum_rule_gap` is the difference
+    derived.  :attr:`gap` (``mse`` minus the sum of the terms) simplifies to 0.  With one response
+    column (``u_j0 = a_j``) this is the sum rule's decomposition; :attr:`sum_rule_gap` is the difference
     from Thm 3.1 for the ``H + 1`` heads ``(Ybar + s_10, ..., Ybar + s_H0, Ybar)`` with weights
     ``(a, 1 - sum a)``, also 0.  :meth:`evaluate` puts numbers (empirical moments) in.
+
+    Parameters
+    ----------
+    mse : sympy.Expr
+        The derived ``E (f - m)^2``.
+    bias_squared : sympy.Expr
+        ``(mu_0 - m + sum u_jk mu_jk)^2``, the ensemble's bias (no head has one of its own: the heads
+        regress their own centred targets).
+    variance_term : sympy.Expr
+        ``sum u_jk^2 V_jk``.
+    intercept_variance : sympy.Expr
+        ``V_0 = Var Ybar``.
+    within_head_covariance : sympy.Expr
+        ``sum_j sum_{k != k'} u_jk u_jk' C_(jk)(jk')``, the columns of one head.
+    between_head_covariance : sympy.Expr
+        ``sum_{j != j'} sum_{k, k'} u_jk u_j'k' C_(jk)(j'k')``, the term that decorrelated heads remove
+        (Thm 3.1's covariance term).
+    intercept_covariance : sympy.Expr
+        ``2 sum u_jk C_0(jk)``.
+    gap : sympy.Expr
+        ``mse`` minus the sum of the terms, simplified (0).
+    sum_rule_gap : sympy.Expr
+        The difference from Thm 3.1's sum-rule form (0 with one column).
+    weights : sympy.Matrix
+        The weights ``u`` (symbols), ``(H, p)``: what plays the role of Thm 3.1's ``a_j`` (they need not
+        sum to anything; the intercept ``Ybar`` takes the level).
+    means : tuple
+        The symbols ``mu_0, mu_10, ..., mu_H(p-1)``.
+    covariance : sympy.Matrix
+        The symmetric covariance of the parts.
+    m : sympy.Symbol
+        The target.
+    n_heads : int
+        ``H``.
+    n_columns : int
+        ``p``.
     """
 
-    mse: object
-    bias_squared: object
-    variance_term: object
-    intercept_variance: object
-    within_head_covariance: object
-    between_head_covariance: object
-    intercept_covariance: object
-    gap: object
-    sum_rule_gap: object
-    weights: object
+    mse: Any
+    bias_squared: Any
+    variance_term: Any
+    intercept_variance: Any
+    within_head_covariance: Any
+    between_head_covariance: Any
+    intercept_covariance: Any
+    gap: Any
+    sum_rule_gap: Any
+    weights: Any
     means: tuple
-    covariance: object
-    m: object
+    covariance: Any
+    m: Any
     n_heads: int
     n_columns: int
 
@@ -602,10 +733,31 @@ class ConcatDecomposition:
     )
 
     def evaluate(self, means, covariance, target, weights) -> dict:
-        """The terms at numbers: ``means`` ``(P,)`` and ``covariance`` ``(P, P)`` of the parts
-        ``(Ybar, s_10, s_11, ..., s_H(p-1))`` (``P = 1 + H p``, the order of
-        :func:`mhanw.heads.ensemble_parts`), ``target`` ``m``, ``weights`` ``u`` ``(H, p)``;
-        returns ``{term: float}`` for :data:`TERMS` and ``"mse"``."""
+        """The terms at numbers (empirical moments).
+
+        Parameters
+        ----------
+        means : array (P,)
+            Means of the parts ``(Ybar, s_10, s_11, ..., s_H(p-1))`` (``P = 1 + H p``, the order of
+            :func:`mhanw.heads.ensemble_parts`).
+        covariance : array (P, P)
+            Their covariance.
+        target : float
+            ``m``.
+        weights : array (H, p)
+            ``u``.
+
+        Returns
+        -------
+        dict
+            ``{term: float}`` for :attr:`TERMS` and ``"mse"``.
+
+        Raises
+        ------
+        ValueError
+            Naming ``means`` when the shapes do not fit the decomposition, or the argument that is not
+            finite.
+        """
         import sympy as sp
 
         P = 1 + self.n_heads * self.n_columns
@@ -639,11 +791,27 @@ MAX_SYMBOLIC_PARTS = 13
 def symbolic_concat_decomposition(n_heads: int, n_columns: int = 1) -> ConcatDecomposition:
     """Derive Thm 3.1's decomposition for ``f = Ybar + sum_{j,k} u_jk s_jk`` in sympy (rule ``"concat"``).
 
-    ``n_heads`` ``H >= 1``, ``n_columns`` ``p >= 1``: the value columns each head smooths
-    (``values="response"``: 1; ``"stream"``: ``1 + d``).  Assumes only finite second moments and
-    weights ``u`` that do not depend on the sample (a fixed ``W_O``; for a fitted one decompose the
-    contributions with :func:`bias_variance_covariance`, see :func:`mhanw.heads.ensemble_parts`).
-    See :class:`ConcatDecomposition`.
+    Assumes only finite second moments and weights ``u`` that do not depend on the sample (a fixed
+    ``W_O``; for a fitted one decompose the contributions with :func:`bias_variance_covariance`, see
+    :func:`mhanw.heads.ensemble_parts`).  See :class:`ConcatDecomposition`.
+
+    Parameters
+    ----------
+    n_heads : int >= 1
+        ``H``.
+    n_columns : int >= 1, default 1
+        ``p``, the value columns each head smooths (``values="response"``: 1; ``"stream"``: ``1 + d``).
+
+    Returns
+    -------
+    ConcatDecomposition
+        The derived terms and gaps.
+
+    Raises
+    ------
+    ValueError
+        Naming ``n_heads`` or ``n_columns`` when the decomposition would be too large or the value is out
+        of range.
     """
     import sympy as sp
 

@@ -44,6 +44,7 @@ __all__ = [
     "Step",
     "asymptotic_check",
     "derivation_steps",
+    "formula",
     "growth_law",
     "law_latex",
     "numeric",
@@ -85,8 +86,19 @@ def _model(spec) -> _s.MSEModel:
 
 @dataclass(frozen=True)
 class Step:
-    """One step of a derivation: a sentence and a relation ``lhs relation rhs``
-    (``relation`` is ``"="`` or ``"\\sim"``, asymptotic equivalence)."""
+    r"""One step of a derivation: a sentence and a relation ``lhs relation rhs``.
+
+    Parameters
+    ----------
+    text : str
+        The sentence.
+    lhs : sympy.Basic
+        The left side.
+    rhs : sympy.Basic
+        The right side.
+    relation : str, default "="
+        ``"="`` or ``"\sim"`` (asymptotic equivalence).
+    """
 
     text: str
     lhs: sp.Basic
@@ -99,6 +111,13 @@ class Step:
         return sp.Eq(self.lhs, self.rhs, evaluate=False)
 
     def latex(self) -> str:
+        r"""The relation in LaTeX (no ``$``).
+
+        Returns
+        -------
+        str
+            ``lhs relation rhs``, logarithms written ``\ln``.
+        """
         return f"{sp.latex(self.lhs, ln_notation=True)} {self.relation} {sp.latex(self.rhs, ln_notation=True)}"
 
 
@@ -120,13 +139,45 @@ _RULE_TEXT = {
 
 
 def formula(spec) -> sp.Expr | None:
-    """The model's formula for ``k*``: its closed form, else its leading order (or ``None``)."""
+    """The model's formula for ``k*``: its closed form, else its leading order (Thm 6.1).
+
+    Parameters
+    ----------
+    spec : str or mhanw.scaling.MSEModel
+        A model name (:func:`mhanw.scaling.model`) or a model.
+
+    Returns
+    -------
+    sympy.Expr or None
+        The formula, or None when sympy finds neither.
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` when ``spec`` is neither a known name nor a model.
+    """
     m = _model(spec)
     return m.closed_form if m.closed_form is not None else m.leading_order
 
 
 def derivation_steps(spec) -> list[Step]:
-    """The derivation of ``k*`` for a model, one :class:`Step` per line of a textbook proof."""
+    """The derivation of ``k*`` for a model, one :class:`Step` per line of a textbook proof (Thm 6.1).
+
+    Parameters
+    ----------
+    spec : str or mhanw.scaling.MSEModel
+        A model name (:func:`mhanw.scaling.model`) or a model.
+
+    Returns
+    -------
+    list of Step
+        From the risk to the first-order condition, its log form and its solution.
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` when ``spec`` is neither a known name nor a model.
+    """
     m = _model(spec)
     mse = sp.Function("MSE")(k_)
     steps = [
@@ -190,7 +241,18 @@ def _extra_steps(m: _s.MSEModel) -> list[Step]:
 
 
 def show_derivation(spec) -> None:
-    """Display :func:`derivation_steps` in a notebook (markdown text, typeset equations)."""
+    """Display :func:`derivation_steps` in a notebook (markdown text, typeset equations).
+
+    Parameters
+    ----------
+    spec : str or mhanw.scaling.MSEModel
+        A model name (:func:`mhanw.scaling.model`) or a model.
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` when ``spec`` is neither a known name nor a model.
+    """
     from IPython.display import Markdown, display
 
     m = _model(spec)
@@ -216,10 +278,16 @@ def _log_equal(a: sp.Expr, b: sp.Expr) -> bool:
 
 
 def _solves_dominant(m: _s.MSEModel) -> bool:
-    """The leading order solves ``dominant term = Lambda``; a Lambert ``W(x)`` is
-    checked through its definition ``x = w e^w`` with ``w = W(x)``."""
+    """Whether the leading order solves the dominant balance.
+
+    The leading order solves ``dominant term = Lambda``; a Lambert ``W(x)`` is
+    checked through its definition ``x = w e^w`` with ``w = W(x)``.
+    """
     lam = sp.Symbol("Lambda", positive=True)
-    lead = m.leading_order.xreplace({m.log_scale: lam})
+    lead = m.leading_order
+    if lead is None:
+        return False
+    lead = lead.xreplace({m.log_scale: lam})
     residual = m.dominant_term.subs(k_, lead) - lam
     lamberts = residual.atoms(sp.LambertW)
     if not lamberts:
@@ -235,13 +303,30 @@ def _solves_dominant(m: _s.MSEModel) -> bool:
 
 
 def symbolic_checks(spec) -> dict[str, bool]:
-    """Symbolic verification of the derivation of a model.
+    """Symbolic verification of the derivation of a model (Thm 6.1).
 
-    - ``"closed form solves the FOC"`` (when there is one): the log-FOC at the
-      closed form is identically zero;
+    The checks:
+
+    - ``"closed form solves the FOC"`` (when there is one): the log-FOC at the closed form is
+      identically zero;
     - ``"leading order solves the dominant balance"`` (otherwise);
-    - ``"equals the stated formula"`` for an unmodified built-in model: the closed
-      form or leading order equals the formula of :data:`REFERENCE_FORMULAS`.
+    - ``"equals the stated formula"`` for an unmodified built-in model: the closed form or leading
+      order equals the formula of :data:`REFERENCE_FORMULAS`.
+
+    Parameters
+    ----------
+    spec : str or mhanw.scaling.MSEModel
+        A model name (:func:`mhanw.scaling.model`) or a model.
+
+    Returns
+    -------
+    dict of str to bool
+        Each check and whether it holds.
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` when ``spec`` is neither a known name nor a model.
     """
     m = _model(spec)
     out = {}
@@ -261,17 +346,28 @@ def symbolic_checks(spec) -> dict[str, bool]:
 
 @dataclass(frozen=True)
 class GrowthLaw:
-    """How ``k*`` grows with ``n`` under a model (from its closed form or leading order).
+    """How ``k*`` grows with ``n`` under a model (from its closed form or leading order; Thm 6.1).
 
-    ``kind`` is ``"polynomial"`` (``k* ~ n^q``), ``"power of log n"``
-    (``k* ~ (ln n)^p``, ``p`` finite and positive), ``"slower than any power
-    of log n"``, or ``"undetermined"``.  ``exact`` says whether the exponent is
-    the same at every ``n`` (a closed form) or only in the limit.
-    ``p_limit`` and ``q_limit`` are sympy expressions (in the model's
-    constants), ``implied_d = 2/p - 4`` is the ``d`` of the printed law
-    ``(log n)^(2/(4+d))`` (``None`` unless the kind is a power of log n), and
-    ``gives_printed_law`` is whether that ``d`` is positive with the model's
-    default constants.
+    Made by :func:`growth_law`.
+
+    Parameters
+    ----------
+    kind : str
+        ``"polynomial"`` (``k* ~ n^q``), ``"power of log n"`` (``k* ~ (ln n)^p``, ``p`` finite and
+        positive), ``"slower than any power of log n"``, or ``"undetermined"``.
+    exact : bool
+        Whether the exponent is the same at every ``n`` (a closed form) or only in the limit.
+    p_limit : sympy.Expr or None
+        The exponent of ``ln n`` (in the model's constants).
+    q_limit : sympy.Expr or None
+        The exponent of ``n``.
+    implied_d : sympy.Expr or None
+        ``2/p - 4``, the ``d`` of the printed law ``(log n)^(2/(4+d))`` (None unless the kind is a power
+        of log n).
+    gives_printed_law : bool
+        Whether that ``d`` is positive with the model's default constants.
+    description : str
+        The law in words.
     """
 
     kind: str
@@ -305,7 +401,23 @@ def _power(e: sp.Expr) -> str:
 
 
 def growth_law(spec) -> GrowthLaw:
-    """Classify the growth of ``k*`` in ``n`` symbolically (see :class:`GrowthLaw`)."""
+    """Classify the growth of ``k*`` in ``n`` symbolically (see :class:`GrowthLaw`; Thm 6.1).
+
+    Parameters
+    ----------
+    spec : str or mhanw.scaling.MSEModel
+        A model name (:func:`mhanw.scaling.model`) or a model.
+
+    Returns
+    -------
+    GrowthLaw
+        The classification.
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` when ``spec`` is neither a known name nor a model.
+    """
     m = _model(spec)
     f = formula(m)
     if f is None or n_ not in f.free_symbols:
@@ -361,9 +473,12 @@ def growth_law(spec) -> GrowthLaw:
 
 
 def numeric(expr) -> float:
-    """An expression in the models' constants (a law's exponent ``p_limit``, its ``implied_d``) as a number,
+    """An expression in the models' constants as a number.
+
+    An expression in the models' constants (a law's exponent ``p_limit``, its ``implied_d``) as a number,
     with the constants at :data:`mhanw.scaling.DEFAULT_CONSTANTS`; NaN when it is none (``None``, a symbol
-    left over)."""
+    left over).
+    """
     try:
         return float(expr.xreplace({_s.SYMBOLS[c]: v for c, v in _s.DEFAULT_CONSTANTS.items()}))
     except (AttributeError, TypeError, ValueError):
@@ -371,9 +486,26 @@ def numeric(expr) -> float:
 
 
 def law_latex(spec) -> str:
-    """The growth law in LaTeX (no ``$``): ``k^*\\propto n^{q}`` (polynomial),
-    ``k^*\\propto(\\ln n)^{p}`` (exact power of ``ln n``) or
-    ``k^*=(\\ln n)^{p+o(1)}`` (asymptotic)."""
+    r"""The growth law in LaTeX (no ``$``).
+
+    ``k^*\propto n^{q}`` (polynomial), ``k^*\propto(\ln n)^{p}`` (exact power of ``ln n``) or
+    ``k^*=(\ln n)^{p+o(1)}`` (asymptotic).
+
+    Parameters
+    ----------
+    spec : str or mhanw.scaling.MSEModel
+        A model name (:func:`mhanw.scaling.model`) or a model.
+
+    Returns
+    -------
+    str
+        The LaTeX.
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` when ``spec`` is neither a known name nor a model.
+    """
     g = growth_law(spec)
     if g.kind == "polynomial":
         return rf"k^*\propto n^{{{sp.latex(g.q_limit)}}}" if g.exact else rf"k^*=n^{{{sp.latex(g.q_limit)}+o(1)}}"
@@ -449,12 +581,35 @@ MIN_DPS, MAX_DPS = 15, 1000
 
 
 def real_root_mp(log10_n, budget, model="M1", c_bias=1.0, c_var=1.0, dps: int = 40):
-    """The real minimiser ``k*`` at ``n = 10**log10_n`` in mpmath (``log10_n`` may be 10000).
+    """The real minimiser ``k*`` at ``n = 10**log10_n`` in mpmath (``log10_n`` may be 10000; Thm 6.1).
 
-    Solves the log-FOC in ``u = ln k`` by bracketing on a grid and the Anderson-Björck
-    method; returns an ``mpmath.mpf`` (NaN if no sign change on ``k`` in
-    ``[e^-6, e^65536]``).  ``dps`` is the working precision in decimal digits,
-    an integer from :data:`MIN_DPS` (a double's) to :data:`MAX_DPS`.
+    Solves the log-FOC in ``u = ln k`` by bracketing on a grid and the Anderson-Björck method.
+
+    Parameters
+    ----------
+    log10_n : float
+        ``log10 n``.
+    budget : int >= 1
+        ``D``.
+    model : str or mhanw.scaling.MSEModel, default "M1"
+        The model.
+    c_bias : float > 0, default 1.0
+        Scales the model's ``c_B`` by ``c_bias**2``.
+    c_var : float > 0, default 1.0
+        Scales the model's ``c_V``.
+    dps : int, default 40
+        The working precision in decimal digits, from :data:`MIN_DPS` (a double's) to
+        :data:`MAX_DPS`.
+
+    Returns
+    -------
+    mpmath.mpf
+        ``k*``; NaN if no sign change on ``k`` in ``[e^-6, e^65536]``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range.
     """
     m = _model(model)
     dps = positive_int(dps, "dps", minimum=MIN_DPS)
@@ -497,11 +652,37 @@ MAX_ASYMPTOTIC_POINTS = 100
 
 
 def asymptotic_check(spec, log10_n_values=(12, 100, 1000, 10000), budget=512, c_bias=1.0, c_var=1.0) -> list[dict]:
-    """At ``n = 10**x``: the real root, its local exponent ``d ln k*/d ln ln n`` and its
-    ratio to every asymptotic formula of the model.  A formula is asymptotically
-    right when the ratio tends to 1 as ``x`` grows.  Plain floats; a value beyond
-    a double (``k_real`` of a polynomial law at ``n = 10^1000``) or undefined (no
-    root) is ``None``, and ``log10_k_real`` still holds the size of the root."""
+    """At ``n = 10**x``: the real root, its local exponent and its ratio to every asymptotic formula (Thm 6.1).
+
+    A formula is asymptotically right when the ratio tends to 1 as ``x`` grows.
+
+    Parameters
+    ----------
+    spec : str or mhanw.scaling.MSEModel
+        A model name or a model.
+    log10_n_values : sequence of float, default (12, 100, 1000, 10000)
+        The ``x``, at most :data:`MAX_ASYMPTOTIC_POINTS` of them.
+    budget : int, default 512
+        ``D``.
+    c_bias : float > 0, default 1.0
+        Scales the model's ``c_B`` by ``c_bias**2``.
+    c_var : float > 0, default 1.0
+        Scales the model's ``c_V``.
+
+    Returns
+    -------
+    list of dict
+        One row per ``x``: ``log10_n``, ``k_real``, ``log10_k_real``, ``local_exponent``
+        (``d ln k*/d ln ln n``) and ``ratio_<label>`` per formula.  Plain floats; a value beyond a double
+        (``k_real`` of a polynomial law at ``n = 10^1000``) or undefined (no root) is None, and
+        ``log10_k_real`` still holds the size of the root.
+
+    Raises
+    ------
+    ValueError
+        Naming ``log10_n_values`` when it is not a list or too long, ``model`` for an unknown model, or
+        the argument that is out of range.
+    """
     m = _model(spec)
     budget = _s._budget(budget)
     if (

@@ -76,8 +76,13 @@ __all__ = [
     "pair_cos2",
     "pair_overlaps",
     "principal_angles",
+    "MAX_STEP",
+    "MAX_ASCENT_STEPS",
+    "MAX_ASCENT_WORK",
 ]
 
+#: The normalizations of the HDI (:func:`head_diversity_index`): as printed, by principal angles
+#: (HDI_PA) and by RV coefficients (HDI_RV).
 NORMALIZATIONS = ("paper", "principal_angles", "rv")
 
 
@@ -117,14 +122,29 @@ def _check_factors(R: np.ndarray, name: str) -> None:
 def orthonormal_bases(W, name: str = "W") -> np.ndarray:
     """Orthonormal bases of the ranges: QR with ``diag(R) > 0``, the one basis helper of the library.
 
-    ``W``: one matrix ``(d, k)`` or a stack ``(H, d, k)``, ``k <= d``; returns
-    ``Q`` of the same shape with ``W_j = Q_j R_j``, ``R_j`` upper triangular
-    with a positive diagonal (unique, so an orthonormal ``W_j`` is returned
-    unchanged to rounding).  A matrix whose singular values satisfy
-    ``s_min <= RANK_RTOL s_max`` (:data:`mhanw.constants.RANK_RTOL`, scale
-    invariant) raises ``ValueError`` naming ``name`` (and the head).  A matrix with entries near the
-    ends of the double range (``1e308``, ``1e-300``) is first scaled by a power of two (exact, and its
-    ``Q`` is the same), so that the factorisation neither overflows nor underflows.
+    ``W_j = Q_j R_j`` with ``R_j`` upper triangular with a positive diagonal (unique, so an orthonormal
+    ``W_j`` is returned unchanged to rounding).  A matrix with entries near the ends of the double range
+    (``1e308``, ``1e-300``) is first scaled by a power of two (exact, and its ``Q`` is the same), so that
+    the factorisation neither overflows nor underflows.
+
+    Parameters
+    ----------
+    W : array (d, k) or (H, d, k)
+        One matrix or a stack, ``k <= d``.
+    name : str, default "W"
+        The caller's argument that holds ``W``, named by an error.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``Q``, of the shape of ``W``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` (and the head) for a matrix whose singular values satisfy
+        ``s_min <= RANK_RTOL s_max`` (:data:`mhanw.constants.RANK_RTOL`, scale invariant), ``k > d``, or
+        an array that is not finite.
     """
     A = _safe_scale(as_float_array(W, name, ndim=(2, 3)))
     d, k = A.shape[-2:]
@@ -146,9 +166,12 @@ SAFE_EXPONENT = 256
 
 
 def _safe_scale(A: np.ndarray) -> np.ndarray:
-    """Each matrix of the stack ``A`` ``(..., m, k)`` whose largest entry lies outside
+    """The matrices of a stack scaled by powers of two into a safe range.
+
+    Each matrix of the stack ``A`` ``(..., m, k)`` whose largest entry lies outside
     ``[2**-SAFE_EXPONENT, 2**SAFE_EXPONENT]`` divided by the power of two nearest it (exact: ``Q`` and
-    the rank are unchanged); others, and zero matrices, as they are."""
+    the rank are unchanged); others, and zero matrices, as they are.
+    """
     top = np.abs(A).max(axis=(-2, -1), keepdims=True) if A.size else np.zeros(A.shape[:-2] + (1, 1))
     _, exponent = np.frexp(top)
     outside = (top > 0) & ((exponent > SAFE_EXPONENT) | (exponent < -SAFE_EXPONENT))
@@ -158,13 +181,28 @@ def _safe_scale(A: np.ndarray) -> np.ndarray:
 
 
 def principal_angles(A, B) -> np.ndarray:
-    """Principal angles between ``range(A)`` and ``range(B)``, radians, ascending.
+    """Principal angles between ``range(A)`` and ``range(B)``, in radians, ascending (Lemma 4.1, the HDI).
 
-    ``A`` ``(d, k1)``, ``B`` ``(d, k2)``, both of full column rank; returns
-    ``min(k1, k2)`` angles in ``[0, pi/2]`` (``scipy.linalg.subspace_angles``,
-    accurate for small angles).  Invariant to ``A -> A M``, ``B -> B N`` for
-    invertible ``M``, ``N``.  Serves Lemma 4.1 and the HDI.  Matrices with entries near the ends of the
-    double range are scaled by a power of two first (:func:`orthonormal_bases`; the angles are the same).
+    Computed by ``scipy.linalg.subspace_angles`` (accurate for small angles); invariant to ``A -> A M``,
+    ``B -> B N`` for invertible ``M``, ``N``.  Matrices with entries near the ends of the double range
+    are scaled by a power of two first (:func:`orthonormal_bases`; the angles are the same).
+
+    Parameters
+    ----------
+    A : array (d, k1)
+        Of full column rank.
+    B : array (d, k2)
+        Of full column rank, the same ``d``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(min(k1, k2),)`` angles in ``[0, pi/2]``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``A`` or ``B`` for a matrix of deficient rank, of another ``d``, or not finite.
     """
     A = _safe_scale(_matrix(A, "A"))
     B = _safe_scale(_matrix(B, "B"))
@@ -176,10 +214,26 @@ def principal_angles(A, B) -> np.ndarray:
 
 
 def cross_gram(A, B) -> np.ndarray:
-    """The cross-Gram matrix as printed, ``G = A^T B / d_k``, shape ``(d_k, d_k)`` (Lemma 4.1, HDI).
+    """The cross-Gram matrix as printed, ``G = A^T B / d_k`` (Lemma 4.1, the HDI).
 
-    ``A``, ``B``: ``(d, d_k)``.  For orthonormal columns ``||G||_F^2 =
-    sum_i cos^2 theta_i / d_k^2``.
+    For orthonormal columns ``||G||_F^2 = sum_i cos^2 theta_i / d_k^2``.
+
+    Parameters
+    ----------
+    A : array (d, d_k)
+        One head.
+    B : array (d, d_k)
+        The other, of the same shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(d_k, d_k)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``B`` when its shape differs from ``A``'s, or the array that is not finite.
     """
     A = _matrix(A, "A")
     B = _matrix(B, "B")
@@ -189,7 +243,25 @@ def cross_gram(A, B) -> np.ndarray:
 
 
 def check_heads(W, name: str = "W") -> np.ndarray:
-    """``W`` as a finite float array of shape ``(H, d, d_k)`` with ``H >= 2`` and ``d_k <= d``, else ``ValueError``."""
+    """``W`` as a finite float array of heads, checked.
+
+    Parameters
+    ----------
+    W : array_like (H, d, d_k)
+        The heads: ``H >= 2`` and ``d_k <= d``.
+    name : str, default "W"
+        The caller's argument that holds ``W``, named by an error.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``W`` as float64, ``(H, d, d_k)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` for fewer than two heads, ``d_k > d``, or an array that is not finite or not 3-D.
+    """
     W = as_float_array(W, name, ndim=3)
     H, d, d_k = W.shape
     if H < 2:
@@ -253,8 +325,11 @@ def _printed_hdi(S: np.ndarray, e: np.ndarray, d_k: int) -> float:
 
 
 def _hdi_value(normalization: str, d_k: int, S=None, e=None, S_orth=None) -> float:
-    """The HDI from pair matrices: ``S`` ``(H, H)`` of heads scaled by ``2^-e_j`` (paper, RV) or
-    ``S_orth`` of orthonormal bases (PA).  The one place where the three formulas are written."""
+    """The HDI of one normalization from the pair matrices.
+
+    The HDI from pair matrices: ``S`` ``(H, H)`` of heads scaled by ``2^-e_j`` (paper, RV) or
+    ``S_orth`` of orthonormal bases (PA).  The one place where the three formulas are written.
+    """
     if normalization == "paper":
         return _printed_hdi(S, e, d_k)
     if normalization == "principal_angles":
@@ -264,31 +339,45 @@ def _hdi_value(normalization: str, d_k: int, S=None, e=None, S_orth=None) -> flo
 
 
 def head_diversity_index(W, normalization: str = "principal_angles") -> float:
-    """Head Diversity Index of a configuration ``W`` of shape ``(H, d, d_k)``, ``H >= 2`` (HDI, Thm 4.2, 5.1).
+    """Head Diversity Index of a configuration of heads (HDI, Thm 4.2, 5.1).
 
-    ``normalization``:
+    The normalizations:
 
-    - ``"paper"``: ``1 - 2/(H(H-1)) sum_{j<j'} ||G_jj'||_F^2`` with
+    - ``"paper"``: ``1 - 2/(H(H-1)) sum_(j<j') ||G_jj'||_F^2`` with
       ``G_jj' = W_j^T W_j' / d_k`` (as printed).  For orthonormal heads it lies
       in ``[1 - 1/d_k, 1]`` (identical heads give ``1 - 1/d_k``, not 0); it
-      scales: identical heads times ``c`` give ``1 - c^4/d_k`` (``ValueError``
-      naming ``W`` once that is beyond a double).  Invariant to permuting heads and to ``W_j -> W_j O_j``
-      with ``O_j`` orthogonal.
+      scales: identical heads times ``c`` give ``1 - c^4/d_k``.  Invariant to permuting heads and to
+      ``W_j -> W_j O_j`` with ``O_j`` orthogonal.
     - ``"principal_angles"`` (recommended, HDI_PA):
-      ``1 - mean_{j<j'} (1/d_k) sum_i cos^2 theta_i^{(jj')}``, in ``[0, 1]``,
+      ``1 - mean_(j<j') (1/d_k) sum_i cos^2 theta_i^(jj')``, in ``[0, 1]``,
       0 iff every head spans the same subspace, 1 iff the subspaces are
       mutually orthogonal.  Depends only on the subspaces: invariant to
       ``W_j -> W_j A_j`` for invertible ``A_j`` (in particular ``W -> W A``),
       to permuting heads and to rotations ``W_j -> O W_j``.  For orthonormal
-      ``W``: ``d_k * HDI_printed - (d_k - 1)``.  Rank-deficient heads raise
-      ``ValueError``.
-    - ``"rv"``: ``1 - mean_{j<j'} ||W_j^T W_j'||_F^2 / (||W_j^T W_j||_F
-      ||W_j'^T W_j'||_F)``, one minus the mean RV coefficient, in ``[0, 1]``.
-      Invariant to ``W_j -> c_j W_j O_j`` (scale, orthogonal ``O_j``), to
-      permutations and rotations; equals ``"principal_angles"`` when every
-      ``W_j`` has equal singular values, otherwise weights directions by them.
+      ``W``: ``d_k * HDI_printed - (d_k - 1)``.
+    - ``"rv"``: ``1 - mean_(j<j') ||W_j^T W_j'||_F^2 / (||W_j^T W_j||_F ||W_j'^T W_j'||_F)``, one minus
+      the mean RV coefficient, in ``[0, 1]``.  Invariant to ``W_j -> c_j W_j O_j`` (scale, orthogonal
+      ``O_j``), to permutations and rotations; equals ``"principal_angles"`` when every ``W_j`` has
+      equal singular values, otherwise weights directions by them.
 
-    A zero head raises ``ValueError`` naming ``W`` under every normalization.
+    Parameters
+    ----------
+    W : array (H, d, d_k)
+        The heads, ``H >= 2``.
+    normalization : str, default "principal_angles"
+        One of :data:`NORMALIZATIONS`.
+
+    Returns
+    -------
+    float
+        The index.
+
+    Raises
+    ------
+    ValueError
+        Naming ``W`` for a zero head (every normalization), a rank-deficient head
+        (``"principal_angles"``), a printed index beyond a double, or an array that is not finite or of
+        the wrong shape; naming ``normalization`` for an unknown one.
     """
     one_of(normalization, "normalization", NORMALIZATIONS)
     W = check_heads(W)
@@ -301,10 +390,25 @@ def head_diversity_index(W, normalization: str = "principal_angles") -> float:
 
 
 def head_diversity_indices(W) -> np.ndarray:
-    """``[HDI_printed, HDI_PA, HDI_RV]`` of ``W`` ``(H, d, d_k)`` (:data:`NORMALIZATIONS` order), ``(3,)``.
+    """``[HDI_printed, HDI_PA, HDI_RV]`` of ``W`` in one pass (:data:`NORMALIZATIONS` order).
 
-    The values of :func:`head_diversity_index` under each normalization, from
-    one pass over ``W``; every head must be non-zero and of full rank.
+    The values of :func:`head_diversity_index` under each normalization.
+
+    Parameters
+    ----------
+    W : array (H, d, d_k)
+        The heads, ``H >= 2``, every head of full rank.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(3,)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``W`` (and the head) for a zero or rank-deficient head, fewer than two heads, or an array
+        that is not finite or of the wrong shape.
     """
     W = check_heads(W)
     Ws, e = _scaled_heads(W, "W")
@@ -313,9 +417,24 @@ def head_diversity_indices(W) -> np.ndarray:
 
 
 def block_gram(W) -> np.ndarray:
-    """The block Gram matrix ``B[j, j'] = W_j^T W_j'`` of ``W`` ``(H, d, k)``, shape ``(H, H, k, k)``.
+    """The block Gram matrix ``B[j, j'] = W_j^T W_j'``.
 
     Every HDI depends on ``W`` only through ``B`` (:func:`hdi_from_gram`).
+
+    Parameters
+    ----------
+    W : array (H, d, k)
+        The heads.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H, H, k, k)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``W`` when a product is beyond a double, or for an array that is not finite or not 3-D.
     """
     B = _cross_blocks(check_heads(W))
     if not np.all(np.isfinite(B)):
@@ -343,12 +462,28 @@ def _scaled_gram(B: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def gram_factors(B, name: str = "W") -> np.ndarray:
-    """Lower Cholesky factors ``L_j`` of the diagonal blocks ``B[j, j] = W_j^T W_j = L_j L_j^T``, ``(H, k, k)``.
+    """Lower Cholesky factors ``L_j`` of the diagonal blocks ``B[j, j] = W_j^T W_j = L_j L_j^T``.
 
-    ``L_j^T`` is the triangular factor ``R_j`` of :func:`orthonormal_bases`
-    (``W_j = Q_j R_j``), so ``Q_j = W_j L_j^{-T}`` is the same basis; a head
-    whose ``L_j`` fails the rank test of :func:`orthonormal_bases` raises
-    ``ValueError`` naming ``name`` and the head.
+    ``L_j^T`` is the triangular factor ``R_j`` of :func:`orthonormal_bases` (``W_j = Q_j R_j``), so
+    ``Q_j = W_j L_j^(-T)`` is the same basis.
+
+    Parameters
+    ----------
+    B : array (H, H, k, k)
+        A block Gram matrix (:func:`block_gram`).
+    name : str, default "W"
+        The argument the heads came from, named by an error.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H, k, k)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and the head whose ``L_j`` fails the rank test of :func:`orthonormal_bases`, or
+        for a ``B`` of the wrong shape.
     """
     B = _gram(B, name)
     H, _, k, _ = B.shape
@@ -391,13 +526,30 @@ def _cos2(O: np.ndarray) -> np.ndarray:
 
 
 def hdi_from_gram(B, name: str = "W", spectrum: bool = False):
-    """``[HDI_printed, HDI_PA, HDI_RV]`` ``(3,)`` from the block Gram matrix ``B`` ``(H, H, k, k)`` alone.
+    """``[HDI_printed, HDI_PA, HDI_RV]`` from the block Gram matrix alone.
 
-    ``B[j, j'] = W_j^T W_j'`` (:func:`block_gram`): the same values as
-    :func:`head_diversity_indices` of ``W`` (to rounding; the orthonormal
-    bases come from Cholesky factors, :func:`gram_factors`), for callers that
-    only hold Gram matrices (the row-permutation null of a trained model).
-    With ``spectrum``, also returns :func:`cos2_spectrum` ``(k,)``.
+    The same values as :func:`head_diversity_indices` of ``W`` (to rounding; the orthonormal bases come
+    from Cholesky factors, :func:`gram_factors`), for callers that only hold Gram matrices (the
+    row-permutation null of a trained model).
+
+    Parameters
+    ----------
+    B : array (H, H, k, k)
+        ``B[j, j'] = W_j^T W_j'`` (:func:`block_gram`).
+    name : str, default "W"
+        The argument the heads came from, named by an error.
+    spectrum : bool, default False
+        Also return :func:`cos2_spectrum`.
+
+    Returns
+    -------
+    numpy.ndarray or tuple of numpy.ndarray
+        ``(3,)``, or with ``spectrum`` the pair of it and the spectrum ``(k,)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` for a zero or rank-deficient head, or a ``B`` of the wrong shape.
     """
     B = _gram(B, name)
     Bs, e = _scaled_gram(B, name)
@@ -410,33 +562,79 @@ def hdi_from_gram(B, name: str = "W", spectrum: bool = False):
 
 
 def pair_overlaps(W) -> np.ndarray:
-    """Principal-angle overlaps ``O[j, j'] = tr(P_j P_j')/d_k = mean_i cos^2 theta_i^{(jj')}``, ``(H, H)``.
+    """Principal-angle overlaps ``O[j, j'] = tr(P_j P_j')/d_k = mean_i cos^2 theta_i^(jj')``.
 
-    ``W``: ``(H, d, d_k)``, every head of full rank.  The diagonal is 1;
-    ``HDI_PA = 1 - mean_{j<j'} O[j, j']``.
+    The diagonal is 1; ``HDI_PA = 1 - mean_(j<j') O[j, j']``.
+
+    Parameters
+    ----------
+    W : array (H, d, d_k)
+        The heads, ``H >= 2``, every head of full rank.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H, H)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``W`` (and the head) for a zero or rank-deficient head, fewer than two heads, or an array
+        that is not finite or of the wrong shape.
     """
     W = check_heads(W)
     return _sq_norms(orthonormal_bases(W)) / W.shape[2]
 
 
 def pair_cos2(W) -> np.ndarray:
-    """Squared cosines of the principal angles of every pair of heads, largest first, ``(H, H, d_k)``.
+    """Squared cosines of the principal angles of every pair of heads, largest first.
 
-    ``W``: ``(H, d, d_k)``, every head of full rank.  Entry ``[j, j']`` is the
-    spectrum of the pair ``(j, j')`` (symmetric in ``j, j'``; the diagonal is
-    all ones).  Its mean over ``j < j'`` is :func:`cos2_spectrum`; a
-    leave-one-head-out mean over the remaining pairs gives a jackknife over heads.
+    Entry ``[j, j']`` is the spectrum of the pair ``(j, j')`` (symmetric in ``j, j'``; the diagonal is
+    all ones).  Its mean over ``j < j'`` is :func:`cos2_spectrum`; a leave-one-head-out mean over the
+    remaining pairs gives a jackknife over heads.
+
+    Parameters
+    ----------
+    W : array (H, d, d_k)
+        The heads, ``H >= 2``, every head of full rank.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H, H, d_k)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``W`` (and the head) for a zero or rank-deficient head, fewer than two heads, or an array
+        that is not finite or of the wrong shape.
     """
     O = _cross_blocks(orthonormal_bases(check_heads(W)))
     return np.clip(np.linalg.eigvalsh(O @ O.transpose(0, 1, 3, 2))[..., ::-1], 0.0, 1.0)
 
 
 def cos2_spectrum(W) -> np.ndarray:
-    """Mean over head pairs of the squared cosines of the principal angles, largest first, ``(d_k,)``.
+    """Mean over head pairs of the squared cosines of the principal angles, largest first.
 
-    Entry ``i`` is ``mean_{j<j'} cos^2 theta_{i}^{(jj')}`` with the angles of
-    each pair ascending; the mean of the spectrum is ``1 - HDI_PA``.  It shows
-    whether an overlap comes from a few shared directions or is spread out.
+    Entry ``i`` is ``mean_(j<j') cos^2 theta_i^(jj')`` with the angles of each pair ascending; the mean
+    of the spectrum is ``1 - HDI_PA``.  It shows whether an overlap comes from a few shared directions
+    or is spread out.
+
+    Parameters
+    ----------
+    W : array (H, d, d_k)
+        The heads, ``H >= 2``, every head of full rank.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(d_k,)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``W`` (and the head) for a zero or rank-deficient head, fewer than two heads, or an array
+        that is not finite or of the wrong shape.
     """
     return _cos2(_cross_blocks(orthonormal_bases(check_heads(W))))
 
@@ -444,8 +642,25 @@ def cos2_spectrum(W) -> np.ndarray:
 def haar_expected_hdi(d: int, d_k: int) -> float:
     """``E[HDI_PA] = 1 - d_k/d`` for independent Haar heads (uniform random subspaces).
 
-    Geometry only: it does not depend on the data-generating process (inputs,
-    noise, regression function) of :mod:`mhanw.data`.
+    Geometry only: it does not depend on the data-generating process (inputs, noise, regression
+    function) of :mod:`mhanw.data`.
+
+    Parameters
+    ----------
+    d : int >= 1
+        The input dimension.
+    d_k : int, 1 <= d_k <= d
+        The head size.
+
+    Returns
+    -------
+    float
+        The expectation.
+
+    Raises
+    ------
+    ValueError
+        Naming ``d_k`` when it exceeds ``d``, or the size that is not a positive integer.
     """
     d = positive_int(d, "d")
     d_k = positive_int(d_k, "d_k")
@@ -455,13 +670,32 @@ def haar_expected_hdi(d: int, d_k: int) -> float:
 
 
 def hdi_upper_bound(d: int, d_k: int, n_heads: int) -> float:
-    """Largest HDI_PA of ``H`` subspaces of dimension ``d_k`` in ``R^d`` (frame bound; Thm 5.1).
+    """Largest HDI_PA of ``H`` subspaces of dimension ``d_k`` in ``R^d`` (the frame bound; Thm 5.1).
 
-    ``1 - max(0, (H d_k/d - 1)/(H - 1))``: 1 when ``H d_k <= d`` (orthogonal
-    blocks).  When ``H d_k > d`` it is an upper bound, attained exactly when an
-    equi-isoclinic tight fusion frame of that shape exists (four lines in R^3:
-    8/9, the cube's diagonals); it is not always attained (two planes in R^3
-    reach only 1/2, against a bound of 2/3).
+    ``1 - max(0, (H d_k/d - 1)/(H - 1))``: 1 when ``H d_k <= d`` (orthogonal blocks).  When
+    ``H d_k > d`` it is an upper bound, attained exactly when an equi-isoclinic tight fusion frame of
+    that shape exists (four lines in R^3: 8/9, the cube's diagonals); it is not always attained (two
+    planes in R^3 reach only 1/2, against a bound of 2/3).
+
+    Parameters
+    ----------
+    d : int >= 1
+        The input dimension.
+    d_k : int, 1 <= d_k <= d
+        The head size.
+    n_heads : int >= 2
+        ``H``.
+
+    Returns
+    -------
+    float
+        The bound.
+
+    Raises
+    ------
+    ValueError
+        Naming ``d_k`` when it exceeds ``d``, ``n_heads`` for fewer than two heads, or the size that is
+        not a positive integer.
     """
     d = positive_int(d, "d")
     d_k = positive_int(d_k, "d_k")
@@ -475,9 +709,12 @@ def hdi_upper_bound(d: int, d_k: int, n_heads: int) -> float:
 
 
 def _check_ascent(n_starts: int, n_steps: int, H: int, d: int, d_k: int) -> None:
-    """``ValueError`` naming ``n_steps`` or ``n_starts x n_steps`` when the ascent of :func:`maximize_hdi`
+    """Refuse an ascent of :func:`maximize_hdi` that would take too long.
+
+    ``ValueError`` naming ``n_steps`` or ``n_starts x n_steps`` when the ascent of :func:`maximize_hdi`
     would take more than :data:`MAX_ASCENT_STEPS` steps or :data:`MAX_ASCENT_WORK` work (it would run for
-    hours, not fail)."""
+    hours, not fail).
+    """
     if n_steps > MAX_ASCENT_STEPS:
         raise ValueError(
             f"n_steps: expected at most {MAX_ASCENT_STEPS} ascent steps (about 0.2 ms each), got {brief(n_steps)}"
@@ -498,9 +735,19 @@ def _check_ascent(n_starts: int, n_steps: int, H: int, d: int, d_k: int) -> None
 
 @dataclass(frozen=True)
 class FrameAscent:
-    """Result of :func:`maximize_hdi`: ``bases`` ``(n_starts, H, d, d_k)`` at the end,
-    ``hdi`` ``(n_starts,)`` final HDI_PA, ``trace`` ``(n_starts, n_steps + 1)`` HDI_PA
-    along the ascent, ``tightness`` ``(n_starts,)`` (:func:`frame_tightness`)."""
+    """Result of :func:`maximize_hdi`.
+
+    Parameters
+    ----------
+    bases : numpy.ndarray
+        ``(n_starts, H, d, d_k)``: the orthonormal bases at the end.
+    hdi : numpy.ndarray
+        ``(n_starts,)``: the final HDI_PA of each start.
+    trace : numpy.ndarray
+        ``(n_starts, n_steps + 1)``: HDI_PA along the ascent.
+    tightness : numpy.ndarray
+        ``(n_starts,)``: :func:`frame_tightness` at the end.
+    """
 
     bases: np.ndarray
     hdi: np.ndarray
@@ -511,8 +758,22 @@ class FrameAscent:
 def frame_tightness(W) -> float:
     """``|| sum_j P_j - (H d_k / d) I ||_F``: 0 iff the subspaces form a tight fusion frame.
 
-    ``W`` ``(H, d, d_k)``, any full-rank heads (their ranges are used).  When
-    ``H d_k > d`` the bound :func:`hdi_upper_bound` is attained iff this is 0.
+    When ``H d_k > d`` the bound :func:`hdi_upper_bound` is attained iff this is 0.
+
+    Parameters
+    ----------
+    W : array (H, d, d_k)
+        Any full-rank heads (their ranges are used).
+
+    Returns
+    -------
+    float
+        The distance from tightness.
+
+    Raises
+    ------
+    ValueError
+        Naming ``W`` for a rank-deficient head or an array that is not finite or of the wrong shape.
     """
     Q = orthonormal_bases(W)
     H, d, d_k = Q.shape
@@ -541,24 +802,46 @@ def maximize_hdi(
 ) -> FrameAscent:
     """Maximise HDI_PA over ``H`` subspaces of dimension ``d_k`` in ``R^d`` (the frame bound of Thm 5.1).
 
-    Projected gradient ascent from ``n_starts`` Haar starts (each drawn as
-    :func:`orthonormal_bases` of a standard Gaussian ``(H, d, d_k)`` from
-    ``rng``).  With orthonormal bases ``Q_j``,
-    ``1 - HDI_PA = c sum_{j<j'} ||Q_j^T Q_j'||_F^2`` with
-    ``c = 2/(H (H - 1) d_k)``, whose gradient in ``Q_j`` is
-    ``2 c sum_{j' != j} P_j' Q_j``; each step moves every ``Q_j`` against it by
-    ``step / (2 c (H - 1))`` times the gradient (so the update is at most ``step``
-    in operator norm; ``0 < step <=`` :data:`MAX_STEP`) and re-orthonormalises (:func:`orthonormal_bases`, the
-    projection onto the Stiefel manifold).  Maximising HDI_PA is minimising the
-    fusion-frame potential ``||sum_j P_j||_F^2 >= (H d_k)^2 / d``.  When
-    ``H d_k <= d`` the optimum is mutually orthogonal subspaces (HDI_PA 1); when
-    ``H d_k > d`` the bound :func:`hdi_upper_bound` is attained iff a tight
-    fusion frame ``sum_j P_j = (H d_k/d) I`` with these dimensions exists: four
-    lines in ``R^3`` reach 8/9, but two planes in ``R^3`` always share a line and
-    reach only 1/2 < 2/3.  The ascent finds a local maximum; use several starts.
-    One call takes at most :data:`MAX_ASCENT_STEPS` steps over all starts and
-    :data:`MAX_ASCENT_WORK` work; more raises ``ValueError`` naming ``n_steps`` or
-    ``n_starts x n_steps`` before the ascent starts.
+    Projected gradient ascent from ``n_starts`` Haar starts (each drawn as :func:`orthonormal_bases` of
+    a standard Gaussian ``(H, d, d_k)`` from ``rng``).  With orthonormal bases ``Q_j``,
+    ``1 - HDI_PA = c sum_(j<j') ||Q_j^T Q_j'||_F^2`` with ``c = 2/(H (H - 1) d_k)``, whose gradient in
+    ``Q_j`` is ``2 c sum_(j' != j) P_j' Q_j``; each step moves every ``Q_j`` against it by
+    ``step / (2 c (H - 1))`` times the gradient (so the update is at most ``step`` in operator norm)
+    and re-orthonormalises (:func:`orthonormal_bases`, the projection onto the Stiefel manifold).
+    Maximising HDI_PA is minimising the fusion-frame potential ``||sum_j P_j||_F^2 >= (H d_k)^2 / d``.
+    When ``H d_k <= d`` the optimum is mutually orthogonal subspaces (HDI_PA 1); when ``H d_k > d`` the
+    bound :func:`hdi_upper_bound` is attained iff a tight fusion frame ``sum_j P_j = (H d_k/d) I`` with
+    these dimensions exists: four lines in ``R^3`` reach 8/9, but two planes in ``R^3`` always share a
+    line and reach only 1/2 < 2/3.  The ascent finds a local maximum; use several starts.
+
+    Parameters
+    ----------
+    d : int >= 1
+        The input dimension.
+    d_k : int, 1 <= d_k <= d
+        The head size.
+    n_heads : int >= 2
+        ``H``.
+    rng : numpy.random.Generator
+        The stream the starts are drawn from.
+    n_starts : int >= 1, default 20
+        Independent starts.
+    n_steps : int >= 0, default 300
+        Steps of each ascent.
+    step : float, default 0.5
+        ``0 < step <=`` :data:`MAX_STEP`.
+
+    Returns
+    -------
+    FrameAscent
+        The bases, HDI and tightness of every start, and the traces.
+
+    Raises
+    ------
+    ValueError
+        Naming ``n_steps`` or ``n_starts x n_steps`` when one call would take more than
+        :data:`MAX_ASCENT_STEPS` steps over all starts or :data:`MAX_ASCENT_WORK` work (before the
+        ascent starts), or the argument that is out of range.
     """
     d = positive_int(d, "d")
     d_k = positive_int(d_k, "d_k")

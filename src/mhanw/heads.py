@@ -64,6 +64,7 @@ bandwidth convention of :func:`mhanw.nw.nadaraya_watson` and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -108,6 +109,7 @@ __all__ = [
 #: The engine's kernels (:data:`mhanw.nw.KERNELS`), the exponential one named ``"attention"``: it is
 #: evaluated with tied query and key projections and the inverse temperature ``beta``, not a bandwidth.
 KERNELS = tuple("attention" if k == "exponential" else k for k in _nw.KERNELS)
+#: The combination rules of an ensemble (see the module docstring).
 RULES = ("average", "sum", "concat")
 #: Named value projections of the ``"concat"`` rule: ``"response"`` (``W_V^j = e_1``, the shared
 #: response, ``d_v = 1``) and ``"stream"`` (``W_V^j = I_(1+d)``, the whole value stream).
@@ -122,10 +124,24 @@ WEIGHT_SUM_TOL = _constants.WEIGHT_SUM_TOL
 
 
 def orthonormalize(A) -> np.ndarray:
-    """Orthonormal basis of ``range(A)`` by QR with ``diag(R) > 0``; ``A`` ``(d, d_k)``, ``d >= d_k``.
+    """Orthonormal basis of ``range(A)`` by QR with ``diag(R) > 0``.
 
-    :func:`mhanw.diversity.orthonormal_bases` of one matrix.  Raises
-    ``ValueError`` naming ``A`` if its columns are (numerically) dependent.
+    :func:`mhanw.diversity.orthonormal_bases` of one matrix.
+
+    Parameters
+    ----------
+    A : array (d, d_k)
+        Columns spanning the subspace, ``d >= d_k``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(d, d_k)`` with orthonormal columns spanning ``range(A)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``A`` if its columns are (numerically) dependent or it is not a finite 2-D array.
     """
     return _diversity.orthonormal_bases(as_float_array(A, "A", ndim=2), "A")
 
@@ -149,10 +165,28 @@ def _dims(d, d_k, n_heads, need=None, what="", name="n_heads"):
 
 
 def identical_heads(d: int, d_k: int, n_heads: int, basis=None) -> np.ndarray:
-    """``n_heads`` copies of one projection, shape ``(H, d, d_k)``.
+    """``n_heads`` copies of one projection: HDI_PA = 0 (Thm 3.1 check; the worst case of S-weak, Thm 4.2).
 
-    ``basis`` ``(d, d_k)`` defaults to ``[e_1 ... e_dk]``.  HDI_PA = 0
-    (Thm 3.1 check T3.1c; the worst case of S-weak, Thm 4.2).
+    Parameters
+    ----------
+    d : int >= 1
+        The input dimension.
+    d_k : int, 1 <= d_k <= d
+        The head size (key dimension).
+    n_heads : int >= 1
+        ``H``.
+    basis : array (d, d_k), optional
+        The shared projection; defaults to ``[e_1 ... e_dk]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H, d, d_k)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``basis`` when its shape is not ``(d, d_k)``, or the size that is out of range.
     """
     d, d_k, n_heads = _dims(d, d_k, n_heads)
     if basis is None:
@@ -165,21 +199,60 @@ def identical_heads(d: int, d_k: int, n_heads: int, basis=None) -> np.ndarray:
 
 
 def orthogonal_heads(d: int, d_k: int, n_heads: int) -> np.ndarray:
-    """Orthogonal coordinate blocks ``W_j = [e_{(j-1)d_k+1} ... e_{j d_k}]``, ``(H, d, d_k)``.
+    """Orthogonal coordinate blocks, one per head: Thm 5.1's optimum.
 
-    Needs ``H d_k <= d``.  HDI_PA = HDI_printed = 1 (Thm 5.1's optimum).
+    ``W_j = [e_((j-1)d_k+1), ..., e_(j d_k)]``; HDI_PA = HDI_printed = 1.
+
+    Parameters
+    ----------
+    d : int >= 1
+        The input dimension.
+    d_k : int, 1 <= d_k <= d
+        The head size (key dimension).
+    n_heads : int >= 1
+        ``H``, with ``H d_k <= d``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H, d, d_k)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``n_heads`` when ``H d_k > d`` (no ``H`` orthogonal heads fit), or the size that is out of
+        range.
     """
     d, d_k, n_heads = _dims(d, d_k, n_heads, lambda d, k, H: H * k > d, "expected n_heads * d_k <= d")
     return np.stack([_eye_block(d, j * d_k, d_k) for j in range(n_heads)])
 
 
 def pair_heads(theta: float, d: int, d_k: int) -> np.ndarray:
-    """The isoclinic pair: ``W_1 = U_0``, ``W_2 = cos(theta) U_0 + sin(theta) E``, ``(2, d, d_k)``.
+    """The isoclinic pair ``W_1 = U_0``, ``W_2 = cos(theta) U_0 + sin(theta) E``.
 
-    ``U_0 = [e_1 ... e_dk]``, ``E = [e_{dk+1} ... e_{2dk}]`` (needs ``2 d_k <= d``);
-    ``theta`` in radians.  All ``d_k`` principal angles equal ``theta``;
-    HDI_PA = sin^2(theta), HDI_printed = 1 - cos^2(theta)/d_k (Thm 3.1 figure,
-    Lemma 4.1, Thm 4.2 (A)).
+    ``U_0 = [e_1 ... e_dk]``, ``E = [e_(dk+1) ... e_(2dk)]``.  All ``d_k`` principal angles equal
+    ``theta``; HDI_PA = sin^2(theta), HDI_printed = 1 - cos^2(theta)/d_k (Thm 3.1's figure, Lemma 4.1,
+    Thm 4.2 (A)).
+
+    Parameters
+    ----------
+    theta : float
+        The angle, in radians.
+    d : int >= 1
+        The input dimension.
+    d_k : int, 1 <= d_k <= d
+        The head size (key dimension).
+        Needs ``2 d_k <= d``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(2, d, d_k)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``d`` when ``2 d_k > d``, or the argument that is out of range.
     """
     theta = real_scalar(theta, "theta")
     d, d_k, _ = _dims(d, d_k, 2, lambda d, k, H: 2 * k > d, "pair(theta) needs 2 d_k <= d", name="d")
@@ -188,11 +261,31 @@ def pair_heads(theta: float, d: int, d_k: int) -> np.ndarray:
 
 
 def star_heads(theta: float, d: int, d_k: int, n_heads: int) -> np.ndarray:
-    """The star: ``W_j = cos(theta) U_0 + sin(theta) E_j``, ``(H, d, d_k)``.
+    """The star ``W_j = cos(theta) U_0 + sin(theta) E_j``: every pair at the same angles.
 
-    ``U_0, E_1, ..., E_H`` are consecutive coordinate blocks (needs
-    ``(H + 1) d_k <= d``); ``theta`` in radians.  Every pair has all principal
-    angles equal to ``arccos(cos^2 theta)``; HDI_PA = 1 - cos^4(theta).
+    ``U_0, E_1, ..., E_H`` are consecutive coordinate blocks.  Every pair has all principal angles
+    equal to ``arccos(cos^2 theta)``; HDI_PA = 1 - cos^4(theta).
+
+    Parameters
+    ----------
+    theta : float
+        The angle of each head to the shared block ``U_0``, in radians.
+    d : int >= 1
+        The input dimension.
+    d_k : int, 1 <= d_k <= d
+        The head size (key dimension).
+    n_heads : int >= 1
+        ``H``, with ``(H + 1) d_k <= d``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H, d, d_k)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``n_heads`` when ``(H + 1) d_k > d``, or the argument that is out of range.
     """
     theta = real_scalar(theta, "theta")
     d, d_k, n_heads = _dims(
@@ -203,13 +296,28 @@ def star_heads(theta: float, d: int, d_k: int, n_heads: int) -> np.ndarray:
 
 
 def graded_heads(angles, d: int) -> np.ndarray:
-    """One-dimensional heads of graded quality, ``u_j = cos(theta_j) e_1 + sin(theta_j) e_{j+1}``, ``(H, d, 1)``.
+    """One-dimensional heads of graded quality, ``u_j = cos(theta_j) e_1 + sin(theta_j) e_(j+1)``.
 
-    ``angles`` ``(H,)`` in radians.  For a regression function that depends on
-    ``x_1`` only (``"blind"``), head ``j`` sees the signal direction at angle
-    ``theta_j``: increasing angles give heads of decreasing quality (Thm 7.1,
-    graded heads).  Needs ``d >= H + 1``.  Distinct
-    ``e_{j+1}`` make the heads pairwise at cosine ``cos(theta_j) cos(theta_j')``.
+    For a regression function that depends on ``x_1`` only (``"blind"``), head ``j`` sees the signal
+    direction at angle ``theta_j``: increasing angles give heads of decreasing quality (Thm 7.1, graded
+    heads).  Distinct ``e_(j+1)`` make the heads pairwise at cosine ``cos(theta_j) cos(theta_j')``.
+
+    Parameters
+    ----------
+    angles : array (H,)
+        ``theta_j`` in radians.
+    d : int >= H + 1
+        The input dimension.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H, d, 1)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``d`` when ``d < H + 1``, or ``angles`` when they are not a finite 1-D array.
     """
     theta = as_float_array(angles, "angles", ndim=1)
     d = positive_int(d, "d")
@@ -224,16 +332,57 @@ def graded_heads(angles, d: int) -> np.ndarray:
 
 
 def haar_basis(d: int, d_k: int, rng) -> np.ndarray:
-    """A Haar-distributed orthonormal ``(d, d_k)`` frame: QR of a Gaussian matrix, ``diag(R) > 0``."""
+    """A Haar-distributed orthonormal frame: QR of a Gaussian matrix, ``diag(R) > 0``.
+
+    Parameters
+    ----------
+    d : int >= 1
+        The input dimension.
+    d_k : int, 1 <= d_k <= d
+        The number of columns.
+    rng : numpy.random.Generator
+        The stream the Gaussian matrix is drawn from.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(d, d_k)`` with orthonormal columns.
+
+    Raises
+    ------
+    ValueError
+        Naming the size that is out of range, or ``rng`` when it is not a Generator.
+    """
     d, d_k, _ = _dims(d, d_k, 1)
     generator(rng, "rng")
     return orthonormalize(rng.standard_normal((d, d_k)))
 
 
 def haar_heads(d: int, d_k: int, n_heads: int, rng) -> np.ndarray:
-    """``n_heads`` independent Haar frames, ``(H, d, d_k)``; E[HDI_PA] = 1 - d_k/d.
+    """``n_heads`` independent Haar frames; E[HDI_PA] = 1 - d_k/d.
 
     The same draws as ``n_heads`` calls of :func:`haar_basis`.
+
+    Parameters
+    ----------
+    d : int >= 1
+        The input dimension.
+    d_k : int, 1 <= d_k <= d
+        The head size (key dimension).
+    n_heads : int >= 1
+        ``H``.
+    rng : numpy.random.Generator
+        The stream the frames are drawn from.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H, d, d_k)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the size that is out of range, or ``rng`` when it is not a Generator.
     """
     d, d_k, n_heads = _dims(d, d_k, n_heads)
     generator(rng, "rng")
@@ -241,11 +390,33 @@ def haar_heads(d: int, d_k: int, n_heads: int, rng) -> np.ndarray:
 
 
 def interpolated_heads(t: float, d: int, d_k: int, n_heads: int, rng) -> np.ndarray:
-    """``W_j = orth((1 - t) U + t Z_j)`` with ``U, Z_1..Z_H`` Haar, ``(H, d, d_k)``.
+    """``W_j = orth((1 - t) U + t Z_j)`` with ``U, Z_1..Z_H`` Haar: heads from identical to independent.
 
-    ``t = 0`` gives identical heads (HDI_PA = 0), ``t = 1`` independent Haar
-    heads; intermediate ``t`` spread HDI_PA upward (Thm 4.2 (D)).  Draws
-    ``U`` then ``Z_1, ..., Z_H`` from ``rng``.
+    ``t = 0`` gives identical heads (HDI_PA = 0), ``t = 1`` independent Haar heads; intermediate ``t``
+    spread HDI_PA upward (Thm 4.2 (D)).  Draws ``U`` then ``Z_1, ..., Z_H`` from ``rng``.
+
+    Parameters
+    ----------
+    t : float in [0, 1]
+        The interpolation.
+    d : int >= 1
+        The input dimension.
+    d_k : int, 1 <= d_k <= d
+        The head size (key dimension).
+    n_heads : int >= 1
+        ``H``.
+    rng : numpy.random.Generator
+        The stream the frames are drawn from.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H, d, d_k)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range, or ``rng`` when it is not a Generator.
     """
     t = unit_interval(t, "t")
     d, d_k, n_heads = _dims(d, d_k, n_heads)
@@ -271,9 +442,12 @@ def _engine_kernel(kernel: str) -> str:
 
 
 def _inv_scale(kernel, bandwidth, beta, d_k):
-    """Multiplier of the raw logits as ``(mantissa, exponent)`` (see :func:`mhanw.nw.logit_scale`):
+    """The multiplier of the raw logits of a head configuration.
+
+    Multiplier of the raw logits as ``(mantissa, exponent)`` (see :func:`mhanw.nw.logit_scale`):
     ``h^-p`` for a kernel with a bandwidth (``1/h^2`` Gaussian), or ``beta`` (attention, default
-    ``1/sqrt(d_k)``)."""
+    ``1/sqrt(d_k)``).
+    """
     if kernel != "attention":
         return _nw.logit_scale(kernel, bandwidth=bandwidth)
     if beta is None:
@@ -292,13 +466,18 @@ def _binary_exponent(x: float) -> int:
 
 
 def _head_estimates(W, X, Y, queries, kernel, scale, block_entries=None):
-    """Unchecked core of :func:`head_estimates`; returns ``(H, T)``: :func:`_head_smooths` of the
-    one shared response ``Y``."""
+    """The unchecked core of :func:`head_estimates`.
+
+    Unchecked core of :func:`head_estimates`; returns ``(H, T)``: :func:`_head_smooths` of the
+    one shared response ``Y``.
+    """
     return _head_smooths(W, X, Y[:, None], queries, kernel, scale, block_entries)[..., 0]
 
 
 def _head_smooths(W, X, Z, queries, kernel, scale, block_entries=None):
-    """Every head's weighted means of the value columns ``Z`` ``(n, p)`` shared by all heads,
+    """Every head's weighted means of the shared value columns.
+
+    Every head's weighted means of the value columns ``Z`` ``(n, p)`` shared by all heads,
     ``(H, T, p)``.
 
     ``scale`` is the logit multiplier as ``(mantissa, exponent)``, scalars or one
@@ -342,7 +521,7 @@ class _Plan:
 
     def __init__(self, configs, queries=None):
         self.configs = configs
-        groups = {}
+        groups: dict[tuple[str, int], list[int]] = {}
         # "concat" configurations smooth their own value columns (and may fit W_O): evaluated one by one
         self.concat = [i for i, c in enumerate(configs) if c.rule == "concat"]
         for i, c in enumerate(configs):
@@ -386,8 +565,11 @@ class _Plan:
         return prepared
 
     def heads(self, X, Y, queries) -> list:
-        """Head estimates of every configuration (``"concat"``: the contributions ``c_j``), a list of
-        ``(H_c, T)`` arrays."""
+        """The head estimates of every configuration.
+
+        Head estimates of every configuration (``"concat"``: the contributions ``c_j``), a list of
+        ``(H_c, T)`` arrays.
+        """
         prepared = self._prepared if self._prepared is not None else self._prepare()
         out = [None] * len(self.configs)
         for (kernel, W, scale, slices), (engine, flat, ew, fixed) in zip(self.groups, prepared):
@@ -416,28 +598,41 @@ class _Plan:
 
 
 def head_estimates(projections, X, Y, queries, bandwidth=None, kernel="gaussian", beta=None) -> np.ndarray:
-    """Estimates ``m_j(x_t)`` of every head at every query, shape ``(H, T)`` (Sec. 3).
+    """Estimates ``m_j(x_t)`` of every head at every query (Section 3).
+
+    Equals ``mhanw.nw.nadaraya_watson(queries @ W_j, X @ W_j, Y, h)`` (gaussian) and
+    ``mhanw.nw.softmax_attention(queries @ W_j, X @ W_j, Y, beta)`` (attention) head by head, to
+    rounding.  Any finite inputs give finite estimates within ``[min Y, max Y]``: where a kernel weight
+    is not a float (``h`` down to 1e-300, inputs of 1e200, ``beta = 1e308``) the estimate is its
+    limit, the mean response of the nearest (resp. best-aligned) keys.
 
     Parameters
     ----------
-    projections : array ``(H, d, d_k)``
+    projections : array (H, d, d_k)
         Key projections ``W_j`` (used for queries and keys alike).
-    X : array ``(n, d)``; Y : array ``(n,)``
-        Training sample ``D_n``, one shared response for all heads.
-    queries : array ``(T, d)``
+    X : array (n, d)
+        Training inputs of ``D_n``.
+    Y : array (n,)
+        Training responses, one shared response for all heads.
+    queries : array (T, d)
         Test points ``x_t``.
     bandwidth : float > 0
         ``h`` of the kernel; required for every kernel but ``"attention"``.
-    kernel : one of :data:`KERNELS`
+    kernel : str, default "gaussian"
+        One of :data:`KERNELS`.
     beta : float, optional
         Inverse temperature of ``kernel="attention"``; default ``1/sqrt(d_k)``.
 
-    Equals ``mhanw.nw.nadaraya_watson(queries @ W_j, X @ W_j, Y, h)`` (gaussian)
-    and ``mhanw.nw.softmax_attention(queries @ W_j, X @ W_j, Y, beta)``
-    (attention) head by head, to rounding.  Any finite inputs give finite
-    estimates within ``[min Y, max Y]``: where a kernel weight is not a float
-    (``h`` down to 1e-300, inputs of 1e200, ``beta = 1e308``) the estimate is its
-    limit, the mean response of the nearest (resp. best-aligned) keys.
+    Returns
+    -------
+    numpy.ndarray
+        ``(H, T)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is missing (``bandwidth``), not finite, of the wrong shape or out of
+        range.
     """
     W = _check_projections(projections)
     X = as_float_array(X, "X", ndim=2)
@@ -477,7 +672,7 @@ def _check_weights(weights, n_heads, rule):
 
 
 def combine(estimates, rule="average", weights=None, y_mean=None) -> np.ndarray:
-    """Combine head estimates ``(H,)`` or ``(H, T)`` into the ensemble, ``()`` or ``(T,)``.
+    """Combine head estimates into the ensemble.
 
     - ``"average"``: ``sum_j a_j m_j``; ``weights`` must sum to 1 (default 1/H).
     - ``"sum"``: ``y_mean + sum_j a_j (m_j - y_mean)``; ``weights`` default 1;
@@ -486,6 +681,28 @@ def combine(estimates, rule="average", weights=None, y_mean=None) -> np.ndarray:
       ``d_v = 1``) through a fixed output projection ``W_O = weights`` (default ones):
       the same formula as ``"sum"``, ``weights`` read as ``W_O``.  Other value
       projections and a fitted ``W_O`` need the sample: :func:`concat_contributions`.
+
+    Parameters
+    ----------
+    estimates : array (H,) or (H, T)
+        Head estimates ``m_j``.
+    rule : str, default "average"
+        One of :data:`RULES`.
+    weights : array (H,), optional
+        ``a_j`` (the rule's default when None).
+    y_mean : float, optional
+        ``Ybar``, required by ``"sum"`` and ``"concat"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``()`` or ``(T,)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``y_mean`` when the rule needs it and it is None, ``weights`` when they do not fit the
+        rule (``"average"``: sum to one), or the argument that is not finite or of the wrong shape.
     """
     est = as_float_array(estimates, "estimates", ndim=(1, 2))
     one_of(rule, "rule", RULES)
@@ -502,7 +719,26 @@ def combine(estimates, rule="average", weights=None, y_mean=None) -> np.ndarray:
 
 
 def value_stream(X, Y) -> np.ndarray:
-    """The value vectors of the ``"concat"`` rule, ``z_i = (Y_i, X_i)``: ``(n, 1 + d)``."""
+    """The value vectors of the ``"concat"`` rule, ``z_i = (Y_i, X_i)``.
+
+    Parameters
+    ----------
+    X : array (n, d)
+        Training inputs.
+    Y : array (n,)
+        Training responses.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, 1 + d)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``Y`` when its length differs from the rows of ``X``, or the argument that is not a finite
+        array of the right dimension.
+    """
     X = as_float_array(X, "X", ndim=2)
     Y = as_float_array(Y, "Y", ndim=1)
     if Y.shape[0] != X.shape[0]:
@@ -545,11 +781,32 @@ def _named_output(output, n_heads: int, d_v: int):
 
 
 def output_projection(n_heads: int, d_v: int, rng, orthogonal: bool = False) -> np.ndarray:
-    """A fixed random output projection ``W_O`` ``(H, d_v)`` of the ``"concat"`` rule.
+    """A fixed random output projection ``W_O`` of the ``"concat"`` rule.
 
-    ``orthogonal=False``: iid ``N(0, 1)`` entries.  ``orthogonal=True``: the first column of a
-    Haar orthogonal ``(H d_v, H d_v)`` matrix scaled to norm ``sqrt(H d_v)``, the norm of the
-    all-ones ``W_O`` (the sum rule): the Gaussian direction with a fixed length.
+    ``orthogonal=False``: iid ``N(0, 1)`` entries.  ``orthogonal=True``: the first column of a Haar
+    orthogonal ``(H d_v, H d_v)`` matrix scaled to norm ``sqrt(H d_v)``, the norm of the all-ones
+    ``W_O`` (the sum rule): the Gaussian direction with a fixed length.
+
+    Parameters
+    ----------
+    n_heads : int >= 1
+        ``H``.
+    d_v : int >= 1
+        The value dimension of each head.
+    rng : numpy.random.Generator
+        The stream ``W_O`` is drawn from.
+    orthogonal : bool, default False
+        Which of the two laws above.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H, d_v)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the size that is out of range, or ``rng`` when it is not a Generator.
     """
     n_heads = positive_int(n_heads, "n_heads")
     d_v = positive_int(d_v, "d_v")
@@ -563,9 +820,12 @@ def output_projection(n_heads: int, d_v: int, rng, orthogonal: bool = False) -> 
 
 
 def _fitted_output(config, X, Zc, cols, V):
-    """``W_O`` ``(H, d_v)`` by least squares of ``Y - Ybar`` on the heads' leave-one-out outputs at the
+    """The output projection ``W_O`` fitted by least squares.
+
+    ``W_O`` ``(H, d_v)`` by least squares of ``Y - Ybar`` on the heads' leave-one-out outputs at the
     training points (minimum-norm solution when the outputs are collinear).  The solution does not change
-    when ``Zc`` is scaled, and scales inversely with ``V``."""
+    when ``Zc`` is scaled, and scales inversely with ``V``.
+    """
     W = config.projections
     n = X.shape[0]
     if n < 2:
@@ -580,10 +840,13 @@ def _fitted_output(config, X, Zc, cols, V):
 
 
 def _scaled_stream(X, Y):
-    """The centred value stream ``z_i - zbar`` divided by ``2^e`` (exactly: a power of two) so that its
+    """The centred value stream divided by a power of two into a safe range.
+
+    The centred value stream ``z_i - zbar`` divided by ``2^e`` (exactly: a power of two) so that its
     entries are of order one, ``(Zc / 2^e, Ybar, e)``: responses or inputs near the largest double
     (``+-1.7e308``) overflow in ``zbar`` and in ``z_i - zbar``, and every product of the concat rule is
-    linear in the stream, so it is computed at this scale and scaled back once, at the end."""
+    linear in the stream, so it is computed at this scale and scaled back once, at the end.
+    """
     Z = np.column_stack([Y, X])
     e = _binary_exponent(float(np.max(np.abs(Z)))) + 1
     Zs = np.ldexp(Z, -e)
@@ -606,10 +869,13 @@ def _overflow(what: str, names: str, value, **sizes):
 
 
 def _concat_deviations(config, X, Y, queries):
-    """``(ybar, D, e)`` of a ``"concat"`` configuration on one sample: the heads' deviations from the
+    """The heads' deviations from the training mean of a ``"concat"`` configuration, scaled.
+
+    ``(ybar, D, e)`` of a ``"concat"`` configuration on one sample: the heads' deviations from the
     training mean, ``c_j(x_t) - Ybar = o_j(x_t) . W_O^j`` ``(H, T)``, are ``D * 2^e``.  The stream, ``W_V``
     and a fixed ``W_O`` are each divided by a power of two first (exactly), so that no product of finite
-    inputs overflows on the way (values and an output projection of 1e200 gave NaN and inf)."""
+    inputs overflows on the way (values and an output projection of 1e200 gave NaN and inf).
+    """
     Zs, ybar, e = _scaled_stream(X, Y)
     V, ev = _scaled(config.values)
     cols = config._value_columns
@@ -625,8 +891,11 @@ def _concat_deviations(config, X, Y, queries):
 
 
 def _contributions_of(config, X, Y, queries) -> tuple[np.ndarray, float, np.ndarray]:
-    """``(c (H, T), ybar, f (T,))``: the contributions and the ensemble of a ``"concat"`` configuration,
-    or ``ValueError`` naming ``values, output`` (or ``Y``) when they exceed a double."""
+    """The contributions and the ensemble of a ``"concat"`` configuration, checked.
+
+    ``(c (H, T), ybar, f (T,))``: the contributions and the ensemble of a ``"concat"`` configuration,
+    or ``ValueError`` naming ``values, output`` (or ``Y``) when they exceed a double.
+    """
     ybar, D, e = _concat_deviations(config, X, Y, queries)
     with np.errstate(over="ignore", invalid="ignore"):
         c = ybar + np.ldexp(D, e)
@@ -642,20 +911,42 @@ def _contributions_of(config, X, Y, queries) -> tuple[np.ndarray, float, np.ndar
 
 
 def concat_contributions(config, X, Y, queries) -> np.ndarray:
-    """The heads' contributions ``c_j(x_t) = Ybar + o_j(x_t) . W_O^j`` of a ``"concat"`` configuration,
-    ``(H, T)``; the ensemble is ``Ybar + sum_j (c_j - Ybar)``.  Computed at a scale where no product of
-    finite inputs overflows; ``ValueError`` naming ``values, output`` when the contributions themselves
-    exceed a double."""
+    """The heads' contributions to the ensemble of a ``"concat"`` configuration.
+
+    Head ``j``'s contribution is ``c_j(x_t) = Ybar + o_j(x_t) . W_O^j``; the ensemble is
+    ``Ybar + sum_j (c_j - Ybar)``.  Computed at a scale where no product of finite inputs overflows.
+
+    Parameters
+    ----------
+    config : HeadConfig
+        A configuration of rule ``"concat"``.
+    X : array (n, d)
+        Training inputs.
+    Y : array (n,)
+        Training responses.
+    queries : array (T, d)
+        Test points.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H, T)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``config`` when it is not a HeadConfig of rule ``"concat"``, the sample's array that does
+        not fit it, or ``values, output`` when the contributions themselves exceed a double.
+    """
     config = _concat_config(config)
     X, Y, queries = _check_sample(config, X, Y, queries)
     return config._contributions(X, Y, queries)
 
 
 def ensemble_parts(config, X, Y, queries):
-    """The ensemble of any rule as ``f(x_t) = sum_a w_a p_a(x_t)``: ``(parts (P, T), weights (P,))``.
+    """The ensemble of any rule as ``f(x_t) = sum_a w_a p_a(x_t)``: the input of Thm 3.1's decomposition.
 
-    The input of Thm 3.1's decomposition (:func:`mhanw.decomposition.bias_variance_covariance`,
-    target ``m``) for every rule:
+    The parts and weights (:func:`mhanw.decomposition.bias_variance_covariance`, target ``m``):
 
     - ``"average"``: parts ``m_1..m_H``, weights ``a``;
     - ``"sum"``: parts ``m_1..m_H, Ybar``, weights ``a, 1 - sum a``;
@@ -668,6 +959,29 @@ def ensemble_parts(config, X, Y, queries):
 
     In every case ``weights @ parts`` is :func:`ensemble_estimate` to rounding, and the weights do
     not depend on the sample.
+
+    Parameters
+    ----------
+    config : HeadConfig
+        The ensemble.
+    X : array (n, d)
+        Training inputs.
+    Y : array (n,)
+        Training responses.
+    queries : array (T, d)
+        Test points.
+
+    Returns
+    -------
+    parts : numpy.ndarray
+        ``(P, T)``.
+    weights : numpy.ndarray
+        ``(P,)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``config`` when it is not a HeadConfig, or the sample's array that does not fit it.
     """
     if not isinstance(config, HeadConfig):
         raise ValueError(f"config: expected a HeadConfig, got {type(config).__name__}")
@@ -701,22 +1015,40 @@ def _check_sample(config, X, Y, queries):
 
 @dataclass(frozen=True, eq=False)
 class HeadConfig:
-    """One ensemble to evaluate: projections, kernel, combination rule.
+    """One ensemble to evaluate: projections, kernel, combination rule (Sections 3-5).
 
-    Attributes
+    The arguments are checked when the configuration is made; after that ``bandwidth``, ``beta``,
+    ``weights``, ``values`` and ``output`` hold the values used (the rule's defaults filled in).
+
+    Parameters
     ----------
-    projections : array ``(H, d, d_k)``
-    bandwidth : float > 0 (every kernel but attention), default :data:`mhanw.constants.BANDWIDTH`
-        (reference setting)
-    kernel : one of :data:`KERNELS`
-    beta : float or None (attention only; default ``1/sqrt(d_k)``)
-    rule : one of :data:`RULES`
-    weights : array ``(H,)`` or None (the rule's default); ``"concat"`` takes none (its output
-        projection plays their part) and stores ones: the contributions are summed
-    values : ``"concat"`` only: ``W_V`` ``(H, 1 + d, d_v)``, or ``"response"`` (the default, the
-        shared response) or ``"stream"`` (:data:`VALUES`)
-    output : ``"concat"`` only: ``W_O`` ``(H, d_v)`` (default ones) or ``"fitted"``
-    label : str, free text for tables and legends
+    projections : array (H, d, d_k)
+        Key projections ``W_j``.
+    bandwidth : float > 0 or None, default :data:`mhanw.constants.BANDWIDTH`
+        ``h`` of every kernel but attention (the reference setting).
+    kernel : str, default "gaussian"
+        One of :data:`KERNELS`.
+    beta : float, optional
+        Inverse temperature of attention only; default ``1/sqrt(d_k)``.
+    rule : str, default "average"
+        One of :data:`RULES`.
+    weights : array (H,), optional
+        Head weights (the rule's default when None); ``"concat"`` takes none (its output projection plays
+        their part) and stores ones: the contributions are summed.
+    label : str, default ""
+        Free text for tables and legends.
+    values : array (H, 1 + d, d_v) or str, optional
+        ``"concat"`` only: ``W_V``, or ``"response"`` (the default, the shared response) or ``"stream"``
+        (:data:`VALUES`).
+    output : array (H, d_v) or str, optional
+        ``"concat"`` only: ``W_O`` (default ones) or ``"fitted"``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that does not fit: ``values`` or ``output`` for a rule other than
+        ``"concat"``, ``weights`` for ``"concat"``, or any value that is out of range or of the wrong
+        shape.
     """
 
     projections: np.ndarray
@@ -724,10 +1056,11 @@ class HeadConfig:
     kernel: str = "gaussian"
     beta: float | None = None
     rule: str = "average"
-    weights: np.ndarray | None = None
+    weights: Any = None  # after checking, (H,): the rule's default when None
     label: str = ""
-    values: np.ndarray | str | None = None
-    output: np.ndarray | str | None = None
+    # "concat" only; after checking, values is W_V (H, 1 + d, d_v) and output W_O (H, d_v) or "fitted"
+    values: Any = None
+    output: Any = None
 
     def __post_init__(self):
         W = _check_projections(self.projections)
@@ -752,8 +1085,6 @@ class HeadConfig:
         object.__setattr__(self, "values", V)
         object.__setattr__(self, "output", _named_output(self.output, W.shape[0], V.shape[2]))
         object.__setattr__(self, "weights", np.ones(W.shape[0]))
-        # the value columns some head reads (the others are never smoothed)
-        object.__setattr__(self, "_value_columns", np.flatnonzero(np.any(V != 0.0, axis=(0, 2))))
         if not isinstance(self.output, str):
             with np.errstate(over="ignore", invalid="ignore"):
                 u = np.einsum("hud,hd->hu", V, self.output)
@@ -766,15 +1097,23 @@ class HeadConfig:
             )
 
     @property
+    def _value_columns(self) -> np.ndarray:
+        """``"concat"``: the columns of the value stream that some head reads (the others are never smoothed)."""
+        return np.flatnonzero(np.any(self.values != 0.0, axis=(0, 2)))
+
+    @property
     def n_heads(self) -> int:
+        """The number of heads ``H``."""
         return self.projections.shape[0]
 
     @property
     def d(self) -> int:
+        """The input dimension ``d``."""
         return self.projections.shape[1]
 
     @property
     def d_k(self) -> int:
+        """The head size ``d_k``."""
         return self.projections.shape[2]
 
     def _scale(self):
@@ -797,7 +1136,13 @@ class HeadConfig:
         return _head_estimates(self.projections, X, Y, queries, self.kernel, self._scale())
 
     def part_weights(self) -> np.ndarray:
-        """The weights ``w`` ``(P,)`` of :func:`ensemble_parts` (they do not depend on the sample)."""
+        """The weights ``w`` of :func:`ensemble_parts` (they do not depend on the sample).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(P,)``.
+        """
         if self.rule == "concat" and not isinstance(self.output, str):
             cols = self._value_columns
             u = np.einsum("hud,hd->hu", self.values[:, cols], self.output)  # (H, used columns)
@@ -833,7 +1178,29 @@ class HeadConfig:
 
 
 def ensemble_estimate(config: HeadConfig, X, Y, queries) -> np.ndarray:
-    """The ensemble ``f(x_t)`` of ``config`` on ``D_n = (X, Y)``, shape ``(T,)``."""
+    """The ensemble ``f(x_t)`` of ``config`` on ``D_n = (X, Y)``.
+
+    Parameters
+    ----------
+    config : HeadConfig
+        The ensemble.
+    X : array (n, d)
+        Training inputs.
+    Y : array (n,)
+        Training responses.
+    queries : array (T, d)
+        Test points.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(T,)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``config`` when it is not a HeadConfig, or the sample's array that does not fit it.
+    """
     if not isinstance(config, HeadConfig):
         raise ValueError(f"config: expected a HeadConfig, got {type(config).__name__}")
     X, Y, queries = _check_sample(config, X, Y, queries)

@@ -196,7 +196,8 @@ def _architecture(arch, name: str = "arch") -> Architecture:
 
 def _param_shapes(arch: Architecture) -> dict:
     """The weights' shapes without the seed axis: ``Q{l}``, ``K{l}`` ``(H, d, d_k)``, ``V{l}`` ``(H, c, d_k)``,
-    ``O{l}`` ``(H, d_k)`` and, with an MLP, ``W1{l}`` ``(d + 1, m)``, ``b1{l}`` ``(m,)``, ``W2{l}`` ``(m,)``."""
+    ``O{l}`` ``(H, d_k)`` and, with an MLP, ``W1{l}`` ``(d + 1, m)``, ``b1{l}`` ``(m,)``, ``W2{l}`` ``(m,)``.
+    """
     H, d, k = arch.heads, arch.d, arch.d_k
     shapes = {}
     for layer in range(arch.layers):
@@ -270,7 +271,8 @@ def _unproject(X: np.ndarray, G: np.ndarray) -> np.ndarray:
 def _attend(Qw, Kw, Xt, Xc, vals, coef):
     """One attention layer's output at the targets ``Xt`` ``(S, B, N, d)`` over the context ``Xc``
     ``(S, B, n, d)`` with value channels ``vals`` ``(S, B, n, c)`` and head coefficients ``coef``
-    ``(S, H, c)``: ``(S, B, N)``, and the cache for :func:`_attend_back`."""
+    ``(S, H, c)``: ``(S, B, N)``, and the cache for :func:`_attend_back`.
+    """
     scale = 1.0 / math.sqrt(Qw.shape[-1])
     Qh = _project(Xt, Qw * scale)  # (S, B, H, N, k), the scale folded into the queries
     Kh = _project(Xc, Kw)  # (S, B, H, n, k)
@@ -467,7 +469,8 @@ class TaskFamily:
 class TaskBatch:
     """Tasks for ``S`` seeds, ``B`` tasks each: context ``X`` ``(S, B, n, d)``, ``Y`` ``(S, B, n)``; queries
     ``Xq`` ``(S, B, T, d)``, their noisy responses ``Yq`` and the regression function there ``Mq``
-    ``(S, B, T)``."""
+    ``(S, B, T)``.
+    """
 
     X: np.ndarray
     Y: np.ndarray
@@ -508,7 +511,8 @@ def _task_values(family: TaskFamily, rng: np.random.Generator, Z: np.ndarray) ->
 def draw_tasks(family: TaskFamily, rngs, tasks: int, n: int, queries: int) -> TaskBatch:
     """``tasks`` fresh tasks per generator of ``rngs`` (one per seed), each with ``n`` context points and
     ``queries`` query points.  Each generator draws, in order: the inputs (context then queries, all
-    tasks at once, by :func:`mhanw.data.sample_inputs`), the tasks' parameters, the noise."""
+    tasks at once, by :func:`mhanw.data.sample_inputs`), the tasks' parameters, the noise.
+    """
     if not isinstance(family, TaskFamily):
         raise ValueError(f"family: expected an mhanw.incontext.TaskFamily, got {type(family).__name__}")
     rngs = list(sequence(rngs, "rngs", "numpy Generators"))
@@ -561,7 +565,8 @@ def _check_params(arch: Architecture, params, seeds: int | None = None, name: st
 
 def _check_batch(arch: Architecture, tasks, seeds: int) -> TaskBatch:
     """``tasks`` if it is a :class:`TaskBatch` of finite arrays of consistent shapes, ``seeds`` seeds of inputs in
-    ``R^d``; else ``ValueError`` naming ``tasks``."""
+    ``R^d``; else ``ValueError`` naming ``tasks``.
+    """
     if not isinstance(tasks, TaskBatch):
         raise ValueError(f"tasks: expected an mhanw.incontext.TaskBatch (draw_tasks), got {type(tasks).__name__}")
     X = as_float_array(tasks.X, "tasks.X", ndim=4)
@@ -654,13 +659,15 @@ def loss_and_grad(arch: Architecture, params: dict, tasks: TaskBatch, penalty: f
 
 def _seed_streams(seed, seeds: int) -> list:
     """Per seed ``s``: its ``(init, train, test)`` seed sequences, children of child ``s`` of ``seed``
-    (:func:`mhanw.infra.sweep.spawn_streams`: they depend on ``(seed, s)`` only)."""
+    (:func:`mhanw.infra.sweep.spawn_streams`: they depend on ``(seed, s)`` only).
+    """
     return [tuple(child.spawn(3)) for child in spawn_streams(seed, seeds)]
 
 
 def _init_rng(init: np.random.SeedSequence, arch: Architecture) -> np.random.Generator:
     """The generator of the initial weights of ``arch``'s shape: every configuration of one shape (free,
-    penalised, tied) starts from the same draws."""
+    penalised, tied) starts from the same draws.
+    """
     key = (arch.d, arch.budget, arch.heads, arch.layers, arch.mlp)
     return np.random.default_rng(np.random.SeedSequence(init.entropy, spawn_key=init.spawn_key + key))
 
@@ -668,7 +675,8 @@ def _init_rng(init: np.random.SeedSequence, arch: Architecture) -> np.random.Gen
 def fresh_tasks(family: TaskFamily, seed, seeds: int, tasks: int, n: int, queries: int) -> TaskBatch:
     """The fresh test tasks of seeds ``0..seeds-1`` of ``seed`` (the streams no training step reads): the
     same for every configuration trained with that ``seed`` at context length ``n`` (common random
-    numbers)."""
+    numbers).
+    """
     seeds = positive_int(seeds, "seeds", maximum=MAX_REPLICATES, what="seeds")
     rngs = [np.random.default_rng(test) for _, _, test in _seed_streams(seed, seeds)]
     return draw_tasks(family, rngs, tasks, n, queries)
@@ -832,7 +840,8 @@ def train(
 
 def _query_keys(params, layer) -> tuple[np.ndarray, np.ndarray]:
     """``W_Q``, ``W_K`` of ``layer`` from ``params`` (a dict of weights, seeds first), checked: finite arrays of
-    one shape ``(S, H, d, d_k)``; else ``ValueError`` naming ``params`` or ``layer``."""
+    one shape ``(S, H, d, d_k)``; else ``ValueError`` naming ``params`` or ``layer``.
+    """
     layer = positive_int(layer, "layer", minimum=0, maximum=1, what="one or two attention layers")
     if not isinstance(params, dict) or f"Q{layer}" not in params or f"K{layer}" not in params:
         raise ValueError(
@@ -848,7 +857,8 @@ def _query_keys(params, layer) -> tuple[np.ndarray, np.ndarray]:
 
 def _per_seed_hdi(stacks: np.ndarray, what: str) -> np.ndarray:
     """:func:`mhanw.diversity.head_diversity_index` of each seed's heads ``stacks`` ``(S, H, p, k)``; a head it
-    refuses (a zero head has no subspace) is blamed on ``params``."""
+    refuses (a zero head has no subspace) is blamed on ``params``.
+    """
     try:
         return np.array([head_diversity_index(w) for w in stacks])
     except ValueError as exc:
@@ -863,7 +873,8 @@ def circuits(params: dict, layer: int = 0) -> np.ndarray:
 
 def hdi_keys(params: dict, layer: int = 0) -> np.ndarray:
     """HDI_PA of the keys' column spaces ``range(W_K^h)`` per seed, ``(S,)``
-    (:func:`mhanw.diversity.head_diversity_index`; random heads: ``haar_expected_hdi(d, d_k)``)."""
+    (:func:`mhanw.diversity.head_diversity_index`; random heads: ``haar_expected_hdi(d, d_k)``).
+    """
     _, K = _query_keys(params, layer)
     if K.shape[1] < 2 or K.shape[3] > K.shape[2]:
         raise ValueError(f"params: HDI_PA needs at least 2 heads of size d_k <= d, got W_K of shape {K.shape[1:]}")
@@ -873,7 +884,8 @@ def hdi_keys(params: dict, layer: int = 0) -> np.ndarray:
 def hdi_circuits(params: dict, layer: int = 0) -> np.ndarray:
     """HDI_PA of the circuits ``A_h`` as lines in ``R^(d x d)`` per seed, ``(S,)``:
     ``1 - mean_{j<k} <A_j, A_k>_F^2 / (|A_j|_F^2 |A_k|_F^2)`` (:func:`mhanw.diversity.head_diversity_index`
-    of the flattened circuits); random heads: :func:`circuit_haar_hdi`."""
+    of the flattened circuits); random heads: :func:`circuit_haar_hdi`.
+    """
     A = circuits(params, layer)
     S, H, d, _ = A.shape
     if H < 2:
@@ -887,7 +899,8 @@ def circuit_haar_hdi(d: int) -> float:
     For fixed ``A`` and ``A' = U B V^T`` with ``U``, ``V`` independent Haar rotations (the law of a
     circuit whose ``W_Q`` and ``W_K`` have rotation-invariant laws, such as Gaussian weights),
     ``E <A, A'>_F^2 = |A|_F^2 |B|_F^2 / d^2``, so the mean squared cosine is ``1/d^2``: the Haar
-    expectation of lines in ``R^(d^2)``, :func:`mhanw.diversity.haar_expected_hdi` ``(d^2, 1)``."""
+    expectation of lines in ``R^(d^2)``, :func:`mhanw.diversity.haar_expected_hdi` ``(d^2, 1)``.
+    """
     d = positive_int(d, "d", maximum=4096)
     return haar_expected_hdi(d * d, 1)
 
@@ -895,7 +908,8 @@ def circuit_haar_hdi(d: int) -> float:
 def inverse_temperature(params: dict, layer: int = 0) -> np.ndarray:
     """Each head's inverse temperature ``|A_h|_F / sqrt(min(d_k, d))`` ``(S, H)``: the RMS of the circuit's
     singular values over its rank, ``beta`` for ``A_h = beta P`` (``P`` a projector), so that an isotropic
-    head on the sphere is the Gaussian smoother of bandwidth ``1/sqrt(beta)``."""
+    head on the sphere is the Gaussian smoother of bandwidth ``1/sqrt(beta)``.
+    """
     A = circuits(params, layer)
     k = np.shape(params[f"Q{layer}"])[-1]
     return np.linalg.norm(A, axis=(-2, -1)) / math.sqrt(min(k, A.shape[-1]))
@@ -903,7 +917,8 @@ def inverse_temperature(params: dict, layer: int = 0) -> np.ndarray:
 
 def head_outputs(arch: Architecture, params: dict, tasks: TaskBatch):
     """The first layer's heads at the queries: each head's NW estimate of the response, ``(S, B, H, T)``,
-    and its weights ``(S, B, H, T, n)``."""
+    and its weights ``(S, B, H, T, n)``.
+    """
     arch = _architecture(arch)
     params = _check_params(arch, params)
     tasks = _check_batch(arch, tasks, params["Q0"].shape[0])
@@ -925,7 +940,8 @@ class Evaluation:
     ``n_eff/n``, mean over queries), ``neff_layer`` ``(S,)`` (``n_eff/n`` of the layer's combined
     weights ``|sum_h a_h w_hi|`` normalised), ``distance_ratio`` ``(S, H)`` (``sum_i w_hi |x_i - x_q|^2``
     over ``mean_i |x_i - x_q|^2``, mean over queries: 1 for a global average, small for a local one),
-    ``beta`` ``(S, H)`` (:func:`inverse_temperature`), ``coef`` ``(S, H)`` (``a_h``)."""
+    ``beta`` ``(S, H)`` (:func:`inverse_temperature`), ``coef`` ``(S, H)`` (``a_h``).
+    """
 
     mse: np.ndarray
     error_corr: np.ndarray
@@ -1019,7 +1035,8 @@ def direction(estimate: Estimate, n_se: float) -> str:
 def trend(start, end, n_se: float) -> tuple[str, Estimate]:
     """The change ``end - start`` of a quantity along training, paired over seeds, and its
     :func:`direction` at ``n_se`` standard errors: ``(word, Estimate)``.  ``start``, ``end``: ``(S,)``
-    (the same seeds, in the same order), finite."""
+    (the same seeds, in the same order), finite.
+    """
     a = as_float_array(start, "start", ndim=1)
     b = as_float_array(end, "end", ndim=1)
     if a.shape != b.shape or a.size < 2:
@@ -1031,7 +1048,8 @@ def trend(start, end, n_se: float) -> tuple[str, Estimate]:
 def slope(x, values) -> Estimate:
     """The least-squares slope of ``values`` ``(N, S)`` on ``x`` ``(N,)``, fitted seed by seed, with its mean
     and standard error over the ``S`` seeds: how a measured quantity (``n_eff/n``, a log inverse
-    temperature, a distance ratio) changes along ``x`` (e.g. ``log2 n``); :func:`direction` reads it."""
+    temperature, a distance ratio) changes along ``x`` (e.g. ``log2 n``); :func:`direction` reads it.
+    """
     x = as_float_array(x, "x", ndim=1)
     y = as_float_array(values, "values", ndim=2)
     if y.shape[0] != x.size or y.shape[1] < 2:
@@ -1046,7 +1064,8 @@ def slope(x, values) -> Estimate:
 def _refined_argmin(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The minimiser over the grid ``x`` ``(K,)`` of each row of ``y`` ``(R, K)``, refined by the parabola
     through the smallest value and its two neighbours (clamped to them); the grid's end where the
-    smallest value is at an end."""
+    smallest value is at an end.
+    """
     i = np.argmin(y, axis=1)
     out = x[i].astype(float)
     inner = (i > 0) & (i < x.size - 1)
@@ -1154,7 +1173,8 @@ def law_values(law: str, n_values, d: int) -> np.ndarray:
 class LawFit:
     """One law fitted to ``log2 d_k*(n)`` with a free constant factor: ``law``, the fitted
     ``log2_factor``, the weighted residual ``chi2`` with ``dof`` degrees of freedom and its ``p_value``,
-    ``wins`` the share of bootstrap replicates in which this law's weighted residual was the smallest."""
+    ``wins`` the share of bootstrap replicates in which this law's weighted residual was the smallest.
+    """
 
     law: str
     log2_factor: float
@@ -1224,7 +1244,8 @@ def compare_laws(n_values, estimates, d: int) -> dict:
 def law_decision(fits: dict, alpha: float) -> str:
     """Which law describes ``d_k*(n)``: the one law of ``fits`` (:func:`compare_laws`) whose p-value is at
     least ``alpha`` when exactly one is; ``"none"`` when every law is rejected; ``"cannot tell"`` when
-    several are not rejected or there is nothing to fit."""
+    several are not rejected or there is nothing to fit.
+    """
     if not isinstance(fits, dict) or not all(isinstance(f, LawFit) for f in fits.values()):
         raise ValueError(f"fits: expected the dict law -> LawFit of compare_laws, got {brief(fits)}")
     alpha = nonnegative_scalar(alpha, "alpha")
@@ -1240,7 +1261,8 @@ def growth(n_values, estimates) -> Estimate | None:
     """The slope of ``log2 d_k*`` on ``log2 n`` over the uncensored estimates, with its bootstrap standard
     error (the replicates of the estimates at different ``n`` are independent resamples, paired by index):
     positive when the best head size grows with ``n`` (:func:`direction` decides at ``k`` s.e.).  ``None``
-    when fewer than two estimates are uncensored (nothing to fit)."""
+    when fewer than two estimates are uncensored (nothing to fit).
+    """
     est, n, keep = _usable(estimates, n_values)
     if keep.sum() < 2:
         return None

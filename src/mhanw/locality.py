@@ -1,5 +1,7 @@
-"""How local is softmax attention?  Effective sample size and the large-n limit
-of the exponential-kernel estimator (Theorem 2.1: locality and consistency).
+"""How local is softmax attention?  Effective sample sizes and large-n limits (Theorem 2.1).
+
+The effective sample size and the large-n limit of the exponential-kernel estimator check
+Theorem 2.1's locality and consistency.
 
 Read as a Nadaraya-Watson estimator, attention with the kernel
 ``exp(beta q.k)`` is *not* a local smoother:
@@ -30,12 +32,37 @@ from .infra.sweep import spawn_streams
 from .infra.validate import as_float_array, brief, positive_int, positive_ints, positive_scalar
 from .nw import attention_weights, softmax_attention
 
+__all__ = [
+    "effective_sample_size",
+    "attention_neff_fraction",
+    "neff_fraction_given_query",
+    "expected_neff_fraction",
+    "tilted_sine_limit",
+    "tilted_mean",
+    "MAX_TILT_CENTRE",
+    "MAX_NODES",
+    "MAX_TENSOR_NODES",
+]
+
 
 def effective_sample_size(weights) -> np.ndarray:
-    """Kish's effective sample size of each row of normalised weights.
+    """Kish's effective sample size of each row of normalised weights (Theorem 2.1, locality).
 
-    ``weights``: ``(m, n)``, non-negative rows summing to 1.  Returns ``(m,)``
-    with ``n_eff = 1 / sum_i w_i^2`` (between 1 and n).
+    Parameters
+    ----------
+    weights : array (m, n)
+        Non-negative rows summing to 1 (within 1e-9).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(m,)``: ``n_eff = 1 / sum_i w_i^2``, between 1 and ``n``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``weights`` for a negative weight, a row that does not sum to 1, or an array that is not
+        2-D and finite.
     """
     w = as_float_array(weights, "weights", ndim=2)
     if np.any(w < 0):
@@ -46,15 +73,52 @@ def effective_sample_size(weights) -> np.ndarray:
 
 
 def attention_neff_fraction(queries, keys, scale=None) -> np.ndarray:
-    """``n_eff / n`` of softmax attention for each query, shape ``(m,)``."""
+    """``n_eff / n`` of softmax attention for each query (Theorem 2.1, locality).
+
+    Parameters
+    ----------
+    queries : array (m, d_k)
+        The queries.
+    keys : array (n, d_k)
+        The keys.
+    scale : float, optional
+        The inverse temperature; defaults to ``1/sqrt(d_k)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(m,)`` fractions in ``[1/n, 1]``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is not finite or whose shape does not match.
+    """
     w = attention_weights(queries, keys, scale=scale)
     return effective_sample_size(w) / w.shape[1]
 
 
 def neff_fraction_given_query(queries, scale=None) -> np.ndarray:
-    """Large-n limit of ``n_eff/n`` for Gaussian keys: ``exp(-scale^2 |q|^2)``, shape ``(m,)``.
+    """Large-n limit of ``n_eff/n`` for Gaussian keys ``N(0, I_{d_k})``: ``exp(-scale^2 |q|^2)``.
 
-    ``scale`` defaults to ``1/sqrt(d_k)``, so the limit is ``exp(-|q|^2/d_k)``.
+    Parameters
+    ----------
+    queries : array (m, d_k)
+        The queries ``q``.
+    scale : float > 0, optional
+        The inverse temperature ``beta``; defaults to ``1/sqrt(d_k)``, so the limit is
+        ``exp(-|q|^2/d_k)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(m,)`` fractions in ``[0, 1]``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``queries`` or ``scale`` for a value that is not finite, of the wrong shape or out of
+        range.
     """
     q = as_float_array(queries, "queries", ndim=2)
     beta = 1.0 / np.sqrt(q.shape[1]) if scale is None else positive_scalar(scale, "scale")
@@ -73,7 +137,25 @@ def neff_fraction_given_query(queries, scale=None) -> np.ndarray:
 
 
 def expected_neff_fraction(d_k) -> np.ndarray:
-    """Mean of ``exp(-|q|^2/d_k)`` over ``q ~ N(0, I_{d_k})``: ``(1 + 2/d_k)^(-d_k/2)``."""
+    """Mean of ``exp(-|q|^2/d_k)`` over ``q ~ N(0, I_{d_k})``: ``(1 + 2/d_k)^(-d_k/2)`` (Theorem 2.1).
+
+    It decreases to ``exp(-1)`` as ``d_k`` grows: attention keeps a fixed fraction of the sample.
+
+    Parameters
+    ----------
+    d_k : float or array (k,)
+        Positive dimensions (any positive real: the formula is continuous in ``d_k``).
+
+    Returns
+    -------
+    numpy.ndarray
+        The fractions, of the shape of ``d_k``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``d_k`` for a dimension that is not positive or not finite.
+    """
     d = as_float_array(d_k, "d_k", ndim=(0, 1))
     if np.any(d <= 0):
         raise ValueError("d_k: expected positive dimensions")
@@ -85,7 +167,26 @@ def expected_neff_fraction(d_k) -> np.ndarray:
 
 
 def tilted_sine_limit(query: float = 1.0, beta: float = 1.0) -> float:
-    """Limit of the exp-kernel estimate of ``m = sin`` at ``query`` (d_k = 1): ``sin(beta q) e^{-1/2}``."""
+    """Limit of the exp-kernel estimate of ``m = sin`` at ``query`` (d_k = 1): ``sin(beta q) e^{-1/2}``.
+
+    Parameters
+    ----------
+    query : float, default 1.0
+        The query ``q``.
+    beta : float > 0, default 1.0
+        The inverse temperature.
+
+    Returns
+    -------
+    float
+        The limit (Theorem 2.1, consistency: not ``sin(q)``).
+
+    Raises
+    ------
+    ValueError
+        Naming ``beta`` when ``beta * query`` overflows a double, or the argument that is not finite or
+        not positive.
+    """
     q = float(as_float_array(query, "query", ndim=0))
     b = positive_scalar(beta, "beta")
     with np.errstate(over="ignore"):
@@ -115,12 +216,33 @@ def tilted_mean(regression, query, beta: float = 1.0, nodes: int = 40) -> float:
     With weights ``exp(beta q.X_i)`` the estimate ``sum_i w_i Y_i / sum_i w_i``
     tends to ``E[e^{beta q.X} m(X)] / E[e^{beta q.X}]``, and the tilted density
     ``e^{beta q.x} N(x; 0, I) / E e^{beta q.X}`` is ``N(beta q, I)`` (Theorem 2.1,
-    consistency).  ``regression``: a spec or function of :mod:`mhanw.data`;
-    ``query``: ``(d,)`` or a number (``d = 1``); the expectation is a tensor
-    Gauss-Hermite rule with ``nodes`` points per dimension (at most
-    :data:`MAX_NODES`, and ``nodes ** d`` at most :data:`MAX_TENSOR_NODES`).  For ``m = sin``, ``d = 1`` it is :func:`tilted_sine_limit`.
-    ``|beta q_l|`` must be at most :data:`MAX_TILT_CENTRE`, and a mean that
-    is not a finite double (``m`` overflows) raises ``ValueError`` naming ``query``.
+    consistency).  The expectation is a tensor Gauss-Hermite rule.  For ``m = sin``, ``d = 1`` it is
+    :func:`tilted_sine_limit`.
+
+    Parameters
+    ----------
+    regression : str, callable or mhanw.data.RegressionFunction
+        A regression spec or function of :mod:`mhanw.data`.
+    query : float or array (d,)
+        The query ``q`` (a number: ``d = 1``); ``|beta q_l|`` at most :data:`MAX_TILT_CENTRE`.
+    beta : float > 0, default 1.0
+        The inverse temperature.
+    nodes : int, default 40
+        Gauss-Hermite points per dimension, at most :data:`MAX_NODES`, with ``nodes ** d`` at most
+        :data:`MAX_TENSOR_NODES`.
+
+    Returns
+    -------
+    float
+        ``E m(Z)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``query`` when ``m`` needs more dimensions than it has or when the mean is not a finite
+        double (``m`` overflows); naming ``query`` or ``beta`` (whichever is at fault) when
+        ``|beta q_l|`` is too large, ``beta`` when ``beta * query`` overflows; naming ``nodes`` for too
+        many nodes.
     """
     from numpy.polynomial.hermite_e import hermegauss
 
@@ -282,19 +404,19 @@ def trained_attention_neff(maps) -> dict:
     """
     if not maps:
         raise ValueError("maps: expected at least one sentence's attention maps")
-    per = []
+    rows: list[np.ndarray] = []
     tokens = []
     for i, a in enumerate(maps):
         a = as_float_array(a, "maps", ndim=4)
         if a.shape[2] != a.shape[3]:
             raise ValueError(f"maps: sentence {i} has shape {a.shape}; expected (layers, heads, t, t)")
-        if per and a.shape[:2] != per[0].shape:
-            raise ValueError(f"maps: sentence {i} has {a.shape[:2]} (layers, heads), expected {per[0].shape}")
+        if rows and a.shape[:2] != rows[0].shape:
+            raise ValueError(f"maps: sentence {i} has {a.shape[:2]} (layers, heads), expected {rows[0].shape}")
         t = a.shape[-1]
         frac = effective_sample_size(a.reshape(-1, t)).reshape(a.shape[:3]) / t
-        per.append(frac.mean(axis=2))
+        rows.append(frac.mean(axis=2))
         tokens.append(t)
-    per = np.stack(per)
+    per = np.stack(rows)
     s = per.shape[0]
     by_sentence_layer = per.mean(axis=2)  # (sentences, layers)
     overall = per.mean(axis=(1, 2))
@@ -347,11 +469,11 @@ def gaussian_model_neff(tokens, d_k: int, n_draws: int, seed, scale=None) -> dic
         )
         means.append(vals.mean())
         ses.append(vals.std(ddof=1) / np.sqrt(n_draws))
-    means, ses = np.array(means), np.array(ses)
+    mean, se = np.array(means), np.array(ses)
     return {
-        "per_sentence": means,
-        "per_sentence_se": ses,
-        "overall": float(means.mean()),
-        "overall_se": float(np.sqrt((ses**2).sum()) / len(ses)),
+        "per_sentence": mean,
+        "per_sentence_se": se,
+        "overall": float(mean.mean()),
+        "overall_se": float(np.sqrt((se**2).sum()) / len(se)),
         "limit": float(expected_neff_fraction(float(d_k))),
     }

@@ -44,9 +44,12 @@ __all__ = ["ImseResult", "error_moments", "integrated_mse", "pointwise_estimates
 
 
 def _as_configs(configs, bandwidth, name: str = "configs"):
-    """``configs`` (one configuration or a list; each a HeadConfig or an ``(H, d, d_k)`` array of
+    """The configurations of a Monte Carlo call as a list of HeadConfig.
+
+    ``configs`` (one configuration or a list; each a HeadConfig or an ``(H, d, d_k)`` array of
     projections with ``bandwidth``) as a list of HeadConfig; a refusal of an array names ``name``
-    (``name[i]`` in a list), one of ``bandwidth`` names ``bandwidth``."""
+    (``name[i]`` in a list), one of ``bandwidth`` names ``bandwidth``.
+    """
     single = isinstance(configs, (HeadConfig, np.ndarray))
     if single:
         configs = [configs]
@@ -78,11 +81,17 @@ def _as_configs(configs, bandwidth, name: str = "configs"):
 class ImseResult(ReplicatedErrors):
     """Per-replicate integrated squared errors of several configurations under CRN.
 
-    ``errors[c, r] = (1/T) sum_t (f_c(x_t) - m(x_t))^2`` for configuration ``c``
-    on replicate ``r`` (shape ``(C, R)``); all configurations share the
-    training sample and test points of replicate ``r``, so every comparison is
-    paired.  ``mean``, ``se`` and ``estimate`` are the IMSE per configuration
-    ``(C,)``; comparisons are :class:`mhanw.infra.estimates.Estimate` objects.
+    ``errors[c, r] = (1/T) sum_t (f_c(x_t) - m(x_t))^2`` for configuration ``c`` on replicate ``r``;
+    all configurations share the training sample and test points of replicate ``r``, so every
+    comparison is paired.  ``mean``, ``se`` and ``estimate`` are the IMSE per configuration ``(C,)``;
+    comparisons are :class:`mhanw.infra.estimates.Estimate` objects.
+
+    Parameters
+    ----------
+    errors : numpy.ndarray
+        ``(C, R)``.
+    labels : tuple of str
+        One label per configuration.
     """
 
     errors: np.ndarray
@@ -95,19 +104,85 @@ class ImseResult(ReplicatedErrors):
         return i
 
     def paired_difference(self, a: int, b: int) -> Estimate:
-        """``IMSE_a - IMSE_b`` with its paired s.e. ``sd(err_a - err_b)/sqrt(R)`` (unpacks as ``diff, se``)."""
+        """``IMSE_a - IMSE_b`` with its paired s.e. ``sd(err_a - err_b)/sqrt(R)``.
+
+        Parameters
+        ----------
+        a : int
+            Index of a configuration.
+        b : int
+            Index of the configuration it is compared with.
+
+        Returns
+        -------
+        mhanw.infra.estimates.Estimate
+            The difference (unpacks as ``diff, se``).
+
+        Raises
+        ------
+        ValueError
+            Naming ``a`` or ``b`` for an index that is not a configuration's.
+        """
         return Estimate.paired(self.errors[self._index(a, "a")], self.errors[self._index(b, "b")])
 
     def differences_from(self, reference: int = 0) -> Estimate:
-        """``IMSE_c - IMSE_ref`` for every configuration ``c`` with paired s.e., ``(C,)`` each."""
+        """``IMSE_c - IMSE_ref`` for every configuration ``c`` with its paired s.e.
+
+        Parameters
+        ----------
+        reference : int, default 0
+            Index of the reference configuration.
+
+        Returns
+        -------
+        mhanw.infra.estimates.Estimate
+            ``(C,)`` each.
+
+        Raises
+        ------
+        ValueError
+            Naming ``reference`` for an index that is not a configuration's.
+        """
         return Estimate.paired(self.errors, self.errors[self._index(reference, "reference")])
 
     def relative_to(self, reference: int = 0) -> Estimate:
-        """``IMSE_c / IMSE_ref - 1`` for every ``c`` with its paired delta-method s.e. (0 for the reference), ``(C,)``."""
+        """``IMSE_c / IMSE_ref - 1`` for every ``c`` with its paired delta-method s.e. (0 for the reference).
+
+        Parameters
+        ----------
+        reference : int, default 0
+            Index of the reference configuration.
+
+        Returns
+        -------
+        mhanw.infra.estimates.Estimate
+            ``(C,)`` each.
+
+        Raises
+        ------
+        ValueError
+            Naming ``reference`` for an index that is not a configuration's.
+        """
         return Estimate.relative(self.errors, self.errors[self._index(reference, "reference")])
 
     def steps(self, order=None) -> Estimate:
-        """``IMSE_{order[k+1]} - IMSE_{order[k]}`` with paired s.e., ``(len(order) - 1,)`` (default: stored order)."""
+        """``IMSE_{order[k+1]} - IMSE_{order[k]}`` with paired s.e.: the steps along a family.
+
+        Parameters
+        ----------
+        order : sequence of int, optional
+            At least two configuration indices (default: the stored order).
+
+        Returns
+        -------
+        mhanw.infra.estimates.Estimate
+            ``(len(order) - 1,)`` each.
+
+        Raises
+        ------
+        ValueError
+            Naming ``order`` when it has fewer than two indices or one that is not a configuration's.
+        """
         C = self.errors.shape[0]
         order = np.arange(C) if order is None else np.asarray(order)
         if (
@@ -141,9 +216,12 @@ def _model(regression, sigma, d: int, name: str) -> _data.DataModel:
 
 
 def _sizes(n, n_test, n_rep, d: int, per_replicate: int, fresh_tests: bool = True) -> tuple[int, int]:
-    """``n``, ``n_test`` (if ``fresh_tests``) checked, and ``n_rep`` (which :func:`run_replicates` takes
+    """The sizes of a Monte Carlo call, checked.
+
+    ``n``, ``n_test`` (if ``fresh_tests``) checked, and ``n_rep`` (which :func:`run_replicates` takes
     as given): each replicate draws ``(n, d)`` and ``(n_test, d)`` arrays and returns
-    ``per_replicate`` numbers."""
+    ``per_replicate`` numbers.
+    """
     n_rep = positive_int(n_rep, "n_rep")
     if n_rep > MAX_REPLICATES:
         raise ValueError(f"n_rep: expected at most {MAX_REPLICATES} replicates, got {n_rep}")
@@ -164,11 +242,14 @@ _REPLICATE_UNITS = 25_000
 
 
 def _work(configs, n: int, n_points: int, n_rep: int, d: int) -> int:
-    """The work of a Monte Carlo call in kernel weights, as a Python int (never wraps): per replicate,
+    """The work of a Monte Carlo call in kernel weights.
+
+    The work of a Monte Carlo call in kernel weights, as a Python int (never wraps): per replicate,
     every head weighs the ``n`` training points at each of the ``n_points`` evaluation points (and, for
     a ``"concat"`` rule with a fitted ``W_O``, at the ``n`` training points themselves, left out one by
     one) and projects every point, plus the drawn coordinates and the replicate's fixed cost
-    (:data:`_DRAW_UNITS`, :data:`_REPLICATE_UNITS`).  Bounded by :data:`mhanw.constants.MAX_WORK`."""
+    (:data:`_DRAW_UNITS`, :data:`_REPLICATE_UNITS`).  Bounded by :data:`mhanw.constants.MAX_WORK`.
+    """
     n, T, R, d = int(n), int(n_points), int(n_rep), int(d)
     kernel = sum(
         int(c.n_heads) * (n * (T + (n if c.rule == "concat" and isinstance(c.output, str) else 0)) + n + T)
@@ -178,8 +259,11 @@ def _work(configs, n: int, n_points: int, n_rep: int, d: int) -> int:
 
 
 def _check_work(configs, n: int, n_points: int, n_rep: int, d: int, points: str) -> None:
-    """``ValueError`` naming ``n``, ``points`` and ``n_rep`` when :func:`_work` exceeds
-    :data:`mhanw.constants.MAX_WORK` (each size was bounded alone; this bounds their product)."""
+    """Refuse a Monte Carlo call whose work exceeds the bound.
+
+    ``ValueError`` naming ``n``, ``points`` and ``n_rep`` when :func:`_work` exceeds
+    :data:`mhanw.constants.MAX_WORK` (each size was bounded alone; this bounds their product).
+    """
     heads = sum(int(c.n_heads) for c in configs)
     where = f"n_test = {n_points}" if points == "n_test" else f"{n_points} point{'s' * (n_points != 1)} in x"
     check_work(
@@ -191,9 +275,12 @@ def _check_work(configs, n: int, n_points: int, n_rep: int, d: int, points: str)
 
 
 def _finite_errors(errors: np.ndarray, model: _data.DataModel, s: _data.Sample) -> np.ndarray:
-    """``errors`` if finite, else ``ValueError`` naming what takes values too large to square: the
+    """The per-replicate errors if they are finite.
+
+    ``errors`` if finite, else ``ValueError`` naming what takes values too large to square: the
     regression (``regression``), the noise of a data model (``regression``, with its noise spec) or the
-    noise level (``sigma``), whichever is largest at the drawn points."""
+    noise level (``sigma``), whichever is largest at the drawn points.
+    """
     if np.all(np.isfinite(errors)):
         return errors
     with np.errstate(all="ignore"):  # the error path only: which part of Y = m(X) + noise is too large
@@ -249,25 +336,42 @@ def integrated_mse(
 
     Parameters
     ----------
-    configs : list of HeadConfig or of arrays ``(H, d, d_k)``
+    configs : list of HeadConfig or of arrays (H, d, d_k)
         Arrays become ``HeadConfig(W, bandwidth=bandwidth)``; all share ``d``.
     regression : str, RegressionFunction or DataModel
-        A regression spec (:func:`mhanw.data.regression_function`) or a whole
-        data model (:func:`mhanw.data.data_model`).
-    n, n_test, n_rep : int >= 1
-    seed : int or SeedSequence
+        A regression spec (:func:`mhanw.data.regression_function`) or a whole data model
+        (:func:`mhanw.data.data_model`).
+    n : int >= 1
+        Training sample size.
+    n_test : int >= 1
+        Fresh test points per replicate.
+    n_rep : int >= 1
+        Replicates.
+    seed : int or numpy.random.SeedSequence
+        Replicate ``r`` draws from stream ``r`` of ``SeedSequence(seed)``.
     sigma : float >= 0, optional
-        Noise sd (default: the reference :data:`mhanw.constants.SIGMA`, or the
-        level of a DataModel, which a different value contradicts).
-    bandwidth : float > 0
-        Bandwidth of array configurations (default: the reference :data:`mhanw.constants.BANDWIDTH`).
-    n_jobs, progress : see :func:`mhanw.infra.sweep.run_replicates`
+        Noise sd (default: the reference :data:`mhanw.constants.SIGMA`, or the level of a DataModel,
+        which a different value contradicts).
+    bandwidth : float > 0, default :data:`mhanw.constants.BANDWIDTH`
+        Bandwidth of array configurations.
+    n_jobs : int, default 1
+        Worker processes (:func:`mhanw.infra.sweep.run_replicates`); the result does not depend on it.
+    progress : bool, default False
+        Show a progress bar.
 
     Returns
     -------
-    ImseResult with ``errors`` ``(C, n_rep)``; use
-    :meth:`ImseResult.paired_difference` for comparisons (3-s.e. rule,
-    :meth:`mhanw.infra.estimates.Estimate.exceeds`).
+    ImseResult
+        With ``errors`` ``(C, n_rep)``; use :meth:`ImseResult.paired_difference` for comparisons
+        (3-s.e. rule, :meth:`mhanw.infra.estimates.Estimate.exceeds`).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range or does not fit the others (configurations of
+        different ``d``, a ``sigma`` that contradicts the model, sizes whose work exceeds
+        :data:`mhanw.constants.MAX_WORK`), or the regression and the point where ``m`` or an error is not
+        finite.
     """
     configs = _as_configs(configs, bandwidth)
     model = _model(regression, sigma, configs[0].d, "configs")
@@ -297,27 +401,50 @@ def pointwise_estimates(
 ) -> list:
     """Per-head estimates at fixed points over replicates of ``D_n`` (Thm 3.1, Lemma 4.1).
 
-    Replicate ``r`` draws ``D_n`` from stream ``r`` of ``SeedSequence(seed)``
-    (the same draw as :func:`integrated_mse` up to the test points); every
-    configuration is evaluated at the fixed points ``x``.
+    Replicate ``r`` draws ``D_n`` from stream ``r`` of ``SeedSequence(seed)`` (the same draw as
+    :func:`integrated_mse` up to the test points); every configuration is evaluated at the fixed
+    points ``x``.  The rule ``"sum"`` is the affine combination of the heads and ``Ybar``; it is not
+    returned here (:func:`pointwise_parts` returns every rule's parts).  For ``"concat"`` the heads are
+    their contributions ``c_j`` (:func:`mhanw.heads.concat_contributions`).
 
     Parameters
     ----------
-    configs : list of HeadConfig or of arrays ``(H, d, d_k)``
+    configs : list of HeadConfig or of arrays (H, d, d_k)
+        Arrays become ``HeadConfig(W, bandwidth=bandwidth)``; all share ``d``.
     regression : str, RegressionFunction or DataModel
-    x : array ``(m, d)`` or ``(d,)``
+        A regression spec (:func:`mhanw.data.regression_function`) or a whole data model
+        (:func:`mhanw.data.data_model`).
+    x : array (m, d) or (d,)
         Fixed evaluation points.
-    n, n_rep, seed, sigma, bandwidth, n_jobs, progress :
-        As in :func:`integrated_mse`.
+    n : int >= 1
+        Training sample size.
+    n_rep : int >= 1
+        Replicates.
+    seed : int or numpy.random.SeedSequence
+        Replicate ``r`` draws from stream ``r`` of ``SeedSequence(seed)``.
+    sigma : float >= 0, optional
+        Noise sd (default: the reference :data:`mhanw.constants.SIGMA`, or the level of a DataModel,
+        which a different value contradicts).
+    bandwidth : float > 0, default :data:`mhanw.constants.BANDWIDTH`
+        Bandwidth of array configurations.
+    n_jobs : int, default 1
+        Worker processes (:func:`mhanw.infra.sweep.run_replicates`); the result does not depend on it.
+    progress : bool, default False
+        Show a progress bar.
 
     Returns
     -------
-    list over configurations of arrays ``(n_rep, H_c, m)``, the input of
-    :func:`mhanw.decomposition.bias_variance_covariance` (with target
-    ``regression(x)``).  The rule ``"sum"`` is the affine combination of the
-    heads and ``Ybar``; it is not returned here (:func:`pointwise_parts` returns
-    every rule's parts).  For ``"concat"`` the heads are their contributions
-    ``c_j`` (:func:`mhanw.heads.concat_contributions`).
+    list of numpy.ndarray
+        One array ``(n_rep, H_c, m)`` per configuration, the input of
+        :func:`mhanw.decomposition.bias_variance_covariance` (with target ``regression(x)``).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range or does not fit the others (configurations of
+        different ``d``, a ``sigma`` that contradicts the model, sizes whose work exceeds
+        :data:`mhanw.constants.MAX_WORK`), or the regression and the point where ``m`` or an error is not
+        finite.
     """
     configs = _as_configs(configs, bandwidth)
     d = configs[0].d
@@ -361,8 +488,46 @@ def pointwise_parts(
     the heads and ``Ybar``; ``"concat"``: ``Ybar`` and the heads' smooths of their value
     columns, or their contributions when ``W_O`` is fitted).
 
-    Returns ``(parts (n_rep, P, m), weights (P,))``, the input of
-    :func:`mhanw.decomposition.bias_variance_covariance` with target ``regression(x)``.
+    Parameters
+    ----------
+    config : HeadConfig or array (H, d, d_k)
+        The ensemble (an array becomes ``HeadConfig(W, bandwidth=bandwidth)``).
+    regression : str, RegressionFunction or DataModel
+        A regression spec (:func:`mhanw.data.regression_function`) or a whole data model
+        (:func:`mhanw.data.data_model`).
+    x : array (m, d) or (d,)
+        Fixed evaluation points.
+    n : int >= 1
+        Training sample size.
+    n_rep : int >= 1
+        Replicates.
+    seed : int or numpy.random.SeedSequence
+        Replicate ``r`` draws from stream ``r`` of ``SeedSequence(seed)``.
+    sigma : float >= 0, optional
+        Noise sd (default: the reference :data:`mhanw.constants.SIGMA`, or the level of a DataModel,
+        which a different value contradicts).
+    bandwidth : float > 0, default :data:`mhanw.constants.BANDWIDTH`
+        Bandwidth of array configurations.
+    n_jobs : int, default 1
+        Worker processes (:func:`mhanw.infra.sweep.run_replicates`); the result does not depend on it.
+    progress : bool, default False
+        Show a progress bar.
+
+    Returns
+    -------
+    parts : numpy.ndarray
+        ``(n_rep, P, m)``.
+    weights : numpy.ndarray
+        ``(P,)``; with ``parts`` the input of :func:`mhanw.decomposition.bias_variance_covariance` with
+        target ``regression(x)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range or does not fit the others (configurations of
+        different ``d``, a ``sigma`` that contradicts the model, sizes whose work exceeds
+        :data:`mhanw.constants.MAX_WORK`), or the regression and the point where ``m`` or an error is not
+        finite.
     """
     configs = _as_configs(config, bandwidth, "config")
     if len(configs) != 1:
@@ -401,28 +566,52 @@ def error_moments(
 ) -> np.ndarray:
     """Per-replicate error second-moment matrices of the heads of one configuration (Thm 7.1).
 
-    Replicate ``r`` draws ``D_n`` and ``n_test`` fresh test points exactly as
-    :func:`integrated_mse` does (same ``seed``, same draws) and returns
-
-        ``M_r[j, j'] = (1/T) sum_t (m_j(x_t) - m(x_t)) (m_j'(x_t) - m(x_t))``.
-
-    ``mean_r M_r`` estimates ``M = E int (m_j - m)(m_j' - m) dp_X`` of
-    :mod:`mhanw.weighting`, and for any weights ``a`` summing to 1,
-    ``a' M_r a`` is the replicate's integrated squared error of the average
-    ``sum_j a_j m_j`` (equal to ``integrated_mse(...).errors`` to rounding), so
-    every weighting is evaluated on the same draws (common random numbers).
+    Replicate ``r`` draws ``D_n`` and ``n_test`` fresh test points exactly as :func:`integrated_mse`
+    does (same ``seed``, same draws) and returns
+    ``M_r[j, j'] = (1/T) sum_t (m_j(x_t) - m(x_t)) (m_j'(x_t) - m(x_t))``.
+    ``mean_r M_r`` estimates ``M = E int (m_j - m)(m_j' - m) dp_X`` of :mod:`mhanw.weighting`, and for
+    any weights ``a`` summing to 1, ``a' M_r a`` is the replicate's integrated squared error of the
+    average ``sum_j a_j m_j`` (equal to ``integrated_mse(...).errors`` to rounding), so every weighting
+    is evaluated on the same draws (common random numbers).
 
     Parameters
     ----------
-    config : HeadConfig or array ``(H, d, d_k)``
-        Arrays become ``HeadConfig(W, bandwidth=bandwidth)``; the combination
-        rule and weights of a HeadConfig are ignored.
-    regression, n, n_test, n_rep, seed, sigma, n_jobs, progress :
-        As in :func:`integrated_mse`.
+    config : HeadConfig or array (H, d, d_k)
+        Arrays become ``HeadConfig(W, bandwidth=bandwidth)``; the combination rule and weights of a
+        HeadConfig are ignored.
+    regression : str, RegressionFunction or DataModel
+        A regression spec (:func:`mhanw.data.regression_function`) or a whole data model
+        (:func:`mhanw.data.data_model`).
+    n : int >= 1
+        Training sample size.
+    n_test : int >= 1
+        Fresh test points per replicate.
+    n_rep : int >= 1
+        Replicates.
+    seed : int or numpy.random.SeedSequence
+        Replicate ``r`` draws from stream ``r`` of ``SeedSequence(seed)``.
+    sigma : float >= 0, optional
+        Noise sd (default: the reference :data:`mhanw.constants.SIGMA`, or the level of a DataModel,
+        which a different value contradicts).
+    bandwidth : float > 0, default :data:`mhanw.constants.BANDWIDTH`
+        Bandwidth of array configurations.
+    n_jobs : int, default 1
+        Worker processes (:func:`mhanw.infra.sweep.run_replicates`); the result does not depend on it.
+    progress : bool, default False
+        Show a progress bar.
 
     Returns
     -------
-    array ``(n_rep, H, H)``, symmetric positive semi-definite per replicate.
+    numpy.ndarray
+        ``(n_rep, H, H)``, symmetric positive semi-definite per replicate.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range or does not fit the others (configurations of
+        different ``d``, a ``sigma`` that contradicts the model, sizes whose work exceeds
+        :data:`mhanw.constants.MAX_WORK`), or the regression and the point where ``m`` or an error is not
+        finite.
     """
     try:
         configs = _as_configs(config, bandwidth)

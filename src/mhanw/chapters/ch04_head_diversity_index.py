@@ -30,9 +30,8 @@ from ..infra.results import Q, Raw, Results, Tex
 from ..infra.rules import Above, All, AtMost, Claim, Decided, Effect
 from ..infra.texout import tex_text
 from ..infra.verdicts import FAILS, HOLDS_UNDER, SIDE_CHECK, UNDECIDED, combine, guard, power_verdict, within_tolerance
-from .base import Context, step
-
 from . import ch04_figures as figs
+from .base import Context, step
 
 # the names the text gives things (also read here by chapters 05 and 10 and by the ledger)
 from .ch04_figures import HEAD_TYPE_NAMES, REGRESSION_LABELS, regression_label, takeaway  # noqa: F401

@@ -441,8 +441,8 @@ CLAIMS = (
 def prose(results: Results, records) -> dict:
     """The paper's words for the three questions that decide the comparison with the HDI, from the numbers
     at 3 s.e.; and the setting of the star family as run."""
-    from ..infra.texout import regression_tex
     from ..infra.results import Tex
+    from ..infra.texout import regression_tex
 
     orth = results.at("star.orth_gap").values()
     p = results["params"]

@@ -27,6 +27,7 @@ double range raises ``ValueError``.  An :class:`Estimate` unpacks as ``mean, se 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -202,11 +203,11 @@ class ReplicatedErrors:
         return Estimate.from_samples(self.errors)
 
     @property
-    def mean(self) -> np.ndarray:
+    def mean(self) -> Any:  # an array ``errors.shape[:-1]``; a float for one row of errors
         """Mean error over the replicates (last axis)."""
         return self.estimate.mean
 
     @property
-    def se(self) -> np.ndarray:
+    def se(self) -> Any:  # an array ``errors.shape[:-1]``; a float for one row of errors
         """Monte Carlo standard error ``sd/sqrt(R)`` (ddof = 1; NaN for one replicate)."""
         return self.estimate.se

@@ -207,7 +207,7 @@ def show_png(
     """
     from IPython.display import Image, Markdown, display
 
-    meta = {"figure": name}
+    meta: dict[str, object] = {"figure": name}
     if caption:
         meta["caption"] = caption
     if panels:

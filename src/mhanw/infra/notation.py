@@ -6,9 +6,10 @@ named ``HDI_PA``, ``HDI_printed``, ``HDI_RV``, an average correlation
 Readers see them typeset: in the paper through the macros of ``paper/main.tex``
 (``$\\HDIpa$``), in the chapters, the book and the README as Markdown math
 (``$\\mathrm{HDI}_{\\mathrm{PA}}$``).  This table is the one place that maps one to
-the other; ``scripts/claimslib.py`` (the paper's and README's claims tables)
-and :func:`mhanw.infra.verdicts.findings_markdown` (a chapter's "What we found")
-both use it.
+the other: the paper's LaTeX (:mod:`mhanw.infra.texout`), the ledger's and the README's claims
+tables (:mod:`mhanw.pipeline.ledger`, :mod:`mhanw.pipeline.theorems`), the book
+(:mod:`mhanw.pipeline.book`) and a chapter's "What we found"
+(:func:`mhanw.infra.verdicts.findings_markdown`) all use it.
 """
 
 from __future__ import annotations
@@ -162,6 +163,11 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
+def _around(before: str, inner: str | None, after: str) -> str | None:
+    """``before + inner + after``, or ``None`` when ``inner`` is (not plain notation)."""
+    return None if inner is None else before + inner + after
+
+
 def _math_inner(text: str, names: dict) -> str | None:
     """Plain text inside an exponent, a group or a subscript as maths (``-d_k/2`` -> ``-d_{k}/2``,
     ``ln n`` -> ``\\ln n``, ``sum_j a_j`` -> ``\\sum_{j} a_{j}``), or ``None`` when it holds something
@@ -199,28 +205,19 @@ def plain_math(piece: str, names: dict = TEX) -> list[tuple[bool, str]]:
     (``beta``) as maths, written with ``names`` (:data:`TEX` for the paper, :data:`MARKDOWN` elsewhere);
     the rest as text, still to escape.  The paper (:func:`mhanw.infra.texout.tex_text`) and the chapters
     and the book (:func:`markdown_text`) typeset record text with this one function."""
-    found = []
+    found: list[tuple[int, int, str]] = []
     for pattern, render in (
-        (
-            _SQRT,
-            lambda m: None if _math_inner(m.group(1), names) is None else f"\\sqrt{{{_math_inner(m.group(1), names)}}}",
-        ),
+        (_SQRT, lambda m: _around("\\sqrt{", _math_inner(m.group(1), names), "}")),
         (_GROUP_POWER, lambda m: _group_power(m, names)),
         (
             _BRACED_SUB,
-            lambda m: (
-                None
-                if _math_inner(m.group(2), names) is None
-                else (r"\sum" if m.group(1) == "sum" else m.group(1)) + "_{" + _math_inner(m.group(2), names) + "}"
+            lambda m: _around(
+                (r"\sum" if m.group(1) == "sum" else m.group(1)) + "_{", _math_inner(m.group(2), names), "}"
             ),
         ),
         (
             _EXPONENT,
-            lambda m: (
-                None
-                if _math_inner(_exponent_body(m), names) is None
-                else "^{" + _math_inner(_exponent_body(m), names) + "}"
-            ),
+            lambda m: _around("^{", _math_inner(_exponent_body(m), names), "}"),
         ),
         (_PLAIN_SUM, lambda m: f"\\sum_{{{m.group(1)}}}"),
         (re.compile("|".join(map(re.escape, RELATIONS))), lambda m: RELATIONS[m.group(0)]),

@@ -8,11 +8,14 @@ which of its inputs is wrong.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from typing import TypeVar
 
 import numpy as np
 
 from ..constants import MAX_ENTRIES
+
+_T = TypeVar("_T")
 
 #: dtype kinds :func:`as_float_array` accepts: signed and unsigned integers, floats.
 _REAL_KINDS = frozenset("iuf")
@@ -166,7 +169,7 @@ def brief(value) -> str:
     integer of more than 30 digits by its size (10**400 has 401 digits), an array of more than 8 entries
     by its shape (a repr would span lines, and an error is one line)."""
     if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool) and abs(int(value)) >= 10**30:
-        return f"an integer of {digit_count(value)} digits"
+        return f"an integer of {digit_count(int(value))} digits"
     if isinstance(value, np.ndarray) and (value.size > 8 or value.ndim > 1):
         return f"an array of shape {value.shape} ({value.dtype})"
     try:
@@ -207,12 +210,12 @@ def sequence(value, name: str, what: str = "values") -> tuple:
     return tuple(value)
 
 
-def one_of(value, name: str, choices) -> str:
+def one_of(value, name: str, choices: Collection[_T]) -> _T:
     """Return ``value`` if it is one of ``choices``, else raise ``ValueError`` listing them (an array or
     another value that does not compare to one answer is refused, not an ambiguous truth value)."""
     if not isinstance(value, (str, bytes, numbers.Number, np.generic, tuple, type(None))) or value not in choices:
         raise ValueError(f"{name}: expected one of {listed(choices)}, got {brief(value)}")
-    return value
+    return value  # type: ignore[return-value]  # equal to one of choices (checked above)
 
 
 def nonnegative_scalar(value, name: str) -> float:

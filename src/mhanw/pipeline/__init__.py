@@ -15,4 +15,4 @@ import sys as _sys
 # grammar built at import: about 2.5 CPU-s) to check IRI formats that no notebook schema uses.  A None entry
 # makes that optional import fail at once, and jsonschema skips the format.  Measured on this kind of
 # machine: `import jupytext` 3.5 CPU-s -> 0.7; every pipeline command that reads a chapter pays it once.
-_sys.modules.setdefault("rfc3987_syntax", None)
+_sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # None: Python's "no such module"

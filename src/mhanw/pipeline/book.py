@@ -19,13 +19,20 @@ The pages:
   contents for long chapters, every figure with its caption (the ``mhanw.caption`` of its output), and
   references to the paper and the ledger resolved (:mod:`mhanw.pipeline.references`);
 - every ``book/*.md`` page, with its references resolved; the Performance page gets this build's job
-  times where it says ``<!-- timings of this build -->``.
+  times where it says ``<!-- timings of this build -->``;
+- the API reference: where ``book/api.md`` says ``<!-- the API of the theory modules -->``, one table
+  per theory module (:data:`mhanw.THEORY_MODULES`: the names of its ``__all__`` with their summaries,
+  Sphinx's autosummary), and one page per module, ``api/mhanw.NAME``, with its docstring and every
+  public name's (autodoc, numpy-style sections rendered by numpydoc). Each chapter's "Try it" section
+  ends with links to the modules the chapter imports.
 """
 
 from __future__ import annotations
 
 import copy
 import html
+import importlib
+import inspect
 import json
 import os
 import re
@@ -46,13 +53,19 @@ from .chapters import RESERVED
 
 PAPER_PDF = "paper/main.pdf"  # where the PDF sits inside the site
 #: The reference pages in the order of the front page and the sidebar (any other book/*.md follows).
-PAGE_ORDER = ("claims", "ledger", "glossary", "reproduce", "extend", "performance", "architecture")
+PAGE_ORDER = ("claims", "ledger", "glossary", "reproduce", "extend", "performance", "architecture", "api")
 #: Where a page of book/ asks for the table of this build's job times.
 TIMINGS_MARK = "<!-- timings of this build -->"
 #: Where the Performance page shows the committed measurements (reference/performance.json).
 MEASURED_MARK = "<!-- measured build times -->"
 #: The pages the build writes (not in book/): the front page and the ledger page.
 GENERATED_PAGES = ("index", "ledger")
+#: Where the API page (``book/api.md``) asks for the tables of the theory modules.
+API_MARK = "<!-- the API of the theory modules -->"
+#: The API page, and the folder of its module pages (``api/mhanw.NAME``) in the book's sources.
+API_PAGE = "api"
+#: The heading of a chapter's exercises, where the links to the modules it calls go.
+TRY_IT = re.compile(r"^##\s+Try it\s*$", flags=re.M)
 #: Chapters with at least this many second-level headings get an on-page contents.
 CONTENTS_FROM = 3
 
@@ -99,12 +112,12 @@ def inline_md(text: str) -> str:
         return "".join(MATH.format(html.escape(p, quote=False)) if i % 2 else inline_md(p) for i, p in enumerate(parts))
     links = _LINK.split(text)
     if len(links) > 1:
-        out = []
+        pieces = []
         for i in range(0, len(links), 3):
-            out.append(inline_md(links[i]) if links[i] else "")
+            pieces.append(inline_md(links[i]) if links[i] else "")
             if i + 2 < len(links):
-                out.append(f'<a href="{html.escape(_href(links[i + 2]))}">{inline_md(links[i + 1])}</a>')
-        return "".join(out)
+                pieces.append(f'<a href="{html.escape(_href(links[i + 2]))}">{inline_md(links[i + 1])}</a>')
+        return "".join(pieces)
     out = html.escape(text, quote=False)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
     out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
@@ -231,8 +244,8 @@ def panel_thumbnail(png: Path, box, out: Path) -> None:
 
 def thumbnails(thms, panels: dict[str, dict], src: Path) -> dict[str, str]:
     """The front page's image of each claim whose entry names a ``panel``: ``{claim: path}`` under the
-    book's sources, the panel cropped from its key figure (already in ``src/_static/figures``).  A panel
-    the figure does not have stops the book, naming the entry and the panels it has."""
+    book's sources, the panel cropped from its key figure (already in the folder ``_static/figures`` of
+    ``src``).  A panel the figure does not have stops the book, naming the entry and the panels it has."""
     out = {}
     for t in thms:
         png = src / "_static" / "figures" / f"{t.figure}.png"
@@ -333,7 +346,13 @@ def front_page(
         "<p>Each card gives a claim in plain words and what we found: the verdict on the part of the claim "
         "the words state, with its deciding number ± one Monte Carlo standard error, and the verdicts of "
         'all its parts. The <a href="glossary.html#verdicts">glossary</a> explains the verdict words. The '
-        f'<a href="ledger.html">ledger</a> lists every verdict.{overall}</p>',
+        f'<a href="ledger.html">ledger</a> lists every verdict.{overall}'
+        + (
+            f' The <a href="{API_PAGE}.html">API reference</a> documents the library the chapters are written on.'
+            if API_PAGE in dict(pages)
+            else ""
+        )
+        + "</p>",
         '<div class="mhanw-cards">',
         *cards,
         "</div>",
@@ -575,9 +594,18 @@ def _contents_cell(nb):
     )
 
 
-def prepare_chapter(nb, ch: Chapter, prev, nxt, chapters, has_pdf: bool, resolver: references.Resolver):
-    """A copy of the executed chapter with its header, figures with captions, references and links."""
+def prepare_chapter(
+    nb, ch: Chapter, prev, nxt, chapters, has_pdf: bool, resolver: references.Resolver, api: list[str] | None = None
+):
+    """A copy of the executed chapter with its header, figures with captions, references and links; with
+    ``api`` (the modules of the API reference), its "Try it" section ends with :func:`api_note`."""
     nb = copy.deepcopy(nb)
+    if api is not None:
+        mine = _imported_theory(nb, tuple(api))
+        for cell in nb.cells:
+            if cell.cell_type == "markdown" and TRY_IT.search(cell.source):
+                cell.source = cell.source.rstrip("\n") + "\n\n" + api_note(mine) + "\n"
+                break
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
             text = resolver.markdown(cell.source, f"{ch.name}, cell {i}")
@@ -598,6 +626,7 @@ def prepare_chapter(nb, ch: Chapter, prev, nxt, chapters, has_pdf: bool, resolve
     first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), None)
     title = re.search(r"^#\s+.+$", nb.cells[first].source, flags=re.M) if first is not None else None
     if title:  # right under the chapter's title
+        assert first is not None
         src = nb.cells[first].source
         nb.cells[first].source = src[: title.end()] + "\n\n" + header + "\n" + src[title.end() :]
     else:
@@ -611,6 +640,101 @@ def prepare_chapter(nb, ch: Chapter, prev, nxt, chapters, has_pdf: bool, resolve
         cell.pop("id", None)
     nb.nbformat_minor = 4
     return nb
+
+
+# ---- the API reference ----------------------------------------------------------------
+@dataclass
+class ApiModule:
+    """One theory module as the API reference shows it: its summary and its public names by kind."""
+
+    name: str  # mhanw.NAME
+    summary: str
+    functions: list[str]
+    classes: list[str]
+    data: list[str]
+
+    @property
+    def page(self) -> str:
+        return f"{API_PAGE}/{self.name}"
+
+
+def api_modules() -> list[ApiModule]:
+    """The theory modules (:data:`mhanw.THEORY_MODULES`, in that order) and their public names (``__all__``,
+    in its order); a module without ``__all__`` stops the book."""
+    import mhanw
+
+    out = []
+    for short in mhanw.THEORY_MODULES:
+        mod = importlib.import_module(f"mhanw.{short}")
+        names = getattr(mod, "__all__", None)
+        if names is None:
+            raise BookError(f"mhanw.{short} has no __all__: the API reference lists the names it declares public")
+        kinds: dict[str, list[str]] = {"functions": [], "classes": [], "data": []}
+        for n in names:
+            obj = getattr(mod, n)
+            kind = "classes" if inspect.isclass(obj) else "functions" if callable(obj) else "data"
+            kinds[kind].append(n)
+        summary = (inspect.getdoc(mod) or "").split("\n\n")[0].replace("\n", " ").strip()
+        out.append(ApiModule(mod.__name__, summary, **kinds))
+    return out
+
+
+def _rst(lines: list[str]) -> list[str]:
+    return ["```{eval-rst}", *lines, "```", ""]
+
+
+def api_index(modules: list[ApiModule]) -> str:
+    """What replaces :data:`API_MARK`: per module, a heading linking its page, its summary and a table of its
+    public names (autosummary: each name's first docstring line), and the module pages' (hidden) toctree."""
+    out = []
+    for m in modules:
+        out += [f"## [`{m.name}`]({m.page}.md)", "", m.summary, ""]
+        names = [f"   {n}" for n in m.classes + m.functions + m.data]
+        out += _rst([f".. currentmodule:: {m.name}", "", ".. autosummary::", "   :nosignatures:", "", *names])
+    out += ["```{toctree}", ":hidden:", "", *[m.page for m in modules], "```", ""]
+    return "\n".join(out)
+
+
+def api_page(m: ApiModule) -> str:
+    """The page of one theory module: its docstring, a table of its public names, then each one documented
+    (classes with their public methods and properties, data with their ``#:`` comment)."""
+    rst = [f".. automodule:: {m.name}", "   :no-members:", "", ".. rubric:: Contents", "", ".. autosummary::"]
+    rst += ["   :nosignatures:", "", *[f"   {n}" for n in m.classes + m.functions + m.data], ""]
+    mod = importlib.import_module(m.name)
+    for n in m.classes:
+        bases = getattr(mod, n).__bases__ != (object,)  # "Bases: object" says nothing
+        rst += [f".. autoclass:: {n}", "   :members:", *(["   :show-inheritance:"] if bases else []), ""]
+    for n in m.functions:
+        rst += [f".. autofunction:: {n}", ""]
+    for n in m.data:
+        rst += [f".. autodata:: {n}", "   :no-value:", ""]
+    return "\n".join([f"# `{m.name}`", "", *_rst(rst)])
+
+
+def write_api_pages(src: Path, modules: list[ApiModule]) -> None:
+    (src / API_PAGE).mkdir(exist_ok=True)
+    for m in modules:
+        (src / f"{m.page}.md").write_text(api_page(m), encoding="utf-8")
+
+
+def _imported_theory(nb, theory: tuple[str, ...]) -> list[str]:
+    """The theory modules a chapter's code imports (``from mhanw import NAME, ...``, ``from mhanw.NAME import
+    f``, ``import mhanw.NAME``), in :data:`mhanw.THEORY_MODULES` order."""
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    found = set(re.findall(r"^\s*(?:from|import)\s+mhanw\.(\w+)", code, flags=re.M))
+    for names in re.findall(r"^\s*from\s+mhanw\s+import\s+\(?([\w\s,]+)\)?", code, flags=re.M):
+        found.update(n.split(" as ")[0].strip() for n in names.split(","))
+    return [t for t in theory if t in found]
+
+
+def api_note(modules: list[str]) -> str:
+    """The paragraph a chapter's "Try it" ends with: the theory modules it calls, linked to their API pages."""
+    links = ", ".join(f'<a href="{API_PAGE}/mhanw.{m}.html"><code>mhanw.{m}</code></a>' for m in modules)
+    calls = f"The library this chapter calls, {links}, is" if modules else "The library the chapters call is"
+    return (
+        f'<p class="mhanw-api-note">{calls} documented in the <a href="{API_PAGE}.html">API reference</a>: '
+        "every public function's parameters, shapes, results and errors.</p>"
+    )
 
 
 # ---- the pages of book/ ----------------------------------------------------------------
@@ -682,9 +806,16 @@ def assemble(root: Path, src: Path) -> dict:
         chapters.append(ch)
     resolver = references.Resolver(labels, records, PAPER_PDF if has_pdf else None)
     pages = extra_pages(root)
+    api = None
     for stem, _ in pages:
         text = (root / "book" / f"{stem}.md").read_text(encoding="utf-8")
-        (src / f"{stem}.md").write_text(prepare_page(text, stem, root, resolver), encoding="utf-8")
+        text = prepare_page(text, stem, root, resolver)
+        if API_MARK in text:
+            modules = api_modules()
+            write_api_pages(src, modules)
+            text = text.replace(API_MARK, api_index(modules))
+            api = [m.name.split(".", 1)[1] for m in modules]
+        (src / f"{stem}.md").write_text(text, encoding="utf-8")
     pages.insert(min(1, len(pages)), ("ledger", "Every verdict"))
     (src / "ledger.md").write_text(ledger_page(records, chapters, thms, has_pdf), encoding="utf-8")
     figures_here, panels = set(), {}
@@ -692,7 +823,7 @@ def assemble(root: Path, src: Path) -> dict:
         prev = chapters[i - 1] if i > 0 else None
         nxt = chapters[i + 1] if i + 1 < len(chapters) else None
         try:
-            prepared = prepare_chapter(notebooks[ch.name], ch, prev, nxt, chapters, has_pdf, resolver)
+            prepared = prepare_chapter(notebooks[ch.name], ch, prev, nxt, chapters, has_pdf, resolver, api)
         except references.ReferenceError as exc:
             raise BookError(str(exc)) from None
         nbformat.write(prepared, src / f"{ch.name}.ipynb")

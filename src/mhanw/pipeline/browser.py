@@ -1,15 +1,16 @@
 """Open every page of the built book in headless Chromium and report what a reader would hit.
 
-    python book/check_book.py [build/book]      (exit 1 and a list of problems if any)
+    python -m mhanw.pipeline check-book [build/book]      (exit 1 and a list of problems if any)
 
-For each ``*.html`` page, over the DevTools protocol (a small client on
-``websocket-client``): every image decodes (``naturalWidth > 0``), every
+For each ``*.html`` page (and each module page of the API reference, ``api/*.html``), over the
+DevTools protocol (a small client on ``websocket-client``): every image decodes (``naturalWidth > 0``), every
 formula is typeset by MathJax and no ``$...$``, ``\\(...\\)`` or ``\\[...\\]``
 is left in the visible text, the console shows no error and no script
 throws, no request leaves the machine (only ``file:``, ``data:``, ``about:``
 and ``blob:`` URLs), and every link inside the book resolves (the file
 exists, and its ``#fragment`` is an ``id`` in it).  Screenshots of the front
-page and of the first chapter go to ``<book>/screenshots/``.
+page, of the first chapter and of the API reference (its index and first module page, at full and
+phone width) go to ``<book>/screenshots/``.
 
 Chromium is Debian's (``scripts/ensure_chromium.sh`` installs it), started
 with a fresh profile and every background service off.
@@ -208,7 +209,7 @@ class Page:
         self.send("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False)
         self.drain(0.3)
         metrics = self.send("Page.getLayoutMetrics")
-        height = int(min(max(metrics.get("cssContentSize", metrics.get("contentSize"))["height"], 800), max_height))
+        height = int(min(max((metrics.get("cssContentSize") or metrics["contentSize"])["height"], 800), max_height))
         self.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
         data = self.send("Page.captureScreenshot", format="png")["data"]
         self.send("Emulation.clearDeviceMetricsOverride")
@@ -286,19 +287,24 @@ def _link_problem(book: Path, page_name: str, href: str, ids_cache: dict) -> str
 def check(book: Path, screenshots: Path | None = None, binary: str | None = None) -> Report:
     """Open every page of ``book`` and return what was found (see the module docstring)."""
     book = Path(book).resolve()
-    pages = sorted(book.glob("*.html"))
+    pages = sorted(book.glob("*.html")) + sorted(book.glob("api/*.html"))  # the API reference's module pages
     if not pages:
         raise FileNotFoundError(f"no HTML pages in {book}: run `make book` first")
     chapters = [p for p in pages if re.match(r"\d\d_", p.name)]
     shots = {"index.html": [("index.png", 1280), ("index-narrow.png", NARROW)]}
     if chapters:
         shots[chapters[0].name] = [("chapter.png", 1280)]
+    if (book / "api.html").exists():
+        shots["api.html"] = [("api.png", 1280), ("api-narrow.png", NARROW)]
+    modules = [p for p in pages if p.parent.name == "api"]
+    if modules:
+        shots[modules[0].relative_to(book).as_posix()] = [("api-module.png", 1280), ("api-module-narrow.png", NARROW)]
     report = Report()
     ids_cache: dict = {}
     page = Page(binary)
     try:
         for path in pages:
-            name = path.name
+            name = path.relative_to(book).as_posix()
             page.open(path.as_uri())
             info = json.loads(page.evaluate(PAGE_REPORT))
             page.drain()

@@ -59,7 +59,7 @@ class Library:
         self.files = library_files(src, package)
         py = [p for p in self.files if p.suffix == ".py"]
         self.package_dirs = {p.parent for p in py}
-        self.modules: dict[str, Path] = {}
+        self.modules: dict[str, Path | None] = {}  # None: a namespace package, with no file of its own
         for p in py:
             parts = list(p.relative_to(src).with_suffix("").parts)
             if parts[-1] == "__init__":

@@ -44,12 +44,13 @@ class Placement:
     @property
     def problem(self) -> str | None:
         """Why this placement is not acceptable, or None."""
-        if self.first_ref is None:
+        distance = self.distance
+        if distance is None:
             return "no reference in the running text"
-        if self.distance < 0:
+        if distance < 0:
             return f"on page {self.page}, before its first reference (page {self.first_ref})"
-        if self.distance > MAX_PAGES_AFTER:
-            return f"on page {self.page}, {self.distance} pages after its first reference (page {self.first_ref})"
+        if distance > MAX_PAGES_AFTER:
+            return f"on page {self.page}, {distance} pages after its first reference (page {self.first_ref})"
         return None
 
 

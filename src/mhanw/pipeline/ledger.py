@@ -360,7 +360,7 @@ def findings_sentences(records: list[dict], roles: tuple = (PAPER,), fallback: b
     a claim none of whose records of those roles states a finding is said by its counts
     (:func:`counts_phrase`), so that no claim drops out (the summary); without, it is left to the tally
     (the abstract).  Empty when there is nothing to say."""
-    out = []
+    out: list[str] = []
     for g, rs in grouped([r for r in records if role_of(r) in roles]).items():
         found = [r["finding"] for r in rs if r.get("finding")]
         if found:

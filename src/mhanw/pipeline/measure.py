@@ -57,7 +57,8 @@ class _Group:
 
     def __init__(self, label: str):
         name = f"mhanw-measure-{os.getpid()}-{time.monotonic_ns()}"
-        self.kind, self.path = None, None
+        self.kind: str | None = None
+        self.path: Path | None = None  # the group's folder; None when the machine gives none
         candidates = []
         if (_V1 / "cpuacct.usage").exists():
             candidates.append(("cgroup v1 cpuacct", _V1, "cpuacct.usage"))
@@ -76,9 +77,11 @@ class _Group:
 
     def enter(self) -> None:
         """In the child, before exec: join the group."""
+        assert self.path is not None
         (self.path / "cgroup.procs").write_text(str(os.getpid()))
 
     def seconds(self) -> float:
+        assert self.path is not None
         text = (self.path / self.usage).read_text()
         if self.usage == "cpuacct.usage":
             return int(text) / 1e9
@@ -87,7 +90,8 @@ class _Group:
 
     def close(self) -> None:
         try:
-            self.path.rmdir()
+            if self.path is not None:
+                self.path.rmdir()
         except OSError:
             pass  # a process left in it: the kernel removes nothing; harmless
 

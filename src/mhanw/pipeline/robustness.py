@@ -75,7 +75,7 @@ def _seed_counts(row: dict) -> str:
     n = len(present)
     if not n:
         return "no seed recorded it"
-    others = {}
+    others: dict = {}
     for v in present:
         if v != row["default"]:
             others[v] = others.get(v, 0) + 1

@@ -17,7 +17,7 @@ Two modes:
   rendered (:func:`mhanw.infra.figures.records_only`).  The seeds and the
   scenarios' ledgers of ``make all`` use it: they need the verdicts, not the
   pages, and a kernel start costs more than most quick chapters.
-  ``tests/test_runner.py`` checks that both modes give the same records.
+  ``tests/test_pipeline.py`` checks that both modes give the same records and macros.
 
 Everything is written under a staging folder first; a failed job removes what
 it had published before, so nothing stale looks done.  A chapter that a
@@ -93,7 +93,7 @@ class Layout:
         )
 
     @classmethod
-    def under(cls, root: Path, folder: Path, *, argument: str = "--out") -> Layout:
+    def under(cls, root: Path, folder: Path | str, *, argument: str = "--out") -> Layout:
         """The layout of a run into ``folder`` (relative to ``root`` unless absolute), checked by
         :func:`run_folder` (``ValueError`` naming ``argument`` for a folder a run may not write into)."""
         root = Path(root).resolve()

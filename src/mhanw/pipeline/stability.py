@@ -83,7 +83,9 @@ def collect(root: Path, seeds: list[str]) -> dict:
     """``build/stability.json``: every seed's ledger against the default seed's, at quick fidelity."""
     root = Path(root)
     reference = L.load_ledger(folder(root, "default") / "claims.json")
-    runs, stopped, chapters = {}, {}, set()
+    runs: dict = {}
+    stopped: dict = {}
+    chapters: set[str] = set()
     for seed in seeds:
         f = folder(root, seed)
         runs[seed] = L.load_ledger(f / "claims.json")
