@@ -21,7 +21,7 @@ verdict thresholds; the public API, documented in the book's API reference.
 - :mod:`mhanw.comparisons`  head configurations compared by their IMSE and the statistics of the comparison (Thm 4.2, 5.1)
 - :mod:`mhanw.training`     heads trained by gradient descent on the leave-one-out loss (Thm 5.1's interpretation)
 - :mod:`mhanw.incontext`    softmax attention trained from scratch on in-context regression: NW heads with a learned metric (Thm 5.1, 6.1, 2.1)
-- :mod:`mhanw.weighting`    uniform, geometric, Fibonacci and oracle head weights (Thm 7.1)
+- :mod:`mhanw.weighting`    uniform, geometric, Fibonacci and oracle head weights, scored out of sample (Thm 7.1)
 - :mod:`mhanw.scaling`      sympy MSE models and the optimal head size (Thm 6.1)
 - :mod:`mhanw.derivation`   the head-size law derived step by step, checked and classified (Thm 6.1)
 - :mod:`mhanw.pretrained`   offline weights and a numpy encoder of all-MiniLM-L6-v2 (beyond the paper)
