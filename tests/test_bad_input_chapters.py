@@ -14,11 +14,10 @@ import math
 import numpy as np
 import pytest
 
-from mhanw import comparisons, locality, pretrained
+from mhanw import comparisons, locality, pretrained, weighting
 from mhanw import scaling as S
 from mhanw.chapters import ch04_figures
 from mhanw.chapters import ch05_decorrelation_optimality as ch05
-from mhanw.chapters import ch07_structured_weighting as ch07
 from mhanw.infra.premises import premise
 from mhanw.infra.verdicts import VOCABULARY, Search, Verdict
 
@@ -45,12 +44,6 @@ RULES = {
     ),
     "ch05.frame_verdict": (ch05.frame_verdict, dict(gap=1e-5, overshoot=0.0, tightness=1e-6)),
     "ch05.comparison_word": (ch05.comparison_word, dict(diff=0.1, se=0.01, lower="a", higher="b", same="c")),
-    "ch07.graded_verdict": (
-        ch07.graded_verdict,
-        dict(scheme="geometric", diff=(-0.1, 0.01), predicted=True, gamma_hat=2.0, gamma_star_hat=1.5),
-    ),
-    "ch07.control_verdict": (ch07.control_verdict, dict(diffs={"geometric": (0.1, 0.01)})),
-    "ch07.compare_words": (ch07.compare_words, dict(diff=0.1, se=0.01)),
 }
 
 # (rule, argument, bad value, whether the value is a standard error) -- NaN, inf, a string, a bool, None,
@@ -110,10 +103,7 @@ def test_rules_reject_empty_or_non_mappings(rule, arg, bad):
 
 @pytest.mark.parametrize(
     "rule,arg,bad",
-    [
-        ("ch07.control_verdict", "diffs", {"geometric": (0.1, NAN)}),
-        ("ch07.graded_verdict", "diff", (NAN, 0.01)),
-    ],
+    [],
 )
 def test_rules_reject_nan_inside_mappings_and_pairs(rule, arg, bad):
     with pytest.raises(ValueError, match=rf"\b{arg}\b"):
@@ -133,15 +123,6 @@ def test_blind_record_with_a_zero_standard_error_has_no_z():
     record = ch05.blind_verdict(-0.1, 0.0)
     assert record.verdict == "holds" and [s.name for s in record.statistics] == ["orthogonal minus shared"]
     assert [s.name for s in ch05.blind_verdict(-0.1, 0.01).statistics] == ["orthogonal minus shared", "z"]
-
-
-def test_zero_se_differences_give_no_infinite_z():
-    assert all(
-        math.isfinite(s.value)
-        for s in ch07.graded_verdict(
-            "geometric", (-0.1, 0.0), predicted=True, gamma_hat=2.0, gamma_star_hat=1.5
-        ).statistics
-    )
 
 
 def test_as_stated_records_need_records():
@@ -164,12 +145,6 @@ def test_crn_batch_int_and_seed_sequence_agree():
     a = ch05.crn_batch("iso_cos", 5, 3, 2, 2, 7)
     b = ch05.crn_batch("iso_cos", 5, 3, 2, 2, np.random.SeedSequence(7))
     np.testing.assert_array_equal(a.X, b.X)
-
-
-def test_theorem_verdict_needs_records():
-    record = ch07.control_verdict({"geometric": (0.1, 0.01)})
-    with pytest.raises(ValueError, match="^graded: "):
-        ch07.theorem_verdict(record, None, record)
 
 
 @pytest.mark.parametrize("seed", [None, True, "0"])
@@ -197,10 +172,7 @@ def test_gaussian_model_neff_needs_token_counts():
 
 @pytest.mark.parametrize(
     "call",
-    [
-        lambda n_se: ch07.best_single_head_verdict({"geometric": (0.1, 0.01)}, n_se=n_se),
-        lambda n_se: ch07.control_verdict({"geometric": (0.1, 0.01)}, n_se=n_se),
-    ],
+    [],
 )
 @pytest.mark.parametrize("n_se", [NAN, -1.0, "3", None])
 def test_a_bad_n_se_is_named(call, n_se):
@@ -328,7 +300,7 @@ def test_minimize_imse_names_bad_sizes(kwargs, arg):
         (lambda: comparisons.matched_hdi_configurations(None, 2, np.random.default_rng(0)), "targets"),  # TypeError
         (lambda: pretrained.r2_bootstrap(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_boot"),  # MemoryError
         (lambda: pretrained.spearman_permutation(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_perm"),
-        (lambda: ch07.nested_errors(np.eye(3), np.eye(3), schemes=None), "schemes"),  # TypeError: not iterable
+        (lambda: weighting.nested_errors(np.eye(3), np.eye(3), schemes=None), "schemes"),  # TypeError: not iterable
         (lambda: pretrained.pick_sentences(None, 3), "records"),  # TypeError: no len()
         (lambda: ch05.imse_and_gradient("x", _batch(), 0.5), "W"),  # could not convert string to float
         (lambda: ch04_figures.regression_label([1, 2]), "spec"),  # TypeError: unhashable

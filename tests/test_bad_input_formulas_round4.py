@@ -61,21 +61,11 @@ def _fast(f, seconds: float = 5.0):
 
 
 @pytest.mark.parametrize("q", HEAVY_Q)
-def test_heavy_ratio_is_refused_by_the_parameter_check_and_the_derivation(q):
+def test_heavy_ratio_is_refused_by_the_parameter_check(q):
     start = time.monotonic()
     with pytest.raises(ParameterError, match=r"^q: "):
         ch07.PARAMETERS["q"].check(q, "q")
-    with pytest.raises(ValueError, match=r"^q: "):
-        ch07.symbolic(2, 0.0, q, "geometric", 0.5)
     assert time.monotonic() - start < 2.0
-
-
-def test_heavy_sympy_ratio_is_refused_by_the_derivation():
-    q = sp.Add(*[sp.sqrt(p) for p in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29)]) / 50
-    with pytest.raises(ValueError, match=r"^q: "):
-        _fast(lambda: ch07.symbolic(2, 0.0, q, "geometric", 0.5), 2.0)
-    with pytest.raises(ValueError, match=r"^q: "):
-        ch07.ratio_value(q)
 
 
 @pytest.mark.parametrize("q", LIGHT_Q)
@@ -85,9 +75,25 @@ def test_light_ratio_is_accepted(q):
 
 
 def test_symbolic_crossover_of_three_roots_still_runs():
+    """A ratio the parameter check accepts is derived by the chapter's symbolic step in seconds (the error
+    model it also reads is given, not computed: its threshold decision is not what this checks)."""
+    import pandas as pd
+
+    from mhanw.chapters import base
+    from mhanw.infra.results import Q, Raw
+
     q = "(sqrt(2)+sqrt(3)+sqrt(5))/6"
-    out = _fast(lambda: ch07.symbolic(2, 0.0, q, "geometric", ch07.ratio_value(q)), 20.0)
-    assert out["gamma_star_sym"] == pytest.approx(out["gamma_star_num"], rel=1e-9)
+    values = dict(fidelity="quick", seed=1, figures_dir="f", macros_path="m.tex", results_path="r.json", n_jobs=1)
+    values |= dict(H=2, rho=0.0, q=q, weights="geometric", regression="blind", control_regression="iso_exp")
+    values |= dict(inputs="gaussian", noise="gaussian", sigma=0.5, n=500, bandwidth=0.3, angles_deg=[0, 20], d=8)
+    ctx = base.setup(ch07, render=False, **values)
+    model = {
+        "data": Raw({"gamma_star": pd.DataFrame({"g": [2.0]})}),
+        "oracle_gap_at_one": Q(0.0),
+        "uniform_wins_at_one": True,
+    }
+    out = _fast(lambda: ch07.symbolic(ctx, model), 20.0)
+    assert out["gamma_star"].value == pytest.approx(out["gamma_star_scan"], rel=1e-9)
 
 
 @pytest.mark.parametrize("value", ["1-1e-16", "0.9999999999999999", 0.9999999999999999, "1-1e-15"])

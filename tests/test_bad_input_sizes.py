@@ -267,7 +267,6 @@ def _overrides():
         "mhanw.chapters.ch05_decorrelation_optimality.optimum_search": dict(
             free=_free_descent(), candidate_loss=0.5, n_given=1, n_steps=1
         ),
-        "mhanw.chapters.ch07_structured_weighting.symbolic": dict(rho=0.0, q="1/2", weights="geometric", q_value=0.5),
         **_incontext_overrides(),
     }
 

@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 from mhanw import decomposition as D
-from mhanw.chapters import ch07_structured_weighting as ch07
 from mhanw.infra import verdicts as V
 from mhanw.infra.premises import premise
 
@@ -160,7 +159,6 @@ def test_no_violation_record_refuses_fields_it_fills_or_does_not_know():
 
 @pytest.mark.parametrize("bad", ["Bad Label", "m\n", "a_b", "-m", "m.", "x y"])
 def test_a_bad_label_rule_or_slug_names_itself(bad):
-    _named(lambda: ch07.graded_verdict(bad, (-0.1, 0.01), predicted=True, gamma_hat=2.0, gamma_star_hat=1.5), "scheme")
     _named(lambda: V.no_violation_record(V.stat("e", 0.0, 0.1), 1.0, claim=bad, statement="s"), "claim")
 
 
