@@ -59,6 +59,8 @@ __all__ = [
     "heterogeneity_threshold",
     "quality_order",
     "fitted_weights",
+    "NestedErrors",
+    "nested_errors",
     "weights_expr",
     "crossover_gap",
     "symbolic_threshold",
@@ -682,16 +684,22 @@ def fitted_weights(scheme: str, M, *, q: float = GOLDEN_Q) -> np.ndarray:
 class NestedErrors(ReplicatedErrors):
     """Errors of weightings as heads are added in quality order (Thm 7.1, real heads).
 
-    Attributes
-    ----------
-    order : ``(H,)`` head indices, best first, from the fitting matrix
-    schemes : names of the weightings, in the order of ``errors``
-    errors : ``(S, H, R)``; ``errors[s, k - 1, r] = a' M_r a`` for weighting
-        ``s`` of the best ``k`` heads on evaluation replicate ``r``
-    weights : ``{scheme: [a_1, ..., a_H]}``, ``a_k`` of shape ``(k,)`` in
-        quality order (the oracles fitted on the fitting matrix)
+    ``mean``, ``se`` and ``estimate`` are the MSE per weighting and number of heads, ``(S, H)``; every
+    weighting and head count is scored on the same replicates, so comparisons are paired
+    (:meth:`paired_difference`).  Made by :func:`nested_errors`.
 
-    ``mean``, ``se`` and ``estimate`` are the MSE per scheme and number of heads, ``(S, H)``.
+    Parameters
+    ----------
+    order : numpy.ndarray of int
+        ``(H,)`` head indices, best first, from the fitting matrix.
+    schemes : tuple of str
+        The names of the weightings, in the order of ``errors``.
+    errors : numpy.ndarray
+        ``(S, H, R)``: ``errors[s, k - 1, r] = a' M_r a`` for weighting ``s`` of the best ``k`` heads on
+        evaluation replicate ``r``.
+    weights : dict
+        ``{scheme: [a_1, ..., a_H]}``, ``a_k`` of shape ``(k,)`` in quality order (the oracles fitted on the
+        fitting matrix).
     """
 
     order: np.ndarray
@@ -700,7 +708,25 @@ class NestedErrors(ReplicatedErrors):
     weights: dict
 
     def samples(self, scheme: str, k: int | None = None) -> np.ndarray:
-        """Per-replicate errors ``(R,)`` of ``scheme`` with its best ``k`` heads (default all)."""
+        """Per-replicate errors of one weighting with its best ``k`` heads.
+
+        Parameters
+        ----------
+        scheme : str
+            One of :attr:`schemes`.
+        k : int, optional
+            The number of heads, best first (default all).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(R,)``.
+
+        Raises
+        ------
+        ValueError
+            Naming ``k`` outside ``1..H`` or ``scheme`` for a weighting that was not scored.
+        """
         H = self.errors.shape[1]
         k = H if k is None else positive_int(k, "k")
         if k > H:
@@ -708,8 +734,29 @@ class NestedErrors(ReplicatedErrors):
         return self.errors[self.schemes.index(one_of(scheme, "scheme", self.schemes)), k - 1]
 
     def paired_difference(self, a: str, b: str, k: int | None = None, k_b: int | None = None) -> Estimate:
-        """``MSE_a - MSE_b`` with its paired s.e., ``k`` heads (default all) for ``a`` and ``k_b`` (default
-        ``k``) for ``b``.  ``k_b = 1`` compares with the best single head.  Unpacks as ``diff, se``."""
+        """``MSE_a - MSE_b`` with its paired s.e.; ``k_b = 1`` compares with the best single head.
+
+        Parameters
+        ----------
+        a : str
+            A weighting of :attr:`schemes`.
+        b : str
+            The weighting it is compared with.
+        k : int, optional
+            The heads of ``a``, best first (default all).
+        k_b : int, optional
+            The heads of ``b`` (default ``k``).
+
+        Returns
+        -------
+        mhanw.infra.estimates.Estimate
+            The difference over the evaluation replicates (unpacks as ``diff, se``).
+
+        Raises
+        ------
+        ValueError
+            Naming ``k`` or ``k_b`` outside ``1..H``, or ``a`` or ``b`` for a weighting that was not scored.
+        """
         H = self.errors.shape[1]
         k = H if k is None else positive_int(k, "k")
         k_b = k if k_b is None else positive_int(k_b, "k_b")
@@ -722,24 +769,35 @@ class NestedErrors(ReplicatedErrors):
 
 
 def nested_errors(M_fit, M_eval, schemes=SCHEMES + ORACLES, *, q: float = GOLDEN_Q) -> NestedErrors:
-    """Evaluate weightings out of sample as heads are added in quality order (Thm 7.1, real heads).
+    """Score weightings out of sample as heads are added in quality order (Thm 7.1, real heads).
+
+    For ``k = 1..H`` the best ``k`` heads (by ``M_fit``) are combined with each scheme's weights for ``k``
+    heads (the oracles of ``M_fit[S_k, S_k]``) and scored on every evaluation matrix, replicate by
+    replicate (common random numbers across weightings and head counts).
 
     Parameters
     ----------
-    M_fit : ``(H, H)``
-        Error second-moment matrix estimated on replicates *independent* of
-        ``M_eval``.  It alone decides the quality order (:func:`quality_order`)
-        and the oracle weights, so that no weighting sees the data it is
-        evaluated on.
-    M_eval : ``(R, H, H)`` or ``(H, H)``
-        Per-replicate matrices (e.g. :func:`mhanw.montecarlo.error_moments`) on
-        which every weighting is evaluated: ``a' M_r a``, replicate by
-        replicate (common random numbers across weightings and head counts).
-    schemes : names from :data:`SCHEMES` and :data:`ORACLES`
-    q : ratio of the geometric weights
+    M_fit : array (H, H)
+        Error second-moment matrix estimated on replicates *independent* of ``M_eval``.  It alone decides
+        the quality order (:func:`quality_order`) and the oracle weights, so that no weighting sees the
+        data it is scored on.
+    M_eval : array (R, H, H) or (H, H)
+        Per-replicate matrices (e.g. :func:`mhanw.montecarlo.error_moments`) on which every weighting is
+        scored: ``a' M_r a``.
+    schemes : sequence of str or str, default all of :data:`SCHEMES` and :data:`ORACLES`
+        Distinct names of the weightings.
+    q : float, default :data:`GOLDEN_Q`
+        The ratio of the geometric weights, in (0, 1).
 
-    For ``k = 1..H`` the best ``k`` heads (by ``M_fit``) are combined with each
-    scheme's weights for ``k`` heads (the oracles of ``M_fit[S_k, S_k]``).
+    Returns
+    -------
+    NestedErrors
+        The errors ``(S, H, R)``, the quality order and the weights used.
+
+    Raises
+    ------
+    ValueError
+        Naming ``M_fit``, ``M_eval``, ``schemes`` or ``q`` when it is not of that form.
     """
     M_fit = _symmetric_matrix(M_fit, "M_fit")
     H = M_fit.shape[0]
@@ -757,7 +815,7 @@ def nested_errors(M_fit, M_eval, schemes=SCHEMES + ORACLES, *, q: float = GOLDEN
     fit = M_fit[np.ix_(order, order)]
     ev = M_eval[:, order][:, :, order]
     errors = np.empty((len(schemes), H, M_eval.shape[0]))
-    weights = {s: [] for s in schemes}
+    weights: dict[str, list[np.ndarray]] = {s: [] for s in schemes}
     for k in range(1, H + 1):
         sub = ev[:, :k, :k]
         for i, s in enumerate(schemes):
