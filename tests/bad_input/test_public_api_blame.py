@@ -132,10 +132,11 @@ CALLS = _calls()
 
 
 def _blamed(message: str) -> list[str]:
-    """The argument names a message blames: the comma-separated names before its first ': ', each
-    without an index or field (``configs[0]`` -> ``configs``, ``sample.X`` -> ``sample``)."""
+    """The argument names a message blames: the names before its first ': ', separated by commas or, for a
+    product that is too large (:func:`mhanw.constants.check_entries`), by `` x ``; each without an index or
+    field (``configs[0]`` -> ``configs``, ``sample.X`` -> ``sample``)."""
     head = message.split(": ", 1)[0]
-    return [re.split(r"[\[.]", part.strip(), maxsplit=1)[0] for part in head.split(",")]
+    return [re.split(r"[\[.]", part.strip(), maxsplit=1)[0] for part in re.split(r",| x ", head)]
 
 
 def test_the_sweep_covers_the_public_api():
