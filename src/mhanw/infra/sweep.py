@@ -199,7 +199,7 @@ def _run_on_dask(address, func, settings, block_streams, pass_setting, bar, from
         ) from exc
     try:  # an address that does not answer is one line within CONNECT_TIMEOUT_S, not a minute of retries
         client = Client(address, timeout=CONNECT_TIMEOUT_S)
-    except (OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError):
         given, local = (
             ("the scheduler argument", "leave the argument out")
             if from_argument
