@@ -151,7 +151,7 @@ lab: $(ENV_STAMP) ## JupyterLab on the chapters (LAB_ARGS="--no-browser --port 8
 	'$(VENV)/bin/jupyter' lab --ServerApp.root_dir=notebooks --ServerApp.ip=127.0.0.1 \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 bench: $(ENV_STAMP) ## benchmark the head evaluation against torch (pip installs torch's CPU build: Reproduce page)
-	@scripts/bench.sh '$(VENV)'
+	'$(VENV)/bin/python' -m mhanw.bench --install-torch --out build/bench
 lock: ## renew requirements.lock and requirements-nodeps.txt with uv, for every supported Python (PyPI)
 	@PYTHON='$(PYTHON)' scripts/lock.sh
 tex: ## make sure latexmk, pdflatex and pdftotext are there (installs them as root)
