@@ -34,6 +34,14 @@ def records_of(step: str, node) -> list:
     return decide_all(mine, Results({step: node}), chapter="11_incontext_attention", section=ch.SECTION)
 
 
+def _log_ticks(ax, values) -> None:
+    """Ticks at ``values`` of a log x axis, labelled by the whole numbers, no minor ticks."""
+    from matplotlib.ticker import NullLocator
+
+    ax.set_xticks(values, [str(int(v)) for v in values])
+    ax.xaxis.set_minor_locator(NullLocator())
+
+
 def _short(record) -> str:
     return record.claim.rsplit("/", 1)[1]
 
@@ -65,7 +73,8 @@ def apart_figure(ctx: Context, apart) -> None:
                 )
             haar = node["haar" if field == "hdi" else "haar_circuit"].value
             ax.axhline(haar, color="grey", lw=0.8, label="random heads (Haar)")
-            ax.set(xlabel="Adam step", title=f"{what}, {name} tasks")
+            ax.set_title(f"{what}, {name}", fontsize=8)
+            ax.set_xlabel("Adam step")
     axes[0].set_ylabel(r"HDI$_{\mathrm{PA}}$")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=7)
@@ -114,9 +123,9 @@ def sizes_figure(ctx: Context, sizes) -> None:
             if not best["censored"]:
                 ax.axvline(best["d_k"].value, color=color, lw=0.6, alpha=0.6)
         ax.set(xscale="log", yscale="log", xlabel="head size $d_k = D/H$", title=f"budget $D = {D}$")
-        ax.set_xticks(node["d_k"], [str(int(k)) for k in node["d_k"]])
+        _log_ticks(ax, node["d_k"])
     axes[0].set_ylabel("test MSE (fresh tasks)")
-    axes[0].legend(fontsize=6, loc="upper left")
+    axes[0].legend(fontsize=7, loc="upper left")
     ax = axes[2]
     for j, D in enumerate(ch.BUDGETS):
         node = sizes[f"d{D}"]
@@ -129,7 +138,8 @@ def sizes_figure(ctx: Context, sizes) -> None:
             curve = fit["log2_factor"] + np.log2(ic.law_values(law, n, ctx.params.d))
             ax.plot(n, curve, color=color, linestyle=ls, lw=0.8, label=law if j == 0 else None)
     ax.set(xscale="log", xlabel="context length $n$", ylabel=r"$\log_2 d_k^*$", title="best head size")
-    ax.legend(fontsize=6, loc="best")
+    _log_ticks(ax, sizes[f"d{ch.BUDGETS[0]}"]["n_values"])
+    ax.legend(fontsize=7, loc="lower right")
     figures.save(fig, "11_incontext_attention_sizes", ctx.figures_dir, caption=sizes_caption(sizes), error_bars=True)
 
 
@@ -162,6 +172,8 @@ def local_figure(ctx: Context, sizes) -> None:
         axes[1].plot(n, np.exp(np.log(node["beta_by_heads"]).mean(axis=1)), color=f"C{j}", lw=2, marker="o", ms=3)
     axes[0].set(xscale="log", yscale="log", xlabel="context length $n$", ylabel="$n_{\\mathrm{eff}}/n$ per head")
     axes[1].set(xscale="log", yscale="log", xlabel="context length $n$", ylabel=r"inverse temperature $\beta$")
+    for ax in axes:
+        _log_ticks(ax, sizes[f"d{ch.BUDGETS[0]}"]["n_values"])
     axes[0].legend(fontsize=7)
     figures.save(fig, "11_incontext_attention_local", ctx.figures_dir, caption=local_caption(sizes))
 

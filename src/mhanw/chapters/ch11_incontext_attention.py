@@ -485,7 +485,10 @@ def head_sizes(ctx: Context) -> dict:
         **{f"d{D}": _budget_summary(res[D], s["n_values"]) for D in BUDGETS},
         "family": res["family"].label(),
         "cpu_seconds": Q(res["cpu_seconds"], digits=1, unit="CPU-s", label="CPU time of the head-size training"),
-        "alpha": ALPHA,
+        "alpha": Q(ALPHA, digits=2, label="level at which a law is rejected"),
+        "n_min": int(min(s["n_values"])),
+        "n_max": int(max(s["n_values"])),
+        "n_count": len(s["n_values"]),
     }
 
 
