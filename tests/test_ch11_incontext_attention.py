@@ -243,6 +243,8 @@ def test_the_steps_at_a_tiny_size():
     assert iso["free"]["start"].value == iso["penalised"]["start"].value
     assert abs(iso["tied"]["end"].value) < 1e-9 and iso["tied"]["decision"]["verdict"] == V.HOLDS
     assert iso["free"]["decision"]["verdict"] == V.UNDECIDED  # 3 seeds < MIN_SEEDS
+    rows = figs.summary_table(apart)
+    assert len(rows) == 6 and all("±" in row["change: test MSE"] for row in rows.values())
     sizes = ch.head_sizes(ctx)
     node = sizes["d16"]
     assert node["mse_mean"].shape == (3, 3) and len(node["best"]) == 3

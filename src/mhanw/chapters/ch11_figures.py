@@ -125,7 +125,8 @@ def sizes_figure(ctx: Context, sizes) -> None:
         ax.set(xscale="log", yscale="log", xlabel="head size $d_k = D/H$", title=f"budget $D = {D}$")
         _log_ticks(ax, node["d_k"])
     axes[0].set_ylabel("test MSE (fresh tasks)")
-    axes[0].legend(fontsize=7, loc="upper left")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=7)
     ax = axes[2]
     for j, D in enumerate(ch.BUDGETS):
         node = sizes[f"d{D}"]
@@ -187,6 +188,34 @@ def local_caption(sizes) -> str:
         "context length, per budget (thick: the head counts averaged; thin: one head count each). Look at the "
         f"slope of the thick lines: a falling share is a local estimator. Locality {_by_verdict(records)}."
     )
+
+
+def summary_table(apart) -> dict:
+    """The numbers of part 2 for :func:`mhanw.infra.tables.show`, one row per family and configuration:
+    HDI_PA of the keys at the start and the end, and the changes of every recorded quantity (mean ± s.e.
+    over seeds, paired)."""
+    from ..infra import tables
+
+    def pm(q):
+        return tables.pm(q.value, q.se)
+
+    rows = {}
+    for name, _ in ch.FAMILIES:
+        for config in ch.CONFIGS:
+            node = apart[name][config]
+            rows[f"{name}, {STYLES[config][2]}"] = {
+                "HDI_PA start": pm(node["start"]),
+                "HDI_PA end": pm(node["end"]),
+                **{
+                    f"change: {what}": pm(node[f"{field}_change"]) if f"{field}_change" in node else "--"
+                    for field, what in (
+                        ("hdi_circuit", "circuits' HDI_PA"),
+                        ("error_corr", "error correlation"),
+                        ("mse", "test MSE"),
+                    )
+                },
+            }
+    return rows
 
 
 def show_text(text: str) -> None:

@@ -515,6 +515,21 @@ def _apart_finding(path: str):
     return finding
 
 
+def _tied_finding(path: str):
+    """What the tied heads' numbers show: their HDI_PA at initialisation and at the end (0 up to rounding
+    when the heads are one), and the change."""
+
+    def finding(results: Results, verdict: str) -> str:
+        node = results.at(path)
+        c = node["hdi_change"]
+        return (
+            f"the tied heads' HDI_PA was {node['start'].value:.1e} at initialisation and {node['end'].value:.1e} "
+            f"at the end (change {c.value:+.1e} ± {c.se:.1e})"
+        )
+
+    return finding
+
+
 def _stat_finding(path: str, what: str):
     """One clause from the first statistic of the decision at ``path``."""
 
@@ -571,7 +586,7 @@ CLAIMS = (
             f"{CONTROL_GROUP}/tied/{short}",
             f"Heads with tied weights stay one head: their HDI_PA does not move ({name} tasks)",
             Decided(f"heads_apart.{name}.tied.decision"),
-            finding=_apart_finding(f"heads_apart.{name}.tied"),
+            finding=_tied_finding(f"heads_apart.{name}.tied"),
         )
         for name, short in FAMILIES
     ),
