@@ -14,7 +14,6 @@ import pytest
 from mhanw import comparisons, locality, pretrained, weighting
 from mhanw import scaling as S
 from mhanw.chapters import ch04_figures
-from mhanw.chapters import ch05_decorrelation_optimality as ch05
 
 # --------------------------------------------------------------------------- helpers
 
@@ -22,12 +21,12 @@ from mhanw.chapters import ch05_decorrelation_optimality as ch05
 @pytest.mark.parametrize("seed", [None, True, 1.5, "3", -1])
 def test_crn_batch_needs_an_explicit_seed(seed):
     with pytest.raises(ValueError, match="^seed: "):
-        ch05.crn_batch("iso_cos", 5, 3, 2, 2, seed)
+        comparisons.crn_batch("iso_cos", 5, 3, 2, 2, seed)
 
 
 def test_crn_batch_int_and_seed_sequence_agree():
-    a = ch05.crn_batch("iso_cos", 5, 3, 2, 2, 7)
-    b = ch05.crn_batch("iso_cos", 5, 3, 2, 2, np.random.SeedSequence(7))
+    a = comparisons.crn_batch("iso_cos", 5, 3, 2, 2, 7)
+    b = comparisons.crn_batch("iso_cos", 5, 3, 2, 2, np.random.SeedSequence(7))
     np.testing.assert_array_equal(a.X, b.X)
 
 
@@ -76,7 +75,7 @@ def _refused_at_once(call, arg):
         (lambda: locality.exp_kernel_sine_estimates([10**12], 2, 0), "sample_sizes"),
         (lambda: comparisons.random_configurations(10**12, np.random.default_rng(0)), "n_configs"),
         (lambda: pretrained.random_subspace_null(3, 6, 2, 10**12, 0), "n_draw"),
-        (lambda: ch05.crn_batch("sin13", 30, 10, 10**12, 4, 0), r"n_rep x \(n \+ n_test\) x d"),  # hung
+        (lambda: comparisons.crn_batch("sin13", 30, 10, 10**12, 4, 0), r"n_rep x \(n \+ n_test\) x d"),  # hung
         (lambda: S.budget_simulation("sin13", 50, n_tune=10**12), "n_tune"),  # hung, then named n_rep
         (lambda: S.budget_simulation("sin13", 50, n_rep=10**12), "n_rep"),
         (lambda: S.budget_simulation("sin13", 50, n_jobs=10**12), "n_jobs"),  # bare OverflowError
@@ -117,7 +116,7 @@ def test_bias_reading_models_names_bad_arguments(kwargs, arg):
 
 
 def _batch():
-    return ch05.crn_batch("sin13", 30, 10, 3, 4, 0)
+    return comparisons.crn_batch("sin13", 30, 10, 3, 4, 0)
 
 
 @pytest.mark.parametrize("h", [1e-155, 1e-200, 1e-300, 5e-324])
@@ -125,18 +124,18 @@ def test_imse_and_gradient_tiny_bandwidth_names_bandwidth(h):
     # h*h underflowed: ZeroDivisionError (1e-300) or inf logits and NaN weights (1e-160)
     W = np.stack([np.eye(4)[:, :2], np.eye(4)[:, 2:]])
     with pytest.raises(ValueError, match=r"^bandwidth: "):
-        ch05.imse_and_gradient(W, _batch(), h)
+        comparisons.imse_and_gradient(W, _batch(), h)
 
 
 def test_imse_and_gradient_overflowing_logits_name_bandwidth():
     W = np.stack([np.eye(4)[:, :2], np.eye(4)[:, 2:]]) * 1e150
     with pytest.raises(ValueError, match=r"^bandwidth: the logits"):
-        ch05.imse_and_gradient(W, _batch(), 1e-10)
+        comparisons.imse_and_gradient(W, _batch(), 1e-10)
 
 
 def test_imse_and_gradient_small_but_normal_bandwidth_is_finite():
     W = np.stack([np.eye(4)[:, :2], np.eye(4)[:, 2:]])
-    loss, grad = ch05.imse_and_gradient(W, _batch(), 1e-100)
+    loss, grad = comparisons.imse_and_gradient(W, _batch(), 1e-100)
     assert np.isfinite(loss) and np.all(np.isfinite(grad))
 
 
@@ -154,7 +153,7 @@ def test_minimize_imse_names_bad_sizes(kwargs, arg):
     args = dict(n_heads=2, d_k=2, bandwidth=0.5, rng=np.random.default_rng(0), n_starts=1, n_steps=1)
     args.update(kwargs)
     with pytest.raises(ValueError, match=rf"^{arg}: "):
-        ch05.minimize_imse(_batch(), **args)
+        comparisons.minimize_imse(_batch(), **args)
 
 
 @pytest.mark.parametrize(
@@ -176,7 +175,7 @@ def test_minimize_imse_names_bad_sizes(kwargs, arg):
         (lambda: pretrained.spearman_permutation(np.arange(10.0), np.arange(10.0) ** 2, 10**12, 0), "n_perm"),
         (lambda: weighting.nested_errors(np.eye(3), np.eye(3), schemes=None), "schemes"),  # TypeError: not iterable
         (lambda: pretrained.pick_sentences(None, 3), "records"),  # TypeError: no len()
-        (lambda: ch05.imse_and_gradient("x", _batch(), 0.5), "W"),  # could not convert string to float
+        (lambda: comparisons.imse_and_gradient("x", _batch(), 0.5), "W"),  # could not convert string to float
         (lambda: ch04_figures.regression_label([1, 2]), "spec"),  # TypeError: unhashable
     ],
 )

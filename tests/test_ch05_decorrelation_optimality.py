@@ -42,14 +42,14 @@ def test_blind_configurations():
 
 
 def test_imse_gradient_matches_finite_differences_and_integrated_mse():
-    batch = ch05.crn_batch("iso_cos", 60, 20, 3, 4, seed=5)
+    batch = comparisons.crn_batch("iso_cos", 60, 20, 3, 4, seed=5)
     rng = np.random.default_rng(0)
     W = heads.haar_heads(4, 2, 2, rng)
-    loss, G = ch05.imse_and_gradient(W, batch, 0.5)
+    loss, G = comparisons.imse_and_gradient(W, batch, 0.5)
     D = rng.standard_normal(W.shape)
     eps = 1e-6
-    up = ch05.imse_and_gradient(W + eps * D, batch, 0.5, gradient=False)[0]
-    down = ch05.imse_and_gradient(W - eps * D, batch, 0.5, gradient=False)[0]
+    up = comparisons.imse_and_gradient(W + eps * D, batch, 0.5, gradient=False)[0]
+    down = comparisons.imse_and_gradient(W - eps * D, batch, 0.5, gradient=False)[0]
     assert (up - down) / (2 * eps) == pytest.approx(np.sum(G * D), rel=1e-5)
     # the same replicates through the library's Monte Carlo give the same IMSE
     res = montecarlo.integrated_mse([W], "iso_cos", n=60, n_test=20, n_rep=3, seed=5, bandwidth=0.5)
@@ -57,21 +57,21 @@ def test_imse_gradient_matches_finite_differences_and_integrated_mse():
 
 
 def test_minimize_imse_descends_and_keeps_orthogonality():
-    batch = ch05.crn_batch("blind", 80, 30, 2, 4, seed=6)
-    free = ch05.minimize_imse(batch, 2, 2, 0.5, np.random.default_rng(1), n_starts=1, n_steps=5)
+    batch = comparisons.crn_batch("blind", 80, 30, 2, 4, seed=6)
+    free = comparisons.minimize_imse(batch, 2, 2, 0.5, np.random.default_rng(1), n_starts=1, n_steps=5)
     assert free.trace[-1] <= free.trace[0] and np.all(np.diff(free.trace) <= 0)
-    orth = ch05.minimize_imse(batch, 2, 2, 0.5, np.random.default_rng(1), n_starts=1, n_steps=5, orthogonal=True)
+    orth = comparisons.minimize_imse(batch, 2, 2, 0.5, np.random.default_rng(1), n_starts=1, n_steps=5, orthogonal=True)
     U = np.concatenate(list(orth.projections), axis=1)
     np.testing.assert_allclose(U.T @ U, np.eye(4), atol=1e-10)
     assert orth.hdi == pytest.approx(1.0)
     with pytest.raises(ValueError, match="^d_k:"):
-        ch05.minimize_imse(batch, 3, 2, 0.5, np.random.default_rng(1), orthogonal=True)
+        comparisons.minimize_imse(batch, 3, 2, 0.5, np.random.default_rng(1), orthogonal=True)
     # the descent from the known candidate and its perturbations reaches at least the candidate
     candidate = heads.orthogonal_heads(4, 2, 2)
-    given = ch05.candidate_starts(candidate, np.random.default_rng(2), 2)
+    given = comparisons.candidate_starts(candidate, np.random.default_rng(2), 2)
     assert len(given) == 3 and np.array_equal(given[0], candidate)
-    found = ch05.minimize_imse(batch, 2, 2, 0.5, np.random.default_rng(3), n_starts=1, n_steps=5, starts=given)
-    known = ch05.imse_and_gradient(candidate, batch, 0.5, gradient=False)[0]
+    found = comparisons.minimize_imse(batch, 2, 2, 0.5, np.random.default_rng(3), n_starts=1, n_steps=5, starts=given)
+    known = comparisons.imse_and_gradient(candidate, batch, 0.5, gradient=False)[0]
     search = ch05.optimum_search(found, known, len(given), 5)
     assert search.reached and (search.starts, search.known_starts, search.perturbed_starts) == (4, 1, 2)
 

@@ -8,8 +8,9 @@ orthogonal heads for a signal along ``e_1`` only, where orthogonality makes one 
 the Monte Carlo IMSE minimised over head subspaces against the best mutually orthogonal heads
 (:func:`optimum`); the frame bound reached by projected gradient ascent (:func:`frame`,
 :func:`mhanw.diversity.maximize_hdi`); and the theorem as stated, read from the parts that test it
-(:func:`theorem`).  The IMSE over head subspaces and its descent are here (:func:`crn_batch`,
-:func:`imse_and_gradient`, :func:`minimize_imse`; chapter 10 reuses them).  The records are declared by
+(:func:`theorem`).  The IMSE over head subspaces and its descent are :mod:`mhanw.comparisons`
+(:func:`~mhanw.comparisons.crn_batch`, :func:`~mhanw.comparisons.imse_and_gradient`,
+:func:`~mhanw.comparisons.minimize_imse`).  The records are declared by
 :func:`declared` (one per optimum regression) and decided in the steps (the ``*_decision`` functions, read
 with ``Decided``); the figure, its caption and the sentence under it are
 :mod:`mhanw.chapters.ch05_figures`.
@@ -17,28 +18,25 @@ with ``Decided``); the figure, its caption and the sentence under it are
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .. import comparisons as C
 from .. import data as _data
-from ..constants import IMSE_RESOLUTION_PCT, MAX_REPLICATES, N_SE, check_entries
-from ..diversity import hdi_upper_bound, head_diversity_index, orthonormal_bases, principal_angles
-from ..heads import HeadConfig, orthonormalize
+from ..comparisons import ImseOptimum, candidate_starts, crn_batch, imse_and_gradient, minimize_imse
+from ..constants import IMSE_RESOLUTION_PCT, MAX_REPLICATES, N_SE
+from ..diversity import hdi_upper_bound, head_diversity_index
+from ..heads import HeadConfig
 from ..infra import params as _P
 from ..infra import verdicts as V
 from ..infra.results import Q, Raw, Results, Tex
 from ..infra.rules import Claim, Decided, decide_all
-from ..infra.validate import as_float_array, as_seed_sequence, boolean, generator, positive_int, positive_scalar
+from ..infra.validate import positive_int
 from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, direction_words, significant_effect
 from .base import Context, step
 from .ch04_head_diversity_index import REGRESSION_LABELS, SHARED_PARAMETERS, regression_label
 
 __all__ = [
     "CONSTRAINTS",
-    "CrnBatch",
-    "ImseOptimum",
     "PARAMETERS",
     "RESOLUTION_PCT",
     "SECTION",
@@ -47,13 +45,9 @@ __all__ = [
     "STREAMS",
     "blind",
     "blind_configurations",
-    "candidate_starts",
     "claims",
-    "crn_batch",
     "declared",
     "frame",
-    "imse_and_gradient",
-    "minimize_imse",
     "optimum",
     "optimum_search",
     "prose",
@@ -92,241 +86,6 @@ def blind_configurations() -> dict:
         "shared": np.stack([first, e[:, [0, 2]]]),
         "orthogonal": np.stack([first, e[:, [2, 3]]]),
     }
-
-
-# --------------------------------------------------------------------------- the IMSE over head subspaces
-
-
-@dataclass(frozen=True)
-class CrnBatch:
-    """Fixed training samples and test points (common random numbers) of a Monte Carlo IMSE.
-
-    ``X`` ``(R, n, d)``, ``Y`` ``(R, n)``: ``R`` training samples; ``X_test``
-    ``(R, T, d)``, ``m_test`` ``(R, T)``: test points and ``m`` there.
-    """
-
-    X: np.ndarray
-    Y: np.ndarray
-    X_test: np.ndarray
-    m_test: np.ndarray
-
-
-def crn_batch(regression, n: int, n_test: int, n_rep: int, d: int, seed, sigma: float | None = None) -> CrnBatch:
-    """Draw ``n_rep`` replicates of :func:`mhanw.data.draw_sample` (one stream each from ``SeedSequence(seed)``).
-
-    ``regression`` is whatever :func:`mhanw.data.draw_sample` accepts (a catalogue
-    name, a :class:`~mhanw.data.RegressionFunction`, or a data model).
-    """
-    # each size is bounded by the stacked inputs X and X_test it sizes, checked before any draw
-    n, n_test, n_rep, d = (
-        positive_int(v, k, maximum=None) for v, k in ((n, "n"), (n_test, "n_test"), (n_rep, "n_rep"), (d, "d"))
-    )
-    check_entries("n_rep x (n + n_test) x d", n_rep, n + n_test, d)
-    positive_int(n_rep, "n_rep", maximum=MAX_REPLICATES, what="replicates")
-    streams = as_seed_sequence(seed).spawn(n_rep)  # an explicit int or SeedSequence; None would differ run to run
-    samples = [
-        _data.draw_sample(np.random.default_rng(s), regression, n, d, n_test=n_test, sigma=sigma) for s in streams
-    ]
-    return CrnBatch(
-        X=np.stack([s.X for s in samples]),
-        Y=np.stack([s.Y for s in samples]),
-        X_test=np.stack([s.X_test for s in samples]),
-        m_test=np.stack([s.m_test for s in samples]),
-    )
-
-
-def imse_and_gradient(W, batch: CrnBatch, bandwidth: float, gradient: bool = True):
-    """The Monte Carlo IMSE of ``H`` averaged Gaussian NW heads on ``batch``, and its gradient in ``W``.
-
-    ``W`` ``(H, d, d_k)``.  Head ``j`` at a test point ``x`` is
-    ``sum_i w_i Y_i`` with ``w_i ∝ exp(-|W_j^T (x - X_i)|^2 / (2 h^2))``; the
-    ensemble is their mean, and the loss is ``mean_{r,t} (f(x_t) - m(x_t))^2``,
-    the IMSE of :func:`mhanw.montecarlo.integrated_mse` on these replicates.
-    The loss depends on ``W_j`` only through ``P_j = W_j W_j^T``;
-    ``dL/dP_j = -(1/(R T H h^2)) sum_{r,t,i} e_t w_ti (Y_i - mhat_jt) u_ti u_ti^T``
-    with ``u_ti = x_t - X_i``, and ``dL/dW_j = 2 (dL/dP_j) W_j``.
-
-    Returns ``(loss, grad)`` with ``grad`` ``(H, d, d_k)`` (``None`` when ``gradient`` is false).
-    """
-    if not isinstance(batch, CrnBatch):
-        raise ValueError(f"batch: expected a CrnBatch (crn_batch), got {type(batch).__name__}")
-    gradient = boolean(gradient, "gradient")
-    W = as_float_array(W, "W", ndim=3)
-    if W.shape[1] != batch.X.shape[2]:
-        raise ValueError(f"W: expected shape (H, {batch.X.shape[2]}, d_k), got {W.shape}")
-    h = positive_scalar(bandwidth, "bandwidth")
-    X, Y, Xt, mt = batch.X, batch.Y, batch.X_test, batch.m_test
-    H = W.shape[0]
-    R, T = mt.shape
-    if h * h < np.finfo(float).tiny:  # 1/h^2 would be inf (or a division by zero) and the weights NaN
-        raise ValueError(f"bandwidth: expected h^2 to be a normal double (h > 1.5e-154), got h = {h!r}")
-    inv = 1.0 / (h * h)
-    weights, est = [], []
-    f = np.zeros((R, T))
-    for j in range(H):
-        K, Q = X @ W[j], Xt @ W[j]
-        L = (np.matmul(Q, K.transpose(0, 2, 1)) - 0.5 * np.sum(K * K, axis=-1)[:, None, :]) * inv
-        top = L.max(axis=-1, keepdims=True)
-        if not np.all(np.isfinite(top)):
-            raise ValueError(f"bandwidth: the logits |W^T x|^2 / h^2 overflow a double at h = {h!r}")
-        L -= top
-        w = np.exp(L)
-        w /= w.sum(axis=-1, keepdims=True)
-        mhat = np.einsum("rtn,rn->rt", w, Y)
-        weights.append(w)
-        est.append(mhat)
-        f += mhat / H
-    e = f - mt
-    loss = float(np.mean(e * e))
-    if not gradient:
-        return loss, None
-    A, B = Xt.reshape(-1, Xt.shape[-1]), X.reshape(-1, X.shape[-1])
-    grad = np.empty_like(W)
-    for j in range(H):
-        C = e[:, :, None] * weights[j] * (Y[:, None, :] - est[j][:, :, None])  # (R, T, n)
-        M = np.matmul(np.matmul(Xt.transpose(0, 2, 1), C), X).sum(axis=0)
-        S = (A.T * C.sum(axis=-1).reshape(-1)) @ A - M - M.T + (B.T * C.sum(axis=1).reshape(-1)) @ B
-        grad[j] = 2.0 * (-S / (R * T * H * h * h)) @ W[j]
-    return loss, grad
-
-
-def _tangent(W, G, orthogonal):
-    if orthogonal:  # one Stiefel point U = [W_1 ... W_H]: G - U sym(U^T G)
-        H, d, k = W.shape
-        U, Gc = W.transpose(1, 0, 2).reshape(d, H * k), G.transpose(1, 0, 2).reshape(d, H * k)
-        UG = U.T @ Gc
-        xi = Gc - U @ (0.5 * (UG + UG.T))
-        return xi.reshape(d, H, k).transpose(1, 0, 2)
-    return G - np.einsum("hik,hjk,hjl->hil", W, W, G)  # per head: (I - W W^T) G (horizontal, Grassmann)
-
-
-def _retract(W, orthogonal):
-    if orthogonal:
-        H, d, k = W.shape
-        U = orthonormalize(W.transpose(1, 0, 2).reshape(d, H * k))
-        return U.reshape(d, H, k).transpose(1, 0, 2)
-    return orthonormal_bases(W)
-
-
-@dataclass(frozen=True)
-class ImseOptimum:
-    """Result of :func:`minimize_imse`: ``projections`` ``(H, d, d_k)`` of the best start, its
-    ``loss`` (the IMSE on the optimisation batch), ``losses`` ``(n_starts,)`` final loss per start,
-    ``trace`` (loss along the best start's descent), ``hdi`` (HDI_PA of the optimum) and ``angles``
-    (principal angles between every pair of heads, radians, ``(pairs, d_k)``)."""
-
-    projections: np.ndarray
-    loss: float
-    losses: np.ndarray
-    trace: np.ndarray
-    hdi: float
-    angles: np.ndarray
-
-
-#: Longest first step of :func:`minimize_imse`: ten times the length of a head's column (1e308 overflowed W).
-MAX_FIRST_MOVE = 10.0
-
-
-def minimize_imse(
-    batch: CrnBatch,
-    n_heads: int,
-    d_k: int,
-    bandwidth: float,
-    rng,
-    n_starts: int = 3,
-    n_steps: int = 60,
-    orthogonal: bool = False,
-    first_move: float = 0.2,
-    starts=(),
-) -> ImseOptimum:
-    """Minimise :func:`imse_and_gradient` over ``H`` head subspaces of dimension ``d_k`` (Thm 5.1).
-
-    Riemannian gradient descent from ``n_starts`` Haar starts drawn from ``rng``:
-    the Euclidean gradient is projected on the tangent space, a step is taken
-    and the heads are re-orthonormalised by QR (the retraction); the step size
-    is halved until the Armijo condition holds and doubled after each accepted
-    step.  ``orthogonal=False``: every head moves on its own Grassmannian
-    (free heads).  ``orthogonal=True``: ``[W_1 ... W_H]`` moves on one Stiefel
-    manifold, so the heads stay mutually orthogonal (needs ``H d_k <= d``):
-    the best orthogonal configuration, which matters when ``m`` is not
-    isotropic (for isotropic ``m`` and inputs all orthogonal configurations
-    have the same IMSE).  ``first_move``: the length of the first step.
-    """
-    H = positive_int(n_heads, "n_heads")
-    d_k = positive_int(d_k, "d_k")
-    d = batch.X.shape[2]
-    if d_k > d or (orthogonal and H * d_k > d):
-        raise ValueError(
-            f"d_k: {H} {'mutually orthogonal ' if orthogonal else ''}heads of d_k = {d_k} do not fit in d = {d}"
-        )
-    check_entries("n_heads", H, d, d_k)
-    generator(rng, "rng")
-    n_starts = positive_int(n_starts, "n_starts", maximum=MAX_REPLICATES, what="starts")
-    n_steps = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES, what="steps")
-    first_move = positive_scalar(first_move, "first_move")
-    if first_move > MAX_FIRST_MOVE:
-        raise ValueError(
-            f"first_move: expected at most {MAX_FIRST_MOVE:g} (a move of the orthonormal heads, whose "
-            f"columns have length 1), got {first_move!r}"
-        )
-    given = [as_float_array(W0, "starts", ndim=3) for W0 in starts]
-    if any(W0.shape != (H, d, d_k) for W0 in given):
-        raise ValueError(f"starts: expected frames of shape {(H, d, d_k)}, got {[W0.shape for W0 in given]}")
-    best = None
-    losses = np.empty(len(given) + n_starts)
-    for s in range(len(given) + n_starts):
-        W = _retract(given[s] if s < len(given) else rng.standard_normal((H, d, d_k)), orthogonal)
-        loss, G = imse_and_gradient(W, batch, bandwidth)
-        trace = [loss]
-        xi = _tangent(W, G, orthogonal)
-        eta = first_move / max(np.linalg.norm(xi), 1e-300)
-        for _ in range(n_steps):
-            g2 = float(np.sum(xi * xi))
-            if g2 == 0.0:
-                break
-            while eta * np.sqrt(g2) > 1e-10:
-                W_new = _retract(W - eta * xi, orthogonal)
-                new, _ = imse_and_gradient(W_new, batch, bandwidth, gradient=False)
-                if new <= loss - 1e-4 * eta * g2:
-                    break
-                eta /= 2.0
-            else:
-                break
-            W = W_new
-            loss, G = imse_and_gradient(W, batch, bandwidth)
-            xi = _tangent(W, G, orthogonal)
-            trace.append(loss)
-            eta *= 2.0
-        losses[s] = loss
-        if best is None or loss < best[1]:
-            best = (W, loss, np.array(trace))
-    W, loss, trace = best
-    pairs = [(a, b) for a in range(H) for b in range(a + 1, H)]
-    angles = np.array([principal_angles(W[a], W[b]) for a, b in pairs]) if pairs else np.zeros((0, d_k))
-    return ImseOptimum(
-        projections=W,
-        loss=loss,
-        losses=losses,
-        trace=trace,
-        hdi=head_diversity_index(W) if H > 1 else float("nan"),
-        angles=angles,
-    )
-
-
-#: The size of the perturbations of the known candidate that :func:`candidate_starts` starts from
-#: (entries ``N(0, PERTURBATION^2)`` added to the orthonormal frame before re-orthonormalising).
-PERTURBATION = 0.2
-
-
-def candidate_starts(candidate, rng, n_perturbed: int = 2, scale: float = PERTURBATION) -> list:
-    """The starts of an IMSE descent that must reach a known candidate (Thm 5.1's orthogonal heads): the
-    candidate ``(H, d, d_k)`` itself and ``n_perturbed`` perturbations of it (Gaussian entries of s.d.
-    ``scale``, re-orthonormalised per head)."""
-    W = as_float_array(candidate, "candidate", ndim=3)
-    n_perturbed = positive_int(n_perturbed, "n_perturbed", minimum=0, maximum=MAX_REPLICATES, what="starts")
-    scale = positive_scalar(scale, "scale")
-    generator(rng, "rng")
-    return [W] + [orthonormal_bases(W + scale * rng.standard_normal(W.shape)) for _ in range(n_perturbed)]
 
 
 def optimum_search(free: ImseOptimum, candidate_loss: float, n_given: int, n_steps: int) -> V.Search:
@@ -680,8 +439,8 @@ def optimum_slug(m, k: int) -> str:
 @step
 def optimum(ctx: Context) -> dict:
     """Part 4: for each of ``optimum_regressions`` (keys ``m1``, ``m2``, ... in order), the IMSE minimised over
-    free head subspaces (:func:`minimize_imse` from the best orthogonal heads, perturbations of them
-    (:func:`candidate_starts`) and Haar starts) against the best mutually orthogonal heads (the coordinate
+    free head subspaces (:func:`mhanw.comparisons.minimize_imse` from the best orthogonal heads, perturbations
+    of them (:func:`mhanw.comparisons.candidate_starts`) and Haar starts) against the best mutually orthogonal heads (the coordinate
     blocks when the data law is rotation invariant, else found by a descent that keeps the heads mutually
     orthogonal), both evaluated on fresh replicates; the descent's budget and convergence
     (:func:`optimum_search`) and the decision.  Each regression replays the streams of the chapter's first
