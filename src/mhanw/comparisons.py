@@ -862,14 +862,14 @@ def minimize_imse(
     given = [as_float_array(W0, "starts", ndim=3) for W0 in starts]
     if any(W0.shape != (H, d, d_k) for W0 in given):
         raise ValueError(f"starts: expected frames of shape {(H, d, d_k)}, got {[W0.shape for W0 in given]}")
-    best = None
+    best: tuple[np.ndarray, float, np.ndarray] | None = None
     losses = np.empty(len(given) + n_starts)
     for s in range(len(given) + n_starts):
         W = _retract(given[s] if s < len(given) else rng.standard_normal((H, d, d_k)), orthogonal)
         loss, G = imse_and_gradient(W, batch, bandwidth)
         trace = [loss]
         xi = _tangent(W, G, orthogonal)
-        eta = first_move / max(np.linalg.norm(xi), 1e-300)
+        eta = first_move / max(float(np.linalg.norm(xi)), 1e-300)
         for _ in range(n_steps):
             g2 = float(np.sum(xi * xi))
             if g2 == 0.0:
@@ -890,14 +890,16 @@ def minimize_imse(
         losses[s] = loss
         if best is None or loss < best[1]:
             best = (W, loss, np.array(trace))
-    W, loss, trace = best
+    if best is None:  # n_starts >= 1: never
+        raise ValueError("n_starts: expected at least one start")
+    W, loss, best_trace = best
     pairs = [(a, b) for a in range(H) for b in range(a + 1, H)]
     angles = np.array([principal_angles(W[a], W[b]) for a, b in pairs]) if pairs else np.zeros((0, d_k))
     return ImseOptimum(
         projections=W,
         loss=loss,
         losses=losses,
-        trace=trace,
+        trace=best_trace,
         hdi=head_diversity_index(W) if H > 1 else float("nan"),
         angles=angles,
     )
