@@ -259,7 +259,7 @@ def _prose_results(n_better=0, shared=(-0.31, 0.1), additive=(-0.31, 0.1), optim
         {
             "random": {"iso": {"n_better": n_better}},
             "blind": {"shared_minus_identical": Q(*shared), "sum_orth_minus_shared": Q(*additive)},
-            "optimum": {"n": 1, "m1": {"difference": Q(*optimum)}},
+            "optimum": {"n": 1, "m1": {"difference": Q(*optimum), "slug": "iso"}},
         }
     )
 
@@ -275,6 +275,16 @@ def test_the_prose_follows_the_numbers():
     words = ch05.prose(_prose_results(1, (0.31, 0.1), (0.31, 0.1), (0.31, 0.1)), [])
     assert (words["iso_better"], words["shared_vs_identical"]) == ("one random configuration is", "lose to")
     assert (words["sum_orth_vs_shared"], words["direction_m1"]) == ("higher", "higher than")
+    # the verdict of each optimum, by its position: the words \verdictword prints, premise named when outside
+    for value, premises, verdict in ((-3.1 * SE_OK, ISO, "fails as stated"), (0.0, ISO, "holds under the stated")):
+        tree = {"optimum": _optimum(("iso", value, SE_OK, False, REACHED))}
+        tree["optimum"]["m1"]["premises"] = premises
+        records = ch05.records_on(Results(tree), ["thm-5.1/imse-optimum/iso"])
+        assert ch05.prose(_prose_results(), records)["verdict_m1"].startswith(verdict)
+    tree = {"optimum": _optimum(("iso", 0.0, SE_OK, False, REACHED))}
+    tree["optimum"]["m1"]["premises"] = BROKEN
+    records = ch05.records_on(Results(tree), ["thm-5.1/imse-optimum/iso"])
+    assert "outside its conditions" in ch05.prose(_prose_results(), records)["verdict_m1"]
     words = ch05.prose(_prose_results(3, (0.29, 0.1), (0.29, 0.1), (-0.29, 0.1)), [])
     assert words["iso_better"] == "3 random configurations are"
     assert words["shared_vs_identical"] == "do not differ significantly from"

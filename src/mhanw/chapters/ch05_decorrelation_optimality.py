@@ -30,8 +30,9 @@ from ..infra import params as _P
 from ..infra import verdicts as V
 from ..infra.results import Q, Raw, Results, Tex
 from ..infra.rules import Claim, Decided, decide_all
+from ..infra.texout import tex_text
 from ..infra.validate import positive_int
-from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, direction_words, significant_effect
+from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, direction_words, significant_effect, verdict_words
 from .base import Context, step
 from .ch04_head_diversity_index import REGRESSION_LABELS, SHARED_PARAMETERS, regression_label
 
@@ -687,7 +688,9 @@ def records_on(results: Results, ids) -> list:
 
 def prose(results: Results, records) -> dict:
     """The section's words decided by the numbers: how many random configurations beat the orthogonal blocks
-    (isotropic ``m``), and the directions of the blind heads' and the optima's paired comparisons at 3 s.e."""
+    (isotropic ``m``), the directions of the blind heads' and the optima's paired comparisons at 3 s.e., and the
+    verdict of each optimum's record by its position in ``optimum_regressions`` (``verdict_m1``, ...: the words
+    ``\\verdictword`` prints for it)."""
     n_better = results.at("random.iso.n_better")
     b = results["blind"]
 
@@ -706,8 +709,13 @@ def prose(results: Results, records) -> dict:
         "sum_orth_vs_shared": words(b["sum_orth_minus_shared"], "lower", "higher", "not significantly different"),
     }
     opt = results["optimum"]
+    by_id = {r.claim: r for r in records}
     for k in range(opt["n"]):
+        o = opt[f"m{k + 1}"]
         out[f"direction_m{k + 1}"] = words(
-            opt[f"m{k + 1}"]["difference"], "lower than", "higher than", "not significantly different from"
+            o["difference"], "lower than", "higher than", "not significantly different from"
         )
+        record = by_id.get(f"thm-5.1/imse-optimum/{o['slug']}")
+        if record is not None:  # the paper names the optima by position: m1, m2, ... of optimum_regressions
+            out[f"verdict_m{k + 1}"] = Tex(tex_text(verdict_words(record) if record.outside else record.verdict))
     return out
