@@ -13,7 +13,6 @@ now be a ``ValueError`` whose single line starts with the argument's name.
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pytest
@@ -148,64 +147,3 @@ def test_the_right_argument_is_blamed_and_impossible_sizes_are_refused():
         comparisons.random_configurations(5, np.random.default_rng(1), d=2, d_k=2, n_heads=3)
     with pytest.raises(ValueError, match="^scale: "):
         locality.gaussian_model_neff([5], 2, 3, 1, scale=-1.0)
-
-
-def _notebook_helpers():
-    import importlib
-    import inspect
-    import pkgutil
-
-    import mhanw.chapters as pkg
-
-    out = []
-    for info in pkgutil.iter_modules(pkg.__path__):
-        module = importlib.import_module(f"mhanw.chapters.{info.name}")
-        for name, f in inspect.getmembers(module, inspect.isfunction):
-            if f.__module__ == module.__name__ and getattr(f, "reads_notebook_values", False):
-                out.append((f"{info.name[:4]}.{name}", f))
-    return out
-
-
-NOTEBOOK_HELPERS = _notebook_helpers()
-
-
-def test_the_notebook_helpers_are_found():
-    """Every ``@notebook_helper`` of a chapter module is found by the walk (none since every chapter follows
-    the chapter contract, whose steps read no notebook values; a new one would be found and swept)."""
-    import re
-
-    from nbtools import ROOT
-
-    declared = sum(
-        len(re.findall(r"^@notebook_helper\b", p.read_text(), re.M))
-        for p in (ROOT / "src" / "mhanw" / "chapters").glob("ch*.py")
-    )
-    assert len(NOTEBOOK_HELPERS) == declared
-
-
-@pytest.mark.parametrize("value", [{}, [], None, "x"])
-@pytest.mark.parametrize("label, f", NOTEBOOK_HELPERS, ids=[n for n, _ in NOTEBOOK_HELPERS])
-def test_a_notebook_helper_given_values_no_cell_makes_names_an_argument(tmp_path, monkeypatch, label, f, value):
-    """Every chapter function that reads the notebook's values (figures, tables, takeaways, the closing
-    bookkeeping), called with an empty dict, list, None or a string for each argument: one line naming
-    an argument of the call, never a raw KeyError, TypeError or IndexError from inside."""
-    import inspect
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    monkeypatch.chdir(tmp_path)
-    params = [
-        p
-        for p in inspect.signature(f).parameters.values()
-        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
-    kwargs = {p.name: value for p in params}
-    try:
-        f(**kwargs)
-    except ValueError as exc:
-        msg = str(exc)
-        named = re.sub(r"\[[^]]*\]", "", msg.split(":", 1)[0]).replace(" ", "").split(",")  # models[0] is models
-        assert "\n" not in msg, msg
-        assert set(named) <= set(inspect.signature(f).parameters) | {"nb", "ns", "fig"}, f"{label}: {msg!r}"
-    assert not [p for p in tmp_path.rglob("*") if p.is_file()], f"{label} wrote a file"
