@@ -136,10 +136,33 @@ def _blank(match: re.Match) -> str:
     return re.sub(r"[^\n]", " ", match.group(0))
 
 
+def _mask_byverdict(text: str) -> str:
+    """``text`` with the branches of every ``\\byverdict{ID}{...}{...}{...}`` blanked: the record chooses
+    the branch, so a branch may say what that verdict means."""
+    out, k = list(text), 0
+    while (k := text.find("\\byverdict{", k)) != -1:
+        j, groups = k + len("\\byverdict"), 0
+        while groups < 4 and j < len(text) and text[j] == "{":
+            depth, start = 0, j
+            while j < len(text):
+                depth += {"{": 1, "}": -1}.get(text[j], 0)
+                j += 1
+                if depth == 0:
+                    break
+            if groups:
+                out[start:j] = [c if c == "\n" else " " for c in text[start:j]]
+            groups += 1
+            while j < len(text) and text[j] in " \n" and groups < 4 and text[j:].lstrip().startswith("{"):
+                j += 1
+        k = j
+    return "".join(out)
+
+
 def _mask(text: str, guards: list[str]) -> str:
-    """``text`` with every allowed phrase blanked, and every guarded sentence: the ``text_says`` of a
-    chapter's guard, starting on the line right after a ``guarded:`` marker (it may wrap).  Line
-    breaks are kept, so line numbers stay."""
+    """``text`` with every allowed phrase blanked, the branches of ``\\byverdict``, and every guarded
+    sentence: the ``text_says`` of a chapter's guard, starting on the line right after a ``guarded:``
+    marker (it may wrap).  Line breaks are kept, so line numbers stay."""
+    text = _mask_byverdict(text)
     for pat in _ALLOWED_PATTERNS:
         text = pat.sub(_blank, text)
     for g in guards:
@@ -218,3 +241,10 @@ def test_every_allowed_phrase_is_used():
     texts = [t for _, t in _documents()]
     unused = [a for a, pat in zip(ALLOWED, _ALLOWED_PATTERNS) if not any(pat.search(t) for t in texts)]
     assert not unused, f"allowed phrases that match no text (remove them): {unused}"
+
+
+def test_the_branches_of_byverdict_are_guarded_and_the_rest_is_not():
+    text = "A \\byverdict{x/y}{holds here}{fails\nthere}{is undecided} B fails."
+    masked = _mask_byverdict(text)
+    assert "holds" not in masked and "undecided" not in masked and masked.count("\n") == 1
+    assert masked.startswith("A \\byverdict{x/y}") and masked.endswith(" B fails.")
