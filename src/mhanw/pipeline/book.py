@@ -47,6 +47,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
@@ -343,6 +344,54 @@ def build_info(root: Path) -> dict:
         f"This book was built {words}, {made}.</div>"
     )
     return {"size": size, "commit": commit, "dirty": dirty, "html": line}
+
+
+# ---- how long a page reads ------------------------------------------------------------
+class _MainText(HTMLParser):
+    """The text of a rendered page's main part (``div.body``) without its navigation, contents, the
+    build line and scripts; a formula (``span.math``, ``div.math``) counts as one word."""
+
+    SKIP = ("mhanw-chapter-nav", "mhanw-build", "contents", "headerlink")
+    VOID = {"br", "img", "hr", "meta", "link", "input", "wbr", "source", "col", "area", "base", "embed"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []  # per open element: "body", "skip", "math" or ""
+        self.words: list[str] = []
+
+    def _inside(self, kind: str) -> bool:
+        return kind in self.stack
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        cls = dict(attrs).get("class") or ""
+        kind = ""
+        if tag == "div" and "body" in cls.split() and not self._inside("body"):
+            kind = "body"
+        elif tag in ("script", "style") or any(c in cls.split() for c in self.SKIP):
+            kind = "skip"
+        elif "math" in cls.split() and self._inside("body") and not self._inside("math"):
+            kind = "math"
+            if not self._inside("skip"):
+                self.words.append("(formula)")
+        self.stack.append(kind)
+
+    def handle_endtag(self, tag):
+        if tag not in self.VOID and self.stack:
+            self.stack.pop()
+
+    def handle_data(self, data):
+        if self._inside("body") and not self._inside("skip") and not self._inside("math"):
+            self.words += data.split()
+
+
+def page_words(page: Path) -> int:
+    """How many words a reader meets in the main text of a rendered page (:class:`_MainText`): prose,
+    visible code, tables, captions and folded blocks, each formula one word."""
+    parser = _MainText()
+    parser.feed(Path(page).read_text(encoding="utf-8"))
+    return sum(1 for w in parser.words if re.search(r"\w", w))
 
 
 # ---- a chapter's appendix -------------------------------------------------------------
