@@ -515,6 +515,8 @@ def appendix_notebook(nb, cells: list, ch: Chapter):
     :func:`appendix_records`."""
     out = nbformat.v4.new_notebook()
     out.metadata = copy.deepcopy(nb.metadata)
+    # in no table of contents: reached from its lesson, and not between two chapters in "previous/next"
+    out.metadata["orphan"] = True
     moved = []
     for cell in cells:
         if "findings-in-full" in _tags(cell):
@@ -609,9 +611,8 @@ def front_page(
     has_pdf: bool,
     figures_here: set[str],
     thumbs: dict[str, str] | None = None,
-    info: dict | None = None,
 ) -> str:
-    """The front page (Markdown with HTML blocks): what the book is, the cards of the paper's claims, then,
+    """The front page (Markdown with HTML blocks): the cards of the paper's claims, then,
     counted apart, the cards of the chapters beyond the paper (:attr:`Chapter.beyond`), and the contents."""
     by_name = {ch.name: ch for ch in chapters}
     beyond = {ch.name for ch in chapters if ch.beyond}
@@ -628,15 +629,6 @@ def front_page(
         overall += (
             f" Counted apart, the chapters beyond the paper ({'chapter' if len(beyond) == 1 else 'chapters'} "
             f"{nums}): {k} {'claim' if k == 1 else 'claims'}, {html.escape(ledger.counts_phrase(off_paper))}."
-        )
-    size = ""
-    if info is not None:
-        size = (
-            f"<p>The numbers of this book come from a build at <strong>{html.escape(info['size'])}</strong> size"
-            + (": small Monte Carlo samples, so they are small-sample numbers" if info["size"] == "quick" else "")
-            + (f", from commit <code>{html.escape(info['commit'])}</code>" if info["commit"] else "")
-            + (" with uncommitted changes" if info["dirty"] else "")
-            + ".</p>"
         )
     parts = [
         "# Multi-head attention as ensemble Nadaraya–Watson estimation, checked",
@@ -659,7 +651,6 @@ def front_page(
             else ""
         )
         + "</p>",
-        size,
         "<h2>The paper's claims</h2>" if theirs else "",
         '<div class="mhanw-cards">',
         *mine,
@@ -969,8 +960,6 @@ def prepare_chapter(
     if contents is not None:
         nb.cells.insert(first + 1, contents)
     nb.cells.append(nbformat.v4.new_markdown_cell(footer_block(prev, nxt, ch)))
-    # the appendix under its chapter in the navigation (and in no other list)
-    nb.cells.append(nbformat.v4.new_markdown_cell(f"```{{toctree}}\n:hidden:\n\n{ch.appendix}\n```"))
     for cell in nb.cells:
         cell.pop("id", None)
     nb.nbformat_minor = 4
@@ -1176,7 +1165,7 @@ def assemble(root: Path, src: Path) -> dict:
         panels.update(_figure_panels(notebooks[ch.name]))
     thumbs = thumbnails([f.theorem for f in found], panels, src)
     (src / "index.md").write_text(
-        front_page(chapters, found, records, pages, has_pdf, figures_here, thumbs, info), encoding="utf-8"
+        front_page(chapters, found, records, pages, has_pdf, figures_here, thumbs), encoding="utf-8"
     )
     return {"chapters": len(chapters), "pages": len(pages), "claims": len(records), "cards": len(found)}
 
