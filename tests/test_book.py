@@ -345,6 +345,21 @@ def test_no_display_formula_is_clipped_at_phone_width(quick_build):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name", LESSONS)
+def test_a_lesson_and_its_appendix_fit_a_phone_without_sideways_scrolling(name, quick_build):
+    book = quick_build / "build" / "book"
+    page = check_book.Page()
+    try:
+        wider = {}
+        for stem in (name, name + build_book.APPENDIX_SUFFIX):
+            page.open((book / f"{stem}.html").as_uri())
+            wider[stem] = page.overflow(check_book.NARROW)
+    finally:
+        page.close()
+    assert not any(wider.values()), f"px wider than {check_book.NARROW} px: {wider}"
+
+
+@pytest.mark.slow
 def test_every_reference_in_the_chapters_resolves_against_the_aux_and_the_ledger(quick_build):
     resolver = references.Resolver(
         references.read_aux(quick_build / "build" / "paper" / "main.aux"),

@@ -432,7 +432,7 @@ def _sentence_piece(text: str) -> str:
 def finding_sentence(r: dict) -> str:
     """One record in one sentence (HTML): its name, its verdict, what the numbers show (the record's
     finding, else its deciding number ± s.e.)."""
-    detail = r.get("finding") or ledger.deciding_statistic(r)
+    detail = r.get("finding") or next(iter(ledger.statistic_texts(r)), "")
     said = f": {record_html(_sentence_piece(detail))}" if detail else ""
     return f"<strong>{record_html(ledger.claim_title(r['claim']))}</strong> {record_verdict_html(r)}{said}."
 
@@ -658,8 +658,8 @@ def front_page(
         *(
             [
                 '<h2 id="beyond-the-paper">Beyond the paper</h2>',
-                "<p>These chapters ask questions the paper raises but does not test (a trained model, training "
-                "itself); they are counted apart from the paper's claims.</p>",
+                "<p>These chapters go beyond the paper's theorems (a trained model, training itself); their "
+                "claims are counted apart from the paper's.</p>",
                 '<div class="mhanw-cards">',
                 *theirs,
                 "</div>",
@@ -752,7 +752,7 @@ def header_block(ch: Chapter, prev: Chapter | None, nxt: Chapter | None, has_pdf
     """The chapter's numbering (chapter N = the paper's Section M) and the ways out of the page."""
     first = [f"<strong>Chapter {ch.number}</strong>"]
     if ch.beyond:
-        first.append('<strong class="mhanw-beyond">beyond the paper</strong>: the paper reports no such experiment')
+        first.append('<strong class="mhanw-beyond">beyond the paper</strong> (counted apart from its claims)')
     if ch.section:
         title = ""
         if ch.section.title:
