@@ -52,7 +52,7 @@ from pathlib import Path
 
 import nbformat
 
-from mhanw.infra import notation
+from mhanw.infra import notation, prose
 from mhanw.infra.verdicts import VOCABULARY
 
 from . import ledger, references, theorems
@@ -445,7 +445,8 @@ def lesson_findings(ch: Chapter) -> str:
     others = [r for r in ch.records if ledger.role_of(r) not in LESSON_ROLES]
     items = "".join(f"<li>{finding_sentence(r)}</li>" for r in stated)
     rest = (
-        f" The chapter also records {len(others)} {'check' if len(others) == 1 else 'checks'} of our own "
+        f" The chapter also records {prose.number_word(len(others))} {'check' if len(others) == 1 else 'checks'} "
+        "of our own "
         f"(controls and tautologies: {html.escape(ledger.counts_phrase(others, 'records'))})."
         if others
         else ""
