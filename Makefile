@@ -151,9 +151,7 @@ lab: $(ENV_STAMP) ## JupyterLab on the chapters (LAB_ARGS="--no-browser --port 8
 	'$(VENV)/bin/jupyter' lab --ServerApp.root_dir=notebooks --ServerApp.ip=127.0.0.1 \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 bench: $(ENV_STAMP) ## benchmark the head evaluation against torch (pip installs torch's CPU build: Reproduce page)
-	@'$(VENV)/bin/python' -c "import torch" 2>/dev/null || { '$(VENV)/bin/python' -m pip -V >/dev/null 2>&1 || \
-	  '$(VENV)/bin/python' -m ensurepip --default-pip >/dev/null; '$(VENV)/bin/python' -m pip install -qq torch==2.13.0; }
-	'$(VENV)/bin/python' -m mhanw.bench --out build/bench
+	'$(VENV)/bin/python' -m mhanw.bench --install-torch --out build/bench
 lock: ## renew requirements.lock and requirements-nodeps.txt with uv, for every supported Python (PyPI)
 	@PYTHON='$(PYTHON)' scripts/lock.sh
 tex: ## make sure latexmk, pdflatex and pdftotext are there (installs them as root)

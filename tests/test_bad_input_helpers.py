@@ -13,13 +13,11 @@ now be a ``ValueError`` whose single line starts with the argument's name.
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pytest
 
 from mhanw import comparisons, data, locality, montecarlo, pretrained, scaling
-from mhanw.chapters import ch05_decorrelation_optimality as ch05
 from mhanw.decomposition import jackknife
 from mhanw.infra import sweep, tables, texout, validate, verdicts
 from mhanw.weighting import structured_weights
@@ -55,7 +53,7 @@ def test_noise_beyond_a_double_blames_sigma_not_the_regression():
         (lambda: comparisons.random_configuration_imse(["iso_cos"], 3, 0, 30, 5, 2, data=[]), "data"),  # AttributeError
         (lambda: comparisons.random_configuration_imse(["iso_cos"], 3, 0, 30, 5, 2, progress=np.ones(3)), "progress"),
         (lambda: __import__("mhanw.premises").premises.rotation_invariant_data({}), "model"),  # no .regression
-        (lambda: ch05.imse_and_gradient(np.ones((2, 4, 2)), "batch", 0.5), "batch"),  # AttributeError: no .X
+        (lambda: comparisons.imse_and_gradient(np.ones((2, 4, 2)), "batch", 0.5), "batch"),  # AttributeError: no .X
         (lambda: pretrained.layer_contrast(np.ones((3, 2, 4)), layer=["a"]), "layer"),  # TypeError: '<=' not supported
         (
             lambda: pretrained.random_subspace_null(3, 6, 2, 3, 0, circuit=np.ones(3)),
@@ -67,7 +65,9 @@ def test_noise_beyond_a_double_blames_sigma_not_the_regression():
         (lambda: locality.exp_kernel_sine_estimates([], 2, 0), "sample_sizes"),  # max() of an empty list
         (lambda: locality.neff_by_dimension([], 5, 5, 0), "dims"),  # max() of an empty list
         (
-            lambda: ch05.minimize_imse(ch05.crn_batch("sin13", 30, 10, 3, 4, 0), 2, 2, 0.5, RNG(0), first_move=1e308),
+            lambda: comparisons.minimize_imse(
+                comparisons.crn_batch("sin13", 30, 10, 3, 4, 0), 2, 2, 0.5, RNG(0), first_move=1e308
+            ),
             "first_move",
         ),  # W overflowed and was blamed
         (lambda: jackknife(lambda a: float(np.mean(a)), (np.array([]),)), "arrays"),  # "n_blocks ... in [2, 0]"
@@ -102,7 +102,7 @@ def test_integers_beyond_a_double_are_named(call, arg):
 @pytest.mark.parametrize(
     "call,arg",
     [
-        (lambda: ch05.crn_batch("sin13", 30, 10, 3, 4, np.zeros((3, 3))), "seed"),
+        (lambda: comparisons.crn_batch("sin13", 30, 10, 3, 4, np.zeros((3, 3))), "seed"),
         (lambda: data.regression_function(np.zeros((3, 3))), "regression"),
         (lambda: scaling.solve_head_size(1000, 8, c_bias=np.ones((2, 3))), "c_bias"),
     ],
@@ -118,11 +118,6 @@ def test_brief_shows_values_on_one_line():
     assert validate.brief("a  b") == "'a  b'"
     assert "\n" not in validate.brief({"a": np.eye(3)})
     assert len(validate.brief("x" * 1000)) == 203
-
-
-def test_a_rule_names_the_arguments_whose_statistics_overflow():
-    # 3 * se, a difference or a z-score beyond a double: the record could not be built ("detectable: ...")
-    _named(lambda: ch05.blind_verdict(1.0, 1e-320), "se")
 
 
 def test_a_kernel_that_is_an_array_is_named():
@@ -152,64 +147,3 @@ def test_the_right_argument_is_blamed_and_impossible_sizes_are_refused():
         comparisons.random_configurations(5, np.random.default_rng(1), d=2, d_k=2, n_heads=3)
     with pytest.raises(ValueError, match="^scale: "):
         locality.gaussian_model_neff([5], 2, 3, 1, scale=-1.0)
-
-
-def _notebook_helpers():
-    import importlib
-    import inspect
-    import pkgutil
-
-    import mhanw.chapters as pkg
-
-    out = []
-    for info in pkgutil.iter_modules(pkg.__path__):
-        module = importlib.import_module(f"mhanw.chapters.{info.name}")
-        for name, f in inspect.getmembers(module, inspect.isfunction):
-            if f.__module__ == module.__name__ and getattr(f, "reads_notebook_values", False):
-                out.append((f"{info.name[:4]}.{name}", f))
-    return out
-
-
-NOTEBOOK_HELPERS = _notebook_helpers()
-
-
-def test_the_notebook_helpers_are_found():
-    """Every ``@notebook_helper`` of a chapter module is found by the walk (the count shrinks as chapters
-    move onto the chapter contract, whose steps read no notebook values)."""
-    import re
-
-    from nbtools import ROOT
-
-    declared = sum(
-        len(re.findall(r"^@notebook_helper\b", p.read_text(), re.M))
-        for p in (ROOT / "src" / "mhanw" / "chapters").glob("ch*.py")
-    )
-    assert declared and len(NOTEBOOK_HELPERS) == declared
-
-
-@pytest.mark.parametrize("value", [{}, [], None, "x"])
-@pytest.mark.parametrize("label, f", NOTEBOOK_HELPERS, ids=[n for n, _ in NOTEBOOK_HELPERS])
-def test_a_notebook_helper_given_values_no_cell_makes_names_an_argument(tmp_path, monkeypatch, label, f, value):
-    """Every chapter function that reads the notebook's values (figures, tables, takeaways, the closing
-    bookkeeping), called with an empty dict, list, None or a string for each argument: one line naming
-    an argument of the call, never a raw KeyError, TypeError or IndexError from inside."""
-    import inspect
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    monkeypatch.chdir(tmp_path)
-    params = [
-        p
-        for p in inspect.signature(f).parameters.values()
-        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
-    kwargs = {p.name: value for p in params}
-    try:
-        f(**kwargs)
-    except ValueError as exc:
-        msg = str(exc)
-        named = re.sub(r"\[[^]]*\]", "", msg.split(":", 1)[0]).replace(" ", "").split(",")  # models[0] is models
-        assert "\n" not in msg, msg
-        assert set(named) <= set(inspect.signature(f).parameters) | {"nb", "ns", "fig"}, f"{label}: {msg!r}"
-    assert not [p for p in tmp_path.rglob("*") if p.is_file()], f"{label} wrote a file"

@@ -72,33 +72,7 @@ def _record(claim="a/b", verdict=HOLDS):
 LAW = derivation.GrowthLaw("power of log n", False, sp.Rational(1, 3), sp.Integer(0), sp.Integer(2), True, "law")
 
 #: Good arguments of every rule (each decides on them); every argument is then replaced, one at a time.
-GOOD = {
-    "ch05.comparison_word": dict(diff=0.1, se=0.01, lower="a", higher="b", same="c"),
-    "ch05.random_records": dict(
-        rel_pct=0.1,
-        rel_se_pct=0.1,
-        m_label="m",
-        premises=ISO_PREMISES,
-        refute_only=False,
-        rho=-0.2,
-        n_better=0,
-        claim="thm-5.1/random/m",
-    ),
-    "ch05.blind_verdict": dict(diff=-0.1, se=0.01),
-    "ch05.optimum_verdict": dict(
-        slug="iso",
-        m_label="m",
-        rel_pct=0.1,
-        rel_se_pct=0.1,
-        hdi=0.9,
-        premises=ISO_PREMISES,
-        refute_only=False,
-        search=V.Search("IMSE descent", starts=4, known_starts=1, perturbed_starts=2, steps=10, best=0.9, known=1.0),
-    ),
-    "ch05.frame_verdict": dict(gap=1e-5, overshoot=0.0, tightness=1e-6),
-    "ch05.frame_general_verdict": dict(best=0.8, bound=0.9),
-    "ch05.overall_verdict": dict(parts=[_record("thm-5.1/x")]),
-}
+GOOD = {}
 
 #: The checks that read text (a string is their good value), and NaN as "none found".
 TEXT_CHECKS = (V.text, V.note)
@@ -171,8 +145,9 @@ NOT_NUMBERS = st.one_of(
 )
 
 
+@pytest.mark.skipif(not ARGUMENTS, reason="no chapter declares a rule function (their records are declared Claims)")
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=st.sampled_from(ARGUMENTS), bad=NOT_NUMBERS)
+@given(case=st.sampled_from(ARGUMENTS or [("", "")]), bad=NOT_NUMBERS)
 def test_any_non_number_through_any_argument_of_any_rule(case, bad):
     """Property: whatever replaces one argument of a rule is refused naming it, unless it is a
     valid value of that argument's kind (text for a label, NaN read as "none found")."""

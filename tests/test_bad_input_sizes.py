@@ -190,17 +190,20 @@ FIGURES_DIR = tempfile.gettempdir()
 
 @functools.cache
 def _free_descent():
-    """Chapter 5's free-head descent (:func:`minimize_imse`) on a tiny batch: one start, one step."""
-    from mhanw.chapters import ch05_decorrelation_optimality as ch05
+    """The free-head descent of chapter 5 (:func:`mhanw.comparisons.minimize_imse`) on a tiny batch: one start,
+    one step."""
+    from mhanw import comparisons
 
-    return ch05.minimize_imse(ch05.crn_batch("sin13", 30, 10, 3, 4, 0), 2, 2, 0.5, RNG(0), n_starts=1, n_steps=1)
+    return comparisons.minimize_imse(
+        comparisons.crn_batch("sin13", 30, 10, 3, 4, 0), 2, 2, 0.5, RNG(0), n_starts=1, n_steps=1
+    )
 
 
 def _overrides():
     """Required arguments that differ from :data:`GOOD` for one function."""
-    from mhanw.chapters import ch05_decorrelation_optimality as ch05
+    from mhanw import comparisons
 
-    batch = lambda: ch05.crn_batch("sin13", 30, 10, 3, 4, 0)  # noqa: E731
+    batch = lambda: comparisons.crn_batch("sin13", 30, 10, 3, 4, 0)  # noqa: E731
     return {
         "mhanw.heads.graded_heads": dict(angles=[0.0, 0.5]),
         "mhanw.diversity.maximize_hdi": dict(rng=RNG(0)),
@@ -213,7 +216,7 @@ def _overrides():
         "mhanw.comparisons.matched_hdi_configuration": dict(rng=RNG(0)),
         "mhanw.comparisons.matched_hdi_configurations": dict(rng=RNG(0)),
         "mhanw.comparisons.normalization_table": dict(rng=RNG(0)),
-        "mhanw.chapters.ch05_decorrelation_optimality.minimize_imse": dict(batch=batch(), rng=RNG(0), bandwidth=0.5),
+        "mhanw.comparisons.minimize_imse": dict(batch=batch(), rng=RNG(0), bandwidth=0.5),
         "mhanw.pretrained.random_subspace_null": dict(n_heads=3, d=6, d_k=2),
         "mhanw.pretrained.r2_bootstrap": dict(x=np.arange(10.0), y=np.arange(10.0) ** 2),
         "mhanw.pretrained.spearman_permutation": dict(x=np.arange(10.0), y=np.arange(10.0) ** 2),

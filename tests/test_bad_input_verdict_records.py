@@ -162,14 +162,6 @@ def test_a_bad_label_rule_or_slug_names_itself(bad):
     _named(lambda: V.no_violation_record(V.stat("e", 0.0, 0.1), 1.0, claim=bad, statement="s"), "claim")
 
 
-@pytest.mark.parametrize("bad", ["Iso", "iso equal", "iso\n"])
-def test_a_bad_slug_names_itself(bad):
-    from mhanw.chapters import ch05_decorrelation_optimality as ch05
-
-    found = V.Search("IMSE descent", starts=4, known_starts=1, perturbed_starts=2, steps=10, best=0.9, known=1.0)
-    _named(lambda: ch05.optimum_verdict(bad, "m", 0.1, 0.1, 0.9, ISO, False, found), "slug")
-
-
 @pytest.mark.parametrize("empty", [(), []])
 def test_holds_under_without_premises_names_premises(empty):
     _named(lambda: _record(verdict=V.HOLDS_UNDER, premises=empty), "conditions")  # the record's own fields

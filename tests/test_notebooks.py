@@ -25,36 +25,12 @@ def test_notebook_ran_quick_and_wrote_its_outputs(path, quick_build):
     written = {p.stem for p in (copy / "figures").glob(f"{name}*.pdf")}
     assert written == set(declared), f"{name} wrote {written}, declared {declared}"
     text = (copy / "paper" / "generated" / f"{name}.tex").read_text()
-    bodies = re.findall(r"\\newcommand\{\\[A-Za-z]+\}\{(.*)\}$", text, flags=re.M)
-    assert bodies, f"{name} wrote no macros"
-    assert sum(bool(re.search(r"\d", b)) for b in bodies) >= 3, f"{name}: fewer than three macros hold numbers"
+    bodies = re.findall(r"^\\mhvalue\{[^}]+\}\{(.*)\}$", text, flags=re.M)  # the contract's paper values
+    assert bodies, f"{name} wrote no paper values"
+    assert sum(bool(re.search(r"\d", b)) for b in bodies) >= 3, f"{name}: fewer than three values hold numbers"
     executed = json.loads((copy / "build" / "notebooks" / f"{name}.ipynb").read_text())
     params = [c for c in executed["cells"] if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
     assert params and 'fidelity = "quick"' in "".join(params[0]["source"])
     assert (copy / "build" / "results" / f"{name}.json").is_file()
     timing = json.loads((copy / "build" / "timings" / "default" / f"{name}.json").read_text())
     assert timing["fidelity"] == "quick" and timing["mode"] == "full" and timing["cpu_s"] > 0
-
-
-def test_a_chapter_run_starts_with_checked_parameters_the_sizes_of_its_fidelity_and_seeded_streams():
-    import numpy as np
-
-    from mhanw.infra import notebook
-    from mhanw.infra import params as P
-    from mhanw.infra.params import ParameterError
-
-    parameters = {**P.STANDARD, "n": P.positive_int(1, 10)}
-    sizes = {"quick": {"rep": 2}, "paper": {"rep": 20}}
-    ns = {"fidelity": "quick", "seed": 7, "figures_dir": "f", "macros_path": "m.tex", "results_path": "r.json", "n": 3}
-    params, chosen, streams = notebook.start(ns, parameters, (), sizes, 3)
-    assert params["n"] == 3 and chosen == {"rep": 2} and len(streams) == 3
-    assert [s.entropy for s in streams] == [7] * 3
-    assert [s.spawn_key for s in streams] == [c.spawn_key for c in np.random.SeedSequence(7).spawn(3)]
-    chosen["rep"] = 99
-    assert sizes["quick"]["rep"] == 2, "the chapter's table of sizes is not changed through the returned dict"
-    with pytest.raises(ParameterError, match="n"):
-        notebook.start({**ns, "n": 11}, parameters, (), sizes, 3)
-    with pytest.raises(ValueError, match="n_streams"):
-        notebook.start(ns, parameters, (), sizes, 0)
-    with pytest.raises(ValueError, match="sizes"):
-        notebook.start(ns, parameters, (), {"quick": {}}, 1)

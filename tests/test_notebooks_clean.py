@@ -141,33 +141,3 @@ def test_every_name_a_shown_cell_uses_is_defined_where_a_reader_sees_it(path):
             bad.append(f"cell {i}: {', '.join(hidden)}")
         seen |= defined
     assert not bad, f"{path.name}: shown cells use names defined only in removed cells: {'; '.join(bad)}"
-
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_no_data_name_is_bound_before_the_parameter_check(path):
-    """The records run (mhanw.pipeline.runner) checks every data name of the namespace as a parameter:
-    a constant bound by the set-up code before ``chapter.setup(globals())`` (or ``check_parameters``) would
-    stop it as an unknown parameter, though papermill's run, which checks only the injected names, passes."""
-    import re
-
-    from mhanw.chapters import base
-    from mhanw.infra.params import _data_names
-
-    if base.follows_contract(base.load(path.stem)):
-        pytest.skip("the chapter passes its parameters to base.setup by name (tests/test_chapter_contract.py)")
-    cells = chapters.code_sources(path)
-    namespace = {"__name__": "__main__"}
-    exec(compile(cells[0], f"<{path.stem} parameters>", "exec"), namespace)  # noqa: S102 - the chapter's literals
-    check = re.compile(r"\((globals\(\))")
-    for src in cells[1:]:
-        lines = src.splitlines()
-        hit = next((i for i, line in enumerate(lines) if check.search(line)), None)
-        before = "\n".join(lines if hit is None else lines[:hit])
-        exec(compile(before, f"<{path.stem} set-up>", "exec"), namespace)  # noqa: S102 - imports and set-up
-        if hit is not None:
-            break
-    else:
-        pytest.fail(f"{path.name}: no cell checks the parameters with globals()")
-    declared = set(namespace["chapter"].PARAMETERS)
-    stray = sorted(set(_data_names(namespace, ())) - declared)
-    assert not stray, f"{path.name}: data names bound before the parameter check: {', '.join(stray)}"

@@ -82,6 +82,15 @@ def test_every_float_is_on_the_page_of_its_first_reference_or_the_next(quick_bui
 
 
 @pytest.mark.slow
+def test_no_line_of_the_paper_overflows_its_margin_by_more_than_5pt(quick_build):
+    log = (quick_build / "build" / "paper" / "main.log").read_text(errors="replace")
+    widths = [float(w) for w in re.findall(r"^Overfull \\hbox \(([0-9.]+)pt too wide\)", log, flags=re.M)]
+    assert "Output written on " in log, "the log is not a finished pdflatex run"
+    worst = max(widths, default=0.0)
+    assert worst <= 5.0, f"an overfull box {worst:.1f} pt wide (of {len(widths)}): see build/paper/main.log"
+
+
+@pytest.mark.slow
 def test_every_figure_is_legible_at_print_size(quick_build):
     copy = quick_build
     problems = []

@@ -72,8 +72,19 @@ def test_one_writer_names_every_number_once_in_the_paper_and_the_results_file(tm
     assert "\\mhvalue{07.text}{50\\% of x\\_1}" in tex
     assert "\\mhvalue{07.formula}{\\ensuremath{a^2}}" in tex
     assert "\\mhvalue{verdict:thm-1/x}{holds}" in tex and "\\mhvalue{is:thm-1/x}{holds}" in tex
+    assert "\\mhvalue{key:thm-1/x}{holds}" in tex
     assert "07.raw" not in tex and "07.table" not in tex
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["seed"] == 1 and doc["claims"][0]["claim"] == "thm-1/x"
     assert doc["results"]["part"]["effect"] == {"value": 0.0123, "se": 0.0011, "label": "effect"}
     assert doc["results"]["table"] == [1.0, None] and "raw" not in doc["results"]
+
+
+def test_the_direction_of_a_verdict_is_holds_fails_or_other():
+    from mhanw.infra import verdicts as V
+
+    assert V.verdict_key(V.HOLDS) == V.verdict_key(V.HOLDS_UNDER) == "holds"
+    assert V.verdict_key(V.FAILS) == "fails"
+    assert {V.verdict_key(v) for v in (V.UNDECIDED, V.OUTSIDE, V.NOT_CHECKABLE)} == {"other"}
+    with pytest.raises(ValueError, match="verdict"):
+        V.verdict_key("holds probably")

@@ -50,3 +50,24 @@ def test_integrated_mse_on_dask_equals_local(cluster, monkeypatch):
 def test_bad_scheduler_names_the_argument():
     with pytest.raises(ValueError, match="^scheduler:"):
         sweep.run_replicates(_replicate, n_rep=2, seed=1, scheduler="  ")
+
+
+@pytest.mark.parametrize("via_environment", [False, True])
+def test_a_scheduler_that_does_not_answer_is_one_line_within_seconds(via_environment, monkeypatch):
+    import socket
+    import time
+
+    with socket.socket() as s:  # a port nothing listens on: bound, never listening
+        s.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+        kwargs = {} if via_environment else {"scheduler": address}
+        if via_environment:
+            monkeypatch.setenv(sweep.SCHEDULER_ENV, address)
+        start = time.monotonic()
+        with pytest.raises(ConnectionError) as caught:
+            sweep.run_replicates(_replicate, n_rep=2, seed=1, **kwargs)
+        elapsed = time.monotonic() - start
+    message = str(caught.value)
+    assert elapsed < 3 * sweep.CONNECT_TIMEOUT_S, f"took {elapsed:.1f} s"
+    assert "\n" not in message and address in message
+    assert (sweep.SCHEDULER_ENV in message) == via_environment

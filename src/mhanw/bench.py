@@ -424,12 +424,34 @@ def markdown(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The torch build ``--install-torch`` puts into the running environment (CPU wheels for this platform).
+TORCH_PIN = "torch==2.13.0"
+
+
+def install_torch() -> None:
+    """Install :data:`TORCH_PIN` into the running interpreter's environment when torch is missing (the
+    comparison of ``make bench``; nothing else needs torch, so it is not in the lock).  pip is added with
+    ``ensurepip`` first when the environment has none (uv makes environments without it)."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("torch") is not None:
+        return
+    if subprocess.run([sys.executable, "-m", "pip", "-V"], capture_output=True).returncode != 0:
+        subprocess.run([sys.executable, "-m", "ensurepip", "--default-pip"], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-qq", TORCH_PIN], check=True)
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tiny", action="store_true", help="a few small shapes (seconds), as `make test` runs it")
     parser.add_argument("--no-torch", action="store_true", help="skip torch even when it is installed")
     parser.add_argument("--out", default="build/bench", help="folder for bench.json and bench.md")
+    parser.add_argument("--install-torch", action="store_true", help=f"pip install {TORCH_PIN} first if missing")
     args = parser.parse_args(argv)
+    if args.install_torch and not args.no_torch:
+        install_torch()
     result = run(TINY if args.tiny else FULL, with_torch=False if args.no_torch else None)
     out = Path(args.out)
     write_atomic(out / "bench.json", json.dumps(result, indent=1) + "\n")

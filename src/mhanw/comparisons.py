@@ -23,6 +23,12 @@ Configurations (orthonormal coordinate blocks unless stated):
 
 The premises of the isotropic reading on what ran: :func:`isotropic_premises`.
 
+The IMSE minimised over head subspaces (Thm 5.1): :func:`crn_batch` fixes training samples and test points
+(common random numbers), :func:`imse_and_gradient` is the Monte Carlo IMSE of averaged Gaussian NW heads
+and its exact gradient in the projections, :func:`minimize_imse` runs Riemannian gradient descent with QR
+retraction over free or mutually orthogonal heads, from the starts of :func:`candidate_starts` (a known
+candidate and perturbations of it) and Haar starts.
+
 Statistics of an :class:`mhanw.montecarlo.ImseResult` (3-s.e. rule, :data:`mhanw.constants.N_SE`):
 :func:`family_summary`, :func:`monotonicity_violations`, :func:`rank_correlation` (and its bootstrap s.e.
 :func:`rank_correlation_se`); of two heads' pointwise estimates: :func:`head_covariance`.
@@ -40,11 +46,12 @@ from . import data as _data
 from . import heads as _heads
 from . import montecarlo as _mc
 from .constants import MAX_REPLICATES, N_SE, RANDOM_CONFIGURATION_BANDWIDTH, SIGMA, check_entries
-from .diversity import NORMALIZATIONS, hdi_upper_bound, head_diversity_index
+from .diversity import NORMALIZATIONS, hdi_upper_bound, head_diversity_index, orthonormal_bases, principal_angles
 from .infra.estimates import Estimate
 from .infra.validate import (
     as_float_array,
     as_seed_sequence,
+    boolean,
     brief,
     generator,
     nonnegative_scalar,
@@ -57,14 +64,20 @@ from .infra.validate import (
 
 __all__ = [
     "HEAD_TYPES",
+    "CrnBatch",
+    "ImseOptimum",
     "RandomConfigurations",
     "equal_hdi_configurations",
+    "candidate_starts",
+    "crn_batch",
     "family_summary",
     "head_covariance",
     "heterogeneity",
+    "imse_and_gradient",
     "isotropic_premises",
     "matched_hdi_configuration",
     "matched_hdi_configurations",
+    "minimize_imse",
     "monotonicity_violations",
     "normalization_predictions",
     "normalization_table",
@@ -571,3 +584,358 @@ def isotropic_premises(models, configs) -> tuple:
         *(P.rotation_invariant_data(m) for m in models),
         *((P.orthonormal_heads(c), P.uniform_averaging(c)) for c in configs),
     )
+
+
+# --------------------------------------------------------------------------- the IMSE minimised over head subspaces (Thm 5.1)
+
+
+@dataclass(frozen=True)
+class CrnBatch:
+    """Fixed training samples and test points (common random numbers) of a Monte Carlo IMSE (Thm 5.1).
+
+    Parameters
+    ----------
+    X : array (R, n, d)
+        The inputs of ``R`` training samples.
+    Y : array (R, n)
+        Their responses.
+    X_test : array (R, T, d)
+        ``T`` test points per replicate.
+    m_test : array (R, T)
+        The regression function at the test points.
+    """
+
+    X: np.ndarray
+    Y: np.ndarray
+    X_test: np.ndarray
+    m_test: np.ndarray
+
+
+def crn_batch(regression, n: int, n_test: int, n_rep: int, d: int, seed, sigma: float | None = None) -> CrnBatch:
+    """Draw ``n_rep`` replicates of :func:`mhanw.data.draw_sample`, one stream each from ``SeedSequence(seed)``.
+
+    Parameters
+    ----------
+    regression : str, RegressionFunction or DataModel
+        Whatever :func:`mhanw.data.draw_sample` accepts (a catalogue name, a
+        :class:`~mhanw.data.RegressionFunction` or a data model).
+    n : int
+        Training points per replicate.
+    n_test : int
+        Test points per replicate.
+    n_rep : int
+        Replicates, at most :data:`mhanw.constants.MAX_REPLICATES`.
+    d : int
+        Input dimension.
+    seed : int or numpy.random.SeedSequence
+        The seed of the replicates' streams (explicit: ``None`` would differ run to run).
+    sigma : float, optional
+        The noise level (the data model's when ``None``).
+
+    Returns
+    -------
+    CrnBatch
+        The replicates, stacked.
+
+    Raises
+    ------
+    ValueError
+        Naming ``n``, ``n_test``, ``n_rep``, ``d`` or ``seed`` when it is not of that form, or the product
+        ``n_rep x (n + n_test) x d`` when it is too large to allocate.
+    """
+    # each size is bounded by the stacked inputs X and X_test it sizes, checked before any draw
+    n, n_test, n_rep, d = (
+        positive_int(v, k, maximum=None) for v, k in ((n, "n"), (n_test, "n_test"), (n_rep, "n_rep"), (d, "d"))
+    )
+    check_entries("n_rep x (n + n_test) x d", n_rep, n + n_test, d)
+    positive_int(n_rep, "n_rep", maximum=MAX_REPLICATES, what="replicates")
+    streams = as_seed_sequence(seed).spawn(n_rep)  # an explicit int or SeedSequence; None would differ run to run
+    samples = [
+        _data.draw_sample(np.random.default_rng(s), regression, n, d, n_test=n_test, sigma=sigma) for s in streams
+    ]
+    return CrnBatch(
+        X=np.stack([s.X for s in samples]),
+        Y=np.stack([s.Y for s in samples]),
+        X_test=np.stack([s.X_test for s in samples]),
+        m_test=np.stack([s.m_test for s in samples]),
+    )
+
+
+def imse_and_gradient(W, batch: CrnBatch, bandwidth: float, gradient: bool = True):
+    """The Monte Carlo IMSE of ``H`` averaged Gaussian NW heads on ``batch``, and its gradient in ``W`` (Thm 5.1).
+
+    Head ``j`` at a test point ``x`` is ``sum_i w_i Y_i`` with ``w_i ∝ exp(-|W_j^T (x - X_i)|^2 / (2 h^2))``;
+    the ensemble is their mean, and the loss is ``mean_{r,t} (f(x_t) - m(x_t))^2``, the IMSE of
+    :func:`mhanw.montecarlo.integrated_mse` on these replicates.  The loss depends on ``W_j`` only through
+    ``P_j = W_j W_j^T``; ``dL/dP_j = -(1/(R T H h^2)) sum_{r,t,i} e_t w_ti (Y_i - mhat_jt) u_ti u_ti^T`` with
+    ``u_ti = x_t - X_i``, and ``dL/dW_j = 2 (dL/dP_j) W_j``.
+
+    Parameters
+    ----------
+    W : array (H, d, d_k)
+        The heads' projections (query and key tied).
+    batch : CrnBatch
+        The replicates (:func:`crn_batch`).
+    bandwidth : float
+        The heads' bandwidth ``h`` (``h^2`` a normal double).
+    gradient : bool, default True
+        Whether to compute the gradient.
+
+    Returns
+    -------
+    loss : float
+        The IMSE on the batch.
+    grad : array (H, d, d_k) or None
+        Its gradient in ``W`` (``None`` when ``gradient`` is false).
+
+    Raises
+    ------
+    ValueError
+        Naming ``batch``, ``W``, ``bandwidth`` or ``gradient`` when it is not of that form, or
+        ``bandwidth`` when the logits overflow a double.
+    """
+    if not isinstance(batch, CrnBatch):
+        raise ValueError(f"batch: expected a CrnBatch (crn_batch), got {type(batch).__name__}")
+    gradient = boolean(gradient, "gradient")
+    W = as_float_array(W, "W", ndim=3)
+    if W.shape[1] != batch.X.shape[2]:
+        raise ValueError(f"W: expected shape (H, {batch.X.shape[2]}, d_k), got {W.shape}")
+    h = positive_scalar(bandwidth, "bandwidth")
+    X, Y, Xt, mt = batch.X, batch.Y, batch.X_test, batch.m_test
+    H = W.shape[0]
+    R, T = mt.shape
+    if h * h < np.finfo(float).tiny:  # 1/h^2 would be inf (or a division by zero) and the weights NaN
+        raise ValueError(f"bandwidth: expected h^2 to be a normal double (h > 1.5e-154), got h = {h!r}")
+    inv = 1.0 / (h * h)
+    weights, est = [], []
+    f = np.zeros((R, T))
+    for j in range(H):
+        K, Q = X @ W[j], Xt @ W[j]
+        L = (np.matmul(Q, K.transpose(0, 2, 1)) - 0.5 * np.sum(K * K, axis=-1)[:, None, :]) * inv
+        top = L.max(axis=-1, keepdims=True)
+        if not np.all(np.isfinite(top)):
+            raise ValueError(f"bandwidth: the logits |W^T x|^2 / h^2 overflow a double at h = {h!r}")
+        L -= top
+        w = np.exp(L)
+        w /= w.sum(axis=-1, keepdims=True)
+        mhat = np.einsum("rtn,rn->rt", w, Y)
+        weights.append(w)
+        est.append(mhat)
+        f += mhat / H
+    e = f - mt
+    loss = float(np.mean(e * e))
+    if not gradient:
+        return loss, None
+    A, B = Xt.reshape(-1, Xt.shape[-1]), X.reshape(-1, X.shape[-1])
+    grad = np.empty_like(W)
+    for j in range(H):
+        C = e[:, :, None] * weights[j] * (Y[:, None, :] - est[j][:, :, None])  # (R, T, n)
+        M = np.matmul(np.matmul(Xt.transpose(0, 2, 1), C), X).sum(axis=0)
+        S = (A.T * C.sum(axis=-1).reshape(-1)) @ A - M - M.T + (B.T * C.sum(axis=1).reshape(-1)) @ B
+        grad[j] = 2.0 * (-S / (R * T * H * h * h)) @ W[j]
+    return loss, grad
+
+
+def _tangent(W, G, orthogonal):
+    if orthogonal:  # one Stiefel point U = [W_1 ... W_H]: G - U sym(U^T G)
+        H, d, k = W.shape
+        U, Gc = W.transpose(1, 0, 2).reshape(d, H * k), G.transpose(1, 0, 2).reshape(d, H * k)
+        UG = U.T @ Gc
+        xi = Gc - U @ (0.5 * (UG + UG.T))
+        return xi.reshape(d, H, k).transpose(1, 0, 2)
+    return G - np.einsum("hik,hjk,hjl->hil", W, W, G)  # per head: (I - W W^T) G (horizontal, Grassmann)
+
+
+def _retract(W, orthogonal):
+    if orthogonal:
+        H, d, k = W.shape
+        U = _heads.orthonormalize(W.transpose(1, 0, 2).reshape(d, H * k))
+        return U.reshape(d, H, k).transpose(1, 0, 2)
+    return orthonormal_bases(W)
+
+
+@dataclass(frozen=True)
+class ImseOptimum:
+    """The result of :func:`minimize_imse` (Thm 5.1).
+
+    Parameters
+    ----------
+    projections : array (H, d, d_k)
+        The heads of the best start's end point.
+    loss : float
+        Its IMSE on the optimisation batch.
+    losses : array (n_starts,)
+        The final loss of every start.
+    trace : array
+        The loss along the best start's descent.
+    hdi : float
+        HDI_PA of the optimum (NaN for one head).
+    angles : array (pairs, d_k)
+        The principal angles between every pair of heads, in radians.
+    """
+
+    projections: np.ndarray
+    loss: float
+    losses: np.ndarray
+    trace: np.ndarray
+    hdi: float
+    angles: np.ndarray
+
+
+#: Longest first step of :func:`minimize_imse`: ten times the length of a head's column (1e308 overflowed W).
+MAX_FIRST_MOVE = 10.0
+
+
+def minimize_imse(
+    batch: CrnBatch,
+    n_heads: int,
+    d_k: int,
+    bandwidth: float,
+    rng,
+    n_starts: int = 3,
+    n_steps: int = 60,
+    orthogonal: bool = False,
+    first_move: float = 0.2,
+    starts=(),
+) -> ImseOptimum:
+    """Minimise :func:`imse_and_gradient` over ``H`` head subspaces of dimension ``d_k`` (Thm 5.1).
+
+    Riemannian gradient descent from the given ``starts``, then ``n_starts`` Haar starts drawn from
+    ``rng``: the Euclidean gradient is projected on the tangent space, a step is taken and the heads are
+    re-orthonormalised by QR (the retraction); the step size is halved until the Armijo condition holds
+    and doubled after each accepted step.  Free heads each move on their own Grassmannian; mutually
+    orthogonal heads ``[W_1 ... W_H]`` move on one Stiefel manifold (the best orthogonal configuration,
+    which matters when ``m`` is not isotropic: for isotropic ``m`` and inputs all orthogonal
+    configurations have the same IMSE).
+
+    Parameters
+    ----------
+    batch : CrnBatch
+        The replicates the IMSE is computed on (:func:`crn_batch`).
+    n_heads : int
+        The number of heads ``H``.
+    d_k : int
+        The dimension of each head's subspace (at most ``d``; ``H d_k <= d`` for orthogonal heads).
+    bandwidth : float
+        The heads' bandwidth.
+    rng : numpy.random.Generator
+        The source of the Haar starts.
+    n_starts : int, default 3
+        Haar starts.
+    n_steps : int, default 60
+        Descent steps from each start.
+    orthogonal : bool, default False
+        Whether the heads stay mutually orthogonal.
+    first_move : float, default 0.2
+        The length of the first step, at most :data:`MAX_FIRST_MOVE`.
+    starts : sequence of arrays (H, d, d_k), default ()
+        Starts descended before the Haar starts (e.g. :func:`candidate_starts`).
+
+    Returns
+    -------
+    ImseOptimum
+        The best start's end point, its loss and the loss of every start.
+
+    Raises
+    ------
+    ValueError
+        Naming ``n_heads``, ``d_k``, ``rng``, ``n_starts``, ``n_steps``, ``first_move`` or ``starts`` when it
+        is not of that form.
+    """
+    H = positive_int(n_heads, "n_heads")
+    d_k = positive_int(d_k, "d_k")
+    d = batch.X.shape[2]
+    if d_k > d or (orthogonal and H * d_k > d):
+        raise ValueError(
+            f"d_k: {H} {'mutually orthogonal ' if orthogonal else ''}heads of d_k = {d_k} do not fit in d = {d}"
+        )
+    check_entries("n_heads", H, d, d_k)
+    generator(rng, "rng")
+    n_starts = positive_int(n_starts, "n_starts", maximum=MAX_REPLICATES, what="starts")
+    n_steps = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES, what="steps")
+    first_move = positive_scalar(first_move, "first_move")
+    if first_move > MAX_FIRST_MOVE:
+        raise ValueError(
+            f"first_move: expected at most {MAX_FIRST_MOVE:g} (a move of the orthonormal heads, whose "
+            f"columns have length 1), got {first_move!r}"
+        )
+    given = [as_float_array(W0, "starts", ndim=3) for W0 in starts]
+    if any(W0.shape != (H, d, d_k) for W0 in given):
+        raise ValueError(f"starts: expected frames of shape {(H, d, d_k)}, got {[W0.shape for W0 in given]}")
+    best: tuple[np.ndarray, float, np.ndarray] | None = None
+    losses = np.empty(len(given) + n_starts)
+    for s in range(len(given) + n_starts):
+        W = _retract(given[s] if s < len(given) else rng.standard_normal((H, d, d_k)), orthogonal)
+        loss, G = imse_and_gradient(W, batch, bandwidth)
+        trace = [loss]
+        xi = _tangent(W, G, orthogonal)
+        eta = first_move / max(float(np.linalg.norm(xi)), 1e-300)
+        for _ in range(n_steps):
+            g2 = float(np.sum(xi * xi))
+            if g2 == 0.0:
+                break
+            while eta * np.sqrt(g2) > 1e-10:
+                W_new = _retract(W - eta * xi, orthogonal)
+                new, _ = imse_and_gradient(W_new, batch, bandwidth, gradient=False)
+                if new <= loss - 1e-4 * eta * g2:
+                    break
+                eta /= 2.0
+            else:
+                break
+            W = W_new
+            loss, G = imse_and_gradient(W, batch, bandwidth)
+            xi = _tangent(W, G, orthogonal)
+            trace.append(loss)
+            eta *= 2.0
+        losses[s] = loss
+        if best is None or loss < best[1]:
+            best = (W, loss, np.array(trace))
+    if best is None:  # n_starts >= 1: never
+        raise ValueError("n_starts: expected at least one start")
+    W, loss, best_trace = best
+    pairs = [(a, b) for a in range(H) for b in range(a + 1, H)]
+    angles = np.array([principal_angles(W[a], W[b]) for a, b in pairs]) if pairs else np.zeros((0, d_k))
+    return ImseOptimum(
+        projections=W,
+        loss=loss,
+        losses=losses,
+        trace=best_trace,
+        hdi=head_diversity_index(W) if H > 1 else float("nan"),
+        angles=angles,
+    )
+
+
+#: The size of the perturbations of the known candidate that :func:`candidate_starts` starts from
+#: (entries ``N(0, PERTURBATION^2)`` added to the orthonormal frame before re-orthonormalising).
+PERTURBATION = 0.2
+
+
+def candidate_starts(candidate, rng, n_perturbed: int = 2, scale: float = PERTURBATION) -> list:
+    """The starts of an IMSE descent that must reach a known candidate (Thm 5.1's orthogonal heads).
+
+    Parameters
+    ----------
+    candidate : array (H, d, d_k)
+        The known candidate.
+    rng : numpy.random.Generator
+        The source of the perturbations.
+    n_perturbed : int, default 2
+        How many perturbations of it.
+    scale : float, default :data:`PERTURBATION`
+        The s.d. of the Gaussian entries added to the candidate before each head is re-orthonormalised.
+
+    Returns
+    -------
+    list of arrays (H, d, d_k)
+        The candidate itself, then its perturbations.
+
+    Raises
+    ------
+    ValueError
+        Naming ``candidate``, ``n_perturbed``, ``scale`` or ``rng`` when it is not of that form.
+    """
+    W = as_float_array(candidate, "candidate", ndim=3)
+    n_perturbed = positive_int(n_perturbed, "n_perturbed", minimum=0, maximum=MAX_REPLICATES, what="starts")
+    scale = positive_scalar(scale, "scale")
+    generator(rng, "rng")
+    return [W] + [orthonormal_bases(W + scale * rng.standard_normal(W.shape)) for _ in range(n_perturbed)]

@@ -1,77 +1,69 @@
-"""Chapter 05: is decorrelation optimal?  Random configurations, blind heads, the IMSE optimum, the frame bound (Thm 5.1).
+"""Chapter 05 (Thm 5.1): are orthogonal heads optimal?  Random configurations, a blind head, the IMSE optimum
+over head subspaces and the frame bound.
 
-Notebook ``05_decorrelation_optimality`` checks Thm 5.1 in four parts:
-
-- random configurations: the experiment of chapter 04,
-  :func:`random_configuration_imse` (re-exported from
-  :mod:`mhanw.chapters.ch04_head_diversity_index`, with :func:`rank_correlation`,
-  :func:`rule_options` and the names of the regression functions,
-  :func:`regression_label`), here an independent run with the anisotropic ``m``;
-- :func:`blind_configurations`: identical, partially shared and orthogonal heads
-  in ``R^4`` for a signal along ``e_1`` only, where orthogonality makes one head
-  blind;
-- the IMSE minimised over head subspaces: :func:`crn_batch` fixes training
-  samples and test points (common random numbers), :func:`imse_and_gradient`
-  is the Monte Carlo IMSE of averaged Gaussian NW heads and its exact gradient
-  in the projections, :func:`minimize_imse` runs Riemannian gradient descent
-  with QR retraction, over free heads or over mutually orthogonal heads;
-- the frame bound: :func:`mhanw.diversity.maximize_hdi` and
-  :func:`mhanw.diversity.frame_tightness` (theory, not chapter code).
-
-The verdict rules (one per claim, thresholds as named constants) are the
-``*_record`` functions; they return :class:`mhanw.infra.verdicts.Verdict`.
+The experiment, as steps (:mod:`mhanw.chapters.base`): random configurations against the orthogonal blocks for
+an isotropic and an anisotropic ``m`` (:func:`random`, chapter 04's experiment,
+:func:`mhanw.comparisons.random_configuration_imse`, run with this chapter's seed); identical, shared and
+orthogonal heads for a signal along ``e_1`` only, where orthogonality makes one head blind (:func:`blind`);
+the Monte Carlo IMSE minimised over head subspaces against the best mutually orthogonal heads
+(:func:`optimum`); the frame bound reached by projected gradient ascent (:func:`frame`,
+:func:`mhanw.diversity.maximize_hdi`); and the theorem as stated, read from the parts that test it
+(:func:`theorem`).  The IMSE over head subspaces and its descent are :mod:`mhanw.comparisons`
+(:func:`~mhanw.comparisons.crn_batch`, :func:`~mhanw.comparisons.imse_and_gradient`,
+:func:`~mhanw.comparisons.minimize_imse`).  The records are declared by
+:func:`declared` (one per optimum regression) and decided in the steps (the ``*_decision`` functions, read
+with ``Decided``); the figure, its caption and the sentence under it are
+:mod:`mhanw.chapters.ch05_figures`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from .. import comparisons as C
 from .. import data as _data
-from ..constants import IMSE_RESOLUTION_PCT, MAX_REPLICATES, N_SE, check_entries
-from ..diversity import head_diversity_index, orthonormal_bases, principal_angles
-from ..heads import HeadConfig, orthonormalize
+from ..comparisons import ImseOptimum, candidate_starts, crn_batch, imse_and_gradient, minimize_imse
+from ..constants import IMSE_RESOLUTION_PCT, MAX_REPLICATES, N_SE
+from ..diversity import hdi_upper_bound, head_diversity_index
+from ..heads import HeadConfig
+from ..infra import params as _P
 from ..infra import verdicts as V
-from ..infra.notebook import notebook_helper
-from ..infra.validate import as_float_array, as_seed_sequence, boolean, generator, positive_int, positive_scalar
-from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Verdict, checked, significant_effect
-from ..infra.verdicts import stat as _stat
-from .ch04_head_diversity_index import (
-    SHARED_PARAMETERS,
-    random_configuration_imse,
-    rank_correlation,
-    regression_label,
-    rule_options,
-)
+from ..infra.results import Q, Raw, Results, Tex
+from ..infra.rules import Claim, Decided, decide_all
+from ..infra.texout import tex_text
+from ..infra.validate import positive_int
+from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, direction_words, significant_effect, verdict_words
+from .base import Context, step
+from .ch04_head_diversity_index import REGRESSION_LABELS, SHARED_PARAMETERS, regression_label
 
 __all__ = [
     "CONSTRAINTS",
-    "CrnBatch",
-    "ImseOptimum",
     "PARAMETERS",
     "RESOLUTION_PCT",
-    "blind_configurations",
-    "blind_verdict",
-    "candidate_starts",
-    "comparison_word",
-    "crn_batch",
-    "frame_general_verdict",
-    "frame_verdict",
-    "imse_and_gradient",
-    "minimize_imse",
-    "optimum_search",
-    "optimum_verdict",
-    "overall_verdict",
-    "random_configuration_imse",
-    "random_records",
-    "rank_correlation",
-    "reading_premises",
-    "regression_label",
-    "rule_options",
-    "setup",
+    "SECTION",
     "SIZES",
+    "STEPS",
     "STREAMS",
+    "as_stated_decision",
+    "blind",
+    "blind_configurations",
+    "blind_decision",
+    "claims",
+    "declared",
+    "frame",
+    "frame_decision",
+    "frame_shapes_decision",
+    "model_of",
+    "no_better_decision",
+    "optimum",
+    "optimum_search",
+    "optimum_slug",
+    "prose",
+    "random",
+    "reading_premises",
+    "records_on",
+    "theorem",
+    "theorem_parts",
 ]
 
 SECTION = "sec:thm51"
@@ -83,6 +75,9 @@ RESOLUTION_PCT = IMSE_RESOLUTION_PCT
 #: The frame bound counts as reached when every start ends within this distance of it: the ascent is
 #: deterministic, so the only error is the optimiser's, and 1e-3 is far below any HDI difference we read.
 FRAME_TOL = 1e-3
+
+#: An ascent step may exceed the bound only by rounding (the bound is a theorem).
+EXACT_TOL_FRAME = 1e-12
 
 
 def blind_configurations() -> dict:
@@ -101,241 +96,6 @@ def blind_configurations() -> dict:
         "shared": np.stack([first, e[:, [0, 2]]]),
         "orthogonal": np.stack([first, e[:, [2, 3]]]),
     }
-
-
-# --------------------------------------------------------------------------- the IMSE over head subspaces
-
-
-@dataclass(frozen=True)
-class CrnBatch:
-    """Fixed training samples and test points (common random numbers) of a Monte Carlo IMSE.
-
-    ``X`` ``(R, n, d)``, ``Y`` ``(R, n)``: ``R`` training samples; ``X_test``
-    ``(R, T, d)``, ``m_test`` ``(R, T)``: test points and ``m`` there.
-    """
-
-    X: np.ndarray
-    Y: np.ndarray
-    X_test: np.ndarray
-    m_test: np.ndarray
-
-
-def crn_batch(regression, n: int, n_test: int, n_rep: int, d: int, seed, sigma: float | None = None) -> CrnBatch:
-    """Draw ``n_rep`` replicates of :func:`mhanw.data.draw_sample` (one stream each from ``SeedSequence(seed)``).
-
-    ``regression`` is whatever :func:`mhanw.data.draw_sample` accepts (a catalogue
-    name, a :class:`~mhanw.data.RegressionFunction`, or a data model).
-    """
-    # each size is bounded by the stacked inputs X and X_test it sizes, checked before any draw
-    n, n_test, n_rep, d = (
-        positive_int(v, k, maximum=None) for v, k in ((n, "n"), (n_test, "n_test"), (n_rep, "n_rep"), (d, "d"))
-    )
-    check_entries("n_rep x (n + n_test) x d", n_rep, n + n_test, d)
-    positive_int(n_rep, "n_rep", maximum=MAX_REPLICATES, what="replicates")
-    streams = as_seed_sequence(seed).spawn(n_rep)  # an explicit int or SeedSequence; None would differ run to run
-    samples = [
-        _data.draw_sample(np.random.default_rng(s), regression, n, d, n_test=n_test, sigma=sigma) for s in streams
-    ]
-    return CrnBatch(
-        X=np.stack([s.X for s in samples]),
-        Y=np.stack([s.Y for s in samples]),
-        X_test=np.stack([s.X_test for s in samples]),
-        m_test=np.stack([s.m_test for s in samples]),
-    )
-
-
-def imse_and_gradient(W, batch: CrnBatch, bandwidth: float, gradient: bool = True):
-    """The Monte Carlo IMSE of ``H`` averaged Gaussian NW heads on ``batch``, and its gradient in ``W``.
-
-    ``W`` ``(H, d, d_k)``.  Head ``j`` at a test point ``x`` is
-    ``sum_i w_i Y_i`` with ``w_i ∝ exp(-|W_j^T (x - X_i)|^2 / (2 h^2))``; the
-    ensemble is their mean, and the loss is ``mean_{r,t} (f(x_t) - m(x_t))^2``,
-    the IMSE of :func:`mhanw.montecarlo.integrated_mse` on these replicates.
-    The loss depends on ``W_j`` only through ``P_j = W_j W_j^T``;
-    ``dL/dP_j = -(1/(R T H h^2)) sum_{r,t,i} e_t w_ti (Y_i - mhat_jt) u_ti u_ti^T``
-    with ``u_ti = x_t - X_i``, and ``dL/dW_j = 2 (dL/dP_j) W_j``.
-
-    Returns ``(loss, grad)`` with ``grad`` ``(H, d, d_k)`` (``None`` when ``gradient`` is false).
-    """
-    if not isinstance(batch, CrnBatch):
-        raise ValueError(f"batch: expected a CrnBatch (crn_batch), got {type(batch).__name__}")
-    gradient = boolean(gradient, "gradient")
-    W = as_float_array(W, "W", ndim=3)
-    if W.shape[1] != batch.X.shape[2]:
-        raise ValueError(f"W: expected shape (H, {batch.X.shape[2]}, d_k), got {W.shape}")
-    h = positive_scalar(bandwidth, "bandwidth")
-    X, Y, Xt, mt = batch.X, batch.Y, batch.X_test, batch.m_test
-    H = W.shape[0]
-    R, T = mt.shape
-    if h * h < np.finfo(float).tiny:  # 1/h^2 would be inf (or a division by zero) and the weights NaN
-        raise ValueError(f"bandwidth: expected h^2 to be a normal double (h > 1.5e-154), got h = {h!r}")
-    inv = 1.0 / (h * h)
-    weights, est = [], []
-    f = np.zeros((R, T))
-    for j in range(H):
-        K, Q = X @ W[j], Xt @ W[j]
-        L = (np.matmul(Q, K.transpose(0, 2, 1)) - 0.5 * np.sum(K * K, axis=-1)[:, None, :]) * inv
-        top = L.max(axis=-1, keepdims=True)
-        if not np.all(np.isfinite(top)):
-            raise ValueError(f"bandwidth: the logits |W^T x|^2 / h^2 overflow a double at h = {h!r}")
-        L -= top
-        w = np.exp(L)
-        w /= w.sum(axis=-1, keepdims=True)
-        mhat = np.einsum("rtn,rn->rt", w, Y)
-        weights.append(w)
-        est.append(mhat)
-        f += mhat / H
-    e = f - mt
-    loss = float(np.mean(e * e))
-    if not gradient:
-        return loss, None
-    A, B = Xt.reshape(-1, Xt.shape[-1]), X.reshape(-1, X.shape[-1])
-    grad = np.empty_like(W)
-    for j in range(H):
-        C = e[:, :, None] * weights[j] * (Y[:, None, :] - est[j][:, :, None])  # (R, T, n)
-        M = np.matmul(np.matmul(Xt.transpose(0, 2, 1), C), X).sum(axis=0)
-        S = (A.T * C.sum(axis=-1).reshape(-1)) @ A - M - M.T + (B.T * C.sum(axis=1).reshape(-1)) @ B
-        grad[j] = 2.0 * (-S / (R * T * H * h * h)) @ W[j]
-    return loss, grad
-
-
-def _tangent(W, G, orthogonal):
-    if orthogonal:  # one Stiefel point U = [W_1 ... W_H]: G - U sym(U^T G)
-        H, d, k = W.shape
-        U, Gc = W.transpose(1, 0, 2).reshape(d, H * k), G.transpose(1, 0, 2).reshape(d, H * k)
-        UG = U.T @ Gc
-        xi = Gc - U @ (0.5 * (UG + UG.T))
-        return xi.reshape(d, H, k).transpose(1, 0, 2)
-    return G - np.einsum("hik,hjk,hjl->hil", W, W, G)  # per head: (I - W W^T) G (horizontal, Grassmann)
-
-
-def _retract(W, orthogonal):
-    if orthogonal:
-        H, d, k = W.shape
-        U = orthonormalize(W.transpose(1, 0, 2).reshape(d, H * k))
-        return U.reshape(d, H, k).transpose(1, 0, 2)
-    return orthonormal_bases(W)
-
-
-@dataclass(frozen=True)
-class ImseOptimum:
-    """Result of :func:`minimize_imse`: ``projections`` ``(H, d, d_k)`` of the best start, its
-    ``loss`` (the IMSE on the optimisation batch), ``losses`` ``(n_starts,)`` final loss per start,
-    ``trace`` (loss along the best start's descent), ``hdi`` (HDI_PA of the optimum) and ``angles``
-    (principal angles between every pair of heads, radians, ``(pairs, d_k)``)."""
-
-    projections: np.ndarray
-    loss: float
-    losses: np.ndarray
-    trace: np.ndarray
-    hdi: float
-    angles: np.ndarray
-
-
-#: Longest first step of :func:`minimize_imse`: ten times the length of a head's column (1e308 overflowed W).
-MAX_FIRST_MOVE = 10.0
-
-
-def minimize_imse(
-    batch: CrnBatch,
-    n_heads: int,
-    d_k: int,
-    bandwidth: float,
-    rng,
-    n_starts: int = 3,
-    n_steps: int = 60,
-    orthogonal: bool = False,
-    first_move: float = 0.2,
-    starts=(),
-) -> ImseOptimum:
-    """Minimise :func:`imse_and_gradient` over ``H`` head subspaces of dimension ``d_k`` (Thm 5.1).
-
-    Riemannian gradient descent from ``n_starts`` Haar starts drawn from ``rng``:
-    the Euclidean gradient is projected on the tangent space, a step is taken
-    and the heads are re-orthonormalised by QR (the retraction); the step size
-    is halved until the Armijo condition holds and doubled after each accepted
-    step.  ``orthogonal=False``: every head moves on its own Grassmannian
-    (free heads).  ``orthogonal=True``: ``[W_1 ... W_H]`` moves on one Stiefel
-    manifold, so the heads stay mutually orthogonal (needs ``H d_k <= d``):
-    the best orthogonal configuration, which matters when ``m`` is not
-    isotropic (for isotropic ``m`` and inputs all orthogonal configurations
-    have the same IMSE).  ``first_move``: the length of the first step.
-    """
-    H = positive_int(n_heads, "n_heads")
-    d_k = positive_int(d_k, "d_k")
-    d = batch.X.shape[2]
-    if d_k > d or (orthogonal and H * d_k > d):
-        raise ValueError(
-            f"d_k: {H} {'mutually orthogonal ' if orthogonal else ''}heads of d_k = {d_k} do not fit in d = {d}"
-        )
-    check_entries("n_heads", H, d, d_k)
-    generator(rng, "rng")
-    n_starts = positive_int(n_starts, "n_starts", maximum=MAX_REPLICATES, what="starts")
-    n_steps = positive_int(n_steps, "n_steps", minimum=0, maximum=MAX_REPLICATES, what="steps")
-    first_move = positive_scalar(first_move, "first_move")
-    if first_move > MAX_FIRST_MOVE:
-        raise ValueError(
-            f"first_move: expected at most {MAX_FIRST_MOVE:g} (a move of the orthonormal heads, whose "
-            f"columns have length 1), got {first_move!r}"
-        )
-    given = [as_float_array(W0, "starts", ndim=3) for W0 in starts]
-    if any(W0.shape != (H, d, d_k) for W0 in given):
-        raise ValueError(f"starts: expected frames of shape {(H, d, d_k)}, got {[W0.shape for W0 in given]}")
-    best = None
-    losses = np.empty(len(given) + n_starts)
-    for s in range(len(given) + n_starts):
-        W = _retract(given[s] if s < len(given) else rng.standard_normal((H, d, d_k)), orthogonal)
-        loss, G = imse_and_gradient(W, batch, bandwidth)
-        trace = [loss]
-        xi = _tangent(W, G, orthogonal)
-        eta = first_move / max(np.linalg.norm(xi), 1e-300)
-        for _ in range(n_steps):
-            g2 = float(np.sum(xi * xi))
-            if g2 == 0.0:
-                break
-            while eta * np.sqrt(g2) > 1e-10:
-                W_new = _retract(W - eta * xi, orthogonal)
-                new, _ = imse_and_gradient(W_new, batch, bandwidth, gradient=False)
-                if new <= loss - 1e-4 * eta * g2:
-                    break
-                eta /= 2.0
-            else:
-                break
-            W = W_new
-            loss, G = imse_and_gradient(W, batch, bandwidth)
-            xi = _tangent(W, G, orthogonal)
-            trace.append(loss)
-            eta *= 2.0
-        losses[s] = loss
-        if best is None or loss < best[1]:
-            best = (W, loss, np.array(trace))
-    W, loss, trace = best
-    pairs = [(a, b) for a in range(H) for b in range(a + 1, H)]
-    angles = np.array([principal_angles(W[a], W[b]) for a, b in pairs]) if pairs else np.zeros((0, d_k))
-    return ImseOptimum(
-        projections=W,
-        loss=loss,
-        losses=losses,
-        trace=trace,
-        hdi=head_diversity_index(W) if H > 1 else float("nan"),
-        angles=angles,
-    )
-
-
-#: The size of the perturbations of the known candidate that :func:`candidate_starts` starts from
-#: (entries ``N(0, PERTURBATION^2)`` added to the orthonormal frame before re-orthonormalising).
-PERTURBATION = 0.2
-
-
-def candidate_starts(candidate, rng, n_perturbed: int = 2, scale: float = PERTURBATION) -> list:
-    """The starts of an IMSE descent that must reach a known candidate (Thm 5.1's orthogonal heads): the
-    candidate ``(H, d, d_k)`` itself and ``n_perturbed`` perturbations of it (Gaussian entries of s.d.
-    ``scale``, re-orthonormalised per head)."""
-    W = as_float_array(candidate, "candidate", ndim=3)
-    n_perturbed = positive_int(n_perturbed, "n_perturbed", minimum=0, maximum=MAX_REPLICATES, what="starts")
-    scale = positive_scalar(scale, "scale")
-    generator(rng, "rng")
-    return [W] + [orthonormal_bases(W + scale * rng.standard_normal(W.shape)) for _ in range(n_perturbed)]
 
 
 def optimum_search(free: ImseOptimum, candidate_loss: float, n_given: int, n_steps: int) -> V.Search:
@@ -360,584 +120,22 @@ def reading_premises(model, configs) -> tuple[tuple, bool]:
 
     For an isotropic ``m`` (:func:`mhanw.premises.isotropic_m`) the record is the isotropic reading
     of Thm 5.1 and rests on the same premises as chapter 4's (:func:`isotropic_premises
-    <mhanw.chapters.ch04_head_diversity_index.isotropic_premises>`: rotation-invariant inputs and noise,
+    <mhanw.comparisons.isotropic_premises>`: rotation-invariant inputs and noise,
     orthonormal heads averaged uniformly): ``(premises, False)``.  For any other ``m`` it tests the
     unconditional statement, which a counterexample refutes and no finite search proves:
     ``(heads premises, True)``."""
     from .. import premises as P
-    from .ch04_head_diversity_index import isotropic_premises
 
     if P.isotropic_m(model).holds:
-        return isotropic_premises([model], configs), False
+        return C.isotropic_premises([model], configs), False
     hc = [c if isinstance(c, HeadConfig) else HeadConfig(c) for c in configs]
     return tuple(p for c in hc for p in (P.orthonormal_heads(c), P.uniform_averaging(c))), True
 
 
-# --------------------------------------------------------------------------- verdict rules
+# --------------------------------------------------------------------------- the parameters
 
-
-def _verdict(**kw):
-    return Verdict(section=kw.pop("section", SECTION), **kw)
-
-
-@checked(diff=V.number, se=V.standard_error, lower=V.text, higher=V.text, same=V.text)
-def comparison_word(diff: float, se: float, lower: str, higher: str, same: str) -> str:
-    """``lower`` when ``diff < -3 se``, ``higher`` when ``diff > 3 se``, ``same`` otherwise: a direction said
-    only when the numbers show it (e.g. ``"beat"``, ``"lose to"``, ``"do not differ significantly from"``)."""
-    if diff < -N_SE * se:
-        return lower
-    if diff > N_SE * se:
-        return higher
-    return same
-
-
-def _no_better(claim, statement, rel_pct, rel_se_pct, premises, refute_only, criterion, extra=(), search=None):
-    """Fails when a configuration beats the orthogonal one by 3 s.e.; otherwise, for the isotropic
-    reading (``refute_only`` false), holds (under ``premises``) when the run could have seen a gain of
-    :data:`RESOLUTION_PCT` and, for an optimum, the ``search`` reached the orthogonal heads
-    (:func:`mhanw.infra.verdicts.search_verdict`); undecided otherwise, and always for an ``m`` outside the
-    isotropic reading (``refute_only``: a finite search refutes, never proves)."""
-    detectable = N_SE * rel_se_pct
-    if rel_pct < -detectable:
-        verdict = FAILS
-    elif refute_only:
-        verdict = UNDECIDED
-    else:
-        verdict = V.power_verdict(HOLDS_UNDER, detectable, RESOLUTION_PCT)
-    if search is not None:
-        verdict = V.search_verdict(verdict, search)
-    rule = (
-        "below -3 s.e. fails; otherwise undecided (an anisotropic m: only a counterexample decides)"
-        if refute_only
-        else f"below -3 s.e. fails; otherwise holds when 3 s.e. <= {RESOLUTION_PCT:g} % (the run could see such "
-        "a gain)"
-        + (" and the descent reached the orthogonal heads on its batch" if search is not None else "")
-        + ", else undecided"
-    )
-    found = (
-        f"a configuration beats the orthogonal heads: its IMSE is {rel_pct:+.1f} ± {rel_se_pct:.1f} % against theirs"
-        if verdict == FAILS
-        else f"no configuration beats the orthogonal heads by 3 paired s.e. (the best other {rel_pct:+.1f} ± "
-        f"{rel_se_pct:.1f} %)"
-    )
-    return _verdict(
-        claim=claim,
-        statement=statement,
-        verdict=verdict,
-        premises=premises,
-        finding=found,
-        criterion=f"{criterion}: {rule}",
-        statistics=(_stat("best other vs orthogonal", rel_pct, rel_se_pct, "%"),) + tuple(extra),
-        detectable=None if refute_only else detectable,
-        tolerance=None if refute_only else RESOLUTION_PCT,
-        unit="" if refute_only else "%",
-        search=search,
-    )
-
-
-@checked(
-    rel_pct=V.number,
-    rel_se_pct=V.standard_error,
-    m_label=V.text,
-    premises=V.premise_list,
-    refute_only=V.flag,
-    rho=V.number,
-    n_better=V.count,
-    claim=V.text,
-)
-def random_records(
-    rel_pct: float, rel_se_pct: float, m_label: str, premises, refute_only: bool, rho: float, n_better: int, claim: str
-):
-    """Thm 5.1 over the random configurations: is any configuration better than the orthogonal blocks?
-
-    ``rel_pct``, ``rel_se_pct``: IMSE of the best other configuration relative
-    to the orthogonal blocks (per cent, paired s.e.); ``premises``, ``refute_only``:
-    :func:`reading_premises`."""
-    return _no_better(
-        claim,
-        f"The orthogonal blocks have the lowest IMSE among the random configurations ({m_label})",
-        rel_pct,
-        rel_se_pct,
-        premises,
-        refute_only,
-        "the best other configuration against the orthogonal blocks, 3 paired s.e.",
-        (_stat("Spearman correlation", rho), _stat("configurations significantly better", n_better)),
-    )
-
-
-@checked(diff=V.number, se=V.standard_error)
-def blind_verdict(diff: float, se: float):
-    """Signal along e_1 only, averaging: orthogonal heads beat heads that share e_1 (Thm 5.1 predicts it)."""
-    word = comparison_word(diff, se, "lower than", "higher than", "not significantly different from")
-    finding = (
-        f"with the signal along e_1 only and averaging, orthogonal heads, one of them blind to the signal, "
-        f"have an IMSE {word} that of heads that share e_1 (orthogonal minus shared {diff:+.3g} ± {se:.2g})"
-    )
-    return _verdict(
-        claim="thm-5.1/blind-head",
-        finding=finding,
-        statement="With the signal along e_1 only, orthogonal heads beat heads that share e_1 (averaging)",
-        verdict=significant_effect(diff, se, sign=-1),
-        criterion="IMSE(orthogonal) - IMSE(shared): below -3 s.e. holds, above +3 s.e. fails",
-        statistics=(_stat("orthogonal minus shared", diff, se),) + ((_stat("z", diff / se),) if se > 0 else ()),
-    )  # no z-score for an exact (zero s.e.) difference
-
-
-@checked(
-    slug=V.text,
-    m_label=V.text,
-    rel_pct=V.number,
-    rel_se_pct=V.standard_error,
-    hdi=V.number,
-    premises=V.premise_list,
-    refute_only=V.flag,
-    search=V.search,
-)
-def optimum_verdict(
-    slug: str, m_label: str, rel_pct: float, rel_se_pct: float, hdi: float, premises, refute_only: bool, search
-):
-    """The IMSE minimised over free head subspaces against the best mutually orthogonal heads, on fresh
-    replicates: fails when the optimum is better by 3 paired s.e.; a holds also needs the descent
-    (``search``, :func:`optimum_search`) to have reached the orthogonal heads on its own batch."""
-    return _no_better(
-        f"thm-5.1/imse-optimum/{slug}",
-        f"No head configuration has a lower IMSE than the best orthogonal one ({m_label})",
-        rel_pct,
-        rel_se_pct,
-        premises,
-        refute_only,
-        "the optimum over free heads against the best orthogonal heads on fresh replicates, 3 paired s.e.",
-        (
-            _stat("HDI_PA of the optimum", hdi),
-            _stat(
-                "descent's best against the orthogonal heads, on its batch",
-                100 * (search.best - search.known) / abs(search.known) if search.known else 0.0,
-                unit="%",
-            ),
-        ),
-        search=search,
-    )
-
-
-@checked(gap=V.nonnegative, overshoot=V.number, tightness=V.nonnegative)
-def frame_verdict(gap: float, overshoot: float, tightness: float):
-    """Four lines in R^3 reach the frame bound 8/9 (a tight fusion frame exists)."""
-    bad = gap > FRAME_TOL or overshoot > EXACT_TOL_FRAME
-    return _verdict(
-        claim="thm-5.1/frame-bound",
-        statement="When H d_k > d the largest HDI_PA is the frame bound (four lines in R^3: 8/9)",
-        verdict=FAILS if bad else HOLDS,
-        criterion=f"every start within {FRAME_TOL:g} of the bound and no step above it",
-        statistics=(
-            _stat("largest distance of a start from the bound", gap),
-            _stat("largest excess over the bound", overshoot),
-            _stat("largest |sum P_j - (4/3) I|", tightness),
-        ),
-        detectable=None if bad else FRAME_TOL,
-    )
-
-
-#: An ascent step may exceed the bound only by rounding (the bound is a theorem).
-EXACT_TOL_FRAME = 1e-12
-
-
-@checked(best=V.number, bound=V.number)
-def frame_general_verdict(best: float, bound: float):
-    """The frame bound is attained for every shape: fails for two planes in R^3 (they share a line)."""
-    bad = best < bound - FRAME_TOL
-    return _verdict(
-        claim="thm-5.1/frame-bound-every-shape",
-        statement="The frame bound is attained for every shape with H d_k > d",
-        verdict=FAILS if bad else HOLDS,
-        criterion=f"best HDI_PA of two planes in R^3 against the bound {bound:.4f}, tolerance {FRAME_TOL:g}",
-        statistics=(_stat("two planes in R^3: best HDI_PA", best), _stat("frame bound", bound)),
-        detectable=None if bad else FRAME_TOL,
-    )
-
-
-@checked(parts=V.records)
-def overall_verdict(parts):
-    """Thm 5.1 as stated (orthogonal heads minimise the MSE, unconditionally): fails when any part fails."""
-    parts = V.records(parts, "parts")
-    failed = [r.claim for r in parts if r.fails]
-    return _verdict(
-        claim="thm-5.1/as-stated",
-        statement="Orthogonal heads minimise the MSE of multi-head attention",
-        verdict=FAILS if failed else UNDECIDED,
-        criterion=f"fails when any of the {len(parts)} parts that test it fails, else undecided",
-        statistics=(_stat("parts that fail", len(failed)),),
-    )
-
-
-# --------------------------------------------------------------------------- the notebook's figure and records
-
-
-@notebook_helper
-def optimality_figure(nb):
-    """The figure of Thm 5.1 (``05_decorrelation_optimality``): top row (a) the IMSE optimum over free
-    heads relative to the best orthogonal heads on fresh replicates, (b) the descent of the best start on
-    its batch, (c) the random configurations with the anisotropic ``m`` relative to the orthogonal
-    blocks; bottom row (d) the signal along ``e_1`` under both combination rules and (e) the ascent of
-    HDI_PA for four lines in R^3.  Bars: 2 (paired) s.e.  ``nb``: the executed notebook's variables (a
-    mapping).  Returns the matplotlib figure."""
-    import matplotlib.pyplot as plt
-
-    from ..diversity import haar_expected_hdi
-    from ..infra import figures
-    from ..infra.notebook import Namespace
-
-    nb = Namespace(nb)
-    fig, ax = plt.subplot_mosaic(
-        [["a", "a", "b", "b", "c", "c"], ["d", "d", "d", "e", "e", "e"]],
-        figsize=(figures.TEXT_WIDTH, 2 * figures.ROW_HEIGHT + 0.5),
-    )
-    ms = list(nb.optimum)
-    ratio = np.array([1 + nb.optimum[m]["rel"] for m in ms])
-    ratio_se = np.array([nb.optimum[m]["rel_se"] for m in ms])
-    figures.errorbar(
-        ax["a"],
-        np.arange(len(ms)),
-        ratio,
-        ratio_se,
-        color="C0",
-        marker="o",
-        linestyle="none",
-        label="optimum, free heads",
-    )
-    ax["a"].axhline(1, color="k", lw=0.8, ls="--", label="best orthogonal heads")
-    for i, m in enumerate(ms):
-        ax["a"].annotate(
-            rf"HDI$_{{\mathrm{{PA}}}}$ {nb.optimum[m]['free'].hdi:.2f}",
-            (i, ratio[i]),
-            textcoords="offset points",
-            xytext=(0, 6),
-            ha="center",
-            fontsize=7,
-        )
-    ax["a"].set(
-        yscale="log",
-        xlim=(-0.5, len(ms) - 0.5),
-        ylim=(0.1, 2.0),
-        ylabel="IMSE / IMSE(best orthogonal)",
-        title="(a) IMSE optimum",
-    )
-    ax["a"].set_xticks(range(len(ms)), [regression_label(m) for m in ms])
-    ax["a"].set_yticks([0.1, 0.2, 0.5, 1.0, 2.0], ["0.1", "0.2", "0.5", "1", "2"])
-    ax["a"].minorticks_off()
-    ax["a"].legend(loc="lower left", fontsize=7)
-
-    for m, color, ls in zip(ms, ("C0", "C3", "C2", "C4"), ("-", "--", ":", "-.")):
-        tr = nb.optimum[m]["free"].trace
-        ax["b"].plot(np.arange(tr.size), tr / tr[0], color=color, ls=ls, label=regression_label(m))
-    ax["b"].set(xlabel="descent step", ylabel="IMSE / IMSE(start), batch", title="(b) descent, best start")
-    ax["b"].legend(loc="center right", fontsize=7)
-
-    v = nb.rand[nb.ANISO]
-    figures.errorbar(
-        ax["c"],
-        nb.cfg.hdi[nb.others],
-        100 * v["rel"][nb.others],
-        100 * v["rel_se"][nb.others],
-        color="C2",
-        linestyle="none",
-        ms=3,
-        label="interpolated",
-    )
-    ax["c"].plot(nb.cfg.hdi[nb.o], 0.0, marker="*", color="k", ms=9, linestyle="none", label="orthogonal")
-    ax["c"].axhline(0, color="grey", lw=0.6)
-    ax["c"].set(
-        xlabel=r"HDI$_{\mathrm{PA}}$",
-        ylabel="IMSE change vs orthogonal (%)",
-        title=f"(c) {regression_label(nb.ANISO)}, Spearman {v['rho']:.2f}".replace("-", "\u2212"),
-    )
-    lo, hi = ax["c"].get_ylim()
-    ax["c"].set_ylim(lo, hi + 0.6 * (hi - lo))  # headroom for the legend
-    ax["c"].legend(loc="upper right", fontsize=7)
-
-    labels = list(nb.blind_cfgs)
-    for off, rule, color, mk in ((-0.1, "average", "C0", "o"), (0.1, "sum", "C3", "s")):
-        ii = [nb.idx[f"{k}, {rule}"] for k in labels]
-        figures.errorbar(
-            ax["d"],
-            np.arange(3) + off,
-            nb.blind.mean[ii],
-            nb.blind.se[ii],
-            color=color,
-            marker=mk,
-            linestyle="none",
-            label=rule,
-        )
-    ax["d"].set_xticks(range(3), [f"{k}\nHDI {nb.blind_hdi[k]:.1f}" for k in labels])
-    ax["d"].set(
-        yscale="log",
-        ylabel=f"IMSE, {regression_label(nb.blind_regression)}",
-        xlim=(-0.5, 2.5),
-        title="(d) signal along $e_1$ only",
-    )
-    ax["d"].set_yticks([0.1, 0.2, 0.5, 1.0], ["0.1", "0.2", "0.5", "1"])
-    ax["d"].minorticks_off()
-    ax["d"].legend(loc="center", title="combination rule", fontsize=7, title_fontsize=7)
-
-    steps = np.arange(nb.frame.trace.shape[1])
-    for tr in nb.frame.trace:
-        ax["e"].plot(steps + 1, tr, color="C0", lw=0.6, alpha=0.6)
-    ax["e"].axhline(nb.frame_bound, color="k", lw=1.2, label=r"frame bound $8/9$")
-    ax["e"].axhline(haar_expected_hdi(3, 1), color="grey", ls=":", lw=1, label=r"Haar mean $1-d_k/d$")
-    ax["e"].set(
-        xscale="log",
-        xlabel="ascent step + 1",
-        ylabel=r"HDI$_{\mathrm{PA}}$",
-        ylim=(0.2, 0.95),
-        xlim=(1, steps[-1] + 1),
-        title=rf"(e) 4 lines in $\mathbb{{R}}^3$, {nb.sizes['frame_starts']} starts",
-    )
-    ax["e"].legend(loc="lower right", fontsize=7)
-    return fig
-
-
-def close(nb, macros_path, results_path):
-    """Decide every record of the chapter from the notebook's numbers (the rules above; premises from
-    :func:`reading_premises`, the descent's convergence from :func:`optimum_search`), write the macros
-    (to ``macros_path``) and the raw results (to ``results_path``); returns the
-    :class:`mhanw.infra.verdicts.Ledger`.  Macros have the prefix ``DecorOpt``; the results hold the
-    fidelity, seed, sizes, the records and every experiment's numbers.  ``nb``: the executed notebook's
-    variables (a mapping: the parameters, ``params``, ``model`` and ``sizes`` of :func:`setup`, and the
-    names the chapter's cells define)."""
-    from ..diversity import hdi_upper_bound
-    from ..infra.notebook import Namespace
-    from ..infra.results import json_safe, save_results
-    from ..infra.texout import Macros, checked_outputs
-    from ..infra.verdicts import Ledger
-    from . import ch04_head_diversity_index as ch04
-
-    nb = Namespace(nb)
-    macros = Macros("DecorOpt")
-    results = {"fidelity": nb.fidelity, "seed": nb.seed, "sizes": nb.sizes}
-    iso, an = nb.rand[nb.ISO], nb.rand[nb.ANISO]
-    iso_min_z = float(
-        iso["z"][nb.others].min()
-    )  # IMSE(c) - IMSE(orthogonal) in paired s.e.: below -3 some c beats orthogonal
-    d_os, s_os = nb.blind_diff["orthogonal - shared, average"]
-    d_oi, s_oi = nb.blind_diff["orthogonal - identical, average"]
-    d_si, s_si = nb.blind_diff["shared - identical, average"]
-    d_sum, s_sum = nb.blind_diff["orthogonal - shared, sum"]
-    frame_gap = float(np.abs(nb.frame.hdi - nb.frame_bound).max())
-
-    ledger = Ledger("05_decorrelation_optimality")
-    add = ledger.add
-    rand_heads = [
-        HeadConfig(W, bandwidth=nb.random_bandwidth, **ch04.rule_options(nb.random_rule)) for W in nb.cfg.projections
-    ]
-    rec_iso = add(
-        random_records(
-            100 * iso["rel"][iso["best"]],
-            100 * iso["rel_se"][iso["best"]],
-            regression_label(nb.ISO),
-            *reading_premises(nb.model[nb.ISO], rand_heads),
-            iso["rho"],
-            iso["n_better_than_orth"],
-            "thm-5.1/random-isotropic",
-        )
-    )
-    rec_aniso = add(
-        random_records(
-            100 * an["rel"][an["best"]],
-            100 * an["rel_se"][an["best"]],
-            regression_label(nb.ANISO),
-            *reading_premises(nb.model[nb.ANISO], rand_heads),
-            an["rho"],
-            an["n_better_than_orth"],
-            "thm-5.1/random-anisotropic",
-        )
-    )
-    rec_blind = add(blind_verdict(d_os, s_os))
-    rec_opt = {
-        m: add(
-            optimum_verdict(
-                m.replace("_", "-") if m in ch04.REGRESSION_LABELS else f"m{k + 1}",
-                regression_label(m),
-                100 * v["rel"],
-                100 * v["rel_se"],
-                v["free"].hdi,
-                *reading_premises(nb.model[m], [v["free"].projections, v["orth"]]),
-                v["search"],
-            )
-        )
-        for k, (m, v) in enumerate(nb.optimum.items())
-    }
-    rec_frame = add(
-        frame_verdict(frame_gap, float(nb.frame.trace.max() - nb.frame_bound), float(nb.frame.tightness.max()))
-    )
-    rec_planes = add(frame_general_verdict(nb.planes.hdi.max(), hdi_upper_bound(3, 2, 2)))
-    rec_overall = add(overall_verdict([rec_aniso, rec_blind, *rec_opt.values()]))
-    results["claims"] = ledger.to_list()
-
-    macros.integer("NConfigs", len(nb.cfg.hdi))
-
-    macros.integer("NOthers", int(nb.others.sum()))
-
-    macros.integer("RandomRep", nb.sizes["random_rep"])
-
-    macros.integer("BlindRep", nb.sizes["blind_rep"])
-    macros.number("IsoRho", iso["rho"], 2)
-    macros.number("AnisoRho", an["rho"], 2)
-    macros.mean_se("IsoClosestRel", 100 * iso["rel"][iso["best"]], 100 * iso["rel_se"][iso["best"]])
-    macros.number("IsoClosestHDI", nb.cfg.hdi[iso["best"]], 2)
-    macros.number("IsoMinZ", iso_min_z, 2)
-    n_better = iso["n_better_than_orth"]  # the paper's sentence on the isotropic m, said from the count
-    macros.text(
-        "IsoBetter",
-        "no random configuration is"
-        if n_better == 0
-        else "one random configuration is"
-        if n_better == 1
-        else f"{n_better} random configurations are",
-    )
-    macros.integer("OptPerturbed", nb.sizes["opt_perturbed"])
-    macros.integer("IsoNWorse", iso["n_worse_than_orth"])
-    macros.mean_se("AnisoBestRel", 100 * an["rel"][an["best"]], 100 * an["rel_se"][an["best"]])
-    macros.number("AnisoBestHDI", nb.cfg.hdi[an["best"]], 2)
-    macros.integer("AnisoNBetter", an["n_better_than_orth"])
-    macros.integer("AnisoOrthRank", an["orth_rank"])
-    for k, name in (("identical", "Identical"), ("shared", "Shared"), ("orthogonal", "Orthogonal")):
-        for rule, r in (("average", "Avg"), ("sum", "Sum")):
-            i = nb.idx[f"{k}, {rule}"]
-            macros.mean_se(f"Blind{r}{name}", nb.blind.mean[i], nb.blind.se[i])
-    macros.mean_se("BlindOrthMinusShared", d_os, s_os)
-    macros.number("BlindOrthMinusSharedZ", d_os / s_os, 3)
-    macros.mean_se("BlindSharedMinusIdentical", d_si, s_si)
-    macros.number("BlindSharedMinusIdenticalZ", d_si / s_si, 2)
-    macros.mean_se("BlindSumOrthMinusShared", d_sum, s_sum)
-    macros.number("BlindSumOrthMinusSharedZ", d_sum / s_sum, 3)
-    macros.integer("FrameStarts", nb.sizes["frame_starts"])
-    macros.integer("FrameSteps", nb.sizes["frame_steps"])
-    macros.number("FrameBound", nb.frame_bound, 6)
-    macros.number("FrameMin", nb.frame.hdi.min(), 6)
-    macros.number("FrameMax", nb.frame.hdi.max(), 6)
-    macros.number("FrameGap", max(frame_gap, 1e-16), 2)
-    macros.number("FrameTight", max(nb.frame.tightness.max(), 1e-16), 2)
-    macros.number("FrameOtherGap", max(max(nb.other_gap.values()), 1e-16), 2)
-    macros.number("FramePlanesBest", nb.planes.hdi.max(), 4)
-    macros.number("FramePlanesBound", hdi_upper_bound(3, 2, 2), 4)
-    # directions said in the text, generated from the paired comparisons (never typed)
-    macros.text(
-        "BlindSharedVsIdentical", comparison_word(d_si, s_si, "beat", "lose to", "do not differ significantly from")
-    )
-    macros.text("BlindOrthVsShared", comparison_word(d_os, s_os, "lower", "higher", "not significantly different"))
-    macros.text("BlindOrthVsIdentical", comparison_word(d_oi, s_oi, "lower", "higher", "not significantly different"))
-    macros.mean_se("BlindOrthMinusIdentical", d_oi, s_oi)
-    macros.number("BlindOrthMinusIdenticalZ", d_oi / s_oi, 3)
-    macros.text("BlindSumOrthVsShared", comparison_word(d_sum, s_sum, "lower", "higher", "not significantly different"))
-    for name, size in (
-        ("OptRep", "opt_rep"),
-        ("OptTest", "opt_test"),
-        ("OptStarts", "opt_starts"),
-        ("OptSteps", "opt_steps"),
-        ("EvalRep", "eval_rep"),
-        ("EvalTest", "eval_test"),
-    ):
-        macros.integer(name, nb.sizes[size])
-    for k, (m, v) in enumerate(nb.optimum.items()):
-        name = "Opt" + "ABCD"[k]
-        macros.mean_se(f"{name}Rel", 100 * v["rel"], 100 * v["rel_se"])
-        macros.number(f"{name}Z", v["diff"].z, 2)
-        macros.number(f"{name}HDI", v["free"].hdi, 2)
-        macros.text(
-            f"{name}Direction",
-            comparison_word(*v["diff"], "lower than", "higher than", "not significantly different from"),
-        )
-        macros.text(f"{name}Angles", ", ".join(f"{a:.0f}" for a in np.degrees(v["free"].angles).ravel()))
-        macros.text(f"{name}Label", regression_label(m))
-        macros.text(f"Verdict{name}", rec_opt[m].verdict)
-        if rec_opt[m].detectable is not None:
-            macros.number(f"Detectable{name}", rec_opt[m].detectable, 2)
-    for rec, name in [
-        (rec_iso, "Iso"),
-        (rec_aniso, "Aniso"),
-        (rec_blind, "Blind"),
-        (rec_frame, "Frame"),
-        (rec_planes, "FramePlanes"),
-        (rec_overall, "Overall"),
-    ]:
-        macros.text(f"Verdict{name}", rec.verdict)
-    if rec_iso.detectable is not None:
-        macros.number("DetectableIso", rec_iso.detectable, 2)
-    checked_outputs(macros_path=macros_path, results_path=results_path)  # both, before either is written
-    macros.write(macros_path, argument="macros_path")
-
-    results.update(
-        json_safe(
-            dict(
-                random=dict(hdi=nb.cfg.hdi, t=nb.cfg.t, orthogonal=nb.o, **nb.rand),
-                blind=dict(
-                    hdi=nb.blind_hdi,
-                    labels=[c.label for c in nb.configs],
-                    imse=nb.blind.mean,
-                    se=nb.blind.se,
-                    differences={k: dict(diff=d, se=s) for k, (d, s) in nb.blind_diff.items()},
-                ),
-                frame=dict(
-                    bound=nb.frame_bound,
-                    hdi=nb.frame.hdi,
-                    tightness=nb.frame.tightness,
-                    other={
-                        str(s): dict(bound=hdi_upper_bound(*s), best=r.hdi.max())
-                        for s, r in (*nb.other.items(), ((3, 2, 2), nb.planes))
-                    },
-                ),
-                optimum={
-                    m: dict(
-                        projections=v["free"].projections,
-                        hdi=v["free"].hdi,
-                        angles=v["free"].angles,
-                        losses=v["free"].losses,
-                        trace=v["free"].trace,
-                        orthogonal=v["orth"],
-                        imse=v["imse"],
-                        se=v["se"],
-                        rel=v["rel"],
-                        rel_se=v["rel_se"],
-                    )
-                    for m, v in nb.optimum.items()
-                },
-                parameters={
-                    k: nb.params[k] for k in nb.params if k not in ("figures_dir", "macros_path", "results_path")
-                },
-                data_models={m: v.spec() for m, v in nb.model.items()},
-            )
-        )
-    )
-    save_results(results_path, results, argument="results_path")
-    return ledger
-
-
-#: The caption of :func:`optimality_figure`: what each panel shows and what to compare (the directions
-#: are the records' findings, printed under the figure and in "What we found").
-CAPTION = (
-    r"Top row: (a) the IMSE minimised over free head subspaces, over the IMSE of the best orthogonal heads, on "
-    r"fresh replicates (log scale; a point below the dashed line is a configuration that beats orthogonal "
-    r"heads), with the $\mathrm{HDI}_{\mathrm{PA}}$ of the optimum beside it; (b) the descent of the best start on "
-    r"its optimisation batch; (c) random configurations with the anisotropic $m$, IMSE change against the "
-    r"orthogonal blocks (star). Bottom row: (d) the signal along $e_1$ only, identical, shared and orthogonal "
-    r"heads under averaging and under the additive rule; (e) the ascent of $\mathrm{HDI}_{\mathrm{PA}}$ for four "
-    r"lines in $\mathbb{R}^3$ from every start, against the frame bound $8/9$."
-)
-
-
-@notebook_helper
-def takeaway(record) -> None:
-    """One sentence under a figure from ``record`` (:func:`mhanw.chapters.ch04_head_diversity_index.takeaway`)."""
-    from .ch04_head_diversity_index import takeaway as _takeaway
-
-    _takeaway(record)
-
-
-# --------------------------------------------------------------------------- parameters
-
-from ..infra import params as _P  # noqa: E402  (the declaration below is the module's last part)
-
-#: The chapter's papermill parameters (checked by :func:`mhanw.infra.params.check_parameters`).  The
-#: blind-head configurations fix their shape (d = 4, d_k = 2, H = 2); the frame bound needs no data.
+#: The chapter's parameters (checked by :func:`mhanw.infra.params.check_parameters`).  The blind-head
+#: configurations fix their shape (d = 4, d_k = 2, H = 2); the frame bound needs no data.
 PARAMETERS = {
     **_P.STANDARD,
     "n_jobs": _P.workers(),
@@ -955,10 +153,10 @@ CONSTRAINTS = (
     _P.product_at_most(("optimum_H", "optimum_d_k"), "optimum_d"),
 )
 
-#: The Monte Carlo sizes at each fidelity (:func:`setup`): random configurations and their replicates,
-#: replicates of the blind heads, starts and steps of the frame ascent (and starts for the other shapes),
-#: the IMSE optimum's batch (replicates, test points), starts, perturbed candidates and descent steps, and
-#: the fresh replicates and test points that evaluate it.
+#: The Monte Carlo sizes at each fidelity: random configurations and their replicates, replicates of the
+#: blind heads, starts and steps of the frame ascent (and starts for the other shapes), the IMSE optimum's
+#: batch (replicates, test points), starts, perturbed candidates and descent steps, and the fresh replicates
+#: and test points that evaluate it.
 SIZES = dict(
     quick=dict(
         n_configs=12,
@@ -992,23 +190,532 @@ SIZES = dict(
     ),
 )
 
-#: The experiments fed by the children of ``SeedSequence(seed)``, in spawn order (:func:`setup`).
+#: The experiments fed by the children of ``SeedSequence(seed)``, in spawn order.
 STREAMS = ("random configurations", "blind heads", "frame ascent", "IMSE optimum")
 
+#: Test points per replicate of the random configurations and of the blind heads.
+RANDOM_TEST, BLIND_TEST = 200, 300
 
-def setup(nb) -> tuple:
-    """``(params, model, sizes, streams)`` of the notebook whose variables are ``nb`` (``globals()``):
-    the parameters checked (:func:`mhanw.infra.notebook.start`), ``{name: DataModel}`` for the chapter's
-    isotropic, anisotropic, blind and optimum regression functions, :data:`SIZES` at the run's fidelity
-    and one child of ``SeedSequence(seed)`` per experiment of :data:`STREAMS`."""
-    from ..infra.notebook import start
+#: The shapes ``(d, d_k, H)`` of the frame ascent besides four lines in R^3 (one with ``H d_k <= d``), their
+#: steps, and two planes in R^3, for which no tight fusion frame exists.
+OTHER_SHAPES = ((5, 2, 4), (6, 2, 5), (6, 2, 3))
+OTHER_STEPS = 300
+PLANES = (3, 2, 2)
 
-    params, sizes, streams = start(nb, PARAMETERS, CONSTRAINTS, SIZES, len(STREAMS))
-    names = (
-        params["isotropic_regression"],
-        params["anisotropic_regression"],
-        params["blind_regression"],
-        *params["optimum_regressions"],
+
+def model_of(ctx: Context, regression):
+    """The data model of the regression function ``regression`` with the run's inputs, noise and sigma."""
+    p = ctx.params
+    return _data.data_model(regression, p.inputs, p.noise, p.sigma)
+
+
+def _fresh(ctx: Context, stream: str) -> np.random.SeedSequence:
+    """The named stream as it was spawned (a copy: what spawns from it does not advance the run's)."""
+    s = ctx.streams[stream]
+    return np.random.SeedSequence(s.entropy, spawn_key=s.spawn_key, pool_size=s.pool_size)
+
+
+# --------------------------------------------------------------------------- the decisions
+
+
+def no_better_decision(rel: Q, refute_only: bool, criterion: str, extra=(), search=None) -> dict:
+    """Thm 5.1 against one comparison: ``rel`` is the IMSE of the best other configuration relative to the
+    orthogonal one (per cent, paired s.e.).  Fails when it is lower by 3 s.e.; otherwise, for the isotropic
+    reading (``refute_only`` false), holds under them when the run could have seen a
+    gain of :data:`RESOLUTION_PCT` and, for an optimum, the ``search`` reached the orthogonal heads
+    (:func:`mhanw.infra.verdicts.search_verdict`); undecided otherwise, and always for an ``m`` outside the
+    isotropic reading (``refute_only``: a finite search refutes, never proves).  ``extra``: further
+    statistics (quantities) the record reports.  Read by :class:`mhanw.infra.rules.Decided`; the record's
+    premises (:func:`reading_premises`) are in the results next to it."""
+    detectable = N_SE * rel.se
+    if rel.value < -detectable:
+        verdict = FAILS
+    elif refute_only:
+        verdict = UNDECIDED
+    else:
+        verdict = V.power_verdict(HOLDS_UNDER, detectable, RESOLUTION_PCT)
+    if search is not None:
+        verdict = V.search_verdict(verdict, search)
+    rule = (
+        "below -3 s.e. fails; otherwise undecided (an anisotropic m: only a counterexample decides)"
+        if refute_only
+        else f"below -3 s.e. fails; otherwise holds when 3 s.e. <= {RESOLUTION_PCT:g} % (the run could see such "
+        "a gain)"
+        + (" and the descent reached the orthogonal heads on its batch" if search is not None else "")
+        + ", else undecided"
     )
-    model = {m: _data.data_model(m, params["inputs"], params["noise"], params["sigma"]) for m in names}
-    return params, model, sizes, streams
+    return {
+        "verdict": verdict,
+        "criterion": f"{criterion}: {rule}",
+        "statistics": (rel, *extra),
+        "detectable": None if refute_only else detectable,
+        "tolerance": None if refute_only else RESOLUTION_PCT,
+        "unit": "" if refute_only else "%",
+        "search": search,
+    }
+
+
+def blind_decision(difference: Q) -> dict:
+    """Signal along e_1 only, averaging: orthogonal heads beat heads that share e_1 (Thm 5.1 predicts it),
+    from ``difference`` = IMSE(orthogonal) - IMSE(shared) with its paired s.e., at 3 s.e."""
+    d, se = difference.value, difference.se
+    return {
+        "verdict": significant_effect(d, se, sign=-1),
+        "criterion": "IMSE(orthogonal) - IMSE(shared): below -3 s.e. holds, above +3 s.e. fails",
+        # no z-score for an exact (zero s.e.) difference
+        "statistics": (difference,) + ((Q(d / se, label="z"),) if se > 0 else ()),
+    }
+
+
+def frame_decision(gap: Q, overshoot: Q, tightness: Q) -> dict:
+    """Four lines in R^3 reach the frame bound 8/9 (a tight fusion frame exists): holds when every start ends
+    within :data:`FRAME_TOL` of the bound (``gap``) and no step exceeds it by more than rounding
+    (``overshoot`` at most :data:`EXACT_TOL_FRAME`), else fails."""
+    bad = gap.value > FRAME_TOL or overshoot.value > EXACT_TOL_FRAME
+    return {
+        "verdict": FAILS if bad else HOLDS,
+        "criterion": f"every start within {FRAME_TOL:g} of the bound and no step above it",
+        "statistics": (gap, overshoot, tightness),
+        "detectable": None if bad else FRAME_TOL,
+    }
+
+
+def frame_shapes_decision(best: Q, bound: Q) -> dict:
+    """The frame bound is attained for every shape: fails when the best HDI_PA of two planes in R^3 stays
+    below the bound by more than :data:`FRAME_TOL` (they share a line), else holds."""
+    bad = best.value < bound.value - FRAME_TOL
+    return {
+        "verdict": FAILS if bad else HOLDS,
+        "criterion": f"best HDI_PA of two planes in R^3 against the bound {bound.value:.4f}, tolerance {FRAME_TOL:g}",
+        "statistics": (best, bound),
+        "detectable": None if bad else FRAME_TOL,
+    }
+
+
+def as_stated_decision(parts) -> dict:
+    """Thm 5.1 as stated (orthogonal heads minimise the MSE, unconditionally): fails when one of the records
+    ``parts`` that test it fails (a record outside its conditions does not), else undecided (no finite
+    search proves it)."""
+    failed = sum(r.fails for r in parts)
+    return {
+        "verdict": FAILS if failed else UNDECIDED,
+        "criterion": f"fails when any of the {len(parts)} parts that test it fails, else undecided",
+        "statistics": (Q(failed, label="parts that fail"),),
+    }
+
+
+# --------------------------------------------------------------------------- the steps
+
+
+def _random_part(result, cfg, premises, refute_only: bool) -> dict:
+    """One regression function over the random configurations: each configuration's IMSE against the
+    orthogonal blocks (relative, z-score of the paired difference), the best other one, the counts of
+    configurations significantly better and worse, the blocks' rank, the Spearman correlation of HDI_PA and
+    IMSE, and the decision."""
+    o = cfg.orthogonal
+    others = np.arange(len(cfg.hdi)) != o
+    rel, rel_se = result.relative_to(o)  # IMSE(c) / IMSE(orthogonal) - 1
+    z = result.differences_from(o).z  # IMSE(c) - IMSE(orthogonal), in paired s.e. (NaN for o itself)
+    best = int(np.flatnonzero(others)[np.argmin(rel[others])])
+    n_better = int(np.sum(z[others] < -N_SE))
+    rho = C.rank_correlation(cfg.hdi, result)
+    best_rel = Q(100 * rel[best], 100 * rel_se[best], unit="%", label="best other vs orthogonal")
+    spearman = Q(rho, digits=2, label="Spearman correlation")
+    better = Q(n_better, label="configurations significantly better")
+    return {
+        **dict(imse=result.mean, se=result.se, rel=rel, rel_se=rel_se, z=z, best_index=best),
+        "rho": spearman,
+        "best_rel": best_rel,
+        "best_hdi": Q(cfg.hdi[best], digits=2),
+        "min_z": Q(float(z[others].min()), digits=2),
+        "n_better": n_better,
+        "n_worse": int(np.sum(z[others] > N_SE)),
+        "orth_rank": int(np.sum(result.mean < result.mean[o])) + 1,
+        "premises": premises,
+        "decision": no_better_decision(
+            best_rel,
+            refute_only,
+            "the best other configuration against the orthogonal blocks, 3 paired s.e.",
+            (spearman, better),
+        ),
+    }
+
+
+@step
+def random(ctx: Context) -> dict:
+    """Part 2: random configurations (interpolated heads and the orthogonal blocks, chapter 04's experiment:
+    :func:`mhanw.comparisons.random_configuration_imse`) for the isotropic and the anisotropic ``m`` on the
+    same replicates; for each, the comparison with the orthogonal blocks and its decision, resting on the
+    premises of :func:`reading_premises`."""
+    p, s = ctx.params, ctx.sizes
+    iso, aniso = p.isotropic_regression, p.anisotropic_regression
+    models = {iso: model_of(ctx, iso), aniso: model_of(ctx, aniso)}
+    rule = C.rule_options(p.random_rule)
+    cfg, res = C.random_configuration_imse(
+        [iso, aniso],
+        s["n_configs"],
+        _fresh(ctx, "random configurations"),
+        n=p.random_n,
+        n_test=RANDOM_TEST,
+        n_rep=s["random_rep"],
+        bandwidth=p.random_bandwidth,
+        d=p.random_d,
+        d_k=p.random_d_k,
+        n_heads=p.random_H,
+        n_jobs=p.n_jobs,
+        data=models,
+        **rule,
+    )
+    heads = [HeadConfig(W, bandwidth=p.random_bandwidth, **rule) for W in cfg.projections]
+    parts = {
+        role: _random_part(res[m], cfg, *reading_premises(models[m], heads))
+        for role, m in (("iso", iso), ("aniso", aniso))
+    }
+    for role, m in (("iso", iso), ("aniso", aniso)):
+        parts[role]["m"] = m
+        parts[role]["label"] = Tex(regression_label(m))
+    return {
+        "n_configs": len(cfg.hdi),
+        "n_others": len(cfg.hdi) - 1,
+        "hdi": cfg.hdi,
+        "t": cfg.t,
+        "orthogonal": cfg.orthogonal,
+        **parts,
+        "data": Raw({"configs": cfg, "results": res}),
+    }
+
+
+@step
+def blind(ctx: Context) -> dict:
+    """Part 3, the counterexample: identical, shared and orthogonal heads (:func:`blind_configurations`) for
+    ``blind_regression``, a signal along e_1 only, each combined by averaging and by the additive rule; their
+    IMSE, the paired differences the text reads and the decision on "orthogonal beats shared heads"."""
+    from .. import montecarlo
+
+    p = ctx.params
+    cfgs = blind_configurations()
+    hdi = {k: head_diversity_index(W) for k, W in cfgs.items()}
+    configs = [
+        HeadConfig(W, rule=rule, label=f"{k}, {rule}", bandwidth=p.bandwidth)
+        for rule in ("average", "sum")
+        for k, W in cfgs.items()
+    ]
+    res = montecarlo.integrated_mse(
+        configs,
+        model_of(ctx, p.blind_regression),
+        n=p.n,
+        n_test=BLIND_TEST,
+        n_rep=ctx.sizes["blind_rep"],
+        seed=_fresh(ctx, "blind heads"),
+        n_jobs=p.n_jobs,
+    )
+    idx = {c.label: i for i, c in enumerate(configs)}
+
+    def diff(a: str, b: str, rule: str, label: str) -> Q:
+        return Q.of(res.paired_difference(idx[f"{a}, {rule}"], idx[f"{b}, {rule}"]), label=label)
+
+    imse = {
+        rule: {k: Q(res.mean[idx[f"{k}, {rule}"]], res.se[idx[f"{k}, {rule}"]]) for k in cfgs}
+        for rule in ("average", "sum")
+    }
+    d_os = diff("orthogonal", "shared", "average", "orthogonal minus shared")
+    d_oi = diff("orthogonal", "identical", "average", "orthogonal minus identical")
+    d_si = diff("shared", "identical", "average", "shared minus identical")
+    d_sum = diff("orthogonal", "shared", "sum", "orthogonal minus shared, additive rule")
+    return {
+        "regression": Tex(regression_label(p.blind_regression)),
+        "hdi": hdi,
+        "labels": [c.label for c in configs],
+        "imse": imse,
+        "orth_minus_shared": d_os,
+        "orth_minus_shared_z": Q(d_os.value / d_os.se, digits=3),
+        "orth_minus_identical": d_oi,
+        "orth_minus_identical_z": Q(d_oi.value / d_oi.se, digits=3),
+        "shared_minus_identical": d_si,
+        "shared_minus_identical_z": Q(d_si.value / d_si.se, digits=2),
+        "sum_orth_minus_shared": d_sum,
+        "sum_orth_minus_shared_z": Q(d_sum.value / d_sum.se, digits=3),
+        "decision": blind_decision(d_os),
+        "data": Raw({"result": res, "index": idx}),
+    }
+
+
+def optimum_slug(m, k: int) -> str:
+    """The claim id's last part for the ``k``-th optimum regression ``m``: its catalogue name with ``-`` for
+    ``_``, or ``m1``, ``m2``, ... for a formula."""
+    return m.replace("_", "-") if m in REGRESSION_LABELS else f"m{k + 1}"
+
+
+@step
+def optimum(ctx: Context) -> dict:
+    """Part 4: for each of ``optimum_regressions`` (keys ``m1``, ``m2``, ... in order), the IMSE minimised over
+    free head subspaces (:func:`mhanw.comparisons.minimize_imse` from the best orthogonal heads, perturbations
+    of them (:func:`mhanw.comparisons.candidate_starts`) and Haar starts) against the best mutually orthogonal heads (the coordinate
+    blocks when the data law is rotation invariant, else found by a descent that keeps the heads mutually
+    orthogonal), both evaluated on fresh replicates; the descent's budget and convergence
+    (:func:`optimum_search`) and the decision.  Each regression replays the streams of the chapter's first
+    runs: child ``k (K + 1)`` of each of the three children of the stream (batch, starts, evaluation)."""
+    from .. import heads, montecarlo, premises
+
+    p, s = ctx.params, ctx.sizes
+    K = len(p.optimum_regressions)
+    batches, starts, evals = (child.spawn(K * K) for child in _fresh(ctx, "IMSE optimum").spawn(3))
+    out: dict = {}
+    for k, m in enumerate(p.optimum_regressions):
+        model, j = model_of(ctx, m), k * (K + 1)
+        batch = crn_batch(model, p.n, s["opt_test"], s["opt_rep"], p.optimum_d, batches[j])
+        rng = np.random.default_rng(starts[j])
+        if all(q.holds for q in premises.rotation_invariant_data(model)):  # all orthogonal heads: one IMSE
+            orth_W = heads.orthogonal_heads(p.optimum_d, p.optimum_d_k, p.optimum_H)
+        else:  # the best mutually orthogonal heads, by descent on one Stiefel manifold
+            orth_W = minimize_imse(
+                batch, p.optimum_H, p.optimum_d_k, p.bandwidth, rng, n_starts=1, n_steps=s["opt_steps"], orthogonal=True
+            ).projections
+        given = candidate_starts(orth_W, rng, s["opt_perturbed"])
+        free = minimize_imse(
+            batch,
+            p.optimum_H,
+            p.optimum_d_k,
+            p.bandwidth,
+            rng,
+            n_starts=s["opt_starts"],
+            n_steps=s["opt_steps"],
+            starts=given,
+        )
+        known = imse_and_gradient(orth_W, batch, p.bandwidth, gradient=False)[0]
+        search = optimum_search(free, known, len(given), s["opt_steps"])
+        fresh = montecarlo.integrated_mse(
+            [free.projections, orth_W],
+            model,
+            n=p.n,
+            n_test=s["eval_test"],
+            n_rep=s["eval_rep"],
+            seed=evals[j],
+            bandwidth=p.bandwidth,
+            n_jobs=p.n_jobs,
+        )
+        rel = fresh.relative_to(1)
+        rel_q = Q(100 * float(rel.mean[0]), 100 * float(rel.se[0]), unit="%", label="best other vs orthogonal")
+        hdi = Q(free.hdi, digits=2, label="HDI_PA of the optimum")
+        on_batch = Q(
+            100 * (search.best - search.known) / abs(search.known) if search.known else 0.0,
+            unit="%",
+            label="descent's best against the orthogonal heads, on its batch",
+        )
+        prem, refute_only = reading_premises(model, [free.projections, orth_W])
+        difference = Q.of(fresh.paired_difference(0, 1), label="IMSE(optimum) - IMSE(best orthogonal)")
+        out[f"m{k + 1}"] = {
+            "m": m,
+            "slug": optimum_slug(m, k),
+            "label": Tex(regression_label(m)),
+            "rel": rel_q,
+            "difference": difference,
+            "z": Q(difference.z, digits=2),
+            "hdi": hdi,
+            "angles": ", ".join(f"{a:.0f}" for a in np.degrees(free.angles).ravel()),
+            "projections": free.projections,
+            "angles_rad": free.angles,
+            "losses": free.losses,
+            "trace": free.trace,
+            "orthogonal": orth_W,
+            "imse": fresh.mean,
+            "se": fresh.se,
+            "premises": prem,
+            "search": search,
+            "decision": no_better_decision(
+                rel_q,
+                refute_only,
+                "the optimum over free heads against the best orthogonal heads on fresh replicates, 3 paired s.e.",
+                (hdi, on_batch),
+                search=search,
+            ),
+        }
+    return {"n": K, **out}
+
+
+@step
+def frame(ctx: Context) -> dict:
+    """Part 5: projected gradient ascent of HDI_PA (:func:`mhanw.diversity.maximize_hdi`) for four lines in
+    R^3 from ``frame_starts`` Haar starts against the frame bound 8/9, for :data:`OTHER_SHAPES` against theirs,
+    and for two planes in R^3, where no tight fusion frame exists; the decisions on the bound."""
+    from ..diversity import maximize_hdi
+
+    s = ctx.sizes
+    rng = ctx.rng("frame ascent")
+    lines = maximize_hdi(3, 1, 4, rng, n_starts=s["frame_starts"], n_steps=s["frame_steps"])
+    bound = hdi_upper_bound(3, 1, 4)
+    other = {sh: maximize_hdi(*sh, rng, n_starts=s["other_starts"], n_steps=OTHER_STEPS) for sh in OTHER_SHAPES}
+    other_gap = {sh: float(hdi_upper_bound(*sh) - r.hdi.max()) for sh, r in other.items()}
+    planes = maximize_hdi(*PLANES, rng, n_starts=s["other_starts"], n_steps=OTHER_STEPS)
+    gap = Q(float(np.abs(lines.hdi - bound).max()), digits=2, label="largest distance of a start from the bound")
+    overshoot = Q(float(lines.trace.max() - bound), label="largest excess over the bound")
+    tight = Q(float(lines.tightness.max()), digits=2, label="largest |sum P_j - (4/3) I|")
+    planes_best = Q(float(planes.hdi.max()), digits=4, label="two planes in R^3: best HDI_PA")
+    planes_bound = Q(hdi_upper_bound(*PLANES), digits=4, label="frame bound")
+    return {
+        "bound": Q(bound, digits=6),
+        "hdi": lines.hdi,
+        "tightness": lines.tightness,
+        "gap": gap,
+        "overshoot": overshoot,
+        "tight": tight,
+        "other": {
+            "x".join(map(str, sh)): {"bound": hdi_upper_bound(*sh), "best": float(r.hdi.max())}
+            for sh, r in (*other.items(), (PLANES, planes))
+        },
+        "other_gap": Q(max(other_gap.values()), digits=2),
+        "planes_best": planes_best,
+        "planes_bound": planes_bound,
+        "decision": frame_decision(gap, overshoot, tight),
+        "shapes_decision": frame_shapes_decision(planes_best, planes_bound),
+        "data": Raw({"lines": lines, "trace": lines.trace}),
+    }
+
+
+@step
+def theorem(ctx: Context, random, blind, optimum) -> dict:
+    """Thm 5.1 as stated (orthogonal heads minimise the MSE of multi-head attention, unconditionally), read from
+    the parts that test it: the random configurations with the anisotropic ``m``, the blind head and every
+    IMSE optimum (their records, :func:`theorem_parts`)."""
+    results = Results({"random": random, "blind": blind, "optimum": optimum})
+    return {"decision": as_stated_decision(records_on(results, theorem_parts(optimum)))}
+
+
+def theorem_parts(optimum) -> list:
+    """The ids of the records that test Thm 5.1 as stated: the random configurations with the anisotropic
+    ``m``, the blind head and the IMSE optimum of each regression of ``optimum`` (the step's results)."""
+    opt = [f"thm-5.1/imse-optimum/{optimum[f'm{k + 1}']['slug']}" for k in range(optimum["n"])]
+    return ["thm-5.1/random-anisotropic", "thm-5.1/blind-head", *opt]
+
+
+STEPS = (random, blind, optimum, frame, theorem)
+
+# --------------------------------------------------------------------------- the records
+
+
+def _no_better_finding(path: str):
+    """What the numbers show for a no-better-than-orthogonal record whose comparison is at ``path``."""
+
+    def finding(results: Results, verdict: str) -> str:
+        q = results.at(path)
+        if verdict == FAILS:
+            return (
+                f"a configuration beats the orthogonal heads: its IMSE is {q.value:+.1f} ± {q.se:.1f} % against theirs"
+            )
+        return f"no configuration beats the orthogonal heads by 3 paired s.e. (the best other {q.value:+.1f} ± {q.se:.1f} %)"
+
+    return finding
+
+
+def _blind_finding(results: Results, verdict: str) -> str:
+    q = results.at("blind.orth_minus_shared")
+    word = direction_words(
+        q.value, q.se, positive="higher than", negative="lower than", neither="not significantly different from"
+    )
+    return (
+        f"with the signal along e_1 only and averaging, orthogonal heads, one of them blind to the signal, "
+        f"have an IMSE {word} that of heads that share e_1 (orthogonal minus shared {q.value:+.3g} ± {q.se:.2g})"
+    )
+
+
+def declared(results: Results, only=None) -> list:
+    """The chapter's records as :class:`mhanw.infra.rules.Claim` declarations, one per optimum regression of
+    ``results`` (``results["optimum"]``), in the order of the ledger (``only``: those ids alone)."""
+    out = [
+        Claim(
+            f"thm-5.1/random-{name}",
+            lambda r, role=role: (
+                "The orthogonal blocks have the lowest IMSE among the random configurations "
+                f"({r.at(f'random.{role}.label')})"
+            ),
+            Decided(f"random.{role}.decision"),
+            premises=f"random.{role}.premises",
+            finding=_no_better_finding(f"random.{role}.best_rel"),
+        )
+        for role, name in (("iso", "isotropic"), ("aniso", "anisotropic"))
+    ]
+    out.append(
+        Claim(
+            "thm-5.1/blind-head",
+            "With the signal along e_1 only, orthogonal heads beat heads that share e_1 (averaging)",
+            Decided("blind.decision"),
+            finding=_blind_finding,
+        )
+    )
+    opt = results["optimum"] if "optimum" in results else {"n": 0}
+    for k in range(opt["n"]):
+        at = f"optimum.m{k + 1}"
+        out.append(
+            Claim(
+                f"thm-5.1/imse-optimum/{opt[f'm{k + 1}']['slug']}",
+                f"No head configuration has a lower IMSE than the best orthogonal one ({opt[f'm{k + 1}']['label']})",
+                Decided(f"{at}.decision"),
+                premises=f"{at}.premises",
+                finding=_no_better_finding(f"{at}.rel"),
+            )
+        )
+    out += [
+        Claim(
+            "thm-5.1/frame-bound",
+            "When H d_k > d the largest HDI_PA is the frame bound (four lines in R^3: 8/9)",
+            Decided("frame.decision"),
+        ),
+        Claim(
+            "thm-5.1/frame-bound-every-shape",
+            "The frame bound is attained for every shape with H d_k > d",
+            Decided("frame.shapes_decision"),
+        ),
+        Claim(
+            "thm-5.1/as-stated",
+            "Orthogonal heads minimise the MSE of multi-head attention",
+            Decided("theorem.decision"),
+        ),
+    ]
+    return out if only is None else [c for c in out if c.id in only]
+
+
+def claims(results: Results) -> list:
+    """The chapter's records decided on ``results`` (:func:`declared`)."""
+    return decide_all(declared(results), results, chapter="05_decorrelation_optimality", section=SECTION)
+
+
+def records_on(results: Results, ids) -> list:
+    """The declared records ``ids`` decided on ``results`` (which need hold only the steps they read), in the
+    order of ``ids``: the theorem's parts, or one record a sentence states before the chapter closes."""
+    by_id = {c.id: c for c in declared(results, only=ids)}
+    return [by_id[i].decide(results, chapter="05_decorrelation_optimality", section=SECTION) for i in ids]
+
+
+def prose(results: Results, records) -> dict:
+    """The section's words decided by the numbers: how many random configurations beat the orthogonal blocks
+    (isotropic ``m``), the directions of the blind heads' and the optima's paired comparisons at 3 s.e., and the
+    verdict of each optimum's record by its position in ``optimum_regressions`` (``verdict_m1``, ...: the words
+    ``\\verdictword`` prints for it)."""
+    n_better = results.at("random.iso.n_better")
+    b = results["blind"]
+
+    def words(q: Q, lower: str, higher: str, same: str) -> str:
+        return direction_words(q.value, q.se, positive=higher, negative=lower, neither=same)
+
+    out = {
+        "iso_better": "no random configuration is"
+        if n_better == 0
+        else "one random configuration is"
+        if n_better == 1
+        else f"{n_better} random configurations are",
+        "shared_vs_identical": words(
+            b["shared_minus_identical"], "beat", "lose to", "do not differ significantly from"
+        ),
+        "sum_orth_vs_shared": words(b["sum_orth_minus_shared"], "lower", "higher", "not significantly different"),
+    }
+    opt = results["optimum"]
+    by_id = {r.claim: r for r in records}
+    for k in range(opt["n"]):
+        o = opt[f"m{k + 1}"]
+        out[f"direction_m{k + 1}"] = words(
+            o["difference"], "lower than", "higher than", "not significantly different from"
+        )
+        record = by_id.get(f"thm-5.1/imse-optimum/{o['slug']}")
+        if record is not None:  # the paper names the optima by position: m1, m2, ... of optimum_regressions
+            out[f"verdict_m{k + 1}"] = Tex(tex_text(verdict_words(record) if record.outside else record.verdict))
+    return out

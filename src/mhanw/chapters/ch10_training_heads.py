@@ -29,6 +29,7 @@ from .. import data as _data
 from .. import heads as _heads
 from .. import premises as _premises
 from .. import training as _training
+from ..comparisons import crn_batch, minimize_imse
 from ..constants import N_SE
 from ..diversity import haar_expected_hdi
 from ..infra import params as P
@@ -41,7 +42,6 @@ from ..infra.texout import format_mean_se
 from ..infra.validate import as_seed_sequence
 from .base import Context, step
 from .ch04_head_diversity_index import regression_label
-from .ch05_decorrelation_optimality import crn_batch, minimize_imse
 
 SECTION = "sec:training"
 CLAIM = "interp/training-orthogonal"

@@ -53,6 +53,8 @@ BLOCKS_PER_JOB = 4
 #: Environment variable holding a Dask scheduler address; when set (and no
 #: ``scheduler=`` is given) every sweep runs on that cluster.
 SCHEDULER_ENV = "MHANW_DASK_SCHEDULER"
+#: Seconds a Dask scheduler has to answer before a run is refused (:func:`run_sweep`, :func:`run_replicates`).
+CONNECT_TIMEOUT_S = 5.0
 
 
 def spawn_streams(seed, n_rep: int) -> list[np.random.SeedSequence]:
@@ -186,7 +188,7 @@ def _scheduler_address(scheduler):
     return address
 
 
-def _run_on_dask(address, func, settings, block_streams, pass_setting, bar):
+def _run_on_dask(address, func, settings, block_streams, pass_setting, bar, from_argument=False):
     """Run the blocks as tasks on the Dask cluster at ``address``; results in block order."""
     try:
         from distributed import Client, as_completed
@@ -195,7 +197,19 @@ def _run_on_dask(address, func, settings, block_streams, pass_setting, bar):
             f"a Dask scheduler was given ({address}) but dask.distributed is not installed: "
             "pip install 'dask[distributed]==2026.8.0'"
         ) from exc
-    with Client(address) as client:
+    try:  # an address that does not answer is one line within CONNECT_TIMEOUT_S, not a minute of retries
+        client = Client(address, timeout=CONNECT_TIMEOUT_S)
+    except (OSError, TimeoutError):
+        given, local = (
+            ("the scheduler argument", "leave the argument out")
+            if from_argument
+            else (SCHEDULER_ENV, f"unset {SCHEDULER_ENV}")
+        )
+        raise ConnectionError(
+            f"scheduler: no Dask scheduler answered at {address!r} within {CONNECT_TIMEOUT_S:g} s "
+            f"(given by {given}); start one there, or {local} to run locally"
+        ) from None
+    with client:
         futures = [
             client.submit(_run_block, func, settings, streams, pass_setting, pure=False) for streams in block_streams
         ]
@@ -228,7 +242,13 @@ def _execute(func, settings, n_rep, seed, n_jobs, progress, desc, pass_setting, 
     try:
         if address:
             for res in _run_on_dask(
-                address, func, settings, [[streams[r] for r in b] for b in blocks], pass_setting, bar
+                address,
+                func,
+                settings,
+                [[streams[r] for r in b] for b in blocks],
+                pass_setting,
+                bar,
+                from_argument=scheduler is not None,
             ):
                 results.extend(res)
         elif n_jobs == 1:
@@ -300,7 +320,9 @@ def run_replicates(
         Show a tqdm bar over replicates (off by default).
     scheduler : str, optional
         Address of a Dask scheduler; defaults to the environment variable
-        ``MHANW_DASK_SCHEDULER``; when neither is set the run is local.
+        ``MHANW_DASK_SCHEDULER``; when neither is set the run is local.  An address
+        that does not answer within :data:`CONNECT_TIMEOUT_S` seconds raises
+        ``ConnectionError``, one line naming where the address came from.
 
     Returns
     -------

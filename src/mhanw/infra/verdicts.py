@@ -984,6 +984,13 @@ def predicate(verdict: str, plural: bool = False) -> str:
     return PREDICATES[verdict][1 if plural else 0]
 
 
+def verdict_key(verdict: str) -> str:
+    """A verdict's direction, for prose that depends on it (``\\byverdict`` in the paper): ``"holds"``
+    (every form of holds), ``"fails"`` or ``"other"`` (undecided, outside its conditions, not checkable)."""
+    verdict_word(verdict, "verdict")
+    return "holds" if verdict in (HOLDS, HOLDS_UNDER) else "fails" if verdict == FAILS else "other"
+
+
 def verdict_macros(macros, name: str, r: Verdict) -> None:
     """Write a record's verdict as two LaTeX macros of ``macros`` (:class:`mhanw.infra.texout.Macros`):
     ``Verdict<name>``, the verdict's words (:func:`verdict_words`: for "outside its conditions" with the

@@ -11,10 +11,10 @@ Two modes:
 - **full**: the chapter is converted from MyST markdown to ``.ipynb`` (jupytext)
   and executed by papermill; the executed notebook, its figures, its macros and
   its raw results are published.  The default run and ``make scenario`` use it.
-- **records**: the chapter's code cells are executed in this process, with the
-  same parameters papermill would inject, and only its raw results (which hold
-  its verdict records) and macros are published; figures are drawn but not
-  rendered (:func:`mhanw.infra.figures.records_only`).  The seeds and the
+- **records**: the chapter's steps and close run in this process
+  (:func:`mhanw.chapters.base.run_records`), with the same parameters papermill
+  would inject, and only its results (which hold its verdict records) and paper
+  values are published; no figure is drawn.  The seeds and the
   scenarios' ledgers of ``make all`` use it: they need the verdicts, not the
   pages, and a kernel start costs more than most quick chapters.
   ``tests/test_pipeline.py`` checks that both modes give the same records and macros.
@@ -305,40 +305,18 @@ class _CellError(Exception):
 
 
 def _execute_records(chapter: C.Chapter, params: dict, cwd: Path, log) -> None:
-    """The chapter's records in this process: for a chapter that follows the chapter contract, its steps
-    and its close (:func:`mhanw.chapters.base.run_records`, no figures); for one that does not yet, its
-    code cells, parameters injected after the parameters cell."""
+    """The chapter's records in this process: its steps and its close under the chapter contract
+    (:func:`mhanw.chapters.base.run_records`, no figures), the notebook's declared parameters overridden
+    by ``params``."""
     from mhanw.chapters import base
-    from mhanw.infra import figures
 
-    if base.follows_contract(base.load(chapter.name)):
-        values = {**C.declared(chapter.path), **params}
-        try:
-            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-                base.run_records(chapter.name, values, cwd)
-        except Exception as exc:  # a chapter's error of any kind ends the job
-            text = "".join(traceback.format_exception(exc))
-            raise _CellError(type(exc).__name__, str(exc), text) from None
-        return
-
-    figures.records_only(True)
-    namespace = {"__name__": "__main__", "display": lambda *a, **k: None}
-    injected = "# Parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in params.items())
-    cells = C.code_sources(chapter.path)
-    here = os.getcwd()
-    os.chdir(cwd)
+    values = {**C.declared(chapter.path), **params}
     try:
         with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-            for i, src in enumerate([cells[0], injected, *cells[1:]]):
-                try:
-                    code = compile(src, f"<{chapter.name}, code cell {max(i, 1)}>", "exec")
-                    exec(code, namespace)  # noqa: S102 - the chapter's own code, as papermill would run it
-                except Exception as exc:  # a chapter's error of any kind ends the job
-                    text = "".join(traceback.format_exception(exc))
-                    raise _CellError(type(exc).__name__, str(exc), text) from None
-    finally:
-        os.chdir(here)
-        figures.records_only(False)
+            base.run_records(chapter.name, values, cwd)
+    except Exception as exc:  # a chapter's error of any kind ends the job
+        text = "".join(traceback.format_exception(exc))
+        raise _CellError(type(exc).__name__, str(exc), text) from None
 
 
 def run_job(
