@@ -7,8 +7,12 @@ module pages.  The book's own
 directives (``{dropdown}``) and plain page titles come from
 :mod:`mhanw.pipeline.sphinxext`.  Everything a page needs is in the
 output folder (MathJax from the ``sphinx-mathjax-offline`` package, the paper
-PDF, the figures), so the book reads without a network.
+PDF, the figures), so the book reads without a network.  Every page opens with one line saying
+at which size (quick or paper) and from which commit the book was built (``build_info.json``).
 """
+
+import json
+from pathlib import Path
 
 project = "mhanw"
 author = "the mhanw companion"
@@ -65,7 +69,18 @@ html_last_updated_fmt = None
 html_show_sphinx = False
 
 
+# What the book is (its size and commit): written by mhanw.pipeline.book (build_info) beside this file.
+_BUILD_INFO = Path(__file__).with_name("build_info.json")
+
+
+def _build_line(app, pagename, templatename, context, doctree):
+    """Every page with a body opens with the line that says at which size and from which commit it was built."""
+    if "body" in context and _BUILD_INFO.is_file():
+        context["body"] = json.loads(_BUILD_INFO.read_text(encoding="utf-8"))["html"] + context["body"]
+
+
 def setup(app):
+    app.connect("html-page-context", _build_line)
     # SVG output: no web fonts, which browsers refuse to load from file:// pages.
     app.config.mathjax_path = "mathjax/tex-svg.js"
     # MathJax on every page: chapter titles with math appear in every page's navigation.

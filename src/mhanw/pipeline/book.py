@@ -18,6 +18,12 @@ The pages:
   (from the ``.aux``: chapter 4 = Section 6, and the paper's margin says "chapter 4" back), an on-page
   contents for long chapters, every figure with its caption (the ``mhanw.caption`` of its output), and
   references to the paper and the ledger resolved (:mod:`mhanw.pipeline.references`);
+- one appendix page per chapter (``NN_slug-appendix``, :func:`split_appendix`), linked from the chapter's
+  header and footer: the cells the chapter tags ``appendix`` (a tagged ``##`` heading takes its whole
+  section) and every verdict record of the chapter with the rule that decided it, so that the lesson
+  page keeps the claim, the idea in code, the key figures, one sentence per finding and "Try it";
+- on every page, one line saying what the book is (:func:`build_info`): the build's size (quick or
+  paper; a quick book says its numbers are small-sample) and the git commit it was built from;
 - every ``book/*.md`` page, with its references resolved; the Performance page gets this build's job
   times where it says ``<!-- timings of this build -->``;
 - the API reference: where ``book/api.md`` says ``<!-- the API of the theory modules -->``, one table
@@ -41,11 +47,12 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
 
-from mhanw.infra import notation
+from mhanw.infra import notation, prose
 from mhanw.infra.verdicts import VOCABULARY
 
 from . import ledger, references, theorems
@@ -68,6 +75,12 @@ API_PAGE = "api"
 TRY_IT = re.compile(r"^##\s+Try it\s*$", flags=re.M)
 #: Chapters with at least this many second-level headings get an on-page contents.
 CONTENTS_FROM = 3
+#: The cell tag that moves a cell (or, on a ``##`` heading, its whole section) to the chapter's appendix page.
+APPENDIX_TAG = "appendix"
+#: The suffix of a chapter's appendix page: ``NN_slug-appendix``.
+APPENDIX_SUFFIX = "-appendix"
+#: The file of the book's sources that holds :func:`build_info` (``book/conf.py`` puts its line on every page).
+BUILD_INFO = "build_info.json"
 
 
 class BookError(RuntimeError):
@@ -81,10 +94,16 @@ class Chapter:
     figures: list[str]
     records: list[dict] = field(default_factory=list)
     section: references.PaperLabel | None = None
+    beyond: bool = False  # a chapter beyond the paper (front matter ``mhanw: beyond_paper: true``)
 
     @property
     def number(self) -> int:
         return int(self.name[:2])
+
+    @property
+    def appendix(self) -> str:
+        """The page name of the chapter's appendix."""
+        return self.name + APPENDIX_SUFFIX
 
     @property
     def label(self) -> str:
@@ -263,6 +282,270 @@ def thumbnails(thms, panels: dict[str, dict], src: Path) -> dict[str, str]:
     return out
 
 
+# ---- what the book is: its size and its commit ------------------------------------------
+#: What a build's size means, in words, for the line on every page.
+SIZE_WORDS = {
+    "quick": (
+        "at <strong>quick</strong> size: small Monte Carlo samples, for checking the pipeline, so its numbers "
+        "are small-sample (standard errors are wide and a verdict may read undecided); the paper size's "
+        "numbers are the ones to quote"
+    ),
+    "paper": "at <strong>paper</strong> size: the Monte Carlo sizes the paper reports",
+}
+
+
+def build_size(root: Path) -> str:
+    """The build's size, ``quick`` or ``paper``: ``build/fidelity`` (the Makefile's stamp), else the one
+    fidelity every chapter's results file names, else ``unknown``."""
+    stamp = root / "build" / "fidelity"
+    if stamp.is_file() and stamp.read_text(encoding="utf-8").strip() in SIZE_WORDS:
+        return stamp.read_text(encoding="utf-8").strip()
+    seen = set()
+    for path in (root / "build" / "results").glob("[0-9][0-9]_*.json"):
+        try:
+            seen.add(json.loads(path.read_text(encoding="utf-8")).get("fidelity"))
+        except (ValueError, OSError):
+            continue
+    return seen.pop() if len(seen) == 1 and next(iter(seen)) in SIZE_WORDS else "unknown"
+
+
+def build_commit(root: Path) -> tuple[str, bool]:
+    """``(short hash, dirty)`` of the git checkout ``root`` (dirty: a tracked or new source file differs
+    from the commit; build products are ignored by ``.gitignore``); ``("", False)`` outside a checkout."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=30
+        )
+        if head.returncode != 0 or not head.stdout.strip():
+            return "", False
+        status = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain"], capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "", False
+    return head.stdout.strip(), bool(status.stdout.strip()) or status.returncode != 0
+
+
+def build_info(root: Path) -> dict:
+    """What the book is: ``size`` (:func:`build_size`), ``commit`` and ``dirty`` (:func:`build_commit`) and
+    ``html``, the line every page shows (``book/conf.py`` puts it above the page's text)."""
+    size = build_size(root)
+    commit, dirty = build_commit(root)
+    words = SIZE_WORDS.get(size, "at an unknown size (no <code>build/fidelity</code>)")
+    if commit:
+        made = f"from commit <code>{html.escape(commit)}</code>" + (
+            " with <strong>uncommitted changes</strong>" if dirty else ""
+        )
+    else:
+        made = "from a tree that is not a git checkout (commit unknown)"
+    line = (
+        f'<div class="mhanw-build mhanw-build-{html.escape(size)}" data-size="{html.escape(size)}" '
+        f'data-commit="{html.escape(commit or "unknown")}{"+dirty" if dirty else ""}">'
+        f"This book was built {words}, {made}.</div>"
+    )
+    return {"size": size, "commit": commit, "dirty": dirty, "html": line}
+
+
+# ---- how long a page reads ------------------------------------------------------------
+class _MainText(HTMLParser):
+    """The text of a rendered page's main part (``div.body``) without its navigation, contents, the
+    build line and scripts; a formula (``span.math``, ``div.math``) counts as one word."""
+
+    SKIP = ("mhanw-chapter-nav", "mhanw-build", "contents", "headerlink")
+    VOID = {"br", "img", "hr", "meta", "link", "input", "wbr", "source", "col", "area", "base", "embed"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []  # per open element: "body", "skip", "math" or ""
+        self.words: list[str] = []
+
+    def _inside(self, kind: str) -> bool:
+        return kind in self.stack
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        cls = dict(attrs).get("class") or ""
+        kind = ""
+        if tag == "div" and "body" in cls.split() and not self._inside("body"):
+            kind = "body"
+        elif tag in ("script", "style") or any(c in cls.split() for c in self.SKIP):
+            kind = "skip"
+        elif "math" in cls.split() and self._inside("body") and not self._inside("math"):
+            kind = "math"
+            if not self._inside("skip"):
+                self.words.append("(formula)")
+        self.stack.append(kind)
+
+    def handle_endtag(self, tag):
+        if tag not in self.VOID and self.stack:
+            self.stack.pop()
+
+    def handle_data(self, data):
+        if self._inside("body") and not self._inside("skip") and not self._inside("math"):
+            self.words += data.split()
+
+
+def page_words(page: Path) -> int:
+    """How many words a reader meets in the main text of a rendered page (:class:`_MainText`): prose,
+    visible code, tables, captions and folded blocks, each formula one word."""
+    parser = _MainText()
+    parser.feed(Path(page).read_text(encoding="utf-8"))
+    return sum(1 for w in parser.words if re.search(r"\w", w))
+
+
+# ---- a chapter's appendix -------------------------------------------------------------
+def _tags(cell) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def split_appendix(nb) -> tuple[list, list]:
+    """The cells of a chapter as ``(lesson, appendix)``: a cell tagged :data:`APPENDIX_TAG` goes to the
+    appendix; a tagged Markdown cell that opens with a ``##`` heading takes its whole section with it (every
+    cell up to the next ``##`` heading). The title cell and the parameters cells always stay."""
+    lesson, appendix, moving = [], [], False
+    for cell in nb.cells:
+        tagged = APPENDIX_TAG in _tags(cell)
+        if cell.cell_type == "markdown" and re.match(r"\s*##\s", cell.source):
+            moving = tagged
+        keep = "parameters" in _tags(cell) or "injected-parameters" in _tags(cell)
+        if cell.cell_type == "markdown" and re.match(r"\s*#\s", cell.source):
+            keep, moving = True, False
+        (appendix if (tagged or moving) and not keep else lesson).append(cell)
+    return lesson, appendix
+
+
+#: The call of a chapter's cell that prints its findings in full (:func:`mhanw.infra.verdicts.show_findings`).
+FULL_FINDINGS = re.compile(r"\bshow_findings\(")
+#: The heading of a chapter's findings.
+FINDINGS_HEADING = re.compile(r"^##\s+What we found\s*$", flags=re.M)
+#: The roles whose records the lesson states, one sentence each (the others are counted, and shown in full
+#: on the appendix page): a claim of the paper, or our reading of one.
+LESSON_ROLES = ("paper", "reading")
+
+
+def _sentence_piece(text: str) -> str:
+    text = str(text).strip().rstrip(".")
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
+
+
+def finding_sentence(r: dict) -> str:
+    """One record in one sentence (HTML): its name, its verdict, what the numbers show (the record's
+    finding, else its deciding number ± s.e.)."""
+    detail = r.get("finding") or next(iter(ledger.statistic_texts(r)), "")
+    said = f": {record_html(_sentence_piece(detail))}" if detail else ""
+    return f"<strong>{record_html(ledger.claim_title(r['claim']))}</strong> {record_verdict_html(r)}{said}."
+
+
+def lesson_findings(ch: Chapter) -> str:
+    """What the lesson says under "What we found": one sentence per record of the paper or of a reading
+    (:func:`finding_sentence`), the other records counted, and the way to the appendix that shows them all
+    with their numbers and criteria."""
+    stated = [r for r in ch.records if ledger.role_of(r) in LESSON_ROLES]
+    others = [r for r in ch.records if ledger.role_of(r) not in LESSON_ROLES]
+    items = "".join(f"<li>{finding_sentence(r)}</li>" for r in stated)
+    rest = (
+        f" The chapter also records {prose.number_word(len(others))} {'check' if len(others) == 1 else 'checks'} "
+        "of our own "
+        f"(controls and tautologies: {html.escape(ledger.counts_phrase(others, 'records'))})."
+        if others
+        else ""
+    )
+    return (
+        f'<ul class="mhanw-findings">{items}</ul>\n'
+        f'<p class="mhanw-findings-more">Numbers are ± one Monte Carlo standard error; the '
+        f'<a href="glossary.html#verdicts">glossary</a> says what each verdict word means.{rest} '
+        f'The <a href="{ch.appendix}.html">appendix</a> shows every record with all its numbers and the rule '
+        "that decided it.</p>\n"
+    )
+
+
+def shorten_findings(nb, ch: Chapter) -> None:
+    """In the lesson, "What we found" becomes :func:`lesson_findings`: the cell that prints the findings
+    in full is tagged for the appendix, and the short list goes right under the heading."""
+    if not ch.records:
+        return
+    head = next(
+        (i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and FINDINGS_HEADING.search(c.source)),
+        None,
+    )
+    full = [c for c in nb.cells if c.cell_type == "code" and FULL_FINDINGS.search(c.source)]
+    if head is None or not full:
+        return
+    for c in full:
+        c.setdefault("metadata", {}).setdefault("tags", [])
+        if APPENDIX_TAG not in c.metadata["tags"]:
+            c.metadata["tags"] = [*c.metadata["tags"], APPENDIX_TAG, "findings-in-full"]
+    nb.cells.insert(head + 1, nbformat.v4.new_markdown_cell(lesson_findings(ch)))
+
+
+def appendix_header(ch: Chapter) -> str:
+    """The head of a chapter's appendix page: what it holds, and the way back to the lesson."""
+    return (
+        '<div class="mhanw-chapter-nav">\n'
+        f"<p><strong>Appendix to chapter {ch.number}</strong> · back to the lesson: "
+        f'<a href="{ch.name}.html">{ch.label}</a> · <a href="index.html">all claims</a> · '
+        '<a href="glossary.html">glossary</a></p>\n'
+        "<p>What the lesson leaves out: further evidence, controls, derivations and sensitivity analyses, "
+        "then every verdict of the chapter with the rule that decided it.</p>\n</div>\n"
+    )
+
+
+def appendix_records(ch: Chapter) -> str:
+    """Every verdict record of a chapter with its statistics and criterion (the ledger's blocks)."""
+    if not ch.records:
+        return "## Every verdict of this chapter\n\nThis chapter has recorded no verdict in this build.\n"
+    return "\n".join(
+        [
+            "## Every verdict of this chapter, with its criterion",
+            "",
+            "<p>Each record: the statement checked, its verdict, the deciding numbers ± one Monte Carlo standard "
+            "error and the rule that decided it, in words (the "
+            '<a href="ledger.html">ledger</a> lists every chapter\'s).</p>',
+            "",
+            '<div class="mhanw-records">',
+            *[_record_block(r) for r in ch.records],
+            "</div>",
+            "",
+        ]
+    )
+
+
+def appendix_notebook(nb, cells: list, ch: Chapter):
+    """The appendix page of a chapter: its title, :func:`appendix_header`, the moved ``cells`` and
+    :func:`appendix_records`."""
+    out = nbformat.v4.new_notebook()
+    out.metadata = copy.deepcopy(nb.metadata)
+    # in no table of contents: reached from its lesson, and not between two chapters in "previous/next"
+    out.metadata["orphan"] = True
+    moved = []
+    for cell in cells:
+        if "findings-in-full" in _tags(cell):
+            moved.append(nbformat.v4.new_markdown_cell("## The findings in full"))
+        moved.append(cell)
+    cells = moved
+    out.cells = [
+        nbformat.v4.new_markdown_cell(
+            f"# Appendix to chapter {ch.number}: {_bare_title(ch.title)}\n\n" + appendix_header(ch)
+        ),
+        *cells,
+        nbformat.v4.new_markdown_cell(appendix_records(ch)),
+        nbformat.v4.new_markdown_cell(
+            '<div class="mhanw-chapter-nav">\n<p>Back to <a href="'
+            f'{ch.name}.html">{ch.label}</a> · <a href="index.html">all claims</a></p>\n</div>\n'
+        ),
+    ]
+    for cell in out.cells:
+        cell.pop("id", None)
+    out.nbformat_minor = 4
+    return out
+
+
+def _bare_title(title: str) -> str:
+    """A chapter's title without its leading number (``4. The HDI`` -> ``The HDI``)."""
+    return re.sub(r"^\d+\.\s+", "", title)
+
+
 # ---- the front page -------------------------------------------------------------------
 def _section_text(lab: references.PaperLabel | None, has_pdf: bool) -> str:
     if lab is None:
@@ -295,6 +578,8 @@ def card(
             thumb += f'<p class="mhanw-look">{" ".join(said)}</p>'
 
     where = [f'<a href="{page}">chapter {ch.number if ch else int(t.chapter[:2])}</a>']
+    if ch and ch.beyond:
+        where.append("beyond the paper")
     if ch and ch.section:
         where.append(f"paper {_section_text(ch.section, has_pdf)}")
     number = f": {record_html(f.number)}" if f.number else ""
@@ -328,10 +613,24 @@ def front_page(
     figures_here: set[str],
     thumbs: dict[str, str] | None = None,
 ) -> str:
+    """The front page (Markdown with HTML blocks): the cards of the paper's claims, then,
+    counted apart, the cards of the chapters beyond the paper (:attr:`Chapter.beyond`), and the contents."""
     by_name = {ch.name: ch for ch in chapters}
+    beyond = {ch.name for ch in chapters if ch.beyond}
     cards = [card(f, by_name.get(f.theorem.chapter), has_pdf, figures_here, thumbs) for f in found]
+    mine = [c for c, f in zip(cards, found, strict=True) if f.theorem.chapter not in beyond]
+    theirs = [c for c, f in zip(cards, found, strict=True) if f.theorem.chapter in beyond]
     pdf = f' The <a href="{PAPER_PDF}">paper (PDF)</a> reports the same checks section by section.' if has_pdf else ""
-    overall = f" {html.escape(ledger.tally_sentence(records))}." if records else ""
+    on_paper = [r for r in records if r.get("chapter") not in beyond]
+    off_paper = [r for r in records if r.get("chapter") in beyond]
+    overall = f" {html.escape(ledger.tally_sentence(on_paper))}." if on_paper else ""
+    if off_paper:
+        k = len({ledger.group_of(r["claim"]) for r in off_paper})
+        nums = " and ".join(str(by_name[n].number) for n in sorted(beyond) if n in by_name)
+        overall += (
+            f" Counted apart, the chapters beyond the paper ({'chapter' if len(beyond) == 1 else 'chapters'} "
+            f"{nums}): {k} {'claim' if k == 1 else 'claims'}, {html.escape(ledger.counts_phrase(off_paper))}."
+        )
     parts = [
         "# Multi-head attention as ensemble Nadaraya–Watson estimation, checked",
         "",
@@ -353,9 +652,22 @@ def front_page(
             else ""
         )
         + "</p>",
+        "<h2>The paper's claims</h2>" if theirs else "",
         '<div class="mhanw-cards">',
-        *cards,
+        *mine,
         "</div>",
+        *(
+            [
+                '<h2 id="beyond-the-paper">Beyond the paper</h2>',
+                "<p>These chapters go beyond the paper's theorems (a trained model, training itself); their "
+                "claims are counted apart from the paper's.</p>",
+                '<div class="mhanw-cards">',
+                *theirs,
+                "</div>",
+            ]
+            if theirs
+            else []
+        ),
         "</div>",
         "",
         "```{toctree}",
@@ -440,6 +752,8 @@ def ledger_page(records: list[dict], chapters: list[Chapter], thms: list[theorem
 def header_block(ch: Chapter, prev: Chapter | None, nxt: Chapter | None, has_pdf: bool) -> str:
     """The chapter's numbering (chapter N = the paper's Section M) and the ways out of the page."""
     first = [f"<strong>Chapter {ch.number}</strong>"]
+    if ch.beyond:
+        first.append('<strong class="mhanw-beyond">beyond the paper</strong> (counted apart from its claims)')
     if ch.section:
         title = ""
         if ch.section.title:
@@ -455,7 +769,11 @@ def header_block(ch: Chapter, prev: Chapter | None, nxt: Chapter | None, has_pdf
                 f'<a href="ledger.html#{references.anchor(g)}">{html.escape(ledger.group_name(g))}</a>' for g in groups
             )
         )
-    ways = ['<a href="index.html">all claims</a>', '<a href="glossary.html">glossary</a>']
+    ways = [
+        '<a href="index.html">all claims</a>',
+        f'<a class="mhanw-appendix-link" href="{ch.appendix}.html">appendix: further evidence and every criterion</a>',
+        '<a href="glossary.html">glossary</a>',
+    ]
     if prev:
         ways.append(f'← <a href="{prev.name}.html">{prev.label}</a>')
     if nxt:
@@ -465,8 +783,10 @@ def header_block(ch: Chapter, prev: Chapter | None, nxt: Chapter | None, has_pdf
     )
 
 
-def footer_block(prev: Chapter | None, nxt: Chapter | None) -> str:
+def footer_block(prev: Chapter | None, nxt: Chapter | None, ch: Chapter | None = None) -> str:
     items = ['<a href="index.html">all claims</a>']
+    if ch is not None:
+        items.append(f'<a class="mhanw-appendix-link" href="{ch.appendix}.html">this chapter\'s appendix</a>')
     if prev:
         items.append(f'← previous: <a href="{prev.name}.html">{prev.label}</a>')
     if nxt:
@@ -597,8 +917,10 @@ def _contents_cell(nb):
 def prepare_chapter(
     nb, ch: Chapter, prev, nxt, chapters, has_pdf: bool, resolver: references.Resolver, api: list[str] | None = None
 ):
-    """A copy of the executed chapter with its header, figures with captions, references and links; with
-    ``api`` (the modules of the API reference), its "Try it" section ends with :func:`api_note`."""
+    """The lesson page and the appendix page of an executed chapter, ``(lesson, appendix)``, as two new
+    notebooks: the lesson with its header, figures with captions, references and links; the appendix with
+    the cells :func:`split_appendix` moves and the chapter's verdict records. With ``api`` (the modules of
+    the API reference), the lesson's "Try it" section ends with :func:`api_note`."""
     nb = copy.deepcopy(nb)
     if api is not None:
         mine = _imported_theory(nb, tuple(api))
@@ -622,6 +944,9 @@ def prepare_chapter(
                     )
                     data["text/markdown"] = link_book_pages(resolver.markdown(md, f"{ch.name}, output of cell {i}"))
     merge_parameters(nb)
+    shorten_findings(nb, ch)
+    nb.cells, moved = split_appendix(nb)
+    appendix = appendix_notebook(nb, moved, ch)
     header = header_block(ch, prev, nxt, has_pdf)
     first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), None)
     title = re.search(r"^#\s+.+$", nb.cells[first].source, flags=re.M) if first is not None else None
@@ -635,11 +960,11 @@ def prepare_chapter(
     contents = _contents_cell(nb)
     if contents is not None:
         nb.cells.insert(first + 1, contents)
-    nb.cells.append(nbformat.v4.new_markdown_cell(footer_block(prev, nxt)))
+    nb.cells.append(nbformat.v4.new_markdown_cell(footer_block(prev, nxt, ch)))
     for cell in nb.cells:
         cell.pop("id", None)
     nb.nbformat_minor = 4
-    return nb
+    return nb, appendix
 
 
 # ---- the API reference ----------------------------------------------------------------
@@ -773,6 +1098,8 @@ def assemble(root: Path, src: Path) -> dict:
         shutil.rmtree(src)
     src.mkdir(parents=True)
     shutil.copy2(root / "book" / "conf.py", src / "conf.py")
+    info = build_info(root)
+    (src / BUILD_INFO).write_text(json.dumps(info, indent=1), encoding="utf-8")
     shutil.copytree(root / "book" / "_static", src / "_static")
     (src / "_static" / "figures").mkdir(exist_ok=True)
     extra = src / "extra"
@@ -803,6 +1130,7 @@ def assemble(root: Path, src: Path) -> dict:
             [r for r in records if r.get("chapter") == name],
         )
         ch.section = references.chapter_section(name, records, labels)
+        ch.beyond = bool(nb.metadata.get("mhanw", {}).get("beyond_paper", False))
         chapters.append(ch)
     resolver = references.Resolver(labels, records, PAPER_PDF if has_pdf else None)
     pages = extra_pages(root)
@@ -823,10 +1151,11 @@ def assemble(root: Path, src: Path) -> dict:
         prev = chapters[i - 1] if i > 0 else None
         nxt = chapters[i + 1] if i + 1 < len(chapters) else None
         try:
-            prepared = prepare_chapter(notebooks[ch.name], ch, prev, nxt, chapters, has_pdf, resolver, api)
+            prepared, appendix = prepare_chapter(notebooks[ch.name], ch, prev, nxt, chapters, has_pdf, resolver, api)
         except references.ReferenceError as exc:
             raise BookError(str(exc)) from None
         nbformat.write(prepared, src / f"{ch.name}.ipynb")
+        nbformat.write(appendix, src / f"{ch.appendix}.ipynb")
         for fig in dict.fromkeys(ch.figures + _figure_outputs(notebooks[ch.name])):
             for ext in ("pdf", "png"):
                 f = root / "figures" / f"{fig}.{ext}"
