@@ -403,7 +403,9 @@ def split_appendix(nb) -> tuple[list, list]:
     """The cells of a chapter as ``(lesson, appendix)``: a cell tagged :data:`APPENDIX_TAG` goes to the
     appendix; a tagged Markdown cell that opens with a ``##`` heading takes its whole section with it (every
     cell up to the next ``##`` heading). The title cell and the parameters cells always stay."""
-    lesson, appendix, moving = [], [], False
+    lesson: list = []
+    appendix: list = []
+    moving = False
     for cell in nb.cells:
         tagged = APPENDIX_TAG in _tags(cell)
         if cell.cell_type == "markdown" and re.match(r"\s*##\s", cell.source):
