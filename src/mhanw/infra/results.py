@@ -22,7 +22,8 @@ Every number is named once, where it is made: the tree's dotted paths are its na
   ``\\verdictis{ID}``: "it \\verdictis{ID}" reads under every verdict).
 
 A quantity with a standard error also gets ``NN.path.value``, ``NN.path.se`` and ``NN.path.z`` (the value
-alone, the s.e. alone to two digits, and value / s.e. to two digits).
+alone, the s.e. alone to two digits, and value / s.e. to two digits where it is finite: not for an s.e. of 0
+or one so small that the ratio overflows).
 
 Nothing here knows about attention.
 """
@@ -155,8 +156,10 @@ class Tex(str):
 
 
 def _is_expression(value) -> bool:
-    mod = type(value).__module__
-    if not mod.startswith("sympy"):
+    """Whether ``value`` is a sympy expression, without importing sympy for a leaf of another kind.  The
+    class of an applied undefined function (``sympy.Function("f")(x)``) is made at run time, with no
+    ``__module__``: its bases say whether it is sympy's."""
+    if not any((getattr(c, "__module__", None) or "").startswith("sympy") for c in type(value).__mro__):
         return False
     import sympy
 
@@ -251,16 +254,16 @@ def _values(namespace: str, tree: Mapping) -> dict[str, str]:
     for path, value in leaves(tree):
         try:
             body = _printable(value)
+            if body is None:
+                continue
+            out[f"{namespace}.{path}"] = body
+            if isinstance(value, Q) and value.se is not None:
+                out[f"{namespace}.{path}.value"] = f"\\ensuremath{{{format_number(value.value, value.digits)}}}"
+                out[f"{namespace}.{path}.se"] = f"\\ensuremath{{{format_number(value.se, 2)}}}"
+                if math.isfinite(value.z):  # none for an s.e. of 0, or one so small that value / se overflows
+                    out[f"{namespace}.{path}.z"] = f"\\ensuremath{{{format_number(value.z, 2)}}}"
         except ValueError as exc:
             raise ValueError(f"results.{path}: {exc}") from None
-        if body is None:
-            continue
-        out[f"{namespace}.{path}"] = body
-        if isinstance(value, Q) and value.se is not None:
-            out[f"{namespace}.{path}.value"] = f"\\ensuremath{{{format_number(value.value, value.digits)}}}"
-            out[f"{namespace}.{path}.se"] = f"\\ensuremath{{{format_number(value.se, 2)}}}"
-            if value.se > 0:
-                out[f"{namespace}.{path}.z"] = f"\\ensuremath{{{format_number(value.z, 2)}}}"
     return out
 
 
