@@ -20,7 +20,7 @@ import paper_values
 import pytest
 import sympy as sp
 
-from mhanw.infra.results import Tex, values_tex
+from mhanw.infra.results import Q, Tex, values_tex
 from mhanw.infra.texout import check_tex, latex_of, tex_math, tex_text
 
 PDFLATEX = paper_values.PDFLATEX
@@ -76,6 +76,18 @@ def test_a_symbol_or_function_named_with_caret_notation_is_refused(name):
         latex_of(sp.MatrixSymbol(name, 2, 2), "expression")  # a name that is no Symbol's: the whole formula
     with pytest.raises(ValueError, match=r"^results\.law: value: the symbol .* cannot be typeset"):
         values_tex("01", {"law": sp.Symbol(name) + 1})  # the writer of the paper's values reaches the check
+
+
+@pytest.mark.parametrize("leaf", ["tex", "plain", "expr", "number", "estimate"])
+def test_every_leaf_of_the_paper_values_reaches_the_caret_check(leaf, monkeypatch):
+    from mhanw.infra import results
+
+    hidden = r"\ensuremath{\^^69nput{x}}"
+    for function in ("format_number", "format_mean_se", "tex_escape", "latex_of"):
+        monkeypatch.setattr(results, function, lambda *args, **kwargs: hidden)
+    value = {"tex": Tex(hidden), "plain": "x", "expr": sp.Symbol("x"), "number": Q(1.5), "estimate": Q(1.0, 0.1)}
+    with pytest.raises(ValueError, match=r"^results\.a: value: '\^\^' "):
+        values_tex("01", {"a": value[leaf]})
 
 
 @pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not installed")

@@ -70,6 +70,19 @@ def test_tex_that_could_take_over_or_stop_the_paper_is_refused_naming_the_argume
         check_tex(value, "value")
 
 
+@pytest.mark.parametrize("leaf", ["tex", "plain", "expr", "number", "estimate"])
+def test_every_leaf_of_the_paper_values_passes_the_check(leaf, monkeypatch):
+    """One check for every leaf: LaTeX that slipped past its formatter (or a :class:`Tex` made by hand) is
+    refused, naming the leaf's path."""
+    from mhanw.infra import results
+
+    for function in ("tex_escape", "latex_of", "format_number", "format_mean_se"):
+        monkeypatch.setattr(results, function, lambda *args, **kwargs: r"\input{x}")
+    value = {"tex": Tex(r"\input{x}"), "plain": "x", "expr": sp.Symbol("x"), "number": Q(1.5), "estimate": Q(1.0, 0.1)}
+    with pytest.raises(ValueError, match=r"^results\.bad: value: the command \\input "):
+        values_tex("01", {"bad": value[leaf]})
+
+
 @pytest.mark.parametrize(
     "value",
     [
