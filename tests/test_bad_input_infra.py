@@ -1,4 +1,4 @@
-"""Bad input to the infrastructure (`mhanw.infra`): input checks, seeds, macros,
+"""Bad input to the infrastructure (`mhanw.infra`): input checks, seeds, the paper's values,
 results and figures.  Each bad input must raise the expected error naming the
 argument, never give a silent NaN, a wrong number or lost data."""
 
@@ -139,47 +139,43 @@ def test_format_mean_se_bad_se_digits():
 
 
 @pytest.mark.parametrize("text", ["a { b", "a } b", "}{", "\\textbf{x", "{{}", "\\{ {"])
-def test_macro_text_rejects_unbalanced_braces(text):
-    m = texout.Macros("Test")
+def test_tex_with_unbalanced_braces_is_refused(text):
     with pytest.raises(ValueError, match=r"^value: unbalanced braces"):
-        m.text("Verdict", text)
-    assert len(m) == 0
+        texout.check_tex(text, "value")
 
 
 @pytest.mark.parametrize("text", ["holds", "\\emph{fails}", "a \\{ b \\}", "50\\%", "{}"])
-def test_macro_text_accepts_balanced_braces(text):
-    m = texout.Macros("Test")
-    m.text("Verdict", text)
-    assert f"{{{text}}}" in m.render()
+def test_tex_with_balanced_braces_is_kept(text):
+    assert texout.check_tex(text, "value") == text
+    assert f"\\mhvalue{{01.verdict}}{{{text}}}" in results.values_tex("01", {"verdict": results.Tex(text)})
 
 
 @pytest.mark.parametrize("value", [3, None, b"x"])
-def test_macro_text_rejects_non_strings(value):
-    with pytest.raises(ValueError, match=r"^value: "):
-        texout.Macros("Test").text("Verdict", value)
+def test_tex_that_is_not_a_string_is_refused(value):
+    with pytest.raises(ValueError, match=r"^value: expected a string"):
+        texout.check_tex(value, "value")
 
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, 2.5, True, "7", None])
-def test_macro_integer_rejects_non_integers(value):
-    with pytest.raises(ValueError, match=r"^value: "):
-        texout.Macros("Test").integer("N", value)
+def test_a_printed_count_refuses_non_integers(value):
+    with pytest.raises(ValueError, match=r"^value: expected an integer"):
+        texout.printed_integer(value, "value")
 
 
-def test_macro_integer_accepts_integral_floats_and_numpy():
-    m = texout.Macros("Test")
-    m.integer("A", 1e6)
-    m.integer("B", np.int64(12345))
-    assert "1\\,000\\,000" in m.render() and "12\\,345" in m.render()
+def test_a_count_of_the_paper_may_be_a_numpy_integer():
+    assert texout.printed_integer(np.int64(12345), "value") == 12345
+    tex = results.values_tex("01", {"a": 1_000_000, "b": np.int64(12345)})
+    assert "{01.a}{\\ensuremath{1\\,000\\,000}}" in tex and "{01.b}{\\ensuremath{12\\,345}}" in tex
 
 
-def test_macros_write_to_an_unwritable_path_raises_and_leaves_nothing(tmp_path):
+def test_the_paper_values_to_an_unwritable_path_raise_and_leave_nothing(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    m = texout.Macros("Test")
-    m.number("X", 1.0)
-    with pytest.raises(ValueError, match="^path: cannot write"):  # one line naming the argument
-        m.write(blocker / "sub" / "out.tex")
-    assert blocker.read_text() == "x"
+    with pytest.raises(ValueError, match="^macros_path: cannot write"):  # one line naming the argument
+        results.write(
+            "01", {"x": results.Q(1.0)}, [], macros_path=blocker / "sub" / "out.tex", results_path=tmp_path / "r.json"
+        )
+    assert blocker.read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
 # --------------------------------------------------------------------------- results
@@ -721,13 +717,12 @@ def test_table_rows_must_match_the_columns():
 
 
 @pytest.mark.parametrize("path", [None, 3, ""])
-def test_writers_name_a_bad_path(path):
+def test_writers_name_a_bad_path(path, tmp_path):
     with pytest.raises(ValueError, match="^path: "):
         results.save_results(path, {"a": 1})
-    m = texout.Macros("Test")
-    m.number("X", 1.0)
-    with pytest.raises(ValueError, match="^path: "):
-        m.write(path)
+    with pytest.raises(ValueError, match="^macros_path: "):
+        results.write("01", {"x": results.Q(1.0)}, [], macros_path=path, results_path=tmp_path / "r.json")
+    assert not list(tmp_path.iterdir())
 
 
 def test_save_results_to_a_directory_leaves_nothing(tmp_path):
@@ -798,13 +793,13 @@ def test_no_violation_record_and_records():
             records(bad, "parts")
 
 
-def test_sweep_settings_and_macro_expressions_and_fmt_digits():
+def test_sweep_settings_and_formulas_and_fmt_digits():
     from mhanw.infra import tables
 
     with pytest.raises(ValueError, match="^settings: "):
         sweep.run_sweep(lambda s, rng: 1.0, "ab", 2, 1)
     with pytest.raises(ValueError, match="^expression: "):
-        texout.Macros("Test").expr("E", "x")
+        texout.latex_of("x", "expression")
     for digits in (0, "a", 2.5, True):
         with pytest.raises(ValueError, match="^digits: "):
             tables.fmt(1.5, digits)

@@ -3,21 +3,20 @@
 :mod:`mhanw.infra.texout` is the one place that turns text into LaTeX or
 mathtext: :func:`~mhanw.infra.texout.tex_escape` (plain text),
 :func:`~mhanw.infra.texout.tex_text` (record text), :func:`~mhanw.infra.texout.tex_math`
-(a formula, identical in LaTeX and mathtext).  :meth:`Macros.text` refuses what
-would stop pdflatex and lose every later macro (an unescaped ``%`` or ``#``, a
+(a formula, identical in LaTeX and mathtext).  :func:`~mhanw.infra.texout.check_tex` refuses what
+would stop pdflatex and lose every later value of the paper (an unescaped ``%`` or ``#``, a
 trailing backslash, unpaired ``$``, unbalanced braces); a chapter parameter
 that could not be printed (``inputs = "student-t:3_0"``) or drawn is refused
 when the parameters are checked, naming it.  Where pdflatex is installed, the
-macros are compiled for real.
+paper's values (:func:`mhanw.infra.results.values_tex`) are compiled for real.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import matplotlib
+import paper_values
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -27,12 +26,13 @@ from mhanw.chapters import ch01_attention_is_nadaraya_watson as ch01
 from mhanw.chapters import ch04_head_diversity_index as ch04
 from mhanw.infra import params as P
 from mhanw.infra import texout
-from mhanw.infra.texout import Macros, check_mathtext, check_tex, tex_escape, tex_math, tex_text
+from mhanw.infra.results import Q, Tex, values_tex
+from mhanw.infra.texout import check_mathtext, check_tex, tex_escape, tex_math, tex_text
 
 matplotlib.use("Agg")
 
 ROOT = Path(__file__).resolve().parents[1]
-PDFLATEX = shutil.which("pdflatex")
+PDFLATEX = paper_values.PDFLATEX
 
 
 @pytest.mark.parametrize(
@@ -49,19 +49,16 @@ PDFLATEX = shutil.which("pdflatex")
         ("±", "not printable ASCII"),
     ],
 )
-def test_macro_text_that_would_stop_pdflatex_is_refused(value, why):
-    m = Macros("Test")
+def test_tex_that_would_stop_pdflatex_is_refused(value, why):
     with pytest.raises(ValueError, match=rf"^value: .*{why}"):
-        m.text("Bad", value)  # "50%" made pdflatex read the rest of the file as a comment
-    assert len(m) == 0
+        check_tex(value, "value")  # "50%" made pdflatex read the rest of the file as a comment
 
 
 def test_plain_text_is_escaped_by_the_one_function():
-    m = Macros("Test")
-    m.plain("Note", "50% of x_1 & #2 ~ {a} \\ $ ^")
-    body = m.render().splitlines()[-1]
-    assert body == "\\newcommand{\\TestNote}{" + tex_escape("50% of x_1 & #2 ~ {a} \\ $ ^") + "}"
-    check_tex(tex_escape("50% of x_1 & #2 ~ {a} \\ $ ^"), "value")
+    text = "50% of x_1 & #2 ~ {a} \\ $ ^"
+    body = values_tex("01", {"note": text}).splitlines()[-1]
+    assert body == "\\mhvalue{01.note}{" + tex_escape(text) + "}"
+    assert check_tex(tex_escape(text), "value") != text
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -196,32 +193,24 @@ def test_the_ledger_renders_record_text_with_the_one_implementation():
 
 
 @pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not installed")
-def test_the_macros_compile_with_pdflatex(tmp_path):
-    m = Macros("Test")
-    m.plain("Plain", "50% of x_1 & #2 ~ {a} \\ $ ^ ±")
-    m.text("Label", ch04.regression_label("x1^2^2"))
-    m.text("Formula", r"\ensuremath{" + tex_math(data.regression_function("sin(x1)+x2**2/2").expression) + "}")
-    m.text("Record", tex_text("m = x1^2^2 and d_k^(1/4), HDI_PA <= 1"))
-    m.integer("Big", 10**17)
-    m.write(tmp_path / "macros.tex")
-    (tmp_path / "doc.tex").write_text(
-        "\\documentclass{article}\\usepackage[T1]{fontenc}\\newcommand{\\HDIpa}{\\mathrm{HDI}_{\\mathrm{PA}}}"
-        "\\input{macros.tex}\\begin{document}\\TestPlain. \\TestLabel. \\TestFormula. \\TestRecord. "
-        "\\TestBig. The end.\\end{document}\n"
-    )
-    run = subprocess.run(
-        [PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
+def test_the_paper_values_compile_with_pdflatex(tmp_path):
+    tree = {
+        "plain": "50% of x_1 & #2 ~ {a} \\ $ ^ ±",
+        "label": Tex(ch04.regression_label("x1^2^2")),
+        "formula": Tex(r"\ensuremath{" + tex_math(data.regression_function("sin(x1)+x2**2/2").expression) + "}"),
+        "record": Tex(tex_text("m = x1^2^2 and d_k^(1/4), HDI_PA <= 1")),
+        "big": 10**17,
+        "estimate": Q(0.51083, 0.00123),
+    }
+    for key, value in tree.items():
+        if isinstance(value, Tex):  # trusted by the writer: what the formatters made passes the check
+            check_tex(value, key)
+    uses = " ".join(f"\\val{{01.{key}}}." for key in tree)
+    run = paper_values.pdflatex(
+        tmp_path, f"\\begin{{document}}{uses} The end.\\end{{document}}", values_tex("01", tree)
     )
     assert run.returncode == 0, run.stdout[-2000:]
-    assert (
-        "The end." in subprocess.run(["pdftotext", "doc.pdf", "-"], cwd=tmp_path, capture_output=True, text=True).stdout
-        if shutil.which("pdftotext")
-        else True
-    )
+    assert "The end." in (paper_values.pdf_text(tmp_path) or "The end.")
 
 
 def test_huge_numbers_are_formatted_or_refused_in_one_line():
@@ -229,8 +218,7 @@ def test_huge_numbers_are_formatted_or_refused_in_one_line():
         texout.format_number(10**400)  # was a bare OverflowError
     with pytest.raises(ValueError, match=r"^mean: "):
         texout.format_mean_se(10**400, 1.0)
-    m = Macros("Test")
-    m.integer("Big", 10**17)  # an exact integer: written digit by digit, no float involved
-    assert m.render().count("\\,") == 5
-    with pytest.raises(ValueError, match=r"^value: expected an integer of at most 18 digits .*\(macro \\TestHuge\)"):
-        m.integer("Huge", 10**400)  # no count a paper prints (401 digits, 133 thin spaces on one line)
+    big = values_tex("01", {"big": 10**17})  # an exact integer: written digit by digit, no float involved
+    assert "\\mhvalue{01.big}{\\ensuremath{100\\,000\\,000\\,000\\,000\\,000}}" in big
+    with pytest.raises(ValueError, match=r"^results\.huge: value: expected an integer of at most 18 digits"):
+        values_tex("01", {"huge": 10**400})  # no count a paper prints (401 digits, 133 thin spaces on one line)

@@ -1,33 +1,33 @@
 """What reaches the paper's LaTeX, and the numbers a table or a sentence prints, are checked by one rule each.
 
-The paper is built by pdflatex from the chapters' macros (:class:`mhanw.infra.texout.Macros`), so a
-macro's value must never be able to end, hide, redefine or read into the document: every body passes
-:func:`~mhanw.infra.texout.check_tex`, an allow-list of the commands the project's macros use
+The paper is built by pdflatex from the chapters' values (:func:`mhanw.infra.results.values_tex`), so a
+value must never be able to end, hide, redefine or read into the document: LaTeX passes
+:func:`~mhanw.infra.texout.check_tex`, an allow-list of the commands the project's values use
 (:data:`~mhanw.infra.texout.TEX_COMMANDS`) with balanced braces, environments and maths.  Record text
 (:func:`~mhanw.infra.texout.tex_text`) escapes TeX specials inside its ``$...$`` too.  A number a table,
-a macro or a sentence prints (:func:`~mhanw.infra.tables.pm`, :func:`~mhanw.infra.tables.fmt`,
+a value or a sentence prints (:func:`~mhanw.infra.tables.pm`, :func:`~mhanw.infra.tables.fmt`,
 :func:`~mhanw.infra.texout.format_mean_se`, :func:`~mhanw.infra.prose.number_word`,
-:func:`~mhanw.infra.prose.ranges`, :meth:`Macros.integer`) takes a bounded number of characters, or is
-refused naming the argument.
+:func:`~mhanw.infra.prose.ranges`, :func:`~mhanw.infra.texout.printed_integer`) takes a bounded number of
+characters, or is refused naming the argument.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 
+import paper_values
 import pytest
 import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mhanw.infra import prose, tables, texout
-from mhanw.infra.texout import Macros, check_tex, tex_escape, tex_text
+from mhanw.infra.results import Q, Tex, values_tex
+from mhanw.infra.texout import check_tex, latex_of, tex_escape, tex_text
 
-PDFLATEX = shutil.which("pdflatex")
+PDFLATEX = paper_values.PDFLATEX
 
-# --------------------------------------------------------------------------- macros cannot take over the paper
+# --------------------------------------------------------------------------- values cannot take over the paper
 
 TAKEOVERS = [
     (r"\iffalse", r"\\iffalse"),
@@ -61,25 +61,26 @@ TAKEOVERS = [
 ]
 
 
-from test_bad_input_tex_round4 import BREAKS_RUNNING_TEXT  # noqa: E402  (the same refusal, for running text)
+from test_bad_input_tex_commands import BREAKS_RUNNING_TEXT  # noqa: E402  (the same refusal, for running text)
 
 
 @pytest.mark.parametrize("value,why", TAKEOVERS + BREAKS_RUNNING_TEXT)
-def test_macro_text_that_could_take_over_or_stop_the_paper_is_refused_naming_the_macro(value, why):
-    m = Macros("Test")
-    with pytest.raises(ValueError, match=rf"^value: .*{why}.*\(macro \\TestBad\)$"):
-        m.text("Bad", value)
-    assert len(m) == 0
+def test_tex_that_could_take_over_or_stop_the_paper_is_refused_naming_the_argument(value, why):
+    with pytest.raises(ValueError, match=rf"^value: .*{why}"):
+        check_tex(value, "value")
 
 
-@pytest.mark.parametrize("method", ["text", "plain", "expr"])
-def test_every_macro_entry_point_checks_its_body(method, monkeypatch):
-    """One check for every entry point: a body that slipped past a method's own rendering is refused."""
-    monkeypatch.setattr(texout, "tex_escape", lambda text: r"\input{x}")
-    monkeypatch.setattr(texout, "latex_of", lambda expr, name: r"\input{x}")
-    value = {"text": r"\input{x}", "plain": "x", "expr": sp.Symbol("x")}[method]
-    with pytest.raises(ValueError, match=r"^value: the command \\input .*\(macro \\TestBad\)$"):
-        getattr(Macros("Test"), method)("Bad", value)
+@pytest.mark.parametrize("leaf", ["tex", "plain", "expr", "number", "estimate"])
+def test_every_leaf_of_the_paper_values_passes_the_check(leaf, monkeypatch):
+    """One check for every leaf: LaTeX that slipped past its formatter (or a :class:`Tex` made by hand) is
+    refused, naming the leaf's path."""
+    from mhanw.infra import results
+
+    for function in ("tex_escape", "latex_of", "format_number", "format_mean_se"):
+        monkeypatch.setattr(results, function, lambda *args, **kwargs: r"\input{x}")
+    value = {"tex": Tex(r"\input{x}"), "plain": "x", "expr": sp.Symbol("x"), "number": Q(1.5), "estimate": Q(1.0, 0.1)}
+    with pytest.raises(ValueError, match=r"^results\.bad: value: the command \\input "):
+        values_tex("01", {"bad": value[leaf]})
 
 
 @pytest.mark.parametrize(
@@ -91,7 +92,7 @@ def test_every_macro_entry_point_checks_its_body(method, monkeypatch):
         r"\ensuremath{\operatorname{MSE}{\left(k \right)} = \frac{c_{B}}{k^{2}} + \frac{c_{V} k^{\frac{k}{2} + 1}}{D n}}",
         r"\ensuremath{k^*\propto(\ln n)^{\frac{2}{d + 4}}}",
         r"$c_B/k^{1}$ & bias $\propto k^{-1/2}$ \\ x & y",
-        r"it differs from $\TestLimit$ by \TestGap{} ($z=\TestZ$; \TestVerdict) and",
+        r"it differs from $\ensuremath{0.5}$ by \ensuremath{0.012 \pm 0.001} ($z=\ensuremath{12}$; holds) and",
         r"$\HDIpa \le 1$",
         r"$\mathbb{E}[\hat\gamma] = \bar\rho$",
         r"\texttt{student-t:3}",
@@ -109,29 +110,14 @@ def test_every_macro_entry_point_checks_its_body(method, monkeypatch):
         r"$\frac{1}{2}$ and $x$",
     ],
 )
-def test_macro_text_the_chapters_write_is_kept(value):
-    m = Macros("Test")
-    m.text("Good", value)
-    assert m.render().endswith(f"\\newcommand{{\\TestGood}}{{{value}}}\n")
+def test_tex_the_chapters_write_is_kept(value):
+    assert check_tex(value, "value") == value
 
 
-def test_a_macro_of_another_notebook_or_an_unknown_one_is_refused_but_its_own_are_kept():
-    m = Macros("Test")
-    m.text("A", r"see \TestB{}")
-    with pytest.raises(ValueError, match=r"^value: the command \\OtherB .*\(macro \\TestC\)"):
-        m.text("C", r"see \OtherB{}")
-    with pytest.raises(ValueError, match=r"^value: macro \\TestD refers to itself"):
-        m.text("D", r"\TestD")
-
-
-def test_macros_that_refer_to_one_another_in_a_circle_are_refused_when_written(tmp_path):
-    m = Macros("Test")
-    m.text("A", r"\TestB")
-    m.text("B", r"x \TestC")
-    m.text("C", r"\TestA")
-    with pytest.raises(ValueError, match=r"^macros: \\TestA -> \\TestB -> \\TestC -> \\TestA refer to one another"):
-        m.write(tmp_path / "m.tex")
-    assert not list(tmp_path.iterdir())
+def test_a_command_outside_the_allow_list_is_refused_naming_it():
+    for command in (r"\OtherB", r"\val", r"\mhvalue", r"\verdictis"):  # no value reads or defines another
+        with pytest.raises(ValueError, match=rf"^value: the command \{command} is not one"):
+            check_tex(f"see {command}{{}}", "value")
 
 
 @pytest.mark.parametrize(
@@ -149,19 +135,20 @@ def test_macros_that_refer_to_one_another_in_a_circle_are_refused_when_written(t
 )
 def test_a_symbol_whose_name_cannot_be_typeset_is_refused_naming_it(name, why):
     expression = sp.Symbol(name) + sp.Symbol("k")
-    with pytest.raises(ValueError, match=rf"^expression: the symbol .*{why}.*\(macro \\TestBad\)$"):
-        Macros("Test").expr("Bad", expression)
+    with pytest.raises(ValueError, match=rf"^expression: the symbol .*{why}"):
+        latex_of(expression, "expression")
     with pytest.raises(ValueError, match=rf"^expr: the symbol .*{why}"):
         texout.tex_math(expression)
     with pytest.raises(ValueError, match=rf"^expression: the symbol .*{why}"):
-        Macros("Test").expr("Bad", sp.Function(name)(sp.Symbol("k")))
+        latex_of(sp.Function(name)(sp.Symbol("k")), "expression")
+    with pytest.raises(ValueError, match=rf"^results\.bad: value: the symbol .*{why}"):
+        values_tex("01", {"bad": expression})
 
 
 def test_the_symbol_names_the_project_uses_are_kept():
-    m = Macros("Test")
     names = ["k^{*}", r"\text{numerical}", "C_12", "c_V", "Lambda", "d_k", "mu_0", "x1"]
-    m.expr("Law", sum(sp.Symbol(n) for n in names))
-    assert r"\text{numerical}" in m.render() and "k^{*}" in m.render()
+    law = values_tex("01", {"law": sum(sp.Symbol(n) for n in names)})
+    assert r"\text{numerical}" in law and "k^{*}" in law
     assert texout.tex_math(sp.Symbol("x1") ** 4) == "x_{1}^{4}"
 
 
@@ -199,8 +186,8 @@ def test_check_tex_gives_a_verdict_naming_the_argument_on_any_text(text):
     ],
 )
 def test_tex_specials_inside_record_maths_are_escaped(text, tex):
-    assert tex_text(text) == tex  # '$%$' passed through raw: the rest of the macro file became a comment
-    Macros("Test").text("Record", tex_text(text))
+    assert tex_text(text) == tex  # '$%$' passed through raw: the rest of the values file became a comment
+    assert check_tex(tex_text(text), "value") == tex
 
 
 @pytest.mark.parametrize(
@@ -279,13 +266,13 @@ def test_adjacent_record_maths_never_merge_into_another_command():
     ).map("".join)
 )
 def test_record_text_becomes_macro_text_or_is_refused_naming_text(text):
-    """Property: whatever a record says, tex_text gives LaTeX that a macro keeps, or a one-line refusal."""
+    """Property: whatever a record says, tex_text gives LaTeX that the check keeps, or a one-line refusal."""
     try:
         tex = tex_text(text)
     except ValueError as exc:
         assert str(exc).startswith("text: ") and "\n" not in str(exc)
         return
-    Macros("Test").text("Record", tex)
+    assert check_tex(tex, "value") == tex
 
 
 # --------------------------------------------------------------------------- numbers a table or a sentence prints
@@ -317,7 +304,7 @@ def test_an_estimate_prints_in_a_bounded_number_of_characters(mean, se):
     # format_mean_se(1, 5e-324) printed 324 decimals; pm(0, 5e-324) divided by 10.0**-324 == 0
     for text in (tables.pm(mean, se), texout.format_mean_se(mean, se)):
         assert _longest_number(text) <= texout.MAX_NUMBER_CHARS and len(text) <= 70, text
-    Macros("Test").mean_se("Estimate", mean, se)
+    assert check_tex(Q(mean, se).tex(), "value") == f"\\ensuremath{{{texout.format_mean_se(mean, se)}}}"
 
 
 def test_an_se_below_the_means_precision_prints_each_number_on_its_own():
@@ -362,13 +349,14 @@ def test_any_finite_estimate_prints_bounded(mean, se):
         (lambda: prose.ranges([1e300]), "values"),
         (lambda: prose.count_of(10**400, 10**400), "k"),
         (lambda: prose.count_clause(1, 10**19, "heads", "falls", "fall"), "n"),
-        (lambda: Macros("Test").integer("N", 10**5000), "value"),
-        (lambda: Macros("Test").integer("N", 1e300), "value"),
-        (lambda: Macros("Test").integer("N", 10**18), "value"),
+        (lambda: texout.printed_integer(10**5000, "value"), "value"),
+        (lambda: texout.printed_integer(1e300, "value"), "value"),
+        (lambda: texout.printed_integer(10**18, "value"), "value"),
+        (lambda: values_tex("01", {"n": 10**18}), r"results\.n: value"),
     ],
 )
 def test_a_number_beyond_what_a_reader_reads_is_refused_naming_the_argument(call, name):
-    # pm(10**400, 1) raised OverflowError; Macros.integer(10**5000) hit Python's 4300-digit limit
+    # pm(10**400, 1) raised OverflowError; a count of 10**5000 hit Python's 4300-digit limit
     with pytest.raises(ValueError, match=rf"^{name}: "):
         call()
 
@@ -397,34 +385,28 @@ def test_digit_count_never_writes_the_integer_out():
 
 @pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not installed")
 def test_what_the_checks_accept_compiles_with_pdflatex(tmp_path):
-    m = Macros("Test")
-    for i, text in enumerate(["$±5", "±$±", "50% of $x_1 & #2 ~ {a} \\ $ ^", "ρ ≤ 1 and $", "\\$±"]):
-        m.plain(f"Plain{chr(65 + i)}", text)  # '$±5' gave '\$$\pm$5', which is valid: an escaped $ then maths
-    for i, text in enumerate(["$%$ and $&$", "$ρ ≤ 1$", "<=d_k and ->beta", "^(_)", "sqrt(d_k)^(1/4)"]):
-        m.text(f"Record{chr(65 + i)}", tex_text(text))
-    for i, (mean, se) in enumerate(EXTREMES):
-        m.mean_se(f"Estimate{chr(65 + i)}", mean, se)
-    m.integer("Count", 10**18 - 1)
-    m.expr("Law", sp.Symbol("k^{*}") + sp.Symbol(r"\text{numerical}") / sp.Symbol("d_k"))
-    m.text("Table", r"\begin{tabular}{ll}a & $b$ \\ \end{tabular}")
-    m.write(tmp_path / "macros.tex")
-    uses = " ".join(f"\\Test{name}." for name in m._defs)
-    (tmp_path / "doc.tex").write_text(
-        "\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage{amsmath}"
-        "\\newcommand{\\HDIpa}{\\mathrm{HDI}_{\\mathrm{PA}}}\\input{macros.tex}\\begin{document}"
-        f"{uses} The end.\\end{{document}}\n"
-    )
-    run = subprocess.run(
-        [PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc.tex"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    tree: dict = {
+        # '$±5' gave '\\$$\\pm$5', which is valid: an escaped $ then maths
+        "plain": {
+            str(i): text
+            for i, text in enumerate(["$±5", "±$±", "50% of $x_1 & #2 ~ {a} \\ $ ^", "ρ ≤ 1 and $", "\\$±"])
+        },
+        "record": {
+            str(i): Tex(check_tex(tex_text(text), "value"))
+            for i, text in enumerate(["$%$ and $&$", "$ρ ≤ 1$", "<=d_k and ->beta", "^(_)", "sqrt(d_k)^(1/4)"])
+        },
+        "estimate": {str(i): Q(mean, se) for i, (mean, se) in enumerate(EXTREMES)},
+        "count": 10**18 - 1,
+        "law": sp.Symbol("k^{*}") + sp.Symbol(r"\text{numerical}") / sp.Symbol("d_k"),
+        "table": Tex(check_tex(r"\begin{tabular}{ll}a & $b$ \\ \end{tabular}", "value")),
+    }
+    values = values_tex("01", tree)
+    names = re.findall(r"^\\mhvalue\{(01\.[^}]*)\}", values, re.M)
+    assert len(names) >= 5 + 5 + len(EXTREMES) + 3
+    uses = " ".join(f"\\val{{{name}}}." for name in names)
+    run = paper_values.pdflatex(tmp_path, f"\\begin{{document}}{uses} The end.\\end{{document}}", values)
     assert run.returncode == 0, run.stdout[-2000:]
-    if shutil.which("pdftotext"):
-        out = subprocess.run(["pdftotext", "doc.pdf", "-"], cwd=tmp_path, capture_output=True, text=True).stdout
-        assert "The end." in out
+    assert "The end." in (paper_values.pdf_text(tmp_path) or "The end.")
 
 
 @pytest.mark.parametrize(

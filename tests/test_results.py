@@ -88,3 +88,40 @@ def test_the_direction_of_a_verdict_is_holds_fails_or_other():
     assert {V.verdict_key(v) for v in (V.UNDECIDED, V.OUTSIDE, V.NOT_CHECKABLE)} == {"other"}
     with pytest.raises(ValueError, match="verdict"):
         V.verdict_key("holds probably")
+
+
+def test_a_sympy_function_of_a_symbol_is_a_formula_of_the_paper_and_of_the_results_file():
+    """The class of ``sympy.Function("f")(x)`` has no ``__module__``: it is still a formula (it was an
+    ``AttributeError`` in the writer)."""
+    import sympy as sp
+
+    from mhanw.infra.results import _json, values_tex
+
+    law = sp.Function("f")(sp.Symbol("x"))
+    assert "\\mhvalue{01.law}{\\ensuremath{f{\\left(x \\right)}}}" in values_tex("01", {"law": law})
+    assert _json({"law": law}, "results") == {"law": "f(x)"}
+
+
+@pytest.mark.parametrize("key", ["a\n", "a\n\n", "\na", " a", "a ", "", "á", "a\t", "a\x00", "a.b", "-a"])
+def test_a_key_of_the_tree_with_anything_but_letters_digits_and_dashes_is_refused(key):
+    """A key is a part of a value's name in the paper (``\\val{NN.a.b}``): a newline, a space or a dot in
+    it would name another value or none."""
+    from mhanw.infra.results import Results
+
+    with pytest.raises(ValueError, match="^results: key "):
+        Results({key: 1})
+    with pytest.raises(ValueError, match="^results.part: key "):
+        Results({"part": {key: 1}})
+    assert Results({"a1": {"b-c_2": 1}}).at("a1.b-c_2") == 1
+
+
+def test_a_z_is_printed_only_where_value_over_se_is_finite():
+    """``Q(1, 5e-324)`` is a quantity (its s.e. is tiny, not 0), but 1 / 5e-324 overflows: the writer
+    printed no value at all (a ``ValueError`` about ``x``, naming no path); it now leaves out its z, as it
+    does for an s.e. of 0."""
+    from mhanw.infra.results import Q, values_tex
+
+    tex = values_tex("01", {"e": Q(1.0, 5e-324), "f": Q(1.0, 0.0), "g": Q(1.0, 0.5)})
+    assert "01.e.z" not in tex and "01.f.z" not in tex
+    assert "\\mhvalue{01.g.z}{\\ensuremath{2.0}}" in tex
+    assert "\\mhvalue{01.e}{" in tex and "\\mhvalue{01.e.se}{" in tex and "\\mhvalue{01.f.se}{" in tex

@@ -1,4 +1,4 @@
-"""Macros for the paper: formatting, names, atomic writing."""
+"""The paper's values: formatting of numbers, one line per leaf, atomic writing."""
 
 import re
 
@@ -6,7 +6,7 @@ import pytest
 import sympy as sp
 
 from mhanw.infra.results import load_results, save_results
-from mhanw.infra.texout import Macros, format_mean_se, format_number
+from mhanw.infra.texout import format_mean_se, format_number
 
 
 @pytest.mark.parametrize(
@@ -32,37 +32,30 @@ def test_format_mean_se_rounds_to_the_place_of_the_se():
         format_mean_se(1.0, -1.0)
 
 
-def test_macros_render_and_write(tmp_path):
-    m = Macros("Demo")
-    m.number("Err", 3.1e-16, 2)
-    m.integer("N", 20000)
-    m.mean_se("Est", 0.5, 0.01)
-    m.text("Verdict", "holds")
-    m.expr("Law", sp.Symbol("k") ** 2 / 2)
-    path = m.write(tmp_path / "sub" / "demo.tex")
-    text = path.read_text()
-    assert r"\newcommand{\DemoErr}{\ensuremath{3.1\times 10^{-16}}}" in text
-    assert r"\newcommand{\DemoN}{\ensuremath{20\,000}}" in text
-    assert r"\newcommand{\DemoLaw}{\ensuremath{\frac{k^{2}}{2}}}" in text
-    assert len(re.findall(r"\\newcommand", text)) == 5
-    assert not list(path.parent.glob(".*tmp"))
+def test_the_paper_values_print_each_kind_of_leaf_with_its_formatter(tmp_path):
+    """A number, a count, an estimate, trusted LaTeX, plain text and a formula: each leaf's line in the
+    paper's values is the one its formatter gives (:func:`mhanw.infra.results.write`)."""
+    from mhanw.infra.results import Q, Tex, write
+    from mhanw.infra.texout import tex_escape
 
-
-@pytest.mark.parametrize("bad", ["With1Digit", "under_score", "", 3])
-def test_macro_names_are_letters_only(bad):
-    with pytest.raises(ValueError, match="^(name|prefix):"):
-        Macros("Ok").number(bad, 1.0)
-    with pytest.raises(ValueError, match="^prefix:"):
-        Macros(bad)
-
-
-def test_duplicate_and_empty():
-    m = Macros("Ok")
-    m.number("A", 1.0)
-    with pytest.raises(ValueError, match="defined twice"):
-        m.number("A", 2.0)
-    with pytest.raises(ValueError, match="^macros:"):
-        Macros("Empty").write("/nonexistent/never.tex")
+    tree = {
+        "err": Q(3.1e-16, digits=2),
+        "n": 20000,
+        "est": Q(0.5, 0.01),
+        "verdict": Tex("holds"),
+        "note": "50% of x_1",
+        "law": sp.Symbol("k") ** 2 / 2,
+    }
+    write("01", tree, [], macros_path=tmp_path / "sub" / "demo.tex", results_path=tmp_path / "r.json")
+    text = (tmp_path / "sub" / "demo.tex").read_text()
+    assert r"\mhvalue{01.err}{\ensuremath{3.1\times 10^{-16}}}" in text
+    assert r"\mhvalue{01.n}{\ensuremath{20\,000}}" in text
+    assert r"\mhvalue{01.est}{\ensuremath{" + format_mean_se(0.5, 0.01) + "}}" in text
+    assert r"\mhvalue{01.verdict}{holds}" in text
+    assert r"\mhvalue{01.note}{" + tex_escape("50% of x_1") + "}" in text
+    assert r"\mhvalue{01.law}{\ensuremath{\frac{k^{2}}{2}}}" in text
+    assert len(re.findall(r"^\\mhvalue\{01\.(err|n|est|verdict|note|law)\}", text, re.M)) == 6
+    assert not list((tmp_path / "sub").glob(".*tmp"))
 
 
 def test_results_round_trip(tmp_path):
@@ -74,7 +67,7 @@ def test_results_round_trip(tmp_path):
         save_results(tmp_path / "x.json", [1, 2])
 
 
-# ---- atomic writes: the one writer of macros, results and build files -----------------------------
+# ---- atomic writes: the one writer of the paper's values, results and build files -----------------------------
 
 
 def test_an_atomic_write_gives_an_ordinary_file(tmp_path):

@@ -8,7 +8,7 @@ generated sentences under every verdict.
   included: compatible, combine, the ledger's tallies, tables and summary, the scenario and
   stability texts, the book's table, findings_markdown.
 - Every template (tallies, counts, findings, the records outside their conditions, the scenario
-  and stability sentences, the trained model's sentence, the verdict macros) is rendered under
+  and stability sentences, the trained model's sentence, the paper's verdict values) is rendered under
   every verdict word and several counts, and checked for the broken forms the issue found ("it
   undecided at this size", "undecided at this size at these sizes", "1 of 72 heads fall").
 """
@@ -23,7 +23,8 @@ from mhanw import data
 from mhanw import premises as P
 from mhanw.infra import prose
 from mhanw.infra import verdicts as V
-from mhanw.infra.texout import Macros
+from mhanw.infra.results import values_tex
+from mhanw.infra.texout import tex_text
 from mhanw.pipeline import book, stability
 from mhanw.pipeline import ledger as L
 from mhanw.pipeline import robustness as rr
@@ -264,12 +265,14 @@ def test_a_count_agrees_with_its_verb(k, n):
 
 
 @pytest.mark.parametrize("verdict", V.VOCABULARY)
-def test_the_verdict_macros_give_a_predicate_under_every_verdict(verdict):
+def test_the_verdict_values_give_a_predicate_under_every_verdict(verdict):
     r = V.Verdict.from_dict(_record("thm-4.2/a", verdict))
-    m = Macros("Test")
-    V.verdict_macros(m, "Iso", r)
-    tex = m.render()
-    assert f"\\newcommand{{\\TestIsIso}}{{{V.predicate(r.verdict)}}}" in tex
+    tex = values_tex("04", {}, [r])
+    assert f"\\mhvalue{{is:thm-4.2/a}}{{{tex_text(V.predicate(r.verdict))}}}" in tex
+    words = V.verdict_words(r) if verdict == V.OUTSIDE else verdict
+    assert f"\\mhvalue{{verdict:thm-4.2/a}}{{{tex_text(words)}}}" in tex
+    if verdict == V.OUTSIDE:  # the failed premise and what the numbers show
+        assert "not rotation invariant" in words and "the numbers: fails as stated" in words
     assert not _grammatical("it " + V.predicate(r.verdict) + ".")
 
 

@@ -4,7 +4,7 @@ A chapter's ``run`` returns one tree (:class:`Results`): nested mappings whose l
 
 - :class:`Q` -- a quantity: a value, its Monte Carlo standard error (or none), the digits it is printed
   with, its unit and a label (the words a record uses for it);
-- :class:`Tex` -- LaTeX made by the library's own formatters (a verdict's words, a formula), trusted;
+- :class:`Tex` -- LaTeX made by the library's own formatters (a verdict's words, a formula), printed as it is;
 - ``str`` -- plain text (escaped for LaTeX by :func:`mhanw.infra.texout.tex_escape`);
 - ``int`` -- a count (printed in full with thin spaces);
 - a sympy expression -- typeset by :func:`mhanw.infra.texout.latex_of`;
@@ -17,12 +17,14 @@ Every number is named once, where it is made: the tree's dotted paths are its na
 - the results file (``build/results/NN_slug.json``): the whole tree as JSON, with the chapter's
   parameters, sizes and verdict records;
 - the paper's values (``paper/generated/NN_slug.tex``): one ``\\mhvalue{NN.path}{LaTeX}`` line per printable
-  leaf, read by ``\\val{NN.path}`` in the paper (``paper/main.tex``: an unknown path stops pdflatex), and one
+  leaf (each passing :func:`mhanw.infra.texout.check_tex`: no value can stop or take over the paper), read by
+  ``\\val{NN.path}`` in the paper (``paper/main.tex``: an unknown path stops pdflatex), and one
   ``\\mhvalue{verdict:ID}{...}`` and ``\\mhvalue{is:ID}{...}`` per verdict record (``\\verdictword{ID}``,
   ``\\verdictis{ID}``: "it \\verdictis{ID}" reads under every verdict).
 
 A quantity with a standard error also gets ``NN.path.value``, ``NN.path.se`` and ``NN.path.z`` (the value
-alone, the s.e. alone to two digits, and value / s.e. to two digits).
+alone, the s.e. alone to two digits, and value / s.e. to two digits where it is finite: not for an s.e. of 0
+or one so small that the ratio overflows).
 
 Nothing here knows about attention.
 """
@@ -41,7 +43,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .texout import format_mean_se, format_number, latex_of, printed_integer, tex_escape, write_atomic
+from .texout import check_tex, format_mean_se, format_number, latex_of, printed_integer, tex_escape, write_atomic
 from .validate import brief
 
 __all__ = [
@@ -148,15 +150,18 @@ class Raw:
 
 class Tex(str):
     """LaTeX made by the library's formatters (a formula from :func:`mhanw.infra.texout.tex_math`, words
-    from :func:`mhanw.infra.texout.tex_text`): written into the paper as it is.  Text from a user or a
+    from :func:`mhanw.infra.texout.tex_text`): written into the paper as it is, once it passes
+    :func:`mhanw.infra.texout.check_tex` (as every value does).  Text from a user or a
     parameter is never a :class:`Tex`; as a plain ``str`` it is escaped."""
 
     __slots__ = ()
 
 
 def _is_expression(value) -> bool:
-    mod = type(value).__module__
-    if not mod.startswith("sympy"):
+    """Whether ``value`` is a sympy expression, without importing sympy for a leaf of another kind.  The
+    class of an applied undefined function (``sympy.Function("f")(x)``) is made at run time, with no
+    ``__module__``: its bases say whether it is sympy's."""
+    if not any((getattr(c, "__module__", None) or "").startswith("sympy") for c in type(value).__mro__):
         return False
     import sympy
 
@@ -247,20 +252,24 @@ def _printable(value) -> str | None:
 
 
 def _values(namespace: str, tree: Mapping) -> dict[str, str]:
+    """The LaTeX of every printable leaf of ``tree`` by its name ``NAMESPACE.path``; each passes
+    :func:`mhanw.infra.texout.check_tex` (a :class:`Tex` too: whatever made it, no value can stop or take
+    over the paper), and a refusal names the leaf's path."""
     out: dict[str, str] = {}
     for path, value in leaves(tree):
         try:
             body = _printable(value)
+            if body is None:
+                continue
+            out[f"{namespace}.{path}"] = check_tex(body, "value")
+            if isinstance(value, Q) and value.se is not None:
+                parts = {"value": format_number(value.value, value.digits), "se": format_number(value.se, 2)}
+                if math.isfinite(value.z):  # none for an s.e. of 0, or one so small that value / se overflows
+                    parts["z"] = format_number(value.z, 2)
+                for part, tex in parts.items():
+                    out[f"{namespace}.{path}.{part}"] = check_tex(f"\\ensuremath{{{tex}}}", "value")
         except ValueError as exc:
             raise ValueError(f"results.{path}: {exc}") from None
-        if body is None:
-            continue
-        out[f"{namespace}.{path}"] = body
-        if isinstance(value, Q) and value.se is not None:
-            out[f"{namespace}.{path}.value"] = f"\\ensuremath{{{format_number(value.value, value.digits)}}}"
-            out[f"{namespace}.{path}.se"] = f"\\ensuremath{{{format_number(value.se, 2)}}}"
-            if value.se > 0:
-                out[f"{namespace}.{path}.z"] = f"\\ensuremath{{{format_number(value.z, 2)}}}"
     return out
 
 

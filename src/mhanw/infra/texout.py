@@ -1,22 +1,20 @@
-"""Numbers and sympy expressions as LaTeX macros for the paper.
+"""Numbers, formulas and text as LaTeX for the paper, and the checks of what reaches it.
 
-A notebook collects what it computed in a :class:`Macros` object and writes it
-once, at its end, to ``paper/generated/NN_slug.tex``.  The paper uses only
-these macros for computed numbers, so no number is ever typed by hand.
-
-Macro names are letters only (a TeX control word) and carry a per-notebook
-prefix, e.g. ``\\NWoneIdentityMaxErr``.  Every macro is wrapped in
-``\\ensuremath`` where it is math, so it works in text and in formulas.
+The paper prints no number typed by hand: a chapter's results tree is rendered by
+:func:`mhanw.infra.results.write`, one ``\\mhvalue{NN.path}{LaTeX}`` line per printable leaf, with the
+formatters of this module (:func:`format_number`, :func:`format_mean_se`, :func:`printed_integer`,
+:func:`latex_of`), each number wrapped in ``\\ensuremath`` so that it works in text and in formulas.
 
 This module is also the one place that turns text into LaTeX or matplotlib
 mathtext: :func:`tex_escape` (plain text), :func:`tex_text` (record text with
 the records' plain notation, ``HDI_PA``, ``d_k^(1/4)``), :func:`tex_math` (a
 sympy formula, valid in LaTeX and in mathtext alike); :func:`check_tex` says
-whether a piece of LaTeX can stand in a macro (what :meth:`Macros.text`
-accepts), :func:`check_mathtext` whether matplotlib can draw a label, and
+whether a piece of LaTeX can stand in running text of the paper (or as the rows
+of a table), :func:`check_mathtext` whether matplotlib can draw a label, and
 :func:`check_verbatim` whether a user value can be printed as is (in
 ``\\texttt{}``), so that a chapter parameter that could not be rendered is
-refused when the parameters are checked, naming it.
+refused when the parameters are checked, naming it.  :func:`write_atomic` is the
+one writer of the generated files.
 """
 
 from __future__ import annotations
@@ -35,8 +33,6 @@ import numpy as np
 
 from . import notation
 from .validate import brief, digit_count, real_scalar
-
-_LETTERS = re.compile(r"[A-Za-z]+")
 
 #: Largest number of significant digits :func:`format_number` writes (a double holds 17).
 MAX_DIGITS = 17
@@ -329,7 +325,7 @@ def latex_of(expr, name: str = "expr") -> str:
     typeset: each name's LaTeX must pass :func:`check_tex` as a formula (``d_k``, ``k^{*}``,
     ``\\text{numerical}`` do; ``x%``, ``a&b``, ``\\input{f}`` or ``}`` are refused, naming the symbol and
     ``name``), since :func:`sympy.latex` prints a name as it is; and the whole formula must pass it as
-    well, so that what this returns can stand in a macro (:meth:`Macros.expr`) as it is."""
+    well, so that what this returns can stand in the paper (a sympy leaf of :func:`mhanw.infra.results.write`) as it is."""
     import sympy
     from sympy.core.function import AppliedUndef
 
@@ -595,9 +591,9 @@ def _delimiter_end(text: str, k: int) -> int | None:
 MAX_TEX_CHARS, MAX_TEX_LINE = 100_000, 10_000
 
 
-def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> str:
-    """``text`` if it can stand as the body of a macro used in running text, else ``ValueError`` naming
-    ``name``.
+def check_tex(text, name: str, *, alignment: bool = True) -> str:
+    """``text`` if it can stand in the paper's running text (a value of ``\\val``, a verdict's words), else
+    ``ValueError`` naming ``name``.
 
     No ``^^`` anywhere: TeX reads ``^^69`` as ``i`` and ``^^5c`` as a backslash even inside a command's
     name (``\\^^69nput`` is ``\\input``), so it would hide any command from this check.  Braces must
@@ -606,16 +602,15 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
     ``\\begingroup``, ``\\left``.  There may be no unescaped ``%`` or ``#``, no trailing backslash, no
     character outside printable ASCII, no script without its argument: each would make pdflatex stop
     ("File ended while scanning", "Illegal parameter number", "Unicode character not set up") and lose
-    every later macro of the paper.  Every command must be one of :data:`TEX_COMMANDS` (or a macro of the
-    same notebook: a name starting with ``prefix``), and stand where it typesets: ``^``, ``_`` and the
+    every later value of the paper.  Every command must be one of :data:`TEX_COMMANDS`, and stand where it
+    typesets: ``^``, ``_`` and the
     maths-only commands (``\\frac``, ``\\alpha``, ``\\mathrm``, math environments) only in maths (``$...$``,
     ``\\(...\\)``, ``\\ensuremath{...}``), text accents (``\\^{}``) only in text, ``\\middle`` between
     ``\\left`` and ``\\right``, ``\\limits`` after an operator, an ``&`` (a cell) and a rule or
     ``\\multicolumn`` only in a table, a font or spacing declaration (``\\tiny``, ``\\setlength``) only in a
     group.  With ``alignment=True`` the text may also be the rows of a table, which the paper puts inside
     its own ``tabular``: a text with a row end ``\\\\`` outside every group, where ``&``, rules and
-    declarations stand between the rows.  Plain text goes through :func:`tex_escape` first
-    (:meth:`Macros.plain`).
+    declarations stand between the rows.  Plain text goes through :func:`tex_escape` first.
     """
     if not isinstance(text, str):
         raise ValueError(f"{name}: expected a string of LaTeX text, got {type(text).__name__}")
@@ -635,8 +630,7 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
     odd = sorted({c for c in text if not (32 <= ord(c) < 127 or c in "\n\t")})
     if odd:
         refuse(
-            f"the character {odd[0]!r} is not printable ASCII (pass plain text through Macros.plain, which "
-            "spells it out)"
+            f"the character {odd[0]!r} is not printable ASCII (pass plain text through tex_escape, which spells it out)"
         )
     if "^^" in text:
         refuse(
@@ -714,13 +708,12 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
                 refuse(
                     f"the command \\{word}@ is not one a macro may use (an @ after a command names a LaTeX internal)"
                 )
-            own = bool(prefix) and word.startswith(prefix) and word != prefix
-            if word not in TEX_COMMANDS and not own:
+            if word not in TEX_COMMANDS:
                 refuse(
                     f"the command \\{word} is not one a macro may use (it could read or write files, redefine "
-                    "or hide the rest of the paper); pass plain text through Macros.plain"
+                    "or hide the rest of the paper); pass plain text through tex_escape"
                 )
-            if not own and word not in _TEXT_COMMANDS and mode() == "text":
+            if word not in _TEXT_COMMANDS and mode() == "text":
                 refuse(f"the command \\{word} outside maths (it typesets only in maths: put it in $...$)")
             last_word = word
             if word in ("limits", "nolimits") and word_before not in _OPERATORS:
@@ -845,7 +838,7 @@ def check_tex(text, name: str, *, prefix: str = "", alignment: bool = True) -> s
         elif ch in "^_":
             if mode() == "text":
                 refuse(
-                    f"{ch!r} outside maths (put the formula in $...$, or pass plain text through Macros.plain, "
+                    f"{ch!r} outside maths (put the formula in $...$, or pass plain text through tex_escape, "
                     "which escapes it)"
                 )
             problem = _script_problem(text, i)
@@ -913,128 +906,6 @@ def check_verbatim(text, name: str) -> str:
             f"{' '.join(repr(c) for c in bad[:6])}; write powers as ** and numbers as plain decimals)"
         )
     return text
-
-
-class Macros:
-    """A set of LaTeX macros with a common prefix, written atomically.
-
-    Every body passes :func:`check_tex` (the one check of LaTeX a macro may hold) before it is kept,
-    whichever method made it; a refusal names the argument and the macro.
-
-    >>> m = Macros("NWone")
-    >>> m.number("MaxErr", 3.1e-16)
-    >>> m.write("paper/generated/01_attention_is_nadaraya_watson.tex")  # doctest: +SKIP
-    """
-
-    def __init__(self, prefix: str):
-        if not isinstance(prefix, str) or not _LETTERS.fullmatch(prefix):
-            raise ValueError(f"prefix: expected letters only (a TeX control word), got {brief(prefix)}")
-        self.prefix = prefix
-        self._defs: dict[str, str] = {}
-
-    def _define(self, name: str, make, *, alignment: bool = True) -> None:
-        """Keep the body ``make()`` as macro ``name`` once it passes :func:`check_tex`; a ``ValueError``
-        from either names the macro."""
-        if not isinstance(name, str) or not _LETTERS.fullmatch(name):
-            raise ValueError(f"name: expected letters only (a TeX control word), got {brief(name)}")
-        if name in self._defs:
-            raise ValueError(f"name: macro {self.prefix}{name} is defined twice")
-        macro = f"\\{self.prefix}{name}"
-        try:
-            body = check_tex(make(), "value", prefix=self.prefix, alignment=alignment)
-        except ValueError as exc:
-            raise ValueError(f"{exc} (macro {macro})") from None
-        if re.search(rf"\\{macro[1:]}(?![A-Za-z])", body):
-            raise ValueError(f"value: macro {macro} refers to itself (pdflatex would loop on it)")
-        self._defs[name] = body
-
-    def number(self, name: str, value: float, digits: int = 3) -> None:
-        """A real number with ``digits`` significant digits."""
-        self._define(name, lambda: f"\\ensuremath{{{format_number(value, digits)}}}")
-
-    def integer(self, name: str, value: int) -> None:
-        """An integer (an int, or a float with an integer value) of at most :data:`MAX_INTEGER_DIGITS`
-        digits (a count: :func:`printed_integer`), with thin spaces as thousands separators."""
-
-        def body():
-            if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
-                v = printed_integer(value, "value")
-            else:
-                x = real_scalar(value, "value")
-                if not x.is_integer():
-                    raise ValueError(f"value: expected an integer, got {brief(value)}")
-                v = printed_integer(int(x), "value")
-            s = f"{v:,}".replace(",", "\\,")
-            return f"\\ensuremath{{{s}}}"
-
-        self._define(name, body)
-
-    def mean_se(self, name: str, mean: float, se: float) -> None:
-        """A Monte Carlo estimate with its standard error, ``mean \\pm se``."""
-        self._define(name, lambda: f"\\ensuremath{{{format_mean_se(mean, se)}}}")
-
-    def text(self, name: str, value: str) -> None:
-        """A piece of LaTeX text, e.g. a verdict word or ``\\ensuremath{...}`` of :func:`tex_math`.
-
-        ``value`` must pass :func:`check_tex`: balanced braces (``\\{`` and
-        ``\\}`` are literal), paired ``$``, no unescaped ``%`` or ``#``, no
-        trailing backslash, only the commands of :data:`TEX_COMMANDS` (and this
-        notebook's own macros), each where it typesets in running text (maths
-        only inside ``$...$``, ``&`` only as ``\\&``); each would break, or take
-        over, every later macro of the paper.  The rows of a table, which the
-        paper puts inside its own ``tabular``, are a text with a row end ``\\\\``
-        outside every group (``a & b \\\\ c & d``).  Plain text that may hold
-        such characters goes through :meth:`plain`.
-        """
-        self._define(name, lambda: value)
-
-    def plain(self, name: str, value: str) -> None:
-        """Plain text (no LaTeX in it), escaped by :func:`tex_escape`: ``50% of x_1`` prints as written."""
-
-        def body():
-            if not isinstance(value, str):
-                raise ValueError(f"value: expected a string of plain text, got {type(value).__name__}")
-            return tex_escape(value)
-
-        self._define(name, body)
-
-    def expr(self, name: str, expression) -> None:
-        """A sympy expression, typeset with :func:`sympy.latex` (its symbols' names checked:
-        :func:`latex_of`)."""
-        self._define(name, lambda: f"\\ensuremath{{{latex_of(expression, 'expression')}}}", alignment=False)
-
-    def __len__(self) -> int:
-        return len(self._defs)
-
-    def render(self) -> str:
-        """The macros as LaTeX (``\\newcommand`` lines); a macro that refers back to itself through others
-        of this notebook (pdflatex would loop) raises ``ValueError``."""
-        refs = {
-            name: set(re.findall(rf"\\{self.prefix}([A-Za-z]+)", body)) & set(self._defs)
-            for name, body in self._defs.items()
-        }
-        for start in refs:
-            todo, seen = [[start]], {start}
-            while todo:
-                trail = todo.pop()
-                for nxt in sorted(refs[trail[-1]]):
-                    if nxt == start:
-                        names = " -> ".join(f"\\{self.prefix}{n}" for n in [*trail, start])
-                        raise ValueError(f"macros: {names} refer to one another in a circle (pdflatex would loop)")
-                    if nxt not in seen:
-                        seen.add(nxt)
-                        todo.append([*trail, nxt])
-        lines = ["% Generated by mhanw.infra.texout: do not edit; re-run the notebook instead."]
-        for name, body in self._defs.items():
-            lines.append(f"\\newcommand{{\\{self.prefix}{name}}}{{{body}}}")
-        return "\n".join(lines) + "\n"
-
-    def write(self, path, *, argument: str = "path") -> Path:
-        """Write all macros to ``path`` atomically (a partial file never appears); ``argument`` is the
-        name a refused path is reported under (see :func:`write_atomic`)."""
-        if not self._defs:
-            raise ValueError("macros: nothing to write; add at least one macro")
-        return write_atomic(path, self.render(), argument=argument)
 
 
 def new_file_mode() -> int:

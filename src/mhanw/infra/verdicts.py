@@ -45,10 +45,10 @@ How a chapter uses it (the manual)
    "outside its conditions" record prints its finding as what it shows.  Write it with
    :func:`predicate` for a verdict in a sentence (``"it " + predicate(v)`` is grammatical under
    every verdict).
-6. **Macros.**  ``verdict_macros(macros, "Iso", record)`` writes ``\\<Prefix>VerdictIso`` (the
-   verdict's words, with the failed premise for "outside its conditions") and ``\\<Prefix>IsIso``
-   (the verdict as a predicate): a paper sentence "it \\<Prefix>IsIso" reads under every verdict;
-   never put a bare verdict word after a subject.
+6. **The paper.**  :func:`mhanw.infra.results.write` gives every record two values: ``\\verdictword{ID}``
+   (the verdict's words, with the failed premise for "outside its conditions": :func:`verdict_words`)
+   and ``\\verdictis{ID}`` (the verdict as a predicate): a paper sentence "it \\verdictis{ID}" reads
+   under every verdict; never put a bare verdict word after a subject.
 
 An end-to-end example of a rule is in :mod:`mhanw.premises`.
 
@@ -67,7 +67,7 @@ their thresholds as named constants); this module holds what every rule shares:
 - :func:`within_tolerance` -- an exact check (an identity up to rounding);
 - :func:`compatible` -- whether two verdicts of one claim (another seed, another size) agree;
 - :func:`predicate` -- a verdict as the predicate of a sentence ("is undecided at this size");
-- :func:`verdict_macros` -- a record's ``Verdict<Name>`` and ``Is<Name>`` macros for the paper;
+- :func:`verdict_key` -- a verdict's direction (``holds``, ``fails``, ``other``) for ``\\byverdict``;
 - :func:`checked` -- the argument checks of a rule: a rule decorated with it
   rejects NaN, inf, negative standard errors, empty input and non-numbers with a
   ``ValueError`` naming the argument, so that no verdict comes from bad numbers.
@@ -109,7 +109,7 @@ import numpy as np
 from . import notation
 from . import premises as _premises
 from .premises import Premise
-from .texout import tex_text, write_atomic
+from .texout import write_atomic
 from .validate import as_float_array, boolean, brief, positive_int, real_scalar
 
 HOLDS = "holds"
@@ -989,17 +989,6 @@ def verdict_key(verdict: str) -> str:
     (every form of holds), ``"fails"`` or ``"other"`` (undecided, outside its conditions, not checkable)."""
     verdict_word(verdict, "verdict")
     return "holds" if verdict in (HOLDS, HOLDS_UNDER) else "fails" if verdict == FAILS else "other"
-
-
-def verdict_macros(macros, name: str, r: Verdict) -> None:
-    """Write a record's verdict as two LaTeX macros of ``macros`` (:class:`mhanw.infra.texout.Macros`):
-    ``Verdict<name>``, the verdict's words (:func:`verdict_words`: for "outside its conditions" with the
-    failed premise and what the numbers show; conditions are left to the record's table), for "(verdict:
-    ...)"; and ``Is<name>``, the verdict as a predicate (:func:`predicate`), for a sentence "it \\Is<name>"
-    that reads under every verdict."""
-    record(r, "r")
-    macros.text(f"Verdict{name}", tex_text(verdict_words(r) if r.outside else r.verdict))
-    macros.text(f"Is{name}", tex_text(predicate(r.verdict)))
 
 
 @checked(paper=verdict_word, other=verdict_word)

@@ -1,49 +1,33 @@
-"""A macro's LaTeX can neither hide a command in TeX's ``^^`` notation nor stop the paper where it stands.
+"""LaTeX in the paper can neither hide a command in TeX's ``^^`` notation nor stop the paper where it stands.
 
-The paper is built by pdflatex from the chapters' macros (:class:`mhanw.infra.texout.Macros`), and every
-body passes one check, :func:`mhanw.infra.texout.check_tex`.  TeX reads ``^^69`` as the letter ``i`` even
-inside a command's name, so ``\\^^69nput{f}`` *is* ``\\input{f}``: the check refuses ``^^`` anywhere, and
-every entry point (``Macros.text``, ``number``, ``mean_se``, ``plain``, ``expr`` with a symbol's or a
-function's name, :func:`~mhanw.infra.texout.tex_text`, :func:`~mhanw.infra.texout.tex_math`) reaches it.
-A macro of ``Macros.text`` stands in running text: ``&``, rules and ``\\multicolumn`` belong to the rows
-of a table (a text with a row end ``\\\\``, which the paper puts in its own ``tabular``), maths-only
-commands to ``$...$``, font declarations to a group.  Macro names are letters and nothing else.
+The paper reads the chapters' values (:func:`mhanw.infra.results.values_tex`) in running text and in its
+tables, and every piece of LaTeX a value may hold passes one check, :func:`mhanw.infra.texout.check_tex`.
+TeX reads ``^^69`` as the letter ``i`` even inside a command's name, so ``\\^^69nput{f}`` *is*
+``\\input{f}``: the check refuses ``^^`` anywhere, and every way text reaches the paper (trusted LaTeX
+that passed it, plain text, a sympy leaf with a symbol's or a function's name,
+:func:`~mhanw.infra.texout.tex_text`, :func:`~mhanw.infra.texout.tex_math`) gives no ``^^``.
+A value stands in running text: ``&``, rules and ``\\multicolumn`` belong to the rows of a table (a text
+with a row end ``\\\\``, which the paper puts in its own ``tabular``), maths-only commands to ``$...$``,
+font declarations to a group.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
+import paper_values
 import pytest
 import sympy as sp
 
-from mhanw.infra import texout
-from mhanw.infra.texout import Macros, check_tex, tex_math, tex_text
+from mhanw.infra.results import Q, Tex, values_tex
+from mhanw.infra.texout import check_tex, latex_of, tex_math, tex_text
 
-PDFLATEX = shutil.which("pdflatex")
-PREAMBLE = (
-    "\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage{amsmath,amssymb}\\usepackage{booktabs}"
-    "\\newcommand{\\HDIpa}{\\mathrm{HDI}_{\\mathrm{PA}}}"
-)
+PDFLATEX = paper_values.PDFLATEX
 SECRET = "secret.txt"
 SECRET_WORD = "TOPSECRETWORD"
 #: How pdflatex's log records a file it opened: "(./secret.txt" (a mention in typeset text has no "(./").
 OPENED = re.compile(r"\(\./" + re.escape(SECRET))
-
-
-def _pdflatex(folder, body: str) -> subprocess.CompletedProcess:
-    (folder / "doc.tex").write_text(f"{PREAMBLE}{body}\n")
-    return subprocess.run(
-        [PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc.tex"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        errors="replace",
-        timeout=120,
-    )
 
 
 # --------------------------------------------------------------------------- commands hidden in ^^ notation
@@ -66,11 +50,9 @@ HIDDEN = [
 
 
 @pytest.mark.parametrize("value", HIDDEN)
-def test_a_command_hidden_in_caret_notation_is_refused_by_macro_text(value):
-    m = Macros("TX")
-    with pytest.raises(ValueError, match=r"^value: '\^\^' .*\(macro \\TXa\)$"):
-        m.text("a", value)
-    assert len(m) == 0
+def test_a_command_hidden_in_caret_notation_is_refused_by_the_check(value):
+    with pytest.raises(ValueError, match=r"^value: '\^\^' "):
+        check_tex(value, "value")
 
 
 @pytest.mark.parametrize("value", HIDDEN)
@@ -84,65 +66,70 @@ def test_a_command_hidden_in_caret_notation_is_refused_in_record_text(value):
 
 @pytest.mark.parametrize("name", [rf"\^^69nput{{{SECRET}}}", r"\^^64ef\^^78{1}", r"\text{^^5cinput{f}}", r"\^^77rite"])
 def test_a_symbol_or_function_named_with_caret_notation_is_refused(name):
-    with pytest.raises(ValueError, match=r"^expression: the symbol .* cannot be typeset .*\(macro \\TXa\)$"):
-        Macros("TX").expr("a", sp.Symbol(name) + 1)
     with pytest.raises(ValueError, match=r"^expression: the symbol .* cannot be typeset"):
-        Macros("TX").expr("a", sp.Function(name)(sp.Symbol("x")))
+        latex_of(sp.Symbol(name) + 1, "expression")
+    with pytest.raises(ValueError, match=r"^expression: the symbol .* cannot be typeset"):
+        latex_of(sp.Function(name)(sp.Symbol("x")), "expression")
     with pytest.raises(ValueError, match=r"^expr: the symbol .* cannot be typeset"):
         tex_math(sp.Symbol(name) * sp.Symbol("y"))
     with pytest.raises(ValueError, match=r"^expression: the expression cannot be typeset \("):
-        Macros("TX").expr("a", sp.MatrixSymbol(name, 2, 2))  # a name that is no Symbol's: the whole formula
+        latex_of(sp.MatrixSymbol(name, 2, 2), "expression")  # a name that is no Symbol's: the whole formula
+    with pytest.raises(ValueError, match=r"^results\.law: value: the symbol .* cannot be typeset"):
+        values_tex("01", {"law": sp.Symbol(name) + 1})  # the writer of the paper's values reaches the check
 
 
-@pytest.mark.parametrize(
-    "method,value", [("number", 1.5), ("mean_se", (1.0, 0.1)), ("plain", "x"), ("expr", sp.Symbol("x")), ("text", "x")]
-)
-def test_every_macro_method_reaches_the_caret_check(method, value, monkeypatch):
+@pytest.mark.parametrize("leaf", ["tex", "plain", "expr", "number", "estimate"])
+def test_every_leaf_of_the_paper_values_reaches_the_caret_check(leaf, monkeypatch):
+    from mhanw.infra import results
+
     hidden = r"\ensuremath{\^^69nput{x}}"
     for function in ("format_number", "format_mean_se", "tex_escape", "latex_of"):
-        monkeypatch.setattr(texout, function, lambda *args, **kwargs: hidden)
-    args = value if isinstance(value, tuple) else (hidden if method == "text" else value,)
-    with pytest.raises(ValueError, match=r"^value: '\^\^' .*\(macro \\TXa\)$"):
-        getattr(Macros("TX"), method)("a", *args)
+        monkeypatch.setattr(results, function, lambda *args, **kwargs: hidden)
+    value = {"tex": Tex(hidden), "plain": "x", "expr": sp.Symbol("x"), "number": Q(1.5), "estimate": Q(1.0, 0.1)}
+    with pytest.raises(ValueError, match=r"^results\.a: value: '\^\^' "):
+        values_tex("01", {"a": value[leaf]})
 
 
 @pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not installed")
 def test_no_entry_point_lets_pdflatex_read_a_file(tmp_path):
     (tmp_path / SECRET).write_text(SECRET_WORD + "\n")
     # the danger is real: the body that used to be accepted makes pdflatex read the file
-    control = _pdflatex(
+    control = paper_values.pdflatex(
         tmp_path, f"\\newcommand{{\\X}}{{{HIDDEN[0]}}}\\begin{{document}}Before \\X{{}} after.\\end{{document}}"
     )
     assert control.returncode == 0 and OPENED.search((tmp_path / "doc.log").read_text(errors="replace"))
-    m = Macros("TX")
     tries = [
-        lambda k, v: m.text(k, v),
-        lambda k, v: m.text(k, tex_text(v)),
-        lambda k, v: m.plain(k, v),
-        lambda k, v: m.expr(k, sp.Symbol(v.strip("$"))),
-        lambda k, v: m.expr(k, sp.Function(v.strip("$"))(sp.Symbol("x"))),
+        lambda v: Tex(check_tex(v, "value")),  # LaTeX the writer trusts has passed the check
+        lambda v: Tex(tex_text(v)),
+        lambda v: v,  # plain text
+        lambda v: sp.Symbol(v.strip("$")),
+        lambda v: sp.Function(v.strip("$"))(sp.Symbol("x")),
     ]
+    tree = {}
     for i, value in enumerate(HIDDEN):
         for j, attempt in enumerate(tries):
-            try:  # whatever an entry point keeps goes into the paper below
-                attempt(f"Try{chr(65 + i)}{chr(65 + j)}", value)
+            try:  # whatever a way into the paper keeps goes into the paper below
+                leaf = attempt(value)
+                values_tex("01", {"leaf": leaf})
             except ValueError:
-                pass
-    assert not [body for body in m._defs.values() if "^^" in body]
-    m.text("Good", r"$x^{2}$ and \texttt{ok}")
-    m.write(tmp_path / "macros.tex")
-    uses = " ".join(f"Before \\TX{name}{{}} after." for name in m._defs)
-    run = _pdflatex(tmp_path, f"\\input{{macros.tex}}\\begin{{document}}{uses}\\end{{document}}")
+                continue
+            tree[f"try{i}-{j}"] = leaf
+    tree["good"] = Tex(check_tex(r"$x^{2}$ and \texttt{ok}", "value"))
+    assert len(tree) > len(HIDDEN)  # plain text and record text outside maths are kept, escaped
+    values = values_tex("01", tree)
+    assert "^^" not in values
+    uses = " ".join(f"Before \\val{{01.{key}}} after." for key in tree)
+    run = paper_values.pdflatex(tmp_path, f"\\begin{{document}}{uses}\\end{{document}}", values)
     assert run.returncode == 0, run.stdout[-2000:]
     assert not OPENED.search((tmp_path / "doc.log").read_text(errors="replace"))
-    if shutil.which("pdftotext"):
-        text = subprocess.run(["pdftotext", "doc.pdf", "-"], cwd=tmp_path, capture_output=True, text=True).stdout
+    text = paper_values.pdf_text(tmp_path)
+    if text is not None:
         assert SECRET_WORD not in text and "after." in text
 
 
 # --------------------------------------------------------------------------- running text and the rows of a table
 
-#: Bodies that stopped pdflatex where the macro stood in running text ("Before \TXa{} after."), with what
+#: Values that stopped pdflatex where they stood in running text ("Before \val{01.a} after."), with what
 #: the refusal says.
 BREAKS_RUNNING_TEXT = [
     ("a & b", "alignment sign &"),
@@ -205,10 +192,10 @@ def test_a_formula_gets_no_bare_alignment_sign_and_no_table_rows():
     assert check_tex(r"$\left[\begin{matrix}1 & 0\\0 & 1\end{matrix}\right]$", "text", alignment=False)
 
 
-#: What the chapters write (from the generated macro files), and forms close to the edge of each rule.
+#: What the chapters write (from the generated value files), and forms close to the edge of each rule.
 KEPT = [
     r"mean deviation of each query from its limit $\exp(-\lVert q\rVert^2/d_k)$ at the worst $d_k$: "
-    r"\TXNeffLimitDev{} per cent of the keys; the predicted limit \TXIsNeffLimit{} (\TXVerdictNeffLimit)",
+    r"\ensuremath{0.012 \pm 0.001} per cent of the keys; the predicted limit holds (\emph{holds})",
     r"\ensuremath{m \left(a_{1} + a_{2} - 1\right) \left(2 B_{1} a_{1} + a_{2} m - m\right)}",
     r"\ensuremath{\operatorname{MSE}{\left(k \right)} = \frac{c_{B}}{k^{2}} + \frac{c_{V} k^{\frac{k}{2} + 1}}{D n}}",
     r"by symmetry $M\mathbf 1\propto\mathbf 1$, so uniform weights are the affine oracle",
@@ -228,53 +215,27 @@ ROWS = [
 
 
 @pytest.mark.parametrize("value", KEPT + ROWS)
-def test_the_macro_text_the_chapters_write_is_kept(value):
-    m = Macros("TX")
-    m.text("Kept", value)
-    assert m.render().endswith(f"\\newcommand{{\\TXKept}}{{{value}}}\n")
+def test_the_latex_the_chapters_write_is_kept(value):
+    assert check_tex(value, "value") == value
 
 
 @pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not installed")
-def test_what_macro_text_keeps_compiles_in_running_text_and_in_a_table(tmp_path):
-    m = Macros("TX")
-    for i, value in enumerate(KEPT):
-        m.text(f"Kept{chr(65 + i)}", value)
-    for i, value in enumerate(ROWS):
-        m.text(f"Rows{chr(65 + i)}", value)
-    for name in ("NeffLimitDev", "IsNeffLimit", "VerdictNeffLimit"):
-        m.number(name, 0.5)
-    m.write(tmp_path / "macros.tex")
-    uses = " ".join(f"Before \\TXKept{chr(65 + i)}{{}} after." for i in range(len(KEPT)))
+def test_what_the_check_keeps_compiles_in_running_text_and_in_a_table(tmp_path):
+    tree = {
+        "kept": {str(i): Tex(check_tex(value, "value")) for i, value in enumerate(KEPT)},
+        "rows": {str(i): Tex(check_tex(value, "value")) for i, value in enumerate(ROWS)},
+    }
+    uses = " ".join(f"Before \\val{{01.kept.{i}}} after." for i in range(len(KEPT)))
     tables = "".join(
-        f"\\begin{{tabular}}{{lll}}\\toprule \\TXRows{chr(65 + i)} \\\\ \\bottomrule\\end{{tabular}} "
+        f"\\begin{{tabular}}{{lll}}\\toprule \\val{{01.rows.{i}}} \\\\ \\bottomrule\\end{{tabular}} "
         for i in range(len(ROWS))
     )
-    run = _pdflatex(tmp_path, f"\\input{{macros.tex}}\\begin{{document}}{uses} {tables} The end.\\end{{document}}")
+    body = f"\\begin{{document}}{uses} {tables} The end.\\end{{document}}"
+    run = paper_values.pdflatex(tmp_path, body, values_tex("01", tree))
     assert run.returncode == 0, run.stdout[-2000:]
 
 
-# --------------------------------------------------------------------------- macro names are letters only
-
-BAD_NAMES = ["a\n", "a\n\n", "\na", " a", "a ", "a1", "", "á", "a-b", "a\t", "a\x00"]
-
-
-@pytest.mark.parametrize("name", BAD_NAMES)
-def test_a_macro_name_or_prefix_with_anything_but_letters_is_refused(name):
-    with pytest.raises(ValueError, match=r"^prefix: expected letters only"):
-        Macros(f"TX{name}" if name else name)
-    m = Macros("TX")
-    m.text("a", "x")
-    with pytest.raises(ValueError, match=r"^name: expected letters only"):
-        m.text(f"a{name}" if name.strip() else name, "y")
-    assert m.render().count("\\newcommand") == 1
-
-
-def test_a_name_with_a_final_newline_no_longer_defines_a_macro_twice():
-    m = Macros("TX")
-    m.text("a", "x")
-    with pytest.raises(ValueError, match="^name: "):
-        m.text("a\n", "y")  # was two \newcommand{\TXa...}: pdflatex stopped
-    assert re.findall(r"\\newcommand\{\\(\w+)\}", m.render()) == ["TXa"]
+# --------------------------------------------------------------------------- what stops pdflatex
 
 
 @pytest.mark.parametrize(
@@ -292,10 +253,8 @@ def test_a_name_with_a_final_newline_no_longer_defines_a_macro_twice():
 )
 def test_tex_that_stops_pdflatex_is_refused(text, says):
     """Each of these passed check_tex and then stopped pdflatex with the paper's preamble."""
-    from mhanw.infra.texout import Macros
-
     with pytest.raises(ValueError, match=rf"^value: .*{re.escape(says)}"):
-        Macros("X").text("A", text)
+        check_tex(text, "value")
 
 
 def test_a_scenario_description_of_more_than_a_paragraph_is_refused(tmp_path):
