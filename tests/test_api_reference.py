@@ -136,16 +136,6 @@ PENDING = {
     "mhanw.pretrained.spearman_permutation",
     "mhanw.pretrained.spectrum_jackknife",
     "mhanw.pretrained.stratified_jackknife_se",
-    "mhanw.scaling.BudgetResult",
-    "mhanw.scaling.BudgetResult.best_d_k",
-    "mhanw.scaling.BudgetResult.best_difference",
-    "mhanw.scaling.BudgetResult.comparisons",
-    "mhanw.scaling.BudgetResult.paired_difference",
-    "mhanw.scaling.BudgetResult.rows",
-    "mhanw.scaling.BudgetResult.small_vs_big",
-    "mhanw.scaling.bias_reading_models",
-    "mhanw.scaling.budget_simulation",
-    "mhanw.scaling.heads_slope",
 }
 
 
