@@ -63,22 +63,6 @@ PUBLIC = [(qual, obj) for module in _modules() for qual, obj in _public(module)]
 #: Public names merged after these rules, whose docstrings are not yet in numpydoc form: their test is an
 #: expected failure, *strict*, so the day one passes the suite fails until it is taken off this list.
 PENDING = {
-    "mhanw.comparisons.RandomConfigurations",
-    "mhanw.comparisons.equal_hdi_configurations",
-    "mhanw.comparisons.family_summary",
-    "mhanw.comparisons.head_covariance",
-    "mhanw.comparisons.heterogeneity",
-    "mhanw.comparisons.isotropic_premises",
-    "mhanw.comparisons.matched_hdi_configuration",
-    "mhanw.comparisons.matched_hdi_configurations",
-    "mhanw.comparisons.monotonicity_violations",
-    "mhanw.comparisons.normalization_predictions",
-    "mhanw.comparisons.normalization_table",
-    "mhanw.comparisons.random_configuration_imse",
-    "mhanw.comparisons.random_configurations",
-    "mhanw.comparisons.rank_correlation",
-    "mhanw.comparisons.rank_correlation_se",
-    "mhanw.comparisons.rule_options",
     "mhanw.derivation.numeric",
     "mhanw.incontext.Architecture",
     "mhanw.incontext.Architecture.channels",
