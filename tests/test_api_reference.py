@@ -63,7 +63,6 @@ PUBLIC = [(qual, obj) for module in _modules() for qual, obj in _public(module)]
 #: Public names merged after these rules, whose docstrings are not yet in numpydoc form: their test is an
 #: expected failure, *strict*, so the day one passes the suite fails until it is taken off this list.
 PENDING = {
-    "mhanw.derivation.numeric",
     "mhanw.incontext.Architecture",
     "mhanw.incontext.Architecture.channels",
     "mhanw.incontext.Architecture.label",
@@ -98,28 +97,6 @@ PENDING = {
     "mhanw.incontext.slope",
     "mhanw.incontext.train",
     "mhanw.incontext.trend",
-    "mhanw.pretrained.ablation_effects",
-    "mhanw.pretrained.circuit_factors",
-    "mhanw.pretrained.excess_spectrum_summary",
-    "mhanw.pretrained.head_spectra",
-    "mhanw.pretrained.head_spectrum_null",
-    "mhanw.pretrained.layer_contrast",
-    "mhanw.pretrained.layer_hdi",
-    "mhanw.pretrained.layer_objects",
-    "mhanw.pretrained.layer_spectrum_null",
-    "mhanw.pretrained.leading_share",
-    "mhanw.pretrained.null_summary",
-    "mhanw.pretrained.paper_scale_decomposition",
-    "mhanw.pretrained.permute_rows",
-    "mhanw.pretrained.pick_sentences",
-    "mhanw.pretrained.qk_circuits",
-    "mhanw.pretrained.r2_bootstrap",
-    "mhanw.pretrained.random_subspace_null",
-    "mhanw.pretrained.redundancy",
-    "mhanw.pretrained.row_permutation_null",
-    "mhanw.pretrained.spearman_permutation",
-    "mhanw.pretrained.spectrum_jackknife",
-    "mhanw.pretrained.stratified_jackknife_se",
 }
 
 
