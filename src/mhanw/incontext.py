@@ -141,11 +141,27 @@ ADAM_EPS = 1e-8
 
 @dataclass(frozen=True)
 class Architecture:
-    """One attention model: input dimension ``d``, budget ``D = H d_k``, ``heads`` ``H``.
+    """One attention model: input dimension ``d``, budget ``D = H d_k``, ``heads`` ``H`` (Thm 2.1's NW heads, trained).
 
-    ``layers`` (1 or 2), ``mlp`` (hidden width of the ReLU network after each layer, 0 for none) and
-    ``tied`` (all heads share their weights) as in the module docstring.  ``d_k = D / H`` must be a
-    whole number.
+    Parameters
+    ----------
+    d : int, 1 <= d <= 4096
+        The input dimension.
+    budget : int, 1 <= budget <= 4096
+        ``D``, the width of the layer, ``H d_k``.
+    heads : int
+        ``H``, a divisor of ``budget`` (``d_k = D / H`` must be a whole number).
+    layers : int
+        1 or 2 attention layers (the second reads the first's prediction from the scratch channel).
+    mlp : int, 0 <= mlp <= 4096
+        The hidden width of the ReLU network after each layer, 0 for none.
+    tied : bool
+        Whether all heads share their weights (the negative control of head diversity).
+
+    Raises
+    ------
+    ValueError
+        Naming ``heads`` when it does not divide the budget, or the field that is out of range.
     """
 
     d: int
@@ -173,11 +189,29 @@ class Architecture:
         return self.budget // self.heads
 
     def channels(self, layer: int) -> int:
-        """Value channels of ``layer``: the response alone for the first, ``(y, s)`` after it."""
+        """Value channels of ``layer``: the response alone for the first, ``(y, s)`` after it.
+
+        Parameters
+        ----------
+        layer : int
+            The layer, 0 for the first.
+
+        Returns
+        -------
+        int
+            1 for the first layer, 2 for a later one.
+        """
         return 1 if layer == 0 else 2
 
     def label(self) -> str:
-        """``"D=16, H=4, d_k=4"`` and the options that differ from the defaults."""
+        """A short label of the model, for tables and messages.
+
+        Returns
+        -------
+        str
+            ``"D=16, H=4, d_k=4"`` and the options that differ from the defaults (``", 2 layers"``,
+            ``", MLP m"``, ``", tied"``).
+        """
         extra = "".join(
             [
                 f", {self.layers} layers" if self.layers > 1 else "",
@@ -219,7 +253,27 @@ def init_params(arch: Architecture, rngs) -> dict:
     uniformly distributed, Haar, and the logits are of order one on the sphere of radius ``sqrt d``),
     ``W_V`` ``N(0, 1)``, ``W_O`` ``N(0, 1/D)`` (each head's coefficient ``a_h`` has variance ``1/H``),
     the MLP ``N(0, 1/fan-in)`` with zero biases and ``W2 = 0`` (it starts as the identity).  Tied
-    heads copy head 0.  Each generator draws in the order of :func:`_param_shapes`.
+    heads copy head 0.  Each generator draws in the order of the weights' keys.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    rngs : sequence of numpy.random.Generator
+        One generator per seed, at least one.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Per layer ``l``: ``Q{l}``, ``K{l}`` ``(S, H, d, d_k)``, ``V{l}`` ``(S, H, c, d_k)``, ``O{l}``
+        ``(S, H, d_k)`` and, with an MLP, ``W1{l}`` ``(S, d + 1, m)``, ``b1{l}`` ``(S, m)``, ``W2{l}``
+        ``(S, m)``; ``S = len(rngs)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``rngs`` when it is empty, ``rngs[i]`` when an entry is no Generator, or ``arch`` when it is
+        no Architecture.
     """
     arch = _architecture(arch)
     rngs = list(sequence(rngs, "rngs", "numpy Generators"))
@@ -393,21 +447,49 @@ MAX_FEATURES = 4096
 class TaskFamily:
     """A law of regression tasks ``m`` on ``R^d`` with inputs ``inputs`` and Gaussian noise of sd ``sigma``.
 
-    ``kind``:
-
-    - ``"gp"``: ``m`` from the Gaussian process with the squared-exponential kernel
-      ``k(x, x') = amplitude^2 exp(-sum_l (x_l - x'_l)^2 / (2 (c ell_l)^2))``, approximated by
-      ``features`` random Fourier features (``m(x) = amplitude sqrt(2/M) sum_j a_j cos(w_j . x + b_j)``,
-      ``a_j ~ N(0, 1)``, ``w_j ~ N(0, diag(c ell)^-2)``, ``b_j ~ U(0, 2 pi)``; the covariance is exact as
-      ``M`` grows).  ``ell_l = lengthscale * anisotropy^((l-1)/(d-1))``: ``anisotropy = 1`` gives a
-      rotation-invariant (isotropic) family, ``anisotropy > 1`` makes the first coordinates matter most.
-    - ``"function"``: ``m(x) = amplitude g(c R x)`` with ``g`` the regression function ``regression``
-      of :mod:`mhanw.data` (a catalogue name or a formula), ``R`` a Haar-random rotation per task when
-      ``rotate`` (the family is then rotation invariant: isotropic) and the identity otherwise.
-    - ``"null"``: ``m = 0`` (the responses are noise): nothing to learn, a control.
-
-    ``c`` is a per-task scale, log-uniform on ``[1/scale_range, scale_range]`` (1 when
+    ``c`` below is a per-task scale, log-uniform on ``[1/scale_range, scale_range]`` (1 when
     ``scale_range = 1``): tasks of different smoothness.
+
+    Parameters
+    ----------
+    kind : {"gp", "function", "null"}
+        ``"gp"``: ``m`` from the Gaussian process with the squared-exponential kernel
+        ``k(x, x') = amplitude^2 exp(-sum_l (x_l - x'_l)^2 / (2 (c ell_l)^2))``, approximated by
+        ``features`` random Fourier features (``m(x) = amplitude sqrt(2/M) sum_j a_j cos(w_j . x + b_j)``,
+        ``a_j ~ N(0, 1)``, ``w_j ~ N(0, diag(c ell)^-2)``, ``b_j ~ U(0, 2 pi)``; the covariance is exact as
+        ``M`` grows).  ``"function"``: ``m(x) = amplitude g(c R x)`` with ``g`` the regression function
+        ``regression`` of :mod:`mhanw.data`, ``R`` a Haar-random rotation per task when ``rotate`` (the
+        family is then rotation invariant: isotropic) and the identity otherwise.  ``"null"``: ``m = 0``
+        (the responses are noise): nothing to learn, a control.
+    d : int, 1 <= d <= 4096
+        The input dimension.
+    sigma : float, 0 <= sigma <= 1e6
+        The noise standard deviation.
+    inputs : str
+        The input law (:func:`mhanw.data.input_distribution`), default uniform on the sphere of radius
+        ``sqrt d``.
+    lengthscale : float in [1e-6, 1e6]
+        The GP's first lengthscale ``ell_1``.
+    anisotropy : float in [1, 1e6]
+        The ratio ``ell_d / ell_1``: ``ell_l = lengthscale * anisotropy^((l-1)/(d-1))``; 1 gives a
+        rotation-invariant (isotropic) family, more makes the first coordinates matter most.
+    features : int, 1 <= features <= 4096
+        ``M``, the random Fourier features of a GP task.
+    regression : str
+        The regression function of a ``"function"`` family (a catalogue name or a formula of
+        :mod:`mhanw.data`), defined in dimension ``d``.
+    rotate : bool
+        Whether a ``"function"`` family rotates every task by a Haar rotation.
+    scale_range : float in [1, 1e6]
+        The range of the per-task scale ``c``.
+    amplitude : float in [1e-6, 1e6]
+        The scale of ``m``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``anisotropy`` or ``scale_range`` when below 1, ``regression`` when it needs more than ``d``
+        dimensions, ``sigma`` or the field that is out of range.
     """
 
     kind: str
@@ -452,11 +534,25 @@ class TaskFamily:
         return True
 
     def lengthscales(self) -> np.ndarray:
-        """``ell_l``, ``(d,)``."""
+        """The GP's lengthscales ``ell_l = lengthscale * anisotropy^((l-1)/(d-1))``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (d,)
+            ``ell_1 .. ell_d``, increasing from ``lengthscale`` to ``lengthscale * anisotropy``.
+        """
         t = np.arange(self.d) / max(self.d - 1, 1)
         return self.lengthscale * self.anisotropy**t
 
     def label(self) -> str:
+        """A short label of the family, for tables and figures.
+
+        Returns
+        -------
+        str
+            ``"GP (lengthscale 2, isotropic)"``, ``"GP (lengthscale 1, anisotropy 16)"``, the regression
+            function's name (``", rotated"`` when it is) or ``"null (m = 0)"``.
+        """
         if self.kind == "gp":
             shape = "isotropic" if self.anisotropy == 1 else f"anisotropy {self.anisotropy:g}"
             return f"GP (lengthscale {self.lengthscale:g}, {shape})"
@@ -467,9 +563,20 @@ class TaskFamily:
 
 @dataclass(frozen=True)
 class TaskBatch:
-    """Tasks for ``S`` seeds, ``B`` tasks each: context ``X`` ``(S, B, n, d)``, ``Y`` ``(S, B, n)``; queries
-    ``Xq`` ``(S, B, T, d)``, their noisy responses ``Yq`` and the regression function there ``Mq``
-    ``(S, B, T)``.
+    """Tasks for ``S`` seeds, ``B`` tasks each, with ``n`` context points and ``T`` queries per task.
+
+    Parameters
+    ----------
+    X : numpy.ndarray, shape (S, B, n, d)
+        The context inputs.
+    Y : numpy.ndarray, shape (S, B, n)
+        Their noisy responses.
+    Xq : numpy.ndarray, shape (S, B, T, d)
+        The query inputs.
+    Yq : numpy.ndarray, shape (S, B, T)
+        The queries' noisy responses (the training target).
+    Mq : numpy.ndarray, shape (S, B, T)
+        The regression function at the queries (the test target).
     """
 
     X: np.ndarray
@@ -509,9 +616,34 @@ def _task_values(family: TaskFamily, rng: np.random.Generator, Z: np.ndarray) ->
 
 
 def draw_tasks(family: TaskFamily, rngs, tasks: int, n: int, queries: int) -> TaskBatch:
-    """``tasks`` fresh tasks per generator of ``rngs`` (one per seed), each with ``n`` context points and
-    ``queries`` query points.  Each generator draws, in order: the inputs (context then queries, all
-    tasks at once, by :func:`mhanw.data.sample_inputs`), the tasks' parameters, the noise.
+    """``tasks`` fresh tasks per generator of ``rngs`` (one per seed).
+
+    Each generator draws, in order: the inputs (context then queries, all tasks at once, by
+    :func:`mhanw.data.sample_inputs`), the tasks' parameters, the noise.
+
+    Parameters
+    ----------
+    family : TaskFamily
+        The law of the tasks.
+    rngs : sequence of numpy.random.Generator
+        One generator per seed, at least one.
+    tasks : int >= 1
+        ``B``, tasks per seed.
+    n : int >= 2
+        Context points per task.
+    queries : int >= 1
+        ``T``, query points per task.
+
+    Returns
+    -------
+    TaskBatch
+        Arrays with the leading axes ``(S, B)``, ``S = len(rngs)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``family`` when it is no TaskFamily, ``rngs`` when empty, ``rngs[i]`` when an entry is no
+        Generator, or the size that is out of range.
     """
     if not isinstance(family, TaskFamily):
         raise ValueError(f"family: expected an mhanw.incontext.TaskFamily, got {type(family).__name__}")
@@ -589,7 +721,28 @@ def _check_batch(arch: Architecture, tasks, seeds: int) -> TaskBatch:
 
 
 def predict(arch: Architecture, params: dict, tasks: TaskBatch) -> np.ndarray:
-    """The layer's predictions ``f(x_q)`` ``(S, B, T)`` at the queries of ``tasks``."""
+    """The layer's predictions ``f(x_q) = sum_h a_h m_h(x_q)`` at the queries of ``tasks``.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    params : dict of str to numpy.ndarray
+        Its weights, seeds first (:func:`init_params`, a snapshot of :func:`train`).
+    tasks : TaskBatch
+        Tasks of as many seeds as ``params``, inputs in ``R^d``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (S, B, T)
+        The predictions.
+
+    Raises
+    ------
+    ValueError
+        Naming ``params`` when the logits overflow a double (or the weights do not fit ``arch``), ``tasks``
+        when the batch does not fit.
+    """
     arch = _architecture(arch)
     params = _check_params(arch, params)
     tasks = _check_batch(arch, tasks, next(iter(params.values())).shape[0])
@@ -640,13 +793,32 @@ def _penalty(value, arch: Architecture, name: str = "penalty") -> float:
 
 
 def loss_and_grad(arch: Architecture, params: dict, tasks: TaskBatch, penalty: float = 0.0, gradient: bool = True):
-    """Per-seed training loss ``(S,)`` and its gradient (a dict of the weights' shapes, or ``None``).
+    """Per-seed training loss and its analytic gradient.
 
     The loss of seed ``s`` is ``mean_{b, t} (f(x_q) - y_q)^2`` over its tasks and queries, plus
     ``penalty * sum_{j<k} tr(P_j P_k)/d_k`` on the first layer's keys
     (:func:`mhanw.training.orthogonality_penalty`) when ``penalty > 0``; the seeds are independent, so
-    the gradient of their sum is each seed's own.  The gradient is analytic (backpropagation written
-    out in :func:`_backward`).  A loss that is not finite is returned with no gradient.
+    the gradient of their sum is each seed's own.  The gradient is backpropagation written out.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    params : dict of str to numpy.ndarray
+        Its weights, seeds first.
+    tasks : TaskBatch
+        The training tasks, as many seeds as ``params``.
+    penalty : float >= 0
+        The weight ``lambda`` of the orthogonality penalty (positive only for at least 2 heads of size
+        ``d_k < d``).
+    gradient : bool
+        Whether to compute the gradient.
+
+    Returns
+    -------
+    tuple (numpy.ndarray, dict or None)
+        The loss ``(S,)`` and the gradient (a dict of the weights' shapes), or ``None`` when not asked or
+        when the loss is not finite.
     """
     arch = _architecture(arch)
     params = _check_params(arch, params)
@@ -673,9 +845,30 @@ def _init_rng(init: np.random.SeedSequence, arch: Architecture) -> np.random.Gen
 
 
 def fresh_tasks(family: TaskFamily, seed, seeds: int, tasks: int, n: int, queries: int) -> TaskBatch:
-    """The fresh test tasks of seeds ``0..seeds-1`` of ``seed`` (the streams no training step reads): the
-    same for every configuration trained with that ``seed`` at context length ``n`` (common random
-    numbers).
+    """The fresh test tasks of seeds ``0..seeds-1`` of ``seed`` (the streams no training step reads).
+
+    They are the same for every configuration trained with that ``seed`` at context length ``n`` (common
+    random numbers).
+
+    Parameters
+    ----------
+    family : TaskFamily
+        The law of the tasks.
+    seed : int or numpy.random.SeedSequence
+        The root seed of the training run.
+    seeds : int >= 1
+        ``S``, the number of seeds.
+    tasks : int >= 1
+        ``B``, tasks per seed.
+    n : int >= 2
+        Context points per task.
+    queries : int >= 1
+        ``T``, query points per task.
+
+    Returns
+    -------
+    TaskBatch
+        The test tasks, leading axes ``(S, B)``.
     """
     seeds = positive_int(seeds, "seeds", maximum=MAX_REPLICATES, what="seeds")
     rngs = [np.random.default_rng(test) for _, _, test in _seed_streams(seed, seeds)]
@@ -690,10 +883,20 @@ LR_FLOOR = 0.1
 class TrainRun:
     """Configurations trained in lockstep by :func:`train`.
 
-    ``archs`` and ``penalties`` (one per configuration); ``steps`` ``(K,)`` the recorded steps (0 the
-    initialisation, the last the end); ``snapshots[j][r]`` the weights (float64, seeds first) of
-    configuration ``j`` at recorded step ``r``; ``loss`` ``(J, steps, S)`` the training loss of each step
-    (on that step's fresh tasks, before the update); ``cpu_seconds`` the process CPU time of training.
+    Parameters
+    ----------
+    archs : tuple of Architecture
+        The ``J`` configurations.
+    penalties : tuple of float
+        The orthogonality penalty of each configuration.
+    steps : numpy.ndarray, shape (K,)
+        The recorded steps (0 the initialisation, the last the end).
+    snapshots : tuple of tuple of dict
+        ``snapshots[j][r]``: the weights (float64, seeds first) of configuration ``j`` at recorded step ``r``.
+    loss : numpy.ndarray, shape (J, steps, S)
+        The training loss of each step (on that step's fresh tasks, before the update).
+    cpu_seconds : float
+        The process CPU time of training.
     """
 
     archs: tuple
@@ -733,22 +936,55 @@ def train(
     record_every: int | None = None,
     precision: str = "single",
 ) -> TrainRun:
-    """Train the configurations ``archs`` (a sequence of :class:`Architecture`) from scratch, in lockstep.
+    """Train the configurations ``archs`` from scratch, in lockstep, on in-context regression.
 
-    ``seeds`` independent runs of each (seed ``s`` has its own initial weights and tasks, from
-    :func:`_seed_streams`); at every step every seed draws ``tasks`` fresh tasks of ``family`` with
-    context length ``n`` and ``queries`` queries each, and **every configuration trains on the same
-    draws** (common random numbers); configurations of one shape start from the same weights.  Adam
-    (:data:`ADAM_BETAS`, :data:`ADAM_EPS`) with a cosine learning rate from ``lr`` to
-    ``LR_FLOOR * lr``; ``penalties`` (one ``lambda >= 0`` per configuration, default 0) weights the
-    orthogonality penalty of :func:`loss_and_grad`.  ``precision``: ``"single"`` (float32 arithmetic,
-    about twice as fast) or ``"double"``.  The weights are recorded every ``record_every`` steps
-    (default: at the start and the end only).
-
-    A loss or gradient that is not finite stops training with ``ValueError`` naming ``lr`` and the step:
-    no path with NaN is ever returned.  The work (attention weights computed, summed over steps,
-    seeds, tasks and configurations) is bounded by :data:`mhanw.constants.MAX_WORK` and one step's
+    ``seeds`` independent runs of each (seed ``s`` has its own initial weights and tasks); at every step
+    every seed draws ``tasks`` fresh tasks of ``family`` with context length ``n`` and ``queries`` queries
+    each, and **every configuration trains on the same draws** (common random numbers); configurations of
+    one shape start from the same weights.  Adam (:data:`ADAM_BETAS`, :data:`ADAM_EPS`) with a cosine
+    learning rate from ``lr`` to ``LR_FLOOR * lr``.  The work (attention weights computed, summed over
+    steps, seeds, tasks and configurations) is bounded by :data:`mhanw.constants.MAX_WORK` and one step's
     largest array by :data:`MAX_STEP_ENTRIES`, before anything runs (:func:`mhanw.constants.check_work`).
+
+    Parameters
+    ----------
+    archs : sequence of Architecture
+        The configurations, at least one, each on ``R^d`` of the family.
+    family : TaskFamily
+        The law of the training tasks.
+    n : int >= 2
+        Context points per task.
+    seed : int or numpy.random.SeedSequence
+        The root of every stream (initial weights, training tasks, test tasks of :func:`fresh_tasks`).
+    seeds : int >= 1
+        ``S``, independent runs.
+    steps : int >= 1
+        Optimiser steps.
+    tasks : int >= 1
+        Tasks per step and seed.
+    queries : int >= 1
+        Queries per task.
+    lr : float, 0 < lr <= MAX_LR
+        The initial learning rate.
+    penalties : sequence of float, optional
+        One ``lambda >= 0`` per configuration (default 0), the weight of the orthogonality penalty of
+        :func:`loss_and_grad`.
+    record_every : int, optional
+        Record the weights every ``record_every`` steps (default: at the start and the end only).
+    precision : {"single", "double"}
+        float32 arithmetic (about twice as fast) or float64.
+
+    Returns
+    -------
+    TrainRun
+        The recorded weights and the training losses.
+
+    Raises
+    ------
+    ValueError
+        Naming ``lr`` and the step when a loss or gradient is not finite (no path with NaN is ever
+        returned); ``archs``, ``archs[i]``, ``family``, ``penalties`` or ``tasks`` when they do not fit;
+        or the size that is out of range.
     """
     import time
 
