@@ -401,11 +401,12 @@ def random_configuration_imse(
         The kernel of every head (:class:`mhanw.heads.HeadConfig`).
     rule : str
         How the heads are combined (:data:`mhanw.heads.RULES`).
-    values : optional
-        What the heads average (:class:`mhanw.heads.HeadConfig`), the same for all configurations.
-    output : str, optional
-        The output of the combined heads (e.g. ``rule="concat", output="fitted"`` for transformer-style
-        heads; :func:`rule_options`).
+    values : array (H, 1 + d, d_v) or str, optional
+        ``"concat"`` only: the value maps ``W_V`` or ``"response"``/``"stream"``
+        (:class:`mhanw.heads.HeadConfig`), the same for all configurations.
+    output : array (H, d_v) or str, optional
+        ``"concat"`` only: ``W_O`` or ``"fitted"`` (e.g. ``rule="concat", output="fitted"`` for
+        transformer-style heads; :func:`rule_options`).
 
     Returns
     -------
