@@ -112,7 +112,32 @@ def normalization_table(d: int, n_heads: int, d_k: int, rng) -> dict:
     Kinds: ``identical`` (one Haar frame repeated), ``orthogonal`` (coordinate
     blocks, needs ``H d_k <= d``), ``gaussian_scaled`` (iid ``N(0, 1/d)``
     entries), ``gaussian_unit`` (iid ``N(0, 1)``), ``identical_x2`` (identical
-    heads times 2).  One draw from ``rng`` per random kind, in this order.
+    heads times 2).  One draw from ``rng`` per random kind, in this order.  The table shows which
+    normalization of :func:`mhanw.diversity.head_diversity_index` behaves as a diversity index (the
+    definition that Thm 4.2 relies on).
+
+    Parameters
+    ----------
+    d : int >= 1
+        The input dimension.
+    n_heads : int >= 1
+        ``H``, the number of heads of each kind.
+    d_k : int >= 1
+        The head dimension, at most ``d``.
+    rng : numpy.random.Generator
+        The source of the Haar frames and Gaussian entries.
+
+    Returns
+    -------
+    dict of str to dict of str to float
+        ``{kind: {normalization: HDI}}`` for every kind of :data:`HEAD_TYPES` and every normalization of
+        :data:`mhanw.diversity.NORMALIZATIONS`.
+
+    Raises
+    ------
+    ValueError
+        Naming ``rng`` when it is no Generator, or the size that does not fit (from the head constructors and
+        the index).
     """
     generator(rng, "rng")
     out = {}
@@ -131,6 +156,24 @@ def normalization_predictions(d: int, d_k: int) -> dict:
     ``1 - 1/d`` (``N(0, 1/d)``) and ``1 - d`` (``N(0, 1)``), HDI_PA
     ``1 - d_k/d`` (Haar subspaces), HDI_RV ``~ 1 - d_k/(d + d_k + 1)`` (from
     ``E||A^T B||_F^2 = d_k^2/d`` and ``E||A^T A||_F^2 = d_k (d + d_k + 1)/d``).
+
+    Parameters
+    ----------
+    d : int >= 1
+        The input dimension.
+    d_k : int, 1 <= d_k <= d
+        The head dimension.
+
+    Returns
+    -------
+    dict of str to dict of str to float
+        ``{kind: {normalization: value}}`` with the kinds of :data:`HEAD_TYPES` and the normalizations
+        ``"paper"``, ``"principal_angles"`` and ``"rv"``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``d_k`` when it exceeds ``d``, or the argument that is not a positive integer.
     """
     d = positive_int(d, "d")
     d_k = positive_int(d_k, "d_k")
@@ -154,14 +197,27 @@ def _cols(d, *vectors):
 
 
 def equal_hdi_configurations(tilt_deg: float = 8.0) -> dict:
-    """Thm 4.2 "equal HDI" and "higher HDI, higher IMSE": three two-head configurations in ``R^4`` with ``d_k = 2``.
+    """Three two-head configurations in ``R^4`` with ``d_k = 2``: Thm 4.2 "equal HDI" and "higher HDI, higher IMSE".
 
     - ``"P"``: ``(span{e1, e2}, span{e1, e3})``, principal angles (0, 90) deg, HDI_PA = 1/2;
     - ``"Q"``: ``pair(45 deg)``, angles (45, 45) deg, HDI_PA = 1/2;
     - ``"P'"``: ``(span{e1, e2}, span{cos(a) e1 + sin(a) e4, e3})`` with ``a = tilt_deg``,
       angles ``(a, 90)`` deg, HDI_PA = ``1 - cos^2(a)/2`` (0.510 at 8 deg).
 
-    Returns a dict of arrays ``(2, 4, 2)`` in this order.
+    Parameters
+    ----------
+    tilt_deg : float, 0 <= tilt_deg < 90
+        The angle ``a`` in degrees by which the first column of the second head of ``P'`` leaves ``e1``.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``{"P", "Q", "P'"}`` in this order, each of shape ``(2, 4, 2)`` (heads, ``d``, ``d_k``).
+
+    Raises
+    ------
+    ValueError
+        Naming ``tilt_deg`` when it is negative or at least 90 degrees.
     """
     a = np.radians(nonnegative_scalar(tilt_deg, "tilt_deg"))
     if a >= np.pi / 2:
@@ -177,11 +233,17 @@ def equal_hdi_configurations(tilt_deg: float = 8.0) -> dict:
 
 @dataclass(frozen=True)
 class RandomConfigurations:
-    """Random configurations of Thm 4.2 and their HDIs.
+    """Random configurations of Thm 4.2 and their HDIs, as :func:`random_configurations` draws them.
 
-    Random configurations of Thm 4.2: ``projections`` (list of ``(H, d, d_k)``), the
-    interpolation parameter ``t`` (NaN for the orthogonal blocks, which come last)
-    and ``hdi`` (HDI_PA, ``(C,)``).
+    Parameters
+    ----------
+    projections : list of numpy.ndarray
+        ``C`` configurations, each of shape ``(H, d, d_k)``: the interpolated ones in order of ``t``, then
+        the orthogonal blocks (last).
+    t : numpy.ndarray, shape (C,)
+        The interpolation parameter in ``[0, 1]`` of each configuration (NaN for the orthogonal blocks).
+    hdi : numpy.ndarray, shape (C,)
+        The HDI_PA of each configuration (:func:`mhanw.diversity.head_diversity_index`).
     """
 
     projections: list
@@ -206,7 +268,31 @@ def random_configurations(n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads
     (:func:`mhanw.heads.interpolated_heads`), so ``t = 0`` gives identical heads
     and ``t = 1`` independent Haar heads (E[HDI_PA] = 1 - d_k/d); the last
     configuration is :func:`mhanw.heads.orthogonal_heads` (HDI_PA 1, needs
-    ``H d_k <= d``).  Reference: ``d = 6, d_k = 2, H = 3``.
+    ``H d_k <= d``).  Reference: ``d = 6, d_k = 2, H = 3``.  These are the random configurations on which
+    Thm 4.2's "IMSE non-increasing in HDI" and Thm 5.1 are tested.
+
+    Parameters
+    ----------
+    n_configs : int >= 2
+        The number of interpolated configurations (at most :data:`mhanw.constants.MAX_REPLICATES`).
+    rng : numpy.random.Generator
+        The source of the Haar frames.
+    d : int >= 1
+        The input dimension.
+    d_k : int >= 1
+        The head dimension.
+    n_heads : int >= 1
+        ``H``, heads per configuration, with ``n_heads * d_k <= d``.
+
+    Returns
+    -------
+    RandomConfigurations
+        ``n_configs + 1`` configurations of shape ``(H, d, d_k)``, their ``t`` and their HDI_PA.
+
+    Raises
+    ------
+    ValueError
+        Naming ``n_heads`` when ``n_heads * d_k > d``, or the argument that is out of range.
     """
     n_configs = positive_int(n_configs, "n_configs", minimum=2, maximum=MAX_REPLICATES, what="configurations")
     generator(rng, "rng")
@@ -227,9 +313,24 @@ def rule_options(rule: str) -> dict:
     """The keyword arguments of a HeadConfig for a combination rule.
 
     The keyword arguments of :class:`mhanw.heads.HeadConfig` with which the random and matched-HDI
-    configurations combine their heads under ``rule`` (:data:`mhanw.heads.RULES`): ``"average"`` and
+    configurations combine their heads under ``rule``: ``"average"`` and
     ``"sum"`` as named; ``"concat"`` as a transformer does, the shared response through an output
     projection ``W_O`` fitted by least squares on the heads' leave-one-out outputs (as chapter 06).
+
+    Parameters
+    ----------
+    rule : str
+        A combination rule of :data:`mhanw.heads.RULES`.
+
+    Returns
+    -------
+    dict
+        ``{"rule": rule}``, plus ``"output": "fitted"`` for ``"concat"``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``rule`` when it is not a known rule.
     """
     one_of(rule, "rule", _heads.RULES)
     return dict(rule=rule, output="fitted") if rule == "concat" else dict(rule=rule)
@@ -255,9 +356,9 @@ def random_configuration_imse(
     values=None,
     output=None,
 ) -> tuple:
-    """Thm 4.2 and Thm 5.1, random configurations: the IMSE of random configurations, one result per ``m``.
+    """The IMSE of random configurations, one result per ``m`` (Thm 4.2 and Thm 5.1, random configurations).
 
-    ``seed`` (int or SeedSequence) spawns two children: the first draws the
+    ``seed`` spawns two children: the first draws the
     configurations (:func:`random_configurations`), the second the replicates
     of :func:`mhanw.montecarlo.integrated_mse`; every ``m`` uses the same replicate
     streams (same inputs and test points; only ``m(X)`` differs).  Reference
@@ -265,14 +366,60 @@ def random_configuration_imse(
     :data:`mhanw.constants.RANDOM_CONFIGURATION_BANDWIDTH` (0.6, deliberately
     wider than the reference 0.5).
 
-    ``data``: optional ``{m: DataModel}`` (:func:`mhanw.data.data_model`) used in
-    place of the names (changed inputs or noise); the keys stay the names.
-    ``kernel``, ``rule``, ``values``, ``output``: how every configuration's heads are
-    evaluated and combined (:class:`mhanw.heads.HeadConfig`; e.g. ``rule="concat",
-    output="fitted"`` for transformer-style heads), the same for all configurations.
+    Parameters
+    ----------
+    regressions : str or sequence of str
+        The regression functions ``m`` (catalogue names, or keys of ``data``); at least one.
+    n_configs : int >= 2
+        Interpolated configurations (:func:`random_configurations`; one more, the orthogonal blocks, is added).
+    seed : int or numpy.random.SeedSequence
+        The root of the configuration and replicate streams.
+    n : int
+        Training sample size.
+    n_test : int
+        ``T``, test points per replicate.
+    n_rep : int
+        ``R``, Monte Carlo replicates.
+    bandwidth : float > 0
+        The bandwidth of every head.
+    sigma : float
+        The noise standard deviation (ignored for the models of ``data``, which carry their own).
+    d : int
+        The input dimension.
+    d_k : int
+        The head dimension.
+    n_heads : int
+        ``H``, heads per configuration (``n_heads * d_k <= d``).
+    n_jobs : int
+        Worker processes (the results do not depend on it).
+    progress : bool
+        Whether to show a progress bar.
+    data : dict of str to DataModel, optional
+        ``{m: DataModel}`` (:func:`mhanw.data.data_model`) used in place of the names (changed inputs or
+        noise); the keys stay the names.
+    kernel : str
+        The kernel of every head (:class:`mhanw.heads.HeadConfig`).
+    rule : str
+        How the heads are combined (:data:`mhanw.heads.RULES`).
+    values : array (H, 1 + d, d_v) or str, optional
+        ``"concat"`` only: the value maps ``W_V`` or ``"response"``/``"stream"``
+        (:class:`mhanw.heads.HeadConfig`), the same for all configurations.
+    output : array (H, d_v) or str, optional
+        ``"concat"`` only: ``W_O`` or ``"fitted"`` (e.g. ``rule="concat", output="fitted"`` for
+        transformer-style heads; :func:`rule_options`).
 
-    Returns ``(configs, {m: ImseResult})`` with ``configs`` a
-    :class:`RandomConfigurations`.
+    Returns
+    -------
+    tuple (RandomConfigurations, dict of str to ImseResult)
+        ``(configs, {m: result})``: the configurations and, per regression function, the
+        :class:`mhanw.montecarlo.ImseResult` of all ``n_configs + 1`` configurations (errors of shape
+        ``(n_configs + 1, n_rep)``).
+
+    Raises
+    ------
+    ValueError
+        Naming ``regressions`` when it is empty or names an unknown function (``regressions[i]``), ``data``
+        when it is not a dict, or the argument that is out of range.
     """
     if isinstance(regressions, str):
         regressions = [regressions]
@@ -335,13 +482,28 @@ def _hdi(hdi, E):
 def family_summary(result, reference: int = 0) -> dict:
     """Summary of a family ordered by increasing HDI (the isoclinic pair and star families of Thm 4.2).
 
-    Keys: ``imse``, ``se`` (per configuration); ``rel``, ``rel_se``
-    (:meth:`~mhanw.montecarlo.ImseResult.relative_to` ``reference``); ``diff``,
-    ``diff_se``, ``z`` (:meth:`~mhanw.montecarlo.ImseResult.differences_from`
-    ``reference``; ``z`` is NaN for the reference itself); ``step``,
-    ``step_se``, ``step_z`` (:meth:`~mhanw.montecarlo.ImseResult.steps` in
-    stored order) and ``max_step_z``, the largest step z-score (above
-    :data:`mhanw.constants.N_SE` is a significant increase).
+    Parameters
+    ----------
+    result : mhanw.montecarlo.ImseResult
+        The IMSE of ``K`` configurations in order of increasing HDI, with at least 2 replicates.
+    reference : int
+        The index of the configuration the others are compared with (default the first).
+
+    Returns
+    -------
+    dict
+        Keys ``imse``, ``se`` (per configuration, shape ``(K,)``); ``rel``, ``rel_se``
+        (:meth:`~mhanw.montecarlo.ImseResult.relative_to` ``reference``); ``diff``,
+        ``diff_se``, ``z`` (:meth:`~mhanw.montecarlo.ImseResult.differences_from`
+        ``reference``; ``z`` is NaN for the reference itself); ``step``,
+        ``step_se``, ``step_z`` (:meth:`~mhanw.montecarlo.ImseResult.steps` in
+        stored order, shape ``(K - 1,)``) and ``max_step_z`` (float), the largest step z-score (above
+        :data:`mhanw.constants.N_SE` is a significant increase).
+
+    Raises
+    ------
+    ValueError
+        Naming ``result`` when it is no ImseResult or has fewer than 2 replicates.
     """
     _check_result(result)
     rel = result.relative_to(reference)
@@ -368,12 +530,31 @@ def monotonicity_violations(hdi, result, gap: float = 0.02, n_se: float = N_SE) 
     For every pair with ``hdi[i] > hdi[j] + gap`` the paired difference
     ``IMSE_i - IMSE_j`` is compared with ``n_se`` paired s.e.
 
-    Returns a dict with ``n_pairs`` (pairs tested), ``violations`` (list of
-    ``(i, j, diff, se)`` with ``diff > n_se * se``: higher HDI, higher IMSE),
-    ``n_violations``, ``n_decreases`` (``diff < -n_se * se``: significant in the
-    claimed direction), ``expected_by_chance`` (``n_pairs * P(Z > n_se)``, the
-    number of violations expected if no pair differed) and ``max_z`` (the
-    largest ``diff / se``).
+    Parameters
+    ----------
+    hdi : array_like, shape (K,)
+        The HDI of each configuration of ``result``.
+    result : mhanw.montecarlo.ImseResult
+        The IMSE of the ``K`` configurations (common random numbers), at least 2 replicates.
+    gap : float >= 0
+        The smallest HDI difference for a pair to be tested.
+    n_se : float > 0
+        The threshold in paired standard errors (default :data:`mhanw.constants.N_SE`).
+
+    Returns
+    -------
+    dict
+        ``n_pairs`` (pairs tested), ``violations`` (list of
+        ``(i, j, diff, se)`` with ``diff > n_se * se``: higher HDI, higher IMSE),
+        ``n_violations``, ``n_decreases`` (``diff < -n_se * se``: significant in the
+        claimed direction), ``expected_by_chance`` (``n_pairs * P(Z > n_se)``, the
+        number of violations expected if no pair differed) and ``max_z`` (the
+        largest ``diff / se``; NaN when no pair is tested).
+
+    Raises
+    ------
+    ValueError
+        Naming ``result`` or ``hdi`` when they do not fit, or ``gap`` or ``n_se`` when out of range.
     """
     E = _check_result(result)
     hdi = _hdi(hdi, E)
@@ -396,7 +577,21 @@ def monotonicity_violations(hdi, result, gap: float = 0.02, n_se: float = N_SE) 
 
 
 def rank_correlation(hdi, result) -> float:
-    """Spearman rank correlation between HDI and IMSE over configurations (Thm 4.2, random configurations)."""
+    """Spearman rank correlation between HDI and IMSE over configurations (Thm 4.2, random configurations).
+
+    Parameters
+    ----------
+    hdi : array_like, shape (K,)
+        The HDI of each configuration of ``result``.
+    result : mhanw.montecarlo.ImseResult
+        The IMSE of the ``K`` configurations, at least 2 replicates.
+
+    Returns
+    -------
+    float
+        Spearman's rho between ``hdi`` and the mean IMSE per configuration (negative: higher HDI, lower IMSE,
+        as Thm 4.2 claims).
+    """
     E = _check_result(result)
     hdi = _hdi(hdi, E)
     return float(spearmanr(hdi, E.mean(axis=1)).statistic)
@@ -405,8 +600,24 @@ def rank_correlation(hdi, result) -> float:
 def rank_correlation_se(hdi, result, n_boot: int = 200, seed=0) -> float:
     """Bootstrap s.e. of :func:`rank_correlation`.
 
-    Bootstrap s.e. of :func:`rank_correlation`: replicates resampled with replacement (all
-    configurations together, so the CRN pairing is kept), ``n_boot`` resamples from ``seed``.
+    Replicates are resampled with replacement (all configurations together, so the pairing of the common
+    random numbers is kept).
+
+    Parameters
+    ----------
+    hdi : array_like, shape (K,)
+        The HDI of each configuration of ``result``.
+    result : mhanw.montecarlo.ImseResult
+        The IMSE of the ``K`` configurations, at least 2 replicates.
+    n_boot : int >= 2
+        Bootstrap resamples.
+    seed : int or numpy.random.SeedSequence
+        The seed of the resampling (an explicit value, so the s.e. is reproducible).
+
+    Returns
+    -------
+    float
+        The standard deviation (ddof = 1) of Spearman's rho over the resamples.
     """
     E = _check_result(result)
     hdi = _hdi(hdi, E)
@@ -433,7 +644,34 @@ def matched_hdi_configuration(
     and each column of each head leaves ``U`` at its own rate, so the
     configurations differ in their principal-angle profiles, not only in HDI.
     ``s`` in ``[0, 1/max D]`` is found by bisection so that HDI_PA = ``target``;
-    a draw whose largest ``s`` does not reach ``target`` is rejected and redrawn.
+    a draw whose largest ``s`` does not reach ``target`` is rejected and redrawn.  Configurations of equal
+    HDI test whether the HDI alone determines the IMSE (Thm 4.2 "equal HDI").
+
+    Parameters
+    ----------
+    target : float, 0 < target < 1
+        The HDI_PA, at most the frame bound :func:`mhanw.diversity.hdi_upper_bound`.
+    rng : numpy.random.Generator
+        The source of the frames and weights.
+    d : int >= 1
+        The input dimension.
+    d_k : int, 1 <= d_k <= d
+        The head dimension.
+    n_heads : int >= 2
+        ``H``.
+    max_tries : int >= 1
+        Draws before giving up.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_heads, d, d_k)
+        Orthonormal heads whose HDI_PA is ``target``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``target`` when it is outside ``(0, 1)``, above the frame bound, or not reached in
+        ``max_tries`` draws; ``d_k`` when it exceeds ``d``; or the argument that is out of range.
     """
     target = real_scalar(target, "target")
     if not 0.0 < target < 1.0:
@@ -474,18 +712,37 @@ def matched_hdi_configuration(
 
 
 def matched_hdi_configurations(targets, n_configs: int, rng, d: int = 6, d_k: int = 2, n_heads: int = 3) -> dict:
-    """``{target: [n_configs configurations]}`` of :func:`matched_hdi_configuration`, targets in the given order."""
+    """``n_configs`` configurations of :func:`matched_hdi_configuration` for each HDI_PA target (Thm 4.2 "equal HDI").
+
+    Parameters
+    ----------
+    targets : sequence of float
+        The HDI_PA values, each in ``(0, 1)``.
+    n_configs : int >= 2
+        Configurations per target.
+    rng : numpy.random.Generator
+        The source of every draw, used target by target in the given order.
+    d : int
+        The input dimension.
+    d_k : int
+        The head dimension.
+    n_heads : int >= 2
+        ``H``.
+
+    Returns
+    -------
+    dict of float to list of numpy.ndarray
+        ``{target: [n_configs arrays of shape (n_heads, d, d_k)]}``, targets in the given order.
+    """
     n_configs = positive_int(n_configs, "n_configs", minimum=2, maximum=MAX_REPLICATES, what="configurations")
     targets = [real_scalar(t, "targets") for t in sequence(targets, "targets", "HDI_PA values")]
     return {t: [matched_hdi_configuration(t, rng, d, d_k, n_heads) for _ in range(n_configs)] for t in targets}
 
 
 def heterogeneity(result, n_boot: int = 200, seed=0) -> dict:
-    """Do configurations with equal HDI have equal IMSE?  Hotelling's T^2 on the paired contrasts.
+    """Do configurations with equal HDI have equal IMSE?  Hotelling's T^2 on the paired contrasts (Thm 4.2).
 
-    ``result``: an :class:`~mhanw.montecarlo.ImseResult` of ``K`` configurations
-    (common random numbers, ``R > K`` replicates).  The contrasts
-    ``err_k - err_K`` (``k < K``) of each replicate have mean ``c`` and
+    The contrasts ``err_k - err_K`` (``k < K``) of each replicate have mean ``c`` and
     covariance ``S``; ``T^2 = R c^T S^{-1} c`` and, under "all IMSEs equal",
     ``(R - K + 1) / ((R - 1)(K - 1)) T^2 ~ F(K - 1, R - K + 1)``.
 
@@ -493,10 +750,28 @@ def heterogeneity(result, n_boot: int = 200, seed=0) -> dict:
     Carlo noise, ``tau``: ``tau^2 = [sum_k (I_k - I.)^2 - tr(C Sigma C)/R] / (K - 1)``
     with ``Sigma`` the covariance of the per-replicate errors and ``C`` the
     centring matrix, in per cent of the mean IMSE, floored at 0, with a
-    bootstrap s.e. over replicates (``n_boot`` resamples).
+    bootstrap s.e. over replicates.
 
-    Returns ``{"T2", "p", "K", "R", "tau_pct", "tau_se_pct", "spread_pct"}``
-    (``spread_pct``: largest minus smallest IMSE, per cent of the mean).
+    Parameters
+    ----------
+    result : mhanw.montecarlo.ImseResult
+        The IMSE of ``K >= 2`` configurations of equal HDI (common random numbers, ``R > K`` replicates).
+    n_boot : int >= 2
+        Bootstrap resamples for the s.e. of ``tau``.
+    seed : int or numpy.random.SeedSequence
+        The seed of the bootstrap.
+
+    Returns
+    -------
+    dict
+        ``T2`` (float), ``p`` (its F p-value), ``K``, ``R`` (int), ``tau_pct`` and ``tau_se_pct`` (``tau``
+        and its bootstrap s.e., per cent of the mean IMSE) and ``spread_pct`` (largest minus smallest IMSE,
+        per cent of the mean).
+
+    Raises
+    ------
+    ValueError
+        Naming ``result`` when it has fewer than 2 configurations or no more replicates than configurations.
     """
     E = _check_result(result)
     K, R = E.shape
@@ -538,14 +813,26 @@ def heterogeneity(result, n_boot: int = 200, seed=0) -> dict:
 def head_covariance(estimates) -> tuple:
     """The covariance of two heads' estimates across replicates, integrated over test points.
 
-    The covariance of two heads' estimates across replicates, integrated over fixed test points: the
-    number that refutes the affine bound (S-bound) of Thm 4.2 at HDI = 1, where the bound leaves no room
-    for it.  ``estimates``: ``(R, 2, points)``, the two heads' estimates in ``R`` replicates at the same
-    test points (:func:`mhanw.montecarlo.pointwise_estimates`).
+    The number that refutes the affine bound (S-bound) of Thm 4.2 at HDI = 1, where the bound leaves no room
+    for it.
 
-    Returns ``(covariance, correlation)``: an :class:`mhanw.infra.estimates.Estimate` over replicates of
-    the mean over points of the product of the heads' deviations from their means (times ``R/(R - 1)``,
-    unbiased), and the summed covariance over the square root of the two summed variances.
+    Parameters
+    ----------
+    estimates : array_like, shape (R, 2, points)
+        The two heads' estimates in ``R >= 2`` replicates at the same test points
+        (:func:`mhanw.montecarlo.pointwise_estimates`).
+
+    Returns
+    -------
+    tuple (Estimate, float)
+        ``(covariance, correlation)``: an :class:`mhanw.infra.estimates.Estimate` over replicates of
+        the mean over points of the product of the heads' deviations from their means (times ``R/(R - 1)``,
+        unbiased), and the summed covariance over the square root of the two summed variances.
+
+    Raises
+    ------
+    ValueError
+        Naming ``estimates`` when it is not of shape ``(R >= 2, 2, points)``.
     """
     est = as_float_array(estimates, "estimates", ndim=3)
     if est.shape[0] < 2 or est.shape[1] != 2:
@@ -561,14 +848,30 @@ def head_covariance(estimates) -> tuple:
 
 
 def isotropic_premises(models, configs) -> tuple:
-    """The premises of the isotropic reading, evaluated on what the chapter ran.
+    """The premises of the isotropic reading, evaluated on what the chapter ran (Thm 4.2).
 
-    The premises of the isotropic reading (S-weak and its monotone extensions), evaluated on what the
-    chapter ran: the joint law of ``(X, Y)`` rotation invariant for every model of ``models``
-    (:func:`mhanw.premises.rotation_invariant_data`: isotropic ``m``, rotation-invariant inputs and noise),
-    orthonormal heads of one ``d_k`` and averaging with weights ``1/H`` for every configuration of
-    ``configs`` (:class:`mhanw.heads.HeadConfig`, or projections averaged uniformly as
-    :func:`mhanw.montecarlo.integrated_mse` evaluates them), merged (:func:`mhanw.infra.premises.merge`).
+    The premises of the isotropic reading (S-weak and its monotone extensions): the joint law of
+    ``(X, Y)`` rotation invariant for every model (:func:`mhanw.premises.rotation_invariant_data`: isotropic
+    ``m``, rotation-invariant inputs and noise), orthonormal heads of one ``d_k`` and averaging with weights
+    ``1/H`` for every configuration, merged (:func:`mhanw.infra.premises.merge`).
+
+    Parameters
+    ----------
+    models : sequence
+        The data models that ran (anything :func:`mhanw.premises.rotation_invariant_data` accepts); at least one.
+    configs : sequence
+        The head configurations that ran: :class:`mhanw.heads.HeadConfig`, or projections ``(H, d, d_k)``
+        averaged uniformly as :func:`mhanw.montecarlo.integrated_mse` evaluates them; at least one.
+
+    Returns
+    -------
+    tuple of Premise
+        One premise per id, holding when it holds in every model and configuration.
+
+    Raises
+    ------
+    ValueError
+        Naming ``models`` when there is no model or no configuration.
     """
     from . import premises as P
     from .infra.premises import merge

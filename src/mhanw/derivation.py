@@ -473,11 +473,20 @@ def growth_law(spec) -> GrowthLaw:
 
 
 def numeric(expr) -> float:
-    """An expression in the models' constants as a number.
+    """An expression in the models' constants as a number (Thm 6.1's law, evaluated).
 
-    An expression in the models' constants (a law's exponent ``p_limit``, its ``implied_d``) as a number,
-    with the constants at :data:`mhanw.scaling.DEFAULT_CONSTANTS`; NaN when it is none (``None``, a symbol
-    left over).
+    The constants take their values of :data:`mhanw.scaling.DEFAULT_CONSTANTS`.
+
+    Parameters
+    ----------
+    expr : sympy.Expr or None
+        An expression in the models' constants, e.g. a law's exponent ``p_limit`` or its ``implied_d``
+        (:func:`growth_law`).
+
+    Returns
+    -------
+    float
+        Its value; NaN when there is none (``None``, or a symbol left over after the substitution).
     """
     try:
         return float(expr.xreplace({_s.SYMBOLS[c]: v for c, v in _s.DEFAULT_CONSTANTS.items()}))

@@ -141,11 +141,27 @@ ADAM_EPS = 1e-8
 
 @dataclass(frozen=True)
 class Architecture:
-    """One attention model: input dimension ``d``, budget ``D = H d_k``, ``heads`` ``H``.
+    """One attention model: input dimension ``d``, budget ``D = H d_k``, ``heads`` ``H`` (Thm 2.1's NW heads, trained).
 
-    ``layers`` (1 or 2), ``mlp`` (hidden width of the ReLU network after each layer, 0 for none) and
-    ``tied`` (all heads share their weights) as in the module docstring.  ``d_k = D / H`` must be a
-    whole number.
+    Parameters
+    ----------
+    d : int, 1 <= d <= 4096
+        The input dimension.
+    budget : int, 1 <= budget <= 4096
+        ``D``, the width of the layer, ``H d_k``.
+    heads : int
+        ``H``, a divisor of ``budget`` (``d_k = D / H`` must be a whole number).
+    layers : int
+        1 or 2 attention layers (the second reads the first's prediction from the scratch channel).
+    mlp : int, 0 <= mlp <= 4096
+        The hidden width of the ReLU network after each layer, 0 for none.
+    tied : bool
+        Whether all heads share their weights (the negative control of head diversity).
+
+    Raises
+    ------
+    ValueError
+        Naming ``heads`` when it does not divide the budget, or the field that is out of range.
     """
 
     d: int
@@ -173,11 +189,29 @@ class Architecture:
         return self.budget // self.heads
 
     def channels(self, layer: int) -> int:
-        """Value channels of ``layer``: the response alone for the first, ``(y, s)`` after it."""
+        """Value channels of ``layer``: the response alone for the first, ``(y, s)`` after it.
+
+        Parameters
+        ----------
+        layer : int
+            The layer, 0 for the first.
+
+        Returns
+        -------
+        int
+            1 for the first layer, 2 for a later one.
+        """
         return 1 if layer == 0 else 2
 
     def label(self) -> str:
-        """``"D=16, H=4, d_k=4"`` and the options that differ from the defaults."""
+        """A short label of the model, for tables and messages.
+
+        Returns
+        -------
+        str
+            ``"D=16, H=4, d_k=4"`` and the options that differ from the defaults (``", 2 layers"``,
+            ``", MLP m"``, ``", tied"``).
+        """
         extra = "".join(
             [
                 f", {self.layers} layers" if self.layers > 1 else "",
@@ -219,7 +253,27 @@ def init_params(arch: Architecture, rngs) -> dict:
     uniformly distributed, Haar, and the logits are of order one on the sphere of radius ``sqrt d``),
     ``W_V`` ``N(0, 1)``, ``W_O`` ``N(0, 1/D)`` (each head's coefficient ``a_h`` has variance ``1/H``),
     the MLP ``N(0, 1/fan-in)`` with zero biases and ``W2 = 0`` (it starts as the identity).  Tied
-    heads copy head 0.  Each generator draws in the order of :func:`_param_shapes`.
+    heads copy head 0.  Each generator draws in the order of the weights' keys.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    rngs : sequence of numpy.random.Generator
+        One generator per seed, at least one.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Per layer ``l``: ``Q{l}``, ``K{l}`` ``(S, H, d, d_k)``, ``V{l}`` ``(S, H, c, d_k)``, ``O{l}``
+        ``(S, H, d_k)`` and, with an MLP, ``W1{l}`` ``(S, d + 1, m)``, ``b1{l}`` ``(S, m)``, ``W2{l}``
+        ``(S, m)``; ``S = len(rngs)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``rngs`` when it is empty, ``rngs[i]`` when an entry is no Generator, or ``arch`` when it is
+        no Architecture.
     """
     arch = _architecture(arch)
     rngs = list(sequence(rngs, "rngs", "numpy Generators"))
@@ -393,21 +447,49 @@ MAX_FEATURES = 4096
 class TaskFamily:
     """A law of regression tasks ``m`` on ``R^d`` with inputs ``inputs`` and Gaussian noise of sd ``sigma``.
 
-    ``kind``:
-
-    - ``"gp"``: ``m`` from the Gaussian process with the squared-exponential kernel
-      ``k(x, x') = amplitude^2 exp(-sum_l (x_l - x'_l)^2 / (2 (c ell_l)^2))``, approximated by
-      ``features`` random Fourier features (``m(x) = amplitude sqrt(2/M) sum_j a_j cos(w_j . x + b_j)``,
-      ``a_j ~ N(0, 1)``, ``w_j ~ N(0, diag(c ell)^-2)``, ``b_j ~ U(0, 2 pi)``; the covariance is exact as
-      ``M`` grows).  ``ell_l = lengthscale * anisotropy^((l-1)/(d-1))``: ``anisotropy = 1`` gives a
-      rotation-invariant (isotropic) family, ``anisotropy > 1`` makes the first coordinates matter most.
-    - ``"function"``: ``m(x) = amplitude g(c R x)`` with ``g`` the regression function ``regression``
-      of :mod:`mhanw.data` (a catalogue name or a formula), ``R`` a Haar-random rotation per task when
-      ``rotate`` (the family is then rotation invariant: isotropic) and the identity otherwise.
-    - ``"null"``: ``m = 0`` (the responses are noise): nothing to learn, a control.
-
-    ``c`` is a per-task scale, log-uniform on ``[1/scale_range, scale_range]`` (1 when
+    ``c`` below is a per-task scale, log-uniform on ``[1/scale_range, scale_range]`` (1 when
     ``scale_range = 1``): tasks of different smoothness.
+
+    Parameters
+    ----------
+    kind : {"gp", "function", "null"}
+        ``"gp"``: ``m`` from the Gaussian process with the squared-exponential kernel
+        ``k(x, x') = amplitude^2 exp(-sum_l (x_l - x'_l)^2 / (2 (c ell_l)^2))``, approximated by
+        ``features`` random Fourier features (``m(x) = amplitude sqrt(2/M) sum_j a_j cos(w_j . x + b_j)``,
+        ``a_j ~ N(0, 1)``, ``w_j ~ N(0, diag(c ell)^-2)``, ``b_j ~ U(0, 2 pi)``; the covariance is exact as
+        ``M`` grows).  ``"function"``: ``m(x) = amplitude g(c R x)`` with ``g`` the regression function
+        ``regression`` of :mod:`mhanw.data`, ``R`` a Haar-random rotation per task when ``rotate`` (the
+        family is then rotation invariant: isotropic) and the identity otherwise.  ``"null"``: ``m = 0``
+        (the responses are noise): nothing to learn, a control.
+    d : int, 1 <= d <= 4096
+        The input dimension.
+    sigma : float, 0 <= sigma <= 1e6
+        The noise standard deviation.
+    inputs : str
+        The input law (:func:`mhanw.data.input_distribution`), default uniform on the sphere of radius
+        ``sqrt d``.
+    lengthscale : float in [1e-6, 1e6]
+        The GP's first lengthscale ``ell_1``.
+    anisotropy : float in [1, 1e6]
+        The ratio ``ell_d / ell_1``: ``ell_l = lengthscale * anisotropy^((l-1)/(d-1))``; 1 gives a
+        rotation-invariant (isotropic) family, more makes the first coordinates matter most.
+    features : int, 1 <= features <= 4096
+        ``M``, the random Fourier features of a GP task.
+    regression : str
+        The regression function of a ``"function"`` family (a catalogue name or a formula of
+        :mod:`mhanw.data`), defined in dimension ``d``.
+    rotate : bool
+        Whether a ``"function"`` family rotates every task by a Haar rotation.
+    scale_range : float in [1, 1e6]
+        The range of the per-task scale ``c``.
+    amplitude : float in [1e-6, 1e6]
+        The scale of ``m``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``anisotropy`` or ``scale_range`` when below 1, ``regression`` when it needs more than ``d``
+        dimensions, ``sigma`` or the field that is out of range.
     """
 
     kind: str
@@ -452,11 +534,25 @@ class TaskFamily:
         return True
 
     def lengthscales(self) -> np.ndarray:
-        """``ell_l``, ``(d,)``."""
+        """The GP's lengthscales ``ell_l = lengthscale * anisotropy^((l-1)/(d-1))``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (d,)
+            ``ell_1 .. ell_d``, increasing from ``lengthscale`` to ``lengthscale * anisotropy``.
+        """
         t = np.arange(self.d) / max(self.d - 1, 1)
         return self.lengthscale * self.anisotropy**t
 
     def label(self) -> str:
+        """A short label of the family, for tables and figures.
+
+        Returns
+        -------
+        str
+            ``"GP (lengthscale 2, isotropic)"``, ``"GP (lengthscale 1, anisotropy 16)"``, the regression
+            function's name (``", rotated"`` when it is) or ``"null (m = 0)"``.
+        """
         if self.kind == "gp":
             shape = "isotropic" if self.anisotropy == 1 else f"anisotropy {self.anisotropy:g}"
             return f"GP (lengthscale {self.lengthscale:g}, {shape})"
@@ -467,9 +563,20 @@ class TaskFamily:
 
 @dataclass(frozen=True)
 class TaskBatch:
-    """Tasks for ``S`` seeds, ``B`` tasks each: context ``X`` ``(S, B, n, d)``, ``Y`` ``(S, B, n)``; queries
-    ``Xq`` ``(S, B, T, d)``, their noisy responses ``Yq`` and the regression function there ``Mq``
-    ``(S, B, T)``.
+    """Tasks for ``S`` seeds, ``B`` tasks each, with ``n`` context points and ``T`` queries per task.
+
+    Parameters
+    ----------
+    X : numpy.ndarray, shape (S, B, n, d)
+        The context inputs.
+    Y : numpy.ndarray, shape (S, B, n)
+        Their noisy responses.
+    Xq : numpy.ndarray, shape (S, B, T, d)
+        The query inputs.
+    Yq : numpy.ndarray, shape (S, B, T)
+        The queries' noisy responses (the training target).
+    Mq : numpy.ndarray, shape (S, B, T)
+        The regression function at the queries (the test target).
     """
 
     X: np.ndarray
@@ -509,9 +616,34 @@ def _task_values(family: TaskFamily, rng: np.random.Generator, Z: np.ndarray) ->
 
 
 def draw_tasks(family: TaskFamily, rngs, tasks: int, n: int, queries: int) -> TaskBatch:
-    """``tasks`` fresh tasks per generator of ``rngs`` (one per seed), each with ``n`` context points and
-    ``queries`` query points.  Each generator draws, in order: the inputs (context then queries, all
-    tasks at once, by :func:`mhanw.data.sample_inputs`), the tasks' parameters, the noise.
+    """``tasks`` fresh tasks per generator of ``rngs`` (one per seed).
+
+    Each generator draws, in order: the inputs (context then queries, all tasks at once, by
+    :func:`mhanw.data.sample_inputs`), the tasks' parameters, the noise.
+
+    Parameters
+    ----------
+    family : TaskFamily
+        The law of the tasks.
+    rngs : sequence of numpy.random.Generator
+        One generator per seed, at least one.
+    tasks : int >= 1
+        ``B``, tasks per seed.
+    n : int >= 2
+        Context points per task.
+    queries : int >= 1
+        ``T``, query points per task.
+
+    Returns
+    -------
+    TaskBatch
+        Arrays with the leading axes ``(S, B)``, ``S = len(rngs)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``family`` when it is no TaskFamily, ``rngs`` when empty, ``rngs[i]`` when an entry is no
+        Generator, or the size that is out of range.
     """
     if not isinstance(family, TaskFamily):
         raise ValueError(f"family: expected an mhanw.incontext.TaskFamily, got {type(family).__name__}")
@@ -589,7 +721,28 @@ def _check_batch(arch: Architecture, tasks, seeds: int) -> TaskBatch:
 
 
 def predict(arch: Architecture, params: dict, tasks: TaskBatch) -> np.ndarray:
-    """The layer's predictions ``f(x_q)`` ``(S, B, T)`` at the queries of ``tasks``."""
+    """The layer's predictions ``f(x_q) = sum_h a_h m_h(x_q)`` at the queries of ``tasks``.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    params : dict of str to numpy.ndarray
+        Its weights, seeds first (:func:`init_params`, a snapshot of :func:`train`).
+    tasks : TaskBatch
+        Tasks of as many seeds as ``params``, inputs in ``R^d``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (S, B, T)
+        The predictions.
+
+    Raises
+    ------
+    ValueError
+        Naming ``params`` when the logits overflow a double (or the weights do not fit ``arch``), ``tasks``
+        when the batch does not fit.
+    """
     arch = _architecture(arch)
     params = _check_params(arch, params)
     tasks = _check_batch(arch, tasks, next(iter(params.values())).shape[0])
@@ -640,13 +793,32 @@ def _penalty(value, arch: Architecture, name: str = "penalty") -> float:
 
 
 def loss_and_grad(arch: Architecture, params: dict, tasks: TaskBatch, penalty: float = 0.0, gradient: bool = True):
-    """Per-seed training loss ``(S,)`` and its gradient (a dict of the weights' shapes, or ``None``).
+    """Per-seed training loss and its analytic gradient.
 
     The loss of seed ``s`` is ``mean_{b, t} (f(x_q) - y_q)^2`` over its tasks and queries, plus
     ``penalty * sum_{j<k} tr(P_j P_k)/d_k`` on the first layer's keys
     (:func:`mhanw.training.orthogonality_penalty`) when ``penalty > 0``; the seeds are independent, so
-    the gradient of their sum is each seed's own.  The gradient is analytic (backpropagation written
-    out in :func:`_backward`).  A loss that is not finite is returned with no gradient.
+    the gradient of their sum is each seed's own.  The gradient is backpropagation written out.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    params : dict of str to numpy.ndarray
+        Its weights, seeds first.
+    tasks : TaskBatch
+        The training tasks, as many seeds as ``params``.
+    penalty : float >= 0
+        The weight ``lambda`` of the orthogonality penalty (positive only for at least 2 heads of size
+        ``d_k < d``).
+    gradient : bool
+        Whether to compute the gradient.
+
+    Returns
+    -------
+    tuple (numpy.ndarray, dict or None)
+        The loss ``(S,)`` and the gradient (a dict of the weights' shapes), or ``None`` when not asked or
+        when the loss is not finite.
     """
     arch = _architecture(arch)
     params = _check_params(arch, params)
@@ -673,9 +845,30 @@ def _init_rng(init: np.random.SeedSequence, arch: Architecture) -> np.random.Gen
 
 
 def fresh_tasks(family: TaskFamily, seed, seeds: int, tasks: int, n: int, queries: int) -> TaskBatch:
-    """The fresh test tasks of seeds ``0..seeds-1`` of ``seed`` (the streams no training step reads): the
-    same for every configuration trained with that ``seed`` at context length ``n`` (common random
-    numbers).
+    """The fresh test tasks of seeds ``0..seeds-1`` of ``seed`` (the streams no training step reads).
+
+    They are the same for every configuration trained with that ``seed`` at context length ``n`` (common
+    random numbers).
+
+    Parameters
+    ----------
+    family : TaskFamily
+        The law of the tasks.
+    seed : int or numpy.random.SeedSequence
+        The root seed of the training run.
+    seeds : int >= 1
+        ``S``, the number of seeds.
+    tasks : int >= 1
+        ``B``, tasks per seed.
+    n : int >= 2
+        Context points per task.
+    queries : int >= 1
+        ``T``, query points per task.
+
+    Returns
+    -------
+    TaskBatch
+        The test tasks, leading axes ``(S, B)``.
     """
     seeds = positive_int(seeds, "seeds", maximum=MAX_REPLICATES, what="seeds")
     rngs = [np.random.default_rng(test) for _, _, test in _seed_streams(seed, seeds)]
@@ -690,10 +883,20 @@ LR_FLOOR = 0.1
 class TrainRun:
     """Configurations trained in lockstep by :func:`train`.
 
-    ``archs`` and ``penalties`` (one per configuration); ``steps`` ``(K,)`` the recorded steps (0 the
-    initialisation, the last the end); ``snapshots[j][r]`` the weights (float64, seeds first) of
-    configuration ``j`` at recorded step ``r``; ``loss`` ``(J, steps, S)`` the training loss of each step
-    (on that step's fresh tasks, before the update); ``cpu_seconds`` the process CPU time of training.
+    Parameters
+    ----------
+    archs : tuple of Architecture
+        The ``J`` configurations.
+    penalties : tuple of float
+        The orthogonality penalty of each configuration.
+    steps : numpy.ndarray, shape (K,)
+        The recorded steps (0 the initialisation, the last the end).
+    snapshots : tuple of tuple of dict
+        ``snapshots[j][r]``: the weights (float64, seeds first) of configuration ``j`` at recorded step ``r``.
+    loss : numpy.ndarray, shape (J, steps, S)
+        The training loss of each step (on that step's fresh tasks, before the update).
+    cpu_seconds : float
+        The process CPU time of training.
     """
 
     archs: tuple
@@ -733,22 +936,55 @@ def train(
     record_every: int | None = None,
     precision: str = "single",
 ) -> TrainRun:
-    """Train the configurations ``archs`` (a sequence of :class:`Architecture`) from scratch, in lockstep.
+    """Train the configurations ``archs`` from scratch, in lockstep, on in-context regression.
 
-    ``seeds`` independent runs of each (seed ``s`` has its own initial weights and tasks, from
-    :func:`_seed_streams`); at every step every seed draws ``tasks`` fresh tasks of ``family`` with
-    context length ``n`` and ``queries`` queries each, and **every configuration trains on the same
-    draws** (common random numbers); configurations of one shape start from the same weights.  Adam
-    (:data:`ADAM_BETAS`, :data:`ADAM_EPS`) with a cosine learning rate from ``lr`` to
-    ``LR_FLOOR * lr``; ``penalties`` (one ``lambda >= 0`` per configuration, default 0) weights the
-    orthogonality penalty of :func:`loss_and_grad`.  ``precision``: ``"single"`` (float32 arithmetic,
-    about twice as fast) or ``"double"``.  The weights are recorded every ``record_every`` steps
-    (default: at the start and the end only).
-
-    A loss or gradient that is not finite stops training with ``ValueError`` naming ``lr`` and the step:
-    no path with NaN is ever returned.  The work (attention weights computed, summed over steps,
-    seeds, tasks and configurations) is bounded by :data:`mhanw.constants.MAX_WORK` and one step's
+    ``seeds`` independent runs of each (seed ``s`` has its own initial weights and tasks); at every step
+    every seed draws ``tasks`` fresh tasks of ``family`` with context length ``n`` and ``queries`` queries
+    each, and **every configuration trains on the same draws** (common random numbers); configurations of
+    one shape start from the same weights.  Adam (:data:`ADAM_BETAS`, :data:`ADAM_EPS`) with a cosine
+    learning rate from ``lr`` to ``LR_FLOOR * lr``.  The work (attention weights computed, summed over
+    steps, seeds, tasks and configurations) is bounded by :data:`mhanw.constants.MAX_WORK` and one step's
     largest array by :data:`MAX_STEP_ENTRIES`, before anything runs (:func:`mhanw.constants.check_work`).
+
+    Parameters
+    ----------
+    archs : sequence of Architecture
+        The configurations, at least one, each on ``R^d`` of the family.
+    family : TaskFamily
+        The law of the training tasks.
+    n : int >= 2
+        Context points per task.
+    seed : int or numpy.random.SeedSequence
+        The root of every stream (initial weights, training tasks, test tasks of :func:`fresh_tasks`).
+    seeds : int >= 1
+        ``S``, independent runs.
+    steps : int >= 1
+        Optimiser steps.
+    tasks : int >= 1
+        Tasks per step and seed.
+    queries : int >= 1
+        Queries per task.
+    lr : float, 0 < lr <= MAX_LR
+        The initial learning rate.
+    penalties : sequence of float, optional
+        One ``lambda >= 0`` per configuration (default 0), the weight of the orthogonality penalty of
+        :func:`loss_and_grad`.
+    record_every : int, optional
+        Record the weights every ``record_every`` steps (default: at the start and the end only).
+    precision : {"single", "double"}
+        float32 arithmetic (about twice as fast) or float64.
+
+    Returns
+    -------
+    TrainRun
+        The recorded weights and the training losses.
+
+    Raises
+    ------
+    ValueError
+        Naming ``lr`` and the step when a loss or gradient is not finite (no path with NaN is ever
+        returned); ``archs``, ``archs[i]``, ``family``, ``penalties`` or ``tasks`` when they do not fit;
+        or the size that is out of range.
     """
     import time
 
@@ -866,14 +1102,47 @@ def _per_seed_hdi(stacks: np.ndarray, what: str) -> np.ndarray:
 
 
 def circuits(params: dict, layer: int = 0) -> np.ndarray:
-    """The query-key circuits ``A_h = W_Q^h W_K^h^T / sqrt(d_k)`` of ``layer``, ``(S, H, d, d)``."""
+    """The query-key circuits ``A_h = W_Q^h W_K^h^T / sqrt(d_k)`` of ``layer``: each head's learned metric.
+
+    Parameters
+    ----------
+    params : dict of str to numpy.ndarray
+        The weights, seeds first (:func:`init_params`, a snapshot of :func:`train`), with ``Q{layer}`` and
+        ``K{layer}`` of one shape ``(S, H, d, d_k)``.
+    layer : int
+        The attention layer, 0 or 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (S, H, d, d)
+        The circuits, each of rank at most ``d_k``.
+    """
     Q, K = _query_keys(params, layer)
     return np.matmul(Q, K.swapaxes(-1, -2)) / math.sqrt(Q.shape[-1])
 
 
 def hdi_keys(params: dict, layer: int = 0) -> np.ndarray:
-    """HDI_PA of the keys' column spaces ``range(W_K^h)`` per seed, ``(S,)``
-    (:func:`mhanw.diversity.head_diversity_index`; random heads: ``haar_expected_hdi(d, d_k)``).
+    """HDI_PA of the keys' column spaces ``range(W_K^h)`` per seed (the index of Thm 4.2 on trained heads).
+
+    Random heads give :func:`mhanw.diversity.haar_expected_hdi` ``(d, d_k)``.
+
+    Parameters
+    ----------
+    params : dict of str to numpy.ndarray
+        The weights, seeds first (:func:`init_params`, a snapshot of :func:`train`), with ``Q{layer}`` and
+        ``K{layer}`` of one shape ``(S, H, d, d_k)``.
+    layer : int
+        The attention layer, 0 or 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (S,)
+        :func:`mhanw.diversity.head_diversity_index` of each seed's keys.
+
+    Raises
+    ------
+    ValueError
+        Naming ``params`` when there are fewer than 2 heads, ``d_k > d``, or a head has no subspace.
     """
     _, K = _query_keys(params, layer)
     if K.shape[1] < 2 or K.shape[3] > K.shape[2]:
@@ -882,9 +1151,28 @@ def hdi_keys(params: dict, layer: int = 0) -> np.ndarray:
 
 
 def hdi_circuits(params: dict, layer: int = 0) -> np.ndarray:
-    """HDI_PA of the circuits ``A_h`` as lines in ``R^(d x d)`` per seed, ``(S,)``:
+    """HDI_PA of the circuits ``A_h`` as lines in ``R^(d x d)`` per seed.
+
     ``1 - mean_{j<k} <A_j, A_k>_F^2 / (|A_j|_F^2 |A_k|_F^2)`` (:func:`mhanw.diversity.head_diversity_index`
     of the flattened circuits); random heads: :func:`circuit_haar_hdi`.
+
+    Parameters
+    ----------
+    params : dict of str to numpy.ndarray
+        The weights, seeds first (:func:`init_params`, a snapshot of :func:`train`), with ``Q{layer}`` and
+        ``K{layer}`` of one shape ``(S, H, d, d_k)``.
+    layer : int
+        The attention layer, 0 or 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (S,)
+        The HDI_PA of each seed's circuits.
+
+    Raises
+    ------
+    ValueError
+        Naming ``params`` when there are fewer than 2 heads or a circuit is zero.
     """
     A = circuits(params, layer)
     S, H, d, _ = A.shape
@@ -900,15 +1188,40 @@ def circuit_haar_hdi(d: int) -> float:
     circuit whose ``W_Q`` and ``W_K`` have rotation-invariant laws, such as Gaussian weights),
     ``E <A, A'>_F^2 = |A|_F^2 |B|_F^2 / d^2``, so the mean squared cosine is ``1/d^2``: the Haar
     expectation of lines in ``R^(d^2)``, :func:`mhanw.diversity.haar_expected_hdi` ``(d^2, 1)``.
+
+    Parameters
+    ----------
+    d : int, 1 <= d <= 4096
+        The input dimension.
+
+    Returns
+    -------
+    float
+        ``1 - 1/d^2``.
     """
     d = positive_int(d, "d", maximum=4096)
     return haar_expected_hdi(d * d, 1)
 
 
 def inverse_temperature(params: dict, layer: int = 0) -> np.ndarray:
-    """Each head's inverse temperature ``|A_h|_F / sqrt(min(d_k, d))`` ``(S, H)``: the RMS of the circuit's
-    singular values over its rank, ``beta`` for ``A_h = beta P`` (``P`` a projector), so that an isotropic
-    head on the sphere is the Gaussian smoother of bandwidth ``1/sqrt(beta)``.
+    """Each head's inverse temperature ``|A_h|_F / sqrt(min(d_k, d))``.
+
+    The RMS of the circuit's singular values over its rank, ``beta`` for ``A_h = beta P`` (``P`` a
+    projector), so that an isotropic head on the sphere is the Gaussian smoother of bandwidth
+    ``1/sqrt(beta)`` (Thm 2.1).
+
+    Parameters
+    ----------
+    params : dict of str to numpy.ndarray
+        The weights, seeds first (:func:`init_params`, a snapshot of :func:`train`), with ``Q{layer}`` and
+        ``K{layer}`` of one shape ``(S, H, d, d_k)``.
+    layer : int
+        The attention layer, 0 or 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (S, H)
+        The inverse temperatures.
     """
     A = circuits(params, layer)
     k = np.shape(params[f"Q{layer}"])[-1]
@@ -916,8 +1229,27 @@ def inverse_temperature(params: dict, layer: int = 0) -> np.ndarray:
 
 
 def head_outputs(arch: Architecture, params: dict, tasks: TaskBatch):
-    """The first layer's heads at the queries: each head's NW estimate of the response, ``(S, B, H, T)``,
-    and its weights ``(S, B, H, T, n)``.
+    """The first layer's heads at the queries: each head's NW estimate of the response and its weights (Thm 2.1).
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    params : dict of str to numpy.ndarray
+        Its weights, seeds first.
+    tasks : TaskBatch
+        Tasks of as many seeds as ``params``.
+
+    Returns
+    -------
+    tuple (numpy.ndarray, numpy.ndarray)
+        The estimates ``m_h(x_q) = sum_i w_hi(x_q) y_i``, shape ``(S, B, H, T)``, and the attention weights
+        ``w_hi(x_q)``, shape ``(S, B, H, T, n)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``params`` when the logits overflow a double.
     """
     arch = _architecture(arch)
     params = _check_params(arch, params)
@@ -934,13 +1266,27 @@ def head_outputs(arch: Architecture, params: dict, tasks: TaskBatch):
 
 @dataclass(frozen=True)
 class Evaluation:
-    """A trained layer measured on fresh tasks, per seed: ``mse`` ``(S,)`` (``mean (f - m)^2`` at the
-    queries), ``error_corr`` ``(S,)`` (mean over pairs of heads of the correlation of their errors
-    ``m_h(x_q) - m(x_q)`` over tasks and queries; NaN for one head), ``neff`` ``(S, H)`` (each head's
-    ``n_eff/n``, mean over queries), ``neff_layer`` ``(S,)`` (``n_eff/n`` of the layer's combined
-    weights ``|sum_h a_h w_hi|`` normalised), ``distance_ratio`` ``(S, H)`` (``sum_i w_hi |x_i - x_q|^2``
-    over ``mean_i |x_i - x_q|^2``, mean over queries: 1 for a global average, small for a local one),
-    ``beta`` ``(S, H)`` (:func:`inverse_temperature`), ``coef`` ``(S, H)`` (``a_h``).
+    """A trained layer measured on fresh tasks, per seed (what :func:`evaluate` returns).
+
+    Parameters
+    ----------
+    mse : numpy.ndarray, shape (S,)
+        The test MSE, ``mean (f - m)^2`` at the queries.
+    error_corr : numpy.ndarray, shape (S,)
+        The mean over pairs of heads of the correlation of their errors ``m_h(x_q) - m(x_q)`` over tasks and
+        queries; NaN for one head.
+    neff : numpy.ndarray, shape (S, H)
+        Each head's ``n_eff/n``, mean over queries (:func:`mhanw.locality.effective_sample_size`).
+    neff_layer : numpy.ndarray, shape (S,)
+        ``n_eff/n`` of the layer's combined weights ``|sum_h a_h w_hi|`` normalised (NaN when every
+        coefficient is 0).
+    distance_ratio : numpy.ndarray, shape (S, H)
+        ``sum_i w_hi |x_i - x_q|^2`` over ``mean_i |x_i - x_q|^2``, mean over tasks and queries: 1 for a
+        global average, small for a local one.
+    beta : numpy.ndarray, shape (S, H)
+        The heads' inverse temperatures (:func:`inverse_temperature`).
+    coef : numpy.ndarray, shape (S, H)
+        The heads' coefficients ``a_h``.
     """
 
     mse: np.ndarray
@@ -966,7 +1312,23 @@ def _error_correlation(err: np.ndarray) -> np.ndarray:
 
 
 def evaluate(arch: Architecture, params: dict, tasks: TaskBatch) -> Evaluation:
-    """Measure a trained (one-layer or deeper) model on fresh ``tasks``; see :class:`Evaluation`."""
+    """Measure a trained (one-layer or deeper) model on fresh ``tasks``.
+
+    Parameters
+    ----------
+    arch : Architecture
+        The model.
+    params : dict of str to numpy.ndarray
+        Its weights, seeds first.
+    tasks : TaskBatch
+        Fresh test tasks of as many seeds as ``params`` (:func:`fresh_tasks`).
+
+    Returns
+    -------
+    Evaluation
+        The test MSE and, for the first layer's heads, their error correlation, ``n_eff/n``, distance ratio,
+        inverse temperature and coefficient, per seed.
+    """
     arch = _architecture(arch)
     params = _check_params(arch, params)
     f = predict(arch, params, tasks)
@@ -1011,11 +1373,29 @@ ROUNDING = 1e-12
 
 
 def direction(estimate: Estimate, n_se: float) -> str:
-    """``"positive"`` when ``mean > n_se * se``, ``"negative"`` when ``mean < -n_se * se``, else ``"neither"``.
+    """The direction of an estimated change at ``n_se`` standard errors.
 
     A mean within :data:`ROUNDING` of 0 is ``"neither"`` (as for tied heads, whose HDI is 0 at every step);
-    otherwise a zero standard error decides by the sign alone; a NaN s.e. (fewer than two seeds) raises
-    ``ValueError``.
+    otherwise a zero standard error decides by the sign alone.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        A scalar mean with its standard error.
+    n_se : float >= 0
+        The threshold in standard errors.
+
+    Returns
+    -------
+    str
+        ``"positive"`` when ``mean > n_se * se``, ``"negative"`` when ``mean < -n_se * se``, else
+        ``"neither"`` (:data:`DIRECTIONS`).
+
+    Raises
+    ------
+    ValueError
+        Naming ``estimate`` when it is not a scalar Estimate or its s.e. is NaN (fewer than two seeds), or
+        ``n_se`` when negative.
     """
     if not isinstance(estimate, Estimate) or np.ndim(estimate.mean) != 0:
         raise ValueError(f"estimate: expected a scalar mhanw.infra.estimates.Estimate, got {brief(estimate)}")
@@ -1033,9 +1413,26 @@ def direction(estimate: Estimate, n_se: float) -> str:
 
 
 def trend(start, end, n_se: float) -> tuple[str, Estimate]:
-    """The change ``end - start`` of a quantity along training, paired over seeds, and its
-    :func:`direction` at ``n_se`` standard errors: ``(word, Estimate)``.  ``start``, ``end``: ``(S,)``
-    (the same seeds, in the same order), finite.
+    """The change ``end - start`` of a quantity along training, paired over seeds, and its direction.
+
+    Parameters
+    ----------
+    start : array_like, shape (S,)
+        The quantity per seed at the start, ``S >= 2``, finite.
+    end : array_like, shape (S,)
+        The same seeds, in the same order, at the end.
+    n_se : float >= 0
+        The threshold of :func:`direction` in standard errors.
+
+    Returns
+    -------
+    tuple (str, Estimate)
+        The :func:`direction` word and the paired change with its s.e.
+
+    Raises
+    ------
+    ValueError
+        Naming ``end`` when its shape differs from ``start``'s or there are fewer than 2 seeds.
     """
     a = as_float_array(start, "start", ndim=1)
     b = as_float_array(end, "end", ndim=1)
@@ -1046,9 +1443,28 @@ def trend(start, end, n_se: float) -> tuple[str, Estimate]:
 
 
 def slope(x, values) -> Estimate:
-    """The least-squares slope of ``values`` ``(N, S)`` on ``x`` ``(N,)``, fitted seed by seed, with its mean
-    and standard error over the ``S`` seeds: how a measured quantity (``n_eff/n``, a log inverse
-    temperature, a distance ratio) changes along ``x`` (e.g. ``log2 n``); :func:`direction` reads it.
+    """The least-squares slope of ``values`` on ``x``, fitted seed by seed, with its mean and s.e. over seeds.
+
+    How a measured quantity (``n_eff/n``, a log inverse temperature, a distance ratio) changes along ``x``
+    (e.g. ``log2 n``); :func:`direction` reads it.
+
+    Parameters
+    ----------
+    x : array_like, shape (N,)
+        The abscissae, at least two distinct.
+    values : array_like, shape (N, S)
+        The quantity at each ``x`` for each of ``S >= 2`` seeds.
+
+    Returns
+    -------
+    Estimate
+        The mean over seeds of the per-seed slope and its standard error.
+
+    Raises
+    ------
+    ValueError
+        Naming ``values`` when its shape does not fit ``x`` or there are fewer than 2 seeds, or ``x`` when
+        its values are all equal.
     """
     x = as_float_array(x, "x", ndim=1)
     y = as_float_array(values, "values", ndim=2)
@@ -1084,13 +1500,25 @@ def _refined_argmin(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class HeadSizeEstimate:
-    """The best head size at one budget and one ``n``, from test MSEs over seeds (:func:`best_head_size`).
+    """The best head size at one budget and one ``n``, from test MSEs over seeds (:func:`best_head_size`, Thm 6.1).
 
-    ``d_k`` ``(K,)`` the grid; ``mse`` the mean test MSE per head size with its s.e. over seeds;
-    ``log2_best`` the estimate of ``log2 d_k*`` (the grid's minimiser refined by a parabola in
-    ``log2 d_k``) and ``se_log2`` its bootstrap standard error over seeds; ``interval`` the bootstrap
-    2.5 and 97.5 % points of ``d_k*``; ``at_edge`` the share of bootstrap replicates whose minimum is at
-    an end of the grid (then ``d_k*`` may lie beyond it); ``boot_log2`` ``(R,)`` the replicates.
+    Parameters
+    ----------
+    d_k : numpy.ndarray, shape (K,)
+        The grid of head sizes, increasing.
+    mse : Estimate
+        The mean test MSE per head size with its s.e. over seeds, shape ``(K,)``.
+    log2_best : float
+        The estimate of ``log2 d_k*`` (the grid's minimiser refined by a parabola in ``log2 d_k``).
+    se_log2 : float
+        Its bootstrap standard error over seeds.
+    interval : tuple (float, float)
+        The bootstrap 2.5 and 97.5 % points of ``d_k*``.
+    at_edge : float
+        The share of bootstrap replicates whose minimum is at an end of the grid (then ``d_k*`` may lie
+        beyond it).
+    boot_log2 : numpy.ndarray, shape (R,)
+        The bootstrap replicates of ``log2 d_k*``.
     """
 
     d_k: np.ndarray
@@ -1114,12 +1542,34 @@ class HeadSizeEstimate:
 
 
 def best_head_size(d_k_values, mse, n_boot: int, seed) -> HeadSizeEstimate:
-    """Estimate the best head size ``d_k*`` from test MSEs ``mse`` ``(K, S)`` (head sizes ``d_k_values``
-    ``(K,)``, seeds on the last axis, paired: seed ``s`` saw the same tasks at every head size).
+    """Estimate the best head size ``d_k*`` from test MSEs over seeds (Thm 6.1, trained heads).
 
     The point estimate minimises the mean MSE over the grid and refines it by the parabola in
     ``log2 d_k`` through the smallest mean and its neighbours; its uncertainty is a bootstrap over seeds
-    (``n_boot`` resamples of the seeds, the same resample for every head size), seeded by ``seed``.
+    (the same resample of the seeds for every head size).
+
+    Parameters
+    ----------
+    d_k_values : array_like, shape (K,)
+        At least 3 increasing positive head sizes.
+    mse : array_like, shape (K, S)
+        The test MSE of each head size for ``S >= 2`` seeds, paired: seed ``s`` saw the same tasks at
+        every head size.
+    n_boot : int >= 2
+        Bootstrap resamples.
+    seed : int or numpy.random.SeedSequence
+        The seed of the bootstrap.
+
+    Returns
+    -------
+    HeadSizeEstimate
+        The estimate of ``d_k*``, its bootstrap s.e., interval and replicates.
+
+    Raises
+    ------
+    ValueError
+        Naming ``d_k_values`` when fewer than 3 or not increasing and positive, ``mse`` when its shape does
+        not fit, or ``n_boot`` when out of range.
     """
     k = as_float_array(d_k_values, "d_k_values", ndim=1)
     if k.size < 3 or np.any(k <= 0) or np.any(np.diff(k) <= 0):
@@ -1156,7 +1606,28 @@ LAWS = ("printed", "M1", "constant")
 
 
 def law_values(law: str, n_values, d: int) -> np.ndarray:
-    """``law`` at the sample sizes ``n_values`` (``> e``, so that ``ln ln n > 0``), input dimension ``d``."""
+    """A law of ``d_k*(n)`` of :data:`LAWS` at the sample sizes ``n_values``, up to its constant factor (Thm 6.1).
+
+    Parameters
+    ----------
+    law : {"printed", "M1", "constant"}
+        ``(ln n)^(2/(4+d))`` as Theorem 6.1 prints it, ``2 ln n / ln ln n`` (model ``"M1"`` of
+        :mod:`mhanw.scaling`) or 1.
+    n_values : array_like, shape (N,)
+        Sample sizes above ``e`` (so that ``ln ln n > 0``).
+    d : int, 1 <= d <= 4096
+        The input dimension.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N,)
+        The law's values.
+
+    Raises
+    ------
+    ValueError
+        Naming ``n_values`` when a size is at most ``e``, or ``law`` or ``d`` when out of range.
+    """
     one_of(law, "law", LAWS)
     n = as_float_array(n_values, "n_values", ndim=1)
     if np.any(n <= math.e):
@@ -1171,9 +1642,22 @@ def law_values(law: str, n_values, d: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class LawFit:
-    """One law fitted to ``log2 d_k*(n)`` with a free constant factor: ``law``, the fitted
-    ``log2_factor``, the weighted residual ``chi2`` with ``dof`` degrees of freedom and its ``p_value``,
-    ``wins`` the share of bootstrap replicates in which this law's weighted residual was the smallest.
+    """One law fitted to ``log2 d_k*(n)`` with a free constant factor (:func:`compare_laws`, Thm 6.1).
+
+    Parameters
+    ----------
+    law : str
+        The law, one of :data:`LAWS`.
+    log2_factor : float
+        The fitted ``log2`` of its constant factor.
+    chi2 : float
+        The weighted residual sum of squares.
+    dof : int
+        Its degrees of freedom, ``N - 1``.
+    p_value : float
+        The chi-square tail probability of ``chi2``.
+    wins : float
+        The share of bootstrap replicates in which this law's weighted residual was the smallest.
     """
 
     law: str
@@ -1200,14 +1684,27 @@ def _usable(estimates, n_values, name="estimates"):
 
 
 def compare_laws(n_values, estimates, d: int) -> dict:
-    """Fit each law of :data:`LAWS` to the uncensored estimates of ``log2 d_k*`` (one
-    :class:`HeadSizeEstimate` per ``n`` of ``n_values``) by least squares weighted by the bootstrap
-    variances, with one free factor each; returns ``{law: LawFit}``, empty when fewer than two
-    estimates are uncensored (an estimate at an end of the head-size grid is a bound, not a value).
+    """Fit each law of :data:`LAWS` to the uncensored estimates of ``log2 d_k*`` (Thm 6.1, trained heads).
 
-    The ``p_value`` is the chi-square tail of the weighted residual (``dof = N - 1``); a law whose p-value
-    is small does not describe ``d_k*(n)`` at this size.  Two laws can only be told apart by the data
-    where their ``log d_k*`` differ by more than the estimates' standard errors across the range of ``n``.
+    Least squares weighted by the bootstrap variances, with one free factor per law.  The ``p_value`` is
+    the chi-square tail of the weighted residual (``dof = N - 1``); a law whose p-value is small does not
+    describe ``d_k*(n)`` at this size.  Two laws can only be told apart by the data where their
+    ``log d_k*`` differ by more than the estimates' standard errors across the range of ``n``.
+
+    Parameters
+    ----------
+    n_values : array_like, shape (N,)
+        The sample sizes, above ``e``.
+    estimates : sequence of HeadSizeEstimate
+        One per sample size, all with the same number of bootstrap replicates.
+    d : int, 1 <= d <= 4096
+        The input dimension of the printed law.
+
+    Returns
+    -------
+    dict of str to LawFit
+        ``{law: LawFit}``; empty when fewer than two estimates are uncensored (an estimate at an end of the
+        head-size grid is a bound, not a value).
     """
     from scipy.stats import chi2 as _chi2
 
@@ -1242,9 +1739,25 @@ def compare_laws(n_values, estimates, d: int) -> dict:
 
 
 def law_decision(fits: dict, alpha: float) -> str:
-    """Which law describes ``d_k*(n)``: the one law of ``fits`` (:func:`compare_laws`) whose p-value is at
-    least ``alpha`` when exactly one is; ``"none"`` when every law is rejected; ``"cannot tell"`` when
-    several are not rejected or there is nothing to fit.
+    """Which law describes ``d_k*(n)`` (Thm 6.1, trained heads).
+
+    Parameters
+    ----------
+    fits : dict of str to LawFit
+        The fits of :func:`compare_laws`.
+    alpha : float >= 0
+        The level below which a law's p-value rejects it.
+
+    Returns
+    -------
+    str
+        The one law whose p-value is at least ``alpha`` when exactly one is; ``"none"`` when every law is
+        rejected; ``"cannot tell"`` when several are not rejected or there is nothing to fit.
+
+    Raises
+    ------
+    ValueError
+        Naming ``fits`` when it is not a dict of LawFit, or ``alpha`` when negative.
     """
     if not isinstance(fits, dict) or not all(isinstance(f, LawFit) for f in fits.values()):
         raise ValueError(f"fits: expected the dict law -> LawFit of compare_laws, got {brief(fits)}")
@@ -1258,10 +1771,23 @@ def law_decision(fits: dict, alpha: float) -> str:
 
 
 def growth(n_values, estimates) -> Estimate | None:
-    """The slope of ``log2 d_k*`` on ``log2 n`` over the uncensored estimates, with its bootstrap standard
-    error (the replicates of the estimates at different ``n`` are independent resamples, paired by index):
-    positive when the best head size grows with ``n`` (:func:`direction` decides at ``k`` s.e.).  ``None``
-    when fewer than two estimates are uncensored (nothing to fit).
+    """The slope of ``log2 d_k*`` on ``log2 n`` over the uncensored estimates, with its bootstrap s.e. (Thm 6.1).
+
+    The replicates of the estimates at different ``n`` are independent resamples, paired by index.  The
+    slope is positive when the best head size grows with ``n`` (:func:`direction` decides at ``k`` s.e.).
+
+    Parameters
+    ----------
+    n_values : array_like, shape (N,)
+        The sample sizes.
+    estimates : sequence of HeadSizeEstimate
+        One per sample size, all with the same number of bootstrap replicates.
+
+    Returns
+    -------
+    Estimate or None
+        The slope and its bootstrap s.e.; ``None`` when fewer than two estimates are uncensored (nothing to
+        fit).
     """
     est, n, keep = _usable(estimates, n_values)
     if keep.sum() < 2:
@@ -1328,15 +1854,34 @@ APART_CONFIGS = ("free", "penalised", "tied")
 
 
 def heads_apart(sizes: dict, seed) -> dict:
-    """Do trained heads move apart?  For each task family of ``sizes["families"]`` (name -> TaskFamily
-    fields), train free heads, the same heads with the orthogonality penalty ``sizes["penalty"]`` and
-    tied heads, in lockstep from the same initial weights on the same tasks; at every recorded step
-    measure, on the same fresh test tasks, HDI_PA of the keys (:func:`hdi_keys`), of the circuits
-    (:func:`hdi_circuits`), the heads' error correlation and the test MSE, each ``(K, S)``.
+    """Do trained heads move apart?  HDI_PA along training of free, penalised and tied heads (Thm 4.2).
 
-    Returns ``{family: {"family": TaskFamily, "steps": (K,), "haar": 1 - d_k/d, "haar_circuit": 1 - 1/d^2,
-    "cpu_seconds": float, config: {"hdi", "hdi_circuit", "error_corr", "mse": (K, S)}}}`` with
-    ``config`` in :data:`APART_CONFIGS`.
+    For each task family, train free heads, the same heads with the orthogonality penalty and tied heads, in
+    lockstep from the same initial weights on the same tasks; at every recorded step measure, on the same
+    fresh test tasks, HDI_PA of the keys (:func:`hdi_keys`), of the circuits (:func:`hdi_circuits`), the
+    heads' error correlation and the test MSE.
+
+    Parameters
+    ----------
+    sizes : dict
+        The keys of :data:`APART_KEYS` (e.g. ``QUICK["apart"]``): ``d``, ``budget``, ``heads`` (at least 2
+        heads of size ``d_k < d``), the training sizes of :func:`train`, ``penalty > 0``, ``record_every``,
+        ``test_tasks``, ``test_queries`` and ``families`` (a non-empty dict name -> TaskFamily fields).
+    seed : int or numpy.random.SeedSequence
+        The root of every stream.
+
+    Returns
+    -------
+    dict
+        ``{family: {"family": TaskFamily, "steps": (K,), "haar": 1 - d_k/d, "haar_circuit": 1 - 1/d^2,
+        "cpu_seconds": float, config: {"hdi", "hdi_circuit", "error_corr", "mse": (K, S)}}}`` with
+        ``config`` in :data:`APART_CONFIGS`.
+
+    Raises
+    ------
+    ValueError
+        Naming ``sizes['families']`` when it is not a non-empty dict, or ``sizes`` when there are fewer than
+        2 heads or ``d_k >= d`` (or a key is missing or out of range).
     """
     sz = _sizes(sizes, APART_KEYS, "sizes")
     fams = sz["families"]
@@ -1406,18 +1951,38 @@ SIZE_KEYS = (
 
 
 def head_size_sweep(sizes: dict, seed) -> dict:
-    """Many small heads or few big ones?  For each context length ``n`` of ``sizes["n_values"]``, train
-    ``H`` heads of size ``D / H`` for every budget ``D`` of ``sizes["budgets"]`` and every ``H`` of
-    ``sizes["heads"][D]``, all in lockstep on the same tasks (common random numbers across every head
-    count and budget), and measure each on the same fresh test tasks: the test MSE, each head's
-    ``n_eff/n``, the layer's ``n_eff/n``, the distance ratio and the inverse temperature
-    (:func:`evaluate`; head quantities averaged over the heads).  Then, per budget, the best head size
-    at each ``n`` (:func:`best_head_size`), its growth with ``n`` (:func:`growth`) and the laws
-    (:func:`compare_laws`).
+    """Many small heads or few big ones?  The best head size of trained layers as ``n`` grows (Thm 6.1).
 
-    Returns ``{D: {"heads": (K,), "d_k": (K,), "n_values": (N,), "mse", "neff", "neff_layer",
-    "distance_ratio", "beta": (N, K, S), "estimates": [HeadSizeEstimate per n], "growth": Estimate or
-    None, "laws": {law: LawFit}}}``, ``"family"``: the TaskFamily and ``"cpu_seconds"``: the training's.
+    For each context length ``n``, train ``H`` heads of size ``D / H`` for every budget ``D`` and every
+    ``H`` of that budget, all in lockstep on the same tasks (common random numbers across every head count
+    and budget), and measure each on the same fresh test tasks: the test MSE, each head's ``n_eff/n``, the
+    layer's ``n_eff/n``, the distance ratio and the inverse temperature (:func:`evaluate`; head quantities
+    averaged over the heads).  Then, per budget, the best head size at each ``n``
+    (:func:`best_head_size`), its growth with ``n`` (:func:`growth`) and the laws (:func:`compare_laws`).
+
+    Parameters
+    ----------
+    sizes : dict
+        The keys of :data:`SIZE_KEYS` (e.g. ``QUICK["size"]``): ``d``, ``budgets``, ``heads`` (a dict
+        budget -> at least 3 distinct head counts dividing it), ``n_values`` (each at least 3), the training
+        sizes of :func:`train`, ``test_tasks``, ``test_queries``, ``family`` (TaskFamily fields) and
+        ``n_boot``.
+    seed : int or numpy.random.SeedSequence
+        The root of every stream.
+
+    Returns
+    -------
+    dict
+        ``{D: {"heads": (K,), "d_k": (K,), "n_values": (N,), "mse", "neff", "neff_layer",
+        "distance_ratio", "beta": (N, K, S), "estimates": [HeadSizeEstimate per n], "growth": Estimate or
+        None, "laws": {law: LawFit}}}`` per budget, plus ``"family"``: the TaskFamily and
+        ``"cpu_seconds"``: the training's.
+
+    Raises
+    ------
+    ValueError
+        Naming ``sizes['heads']`` or ``sizes['heads'][D]`` when the head counts of a budget are missing or
+        fewer than 3 distinct, or the key of ``sizes`` that is missing or out of range.
     """
     sz = _sizes(sizes, SIZE_KEYS, "sizes")
     d = positive_int(sz["d"], "sizes['d']", maximum=4096)

@@ -1544,8 +1544,24 @@ OBJECTS = ("query", "key", "value", "qk_circuit")
 def pick_sentences(records, n: int) -> list[str]:
     """``n`` of the shipped sentence records, evenly spaced.
 
-    ``n`` of the shipped sentence records, evenly spaced: record ``floor(i len/n)`` for ``i < n`` (one
-    per topic at ``n = 10`` of the 50, every one at ``n = 50``).
+    Record ``floor(i len/n)`` for ``i < n``: one per topic at ``n = 10`` of the 50, every one at ``n = 50``.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        Sentence records with a ``"text"`` string (:func:`load_ablation_sentences`).
+    n : int, 3 <= n <= len(records)
+        How many sentences to pick.
+
+    Returns
+    -------
+    list of str
+        The ``n`` texts, in the records' order.
+
+    Raises
+    ------
+    ValueError
+        Naming ``n`` when it exceeds the number of records, or ``records[i]`` when a record has no text.
     """
     records = sequence(records, "records", "sentence records")
     n = positive_int(n, "n", minimum=3)
@@ -1635,8 +1651,20 @@ def _circuit_blocks(Bq: np.ndarray, Bk: np.ndarray) -> np.ndarray:
 def qk_circuits(WQ, WK) -> np.ndarray:
     """The query-key circuits ``M_h = W_Q^h (W_K^h)^T``, shape ``(H, d, d)``.
 
-    ``WQ``, ``WK``: ``(H, d, d_k)``.  Head ``h``'s attention logit between
-    tokens ``x_q`` and ``x_k`` (biases aside) is ``x_q^T M_h x_k / sqrt(d_k)``.
+    Head ``h``'s attention logit between tokens ``x_q`` and ``x_k`` (biases aside) is
+    ``x_q^T M_h x_k / sqrt(d_k)``.
+
+    Parameters
+    ----------
+    WQ : array_like, shape (H, d, d_k)
+        The query projections.
+    WK : array_like, shape (H, d, d_k)
+        The key projections, of the same shape.
+
+    Returns
+    -------
+    numpy.ndarray, shape (H, d, d)
+        The circuits, each of rank at most ``d_k``.
     """
     WQ, WK = _qk_pair(WQ, WK)
     return WQ @ WK.transpose(0, 2, 1)
@@ -1650,7 +1678,26 @@ def circuit_factors(WQ, WK) -> np.ndarray:
     forming ``M_h``), so that ``Z_h[:d] Z_h[d:]^T = M_h`` and
     ``Z_h[:d]^T Z_h[:d] = Z_h[d:]^T Z_h[d:] = S_h``.  ``Z_h`` depends on
     ``(W_Q^h, W_K^h)`` only through ``M_h``, up to ``Z_h O`` with ``O``
-    orthogonal.  Rank-deficient heads raise ``ValueError`` naming the head.
+    orthogonal, to which every HDI is invariant: the head diversity of the circuits the attention logits
+    depend on.
+
+    Parameters
+    ----------
+    WQ : array_like, shape (H, d, d_k)
+        The query projections of the heads, each of rank ``d_k``.
+    WK : array_like, shape (H, d, d_k)
+        The key projections, of the same shape.
+
+    Returns
+    -------
+    numpy.ndarray, shape (H, 2d, d_k)
+        The balanced factors, the query side on top.
+
+    Raises
+    ------
+    ValueError
+        Naming ``WK`` when its shape differs from ``WQ``'s, the array that is not a stack of heads, or the
+        head that is rank deficient.
     """
     WQ, WK = _qk_pair(WQ, WK)
     H = WQ.shape[0]
@@ -1667,11 +1714,21 @@ def circuit_factors(WQ, WK) -> np.ndarray:
 
 
 def redundancy(W) -> np.ndarray:
-    """Each head's mean overlap with the other heads, ``mean_{j' != j} O[j, j']``, shape ``(H,)``.
+    """Each head's mean overlap with the other heads, ``mean_{j' != j} O[j, j']``.
 
     ``O`` is :func:`mhanw.diversity.pair_overlaps`: the mean squared cosine of
     the principal angles, 0 for a head orthogonal to all others and 1 for a
     head that every other head duplicates.
+
+    Parameters
+    ----------
+    W : array_like, shape (H, d, d_k)
+        The heads, ``H >= 2``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (H,)
+        The redundancy of each head, in ``[0, 1]``.
     """
     O = diversity.pair_overlaps(W)
     H = O.shape[0]
@@ -1700,8 +1757,18 @@ def _layer_index(weights, layer) -> int:
 def layer_objects(weights, layer: int) -> dict:
     """The four per-head objects of :data:`OBJECTS` for one layer, each ``(H, D, d_k)`` float64.
 
-    ``weights`` is the dict of :func:`mhanw.pretrained.load_attention_weights`;
-    ``"qk_circuit"`` holds :func:`circuit_factors` of that layer's query and key.
+    Parameters
+    ----------
+    weights : dict
+        The per-head weights of :func:`mhanw.pretrained.load_attention_weights`.
+    layer : int
+        The layer, ``0 <= layer < n_layers``.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``query``, ``key`` and ``value``, shape ``(H, d, d_k)``, and ``qk_circuit``, the
+        :func:`circuit_factors` of that layer's query and key, shape ``(H, 2d, d_k)``.
     """
     l = _layer_index(weights, layer)
     out = {k: np.asarray(weights[k][l], dtype=np.float64) for k in ("query", "key", "value")}
@@ -1710,7 +1777,19 @@ def layer_objects(weights, layer: int) -> dict:
 
 
 def layer_hdi(weights) -> dict:
-    """HDI of every layer and object: ``{object: (n_layers, 3)}`` in ``NORMALIZATIONS`` order."""
+    """HDI of every layer and object of the trained model, in its three normalizations.
+
+    Parameters
+    ----------
+    weights : dict
+        The per-head weights of :func:`load_attention_weights`.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``{object: (n_layers, 3)}`` for every object of :data:`OBJECTS`, columns in
+        :data:`mhanw.diversity.NORMALIZATIONS` order.
+    """
     L = _weights_shape(weights)[0]
     table = {name: np.empty((L, len(NORMALIZATIONS))) for name in OBJECTS}
     for l in range(L):
@@ -1725,8 +1804,25 @@ def layer_hdi(weights) -> dict:
 def permute_rows(W, perm) -> np.ndarray:
     """Heads whose output rows are reassigned by a permutation.
 
-    ``W`` ``(H, d, d_k)`` with its ``H d_k`` output rows reassigned: new head ``h`` gets rows
-    ``perm[h*d_k:(h+1)*d_k]`` of the stacked ``[out, in]`` matrix (row ``h*d_k + i`` is ``W[h, :, i]``).
+    New head ``h`` gets rows ``perm[h*d_k:(h+1)*d_k]`` of the stacked ``[out, in]`` matrix (row
+    ``h*d_k + i`` is ``W[h, :, i]``).
+
+    Parameters
+    ----------
+    W : array_like, shape (H, d, d_k)
+        The heads.
+    perm : array_like of int, shape (H * d_k,)
+        A permutation of ``range(H * d_k)``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (H, d, d_k)
+        The heads with their rows reassigned.
+
+    Raises
+    ------
+    ValueError
+        Naming ``perm`` when it is not a permutation of ``range(H * d_k)``.
     """
     W = _head_array(W)
     H, d, k = W.shape
@@ -1740,14 +1836,30 @@ def permute_rows(W, perm) -> np.ndarray:
 def row_permutation_null(weights, layer: int, n_perm: int, seed, *, n_spectrum: int = 100) -> dict:
     """HDIs of one layer after random reassignments of rows to heads.
 
-    For each of ``n_perm`` permutations (one stream of ``seed``, a
-    ``SeedSequence`` or int) the query, key and value rows are each reassigned
+    For each permutation the query, key and value rows are each reassigned
     with their own permutation (:func:`permute_rows`), and the circuit with the
-    query's and key's rows reassigned by one common permutation.  Returns
-    ``{object: (n_perm, 3)}`` HDIs (``NORMALIZATIONS`` order) and
-    ``{object + "_spectrum": (min(n_perm, n_spectrum), d_k)}``
-    (:func:`mhanw.diversity.cos2_spectrum` of the first draws).  Computed from the layer's row
+    query's and key's rows reassigned by one common permutation.  Computed from the layer's row
     Gram matrices, which a reassignment only permutes.
+
+    Parameters
+    ----------
+    weights : dict
+        The per-head weights of :func:`load_attention_weights`.
+    layer : int
+        The layer, ``0 <= layer < n_layers``.
+    n_perm : int >= 1
+        The number of permutations.
+    seed : int or numpy.random.SeedSequence
+        The seed of the one stream of permutations.
+    n_spectrum : int >= 0
+        How many of the first draws also record their principal-cosine spectrum.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``{object: (n_perm, 3)}`` HDIs (:data:`mhanw.diversity.NORMALIZATIONS` order) and
+        ``{object + "_spectrum": (min(n_perm, n_spectrum), d_k)}`` (:func:`mhanw.diversity.cos2_spectrum` of
+        the first draws).
     """
     n_perm = positive_int(n_perm, "n_perm", maximum=MAX_REPLICATES, what="permutations")
     return _gram_null(
@@ -1815,9 +1927,26 @@ def layer_spectrum_null(weights, layer: int, n_draw: int, seed, *, n_spectrum: i
     layer's scale, spectrum and input-side Gram matrix ``A^T A`` exactly, and
     (unlike :func:`row_permutation_null`) mixes rows across heads.  For the
     circuit the query and key rows are rotated by one common ``Q``, which keeps
-    the layer's summed circuit ``A_Q^T A_K``.  Returns ``{object: (n_draw, 3)}``
-    (``NORMALIZATIONS`` order) and ``{object + "_spectrum": (min(n_draw, n_spectrum), d_k)}``,
-    like :func:`row_permutation_null`; one stream of ``seed``.
+    the layer's summed circuit ``A_Q^T A_K``.
+
+    Parameters
+    ----------
+    weights : dict
+        The per-head weights of :func:`load_attention_weights`.
+    layer : int
+        The layer, ``0 <= layer < n_layers``.
+    n_draw : int >= 1
+        The number of null draws.
+    seed : int or numpy.random.SeedSequence
+        The seed of the one stream of draws.
+    n_spectrum : int >= 0
+        How many of the first draws also record their principal-cosine spectrum.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``{object: (n_draw, 3)}`` HDIs (:data:`mhanw.diversity.NORMALIZATIONS` order) and
+        ``{object + "_spectrum": (min(n_draw, n_spectrum), d_k)}``, like :func:`row_permutation_null`.
     """
     n_draw = positive_int(n_draw, "n_draw", maximum=MAX_REPLICATES, what="draws")
     return _gram_null(
@@ -1832,14 +1961,24 @@ def layer_spectrum_null(weights, layer: int, n_draw: int, seed, *, n_spectrum: i
 
 
 def head_spectra(W) -> np.ndarray:
-    """Singular values of each head, ``(H, d_k)`` largest first, for ``W`` ``(H, D, d_k)``."""
+    """Singular values of each head, largest first.
+
+    Parameters
+    ----------
+    W : array_like, shape (H, D, d_k)
+        The heads.
+
+    Returns
+    -------
+    numpy.ndarray, shape (H, d_k)
+        The singular values of each ``W[h]``, in decreasing order.
+    """
     return np.linalg.svd(_head_array(W), compute_uv=False)
 
 
 def head_spectrum_null(objects: dict, n_draw: int, seed) -> dict:
     """HDIs of random heads that keep each trained head's scale and singular values.
 
-    ``objects``: one layer's :func:`layer_objects` (``{object: (H, D, d_k)}``).
     A projection head ``W_h = U_h diag(s_h) V_h^T`` is redrawn as
     ``U_h' diag(s_h)`` with ``U_h'`` Haar on the Stiefel manifold of
     ``R^D`` (the right factor ``V_h`` changes no HDI); a circuit with
@@ -1849,8 +1988,26 @@ def head_spectrum_null(objects: dict, n_draw: int, seed) -> dict:
     on ``R^d``.  Heads are drawn independently, so the principal-angle HDI
     has the Haar law (:func:`random_subspace_null`); the printed and RV
     indices, which weight directions by the singular values, now compare
-    with heads of the trained scale.  Returns ``{object: (n_draw, 3)}``
-    (``NORMALIZATIONS`` order); one stream of ``seed``.
+    with heads of the trained scale.
+
+    Parameters
+    ----------
+    objects : dict of str to array_like
+        One layer's :func:`layer_objects`, ``{object: (H, D, d_k)}`` with keys among :data:`OBJECTS`.
+    n_draw : int >= 1
+        The number of null draws.
+    seed : int or numpy.random.SeedSequence
+        The seed of the one stream of draws.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``{object: (n_draw, 3)}``, the HDIs of each draw in :data:`mhanw.diversity.NORMALIZATIONS` order.
+
+    Raises
+    ------
+    ValueError
+        Naming ``objects`` when it is not such a dict, or ``n_draw`` when out of range.
     """
     if not isinstance(objects, dict) or not objects or not set(objects) <= set(OBJECTS):
         raise ValueError(f"objects: expected a dict with keys among {OBJECTS} (see layer_objects)")
@@ -1876,11 +2033,34 @@ def head_spectrum_null(objects: dict, n_draw: int, seed) -> dict:
 
 
 def random_subspace_null(n_heads: int, d: int, d_k: int, n_draw: int, seed, *, circuit: bool = False) -> np.ndarray:
-    """HDIs ``(n_draw, 3)`` of independent Haar heads of shape ``(n_heads, d, d_k)`` (``NORMALIZATIONS`` order).
+    """HDIs of independent Haar heads of shape ``(n_heads, d, d_k)``: the null of "as diverse as chance".
 
-    ``circuit=True``: the heads are the :func:`circuit_factors` of independent
-    Haar query and key projections.  Expected ``HDI_PA``: ``1 - d_k/d``
-    (``1 - d_k/(2d)`` for circuits).
+    Expected ``HDI_PA``: ``1 - d_k/d`` (``1 - d_k/(2d)`` for circuits).
+
+    Parameters
+    ----------
+    n_heads : int >= 2
+        ``H``.
+    d : int >= 1
+        The input dimension.
+    d_k : int, 1 <= d_k <= d
+        The head dimension.
+    n_draw : int >= 1
+        The number of draws.
+    seed : int or numpy.random.SeedSequence
+        The seed of the one stream of draws.
+    circuit : bool
+        Whether the heads are the :func:`circuit_factors` of independent Haar query and key projections.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_draw, 3)
+        The HDIs of each draw in :data:`mhanw.diversity.NORMALIZATIONS` order.
+
+    Raises
+    ------
+    ValueError
+        Naming ``d_k`` when it exceeds ``d``, or the argument that is out of range.
     """
     H = positive_int(n_heads, "n_heads", minimum=2)
     d = positive_int(d, "d")
@@ -1904,11 +2084,24 @@ def random_subspace_null(n_heads: int, d: int, d_k: int, n_draw: int, seed, *, c
 def null_summary(observed, null) -> dict:
     """Observed values against null draws, per column.
 
-    ``observed``: scalar or ``(m,)``; ``null``: ``(n, )`` or ``(n, m)`` with
-    ``n >= 2``.  Returns arrays (or floats) ``null_mean``, ``null_sd``
-    (ddof = 1), ``z = (observed - null_mean)/null_sd`` and ``p`` the two-sided
-    permutation p-value ``(1 + #{|null - mean| >= |observed - mean|})/(n + 1)``
-    (at least ``1/(n + 1)``).
+    Parameters
+    ----------
+    observed : float or array_like, shape (m,)
+        The observed statistics.
+    null : array_like, shape (n,) or (n, m)
+        ``n >= 2`` null draws of them, not constant in any column.
+
+    Returns
+    -------
+    dict
+        ``null_mean``, ``null_sd`` (ddof = 1), ``z = (observed - null_mean)/null_sd`` and ``p``, the two-sided
+        permutation p-value ``(1 + #{|null - mean| >= |observed - mean|})/(n + 1)`` (at least ``1/(n + 1)``);
+        floats for a scalar ``observed``, arrays ``(m,)`` otherwise.
+
+    Raises
+    ------
+    ValueError
+        Naming ``null`` when it has fewer than 2 draws, does not match ``observed`` or is constant.
     """
     obs = as_float_array(observed, "observed", ndim=(0, 1))
     nul = as_float_array(null, "null", ndim=(1, 2))
@@ -1933,13 +2126,25 @@ def null_summary(observed, null) -> dict:
 def spectrum_jackknife(pair_spectra) -> dict:
     """The layer-averaged principal-cosine spectrum and its leave-one-head-out replicates.
 
-    ``pair_spectra``: per layer, :func:`mhanw.diversity.pair_cos2` of its heads
-    (``(H, H, d_k)``; a list or an ``(L, H, H, d_k)`` array).  The statistic is
-    ``mean_l mean_{j<j'} c_l[j, j']``, the curve of the chapter's figure.
-    Returns ``value`` ``(d_k,)`` and ``replicates`` ``(L, H, d_k)``: the
-    statistic with head ``j`` of layer ``l`` left out (its pairs dropped from
-    that layer's mean).  :func:`stratified_jackknife_se` turns replicates of
-    any function of the spectrum into a standard error over heads.
+    The statistic is ``mean_l mean_{j<j'} c_l[j, j']``, the curve of the chapter's figure.
+    :func:`stratified_jackknife_se` turns replicates of any function of the spectrum into a standard error
+    over heads.
+
+    Parameters
+    ----------
+    pair_spectra : sequence of array_like, or array_like, shape (L, H, H, d_k)
+        Per layer, :func:`mhanw.diversity.pair_cos2` of its ``H >= 3`` heads.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``value`` ``(d_k,)``, the statistic, and ``replicates`` ``(L, H, d_k)``, the statistic with head
+        ``j`` of layer ``l`` left out (its pairs dropped from that layer's mean).
+
+    Raises
+    ------
+    ValueError
+        Naming ``pair_spectra`` when it is not of shape ``(L, H, H, d_k)`` with ``H >= 3``.
     """
     C = as_float_array(pair_spectra, "pair_spectra", ndim=4)
     L, H, H2, k = C.shape
@@ -1960,11 +2165,25 @@ def spectrum_jackknife(pair_spectra) -> dict:
 def stratified_jackknife_se(value, replicates) -> np.ndarray:
     """Delete-one jackknife standard error with strata along axis 0.
 
-    ``replicates``: ``(L, n, ...)``, the statistic with item ``i`` of stratum
-    ``l`` left out; ``value`` the full-sample statistic ``(...)`` (used for
-    the shape check).  ``se^2 = sum_l (n - 1)/n sum_i (T_li - mean_i T_li)^2``
-    (heads resampled within layers, layers fixed).  With one stratum this is
-    the ordinary jackknife.
+    ``se^2 = sum_l (n - 1)/n sum_i (T_li - mean_i T_li)^2`` (heads resampled within layers, layers fixed).
+    With one stratum this is the ordinary jackknife.
+
+    Parameters
+    ----------
+    value : float or array_like
+        The full-sample statistic, shape ``S`` (used for the shape check).
+    replicates : array_like, shape (L, n) + S
+        The statistic with item ``i`` of stratum ``l`` left out, ``n >= 2``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The standard error, shape ``S``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``replicates`` when its shape does not match ``value`` or a stratum has fewer than 2 items.
     """
     R = as_float_array(replicates, "replicates", ndim=(2, 3, 4))
     v = np.asarray(value, dtype=float)
@@ -1978,11 +2197,30 @@ def stratified_jackknife_se(value, replicates) -> np.ndarray:
 
 
 def leading_share(trained, null, n_leading: int) -> float:
-    """Share of the excess overlap ``e = trained - null`` (spectra ``(d_k,)``) carried by the leading ``n_leading`` angles.
+    """Share of the excess overlap ``e = trained - null`` carried by the leading ``n_leading`` angles.
 
     ``sum(e[:n_leading]) / sum(e)``; an excess spread evenly over the
     ``d_k`` angles gives ``n_leading/d_k``, one confined to them gives 1.
-    Requires a positive total excess.
+
+    Parameters
+    ----------
+    trained : array_like, shape (d_k,)
+        The trained principal-cosine spectrum (mean squared cosines, the leading angle first).
+    null : array_like, shape (d_k,)
+        A null's spectrum.
+    n_leading : int, 1 <= n_leading <= d_k
+        The number of leading angles.
+
+    Returns
+    -------
+    float
+        The share.
+
+    Raises
+    ------
+    ValueError
+        Naming ``null`` when its shape differs from ``trained``'s, ``n_leading`` when it exceeds ``d_k``, or
+        ``trained, null`` when the total excess is not positive.
     """
     t = as_float_array(trained, "trained", ndim=1)
     n = as_float_array(null, "null", ndim=1)
@@ -2000,24 +2238,38 @@ def leading_share(trained, null, n_leading: int) -> float:
 def excess_spectrum_summary(pair_spectra, null_spectra, n_leading: int) -> dict:
     """The trained spectrum against a null's, with standard errors for every comparison.
 
-    ``pair_spectra``: per layer :func:`mhanw.diversity.pair_cos2` (see
-    :func:`spectrum_jackknife`); ``null_spectra``: ``(L, n, d_k)`` spectra of
-    ``n`` null draws per layer (e.g. ``row_permutation_null(...)["key_spectrum"]``).
     The trained curve's s.e. is the stratified jackknife over heads; the null
     curve's is the s.e. of the mean over draws (its spread over draws,
     ``null_sd``, is the band of a single draw).  For the leading cosine and the
     :func:`leading_share` of the excess, the two sources add in quadrature
-    (the null's through a delete-one-draw jackknife).  Returns ``trained``,
-    ``trained_se``, ``null``, ``null_se``, ``null_sd`` (all ``(d_k,)``) and
-    ``top``/``total``/``beyond_even``/``share`` dicts with ``value`` and ``se``
-    (``total``: the summed excess over all angles; ``beyond_even``: the excess
-    in the leading ``n_leading`` angles minus their even part of the total,
-    ``sum(e[:m]) - m/d_k sum(e)``, which has the sign of ``share - m/d_k``
-    when the total is positive and, being linear, a jackknife s.e. that does
-    not blow up when the total nears zero).  The share is a ratio over the
-    total, so it is estimable only when the total is positive in the full
-    sample and in every jackknife replicate; otherwise its ``value`` and
-    ``se`` are NaN ("not estimable", printed "–").
+    (the null's through a delete-one-draw jackknife).
+
+    Parameters
+    ----------
+    pair_spectra : sequence of array_like, or array_like, shape (L, H, H, d_k)
+        Per layer, :func:`mhanw.diversity.pair_cos2` of its heads (see :func:`spectrum_jackknife`).
+    null_spectra : array_like, shape (L, n, d_k)
+        The spectra of ``n >= 2`` null draws per layer (e.g. ``row_permutation_null(...)["key_spectrum"]``).
+    n_leading : int >= 1
+        ``m``, the number of leading angles whose excess is compared with the total.
+
+    Returns
+    -------
+    dict
+        ``trained``, ``trained_se``, ``null``, ``null_se``, ``null_sd`` (arrays ``(d_k,)``); ``top``,
+        ``top_trained``, ``top_null``, ``total``, ``beyond_even`` and ``share`` (dicts with ``value`` and
+        ``se``) and ``n_leading``.  ``total`` is the summed excess over all angles; ``beyond_even`` the excess
+        in the leading ``m`` angles minus their even part of the total, ``sum(e[:m]) - m/d_k sum(e)``, which
+        has the sign of ``share - m/d_k`` when the total is positive and, being linear, a jackknife s.e. that
+        does not blow up when the total nears zero.  The share is a ratio over the total, so it is estimable
+        only when the total is positive in the full sample and in every jackknife replicate; otherwise its
+        ``value`` and ``se`` are NaN ("not estimable", printed "–").
+
+    Raises
+    ------
+    ValueError
+        Naming ``null_spectra`` when its shape does not match the trained spectra or it has fewer than 2
+        draws, or ``n_leading`` or ``pair_spectra`` when out of range.
     """
     m = positive_int(n_leading, "n_leading")
     jk = spectrum_jackknife(pair_spectra)
@@ -2068,13 +2320,28 @@ def excess_spectrum_summary(pair_spectra, null_spectra, n_leading: int) -> dict:
 
 
 def paper_scale_decomposition(W) -> dict:
-    """``1 - HDI_printed = S * G`` exactly, for ``W`` ``(H, d, d_k)``.
+    """``1 - HDI_printed = S * G`` exactly: the printed index's scale and geometry.
 
     ``S = mean_{j<j'} n_j n_j' / d_k^2`` with ``n_j = ||W_j^T W_j||_F`` (the
     weights' scale: ``c^4 S`` for ``cW``) and ``G = (1 - HDI_printed)/S``, a
     weighted mean of the RV coefficients ``||W_j^T W_j'||_F^2 / (n_j n_j')``
-    (geometry, scale free).  Returns ``one_minus_paper``, ``scale``,
-    ``geometry`` and ``one_minus_rv`` (``1 - HDI_RV``, the unweighted mean RV).
+    (geometry, scale free).
+
+    Parameters
+    ----------
+    W : array_like, shape (H, d, d_k)
+        The heads, none zero.
+
+    Returns
+    -------
+    dict of str to float
+        ``one_minus_paper`` (``1 - HDI_printed``), ``scale`` (``S``), ``geometry`` (``G``) and
+        ``one_minus_rv`` (``1 - HDI_RV``, the unweighted mean RV coefficient).
+
+    Raises
+    ------
+    ValueError
+        Naming ``W`` when a head is zero.
     """
     W = _head_array(W)
     d_k = W.shape[2]
@@ -2095,11 +2362,34 @@ def paper_scale_decomposition(W) -> dict:
 
 
 def r2_bootstrap(x, y, n_boot: int, seed) -> dict:
-    """Squared correlation of ``x`` and ``y`` (``(m,)``, e.g. ``ln S`` and ``ln(1 - HDI_printed)``) and its bootstrap s.e.
+    """Squared correlation of ``x`` and ``y`` and its bootstrap s.e.
 
-    The cases are resampled with replacement ``n_boot`` times (one stream of
-    ``seed``); resamples with a constant ``x`` or ``y`` are skipped.  Returns
-    ``r2``, ``se`` (ddof = 1 over resamples) and ``n_boot``.
+    E.g. ``x = ln S`` and ``y = ln(1 - HDI_printed)`` (:func:`paper_scale_decomposition`): how much of the
+    printed index the weights' scale explains.  The cases are resampled with replacement ``n_boot`` times;
+    resamples with a constant ``x`` or ``y`` are skipped.
+
+    Parameters
+    ----------
+    x : array_like, shape (m,)
+        The first variable, ``m >= 3`` cases, not constant.
+    y : array_like, shape (m,)
+        The second, likewise.
+    n_boot : int >= 2
+        Bootstrap resamples.
+    seed : int or numpy.random.SeedSequence
+        The seed of the one stream of resamples.
+
+    Returns
+    -------
+    dict
+        ``r2`` (float, the full-sample squared correlation), ``se`` (its s.e., ddof = 1 over the resamples
+        used) and ``n_boot`` (int, the resamples used).
+
+    Raises
+    ------
+    ValueError
+        Naming ``y`` when its shape differs from ``x``'s or there are fewer than 3 cases, ``x`` or ``y``
+        when constant, or ``n_boot`` when fewer than 2 resamples have a defined correlation.
     """
     x = as_float_array(x, "x", ndim=1)
     y = as_float_array(y, "y", ndim=1)
@@ -2125,9 +2415,23 @@ def r2_bootstrap(x, y, n_boot: int, seed) -> dict:
 def layer_contrast(per_sentence, layer: int = -1) -> Estimate:
     """Mean ablation effect of one layer's heads minus that of the other layers' heads, per sentence.
 
-    ``per_sentence``: ``(L, H, n)`` (:func:`ablation_effects`); returns the
-    :class:`~mhanw.infra.estimates.Estimate` over sentences (paired: both
-    means are taken on the same sentence).
+    Parameters
+    ----------
+    per_sentence : array_like, shape (L, H, n)
+        The ablation effects of :func:`ablation_effects`, ``L >= 2`` layers.
+    layer : int
+        The layer, ``-L <= layer < L`` (default the last).
+
+    Returns
+    -------
+    Estimate
+        The mean over sentences of the per-sentence contrast with its s.e. (paired: both means are taken on
+        the same sentence).
+
+    Raises
+    ------
+    ValueError
+        Naming ``layer`` when it is not an index of one of ``L >= 2`` layers.
     """
     E = as_float_array(per_sentence, "per_sentence", ndim=3)
     L = E.shape[0]
@@ -2144,10 +2448,25 @@ def layer_contrast(per_sentence, layer: int = -1) -> Estimate:
 def ablation_effects(baseline, ablated) -> dict:
     """Change of sentence embeddings when one head is removed: ``1 - cos(ablated, baseline)``.
 
-    ``baseline``: ``(n, D)``; ``ablated``: ``(L, H, n, D)`` (as returned by
-    :meth:`mhanw.pretrained.Encoder.ablate_each_head`).  Returns
-    ``per_sentence`` ``(L, H, n)``, ``mean`` and ``se`` ``(L, H)`` (s.e. over
-    sentences, ddof = 1; needs ``n >= 2``).
+    Parameters
+    ----------
+    baseline : array_like, shape (n, D)
+        The sentence embeddings of the whole encoder, ``n >= 2`` sentences, none zero.
+    ablated : array_like, shape (L, H, n, D)
+        The embeddings with head ``(l, h)`` removed, as :meth:`mhanw.pretrained.Encoder.ablate_each_head`
+        returns them.
+
+    Returns
+    -------
+    dict
+        ``per_sentence`` ``(L, H, n)``, the effect per head and sentence; ``mean`` and ``se`` ``(L, H)``, its
+        mean over sentences and the s.e. (ddof = 1).
+
+    Raises
+    ------
+    ValueError
+        Naming ``ablated`` when its shape does not match ``baseline``, or ``baseline`` when it has fewer than
+        2 sentences or a zero embedding (of either array).
     """
     b = as_float_array(baseline, "baseline", ndim=2)
     a = as_float_array(ablated, "ablated", ndim=4)
@@ -2175,17 +2494,39 @@ def _ranks(x: np.ndarray) -> np.ndarray:
 def spearman_permutation(x, y, n_perm: int, seed, *, strata=None, alternative: str = "two-sided") -> dict:
     """Spearman correlation of ``x`` and ``y`` with a permutation p-value.
 
-    ``x``, ``y``: ``(m,)``.  Without ``strata``: ``rho`` is Spearman's
-    correlation and the null permutes ``y``.  With ``strata`` (``(m,)``
-    labels, e.g. each head's layer): ``rho`` is the mean over strata of the
-    within-stratum Spearman correlations and the null permutes ``y`` within
-    each stratum, so that differences between strata cannot create a
-    correlation.  ``p = (1 + #{T_perm at least as extreme as rho})/(n_perm + 1)``
-    for ``alternative`` ``"two-sided"`` (``|T|``), ``"less"`` or ``"greater"``.
-    Returns ``rho``, ``p``, ``n_perm``, ``null_sd`` (the standard deviation
-    of the permutation null: the standard error of ``rho`` when the two are
-    unrelated) and, with strata, ``per_stratum``
-    (``{label: rho}``).
+    Without ``strata``: ``rho`` is Spearman's correlation and the null permutes ``y``.  With ``strata``:
+    ``rho`` is the mean over strata of the within-stratum Spearman correlations and the null permutes ``y``
+    within each stratum, so that differences between strata cannot create a correlation.
+    ``p = (1 + #{T_perm at least as extreme as rho})/(n_perm + 1)``.
+
+    Parameters
+    ----------
+    x : array_like, shape (m,)
+        The first variable.
+    y : array_like, shape (m,)
+        The second.
+    n_perm : int >= 1
+        The number of permutations.
+    seed : int or numpy.random.SeedSequence
+        The seed of the one stream of permutations.
+    strata : array_like, shape (m,), optional
+        Stratum labels (e.g. each head's layer), at least 3 items per stratum.
+    alternative : {"two-sided", "less", "greater"}
+        What is extreme: ``|T| >= |rho|``, ``T <= rho`` or ``T >= rho``.
+
+    Returns
+    -------
+    dict
+        ``rho``, ``p``, ``n_perm``, ``null_sd`` (the standard deviation of the permutation null: the standard
+        error of ``rho`` when the two are unrelated; NaN for one permutation) and, with strata,
+        ``per_stratum`` (``{label: rho}``).
+
+    Raises
+    ------
+    ValueError
+        Naming ``y`` or ``strata`` when the shapes differ from ``x``'s, ``strata`` when a stratum has fewer
+        than 3 items, ``x, y`` when the values are all tied within a stratum, or the argument that is out of
+        range.
     """
     x = as_float_array(x, "x", ndim=1)
     y = as_float_array(y, "y", ndim=1)

@@ -1501,10 +1501,30 @@ BIAS_EXPONENTS = (1, 2, 3, 4)
 
 
 def bias_reading_models(base="M1", exponents=BIAS_EXPONENTS) -> dict:
-    """The model ``base`` with each squared-bias exponent of ``exponents``.
+    """The model ``base`` with each squared-bias exponent of ``exponents`` (Thm 6.1).
 
-    The model ``base`` with the squared bias ``c_B/k^a`` for each ``a`` in ``exponents``,
-    ``{a: MSEModel}`` (each derived symbolically like any reader's model).
+    Theorem 6.1 takes the bias proportional to ``d_k^-2`` without saying whether the bias or its square is
+    meant; each reading is the model ``base`` with its squared bias replaced by ``c_B/k^a``, derived
+    symbolically like any reader's model, so the head-size law can be compared across readings.
+
+    Parameters
+    ----------
+    base : str or MSEModel
+        The model whose squared bias is replaced: a built-in name (``"M1"``, ...) or an :class:`MSEModel`;
+        its variance law, combination rule and constants are kept.
+    exponents : sequence of int >= 1
+        The distinct squared-bias exponents ``a`` (default :data:`BIAS_EXPONENTS`, ``(1, 2, 3, 4)``).
+
+    Returns
+    -------
+    dict of int to MSEModel
+        ``{a: model}`` in the order of ``exponents``; each model is named ``"<base>, B^2 = c_B/k^<a>"``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``exponents`` when they are not distinct positive integers or are empty, or ``base`` when it
+        is no model.
     """
     exps = tuple(positive_int(a, "exponents") for a in sequence(exponents, "exponents", "positive integers"))
     if not exps or len(set(exps)) != len(exps):
@@ -1517,10 +1537,25 @@ def bias_reading_models(base="M1", exponents=BIAS_EXPONENTS) -> dict:
 
 
 def heads_slope(n, budgets, model="M1") -> float:
-    """The least-squares slope of ``ln H*`` on ``ln D``.
+    """The least-squares slope of ``ln H*`` on ``ln D`` at a fixed sample size (Thm 6.1).
 
-    The least-squares slope of ``ln H*`` on ``ln D`` over ``budgets`` at ``n``, with ``H* = floor(D/d_k*)``
-    of the integer minimiser: 1 when the number of heads is proportional to the budget.
+    Theorem 6.1 says ``H* = floor(D/d_k*)`` grows nearly linearly with the budget ``D``: with ``d_k*`` the
+    integer minimiser of the model's risk (:func:`optimal_head_dim`) at each budget, the slope is 1 when
+    the number of heads is proportional to the budget and below 1 when ``d_k*`` grows with ``D``.
+
+    Parameters
+    ----------
+    n : float > 1
+        The sample size, the same for every budget.
+    budgets : sequence of int >= 1
+        The budgets ``D``, at least two distinct values (each at most :data:`MAX_BUDGET`).
+    model : str or MSEModel
+        The risk model (default ``"M1"``), with its own constants.
+
+    Returns
+    -------
+    float
+        The slope of the least-squares line of ``ln H*`` against ``ln D``.
     """
     heads = [n_heads(optimal_head_dim(n, D, model), D) for D in budgets]
     return float(np.polyfit(np.log(budgets), np.log(heads), 1)[0])
@@ -1562,21 +1597,41 @@ def _budget_errors(rng, regression, n, n_test, sigma, budget, d_k_values, cells,
 
 @dataclass(frozen=True)
 class BudgetResult(ReplicatedErrors):
-    """The budget simulation at one ``(regression, n)``.
+    """The budget simulation at one ``(regression, n)``: real heads under ``D = H * d_k`` (Thm 6.1).
 
-    Attributes
+    What :func:`budget_simulation` returns: for each head size ``d_k`` (``H = budget / d_k`` heads on
+    orthogonal coordinate blocks) and each combination rule, the bandwidth tuned on the tuning replicates
+    and the integrated squared error of the tuned ensemble on fresh evaluation replicates.  ``mean``,
+    ``se`` and ``estimate`` (from :class:`mhanw.infra.estimates.ReplicatedErrors`) are the evaluation
+    IMSE and its Monte Carlo s.e., shape ``(n_rules, n_dk)``.
+
+    Parameters
     ----------
-    regression, n, budget, n_test, sigma : the setting
-    d_k_values : head sizes, ``H = budget / d_k``
-    rules : combination rules
-    bandwidths : the tuning grid
-    tuning_imse : ``(n_dk, n_h, n_rules)``, mean error over the tuning replicates
-    tuning_se : same shape, its standard error
-    tuned_bandwidth : ``(n_dk, n_rules)``, the grid value with the smallest tuning IMSE
-    errors : ``(n_rules, n_dk, n_rep)``, per-replicate integrated squared errors of
-        the tuned ensembles on the evaluation replicates (common random numbers)
-
-    ``mean``, ``se`` and ``estimate``: the evaluation IMSE ``(n_rules, n_dk)``.
+    regression : str
+        The name of the data model (regression function, inputs and noise).
+    n : int
+        The training sample size.
+    budget : int
+        ``D``, the total head dimension and the number of input coordinates.
+    n_test : int
+        Test points per replicate.
+    sigma : float
+        The noise standard deviation.
+    d_k_values : tuple of int
+        The head sizes, each a divisor of ``budget``; ``n_dk = len(d_k_values)``.
+    rules : tuple of str
+        The combination rules (:data:`mhanw.heads.RULES`); ``n_rules = len(rules)``.
+    bandwidths : tuple of float
+        The tuning grid; ``n_h = len(bandwidths)``.
+    tuning_imse : numpy.ndarray, shape (n_dk, n_h, n_rules)
+        The mean integrated squared error over the tuning replicates of every grid bandwidth.
+    tuning_se : numpy.ndarray, shape (n_dk, n_h, n_rules)
+        Its Monte Carlo standard error.
+    tuned_bandwidth : numpy.ndarray, shape (n_dk, n_rules)
+        The grid bandwidth with the smallest tuning IMSE.
+    errors : numpy.ndarray, shape (n_rules, n_dk, n_rep)
+        Per-replicate integrated squared errors of the tuned ensembles on the evaluation replicates
+        (common random numbers: replicate ``r`` is the same sample in every cell).
     """
 
     regression: str
@@ -1608,14 +1663,38 @@ class BudgetResult(ReplicatedErrors):
         )
 
     def paired_difference(self, a: tuple, b: tuple) -> Estimate:
-        """``IMSE_a - IMSE_b`` with its paired s.e. for cells ``a = (rule, d_k)`` and ``b`` (unpacks as ``diff, se``)."""
+        """The paired difference ``IMSE_a - IMSE_b`` of two cells with its Monte Carlo s.e.
+
+        The replicates are common random numbers, so the s.e. is that of the per-replicate differences.
+
+        Parameters
+        ----------
+        a : tuple (str, int)
+            The cell ``(rule, d_k)``: a rule of :attr:`rules` and a head size of :attr:`d_k_values`.
+        b : tuple (str, int)
+            The cell subtracted, likewise.
+
+        Returns
+        -------
+        Estimate
+            The mean difference and its paired s.e. (scalars; unpacks as ``diff, se``).
+        """
         return Estimate.paired(self.errors[self._index(*a)], self.errors[self._index(*b)])
 
     def best_d_k(self, rule, among=None) -> int:
         """The head size with the smallest evaluation IMSE under ``rule``.
 
-        The head size with the smallest evaluation IMSE under ``rule`` (among the head sizes ``among``,
-        default all; ties go to the first).
+        Parameters
+        ----------
+        rule : str
+            A rule of :attr:`rules`.
+        among : sequence of int, optional
+            The head sizes to choose from, each in :attr:`d_k_values` (default: all of them).
+
+        Returns
+        -------
+        int
+            The head size with the smallest mean evaluation IMSE; ties go to the first of ``among``.
         """
         r = self.rules.index(one_of(rule, "rule", self.rules))
         among = self.d_k_values if among is None else tuple(among)
@@ -1624,16 +1703,34 @@ class BudgetResult(ReplicatedErrors):
     def best_difference(self, a, b) -> Estimate:
         """The best head size under rule ``a`` against the best under rule ``b``.
 
-        The best head size under rule ``a`` against the best under rule ``b``: ``IMSE_a - IMSE_b`` with its
-        paired s.e.
+        Parameters
+        ----------
+        a : str
+            A rule of :attr:`rules`, taken at its own best head size (:meth:`best_d_k`).
+        b : str
+            The rule subtracted, at its own best head size.
+
+        Returns
+        -------
+        Estimate
+            ``IMSE_a - IMSE_b`` with its paired s.e. (scalars).
         """
         return self.paired_difference((a, self.best_d_k(a)), (b, self.best_d_k(b)))
 
     def small_vs_big(self, rule) -> Estimate:
-        """The best of the many small heads against the best of the few big ones.
+        """The best of the many small heads against the best of the few big ones (Thm 6.1's conclusion).
 
-        Under ``rule``, the best of the many small heads (``d_k <= D/4``) against the best of the few big
-        ones: ``IMSE_small - IMSE_big`` with its paired s.e. (negative: small heads win).
+        Parameters
+        ----------
+        rule : str
+            A rule of :attr:`rules`.  The small heads are those with ``d_k <= D/4``, the big ones the rest;
+            both groups must be non-empty in :attr:`d_k_values`.
+
+        Returns
+        -------
+        Estimate
+            ``IMSE_small - IMSE_big`` of the best head size of each group, with its paired s.e. (scalars;
+            negative: the many small heads win).
         """
         small = [k for k in self.d_k_values if k <= self.budget // 4]
         big = [k for k in self.d_k_values if k > self.budget // 4]
@@ -1642,9 +1739,19 @@ class BudgetResult(ReplicatedErrors):
     def comparisons(self, rule) -> list[dict]:
         """Every other head size against the best one, under ``rule``.
 
-        Under ``rule``: every other head size against the best one, with the paired
-        difference, its s.e., ``z = diff/se`` and whether ``diff > 3 se`` (the best is
-        significantly better; :meth:`mhanw.infra.estimates.Estimate.exceeds`).
+        Parameters
+        ----------
+        rule : str
+            A rule of :attr:`rules`.
+
+        Returns
+        -------
+        list of dict
+            One row per head size other than the best (:meth:`best_d_k`), in the order of
+            :attr:`d_k_values`, with keys ``rule``, ``best_d_k``, ``d_k``, ``diff`` (``IMSE_d_k -
+            IMSE_best``), ``se`` (its paired s.e.), ``z = diff/se`` and ``significant`` (whether ``diff``
+            exceeds :data:`mhanw.constants.N_SE` s.e.: the best is significantly better;
+            :meth:`mhanw.infra.estimates.Estimate.exceeds`).
         """
         best = self.best_d_k(rule)
         rows = []
@@ -1668,8 +1775,13 @@ class BudgetResult(ReplicatedErrors):
     def rows(self) -> list[dict]:
         """One row per ``(rule, d_k)`` for a table.
 
-        One row per ``(rule, d_k)``: IMSE, s.e., tuned bandwidth and whether it sits on the
-        edge of the grid (then the grid should be widened).
+        Returns
+        -------
+        list of dict
+            Rule-major rows with keys ``regression``, ``n``, ``rule``, ``d_k``, ``n_heads`` (``D // d_k``),
+            ``imse`` and ``se`` (the evaluation IMSE and its s.e.), ``bandwidth`` (the tuned one) and
+            ``bandwidth_on_edge`` (whether it is the first or last grid value: then the grid should be
+            widened).
         """
         out = []
         for r, rule in enumerate(self.rules):
@@ -1721,14 +1833,34 @@ def budget_simulation(
         Head sizes, each a divisor of ``budget`` (default: all divisors).
     bandwidths : sequence of float
         The tuning grid.
-    rules : sequence of :data:`mhanw.heads.RULES` (``"concat"``: one response per head, ``W_O``
-        fitted by least squares on the training sample's leave-one-out head outputs)
-    n_tune, n_rep : int
-        Tuning and evaluation replicates (independent streams: children 0 and 1 of ``seed``).
-    n_test, sigma : test points per replicate, noise standard deviation (default
-        :data:`mhanw.constants.SIGMA`, or the DataModel's level)
+    rules : sequence of str
+        Distinct combination rules of :data:`mhanw.heads.RULES` (``"concat"``: one response per head,
+        ``W_O`` fitted by least squares on the training sample's leave-one-out head outputs).
+    n_tune : int >= 2
+        Tuning replicates (the stream of child 0 of ``seed``).
+    n_rep : int >= 2
+        Evaluation replicates (the independent stream of child 1 of ``seed``).
+    n_test : int >= 1
+        Test points per replicate.
+    sigma : float, optional
+        The noise standard deviation (default :data:`mhanw.constants.SIGMA`, or the DataModel's level).
     seed : int or numpy.random.SeedSequence
-    n_jobs : worker processes (results do not depend on it)
+        The root of the random streams.
+    n_jobs : int
+        Worker processes (the results do not depend on it).
+
+    Returns
+    -------
+    BudgetResult
+        The tuned bandwidths and the per-replicate evaluation errors, ``errors`` of shape
+        ``(len(rules), len(d_k_values), n_rep)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``d_k_values`` when they are not distinct divisors of ``budget``, ``bandwidths`` when the
+        grid is empty, ``rules`` when they are not distinct known rules, or the argument that is out of
+        range (``n``, ``budget``, ``n_tune``, ``n_rep``, ``n_test``, ``regression``).
     """
     budget = positive_int(budget, "budget", maximum=None)  # bounded by the keys of one sample, n x budget
     n = positive_int(n, "n", maximum=None)
