@@ -26,7 +26,19 @@ from ..infra.results import Q, Raw, Results, Tex
 from ..infra.rules import All, Claim, Decided, Effect
 from ..infra.texout import regression_tex, tex_text
 from ..infra.validate import brief
-from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, direction_words, guard, significant_effect
+from ..infra.verdicts import (
+    CONTROL,
+    DERIVATION,
+    FAILS,
+    HOLDS,
+    HOLDS_UNDER,
+    PAPER,
+    READING,
+    UNDECIDED,
+    direction_words,
+    guard,
+    significant_effect,
+)
 from ..weighting import GOLDEN_Q, MAX_SYMBOLIC_HEADS, ORACLES, SCHEMES
 from .base import Context, step
 
@@ -621,31 +633,40 @@ CLAIMS = (
         "In the graded error model, geometric weights beat uniform ones exactly when the heterogeneity gamma "
         "exceeds a threshold gamma*(H, rho) > 1",
         Decided("symbolic.threshold"),
+        role=PAPER,
     ),
-    Claim("thm-7.1/graded-heads/geometric", _graded_statement("geometric"), Decided("graded.decisions.geometric")),
-    Claim("thm-7.1/graded-heads/fibonacci", _graded_statement("fibonacci"), Decided("graded.decisions.fibonacci")),
+    Claim(
+        "thm-7.1/graded-heads/geometric",
+        _graded_statement("geometric"),
+        Decided("graded.decisions.geometric"),
+        role=PAPER,
+    ),
+    Claim(
+        "thm-7.1/graded-heads/fibonacci",
+        _graded_statement("fibonacci"),
+        Decided("graded.decisions.fibonacci"),
+        role=PAPER,
+    ),
     Claim(
         "thm-7.1/graded-heads/best-single-head",
         "With real NW heads of graded quality, fixed weights "
         f"({join_list([NAMES[s] for s in SCHEMES])}) over all heads beat the best single head",
         All(tuple(Effect(f"graded.{s}_minus_best", sign=-1) for s in SCHEMES)),
+        role=DERIVATION,
     ),
     Claim(
         "thm-7.1/graded-heads/adding-heads",
         "With real NW heads of graded quality, each head added in quality order lowers the MSE of fixed weights",
         Decided("graded.decisions.adding_heads"),
+        role=READING,
     ),
     Claim(
         "thm-7.1/homogeneous-control",
         "With exchangeable heads, uniform weights beat geometric and Fibonacci weights",
         All((Effect("control.geometric_minus_uniform"), Effect("control.fibonacci_minus_uniform"))),
+        role=CONTROL,
         premises="control.premises",
         finding=_control_finding,
-    ),
-    Claim(
-        "thm-7.1",
-        "Geometric weights beat uniform ones when head quality is heterogeneous enough, and not otherwise",
-        Decided("theorem.decision"),
     ),
 )
 

@@ -22,7 +22,18 @@ from ..infra.prose import count_of, join_list, ranges
 from ..infra.results import Q, Raw, Results, Tex
 from ..infra.rules import AtMost, Claim, Decided
 from ..infra.validate import brief
-from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, guard, predicate, significant_effect
+from ..infra.verdicts import (
+    DERIVATION,
+    FAILS,
+    HOLDS,
+    N_SE,
+    PAPER,
+    READING,
+    UNDECIDED,
+    guard,
+    predicate,
+    significant_effect,
+)
 from ..pretrained import OBJECTS
 from .base import Context, step
 
@@ -532,6 +543,7 @@ CLAIMS = (
         "diverse than chance (a measurement of this model; whether training drives heads apart is "
         "decided where heads are trained, chapter 10)",
         Decided("spectral_nulls.diversity"),
+        role=PAPER,
     ),
     Claim(
         "pretrained/shared-directions",
@@ -540,6 +552,7 @@ CLAIMS = (
             f"directions (the leading principal angles), not spread over all {r.at('setting.d_k')}"
         ),
         Decided("spectra.shared"),
+        role=DERIVATION,
     ),
     Claim(
         "pretrained/printed-hdi-invariance",
@@ -551,18 +564,21 @@ CLAIMS = (
             "rounding; largest change over c in [1/2, 2] of the printed HDI of the keys and queries, the "
             "principal-angle and RV indices shown for comparison",
         ),
+        role=READING,
         also=("printed.change.principal_angles", "printed.change.rv"),
     ),
     Claim(
         "pretrained/printed-hdi-geometry",
         "in a trained model the printed HDI measures the geometry of the heads, not the scale of the weights",
         Decided("printed.scale"),
+        role=READING,
     ),
     Claim(
         "pretrained/redundancy-predicts-ablation",
         "within a layer, a head that overlaps more with the other heads matters less when removed, "
         "so that redundancy picks pruning candidates",
         Decided("ablation.pruning"),
+        role=PAPER,
     ),
 )
 
