@@ -125,7 +125,7 @@ def test_every_reader_handles_every_verdict(verdict):
     records = [
         _record("thm-4.2/a", verdict),
         _record("thm-4.2/b", V.HOLDS),
-        _record("rf/c", V.FAILS, role=V.SIDE_CHECK),
+        _record("rf/c", V.FAILS, role=V.CONTROL),
     ]
     table = L.latex_table(records)
     summary = L.latex_summary(records)
@@ -175,8 +175,8 @@ def test_the_two_tallies_count_the_papers_claims_apart_and_name_the_tautologies(
     records = [
         _record("thm-2.1/a", V.HOLDS),
         _record("thm-2.1/b", V.FAILS),
-        _record("thm-4.2/c", V.HOLDS, role=V.SIDE_CHECK),
-        _record("thm-6.1/printed-law/some-model", V.HOLDS, role=V.TAUTOLOGY),
+        _record("thm-4.2/c", V.HOLDS, role=V.CONTROL),
+        _record("thm-6.1/printed-law/some-model", V.HOLDS, role=V.DERIVATION),
     ]
     tally = L.tally_sentence(records)
     assert tally == (
@@ -220,7 +220,7 @@ COUNTS = (1, 2, 5, 13)
 @pytest.mark.parametrize("k", COUNTS)
 def test_every_template_reads_under_every_verdict(verdict, k):
     group = [_record(f"thm-4.2/p{i}", verdict, finding="" if i else "") for i in range(k)]
-    mixed = group + [_record("thm-2.1/x", V.HOLDS), _record("thm-2.1/y", V.UNDECIDED, role=V.SIDE_CHECK)]
+    mixed = group + [_record("thm-2.1/x", V.HOLDS), _record("thm-2.1/y", V.UNDECIDED, role=V.CONTROL)]
     texts = {
         "counts": L.counts_phrase(group),
         "overall": L.overall_sentence(group),
