@@ -264,7 +264,7 @@ def _record(claim, verdict, chapter="01_alpha", **kw):
         "section": "sec:alpha",
         "statement": f"The statement of {claim}",
         "verdict": verdict,
-        "conditions": "isotropic m" if verdict == "holds under the stated conditions" else "",
+        "conditions": "isotropic m" if verdict == "holds only under added conditions" else "",
         "criterion": "3 s.e.",
         "statistics": [{"name": "gap", "value": 0.25, "se": 0.01}],
         "detectable": None,

@@ -38,6 +38,7 @@ from ..infra.verdicts import (
     READING,
     UNDECIDED,
     combine,
+    deciding_entry,
     guard,
     power_verdict,
     within_tolerance,
@@ -537,13 +538,23 @@ def equal_decisions(pairs: dict, hdi_gap: float) -> tuple[dict, dict]:
         "|z| of IMSE(P) - IMSE(Q) (both HDI_PA = 1/2) against 3, for each isotropic m",
         *(s for e in pairs.values() for s in (e["pq"]["rel"], e["pq"]["z"])),
         verdict=FAILS if any(abs(e["pq"]["z"].value) > N_SE for e in pairs.values()) else UNDECIDED,
+        deciding=_largest_z(pairs, "pq", two_sided=True),
     )
     higher = _decision(
         f"z of IMSE(P') - IMSE(Q) against 3 for each isotropic m; P' has HDI_PA higher by {hdi_gap:.3f}",
         *(s for e in pairs.values() for s in (e["ppq"]["rel"], e["ppq"]["z"])),
         verdict=FAILS if any(e["ppq"]["z"].value > N_SE for e in pairs.values()) else UNDECIDED,
+        deciding=_largest_z(pairs, "ppq", two_sided=False),
     )
     return equal, higher
+
+
+def _largest_z(pairs: dict, which: str, *, two_sided: bool) -> dict:
+    """The statistic that decides an any-m comparison: the relative IMSE difference of the isotropic m with
+    the largest z (by size when ``two_sided``), with its z against 0 (:func:`mhanw.infra.verdicts.deciding_entry`)."""
+    e = max(pairs.values(), key=lambda e: abs(e[which]["z"].value) if two_sided else e[which]["z"].value)
+    rel, z = e[which]["rel"], e[which]["z"].value
+    return deciding_entry(rel.label or which, rel.value, rel.se, 0.0, abs(z) if two_sided else z)
 
 
 def as_stated_decision(parts: list) -> dict:

@@ -30,6 +30,7 @@ from ..infra.verdicts import (
     PAPER,
     READING,
     UNDECIDED,
+    deciding_entry,
     guard,
     predicate,
     significant_effect,
@@ -493,7 +494,20 @@ def _pruning_decision(rho: float, se: float, p: float) -> dict:
         ),
         "statistics": (Q(rho, se, label="within-layer Spearman rho"), Q(p, label="permutation p")),
         "detectable": N_SE * se,
+        "deciding": _pruning_deciding(rho, se, verdict),
     }
+
+
+def _pruning_deciding(rho: float, se: float, verdict: str) -> dict:
+    """The threshold that decided the pruning reading: 0 for a holds or a fails on the sign (rho 3 s.e. from
+    0), RHO_USEFUL for a fails that excludes a useful correlation; the nearer of the two otherwise."""
+    name = "within-layer Spearman rho"
+    on_sign = abs(rho) >= N_SE * se
+    threshold = 0.0 if (verdict != FAILS and on_sign) or (verdict == FAILS and rho >= N_SE * se) else RHO_USEFUL
+    if verdict == UNDECIDED:
+        threshold = 0.0 if abs(rho) <= abs(rho - RHO_USEFUL) else RHO_USEFUL
+    z = abs(rho - threshold) / se if se > 0 else None
+    return deciding_entry(name, rho, se, threshold, z)
 
 
 def _shared_decision(e: dict, d_k: int) -> dict:

@@ -357,7 +357,9 @@ def inferred_deciding(stats, verdict: str, tolerance: float | None = None) -> di
     """The deciding statistic of a decision made in a chapter's step that did not name it: among the
     statistics with a standard error, its distance in s.e. from the tolerance (``|value| - tolerance``) or,
     without one, from zero; a fails is decided by the farthest one, a holds by the nearest (its weakest
-    link); otherwise the first statistic.  ``None`` when there is no statistic."""
+    link); otherwise the first statistic.  ``None`` when there is no statistic.  The entry says
+    ``inferred``: its threshold is a guess, so :func:`correct` leaves the record out of the family (a step
+    that wants its decision corrected names its deciding statistic, ``deciding``, in the decision)."""
     if not stats:
         return None
     thr = 0.0 if tolerance is None else float(tolerance)
@@ -374,7 +376,10 @@ def inferred_deciding(stats, verdict: str, tolerance: float | None = None) -> di
     else:
         pick = stats[0]
     value = abs(pick.value) if tolerance is not None else pick.value
-    return deciding_entry(pick.name, value, None if math.isnan(pick.se) else pick.se, thr, z(pick))
+    return {
+        **deciding_entry(pick.name, value, None if math.isnan(pick.se) else pick.se, thr, z(pick)),
+        "inferred": True,
+    }
 
 
 @dataclass(frozen=True)
@@ -483,13 +488,13 @@ def correct(records, counted: tuple = (*COUNTED_ROLES, NO_ROLE)) -> list[Verdict
     """The records with Holm's correction (:func:`holm`, at :data:`ALPHA`) applied within each claim: the
     family of a claim is its records (ids sharing the part before the first ``/``) of a counted role whose
     verdict is a decision on the numbers (not "outside its conditions", not "not checkable") and whose
-    deciding statistic has a standard error.  A holds or a fails whose test does not pass the correction
+    deciding statistic has a standard error and was named by its rule (not inferred: :func:`inferred_deciding`).  A holds or a fails whose test does not pass the correction
     becomes "undecided at this size"; every record of a family stores its ``correction`` (with the
     ``before`` verdict), the others none.  Order kept."""
     records = list(records)
     families: dict[str, list[int]] = {}
     for i, r in enumerate(records):
-        z = None if r.deciding is None else r.deciding.get("z")
+        z = None if r.deciding is None or r.deciding.get("inferred") else r.deciding.get("z")
         if r.role in counted and r.verdict in (HOLDS, HOLDS_UNDER, FAILS, UNDECIDED) and z is not None:
             families.setdefault(r.claim.split("/", 1)[0], []).append(i)
     out = list(records)

@@ -691,7 +691,7 @@ def latex_summary(records: list[dict]) -> str:
     - ``\\ClaimsByVerdict``: each verdict once with the claims and parts that received it;
     - ``\\ClaimsOf{thm-4.2}``: that claim's counted parts by verdict (:func:`claim_tally`);
     - ``\\ClaimHeadline{thm-4.2}``: that claim's verdict as a whole, computed from its counted records
-      (:func:`headline_verdict`; no aggregate is a record);
+      (:func:`headline_verdict`; no aggregate is a record), as a predicate ("it \\ClaimHeadline{...}");
     - ``\\ClaimVerdict{thm-2.1/identity}``: one record's verdict (the word, with its conditions);
       ``\\ClaimIs{thm-2.1/identity}``: the same as a predicate, for "it \\ClaimIs{...}"
       (:func:`mhanw.infra.verdicts.predicate`).
@@ -733,7 +733,7 @@ def latex_summary(records: list[dict]) -> str:
             lines.append(_csdef("mhanw@is", r["claim"], tex_text(_VERBS[r["verdict"]][0])))
         for g, rs in grouped(records).items():
             lines.append(_csdef("mhanw@group", g, tex_text(claim_tally(rs))))
-            lines.append(_csdef("mhanw@headline", g, tex_text(headline_verdict(rs))))
+            lines.append(_csdef("mhanw@headline", g, tex_text(_VERBS[headline_verdict(rs)][0])))
         groups = [f"{group_name(g)}: {claim_tally(rs)}" for g, rs in grouped(records).items() if counted(rs)]
         lines.append(f"\\newcommand{{\\ClaimsByClaim}}{{{tex_text('; '.join(groups))}}}")
     else:
