@@ -218,6 +218,8 @@ def test_the_tally_counts_statements_and_readings_only_and_every_output_agrees()
         assert f.tally == ledger.claim_tally(groups[f.theorem.claim])
         assert f.parts == len(ledger.counted(groups[f.theorem.claim]))
     assert sum(f.parts for f in found) == t["parts"]
+    assert book.html.escape(sentence) in book.front_page([], found, records, [], False, set())
+    assert sentence in ledger.text_table(records)  # the table at the end of make all
     table = theorems.readme_table(found)
     assert "identity: **holds** · locality (reading): **fails as stated**" in table
 

@@ -688,7 +688,7 @@ def latex_summary(records: list[dict]) -> str:
     - ``\\ClaimsOutside``: the records outside their conditions, with the failed premise and
       what the numbers show (:func:`outside_sentence`);
     - ``\\ClaimsTotal``: the number of records;
-    - ``\\ClaimsByVerdict``: each verdict once with the claims and parts that received it;
+    - ``\\ClaimsByVerdict``: each verdict once with the counted claims and parts that received it;
     - ``\\ClaimsOf{thm-4.2}``: that claim's counted parts by verdict (:func:`claim_tally`);
     - ``\\ClaimHeadline{thm-4.2}``: that claim's verdict as a whole, computed from its counted records
       (:func:`headline_verdict`; no aggregate is a record), as a predicate ("it \\ClaimHeadline{...}");
@@ -727,7 +727,7 @@ def latex_summary(records: list[dict]) -> str:
         side = findings_sentences(records, (DERIVATION, CONTROL))
         lines.append(f"\\newcommand{{\\ClaimsSideFindings}}{{{tex_text(side)}}}")
         lines.append(f"\\newcommand{{\\ClaimsOutside}}{{{tex_text(outside_sentence(records))}}}")
-        lines.append(f"\\newcommand{{\\ClaimsByVerdict}}{{{tex_text(by_verdict_sentence(records))}}}")
+        lines.append(f"\\newcommand{{\\ClaimsByVerdict}}{{{tex_text(by_verdict_sentence(counted(records)))}}}")
         for r in records:
             lines.append(_csdef("mhanw@verdict", r["claim"], tex_text(verdict_text(r))))
             lines.append(_csdef("mhanw@is", r["claim"], tex_text(_VERBS[r["verdict"]][0])))
@@ -864,8 +864,7 @@ def text_table(records: list[dict], width: int = 44) -> str:
         out.append(f"    {name[:1].upper() + name[1:]}")
         for r in rs:
             out.append(f"      {r['claim']:<{w}}  {plain_text(verdict_text(r))}")
-    c = counts(records)
-    out.append("    " + ", ".join(f"{k} {v}" for v, k in c.items()))
+    out.append("    " + (tally_sentence(records) if records else ""))
     return "\n".join(out)
 
 
