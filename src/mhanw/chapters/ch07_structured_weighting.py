@@ -372,7 +372,7 @@ def _threshold_decision(error_model, exact: float, scan: float) -> dict:
 def _graded_decision(scheme: str, diff: Q, gamma_hat: float, gamma_star_hat: float) -> dict:
     """ "With real graded heads, ``scheme`` weights beat uniform ones" when the error model predicts a win
     (``gamma_hat > gamma_star_hat``), "lose to" otherwise: the paired difference ``diff`` in the predicted
-    direction by more than :data:`mhanw.constants.N_SE` s.e. holds under the stated conditions (those of
+    direction by more than :data:`mhanw.constants.N_SE` s.e. holds only under added conditions (those of
     Theorem 7.1 as read here), in the other direction fails as stated, else undecided."""
     predicted = gamma_hat > gamma_star_hat
     v = significant_effect(diff.value, diff.se, sign=-1 if predicted else 1, n_se=N_SE)
@@ -563,7 +563,7 @@ def records_on(results: Results, ids) -> list:
 def theorem(ctx: Context, error_model, symbolic, graded, control) -> dict:
     """Theorem 7.1 read as "geometric weights beat uniform ones when head quality is heterogeneous (and not
     otherwise)": the error model's threshold, the graded heads and the homogeneous control together (their
-    records, :data:`THEOREM_PARTS`).  Holds under the stated conditions when all three hold, fails as stated
+    records, :data:`THEOREM_PARTS`).  Holds only under added conditions when all three hold, fails as stated
     when one fails, undecided otherwise -- also when the control lies outside its conditions (its heads not
     exchangeable): the "not otherwise" was then not tested."""
     results = Results({"error_model": error_model, "symbolic": symbolic, "graded": graded, "control": control})
