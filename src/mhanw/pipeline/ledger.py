@@ -394,10 +394,13 @@ def claim_tally(records: list[dict]) -> str:
 
 
 def headline_verdict(records: list[dict]) -> str:
-    """A claim's verdict as a whole, computed from its counted records (never stored as a record): fails
-    when one fails; holds when all hold (only under added conditions when one does); lies outside its
-    conditions when all do; undecided otherwise (also with no counted record)."""
-    vs = [r["verdict"] for r in counted(records)]
+    """A claim's verdict as a whole, computed from its records (never stored as a record): from its
+    statements (role ``paper``), its readings apart (they are the headline only of a claim that has no
+    statement): fails when one fails; holds when all hold (only under added conditions when one does);
+    lies outside its conditions when all do; undecided otherwise (also with no counted record)."""
+    statements = [r for r in records if role_of(r) == PAPER]
+    records = statements or [r for r in records if role_of(r) == READING]
+    vs = [r["verdict"] for r in records]
     if not vs:
         return UNDECIDED
     if FAILS in vs:
