@@ -338,7 +338,7 @@ class Decided:
             deciding = inferred_deciding(stats, node["verdict"], node.get("tolerance"))
         elif isinstance(deciding, int) and not isinstance(deciding, bool):
             deciding = inferred_deciding(stats[deciding : deciding + 1], node["verdict"], node.get("tolerance"))
-        if deciding is not None:  # the deciding statistic first
+        if deciding is not None and not deciding.get("inferred"):  # a named deciding statistic first
             stats = tuple(sorted(stats, key=lambda s: s.name != deciding["path"]))
         return Decision(
             node["verdict"],
