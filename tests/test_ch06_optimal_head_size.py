@@ -16,7 +16,7 @@ from mhanw.chapters import ch06_figures as figs
 from mhanw.chapters import ch06_optimal_head_size as ch06
 from mhanw.infra.params import ParameterError, check_parameters
 from mhanw.infra.results import Q, Raw, Results
-from mhanw.infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, PAPER, DERIVATION, UNDECIDED
+from mhanw.infra.verdicts import DERIVATION, FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, PAPER, UNDECIDED
 
 DEFAULTS = dict(
     fidelity="quick",
