@@ -76,8 +76,8 @@ def test_a_bad_field_of_a_record_is_named(field, bad):
 
 
 def test_good_records_are_unchanged():
-    r = _record(statistics=[V.stat("x", 1.0, 0.1)], role=V.SIDE_CHECK)
-    assert r.statistics == (V.stat("x", 1.0, 0.1),) and r.role == V.SIDE_CHECK
+    r = _record(statistics=[V.stat("x", 1.0, 0.1)], role=V.CONTROL)
+    assert r.statistics == (V.stat("x", 1.0, 0.1),) and r.role == V.CONTROL
     assert _record(claim="thm-4.2/equal-hdi.v2/part-1").claim == "thm-4.2/equal-hdi.v2/part-1"
 
 

@@ -16,7 +16,7 @@ from mhanw.chapters import ch06_figures as figs
 from mhanw.chapters import ch06_optimal_head_size as ch06
 from mhanw.infra.params import ParameterError, check_parameters
 from mhanw.infra.results import Q, Raw, Results
-from mhanw.infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, PAPER, TAUTOLOGY, UNDECIDED
+from mhanw.infra.verdicts import DERIVATION, FAILS, HOLDS, HOLDS_UNDER, NOT_CHECKABLE, PAPER, UNDECIDED
 
 DEFAULTS = dict(
     fidelity="quick",
@@ -125,7 +125,7 @@ def test_the_law_records_at_the_defaults(law):
         "thm-6.1/printed-law/bias-readings": FAILS,
     }
     some = decided["thm-6.1/printed-law/some-model"]
-    assert some.conditions == "only under M2 (asymptotically) and M3 (exactly)" and some.role == TAUTOLOGY
+    assert some.conditions == "only under M2 (asymptotically) and M3 (exactly)" and some.role == DERIVATION
     assert decided["thm-6.1/printed-law"].statement.startswith("Under M1 (the summaries' own ingredients), ")
 
 
@@ -146,7 +146,7 @@ def test_printed_law_follows_sympys_law():
 def test_some_model_names_its_models_and_is_a_tautology_only_by_construction():
     node = ch06._some_model(_laws("M1", "M2", "M3", "M5"))
     record = _record("thm-6.1/printed-law/some-model", {"models": {"chosen_name": "M1", "some_model": node}})
-    assert (record.verdict, record.role) == (HOLDS_UNDER, TAUTOLOGY)
+    assert (record.verdict, record.role) == (HOLDS_UNDER, DERIVATION)
     assert record.conditions == "only under M2 (asymptotically) and M3 (exactly)"
     readers = {**_laws("M1"), "M1*": derivation.growth_law(scaling.model("M1", variance_law="c_V*k**(d/2)/log(n)"))}
     record = _record("thm-6.1/printed-law/some-model", {"models": {"some_model": ch06._some_model(readers)}})

@@ -291,7 +291,16 @@ def _parts(model_ok=True, geo=(-1.0, 0.1), control=((1.0, 0.1), (1.0, 0.1)), pre
 
 
 def _theorem(parts):
-    return _decide("thm-7.1", {"theorem": {"decision": ch07.theorem_decision(parts)}})
+    """The theorem's decision read from its parts: a result of the chapter, not a record (an aggregate is
+    never a record; the ledger computes a claim's headline from its records)."""
+    from mhanw.infra.rules import Claim, Decided
+
+    claim = Claim("thm-7.1", "the theorem as a whole", Decided("theorem.decision"), role="paper")
+    return claim.decide(Results({"theorem": {"decision": ch07.theorem_decision(parts)}}))
+
+
+def test_the_theorem_is_not_a_record():
+    assert "thm-7.1" not in {c.id for c in ch07.CLAIMS}
 
 
 def test_the_theorem_reads_its_three_parts():

@@ -156,7 +156,7 @@ def test_the_control_is_a_side_check_and_every_record_carries_its_detectable_mov
     _, records = _records(["rise", "fall", "flat"])
     claimed, controls = ch.paper_and_controls(records)
     assert len(claimed) == len(controls) == 3
-    assert all(r.role == V.PAPER for r in claimed) and all(r.role == V.SIDE_CHECK for r in controls)
+    assert all(r.role == V.PAPER for r in claimed) and all(r.role == V.CONTROL for r in controls)
     for r in records:
         assert r.unit == ch.UNIT and r.detectable == pytest.approx(3 * r.statistics[0].se)
     flat = claimed[2]

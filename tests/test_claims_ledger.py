@@ -136,7 +136,7 @@ def test_latex_table_escapes_and_prints_statistic_and_detectable(results):
     assert "diff = 0.500 ± 0.010 \\%".replace("±", "$\\pm$") in tex
     assert "$10^{-12}$" in tex and "\\ref{sec:thm21}" in tex
     # conditions as a note under the table, marked in the verdict cell, each set once
-    assert "\\emph{holds under the stated conditions}\\textsuperscript{a} & " in tex
+    assert "\\emph{holds only under added conditions}\\textsuperscript{a} & " in tex
     assert "\\textsuperscript{a}\\,isotropic m." in tex and tex.count("isotropic m") == 1
     assert all(ord(c) < 128 for c in tex), "pdflatex gets ASCII only"
 
@@ -155,8 +155,8 @@ def test_summary_says_each_verdict_once_and_counts_in_words(results):
     records, _, _ = claimslib.collect(results)
     tex = claimslib.latex_summary(records)
     assert re.search(
-        r"Of the four parts checked of the paper's (two|three|four) claims, one holds, one holds under "
-        r"the stated conditions, one fails as stated and one is undecided at this size",
+        r"Of the four parts checked of the paper's (two|three|four) claims \(statements and readings\), one holds, "
+        r"one holds only under added conditions, one fails as stated and one is undecided at this size",
         tex,
     ), tex
     by_verdict = claimslib.by_verdict_sentence(records)

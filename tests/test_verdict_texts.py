@@ -83,7 +83,10 @@ def test_the_printed_criterion_is_the_rule_applied(effect, se, tol):
     verdict, detectable = V.no_violation(effect, se, tol)
     assert r.verdict == verdict and r.detectable == pytest.approx(detectable) and r.tolerance == tol
     assert r.criterion.startswith("mean deviation from the limit: holds when |effect| + 3 s.e. <= ")
-    assert f"<= {V._fmt(tol)} (the whole interval" in r.criterion and "within 3 s.e. of 0" not in r.criterion
+    assert (
+        f"<= {V._fmt(tol)} (the interval inside the margin)" in r.criterion and "within 3 s.e. of 0" not in r.criterion
+    )
+    assert f"|effect| - 3 s.e. > {V._fmt(tol)} (the interval outside it)" in r.criterion  # symmetric
 
 
 def test_a_holds_on_a_search_that_did_not_reach_the_known_configuration_is_refused():
@@ -126,7 +129,7 @@ def test_every_reader_handles_every_verdict(verdict):
     records = [
         _record("thm-4.2/a", verdict),
         _record("thm-4.2/b", V.HOLDS),
-        _record("rf/c", V.FAILS, role=V.SIDE_CHECK),
+        _record("rf/c", V.FAILS, role=V.CONTROL),
     ]
     table = L.latex_table(records)
     summary = L.latex_summary(records)
@@ -172,21 +175,20 @@ def test_the_scenario_section_states_what_a_record_outside_its_conditions_shows(
     assert "outside its conditions under it" in tex.split("\\toprule", 1)[1]  # the table's reading too
 
 
-def test_the_two_tallies_count_the_papers_claims_apart_and_name_the_tautologies():
+def test_the_tally_counts_statements_and_readings_and_names_derivations_and_controls_apart():
     records = [
         _record("thm-2.1/a", V.HOLDS),
         _record("thm-2.1/b", V.FAILS),
-        _record("thm-4.2/c", V.HOLDS, role=V.SIDE_CHECK),
-        _record("thm-6.1/printed-law/some-model", V.HOLDS, role=V.TAUTOLOGY),
+        _record("thm-4.2/c", V.HOLDS, role=V.CONTROL),
+        _record("thm-6.1/printed-law/some-model", V.HOLDS, role=V.DERIVATION),
     ]
     tally = L.tally_sentence(records)
     assert tally == (
-        "Of the two parts checked of the paper's one claim, one holds and one fails as stated; the one side check "
-        "of the companion's own holds; one record is a tautology (true by construction) and is not "
-        "counted: Theorem 6.1: printed law (some model)"
+        "Of the two parts checked of the paper's one claim (statements and readings), one holds and one fails as "
+        "stated; not counted: one control and one derivation of the companion's own"
     )
     table = L.latex_table(records)
-    assert "\\emph{ (side check)}" in table and "\\emph{ (tautology)}" in table
+    assert "\\emph{ (control)}" in table and "\\emph{ (derivation)}" in table
 
 
 # --------------------------------------------------------------------------- templates under every verdict
@@ -221,7 +223,7 @@ COUNTS = (1, 2, 5, 13)
 @pytest.mark.parametrize("k", COUNTS)
 def test_every_template_reads_under_every_verdict(verdict, k):
     group = [_record(f"thm-4.2/p{i}", verdict, finding="" if i else "") for i in range(k)]
-    mixed = group + [_record("thm-2.1/x", V.HOLDS), _record("thm-2.1/y", V.UNDECIDED, role=V.SIDE_CHECK)]
+    mixed = group + [_record("thm-2.1/x", V.HOLDS), _record("thm-2.1/y", V.UNDECIDED, role=V.CONTROL)]
     texts = {
         "counts": L.counts_phrase(group),
         "overall": L.overall_sentence(group),

@@ -56,12 +56,12 @@ GUARDED = re.compile(r"(%|<!--)\s*guarded:\s*[a-z0-9][a-z0-9./-]*")
 ALLOWED = (
     # The vocabulary, where it is defined (introduction, README, chapters) or where a criterion says
     # what one of its values needs.
-    r"records a verdict with the numbers it rests on: \emph{holds}, \emph{holds under the stated "
-    r"conditions}, \emph{fails as stated}, \emph{undecided at this size} (too little evidence either way), "
+    r"records a verdict with the numbers it rests on: \emph{holds}, \emph{holds only under added "
+    r"conditions} (conditions the companion adds, listed with the verdict), \emph{fails as stated}, \emph{undecided at this size} (too little evidence either way), "
     r"\emph{outside its conditions} (a premise of the prediction fails for the parameters run; its numbers are "
     r"still reported), or \emph{not checkable}",
     r"a verdict \emph{outside its conditions} says that a premise of the prediction fails",
-    r"every \emph{holds under the stated conditions} among them",
+    r"every \emph{holds only under added conditions} among them",
     r"is reported \emph{outside its conditions}, with what its numbers show there",
     "a claim that holds because no violation was detected",
     "a failed claim is a result, not a bug",

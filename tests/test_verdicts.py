@@ -26,11 +26,12 @@ def record(claim="thm-3.1/identity", verdict=V.HOLDS, **kw):
 @pytest.mark.parametrize(
     "effect, se, tol, expected",
     [
-        (0.5, 0.1, 0.2, V.FAILS),  # 5 s.e. away and larger than the tolerance
+        (0.6, 0.1, 0.2, V.FAILS),  # the interval 0.6 +- 0.3 lies wholly outside the margin 0.2
+        (0.5, 0.1, 0.2, V.UNDECIDED),  # 5 s.e. from zero, but the interval reaches the margin (symmetric rule)
         (0.25, 0.1, 0.2, V.UNDECIDED),  # larger than the tolerance but only 2.5 s.e.
         (0.01, 0.01, 0.05, V.HOLDS),  # |effect| + 3 s.e. = 0.04 <= 0.05
         (0.01, 0.02, 0.05, V.UNDECIDED),  # 0.07 > 0.05: the run could not have told
-        (-0.5, 0.1, 0.2, V.FAILS),  # two-sided
+        (-0.6, 0.1, 0.2, V.FAILS),  # two-sided
         (0.18, 0.01, 0.2, V.UNDECIDED),  # significant, within tolerance, but the interval reaches past it
         (0.1, 0.01, 0.2, V.HOLDS),  # significant yet practically zero: within tolerance
     ],

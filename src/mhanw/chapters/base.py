@@ -20,7 +20,7 @@ declares, once:
 
 The notebook calls :func:`setup` with its parameters, then the steps one by one (the reader sees the
 experiment, and the figures come right after the numbers they show), then :func:`close`, which decides
-the records and writes the chapter's two outputs from the one results tree
+the records, corrects them for multiple testing within each claim (:func:`corrected`) and writes the chapter's two outputs from the one results tree
 (:func:`mhanw.infra.results.write`).  A run that needs only the records (seeds, scenarios) calls
 :func:`run_records`: the same steps and the same close, without figures.  Nothing reads the notebook's
 namespace.
@@ -43,8 +43,8 @@ from ..infra.notebook import by_fidelity
 from ..infra.params import check_parameters
 from ..infra.results import Results
 from ..infra.results import write as write_outputs
-from ..infra.rules import decide_all
-from ..infra.verdicts import Ledger
+from ..infra.rules import correct, decide_all
+from ..infra.verdicts import ROLES, Ledger, Verdict
 
 __all__ = ["Context", "close", "load", "results_of", "run", "run_records", "setup", "step"]
 
@@ -159,13 +159,30 @@ def claims(ctx: Context, results: Results) -> list:
     return decide_all(chapter.CLAIMS, results, chapter=ctx.name, section=getattr(chapter, "SECTION", ""))
 
 
+def corrected(ctx: Context, results: Results, records: list) -> list:
+    """The chapter's records checked and corrected for multiple testing: every record states its role (a
+    contract chapter has no legacy records: ``ValueError`` naming the claim), then Holm's correction within
+    each claim (:func:`mhanw.infra.rules.correct`); a record whose verdict the correction changed gets its
+    finding written again from its declared ``finding`` (so that its sentence says the corrected verdict)."""
+    unstated = [r.claim for r in records if r.role not in ROLES]
+    if unstated:
+        raise ValueError(f"{ctx.name}: the records {', '.join(unstated)} state no role (one of {ROLES})")
+    out = correct(records)
+    declared = {c.id: c for c in getattr(ctx.chapter, "CLAIMS", ())}
+    for i, (before, after) in enumerate(zip(records, out)):
+        claim = declared.get(after.claim)
+        if after.verdict != before.verdict and claim is not None and claim.finding is not None:
+            out[i] = Verdict(**{**after.__dict__, "finding": claim.finding(results, after.verdict)})
+    return out
+
+
 def close(ctx: Context) -> Ledger:
     """Decide the chapter's records on its results and write its outputs (the paper's values to
     ``macros_path``, the results file to ``results_path``), from the one results tree; returns the
     :class:`mhanw.infra.verdicts.Ledger` for "What we found"."""
     results = results_of(ctx)
     ledger = Ledger(ctx.name)
-    for r in claims(ctx, results):
+    for r in corrected(ctx, results, claims(ctx, results)):
         ledger.add(r)
     records = list(ledger)
     tree = dict(results)

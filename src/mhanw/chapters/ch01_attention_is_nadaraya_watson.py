@@ -17,9 +17,12 @@ from ..infra import params as P
 from ..infra.results import Q, Raw, Results, Tex
 from ..infra.rules import AtMost, Claim, Decided, NoViolation
 from ..infra.verdicts import (
+    DERIVATION,
     FAILS,
     HOLDS,
     N_SE,
+    PAPER,
+    READING,
     combine,
     direction_words,
     guard,
@@ -480,28 +483,33 @@ CLAIMS = (
         "thm-2.1/identity",
         "Softmax attention equals Nadaraya-Watson regression with the kernel exp(q.k/sqrt(d_k))",
         Decided("decisions.identity"),
+        role=PAPER,
     ),
     Claim(
         "thm-2.1/gaussian-form",
         "With keys of equal norm, attention is Gaussian-kernel NW with bandwidth d_k^(1/4)",
         AtMost("identity.gauss_max_err", IDENTITY_TOL, "rounding, at every d_k tried"),
+        role=DERIVATION,
     ),
     Claim(
         "thm-2.1/literal-bandwidth",
         "Attention is Gaussian NW with bandwidth h = 1/sqrt(d_k)",
         Decided("decisions.literal"),
+        role=READING,
     ),
     Claim(
         "thm-2.1/locality",
         "Softmax attention with beta = 1/sqrt(d_k) is a local smoother (a vanishing share of the keys carries "
         "the weight)",
         Decided("decisions.locality"),
+        role=READING,
     ),
     Claim(
         "thm-2.1/neff-limit",
         "With Gaussian queries and keys, n_eff/n of attention is exp(-|q|^2/d_k) at each query, with mean "
         "(1 + 2/d_k)^(-d_k/2), which decreases to e^-1 and not to 0",
         Decided("decisions.neff_limit"),
+        role=DERIVATION,
         premises="locality.premises",
         finding=_neff_finding,
     ),
@@ -509,12 +517,14 @@ CLAIMS = (
         "thm-2.1/tilted-limit",
         "With beta fixed, the exponential-kernel estimate converges to the tilted mean E m(Z), Z ~ N(beta q, I)",
         Decided("decisions.tilted_limit"),
+        role=DERIVATION,
         premises="consistency.premises",
     ),
     Claim(
         "thm-2.1/consistency",
         "With beta fixed, the exponential-kernel estimate is consistent for m(q)",
         Decided("decisions.consistency"),
+        role=READING,
     ),
     Claim(
         "thm-2.1/trained-vs-gaussian-model",
@@ -525,13 +535,17 @@ CLAIMS = (
             NEFF_TOL_PCT,
             what="mean n_eff/n of all-MiniLM-L6-v2 over sentences, layers, heads and queries minus the model's, "
             f"in {NEFF_UNIT}",
+            why="below a twentieth of the keys the model and trained attention spread their weight alike for "
+            "every practical purpose",
         ),
+        role=DERIVATION,
         also=("trained.overall", "trained.model.overall"),
     ),
     Claim(
         "thm-2.1/trained-locality",
         "The attention of a trained encoder (all-MiniLM-L6-v2, shipped sentences) is local",
         Decided("decisions.trained_locality"),
+        role=READING,
     ),
 )
 

@@ -17,7 +17,7 @@ from ..decomposition import MAX_SYMBOLIC_HEADS
 from ..infra import params as P
 from ..infra.results import Q, Raw, Results, Tex
 from ..infra.rules import Above, All, AtMost, Claim, Effect, Zero
-from ..infra.verdicts import direction_words
+from ..infra.verdicts import DERIVATION, PAPER, READING, direction_words
 from .base import Context, step
 
 SECTION = "sec:thm31"
@@ -443,6 +443,7 @@ CLAIMS = (
         "MSE = (sum_j a_j B_j)^2 + sum_j a_j^2 V_j + sum_{j != j'} a_j a_j' C_jj' for weights "
         "summing to 1 (empirical moments with divisor R)",
         AtMost("checks.identity_rel_err", IDENTITY_REL_TOL, "rounding"),
+        role=PAPER,
     ),
     Claim(
         "thm-3.1/ddof1-offset",
@@ -453,6 +454,7 @@ CLAIMS = (
                 AtMost("ddof1.ratio", DDOF1_ROUNDING_FACTOR, "times the rounding limit", detectable="ddof1.detectable"),
             )
         ),
+        role=DERIVATION,
         also=("ddof1.match", "ddof1.rounding_limit"),
     ),
     Claim(
@@ -462,6 +464,7 @@ CLAIMS = (
             f"{r.at('unnormalised.weights_sum').value:.3g}"
         ),
         AtMost("unnormalised.printed_rel_err_max", IDENTITY_REL_TOL, "rounding"),
+        role=PAPER,
         also=("unnormalised.printed_rel_err_min",),
     ),
     Claim(
@@ -471,6 +474,7 @@ CLAIMS = (
             f"{r.at('unnormalised.weights_sum').value:.3g}"
         ),
         AtMost("unnormalised.corrected_rel_err_max", IDENTITY_REL_TOL, "rounding"),
+        role=DERIVATION,
     ),
     Claim(
         "thm-3.1/symbolic",
@@ -483,27 +487,32 @@ CLAIMS = (
             "sympy simplifies the derived MSE minus the corrected right-hand side to 0, for the chapter's "
             "weights and for symbolic weights",
         ),
+        role=DERIVATION,
     ),
     Claim(
         "thm-3.1/identical-heads",
         "The uniform average of H identical heads has the variance of one head (adding heads need not reduce variance)",
         AtMost("checks.copies_rel_err", IDENTITY_REL_TOL, "rounding"),
+        role=READING,
     ),
     Claim(
         "thm-3.1/cross-term-at-90",
         "The covariance term of two heads with orthogonal key subspaces (90 degrees) is positive",
         Effect("pairs.cross90"),
+        role=READING,
     ),
     Claim(
         "thm-3.1/cross-term-falls",
         "The covariance term is smaller for orthogonal heads (90 degrees) than for identical ones (0)",
         Effect("pairs.cross_drop"),
+        role=READING,
     ),
     Claim(
         "thm-3.1/mse-not-monotone",
         "For a non-isotropic m, turning the second head to 45 degrees raises the MSE above that "
         "of identical heads (diversity need not lower the MSE)",
         Effect("pairs.rise"),
+        role=READING,
     ),
 )
 

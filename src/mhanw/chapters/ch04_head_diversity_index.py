@@ -29,7 +29,20 @@ from ..infra.premises import merge
 from ..infra.results import Q, Raw, Results, Tex
 from ..infra.rules import Above, All, AtMost, Claim, Decided, Effect
 from ..infra.texout import tex_text
-from ..infra.verdicts import FAILS, HOLDS_UNDER, SIDE_CHECK, UNDECIDED, combine, guard, power_verdict, within_tolerance
+from ..infra.verdicts import (
+    CONTROL,
+    DERIVATION,
+    FAILS,
+    HOLDS_UNDER,
+    PAPER,
+    READING,
+    UNDECIDED,
+    combine,
+    deciding_entry,
+    guard,
+    power_verdict,
+    within_tolerance,
+)
 from . import ch04_figures as figs
 from .base import Context, step
 
@@ -525,13 +538,23 @@ def equal_decisions(pairs: dict, hdi_gap: float) -> tuple[dict, dict]:
         "|z| of IMSE(P) - IMSE(Q) (both HDI_PA = 1/2) against 3, for each isotropic m",
         *(s for e in pairs.values() for s in (e["pq"]["rel"], e["pq"]["z"])),
         verdict=FAILS if any(abs(e["pq"]["z"].value) > N_SE for e in pairs.values()) else UNDECIDED,
+        deciding=_largest_z(pairs, "pq", two_sided=True),
     )
     higher = _decision(
         f"z of IMSE(P') - IMSE(Q) against 3 for each isotropic m; P' has HDI_PA higher by {hdi_gap:.3f}",
         *(s for e in pairs.values() for s in (e["ppq"]["rel"], e["ppq"]["z"])),
         verdict=FAILS if any(e["ppq"]["z"].value > N_SE for e in pairs.values()) else UNDECIDED,
+        deciding=_largest_z(pairs, "ppq", two_sided=False),
     )
     return equal, higher
+
+
+def _largest_z(pairs: dict, which: str, *, two_sided: bool) -> dict:
+    """The statistic that decides an any-m comparison: the relative IMSE difference of the isotropic m with
+    the largest z (by size when ``two_sided``), with its z against 0 (:func:`mhanw.infra.verdicts.deciding_entry`)."""
+    e = max(pairs.values(), key=lambda e: abs(e[which]["z"].value) if two_sided else e[which]["z"].value)
+    rel, z = e[which]["rel"], e[which]["z"].value
+    return deciding_entry(rel.label or which, rel.value, rel.se, 0.0, abs(z) if two_sided else z)
 
 
 def as_stated_decision(parts: list) -> dict:
@@ -630,6 +653,7 @@ CLAIMS = (
         "hdi-definition/printed-identical-zero",
         "The printed HDI equals 0 for identical heads",
         AtMost("index.printed_identical", EXACT_TOL, "0 for identical orthonormal heads, up to rounding"),
+        role=PAPER,
         finding=figs.printed_identical_finding,
     ),
     Claim(
@@ -643,33 +667,38 @@ CLAIMS = (
                 ),
             )
         ),
+        role=PAPER,
     ),
     Claim(
         "hdi-definition/printed-scale-free",
         "The printed HDI does not change when the heads are rescaled",
         Decided("index.printed_scale"),
+        role=PAPER,
     ),
     Claim(
         "hdi-definition/pa-properties",
         "HDI_PA is 0 for identical heads, 1 for orthogonal heads, lies in [0, 1] and is scale free",
         AtMost("index.pa_deviation", EXACT_TOL, "over identical, orthogonal, range and scale; rounding"),
-        role=SIDE_CHECK,
+        role=DERIVATION,
     ),
     Claim(
         "thm-4.2/affine-bound",
         "MSE <= B^2 + V/H + (1 - 1/H) K (1 - HDI) with the constant K of Lemma 4.1",
         Decided("affine.decision"),
+        role=PAPER,
     ),
     Claim(
         "thm-4.2/identical-worst",
         "Identical heads have the largest IMSE (isotropic m and inputs)",
         Decided("verdicts.identical_worst"),
+        role=READING,
         premises="verdicts.weak_premises",
     ),
     Claim(
         "thm-4.2/isotropic-families",
         "The IMSE does not increase with HDI_PA along the isoclinic families (isotropic m)",
         Decided("verdicts.families"),
+        role=PAPER,
         premises="verdicts.iso_premises",
         finding=figs.families_finding,
     ),
@@ -677,40 +706,40 @@ CLAIMS = (
         "thm-4.2/anisotropic",
         "The IMSE does not increase with HDI_PA for an anisotropic m",
         Decided("verdicts.anisotropic"),
+        role=PAPER,
         finding=figs.anisotropic_finding,
     ),
     Claim(
         "thm-4.2/equal-hdi",
         "Configurations with equal HDI_PA have equal IMSE",
         Decided("verdicts.equal_hdi"),
+        role=READING,
         finding=figs.equal_hdi_finding,
     ),
     Claim(
         "thm-4.2/higher-hdi-higher-imse",
         "A configuration with higher HDI_PA never has a higher IMSE (isotropic m)",
         Decided("verdicts.higher_hdi"),
+        role=PAPER,
     ),
     Claim(
         "thm-4.2/random-configurations",
         "Over random configurations the IMSE does not increase with HDI_PA (isotropic m)",
         Decided("random.decision"),
+        role=PAPER,
         premises="random.premises",
     ),
     Claim(
         "thm-4.2/matched-hdi",
         "Random configurations with the same HDI_PA have the same IMSE",
         Decided("matched.decision"),
-    ),
-    Claim(
-        "thm-4.2/as-stated",
-        "The MSE of multi-head attention is a non-increasing function of the HDI",
-        Decided("verdicts.as_stated"),
+        role=READING,
     ),
     Claim(
         "thm-4.2/plain-attention-benefit",
         "Plain softmax attention (beta = 1/sqrt(d_k)) beats the training mean at some HDI_PA",
         Effect("attention.benefit", sign=-1),
-        role=SIDE_CHECK,
+        role=CONTROL,
         also=("attention.canonical_min_z",),
     ),
 )

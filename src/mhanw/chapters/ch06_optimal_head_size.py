@@ -27,13 +27,14 @@ from ..infra.results import KEY, Q, Raw, Results, Tex
 from ..infra.rules import Above, Claim, Decided
 from ..infra.validate import brief
 from ..infra.verdicts import (
+    DERIVATION,
     FAILS,
     HOLDS,
     HOLDS_UNDER,
     N_SE,
     NOT_CHECKABLE,
     PAPER,
-    TAUTOLOGY,
+    READING,
     Statistic,
     combine,
     direction_words,
@@ -235,14 +236,14 @@ def models(ctx: Context) -> dict:
 
 def _some_model(laws) -> dict:
     """The decision "the printed law follows from some explicit risk model": under the models that give it
-    (a tautology when each of them was built to, :data:`BY_CONSTRUCTION`)."""
+    (a derivation of the companion, not evidence for the paper, when each of them was built to, :data:`BY_CONSTRUCTION`)."""
     names = [name for name, law in laws.items() if law.gives_printed_law]
     giving = [f"{name} ({'exactly' if laws[name].exact else 'asymptotically'})" for name in names]
     return {
         "verdict": HOLDS_UNDER if giving else FAILS,
         "criterion": f"the symbolic law of each of {join_list(list(laws))} (exact)",
         "conditions": f"only under {join_list(giving)}" if giving else "",
-        "role": TAUTOLOGY if names and all(name in BY_CONSTRUCTION for name in names) else PAPER,
+        "role": DERIVATION if names and all(name in BY_CONSTRUCTION for name in names) else PAPER,
     }
 
 
@@ -654,7 +655,7 @@ STEPS = (models, minimisers, practice, readings, simulation, asymptotics)
 
 class _RoleClaim(Claim):
     """A claim whose role is decided with its verdict, read from its :class:`Decided` node's ``role``: "the
-    printed law follows from some model" is a tautology when only the models built to give it give it."""
+    printed law follows from some model" is a derivation of the companion when only the models built to give it give it."""
 
     def decide(self, results: Results, *, chapter: str = "", section: str = ""):
         role = results.at(self.rule.path).get("role", self.role)
@@ -676,16 +677,19 @@ CLAIMS = (
             "(ln n)^(2/(4+d)) for some d > 0"
         ),
         Decided("minimisers.printed_law"),
+        role=PAPER,
     ),
     _RoleClaim(
         "thm-6.1/printed-law/some-model",
         "The printed law follows from some explicit risk model",
         Decided("models.some_model"),
+        role=PAPER,
     ),
     Claim(
         "thm-6.1/logarithmic-growth",
         lambda r: f"Under {_chosen(r)}, d_k* grows logarithmically with n",
         Decided("models.logarithmic"),
+        role=READING,
     ),
     Claim(
         "thm-6.1/heads-linear-in-budget",
@@ -695,27 +699,32 @@ CLAIMS = (
             NEARLY_LINEAR_SLOPE,
             f"D = {D_GRID[0]}..{D_GRID[-1]}, the integer minimiser d_k* at n = 10^8; exact",
         ),
+        role=READING,
     ),
     Claim(
         "thm-6.1/practice",
         lambda r: f"Under {_chosen(r)}, the optimal head size accounts for BERT's d_k = 64 at D = 768",
         Decided("practice.bert"),
+        role=PAPER,
     ),
     Claim(
         "thm-6.1/printed-law/bias-readings",
         "Under M1 with some reading of 'bias proportional to d_k^-2' (squared bias c_B/k^a, a = "
         f"{join_list([str(a) for a in scaling.BIAS_EXPONENTS], 'or')}), d_k* grows as the printed law",
         Decided("readings.decision"),
+        role=READING,
     ),
     Claim(
         "thm-6.1/small-heads/average",
         "With real NW heads averaged (the theorem's convex ensemble), many small heads (d_k <= D/4) beat few big ones",
         Decided("simulation.small_heads.average"),
+        role=PAPER,
     ),
     Claim(
         "thm-6.1/small-heads/sum",
         "With real NW heads summed (additive, like concatenation), many small heads (d_k <= D/4) beat few big ones",
         Decided("simulation.small_heads.sum"),
+        role=READING,
     ),
 )
 

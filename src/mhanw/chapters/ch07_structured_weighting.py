@@ -26,7 +26,19 @@ from ..infra.results import Q, Raw, Results, Tex
 from ..infra.rules import All, Claim, Decided, Effect
 from ..infra.texout import regression_tex, tex_text
 from ..infra.validate import brief
-from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, direction_words, guard, significant_effect
+from ..infra.verdicts import (
+    CONTROL,
+    DERIVATION,
+    FAILS,
+    HOLDS,
+    HOLDS_UNDER,
+    PAPER,
+    READING,
+    UNDECIDED,
+    direction_words,
+    guard,
+    significant_effect,
+)
 from ..weighting import GOLDEN_Q, MAX_SYMBOLIC_HEADS, ORACLES, SCHEMES
 from .base import Context, step
 
@@ -360,7 +372,7 @@ def _threshold_decision(error_model, exact: float, scan: float) -> dict:
 def _graded_decision(scheme: str, diff: Q, gamma_hat: float, gamma_star_hat: float) -> dict:
     """ "With real graded heads, ``scheme`` weights beat uniform ones" when the error model predicts a win
     (``gamma_hat > gamma_star_hat``), "lose to" otherwise: the paired difference ``diff`` in the predicted
-    direction by more than :data:`mhanw.constants.N_SE` s.e. holds under the stated conditions (those of
+    direction by more than :data:`mhanw.constants.N_SE` s.e. holds only under added conditions (those of
     Theorem 7.1 as read here), in the other direction fails as stated, else undecided."""
     predicted = gamma_hat > gamma_star_hat
     v = significant_effect(diff.value, diff.se, sign=-1 if predicted else 1, n_se=N_SE)
@@ -551,7 +563,7 @@ def records_on(results: Results, ids) -> list:
 def theorem(ctx: Context, error_model, symbolic, graded, control) -> dict:
     """Theorem 7.1 read as "geometric weights beat uniform ones when head quality is heterogeneous (and not
     otherwise)": the error model's threshold, the graded heads and the homogeneous control together (their
-    records, :data:`THEOREM_PARTS`).  Holds under the stated conditions when all three hold, fails as stated
+    records, :data:`THEOREM_PARTS`).  Holds only under added conditions when all three hold, fails as stated
     when one fails, undecided otherwise -- also when the control lies outside its conditions (its heads not
     exchangeable): the "not otherwise" was then not tested."""
     results = Results({"error_model": error_model, "symbolic": symbolic, "graded": graded, "control": control})
@@ -621,31 +633,40 @@ CLAIMS = (
         "In the graded error model, geometric weights beat uniform ones exactly when the heterogeneity gamma "
         "exceeds a threshold gamma*(H, rho) > 1",
         Decided("symbolic.threshold"),
+        role=PAPER,
     ),
-    Claim("thm-7.1/graded-heads/geometric", _graded_statement("geometric"), Decided("graded.decisions.geometric")),
-    Claim("thm-7.1/graded-heads/fibonacci", _graded_statement("fibonacci"), Decided("graded.decisions.fibonacci")),
+    Claim(
+        "thm-7.1/graded-heads/geometric",
+        _graded_statement("geometric"),
+        Decided("graded.decisions.geometric"),
+        role=PAPER,
+    ),
+    Claim(
+        "thm-7.1/graded-heads/fibonacci",
+        _graded_statement("fibonacci"),
+        Decided("graded.decisions.fibonacci"),
+        role=PAPER,
+    ),
     Claim(
         "thm-7.1/graded-heads/best-single-head",
         "With real NW heads of graded quality, fixed weights "
         f"({join_list([NAMES[s] for s in SCHEMES])}) over all heads beat the best single head",
         All(tuple(Effect(f"graded.{s}_minus_best", sign=-1) for s in SCHEMES)),
+        role=DERIVATION,
     ),
     Claim(
         "thm-7.1/graded-heads/adding-heads",
         "With real NW heads of graded quality, each head added in quality order lowers the MSE of fixed weights",
         Decided("graded.decisions.adding_heads"),
+        role=READING,
     ),
     Claim(
         "thm-7.1/homogeneous-control",
         "With exchangeable heads, uniform weights beat geometric and Fibonacci weights",
         All((Effect("control.geometric_minus_uniform"), Effect("control.fibonacci_minus_uniform"))),
+        role=CONTROL,
         premises="control.premises",
         finding=_control_finding,
-    ),
-    Claim(
-        "thm-7.1",
-        "Geometric weights beat uniform ones when head quality is heterogeneous enough, and not otherwise",
-        Decided("theorem.decision"),
     ),
 )
 

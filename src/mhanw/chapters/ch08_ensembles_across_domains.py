@@ -16,7 +16,19 @@ from ..constants import N_SE
 from ..infra import params as P
 from ..infra.results import Q, Raw, Results
 from ..infra.rules import AtMost, Claim, Decided, NotCheckable
-from ..infra.verdicts import FAILS, HOLDS, HOLDS_UNDER, UNDECIDED, Statistic, combine, no_violation, significant_effect
+from ..infra.verdicts import (
+    DERIVATION,
+    FAILS,
+    HOLDS,
+    HOLDS_UNDER,
+    PAPER,
+    READING,
+    UNDECIDED,
+    Statistic,
+    combine,
+    no_violation,
+    significant_effect,
+)
 from .base import Context, step
 
 SECTION = "sec:rf"
@@ -405,12 +417,19 @@ CLAIMS = (
         "Breiman's identity Var(average) = Vbar (rho_bar + (1 - rho_bar)/H) holds for any heads, with rho_bar a "
         "ratio of means",
         AtMost("star.identity_err", IDENTITY_RTOL, "algebra; rounding only"),
+        role=PAPER,
     ),
-    Claim("rf/hdi-is-one-minus-rho", "The HDI is Breiman's 1 - rho_bar of attention heads", Decided("pair.hdi")),
+    Claim(
+        "rf/hdi-is-one-minus-rho",
+        "The HDI is Breiman's 1 - rho_bar of attention heads",
+        Decided("pair.hdi"),
+        role=PAPER,
+    ),
     Claim(
         "rf/closed-form-correlation",
         "The first-order closed form rho(phi, h) gives the error correlation of two one-dimensional Gaussian heads",
         Decided("pair.closed_form"),
+        role=DERIVATION,
         premises="pair.premises",
     ),
     Claim(
@@ -421,11 +440,13 @@ CLAIMS = (
             f"{sorted(r.at('star.small_bandwidth.large'))}"
         ),
         Decided("star.small_bandwidth"),
+        role=READING,
     ),
     Claim(
         "rf/monotone-within-family",
         "Along the star family, at a fixed bandwidth, 1 - rho_bar increases with HDI_PA",
         Decided("star.monotone"),
+        role=READING,
     ),
     Claim(
         "rf/ant-colonies",
@@ -434,6 +455,7 @@ CLAIMS = (
             "the summaries name no quantity of an ant colony (no members' estimates, no error, "
             "no correlation) that could be computed and compared"
         ),
+        role=PAPER,
     ),
 )
 

@@ -22,7 +22,19 @@ from ..infra.prose import count_of, join_list, ranges
 from ..infra.results import Q, Raw, Results, Tex
 from ..infra.rules import AtMost, Claim, Decided
 from ..infra.validate import brief
-from ..infra.verdicts import FAILS, HOLDS, N_SE, UNDECIDED, guard, predicate, significant_effect
+from ..infra.verdicts import (
+    DERIVATION,
+    FAILS,
+    HOLDS,
+    N_SE,
+    PAPER,
+    READING,
+    UNDECIDED,
+    deciding_entry,
+    guard,
+    predicate,
+    significant_effect,
+)
 from ..pretrained import OBJECTS
 from .base import Context, step
 
@@ -482,7 +494,20 @@ def _pruning_decision(rho: float, se: float, p: float) -> dict:
         ),
         "statistics": (Q(rho, se, label="within-layer Spearman rho"), Q(p, label="permutation p")),
         "detectable": N_SE * se,
+        "deciding": _pruning_deciding(rho, se, verdict),
     }
+
+
+def _pruning_deciding(rho: float, se: float, verdict: str) -> dict:
+    """The threshold that decided the pruning reading: 0 for a holds or a fails on the sign (rho 3 s.e. from
+    0), RHO_USEFUL for a fails that excludes a useful correlation; the nearer of the two otherwise."""
+    name = "within-layer Spearman rho"
+    on_sign = abs(rho) >= N_SE * se
+    threshold = 0.0 if (verdict != FAILS and on_sign) or (verdict == FAILS and rho >= N_SE * se) else RHO_USEFUL
+    if verdict == UNDECIDED:
+        threshold = 0.0 if abs(rho) <= abs(rho - RHO_USEFUL) else RHO_USEFUL
+    z = abs(rho - threshold) / se if se > 0 else None
+    return deciding_entry(name, rho, se, threshold, z)
 
 
 def _shared_decision(e: dict, d_k: int) -> dict:
@@ -532,6 +557,7 @@ CLAIMS = (
         "diverse than chance (a measurement of this model; whether training drives heads apart is "
         "decided where heads are trained, chapter 10)",
         Decided("spectral_nulls.diversity"),
+        role=PAPER,
     ),
     Claim(
         "pretrained/shared-directions",
@@ -540,6 +566,7 @@ CLAIMS = (
             f"directions (the leading principal angles), not spread over all {r.at('setting.d_k')}"
         ),
         Decided("spectra.shared"),
+        role=DERIVATION,
     ),
     Claim(
         "pretrained/printed-hdi-invariance",
@@ -551,18 +578,21 @@ CLAIMS = (
             "rounding; largest change over c in [1/2, 2] of the printed HDI of the keys and queries, the "
             "principal-angle and RV indices shown for comparison",
         ),
+        role=READING,
         also=("printed.change.principal_angles", "printed.change.rv"),
     ),
     Claim(
         "pretrained/printed-hdi-geometry",
         "in a trained model the printed HDI measures the geometry of the heads, not the scale of the weights",
         Decided("printed.scale"),
+        role=READING,
     ),
     Claim(
         "pretrained/redundancy-predicts-ablation",
         "within a layer, a head that overlaps more with the other heads matters less when removed, "
         "so that redundancy picks pruning candidates",
         Decided("ablation.pruning"),
+        role=PAPER,
     ),
 )
 

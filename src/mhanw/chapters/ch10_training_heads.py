@@ -14,7 +14,7 @@ setting when HDI_PA at the end exceeds its value at initialisation by :data:`N_S
 errors across the initialisations, fails when it falls by as much, and is undecided otherwise (and with
 fewer than :data:`MIN_SEEDS` initialisations).  The records depend on the settings, so the chapter declares
 them with :func:`claims`: one claim ``interp/training-orthogonal/<setting>`` per setting, and one positive
-control ``interp-control/penalty/<setting>`` (a side check: it must hold, or the measurement could not see
+control ``interp-control/penalty/<setting>`` (a control: it must hold, or the measurement could not see
 a rise).  The figures are in :mod:`mhanw.chapters.ch10_figures`.
 """
 
@@ -469,6 +469,7 @@ def _declared(results: Results) -> list[Claim]:
                 f"{CLAIM}/{slug}",
                 f"Training drives heads towards orthogonal subspaces ({tr[slug]['label']})",
                 Decided(f"{at}.decision"),
+                role=V.PAPER,
                 premises=f"{at}.premises",
                 also=also,
                 finding=_finding(at, "hdi_change"),
@@ -483,7 +484,7 @@ def _declared(results: Results) -> list[Claim]:
                     f"With an orthogonality penalty (lambda = {penalty:g}), training drives heads towards "
                     f"orthogonal subspaces ({tr[slug]['label']})",
                     Decided(f"training.{slug}.control.decision"),
-                    role=V.SIDE_CHECK,
+                    role=V.CONTROL,
                     finding=_finding(f"training.{slug}.control", "change"),
                 )
             )

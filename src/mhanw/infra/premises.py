@@ -24,7 +24,7 @@ every chapter -- live in :mod:`mhanw.premises`.
 - :func:`failed`, :func:`holding`, :func:`all_hold` -- which premises fail / hold;
 - :func:`failure_text` -- why the failed ones fail, one clause each (the words a record prints);
 - :func:`merge` -- the premises of several settings checked together (each holds when it holds in all);
-- :func:`conditions_text` -- the sentences of the premises, the conditions a "holds under the stated
+- :func:`conditions_text` -- the sentences of the premises, the conditions a "holds only under added
   conditions" names.
 """
 
@@ -139,7 +139,7 @@ def failure_text(values: Iterable[Premise]) -> str:
 
 
 def conditions_text(values: Iterable[Premise]) -> str:
-    """The sentences of the premises, ``"; "``-joined: the conditions a "holds under the stated
+    """The sentences of the premises, ``"; "``-joined: the conditions a "holds only under added
     conditions" names (``"m depends on x only through |x|; the inputs' law is rotation invariant"``)."""
     return "; ".join(p.sentence for p in premises(values))
 

@@ -21,7 +21,7 @@ How a chapter uses it (the manual)
    statistics are kept, and every reader names the failed premise.  **The constructor
    converts** (a rule never has to test its premises itself, and no record whose premise
    fails can say "holds" or "fails"); ``verdict=OUTSIDE`` given directly needs a failed
-   premise and a ``shows``.  A "holds under the stated conditions" with premises and no
+   premise and a ``shows``.  A "holds only under added conditions" with premises and no
    ``conditions`` states its premises' sentences as its conditions.  A ``not checkable``
    record stays so (nothing was computed).
 2. **Power.**  A "holds" from a non-detection states the ``tolerance`` that matters for the
@@ -35,10 +35,11 @@ How a chapter uses it (the manual)
    against the known candidate's on the same objective).  **The constructor refuses** a holds
    whose search did not reach the known candidate (:func:`search_verdict` says "undecided at
    this size" instead).
-4. **Role.**  ``role`` is :data:`PAPER` (a claim of the paper, the default), :data:`SIDE_CHECK`
-   (the companion's own check: a control, a sensitivity analysis, a derivation of ours) or
-   :data:`TAUTOLOGY` (true by construction, e.g. a law that a model was built to give); the
-   ledger tallies the paper's claims apart and never counts a tautology as support.
+4. **Role.**  ``role`` is :data:`PAPER` (a statement the summaries make), :data:`READING` (an
+   interpretation the summaries imply), :data:`DERIVATION` (the companion's own model, closed form or
+   construction, e.g. a law that a model was built to give) or :data:`CONTROL` (a positive or negative
+   control); the ledger counts only the first two (:data:`COUNTED_ROLES`), and no headline rests on
+   the others.  A record of a legacy chapter may state none (:data:`NO_ROLE`, read as the paper's).
 5. **Finding.**  ``finding`` is one sentence of what the numbers show, with its number, written
    by the rule from the numbers so that it is true under any parameters ("the IMSE rises by
    36.7 s.e. from 75 to 90 degrees"); the abstract and the summary are made of findings, and an
@@ -113,7 +114,7 @@ from .texout import write_atomic
 from .validate import as_float_array, boolean, brief, positive_int, real_scalar
 
 HOLDS = "holds"
-HOLDS_UNDER = "holds under the stated conditions"
+HOLDS_UNDER = "holds only under added conditions"
 FAILS = "fails as stated"
 UNDECIDED = "undecided at this size"
 NOT_CHECKABLE = "not checkable"
@@ -129,18 +130,25 @@ DECISIONS = (HOLDS, HOLDS_UNDER, FAILS, UNDECIDED)
 #: Each verdict as the predicate of a sentence, singular and plural (:func:`predicate`).
 PREDICATES = {
     HOLDS: ("holds", "hold"),
-    HOLDS_UNDER: ("holds under the stated conditions", "hold under the stated conditions"),
+    HOLDS_UNDER: ("holds only under added conditions", "hold only under added conditions"),
     FAILS: ("fails as stated", "fail as stated"),
     UNDECIDED: ("is undecided at this size", "are undecided at this size"),
     OUTSIDE: ("lies outside its conditions", "lie outside their conditions"),
     NOT_CHECKABLE: ("is not checkable", "are not checkable"),
 }
 
-#: What a record checks (``Verdict.role``): a claim of the paper, a side check of the companion's
-#: own (a control, a sensitivity analysis, a derivation of ours), or a tautology (true by
-#: construction: never counted as support for the paper).
-PAPER, SIDE_CHECK, TAUTOLOGY = "paper", "side check", "tautology"
-ROLES = (PAPER, SIDE_CHECK, TAUTOLOGY)
+#: What a record checks (``Verdict.role``): ``paper``, a statement the summaries make; ``reading``, an
+#: interpretation the summaries imply ("1/sqrt(d_k) is a bandwidth, so attention is local");
+#: ``derivation``, the companion's own model, closed form or construction; ``control``, a positive or
+#: negative control.  Only the first two are counted (:data:`COUNTED_ROLES`): a derivation or a control
+#: is evidence about the companion's machinery, never a verdict on the paper.
+PAPER, READING, DERIVATION, CONTROL = "paper", "reading", "derivation", "control"
+ROLES = (PAPER, READING, DERIVATION, CONTROL)
+#: The roles the tallies and headlines count.
+COUNTED_ROLES = (PAPER, READING)
+#: The role of a record of a legacy chapter (one not yet on the chapter contract) that states none: it
+#: is read as the paper's (what every record was before roles); a contract chapter must state its roles.
+NO_ROLE = ""
 
 #: Default number of standard errors that separate an effect from zero.  Three
 #: keeps the chance of a false alarm per comparison near 0.3% for a normal statistic.
@@ -175,7 +183,7 @@ class ClaimIdError(ValueError):
 
 
 class ConditionsError(ValueError):
-    """A "holds under the stated conditions" record that states neither conditions nor premises;
+    """A "holds only under added conditions" record that states neither conditions nor premises;
     :func:`checked` names the rule's ``premises`` argument (the caller's), not the record's field."""
 
 
@@ -561,8 +569,8 @@ def checked(**checks: Callable) -> Callable:
     that is not a double (:class:`StatisticError`, also a NaN or inf that the rule passes to another
     checked rule, e.g. ``power_verdict(v, 3 * se, tol)`` with ``se = 1e308``) names the arguments of
     extreme magnitude (``se``, or ``effect.se`` of a :class:`Statistic`); a malformed claim id
-    (:class:`ClaimIdError`) names the text argument it was made from (``label``, ``slug``); a "holds under
-    the stated conditions" without premises (:class:`ConditionsError`) names ``premises``.  Each is re-raised
+    (:class:`ClaimIdError`) names the text argument it was made from (``label``, ``slug``); a "holds only under
+    added conditions" without premises (:class:`ConditionsError`) names ``premises``.  Each is re-raised
     as its own class, so that a rule called by a rule is re-addressed to the outer rule's arguments.
     """
 
@@ -784,16 +792,20 @@ class Verdict:
     run could have detected, in ``unit`` (required for a holds from a
     non-detection); ``tolerance``: the size of violation that matters for the
     claim, in ``unit``; ``chapter`` and ``section``: where the claim is checked
-    and reported; ``conditions``: what a "holds under the stated conditions"
-    assumes (its premises' sentences when left empty).
+    and reported; ``conditions``: the conditions the companion adds, under which a
+    "holds only under added conditions" holds (its premises' sentences when left empty).
 
     ``premises``: the :class:`~mhanw.infra.premises.Premise` records the prediction
     rests on (:mod:`mhanw.premises`).  **When one fails, the constructor converts**
     the rule's decision (``verdict``) into :data:`OUTSIDE` and keeps it as
     ``shows``, with the statistics; ``shows`` is empty otherwise.  ``finding``: one
     sentence of what the numbers show, with its number (the abstract's words);
-    ``role``: :data:`PAPER`, :data:`SIDE_CHECK` or :data:`TAUTOLOGY`; ``search``: the
-    :class:`Search` a claim on an optimum rests on.
+    ``role``: one of :data:`ROLES` (:data:`NO_ROLE` only for a legacy chapter's record); ``search``: the
+    :class:`Search` a claim on an optimum rests on; ``deciding``: the statistic that triggered the
+    verdict (:func:`deciding_entry`: its ``path``/name, ``value``, ``se``, ``z`` -- its distance from the
+    ``threshold`` in s.e., positive on the side the verdict went -- and ``threshold``), or ``None``;
+    ``correction``: the multiple-testing correction applied when the chapter closed (Holm's, within the
+    claim: :func:`mhanw.infra.rules.holm`), or ``None``.
 
     Refused (``ValueError`` naming the field): a holds whose ``detectable`` exceeds
     its ``tolerance``, and a holds on a ``search`` that did not reach the known
@@ -815,8 +827,10 @@ class Verdict:
     finding: str = ""
     tolerance: float | None = None
     unit: str = ""
-    role: str = PAPER
+    role: str = NO_ROLE
     search: Search | None = None
+    deciding: Mapping | None = None
+    correction: Mapping | None = None
 
     def __post_init__(self):
         if not isinstance(self.claim, str) or not _CLAIM_ID.fullmatch(self.claim):
@@ -834,7 +848,13 @@ class Verdict:
         object.__setattr__(self, "statistics", statistics(self.statistics, "statistics"))
         object.__setattr__(self, "detectable", _optional_number(self.detectable, "detectable"))
         object.__setattr__(self, "tolerance", _optional_number(self.tolerance, "tolerance"))
-        verdict_word(self.role, "role", ROLES)
+        verdict_word(self.role, "role", (*ROLES, NO_ROLE))
+        for name in ("deciding", "correction"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Mapping):
+                raise ValueError(f"{name}: expected a mapping or None, got {brief(value)}")
+            if value is not None:
+                object.__setattr__(self, name, MappingProxyType(dict(value)))
         if self.search is not None and not isinstance(self.search, Search):
             raise ValueError(f"search: expected a Search record, got {type(self.search).__name__}")
         prem = _premises.premises(self.premises, "premises")
@@ -923,6 +943,8 @@ class Verdict:
             "finding": self.finding,
             "role": self.role,
             "search": None if self.search is None else self.search.to_dict(),
+            "deciding": None if self.deciding is None else dict(self.deciding),
+            "correction": None if self.correction is None else dict(self.correction),
         }
 
     @classmethod
@@ -964,8 +986,10 @@ class Verdict:
                 finding=d.get("finding", "") or "",
                 tolerance=d.get("tolerance"),
                 unit=d.get("unit", "") or "",
-                role=d.get("role", PAPER),
+                role=d.get("role") or NO_ROLE,
                 search=None if found is None else Search.from_dict(found),
+                deciding=d.get("deciding"),
+                correction=d.get("correction"),
             )
         except ValueError as exc:
             raise ValueError(f"d: the record of claim {d.get('claim')!r}: {exc}") from None
@@ -1012,23 +1036,22 @@ def _finite_result(value: float, name: str) -> float:
 
 @checked(effect=number, se=standard_error, tolerance=standard_error, n_se=standard_error)
 def no_violation(effect: float, se: float, tolerance: float, *, n_se: float = N_SE) -> tuple[str, float]:
-    """Verdict on "this effect is (practically) zero", and the detectable violation.
+    """Verdict on "this effect is (practically) zero", within the equivalence margin ``tolerance``, and the
+    detectable violation.
 
-    ``effect`` is an estimated violation (e.g. a deviation from a predicted value)
-    with standard error ``se``; ``tolerance`` is the size of violation that would
-    matter.  The run can detect violations larger than ``n_se * se`` (a
-    two-sided test at ``n_se`` s.e.), so:
+    ``effect`` is an estimated violation (e.g. a deviation from a predicted value) with standard error
+    ``se``; ``tolerance`` is the size of violation that would matter.  The rule is symmetric around the
+    margin: the interval ``|effect| +- n_se * se`` decides,
 
-    - ``|effect| > n_se * se`` and ``|effect| > tolerance``: ``"fails as stated"``;
-    - ``|effect| + n_se * se <= tolerance``: ``"holds"`` (the whole interval lies
-      within the tolerance);
-    - otherwise ``"undecided at this size"``.
+    - ``|effect| + n_se * se <= tolerance``: ``"holds"`` (the whole interval inside the margin);
+    - ``|effect| - n_se * se > tolerance``: ``"fails as stated"`` (the whole interval outside it);
+    - otherwise ``"undecided at this size"`` (the interval straddles the margin).
 
     Returns ``(verdict, detectable)`` with ``detectable = n_se * se``.
     """
     e, s, tol, k = float(effect), float(se), float(tolerance), float(n_se)
     detectable = _finite_result(k * s, "detectable (n_se * se)")
-    if abs(e) > detectable and abs(e) > tol:
+    if abs(e) - detectable > tol:
         return FAILS, detectable
     if abs(e) + detectable <= tol:
         return HOLDS, detectable
@@ -1042,9 +1065,19 @@ def no_violation_criterion(tolerance: float, *, unit: str = "", n_se: float = N_
     k = standard_error(n_se, "n_se")
     t = f"{_fmt(tol)}{_unit(note(unit, 'unit'))}"
     return (
-        f"holds when |effect| + {k:g} s.e. <= {t} (the whole interval within the tolerance), fails when "
-        f"|effect| exceeds both {k:g} s.e. and {t}, undecided otherwise"
+        f"holds when |effect| + {k:g} s.e. <= {t} (the interval inside the margin), fails when "
+        f"|effect| - {k:g} s.e. > {t} (the interval outside it), undecided otherwise"
     )
+
+
+def deciding_entry(name: str, value: float, se: float | None, threshold: float, z: float | None) -> dict:
+    """The statistic that triggered a verdict, as a record stores it (``Verdict.deciding``): ``path`` (its
+    name or dotted path), ``value``, ``se`` (``None`` when exact), ``threshold`` (the number the rule
+    compared it with) and ``z``, the distance ``|value - threshold| / se`` on the side the verdict went
+    (``None`` for an exact number: no sampling error, no multiple-testing correction)."""
+    se = None if se is None or not math.isfinite(float(se)) else float(se)
+    z = None if z is None or not math.isfinite(float(z)) else float(z)
+    return {"path": str(name), "value": float(value), "se": se, "z": z, "threshold": float(threshold)}
 
 
 def _measured(value, name: str) -> Statistic:
@@ -1300,8 +1333,8 @@ def statistic_text(s: Statistic) -> str:
 
 
 def verdict_phrase(verdict: str, conditions: str = "", failure: str = "", shows: str = "") -> str:
-    """The words the ledger prints for a verdict: the word, with its ``conditions`` ("holds under the
-    stated conditions (isotropic m)"), or, for "outside its conditions", the ``failure`` of its premises
+    """The words the ledger prints for a verdict: the word, with its ``conditions`` ("holds only under
+    added conditions (isotropic m)"), or, for "outside its conditions", the ``failure`` of its premises
     and what the numbers ``shows`` ("outside its conditions (m = aniso is not isotropic; the numbers:
     fails as stated)").  Plain text with the text's ``$...$``."""
     verdict_word(verdict, "verdict")
@@ -1328,8 +1361,9 @@ def power_text(r: Verdict) -> str:
 
 
 _ROLE_NOTES = {
-    SIDE_CHECK: "A side check of the companion, not a claim of the paper.",
-    TAUTOLOGY: "A tautology: true by construction, not evidence for the paper.",
+    DERIVATION: "A derivation of the companion (its own model, closed form or construction): not counted.",
+    CONTROL: "A control of the companion's measurement: not counted.",
+    READING: "A reading: an interpretation the summaries imply, counted apart from what they state.",
 }
 
 
@@ -1340,7 +1374,7 @@ def findings_markdown(records: Iterable[Verdict]) -> str:
     conditions, or with the premise that failed and what the numbers show), the
     finding, the deciding statistics with standard errors, the criterion, the
     power of a holds (detectable size and tolerance), the search a claim rests on,
-    and whether it is a side check or a tautology.
+    and whether it is a reading, a derivation or a control.
     """
     if isinstance(records, (str, bytes, Mapping)) or not hasattr(records, "__iter__"):
         raise ValueError(f"records: expected Verdict records (a list or a Ledger), got {type(records).__name__}")
@@ -1360,7 +1394,7 @@ def findings_markdown(records: Iterable[Verdict]) -> str:
             lines.append(f"  {_sentence(md(power))}")
         if r.search is not None:
             lines.append(f"  Search: {md(r.search.text())}.")
-        if r.role != PAPER:
+        if r.role in _ROLE_NOTES:
             lines.append(f"  {_ROLE_NOTES[r.role]}")
     if not lines:
         raise ValueError("records: expected at least one verdict record")

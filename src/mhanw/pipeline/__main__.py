@@ -250,6 +250,7 @@ def cmd_scenario_report(args) -> int:
     )
     stopped = ledger.stopped_chapters(ROOT / args.run / "results")
     print(f"==> scenario {sc.name}: {len(mine)} verdicts; against {ref_path.relative_to(ROOT)}:")
+    print(f"    {ledger.tally_sentence(mine)}." if mine else "    no verdict records")
     for chapter, message in stopped.items():
         print(f"    {chapter} stops on a guarded sentence: {message}")
     if not diff:

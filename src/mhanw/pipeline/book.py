@@ -596,13 +596,25 @@ def card(
             f'<p class="mhanw-card-title"><a href="{page}">{html.escape(t.title)}</a>'
             f' <span class="mhanw-where">{" · ".join(where)}</span></p>',
             f'<p class="mhanw-says"><strong>The claim.</strong> {inline_md(t.says)}</p>',
-            f'<p class="mhanw-found"><strong>What we found.</strong> {verdict_html(f.verdict)}{number}.</p>',
+            f'<p class="mhanw-found"><strong>What we found.</strong> {_found_html(f, number)}.</p>',
             tally,
             f'<p class="mhanw-more"><a href="{page}">Read chapter {int(t.chapter[:2])}</a> · '
             f'<a href="ledger.html#{references.anchor(t.claim)}">its verdicts</a></p>',
             "</div>",
             "</article>",
         ]
+    )
+
+
+def _found_html(f: theorems.Finding, number: str) -> str:
+    """The headline of a card: the statement's verdict and number, and the reading's apart when the claim
+    has one ("identity: holds · locality (reading): fails as stated")."""
+    if not f.reading_verdict:
+        return f"{verdict_html(f.verdict)}{number}"
+    reading = f": {record_html(f.reading_number)}" if f.reading_number else ""
+    return (
+        f"{record_html(f.label)}: {verdict_html(f.verdict)}{number} · {record_html(f.reading_label)} (reading): "
+        f"{verdict_html(f.reading_verdict)}{reading}"
     )
 
 
@@ -743,7 +755,7 @@ def ledger_page(records: list[dict], chapters: list[Chapter], thms: list[theorem
         intro = f"<strong>The claim.</strong> {inline_md(says[g])} " if g in says else ""
         out += [
             f'<p class="mhanw-group-head">{intro}<span class="mhanw-where">{" · ".join(where)}</span>. '
-            f"{html.escape(ledger.counts_phrase(rs)[:1].upper() + ledger.counts_phrase(rs)[1:])}.</p>",
+            f"{html.escape(ledger.claim_tally(rs)[:1].upper() + ledger.claim_tally(rs)[1:])}.</p>",
             "",
         ]
         out += ['<div class="mhanw-records">', *[_record_block(r) for r in rs], "</div>", ""]

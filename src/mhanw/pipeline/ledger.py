@@ -7,9 +7,9 @@ every record and refuses a claim id that two records share) and renders them:
 
 - :func:`latex_table` -- the table of every record for the paper;
 - :func:`latex_summary` -- macros with generated sentences for the abstract and
-  the summary: the records' findings as sentences (:func:`findings_sentences`), the two
-  tallies -- the paper's claims apart from the companion's side checks, tautologies named
-  and not counted (:func:`tally_sentence`) --, the records outside their conditions
+  the summary: the records' findings as sentences (:func:`findings_sentences`), the tally
+  (:func:`tally`, :func:`tally_sentence`: the paper's statements and readings counted, the companion's
+  derivations and controls named apart and never counted), the records outside their conditions
   (:func:`outside_sentence`), each verdict said once, counts in words;
 - :func:`markdown_table` -- the table of every record for the book;
 - :func:`text_table` -- the verdict table printed at the end of ``make all``;
@@ -38,13 +38,16 @@ from pathlib import Path
 from mhanw.infra import notation, prose
 from mhanw.infra.texout import format_number, tex_escape, tex_text, write_atomic
 from mhanw.infra.verdicts import (
+    CONTROL,
+    COUNTED_ROLES,
+    DERIVATION,
+    FAILS,
     HOLDS,
     HOLDS_UNDER,
     OUTSIDE,
     PAPER,
     PREDICATES,
-    SIDE_CHECK,
-    TAUTOLOGY,
+    READING,
     UNDECIDED,
     VOCABULARY,
     Statistic,
@@ -319,43 +322,97 @@ def overall_sentence(records: list[dict], what: tuple[str, str] = ("statement ch
 
 
 def role_of(r: dict) -> str:
-    """A record's role: ``paper`` (the default), ``side check`` or ``tautology``."""
+    """A record's role: ``paper``, ``reading``, ``derivation`` or ``control``; a legacy chapter's record
+    that states none is read as the paper's (:data:`mhanw.infra.verdicts.NO_ROLE`)."""
     return r.get("role") or PAPER
 
 
+def counted(records: Iterable[dict]) -> list[dict]:
+    """The records the tallies and headlines count: the paper's statements and readings
+    (:data:`mhanw.infra.verdicts.COUNTED_ROLES`), never a derivation or a control of the companion's own."""
+    return [r for r in records if role_of(r) in COUNTED_ROLES]
+
+
+def tally(records: list[dict]) -> dict:
+    """The one tally of a ledger, which every output prints (the README, the book's front page and ledger
+    page, the paper's summary, the scenario report): ``parts`` (the counted records), ``claims`` (their
+    claim groups), ``verdicts`` (counted records per verdict, :func:`counts`), ``by_role`` (counted records
+    per counted role) and ``not_counted`` (the other records per role)."""
+    c = counted(records)
+    others: dict[str, int] = {}
+    for r in records:
+        if role_of(r) not in COUNTED_ROLES:
+            others[role_of(r)] = others.get(role_of(r), 0) + 1
+    return {
+        "parts": len(c),
+        "claims": len({group_of(r["claim"]) for r in c}),
+        "verdicts": counts(c),
+        "by_role": {role: sum(role_of(r) == role for r in c) for role in COUNTED_ROLES},
+        "not_counted": others,
+    }
+
+
+_ROLE_NOUNS = {DERIVATION: ("derivation", "derivations"), CONTROL: ("control", "controls")}
+
+
 def tally_sentence(records: list[dict]) -> str:
-    """The two tallies, in one sentence: the paper's claims, then the companion's side checks, then the
-    tautologies by name (true by construction, never counted): "Of the 40 parts checked of the paper's
-    11 claims, ...; of the companion's nine side checks, ...; one record is a tautology and is not
-    counted (Theorem 6.1: printed law (some model))". A claim is a record's group (:func:`group_of`),
-    a part one record: the front page's cards are the claims, the ledger's rows the parts."""
+    """The tally (:func:`tally`) in one sentence: the counted parts (the paper's statements and readings) by
+    verdict, then the companion's derivations and controls, named and not counted: "Of the 40 parts
+    checked of the paper's 11 claims (statements and readings), ...; not counted: six derivations and two
+    controls of the companion's own". A claim is a record's group (:func:`group_of`), a part one record."""
     if not records:
         raise ValueError("records: expected at least one record")
-    paper = [r for r in records if role_of(r) == PAPER]
-    side = [r for r in records if role_of(r) == SIDE_CHECK]
-    taut = [r for r in records if role_of(r) == TAUTOLOGY]
+    t = tally(records)
     out = []
-    if paper:
-        k = len({group_of(r["claim"]) for r in paper})
+    if t["parts"]:
+        k = t["claims"]
         claims = "one claim" if k == 1 else f"{prose.number_word(k)} claims"
         out.append(
-            overall_sentence(paper, (f"part checked of the paper's {claims}", f"parts checked of the paper's {claims}"))
+            overall_sentence(
+                counted(records),
+                (
+                    f"part checked of the paper's {claims} (statements and readings)",
+                    f"parts checked of the paper's {claims} (statements and readings)",
+                ),
+            )
         )
-    if side:
-        s = overall_sentence(side, ("side check of the companion's own", "side checks of the companion's own"))
-        out.append(s if not out else s[:1].lower() + s[1:])
-    if taut:
-        k = len(taut)
-        titles = prose.join_list([claim_title(r["claim"]) for r in taut])
-        s = (
-            f"{'one record is a tautology' if k == 1 else prose.number_word(k) + ' records are tautologies'} "
-            f"(true by construction) and {'is' if k == 1 else 'are'} not counted: {titles}"
-        )
+    if t["not_counted"]:
+        said = [
+            f"{prose.number_word(k)} {_ROLE_NOUNS.get(role, (role, role + 's'))[0 if k == 1 else 1]}"
+            for role, k in t["not_counted"].items()
+        ]
+        s = f"not counted: {prose.join_list(said)} of the companion's own"
         out.append(s if out else _capital(s))
     return "; ".join(out)
 
 
-def findings_sentences(records: list[dict], roles: tuple = (PAPER,), fallback: bool = True) -> str:
+def claim_tally(records: list[dict]) -> str:
+    """One claim's counted parts by verdict (:func:`counts_phrase` of :func:`counted`): "two of five parts
+    hold, three fail as stated"; the phrase every output prints beside a claim's headline."""
+    c = counted(records)
+    return counts_phrase(c) if c else "no part of the paper's counted"
+
+
+def headline_verdict(records: list[dict]) -> str:
+    """A claim's verdict as a whole, computed from its records (never stored as a record): from its
+    statements (role ``paper``), its readings apart (they are the headline only of a claim that has no
+    statement): fails when one fails; holds when all hold (only under added conditions when one does);
+    lies outside its conditions when all do; undecided otherwise (also with no counted record)."""
+    statements = [r for r in records if role_of(r) == PAPER]
+    records = statements or [r for r in records if role_of(r) == READING]
+    vs = [r["verdict"] for r in records]
+    if not vs:
+        return UNDECIDED
+    if FAILS in vs:
+        return FAILS
+    if all(v in (HOLDS, HOLDS_UNDER) for v in vs):
+        return HOLDS_UNDER if HOLDS_UNDER in vs else HOLDS
+    if all(v == OUTSIDE for v in vs):
+        return OUTSIDE
+    return UNDECIDED
+
+
+def findings_sentences(records: list[dict], roles: tuple = COUNTED_ROLES, fallback: bool = True) -> str:
     """The findings of the records of ``roles``, one sentence each, in chapter order.  With ``fallback``,
     a claim none of whose records of those roles states a finding is said by its counts
     (:func:`counts_phrase`), so that no claim drops out (the summary); without, it is left to the tally
@@ -366,7 +423,7 @@ def findings_sentences(records: list[dict], roles: tuple = (PAPER,), fallback: b
         if found:
             out.extend(_sentence(f) for f in found)
         elif fallback:
-            out.append(_sentence(f"{_capital(group_name(g))}: {counts_phrase(rs)}"))
+            out.append(_sentence(f"{_capital(group_name(g))}: {claim_tally(rs)}"))
     return " ".join(out)
 
 
@@ -377,7 +434,7 @@ def failure_of(r: dict) -> str:
 
 def numbers_predicate(shows: str) -> str:
     """What the numbers of an "outside its conditions" record show, as a predicate ("fails as stated",
-    "is undecided at this size"; a rule's "holds under the stated conditions" is said "holds": the
+    "is undecided at this size"; a rule's "holds only under added conditions" is said "holds": the
     conditions are the ones that fail)."""
     return PREDICATES[HOLDS if shows == HOLDS_UNDER else shows][0]
 
@@ -456,9 +513,22 @@ def statistic_texts(r: dict) -> list[str]:
 
 
 def deciding_statistic(r: dict) -> str:
-    """The first statistic as ``name = value ± se unit`` (plain text), or an empty string."""
+    """The statistic that decided the record (its ``deciding``: ``name = value ± se unit (z = 4.1 s.e. from
+    the threshold 1)``), else its first statistic, as plain text; an empty string when it has none.  The
+    one place every output takes a record's deciding number from."""
+    d = r.get("deciding")
     stats = _statistics(r)
+    if d:
+        unit = next((s.unit for s in stats if s.name == d["path"]), "")
+        s = Statistic(d["path"], d["value"], math.nan if d.get("se") is None else d["se"], unit)
+        z = d.get("z")
+        where = "" if z is None else f" ({z:.1f} s.e. from {_thr(d['threshold'])})"
+        return statistic_text(s) + where
     return statistic_text(stats[0]) + (f" (+{len(stats) - 1} more)" if len(stats) > 1 else "") if stats else ""
+
+
+def _thr(x: float) -> str:
+    return f"{x:.3g}"
 
 
 def verdict_text(r: dict) -> str:
@@ -498,7 +568,7 @@ def _note_of(r: dict) -> str:
 
 
 def condition_marks(records: list[dict]) -> dict[str, str]:
-    """``{note: mark}`` of the records that hold under stated conditions or lie outside them, in order of
+    """``{note: mark}`` of the records that hold only under added conditions or lie outside them, in order of
     first appearance: ``a``, ``b``, ... (``aa``, ``ab``, ... after ``z``); records with the same note
     share a mark, so the paper's table states each set of conditions (each failed premise) once, as a note."""
     marks: dict[str, str] = {}
@@ -519,16 +589,16 @@ def _verdict_cell(r: dict, marks: dict[str, str]) -> str:
     return cell
 
 
-_ROLE_MARK = {SIDE_CHECK: " (side check)", TAUTOLOGY: " (tautology)"}
+_ROLE_MARK = {READING: " (reading)", DERIVATION: " (derivation)", CONTROL: " (control)"}
 
 
 def latex_table(records: list[dict]) -> str:
     """Every record as a row of a long table (claim, statement, verdict, statistic, detectable / tolerance,
     section).
 
-    The conditions of "holds under the stated conditions" and the failed premises of "outside its
+    The conditions of "holds only under added conditions" and the failed premises of "outside its
     conditions" are notes under the table (one per distinct text, :func:`condition_marks`), so the
-    verdict column stays one or two lines high; side checks and tautologies are marked after the claim."""
+    verdict column stays one or two lines high; readings, derivations and controls are marked after the claim."""
     head = "% Generated by mhanw.pipeline.ledger from build/claims.json; do not edit.\n"
     if not records:
         return head + (
@@ -580,8 +650,8 @@ def latex_table(records: list[dict]) -> str:
             "(\\texttt{build/claims.json}): the statement checked, its verdict, the deciding statistic "
             "$\\pm$ its standard error, and the smallest violation the run could have detected with the "
             "tolerance that matters for the claim (a claim holds from a non-detection only when the first is "
-            "below the second). A claim outside its conditions keeps what its numbers show; side checks of "
-            "the companion's own and tautologies are marked after the claim and counted apart."
+            "below the second). A claim outside its conditions keeps what its numbers show; readings are "
+            "marked after the claim, and the companion's derivations and controls are marked and never counted."
             + (
                 " A letter after a verdict refers to its conditions, or to the premise that fails, listed under the "
                 "table."
@@ -615,14 +685,16 @@ def latex_summary(records: list[dict]) -> str:
     - ``\\ClaimsFindings``: "What the checks find: " and the findings of the paper's claims, one
       sentence each (:func:`findings_sentences`), or nothing when no record states one (the abstract);
       ``\\ClaimsFindingsByClaim``: the same with every claim without a finding said by its counts (the
-      summary); ``\\ClaimsSideFindings``: those of the side checks;
-    - ``\\ClaimsTally``: the two tallies (:func:`tally_sentence`): the paper's claims, the
-      side checks, the tautologies by name; ``\\ClaimsOverall``: the same (kept for old texts);
+      summary); ``\\ClaimsSideFindings``: those of the derivations and controls (not counted);
+    - ``\\ClaimsTally``: the tally (:func:`tally_sentence`): the paper's statements and readings counted,
+      the companion's derivations and controls named; ``\\ClaimsOverall``: the same (kept for old texts);
     - ``\\ClaimsOutside``: the records outside their conditions, with the failed premise and
       what the numbers show (:func:`outside_sentence`);
     - ``\\ClaimsTotal``: the number of records;
-    - ``\\ClaimsByVerdict``: each verdict once with the claims and parts that received it;
-    - ``\\ClaimsOf{thm-4.2}``: that claim's parts counted by verdict ("two of five parts hold, ...");
+    - ``\\ClaimsByVerdict``: each verdict once with the counted claims and parts that received it;
+    - ``\\ClaimsOf{thm-4.2}``: that claim's counted parts by verdict (:func:`claim_tally`);
+    - ``\\ClaimHeadline{thm-4.2}``: that claim's verdict as a whole, computed from its counted records
+      (:func:`headline_verdict`; no aggregate is a record), as a predicate ("it \\ClaimHeadline{...}");
     - ``\\ClaimVerdict{thm-2.1/identity}``: one record's verdict (the word, with its conditions);
       ``\\ClaimIs{thm-2.1/identity}``: the same as a predicate, for "it \\ClaimIs{...}"
       (:func:`mhanw.infra.verdicts.predicate`).
@@ -641,6 +713,8 @@ def latex_summary(records: list[dict]) -> str:
         "\\csname mhanw@is@#1\\endcsname\\else\\mhanw@missing{#1}\\fi}",
         "\\newcommand{\\ClaimsOf}[1]{\\ifcsname mhanw@group@#1\\endcsname"
         "\\csname mhanw@group@#1\\endcsname\\else\\mhanw@missing{#1}\\fi}",
+        "\\newcommand{\\ClaimHeadline}[1]{\\ifcsname mhanw@headline@#1\\endcsname"
+        "\\csname mhanw@headline@#1\\endcsname\\else\\mhanw@missing{#1}\\fi}",
     ]
     if records:
         n = len(records)
@@ -653,15 +727,17 @@ def latex_summary(records: list[dict]) -> str:
             f"\\newcommand{{\\ClaimsFindings}}{{{tex_text(f'What the checks find: {found}' if found else '')}}}"
         )
         lines.append(f"\\newcommand{{\\ClaimsFindingsByClaim}}{{{tex_text(findings_sentences(records))}}}")
-        lines.append(f"\\newcommand{{\\ClaimsSideFindings}}{{{tex_text(findings_sentences(records, (SIDE_CHECK,)))}}}")
+        side = findings_sentences(records, (DERIVATION, CONTROL))
+        lines.append(f"\\newcommand{{\\ClaimsSideFindings}}{{{tex_text(side)}}}")
         lines.append(f"\\newcommand{{\\ClaimsOutside}}{{{tex_text(outside_sentence(records))}}}")
-        lines.append(f"\\newcommand{{\\ClaimsByVerdict}}{{{tex_text(by_verdict_sentence(records))}}}")
+        lines.append(f"\\newcommand{{\\ClaimsByVerdict}}{{{tex_text(by_verdict_sentence(counted(records)))}}}")
         for r in records:
             lines.append(_csdef("mhanw@verdict", r["claim"], tex_text(verdict_text(r))))
             lines.append(_csdef("mhanw@is", r["claim"], tex_text(_VERBS[r["verdict"]][0])))
         for g, rs in grouped(records).items():
-            lines.append(_csdef("mhanw@group", g, tex_text(counts_phrase(rs))))
-        groups = [f"{group_name(g)}: {counts_phrase(rs)}" for g, rs in grouped(records).items()]
+            lines.append(_csdef("mhanw@group", g, tex_text(claim_tally(rs))))
+            lines.append(_csdef("mhanw@headline", g, tex_text(_VERBS[headline_verdict(rs)][0])))
+        groups = [f"{group_name(g)}: {claim_tally(rs)}" for g, rs in grouped(records).items() if counted(rs)]
         lines.append(f"\\newcommand{{\\ClaimsByClaim}}{{{tex_text('; '.join(groups))}}}")
     else:
         none = "no chapter has recorded its verdicts yet"
@@ -735,7 +811,8 @@ def check_renewal(root, records: list[dict], reference: Path, fidelity: str, rea
             "build/claims.json: 0 records; a reference ledger is renewed from a build that ran every "
             f"chapter (make all FIDELITY={fidelity})"
         )
-    before = load_ledger(reference) if Path(reference).is_file() else []
+    # read as plain JSON: the committed reference may be of an older layout (its verdict words, its roles)
+    before = read_json(reference, list) if Path(reference).is_file() else []
     if len(records) < len(before) and not (reason and reason.strip()):
         lost = sorted({r["claim"] for r in before} - {r["claim"] for r in records})
         raise ValueError(
@@ -791,8 +868,7 @@ def text_table(records: list[dict], width: int = 44) -> str:
         out.append(f"    {name[:1].upper() + name[1:]}")
         for r in rs:
             out.append(f"      {r['claim']:<{w}}  {plain_text(verdict_text(r))}")
-    c = counts(records)
-    out.append("    " + ", ".join(f"{k} {v}" for v, k in c.items()))
+    out.append("    " + (tally_sentence(records) if records else ""))
     return "\n".join(out)
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mhanw.infra import notation
+from mhanw.infra.verdicts import COUNTED_ROLES, READING
 
 from . import ledger
 
@@ -35,7 +36,7 @@ END = "<!-- theorems:end -->"
 _KEYS = ("claim", "chapter", "says", "deciding", "figure")
 #: Keys an entry may give: the ``panel`` of the key figure its card shows (a panel's letter or place,
 #: :func:`mhanw.infra.figures.panel_boxes`) and ``look``, what to see in it (Markdown, one sentence).
-_OPTIONAL = ("panel", "look")
+_OPTIONAL = ("panel", "look", "reading")
 _PANEL = re.compile(r"[a-z]|[1-9][0-9]?")
 
 
@@ -54,6 +55,7 @@ class Theorem:
     figure: str  # the key figure's name
     panel: str = ""  # the panel of the key figure the front page shows ("" : the whole figure)
     look: str = ""  # what to see in it (Markdown)
+    reading: str = ""  # the id of the reading record shown beside the statement's ("" : none)
 
     @property
     def title(self) -> str:
@@ -71,9 +73,21 @@ class Finding:
     verdict: str
     conditions: str
     number: str  # "name = value ± se" or "" (a record without statistics)
-    tally: str  # "four of nine parts hold, five fail as stated"
-    parts: int
+    tally: str  # the counted parts: "four of nine parts hold, five fail as stated" (ledger.claim_tally)
+    parts: int  # the counted parts (ledger.counted)
     part: str = ""  # the deciding record's statement: which part of the claim the verdict and number are of
+    label: str = ""  # the deciding record's part name ("identity")
+    reading_label: str = ""  # the reading record's part name ("locality"), or ""
+    reading_verdict: str = ""
+    reading_number: str = ""
+
+    @property
+    def headline(self) -> str:
+        """The claim's headline, its statement and its reading apart: ``identity: holds · locality (reading):
+        fails as stated`` (plain record text); without a reading, the statement's verdict alone."""
+        if not self.reading_verdict:
+            return self.verdict
+        return f"{self.label}: {self.verdict} · {self.reading_label} (reading): {self.reading_verdict}"
 
 
 def load(root) -> list[Theorem]:
@@ -109,6 +123,8 @@ def load(root) -> list[Theorem]:
             raise TheoremsError(f"{where}: claim {t.claim!r} has an entry already")
         if ledger.group_of(t.deciding) != t.claim:
             raise TheoremsError(f"{where}: deciding record {t.deciding!r} is not a part of claim {t.claim!r}")
+        if t.reading and ledger.group_of(t.reading) != t.claim:
+            raise TheoremsError(f"{where}: reading record {t.reading!r} is not a part of claim {t.claim!r}")
         seen.add(t.claim)
         out.append(t)
     return out
@@ -117,13 +133,15 @@ def load(root) -> list[Theorem]:
 def findings(theorems: list[Theorem], records: list[dict], *, strict: bool = True) -> list[Finding]:
     """One :class:`Finding` per claim group of ``records``, in the ledger's order.
 
-    ``strict`` (the README): every group needs an entry and every entry's deciding record must be in
-    the ledger, else :class:`TheoremsError` naming it.  Not strict (the book, built from whatever ran):
+    ``strict`` (the README): every group with a counted record (:func:`mhanw.pipeline.ledger.counted`)
+    needs an entry and every entry's deciding record must be in the ledger, else :class:`TheoremsError`
+    naming it.  A headline never rests on a derivation or a control: a deciding record of such a role is
+    an error (strict or not), and so is a ``reading`` record whose role is not ``reading``.  Not strict (the book, built from whatever ran):
     a group without an entry is left out, and so is an entry whose deciding record is missing.
     """
     by_claim = {t.claim: t for t in theorems}
     groups = ledger.grouped(records)
-    missing = [g for g in groups if g not in by_claim]
+    missing = [g for g in groups if g not in by_claim and ledger.counted(groups[g])]
     if strict and missing:
         raise TheoremsError(
             f"{THEOREMS_FILE}: no entry for claim {', '.join(missing)} (chapter "
@@ -142,17 +160,27 @@ def findings(theorems: list[Theorem], records: list[dict], *, strict: bool = Tru
                     f"(its records: {', '.join(r['claim'] for r in rs)})"
                 )
             continue
-        stats = rec.get("statistics") or []
-        number = ledger.deciding_statistic({**rec, "statistics": stats[:1]})
+        if ledger.role_of(rec) not in COUNTED_ROLES:
+            raise TheoremsError(
+                f"{THEOREMS_FILE}: claim {g}: the headline rests on {t.deciding!r}, a {ledger.role_of(rec)} "
+                "record; it must rest on a statement or a reading of the paper"
+            )
+        read = next((r for r in rs if r["claim"] == t.reading), None) if t.reading else None
+        if read is not None and ledger.role_of(read) != READING:
+            raise TheoremsError(f"{THEOREMS_FILE}: claim {g}: {t.reading!r} is a {ledger.role_of(read)} record")
         out.append(
             Finding(
                 t,
                 rec["verdict"],
                 rec.get("conditions") or "",
-                number,
-                ledger.counts_phrase(rs),
-                len(rs),
+                ledger.deciding_statistic(rec),
+                ledger.claim_tally(rs),
+                len(ledger.counted(rs)),
                 rec.get("statement") or "",
+                ledger.part_name(rec["claim"]),
+                "" if read is None else ledger.part_name(read["claim"]),
+                "" if read is None else read["verdict"],
+                "" if read is None else ledger.deciding_statistic(read),
             )
         )
     return out
@@ -178,9 +206,18 @@ def readme_table(found: list[Finding]) -> str:
     for f in found:
         t = f.theorem
         tally = f" ({f.tally})" if f.parts > 1 else ""
+        found = (
+            f"**{f.verdict}**"
+            if not f.reading_verdict
+            else markdown_safe(f"{f.label}: ")
+            + (f"**{f.verdict}** · {markdown_safe(f.reading_label)} (reading): **{f.reading_verdict}**")
+        )
+        number = markdown_safe(f.number) or "–"
+        if f.reading_number:
+            number += " · " + markdown_safe(f.reading_number)
         lines.append(
             f"| [{t.title}](notebooks/{t.chapter}.md) | {t.says.replace('|', chr(0x2223))} | "
-            f"**{f.verdict}**{markdown_safe(tally)} | {markdown_safe(f.number) or '–'} |"
+            f"{found}{markdown_safe(tally)} | {number} |"
         )
     return "\n".join(lines)
 
