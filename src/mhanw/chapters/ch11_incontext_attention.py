@@ -561,6 +561,7 @@ CLAIMS = (
             f"Training drives attention heads towards orthogonal subspaces (one softmax attention layer trained "
             f"by Adam on in-context regression, {name} Gaussian-process tasks)",
             Decided(f"heads_apart.{name}.free.decision"),
+            role=V.PAPER,
             also=(
                 f"heads_apart.{name}.free.hdi_circuit_change",
                 f"heads_apart.{name}.free.error_corr_change",
@@ -577,6 +578,7 @@ CLAIMS = (
             f"With an orthogonality penalty, the same training drives the heads apart ({name} tasks): the "
             "measurement sees a rise when the loss asks for one",
             Decided(f"heads_apart.{name}.penalised.decision"),
+            role=V.CONTROL,
             finding=_apart_finding(f"heads_apart.{name}.penalised"),
         )
         for name, short in FAMILIES
@@ -586,6 +588,7 @@ CLAIMS = (
             f"{CONTROL_GROUP}/tied/{short}",
             f"Heads with tied weights stay one head: their HDI_PA does not move ({name} tasks)",
             Decided(f"heads_apart.{name}.tied.decision"),
+            role=V.CONTROL,
             finding=_tied_finding(f"heads_apart.{name}.tied"),
         )
         for name, short in FAMILIES
@@ -595,6 +598,7 @@ CLAIMS = (
             f"{GROUP}/head-size-grows/d{D}",
             f"The best head size d_k* of trained attention grows with the context length n (budget D = {D})",
             Decided(f"head_sizes.d{D}.growth_decision"),
+            role=V.PAPER,
             finding=_stat_finding(f"head_sizes.d{D}.growth_decision", "slope of log2 d_k* on log2 n"),
         )
         for D in BUDGETS
@@ -605,6 +609,7 @@ CLAIMS = (
             f"The best head size of trained attention follows Theorem 6.1's printed law (ln n)^(2/(4+d)) "
             f"rather than chapter 06's M1 law or a constant (budget D = {D})",
             Decided(f"head_sizes.d{D}.law_decision"),
+            role=V.PAPER,
             finding=_law_finding(f"head_sizes.d{D}"),
         )
         for D in BUDGETS
@@ -615,6 +620,7 @@ CLAIMS = (
             f"Trained attention becomes local as the context grows: each head's n_eff/n falls with n (budget "
             f"D = {D}), as the bandwidth reading of Theorem 2.1 requires",
             Decided(f"head_sizes.d{D}.local_decision"),
+            role=V.READING,
             also=(f"head_sizes.d{D}.beta_slope",),
             finding=_stat_finding(f"head_sizes.d{D}.local_decision", "slope of log2(n_eff/n) on log2 n"),
         )

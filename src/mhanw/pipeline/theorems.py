@@ -206,7 +206,7 @@ def readme_table(found: list[Finding]) -> str:
     for f in found:
         t = f.theorem
         tally = f" ({f.tally})" if f.parts > 1 else ""
-        found = (
+        verdicts = (
             f"**{f.verdict}**"
             if not f.reading_verdict
             else markdown_safe(f"{f.label}: ")
@@ -217,7 +217,7 @@ def readme_table(found: list[Finding]) -> str:
             number += " · " + markdown_safe(f.reading_number)
         lines.append(
             f"| [{t.title}](notebooks/{t.chapter}.md) | {t.says.replace('|', chr(0x2223))} | "
-            f"{found}{markdown_safe(tally)} | {number} |"
+            f"{verdicts}{markdown_safe(tally)} | {number} |"
         )
     return "\n".join(lines)
 
