@@ -20,7 +20,7 @@ __all__ = ["CAPTION", "blind_table", "frame_table", "optimality_figure", "optimu
 CAPTION = (
     r"Top row: (a) the IMSE minimised over free head subspaces, over the IMSE of the best orthogonal heads, on "
     r"fresh replicates (log scale; a point below the dashed line is a configuration that beats orthogonal "
-    r"heads), with the $\mathrm{HDI}_{\mathrm{PA}}$ of the optimum beside it; (b) the descent of the best start on "
+    r"heads), with the $\mathrm{HDI}_{\mathrm{PA}}$ of the minimiser beside it (a minimiser of the IMSE on its optimisation batch, called so because it is validated only by this fresh-data comparison); (b) the descent of the best start on "
     r"its optimisation batch; (c) random configurations with the anisotropic $m$, IMSE change against the "
     r"orthogonal blocks (star). Bottom row: (d) the signal along $e_1$ only, identical, shared and orthogonal "
     r"heads under averaging and under the additive rule; (e) the ascent of $\mathrm{HDI}_{\mathrm{PA}}$ for four "
@@ -74,7 +74,7 @@ def optimality_figure(ctx: Context, random, blind, optimum, frame) -> None:
         xlim=(-0.5, len(opt) - 0.5),
         ylim=(0.1, 2.0),
         ylabel="IMSE / IMSE(best orthogonal)",
-        title="(a) IMSE optimum",
+        title="(a) batch minimiser, fresh data",
     )
     ax["a"].set_xticks(range(len(opt)), [regression_label(o["m"]) for o in opt])
     ax["a"].set_yticks([0.1, 0.2, 0.5, 1.0, 2.0], ["0.1", "0.2", "0.5", "1", "2"])
