@@ -546,7 +546,7 @@ def power_tex(r: dict) -> str:
     if not (det or tol):
         return ""
     text = f"{det or '--'} / {tol}" if tol else det
-    return text + (f"\\,{tex_text(unit)}" if unit else "")
+    return text + (f" {tex_text(unit)}" if unit else "")  # a breakable space: a unit may be long
 
 
 def _section_ref(r: dict) -> str:
