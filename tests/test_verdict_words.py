@@ -68,6 +68,8 @@ ALLOWED = (
     "what counts as holding or failing",
     "where a claim fails as stated, we give the counterexample",
     "a ``holds'' here needs a run that could see",
+    "a decision that does not stand the correction reads \\emph{undecided at this size}",
+    "a claim holds only when the effect's interval ($\\pm 3$ s.e.) lies inside its margin and fails only when it lies outside",
     # Mathematics: statements proved or assumed by a derivation, not decided by a run.
     "so it must also hold \\emph{exactly} for the empirical moments",
     "it then also holds *exactly* for the empirical moments",
