@@ -20,9 +20,8 @@ in its module (``mhanw.chapters.chNN_slug``)::
     }
     CONSTRAINTS = (P.product_at_most(("H", "d_k"), "d"),)
 
-and calls, in the cell right after its ``parameters`` cell::
-
-    params = check_parameters(globals(), chapter.PARAMETERS, chapter.CONSTRAINTS)
+and its notebook passes every parameter by name to :func:`mhanw.chapters.base.setup`, which checks them
+with :func:`check_parameters` before anything runs.
 
 Every numeric parameter declares its range (``minimum``, ``maximum`` and a
 ``why`` that says where the ends come from, shown in the message), and one check,
@@ -752,7 +751,8 @@ def check_parameters(namespace: Mapping, spec: Mapping[str, Kind], constraints=(
     Parameters
     ----------
     namespace : mapping
-        The notebook's ``globals()`` right after its ``parameters`` cell.
+        The parameters by name (what :func:`mhanw.chapters.base.setup` was given, or a scenario's values
+        merged with the notebook's defaults).
     spec : mapping name -> Kind
         The chapter's declared parameters (e.g. ``{**STANDARD, "d": positive_int()}``).
     constraints : sequence of callables ``f(params)``
@@ -766,7 +766,7 @@ def check_parameters(namespace: Mapping, spec: Mapping[str, Kind], constraints=(
     namespace, each value, each value against the others, the constraints.
     """
     if not isinstance(namespace, Mapping):
-        raise TypeError(f"namespace: expected a mapping (the notebook's globals()), got {type(namespace).__name__}")
+        raise TypeError(f"namespace: expected a mapping of parameters by name, got {type(namespace).__name__}")
     if not isinstance(spec, Mapping) or not all(isinstance(k, Kind) for k in spec.values()):
         raise TypeError("spec: expected a mapping from parameter names to Kind objects (mhanw.infra.params)")
     known = list(spec)
