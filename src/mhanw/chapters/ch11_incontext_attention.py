@@ -354,7 +354,6 @@ def _summary(res: dict) -> dict:
         "steps": res["steps"],
         "haar": Q(res["haar"], digits=3, label="Haar expectation 1 - d_k/d"),
         "haar_circuit": Q(res["haar_circuit"], digits=4, label="Haar expectation of the circuits 1 - 1/d^2"),
-        "cpu_seconds": Q(res["cpu_seconds"], digits=1, unit="CPU-s"),
     }
     for config in CONFIGS:
         r = res[config]
@@ -399,12 +398,10 @@ def heads_apart(ctx: Context) -> dict:
     )
     res = ic.heads_apart(sizes, ctx.streams["heads apart"])
     out = {name: _summary(res[name]) for name, _ in FAMILIES}
-    cpu = sum(res[name]["cpu_seconds"] for name, _ in FAMILIES)
     return {
         **out,
         "d_k": p.d // p.heads,
         "penalty": Q(p.penalty, digits=2),
-        "cpu_seconds": Q(cpu, digits=1, unit="CPU-s", label="CPU time of the heads-apart training"),
     }
 
 
@@ -484,7 +481,6 @@ def head_sizes(ctx: Context) -> dict:
     return {
         **{f"d{D}": _budget_summary(res[D], s["n_values"]) for D in BUDGETS},
         "family": res["family"].label(),
-        "cpu_seconds": Q(res["cpu_seconds"], digits=1, unit="CPU-s", label="CPU time of the head-size training"),
         "alpha": Q(ALPHA, digits=2, label="level at which a law is rejected"),
         "n_min": int(min(s["n_values"])),
         "n_max": int(max(s["n_values"])),
